@@ -1,0 +1,116 @@
+// Realized plans and baselines: the numbers users compare against the planned frontier.
+#include "frontier/evaluate.h"
+
+#include <algorithm>
+
+namespace powertrain::frontier {
+namespace {
+
+// Measured (time, energy) of a node at its planned duration.
+std::pair<double, double> measured_at(const PlanningProblem& problem, int v, int units) {
+  const pipeline::Operation& op = problem.dag.operations[static_cast<std::size_t>(v)];
+  if (!pipeline::is_profiled(op.kind)) {
+    return {op.constant_time_s, op.constant_time_s * problem.settings.p_blocking_w};
+  }
+  const QuantizedOption& option = problem.model_of(v).option_for(units, problem.settings.unit_time_s);
+  return {option.time_s, option.energy_j};
+}
+
+// Energy of one pipeline whose GPUs are busy for `busy_s` in total and idle-blocked for the rest.
+double pipeline_energy(const PlanningProblem& problem, double busy_energy_j, double busy_s, double time_s) {
+  return busy_energy_j + problem.settings.p_blocking_w * (problem.num_gpus() * time_s - busy_s);
+}
+
+}  // namespace
+
+std::vector<int> frequencies_for(const PlanningProblem& problem, const std::vector<int>& durations) {
+  std::vector<int> mhz(durations.size(), 0);
+  for (std::size_t v = 0; v < durations.size(); ++v) {
+    if (pipeline::is_profiled(problem.dag.operations[v].kind)) {
+      mhz[v] = problem.model_of(static_cast<int>(v)).option_for(durations[v], problem.settings.unit_time_s)
+                   .frequency_mhz;
+    }
+  }
+  return mhz;
+}
+
+RealizedPlan realize(const PlanningProblem& problem, const std::vector<int>& durations) {
+  std::vector<double> times(durations.size());
+  double busy_energy = 0.0, busy_time = 0.0;
+  for (std::size_t v = 0; v < durations.size(); ++v) {
+    auto [time, energy] = measured_at(problem, static_cast<int>(v), durations[v]);
+    times[v] = time;
+    busy_energy += energy;
+    busy_time += time;
+  }
+  RealizedPlan plan;
+  plan.time_s = longest_path(problem.dag, times);
+  plan.energy_j = pipeline_energy(problem, busy_energy, busy_time, plan.time_s);
+  return plan;
+}
+
+std::vector<RealizedPlan> realize_frontier(const PlanningProblem& problem, const Frontier& frontier) {
+  std::vector<RealizedPlan> realized;
+  realized.reserve(frontier.points.size());
+  std::vector<int> units = frontier.initial_units;
+  for (std::size_t point = 0; point < frontier.points.size(); ++point) {
+    for (std::size_t i = frontier.change_offsets[point]; i < frontier.change_offsets[point + 1]; ++i) {
+      units[frontier.changes[i].operation] = frontier.changes[i].units;
+    }
+    realized.push_back(realize(problem, units));
+  }
+  return realized;
+}
+
+RealizedPlan all_max_clock_baseline(const PlanningProblem& problem) {
+  std::vector<double> times(problem.dag.operations.size());
+  double busy_energy = 0.0, busy_time = 0.0;
+  for (std::size_t v = 0; v < times.size(); ++v) {
+    const MeasuredOption& option = problem.max_clock_option[problem.model_of_operation[v]];
+    times[v] = option.time_s;
+    busy_energy += option.energy_j;
+    busy_time += option.time_s;
+  }
+  RealizedPlan plan;
+  plan.time_s = longest_path(problem.dag, times);
+  plan.energy_j = pipeline_energy(problem, busy_energy, busy_time, plan.time_s);
+  return plan;
+}
+
+double max_clock_energy_at(const PlanningProblem& problem, double iteration_time_s) {
+  double busy_energy = 0.0, busy_time = 0.0;
+  for (std::size_t v = 0; v < problem.dag.operations.size(); ++v) {
+    const MeasuredOption& option = problem.max_clock_option[problem.model_of_operation[v]];
+    busy_energy += option.energy_j;
+    busy_time += option.time_s;
+  }
+  return pipeline_energy(problem, busy_energy, busy_time, iteration_time_s);
+}
+
+std::size_t point_for_time(const Frontier& frontier, double unit_time_s, double target_time_s) {
+  // Points are strictly decreasing in time; find the first with time ≤ target.
+  const double target_units = target_time_s / unit_time_s * (1.0 + 1e-12);
+  auto it = std::find_if(frontier.points.begin(), frontier.points.end(),
+                         [&](const FrontierPoint& p) { return p.time_units <= target_units; });
+  if (it == frontier.points.end()) return frontier.points.size() - 1;
+  return static_cast<std::size_t>(it - frontier.points.begin());
+}
+
+StragglerOutcome straggler_outcome(const PlanningProblem& problem, const Frontier& frontier, double slowdown) {
+  const double tau = problem.settings.unit_time_s;
+  const double t_min = frontier.points.back().time_units * tau;
+  const double t_star = frontier.points.front().time_units * tau;
+  StragglerOutcome out;
+  out.slowdown = slowdown;
+  out.straggler_time_s = slowdown * t_min;
+  out.target_time_s = std::min(t_star, out.straggler_time_s);
+  out.point = point_for_time(frontier, tau, out.target_time_s);
+  out.planned_time_s = frontier.points[out.point].time_units * tau;
+  const double blocking = problem.settings.p_blocking_w * problem.num_gpus();
+  out.energy_j = frontier.points[out.point].energy_j + blocking * (out.straggler_time_s - out.planned_time_s);
+  out.baseline_energy_j = max_clock_energy_at(problem, t_min) + blocking * (out.straggler_time_s - t_min);
+  out.savings_fraction = 1.0 - out.energy_j / out.baseline_energy_j;
+  return out;
+}
+
+}  // namespace powertrain::frontier

@@ -1,0 +1,293 @@
+// Dinic's max flow on a reusable residual network, and minimum cuts with flow lower bounds.
+#include "frontier/max_flow.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <limits>
+
+namespace powertrain::frontier {
+namespace {
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+// Residuals below this fraction of the largest finite bound are rounding noise.
+constexpr double kRelativeTolerance = 1e-11;
+
+// Nodes reachable from `source` through arcs with infinite upper bound.
+bool infinite_path_exists(int num_nodes, int source, int sink, const std::vector<BoundedArc>& arcs) {
+  std::vector<std::vector<int>> out(num_nodes);
+  for (const auto& arc : arcs) {
+    if (std::isinf(arc.upper)) out[arc.from].push_back(arc.to);
+  }
+  std::vector<char> seen(num_nodes, 0);
+  std::vector<int> stack = {source};
+  seen[source] = 1;
+  while (!stack.empty()) {
+    const int v = stack.back();
+    stack.pop_back();
+    if (v == sink) return true;
+    for (int w : out[v]) {
+      if (!seen[w]) {
+        seen[w] = 1;
+        stack.push_back(w);
+      }
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+void FlowNetwork::reset(int num_nodes) {
+  num_nodes_ = num_nodes;
+  from_.clear();
+  to_.clear();
+  residual_.clear();
+  original_.clear();
+  adjacency_valid_ = false;
+}
+
+int FlowNetwork::add_arc(int from, int to, double capacity) {
+  assert(from >= 0 && from < num_nodes_ && to >= 0 && to < num_nodes_ && capacity >= 0.0);
+  const int id = static_cast<int>(to_.size());
+  from_.push_back(from);
+  to_.push_back(to);
+  residual_.push_back(capacity);
+  original_.push_back(capacity);
+  from_.push_back(to);
+  to_.push_back(from);
+  residual_.push_back(0.0);
+  original_.push_back(0.0);
+  adjacency_valid_ = false;
+  return id;
+}
+
+void FlowNetwork::disable_arc(int arc) {
+  const int pair = arc & ~1;
+  residual_[pair] = residual_[pair + 1] = 0.0;
+  original_[pair] = original_[pair + 1] = 0.0;
+}
+
+void FlowNetwork::build_adjacency() {
+  adjacency_start_.assign(num_nodes_ + 1, 0);
+  for (int tail : from_) ++adjacency_start_[tail + 1];
+  for (int v = 0; v < num_nodes_; ++v) adjacency_start_[v + 1] += adjacency_start_[v];
+  adjacency_.resize(from_.size());
+  next_arc_.assign(adjacency_start_.begin(), adjacency_start_.end() - 1);
+  for (int arc = 0; arc < static_cast<int>(from_.size()); ++arc) adjacency_[next_arc_[from_[arc]]++] = arc;
+  adjacency_valid_ = true;
+}
+
+bool FlowNetwork::build_levels(int source, int sink, double tolerance) {
+  level_.assign(num_nodes_, -1);
+  queue_.clear();
+  queue_.push_back(source);
+  level_[source] = 0;
+  for (std::size_t head = 0; head < queue_.size(); ++head) {
+    const int v = queue_[head];
+    // Nodes at or beyond the sink's level cannot be on a shortest augmenting path.
+    if (level_[sink] >= 0 && level_[v] >= level_[sink]) break;
+    for (int i = adjacency_start_[v]; i < adjacency_start_[v + 1]; ++i) {
+      const int arc = adjacency_[i];
+      const int w = to_[arc];
+      if (level_[w] < 0 && residual_[arc] > tolerance) {
+        level_[w] = level_[v] + 1;
+        queue_.push_back(w);
+      }
+    }
+  }
+  return level_[sink] >= 0;
+}
+
+double FlowNetwork::max_flow(int source, int sink, double tolerance) {
+  if (!adjacency_valid_) build_adjacency();
+  double total = 0.0;
+  while (build_levels(source, sink, tolerance)) {
+    next_arc_.assign(adjacency_start_.begin(), adjacency_start_.end() - 1);
+    path_.clear();
+    int v = source;
+    while (true) {
+      if (v == sink) {
+        double bottleneck = kInfinity;
+        for (int arc : path_) bottleneck = std::min(bottleneck, residual_[arc]);
+        if (std::isinf(bottleneck)) return kInfinity;
+        for (int arc : path_) {
+          residual_[arc] -= bottleneck;
+          residual_[arc ^ 1] += bottleneck;
+        }
+        total += bottleneck;
+        // Retreat to the tail of the first saturated arc.
+        std::size_t keep = 0;
+        while (keep < path_.size() && residual_[path_[keep]] > tolerance) ++keep;
+        path_.resize(keep);
+        v = keep == 0 ? source : to_[path_.back()];
+        continue;
+      }
+      bool advanced = false;
+      for (int& i = next_arc_[v]; i < adjacency_start_[v + 1]; ++i) {
+        const int arc = adjacency_[i];
+        const int w = to_[arc];
+        if (residual_[arc] > tolerance && level_[w] == level_[v] + 1 &&
+            (w == sink || level_[w] < level_[sink])) {
+          path_.push_back(arc);
+          v = w;
+          advanced = true;
+          break;
+        }
+      }
+      if (advanced) continue;
+      // Dead end: remove v from the level graph and step back.
+      level_[v] = -1;
+      if (path_.empty()) break;
+      const int arc = path_.back();
+      path_.pop_back();
+      v = from_[arc];
+      ++next_arc_[v];
+    }
+  }
+  return total;
+}
+
+std::vector<char> FlowNetwork::reachable_from(int source, double tolerance) const {
+  std::vector<char> seen(num_nodes_, 0);
+  std::vector<int> stack = {source};
+  seen[source] = 1;
+  // Adjacency may be stale if arcs were added after the last max_flow; scan arcs by tail instead.
+  std::vector<std::vector<int>> out;
+  const bool use_csr = adjacency_valid_;
+  if (!use_csr) {
+    out.resize(num_nodes_);
+    for (int arc = 0; arc < static_cast<int>(from_.size()); ++arc) out[from_[arc]].push_back(arc);
+  }
+  while (!stack.empty()) {
+    const int v = stack.back();
+    stack.pop_back();
+    auto visit = [&](int arc) {
+      const int w = to_[arc];
+      if (!seen[w] && residual_[arc] > tolerance) {
+        seen[w] = 1;
+        stack.push_back(w);
+      }
+    };
+    if (use_csr) {
+      for (int i = adjacency_start_[v]; i < adjacency_start_[v + 1]; ++i) visit(adjacency_[i]);
+    } else {
+      for (int arc : out[v]) visit(arc);
+    }
+  }
+  return seen;
+}
+
+double cut_capacity(const std::vector<BoundedArc>& arcs, const std::vector<char>& source_side) {
+  double value = 0.0;
+  for (const auto& arc : arcs) {
+    if (source_side[arc.from] && !source_side[arc.to]) value += arc.upper;
+    if (!source_side[arc.from] && source_side[arc.to]) value -= arc.lower;
+  }
+  return value;
+}
+
+double flow_tolerance(const std::vector<BoundedArc>& arcs) {
+  double scale = 0.0;
+  for (const auto& arc : arcs) {
+    scale = std::max(scale, std::abs(arc.lower));
+    if (std::isfinite(arc.upper)) scale = std::max(scale, std::abs(arc.upper));
+  }
+  return kRelativeTolerance * scale;
+}
+
+MinCut min_cut_with_lower_bounds(int num_nodes, int source, int sink, const std::vector<BoundedArc>& arcs,
+                                 FlowNetwork& scratch) {
+  MinCut result;
+  if (infinite_path_exists(num_nodes, source, sink, arcs)) {
+    result.outcome = CutOutcome::kUnbounded;
+    result.value = kInfinity;
+    return result;
+  }
+  // C(S) = Σ_{S→T} (u − l) + Σ_{v∈S} (out_l(v) − in_l(v)): the second term is modular, so it becomes
+  // arcs v→sink (positive demand, paid when v ∈ S) and source→v (negative, paid when v ∈ T).
+  std::vector<double> demand(num_nodes, 0.0);
+  scratch.reset(num_nodes);
+  for (const auto& arc : arcs) {
+    assert(arc.lower >= 0.0 && arc.upper >= arc.lower);
+    scratch.add_arc(arc.from, arc.to, arc.upper - arc.lower);
+    demand[arc.from] += arc.lower;
+    demand[arc.to] -= arc.lower;
+  }
+  for (int v = 0; v < num_nodes; ++v) {
+    if (v == source || v == sink) continue;
+    if (demand[v] > 0.0) scratch.add_arc(v, sink, demand[v]);
+    if (demand[v] < 0.0) scratch.add_arc(source, v, -demand[v]);
+  }
+  const double tolerance = flow_tolerance(arcs);
+  scratch.max_flow(source, sink, tolerance);
+  result.source_side = scratch.reachable_from(source, tolerance);
+  result.value = cut_capacity(arcs, result.source_side);
+  return result;
+}
+
+MinCut max_flow_with_lower_bounds(int num_nodes, int source, int sink, const std::vector<BoundedArc>& arcs) {
+  MinCut result;
+  if (infinite_path_exists(num_nodes, source, sink, arcs)) {
+    result.outcome = CutOutcome::kUnbounded;
+    result.value = kInfinity;
+    return result;
+  }
+  const int helper_source = num_nodes, helper_sink = num_nodes + 1;
+  FlowNetwork network;
+  network.reset(num_nodes + 2);
+  std::vector<double> inflow_lower(num_nodes, 0.0), outflow_lower(num_nodes, 0.0);
+  for (const auto& arc : arcs) {
+    network.add_arc(arc.from, arc.to, arc.upper - arc.lower);
+    inflow_lower[arc.to] += arc.lower;
+    outflow_lower[arc.from] += arc.lower;
+  }
+  std::vector<int> helper_arcs;
+  double required = 0.0;
+  for (int v = 0; v < num_nodes; ++v) {
+    if (inflow_lower[v] > 0.0) helper_arcs.push_back(network.add_arc(helper_source, v, inflow_lower[v]));
+    if (outflow_lower[v] > 0.0) helper_arcs.push_back(network.add_arc(v, helper_sink, outflow_lower[v]));
+    required += inflow_lower[v];
+  }
+  helper_arcs.push_back(network.add_arc(sink, source, kInfinity));
+  const double tolerance = flow_tolerance(arcs);
+  const double phase_one = network.max_flow(helper_source, helper_sink, tolerance);
+  if (phase_one < required - tolerance * std::max<std::size_t>(1, arcs.size())) {
+    result.outcome = CutOutcome::kInfeasible;
+    return result;
+  }
+  // The residual of the original arcs now describes a feasible flow f = f' + l; drop the helpers and
+  // augment from source to sink (residuals u − f forward, f − l backward).
+  for (int arc : helper_arcs) network.disable_arc(arc);
+  network.max_flow(source, sink, tolerance);
+  result.source_side = network.reachable_from(source, tolerance);
+  result.source_side.resize(num_nodes);
+  result.value = cut_capacity(arcs, result.source_side);
+  return result;
+}
+
+MinCut brute_force_min_cut(int num_nodes, int source, int sink, const std::vector<BoundedArc>& arcs) {
+  assert(num_nodes <= 22);
+  std::vector<int> free_nodes;
+  for (int v = 0; v < num_nodes; ++v) {
+    if (v != source && v != sink) free_nodes.push_back(v);
+  }
+  MinCut best;
+  best.value = kInfinity;
+  best.outcome = CutOutcome::kUnbounded;
+  std::vector<char> side(num_nodes, 0);
+  for (std::uint32_t mask = 0; mask < (1u << free_nodes.size()); ++mask) {
+    std::fill(side.begin(), side.end(), 0);
+    side[source] = 1;
+    for (std::size_t i = 0; i < free_nodes.size(); ++i) side[free_nodes[i]] = (mask >> i) & 1u;
+    const double value = cut_capacity(arcs, side);
+    if (value < best.value) {
+      best.value = value;
+      best.source_side = side;
+      best.outcome = CutOutcome::kOptimal;
+    }
+  }
+  return best;
+}
+
+}  // namespace powertrain::frontier

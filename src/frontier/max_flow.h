@@ -1,0 +1,97 @@
+// Maximum flow (Dinic) and minimum s–t cuts with flow lower bounds (Perseus App. E, Algorithm 3).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace powertrain::frontier {
+
+/// A residual flow network with double capacities; +infinity is allowed for uncapacitated arcs.
+/// Arcs are stored in pairs (arc, reverse = arc ^ 1). Memory is kept across reset() for reuse in
+/// the solver's inner loop. Not thread-safe; use one per thread.
+class FlowNetwork {
+ public:
+  /// Clears all arcs and sets the node count. O(nodes).
+  void reset(int num_nodes);
+  /// Adds an arc with capacity ≥ 0 (may be +inf). Returns its id. O(1) amortized.
+  int add_arc(int from, int to, double capacity);
+  /// Dinic's algorithm from `source` to `sink` on the current residual capacities; residuals at or
+  /// below `tolerance` count as zero. Returns the flow added (may be +inf if an all-infinite path
+  /// exists). O(V²E) worst case.
+  double max_flow(int source, int sink, double tolerance);
+  /// Nodes reachable from `source` through arcs with residual > tolerance (1 = reachable).
+  std::vector<char> reachable_from(int source, double tolerance) const;
+  /// Flow currently on an arc (capacity minus residual).
+  double flow(int arc) const { return original_[arc] - residual_[arc]; }
+  double residual(int arc) const { return residual_[arc]; }
+  /// Sets an arc pair's capacity and residual to zero (used to drop helper arcs between phases).
+  void disable_arc(int arc);
+  int num_nodes() const { return num_nodes_; }
+  int num_arcs() const { return static_cast<int>(to_.size()); }
+
+ private:
+  void build_adjacency();
+  bool build_levels(int source, int sink, double tolerance);
+
+  int num_nodes_ = 0;
+  std::vector<int> from_, to_;
+  std::vector<double> residual_, original_;
+  std::vector<int> adjacency_start_, adjacency_;  // CSR over arcs by tail
+  std::vector<int> level_, next_arc_, queue_;
+  std::vector<int> path_;
+  bool adjacency_valid_ = false;
+};
+
+/// An arc with flow bounds lower ≤ flow ≤ upper (upper may be +inf).
+struct BoundedArc {
+  int from = 0;
+  int to = 0;
+  double lower = 0.0;
+  double upper = 0.0;
+};
+
+enum class CutOutcome {
+  kOptimal,     // a finite minimum cut was found
+  kUnbounded,   // every cut crosses an uncapacitated arc forward: no finite cut exists
+  kInfeasible,  // (two-phase method only) no flow satisfies the lower bounds
+};
+
+/// A cut (S containing the source, T containing the sink) and its capacity
+/// Σ_{S→T} upper − Σ_{T→S} lower.
+struct MinCut {
+  CutOutcome outcome = CutOutcome::kOptimal;
+  double value = 0.0;
+  std::vector<char> source_side;  // 1 for nodes in S
+};
+
+/// Capacity of a given cut: Σ upper over S→T arcs − Σ lower over T→S arcs (+inf if an infinite arc
+/// goes S→T).
+double cut_capacity(const std::vector<BoundedArc>& arcs, const std::vector<char>& source_side);
+
+/// Tolerance used to treat a residual as zero: a fixed small fraction of the largest finite bound.
+double flow_tolerance(const std::vector<BoundedArc>& arcs);
+
+/// Minimum of cut_capacity over all s–t cuts with one max flow: lower bounds become node demands
+/// (arcs source→v and v→sink), which is Algorithm 3's first phase with s' = s and t' = t, so it
+/// never reports infeasible. Deterministic. O(max flow).
+MinCut min_cut_with_lower_bounds(int num_nodes, int source, int sink, const std::vector<BoundedArc>& arcs,
+                                 FlowNetwork& scratch);
+
+/// Perseus Algorithm 3 as printed: find a feasible flow through a helper source/sink, then augment
+/// it to a maximum flow. Reports kInfeasible when the lower bounds cannot be met. Kept as a
+/// reference to cross-check min_cut_with_lower_bounds in tests.
+MinCut max_flow_with_lower_bounds(int num_nodes, int source, int sink, const std::vector<BoundedArc>& arcs);
+
+/// Exhaustive minimum over all 2^(n−2) cuts; for tests on small graphs (n ≤ 22).
+MinCut brute_force_min_cut(int num_nodes, int source, int sink, const std::vector<BoundedArc>& arcs);
+
+/// Max flow of the plain network {from, to, capacity} by Boost.Graph's Edmonds–Karp, infinite
+/// capacities replaced by (sum of finite capacities + 1). Cross-check for FlowNetwork::max_flow.
+double boost_max_flow(int num_nodes, int source, int sink,
+                      const std::vector<BoundedArc>& arcs_upper_only);
+
+/// min_cut_with_lower_bounds computed with Boost.Graph's max flow instead of Dinic.
+MinCut boost_min_cut_with_lower_bounds(int num_nodes, int source, int sink,
+                                       const std::vector<BoundedArc>& arcs);
+
+}  // namespace powertrain::frontier

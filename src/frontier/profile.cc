@@ -1,0 +1,135 @@
+// Profile reading and validation; every error names the file and line.
+#include "frontier/profile.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include <fmt/core.h>
+
+#include "core/csv.h"
+
+namespace powertrain::frontier {
+
+using core::Error;
+using pipeline::InstructionKind;
+
+const InstructionProfile* Profile::find(int stage, InstructionKind kind) const {
+  for (const auto& entry : entries) {
+    if (entry.stage == stage && entry.kind == kind) return &entry;
+  }
+  return nullptr;
+}
+
+int Profile::num_stages() const {
+  int stages = 0;
+  for (const auto& entry : entries) stages = std::max(stages, entry.stage + 1);
+  return stages;
+}
+
+core::Result<Profile> parse_profile(const core::CsvTable& table) {
+  const std::string& src = table.source;
+  const char* required[] = {"stage", "instruction", "frequency", "time", "energy"};
+  std::size_t col[5];
+  for (int i = 0; i < 5; ++i) {
+    auto c = table.column(required[i]);
+    if (!c) {
+      return Error{fmt::format("{}:1: missing column '{}' (expected stage,instruction,frequency,time,energy)",
+                               src, required[i])};
+    }
+    col[i] = *c;
+  }
+  std::map<std::pair<int, InstructionKind>, InstructionProfile> by_key;
+  std::map<std::tuple<int, InstructionKind, int>, int> seen;  // -> line
+  for (const core::CsvRow& row : table.rows) {
+    auto stage = core::parse_integer(row.fields[col[0]], src, row.line, "stage");
+    if (!stage) return stage.error();
+    if (*stage < 0 || *stage >= kMaxProfileStages) {
+      return Error{fmt::format("{}:{}: field 'stage': expected 0 to {}, got {}", src, row.line,
+                               kMaxProfileStages - 1, *stage)};
+    }
+    const std::string& name = row.fields[col[1]];
+    auto kind = pipeline::parse_profiled_instruction(name);
+    if (!kind) {
+      return Error{fmt::format("{}:{}: field 'instruction': expected forward, backward or recompute, got '{}'",
+                               src, row.line, name.substr(0, 40))};
+    }
+    auto frequency = core::parse_integer(row.fields[col[2]], src, row.line, "frequency");
+    if (!frequency) {
+      // Some profilers write "1410.0".
+      auto as_double = core::parse_finite_double(row.fields[col[2]], src, row.line, "frequency");
+      if (!as_double || *as_double != static_cast<double>(static_cast<long long>(*as_double))) {
+        return Error{fmt::format("{}:{}: field 'frequency': expected an integer MHz, got '{}'", src,
+                                 row.line, row.fields[col[2]].substr(0, 40))};
+      }
+      frequency = static_cast<long long>(*as_double);
+    }
+    if (*frequency <= 0 || *frequency > 100000) {
+      return Error{fmt::format("{}:{}: field 'frequency': expected 1 to 100000 MHz, got {}", src,
+                               row.line, *frequency)};
+    }
+    auto time = core::parse_finite_double(row.fields[col[3]], src, row.line, "time");
+    if (!time) return time.error();
+    if (*time <= 0.0) {
+      return Error{fmt::format("{}:{}: field 'time': expected a positive number of seconds, got {}", src,
+                               row.line, row.fields[col[3]])};
+    }
+    auto energy = core::parse_finite_double(row.fields[col[4]], src, row.line, "energy");
+    if (!energy) return energy.error();
+    if (*energy < 0.0) {
+      return Error{fmt::format("{}:{}: field 'energy': expected a non-negative number of joules, got {}",
+                               src, row.line, row.fields[col[4]])};
+    }
+    const int stage_id = static_cast<int>(*stage);
+    const int mhz = static_cast<int>(*frequency);
+    auto [it, inserted] = seen.emplace(std::make_tuple(stage_id, *kind, mhz), row.line);
+    if (!inserted) {
+      return Error{fmt::format("{}:{}: duplicate measurement of stage {} {} at {} MHz (first on line {})",
+                               src, row.line, stage_id, name, mhz, it->second)};
+    }
+    auto& entry = by_key[{stage_id, *kind}];
+    entry.stage = stage_id;
+    entry.kind = *kind;
+    entry.options.push_back({mhz, *time, *energy, row.line});
+  }
+  if (by_key.empty()) return Error{fmt::format("{}: no measurements (only a header)", src)};
+  Profile profile;
+  profile.source = src;
+  for (auto& [key, entry] : by_key) profile.entries.push_back(std::move(entry));
+  return profile;
+}
+
+core::Result<Profile> read_profile(const std::string& path) {
+  auto table = core::read_csv_file(path);
+  if (!table) return table.error();
+  return parse_profile(*table);
+}
+
+core::Status validate_profile_for_pipeline(const Profile& profile, int num_stages, bool needs_recompute) {
+  if (profile.num_stages() > num_stages) {
+    return Error{fmt::format("{}: has stage {} but the pipeline has only {} stages (ids 0 to {})",
+                             profile.source, profile.num_stages() - 1, num_stages, num_stages - 1)};
+  }
+  std::vector<InstructionKind> kinds = {InstructionKind::kForward, InstructionKind::kBackward};
+  if (needs_recompute) kinds.push_back(InstructionKind::kRecompute);
+  for (int stage = 0; stage < num_stages; ++stage) {
+    for (InstructionKind kind : kinds) {
+      const InstructionProfile* entry = profile.find(stage, kind);
+      if (entry == nullptr) {
+        return Error{fmt::format("{}: stage {} {}: no measurements (the schedule needs it)", profile.source,
+                                 stage, pipeline::instruction_name(kind))};
+      }
+      std::set<int> clocks;
+      for (const auto& option : entry->options) clocks.insert(option.frequency_mhz);
+      if (clocks.size() < 2) {
+        return Error{fmt::format("{}:{}: stage {} {}: only one clock ({} MHz); need at least two to plan",
+                                 profile.source, entry->options.front().line, stage,
+                                 pipeline::instruction_name(kind), *clocks.begin())};
+      }
+    }
+  }
+  return core::Ok{};
+}
+
+}  // namespace powertrain::frontier

@@ -1,0 +1,266 @@
+// Phillips–Dessouky on the critical DAG: one node pair per critical instruction, capacities from the
+// cost slopes, a minimum cut with lower bounds, then ±τ on the cut's instructions.
+#include "frontier/solver.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+
+#include "frontier/max_flow.h"
+
+namespace powertrain::frontier {
+namespace {
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
+struct Schedule {
+  std::vector<int> earliest_finish;
+  std::vector<int> latest_finish;
+  int makespan = 0;
+};
+
+void forward_pass(const pipeline::OperationDag& dag, const std::vector<int>& d, Schedule& s) {
+  s.earliest_finish.assign(d.size(), 0);
+  s.makespan = 0;
+  for (int v : dag.topological_order) {
+    int start = 0;
+    for (int p : dag.predecessors[v]) start = std::max(start, s.earliest_finish[p]);
+    s.earliest_finish[v] = start + d[v];
+    s.makespan = std::max(s.makespan, s.earliest_finish[v]);
+  }
+}
+
+void backward_pass(const pipeline::OperationDag& dag, const std::vector<int>& d, Schedule& s) {
+  s.latest_finish.assign(d.size(), s.makespan);
+  for (auto it = dag.topological_order.rbegin(); it != dag.topological_order.rend(); ++it) {
+    const int v = *it;
+    int finish = s.makespan;
+    for (int w : dag.successors[v]) finish = std::min(finish, s.latest_finish[w] - d[w]);
+    s.latest_finish[v] = finish;
+  }
+}
+
+// Longest path through each node (start of the node's earliest start to the end of the DAG).
+std::vector<int> longest_through(const pipeline::OperationDag& dag, const std::vector<int>& d,
+                                 const Schedule& s) {
+  std::vector<int> to_end(d.size(), 0);
+  for (auto it = dag.topological_order.rbegin(); it != dag.topological_order.rend(); ++it) {
+    const int v = *it;
+    int tail = 0;
+    for (int w : dag.successors[v]) tail = std::max(tail, to_end[w]);
+    to_end[v] = d[v] + tail;
+  }
+  std::vector<int> through(d.size());
+  for (std::size_t v = 0; v < d.size(); ++v) through[v] = s.earliest_finish[v] - d[v] + to_end[v];
+  return through;
+}
+
+}  // namespace
+
+template <typename Duration>
+Duration longest_path(const pipeline::OperationDag& dag, const std::vector<Duration>& durations) {
+  std::vector<Duration> finish(durations.size(), Duration{});
+  Duration makespan{};
+  for (int v : dag.topological_order) {
+    Duration start{};
+    for (int p : dag.predecessors[v]) start = std::max(start, finish[p]);
+    finish[v] = start + durations[v];
+    makespan = std::max(makespan, finish[v]);
+  }
+  return makespan;
+}
+template int longest_path<int>(const pipeline::OperationDag&, const std::vector<int>&);
+template double longest_path<double>(const pipeline::OperationDag&, const std::vector<double>&);
+
+double planned_energy(const PlanningProblem& problem, const std::vector<int>& durations, int time_units) {
+  double energy = 0.0;
+  for (std::size_t v = 0; v < durations.size(); ++v) {
+    energy += problem.model_of(static_cast<int>(v)).cost(durations[v]);
+  }
+  return energy + problem.num_gpus() * time_units * problem.settings.unit_time_s * problem.settings.p_blocking_w;
+}
+
+std::vector<int> Frontier::durations_at(std::size_t point) const {
+  std::vector<int> units = initial_units;
+  for (std::size_t i = change_offsets[0]; i < change_offsets[point + 1] && i < changes.size(); ++i) {
+    units[changes[i].operation] = changes[i].units;
+  }
+  return units;
+}
+
+Frontier solve_frontier(const PlanningProblem& problem, const SolverOptions& options) {
+  const auto started = std::chrono::steady_clock::now();
+  const pipeline::OperationDag& dag = problem.dag;
+  const int n = dag.size();
+  Frontier frontier;
+  std::vector<int> d(n);
+  std::vector<int> fastest(n);
+  for (int v = 0; v < n; ++v) {
+    d[v] = problem.model_of(v).max_units();
+    fastest[v] = problem.model_of(v).min_units();
+  }
+  frontier.initial_units = d;
+  frontier.change_offsets.push_back(0);
+
+  const int lower_bound = longest_path(dag, fastest);
+  Schedule schedule;
+  forward_pass(dag, d, schedule);
+  const int slowest = schedule.makespan;
+
+  FlowNetwork network;
+  std::vector<BoundedArc> arcs, raw_arcs;
+  std::vector<int> out_degree, in_degree, parent, compact;
+  std::vector<int> in_node(n), out_node(n), critical_ops;
+  std::vector<int> lengthened, changed;
+  std::vector<char> touched(n, 0);
+  long long last_report = -1;
+
+  while (true) {
+    frontier.points.push_back({schedule.makespan, planned_energy(problem, d, schedule.makespan)});
+    frontier.change_offsets.push_back(frontier.changes.size());
+    if (options.max_points != 0 && frontier.points.size() >= options.max_points) break;
+    if (options.progress) {
+      const long long done = slowest - schedule.makespan;
+      const long long total = std::max(1, slowest - lower_bound);
+      if (done * 100 / total != last_report) {
+        last_report = done * 100 / total;
+        options.progress(done, total);
+      }
+    }
+    backward_pass(dag, d, schedule);
+    const int makespan = schedule.makespan;
+
+    // Critical DAG: nodes with zero slack, dependency edges that are tight.
+    critical_ops.clear();
+    for (int v : dag.topological_order) {
+      if (schedule.earliest_finish[v] == schedule.latest_finish[v]) critical_ops.push_back(v);
+    }
+    frontier.stats.max_critical_operations = std::max(frontier.stats.max_critical_operations, critical_ops.size());
+    const int source = 0, sink = 1;
+    int num_nodes = 2;
+    for (int v : critical_ops) {
+      in_node[v] = num_nodes++;
+      out_node[v] = num_nodes++;
+    }
+    // Arcs of the critical DAG: one per critical instruction (lower, upper from the cost slopes) and
+    // uncapacitated ones for tight dependencies and the source/sink.
+    raw_arcs.clear();
+    for (int v : critical_ops) {
+      const InstructionCostModel& model = problem.model_of(v);
+      BoundedArc arc{in_node[v], out_node[v], 0.0, kInfinity};
+      // Lower bound: energy saved by slowing down one τ; upper: energy added by speeding up one τ.
+      if (d[v] < model.max_units()) arc.lower = std::max(0.0, model.cost(d[v]) - model.cost(d[v] + 1));
+      if (d[v] > model.min_units()) arc.upper = std::max(arc.lower, model.cost(d[v] - 1) - model.cost(d[v]));
+      raw_arcs.push_back(arc);
+      const int start = schedule.earliest_finish[v] - d[v];
+      if (start == 0) raw_arcs.push_back({source, in_node[v], 0.0, kInfinity});
+      if (schedule.earliest_finish[v] == makespan) raw_arcs.push_back({out_node[v], sink, 0.0, kInfinity});
+      for (int w : dag.successors[v]) {
+        if (schedule.earliest_finish[w] == schedule.latest_finish[w] &&
+            schedule.earliest_finish[w] - d[w] == schedule.earliest_finish[v]) {
+          raw_arcs.push_back({out_node[v], in_node[w], 0.0, kInfinity});
+        }
+      }
+    }
+    // Contract each uncapacitated arc x→y where x has no other out-arc or y no other in-arc: some
+    // minimum cut keeps x and y on the same side (moving the lone end across never raises the cut),
+    // so merging them keeps the optimum and shortens augmenting paths.
+    out_degree.assign(num_nodes, 0);
+    in_degree.assign(num_nodes, 0);
+    for (const BoundedArc& arc : raw_arcs) {
+      ++out_degree[arc.from];
+      ++in_degree[arc.to];
+    }
+    parent.resize(num_nodes);
+    for (int i = 0; i < num_nodes; ++i) parent[i] = i;
+    auto find = [&](int x) {
+      while (parent[x] != x) x = parent[x] = parent[parent[x]];
+      return x;
+    };
+    for (const BoundedArc& arc : raw_arcs) {
+      if (std::isinf(arc.upper) && arc.lower == 0.0 && (out_degree[arc.from] == 1 || in_degree[arc.to] == 1)) {
+        int a = find(arc.from), b = find(arc.to);
+        if (a == b) continue;
+        if (b == source || b == sink) std::swap(a, b);  // keep the terminals as representatives
+        if (b == source || b == sink) continue;         // never merge source with sink
+        parent[b] = a;
+      }
+    }
+    compact.assign(num_nodes, -1);
+    compact[source] = 0;
+    compact[sink] = 1;
+    int num_compact = 2;
+    for (int i = 2; i < num_nodes; ++i) {
+      const int r = find(i);
+      if (compact[r] < 0) compact[r] = num_compact++;
+    }
+    arcs.clear();
+    for (const BoundedArc& arc : raw_arcs) {
+      const int a = compact[find(arc.from)], b = compact[find(arc.to)];
+      if (a != b) arcs.push_back({a, b, arc.lower, arc.upper});
+    }
+    MinCut cut = options.engine == MaxFlowEngine::kDinic
+                     ? min_cut_with_lower_bounds(num_compact, 0, 1, arcs, network)
+                     : boost_min_cut_with_lower_bounds(num_compact, 0, 1, arcs);
+    if (cut.outcome != CutOutcome::kOptimal) break;  // no finite cut: T_min reached
+
+    lengthened.clear();
+    changed.clear();
+    for (int v : critical_ops) {
+      const bool in_s = cut.source_side[compact[find(in_node[v])]];
+      const bool out_s = cut.source_side[compact[find(out_node[v])]];
+      const InstructionCostModel& model = problem.model_of(v);
+      if (in_s && !out_s) {
+        --d[v];
+        changed.push_back(v);
+      } else if (!in_s && out_s && d[v] < model.max_units() &&
+                 model.cost(d[v]) - model.cost(d[v] + 1) > 0.0) {
+        ++d[v];
+        changed.push_back(v);
+        lengthened.push_back(v);
+      }
+    }
+    forward_pass(dag, d, schedule);
+    // A slowed-down instruction may also lie on a path that had exactly one τ of slack; undo such
+    // slow-downs until every path is at most T − τ.
+    while (schedule.makespan > makespan - 1) {
+      const std::vector<int> through = longest_through(dag, d, schedule);
+      bool reverted = false;
+      for (int& v : lengthened) {
+        if (v >= 0 && through[v] > makespan - 1) {
+          --d[v];
+          v = -1;
+          reverted = true;
+          ++frontier.stats.reverted_slowdowns;
+        }
+      }
+      if (!reverted) {  // cannot happen: every critical path crosses the cut forward
+        for (int& v : lengthened) {
+          if (v >= 0) { --d[v]; v = -1; }
+        }
+      }
+      forward_pass(dag, d, schedule);
+    }
+    if (schedule.makespan < makespan - 1) ++frontier.stats.multi_unit_steps;
+    for (int v : changed) {
+      if (!touched[v]) {
+        touched[v] = 1;
+        frontier.changes.push_back({v, d[v]});
+      }
+    }
+    // Record the final durations of changed nodes (a revert may have restored some).
+    for (std::size_t i = frontier.change_offsets.back(); i < frontier.changes.size(); ++i) {
+      DurationChange& change = frontier.changes[i];
+      change.units = d[change.operation];
+      touched[change.operation] = 0;
+    }
+    ++frontier.stats.iterations;
+  }
+  if (options.progress) options.progress(slowest - schedule.makespan, std::max(1, slowest - lower_bound));
+  frontier.stats.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return frontier;
+}
+
+}  // namespace powertrain::frontier
