@@ -1,14 +1,13 @@
 // Atomic outputs: a failure half-way must not leave a frontier.csv without its plans.
 #include "core/atomic_output.h"
 
+#include <fmt/core.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <system_error>
-
-#include <fmt/core.h>
 
 namespace powertrain::core {
 namespace fs = std::filesystem;
@@ -23,7 +22,8 @@ Result<AtomicOutputDirectory> AtomicOutputDirectory::create(const fs::path& targ
   }
   fs::create_directories(absolute.parent_path(), ec);
   if (ec) {
-    return Error{fmt::format("{}: cannot create parent directory: {}", target.string(), ec.message())};
+    return Error{
+        fmt::format("{}: cannot create parent directory: {}", target.string(), ec.message())};
   }
   fs::path staging = absolute;
   staging += fmt::format(".partial-{}", static_cast<long>(::getpid()));
@@ -58,11 +58,13 @@ Status AtomicOutputDirectory::write_file(const std::string& name, std::string_vi
   const fs::path path = staging_ / name;
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) {
-    return Error{fmt::format("{}: cannot write {}: {}", target_.string(), name, std::strerror(errno))};
+    return Error{
+        fmt::format("{}: cannot write {}: {}", target_.string(), name, std::strerror(errno))};
   }
   out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
   out.close();
-  if (!out) return Error{fmt::format("{}: write of {} failed (disk full?)", target_.string(), name)};
+  if (!out)
+    return Error{fmt::format("{}: write of {} failed (disk full?)", target_.string(), name)};
   return Ok{};
 }
 
@@ -75,14 +77,15 @@ Status AtomicOutputDirectory::commit() {
     fs::remove_all(aside, ec);
     fs::rename(target_, aside, ec);
     if (ec) {
-      return Error{fmt::format("{}: cannot replace existing directory: {}", target_.string(),
-                               ec.message())};
+      return Error{
+          fmt::format("{}: cannot replace existing directory: {}", target_.string(), ec.message())};
     }
   }
   fs::rename(staging_, target_, ec);
   if (ec) {
     if (!aside.empty()) fs::rename(aside, target_, ec);
-    return Error{fmt::format("{}: cannot move output into place: {}", target_.string(), ec.message())};
+    return Error{
+        fmt::format("{}: cannot move output into place: {}", target_.string(), ec.message())};
   }
   committed_ = true;
   if (!aside.empty()) fs::remove_all(aside, ec);
@@ -94,7 +97,8 @@ Status write_file_atomically(const fs::path& path, std::string_view contents) {
   temporary += fmt::format(".partial-{}", static_cast<long>(::getpid()));
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out) return Error{fmt::format("{}: cannot write: {}", path.string(), std::strerror(errno))};
+    if (!out)
+      return Error{fmt::format("{}: cannot write: {}", path.string(), std::strerror(errno))};
     out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
     out.close();
     if (!out) {

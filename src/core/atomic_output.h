@@ -9,9 +9,9 @@
 
 namespace powertrain::core {
 
-/// Stages files in a sibling directory "<target>.partial-<pid>" and moves it into place on commit().
-/// If the object is destroyed without commit() (an error, an exception), the staging directory is
-/// removed and the target is left as it was. Not thread-safe; one writer per target.
+/// Stages files in a sibling directory "<target>.partial-<pid>" and moves it into place on
+/// commit(). If the object is destroyed without commit() (an error, an exception), the staging
+/// directory is removed and the target is left as it was. Not thread-safe; one writer per target.
 class AtomicOutputDirectory {
  public:
   /// Creates the staging directory. Errors: parent missing and not creatable, not writable.

@@ -1,14 +1,14 @@
 // CSV parsing: small and strict, because profiles come from other tools and people edit them.
 #include "core/csv.h"
 
+#include <fmt/core.h>
+
 #include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstring>
 #include <fstream>
 #include <sstream>
-
-#include <fmt/core.h>
 
 namespace powertrain::core {
 namespace {
@@ -44,7 +44,8 @@ Result<CsvTable> parse_csv(std::string_view text, std::string source) {
   CsvTable table;
   table.source = std::move(source);
   if (text.size() > kMaxCsvBytes) {
-    return Error{fmt::format("{}: file is larger than the {} byte limit", table.source, kMaxCsvBytes)};
+    return Error{
+        fmt::format("{}: file is larger than the {} byte limit", table.source, kMaxCsvBytes)};
   }
   // Skip a UTF-8 byte-order mark written by spreadsheet programs.
   if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
@@ -112,7 +113,8 @@ Result<CsvTable> parse_csv(std::string_view text, std::string source) {
     }
     table.rows.push_back(CsvRow{row_line, std::move(fields)});
   }
-  if (table.header.empty()) return Error{fmt::format("{}: empty file, expected a CSV header", table.source)};
+  if (table.header.empty())
+    return Error{fmt::format("{}: empty file, expected a CSV header", table.source)};
   return table;
 }
 
@@ -160,8 +162,8 @@ Result<long long> parse_integer(std::string_view text, const std::string& source
   long long value = 0;
   auto [ptr, ec] = std::from_chars(trimmed.data(), trimmed.data() + trimmed.size(), value);
   if (trimmed.empty() || ec != std::errc() || ptr != trimmed.data() + trimmed.size()) {
-    return Error{fmt::format("{}:{}: field '{}': expected an integer, got '{}'", source, line, field,
-                             printable(text))};
+    return Error{fmt::format("{}:{}: field '{}': expected an integer, got '{}'", source, line,
+                             field, printable(text))};
   }
   return value;
 }

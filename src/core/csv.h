@@ -32,7 +32,8 @@ inline constexpr std::size_t kMaxCsvBytes = std::size_t{1} << 30;
 inline constexpr std::size_t kMaxCsvFields = 4096;
 
 /// Parses CSV text. Errors: empty input, no header, a row with fewer fields than the header,
-/// unterminated quote, too many fields. Blank lines are skipped. `source` names the input in errors.
+/// unterminated quote, too many fields. Blank lines are skipped. `source` names the input in
+/// errors.
 Result<CsvTable> parse_csv(std::string_view text, std::string source);
 
 /// Reads and parses a CSV file. Errors: unreadable file, plus those of parse_csv.

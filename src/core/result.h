@@ -14,11 +14,12 @@ struct Error {
   std::string message;
 };
 
-/// Either a value or an Error. Functions that can fail on outside data return this; bugs are asserts.
+/// Either a value or an Error. Functions that can fail on outside data return this; bugs are
+/// asserts.
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : storage_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : storage_(std::move(value)) {}      // NOLINT(google-explicit-constructor)
   Result(Error error) : storage_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
 
   bool ok() const { return std::holds_alternative<T>(storage_); }

@@ -1,12 +1,12 @@
 // Cost models: Pareto filter, quantization and the convex fits the min-cut solver needs.
 #include "frontier/cost_model.h"
 
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
-
-#include <fmt/core.h>
 
 namespace powertrain::frontier {
 namespace {
@@ -14,8 +14,8 @@ namespace {
 // Relative slack when quantizing, so that 0.3 s / 0.1 s counts as 3 units and not 2.999...
 constexpr double kQuantizationRelativeSlack = 1e-9;
 
-double sum_squared_error(const std::vector<double>& x, const std::vector<double>& y, double a, double b,
-                         double c) {
+double sum_squared_error(const std::vector<double>& x, const std::vector<double>& y, double a,
+                         double b, double c) {
   double sse = 0.0;
   for (std::size_t i = 0; i < x.size(); ++i) {
     const double r = a * std::exp(b * x[i]) + c - y[i];
@@ -25,8 +25,8 @@ double sum_squared_error(const std::vector<double>& x, const std::vector<double>
 }
 
 // For a fixed exponent b, the best (a, c) is a 2×2 linear least-squares problem.
-std::optional<ExponentialFit> solve_linear_part(const std::vector<double>& x, const std::vector<double>& y,
-                                                double b) {
+std::optional<ExponentialFit> solve_linear_part(const std::vector<double>& x,
+                                                const std::vector<double>& y, double b) {
   const double n = static_cast<double>(x.size());
   double sp = 0.0, spp = 0.0, sy = 0.0, spy = 0.0;
   for (std::size_t i = 0; i < x.size(); ++i) {
@@ -65,16 +65,19 @@ std::optional<Quantization> parse_quantization(std::string_view name) {
 int quantize(double time_s, double unit_time_s, Quantization rule) {
   const double ratio = time_s / unit_time_s;
   const double slack = ratio * kQuantizationRelativeSlack;
-  const double units = rule == Quantization::kFloor ? std::floor(ratio + slack) : std::ceil(ratio - slack);
+  const double units =
+      rule == Quantization::kFloor ? std::floor(ratio + slack) : std::ceil(ratio - slack);
   return static_cast<int>(units);
 }
 
-std::vector<QuantizedOption> pareto_filter(const std::vector<QuantizedOption>& options, double noise_factor) {
+std::vector<QuantizedOption> pareto_filter(const std::vector<QuantizedOption>& options,
+                                           double noise_factor) {
   std::vector<QuantizedOption> kept;
   for (const auto& option : options) {
-    const bool dominated = std::any_of(options.begin(), options.end(), [&](const QuantizedOption& other) {
-      return other.units < option.units && other.energy_j < option.energy_j * noise_factor;
-    });
+    const bool dominated =
+        std::any_of(options.begin(), options.end(), [&](const QuantizedOption& other) {
+          return other.units < option.units && other.energy_j < option.energy_j * noise_factor;
+        });
     if (!dominated) kept.push_back(option);
   }
   // One option per quantized time: the lowest energy, ties to the higher clock for determinism.
@@ -82,7 +85,8 @@ std::vector<QuantizedOption> pareto_filter(const std::vector<QuantizedOption>& o
   for (const auto& option : kept) {
     auto it = best.find(option.units);
     if (it == best.end() || option.energy_j < it->second.energy_j ||
-        (option.energy_j == it->second.energy_j && option.frequency_mhz > it->second.frequency_mhz)) {
+        (option.energy_j == it->second.energy_j &&
+         option.frequency_mhz > it->second.frequency_mhz)) {
       best[option.units] = option;
     }
   }
@@ -91,7 +95,8 @@ std::vector<QuantizedOption> pareto_filter(const std::vector<QuantizedOption>& o
   return result;
 }
 
-std::optional<ExponentialFit> fit_exponential(const std::vector<double>& x, const std::vector<double>& y) {
+std::optional<ExponentialFit> fit_exponential(const std::vector<double>& x,
+                                              const std::vector<double>& y) {
   if (x.size() < 3 || x.size() != y.size()) return std::nullopt;
   const auto [min_it, max_it] = std::minmax_element(x.begin(), x.end());
   const double range = *max_it - *min_it;
@@ -128,11 +133,17 @@ std::optional<ExponentialFit> fit_exponential(const std::vector<double>& x, cons
   double f1 = sse_at(m1), f2 = sse_at(m2);
   for (int iteration = 0; iteration < 100; ++iteration) {
     if (f1 < f2) {
-      hi = m2; m2 = m1; f2 = f1;
-      m1 = hi - phi * (hi - lo); f1 = sse_at(m1);
+      hi = m2;
+      m2 = m1;
+      f2 = f1;
+      m1 = hi - phi * (hi - lo);
+      f1 = sse_at(m1);
     } else {
-      lo = m1; m1 = m2; f1 = f2;
-      m2 = lo + phi * (hi - lo); f2 = sse_at(m2);
+      lo = m1;
+      m1 = m2;
+      f1 = f2;
+      m2 = lo + phi * (hi - lo);
+      f2 = sse_at(m2);
     }
   }
   auto refined = solve_linear_part(x, y, 0.5 * (lo + hi));
@@ -140,8 +151,8 @@ std::optional<ExponentialFit> fit_exponential(const std::vector<double>& x, cons
   return best;
 }
 
-std::vector<double> convex_hull_interpolation(const std::vector<double>& x, const std::vector<double>& y,
-                                              int x0, int x1) {
+std::vector<double> convex_hull_interpolation(const std::vector<double>& x,
+                                              const std::vector<double>& y, int x0, int x1) {
   // Andrew's monotone chain, lower hull only.
   std::vector<std::size_t> hull;
   for (std::size_t i = 0; i < x.size(); ++i) {
@@ -171,7 +182,8 @@ std::vector<double> convex_hull_interpolation(const std::vector<double>& x, cons
   return values;
 }
 
-const QuantizedOption& InstructionCostModel::option_for(int planned_units, double /*unit_time_s*/) const {
+const QuantizedOption& InstructionCostModel::option_for(int planned_units,
+                                                        double /*unit_time_s*/) const {
   const QuantizedOption* chosen = &options_.front();
   for (const auto& option : options_) {
     if (option.units <= planned_units) chosen = &option;
@@ -189,16 +201,18 @@ InstructionCostModel InstructionCostModel::constant(int units, double effective_
   return model;
 }
 
-core::Result<InstructionCostModel> build_cost_model(const InstructionProfile& profile, double unit_time_s,
-                                                    double p_blocking_w, CostModelKind kind,
-                                                    Quantization quantization) {
-  const std::string what = fmt::format("stage {} {}", profile.stage, pipeline::instruction_name(profile.kind));
+core::Result<InstructionCostModel> build_cost_model(const InstructionProfile& profile,
+                                                    double unit_time_s, double p_blocking_w,
+                                                    CostModelKind kind, Quantization quantization) {
+  const std::string what =
+      fmt::format("stage {} {}", profile.stage, pipeline::instruction_name(profile.kind));
   std::vector<QuantizedOption> quantized;
   for (const MeasuredOption& m : profile.options) {
     const int units = quantize(m.time_s, unit_time_s, quantization);
     if (units > 100'000'000) {
-      return core::Error{fmt::format("{} at {} MHz takes {} s = {} time units; increase --unit-time",
-                                     what, m.frequency_mhz, m.time_s, units)};
+      return core::Error{
+          fmt::format("{} at {} MHz takes {} s = {} time units; increase --unit-time", what,
+                      m.frequency_mhz, m.time_s, units)};
     }
     quantized.push_back({units, m.frequency_mhz, m.time_s, m.energy_j,
                          m.energy_j - p_blocking_w * units * unit_time_s});
@@ -234,13 +248,15 @@ core::Result<InstructionCostModel> build_cost_model(const InstructionProfile& pr
   } else {
     auto exp_fit = fit_exponential(x, y);
     if (!exp_fit) {
-      return core::Error{fmt::format("{}: exponential fit failed on {} options; try --cost-model pwl",
-                                     what, options.size())};
+      return core::Error{fmt::format(
+          "{}: exponential fit failed on {} options; try --cost-model pwl", what, options.size())};
     }
     if (!(exp_fit->a > 0.0)) {
-      return core::Error{fmt::format(
-          "{}: exponential fit is not convex (a = {:.4g}): the measured energies do not fall with time as "
-          "expected; try --cost-model pwl", what, exp_fit->a)};
+      return core::Error{
+          fmt::format("{}: exponential fit is not convex (a = {:.4g}): the measured energies do "
+                      "not fall with time as "
+                      "expected; try --cost-model pwl",
+                      what, exp_fit->a)};
     }
     fit.a = exp_fit->a;
     fit.b = exp_fit->b;
@@ -254,13 +270,15 @@ core::Result<InstructionCostModel> build_cost_model(const InstructionProfile& pr
     const double residual = model.cost(option.units) - option.effective_energy_j;
     sse += residual * residual;
     if (option.energy_j > 0.0) {
-      fit.max_relative_error = std::max(fit.max_relative_error, std::abs(residual) / option.energy_j);
+      fit.max_relative_error =
+          std::max(fit.max_relative_error, std::abs(residual) / option.energy_j);
     }
   }
   fit.rms_error_j = std::sqrt(sse / options.size());
   for (double value : model.costs_) {
     if (!std::isfinite(value)) {
-      return core::Error{fmt::format("{}: the fitted cost is not finite; try --cost-model pwl", what)};
+      return core::Error{
+          fmt::format("{}: the fitted cost is not finite; try --cost-model pwl", what)};
     }
   }
   return model;

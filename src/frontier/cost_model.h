@@ -1,9 +1,9 @@
 // Per-instruction time–energy cost models over quantized time (Perseus §4.1, App. D).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
-#include <optional>
 #include <vector>
 
 #include "core/result.h"
@@ -26,10 +26,10 @@ std::optional<Quantization> parse_quantization(std::string_view name);
 
 /// A Pareto-optimal measured option on the quantized time axis.
 struct QuantizedOption {
-  int units = 0;                  // quantized time in τ
+  int units = 0;  // quantized time in τ
   int frequency_mhz = 0;
-  double time_s = 0.0;            // measured
-  double energy_j = 0.0;          // measured
+  double time_s = 0.0;              // measured
+  double energy_j = 0.0;            // measured
   double effective_energy_j = 0.0;  // energy − P_blocking × units × τ
 };
 
@@ -38,8 +38,8 @@ struct FitReport {
   CostModelKind kind = CostModelKind::kExponential;
   double a = 0.0, b = 0.0, c = 0.0;  // exponential only; t in τ units, shifted by t0
   int t0_units = 0;
-  double rms_error_j = 0.0;          // over the Pareto options, fitted vs measured effective energy
-  double max_relative_error = 0.0;   // max |fit − measured| / |measured energy|
+  double rms_error_j = 0.0;         // over the Pareto options, fitted vs measured effective energy
+  double max_relative_error = 0.0;  // max |fit − measured| / |measured energy|
   int num_points = 0;
   bool fell_back_to_piecewise_linear = false;  // too few points for an exponential
 };
@@ -62,8 +62,8 @@ class InstructionCostModel {
   /// A model with a single duration and cost (constant-time operations).
   static InstructionCostModel constant(int units, double effective_energy_j);
 
-  friend core::Result<InstructionCostModel> build_cost_model(const InstructionProfile&, double, double,
-                                                             CostModelKind, Quantization);
+  friend core::Result<InstructionCostModel> build_cost_model(const InstructionProfile&, double,
+                                                             double, CostModelKind, Quantization);
 
  private:
   int min_units_ = 0;
@@ -79,23 +79,26 @@ int quantize(double time_s, double unit_time_s, Quantization rule);
 /// Pareto filter used by the reference solver: an option is dropped when another is faster in
 /// quantized time and lower in energy × `noise_factor`; then one option per quantized time (lowest
 /// energy) is kept. Returns options sorted fastest first.
-std::vector<QuantizedOption> pareto_filter(const std::vector<QuantizedOption>& options, double noise_factor);
+std::vector<QuantizedOption> pareto_filter(const std::vector<QuantizedOption>& options,
+                                           double noise_factor);
 
 /// Builds the model. If 3 or fewer options survive the filter, it is rerun with noise factor 0.95.
 /// Errors: a fit that does not produce a finite convex curve (names stage and instruction).
-core::Result<InstructionCostModel> build_cost_model(const InstructionProfile& profile, double unit_time_s,
-                                                    double p_blocking_w, CostModelKind kind,
-                                                    Quantization quantization);
+core::Result<InstructionCostModel> build_cost_model(const InstructionProfile& profile,
+                                                    double unit_time_s, double p_blocking_w,
+                                                    CostModelKind kind, Quantization quantization);
 
 /// Least-squares fit of y ≈ a·exp(b·x) + c by variable projection (a, c linear; b searched on a
-/// log grid and refined by golden section). Returns {a, b, c, sse}. Needs ≥ 3 points with distinct x.
+/// log grid and refined by golden section). Returns {a, b, c, sse}. Needs ≥ 3 points with distinct
+/// x.
 struct ExponentialFit {
   double a, b, c, sse;
 };
-std::optional<ExponentialFit> fit_exponential(const std::vector<double>& x, const std::vector<double>& y);
+std::optional<ExponentialFit> fit_exponential(const std::vector<double>& x,
+                                              const std::vector<double>& y);
 
 /// Lower convex hull of points (x ascending, distinct), evaluated at integer x in [x0, x1].
-std::vector<double> convex_hull_interpolation(const std::vector<double>& x, const std::vector<double>& y,
-                                              int x0, int x1);
+std::vector<double> convex_hull_interpolation(const std::vector<double>& x,
+                                              const std::vector<double>& y, int x0, int x1);
 
 }  // namespace powertrain::frontier

@@ -12,22 +12,26 @@ std::pair<double, double> measured_at(const PlanningProblem& problem, int v, int
   if (!pipeline::is_profiled(op.kind)) {
     return {op.constant_time_s, op.constant_time_s * problem.settings.p_blocking_w};
   }
-  const QuantizedOption& option = problem.model_of(v).option_for(units, problem.settings.unit_time_s);
+  const QuantizedOption& option =
+      problem.model_of(v).option_for(units, problem.settings.unit_time_s);
   return {option.time_s, option.energy_j};
 }
 
 // Energy of one pipeline whose GPUs are busy for `busy_s` in total and idle-blocked for the rest.
-double pipeline_energy(const PlanningProblem& problem, double busy_energy_j, double busy_s, double time_s) {
+double pipeline_energy(const PlanningProblem& problem, double busy_energy_j, double busy_s,
+                       double time_s) {
   return busy_energy_j + problem.settings.p_blocking_w * (problem.num_gpus() * time_s - busy_s);
 }
 
 }  // namespace
 
-std::vector<int> frequencies_for(const PlanningProblem& problem, const std::vector<int>& durations) {
+std::vector<int> frequencies_for(const PlanningProblem& problem,
+                                 const std::vector<int>& durations) {
   std::vector<int> mhz(durations.size(), 0);
   for (std::size_t v = 0; v < durations.size(); ++v) {
     if (pipeline::is_profiled(problem.dag.operations[v].kind)) {
-      mhz[v] = problem.model_of(static_cast<int>(v)).option_for(durations[v], problem.settings.unit_time_s)
+      mhz[v] = problem.model_of(static_cast<int>(v))
+                   .option_for(durations[v], problem.settings.unit_time_s)
                    .frequency_mhz;
     }
   }
@@ -49,12 +53,14 @@ RealizedPlan realize(const PlanningProblem& problem, const std::vector<int>& dur
   return plan;
 }
 
-std::vector<RealizedPlan> realize_frontier(const PlanningProblem& problem, const Frontier& frontier) {
+std::vector<RealizedPlan> realize_frontier(const PlanningProblem& problem,
+                                           const Frontier& frontier) {
   std::vector<RealizedPlan> realized;
   realized.reserve(frontier.points.size());
   std::vector<int> units = frontier.initial_units;
   for (std::size_t point = 0; point < frontier.points.size(); ++point) {
-    for (std::size_t i = frontier.change_offsets[point]; i < frontier.change_offsets[point + 1]; ++i) {
+    for (std::size_t i = frontier.change_offsets[point]; i < frontier.change_offsets[point + 1];
+         ++i) {
       units[frontier.changes[i].operation] = frontier.changes[i].units;
     }
     realized.push_back(realize(problem, units));
@@ -96,7 +102,8 @@ std::size_t point_for_time(const Frontier& frontier, double unit_time_s, double 
   return static_cast<std::size_t>(it - frontier.points.begin());
 }
 
-StragglerOutcome straggler_outcome(const PlanningProblem& problem, const Frontier& frontier, double slowdown) {
+StragglerOutcome straggler_outcome(const PlanningProblem& problem, const Frontier& frontier,
+                                   double slowdown) {
   const double tau = problem.settings.unit_time_s;
   const double t_min = frontier.points.back().time_units * tau;
   const double t_star = frontier.points.front().time_units * tau;
@@ -107,8 +114,10 @@ StragglerOutcome straggler_outcome(const PlanningProblem& problem, const Frontie
   out.point = point_for_time(frontier, tau, out.target_time_s);
   out.planned_time_s = frontier.points[out.point].time_units * tau;
   const double blocking = problem.settings.p_blocking_w * problem.num_gpus();
-  out.energy_j = frontier.points[out.point].energy_j + blocking * (out.straggler_time_s - out.planned_time_s);
-  out.baseline_energy_j = max_clock_energy_at(problem, t_min) + blocking * (out.straggler_time_s - t_min);
+  out.energy_j =
+      frontier.points[out.point].energy_j + blocking * (out.straggler_time_s - out.planned_time_s);
+  out.baseline_energy_j =
+      max_clock_energy_at(problem, t_min) + blocking * (out.straggler_time_s - t_min);
   out.savings_fraction = 1.0 - out.energy_j / out.baseline_energy_j;
   return out;
 }

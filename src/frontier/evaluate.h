@@ -21,8 +21,10 @@ std::vector<int> frequencies_for(const PlanningProblem& problem, const std::vect
 /// Realized time and energy of the discrete plan for planned durations.
 RealizedPlan realize(const PlanningProblem& problem, const std::vector<int>& durations);
 
-/// Realized time and energy of every frontier point (replays the stored plan changes). O(points × nodes).
-std::vector<RealizedPlan> realize_frontier(const PlanningProblem& problem, const Frontier& frontier);
+/// Realized time and energy of every frontier point (replays the stored plan changes). O(points ×
+/// nodes).
+std::vector<RealizedPlan> realize_frontier(const PlanningProblem& problem,
+                                           const Frontier& frontier);
 
 /// Every instruction at its highest measured clock.
 RealizedPlan all_max_clock_baseline(const PlanningProblem& problem);
@@ -43,10 +45,11 @@ struct StragglerOutcome {
   double target_time_s = 0.0;     // T_opt
   std::size_t point = 0;
   double planned_time_s = 0.0;
-  double energy_j = 0.0;            // planned energy + blocking until T′ (modelled)
-  double baseline_energy_j = 0.0;   // all max clock finishing at T_min, blocking until T′
-  double savings_fraction = 0.0;    // 1 − energy / baseline
+  double energy_j = 0.0;           // planned energy + blocking until T′ (modelled)
+  double baseline_energy_j = 0.0;  // all max clock finishing at T_min, blocking until T′
+  double savings_fraction = 0.0;   // 1 − energy / baseline
 };
-StragglerOutcome straggler_outcome(const PlanningProblem& problem, const Frontier& frontier, double slowdown);
+StragglerOutcome straggler_outcome(const PlanningProblem& problem, const Frontier& frontier,
+                                   double slowdown);
 
 }  // namespace powertrain::frontier

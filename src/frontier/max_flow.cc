@@ -14,7 +14,8 @@ constexpr double kInfinity = std::numeric_limits<double>::infinity();
 constexpr double kRelativeTolerance = 1e-11;
 
 // Nodes reachable from `source` through arcs with infinite upper bound.
-bool infinite_path_exists(int num_nodes, int source, int sink, const std::vector<BoundedArc>& arcs) {
+bool infinite_path_exists(int num_nodes, int source, int sink,
+                          const std::vector<BoundedArc>& arcs) {
   std::vector<std::vector<int>> out(num_nodes);
   for (const auto& arc : arcs) {
     if (std::isinf(arc.upper)) out[arc.from].push_back(arc.to);
@@ -74,7 +75,8 @@ void FlowNetwork::build_adjacency() {
   for (int v = 0; v < num_nodes_; ++v) adjacency_start_[v + 1] += adjacency_start_[v];
   adjacency_.resize(from_.size());
   next_arc_.assign(adjacency_start_.begin(), adjacency_start_.end() - 1);
-  for (int arc = 0; arc < static_cast<int>(from_.size()); ++arc) adjacency_[next_arc_[from_[arc]]++] = arc;
+  for (int arc = 0; arc < static_cast<int>(from_.size()); ++arc)
+    adjacency_[next_arc_[from_[arc]]++] = arc;
   adjacency_valid_ = true;
 }
 
@@ -196,16 +198,17 @@ double flow_tolerance(const std::vector<BoundedArc>& arcs) {
   return kRelativeTolerance * scale;
 }
 
-MinCut min_cut_with_lower_bounds(int num_nodes, int source, int sink, const std::vector<BoundedArc>& arcs,
-                                 FlowNetwork& scratch) {
+MinCut min_cut_with_lower_bounds(int num_nodes, int source, int sink,
+                                 const std::vector<BoundedArc>& arcs, FlowNetwork& scratch) {
   MinCut result;
   if (infinite_path_exists(num_nodes, source, sink, arcs)) {
     result.outcome = CutOutcome::kUnbounded;
     result.value = kInfinity;
     return result;
   }
-  // C(S) = Σ_{S→T} (u − l) + Σ_{v∈S} (out_l(v) − in_l(v)): the second term is modular, so it becomes
-  // arcs v→sink (positive demand, paid when v ∈ S) and source→v (negative, paid when v ∈ T).
+  // C(S) = Σ_{S→T} (u − l) + Σ_{v∈S} (out_l(v) − in_l(v)): the second term is modular, so it
+  // becomes arcs v→sink (positive demand, paid when v ∈ S) and source→v (negative, paid when v ∈
+  // T).
   std::vector<double> demand(num_nodes, 0.0);
   scratch.reset(num_nodes);
   for (const auto& arc : arcs) {
@@ -226,7 +229,8 @@ MinCut min_cut_with_lower_bounds(int num_nodes, int source, int sink, const std:
   return result;
 }
 
-MinCut max_flow_with_lower_bounds(int num_nodes, int source, int sink, const std::vector<BoundedArc>& arcs) {
+MinCut max_flow_with_lower_bounds(int num_nodes, int source, int sink,
+                                  const std::vector<BoundedArc>& arcs) {
   MinCut result;
   if (infinite_path_exists(num_nodes, source, sink, arcs)) {
     result.outcome = CutOutcome::kUnbounded;
@@ -245,8 +249,10 @@ MinCut max_flow_with_lower_bounds(int num_nodes, int source, int sink, const std
   std::vector<int> helper_arcs;
   double required = 0.0;
   for (int v = 0; v < num_nodes; ++v) {
-    if (inflow_lower[v] > 0.0) helper_arcs.push_back(network.add_arc(helper_source, v, inflow_lower[v]));
-    if (outflow_lower[v] > 0.0) helper_arcs.push_back(network.add_arc(v, helper_sink, outflow_lower[v]));
+    if (inflow_lower[v] > 0.0)
+      helper_arcs.push_back(network.add_arc(helper_source, v, inflow_lower[v]));
+    if (outflow_lower[v] > 0.0)
+      helper_arcs.push_back(network.add_arc(v, helper_sink, outflow_lower[v]));
     required += inflow_lower[v];
   }
   helper_arcs.push_back(network.add_arc(sink, source, kInfinity));
@@ -256,8 +262,8 @@ MinCut max_flow_with_lower_bounds(int num_nodes, int source, int sink, const std
     result.outcome = CutOutcome::kInfeasible;
     return result;
   }
-  // The residual of the original arcs now describes a feasible flow f = f' + l; drop the helpers and
-  // augment from source to sink (residuals u − f forward, f − l backward).
+  // The residual of the original arcs now describes a feasible flow f = f' + l; drop the helpers
+  // and augment from source to sink (residuals u − f forward, f − l backward).
   for (int arc : helper_arcs) network.disable_arc(arc);
   network.max_flow(source, sink, tolerance);
   result.source_side = network.reachable_from(source, tolerance);
@@ -266,7 +272,8 @@ MinCut max_flow_with_lower_bounds(int num_nodes, int source, int sink, const std
   return result;
 }
 
-MinCut brute_force_min_cut(int num_nodes, int source, int sink, const std::vector<BoundedArc>& arcs) {
+MinCut brute_force_min_cut(int num_nodes, int source, int sink,
+                           const std::vector<BoundedArc>& arcs) {
   assert(num_nodes <= 22);
   std::vector<int> free_nodes;
   for (int v = 0; v < num_nodes; ++v) {

@@ -74,16 +74,18 @@ double flow_tolerance(const std::vector<BoundedArc>& arcs);
 /// Minimum of cut_capacity over all s–t cuts with one max flow: lower bounds become node demands
 /// (arcs source→v and v→sink), which is Algorithm 3's first phase with s' = s and t' = t, so it
 /// never reports infeasible. Deterministic. O(max flow).
-MinCut min_cut_with_lower_bounds(int num_nodes, int source, int sink, const std::vector<BoundedArc>& arcs,
-                                 FlowNetwork& scratch);
+MinCut min_cut_with_lower_bounds(int num_nodes, int source, int sink,
+                                 const std::vector<BoundedArc>& arcs, FlowNetwork& scratch);
 
 /// Perseus Algorithm 3 as printed: find a feasible flow through a helper source/sink, then augment
 /// it to a maximum flow. Reports kInfeasible when the lower bounds cannot be met. Kept as a
 /// reference to cross-check min_cut_with_lower_bounds in tests.
-MinCut max_flow_with_lower_bounds(int num_nodes, int source, int sink, const std::vector<BoundedArc>& arcs);
+MinCut max_flow_with_lower_bounds(int num_nodes, int source, int sink,
+                                  const std::vector<BoundedArc>& arcs);
 
 /// Exhaustive minimum over all 2^(n−2) cuts; for tests on small graphs (n ≤ 22).
-MinCut brute_force_min_cut(int num_nodes, int source, int sink, const std::vector<BoundedArc>& arcs);
+MinCut brute_force_min_cut(int num_nodes, int source, int sink,
+                           const std::vector<BoundedArc>& arcs);
 
 /// Max flow of the plain network {from, to, capacity} by Boost.Graph's Edmonds–Karp, infinite
 /// capacities replaced by (sum of finite capacities + 1). Cross-check for FlowNetwork::max_flow.

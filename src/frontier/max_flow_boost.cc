@@ -1,9 +1,9 @@
-// Boost.Graph max flow: the maintained library implementation the hand-written Dinic is checked against.
-#include <cmath>
-#include <limits>
-
+// Boost.Graph max flow: the maintained library implementation the hand-written Dinic is checked
+// against.
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/edmonds_karp_max_flow.hpp>
+#include <cmath>
+#include <limits>
 
 #include "frontier/max_flow.h"
 
@@ -13,9 +13,10 @@ namespace {
 using Traits = boost::adjacency_list_traits<boost::vecS, boost::vecS, boost::directedS>;
 using Graph = boost::adjacency_list<
     boost::vecS, boost::vecS, boost::directedS, boost::no_property,
-    boost::property<boost::edge_capacity_t, double,
-                    boost::property<boost::edge_residual_capacity_t, double,
-                                    boost::property<boost::edge_reverse_t, Traits::edge_descriptor>>>>;
+    boost::property<
+        boost::edge_capacity_t, double,
+        boost::property<boost::edge_residual_capacity_t, double,
+                        boost::property<boost::edge_reverse_t, Traits::edge_descriptor>>>>;
 
 struct BoostNetwork {
   Graph graph;
@@ -47,7 +48,8 @@ BoostNetwork build(int num_nodes, const std::vector<std::tuple<int, int, double>
 
 }  // namespace
 
-double boost_max_flow(int num_nodes, int source, int sink, const std::vector<BoundedArc>& arcs_upper_only) {
+double boost_max_flow(int num_nodes, int source, int sink,
+                      const std::vector<BoundedArc>& arcs_upper_only) {
   std::vector<std::tuple<int, int, double>> plain;
   for (const auto& arc : arcs_upper_only) plain.emplace_back(arc.from, arc.to, arc.upper);
   BoostNetwork net = build(num_nodes, plain);

@@ -27,13 +27,14 @@ struct PlanningProblem {
   pipeline::OperationDag dag;
   PlanningSettings settings;
   std::vector<InstructionCostModel> models;
-  std::vector<int> model_of_operation;         // per node, index into models
-  std::vector<int> model_stage;                // per model: profile stage (-1 for constants)
+  std::vector<int> model_of_operation;  // per node, index into models
+  std::vector<int> model_stage;         // per model: profile stage (-1 for constants)
   std::vector<pipeline::InstructionKind> model_kind;
   std::vector<MeasuredOption> max_clock_option;  // per model: the highest measured clock (baseline)
 
   const InstructionCostModel& model_of(int operation) const {
-    return models[static_cast<std::size_t>(model_of_operation[static_cast<std::size_t>(operation)])];
+    return models[static_cast<std::size_t>(
+        model_of_operation[static_cast<std::size_t>(operation)])];
   }
   int num_gpus() const { return dag.num_gpus; }
 };
@@ -41,7 +42,8 @@ struct PlanningProblem {
 /// Builds the DAG for `spec` and fits a cost model per (stage, instruction) of `profile`.
 /// Errors: schedule errors, missing (stage, instruction), a single clock, failed fits, bad τ or
 /// P_blocking — each naming the profile file.
-core::Result<PlanningProblem> build_planning_problem(const Profile& profile, const pipeline::PipelineSpec& spec,
+core::Result<PlanningProblem> build_planning_problem(const Profile& profile,
+                                                     const pipeline::PipelineSpec& spec,
                                                      const PlanningSettings& settings);
 
 }  // namespace powertrain::frontier

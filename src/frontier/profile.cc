@@ -1,12 +1,12 @@
 // Profile reading and validation; every error names the file and line.
 #include "frontier/profile.h"
 
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <map>
 #include <set>
 #include <tuple>
-
-#include <fmt/core.h>
 
 #include "core/csv.h"
 
@@ -35,8 +35,9 @@ core::Result<Profile> parse_profile(const core::CsvTable& table) {
   for (int i = 0; i < 5; ++i) {
     auto c = table.column(required[i]);
     if (!c) {
-      return Error{fmt::format("{}:1: missing column '{}' (expected stage,instruction,frequency,time,energy)",
-                               src, required[i])};
+      return Error{fmt::format(
+          "{}:1: missing column '{}' (expected stage,instruction,frequency,time,energy)", src,
+          required[i])};
     }
     col[i] = *c;
   }
@@ -52,8 +53,9 @@ core::Result<Profile> parse_profile(const core::CsvTable& table) {
     const std::string& name = row.fields[col[1]];
     auto kind = pipeline::parse_profiled_instruction(name);
     if (!kind) {
-      return Error{fmt::format("{}:{}: field 'instruction': expected forward, backward or recompute, got '{}'",
-                               src, row.line, name.substr(0, 40))};
+      return Error{fmt::format(
+          "{}:{}: field 'instruction': expected forward, backward or recompute, got '{}'", src,
+          row.line, name.substr(0, 40))};
     }
     auto frequency = core::parse_integer(row.fields[col[2]], src, row.line, "frequency");
     if (!frequency) {
@@ -72,21 +74,23 @@ core::Result<Profile> parse_profile(const core::CsvTable& table) {
     auto time = core::parse_finite_double(row.fields[col[3]], src, row.line, "time");
     if (!time) return time.error();
     if (*time <= 0.0) {
-      return Error{fmt::format("{}:{}: field 'time': expected a positive number of seconds, got {}", src,
-                               row.line, row.fields[col[3]])};
+      return Error{fmt::format("{}:{}: field 'time': expected a positive number of seconds, got {}",
+                               src, row.line, row.fields[col[3]])};
     }
     auto energy = core::parse_finite_double(row.fields[col[4]], src, row.line, "energy");
     if (!energy) return energy.error();
     if (*energy < 0.0) {
-      return Error{fmt::format("{}:{}: field 'energy': expected a non-negative number of joules, got {}",
-                               src, row.line, row.fields[col[4]])};
+      return Error{
+          fmt::format("{}:{}: field 'energy': expected a non-negative number of joules, got {}",
+                      src, row.line, row.fields[col[4]])};
     }
     const int stage_id = static_cast<int>(*stage);
     const int mhz = static_cast<int>(*frequency);
     auto [it, inserted] = seen.emplace(std::make_tuple(stage_id, *kind, mhz), row.line);
     if (!inserted) {
-      return Error{fmt::format("{}:{}: duplicate measurement of stage {} {} at {} MHz (first on line {})",
-                               src, row.line, stage_id, name, mhz, it->second)};
+      return Error{
+          fmt::format("{}:{}: duplicate measurement of stage {} {} at {} MHz (first on line {})",
+                      src, row.line, stage_id, name, mhz, it->second)};
     }
     auto& entry = by_key[{stage_id, *kind}];
     entry.stage = stage_id;
@@ -106,7 +110,8 @@ core::Result<Profile> read_profile(const std::string& path) {
   return parse_profile(*table);
 }
 
-core::Status validate_profile_for_pipeline(const Profile& profile, int num_stages, bool needs_recompute) {
+core::Status validate_profile_for_pipeline(const Profile& profile, int num_stages,
+                                           bool needs_recompute) {
   if (profile.num_stages() > num_stages) {
     return Error{fmt::format("{}: has stage {} but the pipeline has only {} stages (ids 0 to {})",
                              profile.source, profile.num_stages() - 1, num_stages, num_stages - 1)};
@@ -117,15 +122,16 @@ core::Status validate_profile_for_pipeline(const Profile& profile, int num_stage
     for (InstructionKind kind : kinds) {
       const InstructionProfile* entry = profile.find(stage, kind);
       if (entry == nullptr) {
-        return Error{fmt::format("{}: stage {} {}: no measurements (the schedule needs it)", profile.source,
-                                 stage, pipeline::instruction_name(kind))};
+        return Error{fmt::format("{}: stage {} {}: no measurements (the schedule needs it)",
+                                 profile.source, stage, pipeline::instruction_name(kind))};
       }
       std::set<int> clocks;
       for (const auto& option : entry->options) clocks.insert(option.frequency_mhz);
       if (clocks.size() < 2) {
-        return Error{fmt::format("{}:{}: stage {} {}: only one clock ({} MHz); need at least two to plan",
-                                 profile.source, entry->options.front().line, stage,
-                                 pipeline::instruction_name(kind), *clocks.begin())};
+        return Error{
+            fmt::format("{}:{}: stage {} {}: only one clock ({} MHz); need at least two to plan",
+                        profile.source, entry->options.front().line, stage,
+                        pipeline::instruction_name(kind), *clocks.begin())};
       }
     }
   }

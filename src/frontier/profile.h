@@ -48,6 +48,7 @@ core::Result<Profile> read_profile(const std::string& path);
 
 /// Checks that every stage in [0, num_stages) has every needed instruction with at least two
 /// distinct clocks, and that the profile has no stages beyond. `needs_recompute` adds recompute.
-core::Status validate_profile_for_pipeline(const Profile& profile, int num_stages, bool needs_recompute);
+core::Status validate_profile_for_pipeline(const Profile& profile, int num_stages,
+                                           bool needs_recompute);
 
 }  // namespace powertrain::frontier

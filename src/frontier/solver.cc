@@ -1,5 +1,5 @@
-// Phillips–Dessouky on the critical DAG: one node pair per critical instruction, capacities from the
-// cost slopes, a minimum cut with lower bounds, then ±τ on the cut's instructions.
+// Phillips–Dessouky on the critical DAG: one node pair per critical instruction, capacities from
+// the cost slopes, a minimum cut with lower bounds, then ±τ on the cut's instructions.
 #include "frontier/solver.h"
 
 #include <algorithm>
@@ -73,17 +73,20 @@ Duration longest_path(const pipeline::OperationDag& dag, const std::vector<Durat
 template int longest_path<int>(const pipeline::OperationDag&, const std::vector<int>&);
 template double longest_path<double>(const pipeline::OperationDag&, const std::vector<double>&);
 
-double planned_energy(const PlanningProblem& problem, const std::vector<int>& durations, int time_units) {
+double planned_energy(const PlanningProblem& problem, const std::vector<int>& durations,
+                      int time_units) {
   double energy = 0.0;
   for (std::size_t v = 0; v < durations.size(); ++v) {
     energy += problem.model_of(static_cast<int>(v)).cost(durations[v]);
   }
-  return energy + problem.num_gpus() * time_units * problem.settings.unit_time_s * problem.settings.p_blocking_w;
+  return energy + problem.num_gpus() * time_units * problem.settings.unit_time_s *
+                      problem.settings.p_blocking_w;
 }
 
 std::vector<int> Frontier::durations_at(std::size_t point) const {
   std::vector<int> units = initial_units;
-  for (std::size_t i = change_offsets[0]; i < change_offsets[point + 1] && i < changes.size(); ++i) {
+  for (std::size_t i = change_offsets[0]; i < change_offsets[point + 1] && i < changes.size();
+       ++i) {
     units[changes[i].operation] = changes[i].units;
   }
   return units;
@@ -136,26 +139,30 @@ Frontier solve_frontier(const PlanningProblem& problem, const SolverOptions& opt
     for (int v : dag.topological_order) {
       if (schedule.earliest_finish[v] == schedule.latest_finish[v]) critical_ops.push_back(v);
     }
-    frontier.stats.max_critical_operations = std::max(frontier.stats.max_critical_operations, critical_ops.size());
+    frontier.stats.max_critical_operations =
+        std::max(frontier.stats.max_critical_operations, critical_ops.size());
     const int source = 0, sink = 1;
     int num_nodes = 2;
     for (int v : critical_ops) {
       in_node[v] = num_nodes++;
       out_node[v] = num_nodes++;
     }
-    // Arcs of the critical DAG: one per critical instruction (lower, upper from the cost slopes) and
-    // uncapacitated ones for tight dependencies and the source/sink.
+    // Arcs of the critical DAG: one per critical instruction (lower, upper from the cost slopes)
+    // and uncapacitated ones for tight dependencies and the source/sink.
     raw_arcs.clear();
     for (int v : critical_ops) {
       const InstructionCostModel& model = problem.model_of(v);
       BoundedArc arc{in_node[v], out_node[v], 0.0, kInfinity};
       // Lower bound: energy saved by slowing down one τ; upper: energy added by speeding up one τ.
-      if (d[v] < model.max_units()) arc.lower = std::max(0.0, model.cost(d[v]) - model.cost(d[v] + 1));
-      if (d[v] > model.min_units()) arc.upper = std::max(arc.lower, model.cost(d[v] - 1) - model.cost(d[v]));
+      if (d[v] < model.max_units())
+        arc.lower = std::max(0.0, model.cost(d[v]) - model.cost(d[v] + 1));
+      if (d[v] > model.min_units())
+        arc.upper = std::max(arc.lower, model.cost(d[v] - 1) - model.cost(d[v]));
       raw_arcs.push_back(arc);
       const int start = schedule.earliest_finish[v] - d[v];
       if (start == 0) raw_arcs.push_back({source, in_node[v], 0.0, kInfinity});
-      if (schedule.earliest_finish[v] == makespan) raw_arcs.push_back({out_node[v], sink, 0.0, kInfinity});
+      if (schedule.earliest_finish[v] == makespan)
+        raw_arcs.push_back({out_node[v], sink, 0.0, kInfinity});
       for (int w : dag.successors[v]) {
         if (schedule.earliest_finish[w] == schedule.latest_finish[w] &&
             schedule.earliest_finish[w] - d[w] == schedule.earliest_finish[v]) {
@@ -179,7 +186,8 @@ Frontier solve_frontier(const PlanningProblem& problem, const SolverOptions& opt
       return x;
     };
     for (const BoundedArc& arc : raw_arcs) {
-      if (std::isinf(arc.upper) && arc.lower == 0.0 && (out_degree[arc.from] == 1 || in_degree[arc.to] == 1)) {
+      if (std::isinf(arc.upper) && arc.lower == 0.0 &&
+          (out_degree[arc.from] == 1 || in_degree[arc.to] == 1)) {
         int a = find(arc.from), b = find(arc.to);
         if (a == b) continue;
         if (b == source || b == sink) std::swap(a, b);  // keep the terminals as representatives
@@ -237,7 +245,10 @@ Frontier solve_frontier(const PlanningProblem& problem, const SolverOptions& opt
       }
       if (!reverted) {  // cannot happen: every critical path crosses the cut forward
         for (int& v : lengthened) {
-          if (v >= 0) { --d[v]; v = -1; }
+          if (v >= 0) {
+            --d[v];
+            v = -1;
+          }
         }
       }
       forward_pass(dag, d, schedule);
@@ -257,7 +268,8 @@ Frontier solve_frontier(const PlanningProblem& problem, const SolverOptions& opt
     }
     ++frontier.stats.iterations;
   }
-  if (options.progress) options.progress(slowest - schedule.makespan, std::max(1, slowest - lower_bound));
+  if (options.progress)
+    options.progress(slowest - schedule.makespan, std::max(1, slowest - lower_bound));
   frontier.stats.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return frontier;

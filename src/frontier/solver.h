@@ -1,4 +1,5 @@
-// The Perseus time–energy frontier by repeated minimum cuts (Phillips–Dessouky; Perseus §4, App. E).
+// The Perseus time–energy frontier by repeated minimum cuts (Phillips–Dessouky; Perseus §4, App.
+// E).
 #pragma once
 
 #include <cstddef>
@@ -17,7 +18,8 @@ enum class MaxFlowEngine {
 
 struct SolverOptions {
   MaxFlowEngine engine = MaxFlowEngine::kDinic;
-  /// Called now and then with (units reduced so far, units between T* and the lower bound on T_min).
+  /// Called now and then with (units reduced so far, units between T* and the lower bound on
+  /// T_min).
   std::function<void(long long done, long long total)> progress;
   /// Stop after this many points (0 = no limit); for previews of huge problems.
   std::size_t max_points = 0;
@@ -47,8 +49,8 @@ struct SolverStats {
 /// All frontier points, slowest (T*) first, with plans stored as changes between points.
 struct Frontier {
   std::vector<FrontierPoint> points;
-  std::vector<int> initial_units;             // durations at point 0
-  std::vector<std::size_t> change_offsets;    // changes of point i: [offsets[i], offsets[i+1])
+  std::vector<int> initial_units;           // durations at point 0
+  std::vector<std::size_t> change_offsets;  // changes of point i: [offsets[i], offsets[i+1])
   std::vector<DurationChange> changes;
   SolverStats stats;
 
@@ -65,6 +67,7 @@ template <typename Duration>
 Duration longest_path(const pipeline::OperationDag& dag, const std::vector<Duration>& durations);
 
 /// Planned energy (J) of one pipeline for given planned durations and iteration time.
-double planned_energy(const PlanningProblem& problem, const std::vector<int>& durations, int time_units);
+double planned_energy(const PlanningProblem& problem, const std::vector<int>& durations,
+                      int time_units);
 
 }  // namespace powertrain::frontier

@@ -1,21 +1,27 @@
 // OperationDag bookkeeping: labels, edges and a deterministic topological order.
 #include "pipeline/operation_dag.h"
 
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <queue>
-
-#include <fmt/core.h>
 
 namespace powertrain::pipeline {
 
 std::string_view instruction_name(InstructionKind kind) {
   switch (kind) {
-    case InstructionKind::kForward: return "forward";
-    case InstructionKind::kBackward: return "backward";
-    case InstructionKind::kRecompute: return "recompute";
-    case InstructionKind::kDataLoading: return "data_loading";
-    case InstructionKind::kOptimizerStep: return "optimizer_step";
-    case InstructionKind::kP2P: return "p2p";
+    case InstructionKind::kForward:
+      return "forward";
+    case InstructionKind::kBackward:
+      return "backward";
+    case InstructionKind::kRecompute:
+      return "recompute";
+    case InstructionKind::kDataLoading:
+      return "data_loading";
+    case InstructionKind::kOptimizerStep:
+      return "optimizer_step";
+    case InstructionKind::kP2P:
+      return "p2p";
   }
   return "unknown";
 }
@@ -70,12 +76,18 @@ bool OperationDag::finalize() {
 std::string OperationDag::label(int id) const {
   const Operation& op = operations[id];
   switch (op.kind) {
-    case InstructionKind::kForward: return fmt::format("F{}@s{}", op.microbatch, op.stage);
-    case InstructionKind::kBackward: return fmt::format("B{}@s{}", op.microbatch, op.stage);
-    case InstructionKind::kRecompute: return fmt::format("R{}@s{}", op.microbatch, op.stage);
-    case InstructionKind::kDataLoading: return fmt::format("load@gpu{}", op.gpu);
-    case InstructionKind::kOptimizerStep: return fmt::format("optim@gpu{}", op.gpu);
-    case InstructionKind::kP2P: return fmt::format("p2p{}@s{}", op.microbatch, op.stage);
+    case InstructionKind::kForward:
+      return fmt::format("F{}@s{}", op.microbatch, op.stage);
+    case InstructionKind::kBackward:
+      return fmt::format("B{}@s{}", op.microbatch, op.stage);
+    case InstructionKind::kRecompute:
+      return fmt::format("R{}@s{}", op.microbatch, op.stage);
+    case InstructionKind::kDataLoading:
+      return fmt::format("load@gpu{}", op.gpu);
+    case InstructionKind::kOptimizerStep:
+      return fmt::format("optim@gpu{}", op.gpu);
+    case InstructionKind::kP2P:
+      return fmt::format("p2p{}@s{}", op.microbatch, op.stage);
   }
   return "?";
 }

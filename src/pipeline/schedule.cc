@@ -2,11 +2,11 @@
 // interleaved 1F1B follows Megatron's virtual-pipeline order.
 #include "pipeline/schedule.h"
 
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <map>
 #include <tuple>
-
-#include <fmt/core.h>
 
 namespace powertrain::pipeline {
 namespace {
@@ -48,7 +48,8 @@ std::vector<ScheduledInstruction> interleaved_order(int rank, int num_gpus, int 
   warmup = std::min(warmup, total);
   std::vector<ScheduledInstruction> order;
   auto forward = [&](int k) {
-    order.push_back({InstructionKind::kForward, chunk_of(k, true) * num_gpus + rank, microbatch_of(k)});
+    order.push_back(
+        {InstructionKind::kForward, chunk_of(k, true) * num_gpus + rank, microbatch_of(k)});
   };
   auto backward = [&](int k) {
     order.push_back(
@@ -68,17 +69,22 @@ std::vector<ScheduledInstruction> interleaved_order(int rank, int num_gpus, int 
 
 std::string_view schedule_name(ScheduleKind kind) {
   switch (kind) {
-    case ScheduleKind::kGPipe: return "gpipe";
-    case ScheduleKind::kOneFOneB: return "1f1b";
-    case ScheduleKind::kInterleavedOneFOneB: return "interleaved-1f1b";
-    case ScheduleKind::kOneFOneBEarlyRecompute: return "1f1b-recompute";
+    case ScheduleKind::kGPipe:
+      return "gpipe";
+    case ScheduleKind::kOneFOneB:
+      return "1f1b";
+    case ScheduleKind::kInterleavedOneFOneB:
+      return "interleaved-1f1b";
+    case ScheduleKind::kOneFOneBEarlyRecompute:
+      return "1f1b-recompute";
   }
   return "?";
 }
 
 std::optional<ScheduleKind> parse_schedule(std::string_view name) {
-  for (ScheduleKind kind : {ScheduleKind::kGPipe, ScheduleKind::kOneFOneB,
-                            ScheduleKind::kInterleavedOneFOneB, ScheduleKind::kOneFOneBEarlyRecompute}) {
+  for (ScheduleKind kind :
+       {ScheduleKind::kGPipe, ScheduleKind::kOneFOneB, ScheduleKind::kInterleavedOneFOneB,
+        ScheduleKind::kOneFOneBEarlyRecompute}) {
     if (schedule_name(kind) == name) return kind;
   }
   return std::nullopt;
@@ -90,30 +96,36 @@ int PipelineSpec::num_profile_stages() const {
   return schedule == ScheduleKind::kInterleavedOneFOneB ? num_gpus * chunks_per_gpu : num_gpus;
 }
 
-core::Result<std::vector<std::vector<ScheduledInstruction>>> schedule_order(const PipelineSpec& spec) {
-  if (spec.num_gpus < 1) return core::Error{fmt::format("--stages: expected at least 1, got {}", spec.num_gpus)};
+core::Result<std::vector<std::vector<ScheduledInstruction>>> schedule_order(
+    const PipelineSpec& spec) {
+  if (spec.num_gpus < 1)
+    return core::Error{fmt::format("--stages: expected at least 1, got {}", spec.num_gpus)};
   if (spec.num_microbatches < 1) {
-    return core::Error{fmt::format("--microbatches: expected at least 1, got {}", spec.num_microbatches)};
+    return core::Error{
+        fmt::format("--microbatches: expected at least 1, got {}", spec.num_microbatches)};
   }
   const bool interleaved = spec.schedule == ScheduleKind::kInterleavedOneFOneB;
   if (interleaved) {
     if (spec.chunks_per_gpu < 2) {
-      return core::Error{fmt::format(
-          "--chunks: interleaved 1F1B needs at least 2 model chunks per GPU, got {}", spec.chunks_per_gpu)};
+      return core::Error{
+          fmt::format("--chunks: interleaved 1F1B needs at least 2 model chunks per GPU, got {}",
+                      spec.chunks_per_gpu)};
     }
     if (spec.num_microbatches % spec.num_gpus != 0) {
-      return core::Error{fmt::format(
-          "--microbatches: interleaved 1F1B needs a multiple of the {} stages, got {}", spec.num_gpus,
-          spec.num_microbatches)};
+      return core::Error{
+          fmt::format("--microbatches: interleaved 1F1B needs a multiple of the {} stages, got {}",
+                      spec.num_gpus, spec.num_microbatches)};
     }
   } else if (spec.chunks_per_gpu != 1) {
-    return core::Error{fmt::format("--chunks: only interleaved-1f1b uses model chunks, got {} with {}",
-                                   spec.chunks_per_gpu, schedule_name(spec.schedule))};
+    return core::Error{
+        fmt::format("--chunks: only interleaved-1f1b uses model chunks, got {} with {}",
+                    spec.chunks_per_gpu, schedule_name(spec.schedule))};
   }
   const long long per_gpu = 3LL * spec.num_microbatches * (interleaved ? spec.chunks_per_gpu : 1);
   if (per_gpu * spec.num_gpus > kMaxOperations) {
-    return core::Error{fmt::format("pipeline too large: {} stages x {} microbatches exceeds {} operations",
-                                   spec.num_gpus, spec.num_microbatches, kMaxOperations)};
+    return core::Error{
+        fmt::format("pipeline too large: {} stages x {} microbatches exceeds {} operations",
+                    spec.num_gpus, spec.num_microbatches, kMaxOperations)};
   }
   std::vector<std::vector<ScheduledInstruction>> orders(spec.num_gpus);
   for (int rank = 0; rank < spec.num_gpus; ++rank) {
@@ -134,7 +146,8 @@ core::Result<std::vector<std::vector<ScheduledInstruction>>> schedule_order(cons
         orders[rank] = one_f_one_b_order(rank, spec.num_gpus, spec.num_microbatches, true);
         break;
       case ScheduleKind::kInterleavedOneFOneB:
-        orders[rank] = interleaved_order(rank, spec.num_gpus, spec.num_microbatches, spec.chunks_per_gpu);
+        orders[rank] =
+            interleaved_order(rank, spec.num_gpus, spec.num_microbatches, spec.chunks_per_gpu);
         break;
     }
   }
@@ -146,7 +159,8 @@ core::Result<OperationDag> build_pipeline_dag(const PipelineSpec& spec) {
   if (!orders) return orders.error();
   for (double t : {spec.data_loading_time_s, spec.optimizer_step_time_s, spec.p2p_time_s}) {
     if (!(t >= 0.0) || t > 1e6) {
-      return core::Error{fmt::format("constant operation time: expected 0 to 1e6 seconds, got {}", t)};
+      return core::Error{
+          fmt::format("constant operation time: expected 0 to 1e6 seconds, got {}", t)};
     }
   }
   OperationDag dag;
@@ -168,7 +182,8 @@ core::Result<OperationDag> build_pipeline_dag(const PipelineSpec& spec) {
       append({InstructionKind::kDataLoading, rank, rank, 0, -1, spec.data_loading_time_s});
     }
     for (const ScheduledInstruction& instruction : (*orders)[rank]) {
-      const int id = append({instruction.kind, instruction.stage, rank, instruction.microbatch, -1, 0.0});
+      const int id =
+          append({instruction.kind, instruction.stage, rank, instruction.microbatch, -1, 0.0});
       index[{instruction.kind, instruction.stage, instruction.microbatch}] = id;
     }
     if (spec.optimizer_step_time_s > 0.0) {
@@ -179,7 +194,8 @@ core::Result<OperationDag> build_pipeline_dag(const PipelineSpec& spec) {
   // Connects two instructions, through a link-transfer node when they run on different GPUs.
   auto connect = [&](int from, int to, int stage, int microbatch) {
     if (spec.p2p_time_s > 0.0 && dag.operations[from].gpu != dag.operations[to].gpu) {
-      const int link = dag.add_operation({InstructionKind::kP2P, stage, -1, microbatch, -1, spec.p2p_time_s});
+      const int link =
+          dag.add_operation({InstructionKind::kP2P, stage, -1, microbatch, -1, spec.p2p_time_s});
       dag.add_edge(from, link);
       dag.add_edge(link, to);
     } else {
@@ -189,10 +205,10 @@ core::Result<OperationDag> build_pipeline_dag(const PipelineSpec& spec) {
   const bool recompute = spec.schedule == ScheduleKind::kOneFOneBEarlyRecompute;
   for (int m = 0; m < spec.num_microbatches; ++m) {
     for (int g = 0; g + 1 < num_stages; ++g) {
-      connect(index.at({InstructionKind::kForward, g, m}), index.at({InstructionKind::kForward, g + 1, m}),
-              g, m);
-      connect(index.at({InstructionKind::kBackward, g + 1, m}), index.at({InstructionKind::kBackward, g, m}),
-              g + 1, m);
+      connect(index.at({InstructionKind::kForward, g, m}),
+              index.at({InstructionKind::kForward, g + 1, m}), g, m);
+      connect(index.at({InstructionKind::kBackward, g + 1, m}),
+              index.at({InstructionKind::kBackward, g, m}), g + 1, m);
     }
     const int last = num_stages - 1;
     const int last_forward = index.at({InstructionKind::kForward, last, m});

@@ -1,4 +1,5 @@
-// Pipeline schedules (GPipe, 1F1B, interleaved 1F1B, 1F1B with early recomputation) as OperationDags.
+// Pipeline schedules (GPipe, 1F1B, interleaved 1F1B, 1F1B with early recomputation) as
+// OperationDags.
 #pragma once
 
 #include <optional>
@@ -22,12 +23,12 @@ std::string known_schedules();
 /// What to build. Times of constant operations are in seconds; 0 means "no such node".
 struct PipelineSpec {
   ScheduleKind schedule = ScheduleKind::kOneFOneB;
-  int num_gpus = 1;            // pipeline stages (GPUs in one pipeline)
+  int num_gpus = 1;  // pipeline stages (GPUs in one pipeline)
   int num_microbatches = 1;
-  int chunks_per_gpu = 1;      // v, only for interleaved 1F1B
-  double data_loading_time_s = 0.0;   // one node per GPU before its first instruction
-  double optimizer_step_time_s = 0.0; // one node per GPU after its last instruction
-  double p2p_time_s = 0.0;            // one node on every inter-GPU activation/gradient transfer
+  int chunks_per_gpu = 1;              // v, only for interleaved 1F1B
+  double data_loading_time_s = 0.0;    // one node per GPU before its first instruction
+  double optimizer_step_time_s = 0.0;  // one node per GPU after its last instruction
+  double p2p_time_s = 0.0;             // one node on every inter-GPU activation/gradient transfer
 
   /// Number of profile stages the schedule needs (num_gpus × chunks_per_gpu).
   int num_profile_stages() const;
@@ -36,13 +37,14 @@ struct PipelineSpec {
 /// One entry of a GPU's execution order.
 struct ScheduledInstruction {
   InstructionKind kind;
-  int stage;       // profile stage (model chunk id for interleaved)
+  int stage;  // profile stage (model chunk id for interleaved)
   int microbatch;
 };
 
 /// The per-GPU instruction order of a schedule (no constant nodes).
 /// Errors: non-positive sizes, interleaved with microbatches not a multiple of the GPUs or v < 2.
-core::Result<std::vector<std::vector<ScheduledInstruction>>> schedule_order(const PipelineSpec& spec);
+core::Result<std::vector<std::vector<ScheduledInstruction>>> schedule_order(
+    const PipelineSpec& spec);
 
 /// Builds the DAG: GPU order edges, forward activations to the next stage, gradients to the
 /// previous stage, and the last stage's forward feeding its backward (through recompute if any).

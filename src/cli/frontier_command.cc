@@ -1,0 +1,286 @@
+// `powertrain frontier`: plan every Pareto-optimal frequency plan of one iteration and write them.
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <set>
+
+#include "cli/commands.h"
+#include "core/atomic_output.h"
+#include "core/csv.h"
+#include "frontier/example_profile.h"
+#include "frontier/outputs.h"
+#include "frontier/problem.h"
+#include "frontier/solver.h"
+
+namespace powertrain::cli {
+namespace {
+
+struct FrontierFlags {
+  std::string profile;
+  int stages = 0;
+  int microbatches = 0;
+  double p_blocking_w = -1.0;
+  double unit_time_s = 0.0;
+  std::string schedule = "1f1b";
+  int chunks = 1;
+  std::string cost_model = "exponential";
+  std::string quantization = "floor";
+  double data_loading_s = 0.0;
+  double optimizer_step_s = 0.0;
+  double p2p_s = 0.0;
+  std::string out = "powertrain-out";
+  std::string emit_plans = "tstar,tmin,stragglers";
+  long long timeline_point = -1;
+  bool quiet = false;
+};
+
+// Parses "tstar,tmin,stragglers,all,12,40" into point indices.
+core::Result<std::vector<std::size_t>> parse_emit_plans(const std::string& spec,
+                                                        const frontier::FrontierRun& run) {
+  std::set<std::size_t> points;
+  const std::size_t last = run.frontier->points.size() - 1;
+  std::size_t begin = 0;
+  while (begin <= spec.size()) {
+    std::size_t end = spec.find(',', begin);
+    if (end == std::string::npos) end = spec.size();
+    const std::string item = spec.substr(begin, end - begin);
+    begin = end + 1;
+    if (item.empty() || item == "none") continue;
+    if (item == "all") {
+      for (std::size_t p = 0; p <= last; ++p) points.insert(p);
+    } else if (item == "tstar") {
+      points.insert(0);
+    } else if (item == "tmin") {
+      points.insert(last);
+    } else if (item == "stragglers") {
+      for (const auto& s : run.stragglers) points.insert(s.point);
+    } else {
+      auto index = core::parse_integer(item, "--emit-plans", 0, "point");
+      if (!index || *index < 0 || static_cast<std::size_t>(*index) > last) {
+        return core::Error{
+            fmt::format("--emit-plans: expected tstar, tmin, stragglers, all, none or a point 0 to "
+                        "{}, got '{}'",
+                        last, item)};
+      }
+      points.insert(static_cast<std::size_t>(*index));
+    }
+  }
+  return std::vector<std::size_t>(points.begin(), points.end());
+}
+
+int run_frontier(const FrontierFlags& flags) {
+  const char* kCommand = "frontier";
+  frontier::ExampleDefaults example;
+  const bool builtin = flags.profile.empty();
+  core::Result<frontier::Profile> profile = builtin ? [&]() -> core::Result<frontier::Profile> {
+    auto table = core::parse_csv(frontier::example_profile_csv(), "<built-in example profile>");
+    if (!table) return table.error();
+    return frontier::parse_profile(*table);
+  }()
+      : frontier::read_profile(flags.profile);
+  if (!profile) return fail(kCommand, profile.error().message);
+
+  auto schedule = pipeline::parse_schedule(flags.schedule);
+  if (!schedule) {
+    return fail(kCommand, fmt::format("--schedule: unknown '{}'; known: {}", flags.schedule,
+                                      pipeline::known_schedules()));
+  }
+  auto cost_model = frontier::parse_cost_model(flags.cost_model);
+  if (!cost_model) {
+    return fail(kCommand, fmt::format("--cost-model: unknown '{}'; known: exponential, pwl",
+                                      flags.cost_model));
+  }
+  auto quantization = frontier::parse_quantization(flags.quantization);
+  if (!quantization) {
+    return fail(kCommand, fmt::format("--quantization: unknown '{}'; known: floor, ceil",
+                                      flags.quantization));
+  }
+  pipeline::PipelineSpec spec;
+  spec.schedule = *schedule;
+  spec.chunks_per_gpu = flags.chunks;
+  const int chunks =
+      *schedule == pipeline::ScheduleKind::kInterleavedOneFOneB ? std::max(1, flags.chunks) : 1;
+  spec.num_gpus = flags.stages > 0 ? flags.stages : std::max(1, profile->num_stages() / chunks);
+  spec.num_microbatches = flags.microbatches > 0 ? flags.microbatches : example.microbatches;
+  spec.data_loading_time_s = flags.data_loading_s;
+  spec.optimizer_step_time_s = flags.optimizer_step_s;
+  spec.p2p_time_s = flags.p2p_s;
+
+  frontier::PlanningSettings settings;
+  settings.cost_model = *cost_model;
+  settings.quantization = *quantization;
+  settings.unit_time_s = flags.unit_time_s > 0.0 ? flags.unit_time_s : example.unit_time_s;
+  if (flags.p_blocking_w >= 0.0) {
+    settings.p_blocking_w = flags.p_blocking_w;
+  } else if (builtin) {
+    settings.p_blocking_w = example.p_blocking_w;
+  } else {
+    return fail(
+        kCommand,
+        "--p-blocking: required with --profile (power in W of a GPU blocked on P2P communication)");
+  }
+  if (!builtin && profile->find(0, pipeline::InstructionKind::kRecompute) != nullptr &&
+      spec.schedule != pipeline::ScheduleKind::kOneFOneBEarlyRecompute && !flags.quiet) {
+    fmt::print(
+        stderr,
+        "note: {} has recompute rows; they are planned only with --schedule 1f1b-recompute\n",
+        profile->source);
+  }
+
+  auto problem = frontier::build_planning_problem(*profile, spec, settings);
+  if (!problem) return fail(kCommand, problem.error().message);
+
+  // Validate the output location before spending time on the solve.
+  auto output = core::AtomicOutputDirectory::create(flags.out);
+  if (!output) return fail(kCommand, output.error().message);
+
+  frontier::SolverOptions options;
+  const bool tty = ::isatty(STDERR_FILENO) != 0;
+  if (!flags.quiet) {
+    options.progress = [tty, last_percent = -1](long long done, long long total) mutable {
+      const int percent =
+          static_cast<int>(std::min<long long>(100, done * 100 / std::max(1LL, total)));
+      if (percent == last_percent) return;
+      last_percent = percent;
+      if (tty) {
+        fmt::print(stderr, "\rplanning: {:3d}% of the time range from T* down to the T_min bound",
+                   percent);
+      } else if (percent % 10 == 0) {
+        fmt::print(stderr, "planning: {}%\n", percent);
+      }
+    };
+  }
+  const frontier::Frontier solved = frontier::solve_frontier(*problem, options);
+  if (tty && !flags.quiet) fmt::print(stderr, "\n");
+  const frontier::FrontierRun run = frontier::analyze(*problem, solved, profile->source);
+
+  auto emit = parse_emit_plans(flags.emit_plans, run);
+  if (!emit) return fail(kCommand, emit.error().message);
+  const std::size_t last = solved.points.size() - 1;
+  if (flags.timeline_point > static_cast<long long>(last)) {
+    return fail(kCommand, fmt::format("--timeline-point: expected 0 to {}, got {}", last,
+                                      flags.timeline_point));
+  }
+  const std::size_t timeline_point =
+      flags.timeline_point < 0 ? last : static_cast<std::size_t>(flags.timeline_point);
+
+  const double tau = settings.unit_time_s;
+  std::vector<std::pair<std::string, std::string>> files = {
+      {"frontier.csv", frontier::frontier_csv(run)},
+      {"plans.csv", frontier::plans_csv(run)},
+      {"summary.json", frontier::summary_json(run)},
+      {"frontier.svg", frontier::frontier_svg(run)},
+      {fmt::format("timeline_{:05d}.json", timeline_point),
+       frontier::timeline_trace_json(run, timeline_point)},
+  };
+  for (std::size_t point : *emit) {
+    const auto plan = frontier::gpu_plans_at(*problem, solved.durations_at(point));
+    const double planned_time = solved.points[point].time_units * tau;
+    files.emplace_back(
+        frontier::zeus_plan_filename(point),
+        frontier::zeus_plan_py(plan, planned_time, solved.points[point].energy_j,
+                               run.realized[point].time_s, run.realized[point].energy_j));
+    files.emplace_back(
+        fmt::format("plan_{:05d}.json", point),
+        frontier::plan_json(plan, point, planned_time, solved.points[point].energy_j,
+                            run.realized[point].time_s, run.realized[point].energy_j));
+  }
+  for (const auto& [name, contents] : files) {
+    if (auto written = output->write_file(name, contents); !written)
+      return fail(kCommand, written.error().message);
+  }
+  if (auto committed = output->commit(); !committed)
+    return fail(kCommand, committed.error().message);
+
+  // Readable summary.
+  const auto& first = solved.points.front();
+  const auto& fastest = solved.points.back();
+  const double t_min = fastest.time_units * tau;
+  const double paper_baseline = frontier::max_clock_energy_at(*problem, t_min);
+  double max_fit_error = 0.0;
+  for (const auto& model : problem->models)
+    max_fit_error = std::max(max_fit_error, model.fit().max_relative_error);
+  fmt::print(
+      "powertrain frontier: {} stages x {} microbatches, {}, tau = {} s, P_blocking = {} W\n",
+      spec.num_gpus, spec.num_microbatches, pipeline::schedule_name(spec.schedule), tau,
+      settings.p_blocking_w);
+  fmt::print("  profile       {}{}\n", profile->source,
+             builtin ? " (run `powertrain example-profile` to see it)" : "");
+  fmt::print("  cost model    {} fit, largest fit error {:.2f} % of measured energy\n",
+             frontier::cost_model_name(settings.cost_model), 100.0 * max_fit_error);
+  fmt::print(
+      "  frontier      {} points, T_min = {:.4f} s .. T* = {:.4f} s (planned); solved in {:.2f} "
+      "s\n",
+      solved.points.size(), t_min, first.time_units * tau, solved.stats.seconds);
+  fmt::print("  baseline      all max clock: {:.4f} s, {:.1f} J per iteration (measured)\n",
+             run.baseline.time_s, run.baseline.energy_j);
+  fmt::print(
+      "  at T_min      {:.1f} J planned: {:.2f} % less than max clock at T_min ({:.1f} J, Perseus "
+      "Table 6 "
+      "definition)\n",
+      fastest.energy_j, 100.0 * (1.0 - fastest.energy_j / paper_baseline), paper_baseline);
+  fmt::print(
+      "                realized with measured clocks: {:.4f} s, {:.1f} J ({:+.2f} % energy vs "
+      "baseline)\n",
+      run.realized.back().time_s, run.realized.back().energy_j,
+      100.0 * (run.realized.back().energy_j / run.baseline.energy_j - 1.0));
+  fmt::print("  at T*         {:.1f} J planned (least energy), {:.2f} % slower than T_min\n",
+             first.energy_j, 100.0 * (first.time_units * tau / t_min - 1.0));
+  fmt::print(
+      "  stragglers    slowdown T'/T_min -> plan point, planned time, savings incl. blocking "
+      "(planned)\n");
+  for (const auto& s : run.stragglers) {
+    fmt::print("                {:.2f}x  T' = {:.4f} s -> point {:5d}, {:.4f} s, saves {:.2f} %\n",
+               s.slowdown, s.straggler_time_s, s.point, s.planned_time_s,
+               100.0 * s.savings_fraction);
+  }
+  fmt::print(
+      "  files         {}/: frontier.csv plans.csv summary.json frontier.svg timeline_{:05d}.json "
+      "and {} plan(s) as freqs_pipeline_NNNNN.py + plan_NNNNN.json\n",
+      output->target().string(), timeline_point, emit->size());
+  return 0;
+}
+
+}  // namespace
+
+Action add_frontier_command(CLI::App& app) {
+  auto flags = std::make_shared<FrontierFlags>();
+  app.add_option("--profile", flags->profile,
+                 "Perseus profile CSV stage,instruction,frequency,time,energy (MHz, s, J); "
+                 "default: built-in example");
+  app.add_option("--stages", flags->stages,
+                 "Pipeline stages (GPUs per pipeline); default: from the profile");
+  app.add_option("--microbatches", flags->microbatches, "Microbatches per iteration (default 8)");
+  app.add_option("--p-blocking", flags->p_blocking_w,
+                 "Power of a GPU blocked on P2P communication, W");
+  app.add_option("--unit-time", flags->unit_time_s, "Time quantum tau in seconds (default 0.001)");
+  app.add_option("--schedule", flags->schedule,
+                 "gpipe, 1f1b, interleaved-1f1b, 1f1b-recompute (default 1f1b)");
+  app.add_option("--chunks", flags->chunks,
+                 "Model chunks per GPU for interleaved-1f1b (profile stage = chunk id)");
+  app.add_option("--cost-model", flags->cost_model,
+                 "exponential (a*exp(b*t)+c, default) or pwl (convex hull)");
+  app.add_option("--quantization", flags->quantization,
+                 "floor (reference solver, default) or ceil (realized never slower than planned)");
+  app.add_option("--data-loading-time", flags->data_loading_s,
+                 "Constant data loading per GPU, s (default 0)");
+  app.add_option("--optimizer-step-time", flags->optimizer_step_s,
+                 "Constant optimizer step per GPU, s (default 0)");
+  app.add_option("--p2p-time", flags->p2p_s,
+                 "Constant inter-stage transfer on slow links, s (default 0)");
+  app.add_option("--out", flags->out,
+                 "Output directory, replaced atomically (default powertrain-out)");
+  app.add_option(
+      "--emit-plans", flags->emit_plans,
+      "Points to write as Zeus plan files: tstar,tmin,stragglers,all,none or indices (default "
+      "tstar,tmin,stragglers)");
+  app.add_option("--timeline-point", flags->timeline_point,
+                 "Point whose timeline to write (default: T_min)");
+  app.add_flag("--quiet", flags->quiet, "No progress output");
+  return [flags]() { return run_frontier(*flags); };
+}
+
+}  // namespace powertrain::cli

@@ -1,0 +1,327 @@
+// Writers for frontier results. Every number says whether it is planned, realized or measured.
+#include "frontier/outputs.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "core/svg_plot.h"
+
+namespace powertrain::frontier {
+
+using nlohmann::json;
+
+std::vector<double> default_straggler_slowdowns() { return {1.05, 1.1, 1.2, 1.3, 1.4, 1.5}; }
+
+FrontierRun analyze(const PlanningProblem& problem, const Frontier& frontier,
+                    std::string profile_source) {
+  FrontierRun run;
+  run.profile_source = std::move(profile_source);
+  run.problem = &problem;
+  run.frontier = &frontier;
+  run.realized = realize_frontier(problem, frontier);
+  run.baseline = all_max_clock_baseline(problem);
+  for (double slowdown : default_straggler_slowdowns()) {
+    run.stragglers.push_back(straggler_outcome(problem, frontier, slowdown));
+  }
+  return run;
+}
+
+std::string frontier_csv(const FrontierRun& run) {
+  const double tau = run.problem->settings.unit_time_s;
+  std::string out = "time,energy,realized_time,realized_energy\n";
+  for (std::size_t i = 0; i < run.frontier->points.size(); ++i) {
+    const FrontierPoint& p = run.frontier->points[i];
+    fmt::format_to(std::back_inserter(out), "{},{},{},{}\n", p.time_units * tau, p.energy_j,
+                   run.realized[i].time_s, run.realized[i].energy_j);
+  }
+  return out;
+}
+
+std::string plans_csv(const FrontierRun& run) {
+  const PlanningProblem& problem = *run.problem;
+  const Frontier& frontier = *run.frontier;
+  std::string out = "point,gpu,slot,stage,instruction,microbatch,frequency_mhz\n";
+  std::vector<int> units = frontier.initial_units;
+  std::vector<int> previous(units.size(), -1);
+  for (std::size_t point = 0; point < frontier.points.size(); ++point) {
+    for (std::size_t i = frontier.change_offsets[point]; i < frontier.change_offsets[point + 1];
+         ++i) {
+      units[frontier.changes[i].operation] = frontier.changes[i].units;
+    }
+    // Only nodes that changed can change clock, but point 0 lists everything.
+    auto emit = [&](int v) {
+      const pipeline::Operation& op = problem.dag.operations[v];
+      if (op.gpu < 0) return;
+      const int mhz =
+          pipeline::is_profiled(op.kind)
+              ? problem.model_of(v).option_for(units[v], problem.settings.unit_time_s).frequency_mhz
+              : 0;
+      if (mhz == previous[v]) return;
+      previous[v] = mhz;
+      fmt::format_to(std::back_inserter(out), "{},{},{},{},{},{},{}\n", point, op.gpu, op.slot,
+                     op.stage, pipeline::instruction_name(op.kind), op.microbatch, mhz);
+    };
+    if (point == 0) {
+      for (const auto& order : problem.dag.gpu_order) {
+        for (int v : order) emit(v);
+      }
+    } else {
+      std::vector<int> touched;
+      for (std::size_t i = frontier.change_offsets[point]; i < frontier.change_offsets[point + 1];
+           ++i) {
+        touched.push_back(frontier.changes[i].operation);
+      }
+      std::sort(touched.begin(), touched.end(), [&](int a, int b) {
+        const auto& x = problem.dag.operations[a];
+        const auto& y = problem.dag.operations[b];
+        return std::tie(x.gpu, x.slot) < std::tie(y.gpu, y.slot);
+      });
+      for (int v : touched) emit(v);
+    }
+  }
+  return out;
+}
+
+std::vector<std::vector<std::pair<std::string, int>>> gpu_plans_at(
+    const PlanningProblem& problem, const std::vector<int>& durations) {
+  const std::vector<int> mhz = frequencies_for(problem, durations);
+  std::vector<std::vector<std::pair<std::string, int>>> plan(problem.dag.gpu_order.size());
+  for (std::size_t gpu = 0; gpu < plan.size(); ++gpu) {
+    for (int v : problem.dag.gpu_order[gpu]) {
+      plan[gpu].emplace_back(
+          std::string(pipeline::instruction_name(problem.dag.operations[v].kind)), mhz[v]);
+    }
+  }
+  return plan;
+}
+
+std::string zeus_plan_py(const std::vector<std::vector<std::pair<std::string, int>>>& plan,
+                         double planned_time_s, double planned_energy_j, double realized_time_s,
+                         double realized_energy_j) {
+  std::string out = "[\n";
+  for (const auto& gpu : plan) {
+    out += "  [";
+    for (std::size_t i = 0; i < gpu.size(); ++i) {
+      fmt::format_to(std::back_inserter(out), "{}('{}', {})", i == 0 ? "" : ", ", gpu[i].first,
+                     gpu[i].second);
+    }
+    out += "],\n";
+  }
+  out += "]\n";
+  fmt::format_to(std::back_inserter(out), "# planned iteration time: {:.6f} s\n", planned_time_s);
+  fmt::format_to(std::back_inserter(out), "# planned energy per pipeline: {:.3f} J\n",
+                 planned_energy_j);
+  fmt::format_to(std::back_inserter(out), "# realized iteration time (measured clocks): {:.6f} s\n",
+                 realized_time_s);
+  fmt::format_to(std::back_inserter(out),
+                 "# realized energy per pipeline (measured clocks): {:.3f} J\n", realized_energy_j);
+  return out;
+}
+
+std::string plan_json(const std::vector<std::vector<std::pair<std::string, int>>>& plan,
+                      std::size_t point, double planned_time_s, double planned_energy_j,
+                      double realized_time_s, double realized_energy_j) {
+  json doc;
+  doc["point"] = point;
+  doc["planned_time_s"] = planned_time_s;
+  doc["planned_energy_j"] = planned_energy_j;
+  doc["realized_time_s"] = realized_time_s;
+  doc["realized_energy_j"] = realized_energy_j;
+  json gpus = json::array();
+  for (const auto& gpu : plan) {
+    json list = json::array();
+    for (const auto& [name, mhz] : gpu)
+      list.push_back({{"instruction", name}, {"frequency_mhz", mhz}});
+    gpus.push_back(list);
+  }
+  doc["gpus"] = gpus;
+  return doc.dump(1) + "\n";
+}
+
+std::string summary_json(const FrontierRun& run) {
+  const PlanningProblem& problem = *run.problem;
+  const Frontier& frontier = *run.frontier;
+  const double tau = problem.settings.unit_time_s;
+  const FrontierPoint& slowest = frontier.points.front();
+  const FrontierPoint& fastest = frontier.points.back();
+  const double t_min = fastest.time_units * tau;
+  json doc;
+  doc["inputs"] = {
+      {"profile", run.profile_source},
+      {"schedule", std::string(pipeline::schedule_name(problem.spec.schedule))},
+      {"stages", problem.spec.num_gpus},
+      {"microbatches", problem.spec.num_microbatches},
+      {"chunks_per_gpu", problem.spec.chunks_per_gpu},
+      {"p_blocking_w", problem.settings.p_blocking_w},
+      {"unit_time_s", tau},
+      {"cost_model", std::string(cost_model_name(problem.settings.cost_model))},
+      {"quantization", problem.settings.quantization == Quantization::kFloor ? "floor" : "ceil"},
+  };
+  doc["num_points"] = frontier.points.size();
+  doc["t_min_planned_s"] = t_min;
+  doc["t_star_planned_s"] = slowest.time_units * tau;
+  doc["energy_at_t_min_planned_j"] = fastest.energy_j;
+  doc["energy_at_t_star_planned_j"] = slowest.energy_j;
+  doc["realized_at_t_min"] = {{"time_s", run.realized.back().time_s},
+                              {"energy_j", run.realized.back().energy_j}};
+  doc["realized_at_t_star"] = {{"time_s", run.realized.front().time_s},
+                               {"energy_j", run.realized.front().energy_j}};
+  doc["baseline_all_max_clock_measured"] = {{"time_s", run.baseline.time_s},
+                                            {"energy_j", run.baseline.energy_j}};
+  const double paper_baseline = max_clock_energy_at(problem, t_min);
+  doc["savings_at_t_min"] = {
+      {"planned_vs_max_clock_at_t_min_percent", 100.0 * (1.0 - fastest.energy_j / paper_baseline)},
+      {"max_clock_energy_at_t_min_j", paper_baseline},
+      {"realized_vs_measured_baseline_percent",
+       100.0 * (1.0 - run.realized.back().energy_j / run.baseline.energy_j)},
+      {"definition",
+       "planned: 1 - planned energy at T_min / (sum of measured max-clock energies + P_blocking x "
+       "(GPUs x T_min - "
+       "max-clock busy time)) as in Perseus Table 6; realized: the T_min plan at measured clocks "
+       "vs all max "
+       "clock, both measured"},
+  };
+  json stragglers = json::array();
+  for (const StragglerOutcome& s : run.stragglers) {
+    stragglers.push_back({{"slowdown", s.slowdown},
+                          {"straggler_time_s", s.straggler_time_s},
+                          {"t_opt_s", s.target_time_s},
+                          {"point", s.point},
+                          {"planned_time_s", s.planned_time_s},
+                          {"energy_with_blocking_j", s.energy_j},
+                          {"baseline_energy_with_blocking_j", s.baseline_energy_j},
+                          {"savings_percent", 100.0 * s.savings_fraction}});
+  }
+  doc["stragglers_planned"] = stragglers;
+  json fits = json::array();
+  for (std::size_t m = 0; m < problem.models.size(); ++m) {
+    if (problem.model_stage[m] < 0) continue;
+    const FitReport& fit = problem.models[m].fit();
+    fits.push_back(
+        {{"stage", problem.model_stage[m]},
+         {"instruction", std::string(pipeline::instruction_name(problem.model_kind[m]))},
+         {"model", fit.fell_back_to_piecewise_linear ? "piecewise-linear (too few points)"
+                                                     : std::string(cost_model_name(fit.kind))},
+         {"a", fit.a},
+         {"b_per_unit", fit.b},
+         {"c", fit.c},
+         {"t0_units", fit.t0_units},
+         {"pareto_points", fit.num_points},
+         {"rms_error_j", fit.rms_error_j},
+         {"max_relative_error", fit.max_relative_error}});
+  }
+  doc["fits"] = fits;
+  doc["solver"] = {{"iterations", frontier.stats.iterations},
+                   {"seconds", frontier.stats.seconds},
+                   {"max_critical_instructions", frontier.stats.max_critical_operations},
+                   {"reverted_slowdowns", frontier.stats.reverted_slowdowns},
+                   {"multi_unit_steps", frontier.stats.multi_unit_steps}};
+  doc["units"] =
+      "times in seconds, energies in joules per iteration of one pipeline, power in watts";
+  return doc.dump(1) + "\n";
+}
+
+std::string frontier_svg(const FrontierRun& run) {
+  const double tau = run.problem->settings.unit_time_s;
+  core::PlotSpec spec;
+  spec.title = fmt::format("Time-energy frontier: {} stages, {} microbatches, {}",
+                           run.problem->spec.num_gpus, run.problem->spec.num_microbatches,
+                           pipeline::schedule_name(run.problem->spec.schedule));
+  spec.x_label = "iteration time (s)";
+  spec.y_label = "energy per iteration of one pipeline (J)";
+  core::PlotSeries planned{"planned (fitted model)", {}, "#1f77b4"};
+  core::PlotSeries realized{"realized (measured clocks)", {}, "#ff7f0e"};
+  realized.style = core::PlotSeries::Style::kMarkers;
+  realized.marker_radius_px = 1.5;
+  for (std::size_t i = 0; i < run.frontier->points.size(); ++i) {
+    planned.points.emplace_back(run.frontier->points[i].time_units * tau,
+                                run.frontier->points[i].energy_j);
+    realized.points.emplace_back(run.realized[i].time_s, run.realized[i].energy_j);
+  }
+  spec.series = {planned, realized};
+  spec.annotations.push_back(
+      {run.baseline.time_s, run.baseline.energy_j, "all max clock (measured)", "#d62728"});
+  spec.annotations.push_back({run.frontier->points.back().time_units * tau,
+                              run.frontier->points.back().energy_j, "T_min", "#2ca02c"});
+  spec.annotations.push_back({run.frontier->points.front().time_units * tau,
+                              run.frontier->points.front().energy_j, "T* (least-energy clocks)",
+                              "#9467bd"});
+  return core::render_svg_plot(spec);
+}
+
+std::string timeline_trace_json(const FrontierRun& run, std::size_t point) {
+  const PlanningProblem& problem = *run.problem;
+  const std::vector<int> units = run.frontier->durations_at(point);
+  const std::vector<int> mhz = frequencies_for(problem, units);
+  const pipeline::OperationDag& dag = problem.dag;
+  std::vector<double> duration(units.size()), finish(units.size(), 0.0);
+  for (std::size_t v = 0; v < units.size(); ++v) {
+    const pipeline::Operation& op = dag.operations[v];
+    duration[v] = pipeline::is_profiled(op.kind)
+                      ? problem.model_of(static_cast<int>(v))
+                            .option_for(units[v], problem.settings.unit_time_s)
+                            .time_s
+                      : op.constant_time_s;
+  }
+  for (int v : dag.topological_order) {
+    double start = 0.0;
+    for (int p : dag.predecessors[v]) start = std::max(start, finish[p]);
+    finish[v] = start + duration[v];
+  }
+  json events = json::array();
+  for (int gpu = 0; gpu < dag.num_gpus; ++gpu) {
+    events.push_back({{"ph", "M"},
+                      {"name", "thread_name"},
+                      {"pid", 0},
+                      {"tid", gpu},
+                      {"args", {{"name", fmt::format("GPU {} (pipeline stage {})", gpu, gpu)}}}});
+    events.push_back({{"ph", "M"},
+                      {"name", "thread_sort_index"},
+                      {"pid", 0},
+                      {"tid", gpu},
+                      {"args", {{"sort_index", gpu}}}});
+  }
+  events.push_back(
+      {{"ph", "M"},
+       {"name", "process_name"},
+       {"pid", 0},
+       {"args",
+        {{"name", fmt::format("pipeline, plan {} (realized with measured clocks)", point)}}}});
+  for (std::size_t v = 0; v < units.size(); ++v) {
+    const pipeline::Operation& op = dag.operations[v];
+    const char letter = op.kind == pipeline::InstructionKind::kForward     ? 'F'
+                        : op.kind == pipeline::InstructionKind::kBackward  ? 'B'
+                        : op.kind == pipeline::InstructionKind::kRecompute ? 'R'
+                                                                           : 'C';
+    std::string name = pipeline::is_profiled(op.kind)
+                           ? fmt::format("{}{} @ {} MHz", letter, op.microbatch, mhz[v])
+                           : std::string(pipeline::instruction_name(op.kind));
+    const int tid = op.gpu >= 0 ? op.gpu : dag.num_gpus + op.stage;
+    events.push_back({{"ph", "X"},
+                      {"name", name},
+                      {"cat", std::string(pipeline::instruction_name(op.kind))},
+                      {"pid", 0},
+                      {"tid", tid},
+                      {"ts", (finish[v] - duration[v]) * 1e6},
+                      {"dur", duration[v] * 1e6},
+                      {"args",
+                       {{"stage", op.stage},
+                        {"microbatch", op.microbatch},
+                        {"frequency_mhz", mhz[v]},
+                        {"planned_duration_s", units[v] * problem.settings.unit_time_s},
+                        {"measured_duration_s", duration[v]}}}});
+  }
+  json doc;
+  doc["traceEvents"] = events;
+  doc["displayTimeUnit"] = "ms";
+  return doc.dump() + "\n";
+}
+
+std::string zeus_plan_filename(std::size_t point) {
+  return fmt::format("freqs_pipeline_{:05d}.py", point);
+}
+
+}  // namespace powertrain::frontier
