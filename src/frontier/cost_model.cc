@@ -201,6 +201,21 @@ InstructionCostModel InstructionCostModel::constant(int units, double effective_
   return model;
 }
 
+InstructionCostModel InstructionCostModel::from_costs(int min_units, std::vector<double> costs,
+                                                     double unit_time_s) {
+  InstructionCostModel model;
+  model.min_units_ = min_units;
+  model.max_units_ = min_units + static_cast<int>(costs.size()) - 1;
+  for (int u = model.min_units_; u <= model.max_units_; ++u) {
+    const double cost = costs[static_cast<std::size_t>(u - min_units)];
+    model.options_.push_back({u, 1000 + u, u * unit_time_s, cost, cost});
+  }
+  model.costs_ = std::move(costs);
+  model.fit_.kind = CostModelKind::kPiecewiseLinear;
+  model.fit_.num_points = static_cast<int>(model.options_.size());
+  return model;
+}
+
 core::Result<InstructionCostModel> build_cost_model(const InstructionProfile& profile,
                                                     double unit_time_s, double p_blocking_w,
                                                     CostModelKind kind, Quantization quantization) {

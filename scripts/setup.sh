@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs the Debian packages powertrain needs (only those missing) and configures + builds it.
+# Usage: scripts/setup.sh [build-dir]   (default: build). Runs as root or with sudo available.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build_dir="${1:-build}"
+
+packages=(build-essential cmake g++ libfmt-dev libcli11-dev nlohmann-json3-dev libboost-dev
+          libboost-graph-dev libgtest-dev libgmock-dev libbenchmark-dev)
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}" >&2
+  sudo_cmd=()
+  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$build_dir" -j"$(nproc)"

@@ -1,0 +1,184 @@
+// The frontier solver against exhaustive search on small pipelines with convex costs.
+#include "frontier/solver.h"
+
+#include <cmath>
+#include <map>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "frontier/evaluate.h"
+
+namespace powertrain::frontier {
+namespace {
+
+// A problem whose (stage, kind) models have random convex decreasing costs over a few durations.
+PlanningProblem random_problem(std::mt19937& rng, pipeline::ScheduleKind schedule, int stages, int microbatches,
+                               int max_options) {
+  PlanningProblem problem;
+  problem.spec.schedule = schedule;
+  problem.spec.num_gpus = stages;
+  problem.spec.num_microbatches = microbatches;
+  problem.settings.unit_time_s = 1.0;
+  problem.settings.p_blocking_w = 0.5;
+  auto dag = pipeline::build_pipeline_dag(problem.spec);
+  EXPECT_TRUE(dag.ok());
+  problem.dag = std::move(*dag);
+  std::uniform_int_distribution<int> base(1, 4), count(1, max_options);
+  std::uniform_real_distribution<double> slope(0.2, 3.0);
+  std::map<std::pair<int, pipeline::InstructionKind>, int> index;
+  for (const auto& op : problem.dag.operations) {
+    auto key = std::make_pair(op.stage, op.kind);
+    if (index.count(key)) {
+      problem.model_of_operation.push_back(index[key]);
+      continue;
+    }
+    const int options = count(rng);
+    std::vector<double> slopes;
+    for (int i = 0; i + 1 < options; ++i) slopes.push_back(slope(rng));
+    std::sort(slopes.rbegin(), slopes.rend());  // decreasing drops: convex
+    std::vector<double> costs = {10.0 + slope(rng)};
+    for (double s : slopes) costs.push_back(costs.back() - s);
+    index[key] = static_cast<int>(problem.models.size());
+    problem.models.push_back(InstructionCostModel::from_costs(base(rng) + (op.kind == pipeline::InstructionKind::kBackward),
+                                                              costs, 1.0));
+    problem.model_stage.push_back(op.stage);
+    problem.model_kind.push_back(op.kind);
+    const auto& fastest = problem.models.back().options().front();
+    problem.max_clock_option.push_back({fastest.frequency_mhz, fastest.time_s, fastest.energy_j, 0});
+    problem.model_of_operation.push_back(index[key]);
+  }
+  return problem;
+}
+
+// Minimum Σ cost over all duration assignments with makespan ≤ T, for every T.
+std::map<int, double> exhaustive_frontier(const PlanningProblem& problem) {
+  const int n = problem.dag.size();
+  std::vector<int> d(n);
+  for (int v = 0; v < n; ++v) d[v] = problem.model_of(v).min_units();
+  std::map<int, double> best;  // makespan -> min cost with exactly that makespan
+  while (true) {
+    double cost = 0.0;
+    for (int v = 0; v < n; ++v) cost += problem.model_of(v).cost(d[v]);
+    const int makespan = longest_path(problem.dag, d);
+    auto it = best.find(makespan);
+    if (it == best.end() || cost < it->second) best[makespan] = cost;
+    int v = 0;
+    while (v < n && d[v] == problem.model_of(v).max_units()) {
+      d[v] = problem.model_of(v).min_units();
+      ++v;
+    }
+    if (v == n) break;
+    ++d[v];
+  }
+  // Allow "at most T": running min from the fastest time upwards.
+  double running = std::numeric_limits<double>::infinity();
+  for (auto& [time, cost] : best) {
+    running = std::min(running, cost);
+    cost = running;
+  }
+  return best;
+}
+
+void expect_matches_exhaustive(pipeline::ScheduleKind schedule, int stages, int microbatches, int max_options,
+                               int trials, unsigned seed) {
+  std::mt19937 rng(seed);
+  for (int trial = 0; trial < trials; ++trial) {
+    const PlanningProblem problem = random_problem(rng, schedule, stages, microbatches, max_options);
+    const Frontier frontier = solve_frontier(problem);
+    const auto truth = exhaustive_frontier(problem);
+    ASSERT_FALSE(frontier.points.empty());
+    // Endpoints: T_min is the all-fastest makespan; T* the all-slowest.
+    EXPECT_EQ(frontier.points.back().time_units, truth.begin()->first) << "trial " << trial;
+    for (std::size_t i = 0; i < frontier.points.size(); ++i) {
+      const FrontierPoint& p = frontier.points[i];
+      const double blocking = problem.num_gpus() * p.time_units * problem.settings.p_blocking_w;
+      const double cost = p.energy_j - blocking;
+      auto it = truth.upper_bound(p.time_units);
+      ASSERT_NE(it, truth.begin());
+      --it;
+      EXPECT_NEAR(cost, it->second, 1e-9) << "trial " << trial << " T=" << p.time_units;
+      // The stored plan reproduces the point.
+      const std::vector<int> d = frontier.durations_at(i);
+      EXPECT_EQ(longest_path(problem.dag, d), p.time_units);
+      EXPECT_NEAR(planned_energy(problem, d, p.time_units), p.energy_j, 1e-9);
+      if (i > 0) EXPECT_LT(p.time_units, frontier.points[i - 1].time_units);
+    }
+  }
+}
+
+TEST(FrontierSolver, MatchesExhaustiveSearchOneFOneB) {
+  expect_matches_exhaustive(pipeline::ScheduleKind::kOneFOneB, 2, 2, 3, 40, 1);
+  expect_matches_exhaustive(pipeline::ScheduleKind::kOneFOneB, 2, 3, 3, 15, 2);
+  expect_matches_exhaustive(pipeline::ScheduleKind::kOneFOneB, 3, 2, 2, 15, 3);
+}
+
+TEST(FrontierSolver, MatchesExhaustiveSearchGPipe) {
+  expect_matches_exhaustive(pipeline::ScheduleKind::kGPipe, 2, 2, 4, 30, 4);
+}
+
+TEST(FrontierSolver, MatchesExhaustiveSearchRecompute) {
+  expect_matches_exhaustive(pipeline::ScheduleKind::kOneFOneBEarlyRecompute, 2, 2, 2, 20, 5);
+}
+
+TEST(FrontierSolver, DeterministicAcrossRuns) {
+  std::mt19937 rng(9);
+  const PlanningProblem problem = random_problem(rng, pipeline::ScheduleKind::kOneFOneB, 4, 8, 6);
+  const Frontier a = solve_frontier(problem);
+  const Frontier b = solve_frontier(problem);
+  ASSERT_EQ(a.points.size(), b.points.size());
+  for (std::size_t i = 0; i < a.points.size(); ++i) {
+    EXPECT_EQ(a.points[i].time_units, b.points[i].time_units);
+    EXPECT_EQ(a.points[i].energy_j, b.points[i].energy_j);  // bitwise
+  }
+  ASSERT_EQ(a.changes.size(), b.changes.size());
+}
+
+TEST(FrontierSolver, BoostEngineGivesTheSameFrontier) {
+  std::mt19937 rng(13);
+  const PlanningProblem problem = random_problem(rng, pipeline::ScheduleKind::kOneFOneB, 3, 6, 5);
+  SolverOptions boost_options;
+  boost_options.engine = MaxFlowEngine::kBoost;
+  const Frontier dinic = solve_frontier(problem);
+  const Frontier boost = solve_frontier(problem, boost_options);
+  ASSERT_EQ(dinic.points.size(), boost.points.size());
+  for (std::size_t i = 0; i < dinic.points.size(); ++i) {
+    EXPECT_EQ(dinic.points[i].time_units, boost.points[i].time_units);
+    EXPECT_NEAR(dinic.points[i].energy_j, boost.points[i].energy_j, 1e-9 * std::abs(dinic.points[i].energy_j));
+  }
+}
+
+TEST(FrontierSolver, ConstantNodesLengthenTheIterationButAreNeverPlanned) {
+  std::mt19937 rng(17);
+  PlanningProblem problem = random_problem(rng, pipeline::ScheduleKind::kOneFOneB, 2, 3, 3);
+  const int plain_t_min = solve_frontier(problem).points.back().time_units;
+  // Rebuild with an optimizer step of 5 units on every GPU.
+  PlanningProblem with_constants = problem;
+  with_constants.spec.optimizer_step_time_s = 5.0;
+  auto dag = pipeline::build_pipeline_dag(with_constants.spec);
+  ASSERT_TRUE(dag.ok());
+  with_constants.dag = std::move(*dag);
+  with_constants.model_of_operation.clear();
+  std::map<std::pair<int, pipeline::InstructionKind>, int> index;
+  for (std::size_t m = 0; m < problem.models.size(); ++m) index[{problem.model_stage[m], problem.model_kind[m]}] = m;
+  const int constant_model = static_cast<int>(with_constants.models.size());
+  with_constants.models.push_back(InstructionCostModel::constant(5, 0.0));
+  with_constants.model_stage.push_back(-1);
+  with_constants.model_kind.push_back(pipeline::InstructionKind::kOptimizerStep);
+  with_constants.max_clock_option.push_back({0, 5.0, 2.5, 0});
+  for (const auto& op : with_constants.dag.operations) {
+    with_constants.model_of_operation.push_back(pipeline::is_profiled(op.kind) ? index.at({op.stage, op.kind})
+                                                                               : constant_model);
+  }
+  const Frontier frontier = solve_frontier(with_constants);
+  EXPECT_EQ(frontier.points.back().time_units, plain_t_min + 5);
+  for (std::size_t i = 0; i < frontier.points.size(); ++i) {
+    const auto d = frontier.durations_at(i);
+    for (int v = 0; v < with_constants.dag.size(); ++v) {
+      if (!pipeline::is_profiled(with_constants.dag.operations[v].kind)) EXPECT_EQ(d[v], 5);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace powertrain::frontier
