@@ -122,14 +122,6 @@ int run_frontier(const FrontierFlags& flags) {
         kCommand,
         "--p-blocking: required with --profile (power in W of a GPU blocked on P2P communication)");
   }
-  if (!builtin && profile->find(0, pipeline::InstructionKind::kRecompute) != nullptr &&
-      spec.schedule != pipeline::ScheduleKind::kOneFOneBEarlyRecompute && !flags.quiet) {
-    fmt::print(
-        stderr,
-        "note: {} has recompute rows; they are planned only with --schedule 1f1b-recompute\n",
-        profile->source);
-  }
-
   auto problem = frontier::build_planning_problem(*profile, spec, settings);
   if (!problem) return fail(kCommand, problem.error().message);
 
@@ -241,6 +233,12 @@ int run_frontier(const FrontierFlags& flags) {
       "  files         {}/: frontier.csv plans.csv summary.json frontier.svg timeline_{:05d}.json "
       "and {} plan(s) as freqs_pipeline_NNNNN.py + plan_NNNNN.json\n",
       output->target().string(), timeline_point, emit->size());
+  if (!builtin && profile->find(0, pipeline::InstructionKind::kRecompute) != nullptr &&
+      spec.schedule != pipeline::ScheduleKind::kOneFOneBEarlyRecompute) {
+    fmt::print(
+        "note: {} has recompute rows; they are planned only with --schedule 1f1b-recompute\n",
+        profile->source);
+  }
   return 0;
 }
 

@@ -202,7 +202,7 @@ InstructionCostModel InstructionCostModel::constant(int units, double effective_
 }
 
 InstructionCostModel InstructionCostModel::from_costs(int min_units, std::vector<double> costs,
-                                                     double unit_time_s) {
+                                                      double unit_time_s) {
   InstructionCostModel model;
   model.min_units_ = min_units;
   model.max_units_ = min_units + static_cast<int>(costs.size()) - 1;

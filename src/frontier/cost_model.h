@@ -64,7 +64,8 @@ class InstructionCostModel {
   /// A model with given costs at durations min_units, min_units + 1, ...; each duration gets a
   /// synthetic option (clock = 1000 + units MHz, time = units × τ, energy = cost). For tests and
   /// synthetic workloads. Precondition: costs non-empty.
-  static InstructionCostModel from_costs(int min_units, std::vector<double> costs, double unit_time_s);
+  static InstructionCostModel from_costs(int min_units, std::vector<double> costs,
+                                         double unit_time_s);
 
   friend core::Result<InstructionCostModel> build_cost_model(const InstructionProfile&, double,
                                                              double, CostModelKind, Quantization);

@@ -1,9 +1,10 @@
-// Golden frontiers of the reference solver on the real Perseus GPT-3 175B profiles in ../shared/data.
+// Golden frontiers of the reference solver on the real Perseus GPT-3 175B profiles in
+// ../shared/data.
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <filesystem>
 #include <map>
-
-#include <gtest/gtest.h>
 
 #include "core/csv.h"
 #include "frontier/evaluate.h"
@@ -16,7 +17,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path data_dir() { return fs::path(POWERTRAIN_SOURCE_DIR) / ".." / "shared" / "data" / "perseus"; }
+fs::path data_dir() {
+  return fs::path(POWERTRAIN_SOURCE_DIR) / ".." / "shared" / "data" / "perseus";
+}
 
 struct GoldenCase {
   const char* profile;
@@ -58,8 +61,10 @@ TEST_P(GoldenFrontier, MatchesReferenceSolver) {
   }
   ASSERT_GT(reference.size(), 100u);
   const long golden_t_star = reference.rbegin()->first, golden_t_min = reference.begin()->first;
-  EXPECT_LE(std::abs(frontier.points.front().time_units - golden_t_star), 2) << "T* differs by more than 2 tau";
-  EXPECT_LE(std::abs(frontier.points.back().time_units - golden_t_min), 2) << "T_min differs by more than 2 tau";
+  EXPECT_LE(std::abs(frontier.points.front().time_units - golden_t_star), 2)
+      << "T* differs by more than 2 tau";
+  EXPECT_LE(std::abs(frontier.points.back().time_units - golden_t_min), 2)
+      << "T_min differs by more than 2 tau";
 
   std::map<long, double> ours;
   for (const auto& p : frontier.points) ours[p.time_units] = p.energy_j;
@@ -75,21 +80,27 @@ TEST_P(GoldenFrontier, MatchesReferenceSolver) {
   EXPECT_LT(worst, 0.01) << "worst relative energy difference " << worst;
   RecordProperty("worst_relative_energy_difference", std::to_string(worst));
 
-  // Realized plans: with floor quantization each instruction may run up to one τ longer than planned.
+  // Realized plans: with floor quantization each instruction may run up to one τ longer than
+  // planned.
   const auto realized = realize_frontier(*problem, frontier);
   const int path_instructions = 2 * (c.microbatches + 8 - 1);
   for (std::size_t i = 0; i < frontier.points.size(); ++i) {
-    EXPECT_LE(realized[i].time_s, (frontier.points[i].time_units + path_instructions) * c.unit_time_s);
+    EXPECT_LE(realized[i].time_s,
+              (frontier.points[i].time_units + path_instructions) * c.unit_time_s);
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Perseus, GoldenFrontier,
-    ::testing::Values(GoldenCase{"gpt3-175b+a100_sxm_bf16.csv", 12, 83.64, 1e-3, "gpt3-175b+a100_sxm_bf16_mb12.csv"},
-                      GoldenCase{"gpt3-175b+a100_sxm_bf16.csv", 24, 83.64, 1e-3, "gpt3-175b+a100_sxm_bf16_mb24.csv"},
-                      GoldenCase{"gpt3-175b+a100_sxm_bf16.csv", 48, 83.64, 1e-3, "gpt3-175b+a100_sxm_bf16_mb48.csv"},
-                      GoldenCase{"gpt3-175b+a100_sxm_bf16.csv", 96, 83.64, 1e-3, "gpt3-175b+a100_sxm_bf16_mb96.csv"},
-                      GoldenCase{"gpt3-175b+a40_bf16.csv", 12, 70.38, 1e-4, "gpt3-175b+a40_bf16_mb12.csv"}));
+INSTANTIATE_TEST_SUITE_P(Perseus, GoldenFrontier,
+                         ::testing::Values(GoldenCase{"gpt3-175b+a100_sxm_bf16.csv", 12, 83.64,
+                                                      1e-3, "gpt3-175b+a100_sxm_bf16_mb12.csv"},
+                                           GoldenCase{"gpt3-175b+a100_sxm_bf16.csv", 24, 83.64,
+                                                      1e-3, "gpt3-175b+a100_sxm_bf16_mb24.csv"},
+                                           GoldenCase{"gpt3-175b+a100_sxm_bf16.csv", 48, 83.64,
+                                                      1e-3, "gpt3-175b+a100_sxm_bf16_mb48.csv"},
+                                           GoldenCase{"gpt3-175b+a100_sxm_bf16.csv", 96, 83.64,
+                                                      1e-3, "gpt3-175b+a100_sxm_bf16_mb96.csv"},
+                                           GoldenCase{"gpt3-175b+a40_bf16.csv", 12, 70.38, 1e-4,
+                                                      "gpt3-175b+a40_bf16_mb12.csv"}));
 
 TEST(RealizedPlans, CeilQuantizationIsNeverSlowerThanPlanned) {
   const fs::path profile_path = data_dir() / "gpt3-175b+a100_sxm_bf16.csv";
@@ -111,7 +122,8 @@ TEST(RealizedPlans, CeilQuantizationIsNeverSlowerThanPlanned) {
     const auto realized = realize_frontier(*problem, frontier);
     ASSERT_GT(frontier.points.size(), 50u);
     for (std::size_t i = 0; i < frontier.points.size(); ++i) {
-      EXPECT_LE(realized[i].time_s, frontier.points[i].time_units * settings.unit_time_s * (1 + 1e-12))
+      EXPECT_LE(realized[i].time_s,
+                frontier.points[i].time_units * settings.unit_time_s * (1 + 1e-12))
           << "point " << i;
     }
   }
@@ -133,7 +145,8 @@ TEST(PaperTable6, IntrinsicSavingsAtTMinNearPaper) {
   ASSERT_TRUE(problem.ok());
   const Frontier frontier = solve_frontier(*problem);
   const double t_min = frontier.points.back().time_units * settings.unit_time_s;
-  const double savings = 1.0 - frontier.points.back().energy_j / max_clock_energy_at(*problem, t_min);
+  const double savings =
+      1.0 - frontier.points.back().energy_j / max_clock_energy_at(*problem, t_min);
   EXPECT_NEAR(100.0 * savings, 15.20, 1.0);
   // Straggler savings rise with the slowdown while T' <= T*, then fall (Perseus Figure 8).
   const double t_star = frontier.points.front().time_units * settings.unit_time_s;

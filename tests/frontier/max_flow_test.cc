@@ -2,11 +2,11 @@
 // Boost.Graph and the two-phase Algorithm 3.
 #include "frontier/max_flow.h"
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <limits>
 #include <random>
-
-#include <gtest/gtest.h>
 
 namespace powertrain::frontier {
 namespace {
@@ -96,7 +96,8 @@ TEST(MinCutWithLowerBounds, MatchesBruteForceOnRandomSmallGraphs) {
     // Algorithm 3 agrees whenever the lower bounds admit a feasible flow.
     const MinCut two_phase = max_flow_with_lower_bounds(n, 0, 1, arcs);
     if (two_phase.outcome == CutOutcome::kOptimal) {
-      EXPECT_NEAR(two_phase.value, brute.value, 1e-9 * (1 + std::abs(brute.value))) << "trial " << trial;
+      EXPECT_NEAR(two_phase.value, brute.value, 1e-9 * (1 + std::abs(brute.value)))
+          << "trial " << trial;
     }
   }
   EXPECT_GT(optimal, 200);  // the generator must mostly produce finite cuts
@@ -129,7 +130,8 @@ TEST(MinCutWithLowerBounds, BackwardArcCreditsItsLowerBound) {
   const MinCut cut = min_cut_with_lower_bounds(4, 0, 1, arcs, scratch);
   const MinCut brute = brute_force_min_cut(4, 0, 1, arcs);
   EXPECT_NEAR(cut.value, brute.value, 1e-12);
-  EXPECT_NEAR(cut.value, 1.5, 1e-12);  // S = {s, a}: a->t and s->b forward (2), b->a backward (-0.5)
+  EXPECT_NEAR(cut.value, 1.5,
+              1e-12);  // S = {s, a}: a->t and s->b forward (2), b->a backward (-0.5)
 }
 
 }  // namespace

@@ -1,11 +1,11 @@
 // The frontier solver against exhaustive search on small pipelines with convex costs.
 #include "frontier/solver.h"
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <map>
 #include <random>
-
-#include <gtest/gtest.h>
 
 #include "frontier/evaluate.h"
 
@@ -13,8 +13,8 @@ namespace powertrain::frontier {
 namespace {
 
 // A problem whose (stage, kind) models have random convex decreasing costs over a few durations.
-PlanningProblem random_problem(std::mt19937& rng, pipeline::ScheduleKind schedule, int stages, int microbatches,
-                               int max_options) {
+PlanningProblem random_problem(std::mt19937& rng, pipeline::ScheduleKind schedule, int stages,
+                               int microbatches, int max_options) {
   PlanningProblem problem;
   problem.spec.schedule = schedule;
   problem.spec.num_gpus = stages;
@@ -40,12 +40,13 @@ PlanningProblem random_problem(std::mt19937& rng, pipeline::ScheduleKind schedul
     std::vector<double> costs = {10.0 + slope(rng)};
     for (double s : slopes) costs.push_back(costs.back() - s);
     index[key] = static_cast<int>(problem.models.size());
-    problem.models.push_back(InstructionCostModel::from_costs(base(rng) + (op.kind == pipeline::InstructionKind::kBackward),
-                                                              costs, 1.0));
+    problem.models.push_back(InstructionCostModel::from_costs(
+        base(rng) + (op.kind == pipeline::InstructionKind::kBackward), costs, 1.0));
     problem.model_stage.push_back(op.stage);
     problem.model_kind.push_back(op.kind);
     const auto& fastest = problem.models.back().options().front();
-    problem.max_clock_option.push_back({fastest.frequency_mhz, fastest.time_s, fastest.energy_j, 0});
+    problem.max_clock_option.push_back(
+        {fastest.frequency_mhz, fastest.time_s, fastest.energy_j, 0});
     problem.model_of_operation.push_back(index[key]);
   }
   return problem;
@@ -80,11 +81,12 @@ std::map<int, double> exhaustive_frontier(const PlanningProblem& problem) {
   return best;
 }
 
-void expect_matches_exhaustive(pipeline::ScheduleKind schedule, int stages, int microbatches, int max_options,
-                               int trials, unsigned seed) {
+void expect_matches_exhaustive(pipeline::ScheduleKind schedule, int stages, int microbatches,
+                               int max_options, int trials, unsigned seed) {
   std::mt19937 rng(seed);
   for (int trial = 0; trial < trials; ++trial) {
-    const PlanningProblem problem = random_problem(rng, schedule, stages, microbatches, max_options);
+    const PlanningProblem problem =
+        random_problem(rng, schedule, stages, microbatches, max_options);
     const Frontier frontier = solve_frontier(problem);
     const auto truth = exhaustive_frontier(problem);
     ASSERT_FALSE(frontier.points.empty());
@@ -102,7 +104,9 @@ void expect_matches_exhaustive(pipeline::ScheduleKind schedule, int stages, int 
       const std::vector<int> d = frontier.durations_at(i);
       EXPECT_EQ(longest_path(problem.dag, d), p.time_units);
       EXPECT_NEAR(planned_energy(problem, d, p.time_units), p.energy_j, 1e-9);
-      if (i > 0) EXPECT_LT(p.time_units, frontier.points[i - 1].time_units);
+      if (i > 0) {
+        EXPECT_LT(p.time_units, frontier.points[i - 1].time_units);
+      }
     }
   }
 }
@@ -144,7 +148,8 @@ TEST(FrontierSolver, BoostEngineGivesTheSameFrontier) {
   ASSERT_EQ(dinic.points.size(), boost.points.size());
   for (std::size_t i = 0; i < dinic.points.size(); ++i) {
     EXPECT_EQ(dinic.points[i].time_units, boost.points[i].time_units);
-    EXPECT_NEAR(dinic.points[i].energy_j, boost.points[i].energy_j, 1e-9 * std::abs(dinic.points[i].energy_j));
+    EXPECT_NEAR(dinic.points[i].energy_j, boost.points[i].energy_j,
+                1e-9 * std::abs(dinic.points[i].energy_j));
   }
 }
 
@@ -160,22 +165,25 @@ TEST(FrontierSolver, ConstantNodesLengthenTheIterationButAreNeverPlanned) {
   with_constants.dag = std::move(*dag);
   with_constants.model_of_operation.clear();
   std::map<std::pair<int, pipeline::InstructionKind>, int> index;
-  for (std::size_t m = 0; m < problem.models.size(); ++m) index[{problem.model_stage[m], problem.model_kind[m]}] = m;
+  for (std::size_t m = 0; m < problem.models.size(); ++m)
+    index[{problem.model_stage[m], problem.model_kind[m]}] = m;
   const int constant_model = static_cast<int>(with_constants.models.size());
   with_constants.models.push_back(InstructionCostModel::constant(5, 0.0));
   with_constants.model_stage.push_back(-1);
   with_constants.model_kind.push_back(pipeline::InstructionKind::kOptimizerStep);
   with_constants.max_clock_option.push_back({0, 5.0, 2.5, 0});
   for (const auto& op : with_constants.dag.operations) {
-    with_constants.model_of_operation.push_back(pipeline::is_profiled(op.kind) ? index.at({op.stage, op.kind})
-                                                                               : constant_model);
+    with_constants.model_of_operation.push_back(
+        pipeline::is_profiled(op.kind) ? index.at({op.stage, op.kind}) : constant_model);
   }
   const Frontier frontier = solve_frontier(with_constants);
   EXPECT_EQ(frontier.points.back().time_units, plain_t_min + 5);
   for (std::size_t i = 0; i < frontier.points.size(); ++i) {
     const auto d = frontier.durations_at(i);
     for (int v = 0; v < with_constants.dag.size(); ++v) {
-      if (!pipeline::is_profiled(with_constants.dag.operations[v].kind)) EXPECT_EQ(d[v], 5);
+      if (!pipeline::is_profiled(with_constants.dag.operations[v].kind)) {
+        EXPECT_EQ(d[v], 5);
+      }
     }
   }
 }
