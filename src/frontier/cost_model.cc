@@ -182,8 +182,7 @@ std::vector<double> convex_hull_interpolation(const std::vector<double>& x,
   return values;
 }
 
-const QuantizedOption& InstructionCostModel::option_for(int planned_units,
-                                                        double /*unit_time_s*/) const {
+const QuantizedOption& InstructionCostModel::option_for(int planned_units) const {
   const QuantizedOption* chosen = &options_.front();
   for (const auto& option : options_) {
     if (option.units <= planned_units) chosen = &option;

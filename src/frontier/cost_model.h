@@ -55,9 +55,9 @@ class InstructionCostModel {
   /// Pareto options, fastest first.
   const std::vector<QuantizedOption>& options() const { return options_; }
   const FitReport& fit() const { return fit_; }
-  /// The slowest option whose measured time is within the planned duration (planned_units × τ);
-  /// the fastest option if none is (possible only with floor quantization).
-  const QuantizedOption& option_for(int planned_units, double unit_time_s) const;
+  /// The slowest option whose quantized time is not longer than the planned duration; the fastest
+  /// option if none is. With ceil quantization its measured time is then within planned_units × τ.
+  const QuantizedOption& option_for(int planned_units) const;
 
   /// A model with a single duration and cost (constant-time operations).
   static InstructionCostModel constant(int units, double effective_energy_j);

@@ -12,8 +12,7 @@ std::pair<double, double> measured_at(const PlanningProblem& problem, int v, int
   if (!pipeline::is_profiled(op.kind)) {
     return {op.constant_time_s, op.constant_time_s * problem.settings.p_blocking_w};
   }
-  const QuantizedOption& option =
-      problem.model_of(v).option_for(units, problem.settings.unit_time_s);
+  const QuantizedOption& option = problem.model_of(v).option_for(units);
   return {option.time_s, option.energy_j};
 }
 
@@ -30,12 +29,19 @@ std::vector<int> frequencies_for(const PlanningProblem& problem,
   std::vector<int> mhz(durations.size(), 0);
   for (std::size_t v = 0; v < durations.size(); ++v) {
     if (pipeline::is_profiled(problem.dag.operations[v].kind)) {
-      mhz[v] = problem.model_of(static_cast<int>(v))
-                   .option_for(durations[v], problem.settings.unit_time_s)
-                   .frequency_mhz;
+      mhz[v] = problem.model_of(static_cast<int>(v)).option_for(durations[v]).frequency_mhz;
     }
   }
   return mhz;
+}
+
+std::vector<double> measured_times(const PlanningProblem& problem,
+                                   const std::vector<int>& durations) {
+  std::vector<double> times(durations.size());
+  for (std::size_t v = 0; v < durations.size(); ++v) {
+    times[v] = measured_at(problem, static_cast<int>(v), durations[v]).first;
+  }
+  return times;
 }
 
 RealizedPlan realize(const PlanningProblem& problem, const std::vector<int>& durations) {

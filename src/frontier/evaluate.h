@@ -18,6 +18,10 @@ struct RealizedPlan {
 /// Clock of each node for planned durations (0 for constant-time nodes).
 std::vector<int> frequencies_for(const PlanningProblem& problem, const std::vector<int>& durations);
 
+/// Measured time (s) of each node at its planned duration (constant nodes: their fixed time).
+std::vector<double> measured_times(const PlanningProblem& problem,
+                                   const std::vector<int>& durations);
+
 /// Realized time and energy of the discrete plan for planned durations.
 RealizedPlan realize(const PlanningProblem& problem, const std::vector<int>& durations);
 

@@ -13,9 +13,10 @@ constexpr double kInfinity = std::numeric_limits<double>::infinity();
 // Residuals below this fraction of the largest finite bound are rounding noise.
 constexpr double kRelativeTolerance = 1e-11;
 
-// Nodes reachable from `source` through arcs with infinite upper bound.
-bool infinite_path_exists(int num_nodes, int source, int sink,
-                          const std::vector<BoundedArc>& arcs) {
+}  // namespace
+
+bool has_uncapacitated_path(int num_nodes, int source, int sink,
+                            const std::vector<BoundedArc>& arcs) {
   std::vector<std::vector<int>> out(num_nodes);
   for (const auto& arc : arcs) {
     if (std::isinf(arc.upper)) out[arc.from].push_back(arc.to);
@@ -36,8 +37,6 @@ bool infinite_path_exists(int num_nodes, int source, int sink,
   }
   return false;
 }
-
-}  // namespace
 
 void FlowNetwork::reset(int num_nodes) {
   num_nodes_ = num_nodes;
@@ -201,7 +200,7 @@ double flow_tolerance(const std::vector<BoundedArc>& arcs) {
 MinCut min_cut_with_lower_bounds(int num_nodes, int source, int sink,
                                  const std::vector<BoundedArc>& arcs, FlowNetwork& scratch) {
   MinCut result;
-  if (infinite_path_exists(num_nodes, source, sink, arcs)) {
+  if (has_uncapacitated_path(num_nodes, source, sink, arcs)) {
     result.outcome = CutOutcome::kUnbounded;
     result.value = kInfinity;
     return result;
@@ -232,7 +231,7 @@ MinCut min_cut_with_lower_bounds(int num_nodes, int source, int sink,
 MinCut max_flow_with_lower_bounds(int num_nodes, int source, int sink,
                                   const std::vector<BoundedArc>& arcs) {
   MinCut result;
-  if (infinite_path_exists(num_nodes, source, sink, arcs)) {
+  if (has_uncapacitated_path(num_nodes, source, sink, arcs)) {
     result.outcome = CutOutcome::kUnbounded;
     result.value = kInfinity;
     return result;

@@ -64,6 +64,11 @@ struct MinCut {
   std::vector<char> source_side;  // 1 for nodes in S
 };
 
+/// True if `sink` is reachable from `source` through arcs with infinite upper bound only, i.e. no
+/// finite cut exists. O(nodes + arcs).
+bool has_uncapacitated_path(int num_nodes, int source, int sink,
+                            const std::vector<BoundedArc>& arcs);
+
 /// Capacity of a given cut: Σ upper over S→T arcs − Σ lower over T→S arcs (+inf if an infinite arc
 /// goes S→T).
 double cut_capacity(const std::vector<BoundedArc>& arcs, const std::vector<char>& source_side);

@@ -73,19 +73,10 @@ MinCut boost_min_cut_with_lower_bounds(int num_nodes, int source, int sink,
   }
   MinCut result;
   // Unbounded if an all-infinite path exists: Boost would report the substitute value instead.
-  {
-    std::vector<BoundedArc> infinite_only;
-    for (const auto& arc : arcs) {
-      if (std::isinf(arc.upper)) infinite_only.push_back(arc);
-    }
-    FlowNetwork check;
-    check.reset(num_nodes);
-    for (const auto& arc : infinite_only) check.add_arc(arc.from, arc.to, 1.0);
-    if (check.reachable_from(source, 0.0)[sink]) {
-      result.outcome = CutOutcome::kUnbounded;
-      result.value = std::numeric_limits<double>::infinity();
-      return result;
-    }
+  if (has_uncapacitated_path(num_nodes, source, sink, arcs)) {
+    result.outcome = CutOutcome::kUnbounded;
+    result.value = std::numeric_limits<double>::infinity();
+    return result;
   }
   BoostNetwork net = build(num_nodes, plain);
   boost::edmonds_karp_max_flow(net.graph, source, sink);

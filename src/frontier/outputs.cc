@@ -55,10 +55,9 @@ std::string plans_csv(const FrontierRun& run) {
     auto emit = [&](int v) {
       const pipeline::Operation& op = problem.dag.operations[v];
       if (op.gpu < 0) return;
-      const int mhz =
-          pipeline::is_profiled(op.kind)
-              ? problem.model_of(v).option_for(units[v], problem.settings.unit_time_s).frequency_mhz
-              : 0;
+      const int mhz = pipeline::is_profiled(op.kind)
+                          ? problem.model_of(v).option_for(units[v]).frequency_mhz
+                          : 0;
       if (mhz == previous[v]) return;
       previous[v] = mhz;
       fmt::format_to(std::back_inserter(out), "{},{},{},{},{},{},{}\n", point, op.gpu, op.slot,
@@ -257,15 +256,8 @@ std::string timeline_trace_json(const FrontierRun& run, std::size_t point) {
   const std::vector<int> units = run.frontier->durations_at(point);
   const std::vector<int> mhz = frequencies_for(problem, units);
   const pipeline::OperationDag& dag = problem.dag;
-  std::vector<double> duration(units.size()), finish(units.size(), 0.0);
-  for (std::size_t v = 0; v < units.size(); ++v) {
-    const pipeline::Operation& op = dag.operations[v];
-    duration[v] = pipeline::is_profiled(op.kind)
-                      ? problem.model_of(static_cast<int>(v))
-                            .option_for(units[v], problem.settings.unit_time_s)
-                            .time_s
-                      : op.constant_time_s;
-  }
+  const std::vector<double> duration = measured_times(problem, units);
+  std::vector<double> finish(units.size(), 0.0);
   for (int v : dag.topological_order) {
     double start = 0.0;
     for (int p : dag.predecessors[v]) start = std::max(start, finish[p]);
