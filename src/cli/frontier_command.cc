@@ -34,6 +34,7 @@ struct FrontierFlags {
   std::string out = "powertrain-out";
   std::string emit_plans = "tstar,tmin,stragglers";
   long long timeline_point = -1;
+  std::string max_flow = "dinic";
   bool quiet = false;
 };
 
@@ -130,6 +131,17 @@ int run_frontier(const FrontierFlags& flags) {
   if (!output) return fail(kCommand, output.error().message);
 
   frontier::SolverOptions options;
+  if (flags.max_flow == "dinic") {
+    options.engine = frontier::MaxFlowEngine::kDinic;
+  } else if (flags.max_flow == "boykov-kolmogorov") {
+    options.engine = frontier::MaxFlowEngine::kBoostBoykovKolmogorov;
+  } else if (flags.max_flow == "edmonds-karp") {
+    options.engine = frontier::MaxFlowEngine::kBoost;
+  } else {
+    return fail(kCommand, fmt::format("--max-flow: unknown engine '{}' (known: dinic, "
+                                      "boykov-kolmogorov, edmonds-karp)",
+                                      flags.max_flow));
+  }
   const bool tty = ::isatty(STDERR_FILENO) != 0;
   if (!flags.quiet) {
     options.progress = [tty, last_percent = -1](long long done, long long total) mutable {
@@ -277,6 +289,9 @@ Action add_frontier_command(CLI::App& app) {
       "tstar,tmin,stragglers)");
   app.add_option("--timeline-point", flags->timeline_point,
                  "Point whose timeline to write (default: T_min)");
+  app.add_option("--max-flow", flags->max_flow,
+                 "Max-flow engine: dinic (hand-written, default), boykov-kolmogorov or "
+                 "edmonds-karp (Boost.Graph; cross-checks)");
   app.add_flag("--quiet", flags->quiet, "No progress output");
   return [flags]() { return run_frontier(*flags); };
 }

@@ -197,12 +197,94 @@ double flow_tolerance(const std::vector<BoundedArc>& arcs) {
   return kRelativeTolerance * scale;
 }
 
+namespace {
+
+bool same_structure(const FlowWarmStart& warm, int num_nodes, const std::vector<BoundedArc>& arcs) {
+  if (warm.num_nodes != num_nodes || warm.from.size() != arcs.size()) return false;
+  for (std::size_t i = 0; i < arcs.size(); ++i) {
+    if (warm.from[i] != arcs[i].from || warm.to[i] != arcs[i].to) return false;
+  }
+  return true;
+}
+
+// Turns the previous flow into a feasible flow of the new network: clamp each arc to its new
+// bounds, then cancel what the terminal arcs cannot absorb by lowering flow on in-arcs (excess
+// moves towards the source) or out-arcs (deficit moves towards the sink). Returns the flow f' on
+// each arc of the transformed network, or false when the repair does not settle quickly.
+bool repair_flow(int num_nodes, int source, int sink, const std::vector<BoundedArc>& arcs,
+                 const std::vector<double>& demand, const std::vector<double>& previous,
+                 double tolerance, std::vector<double>& flow) {
+  const std::size_t m = arcs.size();
+  flow.resize(m);
+  std::vector<double> balance(num_nodes, 0.0);  // inflow − outflow over the bounded arcs
+  std::vector<std::vector<int>> in_arcs(num_nodes), out_arcs(num_nodes);
+  for (std::size_t i = 0; i < m; ++i) {
+    const BoundedArc& arc = arcs[i];
+    flow[i] = std::clamp(previous[i] - arc.lower, 0.0, arc.upper - arc.lower);
+    balance[arc.to] += flow[i];
+    balance[arc.from] -= flow[i];
+    in_arcs[arc.to].push_back(static_cast<int>(i));
+    out_arcs[arc.from].push_back(static_cast<int>(i));
+  }
+  // Terminal capacity: v→sink carries up to demand (> 0), source→v up to −demand (< 0).
+  auto to_sink = [&](int v) { return std::max(0.0, demand[v]); };
+  auto from_source = [&](int v) { return std::max(0.0, -demand[v]); };
+  std::vector<int> work;
+  std::vector<char> queued(num_nodes, 0);
+  auto enqueue = [&](int v) {
+    if (v != source && v != sink && !queued[v]) {
+      queued[v] = 1;
+      work.push_back(v);
+    }
+  };
+  for (int v = 0; v < num_nodes; ++v) enqueue(v);
+  long long budget = 64LL * static_cast<long long>(m + num_nodes);
+  while (!work.empty()) {
+    if (--budget < 0) return false;
+    const int v = work.back();
+    work.pop_back();
+    queued[v] = 0;
+    double excess = balance[v] - to_sink(v);
+    if (excess > tolerance) {
+      for (int i : in_arcs[v]) {
+        const double cut = std::min(flow[i], excess);
+        if (cut <= 0.0) continue;
+        flow[i] -= cut;
+        excess -= cut;
+        balance[v] -= cut;
+        balance[arcs[i].from] += cut;
+        enqueue(arcs[i].from);
+        if (excess <= tolerance) break;
+      }
+      continue;
+    }
+    double deficit = -balance[v] - from_source(v);
+    if (deficit > tolerance) {
+      for (int i : out_arcs[v]) {
+        const double cut = std::min(flow[i], deficit);
+        if (cut <= 0.0) continue;
+        flow[i] -= cut;
+        deficit -= cut;
+        balance[v] += cut;
+        balance[arcs[i].to] -= cut;
+        enqueue(arcs[i].to);
+        if (deficit <= tolerance) break;
+      }
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 MinCut min_cut_with_lower_bounds(int num_nodes, int source, int sink,
-                                 const std::vector<BoundedArc>& arcs, FlowNetwork& scratch) {
+                                 const std::vector<BoundedArc>& arcs, FlowNetwork& scratch,
+                                 FlowWarmStart* warm_start) {
   MinCut result;
   if (has_uncapacitated_path(num_nodes, source, sink, arcs)) {
     result.outcome = CutOutcome::kUnbounded;
     result.value = kInfinity;
+    if (warm_start != nullptr) warm_start->num_nodes = -1;
     return result;
   }
   // C(S) = Σ_{S→T} (u − l) + Σ_{v∈S} (out_l(v) − in_l(v)): the second term is modular, so it
@@ -216,15 +298,47 @@ MinCut min_cut_with_lower_bounds(int num_nodes, int source, int sink,
     demand[arc.from] += arc.lower;
     demand[arc.to] -= arc.lower;
   }
+  std::vector<int> terminal_arc(num_nodes, -1);
   for (int v = 0; v < num_nodes; ++v) {
     if (v == source || v == sink) continue;
-    if (demand[v] > 0.0) scratch.add_arc(v, sink, demand[v]);
-    if (demand[v] < 0.0) scratch.add_arc(source, v, -demand[v]);
+    if (demand[v] > 0.0) terminal_arc[v] = scratch.add_arc(v, sink, demand[v]);
+    if (demand[v] < 0.0) terminal_arc[v] = scratch.add_arc(source, v, -demand[v]);
   }
   const double tolerance = flow_tolerance(arcs);
+
+  std::vector<double> start_flow;
+  if (warm_start != nullptr && same_structure(*warm_start, num_nodes, arcs) &&
+      repair_flow(num_nodes, source, sink, arcs, demand, warm_start->flow, tolerance, start_flow)) {
+    std::vector<double> balance(num_nodes, 0.0);
+    for (std::size_t i = 0; i < arcs.size(); ++i) {
+      scratch.set_flow(2 * static_cast<int>(i), start_flow[i]);
+      balance[arcs[i].to] += start_flow[i];
+      balance[arcs[i].from] -= start_flow[i];
+    }
+    for (int v = 0; v < num_nodes; ++v) {
+      if (terminal_arc[v] < 0) continue;
+      const double capacity = std::abs(demand[v]);
+      const double terminal = demand[v] > 0.0 ? balance[v] : -balance[v];
+      scratch.set_flow(terminal_arc[v], std::clamp(terminal, 0.0, capacity));
+    }
+    ++warm_start->reused;
+  } else if (warm_start != nullptr) {
+    ++warm_start->cold;
+  }
   scratch.max_flow(source, sink, tolerance);
   result.source_side = scratch.reachable_from(source, tolerance);
   result.value = cut_capacity(arcs, result.source_side);
+  if (warm_start != nullptr) {
+    warm_start->num_nodes = num_nodes;
+    warm_start->from.resize(arcs.size());
+    warm_start->to.resize(arcs.size());
+    warm_start->flow.resize(arcs.size());
+    for (std::size_t i = 0; i < arcs.size(); ++i) {
+      warm_start->from[i] = arcs[i].from;
+      warm_start->to[i] = arcs[i].to;
+      warm_start->flow[i] = arcs[i].lower + scratch.pushed_flow(2 * static_cast<int>(i));
+    }
+  }
   return result;
 }
 

@@ -24,6 +24,13 @@ class FlowNetwork {
   /// Flow currently on an arc (capacity minus residual).
   double flow(int arc) const { return original_[arc] - residual_[arc]; }
   double residual(int arc) const { return residual_[arc]; }
+  /// Starts an arc at a given flow in [0, capacity] (before max_flow, for warm starts).
+  void set_flow(int arc, double flow) {
+    residual_[arc] = original_[arc] - flow;
+    residual_[arc ^ 1] = flow;
+  }
+  /// Flow on an arc read from its reverse residual; exact for infinite capacities too.
+  double pushed_flow(int arc) const { return residual_[arc ^ 1]; }
   /// Sets an arc pair's capacity and residual to zero (used to drop helper arcs between phases).
   void disable_arc(int arc);
   int num_nodes() const { return num_nodes_; }
@@ -76,11 +83,25 @@ double cut_capacity(const std::vector<BoundedArc>& arcs, const std::vector<char>
 /// Tolerance used to treat a residual as zero: a fixed small fraction of the largest finite bound.
 double flow_tolerance(const std::vector<BoundedArc>& arcs);
 
+/// The flow of the previous min_cut_with_lower_bounds call, kept to start the next one from it.
+/// Reused only when the next call has the same nodes and arc endpoints, which holds for most
+/// consecutive Phillips–Dessouky iterations (only the bounds change).
+struct FlowWarmStart {
+  int num_nodes = -1;
+  std::vector<int> from, to;
+  std::vector<double> flow;  // flow on each BoundedArc (within its bounds' frame: lower + f')
+  long long reused = 0;      // calls that started from the previous flow
+  long long cold = 0;        // calls that started from zero
+};
+
 /// Minimum of cut_capacity over all s–t cuts with one max flow: lower bounds become node demands
 /// (arcs source→v and v→sink), which is Algorithm 3's first phase with s' = s and t' = t, so it
-/// never reports infeasible. Deterministic. O(max flow).
+/// never reports infeasible. Returns the minimal minimum cut (the source side is everything
+/// reachable from the source in the residual network), which is the same for every maximum flow,
+/// so a warm start cannot change the answer. Deterministic. O(max flow).
 MinCut min_cut_with_lower_bounds(int num_nodes, int source, int sink,
-                                 const std::vector<BoundedArc>& arcs, FlowNetwork& scratch);
+                                 const std::vector<BoundedArc>& arcs, FlowNetwork& scratch,
+                                 FlowWarmStart* warm_start = nullptr);
 
 /// Perseus Algorithm 3 as printed: find a feasible flow through a helper source/sink, then augment
 /// it to a maximum flow. Reports kInfeasible when the lower bounds cannot be met. Kept as a
@@ -97,8 +118,10 @@ MinCut brute_force_min_cut(int num_nodes, int source, int sink,
 double boost_max_flow(int num_nodes, int source, int sink,
                       const std::vector<BoundedArc>& arcs_upper_only);
 
-/// min_cut_with_lower_bounds computed with Boost.Graph's max flow instead of Dinic.
+/// min_cut_with_lower_bounds computed with Boost.Graph's max flow instead of Dinic: Edmonds–Karp,
+/// or Boykov–Kolmogorov when `boykov_kolmogorov` is set.
 MinCut boost_min_cut_with_lower_bounds(int num_nodes, int source, int sink,
-                                       const std::vector<BoundedArc>& arcs);
+                                       const std::vector<BoundedArc>& arcs,
+                                       bool boykov_kolmogorov = false);
 
 }  // namespace powertrain::frontier

@@ -1,6 +1,7 @@
 // Boost.Graph max flow: the maintained library implementation the hand-written Dinic is checked
 // against.
 #include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/boykov_kolmogorov_max_flow.hpp>
 #include <boost/graph/edmonds_karp_max_flow.hpp>
 #include <cmath>
 #include <limits>
@@ -12,7 +13,11 @@ namespace {
 
 using Traits = boost::adjacency_list_traits<boost::vecS, boost::vecS, boost::directedS>;
 using Graph = boost::adjacency_list<
-    boost::vecS, boost::vecS, boost::directedS, boost::no_property,
+    boost::vecS, boost::vecS, boost::directedS,
+    boost::property<
+        boost::vertex_color_t, boost::default_color_type,
+        boost::property<boost::vertex_distance_t, long,
+                        boost::property<boost::vertex_predecessor_t, Traits::edge_descriptor>>>,
     boost::property<
         boost::edge_capacity_t, double,
         boost::property<boost::edge_residual_capacity_t, double,
@@ -57,7 +62,7 @@ double boost_max_flow(int num_nodes, int source, int sink,
 }
 
 MinCut boost_min_cut_with_lower_bounds(int num_nodes, int source, int sink,
-                                       const std::vector<BoundedArc>& arcs) {
+                                       const std::vector<BoundedArc>& arcs, bool boykov) {
   // Same construction as min_cut_with_lower_bounds, solved by Boost.
   std::vector<std::tuple<int, int, double>> plain;
   std::vector<double> demand(num_nodes, 0.0);
@@ -79,7 +84,10 @@ MinCut boost_min_cut_with_lower_bounds(int num_nodes, int source, int sink,
     return result;
   }
   BoostNetwork net = build(num_nodes, plain);
-  boost::edmonds_karp_max_flow(net.graph, source, sink);
+  if (boykov)
+    boost::boykov_kolmogorov_max_flow(net.graph, source, sink);
+  else
+    boost::edmonds_karp_max_flow(net.graph, source, sink);
   const double tolerance = flow_tolerance(arcs);
   auto residual_map = boost::get(boost::edge_residual_capacity, net.graph);
   std::vector<char> seen(num_nodes, 0);

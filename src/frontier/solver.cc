@@ -112,6 +112,7 @@ Frontier solve_frontier(const PlanningProblem& problem, const SolverOptions& opt
   const int slowest = schedule.makespan;
 
   FlowNetwork network;
+  FlowWarmStart warm_start;
   std::vector<BoundedArc> arcs, raw_arcs;
   std::vector<int> out_degree, in_degree, parent, compact;
   std::vector<int> in_node(n), out_node(n), critical_ops;
@@ -208,9 +209,11 @@ Frontier solve_frontier(const PlanningProblem& problem, const SolverOptions& opt
       const int a = compact[find(arc.from)], b = compact[find(arc.to)];
       if (a != b) arcs.push_back({a, b, arc.lower, arc.upper});
     }
-    MinCut cut = options.engine == MaxFlowEngine::kDinic
-                     ? min_cut_with_lower_bounds(num_compact, 0, 1, arcs, network)
-                     : boost_min_cut_with_lower_bounds(num_compact, 0, 1, arcs);
+    MinCut cut =
+        options.engine == MaxFlowEngine::kDinic
+            ? min_cut_with_lower_bounds(num_compact, 0, 1, arcs, network, &warm_start)
+            : boost_min_cut_with_lower_bounds(
+                  num_compact, 0, 1, arcs, options.engine == MaxFlowEngine::kBoostBoykovKolmogorov);
     if (cut.outcome != CutOutcome::kOptimal) break;  // no finite cut: T_min reached
 
     lengthened.clear();

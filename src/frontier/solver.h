@@ -12,8 +12,9 @@
 namespace powertrain::frontier {
 
 enum class MaxFlowEngine {
-  kDinic,  // hand-written, reused buffers (default, fast)
-  kBoost,  // Boost.Graph Edmonds–Karp (cross-check; slow)
+  kDinic,                  // hand-written, reused buffers (default, fast)
+  kBoost,                  // Boost.Graph Edmonds–Karp (cross-check; slow)
+  kBoostBoykovKolmogorov,  // Boost.Graph Boykov–Kolmogorov
 };
 
 struct SolverOptions {

@@ -94,6 +94,40 @@ TEST(MinCutWithLowerBounds, MatchesBruteForceOnRandomSmallGraphs) {
   EXPECT_GT(optimal, 200);  // the generator must mostly produce finite cuts
 }
 
+TEST(MinCutWithLowerBounds, WarmStartGivesTheSameCutAsAColdStart) {
+  // Like consecutive solver iterations: the arcs stay, their bounds move. The warm-started flow
+  // must give the same (minimal) minimum cut as a fresh one and the brute-force optimum.
+  std::mt19937 rng(23);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  int reused = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    const int n = 4 + trial % 11;
+    auto arcs = random_dag(rng, n, 0.2);
+    FlowNetwork warm_network, cold_network;
+    FlowWarmStart warm;
+    for (int step = 0; step < 8; ++step) {
+      const MinCut warm_cut = min_cut_with_lower_bounds(n, 0, 1, arcs, warm_network, &warm);
+      const MinCut cold_cut = min_cut_with_lower_bounds(n, 0, 1, arcs, cold_network);
+      ASSERT_EQ(warm_cut.outcome, cold_cut.outcome) << "trial " << trial << " step " << step;
+      if (cold_cut.outcome == CutOutcome::kOptimal) {
+        const MinCut brute = brute_force_min_cut(n, 0, 1, arcs);
+        EXPECT_NEAR(warm_cut.value, brute.value, 1e-9 * (1 + std::abs(brute.value)))
+            << "trial " << trial << " step " << step;
+        EXPECT_EQ(warm_cut.source_side, cold_cut.source_side) << "trial " << trial;
+      }
+      // Move some bounds up and some down, keeping lower ≤ upper.
+      for (auto& arc : arcs) {
+        if (unit(rng) < 0.5) continue;
+        arc.lower = std::max(0.0, arc.lower + std::round((unit(rng) - 0.5) * 16) / 4);
+        if (std::isfinite(arc.upper))
+          arc.upper = std::max(arc.lower, arc.upper + std::round((unit(rng) - 0.5) * 16) / 4);
+      }
+    }
+    reused += static_cast<int>(warm.reused);
+  }
+  EXPECT_GT(reused, 100);  // the warm path must really be exercised
+}
+
 TEST(MinCutWithLowerBounds, AlgorithmThreeReportsInfeasibleLowerBounds) {
   // s -a-> x -b-> t with a needing flow 5 and b allowing at most 3.
   const std::vector<BoundedArc> arcs = {{0, 2, 5.0, kInf}, {2, 1, 0.0, 3.0}};

@@ -153,6 +153,24 @@ TEST(FrontierSolver, BoostEngineGivesTheSameFrontier) {
   }
 }
 
+TEST(FrontierSolver, BoykovKolmogorovEngineGivesTheSameFrontierOnALargerPipeline) {
+  // Dinic (warm-started across iterations) against Boost's Boykov–Kolmogorov from scratch.
+  std::mt19937 rng(29);
+  const PlanningProblem problem = random_problem(rng, pipeline::ScheduleKind::kOneFOneB, 4, 12, 8);
+  SolverOptions bk_options;
+  bk_options.engine = MaxFlowEngine::kBoostBoykovKolmogorov;
+  const Frontier dinic = solve_frontier(problem);
+  const Frontier bk = solve_frontier(problem, bk_options);
+  ASSERT_EQ(dinic.points.size(), bk.points.size());
+  ASSERT_GT(dinic.points.size(), 10u);
+  for (std::size_t i = 0; i < dinic.points.size(); ++i) {
+    EXPECT_EQ(dinic.points[i].time_units, bk.points[i].time_units);
+    EXPECT_NEAR(dinic.points[i].energy_j, bk.points[i].energy_j,
+                1e-9 * std::abs(dinic.points[i].energy_j));
+  }
+  EXPECT_EQ(dinic.changes.size(), bk.changes.size());
+}
+
 TEST(FrontierSolver, ConstantNodesLengthenTheIterationButAreNeverPlanned) {
   std::mt19937 rng(17);
   PlanningProblem problem = random_problem(rng, pipeline::ScheduleKind::kOneFOneB, 2, 3, 3);
