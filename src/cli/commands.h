@@ -21,6 +21,10 @@ struct Subcommand {
 Action add_frontier_command(CLI::App& app);
 Action add_lookup_command(CLI::App& app);
 Action add_example_profile_command(CLI::App& app);
+Action add_profile_command(CLI::App& app);
+Action add_calibrate_command(CLI::App& app);
+Action add_cluster_command(CLI::App& app);
+Action add_partition_command(CLI::App& app);
 
 /// All subcommands, in help order.
 const std::vector<Subcommand>& subcommands();

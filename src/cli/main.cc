@@ -15,6 +15,15 @@ const std::vector<Subcommand>& subcommands() {
       {"lookup", "Pick the plan to deploy from a frontier for a straggler's iteration time",
        add_lookup_command},
       {"example-profile", "Write the built-in example profile CSV", add_example_profile_command},
+      {"profile", "Predict a Perseus profile CSV from a built-in model, GPU and parallel config",
+       add_profile_command},
+      {"calibrate", "Fit a GPU's time and power model to a measured Perseus profile",
+       add_calibrate_command},
+      {"partition",
+       "Split a model's layers into pipeline stages (uniform, explicit, min-imbalance)",
+       add_partition_command},
+      {"cluster", "Emulate N data-parallel pipelines with stragglers: intrinsic/extrinsic savings",
+       add_cluster_command},
   };
   return table;
 }
