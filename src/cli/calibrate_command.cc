@@ -1,11 +1,113 @@
-// `powertrain calibrate` (being written).
+// `powertrain calibrate`: fit a GPU's DVFS model to a measured Perseus profile of a known job.
+#include <fmt/core.h>
+
+#include <nlohmann/json.hpp>
+
 #include "cli/commands.h"
+#include "cli/model_job_options.h"
+#include "core/atomic_output.h"
+#include "device/calibration.h"
+#include "frontier/model_profile.h"
+#include "frontier/profile.h"
 
 namespace powertrain::cli {
+namespace {
+
+constexpr const char* kCommand = "calibrate";
+
+struct CalibrateFlags {
+  frontier::ModelJobRequest job;
+  std::string profile;
+  double power_limit_w = 0.0;
+  std::string out;
+};
+
+nlohmann::json params_json(const device::DvfsParams& p) {
+  return {{"matmul_efficiency", p.matmul_efficiency},
+          {"attention_efficiency", p.attention_efficiency},
+          {"memory_efficiency", p.memory_efficiency},
+          {"link_efficiency", p.link_efficiency},
+          {"backward_link_efficiency", p.backward_link_efficiency},
+          {"link_latency_s", p.link_latency_s},
+          {"static_power_w", p.static_power_w},
+          {"dynamic_power_w", p.dynamic_power_w},
+          {"voltage_min", p.voltage_min},
+          {"voltage_knee_mhz", p.voltage_knee_mhz},
+          {"voltage_knee_width_mhz", p.voltage_knee_width_mhz},
+          {"memory_activity", p.memory_activity},
+          {"collective_activity", p.collective_activity},
+          {"power_limit_w", p.power_limit_w}};
+}
+
+int run_calibrate(const CalibrateFlags& flags) {
+  if (flags.profile.empty()) return fail(kCommand, "--profile is required");
+  auto measured = frontier::read_profile(flags.profile);
+  if (!measured) return fail(kCommand, measured.error().message);
+  auto job = frontier::build_model_job(flags.job);
+  if (!job) return fail(kCommand, job.error().message);
+  auto samples = frontier::calibration_samples(*job, *measured);
+  if (!samples) return fail(kCommand, samples.error().message);
+  device::DvfsParams start = job->gpu.dvfs;
+  if (flags.power_limit_w < 0.0) return fail(kCommand, "--power-limit must be positive");
+  if (flags.power_limit_w > 0.0) start.power_limit_w = flags.power_limit_w;
+  fmt::print(stderr, "calibrate: fitting {} parameters to {} measurements ...\n", 9,
+             samples->size());
+  auto report = device::calibrate(job->gpu, *samples, start);
+  if (!report) return fail(kCommand, flags.profile + ": " + report.error().message);
+
+  const device::DvfsParams& p = report->params;
+  fmt::print("powertrain calibrate: {} against {}\n", job->gpu.display_name, flags.profile);
+  fmt::print("  job           {}\n", job->description);
+  fmt::print(
+      "  fitted        GEMM efficiency {:.3f} of peak; link efficiency {:.3f} forward, "
+      "{:.3f} backward\n",
+      p.matmul_efficiency, p.link_efficiency, p.backward_link_efficiency);
+  fmt::print(
+      "                static {:.1f} W, dynamic {:.1f} W at {} MHz, voltage min {:.3f} "
+      "knee {:.0f} MHz; activity memory {:.2f} comm {:.2f}; power limit {:.0f} W (given)\n",
+      p.static_power_w, p.dynamic_power_w, job->gpu.max_clock_mhz(), p.voltage_min,
+      p.voltage_knee_mhz, p.memory_activity, p.collective_activity, p.power_limit_w);
+  fmt::print("  model error   (mean absolute % error vs measured, max in brackets)\n");
+  for (const device::GroupError& g : report->groups) {
+    fmt::print("    {:<20s} {:3d} clocks: time {:5.2f} % ({:5.2f}), energy {:5.2f} % ({:5.2f})\n",
+               g.group, g.samples, g.time_mape_percent, g.time_max_error_percent,
+               g.energy_mape_percent, g.energy_max_error_percent);
+  }
+  fmt::print("    all: time {:.2f} %, energy {:.2f} %\n", report->time_mape_percent,
+             report->energy_mape_percent);
+  if (!flags.out.empty()) {
+    nlohmann::json doc;
+    doc["gpu"] = job->gpu.name;
+    doc["profile"] = flags.profile;
+    doc["job"] = job->description;
+    doc["params"] = params_json(p);
+    doc["errors_percent"] = nlohmann::json::array();
+    for (const device::GroupError& g : report->groups) {
+      doc["errors_percent"].push_back({{"group", g.group},
+                                       {"samples", g.samples},
+                                       {"time_mape", g.time_mape_percent},
+                                       {"time_max", g.time_max_error_percent},
+                                       {"energy_mape", g.energy_mape_percent},
+                                       {"energy_max", g.energy_max_error_percent}});
+    }
+    if (auto written = core::write_file_atomically(flags.out, doc.dump(2) + "\n"); !written)
+      return fail(kCommand, written.error().message);
+    fmt::print("  wrote         {}\n", flags.out);
+  }
+  return 0;
+}
+
+}  // namespace
 
 Action add_calibrate_command(CLI::App& app) {
-  (void)app;
-  return []() { return fail("calibrate", "not available yet"); };
+  auto flags = std::make_shared<CalibrateFlags>();
+  flags->job.partition = "uniform";
+  app.add_option("--profile", flags->profile, "Measured Perseus profile CSV to fit")->required();
+  add_model_job_options(app, flags->job);
+  app.add_option("--power-limit", flags->power_limit_w,
+                 "Board power limit of the measured system, W (default: the GPU's TDP)");
+  app.add_option("--out", flags->out, "Write fitted parameters and errors as JSON");
+  return [flags]() { return run_calibrate(*flags); };
 }
 
 }  // namespace powertrain::cli

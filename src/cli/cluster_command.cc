@@ -1,11 +1,329 @@
-// `powertrain cluster` (being written).
+// `powertrain cluster`: emulate data-parallel pipelines with a straggler (Perseus §6.3) and report
+// Perseus's intrinsic and extrinsic savings next to EnvPipe's.
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <system_error>
+#include <utility>
+#include <vector>
+
 #include "cli/commands.h"
+#include "core/atomic_output.h"
+#include "frontier/cluster.h"
+#include "frontier/profile.h"
 
 namespace powertrain::cli {
+namespace {
+
+const char* const kCommand = "cluster";
+
+// Numeric flags are read as text so that every bad value gets a one-line error naming the flag.
+struct ClusterFlags {
+  std::string profile;
+  std::string p_blocking_w;
+  std::string unit_time_s = "0.001";
+  std::string stages;
+  std::string tp = "1";
+  std::string gpus;
+  std::string global_batch;
+  std::string microbatch_size = "1";
+  std::string slowdowns = "1,1.05,1.1,1.2,1.3,1.4,1.5";
+  std::string schedule = "1f1b";
+  std::string chunks = "1";
+  std::string cost_model = "exponential";
+  std::string quantization = "floor";
+  std::string max_flow = "dinic";
+  std::string out = "powertrain-cluster-out";
+  bool quiet = false;
+};
+
+std::string trimmed(const std::string& text) {
+  const auto begin = text.find_first_not_of(" \t");
+  if (begin == std::string::npos) return "";
+  return text.substr(begin, text.find_last_not_of(" \t") - begin + 1);
+}
+
+core::Result<long long> parse_count(const std::string& flag, const std::string& text) {
+  const std::string item = trimmed(text);
+  long long value = 0;
+  auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
+  if (item.empty() || ec != std::errc() || ptr != item.data() + item.size() || value <= 0 ||
+      value > 1'000'000'000LL) {
+    return core::Error{
+        fmt::format("{}: expected a positive integer up to 1e9, got '{}'", flag, text)};
+  }
+  return value;
+}
+
+core::Result<double> parse_number(const std::string& flag, const std::string& text) {
+  const std::string item = trimmed(text);
+  double value = 0.0;
+  auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
+  if (item.empty() || ec != std::errc() || ptr != item.data() + item.size() ||
+      !std::isfinite(value)) {
+    return core::Error{fmt::format("{}: expected a number, got '{}'", flag, text)};
+  }
+  return value;
+}
+
+// "1024,2048" -> items; empty items are errors (a stray comma is more likely a typo than intent).
+template <typename T, typename Parse>
+core::Result<std::vector<T>> parse_list(const std::string& flag, const std::string& text,
+                                        Parse parse) {
+  std::vector<T> values;
+  std::size_t begin = 0;
+  while (true) {
+    const std::size_t end = std::min(text.find(',', begin), text.size());
+    auto value = parse(flag, text.substr(begin, end - begin));
+    if (!value) {
+      return core::Error{fmt::format("{} (in '{}')", value.error().message, text)};
+    }
+    values.push_back(static_cast<T>(*value));
+    if (end == text.size()) break;
+    begin = end + 1;
+  }
+  return values;
+}
+
+void print_table(const frontier::ClusterEmulation& emulation, const std::string& out_dir) {
+  const auto& first = emulation.configs.front().config;
+  // One energy unit for the whole table, large enough to keep a few significant digits.
+  double largest_j = 0.0;
+  for (const auto& c : emulation.configs) {
+    for (const auto& s : c.slowdowns) largest_j = std::max(largest_j, s.baseline.cluster_energy_j);
+  }
+  const auto [unit, joules_per_unit] = largest_j >= 1e6   ? std::pair{"MJ", 1e6}
+                                       : largest_j >= 1e3 ? std::pair{"kJ", 1e3}
+                                                          : std::pair{"J", 1.0};
+  fmt::print(
+      "powertrain cluster: {} pipeline stages, {}, tau = {} s, P_blocking = {} W, global batch {} "
+      "samples, microbatch {} sample(s)\n",
+      first.pipeline_stages, pipeline::schedule_name(emulation.pipeline.schedule),
+      emulation.planning.unit_time_s, emulation.planning.p_blocking_w, first.global_batch_samples,
+      first.microbatch_samples);
+  fmt::print("  profile   {}\n", emulation.profile_source);
+  fmt::print(
+      "  model     per configuration, one straggler pipeline takes T' = slowdown x T_min at all "
+      "max clock;\n"
+      "            the other N-1 run Perseus's plan for T_opt = min(T*, T') and block at "
+      "P_blocking until T'.\n"
+      "            Energies: {} per iteration of the whole cluster (every GPU, tensor-parallel "
+      "ones included).\n"
+      "            base  = every pipeline at max clock (measured energies, planned T_min), "
+      "blocking until T'.\n"
+      "            saved = Perseus planned (fitted cost model) vs base: intrinsic (its T_min plan "
+      "alone)\n"
+      "                    + extrinsic (the rest, from slowing to T_opt); pipeline = one "
+      "non-straggler.\n"
+      "            realized, EnvPipe = measured clocks vs max clock measured, T' = slowdown x "
+      "measured max-clock time.\n"
+      "            All savings are % of the baseline energy.\n",
+      unit);
+  for (const frontier::ClusterConfigResult& c : emulation.configs) {
+    fmt::print(
+        "\n{} GPUs = {} pipelines x (TP{} x PP{}), {} microbatches per pipeline: T_min = {:.3f} s, "
+        "T* = {:.3f} s (planned), T*/T_min = {:.3f} (the star)\n",
+        c.config.gpus, c.shape.pipelines, c.config.tensor_parallel, c.config.pipeline_stages,
+        c.shape.microbatches_per_pipeline, c.t_min_s, c.t_star_s, c.t_star_s / c.t_min_s);
+    fmt::print(
+        "  no straggler: Perseus T_min plan saves {:.2f} % per pipeline (planned, Perseus Table "
+        "6); EnvPipe {:.2f} % at {:.3f} s vs max clock {:.3f} s (measured)\n",
+        100.0 * c.pipeline_intrinsic_fraction, 100.0 * c.envpipe_fraction, c.envpipe_time_s,
+        c.max_clock_time_s);
+    fmt::print("  {:>8} {:>8} {:>8} {:>9} {:>10} | {:>7} {:>9} {:>9} {:>8} | {:>8} {:>8}\n",
+               "T'/T_min", "T' s", "T_opt s", fmt::format("base {}", unit),
+               fmt::format("Perseus {}", unit), "saved %", "intrins %", "extrins %", "pipeln %",
+               "realiz %", "EnvPipe %");
+    for (const frontier::ClusterSlowdownResult& s : c.slowdowns) {
+      fmt::print(
+          "  {:>8.3f} {:>8.3f} {:>8.3f} {:>9.3f} {:>10.3f} | {:>7.2f} {:>9.2f} {:>9.2f} {:>8.2f} | "
+          "{:>8.2f} {:>8.2f}\n",
+          s.slowdown, s.straggler_time_s, s.target_time_s,
+          s.baseline.cluster_energy_j / joules_per_unit,
+          s.perseus.cluster_energy_j / joules_per_unit, 100.0 * s.perseus.savings_fraction,
+          100.0 * s.intrinsic_fraction, 100.0 * s.extrinsic_fraction,
+          100.0 * s.perseus.pipeline_savings_fraction, 100.0 * s.perseus_realized.savings_fraction,
+          100.0 * s.envpipe.savings_fraction);
+    }
+    const auto& star = c.at_t_star;
+    fmt::print(
+        "  at T' = T*: saved {:.2f} % (intrinsic {:.2f} + extrinsic {:.2f}); solved in {:.2f} s, "
+        "{} frontier points\n",
+        100.0 * star.perseus.savings_fraction, 100.0 * star.intrinsic_fraction,
+        100.0 * star.extrinsic_fraction, c.solve_seconds, c.frontier_points);
+  }
+  fmt::print("\n  files     {}/: cluster.csv summary.json cluster.svg\n", out_dir);
+}
+
+int run_cluster(const ClusterFlags& flags) {
+  if (flags.profile.empty()) return fail(kCommand, "--profile: required (a Perseus profile CSV)");
+  if (flags.p_blocking_w.empty()) {
+    return fail(kCommand,
+                "--p-blocking: required (power in W of a GPU blocked on P2P communication)");
+  }
+  if (flags.gpus.empty()) return fail(kCommand, "--gpus: required (e.g. 1024,2048,4096,8192)");
+  if (flags.global_batch.empty()) {
+    return fail(kCommand, "--global-batch: required (samples per iteration of the whole job)");
+  }
+  auto p_blocking = parse_number("--p-blocking", flags.p_blocking_w);
+  if (!p_blocking) return fail(kCommand, p_blocking.error().message);
+  auto unit_time = parse_number("--unit-time", flags.unit_time_s);
+  if (!unit_time) return fail(kCommand, unit_time.error().message);
+  auto tp = parse_count("--tp", flags.tp);
+  if (!tp) return fail(kCommand, tp.error().message);
+  auto global_batch = parse_count("--global-batch", flags.global_batch);
+  if (!global_batch) return fail(kCommand, global_batch.error().message);
+  auto microbatch = parse_count("--microbatch-size", flags.microbatch_size);
+  if (!microbatch) return fail(kCommand, microbatch.error().message);
+  auto chunks = parse_count("--chunks", flags.chunks);
+  if (!chunks) return fail(kCommand, chunks.error().message);
+  auto gpus = parse_list<long long>("--gpus", flags.gpus, parse_count);
+  if (!gpus) return fail(kCommand, gpus.error().message);
+  auto slowdowns = parse_list<double>("--slowdowns", flags.slowdowns, parse_number);
+  if (!slowdowns) return fail(kCommand, slowdowns.error().message);
+  for (double s : *slowdowns) {
+    if (s < 1.0 || s > 100.0) {
+      return fail(kCommand, fmt::format("--slowdowns: expected straggler slowdowns T'/T_min from 1 "
+                                        "to 100, got {} (in '{}')",
+                                        s, flags.slowdowns));
+    }
+  }
+  auto schedule = pipeline::parse_schedule(flags.schedule);
+  if (!schedule) {
+    return fail(kCommand, fmt::format("--schedule: unknown '{}'; known: {}", flags.schedule,
+                                      pipeline::known_schedules()));
+  }
+  auto cost_model = frontier::parse_cost_model(flags.cost_model);
+  if (!cost_model) {
+    return fail(kCommand, fmt::format("--cost-model: unknown '{}'; known: exponential, pwl",
+                                      flags.cost_model));
+  }
+  auto quantization = frontier::parse_quantization(flags.quantization);
+  if (!quantization) {
+    return fail(kCommand, fmt::format("--quantization: unknown '{}'; known: floor, ceil",
+                                      flags.quantization));
+  }
+  frontier::ClusterSettings settings;
+  if (flags.max_flow == "dinic") {
+    settings.engine = frontier::MaxFlowEngine::kDinic;
+  } else if (flags.max_flow == "boykov-kolmogorov") {
+    settings.engine = frontier::MaxFlowEngine::kBoostBoykovKolmogorov;
+  } else if (flags.max_flow == "edmonds-karp") {
+    settings.engine = frontier::MaxFlowEngine::kBoost;
+  } else {
+    return fail(kCommand, fmt::format("--max-flow: unknown engine '{}' (known: dinic, "
+                                      "boykov-kolmogorov, edmonds-karp)",
+                                      flags.max_flow));
+  }
+
+  auto profile = frontier::read_profile(flags.profile);
+  if (!profile) return fail(kCommand, profile.error().message);
+
+  settings.planning.p_blocking_w = *p_blocking;
+  settings.planning.unit_time_s = *unit_time;
+  settings.planning.cost_model = *cost_model;
+  settings.planning.quantization = *quantization;
+  settings.pipeline.schedule = *schedule;
+  settings.pipeline.chunks_per_gpu = static_cast<int>(*chunks);
+  settings.slowdowns = *slowdowns;
+  const int profile_chunks =
+      *schedule == pipeline::ScheduleKind::kInterleavedOneFOneB ? static_cast<int>(*chunks) : 1;
+  long long stages = std::max(1, profile->num_stages() / profile_chunks);
+  if (!flags.stages.empty()) {
+    auto parsed = parse_count("--stages", flags.stages);
+    if (!parsed) return fail(kCommand, parsed.error().message);
+    stages = *parsed;
+  }
+  if (*tp > 1'000'000 || stages > 1'000'000) {
+    return fail(kCommand,
+                fmt::format("--tp {} / --stages {}: expected at most 1000000 each", *tp, stages));
+  }
+  std::vector<frontier::ClusterConfig> configs;
+  for (long long g : *gpus) {
+    frontier::ClusterConfig config;
+    config.gpus = g;
+    config.tensor_parallel = static_cast<int>(*tp);
+    config.pipeline_stages = static_cast<int>(stages);
+    config.global_batch_samples = *global_batch;
+    config.microbatch_samples = *microbatch;
+    configs.push_back(config);
+  }
+
+  // Validate the output location before spending seconds on the solves.
+  auto output = core::AtomicOutputDirectory::create(flags.out);
+  if (!output) return fail(kCommand, output.error().message);
+
+  if (!flags.quiet) {
+    settings.on_config_start = [](std::size_t index, std::size_t count,
+                                  const frontier::ClusterConfig& config,
+                                  const frontier::ClusterShape& shape) {
+      fmt::print(stderr, "cluster: [{}/{}] {} GPUs = {} pipelines x {} microbatches: planning...",
+                 index + 1, count, config.gpus, shape.pipelines, shape.microbatches_per_pipeline);
+      std::fflush(stderr);
+    };
+    settings.on_config_done = [](std::size_t, std::size_t, double seconds) {
+      if (seconds > 0.0) {
+        fmt::print(stderr, " solved in {:.2f} s\n", seconds);
+      } else {
+        fmt::print(stderr, " same pipeline as before, reused\n");
+      }
+    };
+  }
+  auto emulation = frontier::emulate_cluster(*profile, configs, settings);
+  if (!emulation) return fail(kCommand, emulation.error().message);
+
+  const std::pair<const char*, std::string> files[] = {
+      {"cluster.csv", frontier::cluster_csv(*emulation)},
+      {"summary.json", frontier::cluster_summary_json(*emulation)},
+      {"cluster.svg", frontier::cluster_svg(*emulation)},
+  };
+  for (const auto& [name, contents] : files) {
+    if (auto written = output->write_file(name, contents); !written)
+      return fail(kCommand, written.error().message);
+  }
+  if (auto committed = output->commit(); !committed)
+    return fail(kCommand, committed.error().message);
+  print_table(*emulation, output->target().string());
+  return 0;
+}
+
+}  // namespace
 
 Action add_cluster_command(CLI::App& app) {
-  (void)app;
-  return []() { return fail("cluster", "not available yet"); };
+  auto flags = std::make_shared<ClusterFlags>();
+  app.add_option("--profile", flags->profile,
+                 "Perseus profile CSV stage,instruction,frequency,time,energy (MHz, s, J per GPU)");
+  app.add_option("--p-blocking", flags->p_blocking_w,
+                 "Power of a GPU blocked on P2P communication, W (required)");
+  app.add_option("--unit-time", flags->unit_time_s, "Time quantum tau in seconds (default 0.001)");
+  app.add_option("--stages", flags->stages,
+                 "Pipeline stages pp (GPUs along a pipeline); default: from the profile");
+  app.add_option("--tp", flags->tp, "Tensor-parallel GPUs per stage (default 1)");
+  app.add_option("--gpus", flags->gpus,
+                 "Total GPUs of each configuration, comma-separated, e.g. 1024,2048,4096,8192");
+  app.add_option("--global-batch", flags->global_batch,
+                 "Samples per iteration of the whole job (constant: strong scaling)");
+  app.add_option("--microbatch-size", flags->microbatch_size, "Samples per microbatch (default 1)");
+  app.add_option("--slowdowns", flags->slowdowns,
+                 "Straggler slowdowns T'/T_min, comma-separated (default "
+                 "1,1.05,1.1,1.2,1.3,1.4,1.5)");
+  app.add_option("--schedule", flags->schedule,
+                 "gpipe, 1f1b, interleaved-1f1b, 1f1b-recompute (default 1f1b)");
+  app.add_option("--chunks", flags->chunks, "Model chunks per GPU for interleaved-1f1b");
+  app.add_option("--cost-model", flags->cost_model,
+                 "exponential (a*exp(b*t)+c, default) or pwl (convex hull)");
+  app.add_option("--quantization", flags->quantization, "floor (default) or ceil");
+  app.add_option("--max-flow", flags->max_flow,
+                 "dinic (default), boykov-kolmogorov or edmonds-karp");
+  app.add_option("--out", flags->out,
+                 "Output directory, replaced atomically (default powertrain-cluster-out)");
+  app.add_flag("--quiet", flags->quiet, "No progress output");
+  return [flags]() { return run_cluster(*flags); };
 }
 
 }  // namespace powertrain::cli

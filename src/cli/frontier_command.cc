@@ -5,12 +5,15 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <set>
 
 #include "cli/commands.h"
+#include "cli/model_job_options.h"
 #include "core/atomic_output.h"
 #include "core/csv.h"
 #include "frontier/example_profile.h"
+#include "frontier/model_profile.h"
 #include "frontier/outputs.h"
 #include "frontier/problem.h"
 #include "frontier/solver.h"
@@ -35,6 +38,8 @@ struct FrontierFlags {
   std::string emit_plans = "tstar,tmin,stragglers";
   long long timeline_point = -1;
   std::string max_flow = "dinic";
+  frontier::ModelJobRequest job;  // used when --model or --gpu is given
+  bool model_mode = false;
   bool quiet = false;
 };
 
@@ -75,16 +80,35 @@ core::Result<std::vector<std::size_t>> parse_emit_plans(const std::string& spec,
 int run_frontier(const FrontierFlags& flags) {
   const char* kCommand = "frontier";
   frontier::ExampleDefaults example;
-  const bool builtin = flags.profile.empty();
-  core::Result<frontier::Profile> profile = builtin ? [&]() -> core::Result<frontier::Profile> {
+  if (flags.model_mode && !flags.profile.empty())
+    return fail(kCommand, "give either --profile or --model/--gpu, not both");
+  const bool builtin = flags.profile.empty() && !flags.model_mode;
+  std::optional<frontier::ModelJob> job;
+  if (flags.model_mode) {
+    frontier::ModelJobRequest request = flags.job;
+    if (flags.microbatches > 0) request.microbatches = flags.microbatches;
+    auto built = frontier::build_model_job(request);
+    if (!built) return fail(kCommand, built.error().message);
+    job = std::move(*built);
+  }
+  core::Result<frontier::Profile> profile =
+      job ? core::Result<frontier::Profile>(frontier::generate_profile(*job))
+          : builtin
+          ? [&]() -> core::Result<frontier::Profile> {
     auto table = core::parse_csv(frontier::example_profile_csv(), "<built-in example profile>");
     if (!table) return table.error();
     return frontier::parse_profile(*table);
   }()
       : frontier::read_profile(flags.profile);
   if (!profile) return fail(kCommand, profile.error().message);
+  if (job && !flags.quiet) {
+    fmt::print("powertrain frontier: profile modelled for {}\n", job->description);
+    print_job_summary(*job);
+  }
 
-  auto schedule = pipeline::parse_schedule(flags.schedule);
+  auto schedule = pipeline::parse_schedule(
+      job && job->parallel.recompute && flags.schedule == "1f1b" ? "1f1b-recompute"
+                                                                 : flags.schedule);
   if (!schedule) {
     return fail(kCommand, fmt::format("--schedule: unknown '{}'; known: {}", flags.schedule,
                                       pipeline::known_schedules()));
@@ -104,7 +128,9 @@ int run_frontier(const FrontierFlags& flags) {
   spec.chunks_per_gpu = flags.chunks;
   const int chunks =
       *schedule == pipeline::ScheduleKind::kInterleavedOneFOneB ? std::max(1, flags.chunks) : 1;
-  spec.num_gpus = flags.stages > 0 ? flags.stages : std::max(1, profile->num_stages() / chunks);
+  spec.num_gpus = job                ? job->parallel.pp
+                  : flags.stages > 0 ? flags.stages
+                                     : std::max(1, profile->num_stages() / chunks);
   spec.num_microbatches = flags.microbatches > 0 ? flags.microbatches : example.microbatches;
   spec.data_loading_time_s = flags.data_loading_s;
   spec.optimizer_step_time_s = flags.optimizer_step_s;
@@ -116,6 +142,8 @@ int run_frontier(const FrontierFlags& flags) {
   settings.unit_time_s = flags.unit_time_s > 0.0 ? flags.unit_time_s : example.unit_time_s;
   if (flags.p_blocking_w >= 0.0) {
     settings.p_blocking_w = flags.p_blocking_w;
+  } else if (job) {
+    settings.p_blocking_w = job->gpu.p_blocking_w;
   } else if (builtin) {
     settings.p_blocking_w = example.p_blocking_w;
   } else {
@@ -159,7 +187,7 @@ int run_frontier(const FrontierFlags& flags) {
   }
   const frontier::Frontier solved = frontier::solve_frontier(*problem, options);
   if (tty && !flags.quiet) fmt::print(stderr, "\n");
-  const frontier::FrontierRun run = frontier::analyze(*problem, solved, profile->source);
+  const frontier::FrontierRun run = frontier::analyze(*problem, solved, profile->source, &*profile);
 
   auto emit = parse_emit_plans(flags.emit_plans, run);
   if (!emit) return fail(kCommand, emit.error().message);
@@ -176,6 +204,7 @@ int run_frontier(const FrontierFlags& flags) {
       {"frontier.csv", frontier::frontier_csv(run)},
       {"plans.csv", frontier::plans_csv(run)},
       {"summary.json", frontier::summary_json(run)},
+      {"baselines.csv", frontier::baselines_csv(run)},
       {"frontier.svg", frontier::frontier_svg(run)},
       {fmt::format("timeline_{:05d}.json", timeline_point),
        frontier::timeline_trace_json(run, timeline_point)},
@@ -241,8 +270,10 @@ int run_frontier(const FrontierFlags& flags) {
                s.slowdown, s.straggler_time_s, s.point, s.planned_time_s,
                100.0 * s.savings_fraction);
   }
+  fmt::print("{}", frontier::baselines_summary(run));
   fmt::print(
-      "  files         {}/: frontier.csv plans.csv summary.json frontier.svg timeline_{:05d}.json "
+      "  files         {}/: frontier.csv plans.csv summary.json baselines.csv frontier.svg "
+      "timeline_{:05d}.json "
       "and {} plan(s) as freqs_pipeline_NNNNN.py + plan_NNNNN.json\n",
       output->target().string(), timeline_point, emit->size());
   if (!builtin && profile->find(0, pipeline::InstructionKind::kRecompute) != nullptr &&
@@ -293,6 +324,9 @@ Action add_frontier_command(CLI::App& app) {
                  "Max-flow engine: dinic (hand-written, default), boykov-kolmogorov or "
                  "edmonds-karp (Boost.Graph; cross-checks)");
   app.add_flag("--quiet", flags->quiet, "No progress output");
+  add_model_job_options(app, flags->job);
+  app.parse_complete_callback(
+      [&app, flags]() { flags->model_mode = app.count("--model") > 0 || app.count("--gpu") > 0; });
   return [flags]() { return run_frontier(*flags); };
 }
 

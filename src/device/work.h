@@ -23,6 +23,7 @@ struct Work {
   double flops = 0.0;         // floating-point operations (a multiply-add counts as 2)
   double memory_bytes = 0.0;  // bytes read + written in device memory
   double link_bytes = 0.0;    // bytes this GPU sends over the interconnect (algorithm applied)
+  bool backward = false;      // part of a backward pass (its collectives are calibrated apart)
 };
 
 std::string_view to_string(Precision precision);

@@ -74,19 +74,27 @@ std::vector<RealizedPlan> realize_frontier(const PlanningProblem& problem,
   return realized;
 }
 
-RealizedPlan all_max_clock_baseline(const PlanningProblem& problem) {
-  std::vector<double> times(problem.dag.operations.size());
+RealizedPlan evaluate_measured(const PlanningProblem& problem, const std::vector<double>& times_s,
+                               const std::vector<double>& energies_j) {
   double busy_energy = 0.0, busy_time = 0.0;
+  for (std::size_t v = 0; v < times_s.size(); ++v) {
+    busy_energy += energies_j[v];
+    busy_time += times_s[v];
+  }
+  RealizedPlan plan;
+  plan.time_s = longest_path(problem.dag, times_s);
+  plan.energy_j = pipeline_energy(problem, busy_energy, busy_time, plan.time_s);
+  return plan;
+}
+
+RealizedPlan all_max_clock_baseline(const PlanningProblem& problem) {
+  std::vector<double> times(problem.dag.operations.size()), energies(times.size());
   for (std::size_t v = 0; v < times.size(); ++v) {
     const MeasuredOption& option = problem.max_clock_option[problem.model_of_operation[v]];
     times[v] = option.time_s;
-    busy_energy += option.energy_j;
-    busy_time += option.time_s;
+    energies[v] = option.energy_j;
   }
-  RealizedPlan plan;
-  plan.time_s = longest_path(problem.dag, times);
-  plan.energy_j = pipeline_energy(problem, busy_energy, busy_time, plan.time_s);
-  return plan;
+  return evaluate_measured(problem, times, energies);
 }
 
 double max_clock_energy_at(const PlanningProblem& problem, double iteration_time_s) {

@@ -30,6 +30,12 @@ RealizedPlan realize(const PlanningProblem& problem, const std::vector<int>& dur
 std::vector<RealizedPlan> realize_frontier(const PlanningProblem& problem,
                                            const Frontier& frontier);
 
+/// A plan given as the measured time (s) and energy (J) of every node (constant-time nodes: their
+/// fixed time at blocking power), evaluated like a realized point. Precondition: both vectors have
+/// one entry per DAG node. O(nodes + edges).
+RealizedPlan evaluate_measured(const PlanningProblem& problem, const std::vector<double>& times_s,
+                               const std::vector<double>& energies_j);
+
 /// Every instruction at its highest measured clock.
 RealizedPlan all_max_clock_baseline(const PlanningProblem& problem);
 

@@ -16,7 +16,7 @@ using nlohmann::json;
 std::vector<double> default_straggler_slowdowns() { return {1.05, 1.1, 1.2, 1.3, 1.4, 1.5}; }
 
 FrontierRun analyze(const PlanningProblem& problem, const Frontier& frontier,
-                    std::string profile_source) {
+                    std::string profile_source, const Profile* profile) {
   FrontierRun run;
   run.profile_source = std::move(profile_source);
   run.problem = &problem;
@@ -26,7 +26,69 @@ FrontierRun analyze(const PlanningProblem& problem, const Frontier& frontier,
   for (double slowdown : default_straggler_slowdowns()) {
     run.stragglers.push_back(straggler_outcome(problem, frontier, slowdown));
   }
+  if (profile != nullptr) run.baselines = compute_baselines(problem, *profile);
   return run;
+}
+
+namespace {
+
+// Every baseline point in file order, with its short name.
+std::vector<std::pair<std::string, const BaselinePoint*>> baseline_rows(const Baselines& b) {
+  std::vector<std::pair<std::string, const BaselinePoint*>> rows;
+  rows.emplace_back("all_max_clock", &b.all_max_clock);
+  for (const BaselinePoint& p : b.zeus_global) rows.emplace_back("zeus_global", &p);
+  for (const BaselinePoint& p : b.zeus_per_stage) rows.emplace_back("zeus_per_stage", &p);
+  rows.emplace_back("envpipe", &b.envpipe);
+  return rows;
+}
+
+std::size_t fastest_realized(const std::vector<RealizedPlan>& realized) {
+  std::size_t fastest = 0;
+  for (std::size_t i = 1; i < realized.size(); ++i) {
+    if (realized[i].time_s < realized[fastest].time_s) fastest = i;
+  }
+  return fastest;
+}
+
+json baseline_json(const FrontierRun& run, const BaselinePoint& point) {
+  json doc = {{"label", point.label},
+              {"time_s", point.time_s},
+              {"energy_j", point.energy_j},
+              {"savings_vs_all_max_clock_percent",
+               100.0 * (1.0 - point.energy_j / run.baselines->all_max_clock.energy_j)}};
+  const auto perseus = perseus_point_within(run.realized, point.time_s);
+  if (perseus) {
+    doc["perseus_point"] = *perseus;
+    doc["perseus_time_s"] = run.realized[*perseus].time_s;
+    doc["perseus_energy_j"] = run.realized[*perseus].energy_j;
+    doc["perseus_savings_vs_this_percent"] =
+        100.0 * (1.0 - run.realized[*perseus].energy_j / point.energy_j);
+  } else {
+    // Every realized point is slower (quantization can leave T_min just above all max clock):
+    // report the fastest one so the comparison is still there, with its slowdown.
+    doc["perseus_point"] = nullptr;
+    const std::size_t fastest = fastest_realized(run.realized);
+    doc["perseus_fastest_point"] = {
+        {"point", fastest},
+        {"time_s", run.realized[fastest].time_s},
+        {"energy_j", run.realized[fastest].energy_j},
+        {"slowdown_vs_this_percent", 100.0 * (run.realized[fastest].time_s / point.time_s - 1.0)},
+        {"savings_vs_this_percent",
+         100.0 * (1.0 - run.realized[fastest].energy_j / point.energy_j)}};
+  }
+  return doc;
+}
+
+}  // namespace
+
+std::string baselines_csv(const FrontierRun& run) {
+  std::string out = "baseline,label,time,energy\n";
+  if (!run.baselines) return out;
+  for (const auto& [name, point] : baseline_rows(*run.baselines)) {
+    fmt::format_to(std::back_inserter(out), "{},{},{},{}\n", name, point->label, point->time_s,
+                   point->energy_j);
+  }
+  return out;
 }
 
 std::string frontier_csv(const FrontierRun& run) {
@@ -140,6 +202,71 @@ std::string plan_json(const std::vector<std::vector<std::pair<std::string, int>>
   return doc.dump(1) + "\n";
 }
 
+std::string baselines_summary(const FrontierRun& run) {
+  if (!run.baselines) return "";
+  const Baselines& b = *run.baselines;
+  std::string out =
+      "  baselines     realized with measured clocks; Perseus = its least-energy realized point "
+      "no slower\n";
+  // One line per baseline; a curve is summarized by its range and Perseus's smallest saving.
+  auto line = [&](const char* name, const std::vector<BaselinePoint>& points) {
+    if (points.empty()) {
+      fmt::format_to(std::back_inserter(out), "                {:<13} no clock measured for all\n",
+                     name);
+      return;
+    }
+    double t_lo = points[0].time_s, t_hi = t_lo, e_lo = points[0].energy_j, e_hi = e_lo;
+    std::optional<double> least_saving;
+    const BaselinePoint* least_at = nullptr;
+    std::size_t unmatched = 0;
+    for (const BaselinePoint& p : points) {
+      t_lo = std::min(t_lo, p.time_s);
+      t_hi = std::max(t_hi, p.time_s);
+      e_lo = std::min(e_lo, p.energy_j);
+      e_hi = std::max(e_hi, p.energy_j);
+      const auto perseus = perseus_point_within(run.realized, p.time_s);
+      if (!perseus) {
+        ++unmatched;
+        continue;
+      }
+      const double saving = 1.0 - run.realized[*perseus].energy_j / p.energy_j;
+      if (!least_saving || saving < *least_saving) {
+        least_saving = saving;
+        least_at = &p;
+      }
+    }
+    if (points.size() == 1) {
+      fmt::format_to(std::back_inserter(out), "                {:<13} {:.4f} s, {:.1f} J", name,
+                     t_lo, e_lo);
+    } else {
+      fmt::format_to(std::back_inserter(out),
+                     "                {:<13} {} points, {:.4f}-{:.4f} s, {:.1f}-{:.1f} J", name,
+                     points.size(), t_lo, t_hi, e_lo, e_hi);
+    }
+    if (least_saving) {
+      fmt::format_to(std::back_inserter(out), ": Perseus at the same time saves {}{:.2f} %",
+                     points.size() == 1 ? "" : "at least ", 100.0 * *least_saving);
+      if (points.size() > 1) fmt::format_to(std::back_inserter(out), " (vs {})", least_at->label);
+    }
+    if (unmatched > 0 && points.size() == 1) {
+      const RealizedPlan& fastest = run.realized[fastest_realized(run.realized)];
+      fmt::format_to(std::back_inserter(out),
+                     ": Perseus's fastest realized point is {:.2f} % slower ({:.4f} s) and saves "
+                     "{:.2f} %",
+                     100.0 * (fastest.time_s / t_lo - 1.0), fastest.time_s,
+                     100.0 * (1.0 - fastest.energy_j / e_lo));
+    } else if (unmatched > 0) {
+      fmt::format_to(std::back_inserter(out), "{}{} of them are faster than every realized point",
+                     least_saving ? "; " : ": ", unmatched);
+    }
+    out += "\n";
+  };
+  line("EnvPipe", {b.envpipe});
+  line("ZeusGlobal", b.zeus_global);
+  line("ZeusPerStage", b.zeus_per_stage);
+  return out;
+}
+
 std::string summary_json(const FrontierRun& run) {
   const PlanningProblem& problem = *run.problem;
   const Frontier& frontier = *run.frontier;
@@ -213,6 +340,23 @@ std::string summary_json(const FrontierRun& run) {
          {"max_relative_error", fit.max_relative_error}});
   }
   doc["fits"] = fits;
+  if (run.baselines) {
+    const Baselines& b = *run.baselines;
+    json zeus_global = json::array(), zeus_per_stage = json::array();
+    for (const BaselinePoint& p : b.zeus_global) zeus_global.push_back(baseline_json(run, p));
+    for (const BaselinePoint& p : b.zeus_per_stage) zeus_per_stage.push_back(baseline_json(run, p));
+    doc["baselines"] = {
+        {"all_max_clock", baseline_json(run, b.all_max_clock)},
+        {"zeus_global", zeus_global},
+        {"zeus_per_stage", zeus_per_stage},
+        {"envpipe", baseline_json(run, b.envpipe)},
+        {"definition",
+         "realized with measured clocks: time = longest path of measured instruction times, "
+         "energy = measured energies + P_blocking x (GPUs x time - busy time); perseus_* = the "
+         "realized frontier point with the least energy among those no slower than the baseline "
+         "point (null if none; then perseus_fastest_point is the fastest realized point)"},
+    };
+  }
   doc["solver"] = {{"iterations", frontier.stats.iterations},
                    {"seconds", frontier.stats.seconds},
                    {"max_critical_instructions", frontier.stats.max_critical_operations},
@@ -241,8 +385,34 @@ std::string frontier_svg(const FrontierRun& run) {
     realized.points.emplace_back(run.realized[i].time_s, run.realized[i].energy_j);
   }
   spec.series = {planned, realized};
-  spec.annotations.push_back(
-      {run.baseline.time_s, run.baseline.energy_j, "all max clock (measured)", "#d62728"});
+  // Baselines as series, so that the legend names them (Perseus Fig. 9).
+  auto point_series = [](std::string label, double time_s, double energy_j, std::string color) {
+    core::PlotSeries series{std::move(label), {{time_s, energy_j}}, std::move(color)};
+    series.style = core::PlotSeries::Style::kMarkers;
+    series.marker_radius_px = 5.0;
+    return series;
+  };
+  if (run.baselines) {
+    const Baselines& b = *run.baselines;
+    core::PlotSeries zeus_global{"ZeusGlobal (measured clocks)", {}, "#8c564b"};
+    core::PlotSeries zeus_per_stage{"ZeusPerStage (measured clocks)", {}, "#e377c2"};
+    for (auto* series : {&zeus_global, &zeus_per_stage}) {
+      series->style = core::PlotSeries::Style::kLineAndMarkers;
+      series->marker_radius_px = 2.0;
+    }
+    for (const BaselinePoint& p : b.zeus_global) {
+      zeus_global.points.emplace_back(p.time_s, p.energy_j);
+    }
+    for (const BaselinePoint& p : b.zeus_per_stage) {
+      zeus_per_stage.points.emplace_back(p.time_s, p.energy_j);
+    }
+    spec.series.push_back(zeus_global);
+    spec.series.push_back(zeus_per_stage);
+    spec.series.push_back(
+        point_series("EnvPipe (measured clocks)", b.envpipe.time_s, b.envpipe.energy_j, "#17becf"));
+  }
+  spec.series.push_back(point_series("all max clock (measured)", run.baseline.time_s,
+                                     run.baseline.energy_j, "#d62728"));
   spec.annotations.push_back({run.frontier->points.back().time_units * tau,
                               run.frontier->points.back().energy_j, "T_min", "#2ca02c"});
   spec.annotations.push_back({run.frontier->points.front().time_units * tau,

@@ -2,9 +2,11 @@
 // the frontier plot and a Perfetto timeline.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "frontier/baselines.h"
 #include "frontier/evaluate.h"
 #include "frontier/problem.h"
 #include "frontier/solver.h"
@@ -19,14 +21,16 @@ struct FrontierRun {
   std::vector<RealizedPlan> realized;  // per point
   RealizedPlan baseline;               // all max clock, measured
   std::vector<StragglerOutcome> stragglers;
+  std::optional<Baselines> baselines;  // ZeusGlobal, ZeusPerStage, EnvPipe (needs the profile)
 };
 
 /// The straggler slowdowns summary.json reports (Perseus Table 4).
 std::vector<double> default_straggler_slowdowns();
 
-/// Builds realized plans, baseline and straggler outcomes.
+/// Builds realized plans, baseline and straggler outcomes, and the Zeus and EnvPipe baselines when
+/// `profile` (the one `problem` was built from) is given.
 FrontierRun analyze(const PlanningProblem& problem, const Frontier& frontier,
-                    std::string profile_source);
+                    std::string profile_source, const Profile* profile = nullptr);
 
 /// `time,energy,realized_time,realized_energy`, one row per point, slowest first (s, J).
 std::string frontier_csv(const FrontierRun& run);
@@ -50,10 +54,22 @@ std::string plan_json(const std::vector<std::vector<std::pair<std::string, int>>
                       std::size_t point, double planned_time_s, double planned_energy_j,
                       double realized_time_s, double realized_energy_j);
 
-/// summary.json: T_min, T*, baseline, savings, straggler table, fits and solver statistics.
+/// baselines.csv: `baseline,label,time,energy`, one row per baseline point (all max clock, then
+/// ZeusGlobal, ZeusPerStage, EnvPipe), realized with measured clocks (s, J per iteration of one
+/// pipeline). Only the header when the run has no baselines.
+std::string baselines_csv(const FrontierRun& run);
+
+/// The command summary's lines about baselines, one per baseline (ZeusGlobal and ZeusPerStage as
+/// ranges over their points), each with Perseus's saving at the same time; "" without baselines.
+std::string baselines_summary(const FrontierRun& run);
+
+/// summary.json: T_min, T*, baseline, savings, straggler table, fits and solver statistics, and a
+/// "baselines" object (each point's savings vs all max clock and Perseus's realized point at the
+/// same time) when the run has baselines.
 std::string summary_json(const FrontierRun& run);
 
-/// frontier.svg: planned and realized frontiers with the all-max-clock baseline.
+/// frontier.svg: planned and realized frontiers with the all-max-clock baseline, and the
+/// ZeusGlobal and ZeusPerStage curves and the EnvPipe point when the run has baselines.
 std::string frontier_svg(const FrontierRun& run);
 
 /// Chrome/Perfetto trace JSON of a point's realized timeline: one track per GPU, one slice per
