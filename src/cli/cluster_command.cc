@@ -15,6 +15,7 @@
 #include "cli/commands.h"
 #include "core/atomic_output.h"
 #include "frontier/cluster.h"
+#include "frontier/model_profile.h"
 #include "frontier/profile.h"
 
 namespace powertrain::cli {
@@ -25,6 +26,8 @@ const char* const kCommand = "cluster";
 // Numeric flags are read as text so that every bad value gets a one-line error naming the flag.
 struct ClusterFlags {
   std::string profile;
+  frontier::ModelJobRequest job;  // --model/--gpu: profile modelled instead of read
+  bool model_mode = false;
   std::string p_blocking_w;
   std::string unit_time_s = "0.001";
   std::string stages;
@@ -161,8 +164,13 @@ void print_table(const frontier::ClusterEmulation& emulation, const std::string&
 }
 
 int run_cluster(const ClusterFlags& flags) {
-  if (flags.profile.empty()) return fail(kCommand, "--profile: required (a Perseus profile CSV)");
-  if (flags.p_blocking_w.empty()) {
+  if (flags.profile.empty() && !flags.model_mode)
+    return fail(kCommand,
+                "--profile or --model/--gpu: required (a Perseus profile CSV, or a "
+                "built-in model on a GPU type)");
+  if (!flags.profile.empty() && flags.model_mode)
+    return fail(kCommand, "give either --profile or --model/--gpu, not both");
+  if (flags.p_blocking_w.empty() && !flags.model_mode) {
     return fail(kCommand,
                 "--p-blocking: required (power in W of a GPU blocked on P2P communication)");
   }
@@ -170,7 +178,8 @@ int run_cluster(const ClusterFlags& flags) {
   if (flags.global_batch.empty()) {
     return fail(kCommand, "--global-batch: required (samples per iteration of the whole job)");
   }
-  auto p_blocking = parse_number("--p-blocking", flags.p_blocking_w);
+  auto p_blocking = flags.p_blocking_w.empty() ? core::Result<double>(0.0)
+                                               : parse_number("--p-blocking", flags.p_blocking_w);
   if (!p_blocking) return fail(kCommand, p_blocking.error().message);
   auto unit_time = parse_number("--unit-time", flags.unit_time_s);
   if (!unit_time) return fail(kCommand, unit_time.error().message);
@@ -221,7 +230,25 @@ int run_cluster(const ClusterFlags& flags) {
                                       flags.max_flow));
   }
 
-  auto profile = frontier::read_profile(flags.profile);
+  core::Result<frontier::Profile> profile = core::Error{""};
+  if (flags.model_mode) {
+    frontier::ModelJobRequest request = flags.job;
+    request.tp = static_cast<int>(*tp);
+    request.microbatch_size = static_cast<int>(*microbatch);
+    request.pp = 8;
+    if (!flags.stages.empty()) {
+      auto parsed = parse_count("--stages", flags.stages);
+      if (!parsed) return fail(kCommand, parsed.error().message);
+      request.pp = static_cast<int>(std::min<long long>(*parsed, 1'000'000));
+    }
+    auto job = frontier::build_model_job(request);
+    if (!job) return fail(kCommand, job.error().message);
+    if (flags.p_blocking_w.empty()) *p_blocking = job->gpu.p_blocking_w;
+    profile = frontier::generate_profile(*job);
+    if (!flags.quiet) fmt::print(stderr, "cluster: profile modelled for {}\n", job->description);
+  } else {
+    profile = frontier::read_profile(flags.profile);
+  }
   if (!profile) return fail(kCommand, profile.error().message);
 
   settings.planning.p_blocking_w = *p_blocking;
@@ -323,6 +350,18 @@ Action add_cluster_command(CLI::App& app) {
   app.add_option("--out", flags->out,
                  "Output directory, replaced atomically (default powertrain-cluster-out)");
   app.add_flag("--quiet", flags->quiet, "No progress output");
+  app.add_option("--model", flags->job.model,
+                 "Plan from a built-in model instead of --profile (e.g. gpt3-175b)");
+  app.add_option("--gpu", flags->job.gpu, "GPU type for --model (e.g. a100-sxm)");
+  app.add_option("--gpu-params", flags->job.gpu_params,
+                 "DVFS parameters JSON from `powertrain calibrate --out`");
+  app.add_option("--num-layers", flags->job.num_layers,
+                 "Override the model's Transformer layers (a profiled slice, or a what-if)");
+  app.add_option("--seq-len", flags->job.seq_len, "Tokens per sequence (default: the model's)");
+  app.add_option("--partition", flags->job.partition,
+                 "min-imbalance (default), uniform, or boundaries like [0,12,...,97]");
+  app.parse_complete_callback(
+      [&app, flags]() { flags->model_mode = app.count("--model") > 0 || app.count("--gpu") > 0; });
   return [flags]() { return run_cluster(*flags); };
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include "device/gpu.h"
+#include "workload/memory.h"
 
 namespace powertrain::cli {
 
@@ -36,6 +37,9 @@ void print_job_summary(const frontier::ModelJob& job) {
              job.gpu.calibrated ? "calibrated: " + job.gpu.calibration : job.gpu.calibration);
   fmt::print("  partition     {} (imbalance ratio {:.3f}, modelled forward time max/min)\n",
              workload::to_string(job.partition), job.imbalance_ratio);
+  auto memory = workload::estimate_memory(job.model, job.parallel, job.partition,
+                                          job.gpu.memory_gib * 1024.0 * 1024.0 * 1024.0);
+  if (memory) fmt::print("  memory        {} (modelled)\n", memory->verdict);
   for (const workload::StageWork& stage : job.stages) {
     std::vector<device::Work> forward, backward;
     for (const auto& op : stage.forward) forward.push_back(op.work);

@@ -1,11 +1,66 @@
-// `powertrain partition` (being written).
+// `powertrain partition`: split a model's layer units into pipeline stages and report the balance.
+#include <fmt/core.h>
+
 #include "cli/commands.h"
+#include "cli/model_job_options.h"
+#include "device/gpu.h"
+#include "frontier/model_profile.h"
+#include "workload/partition.h"
 
 namespace powertrain::cli {
+namespace {
+
+constexpr const char* kCommand = "partition";
+
+// Modelled forward time of every unit at the GPU's highest clock (what Perseus partitions by).
+std::vector<double> unit_forward_times(const frontier::ModelJob& job) {
+  std::vector<double> times;
+  for (const workload::LayerUnit& unit : workload::layer_units(job.model, job.parallel)) {
+    std::vector<device::Work> works;
+    for (const workload::Op& op : unit.forward) works.push_back(op.work);
+    times.push_back(device::estimate_work(job.gpu, works, job.gpu.max_clock_mhz()).time_s);
+  }
+  return times;
+}
+
+int run_partition(const frontier::ModelJobRequest& request) {
+  auto job = frontier::build_model_job(request);
+  if (!job) return fail(kCommand, job.error().message);
+  const std::vector<double> unit_s = unit_forward_times(*job);
+  fmt::print("powertrain partition: {}\n", job->description);
+  fmt::print(
+      "  units         {} (Transformer layers, then the LM head; the embedding rides with "
+      "the first layer)\n",
+      unit_s.size());
+  fmt::print("  unit forward  layer {:.3f} ms, LM head {:.3f} ms at {} MHz (modelled)\n",
+             unit_s.size() > 1 ? unit_s[1] * 1e3 : unit_s[0] * 1e3, unit_s.back() * 1e3,
+             job->gpu.max_clock_mhz());
+  auto print_line = [&](const char* name, const workload::Partition& partition) {
+    const std::vector<double> stage_s = workload::stage_costs(unit_s, partition);
+    std::string times;
+    for (double s : stage_s) times += fmt::format("{}{:.1f}", times.empty() ? "" : " ", s * 1e3);
+    fmt::print("  {:<13s} {}  imbalance {:.3f}  stage forward ms: {}\n", name,
+               workload::to_string(partition), workload::imbalance_ratio(unit_s, partition), times);
+  };
+  if (auto uniform = workload::uniform_partition(static_cast<int>(unit_s.size()), request.pp))
+    print_line("uniform", *uniform);
+  auto best = workload::min_imbalance_partition(unit_s, request.pp);
+  if (!best) return fail(kCommand, best.error().message);
+  print_line("min-imbalance", best->partition);
+  if (request.partition != "min-imbalance" && request.partition != "uniform")
+    print_line("given", job->partition);
+  fmt::print(
+      "  imbalance = slowest / fastest stage forward time (Perseus App. B.1); ties broken "
+      "by the smallest slowest stage, then the smallest boundaries\n");
+  return 0;
+}
+
+}  // namespace
 
 Action add_partition_command(CLI::App& app) {
-  (void)app;
-  return []() { return fail("partition", "not available yet"); };
+  auto request = std::make_shared<frontier::ModelJobRequest>();
+  add_model_job_options(app, *request);
+  return [request]() { return run_partition(*request); };
 }
 
 }  // namespace powertrain::cli

@@ -16,44 +16,44 @@ struct ShippedCalibration {
 const ShippedCalibration kShipped[] = {
     {"a100-sxm",
      {
-         .matmul_efficiency = 0.2982683878411668,
-         .attention_efficiency = 0.22370129088087512,
+         .matmul_efficiency = 0.300726740152815,
+         .attention_efficiency = 0.22554505511461123,
          .memory_efficiency = 0.8,
-         .link_efficiency = 0.34616625191040373,
-         .backward_link_efficiency = 0.7318390583947534,
+         .link_efficiency = 0.29719866332874656,
+         .backward_link_efficiency = 0.5674605168215578,
          .link_latency_s = 1e-05,
-         .static_power_w = 95.80463444277935,
-         .dynamic_power_w = 415.65131916321326,
-         .voltage_min = 0.7502665137803612,
-         .voltage_knee_mhz = 1100.4220038406943,
+         .static_power_w = 96.36014998872827,
+         .dynamic_power_w = 415.73491407325736,
+         .voltage_min = 0.7508675722351998,
+         .voltage_knee_mhz = 1099.8169898523315,
          .voltage_knee_width_mhz = 60.0,
-         .memory_activity = 0.9999999998691884,
-         .collective_activity = 0.7423556437171472,
+         .memory_activity = 1.0,
+         .collective_activity = 0.7228714630742453,
          .power_limit_w = 500.0,
      },
      "fitted to the Perseus artifact profile gpt3-175b+a100_sxm_bf16.csv (GPT-3 175B, TP 8 x PP 8, "
-     "4-layer slice per stage); MAPE time/energy %: stage 0 forward 1.28/1.43, stage 0 backward "
-     "0.89/1.97, stage 7 forward 1.05/1.20, stage 7 backward 1.50/2.17"},
+     "4-layer slice per stage, --num-layers 32); MAPE time/energy %: stage 6 forward 1.17/1.78, "
+     "stage 6 backward 0.93/2.04, stage 7 forward 0.99/1.50, stage 7 backward 1.48/2.28"},
     {"a40",
      {
-         .matmul_efficiency = 0.49993531473119995,
-         .attention_efficiency = 0.37495148604839995,
+         .matmul_efficiency = 1.0,
+         .attention_efficiency = 0.7500000000000001,
          .memory_efficiency = 0.8,
-         .link_efficiency = 0.47271193703961556,
-         .backward_link_efficiency = 0.16428011363475778,
+         .link_efficiency = 0.9358837005574877,
+         .backward_link_efficiency = 0.3316895098464723,
          .link_latency_s = 1e-05,
-         .static_power_w = 79.48018034028594,
-         .dynamic_power_w = 362.96868563079823,
-         .voltage_min = 0.7705917894468752,
-         .voltage_knee_mhz = 1085.4638916070621,
+         .static_power_w = 41.594352658539584,
+         .dynamic_power_w = 475.75772494006077,
+         .voltage_min = 0.8267729463351936,
+         .voltage_knee_mhz = 1188.7963485341802,
          .voltage_knee_width_mhz = 60.0,
-         .memory_activity = 1.0,
-         .collective_activity = 0.6518703068580675,
+         .memory_activity = 1.0901141325288955e-193,
+         .collective_activity = 0.582547475890387,
          .power_limit_w = 300.0,
      },
      "fitted to the Perseus artifact profile gpt3-175b+a40_bf16.csv (GPT-3 175B, TP 8 x PP 8, "
-     "4-layer slice per stage); MAPE time/energy %: stage 0 forward 2.10/1.84, stage 0 backward "
-     "4.75/3.55, stage 7 forward 1.83/1.50, stage 7 backward 3.88/3.66"},
+     "8-layer slice per stage, --num-layers 64); MAPE time/energy %: stage 6 forward 1.48/1.58, "
+     "stage 6 backward 3.12/1.75, stage 7 forward 1.36/1.18, stage 7 backward 2.68/1.39"},
 };
 
 }  // namespace

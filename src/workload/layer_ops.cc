@@ -398,14 +398,15 @@ LayerUnit lm_head(const Shape& x) {
     u.add_gemm("lm_head", x.tokens, x.h, x.vocab / x.t);
     u.regather_for_wgrad("lm_head");
   }
-  // Vocab-parallel cross-entropy on fp32 logits: cast (read p, write 4), max (read 4),
-  // subtract (4 + 4), exp (4 + 4), sum (4), normalize (4 + 4) = p + 36 bytes per logit; the
-  // softmax is kept for backward, which forms (softmax - onehot) · dloss in place and casts it
-  // for the GEMM (4 + 4 + 4 + p).
+  // Vocab-parallel cross-entropy as one fused softmax-cross-entropy kernel (Apex/Megatron fused
+  // or torch's log_softmax + nll on half-precision logits): forward reads the logits and writes
+  // the softmax kept for backward (p + p bytes per logit); backward reads it and writes the
+  // logit gradient (p + p). An unfused fp32 version moves ~20x more bytes and would make the LM
+  // head cost several layers, against the partitions Perseus measured (Table 7).
   const double logits = x.tokens * x.vocab / x.t;
-  u.add(u.memory("cross_entropy", logits * (x.pa + 36.0)),
-        {u.memory("cross_entropy_bwd", logits * (12.0 + x.pa))});
-  u.stored_bytes += 4.0 * logits;
+  u.add(u.memory("cross_entropy", logits * 2.0 * x.pa),
+        {u.memory("cross_entropy_bwd", logits * 2.0 * x.pa)});
+  u.stored_bytes += x.pa * logits;
   if (x.t > 1) {
     // Max logit, target logit and sum of exponentials: three fp32 all-reduces of b·s values.
     u.add(u.all_reduce("cross_entropy_all_reduce", 3.0 * x.tokens * 4.0, Precision::kFp32), {});
