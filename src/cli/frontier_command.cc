@@ -101,7 +101,7 @@ int run_frontier(const FrontierFlags& flags) {
   }()
       : frontier::read_profile(flags.profile);
   if (!profile) return fail(kCommand, profile.error().message);
-  if (job && !flags.quiet) {
+  if (job) {
     fmt::print("powertrain frontier: profile modelled for {}\n", job->description);
     print_job_summary(*job);
   }

@@ -198,7 +198,11 @@ WorkEstimate run_at(const GpuSpec& gpu, const DvfsParams& p, std::span<const Wor
       case WorkKind::kAttention: {
         const double efficiency =
             w.kind == WorkKind::kMatmul ? p.matmul_efficiency : p.attention_efficiency;
-        const double rate = gpu.peak_tflops(w.precision) * 1e12 * efficiency * speed;
+        // A precision without tensor-core support runs on the fp32 units.
+        const double peak_tflops = gpu.peak_tflops(w.precision) > 0.0
+                                       ? gpu.peak_tflops(w.precision)
+                                       : gpu.peak_tflops_fp32;
+        const double rate = peak_tflops * 1e12 * efficiency * speed;
         time_s = std::max(w.flops / rate, w.memory_bytes / memory_rate);
         break;
       }

@@ -1,0 +1,123 @@
+// End-to-end tests of the model-based subcommands: profile, partition, calibrate and
+// frontier --model. Bad input fails with one line and a non-zero exit; good runs say what their
+// numbers are.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace powertrain {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+class ModelCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::path(::testing::TempDir()) / "powertrain-model-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  static std::string slurp(const fs::path& path) {
+    std::ifstream in(path);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
+
+  CliRun run(const std::vector<std::string>& args) {
+    std::string command = std::string("'") + POWERTRAIN_CLI_PATH + "'";
+    for (const std::string& arg : args) command += " '" + arg + "'";
+    command += " >'" + (dir_ / "out.txt").string() + "' 2>'" + (dir_ / "err.txt").string() + "'";
+    const int status = std::system(command.c_str());
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(dir_ / "out.txt"),
+            slurp(dir_ / "err.txt")};
+  }
+
+  static void expect_error(const CliRun& r, const std::string& command, const std::string& part) {
+    EXPECT_NE(r.exit_code, 0);
+    EXPECT_EQ(r.err.rfind("powertrain " + command + ": error: ", 0), 0u) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_NE(r.err.find(part), std::string::npos) << "missing '" << part << "' in " << r.err;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(ModelCliTest, ProfileWritesAPerseusCsvForEveryClock) {
+  const fs::path csv = dir_ / "p.csv";
+  const CliRun r = run(
+      {"profile", "--model", "gpt3-1.3b", "--gpu", "a100-sxm", "--pp", "4", "--out", csv.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string text = slurp(csv);
+  EXPECT_EQ(text.rfind("stage,instruction,frequency,time,energy\n", 0), 0u);
+  // 4 stages x (forward, backward) x 81 clocks + header.
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 4 * 2 * 81 + 1);
+  EXPECT_NE(r.out.find("modelled"), std::string::npos);
+  EXPECT_NE(r.out.find("memory"), std::string::npos);
+}
+
+TEST_F(ModelCliTest, UnknownNamesListTheKnownOnes) {
+  expect_error(run({"profile", "--model", "gpt5", "--gpu", "a100-sxm"}), "profile", "llama3.3-70b");
+  expect_error(run({"profile", "--model", "gpt3-1.3b", "--gpu", "b200"}), "profile", "h100-sxm");
+  expect_error(
+      run({"frontier", "--model", "gpt3-1.3b", "--gpu", "b200", "--out", (dir_ / "o").string()}),
+      "frontier", "a100-sxm");
+  EXPECT_FALSE(fs::exists(dir_ / "o"));
+}
+
+TEST_F(ModelCliTest, ImpossibleParallelConfigsAreRefusedWithTheReason) {
+  expect_error(run({"profile", "--model", "gpt3-175b", "--tp", "7"}), "profile", "must divide");
+  expect_error(run({"partition", "--model", "gpt3-1.3b", "--pp", "30"}), "partition", "exceeds");
+  expect_error(run({"profile", "--model", "gpt3-1.3b", "--partition", "[0,5,25]", "--pp", "4"}),
+               "profile", "--partition");
+}
+
+TEST_F(ModelCliTest, PartitionPrintsUniformAndMinimumImbalance) {
+  const CliRun r = run({"partition", "--model", "gpt3-1.3b", "--gpu", "a100-pcie", "--pp", "4",
+                        "--microbatch-size", "4"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("min-imbalance [0, 6, 12, 19, 25]  imbalance 1.167"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("uniform"), std::string::npos);
+}
+
+TEST_F(ModelCliTest, FrontierPlansFromTheBuiltInModel) {
+  const fs::path out = dir_ / "plan";
+  const CliRun r = run(
+      {"frontier", "--model", "gpt3-1.3b", "--gpu", "a100-sxm", "--out", out.string(), "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("profile modelled for gpt3-1.3b on a100-sxm"), std::string::npos) << r.out;
+  EXPECT_TRUE(fs::exists(out / "frontier.csv"));
+  EXPECT_TRUE(fs::exists(out / "baselines.csv"));
+}
+
+TEST_F(ModelCliTest, CalibrateRefusesAProfileWithMoreStagesThanTheJob) {
+  const fs::path csv = dir_ / "m.csv";
+  ASSERT_EQ(run({"profile", "--model", "gpt3-1.3b", "--pp", "4", "--out", csv.string()}).exit_code,
+            0);
+  expect_error(run({"calibrate", "--profile", csv.string(), "--model", "gpt3-1.3b", "--pp", "2"}),
+               "calibrate", "beyond the job's 2 pipeline stages");
+  const fs::path params = dir_ / "bad.json";
+  std::ofstream(params) << "{\"params\": {\"voltage_min\": 3}}";
+  expect_error(run({"profile", "--model", "gpt3-1.3b", "--gpu-params", params.string()}), "profile",
+               "voltage_min");
+}
+
+}  // namespace
+}  // namespace powertrain
