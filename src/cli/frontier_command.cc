@@ -242,23 +242,29 @@ int run_frontier(const FrontierFlags& flags) {
       settings.p_blocking_w);
   fmt::print("  profile       {}{}\n", profile->source,
              builtin ? " (run `powertrain example-profile` to see it)" : "");
-  fmt::print("  cost model    {} fit, largest fit error {:.2f} % of measured energy\n",
-             frontier::cost_model_name(settings.cost_model), 100.0 * max_fit_error);
+  const char* basis = job ? "modelled" : "measured";
+  if (job) {
+    fmt::print(
+        "  note          the profile is modelled by the device model: 'measured' below means "
+        "the modelled time and energy at a clock, not a GPU measurement\n");
+  }
+  fmt::print("  cost model    {} fit, largest fit error {:.2f} % of {} energy\n",
+             frontier::cost_model_name(settings.cost_model), 100.0 * max_fit_error, basis);
   fmt::print(
       "  frontier      {} points, T_min = {:.4f} s .. T* = {:.4f} s (planned); solved in {:.2f} "
       "s\n",
       solved.points.size(), t_min, first.time_units * tau, solved.stats.seconds);
-  fmt::print("  baseline      all max clock: {:.4f} s, {:.1f} J per iteration (measured)\n",
-             run.baseline.time_s, run.baseline.energy_j);
+  fmt::print("  baseline      all max clock: {:.4f} s, {:.1f} J per iteration ({})\n",
+             run.baseline.time_s, run.baseline.energy_j, basis);
   fmt::print(
       "  at T_min      {:.1f} J planned: {:.2f} % less than max clock at T_min ({:.1f} J, Perseus "
       "Table 6 "
       "definition)\n",
       fastest.energy_j, 100.0 * (1.0 - fastest.energy_j / paper_baseline), paper_baseline);
   fmt::print(
-      "                realized with measured clocks: {:.4f} s, {:.1f} J ({:+.2f} % energy vs "
+      "                realized with {} clocks: {:.4f} s, {:.1f} J ({:+.2f} % energy vs "
       "baseline)\n",
-      run.realized.back().time_s, run.realized.back().energy_j,
+      basis, run.realized.back().time_s, run.realized.back().energy_j,
       100.0 * (run.realized.back().energy_j / run.baseline.energy_j - 1.0));
   fmt::print("  at T*         {:.1f} J planned (least energy), {:.2f} % slower than T_min\n",
              first.energy_j, 100.0 * (first.time_units * tau / t_min - 1.0));

@@ -199,9 +199,8 @@ WorkEstimate run_at(const GpuSpec& gpu, const DvfsParams& p, std::span<const Wor
         const double efficiency =
             w.kind == WorkKind::kMatmul ? p.matmul_efficiency : p.attention_efficiency;
         // A precision without tensor-core support runs on the fp32 units.
-        const double peak_tflops = gpu.peak_tflops(w.precision) > 0.0
-                                       ? gpu.peak_tflops(w.precision)
-                                       : gpu.peak_tflops_fp32;
+        const double peak_tflops = gpu.peak_tflops(w.precision) > 0.0 ? gpu.peak_tflops(w.precision)
+                                                                      : gpu.peak_tflops_fp32;
         const double rate = peak_tflops * 1e12 * efficiency * speed;
         time_s = std::max(w.flops / rate, w.memory_bytes / memory_rate);
         break;

@@ -60,7 +60,15 @@ std::string_view kind_name(pipeline::InstructionKind kind) {
 core::Status load_gpu_params(const std::string& path, device::GpuSpec& gpu) {
   auto text = core::read_text_file(path);
   if (!text) return text.error();
-  nlohmann::json doc = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(*text);
+  } catch (const nlohmann::json::exception& e) {
+    // Syntax errors and out-of-range numbers (nlohmann throws the latter even when told not to).
+    std::string what = e.what();
+    if (const auto pos = what.find("] "); pos != std::string::npos) what = what.substr(pos + 2);
+    return core::Error{path + ": invalid JSON: " + what};
+  }
   if (doc.is_discarded() || !doc.is_object() || !doc.contains("params") ||
       !doc["params"].is_object())
     return core::Error{path +

@@ -117,8 +117,9 @@ core::Result<ModelSpec> parse_model_json(std::string_view text, const std::strin
   };
   try {
     doc = json::parse(text, limit_depth);
-  } catch (const json::parse_error& e) {
-    // nlohmann's message carries the byte position; drop its "[json.exception...]" prefix.
+  } catch (const json::exception& e) {
+    // parse_error, and out_of_range for numbers beyond double (e.g. 1e852). nlohmann's message
+    // carries the byte position; drop its "[json.exception...]" prefix.
     std::string what = e.what();
     auto pos = what.find("] ");
     if (pos != std::string::npos) what = what.substr(pos + 2);
