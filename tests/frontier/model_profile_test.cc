@@ -5,6 +5,8 @@
 #include <fmt/core.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 
 #include "device/calibration.h"
@@ -69,7 +71,12 @@ TEST_P(Fidelity, ShippedCalibrationReproducesEveryMeasuredStageWithin5Percent) {
 INSTANTIATE_TEST_SUITE_P(PerseusProfiles, Fidelity,
                          ::testing::Values(FidelityCase{"a100-sxm", "gpt3-175b+a100_sxm_bf16.csv",
                                                         4},
-                                           FidelityCase{"a40", "gpt3-175b+a40_bf16.csv", 8}));
+                                           FidelityCase{"a40", "gpt3-175b+a40_bf16.csv", 8}),
+                         [](const auto& info) {
+                           std::string name = info.param.gpu;
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
 
 TEST(Calibration, RecoversKnownParametersFromModelledMeasurements) {
   // Measurements made by the model itself with known parameters must be fitted back closely.
@@ -175,7 +182,15 @@ INSTANTIATE_TEST_SUITE_P(
         PartitionCase{"gpt3-1.3b", "a100-pcie", 8, "[0, 3, 6, 9, 12, 15, 18, 22, 25]", 1.33},
         PartitionCase{"gpt3-2.7b", "a100-pcie", 4, "[0, 8, 16, 25, 33]", 1.13},
         PartitionCase{"gpt3-2.7b", "a100-pcie", 8, "[0, 4, 8, 12, 16, 20, 24, 29, 33]", 1.25},
-        PartitionCase{"gpt3-2.7b", "a40", 8, "[0, 4, 8, 12, 16, 20, 24, 29, 33]", 1.21}));
+        PartitionCase{"gpt3-2.7b", "a40", 8, "[0, 4, 8, 12, 16, 20, 24, 29, 33]", 1.21}),
+    [](const auto& info) {
+      std::string name = std::string(info.param.model) + "_" + info.param.gpu + "_" +
+                         std::to_string(info.param.stages) + "_stages";
+      for (char& c : name) {
+        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+      }
+      return name;
+    });
 
 TEST(ModelJob, RefusesImpossibleConfigurationsWithTheReason) {
   ModelJobRequest request;
