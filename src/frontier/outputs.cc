@@ -400,11 +400,24 @@ std::string frontier_svg(const FrontierRun& run) {
       series->style = core::PlotSeries::Style::kLineAndMarkers;
       series->marker_radius_px = 2.0;
     }
-    for (const BaselinePoint& p : b.zeus_global) {
-      zeus_global.points.emplace_back(p.time_s, p.energy_j);
+    // Low clocks make the Zeus curves run far past T* (to 7 s for a 1.5 s frontier), which
+    // squeezes the frontier into a corner: draw them only up to 1.3 × T* and say so.
+    const double t_star_s = run.frontier->points.front().time_units * tau;
+    const double drawn_until_s = 1.3 * std::max(t_star_s, run.realized.front().time_s);
+    bool clipped = false;
+    for (auto [source, series] :
+         {std::pair{&b.zeus_global, &zeus_global}, std::pair{&b.zeus_per_stage, &zeus_per_stage}}) {
+      for (const BaselinePoint& p : *source) {
+        if (p.time_s <= drawn_until_s) {
+          series->points.emplace_back(p.time_s, p.energy_j);
+        } else {
+          clipped = true;
+        }
+      }
     }
-    for (const BaselinePoint& p : b.zeus_per_stage) {
-      zeus_per_stage.points.emplace_back(p.time_s, p.energy_j);
+    if (clipped) {
+      for (auto* series : {&zeus_global, &zeus_per_stage})
+        series->label += fmt::format(", shown up to {:.2f} s", drawn_until_s);
     }
     spec.series.push_back(zeus_global);
     spec.series.push_back(zeus_per_stage);
