@@ -25,6 +25,8 @@ Action add_profile_command(CLI::App& app);
 Action add_calibrate_command(CLI::App& app);
 Action add_cluster_command(CLI::App& app);
 Action add_partition_command(CLI::App& app);
+Action add_replay_command(CLI::App& app);
+Action add_whatif_command(CLI::App& app);
 
 /// All subcommands, in help order.
 const std::vector<Subcommand>& subcommands();

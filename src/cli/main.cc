@@ -24,6 +24,10 @@ const std::vector<Subcommand>& subcommands() {
        add_partition_command},
       {"cluster", "Emulate N data-parallel pipelines with stragglers: intrinsic/extrinsic savings",
        add_cluster_command},
+      {"replay", "Replay PyTorch Kineto traces: step time, breakdown, utilization, energy",
+       add_replay_command},
+      {"whatif", "Replay Kineto traces after changes (e.g. --scale matmul=0.5)",
+       add_whatif_command},
   };
   return table;
 }

@@ -3,6 +3,7 @@
 // graph builder and simulator only read it.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -44,13 +45,17 @@ struct CollectiveInfo {
   std::int64_t out_elements = -1;   // Out msg nelems
   std::int64_t element_bytes = -1;  // from dtype, when known
   std::int64_t group_size = -1;
-  std::string process_group;        // Process Group Name (or description), empty if absent
-  std::int64_t sequence = -1;       // Seq, when present
+  std::string process_group;   // Process Group Name (or description), empty if absent
+  std::int64_t sequence = -1;  // Seq, when present
+  // Added by the reader (kineto_reader.h):
+  std::int32_t event = -1;  // index into RankTrace::events of the event this entry belongs to
+  std::string process_group_description;          // Process Group Description, empty if absent
+  std::vector<std::int64_t> process_group_ranks;  // Process Group Ranks, empty if absent
 };
 
 struct TraceEvent {
   EventKind kind = EventKind::kOther;
-  std::uint32_t name = 0;  // index into RankTrace::names
+  std::uint32_t name = 0;     // index into RankTrace::names
   std::int64_t start_ns = 0;  // absolute (epoch-based) nanoseconds
   std::int64_t duration_ns = 0;
   // Host events: pid/tid of the thread. GPU events: pid = device, tid = stream.
@@ -74,6 +79,13 @@ struct TraceWarning {
   std::int64_t count = 0;
 };
 
+/// Ids given to string pids/tids: string_id(i) = -2^40 - i, far below any numeric pid/tid Kineto
+/// writes (those fit in 32 bits, possibly negative), so they never collide.
+inline constexpr std::int64_t kFirstStringId = -(std::int64_t{1} << 40);
+inline std::int64_t string_id(std::size_t index) {
+  return kFirstStringId - static_cast<std::int64_t>(index);
+}
+
 struct RankTrace {
   std::string source;  // file name
   int rank = 0;        // distributedInfo.rank, or the file's position when absent
@@ -84,6 +96,8 @@ struct RankTrace {
   std::vector<std::int64_t> step_starts_ns;  // ProfilerStep#N starts, sorted (may be empty)
   std::vector<std::int64_t> step_ends_ns;
   std::vector<TraceWarning> warnings;
+  // String pids/tids ("Spans", "PyTorch Profiler", ...) become string_id(i) for string_ids[i].
+  std::vector<std::string> string_ids;
 
   const std::string& name_of(const TraceEvent& event) const { return names[event.name]; }
 };

@@ -13,50 +13,23 @@
 #include <string>
 #include <vector>
 
+#include "cli_runner.h"
+
 namespace powertrain {
 namespace {
 
 namespace fs = std::filesystem;
+using testing_cli::CliRun;
+using testing_cli::slurp;
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-class ModelCliTest : public ::testing::Test {
+class ModelCliTest : public testing_cli::CliTest {
  protected:
-  void SetUp() override {
-    std::string pattern = (fs::path(::testing::TempDir()) / "powertrain-model-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  static std::string slurp(const fs::path& path) {
-    std::ifstream in(path);
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-  }
-
-  CliRun run(const std::vector<std::string>& args) {
-    std::string command = std::string("'") + POWERTRAIN_CLI_PATH + "'";
-    for (const std::string& arg : args) command += " '" + arg + "'";
-    command += " >'" + (dir_ / "out.txt").string() + "' 2>'" + (dir_ / "err.txt").string() + "'";
-    const int status = std::system(command.c_str());
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(dir_ / "out.txt"),
-            slurp(dir_ / "err.txt")};
-  }
-
   static void expect_error(const CliRun& r, const std::string& command, const std::string& part) {
     EXPECT_NE(r.exit_code, 0);
     EXPECT_EQ(r.err.rfind("powertrain " + command + ": error: ", 0), 0u) << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
     EXPECT_NE(r.err.find(part), std::string::npos) << "missing '" << part << "' in " << r.err;
   }
-
-  fs::path dir_;
 };
 
 TEST_F(ModelCliTest, ProfileWritesAPerseusCsvForEveryClock) {

@@ -1,0 +1,46 @@
+// Small helpers shared by the builder, the simulator and the tests.
+#include "graph/execution_graph.h"
+
+#include <algorithm>
+
+namespace powertrain::graph {
+
+std::string_view to_string(RuntimeOpKind kind) {
+  switch (kind) {
+    case RuntimeOpKind::kEventRecord:
+      return "event record";
+    case RuntimeOpKind::kStreamWait:
+      return "stream wait";
+    case RuntimeOpKind::kStreamSync:
+      return "stream sync";
+    case RuntimeOpKind::kEventSync:
+      return "event sync";
+    case RuntimeOpKind::kContextSync:
+      return "context sync";
+    case RuntimeOpKind::kSyncCopy:
+      return "blocking copy";
+  }
+  return "?";
+}
+
+void add_warning(std::vector<trace::TraceWarning>& warnings, std::string_view kind,
+                 std::string_view example) {
+  for (trace::TraceWarning& warning : warnings) {
+    if (warning.kind == kind) {
+      ++warning.count;
+      return;
+    }
+  }
+  warnings.push_back({std::string(kind), std::string(example), 1});
+}
+
+std::int32_t find_task(const ExecutionGraph& graph, int rank_index, std::string_view name,
+                       std::int32_t from) {
+  const RankInfo& rank = graph.ranks[rank_index];
+  for (std::int32_t task = std::max(from, rank.first_task); task < rank.end_task; ++task) {
+    if (rank.names[graph.name[task]] == name) return task;
+  }
+  return kNone;
+}
+
+}  // namespace powertrain::graph

@@ -1,0 +1,426 @@
+// One rank of the execution graph: events are classified and leaves found (nesting per host
+// thread) in one pass, tasks are created in time order in a second, then launches, stream order,
+// thread order and the cross-thread gap rule are linked. Every edge gets the lag that makes a
+// replay of the unchanged graph reproduce the input: the edge that bound a task's start in the
+// trace keeps the measured slack, the others keep none (a launch keeps at most the rank's median
+// launch delay).
+#include "graph/rank_builder.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <limits>
+
+namespace powertrain::graph::detail {
+namespace {
+
+constexpr std::int64_t kMaxTime = std::numeric_limits<std::int64_t>::max();
+constexpr std::int64_t kMinTime = std::numeric_limits<std::int64_t>::min();
+
+TaskKind task_kind_of(EventKind kind) {
+  if (kind == EventKind::kGpuMemcpy) return TaskKind::kMemcpy;
+  if (kind == EventKind::kGpuMemset) return TaskKind::kMemset;
+  return TaskKind::kKernel;
+}
+
+}  // namespace
+
+void RankBuilder::build() {
+  n_ = static_cast<std::int32_t>(trace_.events.size());
+  graph_.stats.events_read += n_;
+  proc_base_ = static_cast<std::int32_t>(graph_.processors.size());
+  task_base_ = graph_.task_count();
+  edge_base_ = edges_.size();
+  order_events();
+  classify_names();
+  find_leaves();
+  create_tasks();
+  link_launches();
+  link_streams();
+  link_threads();
+  create_runtime_ops();
+  assign_lags();
+  RankInfo& info = graph_.ranks[rank_index_];
+  info.first_task = task_base_;
+  info.end_task = graph_.task_count();
+}
+
+void RankBuilder::order_events() {
+  const auto before = [](const TraceEvent& a, const TraceEvent& b) {
+    return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.duration_ns > b.duration_ns;
+  };
+  bool sorted = true;
+  for (std::int32_t i = 1; i < n_ && sorted; ++i) {
+    sorted = !before(trace_.events[i], trace_.events[i - 1]);
+  }
+  if (sorted) return;
+  add_warning(graph_.warnings, "events not sorted by time",
+              fmt::format("{}: sorted by the graph builder", trace_.source));
+  order_.resize(n_);
+  for (std::int32_t i = 0; i < n_; ++i) order_[i] = static_cast<std::uint32_t>(i);
+  std::stable_sort(order_.begin(), order_.end(), [&](std::uint32_t a, std::uint32_t b) {
+    return before(trace_.events[a], trace_.events[b]);
+  });
+}
+
+void RankBuilder::classify_names() {
+  name_class_.resize(trace_.names.size());
+  name_is_step_.resize(trace_.names.size());
+  for (std::size_t i = 0; i < trace_.names.size(); ++i) {
+    name_class_[i] = classify_call(trace_.names[i]);
+    name_is_step_[i] = trace_.names[i].rfind("ProfilerStep#", 0) == 0;
+  }
+}
+
+std::int32_t RankBuilder::processor_of(std::int64_t pid, std::int64_t tid, bool gpu) {
+  const ProcessorKey key{pid, tid, gpu};
+  if (have_last_key_ && key == last_key_) return last_processor_;
+  auto [it, inserted] =
+      processor_index_.try_emplace(key, static_cast<std::int32_t>(graph_.processors.size()));
+  if (inserted) {
+    graph_.processors.push_back(
+        {rank_index_, gpu ? ProcessorKind::kGpuStream : ProcessorKind::kCpuThread, pid, tid});
+    RankInfo& info = graph_.ranks[rank_index_];
+    (gpu ? info.streams : info.threads).push_back(it->second);
+    stacks_.emplace_back();
+    thread_tasks_.emplace_back();
+    enqueued_.emplace_back();
+  }
+  have_last_key_ = true;
+  last_key_ = key;
+  last_processor_ = it->second;
+  return it->second;
+}
+
+std::int32_t RankBuilder::find_stream(std::int64_t device, std::int64_t stream) const {
+  auto it = processor_index_.find({device, stream, true});
+  return it == processor_index_.end() ? kNone : it->second;
+}
+
+// Pops a finished frame; a frame that got no child is a leaf.
+void RankBuilder::pop_frame(std::vector<Frame>& stack) {
+  const Frame frame = stack.back();
+  stack.pop_back();
+  std::int32_t first = frame.pos;
+  std::int32_t last = frame.pos;
+  if (frame.has_child) {
+    is_leaf_[frame.pos] = 0;
+    first_leaf_[frame.pos] = frame.first_leaf;
+    last_leaf_[frame.pos] = frame.last_leaf;
+    first = frame.first_leaf;
+    last = frame.last_leaf;
+  }
+  if (!stack.empty()) {
+    Frame& parent = stack.back();
+    if (parent.first_leaf < 0) parent.first_leaf = first;
+    parent.last_leaf = last;
+  }
+}
+
+void RankBuilder::find_leaves() {
+  role_.assign(n_, Role::kSkip);
+  proc_.assign(n_, kNone);
+  is_leaf_.assign(n_, 1);
+  first_leaf_.assign(n_, -1);
+  last_leaf_.assign(n_, -1);
+  std::int64_t misnested = 0;
+  std::int64_t negative = 0;
+  for (std::int32_t pos = 0; pos < n_; ++pos) {
+    const TraceEvent& e = event(pos);
+    if (e.duration_ns < 0) ++negative;
+    if (e.name >= trace_.names.size()) continue;  // malformed: the reader should not do this
+    if (is_host(e.kind)) {
+      if (is_call(e.kind) && name_class_[e.name] == CallClass::kInvalid) continue;
+      role_[pos] = Role::kHost;
+      const std::int32_t proc = processor_of(e.pid, e.tid, false);
+      proc_[pos] = proc;
+      std::vector<Frame>& stack = stacks_[proc - proc_base_];
+      const std::int64_t start = e.start_ns;
+      const std::int64_t end = start + duration(e);
+      while (!stack.empty() && (stack.back().end_ns <= start || stack.back().end_ns < end)) {
+        if (stack.back().end_ns > start) ++misnested;  // overlaps without nesting
+        pop_frame(stack);
+      }
+      if (!stack.empty()) stack.back().has_child = true;
+      stack.push_back({pos, end});
+    } else if (trace::is_gpu_work(e.kind)) {
+      role_[pos] = Role::kGpu;
+      proc_[pos] = processor_of(e.pid, e.tid, true);
+    } else if (e.kind == EventKind::kCudaSync) {
+      role_[pos] = Role::kSyncRecord;
+    }
+  }
+  for (auto& stack : stacks_) {
+    while (!stack.empty()) pop_frame(stack);
+  }
+  if (misnested > 0) {
+    graph_.warnings.push_back({"host events overlap without nesting",
+                               fmt::format("{}: treated as siblings", trace_.source), misnested});
+  }
+  if (negative > 0) {
+    graph_.warnings.push_back(
+        {"negative duration", fmt::format("{}: replayed as 0 ns", trace_.source), negative});
+  }
+}
+
+void RankBuilder::create_tasks() {
+  task_of_pos_.assign(n_, kNone);
+  std::int64_t tasks = 0;
+  for (std::int32_t pos = 0; pos < n_; ++pos) {
+    tasks += (role_[pos] == Role::kHost && is_leaf_[pos]) || role_[pos] == Role::kGpu;
+  }
+  if (tasks + task_base_ > std::numeric_limits<std::int32_t>::max() - 1) {
+    too_many_ = true;
+    return;
+  }
+  const std::size_t total = static_cast<std::size_t>(task_base_ + tasks);
+  graph_.input_start_ns.reserve(total);
+  graph_.input_duration_ns.reserve(total);
+  graph_.duration_ns.reserve(total);
+  graph_.processor.reserve(total);
+  graph_.name.reserve(total);
+  graph_.kind.reserve(total);
+  graph_.nccl.reserve(total);
+  graph_.event_index.reserve(total);
+  for (std::int32_t pos = 0; pos < n_; ++pos) {
+    const bool host_leaf = role_[pos] == Role::kHost && is_leaf_[pos];
+    if (!host_leaf && role_[pos] != Role::kGpu) continue;
+    const TraceEvent& e = event(pos);
+    const std::int32_t task = graph_.task_count();
+    task_of_pos_[pos] = task;
+    graph_.input_start_ns.push_back(e.start_ns);
+    graph_.input_duration_ns.push_back(duration(e));
+    graph_.duration_ns.push_back(duration(e));
+    graph_.processor.push_back(proc_[pos]);
+    graph_.name.push_back(e.name);
+    graph_.kind.push_back(host_leaf ? TaskKind::kCpu : task_kind_of(e.kind));
+    graph_.nccl.push_back(!host_leaf && e.nccl && e.kind == EventKind::kKernel);
+    graph_.event_index.push_back(event_index(pos));
+    if (host_leaf) {
+      thread_tasks_[proc_[pos] - proc_base_].push_back(task);
+      ++graph_.stats.cpu_tasks;
+    } else {
+      ++graph_.stats.gpu_tasks;
+    }
+  }
+  graph_.runtime_op.resize(graph_.task_count(), kNone);
+  graph_.collective.resize(graph_.task_count(), kNone);
+  const std::int32_t local_count = graph_.task_count() - task_base_;
+  launch_of_.assign(local_count, kNone);
+  launch_stream_.assign(local_count, kNone);
+  launched_first_.assign(local_count, kNone);
+  launched_next_.assign(local_count, kNone);
+
+  // Parent spans: rebuilt from leaves in the replay; ProfilerStep spans define step windows.
+  RankInfo& info = graph_.ranks[rank_index_];
+  for (std::int32_t pos = 0; pos < n_; ++pos) {
+    if (role_[pos] != Role::kHost) continue;
+    const TraceEvent& e = event(pos);
+    const bool step = e.kind == EventKind::kUserAnnotation && name_is_step_[e.name];
+    if (is_leaf_[pos] && !step) continue;
+    if (!is_leaf_[pos] && !step && !options_.keep_parent_spans) continue;
+    const std::int32_t first = is_leaf_[pos] ? task_of_pos_[pos] : task_of_pos_[first_leaf_[pos]];
+    const std::int32_t last = leaf_task_of(pos);
+    ParentSpan span;
+    span.processor = proc_[pos];
+    span.name = e.name;
+    span.kind = e.kind;
+    span.first_leaf = first;
+    span.last_leaf = last;
+    span.lead_ns = graph_.input_start_ns[first] - e.start_ns;
+    span.trail_ns = e.start_ns + duration(e) - graph_.input_end_ns(last);
+    span.input_start_ns = e.start_ns;
+    span.input_duration_ns = duration(e);
+    if (step) info.profiler_steps.push_back(static_cast<std::int32_t>(graph_.parents.size()));
+    graph_.parents.push_back(span);
+    ++graph_.stats.parent_spans;
+  }
+}
+
+void RankBuilder::add_edge(std::int32_t src, std::int32_t dst, EdgeKind kind) {
+  std::int64_t slack;
+  if (kind == EdgeKind::kLaunch) {
+    slack = graph_.input_start_ns[dst] - graph_.input_start_ns[src];
+    if (slack < 0) {
+      add_warning(graph_.warnings, "GPU task starts before its launch",
+                  fmt::format("{}: '{}' (replayed from the launch start)", trace_.source,
+                              graph_.task_name(dst)));
+      slack = 0;
+    }
+  } else {
+    // Never before the source's start, so simulated time only moves forward.
+    slack = std::max(graph_.input_start_ns[dst] - graph_.input_end_ns(src),
+                     -graph_.input_duration_ns[src]);
+  }
+  edges_.push_back({src, dst, slack, kind});
+  ++graph_.stats.edges[static_cast<int>(kind)];
+}
+
+std::int32_t RankBuilder::find_launch(std::int64_t correlation) const {
+  auto it = std::lower_bound(correlations_.begin(), correlations_.end(),
+                             std::make_pair(correlation, std::int32_t{-1}));
+  if (it == correlations_.end() || it->first != correlation) return kNone;
+  return it->second;
+}
+
+void RankBuilder::link_launches() {
+  if (too_many_) return;
+  for (std::int32_t pos = 0; pos < n_; ++pos) {
+    if (role_[pos] == Role::kHost && is_call(event(pos).kind) && event(pos).correlation >= 0) {
+      correlations_.emplace_back(event(pos).correlation, pos);
+    }
+  }
+  std::sort(correlations_.begin(), correlations_.end());
+  for (std::int32_t pos = 0; pos < n_; ++pos) {
+    if (role_[pos] != Role::kGpu) continue;
+    const std::int32_t task = task_of_pos_[pos];
+    const std::int32_t launch_pos = find_launch(event(pos).correlation);
+    if (launch_pos == kNone) {
+      ++graph_.stats.gpu_tasks_without_launch;
+      add_warning(graph_.warnings, "GPU task without launch",
+                  fmt::format("{}: '{}' correlation {} (replayed at its measured start)",
+                              trace_.source, graph_.task_name(task), event(pos).correlation));
+      continue;
+    }
+    const std::int32_t launch = leaf_task_of(launch_pos);
+    add_edge(launch, task, EdgeKind::kLaunch);
+    launch_of_[local(task)] = launch;
+    if (launch_stream_[local(launch)] == kNone) launch_stream_[local(launch)] = proc_[pos];
+    // Keep the launched tasks of a call in a list (a blocking copy waits for all of them).
+    launched_next_[local(task)] = launched_first_[local(launch)];
+    launched_first_[local(launch)] = task;
+  }
+}
+
+void RankBuilder::link_streams() {
+  if (too_many_) return;
+  std::vector<std::int32_t> last(graph_.processors.size() - proc_base_, kNone);
+  for (std::int32_t task = task_base_; task < graph_.task_count(); ++task) {
+    if (!is_gpu(graph_.kind[task])) {
+      if (launch_stream_[local(task)] != kNone) launches_.push_back(task);
+      continue;
+    }
+    const std::int32_t stream = graph_.processor[task] - proc_base_;
+    if (last[stream] != kNone) add_edge(last[stream], task, EdgeKind::kStreamOrder);
+    last[stream] = task;
+    const std::int32_t launch = launch_of_[local(task)];
+    IssueKey key = launch == kNone ? IssueKey{graph_.input_start_ns[task], task}
+                                   : IssueKey{graph_.input_start_ns[launch], launch};
+    auto& list = enqueued_[stream];
+    if (!list.empty() && key < list.back().key) key = list.back().key;
+    list.push_back({key, task});
+  }
+}
+
+// The last task on `stream` whose launch was issued before `at` (input timeline), or kNone.
+std::int32_t RankBuilder::last_enqueued(std::int32_t stream, IssueKey at) const {
+  if (stream == kNone) return kNone;
+  const auto& list = enqueued_[stream - proc_base_];
+  auto it = std::lower_bound(list.begin(), list.end(), at,
+                             [](const Enqueued& e, const IssueKey& k) { return e.key < k; });
+  return it == list.begin() ? kNone : std::prev(it)->task;
+}
+
+// The first task on `stream` whose launch was issued after `at`, or kNone.
+std::int32_t RankBuilder::next_enqueued(std::int32_t stream, IssueKey at) const {
+  if (stream == kNone) return kNone;
+  const auto& list = enqueued_[stream - proc_base_];
+  auto it = std::upper_bound(list.begin(), list.end(), at,
+                             [](const IssueKey& k, const Enqueued& e) { return k < e.key; });
+  return it == list.end() ? kNone : it->task;
+}
+
+void RankBuilder::link_threads() {
+  if (too_many_) return;
+  const RankInfo& info = graph_.ranks[rank_index_];
+  // Per thread: running maximum of leaf ends (and which leaf), for the gap rule's search.
+  std::vector<std::vector<std::pair<std::int64_t, std::int32_t>>> ends(thread_tasks_.size());
+  for (std::int32_t proc : info.threads) {
+    const auto& tasks = thread_tasks_[proc - proc_base_];
+    auto& run = ends[proc - proc_base_];
+    run.reserve(tasks.size());
+    for (std::int32_t task : tasks) {
+      const std::int64_t end = graph_.input_end_ns(task);
+      if (run.empty() || end >= run.back().first) {
+        run.emplace_back(end, task);
+      } else {
+        run.push_back(run.back());
+      }
+    }
+  }
+  for (std::int32_t proc : info.threads) {
+    const auto& tasks = thread_tasks_[proc - proc_base_];
+    for (std::size_t i = 0; i < tasks.size(); ++i) {
+      const std::int32_t task = tasks[i];
+      const std::int64_t start = graph_.input_start_ns[task];
+      std::int64_t previous_end = kMinTime;
+      if (i > 0) {
+        add_edge(tasks[i - 1], task, EdgeKind::kThreadOrder);
+        previous_end = graph_.input_end_ns(tasks[i - 1]);
+        if (start - previous_end < options_.cross_thread_gap_ns) continue;
+      }
+      // Lumos: a thread that idles waits for another thread; take the latest task of another
+      // thread that ended inside the gap.
+      std::int32_t best = kNone;
+      std::int64_t best_end = previous_end;
+      for (std::int32_t other : info.threads) {
+        if (other == proc) continue;
+        const auto& run = ends[other - proc_base_];
+        auto it =
+            std::upper_bound(run.begin(), run.end(), start,
+                             [](std::int64_t t, const std::pair<std::int64_t, std::int32_t>& e) {
+                               return t < e.first;
+                             });
+        if (it == run.begin()) continue;
+        const auto [end, candidate] = *std::prev(it);
+        if (end == start && candidate > task) continue;  // keep edges acyclic on ties
+        if (end > best_end) {
+          best_end = end;
+          best = candidate;
+        }
+      }
+      if (best != kNone) add_edge(best, task, EdgeKind::kCrossThread);
+    }
+  }
+}
+
+void RankBuilder::assign_lags() {
+  if (too_many_) return;
+  const std::int32_t local_count = graph_.task_count() - task_base_;
+  std::vector<std::int64_t> min_slack(local_count, kMaxTime);
+  for (std::size_t i = edge_base_; i < edges_.size(); ++i) {
+    std::int64_t& m = min_slack[local(edges_[i].dst)];
+    m = std::min(m, edges_[i].lag_ns);
+  }
+  for (const WaitCandidate& w : waits_) {
+    std::int64_t& m = min_slack[local(w.target)];
+    m = std::min(m, w.slack_ns);
+  }
+  // Median delay of launches that bound their task's start: the launch latency to keep when
+  // a launch did not bind (the task waited for its stream instead).
+  std::vector<std::int64_t> binding_launch;
+  for (std::size_t i = edge_base_; i < edges_.size(); ++i) {
+    const detail::TempEdge& edge = edges_[i];
+    if (edge.kind == EdgeKind::kLaunch && edge.lag_ns == min_slack[local(edge.dst)]) {
+      binding_launch.push_back(edge.lag_ns);
+    }
+  }
+  std::int64_t default_lag = 0;
+  if (!binding_launch.empty()) {
+    auto middle = binding_launch.begin() + static_cast<std::ptrdiff_t>(binding_launch.size() / 2);
+    std::nth_element(binding_launch.begin(), middle, binding_launch.end());
+    default_lag = *middle;
+  }
+  graph_.ranks[rank_index_].default_launch_lag_ns = default_lag;
+  for (std::size_t i = edge_base_; i < edges_.size(); ++i) {
+    detail::TempEdge& edge = edges_[i];
+    if (edge.lag_ns == min_slack[local(edge.dst)]) continue;  // binding: keep the slack
+    edge.lag_ns = edge.kind == EdgeKind::kLaunch ? std::min(edge.lag_ns, default_lag)
+                                                 : std::min<std::int64_t>(edge.lag_ns, 0);
+  }
+  for (const WaitCandidate& w : waits_) {
+    graph_.runtime_ops[w.op].lag_ns = w.slack_ns == min_slack[local(w.target)] ? w.slack_ns : 0;
+  }
+}
+
+}  // namespace powertrain::graph::detail

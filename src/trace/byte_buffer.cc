@@ -1,0 +1,57 @@
+// Heap and file-mapped padded buffers.
+#include "trace/byte_buffer.h"
+
+#include <fmt/format.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace powertrain::trace {
+
+void detail::ReleaseBuffer::operator()(char* data) const {
+  if (mapped_bytes > 0) {
+    ::munmap(data, mapped_bytes);
+  } else {
+    delete[] data;
+  }
+}
+
+void PaddedBuffer::reserve(std::size_t bytes) {
+  if (bytes + kPadding <= capacity_) return;
+  const std::size_t capacity = bytes + kPadding;
+  std::unique_ptr<char[], detail::ReleaseBuffer> grown(new char[capacity]);
+  if (size_ > 0) std::memcpy(grown.get(), data_.get(), size_);
+  data_ = std::move(grown);
+  capacity_ = capacity;
+}
+
+core::Result<PaddedBuffer> PaddedBuffer::map_file(int fd, std::size_t size,
+                                                  const std::string& source) {
+  const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  const std::size_t total = (size + kPadding + page - 1) / page * page;
+  // Reserve the whole range with anonymous zero pages, then map the file over its start: the
+  // bytes after the end of file in its last page read as zero, and the pages after it are the
+  // anonymous ones, so the padding is always there and zero.
+  void* region = ::mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (region == MAP_FAILED) {
+    return core::Error{
+        fmt::format("{}: cannot map {} bytes: {}", source, total, std::strerror(errno))};
+  }
+  PaddedBuffer buffer;
+  buffer.data_ = std::unique_ptr<char[], detail::ReleaseBuffer>(static_cast<char*>(region),
+                                                                detail::ReleaseBuffer{total});
+  buffer.size_ = size;
+  buffer.capacity_ = total;
+  // Populate read-only (a writable private mapping would be populated by copying every page),
+  // then allow the few writes the parser makes: only those pages get copied.
+  if (size > 0 && (::mmap(region, size, PROT_READ, MAP_PRIVATE | MAP_FIXED | MAP_POPULATE, fd, 0) ==
+                       MAP_FAILED ||
+                   ::mprotect(region, size, PROT_READ | PROT_WRITE) != 0)) {
+    return core::Error{fmt::format("{}: cannot map the file: {}", source, std::strerror(errno))};
+  }
+  return buffer;
+}
+
+}  // namespace powertrain::trace

@@ -1,0 +1,106 @@
+// Internals of the Kineto reader shared by its two halves: kineto_json.cc walks the JSON with
+// simdjson On-Demand and appends events in file order; kineto_links.cc then applies the time base,
+// sorts, and resolves correlations, collectives and steps.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/result.h"
+#include "trace/kineto_reader.h"
+#include "trace/trace_events.h"
+
+namespace powertrain::trace::detail {
+
+/// Counted warnings, one entry per kind with the first example. The example is built only the
+/// first time a kind occurs, so warnings cost nothing on hot paths after that.
+class WarningSink {
+ public:
+  /// Distinct kinds kept; later new kinds are counted under "other warnings" (fuzzed input can
+  /// invent a new unknown category per event).
+  static constexpr std::size_t kMaxKinds = 64;
+
+  template <typename MakeExample>
+  void add(std::string_view kind, MakeExample&& make_example, std::int64_t count = 1) {
+    for (TraceWarning& warning : warnings_) {
+      if (warning.kind == kind) {
+        warning.count += count;
+        return;
+      }
+    }
+    if (warnings_.size() >= kMaxKinds) {
+      add_overflow(kind, count);
+      return;
+    }
+    warnings_.push_back(TraceWarning{std::string(kind), make_example(), count});
+  }
+  std::vector<TraceWarning> take() { return std::move(warnings_); }
+
+ private:
+  void add_overflow(std::string_view kind, std::int64_t count);
+  std::vector<TraceWarning> warnings_;
+};
+
+/// Per-name facts, computed once when a name is interned.
+enum NameFlag : std::uint16_t {
+  kNameNcclKernel = 1 << 0,        // starts with "nccl" (kernels only)
+  kNameNcclAnnotation = 1 << 1,    // "nccl:*"
+  kNameRecordParamComms = 1 << 2,  // "record_param_comms"
+  kNameProfilerStep = 1 << 3,      // "ProfilerStep#N"
+  kNameInvalid = 1 << 4,           // "INVALID" (a capture-info runtime record)
+  kNameLaunch = 1 << 5,            // a runtime/driver call that should produce GPU work
+  kNameStreamWait = 1 << 6,        // cudaStreamWaitEvent & co.
+  kNameStreamSync = 1 << 7,
+  kNameEventSync = 1 << 8,
+  kNameContextSync = 1 << 9,
+  kNameEventApi = 1 << 10,  // cudaEventRecord, cudaStreamWaitEvent & co. (may carry cuda_event)
+};
+
+/// An ac2g (CPU → GPU) flow end point; `ts_ns` before the time base is applied.
+struct Flow {
+  std::int64_t id;
+  std::int64_t pid;
+  std::int64_t tid;
+  std::int64_t ts_ns;
+};
+
+/// Everything collected while walking one document.
+struct ParseState {
+  ParseState(std::string source, int default_rank, const ReadOptions& options);
+
+  const ReadOptions& options;
+  RankTrace trace;
+  WarningSink warnings;
+  // Names: keys are the unescaped text, pointing into the document (names without escapes) or into
+  // `unescaped` (names with escapes); both outlive the parse.
+  std::unordered_map<std::string_view, std::uint32_t> name_index;
+  std::vector<std::uint16_t> name_flags;
+  std::deque<std::string> unescaped;
+  std::unordered_map<std::string, std::int64_t> string_ids;
+  std::vector<Flow> flows;
+  std::vector<std::pair<std::int64_t, std::int64_t>> steps;  // ProfilerStep (start, end), no base
+  bool has_base_time = false;
+  std::int64_t base_time_ns = 0;
+  std::int64_t invalid_runtime_events = 0;
+};
+
+/// Interns a name given as raw (escaped) JSON string contents; returns its index.
+std::uint32_t intern_name(ParseState& state, std::string_view raw);
+
+/// Walks a JSON document into `state`. `data` must be writable and readable for `capacity` ≥
+/// `size` + 65 bytes: the walk goes through the traceEvents array in windows of about
+/// ReadOptions::window_bytes, each cut at a newline (never inside a JSON string) and parsed in
+/// place by briefly writing a bracket at each end, restored afterwards. Errors: empty input,
+/// invalid JSON (with byte offset), no traceEvents array, too many events.
+core::Status parse_document(char* data, std::size_t size, std::size_t capacity, ParseState& state);
+
+/// Applies the time base, sorts events by (start, longer first), fills missing correlations from
+/// ac2g flows, counts dangling correlations, attaches collective metadata to NCCL kernels and
+/// orders collectives and steps. Returns the finished trace.
+RankTrace finish_trace(ParseState& state);
+
+}  // namespace powertrain::trace::detail

@@ -1,0 +1,48 @@
+// Token-level helpers of the Kineto reader: exact decimal µs → ns conversion, tolerant integer
+// parsing, JSON string unescaping, dtype sizes and NCCL kernel names. Pure functions, no simdjson.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace powertrain::trace::detail {
+
+/// Removes the whitespace simdjson's raw tokens carry after the value.
+std::string_view trim_token(std::string_view token);
+
+/// When `token` (trimmed) is a JSON string, stores its raw, still escaped contents and returns
+/// true.
+bool string_contents(std::string_view token, std::string_view* contents);
+
+/// Parses a decimal count of microseconds — a JSON integer or float, or a string holding one —
+/// into integer nanoseconds, rounded to the nearest (half away from zero). Exact for plain decimal
+/// text (no binary floating point involved); exponent forms go through double. False when the
+/// token is not a number or the result does not fit in int64. O(token length).
+bool parse_us_as_ns(std::string_view token, std::int64_t* ns);
+
+/// Parses an integer id — a JSON integer, a float (rounded to the nearest) or a string holding
+/// one. False when not a number or out of int64 range. O(token length).
+bool parse_integer(std::string_view token, std::int64_t* value);
+
+/// Decodes JSON escapes (\" \\ \/ \b \f \n \r \t \uXXXX with surrogate pairs) into UTF-8.
+/// False on an invalid escape. O(length).
+bool json_unescape(std::string_view raw, std::string* out);
+
+/// Bytes per element for a dtype name as PyTorch ("Float", "BFloat16", "c10::Half", "long int")
+/// or NCCL kernel names ("float", "__nv_bfloat16", "int8_t") write it; -1 when unknown.
+std::int64_t element_bytes(std::string_view dtype);
+
+/// What an NCCL kernel name says: "ncclKernel_AllReduce_RING_LL_Sum_float(...)" → {"allreduce",
+/// 4}; "ncclDevKernel_AllGather_RING_LL(...)" → {"allgather", -1}; "ncclDevKernel_Generic" →
+/// {"", -1} (RCCL: the type is only in the args).
+struct KernelCollective {
+  std::string name;  // lower case, "" when unknown
+  std::int64_t element_bytes = -1;
+};
+KernelCollective collective_from_kernel_name(std::string_view kernel_name);
+
+/// ASCII lower case.
+std::string to_lower(std::string_view text);
+
+}  // namespace powertrain::trace::detail

@@ -1,0 +1,226 @@
+// The graph builder: which events become tasks, the dependency kinds and their lags, bad input.
+#include "graph/graph_builder.h"
+
+#include <gtest/gtest.h>
+
+#include <optional>
+
+#include "graph/trace_builder.h"
+
+namespace powertrain::graph {
+namespace {
+
+using trace::EventKind;
+using trace::SyncKind;
+
+// The out-edge of `src` to `dst`, if any.
+struct EdgeView {
+  EdgeKind kind;
+  std::int64_t lag_ns;
+};
+std::optional<EdgeView> edge(const ExecutionGraph& g, std::int32_t src, std::int32_t dst) {
+  for (std::uint32_t e = g.edge_begin[src]; e < g.edge_begin[src + 1]; ++e) {
+    if (g.edge_dst[e] == dst) return EdgeView{g.edge_kind[e], g.edge_lag_ns[e]};
+  }
+  return std::nullopt;
+}
+
+ExecutionGraph build(std::vector<trace::RankTrace> traces, const GraphOptions& options = {}) {
+  auto graph = build_execution_graph(traces, options);
+  EXPECT_TRUE(graph.ok()) << graph.error().message;
+  return std::move(graph).value();
+}
+
+TEST(GraphBuilder, OnlyLeavesAreTasksAndParentsSpanThem) {
+  RankTraceBuilder b;
+  b.op("aten::linear", 0, 100);              // parent
+  b.runtime("cudaLaunchKernel", 10, 20, 1);  // leaf
+  b.op("aten::view", 40, 30);                // leaf
+  b.op("aten::relu", 200, 50);               // leaf (no children)
+  b.kernel("sgemm", 15, 80, 1);
+  const ExecutionGraph g = build({b.build()});
+  EXPECT_EQ(g.stats.cpu_tasks, 3);
+  EXPECT_EQ(g.stats.gpu_tasks, 1);
+  EXPECT_EQ(find_task(g, 0, "aten::linear"), kNone);
+  ASSERT_EQ(g.parents.size(), 1u);
+  const ParentSpan& span = g.parents[0];
+  EXPECT_EQ(g.ranks[0].names[span.name], "aten::linear");
+  EXPECT_EQ(span.first_leaf, find_task(g, 0, "cudaLaunchKernel"));
+  EXPECT_EQ(span.last_leaf, find_task(g, 0, "aten::view"));
+  EXPECT_EQ(span.lead_ns, 10);   // parent starts 10 ns before its first leaf
+  EXPECT_EQ(span.trail_ns, 30);  // and ends 30 ns after its last leaf (70 → 100)
+}
+
+TEST(GraphBuilder, ThreadOrderKeepsTheMeasuredGaps) {
+  RankTraceBuilder b;
+  b.op("a", 0, 10).op("b", 25, 5).op("c", 31, 4);
+  const ExecutionGraph g = build({b.build()});
+  const std::int32_t a = find_task(g, 0, "a"), bb = find_task(g, 0, "b"), c = find_task(g, 0, "c");
+  ASSERT_TRUE(edge(g, a, bb));
+  EXPECT_EQ(edge(g, a, bb)->kind, EdgeKind::kThreadOrder);
+  EXPECT_EQ(edge(g, a, bb)->lag_ns, 15);
+  EXPECT_EQ(edge(g, bb, c)->lag_ns, 1);
+  EXPECT_FALSE(edge(g, a, c));
+}
+
+TEST(GraphBuilder, LaunchEdgeIsAnchoredAtTheLaunchStartWithItsMeasuredDelay) {
+  RankTraceBuilder b;
+  b.runtime("cudaLaunchKernel", 100, 10, 42);
+  b.kernel("k", 104, 50, 42);
+  b.kernel("orphan", 500, 10, 999);  // no launch with correlation 999
+  const ExecutionGraph g = build({b.build()});
+  const std::int32_t launch = find_task(g, 0, "cudaLaunchKernel");
+  const std::int32_t k = find_task(g, 0, "k");
+  ASSERT_TRUE(edge(g, launch, k));
+  EXPECT_EQ(edge(g, launch, k)->kind, EdgeKind::kLaunch);
+  EXPECT_EQ(edge(g, launch, k)->lag_ns, 4);
+  EXPECT_EQ(g.stats.gpu_tasks_without_launch, 1);
+  ASSERT_FALSE(g.warnings.empty());
+  EXPECT_EQ(g.warnings[0].kind, "GPU task without launch");
+  EXPECT_NE(g.warnings[0].example.find("999"), std::string::npos);
+}
+
+TEST(GraphBuilder, QueuedKernelKeepsItsStreamGapNotItsLaunchDelay) {
+  RankTraceBuilder b;
+  b.runtime("cudaLaunchKernel", 0, 5, 1).runtime("cudaLaunchKernel", 10, 5, 2);
+  b.runtime("cudaLaunchKernel", 20, 5, 3);
+  b.kernel("k1", 3, 100, 1).kernel("k2", 105, 50, 2).kernel("k3", 157, 50, 3);
+  const ExecutionGraph g = build({b.build()});
+  const std::int32_t k1 = find_task(g, 0, "k1"), k2 = find_task(g, 0, "k2");
+  const std::int32_t l2 =
+      find_task(g, 0, "cudaLaunchKernel", find_task(g, 0, "cudaLaunchKernel") + 1);
+  EXPECT_EQ(edge(g, k1, k2)->kind, EdgeKind::kStreamOrder);
+  EXPECT_EQ(edge(g, k1, k2)->lag_ns, 2);  // binding: k2 waited for k1
+  // Not binding: the launch keeps the rank's median launch delay (only k1's 3 ns was binding).
+  EXPECT_EQ(g.ranks[0].default_launch_lag_ns, 3);
+  EXPECT_EQ(edge(g, l2, k2)->lag_ns, 3);
+}
+
+TEST(GraphBuilder, CrossThreadRuleLinksATaskAfterAGapToAnotherThread) {
+  RankTraceBuilder b;
+  b.op("forward", 0, 100, /*tid=*/1);
+  b.op("backward", 150, 400, /*tid=*/2);   // first on its thread, after forward ended
+  b.op("optimizer", 1000, 10, /*tid=*/1);  // 900 ns idle on thread 1; backward ended at 550
+  GraphOptions options;
+  options.cross_thread_gap_ns = 200;
+  const ExecutionGraph g = build({b.build()}, options);
+  const std::int32_t fwd = find_task(g, 0, "forward"), bwd = find_task(g, 0, "backward"),
+                     opt = find_task(g, 0, "optimizer");
+  ASSERT_TRUE(edge(g, fwd, bwd));
+  EXPECT_EQ(edge(g, fwd, bwd)->kind, EdgeKind::kCrossThread);
+  EXPECT_EQ(edge(g, fwd, bwd)->lag_ns, 50);
+  ASSERT_TRUE(edge(g, bwd, opt));
+  EXPECT_EQ(edge(g, bwd, opt)->kind, EdgeKind::kCrossThread);
+  EXPECT_EQ(edge(g, bwd, opt)->lag_ns, 450);  // binding: the latest anchor
+  EXPECT_EQ(edge(g, fwd, opt)->lag_ns, 0);    // thread order no longer carries the gap
+}
+
+TEST(GraphBuilder, StreamWaitFromACudaSyncRecordTargetsTheNextTaskOnTheWaitingStream) {
+  RankTraceBuilder b;
+  b.runtime("cudaLaunchKernel", 0, 5, 1);
+  b.runtime("cudaEventRecord", 10, 2, 2);
+  b.runtime("cudaStreamWaitEvent", 15, 2, 3);
+  b.sync_record(SyncKind::kStreamWaitEvent, 15, 1, 3, /*stream=*/20, /*wait_on_stream=*/7, 2);
+  b.runtime("cudaLaunchKernel", 20, 5, 4);
+  b.kernel("producer", 4, 100, 1, 7).kernel("consumer", 106, 10, 4, 20);
+  const ExecutionGraph g = build({b.build()});
+  ASSERT_EQ(g.runtime_ops.size(), 2u);
+  const RuntimeOp& record = g.runtime_ops[0];
+  const RuntimeOp& wait = g.runtime_ops[1];
+  EXPECT_EQ(record.kind, RuntimeOpKind::kEventRecord);
+  EXPECT_FALSE(record.inferred);  // the wait's record names the stream
+  EXPECT_EQ(g.processors[record.stream].tid, 7);
+  EXPECT_EQ(wait.kind, RuntimeOpKind::kStreamWait);
+  EXPECT_FALSE(wait.inferred);
+  EXPECT_EQ(wait.record, 0);
+  EXPECT_EQ(wait.target, find_task(g, 0, "consumer"));
+  EXPECT_EQ(wait.lag_ns, 2);  // binding: consumer started 2 ns after producer ended
+}
+
+TEST(GraphBuilder, RuleBasedSyncContradictedByTheInputIsDropped) {
+  RankTraceBuilder b;
+  b.runtime("cudaLaunchKernel", 0, 5, 1);
+  b.kernel("long", 5, 10'000, 1);
+  // Returns at 50, long before the kernel ends: not a wait for this stream (wrong guess).
+  b.runtime("cudaStreamSynchronize", 40, 10, 2);
+  const ExecutionGraph g = build({b.build()});
+  EXPECT_TRUE(g.runtime_ops.empty());
+  EXPECT_EQ(g.stats.dropped_contradicted, 1);
+}
+
+TEST(GraphBuilder, ProfilerStepsAreKeptEvenWithoutParentSpans) {
+  RankTraceBuilder b;
+  b.step(1, 0, 100).op("a", 10, 10).step(2, 100, 100).op("b", 110, 10);
+  GraphOptions options;
+  options.keep_parent_spans = false;
+  const ExecutionGraph g = build({b.build()}, options);
+  ASSERT_EQ(g.ranks[0].profiler_steps.size(), 2u);
+  EXPECT_EQ(g.parents.size(), 2u);
+  EXPECT_EQ(g.parents[g.ranks[0].profiler_steps[1]].lead_ns, 10);
+}
+
+TEST(GraphBuilder, UnsortedEventsAreSortedWithAWarning) {
+  trace::RankTrace t = RankTraceBuilder().op("late", 100, 10).op("early", 0, 10).build();
+  std::swap(t.events[0], t.events[1]);  // late first
+  const ExecutionGraph g = build({t});
+  EXPECT_LT(find_task(g, 0, "early"), find_task(g, 0, "late"));
+  ASSERT_FALSE(g.warnings.empty());
+  EXPECT_EQ(g.warnings[0].kind, "events not sorted by time");
+}
+
+TEST(GraphBuilder, RejectsNoTracesAndDuplicateRanks) {
+  EXPECT_EQ(build_execution_graph({}).error().message, "execution graph: no traces");
+  auto dup = build_execution_graph(
+      {RankTraceBuilder(3, 4, "a.json").build(), RankTraceBuilder(3, 4, "b.json").build()});
+  ASSERT_FALSE(dup.ok());
+  EXPECT_EQ(dup.error().message, "execution graph: traces 'a.json' and 'b.json' are both rank 3");
+}
+
+TEST(GraphBuilder, CollectivesMatchByProcessGroupAndSequenceNotByPosition) {
+  // Rank 1 sees the two groups' collectives in the opposite order; Seq decides, not position.
+  RankTraceBuilder r0(0, 2), r1(1, 2);
+  r0.runtime("cudaLaunchKernel", 0, 5, 1).runtime("cudaLaunchKernel", 10, 5, 2);
+  r0.nccl_kernel("ncclKernel_AllReduce", 5, 50, 1, 20, "pg-a", 0);
+  r0.nccl_kernel("ncclKernel_AllGather", 60, 50, 2, 21, "pg-b", 0);
+  r1.runtime("cudaLaunchKernel", 0, 5, 1).runtime("cudaLaunchKernel", 10, 5, 2);
+  r1.nccl_kernel("ncclKernel_AllGather", 5, 50, 1, 21, "pg-b", 0);
+  r1.nccl_kernel("ncclKernel_AllReduce", 60, 50, 2, 20, "pg-a", 0);
+  const ExecutionGraph g = build({r0.build(), r1.build()});
+  ASSERT_EQ(g.collectives.size(), 2u);
+  for (const CollectiveGroup& group : g.collectives) {
+    EXPECT_TRUE(group.joined);
+    ASSERT_EQ(group.member_count, 2);
+    EXPECT_EQ(g.task_name(g.collective_members[group.first_member]),
+              g.task_name(g.collective_members[group.first_member + 1]));
+  }
+  EXPECT_TRUE(g.warnings.empty());
+}
+
+TEST(GraphBuilder, CollectiveSeenOnOneRankOnlyIsCountedAndNotJoined) {
+  RankTraceBuilder r0(0, 2), r1(1, 2);
+  r0.runtime("cudaLaunchKernel", 0, 5, 1).runtime("cudaLaunchKernel", 100, 5, 2);
+  r0.nccl_kernel("ncclKernel_AllReduce", 5, 50, 1, 20)
+      .nccl_kernel("ncclKernel_AllReduce", 105, 50, 2, 20);
+  r1.runtime("cudaLaunchKernel", 0, 5, 1);
+  r1.nccl_kernel("ncclKernel_AllReduce", 5, 50, 1, 20);
+  const ExecutionGraph g = build({r0.build(), r1.build()});
+  ASSERT_EQ(g.collectives.size(), 2u);
+  EXPECT_TRUE(g.collectives[0].joined);
+  EXPECT_FALSE(g.collectives[1].joined);
+  EXPECT_EQ(g.stats.collectives_measured, 1);
+  ASSERT_EQ(g.warnings.size(), 1u);
+  EXPECT_EQ(g.warnings[0].kind, "unmatched collective (replayed with its measured duration)");
+}
+
+TEST(GraphBuilder, OneRankOfALargerJobReplaysItsCollectivesMeasured) {
+  RankTraceBuilder r(5, 8);
+  r.runtime("cudaLaunchKernel", 0, 5, 1).nccl_kernel("ncclKernel_AllReduce", 5, 50, 1, 20);
+  const ExecutionGraph g = build({r.build()});
+  ASSERT_EQ(g.collectives.size(), 1u);
+  EXPECT_FALSE(g.collectives[0].joined);
+  EXPECT_EQ(g.collectives[0].expected_members, 8);
+  EXPECT_TRUE(g.warnings.empty());  // peers are simply not in the input
+}
+
+}  // namespace
+}  // namespace powertrain::graph
