@@ -21,6 +21,28 @@ void detail::ReleaseBuffer::operator()(char* data) const {
 void PaddedBuffer::reserve(std::size_t bytes) {
   if (bytes + kPadding <= capacity_) return;
   const std::size_t capacity = bytes + kPadding;
+  constexpr std::size_t kLarge = std::size_t{64} << 20;
+  if (capacity >= kLarge) {
+    // Large buffers (inflated traces) come from mmap, so that growing one is a remap, not a copy.
+    // Pages are faulted in as they are filled (not populated up front: the size may be a guess
+    // from untrusted bytes). Transparent huge pages were slower here: madvise'd regions stall on
+    // compaction.
+    void* grown = MAP_FAILED;
+    if (data_ != nullptr && data_.get_deleter().mapped_bytes > 0) {
+      grown = ::mremap(data_.get(), data_.get_deleter().mapped_bytes, capacity, MREMAP_MAYMOVE);
+      if (grown != MAP_FAILED) (void)data_.release();
+    } else {
+      grown = ::mmap(nullptr, capacity, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (grown != MAP_FAILED && size_ > 0) std::memcpy(grown, data_.get(), size_);
+    }
+    if (grown != MAP_FAILED) {
+      data_ = std::unique_ptr<char[], detail::ReleaseBuffer>(static_cast<char*>(grown),
+                                                             detail::ReleaseBuffer{capacity});
+      capacity_ = capacity;
+      return;
+    }
+    // Fall through to the heap when mapping fails.
+  }
   std::unique_ptr<char[], detail::ReleaseBuffer> grown(new char[capacity]);
   if (size_ > 0) std::memcpy(grown.get(), data_.get(), size_);
   data_ = std::move(grown);

@@ -109,8 +109,12 @@ core::Result<PaddedBuffer> gunzip(std::string_view compressed, const std::string
   }
   InflateGuard guard{&stream};
   PaddedBuffer out;
-  // The hint comes from untrusted bytes: never reserve beyond the cap because of it.
-  out.reserve(std::min(max_output_bytes, std::max<std::size_t>(size_hint(compressed), 1 << 16)));
+  // One byte more than the hint: an exact hint then never triggers a needless growth at the end.
+  // The hint comes from untrusted bytes: never beyond deflate's maximum ratio (1032:1).
+  const std::size_t most =
+      compressed.size() > SIZE_MAX / 1032 ? SIZE_MAX : compressed.size() * 1032;
+  out.reserve(std::min(
+      {max_output_bytes, most, std::max<std::size_t>(size_hint(compressed) + 1, 1 << 16)}));
   std::size_t in_pos = 0;
   std::size_t out_size = 0;
   while (true) {
