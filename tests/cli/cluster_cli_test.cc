@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_runner.h"
 #include "core/csv.h"
 
 namespace powertrain {
@@ -20,31 +21,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct RunResult {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string shell_quote(const std::string& text) {
-  std::string quoted = "'";
-  for (char c : text) {
-    if (c == '\'') {
-      quoted.append("'\\''");
-    } else {
-      quoted.push_back(c);
-    }
-  }
-  quoted.push_back('\'');
-  return quoted;
-}
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
+using RunResult = testing_cli::CliRun;
+using testing_cli::slurp;
 
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
@@ -58,36 +36,12 @@ const char* const kProfile =
     "1,forward,1410,0.012,2.40\n1,forward,1200,0.013,2.20\n1,forward,1000,0.016,2.05\n"
     "1,backward,1410,0.024,4.80\n1,backward,1200,0.027,4.30\n1,backward,1000,0.031,4.10\n";
 
-class ClusterCliTest : public ::testing::Test {
+class ClusterCliTest : public testing_cli::CliTest {
  protected:
   void SetUp() override {
-    std::string pattern = (fs::path(::testing::TempDir()) / "powertrain-cluster-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr) << pattern;
-    dir_ = pattern;
+    testing_cli::CliTest::SetUp();
     profile_ = dir_ / "profile.csv";
     std::ofstream(profile_) << kProfile;
-  }
-
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-
-  RunResult run(const std::vector<std::string>& args) {
-    const fs::path out = dir_ / "stdout.txt";
-    const fs::path err = dir_ / "stderr.txt";
-    std::string command = shell_quote(POWERTRAIN_CLI_PATH);
-    for (const std::string& arg : args) command.append(" ").append(shell_quote(arg));
-    command.append(" >").append(shell_quote(out.string()));
-    command.append(" 2>").append(shell_quote(err.string())).append(" </dev/null");
-    const int status = std::system(command.c_str());
-    RunResult result;
-    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    result.out = read_file(out);
-    result.err = read_file(err);
-    fs::remove(out);
-    fs::remove(err);
-    return result;
   }
 
   // A valid run on the small profile: 8 and 16 GPUs of tp 2 x pp 2, 16 samples per iteration,
@@ -153,7 +107,6 @@ class ClusterCliTest : public ::testing::Test {
     }
   }
 
-  fs::path dir_;
   fs::path profile_;
 };
 
@@ -166,12 +119,12 @@ TEST_F(ClusterCliTest, GoodRunWritesEverythingAndPrintsALabelledTable) {
   EXPECT_EQ(csv->header.front(), "gpus");
   EXPECT_TRUE(csv->column("baseline_cluster_energy_j").has_value());
   EXPECT_TRUE(csv->column("savings_percent").has_value());
-  const auto summary = nlohmann::json::parse(read_file(out_dir() / "summary.json"));
+  const auto summary = nlohmann::json::parse(slurp(out_dir() / "summary.json"));
   EXPECT_EQ(summary["configs"].size(), 2u);
   EXPECT_EQ(summary["configs"][0]["pipelines"], 2);                  // 8 / (2 x 2)
   EXPECT_EQ(summary["configs"][0]["microbatches_per_pipeline"], 8);  // 16 / 2
   EXPECT_EQ(summary["configs"][1]["microbatches_per_pipeline"], 4);
-  EXPECT_EQ(read_file(out_dir() / "cluster.svg").rfind("<svg", 0), 0u);
+  EXPECT_EQ(slurp(out_dir() / "cluster.svg").rfind("<svg", 0), 0u);
   // The table names what its numbers are.
   for (const char* part : {"8 GPUs = 2 pipelines", "16 GPUs = 4 pipelines", "planned", "measured",
                            "per iteration of the whole cluster", "base J", "saved %", "intrins %",
@@ -226,14 +179,14 @@ TEST_F(ClusterCliTest, OutputIsARegularFileAndFailuresKeepPreviousOutput) {
   const RunResult blocked = run_cluster();
   EXPECT_NE(blocked.exit_code, 0);
   EXPECT_TRUE(contains(blocked.err, out_dir().string())) << blocked.err;
-  EXPECT_EQ(read_file(out_dir()), "precious\n");
+  EXPECT_EQ(slurp(out_dir()), "precious\n");
   fs::remove(out_dir());
 
   ASSERT_EQ(run_cluster().exit_code, 0);
-  const std::string before = read_file(out_dir() / "cluster.csv");
+  const std::string before = slurp(out_dir() / "cluster.csv");
   const RunResult failed = run_cluster("--gpus", "7");
   EXPECT_NE(failed.exit_code, 0);
-  EXPECT_EQ(read_file(out_dir() / "cluster.csv"), before);
+  EXPECT_EQ(slurp(out_dir() / "cluster.csv"), before);
 }
 
 TEST_F(ClusterCliTest, RealA100ProfileAt8192Gpus) {

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_runner.h"
 #include "core/csv.h"
 #include "frontier/example_profile.h"
 #include "frontier/profile.h"
@@ -23,31 +24,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct RunResult {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string shell_quote(const std::string& text) {
-  std::string quoted = "'";
-  for (char c : text) {
-    if (c == '\'') {
-      quoted.append("'\\''");
-    } else {
-      quoted.push_back(c);
-    }
-  }
-  quoted.push_back('\'');
-  return quoted;
-}
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
+using RunResult = testing_cli::CliRun;
+using testing_cli::slurp;
 
 void write_file(const fs::path& path, const std::string& contents) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
@@ -95,38 +73,8 @@ std::string with_line(int line, const std::string& replacement) {
   return result;
 }
 
-class FrontierCliTest : public ::testing::Test {
+class FrontierCliTest : public testing_cli::CliTest {
  protected:
-  void SetUp() override {
-    std::string pattern = (fs::path(::testing::TempDir()) / "powertrain-cli-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr) << pattern;
-    dir_ = pattern;
-  }
-
-  void TearDown() override {
-    std::error_code ec;
-    fs::permissions(dir_, fs::perms::owner_all, fs::perm_options::add, ec);
-    fs::remove_all(dir_, ec);
-  }
-
-  // Runs the CLI with arguments (each quoted); stdout and stderr go to files in the temp dir.
-  RunResult run(const std::vector<std::string>& args) {
-    const fs::path out = dir_ / "stdout.txt";
-    const fs::path err = dir_ / "stderr.txt";
-    std::string command = shell_quote(POWERTRAIN_CLI_PATH);
-    for (const std::string& arg : args) command.append(" ").append(shell_quote(arg));
-    command.append(" >").append(shell_quote(out.string()));
-    command.append(" 2>").append(shell_quote(err.string())).append(" </dev/null");
-    const int status = std::system(command.c_str());
-    RunResult result;
-    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    result.out = read_file(out);
-    result.err = read_file(err);
-    fs::remove(out);
-    fs::remove(err);
-    return result;
-  }
-
   fs::path write(const std::string& name, const std::string& contents) {
     const fs::path path = dir_ / name;
     write_file(path, contents);
@@ -183,8 +131,6 @@ class FrontierCliTest : public ::testing::Test {
     expect_one_line_error(result, "frontier", parts);
     expect_no_output(out_dir());
   }
-
-  fs::path dir_;
 };
 
 // --- Bad profiles ----------------------------------------------------------------------------
@@ -274,7 +220,7 @@ TEST_F(FrontierCliTest, OutputUnderARegularFile) {
   const RunResult result = run(
       {"frontier", "--profile", profile.string(), "--p-blocking", "100", "--out", target.string()});
   expect_one_line_error(result, "frontier", {target.string()});
-  EXPECT_EQ(read_file(file), "not a directory\n");
+  EXPECT_EQ(slurp(file), "not a directory\n");
   EXPECT_TRUE(fs::is_regular_file(file));
   EXPECT_EQ(leftovers(file), std::vector<std::string>{});
   EXPECT_EQ(leftovers(dir_ / "x"), std::vector<std::string>{});  // nothing staged in dir_
@@ -285,7 +231,7 @@ TEST_F(FrontierCliTest, OutputIsARegularFile) {
   const fs::path target = write("out", "precious\n");
   const RunResult result = run_frontier(profile);
   expect_one_line_error(result, "frontier", {target.string(), "not a directory"});
-  EXPECT_EQ(read_file(target), "precious\n");
+  EXPECT_EQ(slurp(target), "precious\n");
   EXPECT_EQ(leftovers(target), std::vector<std::string>{});
 }
 
@@ -352,12 +298,12 @@ TEST_F(FrontierCliTest, LateErrorsRemoveStagingDirectory) {
 
 TEST_F(FrontierCliTest, FailedRunLeavesPreviousOutputIntact) {
   ASSERT_EQ(run({"frontier", "--out", out_dir().string(), "--quiet"}).exit_code, 0);
-  const std::string before = read_file(out_dir() / "frontier.csv");
+  const std::string before = slurp(out_dir() / "frontier.csv");
   ASSERT_FALSE(before.empty());
   const RunResult failed =
       run({"frontier", "--out", out_dir().string(), "--quiet", "--emit-plans", "bogus"});
   expect_one_line_error(failed, "frontier", {"--emit-plans"});
-  EXPECT_EQ(read_file(out_dir() / "frontier.csv"), before);
+  EXPECT_EQ(slurp(out_dir() / "frontier.csv"), before);
   EXPECT_TRUE(fs::exists(out_dir() / "plans.csv"));
   EXPECT_EQ(leftovers(out_dir()), std::vector<std::string>{});
 }
@@ -395,7 +341,7 @@ void expect_complete_output(const fs::path& dir) {
   EXPECT_EQ(count_with(names, "timeline_", ".json"), 1u);
   EXPECT_GE(count_with(names, "freqs_pipeline_", ".py"), 1u);
 
-  const std::string frontier_csv = read_file(dir / "frontier.csv");
+  const std::string frontier_csv = slurp(dir / "frontier.csv");
   EXPECT_EQ(frontier_csv.substr(0, frontier_csv.find('\n')),
             "time,energy,realized_time,realized_energy");
   auto table = core::parse_csv(frontier_csv, "frontier.csv");
@@ -412,14 +358,14 @@ void expect_complete_output(const fs::path& dir) {
     previous = *time;
   }
 
-  const std::string plans_csv = read_file(dir / "plans.csv");
+  const std::string plans_csv = slurp(dir / "plans.csv");
   auto plans = core::parse_csv(plans_csv, "plans.csv");
   ASSERT_TRUE(plans.ok()) << plans.error().message;
   EXPECT_FALSE(plans->rows.empty());
 
-  const auto summary = nlohmann::json::parse(read_file(dir / "summary.json"), nullptr, false);
+  const auto summary = nlohmann::json::parse(slurp(dir / "summary.json"), nullptr, false);
   EXPECT_FALSE(summary.is_discarded()) << "summary.json is not JSON";
-  EXPECT_TRUE(contains(read_file(dir / "frontier.svg"), "<svg"));
+  EXPECT_TRUE(contains(slurp(dir / "frontier.svg"), "<svg"));
 }
 
 TEST_F(FrontierCliTest, BuiltInExampleWritesAllFiles) {
@@ -434,12 +380,12 @@ TEST_F(FrontierCliTest, BuiltInExampleWritesAllFiles) {
 TEST_F(FrontierCliTest, RerunReplacesOutputDirectoryAtomically) {
   ASSERT_EQ(run({"frontier", "--out", out_dir().string(), "--quiet"}).exit_code, 0);
   write_file(out_dir() / "stale-marker.txt", "from an earlier run\n");
-  const std::string first = read_file(out_dir() / "frontier.csv");
+  const std::string first = slurp(out_dir() / "frontier.csv");
   const RunResult again = run({"frontier", "--out", out_dir().string(), "--quiet"});
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_FALSE(fs::exists(out_dir() / "stale-marker.txt")) << "directory was not replaced whole";
   expect_complete_output(out_dir());
-  EXPECT_EQ(read_file(out_dir() / "frontier.csv"), first) << "output is not deterministic";
+  EXPECT_EQ(slurp(out_dir() / "frontier.csv"), first) << "output is not deterministic";
   EXPECT_EQ(leftovers(out_dir()), std::vector<std::string>{});
 }
 
