@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/planning_flags.h"
 #include "core/atomic_output.h"
 #include "frontier/cluster.h"
 #include "frontier/model_profile.h"
@@ -202,33 +203,11 @@ int run_cluster(const ClusterFlags& flags) {
                                         s, flags.slowdowns));
     }
   }
-  auto schedule = pipeline::parse_schedule(flags.schedule);
-  if (!schedule) {
-    return fail(kCommand, fmt::format("--schedule: unknown '{}'; known: {}", flags.schedule,
-                                      pipeline::known_schedules()));
-  }
-  auto cost_model = frontier::parse_cost_model(flags.cost_model);
-  if (!cost_model) {
-    return fail(kCommand, fmt::format("--cost-model: unknown '{}'; known: exponential, pwl",
-                                      flags.cost_model));
-  }
-  auto quantization = frontier::parse_quantization(flags.quantization);
-  if (!quantization) {
-    return fail(kCommand, fmt::format("--quantization: unknown '{}'; known: floor, ceil",
-                                      flags.quantization));
-  }
+  auto choices =
+      parse_planning_choices(flags.schedule, flags.cost_model, flags.quantization, flags.max_flow);
+  if (!choices) return fail(kCommand, choices.error().message);
   frontier::ClusterSettings settings;
-  if (flags.max_flow == "dinic") {
-    settings.engine = frontier::MaxFlowEngine::kDinic;
-  } else if (flags.max_flow == "boykov-kolmogorov") {
-    settings.engine = frontier::MaxFlowEngine::kBoostBoykovKolmogorov;
-  } else if (flags.max_flow == "edmonds-karp") {
-    settings.engine = frontier::MaxFlowEngine::kBoost;
-  } else {
-    return fail(kCommand, fmt::format("--max-flow: unknown engine '{}' (known: dinic, "
-                                      "boykov-kolmogorov, edmonds-karp)",
-                                      flags.max_flow));
-  }
+  settings.engine = choices->engine;
 
   core::Result<frontier::Profile> profile = core::Error{""};
   if (flags.model_mode) {
@@ -253,13 +232,14 @@ int run_cluster(const ClusterFlags& flags) {
 
   settings.planning.p_blocking_w = *p_blocking;
   settings.planning.unit_time_s = *unit_time;
-  settings.planning.cost_model = *cost_model;
-  settings.planning.quantization = *quantization;
-  settings.pipeline.schedule = *schedule;
+  settings.planning.cost_model = choices->cost_model;
+  settings.planning.quantization = choices->quantization;
+  settings.pipeline.schedule = choices->schedule;
   settings.pipeline.chunks_per_gpu = static_cast<int>(*chunks);
   settings.slowdowns = *slowdowns;
-  const int profile_chunks =
-      *schedule == pipeline::ScheduleKind::kInterleavedOneFOneB ? static_cast<int>(*chunks) : 1;
+  const int profile_chunks = choices->schedule == pipeline::ScheduleKind::kInterleavedOneFOneB
+                                 ? static_cast<int>(*chunks)
+                                 : 1;
   long long stages = std::max(1, profile->num_stages() / profile_chunks);
   if (!flags.stages.empty()) {
     auto parsed = parse_count("--stages", flags.stages);

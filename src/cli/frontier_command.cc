@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/model_job_options.h"
+#include "cli/planning_flags.h"
 #include "core/atomic_output.h"
 #include "core/csv.h"
 #include "frontier/example_profile.h"
@@ -106,28 +107,16 @@ int run_frontier(const FrontierFlags& flags) {
     print_job_summary(*job);
   }
 
-  auto schedule = pipeline::parse_schedule(
-      job && job->parallel.recompute && flags.schedule == "1f1b" ? "1f1b-recompute"
-                                                                 : flags.schedule);
-  if (!schedule) {
-    return fail(kCommand, fmt::format("--schedule: unknown '{}'; known: {}", flags.schedule,
-                                      pipeline::known_schedules()));
-  }
-  auto cost_model = frontier::parse_cost_model(flags.cost_model);
-  if (!cost_model) {
-    return fail(kCommand, fmt::format("--cost-model: unknown '{}'; known: exponential, pwl",
-                                      flags.cost_model));
-  }
-  auto quantization = frontier::parse_quantization(flags.quantization);
-  if (!quantization) {
-    return fail(kCommand, fmt::format("--quantization: unknown '{}'; known: floor, ceil",
-                                      flags.quantization));
-  }
+  auto choices = parse_planning_choices(job && job->parallel.recompute && flags.schedule == "1f1b"
+                                            ? "1f1b-recompute"
+                                            : flags.schedule,
+                                        flags.cost_model, flags.quantization, flags.max_flow);
+  if (!choices) return fail(kCommand, choices.error().message);
   pipeline::PipelineSpec spec;
-  spec.schedule = *schedule;
+  spec.schedule = choices->schedule;
   spec.chunks_per_gpu = flags.chunks;
   const int chunks =
-      *schedule == pipeline::ScheduleKind::kInterleavedOneFOneB ? std::max(1, flags.chunks) : 1;
+      spec.schedule == pipeline::ScheduleKind::kInterleavedOneFOneB ? std::max(1, flags.chunks) : 1;
   spec.num_gpus = job                ? job->parallel.pp
                   : flags.stages > 0 ? flags.stages
                                      : std::max(1, profile->num_stages() / chunks);
@@ -137,8 +126,8 @@ int run_frontier(const FrontierFlags& flags) {
   spec.p2p_time_s = flags.p2p_s;
 
   frontier::PlanningSettings settings;
-  settings.cost_model = *cost_model;
-  settings.quantization = *quantization;
+  settings.cost_model = choices->cost_model;
+  settings.quantization = choices->quantization;
   settings.unit_time_s = flags.unit_time_s > 0.0 ? flags.unit_time_s : example.unit_time_s;
   if (flags.p_blocking_w >= 0.0) {
     settings.p_blocking_w = flags.p_blocking_w;
@@ -159,17 +148,7 @@ int run_frontier(const FrontierFlags& flags) {
   if (!output) return fail(kCommand, output.error().message);
 
   frontier::SolverOptions options;
-  if (flags.max_flow == "dinic") {
-    options.engine = frontier::MaxFlowEngine::kDinic;
-  } else if (flags.max_flow == "boykov-kolmogorov") {
-    options.engine = frontier::MaxFlowEngine::kBoostBoykovKolmogorov;
-  } else if (flags.max_flow == "edmonds-karp") {
-    options.engine = frontier::MaxFlowEngine::kBoost;
-  } else {
-    return fail(kCommand, fmt::format("--max-flow: unknown engine '{}' (known: dinic, "
-                                      "boykov-kolmogorov, edmonds-karp)",
-                                      flags.max_flow));
-  }
+  options.engine = choices->engine;
   const bool tty = ::isatty(STDERR_FILENO) != 0;
   if (!flags.quiet) {
     options.progress = [tty, last_percent = -1](long long done, long long total) mutable {
