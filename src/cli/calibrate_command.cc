@@ -23,20 +23,10 @@ struct CalibrateFlags {
 };
 
 nlohmann::json params_json(const device::DvfsParams& p) {
-  return {{"matmul_efficiency", p.matmul_efficiency},
-          {"attention_efficiency", p.attention_efficiency},
-          {"memory_efficiency", p.memory_efficiency},
-          {"link_efficiency", p.link_efficiency},
-          {"backward_link_efficiency", p.backward_link_efficiency},
-          {"link_latency_s", p.link_latency_s},
-          {"static_power_w", p.static_power_w},
-          {"dynamic_power_w", p.dynamic_power_w},
-          {"voltage_min", p.voltage_min},
-          {"voltage_knee_mhz", p.voltage_knee_mhz},
-          {"voltage_knee_width_mhz", p.voltage_knee_width_mhz},
-          {"memory_activity", p.memory_activity},
-          {"collective_activity", p.collective_activity},
-          {"power_limit_w", p.power_limit_w}};
+  nlohmann::json doc = nlohmann::json::object();
+  for (const device::DvfsParamField& field : device::dvfs_param_fields())
+    doc[field.name] = p.*field.member;
+  return doc;
 }
 
 int run_calibrate(const CalibrateFlags& flags) {

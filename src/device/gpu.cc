@@ -226,6 +226,25 @@ WorkEstimate run_at(const GpuSpec& gpu, const DvfsParams& p, std::span<const Wor
 
 }  // namespace
 
+std::span<const DvfsParamField> dvfs_param_fields() {
+  static constexpr DvfsParamField kFields[] = {
+      {"matmul_efficiency", &DvfsParams::matmul_efficiency},
+      {"attention_efficiency", &DvfsParams::attention_efficiency},
+      {"memory_efficiency", &DvfsParams::memory_efficiency},
+      {"link_efficiency", &DvfsParams::link_efficiency},
+      {"backward_link_efficiency", &DvfsParams::backward_link_efficiency},
+      {"link_latency_s", &DvfsParams::link_latency_s},
+      {"static_power_w", &DvfsParams::static_power_w},
+      {"dynamic_power_w", &DvfsParams::dynamic_power_w},
+      {"voltage_min", &DvfsParams::voltage_min},
+      {"voltage_knee_mhz", &DvfsParams::voltage_knee_mhz},
+      {"voltage_knee_width_mhz", &DvfsParams::voltage_knee_width_mhz},
+      {"memory_activity", &DvfsParams::memory_activity},
+      {"collective_activity", &DvfsParams::collective_activity},
+      {"power_limit_w", &DvfsParams::power_limit_w}};
+  return kFields;
+}
+
 double GpuSpec::peak_tflops(Precision precision) const {
   switch (precision) {
     case Precision::kFp32:

@@ -45,6 +45,14 @@ struct DvfsParams {
   double power_limit_w = 400.0;       // board power limit (TDP unless measured otherwise)
 };
 
+/// Every DvfsParams field with its name in calibration JSON, in a fixed order; the calibration
+/// writer and the --gpu-params reader both use it.
+struct DvfsParamField {
+  const char* name;
+  double DvfsParams::*member;
+};
+std::span<const DvfsParamField> dvfs_param_fields();
+
 struct GpuSpec {
   std::string name;             // catalog key, e.g. "a100-sxm"
   std::string display_name;     // e.g. "NVIDIA A100 SXM4 80GB"

@@ -69,34 +69,19 @@ core::Status load_gpu_params(const std::string& path, device::GpuSpec& gpu) {
     if (const auto pos = what.find("] "); pos != std::string::npos) what = what.substr(pos + 2);
     return core::Error{path + ": invalid JSON: " + what};
   }
-  if (doc.is_discarded() || !doc.is_object() || !doc.contains("params") ||
-      !doc["params"].is_object())
+  if (!doc.is_object() || !doc.contains("params") || !doc["params"].is_object())
     return core::Error{path +
                        ": expected a JSON object with a \"params\" object (from "
                        "powertrain calibrate --out)"};
   device::DvfsParams& p = gpu.dvfs;
-  const std::pair<const char*, double*> fields[] = {
-      {"matmul_efficiency", &p.matmul_efficiency},
-      {"attention_efficiency", &p.attention_efficiency},
-      {"memory_efficiency", &p.memory_efficiency},
-      {"link_efficiency", &p.link_efficiency},
-      {"backward_link_efficiency", &p.backward_link_efficiency},
-      {"link_latency_s", &p.link_latency_s},
-      {"static_power_w", &p.static_power_w},
-      {"dynamic_power_w", &p.dynamic_power_w},
-      {"voltage_min", &p.voltage_min},
-      {"voltage_knee_mhz", &p.voltage_knee_mhz},
-      {"voltage_knee_width_mhz", &p.voltage_knee_width_mhz},
-      {"memory_activity", &p.memory_activity},
-      {"collective_activity", &p.collective_activity},
-      {"power_limit_w", &p.power_limit_w}};
   const nlohmann::json& params = doc["params"];
-  for (const auto& [name, target] : fields) {
-    if (!params.contains(name)) continue;
-    const nlohmann::json& value = params[name];
+  for (const device::DvfsParamField& field : device::dvfs_param_fields()) {
+    if (!params.contains(field.name)) continue;
+    const nlohmann::json& value = params[field.name];
     if (!value.is_number() || !std::isfinite(value.get<double>()) || value.get<double>() < 0.0)
-      return core::Error{fmt::format("{}: params.{} must be a non-negative number", path, name)};
-    *target = value.get<double>();
+      return core::Error{
+          fmt::format("{}: params.{} must be a non-negative number", path, field.name)};
+    p.*field.member = value.get<double>();
   }
   for (double fraction : {p.matmul_efficiency, p.attention_efficiency, p.memory_efficiency,
                           p.link_efficiency, p.backward_link_efficiency, p.voltage_min}) {

@@ -80,6 +80,24 @@ TEST_F(ModelCliTest, FrontierPlansFromTheBuiltInModel) {
   EXPECT_TRUE(fs::exists(out / "baselines.csv"));
 }
 
+TEST_F(ModelCliTest, CalibratedParametersRoundTripThroughGpuParams) {
+  const fs::path csv = dir_ / "m.csv";
+  const fs::path params = dir_ / "params.json";
+  ASSERT_EQ(run({"profile", "--model", "gpt3-1.3b", "--pp", "2", "--out", csv.string()}).exit_code,
+            0);
+  const CliRun fitted = run({"calibrate", "--profile", csv.string(), "--model", "gpt3-1.3b", "--pp",
+                             "2", "--out", params.string()});
+  ASSERT_EQ(fitted.exit_code, 0) << fitted.err;
+  const std::string json = slurp(params);
+  for (const char* field : {"\"matmul_efficiency\"", "\"backward_link_efficiency\"",
+                            "\"voltage_knee_mhz\"", "\"power_limit_w\""})
+    EXPECT_NE(json.find(field), std::string::npos) << field;
+  const CliRun used =
+      run({"profile", "--model", "gpt3-1.3b", "--pp", "2", "--gpu-params", params.string()});
+  ASSERT_EQ(used.exit_code, 0) << used.err;
+  EXPECT_NE(used.err.find("parameters from " + params.string()), std::string::npos) << used.err;
+}
+
 TEST_F(ModelCliTest, CalibrateRefusesAProfileWithMoreStagesThanTheJob) {
   const fs::path csv = dir_ / "m.csv";
   ASSERT_EQ(run({"profile", "--model", "gpt3-1.3b", "--pp", "4", "--out", csv.string()}).exit_code,
