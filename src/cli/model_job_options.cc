@@ -41,11 +41,10 @@ void print_job_summary(const frontier::ModelJob& job) {
                                           job.gpu.memory_gib * 1024.0 * 1024.0 * 1024.0);
   if (memory) fmt::print("  memory        {} (modelled)\n", memory->verdict);
   for (const workload::StageWork& stage : job.stages) {
-    std::vector<device::Work> forward, backward;
-    for (const auto& op : stage.forward) forward.push_back(op.work);
-    for (const auto& op : stage.backward) backward.push_back(op.work);
-    const auto f = device::estimate_work(job.gpu, forward, job.gpu.max_clock_mhz());
-    const auto b = device::estimate_work(job.gpu, backward, job.gpu.max_clock_mhz());
+    const auto f =
+        device::estimate_work(job.gpu, workload::works_of(stage.forward), job.gpu.max_clock_mhz());
+    const auto b =
+        device::estimate_work(job.gpu, workload::works_of(stage.backward), job.gpu.max_clock_mhz());
     fmt::print(
         "  stage {:<3d}     units [{}, {}): forward {:.2f} ms {:.1f} J, backward {:.2f} ms {:.1f} "
         "J "

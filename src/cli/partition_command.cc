@@ -3,7 +3,6 @@
 
 #include "cli/commands.h"
 #include "cli/model_job_options.h"
-#include "device/gpu.h"
 #include "frontier/model_profile.h"
 #include "workload/partition.h"
 
@@ -12,21 +11,10 @@ namespace {
 
 constexpr const char* kCommand = "partition";
 
-// Modelled forward time of every unit at the GPU's highest clock (what Perseus partitions by).
-std::vector<double> unit_forward_times(const frontier::ModelJob& job) {
-  std::vector<double> times;
-  for (const workload::LayerUnit& unit : workload::layer_units(job.model, job.parallel)) {
-    std::vector<device::Work> works;
-    for (const workload::Op& op : unit.forward) works.push_back(op.work);
-    times.push_back(device::estimate_work(job.gpu, works, job.gpu.max_clock_mhz()).time_s);
-  }
-  return times;
-}
-
 int run_partition(const frontier::ModelJobRequest& request) {
   auto job = frontier::build_model_job(request);
   if (!job) return fail(kCommand, job.error().message);
-  const std::vector<double> unit_s = unit_forward_times(*job);
+  const std::vector<double>& unit_s = job->unit_forward_s;
   fmt::print("powertrain partition: {}\n", job->description);
   fmt::print(
       "  units         {} (Transformer layers, then the LM head; the embedding rides with "

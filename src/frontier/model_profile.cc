@@ -21,13 +21,6 @@ core::Result<device::Precision> parse_precision(const std::string& name) {
       fmt::format("unknown precision '{}' (known: bf16, fp16, fp32, tf32, fp8)", name)};
 }
 
-std::vector<device::Work> works_of(const std::vector<workload::Op>& ops) {
-  std::vector<device::Work> works;
-  works.reserve(ops.size());
-  for (const workload::Op& op : ops) works.push_back(op.work);
-  return works;
-}
-
 const std::vector<workload::Op>* ops_for(const workload::StageWork& stage,
                                          pipeline::InstructionKind kind) {
   switch (kind) {
@@ -141,9 +134,9 @@ core::Result<ModelJob> build_model_job(const ModelJobRequest& request) {
   const int num_units = static_cast<int>(units.size());
   // Unit costs for partitioning: modelled forward time at the highest clock (Perseus partitions
   // by measured forward latency).
-  std::vector<double> unit_forward_s;
+  std::vector<double>& unit_forward_s = job.unit_forward_s;
   for (const workload::LayerUnit& unit : units) {
-    const std::vector<device::Work> works = works_of(unit.forward);
+    const std::vector<device::Work> works = workload::works_of(unit.forward);
     unit_forward_s.push_back(device::estimate_work(job.gpu, works, job.gpu.max_clock_mhz()).time_s);
   }
   if (request.partition == "min-imbalance") {
@@ -187,7 +180,7 @@ Profile generate_profile(const ModelJob& job) {
       InstructionProfile entry;
       entry.stage = s;
       entry.kind = kind;
-      const std::vector<device::Work> works = works_of(*ops_for(job.stages[s], kind));
+      const std::vector<device::Work> works = workload::works_of(*ops_for(job.stages[s], kind));
       for (int clock : job.gpu.clocks_mhz) {
         const device::WorkEstimate e = device::estimate_work(job.gpu, works, clock);
         entry.options.push_back({clock, e.time_s, e.energy_j, 0});
@@ -228,7 +221,7 @@ core::Result<std::vector<device::CalibrationSample>> calibration_samples(const M
     if (ops == nullptr || ops->empty())
       return core::Error{fmt::format("{}: the job runs no {} on stage {} (enable --recompute?)",
                                      measured.source, kind_name(entry.kind), entry.stage)};
-    const std::vector<device::Work> works = works_of(*ops);
+    const std::vector<device::Work> works = workload::works_of(*ops);
     for (const MeasuredOption& option : entry.options) {
       samples.push_back({fmt::format("stage {} {}", entry.stage, kind_name(entry.kind)), works,
                          static_cast<double>(option.frequency_mhz), option.time_s,

@@ -41,6 +41,8 @@ struct ModelJob {
   device::GpuSpec gpu;
   workload::ParallelConfig parallel;
   workload::Partition partition;
+  /// Modelled forward time of every layer unit at the highest clock, s (what partitions use).
+  std::vector<double> unit_forward_s;
   double imbalance_ratio = 1.0;  // max / min stage forward time at the highest clock (modelled)
   std::vector<workload::StageWork> stages;
   std::string description;  // one line, e.g. "gpt3-175b on a100-sxm, TP 8 x PP 8, mb 1 x 2048"

@@ -101,6 +101,13 @@ core::Status validate_job(const ModelSpec& spec, const ParallelConfig& c) {
   return core::Ok{};
 }
 
+std::vector<device::Work> works_of(const std::vector<Op>& ops) {
+  std::vector<device::Work> works;
+  works.reserve(ops.size());
+  for (const Op& op : ops) works.push_back(op.work);
+  return works;
+}
+
 double total_flops(const std::vector<Op>& ops) {
   double sum = 0.0;
   for (const Op& op : ops) sum += op.work.flops;

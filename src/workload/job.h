@@ -112,6 +112,9 @@ StageWork build_stage_work(const ModelSpec& spec, const ParallelConfig& config,
                            const std::vector<LayerUnit>& units, const Partition& partition,
                            int stage);
 
+/// The device work of the ops, in order (what device::estimate_work takes).
+std::vector<device::Work> works_of(const std::vector<Op>& ops);
+
 /// Sums over ops. O(ops).
 double total_flops(const std::vector<Op>& ops);
 double total_memory_bytes(const std::vector<Op>& ops);
