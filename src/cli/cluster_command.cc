@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -209,17 +210,18 @@ int run_cluster(const ClusterFlags& flags) {
   frontier::ClusterSettings settings;
   settings.engine = choices->engine;
 
+  std::optional<long long> given_stages;
+  if (!flags.stages.empty()) {
+    auto parsed = parse_count("--stages", flags.stages);
+    if (!parsed) return fail(kCommand, parsed.error().message);
+    given_stages = *parsed;
+  }
   core::Result<frontier::Profile> profile = core::Error{""};
   if (flags.model_mode) {
     frontier::ModelJobRequest request = flags.job;
     request.tp = static_cast<int>(*tp);
     request.microbatch_size = static_cast<int>(*microbatch);
-    request.pp = 8;
-    if (!flags.stages.empty()) {
-      auto parsed = parse_count("--stages", flags.stages);
-      if (!parsed) return fail(kCommand, parsed.error().message);
-      request.pp = static_cast<int>(std::min<long long>(*parsed, 1'000'000));
-    }
+    request.pp = static_cast<int>(std::min<long long>(given_stages.value_or(8), 1'000'000));
     auto job = frontier::build_model_job(request);
     if (!job) return fail(kCommand, job.error().message);
     if (flags.p_blocking_w.empty()) *p_blocking = job->gpu.p_blocking_w;
@@ -240,12 +242,8 @@ int run_cluster(const ClusterFlags& flags) {
   const int profile_chunks = choices->schedule == pipeline::ScheduleKind::kInterleavedOneFOneB
                                  ? static_cast<int>(*chunks)
                                  : 1;
-  long long stages = std::max(1, profile->num_stages() / profile_chunks);
-  if (!flags.stages.empty()) {
-    auto parsed = parse_count("--stages", flags.stages);
-    if (!parsed) return fail(kCommand, parsed.error().message);
-    stages = *parsed;
-  }
+  const long long stages =
+      given_stages.value_or(std::max(1, profile->num_stages() / profile_chunks));
   if (*tp > 1'000'000 || stages > 1'000'000) {
     return fail(kCommand,
                 fmt::format("--tp {} / --stages {}: expected at most 1000000 each", *tp, stages));
