@@ -336,7 +336,7 @@ MinCut min_cut_with_lower_bounds(int num_nodes, int source, int sink,
     for (std::size_t i = 0; i < arcs.size(); ++i) {
       warm_start->from[i] = arcs[i].from;
       warm_start->to[i] = arcs[i].to;
-      warm_start->flow[i] = arcs[i].lower + scratch.pushed_flow(2 * static_cast<int>(i));
+      warm_start->flow[i] = arcs[i].lower + scratch.flow(2 * static_cast<int>(i));
     }
   }
   return result;

@@ -21,16 +21,15 @@ class FlowNetwork {
   double max_flow(int source, int sink, double tolerance);
   /// Nodes reachable from `source` through arcs with residual > tolerance (1 = reachable).
   std::vector<char> reachable_from(int source, double tolerance) const;
-  /// Flow currently on an arc (capacity minus residual).
-  double flow(int arc) const { return original_[arc] - residual_[arc]; }
   double residual(int arc) const { return residual_[arc]; }
   /// Starts an arc at a given flow in [0, capacity] (before max_flow, for warm starts).
   void set_flow(int arc, double flow) {
     residual_[arc] = original_[arc] - flow;
     residual_[arc ^ 1] = flow;
   }
-  /// Flow on an arc read from its reverse residual; exact for infinite capacities too.
-  double pushed_flow(int arc) const { return residual_[arc ^ 1]; }
+  /// Flow on an arc returned by add_arc, read from its reverse residual (exact for infinite
+  /// capacities too, where capacity minus residual is not).
+  double flow(int arc) const { return residual_[arc ^ 1]; }
   /// Sets an arc pair's capacity and residual to zero (used to drop helper arcs between phases).
   void disable_arc(int arc);
   int num_nodes() const { return num_nodes_; }
