@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "cli/commands.h"
 #include "core/atomic_output.h"
@@ -17,6 +18,7 @@
 #include "sim/replay_trace.h"
 #include "sim/simulator.h"
 #include "trace/kineto_reader.h"
+#include "whatif/restage.h"
 #include "whatif/whatif.h"
 
 namespace powertrain::cli {
@@ -30,6 +32,18 @@ struct ReplayFlags {
   double bus_bandwidth_gb_s = 0.0;
   double collective_latency_s = 0.0;
   bool quiet = false;
+  // Structural what-ifs (0 = unchanged).
+  int pipeline_stages = 0;
+  int microbatches = 0;
+  int layers = 0;
+  int input_microbatches = 0;
+  double p2p_s = -1.0;
+  int data_parallel = 0;
+  double hidden_ratio = 0.0;
+  bool restages() const { return pipeline_stages > 0 || microbatches > 0 || layers > 0; }
+  bool changes_anything() const {
+    return !scales.empty() || restages() || data_parallel > 0 || hidden_ratio > 0.0;
+  }
 };
 
 nlohmann::json breakdown_json(const sim::Breakdown& b) {
@@ -50,8 +64,15 @@ int run_replay(const ReplayFlags& flags, bool what_if) {
   using Clock = std::chrono::steady_clock;
   const auto started = Clock::now();
   if (flags.traces.empty()) return fail(command, "give one or more trace files or directories");
-  if (what_if && flags.scales.empty())
-    return fail(command, "give at least one --scale CLASS=FACTOR (e.g. --scale matmul=0.5)");
+  if (what_if && !flags.changes_anything())
+    return fail(command,
+                "give at least one change: --scale CLASS=FACTOR, --pp, --microbatches, --layers, "
+                "--dp or --hidden-ratio");
+  if (flags.pipeline_stages < 0 || flags.microbatches < 0 || flags.layers < 0 ||
+      flags.input_microbatches < 0 || flags.data_parallel < 0 || flags.hidden_ratio < 0.0)
+    return fail(command,
+                "--pp, --microbatches, --layers, --input-microbatches, --dp and "
+                "--hidden-ratio must be positive");
   std::vector<whatif::DurationScaling> scalings;
   for (const std::string& text : flags.scales) {
     auto scaling = whatif::parse_duration_scaling(text);
@@ -91,16 +112,46 @@ int run_replay(const ReplayFlags& flags, bool what_if) {
   const sim::StepMetrics replayed = sim::metrics_of_replay(*graph, faithful);
   const sim::ReplayAccuracy accuracy = sim::compare_replay(*graph, faithful, input, replayed);
 
+  // Structural changes rebuild the job from its layers; the other changes then apply to it.
+  std::optional<whatif::RestagedJob> restaged;
+  std::optional<whatif::RestagedJob> restaged_identity;
+  if (flags.restages()) {
+    if (!flags.quiet) fmt::print(stderr, "{}: finding layers and re-staging ...\n", command);
+    auto job = whatif::restage(*graph,
+                               {.stages = flags.pipeline_stages,
+                                .microbatches = flags.microbatches,
+                                .layers = flags.layers,
+                                .p2p_s = flags.p2p_s},
+                               flags.input_microbatches);
+    if (!job) return fail(command, job.error().message);
+    restaged = std::move(*job);
+    // The same rebuild at the input's own shape says how much the rebuild itself loses.
+    auto identity = whatif::build_pipeline_job(restaged->profile, {.p2p_s = flags.p2p_s});
+    if (identity) restaged_identity = std::move(*identity);
+  }
+  graph::ExecutionGraph& what_if_graph = restaged ? restaged->graph : *graph;
+  const bool changed = flags.changes_anything();
   std::int64_t changed_tasks = 0;
-  for (const auto& scaling : scalings) changed_tasks += whatif::scale_durations(*graph, scaling);
-  const sim::ReplayResult result = scalings.empty() ? faithful : sim::replay(*graph, options);
+  if (flags.data_parallel > 0) {
+    auto n = whatif::change_data_parallel_degree(what_if_graph, flags.data_parallel);
+    if (!n) return fail(command, n.error().message);
+    changed_tasks += *n;
+  }
+  if (flags.hidden_ratio > 0.0) {
+    auto n = whatif::change_hidden_size(what_if_graph, flags.hidden_ratio);
+    if (!n) return fail(command, n.error().message);
+    changed_tasks += *n;
+  }
+  for (const auto& scaling : scalings)
+    changed_tasks += whatif::scale_durations(what_if_graph, scaling);
+  const sim::ReplayResult result = changed ? sim::replay(what_if_graph, options) : faithful;
   const sim::StepMetrics result_metrics =
-      scalings.empty() ? replayed : sim::metrics_of_replay(*graph, result);
-  const sim::EnergyReport energy = sim::replay_energy(*graph, result, result_metrics, *gpu);
-  const sim::CriticalPath path = sim::critical_path(*graph, result);
+      changed ? sim::metrics_of_replay(what_if_graph, result) : replayed;
+  const sim::EnergyReport energy = sim::replay_energy(what_if_graph, result, result_metrics, *gpu);
+  const sim::CriticalPath path = sim::critical_path(what_if_graph, result);
 
-  if (auto written =
-          sim::write_replay_chrome_trace(output->staging() / "replay_trace.json", *graph, result);
+  if (auto written = sim::write_replay_chrome_trace(output->staging() / "replay_trace.json",
+                                                    what_if_graph, result);
       !written)
     return fail(command, written.error().message);
 
@@ -108,6 +159,8 @@ int run_replay(const ReplayFlags& flags, bool what_if) {
   doc["units"] = "seconds, joules; fractions in [0, 1]";
   doc["traces"] = flags.traces;
   doc["what_if"] = flags.scales;
+  if (flags.data_parallel > 0) doc["what_if_data_parallel"] = flags.data_parallel;
+  if (flags.hidden_ratio > 0.0) doc["what_if_hidden_ratio"] = flags.hidden_ratio;
   doc["replay_outcome"] = result.outcome == sim::ReplayOutcome::kComplete ? "complete" : "stalled";
   doc["ranks"] = nlohmann::json::array();
   for (std::size_t r = 0; r < graph->ranks.size(); ++r) {
@@ -120,7 +173,7 @@ int run_replay(const ReplayFlags& flags, bool what_if) {
                            {"replay_breakdown", breakdown_json(replayed.ranks[r].breakdown)},
                            {"input_gpu_utilization", input.ranks[r].mean_utilization},
                            {"replay_gpu_utilization", replayed.ranks[r].mean_utilization}};
-    if (!scalings.empty()) {
+    if (changed && !restaged) {
       rank["what_if_step_s"] = result_metrics.ranks[r].step_time_ns * 1e-9;
       rank["what_if_breakdown"] = breakdown_json(result_metrics.ranks[r].breakdown);
       rank["what_if_gpu_utilization"] = result_metrics.ranks[r].mean_utilization;
@@ -140,9 +193,43 @@ int run_replay(const ReplayFlags& flags, bool what_if) {
                  static_cast<double>(accuracy.max_collective_end_spread_replay_ns) * 1e-9},
                 {"collectives_joined", faithful.collectives_joined},
                 {"critical_path_s", static_cast<double>(path.length_ns) * 1e-9}};
-  if (!scalings.empty()) {
+  if (changed) {
     doc["job"]["what_if_step_s"] = result_metrics.job_step_time_ns * 1e-9;
     doc["job"]["what_if_tasks_changed"] = changed_tasks;
+  }
+  if (restaged) {
+    const whatif::LayerProfile& p = restaged->profile;
+    nlohmann::json stages = nlohmann::json::array();
+    for (std::size_t r = 0; r < what_if_graph.ranks.size(); ++r)
+      stages.push_back({{"stage", r},
+                        {"layers", restaged->layers_per_stage[r]},
+                        {"what_if_step_s", result_metrics.ranks[r].step_time_ns * 1e-9},
+                        {"what_if_breakdown", breakdown_json(result_metrics.ranks[r].breakdown)},
+                        {"what_if_gpu_utilization", result_metrics.ranks[r].mean_utilization}});
+    doc["restage"] = {
+        {"layer_detection", p.method},
+        {"input", {{"stages", p.stages}, {"microbatches", p.microbatches}, {"layers", p.layers}}},
+        {"what_if",
+         {{"stages", restaged->stages},
+          {"microbatches", restaged->microbatches},
+          {"layers", restaged->layers},
+          {"schedule", "1f1b"}}},
+        {"measured_forward_layer_s", p.forward_layer_ns() * 1e-9},
+        {"measured_backward_layer_s", p.backward_layer_ns() * 1e-9},
+        {"measured_first_stage_extra_s", p.first_stage_extra_ns * 1e-9},
+        {"measured_last_stage_extra_s", p.last_stage_extra_ns * 1e-9},
+        {"p2p_s", restaged->p2p_ns * 1e-9},
+        {"dropped_non_layer_s", p.dropped_ns * 1e-9},
+        {"stages", stages}};
+    if (restaged_identity) {
+      const double identity_s =
+          sim::metrics_of_replay(restaged_identity->graph, sim::replay(restaged_identity->graph))
+              .job_step_time_ns *
+          1e-9;
+      doc["restage"]["rebuilt_at_input_shape_step_s"] = identity_s;
+      doc["restage"]["rebuild_error_percent"] =
+          100.0 * (identity_s / (replayed.job_step_time_ns * 1e-9) - 1.0);
+    }
   }
   doc["energy_modelled"] = {{"gpu", energy.gpu},
                             {"clock_mhz", energy.clock_mhz},
@@ -188,11 +275,34 @@ int run_replay(const ReplayFlags& flags, bool what_if) {
       accuracy.max_utilization_error_pp,
       static_cast<double>(accuracy.max_collective_end_spread_input_ns) * 1e-3,
       static_cast<double>(accuracy.max_collective_end_spread_replay_ns) * 1e-3);
-  if (!scalings.empty()) {
+  if (restaged) {
+    const whatif::LayerProfile& p = restaged->profile;
+    fmt::print(
+        "  layers        {} found by {}: forward {:.1f} us, backward {:.1f} us per layer and "
+        "microbatch (measured medians); input {} stage(s) x {} microbatch(es)\n",
+        p.layers, p.method, p.forward_layer_ns() * 1e-3, p.backward_layer_ns() * 1e-3, p.stages,
+        p.microbatches);
+    if (doc["restage"].contains("rebuild_error_percent"))
+      fmt::print(
+          "  rebuild check the job rebuilt from its layers at the input's own shape: {:.6f} s "
+          "({:+.2f} % vs the replay)\n",
+          doc["restage"]["rebuilt_at_input_shape_step_s"].get<double>(),
+          doc["restage"]["rebuild_error_percent"].get<double>());
+    fmt::print(
+        "  re-staged     {} stage(s) x {} microbatch(es), {} layers (1F1B, {:.1f} us per "
+        "transfer): step {:.6f} s (simulated)\n",
+        restaged->stages, restaged->microbatches, restaged->layers, restaged->p2p_ns * 1e-3,
+        result_metrics.job_step_time_ns * 1e-9);
+  }
+  if (changed) {
+    std::vector<std::string> what = flags.scales;
+    if (flags.restages()) what.push_back("re-staged");
+    if (flags.data_parallel > 0) what.push_back(fmt::format("dp={}", flags.data_parallel));
+    if (flags.hidden_ratio > 0.0) what.push_back(fmt::format("hidden x{}", flags.hidden_ratio));
     fmt::print(
         "  what-if       {}: {} tasks changed; job step {:.6f} s -> {:.6f} s ({:+.2f} %, "
         "simulated)\n",
-        fmt::join(flags.scales, ", "), changed_tasks, replayed.job_step_time_ns * 1e-9,
+        fmt::join(what, ", "), changed_tasks, replayed.job_step_time_ns * 1e-9,
         result_metrics.job_step_time_ns * 1e-9,
         100.0 * (result_metrics.job_step_time_ns / replayed.job_step_time_ns - 1.0));
   }
@@ -228,6 +338,23 @@ void add_flags(CLI::App& app, ReplayFlags& flags, bool what_if) {
   app.add_option("--collective-latency", flags.collective_latency_s,
                  "Latency per collective with --bus-bandwidth, s");
   app.add_flag("--quiet", flags.quiet, "No progress output");
+  if (!what_if) return;
+  app.add_option("--pp", flags.pipeline_stages,
+                 "Re-stage to this many pipeline stages (layers found in the trace, 1F1B order "
+                 "regenerated, send/recv inserted)");
+  app.add_option("--microbatches", flags.microbatches, "Microbatches of the re-staged pipeline");
+  app.add_option("--layers", flags.layers, "Number of layers of the re-staged model");
+  app.add_option("--input-microbatches", flags.input_microbatches,
+                 "Microbatches in the input (default: from its send/recv pairs, or 1 for one "
+                 "rank)");
+  app.add_option("--p2p-s", flags.p2p_s,
+                 "Seconds per stage-to-stage transfer when re-staging (default: the input's "
+                 "measured median, 0 without)");
+  app.add_option("--dp", flags.data_parallel,
+                 "Data-parallel degree: collectives re-estimated with ring bus factors");
+  app.add_option("--hidden-ratio", flags.hidden_ratio,
+                 "Hidden size x this: GEMMs x r^2, attention and memory-bound kernels x r, "
+                 "collectives x r^2");
 }
 
 }  // namespace

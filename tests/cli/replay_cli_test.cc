@@ -67,6 +67,31 @@ TEST_F(ReplayCliTest, WhatIfScalesTheStep) {
   EXPECT_NEAR(what_if / replayed, 2.0, 2e-3);
 }
 
+TEST_F(ReplayCliTest, WhatIfRestagesTheLayersOfARealTrace) {
+  const fs::path trace = traces_dir() / "tracelens" / "b200_eager_rank0.json.gz";
+  if (!fs::exists(trace)) GTEST_SKIP() << "real data absent: " << trace;
+  const CliRun r = run({"whatif", trace.string(), "--layers", "72", "--pp", "2", "--out",
+                        (dir_ / "out").string(), "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("36 found by module annotations"), std::string::npos) << r.out;
+  const nlohmann::json summary = nlohmann::json::parse(slurp(dir_ / "out" / "summary.json"));
+  const nlohmann::json& restage = summary["restage"];
+  EXPECT_EQ(restage["input"]["layers"], 36);
+  EXPECT_EQ(restage["what_if"]["layers"], 72);
+  EXPECT_EQ(restage["what_if"]["stages"], 2);
+  ASSERT_EQ(restage["stages"].size(), 2u);
+  EXPECT_EQ(restage["stages"][0]["layers"], 36);
+  EXPECT_NEAR(restage["rebuild_error_percent"].get<double>(), 0.0, 0.5);
+  EXPECT_GT(summary["job"]["what_if_step_s"].get<double>(),
+            summary["job"]["replay_step_s"].get<double>());
+  // Without repeated layers there is nothing to re-stage: one clear line.
+  const fs::path small = traces_dir() / "hta" / "cuda_event_sync.json.gz";
+  fs::remove_all(dir_ / "out");
+  expect_error(
+      run({"whatif", small.string(), "--pp", "2", "--out", (dir_ / "out").string(), "--quiet"}),
+      "no repeated block");
+}
+
 TEST_F(ReplayCliTest, BadInputGivesOneLineAndNoOutput) {
   const fs::path out = dir_ / "out";
   expect_error(run({"replay", (dir_ / "missing.json").string(), "--out", out.string(), "--quiet"}),
