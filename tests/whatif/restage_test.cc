@@ -2,9 +2,12 @@
 // degree with the analytically expected 1F1B time, data-parallel degree and hidden size.
 #include "whatif/restage.h"
 
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
+#include <numeric>
 #include <random>
 
 #include "graph/graph_builder.h"
@@ -38,6 +41,66 @@ LayerProfile uniform_profile(int stages, int microbatches, int layers) {
                       {"sm90_xmma_gemm_wgrad", 50'000, 0},     {"layer_norm_bwd", 20'000, 0},
                       {"sm90_xmma_gemm_mlp_dgrad", 20'000, 0}, {"elementwise_bwd", 20'000, 0}};
   return profile;
+}
+
+// The rebuilt job's timeline written as normalized traces (GPU kernels, NCCL send/recv with
+// process group and sequence metadata), so a test can start from a trace like a measured one.
+std::vector<trace::RankTrace> as_traces(const graph::ExecutionGraph& graph) {
+  std::vector<trace::RankTrace> traces(graph.ranks.size());
+  std::vector<int> sequence_of_group(graph.collectives.size(), -1);
+  std::map<std::string, int> next_sequence;
+  for (std::size_t r = 0; r < graph.ranks.size(); ++r) {
+    trace::RankTrace& t = traces[r];
+    t.source = graph.ranks[r].source;
+    t.rank = graph.ranks[r].rank;
+    t.world_size = graph.ranks[r].world_size;
+    t.names = graph.ranks[r].names;
+    for (std::int32_t task = graph.ranks[r].first_task; task < graph.ranks[r].end_task; ++task) {
+      trace::TraceEvent e;
+      e.kind = trace::EventKind::kKernel;
+      e.name = graph.name[task];
+      e.start_ns = 1'000'000'000 + graph.input_start_ns[task];
+      e.duration_ns = graph.input_duration_ns[task];
+      e.pid = graph.processors[graph.processor[task]].pid;
+      e.tid = graph.processors[graph.processor[task]].tid;
+      e.nccl = graph.nccl[task] != 0;
+      const std::int32_t group = graph.collective[task];
+      if (group != graph::kNone) {
+        const std::int32_t a = graph.collective_members[graph.collectives[group].first_member];
+        const std::int32_t b = graph.collective_members[graph.collectives[group].first_member + 1];
+        const int ra = graph.rank_index_of(a), rb = graph.rank_index_of(b);
+        trace::CollectiveInfo info;
+        info.name = task == a ? "send" : "recv";
+        info.group_size = 2;
+        info.process_group = fmt::format("pp{}-{}", std::min(ra, rb), std::max(ra, rb));
+        if (sequence_of_group[group] < 0)
+          sequence_of_group[group] = next_sequence[info.process_group]++;
+        info.sequence = sequence_of_group[group];
+        info.event = static_cast<std::int32_t>(t.events.size());
+        e.collective = static_cast<std::int32_t>(t.collectives.size());
+        t.collectives.push_back(info);
+      }
+      t.events.push_back(e);
+    }
+    // The reader's order: by start, longer first; keep collective back-references right.
+    std::vector<std::size_t> order(t.events.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+      const auto& ex = t.events[x];
+      const auto& ey = t.events[y];
+      return ex.start_ns != ey.start_ns ? ex.start_ns < ey.start_ns
+                                        : ex.duration_ns > ey.duration_ns;
+    });
+    std::vector<trace::TraceEvent> sorted;
+    for (std::size_t i : order) {
+      sorted.push_back(t.events[i]);
+      if (sorted.back().collective >= 0)
+        t.collectives[sorted.back().collective].event =
+            static_cast<std::int32_t>(sorted.size() - 1);
+    }
+    t.events = std::move(sorted);
+  }
+  return traces;
 }
 
 TEST(TandemRepeat, MatchesBruteForceOnRandomSequences) {
@@ -99,6 +162,24 @@ TEST(Restage, TwoStagePipelineRestagedToFourStagesGivesTheAnalytic1F1BTime) {
                 one_f_one_b_step_s(stages, 16, per_stage * 100e-6, per_stage * 200e-6) * 1e9, 1.0)
         << stages << " stages";
   }
+}
+
+TEST(Restage, TwoStagePipelineTraceRestagedToFourStagesGivesTheAnalytic1F1BTime) {
+  // The same check starting from a trace: the graph builder matches the send/recv kernels by
+  // process group and sequence, and re-staging works on the graph it builds.
+  constexpr int kMicrobatches = 6;
+  auto input = build_pipeline_job(uniform_profile(2, kMicrobatches, 8), {});
+  ASSERT_TRUE(input.ok());
+  auto graph = graph::build_execution_graph(as_traces(input->graph));
+  ASSERT_TRUE(graph.ok()) << graph.error().message;
+  EXPECT_EQ(graph->stats.collective_groups_joined, 2 * kMicrobatches);
+  EXPECT_NEAR(step_ns(*graph), one_f_one_b_step_s(2, kMicrobatches, 400e-6, 800e-6) * 1e9, 1.0);
+  auto restaged = restage(*graph, {.stages = 4});
+  ASSERT_TRUE(restaged.ok()) << restaged.error().message;
+  EXPECT_EQ(restaged->profile.microbatches, kMicrobatches);
+  EXPECT_EQ(restaged->profile.layers, 8);
+  EXPECT_NEAR(step_ns(restaged->graph),
+              one_f_one_b_step_s(4, kMicrobatches, 2 * 100e-6, 2 * 200e-6) * 1e9, 1.0);
 }
 
 TEST(Restage, RestagingToTheInputsOwnShapeReproducesItsStep) {
