@@ -1,0 +1,881 @@
+// cuBLAS emulation for the interposer: handles, their settings and the GEMM family. Each GEMM is
+// validated like cuBLAS validates it and written to the trace as a `gemm` record (shapes, dtypes,
+// compute type, FLOPs, stream); nothing is computed. cuBLAS carries its own static cudart, so it
+// is intercepted at its own API (cublas_v2.h renames the calls to *_v2). Every other symbol that
+// libcublas.so.13 exports is a generated stub (cublas_nccl_stubs.cc) that reports the call as
+// unsupported and returns CUBLAS_STATUS_NOT_SUPPORTED. Invalid or destroyed handles return
+// CUBLAS_STATUS_NOT_INITIALIZED and are reported as misuse; handle objects are never freed, so a
+// stale handle can never alias a live one.
+#include <algorithm>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#pragma GCC visibility push(default)
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+#pragma GCC visibility pop
+
+#include "interposer/cublas_common.h"
+#include "interposer/cublas_nccl_util.h"
+#include "interposer/emulator.h"
+
+namespace {
+
+namespace emu = powertrain::emu;
+namespace libs = powertrain::emu::libs;
+using libs::handle_text;
+
+struct Handle {
+  int device = 0;
+  bool live = true;  // guarded by Registry::mu
+  std::mutex mu;     // guards the settings below
+  cudaStream_t stream = nullptr;
+  cublasMath_t math = CUBLAS_DEFAULT_MATH;
+  cublasPointerMode_t pointer_mode = CUBLAS_POINTER_MODE_HOST;
+  cublasAtomicsMode_t atomics = CUBLAS_ATOMICS_NOT_ALLOWED;
+  void* workspace = nullptr;
+  std::size_t workspace_bytes = 0;
+  int sm_count_target = 0;
+  cublasEmulationStrategy_t emulation_strategy = CUBLAS_EMULATION_STRATEGY_DEFAULT;
+  cudaEmulationSpecialValuesSupport special_values = CUDA_EMULATION_SPECIAL_VALUES_SUPPORT_DEFAULT;
+  cudaEmulationMantissaControl mantissa_control = CUDA_EMULATION_MANTISSA_CONTROL_DYNAMIC;
+  int max_mantissa_bits = 0;
+  int mantissa_bit_offset = 0;
+  int* mantissa_bit_count_pointer = nullptr;
+};
+
+struct Registry {
+  std::mutex mu;
+  std::unordered_map<const void*, Handle*> handles;  // every handle ever created
+  cublasLogCallback log_callback = nullptr;
+};
+
+Registry& registry() {
+  static auto* instance = new Registry;  // never destroyed: calls may come from atexit handlers
+  return *instance;
+}
+
+cublasStatus_t misuse(std::string_view api, const std::string& what, cublasStatus_t status) {
+  emu::report_misuse(api, what);
+  return status;
+}
+
+/// Finds a live handle without dereferencing unknown pointers.
+Handle* find_handle(cublasHandle_t handle, std::string_view api) {
+  if (handle == nullptr) {
+    misuse(api, "NULL cuBLAS handle (cublasCreate not called or failed)",
+           CUBLAS_STATUS_NOT_INITIALIZED);
+    return nullptr;
+  }
+  Registry& reg = registry();
+  std::unique_lock lock(reg.mu);
+  const auto it = reg.handles.find(handle);
+  if (it == reg.handles.end() || !it->second->live) {
+    const bool destroyed = it != reg.handles.end();
+    lock.unlock();
+    misuse(api,
+           destroyed
+               ? "cuBLAS handle " + handle_text(handle) + " was destroyed"
+               : "invalid cuBLAS handle " + handle_text(handle) + " (not created by cublasCreate)",
+           CUBLAS_STATUS_NOT_INITIALIZED);
+    return nullptr;
+  }
+  return it->second;
+}
+
+#define PT_FIND_HANDLE(var, handle, api)  \
+  Handle* var = find_handle(handle, api); \
+  if (var == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED
+
+// ---- GEMM core -------------------------------------------------------------------------------
+
+enum class Precision { kFloat32, kFloat64, kFloat16, kExplicit };
+
+struct Gemm {
+  const char* api = "";
+  cublasHandle_t handle = nullptr;
+  int transa = 0, transb = 0;
+  std::int64_t m = 0, n = 0, k = 0;
+  std::int64_t lda = 0, ldb = 0, ldc = 0;
+  std::int64_t batch = 1;
+  int a = CUDA_R_32F, b = CUDA_R_32F, c = CUDA_R_32F;
+  Precision precision = Precision::kFloat32;
+  int compute = -1;  // cublasComputeType_t for kExplicit (a cudaDataType below 64: legacy)
+};
+
+/// The compute type a GEMM runs with, after the handle's math mode (cuBLAS semantics).
+const char* effective_compute(const Gemm& g, cublasMath_t math, std::string* error) {
+  const int mode = static_cast<int>(math) & 0xf;
+  const bool pedantic = mode == CUBLAS_PEDANTIC_MATH;
+  int compute = g.compute;
+  switch (g.precision) {
+    case Precision::kFloat32:
+      compute = CUBLAS_COMPUTE_32F;
+      break;
+    case Precision::kFloat64:
+      compute = CUBLAS_COMPUTE_64F;
+      break;
+    case Precision::kFloat16:
+      compute = CUBLAS_COMPUTE_16F;
+      break;
+    case Precision::kExplicit:
+      if (compute < 64) {  // legacy cudaDataType computeType (as cublasMigrateComputeType)
+        switch (compute) {
+          case CUDA_R_32F:
+          case CUDA_C_32F:
+            compute = CUBLAS_COMPUTE_32F;
+            break;
+          case CUDA_R_64F:
+          case CUDA_C_64F:
+            compute = CUBLAS_COMPUTE_64F;
+            break;
+          case CUDA_R_16F:
+            compute = CUBLAS_COMPUTE_16F;
+            break;
+          case CUDA_R_32I:
+            compute = CUBLAS_COMPUTE_32I;
+            break;
+          default:
+            compute = -1;
+        }
+      }
+      break;
+  }
+  if (libs::compute_type_name(compute) == nullptr) {
+    *error = "unsupported compute type " + std::to_string(g.compute);
+    return nullptr;
+  }
+  const bool fp32_inputs = g.a == CUDA_R_32F && g.b == CUDA_R_32F;
+  if (compute == CUBLAS_COMPUTE_32F) {
+    if (pedantic) return "float32_pedantic";
+    if (fp32_inputs && mode == CUBLAS_TF32_TENSOR_OP_MATH) return "float32_fast_tf32";
+    if (fp32_inputs && mode == CUBLAS_TENSOR_OP_MATH) return "float32_fast_float16";
+    if (fp32_inputs && mode == CUBLAS_FP32_EMULATED_BF16X9_MATH) {
+      return "float32_emulated_bfloat16x9";
+    }
+  }
+  if (compute == CUBLAS_COMPUTE_64F) {
+    if (pedantic) return "float64_pedantic";
+    if (mode == CUBLAS_FP64_EMULATED_FIXEDPOINT_MATH) return "float64_emulated_fixedpoint";
+  }
+  if (compute == CUBLAS_COMPUTE_16F && pedantic) return "float16_pedantic";
+  if (compute == CUBLAS_COMPUTE_32I && pedantic) return "int32_pedantic";
+  return libs::compute_type_name(compute);
+}
+
+std::string invalid(const char* name, std::int64_t value, const char* bound_text,
+                    std::int64_t bound) {
+  return std::string(name) + "=" + std::to_string(value) + " < " + bound_text + "=" +
+         std::to_string(bound);
+}
+
+cublasStatus_t run_gemm(const Gemm& g, std::int64_t start_ns, std::int64_t corr = 0) {
+  PT_FIND_HANDLE(h, g.handle, g.api);
+  if (libs::blas_op_text(g.transa) == nullptr || libs::blas_op_text(g.transb) == nullptr) {
+    return misuse(g.api,
+                  "invalid transa/transb (" + std::to_string(g.transa) + ", " +
+                      std::to_string(g.transb) + ")",
+                  CUBLAS_STATUS_INVALID_VALUE);
+  }
+  if (g.m < 0 || g.n < 0 || g.k < 0 || g.batch < 0) {
+    return misuse(g.api,
+                  "negative size (m=" + std::to_string(g.m) + ", n=" + std::to_string(g.n) +
+                      ", k=" + std::to_string(g.k) + ", batchCount=" + std::to_string(g.batch) +
+                      ")",
+                  CUBLAS_STATUS_INVALID_VALUE);
+  }
+  const std::int64_t a_rows = g.transa == CUBLAS_OP_N ? g.m : g.k;
+  const std::int64_t b_rows = g.transb == CUBLAS_OP_N ? g.k : g.n;
+  if (g.lda < std::max<std::int64_t>(1, a_rows)) {
+    return misuse(g.api, invalid("lda", g.lda, "rows of A", a_rows), CUBLAS_STATUS_INVALID_VALUE);
+  }
+  if (g.ldb < std::max<std::int64_t>(1, b_rows)) {
+    return misuse(g.api, invalid("ldb", g.ldb, "rows of B", b_rows), CUBLAS_STATUS_INVALID_VALUE);
+  }
+  if (g.ldc < std::max<std::int64_t>(1, g.m)) {
+    return misuse(g.api, invalid("ldc", g.ldc, "m", g.m), CUBLAS_STATUS_INVALID_VALUE);
+  }
+  for (const int type : {g.a, g.b, g.c}) {
+    if (libs::cuda_dtype_name(type) == nullptr) {
+      return misuse(g.api, "unknown cudaDataType " + std::to_string(type),
+                    CUBLAS_STATUS_NOT_SUPPORTED);
+    }
+  }
+  cudaStream_t stream = nullptr;
+  cublasMath_t math = CUBLAS_DEFAULT_MATH;
+  {
+    std::lock_guard lock(h->mu);
+    stream = h->stream;
+    math = h->math;
+  }
+  std::string error;
+  const char* compute = effective_compute(g, math, &error);
+  if (compute == nullptr) return misuse(g.api, error, CUBLAS_STATUS_NOT_SUPPORTED);
+  if (g.m == 0 || g.n == 0 || g.batch == 0) return CUBLAS_STATUS_SUCCESS;  // nothing launched
+  int stream_device = 0;
+  const std::int64_t stream_id = emu::stream_id(stream, false, &stream_device);
+  if (stream_id == emu::kInvalidStream) {
+    return misuse(g.api,
+                  "the handle's stream " + handle_text(stream) +
+                      " is not a live CUDA stream (destroyed after cublasSetStream?)",
+                  CUBLAS_STATUS_EXECUTION_FAILED);
+  }
+  libs::GemmRecord record;
+  record.api = g.api;
+  record.start_ns = start_ns;
+  record.device = stream_device;  // the device the work runs on (the current one for NULL)
+  record.stream = stream_id;
+  record.m = g.m;
+  record.n = g.n;
+  record.k = g.k;
+  record.batch = g.batch;
+  record.transa = g.transa;
+  record.transb = g.transb;
+  record.dtype_a = g.a;
+  record.dtype_b = g.b;
+  record.dtype_c = g.c;
+  record.compute = compute;
+  record.corr = corr;
+  libs::record_gemm(record);
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+Gemm make(const char* api, cublasHandle_t handle, cublasOperation_t transa,
+          cublasOperation_t transb, std::int64_t m, std::int64_t n, std::int64_t k,
+          std::int64_t lda, std::int64_t ldb, std::int64_t ldc) {
+  Gemm g;
+  g.api = api;
+  g.handle = handle;
+  g.transa = transa;
+  g.transb = transb;
+  g.m = m;
+  g.n = n;
+  g.k = k;
+  g.lda = lda;
+  g.ldb = ldb;
+  g.ldc = ldc;
+  return g;
+}
+
+Gemm typed(Gemm g, Precision precision) {
+  g.precision = precision;
+  const int type = precision == Precision::kFloat64   ? CUDA_R_64F
+                   : precision == Precision::kFloat16 ? CUDA_R_16F
+                                                      : CUDA_R_32F;
+  g.a = g.b = g.c = type;
+  return g;
+}
+
+Gemm ex(Gemm g, cudaDataType a, cudaDataType b, cudaDataType c, int compute) {
+  g.precision = Precision::kExplicit;
+  g.a = a;
+  g.b = b;
+  g.c = c;
+  g.compute = compute;
+  return g;
+}
+
+Gemm batched(Gemm g, std::int64_t batch) {
+  g.batch = batch;
+  return g;
+}
+
+/// One record per group (same correlation id); group_count groups of group_size[i] GEMMs.
+template <typename Int>
+cublasStatus_t grouped(const char* api, cublasHandle_t handle, const cublasOperation_t* transa,
+                       const cublasOperation_t* transb, const Int* m, const Int* n, const Int* k,
+                       const Int* lda, const Int* ldb, const Int* ldc, Int group_count,
+                       const Int* group_size, Precision precision, cudaDataType a, cudaDataType b,
+                       cudaDataType c, int compute) {
+  const std::int64_t start_ns = emu::now_ns();
+  PT_FIND_HANDLE(h, handle, api);
+  (void)h;
+  if (group_count < 0) {
+    return misuse(api, "negative group_count", CUBLAS_STATUS_INVALID_VALUE);
+  }
+  if (group_count > 0 &&
+      (transa == nullptr || transb == nullptr || m == nullptr || n == nullptr || k == nullptr ||
+       lda == nullptr || ldb == nullptr || ldc == nullptr || group_size == nullptr)) {
+    return misuse(api, "NULL parameter array", CUBLAS_STATUS_INVALID_VALUE);
+  }
+  const std::int64_t corr = emu::next_correlation();
+  for (Int i = 0; i < group_count; ++i) {
+    Gemm g = make(api, handle, transa[i], transb[i], m[i], n[i], k[i], lda[i], ldb[i], ldc[i]);
+    g = precision == Precision::kExplicit ? ex(g, a, b, c, compute) : typed(g, precision);
+    g.batch = group_size[i];
+    if (const cublasStatus_t status = run_gemm(g, start_ns, corr);
+        status != CUBLAS_STATUS_SUCCESS) {
+      return status;
+    }
+  }
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+// ---- host <-> device copies (through the emulated runtime in this library) ------------------
+
+cublasStatus_t copy_status(cudaError_t error) {
+  return error == cudaSuccess ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_MAPPING_ERROR;
+}
+
+cublasStatus_t matrix_copy(const char* api, std::int64_t rows, std::int64_t cols,
+                           std::int64_t elem_size, const void* src, std::int64_t ld_src, void* dst,
+                           std::int64_t ld_dst, cudaMemcpyKind kind, bool async,
+                           cudaStream_t stream) {
+  if (rows < 0 || cols < 0 || elem_size <= 0 || ld_src < std::max<std::int64_t>(1, rows) ||
+      ld_dst < std::max<std::int64_t>(1, rows)) {
+    return misuse(api, "invalid rows/cols/elemSize/leading dimension", CUBLAS_STATUS_INVALID_VALUE);
+  }
+  if (rows == 0 || cols == 0) return CUBLAS_STATUS_SUCCESS;
+  const auto width = static_cast<std::size_t>(rows * elem_size);
+  const auto src_pitch = static_cast<std::size_t>(ld_src * elem_size);
+  const auto dst_pitch = static_cast<std::size_t>(ld_dst * elem_size);
+  const auto height = static_cast<std::size_t>(cols);
+  return copy_status(
+      async ? cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, width, height, kind, stream)
+            : cudaMemcpy2D(dst, dst_pitch, src, src_pitch, width, height, kind));
+}
+
+cublasStatus_t vector_copy(const char* api, std::int64_t n, std::int64_t elem_size, const void* src,
+                           std::int64_t inc_src, void* dst, std::int64_t inc_dst,
+                           cudaMemcpyKind kind, bool async, cudaStream_t stream) {
+  if (n < 0 || elem_size <= 0 || inc_src <= 0 || inc_dst <= 0) {
+    return misuse(api, "invalid n/elemSize/increment", CUBLAS_STATUS_INVALID_VALUE);
+  }
+  if (n == 0) return CUBLAS_STATUS_SUCCESS;
+  const auto width = static_cast<std::size_t>(elem_size);
+  const auto src_pitch = static_cast<std::size_t>(inc_src * elem_size);
+  const auto dst_pitch = static_cast<std::size_t>(inc_dst * elem_size);
+  return copy_status(async ? cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, width,
+                                               static_cast<std::size_t>(n), kind, stream)
+                           : cudaMemcpy2D(dst, dst_pitch, src, src_pitch, width,
+                                          static_cast<std::size_t>(n), kind));
+}
+
+}  // namespace
+
+// ===== handles and settings ==================================================================
+
+PT_EXPORT cublasStatus_t cublasCreate_v2(cublasHandle_t* handle) {
+  if (handle == nullptr) {
+    return misuse("cublasCreate_v2", "handle output pointer is NULL", CUBLAS_STATUS_INVALID_VALUE);
+  }
+  auto* created = new Handle;
+  created->device = emu::current_device();
+  Registry& reg = registry();
+  std::lock_guard lock(reg.mu);
+  reg.handles.emplace(created, created);
+  *handle = reinterpret_cast<cublasHandle_t>(created);
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+PT_EXPORT cublasStatus_t cublasDestroy_v2(cublasHandle_t handle) {
+  PT_FIND_HANDLE(h, handle, "cublasDestroy_v2");
+  Registry& reg = registry();
+  std::lock_guard lock(reg.mu);
+  h->live = false;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+PT_EXPORT cublasStatus_t cublasGetVersion_v2(cublasHandle_t handle, int* version) {
+  (void)handle;  // as cuBLAS: the version does not depend on the handle
+  if (version == nullptr) {
+    return misuse("cublasGetVersion_v2", "version is NULL", CUBLAS_STATUS_INVALID_VALUE);
+  }
+  *version = CUBLAS_VERSION;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+#undef cublasGetVersion
+/// Legacy (cublas.h) cublasGetVersion(int*); cublas_v2.h maps the name to cublasGetVersion_v2.
+PT_EXPORT cublasStatus_t cublasGetVersion(int* version) {
+  return cublasGetVersion_v2(nullptr, version);
+}
+
+PT_EXPORT cublasStatus_t cublasGetProperty(libraryPropertyType type, int* value) {
+  if (value == nullptr) {
+    return misuse("cublasGetProperty", "value is NULL", CUBLAS_STATUS_INVALID_VALUE);
+  }
+  switch (type) {
+    case MAJOR_VERSION:
+      *value = CUBLAS_VER_MAJOR;
+      return CUBLAS_STATUS_SUCCESS;
+    case MINOR_VERSION:
+      *value = CUBLAS_VER_MINOR;
+      return CUBLAS_STATUS_SUCCESS;
+    case PATCH_LEVEL:
+      *value = CUBLAS_VER_PATCH;
+      return CUBLAS_STATUS_SUCCESS;
+    default:
+      return misuse("cublasGetProperty", "invalid property type", CUBLAS_STATUS_INVALID_VALUE);
+  }
+}
+
+PT_EXPORT size_t cublasGetCudartVersion(void) { return CUDART_VERSION; }
+
+PT_EXPORT const char* cublasGetStatusName(cublasStatus_t status) {
+  return libs::blas_status_name(status);
+}
+
+PT_EXPORT const char* cublasGetStatusString(cublasStatus_t status) {
+  return libs::blas_status_string(status);
+}
+
+PT_EXPORT cublasStatus_t cublasSetStream_v2(cublasHandle_t handle, cudaStream_t stream) {
+  PT_FIND_HANDLE(h, handle, "cublasSetStream_v2");
+  int device = 0;
+  if (emu::stream_id(stream, false, &device) == emu::kInvalidStream) {
+    return misuse("cublasSetStream_v2", "invalid CUDA stream " + handle_text(stream),
+                  CUBLAS_STATUS_INVALID_VALUE);
+  }
+  std::lock_guard lock(h->mu);
+  h->stream = stream;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+PT_EXPORT cublasStatus_t cublasGetStream_v2(cublasHandle_t handle, cudaStream_t* stream) {
+  PT_FIND_HANDLE(h, handle, "cublasGetStream_v2");
+  if (stream == nullptr) {
+    return misuse("cublasGetStream_v2", "streamId is NULL", CUBLAS_STATUS_INVALID_VALUE);
+  }
+  std::lock_guard lock(h->mu);
+  *stream = h->stream;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+PT_EXPORT cublasStatus_t cublasSetWorkspace_v2(cublasHandle_t handle, void* workspace,
+                                               size_t workspace_bytes) {
+  PT_FIND_HANDLE(h, handle, "cublasSetWorkspace_v2");
+  if (workspace == nullptr && workspace_bytes != 0) {
+    return misuse("cublasSetWorkspace_v2", "NULL workspace with a non-zero size",
+                  CUBLAS_STATUS_INVALID_VALUE);
+  }
+  std::lock_guard lock(h->mu);
+  h->workspace = workspace;
+  h->workspace_bytes = workspace_bytes;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+// Plain settings: Set stores, Get reads back (NULL output → CUBLAS_STATUS_INVALID_VALUE).
+#define PT_HANDLE_SETTING(set_name, get_name, type, member)                                     \
+  PT_EXPORT cublasStatus_t set_name(cublasHandle_t handle, type value) {                        \
+    PT_FIND_HANDLE(h, handle, #set_name);                                                       \
+    std::lock_guard lock(h->mu);                                                                \
+    h->member = value;                                                                          \
+    return CUBLAS_STATUS_SUCCESS;                                                               \
+  }                                                                                             \
+  PT_EXPORT cublasStatus_t get_name(cublasHandle_t handle, type* value) {                       \
+    PT_FIND_HANDLE(h, handle, #get_name);                                                       \
+    if (value == nullptr) return misuse(#get_name, "NULL output", CUBLAS_STATUS_INVALID_VALUE); \
+    std::lock_guard lock(h->mu);                                                                \
+    *value = h->member;                                                                         \
+    return CUBLAS_STATUS_SUCCESS;                                                               \
+  }
+
+PT_HANDLE_SETTING(cublasSetMathMode, cublasGetMathMode, cublasMath_t, math)
+PT_HANDLE_SETTING(cublasSetPointerMode_v2, cublasGetPointerMode_v2, cublasPointerMode_t,
+                  pointer_mode)
+PT_HANDLE_SETTING(cublasSetAtomicsMode, cublasGetAtomicsMode, cublasAtomicsMode_t, atomics)
+PT_HANDLE_SETTING(cublasSetSmCountTarget, cublasGetSmCountTarget, int, sm_count_target)
+PT_HANDLE_SETTING(cublasSetEmulationStrategy, cublasGetEmulationStrategy, cublasEmulationStrategy_t,
+                  emulation_strategy)
+PT_HANDLE_SETTING(cublasSetEmulationSpecialValuesSupport, cublasGetEmulationSpecialValuesSupport,
+                  cudaEmulationSpecialValuesSupport, special_values)
+PT_HANDLE_SETTING(cublasSetFixedPointEmulationMantissaControl,
+                  cublasGetFixedPointEmulationMantissaControl, cudaEmulationMantissaControl,
+                  mantissa_control)
+PT_HANDLE_SETTING(cublasSetFixedPointEmulationMaxMantissaBitCount,
+                  cublasGetFixedPointEmulationMaxMantissaBitCount, int, max_mantissa_bits)
+PT_HANDLE_SETTING(cublasSetFixedPointEmulationMantissaBitOffset,
+                  cublasGetFixedPointEmulationMantissaBitOffset, int, mantissa_bit_offset)
+PT_HANDLE_SETTING(cublasSetFixedPointEmulationMantissaBitCountPointer,
+                  cublasGetFixedPointEmulationMantissaBitCountPointer, int*,
+                  mantissa_bit_count_pointer)
+
+PT_EXPORT cublasStatus_t cublasLoggerConfigure(int log_is_on, int log_to_stdout, int log_to_stderr,
+                                               const char* log_file_name) {
+  (void)log_is_on;
+  (void)log_to_stdout;
+  (void)log_to_stderr;
+  (void)log_file_name;
+  return CUBLAS_STATUS_SUCCESS;  // the emulator has nothing to log
+}
+
+PT_EXPORT cublasStatus_t cublasSetLoggerCallback(cublasLogCallback callback) {
+  Registry& reg = registry();
+  std::lock_guard lock(reg.mu);
+  reg.log_callback = callback;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+PT_EXPORT cublasStatus_t cublasGetLoggerCallback(cublasLogCallback* callback) {
+  if (callback == nullptr) {
+    return misuse("cublasGetLoggerCallback", "NULL output", CUBLAS_STATUS_INVALID_VALUE);
+  }
+  Registry& reg = registry();
+  std::lock_guard lock(reg.mu);
+  *callback = reg.log_callback;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+// ===== host <-> device helpers ===============================================================
+
+PT_EXPORT cublasStatus_t cublasSetVector(int n, int elem_size, const void* x, int incx,
+                                         void* device_ptr, int incy) {
+  return vector_copy("cublasSetVector", n, elem_size, x, incx, device_ptr, incy,
+                     cudaMemcpyHostToDevice, false, nullptr);
+}
+PT_EXPORT cublasStatus_t cublasSetVector_64(int64_t n, int64_t elem_size, const void* x,
+                                            int64_t incx, void* device_ptr, int64_t incy) {
+  return vector_copy("cublasSetVector_64", n, elem_size, x, incx, device_ptr, incy,
+                     cudaMemcpyHostToDevice, false, nullptr);
+}
+PT_EXPORT cublasStatus_t cublasGetVector(int n, int elem_size, const void* x, int incx, void* y,
+                                         int incy) {
+  return vector_copy("cublasGetVector", n, elem_size, x, incx, y, incy, cudaMemcpyDeviceToHost,
+                     false, nullptr);
+}
+PT_EXPORT cublasStatus_t cublasGetVector_64(int64_t n, int64_t elem_size, const void* x,
+                                            int64_t incx, void* y, int64_t incy) {
+  return vector_copy("cublasGetVector_64", n, elem_size, x, incx, y, incy, cudaMemcpyDeviceToHost,
+                     false, nullptr);
+}
+PT_EXPORT cublasStatus_t cublasSetVectorAsync(int n, int elem_size, const void* host_ptr, int incx,
+                                              void* device_ptr, int incy, cudaStream_t stream) {
+  return vector_copy("cublasSetVectorAsync", n, elem_size, host_ptr, incx, device_ptr, incy,
+                     cudaMemcpyHostToDevice, true, stream);
+}
+PT_EXPORT cublasStatus_t cublasSetVectorAsync_64(int64_t n, int64_t elem_size, const void* host_ptr,
+                                                 int64_t incx, void* device_ptr, int64_t incy,
+                                                 cudaStream_t stream) {
+  return vector_copy("cublasSetVectorAsync_64", n, elem_size, host_ptr, incx, device_ptr, incy,
+                     cudaMemcpyHostToDevice, true, stream);
+}
+PT_EXPORT cublasStatus_t cublasGetVectorAsync(int n, int elem_size, const void* device_ptr,
+                                              int incx, void* host_ptr, int incy,
+                                              cudaStream_t stream) {
+  return vector_copy("cublasGetVectorAsync", n, elem_size, device_ptr, incx, host_ptr, incy,
+                     cudaMemcpyDeviceToHost, true, stream);
+}
+PT_EXPORT cublasStatus_t cublasGetVectorAsync_64(int64_t n, int64_t elem_size,
+                                                 const void* device_ptr, int64_t incx,
+                                                 void* host_ptr, int64_t incy,
+                                                 cudaStream_t stream) {
+  return vector_copy("cublasGetVectorAsync_64", n, elem_size, device_ptr, incx, host_ptr, incy,
+                     cudaMemcpyDeviceToHost, true, stream);
+}
+PT_EXPORT cublasStatus_t cublasSetMatrix(int rows, int cols, int elem_size, const void* A, int lda,
+                                         void* B, int ldb) {
+  return matrix_copy("cublasSetMatrix", rows, cols, elem_size, A, lda, B, ldb,
+                     cudaMemcpyHostToDevice, false, nullptr);
+}
+PT_EXPORT cublasStatus_t cublasSetMatrix_64(int64_t rows, int64_t cols, int64_t elem_size,
+                                            const void* A, int64_t lda, void* B, int64_t ldb) {
+  return matrix_copy("cublasSetMatrix_64", rows, cols, elem_size, A, lda, B, ldb,
+                     cudaMemcpyHostToDevice, false, nullptr);
+}
+PT_EXPORT cublasStatus_t cublasGetMatrix(int rows, int cols, int elem_size, const void* A, int lda,
+                                         void* B, int ldb) {
+  return matrix_copy("cublasGetMatrix", rows, cols, elem_size, A, lda, B, ldb,
+                     cudaMemcpyDeviceToHost, false, nullptr);
+}
+PT_EXPORT cublasStatus_t cublasGetMatrix_64(int64_t rows, int64_t cols, int64_t elem_size,
+                                            const void* A, int64_t lda, void* B, int64_t ldb) {
+  return matrix_copy("cublasGetMatrix_64", rows, cols, elem_size, A, lda, B, ldb,
+                     cudaMemcpyDeviceToHost, false, nullptr);
+}
+PT_EXPORT cublasStatus_t cublasSetMatrixAsync(int rows, int cols, int elem_size, const void* A,
+                                              int lda, void* B, int ldb, cudaStream_t stream) {
+  return matrix_copy("cublasSetMatrixAsync", rows, cols, elem_size, A, lda, B, ldb,
+                     cudaMemcpyHostToDevice, true, stream);
+}
+PT_EXPORT cublasStatus_t cublasSetMatrixAsync_64(int64_t rows, int64_t cols, int64_t elem_size,
+                                                 const void* A, int64_t lda, void* B, int64_t ldb,
+                                                 cudaStream_t stream) {
+  return matrix_copy("cublasSetMatrixAsync_64", rows, cols, elem_size, A, lda, B, ldb,
+                     cudaMemcpyHostToDevice, true, stream);
+}
+PT_EXPORT cublasStatus_t cublasGetMatrixAsync(int rows, int cols, int elem_size, const void* A,
+                                              int lda, void* B, int ldb, cudaStream_t stream) {
+  return matrix_copy("cublasGetMatrixAsync", rows, cols, elem_size, A, lda, B, ldb,
+                     cudaMemcpyDeviceToHost, true, stream);
+}
+PT_EXPORT cublasStatus_t cublasGetMatrixAsync_64(int64_t rows, int64_t cols, int64_t elem_size,
+                                                 const void* A, int64_t lda, void* B, int64_t ldb,
+                                                 cudaStream_t stream) {
+  return matrix_copy("cublasGetMatrixAsync_64", rows, cols, elem_size, A, lda, B, ldb,
+                     cudaMemcpyDeviceToHost, true, stream);
+}
+
+// ===== GEMM family ===========================================================================
+// Each entry point exists with 32-bit (int) and 64-bit (_64, int64_t) sizes.
+
+namespace {
+
+template <typename T, Precision P, typename Int>
+cublasStatus_t typed_gemm(const char* api, cublasHandle_t handle, cublasOperation_t transa,
+                          cublasOperation_t transb, Int m, Int n, Int k, Int lda, Int ldb, Int ldc,
+                          std::int64_t batch = 1) {
+  const std::int64_t start_ns = emu::now_ns();
+  return run_gemm(
+      batched(typed(make(api, handle, transa, transb, m, n, k, lda, ldb, ldc), P), batch),
+      start_ns);
+}
+
+template <typename Int>
+cublasStatus_t ex_gemm(const char* api, cublasHandle_t handle, cublasOperation_t transa,
+                       cublasOperation_t transb, Int m, Int n, Int k, cudaDataType a, Int lda,
+                       cudaDataType b, Int ldb, cudaDataType c, Int ldc, int compute,
+                       std::int64_t batch = 1) {
+  const std::int64_t start_ns = emu::now_ns();
+  return run_gemm(
+      batched(ex(make(api, handle, transa, transb, m, n, k, lda, ldb, ldc), a, b, c, compute),
+              batch),
+      start_ns);
+}
+
+}  // namespace
+
+// -- plain GEMM
+#define PT_TYPED_GEMM(name, name64, T, P)                                                      \
+  PT_EXPORT cublasStatus_t name(cublasHandle_t handle, cublasOperation_t transa,               \
+                                cublasOperation_t transb, int m, int n, int k, const T* alpha, \
+                                const T* A, int lda, const T* B, int ldb, const T* beta, T* C, \
+                                int ldc) {                                                     \
+    (void)alpha, (void)A, (void)B, (void)beta, (void)C;                                        \
+    return typed_gemm<T, P>(#name, handle, transa, transb, m, n, k, lda, ldb, ldc);            \
+  }                                                                                            \
+  PT_EXPORT cublasStatus_t name64(cublasHandle_t handle, cublasOperation_t transa,             \
+                                  cublasOperation_t transb, int64_t m, int64_t n, int64_t k,   \
+                                  const T* alpha, const T* A, int64_t lda, const T* B,         \
+                                  int64_t ldb, const T* beta, T* C, int64_t ldc) {             \
+    (void)alpha, (void)A, (void)B, (void)beta, (void)C;                                        \
+    return typed_gemm<T, P>(#name64, handle, transa, transb, m, n, k, lda, ldb, ldc);          \
+  }
+
+PT_TYPED_GEMM(cublasSgemm_v2, cublasSgemm_v2_64, float, Precision::kFloat32)
+PT_TYPED_GEMM(cublasDgemm_v2, cublasDgemm_v2_64, double, Precision::kFloat64)
+PT_TYPED_GEMM(cublasHgemm, cublasHgemm_64, __half, Precision::kFloat16)
+
+// -- strided batched
+#define PT_TYPED_GEMM_STRIDED(name, name64, T, P)                                                 \
+  PT_EXPORT cublasStatus_t name(cublasHandle_t handle, cublasOperation_t transa,                  \
+                                cublasOperation_t transb, int m, int n, int k, const T* alpha,    \
+                                const T* A, int lda, long long int strideA, const T* B, int ldb,  \
+                                long long int strideB, const T* beta, T* C, int ldc,              \
+                                long long int strideC, int batchCount) {                          \
+    (void)alpha, (void)A, (void)B, (void)beta, (void)C, (void)strideA, (void)strideB,             \
+        (void)strideC;                                                                            \
+    return typed_gemm<T, P>(#name, handle, transa, transb, m, n, k, lda, ldb, ldc, batchCount);   \
+  }                                                                                               \
+  PT_EXPORT cublasStatus_t name64(cublasHandle_t handle, cublasOperation_t transa,                \
+                                  cublasOperation_t transb, int64_t m, int64_t n, int64_t k,      \
+                                  const T* alpha, const T* A, int64_t lda, long long int strideA, \
+                                  const T* B, int64_t ldb, long long int strideB, const T* beta,  \
+                                  T* C, int64_t ldc, long long int strideC, int64_t batchCount) { \
+    (void)alpha, (void)A, (void)B, (void)beta, (void)C, (void)strideA, (void)strideB,             \
+        (void)strideC;                                                                            \
+    return typed_gemm<T, P>(#name64, handle, transa, transb, m, n, k, lda, ldb, ldc, batchCount); \
+  }
+
+PT_TYPED_GEMM_STRIDED(cublasSgemmStridedBatched, cublasSgemmStridedBatched_64, float,
+                      Precision::kFloat32)
+PT_TYPED_GEMM_STRIDED(cublasDgemmStridedBatched, cublasDgemmStridedBatched_64, double,
+                      Precision::kFloat64)
+PT_TYPED_GEMM_STRIDED(cublasHgemmStridedBatched, cublasHgemmStridedBatched_64, __half,
+                      Precision::kFloat16)
+
+// -- batched (arrays of device pointers)
+#define PT_TYPED_GEMM_BATCHED(name, name64, T, P)                                                 \
+  PT_EXPORT cublasStatus_t name(                                                                  \
+      cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n,    \
+      int k, const T* alpha, const T* const Aarray[], int lda, const T* const Barray[], int ldb,  \
+      const T* beta, T* const Carray[], int ldc, int batchCount) {                                \
+    (void)alpha, (void)Aarray, (void)Barray, (void)beta, (void)Carray;                            \
+    return typed_gemm<T, P>(#name, handle, transa, transb, m, n, k, lda, ldb, ldc, batchCount);   \
+  }                                                                                               \
+  PT_EXPORT cublasStatus_t name64(cublasHandle_t handle, cublasOperation_t transa,                \
+                                  cublasOperation_t transb, int64_t m, int64_t n, int64_t k,      \
+                                  const T* alpha, const T* const Aarray[], int64_t lda,           \
+                                  const T* const Barray[], int64_t ldb, const T* beta,            \
+                                  T* const Carray[], int64_t ldc, int64_t batchCount) {           \
+    (void)alpha, (void)Aarray, (void)Barray, (void)beta, (void)Carray;                            \
+    return typed_gemm<T, P>(#name64, handle, transa, transb, m, n, k, lda, ldb, ldc, batchCount); \
+  }
+
+PT_TYPED_GEMM_BATCHED(cublasSgemmBatched, cublasSgemmBatched_64, float, Precision::kFloat32)
+PT_TYPED_GEMM_BATCHED(cublasDgemmBatched, cublasDgemmBatched_64, double, Precision::kFloat64)
+PT_TYPED_GEMM_BATCHED(cublasHgemmBatched, cublasHgemmBatched_64, __half, Precision::kFloat16)
+
+// -- mixed precision (Ex)
+PT_EXPORT cublasStatus_t cublasSgemmEx(cublasHandle_t handle, cublasOperation_t transa,
+                                       cublasOperation_t transb, int m, int n, int k,
+                                       const float* alpha, const void* A, cudaDataType Atype,
+                                       int lda, const void* B, cudaDataType Btype, int ldb,
+                                       const float* beta, void* C, cudaDataType Ctype, int ldc) {
+  (void)alpha, (void)A, (void)B, (void)beta, (void)C;
+  return ex_gemm("cublasSgemmEx", handle, transa, transb, m, n, k, Atype, lda, Btype, ldb, Ctype,
+                 ldc, CUBLAS_COMPUTE_32F);
+}
+
+PT_EXPORT cublasStatus_t cublasSgemmEx_64(cublasHandle_t handle, cublasOperation_t transa,
+                                          cublasOperation_t transb, int64_t m, int64_t n, int64_t k,
+                                          const float* alpha, const void* A, cudaDataType Atype,
+                                          int64_t lda, const void* B, cudaDataType Btype,
+                                          int64_t ldb, const float* beta, void* C,
+                                          cudaDataType Ctype, int64_t ldc) {
+  (void)alpha, (void)A, (void)B, (void)beta, (void)C;
+  return ex_gemm("cublasSgemmEx_64", handle, transa, transb, m, n, k, Atype, lda, Btype, ldb, Ctype,
+                 ldc, CUBLAS_COMPUTE_32F);
+}
+
+PT_EXPORT cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa,
+                                      cublasOperation_t transb, int m, int n, int k,
+                                      const void* alpha, const void* A, cudaDataType Atype, int lda,
+                                      const void* B, cudaDataType Btype, int ldb, const void* beta,
+                                      void* C, cudaDataType Ctype, int ldc,
+                                      cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
+  (void)alpha, (void)A, (void)B, (void)beta, (void)C, (void)algo;
+  return ex_gemm("cublasGemmEx", handle, transa, transb, m, n, k, Atype, lda, Btype, ldb, Ctype,
+                 ldc, computeType);
+}
+
+PT_EXPORT cublasStatus_t cublasGemmEx_64(cublasHandle_t handle, cublasOperation_t transa,
+                                         cublasOperation_t transb, int64_t m, int64_t n, int64_t k,
+                                         const void* alpha, const void* A, cudaDataType Atype,
+                                         int64_t lda, const void* B, cudaDataType Btype,
+                                         int64_t ldb, const void* beta, void* C, cudaDataType Ctype,
+                                         int64_t ldc, cublasComputeType_t computeType,
+                                         cublasGemmAlgo_t algo) {
+  (void)alpha, (void)A, (void)B, (void)beta, (void)C, (void)algo;
+  return ex_gemm("cublasGemmEx_64", handle, transa, transb, m, n, k, Atype, lda, Btype, ldb, Ctype,
+                 ldc, computeType);
+}
+
+PT_EXPORT cublasStatus_t
+cublasGemmBatchedEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
+                    int m, int n, int k, const void* alpha, const void* const Aarray[],
+                    cudaDataType Atype, int lda, const void* const Barray[], cudaDataType Btype,
+                    int ldb, const void* beta, void* const Carray[], cudaDataType Ctype, int ldc,
+                    int batchCount, cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
+  (void)alpha, (void)Aarray, (void)Barray, (void)beta, (void)Carray, (void)algo;
+  return ex_gemm("cublasGemmBatchedEx", handle, transa, transb, m, n, k, Atype, lda, Btype, ldb,
+                 Ctype, ldc, computeType, batchCount);
+}
+
+PT_EXPORT cublasStatus_t cublasGemmBatchedEx_64(
+    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m, int64_t n,
+    int64_t k, const void* alpha, const void* const Aarray[], cudaDataType Atype, int64_t lda,
+    const void* const Barray[], cudaDataType Btype, int64_t ldb, const void* beta,
+    void* const Carray[], cudaDataType Ctype, int64_t ldc, int64_t batchCount,
+    cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
+  (void)alpha, (void)Aarray, (void)Barray, (void)beta, (void)Carray, (void)algo;
+  return ex_gemm("cublasGemmBatchedEx_64", handle, transa, transb, m, n, k, Atype, lda, Btype, ldb,
+                 Ctype, ldc, computeType, batchCount);
+}
+
+PT_EXPORT cublasStatus_t cublasGemmStridedBatchedEx(
+    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k,
+    const void* alpha, const void* A, cudaDataType Atype, int lda, long long int strideA,
+    const void* B, cudaDataType Btype, int ldb, long long int strideB, const void* beta, void* C,
+    cudaDataType Ctype, int ldc, long long int strideC, int batchCount,
+    cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
+  (void)alpha, (void)A, (void)B, (void)beta, (void)C, (void)algo, (void)strideA, (void)strideB,
+      (void)strideC;
+  return ex_gemm("cublasGemmStridedBatchedEx", handle, transa, transb, m, n, k, Atype, lda, Btype,
+                 ldb, Ctype, ldc, computeType, batchCount);
+}
+
+PT_EXPORT cublasStatus_t cublasGemmStridedBatchedEx_64(
+    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m, int64_t n,
+    int64_t k, const void* alpha, const void* A, cudaDataType Atype, int64_t lda,
+    long long int strideA, const void* B, cudaDataType Btype, int64_t ldb, long long int strideB,
+    const void* beta, void* C, cudaDataType Ctype, int64_t ldc, long long int strideC,
+    int64_t batchCount, cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
+  (void)alpha, (void)A, (void)B, (void)beta, (void)C, (void)algo, (void)strideA, (void)strideB,
+      (void)strideC;
+  return ex_gemm("cublasGemmStridedBatchedEx_64", handle, transa, transb, m, n, k, Atype, lda,
+                 Btype, ldb, Ctype, ldc, computeType, batchCount);
+}
+
+// -- grouped batched (host arrays of per-group parameters; one record per group)
+PT_EXPORT cublasStatus_t cublasSgemmGroupedBatched(
+    cublasHandle_t handle, const cublasOperation_t transa_array[],
+    const cublasOperation_t transb_array[], const int m_array[], const int n_array[],
+    const int k_array[], const float alpha_array[], const float* const Aarray[],
+    const int lda_array[], const float* const Barray[], const int ldb_array[],
+    const float beta_array[], float* const Carray[], const int ldc_array[], int group_count,
+    const int group_size[]) {
+  (void)alpha_array, (void)Aarray, (void)Barray, (void)beta_array, (void)Carray;
+  return grouped("cublasSgemmGroupedBatched", handle, transa_array, transb_array, m_array, n_array,
+                 k_array, lda_array, ldb_array, ldc_array, group_count, group_size,
+                 Precision::kFloat32, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, 0);
+}
+
+PT_EXPORT cublasStatus_t cublasSgemmGroupedBatched_64(
+    cublasHandle_t handle, const cublasOperation_t transa_array[],
+    const cublasOperation_t transb_array[], const int64_t m_array[], const int64_t n_array[],
+    const int64_t k_array[], const float alpha_array[], const float* const Aarray[],
+    const int64_t lda_array[], const float* const Barray[], const int64_t ldb_array[],
+    const float beta_array[], float* const Carray[], const int64_t ldc_array[], int64_t group_count,
+    const int64_t group_size[]) {
+  (void)alpha_array, (void)Aarray, (void)Barray, (void)beta_array, (void)Carray;
+  return grouped("cublasSgemmGroupedBatched_64", handle, transa_array, transb_array, m_array,
+                 n_array, k_array, lda_array, ldb_array, ldc_array, group_count, group_size,
+                 Precision::kFloat32, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, 0);
+}
+
+PT_EXPORT cublasStatus_t cublasDgemmGroupedBatched(
+    cublasHandle_t handle, const cublasOperation_t transa_array[],
+    const cublasOperation_t transb_array[], const int m_array[], const int n_array[],
+    const int k_array[], const double alpha_array[], const double* const Aarray[],
+    const int lda_array[], const double* const Barray[], const int ldb_array[],
+    const double beta_array[], double* const Carray[], const int ldc_array[], int group_count,
+    const int group_size[]) {
+  (void)alpha_array, (void)Aarray, (void)Barray, (void)beta_array, (void)Carray;
+  return grouped("cublasDgemmGroupedBatched", handle, transa_array, transb_array, m_array, n_array,
+                 k_array, lda_array, ldb_array, ldc_array, group_count, group_size,
+                 Precision::kFloat64, CUDA_R_64F, CUDA_R_64F, CUDA_R_64F, 0);
+}
+
+PT_EXPORT cublasStatus_t cublasDgemmGroupedBatched_64(
+    cublasHandle_t handle, const cublasOperation_t transa_array[],
+    const cublasOperation_t transb_array[], const int64_t m_array[], const int64_t n_array[],
+    const int64_t k_array[], const double alpha_array[], const double* const Aarray[],
+    const int64_t lda_array[], const double* const Barray[], const int64_t ldb_array[],
+    const double beta_array[], double* const Carray[], const int64_t ldc_array[],
+    int64_t group_count, const int64_t group_size[]) {
+  (void)alpha_array, (void)Aarray, (void)Barray, (void)beta_array, (void)Carray;
+  return grouped("cublasDgemmGroupedBatched_64", handle, transa_array, transb_array, m_array,
+                 n_array, k_array, lda_array, ldb_array, ldc_array, group_count, group_size,
+                 Precision::kFloat64, CUDA_R_64F, CUDA_R_64F, CUDA_R_64F, 0);
+}
+
+PT_EXPORT cublasStatus_t cublasGemmGroupedBatchedEx(
+    cublasHandle_t handle, const cublasOperation_t transa_array[],
+    const cublasOperation_t transb_array[], const int m_array[], const int n_array[],
+    const int k_array[], const void* alpha_array, const void* const Aarray[], cudaDataType_t Atype,
+    const int lda_array[], const void* const Barray[], cudaDataType_t Btype, const int ldb_array[],
+    const void* beta_array, void* const Carray[], cudaDataType_t Ctype, const int ldc_array[],
+    int group_count, const int group_size[], cublasComputeType_t computeType) {
+  (void)alpha_array, (void)Aarray, (void)Barray, (void)beta_array, (void)Carray;
+  return grouped("cublasGemmGroupedBatchedEx", handle, transa_array, transb_array, m_array, n_array,
+                 k_array, lda_array, ldb_array, ldc_array, group_count, group_size,
+                 Precision::kExplicit, Atype, Btype, Ctype, computeType);
+}
+
+PT_EXPORT cublasStatus_t cublasGemmGroupedBatchedEx_64(
+    cublasHandle_t handle, const cublasOperation_t transa_array[],
+    const cublasOperation_t transb_array[], const int64_t m_array[], const int64_t n_array[],
+    const int64_t k_array[], const void* alpha_array, const void* const Aarray[],
+    cudaDataType_t Atype, const int64_t lda_array[], const void* const Barray[],
+    cudaDataType_t Btype, const int64_t ldb_array[], const void* beta_array, void* const Carray[],
+    cudaDataType_t Ctype, const int64_t ldc_array[], int64_t group_count,
+    const int64_t group_size[], cublasComputeType_t computeType) {
+  (void)alpha_array, (void)Aarray, (void)Barray, (void)beta_array, (void)Carray;
+  return grouped("cublasGemmGroupedBatchedEx_64", handle, transa_array, transb_array, m_array,
+                 n_array, k_array, lda_array, ldb_array, ldc_array, group_count, group_size,
+                 Precision::kExplicit, Atype, Btype, Ctype, computeType);
+}

@@ -1,0 +1,69 @@
+// Implementations shared by the exported entry points and their per-thread-default-stream twins
+// (`*_ptds` / `*_ptsz`, cudart_ptds.cc): `per_thread` selects what the NULL stream means and
+// `api` is the exported name written to the trace and to error messages.
+#pragma once
+
+#include "interposer/cudart_internal.h"
+
+namespace powertrain::emu::detail::impl {
+
+// Streams and events (cudart_stream.cc).
+cudaError_t stream_query(cudaStream_t stream, bool per_thread, const char* api);
+cudaError_t stream_synchronize(cudaStream_t stream, bool per_thread, const char* api);
+cudaError_t stream_get_device(cudaStream_t stream, int* device, bool per_thread, const char* api);
+cudaError_t stream_get_flags(cudaStream_t stream, unsigned* flags, bool per_thread,
+                             const char* api);
+cudaError_t stream_get_id(cudaStream_t stream, unsigned long long* id, bool per_thread,
+                          const char* api);
+cudaError_t stream_get_priority(cudaStream_t stream, int* priority, bool per_thread,
+                                const char* api);
+cudaError_t event_record(cudaEvent_t event, cudaStream_t stream, unsigned flags, bool per_thread,
+                         const char* api);
+cudaError_t stream_wait_event(cudaStream_t stream, cudaEvent_t event, unsigned flags,
+                              bool per_thread, const char* api);
+cudaError_t stream_add_callback(cudaStream_t stream, cudaStreamCallback_t callback, void* user_data,
+                                unsigned flags, bool per_thread, const char* api);
+cudaError_t launch_host_func(cudaStream_t stream, cudaHostFn_t fn, void* user_data, bool per_thread,
+                             const char* api);
+cudaError_t stream_is_capturing(cudaStream_t stream, cudaStreamCaptureStatus* status,
+                                bool per_thread, const char* api);
+cudaError_t stream_get_capture_info(cudaStream_t stream, cudaStreamCaptureStatus* status,
+                                    unsigned long long* id, cudaGraph_t* graph,
+                                    const cudaGraphNode_t** dependencies,
+                                    const cudaGraphEdgeData** edge_data, size_t* num_dependencies,
+                                    bool per_thread, const char* api);
+/// Validates the stream only (stream attributes, memory attach/prefetch hints: accepted no-ops).
+cudaError_t stream_accept(cudaStream_t stream, bool per_thread, const char* api);
+
+// Stream-ordered allocation (cudart_memory.cc).
+cudaError_t malloc_async(void** pointer, size_t size, cudaStream_t stream, bool per_thread,
+                         const char* api);
+cudaError_t free_async(void* pointer, cudaStream_t stream, bool per_thread, const char* api);
+
+// Copies and memsets (cudart_copy.cc). `async` = the *Async form (recorded as such).
+cudaError_t memcpy_1d(void* dst, const void* src, size_t count, cudaMemcpyKind kind,
+                      cudaStream_t stream, bool async, bool per_thread, const char* api);
+cudaError_t memcpy_2d(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
+                      size_t height, cudaMemcpyKind kind, cudaStream_t stream, bool async,
+                      bool per_thread, const char* api);
+cudaError_t memcpy_to_symbol(const void* symbol, const void* src, size_t count, size_t offset,
+                             cudaMemcpyKind kind, cudaStream_t stream, bool async, bool per_thread,
+                             const char* api);
+cudaError_t memcpy_from_symbol(void* dst, const void* symbol, size_t count, size_t offset,
+                               cudaMemcpyKind kind, cudaStream_t stream, bool async,
+                               bool per_thread, const char* api);
+cudaError_t memset_1d(void* pointer, int value, size_t count, cudaStream_t stream, bool async,
+                      bool per_thread, const char* api);
+cudaError_t memset_2d(void* pointer, size_t pitch, int value, size_t width, size_t height,
+                      cudaStream_t stream, bool async, bool per_thread, const char* api);
+
+// Kernel launches (cudart_launch.cc). `func` is a host stub or a cudaKernel_t handle.
+cudaError_t launch(const void* func, dim3 grid, dim3 block, size_t shmem, cudaStream_t stream,
+                   bool per_thread, const char* api);
+cudaError_t launch_ex(const cudaLaunchConfig_t* config, const void* func, bool per_thread,
+                      const char* api);
+/// As launch(), after checking that every block of the grid can be resident at once.
+cudaError_t launch_cooperative(const void* func, dim3 grid, dim3 block, size_t shmem,
+                               cudaStream_t stream, bool per_thread, const char* api);
+
+}  // namespace powertrain::emu::detail::impl

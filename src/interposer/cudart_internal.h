@@ -1,0 +1,154 @@
+// Internal interfaces between the cudart parts of the interposer (cudart_*.cc, emulator.cc):
+// the emulated device's configuration, per-thread state (current device, last error, launch
+// configuration stack) and the handle registries (streams, events, allocations, kernels,
+// variables). Only the CUDA headers' types are used: the real runtime is never linked or called.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "interposer/emulator.h"
+#include "interposer/trace_log.h"
+
+/// Marks a function as part of the library's exported C ABI (the build hides everything else).
+#ifndef PT_EXPORT
+#define PT_EXPORT extern "C" __attribute__((visibility("default")))
+#endif
+
+namespace powertrain::emu::detail {
+
+// ---- configuration (environment, read once) ----------------------------------------------
+
+/// The emulated device(s) and job identity, from the POWERTRAIN_EMU_* environment
+/// (docs/emulate-interposer.md). Invalid values are reported once on stderr and replaced by the
+/// default.
+struct Config {
+  std::string dir = "powertrain-emu";  // POWERTRAIN_EMU_DIR
+  std::string gpu = "h100";            // POWERTRAIN_EMU_GPU (catalog key, only written out)
+  std::string gpu_name = "NVIDIA H100 80GB HBM3";
+  std::string job;                                 // POWERTRAIN_EMU_JOB
+  std::int64_t memory_bytes = 85'899'345'920;      // per device
+  std::int64_t backed_limit = 64ll * 1024 * 1024;  // larger device allocations are not backed
+  int sm_count = 132;
+  int cc_major = 9;
+  int cc_minor = 0;
+  int clock_mhz = 1980;
+  int devices = 1;
+  int rank = -1;
+  int world_size = -1;
+  int local_rank = -1;
+};
+const Config& config();
+
+/// Per-SM and per-block limits of the emulated architecture (from the compute capability; the
+/// values NVIDIA documents for V100, A100, GA10x/AD10x and H100/B200).
+struct SmLimits {
+  int max_threads_per_sm = 2048;
+  int max_blocks_per_sm = 32;
+  int shared_per_sm = 233472;           // bytes
+  int shared_per_block_optin = 232448;  // bytes, with cudaFuncAttributeMaxDynamicSharedMemorySize
+  int shared_per_block = 49152;         // bytes without opt-in
+  int reserved_shared_per_block = 1024;
+  int registers_per_sm = 65536;
+  int l2_bytes = 52428800;
+  int memory_bus_bits = 5120;
+  int memory_clock_khz = 2619000;
+};
+SmLimits sm_limits();
+
+/// 13 for the LD_PRELOAD library and libcudart.so.13, 12 for the libcudart.so.12 build (selects
+/// the CUDA 12 cudaDeviceProp layout and the reported runtime version).
+int cudart_abi();
+
+// ---- per-thread state ------------------------------------------------------------------------
+
+/// A pending <<<>>> configuration (__cudaPushCallConfiguration).
+struct LaunchConfig {
+  unsigned grid[3];
+  unsigned block[3];
+  std::size_t shmem;
+  void* stream;
+};
+
+/// Trivially destructible on purpose: calls arrive from atexit handlers after thread-local
+/// destructors would have run.
+struct ThreadState {
+  int index = -1;
+  int device = 0;
+  int last_error = 0;
+  int config_depth = 0;
+  static constexpr int kMaxConfigDepth = 16;
+  LaunchConfig configs[kMaxConfigDepth] = {};
+};
+ThreadState& thread_state();
+
+/// Sets the last error and returns it (for `return fail(cudaErrorX);`).
+inline cudaError_t fail(cudaError_t error) {
+  set_last_error(static_cast<int>(error));
+  return error;
+}
+
+/// report_misuse + sets the last error; returns `error`.
+cudaError_t misuse(std::string_view api, cudaError_t error, std::string_view what);
+
+/// "0x..." for messages.
+std::string pointer_text(const void* pointer);
+
+/// The exported stub body for APIs the emulator does not implement.
+int unsupported_stub(const char* api);
+
+// ---- streams and events (cudart_stream.cc) ------------------------------------------------
+
+/// A stream as seen by an enqueueing call: its trace id and device. `id == kInvalidStream` when
+/// the handle is unknown or destroyed.
+struct StreamRef {
+  std::int64_t id = kInvalidStream;
+  int device = 0;
+};
+StreamRef resolve_stream(const void* stream, bool per_thread);
+
+/// Resolves `stream` for `api`; on an invalid handle reports misuse and returns false with the
+/// error set (cudaErrorInvalidResourceHandle).
+bool stream_or_fail(const void* stream, bool per_thread, std::string_view api, StreamRef* out);
+
+/// Destroys every stream and event of `device` (cudaDeviceReset).
+void reset_streams_and_events(int device);
+
+// ---- allocations (cudart_memory.cc) ----------------------------------------------------------
+
+/// What a pointer belongs to.
+struct PointerInfo {
+  bool known = false;        // inside a live allocation made through the emulator
+  bool device_side = false;  // device, managed or stream-ordered memory (not pinned host)
+  bool backed = false;       // real host memory behind the range (copies are performed)
+  int device = 0;
+  AllocKind kind = AllocKind::kDevice;
+  std::uintptr_t base = 0;
+  std::size_t bytes = 0;      // allocation size
+  std::size_t available = 0;  // bytes from the pointer to the end of the allocation
+};
+PointerInfo lookup_pointer(const void* pointer);
+
+/// Per-device peak bytes in use (for the exit line) and current bytes in use.
+std::vector<std::int64_t> peak_used_per_device();
+std::int64_t used_bytes(int device);
+
+/// Frees every allocation of `device` (cudaDeviceReset), recording each.
+void release_device_allocations(int device);
+
+/// Registered __device__/__constant__/__managed__ variable: its emulated device storage.
+struct VariableInfo {
+  bool known = false;
+  void* storage = nullptr;  // backed device-side allocation holding the variable
+  std::size_t size = 0;
+};
+void register_variable(const void* host_var, const char* name, std::size_t size, bool managed,
+                       void** managed_ptr_address);
+VariableInfo lookup_variable(const void* symbol);
+
+}  // namespace powertrain::emu::detail

@@ -1,0 +1,509 @@
+// Kernel registration and launch. nvcc-generated host code registers every kernel's host stub
+// with its device name (__cudaRegisterFatBinary → __cudaRegisterFunction), then launches either
+// through the CUDA 13 path (__cudaPushCallConfiguration, __cudaPopCallConfiguration,
+// __cudaGetKernel, __cudaLaunchKernel) or the classic one (cudaLaunchKernel[ExC]). Each launch
+// is validated like on the device (grid/block limits, dynamic shared memory against the kernel's
+// opt-in) and recorded with its name, geometry and stream; nothing executes.
+#include <cxxabi.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "interposer/cudart_impl.h"
+#include "interposer/cudart_internal.h"
+
+namespace powertrain::emu::detail {
+namespace {
+
+constexpr std::uintptr_t kIdMask = (std::uintptr_t{1} << 48) - 1;
+constexpr std::uintptr_t kKernelTag = std::uintptr_t{0x4b4e} << 48;  // "KN"
+
+// Names are immutable once registered (re-registration under another name adds a kernel), so
+// trace formatting and cudaFuncGetName can use them without copying.
+struct Kernel {
+  std::string mangled;
+  std::string json_name;  // `mangled` as a JSON string, quotes included
+  const void* host_fun = nullptr;
+  int max_dynamic_shared = 0;  // cudaFuncAttributeMaxDynamicSharedMemorySize
+  int carveout = -1;
+};
+
+// A fat binary registration; the handle given to the program points here.
+struct Module {
+  const void* fatbin = nullptr;
+  bool live = true;
+};
+
+struct KernelRegistry {
+  std::mutex mutex;
+  std::vector<Kernel*> kernels;                           // index = kernel id; never shrinks
+  std::unordered_map<const void*, std::int64_t> by_host;  // host stub → index
+  std::unordered_set<const Module*> modules;
+};
+
+KernelRegistry& kernels() {
+  static KernelRegistry* r = new KernelRegistry;  // never destroyed (atexit unregistration)
+  return *r;
+}
+
+std::string demangle(const char* name) {
+  int status = 0;
+  char* text = abi::__cxa_demangle(name, nullptr, nullptr, &status);
+  if (status != 0 || text == nullptr) return name;  // extern "C" kernels are not mangled
+  std::string result(text);
+  std::free(text);
+  return result;
+}
+
+// Index of the kernel named by `func` (a host stub or a cudaKernel_t/cudaFunction_t handle), or
+// -1. `max_dynamic_shared` receives its opt-in limit.
+std::int64_t find_kernel(const void* func, int* max_dynamic_shared = nullptr) {
+  KernelRegistry& r = kernels();
+  const auto bits = reinterpret_cast<std::uintptr_t>(func);
+  std::lock_guard<std::mutex> lock(r.mutex);
+  std::int64_t index = -1;
+  if ((bits & ~kIdMask) == kKernelTag) {
+    const auto candidate = static_cast<std::int64_t>(bits & kIdMask);
+    if (candidate < static_cast<std::int64_t>(r.kernels.size())) index = candidate;
+  } else {
+    const auto it = r.by_host.find(func);
+    if (it != r.by_host.end()) index = it->second;
+  }
+  if (index >= 0 && max_dynamic_shared != nullptr) {
+    *max_dynamic_shared = r.kernels[index]->max_dynamic_shared;
+  }
+  return index;
+}
+
+cudaError_t unknown_kernel(const char* api, const void* func) {
+  return misuse(api, cudaErrorInvalidDeviceFunction,
+                "no kernel is registered for " + pointer_text(func) +
+                    " (not a __global__ function of a loaded module)");
+}
+
+Kernel* kernel_at(std::int64_t index) {
+  std::lock_guard<std::mutex> lock(kernels().mutex);
+  return kernels().kernels[index];
+}
+
+std::string dims_text(dim3 d) {
+  char buffer[48];
+  std::snprintf(buffer, sizeof buffer, "(%u,%u,%u)", d.x, d.y, d.z);
+  return buffer;
+}
+
+// Checks a launch configuration like the device does; reports and returns the error.
+cudaError_t check_configuration(dim3 grid, dim3 block, std::size_t shmem, int max_dynamic_shared,
+                                const char* api) {
+  const std::uint64_t threads = std::uint64_t{block.x} * block.y * block.z;
+  if (grid.x == 0 || grid.y == 0 || grid.z == 0 || grid.x > 2147483647u || grid.y > 65535 ||
+      grid.z > 65535) {
+    return misuse(api, cudaErrorInvalidConfiguration,
+                  "invalid grid " + dims_text(grid) + " (limits 2^31-1 x 65535 x 65535)");
+  }
+  if (threads == 0 || threads > 1024 || block.x > 1024 || block.y > 1024 || block.z > 64) {
+    return misuse(api, cudaErrorInvalidConfiguration,
+                  "invalid block " + dims_text(block) + " (at most 1024 threads, 1024x1024x64)");
+  }
+  const int limit = max_dynamic_shared > 0 ? max_dynamic_shared : sm_limits().shared_per_block;
+  if (shmem > static_cast<std::size_t>(limit)) {
+    return misuse(api, cudaErrorInvalidValue,
+                  std::to_string(shmem) + " bytes of dynamic shared memory exceed the kernel's " +
+                      std::to_string(limit) +
+                      " (raise cudaFuncAttributeMaxDynamicSharedMemorySize first)");
+  }
+  return cudaSuccess;
+}
+
+cudaError_t launch_index(std::int64_t index, int max_dynamic_shared, dim3 grid, dim3 block,
+                         std::size_t shmem, cudaStream_t stream, bool per_thread, const char* api,
+                         std::int64_t start) {
+  StreamRef ref;
+  if (!stream_or_fail(stream, per_thread, api, &ref)) return cudaErrorInvalidResourceHandle;
+  const cudaError_t error = check_configuration(grid, block, shmem, max_dynamic_shared, api);
+  if (error != cudaSuccess) return error;
+  Record record = make_record(Op::kKernel, start, ref.device);
+  record.a[0] = ref.id;
+  record.a[1] = next_correlation();
+  record.a[2] = index;
+  record.a[3] = static_cast<std::int64_t>(shmem);
+  record.g[0] = grid.x;
+  record.g[1] = grid.y;
+  record.g[2] = grid.z;
+  record.g[3] = block.x;
+  record.g[4] = block.y;
+  record.g[5] = block.z;
+  record.api = api;
+  append(std::move(record));
+  return cudaSuccess;
+}
+
+// Resident blocks per SM for `block_size` threads and `dynamic_shared` bytes (32 registers per
+// thread assumed: the emulator does not know the real register count).
+int blocks_per_sm(int block_size, std::size_t dynamic_shared) {
+  const SmLimits l = sm_limits();
+  const int warps_threads = (block_size + 31) / 32 * 32;
+  int blocks = l.max_threads_per_sm / warps_threads;
+  blocks = std::min(blocks, l.max_blocks_per_sm);
+  blocks = std::min(blocks, l.registers_per_sm / (32 * warps_threads));
+  const std::size_t per_block =
+      dynamic_shared + static_cast<std::size_t>(l.reserved_shared_per_block);
+  blocks = std::min<int>(blocks, static_cast<int>(l.shared_per_sm / per_block));
+  return std::max(blocks, 0);
+}
+
+}  // namespace
+
+void append_kernel_json_name(std::string& out, std::int64_t index) {
+  KernelRegistry& r = kernels();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  if (index < 0 || index >= static_cast<std::int64_t>(r.kernels.size())) {
+    out += "\"\"";
+    return;
+  }
+  out += r.kernels[index]->json_name;
+}
+
+namespace impl {
+
+cudaError_t launch(const void* func, dim3 grid, dim3 block, size_t shmem, cudaStream_t stream,
+                   bool per_thread, const char* api) {
+  const std::int64_t start = now_ns();
+  int max_dynamic_shared = 0;
+  const std::int64_t index = find_kernel(func, &max_dynamic_shared);
+  if (index < 0) return unknown_kernel(api, func);
+  return launch_index(index, max_dynamic_shared, grid, block, shmem, stream, per_thread, api,
+                      start);
+}
+
+cudaError_t launch_ex(const cudaLaunchConfig_t* config, const void* func, bool per_thread,
+                      const char* api) {
+  const std::int64_t start = now_ns();
+  if (config == nullptr) return misuse(api, cudaErrorInvalidValue, "config is NULL");
+  int max_dynamic_shared = 0;
+  const std::int64_t index = find_kernel(func, &max_dynamic_shared);
+  if (index < 0) return unknown_kernel(api, func);
+  // Launch attributes (cluster dimensions, priorities, programmatic serialization...) do not
+  // change what is recorded.
+  return launch_index(index, max_dynamic_shared, config->gridDim, config->blockDim,
+                      config->dynamicSmemBytes, config->stream, per_thread, api, start);
+}
+
+cudaError_t launch_cooperative(const void* func, dim3 grid, dim3 block, size_t shmem,
+                               cudaStream_t stream, bool per_thread, const char* api) {
+  // All blocks of a cooperative grid must be resident at once.
+  const std::uint64_t blocks = std::uint64_t{grid.x} * grid.y * grid.z;
+  const std::uint64_t threads = std::uint64_t{block.x} * block.y * block.z;
+  if (threads > 0 && threads <= 1024) {
+    const std::uint64_t resident =
+        std::uint64_t(blocks_per_sm(static_cast<int>(threads), shmem)) * config().sm_count;
+    if (blocks > resident) {
+      return misuse(api, cudaErrorCooperativeLaunchTooLarge,
+                    std::to_string(blocks) + " blocks cannot all be resident (at most " +
+                        std::to_string(resident) + ")");
+    }
+  }
+  return launch(func, grid, block, shmem, stream, per_thread, api);
+}
+
+}  // namespace impl
+}  // namespace powertrain::emu::detail
+
+namespace detail = powertrain::emu::detail;
+namespace impl = powertrain::emu::detail::impl;
+using detail::misuse;
+
+// ---- registration (called by nvcc-generated constructors and atexit handlers) ---------------
+
+PT_EXPORT void** __cudaRegisterFatBinary(void* fatCubin) {
+  auto* module = new detail::Module{fatCubin, true};  // lives as long as the process
+  std::lock_guard<std::mutex> lock(detail::kernels().mutex);
+  detail::kernels().modules.insert(module);
+  return reinterpret_cast<void**>(module);
+}
+
+PT_EXPORT void __cudaRegisterFatBinaryEnd(void** fatCubinHandle) { (void)fatCubinHandle; }
+
+PT_EXPORT void __cudaUnregisterFatBinary(void** fatCubinHandle) {
+  // Kernels stay registered: host stubs of an unloaded module can no longer be called, and
+  // trace formatting may still need the names.
+  auto* module = reinterpret_cast<detail::Module*>(fatCubinHandle);
+  std::lock_guard<std::mutex> lock(detail::kernels().mutex);
+  if (detail::kernels().modules.count(module) > 0) module->live = false;
+}
+
+PT_EXPORT void __cudaRegisterFunction(void** fatCubinHandle, const char* hostFun, char* deviceFun,
+                                      const char* deviceName, int thread_limit, uint3* tid,
+                                      uint3* bid, dim3* bDim, dim3* gDim, int* wSize) {
+  (void)fatCubinHandle;
+  (void)deviceFun;
+  (void)thread_limit;
+  (void)tid;
+  (void)bid;
+  (void)bDim;
+  (void)gDim;
+  (void)wSize;
+  const std::int64_t start = powertrain::emu::now_ns();
+  if (hostFun == nullptr || deviceName == nullptr) return;
+  {
+    detail::KernelRegistry& r = detail::kernels();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    const auto it = r.by_host.find(hostFun);
+    if (it == r.by_host.end() || r.kernels[it->second]->mangled != deviceName) {
+      auto* kernel = new detail::Kernel;  // never freed: its index appears in records
+      kernel->mangled = deviceName;
+      detail::append_json_string(kernel->json_name, kernel->mangled);
+      kernel->host_fun = hostFun;
+      r.by_host[hostFun] = static_cast<std::int64_t>(r.kernels.size());
+      r.kernels.push_back(kernel);
+    }
+  }
+  auto record = powertrain::emu::begin_record("register", start, powertrain::emu::current_device());
+  record.field("name", std::string_view(deviceName));
+  record.field("display", detail::demangle(deviceName));
+  powertrain::emu::end_record(record);
+}
+
+PT_EXPORT void __cudaRegisterVar(void** fatCubinHandle, char* hostVar, char* deviceAddress,
+                                 const char* deviceName, int ext, size_t size, int constant,
+                                 int global) {
+  (void)fatCubinHandle;
+  (void)deviceAddress;
+  (void)ext;
+  (void)constant;
+  (void)global;
+  detail::register_variable(hostVar, deviceName, size, false, nullptr);
+}
+
+PT_EXPORT void __cudaRegisterManagedVar(void** fatCubinHandle, void** hostVarPtrAddress,
+                                        char* deviceAddress, const char* deviceName, int ext,
+                                        size_t size, int constant, int global) {
+  (void)fatCubinHandle;
+  (void)deviceAddress;
+  (void)ext;
+  (void)constant;
+  (void)global;
+  detail::register_variable(nullptr, deviceName, size, true, hostVarPtrAddress);
+}
+
+// Undocumented registration hooks of the CUDA 13 runtime (host-visible variables, unified
+// function tables); nothing to emulate, so they succeed silently rather than be reported.
+PT_EXPORT int __cudaRegisterHostVar() { return 0; }
+PT_EXPORT int __cudaRegisterUnifiedTable() { return 0; }
+
+PT_EXPORT char __cudaInitModule(void** fatCubinHandle) {
+  (void)fatCubinHandle;
+  return 1;  // managed variables are set up at registration
+}
+
+// ---- launch configuration stack (<<<>>>) ----------------------------------------------------
+
+PT_EXPORT unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem,
+                                               struct CUstream_st* stream) {
+  detail::ThreadState& state = detail::thread_state();
+  if (state.config_depth >= detail::ThreadState::kMaxConfigDepth) {
+    // Non-zero makes the generated code skip the launch.
+    misuse("__cudaPushCallConfiguration", cudaErrorInvalidConfiguration,
+           "launch configurations nested too deeply");
+    return 1;
+  }
+  detail::LaunchConfig& c = state.configs[state.config_depth++];
+  c.grid[0] = gridDim.x;
+  c.grid[1] = gridDim.y;
+  c.grid[2] = gridDim.z;
+  c.block[0] = blockDim.x;
+  c.block[1] = blockDim.y;
+  c.block[2] = blockDim.z;
+  c.shmem = sharedMem;
+  c.stream = stream;
+  return 0;
+}
+
+PT_EXPORT cudaError_t __cudaPopCallConfiguration(dim3* gridDim, dim3* blockDim, size_t* sharedMem,
+                                                 void* stream) {
+  detail::ThreadState& state = detail::thread_state();
+  if (state.config_depth <= 0) {
+    return misuse("__cudaPopCallConfiguration", cudaErrorMissingConfiguration,
+                  "no pending launch configuration");
+  }
+  const detail::LaunchConfig& c = state.configs[--state.config_depth];
+  if (gridDim != nullptr) *gridDim = dim3(c.grid[0], c.grid[1], c.grid[2]);
+  if (blockDim != nullptr) *blockDim = dim3(c.block[0], c.block[1], c.block[2]);
+  if (sharedMem != nullptr) *sharedMem = c.shmem;
+  if (stream != nullptr) *static_cast<cudaStream_t*>(stream) = static_cast<cudaStream_t>(c.stream);
+  return cudaSuccess;
+}
+
+// ---- launches -------------------------------------------------------------------------------
+
+PT_EXPORT cudaError_t __cudaGetKernel(cudaKernel_t* kernel, const void* hostFun) {
+  if (kernel == nullptr) return misuse("__cudaGetKernel", cudaErrorInvalidValue, "NULL");
+  const std::int64_t index = detail::find_kernel(hostFun);
+  if (index < 0) {
+    *kernel = nullptr;
+    return detail::unknown_kernel("__cudaGetKernel", hostFun);
+  }
+  *kernel = reinterpret_cast<cudaKernel_t>(detail::kKernelTag | static_cast<std::uintptr_t>(index));
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t cudaGetKernel(cudaKernel_t* kernelPtr, const void* entryFuncAddr) {
+  return __cudaGetKernel(kernelPtr, entryFuncAddr);
+}
+
+PT_EXPORT cudaError_t cudaGetFuncBySymbol(cudaFunction_t* functionPtr, const void* symbolPtr) {
+  if (functionPtr == nullptr) return misuse("cudaGetFuncBySymbol", cudaErrorInvalidValue, "NULL");
+  const std::int64_t index = detail::find_kernel(symbolPtr);
+  if (index < 0) return detail::unknown_kernel("cudaGetFuncBySymbol", symbolPtr);
+  *functionPtr =
+      reinterpret_cast<cudaFunction_t>(detail::kKernelTag | static_cast<std::uintptr_t>(index));
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim,
+                                         void** args, size_t sharedMem, cudaStream_t stream) {
+  (void)args;
+  return impl::launch(kernel, gridDim, blockDim, sharedMem, stream, false, "__cudaLaunchKernel");
+}
+
+PT_EXPORT cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim,
+                                              void** args, size_t sharedMem, cudaStream_t stream) {
+  (void)args;
+  return impl::launch(kernel, gridDim, blockDim, sharedMem, stream, true,
+                      "__cudaLaunchKernel_ptsz");
+}
+
+PT_EXPORT cudaError_t cudaLaunchKernel(const void* func, dim3 gridDim, dim3 blockDim, void** args,
+                                       size_t sharedMem, cudaStream_t stream) {
+  (void)args;
+  return impl::launch(func, gridDim, blockDim, sharedMem, stream, false, "cudaLaunchKernel");
+}
+
+PT_EXPORT cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t* config, const void* func,
+                                          void** args) {
+  (void)args;
+  return impl::launch_ex(config, func, false, "cudaLaunchKernelExC");
+}
+
+PT_EXPORT cudaError_t cudaLaunchCooperativeKernel(const void* func, dim3 gridDim, dim3 blockDim,
+                                                  void** args, size_t sharedMem,
+                                                  cudaStream_t stream) {
+  (void)args;
+  return impl::launch_cooperative(func, gridDim, blockDim, sharedMem, stream, false,
+                                  "cudaLaunchCooperativeKernel");
+}
+
+// ---- function attributes and occupancy ------------------------------------------------------
+
+PT_EXPORT cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes* attr, const void* func) {
+  int max_dynamic_shared = 0;
+  if (detail::find_kernel(func, &max_dynamic_shared) < 0) {
+    return detail::unknown_kernel("cudaFuncGetAttributes", func);
+  }
+  if (attr == nullptr) return misuse("cudaFuncGetAttributes", cudaErrorInvalidValue, "NULL");
+  const detail::Config& c = detail::config();
+  *attr = cudaFuncAttributes{};
+  // Plausible values for a typical kernel: the device image is not parsed.
+  attr->maxThreadsPerBlock = 1024;
+  attr->numRegs = 32;
+  attr->ptxVersion = c.cc_major * 10 + c.cc_minor;
+  attr->binaryVersion = c.cc_major * 10 + c.cc_minor;
+  attr->maxDynamicSharedSizeBytes =
+      max_dynamic_shared > 0 ? max_dynamic_shared : detail::sm_limits().shared_per_block;
+  attr->preferredShmemCarveout = -1;
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t cudaFuncSetAttribute(const void* func, enum cudaFuncAttribute attr,
+                                           int value) {
+  const char* api = "cudaFuncSetAttribute";
+  const std::int64_t index = detail::find_kernel(func);
+  if (index < 0) return detail::unknown_kernel(api, func);
+  if (attr == cudaFuncAttributeMaxDynamicSharedMemorySize) {
+    if (value < 0 || value > detail::sm_limits().shared_per_block_optin) {
+      return misuse(api, cudaErrorInvalidValue,
+                    "MaxDynamicSharedMemorySize " + std::to_string(value) + " exceeds " +
+                        std::to_string(detail::sm_limits().shared_per_block_optin));
+    }
+    std::lock_guard<std::mutex> lock(detail::kernels().mutex);
+    detail::kernels().kernels[index]->max_dynamic_shared = value;
+  } else if (attr == cudaFuncAttributePreferredSharedMemoryCarveout) {
+    std::lock_guard<std::mutex> lock(detail::kernels().mutex);
+    detail::kernels().kernels[index]->carveout = value;
+  }
+  return cudaSuccess;  // other attributes (cluster shape, scheduling) are accepted hints
+}
+
+PT_EXPORT cudaError_t cudaKernelSetAttributeForDevice(cudaKernel_t kernel,
+                                                      enum cudaFuncAttribute attr, int value,
+                                                      int device) {
+  if (device < 0 || device >= powertrain::emu::device_count()) {
+    return misuse("cudaKernelSetAttributeForDevice", cudaErrorInvalidDevice, "invalid device");
+  }
+  return cudaFuncSetAttribute(kernel, attr, value);
+}
+
+PT_EXPORT cudaError_t cudaFuncSetCacheConfig(const void* func, enum cudaFuncCache cacheConfig) {
+  (void)cacheConfig;
+  if (detail::find_kernel(func) < 0) return detail::unknown_kernel("cudaFuncSetCacheConfig", func);
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t cudaFuncSetSharedMemConfig(const void* func,
+                                                 enum cudaSharedMemConfig config) {
+  (void)config;
+  if (detail::find_kernel(func) < 0) {
+    return detail::unknown_kernel("cudaFuncSetSharedMemConfig", func);
+  }
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t cudaFuncGetName(const char** name, const void* func) {
+  const std::int64_t index = detail::find_kernel(func);
+  if (index < 0) return detail::unknown_kernel("cudaFuncGetName", func);
+  if (name == nullptr) return misuse("cudaFuncGetName", cudaErrorInvalidValue, "NULL");
+  *name = detail::kernel_at(index)->mangled.c_str();  // kernels are never freed
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+    int* numBlocks, const void* func, int blockSize, size_t dynamicSMemSize, unsigned int flags) {
+  (void)flags;
+  const char* api = "cudaOccupancyMaxActiveBlocksPerMultiprocessor";
+  if (detail::find_kernel(func) < 0) return detail::unknown_kernel(api, func);
+  if (numBlocks == nullptr || blockSize <= 0) {
+    return misuse(api, cudaErrorInvalidValue, "NULL result or block size <= 0");
+  }
+  *numBlocks = blockSize > 1024 ? 0 : detail::blocks_per_sm(blockSize, dynamicSMemSize);
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks,
+                                                                    const void* func, int blockSize,
+                                                                    size_t dynamicSMemSize) {
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(numBlocks, func, blockSize,
+                                                                dynamicSMemSize, 0);
+}
+
+PT_EXPORT cudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(size_t* dynamicSmemSize,
+                                                                const void* func, int numBlocks,
+                                                                int blockSize) {
+  const char* api = "cudaOccupancyAvailableDynamicSMemPerBlock";
+  int max_dynamic_shared = 0;
+  if (detail::find_kernel(func, &max_dynamic_shared) < 0) return detail::unknown_kernel(api, func);
+  if (dynamicSmemSize == nullptr || numBlocks <= 0 || blockSize <= 0) {
+    return misuse(api, cudaErrorInvalidValue, "NULL result or non-positive block count/size");
+  }
+  const detail::SmLimits l = detail::sm_limits();
+  const long long per_block = l.shared_per_sm / numBlocks - l.reserved_shared_per_block;
+  const long long limit = max_dynamic_shared > 0 ? max_dynamic_shared : l.shared_per_block;
+  *dynamicSmemSize = static_cast<size_t>(std::max(0ll, std::min(per_block, limit)));
+  return cudaSuccess;
+}

@@ -1,0 +1,669 @@
+// Emulated device memory: every allocation is tracked against the device's capacity
+// (POWERTRAIN_EMU_MEMORY_BYTES), so out-of-memory happens where it would on the real GPU and
+// cudaMemGetInfo agrees with the program's allocations. Device allocations up to
+// POWERTRAIN_EMU_BACKED_LIMIT (64 MiB) are real host memory, so small copies carry real data;
+// larger ones only reserve address space (PROT_NONE, no RAM), so 80 GB of "device" memory costs
+// nothing. Host (pinned) and managed allocations are always real: the host program touches them.
+#include <sys/mman.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <iterator>
+#include <map>
+#include <mutex>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "interposer/cudart_impl.h"
+#include "interposer/cudart_internal.h"
+
+namespace powertrain::emu::detail {
+namespace {
+
+constexpr std::size_t kAlignment = 256;             // cudaMalloc's guaranteed alignment
+constexpr std::size_t kHeapLimit = 1u << 20;        // larger allocations are mmap'ed
+constexpr std::size_t kPitchAlignment = 512;        // cudaMallocPitch row alignment
+constexpr std::size_t kFreedRemembered = 1u << 16;  // for "double free" messages
+
+enum class Backing : std::uint8_t {
+  kHeap,      // aligned_alloc
+  kMapped,    // mmap read/write, MAP_NORESERVE (pages appear when touched)
+  kReserved,  // mmap PROT_NONE: address range only, not backed
+  kExternal,  // the program's memory (cudaHostRegister): never released by us
+};
+
+struct Allocation {
+  std::size_t bytes = 0;   // requested size (what is accounted and recorded)
+  std::size_t mapped = 0;  // size of the host mapping / heap block
+  int device = 0;
+  AllocKind kind = AllocKind::kDevice;
+  Backing backing = Backing::kHeap;
+  unsigned flags = 0;     // cudaHostAlloc flags
+  bool accounted = true;  // counts against the device's memory
+  bool variable = false;  // storage of a __device__ variable: not freeable
+};
+
+struct Variable {
+  void* storage = nullptr;
+  std::size_t size = 0;
+  std::string name;
+};
+
+struct MemoryState {
+  std::mutex mutex;
+  std::map<std::uintptr_t, Allocation> allocations;  // by base address
+  std::vector<std::int64_t> used;
+  std::vector<std::int64_t> peak;
+  std::unordered_set<std::uintptr_t> freed;  // recently freed bases (bounded)
+  std::deque<std::uintptr_t> freed_order;
+  std::map<const void*, Variable> variables;  // by host shadow address
+};
+
+MemoryState& memory() {
+  static MemoryState* m = [] {
+    auto* state = new MemoryState;  // never destroyed: frees arrive from atexit handlers
+    state->used.assign(config().devices, 0);
+    state->peak.assign(config().devices, 0);
+    return state;
+  }();
+  return *m;
+}
+
+std::size_t round_up(std::size_t value, std::size_t alignment) {
+  return (value + alignment - 1) / alignment * alignment;
+}
+
+// Gets host memory for an allocation; nullptr if the host itself is out of address space.
+void* obtain(std::size_t bytes, bool backed, Backing* backing, std::size_t* mapped) {
+  const std::size_t size = round_up(bytes, kAlignment);
+  if (backed && size <= kHeapLimit) {
+    *backing = Backing::kHeap;
+    *mapped = size;
+    return std::aligned_alloc(kAlignment, size);
+  }
+  const std::size_t page = 4096;
+  *mapped = round_up(size, page);
+  *backing = backed ? Backing::kMapped : Backing::kReserved;
+  void* p = ::mmap(nullptr, *mapped, backed ? PROT_READ | PROT_WRITE : PROT_NONE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  return p == MAP_FAILED ? nullptr : p;
+}
+
+void release(std::uintptr_t base, const Allocation& a) {
+  switch (a.backing) {
+    case Backing::kHeap:
+      std::free(reinterpret_cast<void*>(base));
+      break;
+    case Backing::kMapped:
+    case Backing::kReserved:
+      ::munmap(reinterpret_cast<void*>(base), a.mapped);
+      break;
+    case Backing::kExternal:
+      break;
+  }
+}
+
+void remember_freed(MemoryState& m, std::uintptr_t base) {
+  if (m.freed.insert(base).second) {
+    m.freed_order.push_back(base);
+    if (m.freed_order.size() > kFreedRemembered) {
+      m.freed.erase(m.freed_order.front());
+      m.freed_order.pop_front();
+    }
+  }
+}
+
+struct AllocRequest {
+  AllocKind kind = AllocKind::kDevice;
+  std::size_t bytes = 0;
+  unsigned flags = 0;
+  const char* api = "";
+  std::int64_t stream = kInvalidStream;  // stream-ordered allocations only
+  int device = 0;
+};
+
+// Allocates and records. Returns cudaSuccess, cudaErrorMemoryAllocation (device capacity or host
+// address space exhausted) — never throws.
+cudaError_t allocate(const AllocRequest& request, std::int64_t start, void** out) {
+  const bool host = request.kind == AllocKind::kHost;
+  const bool backed = host || request.kind == AllocKind::kManaged ||
+                      static_cast<std::int64_t>(request.bytes) <= config().backed_limit;
+  MemoryState& m = memory();
+  void* pointer = nullptr;
+  std::int64_t used = 0;
+  bool ok = false;
+  bool host_exhausted = false;
+  {
+    std::lock_guard<std::mutex> lock(m.mutex);
+    const std::int64_t capacity = config().memory_bytes;
+    const bool fits =
+        host || m.used[request.device] + static_cast<std::int64_t>(request.bytes) <= capacity;
+    if (fits) {
+      Allocation a;
+      pointer = obtain(request.bytes, backed, &a.backing, &a.mapped);
+      if (pointer != nullptr) {
+        a.bytes = request.bytes;
+        a.device = request.device;
+        a.kind = request.kind;
+        a.flags = request.flags;
+        a.accounted = !host;
+        const auto base = reinterpret_cast<std::uintptr_t>(pointer);
+        m.allocations[base] = a;
+        if (m.freed.erase(base) > 0) {
+          // Address reused: it is live again (the deque entry expires harmlessly).
+        }
+        if (a.accounted) {
+          m.used[request.device] += static_cast<std::int64_t>(request.bytes);
+          if (m.used[request.device] > m.peak[request.device]) {
+            m.peak[request.device] = m.used[request.device];
+          }
+        }
+        ok = true;
+      } else {
+        host_exhausted = true;
+      }
+    }
+    used = m.used[request.device];
+  }
+  if (host_exhausted) {
+    report_misuse(request.api, "the host could not provide address space for " +
+                                   std::to_string(request.bytes) + " bytes");
+  }
+  Record record = make_record(Op::kMalloc, start, request.device);
+  record.a[0] = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(pointer));
+  record.a[1] = static_cast<std::int64_t>(request.bytes);
+  record.a[2] = used;
+  record.sub = static_cast<std::uint8_t>(request.kind);
+  record.flag = ok;
+  record.a[3] = request.stream;
+  record.a[4] = request.stream != kInvalidStream ? next_correlation() : 0;
+  record.api = request.api;
+  append(std::move(record));
+  if (!ok) return fail(cudaErrorMemoryAllocation);
+  *out = pointer;
+  return cudaSuccess;
+}
+
+// Which allocation kinds an API may free.
+enum class FreeAs { kDevice, kHost };
+
+cudaError_t deallocate(void* pointer, FreeAs as, const char* api, std::int64_t stream,
+                       std::int64_t start) {
+  if (pointer == nullptr) return cudaSuccess;  // cudaFree(NULL) is a no-op
+  MemoryState& m = memory();
+  const auto base = reinterpret_cast<std::uintptr_t>(pointer);
+  std::string problem;
+  Allocation a;
+  std::int64_t used = 0;
+  {
+    std::lock_guard<std::mutex> lock(m.mutex);
+    const auto it = m.allocations.find(base);
+    if (it == m.allocations.end()) {
+      auto next = m.allocations.upper_bound(base);
+      if (m.freed.count(base) > 0) {
+        problem = "double free: " + pointer_text(pointer) + " was already freed";
+      } else if (next != m.allocations.begin() &&
+                 base < std::prev(next)->first +
+                            std::max<std::size_t>(std::prev(next)->second.bytes, 1)) {
+        problem = pointer_text(pointer) + " points inside the allocation at " +
+                  pointer_text(reinterpret_cast<void*>(std::prev(next)->first)) +
+                  "; pass the pointer the allocation returned";
+      } else {
+        problem = pointer_text(pointer) + " was not allocated by the CUDA runtime";
+      }
+    } else if (it->second.variable) {
+      problem = pointer_text(pointer) + " is a __device__ variable, not an allocation";
+    } else if (it->second.backing == Backing::kExternal) {
+      problem = pointer_text(pointer) + " is registered host memory; use cudaHostUnregister";
+    } else if ((as == FreeAs::kHost) != (it->second.kind == AllocKind::kHost)) {
+      problem = pointer_text(pointer) + (as == FreeAs::kHost
+                                             ? " is device memory; use cudaFree"
+                                             : " is pinned host memory; use cudaFreeHost");
+    } else {
+      a = it->second;
+      m.allocations.erase(it);
+      remember_freed(m, base);
+      if (a.accounted) m.used[a.device] -= static_cast<std::int64_t>(a.bytes);
+      used = m.used[a.device];
+      release(base, a);
+    }
+  }
+  if (!problem.empty()) return misuse(api, cudaErrorInvalidValue, problem);
+  Record record = make_record(Op::kFree, start, a.device);
+  record.a[0] = static_cast<std::int64_t>(base);
+  record.a[1] = static_cast<std::int64_t>(a.bytes);
+  record.a[2] = used;
+  record.sub = static_cast<std::uint8_t>(a.kind);
+  record.a[3] = stream;
+  record.a[4] = stream != kInvalidStream ? next_correlation() : 0;
+  record.api = api;
+  append(std::move(record));
+  return cudaSuccess;
+}
+
+cudaError_t device_alloc(void** out, std::size_t bytes, AllocKind kind, unsigned flags,
+                         const char* api) {
+  const std::int64_t start = now_ns();
+  if (out == nullptr) return misuse(api, cudaErrorInvalidValue, "the result pointer is NULL");
+  if (bytes == 0) {
+    *out = nullptr;  // as the runtime: success and a NULL pointer, nothing allocated
+    return cudaSuccess;
+  }
+  AllocRequest request;
+  request.kind = kind;
+  request.bytes = bytes;
+  request.flags = flags;
+  request.api = api;
+  request.device = current_device();
+  return allocate(request, start, out);
+}
+
+constexpr std::uintptr_t kPoolTag = std::uintptr_t{0x504c} << 48;  // "PL" | device
+
+bool pool_device(cudaMemPool_t pool, int* device) {
+  const auto bits = reinterpret_cast<std::uintptr_t>(pool);
+  if ((bits >> 48) != (kPoolTag >> 48)) return false;
+  const auto index = static_cast<int>(bits & 0xffff);
+  if (index >= config().devices) return false;
+  *device = index;
+  return true;
+}
+
+}  // namespace
+
+PointerInfo lookup_pointer(const void* pointer) {
+  PointerInfo info;
+  const auto address = reinterpret_cast<std::uintptr_t>(pointer);
+  MemoryState& m = memory();
+  std::lock_guard<std::mutex> lock(m.mutex);
+  auto next = m.allocations.upper_bound(address);
+  if (next == m.allocations.begin()) return info;
+  const auto& [base, a] = *std::prev(next);
+  if (address >= base + std::max<std::size_t>(a.bytes, 1)) return info;
+  info.known = true;
+  info.device_side = a.kind != AllocKind::kHost;
+  info.backed = a.backing != Backing::kReserved;
+  info.device = a.device;
+  info.kind = a.kind;
+  info.base = base;
+  info.bytes = a.bytes;
+  info.available = base + a.bytes - address;
+  return info;
+}
+
+std::vector<std::int64_t> peak_used_per_device() {
+  std::lock_guard<std::mutex> lock(memory().mutex);
+  return memory().peak;
+}
+
+std::int64_t used_bytes(int device) {
+  std::lock_guard<std::mutex> lock(memory().mutex);
+  if (device < 0 || device >= static_cast<int>(memory().used.size())) return 0;
+  return memory().used[device];
+}
+
+void release_device_allocations(int device) {
+  std::vector<std::uintptr_t> bases;
+  {
+    std::lock_guard<std::mutex> lock(memory().mutex);
+    for (const auto& [base, a] : memory().allocations) {
+      if (a.device == device && a.kind != AllocKind::kHost && !a.variable) bases.push_back(base);
+    }
+  }
+  for (const std::uintptr_t base : bases) {
+    deallocate(reinterpret_cast<void*>(base), FreeAs::kDevice, "cudaDeviceReset", kInvalidStream,
+               now_ns());
+  }
+}
+
+void register_variable(const void* host_var, const char* name, std::size_t size, bool managed,
+                       void** managed_ptr_address) {
+  if (host_var == nullptr && managed_ptr_address == nullptr) return;
+  MemoryState& m = memory();
+  const void* key = managed ? static_cast<const void*>(managed_ptr_address) : host_var;
+  std::lock_guard<std::mutex> lock(m.mutex);
+  if (m.variables.count(key) > 0) return;  // registered twice (module loaded again)
+  Allocation a;
+  const std::size_t bytes = size > 0 ? size : 1;
+  void* storage = obtain(bytes, true, &a.backing, &a.mapped);
+  if (storage == nullptr) return;
+  // The host shadow of a __device__ variable carries its initializer; managed variables start
+  // zeroed (their initial value lives only in the device image).
+  if (!managed && host_var != nullptr && size > 0) {
+    std::memcpy(storage, host_var, size);
+  } else {
+    std::memset(storage, 0, bytes);
+  }
+  a.bytes = bytes;
+  a.kind = managed ? AllocKind::kManaged : AllocKind::kDevice;
+  a.accounted = false;
+  a.variable = true;
+  m.allocations[reinterpret_cast<std::uintptr_t>(storage)] = a;
+  m.variables[key] = Variable{storage, size, name != nullptr ? name : ""};
+  if (managed && managed_ptr_address != nullptr) *managed_ptr_address = storage;
+}
+
+VariableInfo lookup_variable(const void* symbol) {
+  VariableInfo info;
+  MemoryState& m = memory();
+  std::lock_guard<std::mutex> lock(m.mutex);
+  const auto it = m.variables.find(symbol);
+  if (it == m.variables.end()) return info;
+  info.known = true;
+  info.storage = it->second.storage;
+  info.size = it->second.size;
+  return info;
+}
+
+namespace impl {
+
+cudaError_t malloc_async(void** pointer, size_t size, cudaStream_t stream, bool per_thread,
+                         const char* api) {
+  const std::int64_t start = now_ns();
+  StreamRef ref;
+  if (!stream_or_fail(stream, per_thread, api, &ref)) return cudaErrorInvalidResourceHandle;
+  if (pointer == nullptr) return misuse(api, cudaErrorInvalidValue, "devPtr is NULL");
+  if (size == 0) {
+    *pointer = nullptr;
+    return cudaSuccess;
+  }
+  AllocRequest request;
+  request.kind = AllocKind::kAsync;
+  request.bytes = size;
+  request.api = api;
+  request.stream = ref.id;
+  request.device = ref.device;
+  return allocate(request, start, pointer);
+}
+
+cudaError_t free_async(void* pointer, cudaStream_t stream, bool per_thread, const char* api) {
+  const std::int64_t start = now_ns();
+  StreamRef ref;
+  if (!stream_or_fail(stream, per_thread, api, &ref)) return cudaErrorInvalidResourceHandle;
+  return deallocate(pointer, FreeAs::kDevice, api, ref.id, start);
+}
+
+}  // namespace impl
+}  // namespace powertrain::emu::detail
+
+namespace detail = powertrain::emu::detail;
+namespace impl = powertrain::emu::detail::impl;
+using detail::AllocKind;
+using detail::misuse;
+
+PT_EXPORT cudaError_t cudaMalloc(void** devPtr, size_t size) {
+  return detail::device_alloc(devPtr, size, AllocKind::kDevice, 0, "cudaMalloc");
+}
+
+PT_EXPORT cudaError_t cudaMallocManaged(void** devPtr, size_t size, unsigned int flags) {
+  if (flags != cudaMemAttachGlobal && flags != cudaMemAttachHost) {
+    return misuse("cudaMallocManaged", cudaErrorInvalidValue,
+                  "flags must be cudaMemAttachGlobal or cudaMemAttachHost");
+  }
+  return detail::device_alloc(devPtr, size, AllocKind::kManaged, flags, "cudaMallocManaged");
+}
+
+PT_EXPORT cudaError_t cudaMallocHost(void** ptr, size_t size) {
+  return detail::device_alloc(ptr, size, AllocKind::kHost, cudaHostAllocDefault, "cudaMallocHost");
+}
+
+PT_EXPORT cudaError_t cudaHostAlloc(void** pHost, size_t size, unsigned int flags) {
+  constexpr unsigned kValid =
+      cudaHostAllocPortable | cudaHostAllocMapped | cudaHostAllocWriteCombined;
+  if ((flags & ~kValid) != 0) {
+    return misuse("cudaHostAlloc", cudaErrorInvalidValue, "unknown flags " + std::to_string(flags));
+  }
+  return detail::device_alloc(pHost, size, AllocKind::kHost, flags, "cudaHostAlloc");
+}
+
+PT_EXPORT cudaError_t cudaMallocPitch(void** devPtr, size_t* pitch, size_t width, size_t height) {
+  if (pitch == nullptr) return misuse("cudaMallocPitch", cudaErrorInvalidValue, "pitch is NULL");
+  const size_t row = detail::round_up(width > 0 ? width : 1, detail::kPitchAlignment);
+  const cudaError_t error =
+      detail::device_alloc(devPtr, row * height, AllocKind::kDevice, 0, "cudaMallocPitch");
+  if (error == cudaSuccess) *pitch = row;
+  return error;
+}
+
+PT_EXPORT cudaError_t cudaMalloc3D(struct cudaPitchedPtr* pitchedDevPtr, struct cudaExtent extent) {
+  if (pitchedDevPtr == nullptr) {
+    return misuse("cudaMalloc3D", cudaErrorInvalidValue, "pitchedDevPtr is NULL");
+  }
+  const size_t row = detail::round_up(extent.width > 0 ? extent.width : 1, detail::kPitchAlignment);
+  void* pointer = nullptr;
+  const cudaError_t error = detail::device_alloc(&pointer, row * extent.height * extent.depth,
+                                                 AllocKind::kDevice, 0, "cudaMalloc3D");
+  if (error == cudaSuccess) {
+    *pitchedDevPtr = cudaPitchedPtr{pointer, row, extent.width, extent.height};
+  }
+  return error;
+}
+
+PT_EXPORT cudaError_t cudaFree(void* devPtr) {
+  return detail::deallocate(devPtr, detail::FreeAs::kDevice, "cudaFree",
+                            powertrain::emu::kInvalidStream, powertrain::emu::now_ns());
+}
+
+PT_EXPORT cudaError_t cudaFreeHost(void* ptr) {
+  return detail::deallocate(ptr, detail::FreeAs::kHost, "cudaFreeHost",
+                            powertrain::emu::kInvalidStream, powertrain::emu::now_ns());
+}
+
+PT_EXPORT cudaError_t cudaMallocAsync(void** devPtr, size_t size, cudaStream_t hStream) {
+  return impl::malloc_async(devPtr, size, hStream, false, "cudaMallocAsync");
+}
+
+PT_EXPORT cudaError_t cudaFreeAsync(void* devPtr, cudaStream_t hStream) {
+  return impl::free_async(devPtr, hStream, false, "cudaFreeAsync");
+}
+
+PT_EXPORT cudaError_t cudaMallocFromPoolAsync(void** ptr, size_t size, cudaMemPool_t memPool,
+                                              cudaStream_t stream) {
+  int device = 0;
+  if (!detail::pool_device(memPool, &device)) {
+    return misuse("cudaMallocFromPoolAsync", cudaErrorInvalidValue,
+                  "invalid memory pool " + detail::pointer_text(memPool));
+  }
+  return impl::malloc_async(ptr, size, stream, false, "cudaMallocFromPoolAsync");
+}
+
+// Memory pools: each device has one emulated default pool; attributes read as 0 and writes
+// (release thresholds, reuse policies) are accepted — they only affect caching, not the trace.
+PT_EXPORT cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t* memPool, int device) {
+  if (memPool == nullptr || device < 0 || device >= powertrain::emu::device_count()) {
+    return misuse("cudaDeviceGetDefaultMemPool", cudaErrorInvalidValue,
+                  "memPool is NULL or invalid device " + std::to_string(device));
+  }
+  *memPool =
+      reinterpret_cast<cudaMemPool_t>(detail::kPoolTag | static_cast<std::uintptr_t>(device));
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t cudaDeviceGetMemPool(cudaMemPool_t* memPool, int device) {
+  return cudaDeviceGetDefaultMemPool(memPool, device);
+}
+
+PT_EXPORT cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr,
+                                              void* value) {
+  int device = 0;
+  if (!detail::pool_device(memPool, &device) || value == nullptr) {
+    return misuse("cudaMemPoolSetAttribute", cudaErrorInvalidValue,
+                  "invalid memory pool or NULL value");
+  }
+  (void)attr;
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr,
+                                              void* value) {
+  int device = 0;
+  if (!detail::pool_device(memPool, &device) || value == nullptr) {
+    return misuse("cudaMemPoolGetAttribute", cudaErrorInvalidValue,
+                  "invalid memory pool or NULL value");
+  }
+  // Reuse flags are int, byte counters and thresholds are cuuint64_t.
+  const bool is_int = attr == cudaMemPoolReuseFollowEventDependencies ||
+                      attr == cudaMemPoolReuseAllowOpportunistic ||
+                      attr == cudaMemPoolReuseAllowInternalDependencies;
+  if (is_int) {
+    *static_cast<int*>(value) = 1;
+  } else {
+    *static_cast<unsigned long long*>(value) = 0;
+  }
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t cudaMemPoolTrimTo(cudaMemPool_t memPool, size_t minBytesToKeep) {
+  int device = 0;
+  (void)minBytesToKeep;
+  if (!detail::pool_device(memPool, &device)) {
+    return misuse("cudaMemPoolTrimTo", cudaErrorInvalidValue, "invalid memory pool");
+  }
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t cudaMemGetInfo(size_t* free, size_t* total) {
+  const std::int64_t capacity = detail::config().memory_bytes;
+  const std::int64_t used = detail::used_bytes(powertrain::emu::current_device());
+  if (free != nullptr) *free = static_cast<size_t>(capacity - used);
+  if (total != nullptr) *total = static_cast<size_t>(capacity);
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes* attributes,
+                                               const void* ptr) {
+  if (attributes == nullptr) {
+    return misuse("cudaPointerGetAttributes", cudaErrorInvalidValue, "attributes is NULL");
+  }
+  *attributes = cudaPointerAttributes{};
+  const detail::PointerInfo info = detail::lookup_pointer(ptr);
+  if (!info.known) {
+    attributes->type = cudaMemoryTypeUnregistered;  // plain host memory: success, as CUDA 11+
+    attributes->device = -2;
+    attributes->hostPointer = const_cast<void*>(ptr);
+    return cudaSuccess;
+  }
+  attributes->device = info.device;
+  switch (info.kind) {
+    case AllocKind::kHost:
+      attributes->type = cudaMemoryTypeHost;
+      attributes->hostPointer = const_cast<void*>(ptr);
+      attributes->devicePointer = const_cast<void*>(ptr);
+      break;
+    case AllocKind::kManaged:
+      attributes->type = cudaMemoryTypeManaged;
+      attributes->hostPointer = const_cast<void*>(ptr);
+      attributes->devicePointer = const_cast<void*>(ptr);
+      break;
+    case AllocKind::kDevice:
+    case AllocKind::kAsync:
+      attributes->type = cudaMemoryTypeDevice;
+      attributes->devicePointer = const_cast<void*>(ptr);
+      break;
+  }
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t cudaHostRegister(void* ptr, size_t size, unsigned int flags) {
+  const char* api = "cudaHostRegister";
+  if (ptr == nullptr || size == 0) return misuse(api, cudaErrorInvalidValue, "NULL or empty range");
+  detail::MemoryState& m = detail::memory();
+  std::lock_guard<std::mutex> lock(m.mutex);
+  const auto base = reinterpret_cast<std::uintptr_t>(ptr);
+  if (m.allocations.count(base) > 0) {
+    return detail::fail(cudaErrorHostMemoryAlreadyRegistered);
+  }
+  detail::Allocation a;
+  a.bytes = size;
+  a.mapped = size;
+  a.kind = AllocKind::kHost;
+  a.backing = detail::Backing::kExternal;
+  a.flags = flags;
+  a.accounted = false;
+  m.allocations[base] = a;
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t cudaHostUnregister(void* ptr) {
+  detail::MemoryState& m = detail::memory();
+  std::unique_lock<std::mutex> lock(m.mutex);
+  const auto it = m.allocations.find(reinterpret_cast<std::uintptr_t>(ptr));
+  if (it == m.allocations.end() || it->second.backing != detail::Backing::kExternal) {
+    lock.unlock();
+    return detail::fail(cudaErrorHostMemoryNotRegistered);
+  }
+  m.allocations.erase(it);
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t cudaHostGetDevicePointer(void** pDevice, void* pHost, unsigned int flags) {
+  (void)flags;
+  const detail::PointerInfo info = detail::lookup_pointer(pHost);
+  if (pDevice == nullptr || !info.known || info.kind != AllocKind::kHost) {
+    return misuse("cudaHostGetDevicePointer", cudaErrorInvalidValue,
+                  detail::pointer_text(pHost) + " is not pinned or registered host memory");
+  }
+  *pDevice = pHost;  // unified addressing: the same address on both sides
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t cudaHostGetFlags(unsigned int* pFlags, void* pHost) {
+  detail::MemoryState& m = detail::memory();
+  std::unique_lock<std::mutex> lock(m.mutex);
+  const auto it = m.allocations.find(reinterpret_cast<std::uintptr_t>(pHost));
+  if (pFlags == nullptr || it == m.allocations.end() || it->second.kind != AllocKind::kHost) {
+    lock.unlock();
+    return misuse("cudaHostGetFlags", cudaErrorInvalidValue,
+                  detail::pointer_text(pHost) + " is not pinned host memory");
+  }
+  *pFlags = it->second.flags;
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t cudaGetSymbolAddress(void** devPtr, const void* symbol) {
+  const detail::VariableInfo v = detail::lookup_variable(symbol);
+  if (!v.known) {
+    return misuse("cudaGetSymbolAddress", cudaErrorInvalidSymbol,
+                  detail::pointer_text(symbol) + " is not a registered __device__ variable");
+  }
+  if (devPtr == nullptr) return misuse("cudaGetSymbolAddress", cudaErrorInvalidValue, "NULL");
+  *devPtr = v.storage;
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t cudaGetSymbolSize(size_t* size, const void* symbol) {
+  const detail::VariableInfo v = detail::lookup_variable(symbol);
+  if (!v.known) {
+    return misuse("cudaGetSymbolSize", cudaErrorInvalidSymbol,
+                  detail::pointer_text(symbol) + " is not a registered __device__ variable");
+  }
+  if (size == nullptr) return misuse("cudaGetSymbolSize", cudaErrorInvalidValue, "NULL");
+  *size = v.size;
+  return cudaSuccess;
+}
+
+// Placement hints for managed memory have no effect on an emulated device; they are validated
+// and accepted (not recorded).
+PT_EXPORT cudaError_t cudaMemAdvise(const void* devPtr, size_t count, enum cudaMemoryAdvise advice,
+                                    struct cudaMemLocation location) {
+  (void)count;
+  (void)advice;
+  (void)location;
+  if (!detail::lookup_pointer(devPtr).known) {
+    return misuse("cudaMemAdvise", cudaErrorInvalidValue,
+                  detail::pointer_text(devPtr) + " is not managed memory");
+  }
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t cudaMemPrefetchAsync(const void* devPtr, size_t count,
+                                           struct cudaMemLocation location, unsigned int flags,
+                                           cudaStream_t stream) {
+  (void)devPtr;
+  (void)count;
+  (void)location;
+  (void)flags;
+  return impl::stream_accept(stream, false, "cudaMemPrefetchAsync");
+}

@@ -1,0 +1,642 @@
+// Streams and events of the emulated device. Handles are tagged integers (a non-canonical
+// address carrying a tag and the trace id), validated against a registry before any use, so a
+// stale or forged handle is reported as cudaErrorInvalidResourceHandle and never dereferenced;
+// ids are never reused, so a destroyed handle stays invalid. Work completes the moment it is
+// enqueued: queries report completion, synchronisation only writes its record, and host
+// callbacks run synchronously in the calling thread.
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "interposer/cudart_impl.h"
+#include "interposer/cudart_internal.h"
+
+namespace powertrain::emu::detail {
+namespace {
+
+constexpr std::uintptr_t kIdMask = (std::uintptr_t{1} << 48) - 1;
+constexpr std::uintptr_t kStreamTag = std::uintptr_t{0x5354} << 48;  // "ST"
+constexpr std::uintptr_t kEventTag = std::uintptr_t{0x4556} << 48;   // "EV"
+constexpr unsigned kValidEventFlags =
+    cudaEventBlockingSync | cudaEventDisableTiming | cudaEventInterprocess;
+constexpr int kLeastPriority = 0;
+constexpr int kGreatestPriority = -5;  // as on H100
+
+struct StreamEntry {
+  int device = 0;
+  unsigned flags = 0;
+  int priority = 0;
+  bool live = false;
+};
+
+struct EventEntry {
+  int device = 0;
+  unsigned flags = 0;
+  bool live = false;
+  bool recorded = false;
+  std::int64_t record_t = 0;  // host time of the last cudaEventRecord
+};
+
+struct Registry {
+  std::mutex mutex;
+  std::vector<StreamEntry> streams;  // index = id - kFirstCreatedStream
+  std::vector<EventEntry> events;    // index = id - 1
+};
+
+Registry& registry() {
+  static Registry* r = new Registry;  // never destroyed (calls arrive during exit)
+  return *r;
+}
+
+cudaStream_t stream_handle(std::int64_t id) {
+  return reinterpret_cast<cudaStream_t>(kStreamTag | static_cast<std::uintptr_t>(id));
+}
+
+cudaEvent_t event_handle(std::int64_t id) {
+  return reinterpret_cast<cudaEvent_t>(kEventTag | static_cast<std::uintptr_t>(id));
+}
+
+// Index into registry().streams for a created-stream handle, or -1.
+std::int64_t created_stream_index(const void* stream) {
+  const auto bits = reinterpret_cast<std::uintptr_t>(stream);
+  if ((bits & ~kIdMask) != kStreamTag) return -1;
+  return static_cast<std::int64_t>(bits & kIdMask) - kFirstCreatedStream;
+}
+
+// Index into registry().events, or -1 for a value that is not an event handle.
+std::int64_t event_index(const void* event) {
+  const auto bits = reinterpret_cast<std::uintptr_t>(event);
+  if ((bits & ~kIdMask) != kEventTag) return -1;
+  return static_cast<std::int64_t>(bits & kIdMask) - 1;
+}
+
+// Looks a live event up; returns its id or -1 (with `entry` filled on success). Lock held.
+std::int64_t live_event(Registry& r, const void* event, EventEntry** entry) {
+  const std::int64_t index = event_index(event);
+  if (index < 0 || index >= static_cast<std::int64_t>(r.events.size())) return -1;
+  if (!r.events[index].live) return -1;
+  *entry = &r.events[index];
+  return index + 1;
+}
+
+std::string bad_event_text(const void* event) {
+  const std::int64_t index = event_index(event);
+  if (index >= 0 && index < static_cast<std::int64_t>(registry().events.size())) {
+    return "event " + std::to_string(index + 1) + " (" + pointer_text(event) +
+           ") was already destroyed";
+  }
+  return "invalid event handle " + pointer_text(event);
+}
+
+cudaError_t create_stream(cudaStream_t* out, unsigned flags, int priority, const char* api) {
+  const std::int64_t start = now_ns();
+  if (out == nullptr) return misuse(api, cudaErrorInvalidValue, "pStream is NULL");
+  if ((flags & ~static_cast<unsigned>(cudaStreamNonBlocking)) != 0) {
+    return misuse(api, cudaErrorInvalidValue, "unknown stream flags " + std::to_string(flags));
+  }
+  // The runtime clamps priorities into the device's range rather than failing.
+  if (priority > kLeastPriority) priority = kLeastPriority;
+  if (priority < kGreatestPriority) priority = kGreatestPriority;
+  const int device = current_device();
+  std::int64_t id = 0;
+  {
+    Registry& r = registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    id = static_cast<std::int64_t>(r.streams.size()) + kFirstCreatedStream;
+    r.streams.push_back(StreamEntry{device, flags, priority, true});
+  }
+  *out = stream_handle(id);
+  Record record = make_record(Op::kStreamCreate, start, device);
+  record.a[0] = id;
+  record.a[1] = flags;
+  record.a[2] = priority;
+  append(std::move(record));
+  return cudaSuccess;
+}
+
+cudaError_t create_event(cudaEvent_t* out, unsigned flags, const char* api) {
+  const std::int64_t start = now_ns();
+  if (out == nullptr) return misuse(api, cudaErrorInvalidValue, "event is NULL");
+  if ((flags & ~kValidEventFlags) != 0) {
+    return misuse(api, cudaErrorInvalidValue, "unknown event flags " + std::to_string(flags));
+  }
+  const int device = current_device();
+  std::int64_t id = 0;
+  {
+    Registry& r = registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    id = static_cast<std::int64_t>(r.events.size()) + 1;
+    r.events.push_back(EventEntry{device, flags, true, false, 0});
+  }
+  *out = event_handle(id);
+  Record record = make_record(Op::kEventCreate, start, device);
+  record.a[0] = id;
+  record.a[1] = flags;
+  append(std::move(record));
+  return cudaSuccess;
+}
+
+}  // namespace
+
+StreamRef resolve_stream(const void* stream, bool per_thread) {
+  StreamRef ref;
+  const auto bits = reinterpret_cast<std::uintptr_t>(stream);
+  if (stream == nullptr || stream == cudaStreamLegacy || stream == cudaStreamPerThread) {
+    const bool per_thread_default =
+        stream == cudaStreamPerThread || (stream == nullptr && per_thread);
+    ref.id =
+        per_thread_default ? kPerThreadDefaultStreamBase + thread_index() : kLegacyDefaultStream;
+    ref.device = current_device();
+    return ref;
+  }
+  if ((bits & ~kIdMask) != kStreamTag) return ref;
+  const std::int64_t index = created_stream_index(stream);
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  if (index >= 0 && index < static_cast<std::int64_t>(r.streams.size()) && r.streams[index].live) {
+    ref.id = index + kFirstCreatedStream;
+    ref.device = r.streams[index].device;
+  }
+  return ref;
+}
+
+bool stream_or_fail(const void* stream, bool per_thread, std::string_view api, StreamRef* out) {
+  *out = resolve_stream(stream, per_thread);
+  if (out->id != kInvalidStream) return true;
+  const std::int64_t index = created_stream_index(stream);
+  bool destroyed = false;
+  if (index >= 0) {
+    Registry& r = registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    destroyed = index < static_cast<std::int64_t>(r.streams.size());
+  }
+  misuse(api, cudaErrorInvalidResourceHandle,
+         destroyed ? "stream " + std::to_string(index + kFirstCreatedStream) + " (" +
+                         pointer_text(stream) + ") was already destroyed"
+                   : "invalid stream handle " + pointer_text(stream));
+  return false;
+}
+
+void reset_streams_and_events(int device) {
+  std::vector<std::int64_t> destroyed;
+  {
+    Registry& r = registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    for (std::size_t i = 0; i < r.streams.size(); ++i) {
+      if (r.streams[i].live && r.streams[i].device == device) {
+        r.streams[i].live = false;
+        destroyed.push_back(static_cast<std::int64_t>(i) + kFirstCreatedStream);
+      }
+    }
+    for (EventEntry& e : r.events) {
+      if (e.device == device) e.live = false;
+    }
+  }
+  for (const std::int64_t id : destroyed) {
+    Record record = make_record(Op::kStreamDestroy, now_ns(), device);
+    record.a[0] = id;
+    append(std::move(record));
+  }
+}
+
+namespace impl {
+
+cudaError_t stream_query(cudaStream_t stream, bool per_thread, const char* api) {
+  StreamRef ref;
+  if (!stream_or_fail(stream, per_thread, api, &ref)) return cudaErrorInvalidResourceHandle;
+  return cudaSuccess;  // all enqueued work is complete in the emulator
+}
+
+cudaError_t stream_accept(cudaStream_t stream, bool per_thread, const char* api) {
+  return stream_query(stream, per_thread, api);
+}
+
+cudaError_t stream_synchronize(cudaStream_t stream, bool per_thread, const char* api) {
+  const std::int64_t start = now_ns();
+  StreamRef ref;
+  if (!stream_or_fail(stream, per_thread, api, &ref)) return cudaErrorInvalidResourceHandle;
+  Record record = make_record(Op::kStreamSync, start, ref.device);
+  record.a[0] = ref.id;
+  append(std::move(record));
+  return cudaSuccess;
+}
+
+cudaError_t stream_get_device(cudaStream_t stream, int* device, bool per_thread, const char* api) {
+  StreamRef ref;
+  if (!stream_or_fail(stream, per_thread, api, &ref)) return cudaErrorInvalidResourceHandle;
+  if (device == nullptr) return misuse(api, cudaErrorInvalidValue, "device is NULL");
+  *device = ref.device;
+  return cudaSuccess;
+}
+
+cudaError_t stream_get_flags(cudaStream_t stream, unsigned* flags, bool per_thread,
+                             const char* api) {
+  StreamRef ref;
+  if (!stream_or_fail(stream, per_thread, api, &ref)) return cudaErrorInvalidResourceHandle;
+  if (flags == nullptr) return misuse(api, cudaErrorInvalidValue, "flags is NULL");
+  *flags = 0;
+  const std::int64_t index = created_stream_index(stream);
+  if (index >= 0) {
+    std::lock_guard<std::mutex> lock(registry().mutex);
+    *flags = registry().streams[index].flags;
+  }
+  return cudaSuccess;
+}
+
+cudaError_t stream_get_id(cudaStream_t stream, unsigned long long* id, bool per_thread,
+                          const char* api) {
+  StreamRef ref;
+  if (!stream_or_fail(stream, per_thread, api, &ref)) return cudaErrorInvalidResourceHandle;
+  if (id == nullptr) return misuse(api, cudaErrorInvalidValue, "streamId is NULL");
+  *id = static_cast<unsigned long long>(ref.id);  // the trace id: stable and unique
+  return cudaSuccess;
+}
+
+cudaError_t stream_get_priority(cudaStream_t stream, int* priority, bool per_thread,
+                                const char* api) {
+  StreamRef ref;
+  if (!stream_or_fail(stream, per_thread, api, &ref)) return cudaErrorInvalidResourceHandle;
+  if (priority == nullptr) return misuse(api, cudaErrorInvalidValue, "priority is NULL");
+  *priority = 0;
+  const std::int64_t index = created_stream_index(stream);
+  if (index >= 0) {
+    std::lock_guard<std::mutex> lock(registry().mutex);
+    *priority = registry().streams[index].priority;
+  }
+  return cudaSuccess;
+}
+
+cudaError_t event_record(cudaEvent_t event, cudaStream_t stream, unsigned flags, bool per_thread,
+                         const char* api) {
+  const std::int64_t start = now_ns();
+  StreamRef ref;
+  if (!stream_or_fail(stream, per_thread, api, &ref)) return cudaErrorInvalidResourceHandle;
+  if ((flags & ~static_cast<unsigned>(cudaEventRecordExternal)) != 0) {
+    return misuse(api, cudaErrorInvalidValue, "unknown record flags " + std::to_string(flags));
+  }
+  std::int64_t id = -1;
+  {
+    Registry& r = registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    EventEntry* entry = nullptr;
+    id = live_event(r, event, &entry);
+    if (id > 0) {
+      entry->recorded = true;
+      entry->record_t = start;
+    }
+  }
+  if (id < 0) return misuse(api, cudaErrorInvalidResourceHandle, bad_event_text(event));
+  Record record = make_record(Op::kEventRecord, start, ref.device);
+  record.a[0] = ref.id;
+  record.a[1] = id;
+  record.a[2] = next_correlation();
+  record.api = api;
+  append(std::move(record));
+  return cudaSuccess;
+}
+
+cudaError_t stream_wait_event(cudaStream_t stream, cudaEvent_t event, unsigned flags,
+                              bool per_thread, const char* api) {
+  const std::int64_t start = now_ns();
+  StreamRef ref;
+  if (!stream_or_fail(stream, per_thread, api, &ref)) return cudaErrorInvalidResourceHandle;
+  if ((flags & ~static_cast<unsigned>(cudaEventWaitExternal)) != 0) {
+    return misuse(api, cudaErrorInvalidValue, "unknown wait flags " + std::to_string(flags));
+  }
+  std::int64_t id = -1;
+  {
+    Registry& r = registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    EventEntry* entry = nullptr;
+    id = live_event(r, event, &entry);
+  }
+  if (id < 0) return misuse(api, cudaErrorInvalidResourceHandle, bad_event_text(event));
+  Record record = make_record(Op::kStreamWaitEvent, start, ref.device);
+  record.a[0] = ref.id;
+  record.a[1] = id;
+  record.a[2] = next_correlation();
+  record.api = api;
+  append(std::move(record));
+  return cudaSuccess;
+}
+
+cudaError_t launch_host_func(cudaStream_t stream, cudaHostFn_t fn, void* user_data, bool per_thread,
+                             const char* api) {
+  const std::int64_t start = now_ns();
+  StreamRef ref;
+  if (!stream_or_fail(stream, per_thread, api, &ref)) return cudaErrorInvalidResourceHandle;
+  if (fn == nullptr) return misuse(api, cudaErrorInvalidValue, "fn is NULL");
+  Record record = make_record(Op::kHostFunc, start, ref.device);
+  record.a[0] = ref.id;
+  record.a[1] = next_correlation();
+  record.api = api;
+  append(std::move(record));
+  // Earlier work on the stream is already complete, so the function may run now; running it in
+  // the calling thread keeps the program's observable order (it runs after the enqueue).
+  fn(user_data);
+  return cudaSuccess;
+}
+
+cudaError_t stream_add_callback(cudaStream_t stream, cudaStreamCallback_t callback, void* user_data,
+                                unsigned flags, bool per_thread, const char* api) {
+  const std::int64_t start = now_ns();
+  StreamRef ref;
+  if (!stream_or_fail(stream, per_thread, api, &ref)) return cudaErrorInvalidResourceHandle;
+  if (callback == nullptr || flags != 0) {
+    return misuse(api, cudaErrorInvalidValue, "callback is NULL or flags are not 0");
+  }
+  Record record = make_record(Op::kHostFunc, start, ref.device);
+  record.a[0] = ref.id;
+  record.a[1] = next_correlation();
+  record.api = api;
+  append(std::move(record));
+  callback(stream, cudaSuccess, user_data);
+  return cudaSuccess;
+}
+
+cudaError_t stream_is_capturing(cudaStream_t stream, cudaStreamCaptureStatus* status,
+                                bool per_thread, const char* api) {
+  StreamRef ref;
+  if (!stream_or_fail(stream, per_thread, api, &ref)) return cudaErrorInvalidResourceHandle;
+  if (status == nullptr) return misuse(api, cudaErrorInvalidValue, "pCaptureStatus is NULL");
+  *status = cudaStreamCaptureStatusNone;  // capture (CUDA graphs) is not emulated
+  return cudaSuccess;
+}
+
+cudaError_t stream_get_capture_info(cudaStream_t stream, cudaStreamCaptureStatus* status,
+                                    unsigned long long* id, cudaGraph_t* graph,
+                                    const cudaGraphNode_t** dependencies,
+                                    const cudaGraphEdgeData** edge_data, size_t* num_dependencies,
+                                    bool per_thread, const char* api) {
+  const cudaError_t error = stream_is_capturing(stream, status, per_thread, api);
+  if (error != cudaSuccess) return error;
+  if (id != nullptr) *id = 0;
+  if (graph != nullptr) *graph = nullptr;
+  if (dependencies != nullptr) *dependencies = nullptr;
+  if (edge_data != nullptr) *edge_data = nullptr;
+  if (num_dependencies != nullptr) *num_dependencies = 0;
+  return cudaSuccess;
+}
+
+}  // namespace impl
+}  // namespace powertrain::emu::detail
+
+namespace detail = powertrain::emu::detail;
+namespace impl = powertrain::emu::detail::impl;
+using detail::misuse;
+
+// ---- streams -------------------------------------------------------------------------------
+
+PT_EXPORT cudaError_t cudaStreamCreate(cudaStream_t* pStream) {
+  return detail::create_stream(pStream, cudaStreamDefault, 0, "cudaStreamCreate");
+}
+
+PT_EXPORT cudaError_t cudaStreamCreateWithFlags(cudaStream_t* pStream, unsigned int flags) {
+  return detail::create_stream(pStream, flags, 0, "cudaStreamCreateWithFlags");
+}
+
+PT_EXPORT cudaError_t cudaStreamCreateWithPriority(cudaStream_t* pStream, unsigned int flags,
+                                                   int priority) {
+  return detail::create_stream(pStream, flags, priority, "cudaStreamCreateWithPriority");
+}
+
+PT_EXPORT cudaError_t cudaStreamDestroy(cudaStream_t stream) {
+  const std::int64_t start = powertrain::emu::now_ns();
+  const char* api = "cudaStreamDestroy";
+  const std::int64_t index = detail::created_stream_index(stream);
+  int device = 0;
+  bool ok = false;
+  {
+    detail::Registry& r = detail::registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    if (index >= 0 && index < static_cast<std::int64_t>(r.streams.size()) &&
+        r.streams[index].live) {
+      r.streams[index].live = false;
+      device = r.streams[index].device;
+      ok = true;
+    }
+  }
+  if (!ok) {
+    detail::StreamRef ref;
+    if (stream == nullptr || stream == cudaStreamLegacy || stream == cudaStreamPerThread) {
+      return misuse(api, cudaErrorInvalidResourceHandle,
+                    "a default stream cannot be destroyed (" + detail::pointer_text(stream) + ")");
+    }
+    detail::stream_or_fail(stream, false, api, &ref);  // reports destroyed vs invalid
+    return cudaErrorInvalidResourceHandle;
+  }
+  detail::Record record = detail::make_record(detail::Op::kStreamDestroy, start, device);
+  record.a[0] = index + powertrain::emu::kFirstCreatedStream;
+  detail::append(std::move(record));
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t cudaStreamQuery(cudaStream_t stream) {
+  return impl::stream_query(stream, false, "cudaStreamQuery");
+}
+
+PT_EXPORT cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
+  return impl::stream_synchronize(stream, false, "cudaStreamSynchronize");
+}
+
+PT_EXPORT cudaError_t cudaStreamGetDevice(cudaStream_t hStream, int* device) {
+  return impl::stream_get_device(hStream, device, false, "cudaStreamGetDevice");
+}
+
+PT_EXPORT cudaError_t cudaStreamGetFlags(cudaStream_t hStream, unsigned int* flags) {
+  return impl::stream_get_flags(hStream, flags, false, "cudaStreamGetFlags");
+}
+
+PT_EXPORT cudaError_t cudaStreamGetId(cudaStream_t hStream, unsigned long long* streamId) {
+  return impl::stream_get_id(hStream, streamId, false, "cudaStreamGetId");
+}
+
+PT_EXPORT cudaError_t cudaStreamGetPriority(cudaStream_t hStream, int* priority) {
+  return impl::stream_get_priority(hStream, priority, false, "cudaStreamGetPriority");
+}
+
+PT_EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event,
+                                          unsigned int flags) {
+  return impl::stream_wait_event(stream, event, flags, false, "cudaStreamWaitEvent");
+}
+
+PT_EXPORT cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t callback,
+                                            void* userData, unsigned int flags) {
+  return impl::stream_add_callback(stream, callback, userData, flags, false,
+                                   "cudaStreamAddCallback");
+}
+
+PT_EXPORT cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void* userData) {
+  return impl::launch_host_func(stream, fn, userData, false, "cudaLaunchHostFunc");
+}
+
+PT_EXPORT cudaError_t cudaStreamIsCapturing(cudaStream_t stream,
+                                            enum cudaStreamCaptureStatus* pCaptureStatus) {
+  return impl::stream_is_capturing(stream, pCaptureStatus, false, "cudaStreamIsCapturing");
+}
+
+PT_EXPORT cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream,
+                                               enum cudaStreamCaptureStatus* captureStatus_out,
+                                               unsigned long long* id_out, cudaGraph_t* graph_out,
+                                               const cudaGraphNode_t** dependencies_out,
+                                               const cudaGraphEdgeData** edgeData_out,
+                                               size_t* numDependencies_out) {
+  return impl::stream_get_capture_info(stream, captureStatus_out, id_out, graph_out,
+                                       dependencies_out, edgeData_out, numDependencies_out, false,
+                                       "cudaStreamGetCaptureInfo");
+}
+
+PT_EXPORT cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode* mode) {
+  if (mode == nullptr) {
+    return misuse("cudaThreadExchangeStreamCaptureMode", cudaErrorInvalidValue, "mode is NULL");
+  }
+  // No capture is ever active, so the mode has no effect; keep the caller's value as the
+  // "previous" mode so save/restore pairs round-trip.
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t cudaStreamGetAttribute(cudaStream_t stream, cudaStreamAttrID attr,
+                                             cudaStreamAttrValue* value) {
+  const cudaError_t error = impl::stream_accept(stream, false, "cudaStreamGetAttribute");
+  if (error != cudaSuccess) return error;
+  if (value == nullptr) {
+    return misuse("cudaStreamGetAttribute", cudaErrorInvalidValue, "value is NULL");
+  }
+  (void)attr;
+  *value = cudaStreamAttrValue{};  // defaults: no access policy, default sync policy
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t cudaStreamSetAttribute(cudaStream_t stream, cudaStreamAttrID attr,
+                                             const cudaStreamAttrValue* param) {
+  (void)attr;
+  (void)param;
+  return impl::stream_accept(stream, false, "cudaStreamSetAttribute");  // hints: accepted
+}
+
+PT_EXPORT cudaError_t cudaStreamCopyAttributes(cudaStream_t dst, cudaStream_t src) {
+  const cudaError_t error = impl::stream_accept(dst, false, "cudaStreamCopyAttributes");
+  if (error != cudaSuccess) return error;
+  return impl::stream_accept(src, false, "cudaStreamCopyAttributes");
+}
+
+PT_EXPORT cudaError_t cudaStreamAttachMemAsync(cudaStream_t stream, void* devPtr, size_t length,
+                                               unsigned int flags) {
+  (void)devPtr;
+  (void)length;
+  (void)flags;
+  return impl::stream_accept(stream, false, "cudaStreamAttachMemAsync");
+}
+
+PT_EXPORT cudaError_t cudaDeviceGetStreamPriorityRange(int* leastPriority, int* greatestPriority) {
+  if (leastPriority != nullptr) *leastPriority = detail::kLeastPriority;
+  if (greatestPriority != nullptr) *greatestPriority = detail::kGreatestPriority;
+  return cudaSuccess;
+}
+
+// ---- events --------------------------------------------------------------------------------
+
+PT_EXPORT cudaError_t cudaEventCreate(cudaEvent_t* event) {
+  return detail::create_event(event, cudaEventDefault, "cudaEventCreate");
+}
+
+PT_EXPORT cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags) {
+  return detail::create_event(event, flags, "cudaEventCreateWithFlags");
+}
+
+PT_EXPORT cudaError_t cudaEventDestroy(cudaEvent_t event) {
+  const std::int64_t start = powertrain::emu::now_ns();
+  std::int64_t id = -1;
+  int device = 0;
+  {
+    detail::Registry& r = detail::registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    detail::EventEntry* entry = nullptr;
+    id = detail::live_event(r, event, &entry);
+    if (id > 0) {
+      entry->live = false;
+      device = entry->device;
+    }
+  }
+  if (id < 0) {
+    return misuse("cudaEventDestroy", cudaErrorInvalidResourceHandle,
+                  detail::bad_event_text(event));
+  }
+  detail::Record record = detail::make_record(detail::Op::kEventDestroy, start, device);
+  record.a[0] = id;
+  detail::append(std::move(record));
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
+  return impl::event_record(event, stream, 0, false, "cudaEventRecord");
+}
+
+PT_EXPORT cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream,
+                                               unsigned int flags) {
+  return impl::event_record(event, stream, flags, false, "cudaEventRecordWithFlags");
+}
+
+PT_EXPORT cudaError_t cudaEventQuery(cudaEvent_t event) {
+  detail::Registry& r = detail::registry();
+  std::unique_lock<std::mutex> lock(r.mutex);
+  detail::EventEntry* entry = nullptr;
+  if (detail::live_event(r, event, &entry) < 0) {
+    lock.unlock();
+    return misuse("cudaEventQuery", cudaErrorInvalidResourceHandle, detail::bad_event_text(event));
+  }
+  return cudaSuccess;  // recorded work is complete; a never-recorded event also reports success
+}
+
+PT_EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t event) {
+  const std::int64_t start = powertrain::emu::now_ns();
+  std::int64_t id = -1;
+  int device = 0;
+  {
+    detail::Registry& r = detail::registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    detail::EventEntry* entry = nullptr;
+    id = detail::live_event(r, event, &entry);
+    if (id > 0) device = entry->device;
+  }
+  if (id < 0) {
+    return misuse("cudaEventSynchronize", cudaErrorInvalidResourceHandle,
+                  detail::bad_event_text(event));
+  }
+  detail::Record record = detail::make_record(detail::Op::kEventSync, start, device);
+  record.a[0] = id;
+  detail::append(std::move(record));
+  return cudaSuccess;
+}
+
+// Emulated work takes no device time, so the elapsed time is the host time between the two
+// cudaEventRecord calls (documented in docs/emulate-interposer.md). Errors follow the runtime:
+// timing disabled or an event never recorded → cudaErrorInvalidResourceHandle.
+PT_EXPORT cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
+  const char* api = "cudaEventElapsedTime";
+  if (ms == nullptr) return misuse(api, cudaErrorInvalidValue, "ms is NULL");
+  detail::EventEntry first;
+  detail::EventEntry second;
+  std::int64_t start_id = -1;
+  std::int64_t end_id = -1;
+  {
+    detail::Registry& r = detail::registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    detail::EventEntry* entry = nullptr;
+    start_id = detail::live_event(r, start, &entry);
+    if (start_id > 0) first = *entry;
+    end_id = detail::live_event(r, end, &entry);
+    if (end_id > 0) second = *entry;
+  }
+  if (start_id < 0) {
+    return misuse(api, cudaErrorInvalidResourceHandle, detail::bad_event_text(start));
+  }
+  if (end_id < 0) return misuse(api, cudaErrorInvalidResourceHandle, detail::bad_event_text(end));
+  if (((first.flags | second.flags) & cudaEventDisableTiming) != 0) {
+    return detail::fail(cudaErrorInvalidResourceHandle);  // as the runtime: not a misuse report
+  }
+  if (!first.recorded || !second.recorded) return detail::fail(cudaErrorInvalidResourceHandle);
+  *ms = static_cast<float>(static_cast<double>(second.record_t - first.record_t) / 1e6);
+  return cudaSuccess;
+}

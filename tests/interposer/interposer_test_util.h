@@ -1,0 +1,180 @@
+// Helpers for the interposer tests: run a CUDA test program under emulation (LD_PRELOAD of the
+// interposer, or the drop-in libcudart on LD_LIBRARY_PATH) in a fresh directory, capture its
+// output, and load the JSON Lines trace it wrote (docs/emulation-trace.md).
+#pragma once
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace powertrain::testing_emu {
+
+// Build paths from the top-level CMakeLists (empty when emulation is not built: every test then
+// skips in SetUp, but still compiles).
+#ifdef POWERTRAIN_HAVE_EMULATION
+inline constexpr const char* kInterposerPath = POWERTRAIN_INTERPOSER_PATH;
+inline constexpr const char* kCudartDir = POWERTRAIN_CUDART_DIR;
+inline constexpr const char* kProgramDir = POWERTRAIN_EMU_PROGRAM_DIR;
+inline constexpr const char* kRealCudart = POWERTRAIN_REAL_CUDART;
+#else
+inline constexpr const char* kInterposerPath = "";
+inline constexpr const char* kCudartDir = "";
+inline constexpr const char* kProgramDir = "";
+inline constexpr const char* kRealCudart = "";
+#endif
+
+inline std::string shell_quote(const std::string& text) {
+  std::string quoted = "'";
+  for (char c : text) {
+    if (c == '\'') {
+      quoted.append("'\\''");
+    } else {
+      quoted.push_back(c);
+    }
+  }
+  quoted.push_back('\'');
+  return quoted;
+}
+
+inline std::string slurp(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+/// Output of a command: exit status (-1 if killed by a signal), stdout, stderr.
+struct ProgramRun {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+/// Runs `command` (a shell command line) with stdout/stderr captured through files in `dir`.
+inline ProgramRun run_shell(const std::string& command, const std::filesystem::path& dir) {
+  const std::filesystem::path out = dir / "stdout.txt";
+  const std::filesystem::path err = dir / "stderr.txt";
+  const std::string full = command + " >" + shell_quote(out.string()) + " 2>" +
+                           shell_quote(err.string()) + " </dev/null";
+  const int status = std::system(full.c_str());
+  ProgramRun result;
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  result.out = slurp(out);
+  result.err = slurp(err);
+  std::filesystem::remove(out);
+  std::filesystem::remove(err);
+  return result;
+}
+
+/// How the emulator is put in front of the program.
+enum class Mode { kPreload, kDropIn };
+
+/// One trace: every line parsed, in file order.
+struct Trace {
+  std::vector<nlohmann::json> lines;
+
+  /// Records of one op, in order.
+  std::vector<nlohmann::json> of(const std::string& op) const {
+    std::vector<nlohmann::json> result;
+    for (const auto& line : lines) {
+      if (line.value("op", "") == op) result.push_back(line);
+    }
+    return result;
+  }
+};
+
+/// Parses every trace-*.jsonl file in `dir` (one per emulated process).
+inline std::vector<Trace> load_traces(const std::filesystem::path& dir) {
+  std::vector<std::filesystem::path> files;
+  if (std::filesystem::exists(dir)) {
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+      const std::string name = entry.path().filename().string();
+      if (name.rfind("trace-", 0) == 0 && entry.path().extension() == ".jsonl") {
+        files.push_back(entry.path());
+      }
+    }
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<Trace> traces;
+  for (const auto& file : files) {
+    Trace trace;
+    std::ifstream in(file);
+    std::string line;
+    while (std::getline(in, line)) {
+      if (!line.empty()) trace.lines.push_back(nlohmann::json::parse(line));
+    }
+    traces.push_back(std::move(trace));
+  }
+  return traces;
+}
+
+/// A test fixture with a temporary directory; `run_program` runs a test program in it.
+class EmulationTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+#ifndef POWERTRAIN_HAVE_EMULATION
+    GTEST_SKIP() << "GPU emulation is not built (no CUDA toolkit at configure time; see "
+                    "POWERTRAIN_BUILD_EMULATION)";
+#else
+    std::string pattern =
+        (std::filesystem::path(::testing::TempDir()) / "powertrain-emu-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(pattern.data()), nullptr) << pattern;
+    dir_ = pattern;
+#endif
+  }
+
+  void TearDown() override {
+    std::error_code ec;
+    if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
+  }
+
+  /// Path of a test program built from tests/emulate/programs/<name>.cu.
+  static std::string program_path(const std::string& name) {
+    return std::string(kProgramDir) + "/" + name;
+  }
+
+  /// Runs a test program under emulation with extra environment `env`; the trace goes to
+  /// <tmp>/trace (returned by trace_dir()).
+  ProgramRun run_program(const std::string& name, Mode mode = Mode::kPreload,
+                         const std::vector<std::pair<std::string, std::string>>& env = {},
+                         const std::string& args = "") {
+    // Appends piece by piece (GCC 12 warns falsely about `"literal" + std::string`).
+    std::string command = "cd ";
+    command.append(shell_quote(dir_.string())).append(" && env");
+    command.append(" POWERTRAIN_EMU_DIR=").append(shell_quote(trace_dir().string()));
+    if (mode == Mode::kPreload) {
+      command.append(" LD_PRELOAD=").append(shell_quote(kInterposerPath));
+    } else {
+      command.append(" LD_LIBRARY_PATH=").append(shell_quote(kCudartDir));
+    }
+    for (const auto& [key, value] : env) {
+      command.append(" ").append(key).append("=").append(shell_quote(value));
+    }
+    command.append(" ").append(shell_quote(program_path(name)));
+    if (!args.empty()) command.append(" ").append(args);
+    return run_shell(command, dir_);
+  }
+
+  /// The single trace the last run wrote (fails the test if there is not exactly one).
+  Trace only_trace() const {
+    std::vector<Trace> traces = load_traces(trace_dir());
+    EXPECT_EQ(traces.size(), 1u) << "trace files in " << trace_dir();
+    return traces.empty() ? Trace{} : traces.front();
+  }
+
+  std::filesystem::path trace_dir() const { return dir_ / "trace"; }
+
+  std::filesystem::path dir_;
+};
+
+}  // namespace powertrain::testing_emu
