@@ -28,6 +28,9 @@ const std::vector<Subcommand>& subcommands() {
        add_replay_command},
       {"whatif", "Replay Kineto traces after changes (e.g. --scale matmul=0.5)",
        add_whatif_command},
+      {"emulate",
+       "Run a CUDA program on emulated GPUs (or analyse its traces): predicted time and energy",
+       add_emulate_command},
   };
   return table;
 }

@@ -1,0 +1,256 @@
+// `powertrain emulate`: run an unmodified CUDA program on emulated GPUs (launcher + interposer)
+// and predict its step time, breakdown, memory and energy, or analyse traces of an earlier run
+// (--traces). Parses flags, calls src/emulate and prints; nothing else.
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "cli/commands.h"
+#include "core/atomic_output.h"
+#include "emulate/emulate.h"
+#include "emulate/launcher.h"
+
+namespace powertrain::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct EmulateFlags {
+  std::vector<std::string> command;
+  std::vector<std::string> traces;
+  std::string out = "powertrain-emulate";
+  std::string gpu = "h100";
+  int nodes = 1;
+  int gpus_per_node = 8;
+  int devices_per_process = 1;
+  bool no_dedup = false;
+  std::string kernel_table;
+  bool keep_traces = false;
+  std::string interposer;
+  double timeout_s = 0.0;
+  double inter_node_gb_s = 50.0;
+  bool whole_trace = false;
+  bool quiet = false;
+};
+
+std::string gib(std::int64_t bytes) {
+  if (bytes < (std::int64_t{1} << 30)) {
+    return fmt::format("{:.2f} MiB", static_cast<double>(bytes) / 1048576.0);
+  }
+  return fmt::format("{:.2f} GiB", static_cast<double>(bytes) / 1073741824.0);
+}
+
+void print_result(const emulate::EmulationResult& r, const fs::path& out, bool kept_traces) {
+  const std::int64_t capacity = static_cast<std::int64_t>(r.gpu.memory_gib * 1073741824.0);
+  fmt::print(
+      "powertrain emulate: {} process(es), {} GPU(s) of {} on {} node(s) x {} GPU(s); {} records; "
+      "{} rank class(es) simulated{}\n",
+      r.ranks.size(), r.gpu_count, r.gpu.name, r.nodes, r.gpus_per_node, r.records,
+      r.classes.representative.size(), r.classes.enabled ? " (dedup)" : " (no dedup)");
+  const bool detected = !r.ranks.empty() && r.ranks.front().steps_detected;
+  fmt::print("  step time     {:.6f} s per step, predicted ({})\n", r.job_step_s,
+             detected ? fmt::format("{} repeated iteration(s) found", r.ranks.front().steps)
+                      : std::string("whole trace as one step"));
+  const sim::Breakdown& b = r.job_breakdown;
+  fmt::print(
+      "  breakdown     compute {:.1f} % / communication {:.1f} % / overlapped {:.1f} % / other "
+      "{:.1f} % of the step, predicted; GPU busy {:.1f} %\n",
+      100 * b.exposed_compute, 100 * b.exposed_communication, 100 * b.overlapped, 100 * b.other,
+      100 * r.job_gpu_utilization);
+  fmt::print(
+      "  energy        {:.3f} J per step on {} GPU(s) (static {:.3f} J, dynamic {:.3f} J), "
+      "average {:.1f} W per GPU; modelled\n",
+      r.energy_j_per_step, r.gpu_count, r.static_j_per_step, r.dynamic_j_per_step,
+      r.job_step_s > 0 && r.gpu_count > 0
+          ? r.energy_j_per_step / r.job_step_s / static_cast<double>(r.gpu_count)
+          : 0.0);
+  std::int64_t peak = 0;
+  int peak_rank = 0, peak_device = 0;
+  for (const auto& rank : r.ranks) {
+    for (std::size_t d = 0; d < rank.peak_memory_bytes.size(); ++d) {
+      if (rank.peak_memory_bytes[d] > peak) {
+        peak = rank.peak_memory_bytes[d];
+        peak_rank = rank.rank;
+        peak_device = static_cast<int>(d);
+      }
+    }
+  }
+  fmt::print("  peak memory   {} of {} per GPU (rank {} device {}), recorded by the emulator\n",
+             gib(peak), gib(capacity), peak_rank, peak_device);
+  for (std::size_t i = 0; i < r.out_of_memory.size() && i < 8; ++i) {
+    const auto& o = r.out_of_memory[i];
+    fmt::print("  OUT OF MEMORY rank {} device {}: {} of {} bytes failed ({} in use) at {}\n",
+               o.rank, o.device, o.api, o.bytes,
+               o.used_bytes >= 0 ? gib(o.used_bytes) : std::string("?"), o.where);
+  }
+  if (r.out_of_memory.size() > 8) {
+    fmt::print("  OUT OF MEMORY ... {} more in summary.json\n", r.out_of_memory.size() - 8);
+  }
+  for (const auto& [api, count] : r.unsupported) {
+    fmt::print("  unsupported   {} called {} time(s): not emulated, returned an error\n", api,
+               count);
+  }
+  for (const auto& [what, count] : r.misuse) {
+    fmt::print("  misuse        {} ({} time(s))\n", what, count);
+  }
+  fmt::print("  {:>5} {:>5} {:>16} {:>25} {:>13} {:>11}\n", "rank", "class", "step s (pred.)",
+             "comp/comm/ovl/other %", "J/step (mod.)", "peak GiB");
+  const std::size_t shown = r.ranks.size() <= 32 ? r.ranks.size() : 16;
+  for (std::size_t i = 0; i < shown; ++i) {
+    const auto& k = r.ranks[i];
+    const std::int64_t rank_peak =
+        k.peak_memory_bytes.empty()
+            ? 0
+            : *std::max_element(k.peak_memory_bytes.begin(), k.peak_memory_bytes.end());
+    fmt::print(
+        "  {:>5} {:>5} {:>16.6f} {:>6.1f}/{:>4.1f}/{:>4.1f}/{:>5.1f}   {:>13.3f} {:>11.2f}\n",
+        k.rank, k.rank_class, k.step_s, 100 * k.breakdown.exposed_compute,
+        100 * k.breakdown.exposed_communication, 100 * k.breakdown.overlapped,
+        100 * k.breakdown.other, k.energy_j_per_step,
+        static_cast<double>(rank_peak) / 1073741824.0);
+  }
+  if (shown < r.ranks.size())
+    fmt::print("  ... {} more ranks in summary.json\n", r.ranks.size() - shown);
+  std::int64_t warned = 0;
+  for (const auto& w : r.warnings) warned += w.count;
+  if (warned > 0) {
+    fmt::print("  warnings      {} ({} kind(s); first: {}: {})\n", warned, r.warnings.size(),
+               r.warnings.front().kind, r.warnings.front().example);
+  }
+  fmt::print("  files         {}/: summary.json emulated_trace.json (open in ui.perfetto.dev){}\n",
+             out.string(), kept_traces ? " traces/" : "");
+}
+
+fs::path self_directory() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::current_path() : exe.parent_path();
+}
+
+int run_emulate(const EmulateFlags& flags) {
+  const char* command = "emulate";
+  if (flags.traces.empty() == flags.command.empty()) {
+    return fail(command,
+                "give a program after -- (e.g. powertrain emulate --gpu h100 -- ./prog) or "
+                "--traces DIR to analyse an earlier run, not both");
+  }
+  if (flags.nodes < 1 || flags.gpus_per_node < 1 || flags.devices_per_process < 1) {
+    return fail(command, "--nodes, --gpus-per-node and --devices-per-process must be at least 1");
+  }
+  if (flags.timeout_s < 0 || !(flags.inter_node_gb_s > 0)) {
+    return fail(command, "--timeout must be >= 0 and --inter-node-bandwidth > 0");
+  }
+  emulate::EmulateOptions options;
+  options.gpu = flags.gpu;
+  options.nodes = flags.nodes;
+  options.gpus_per_node = flags.gpus_per_node;
+  options.dedup = !flags.no_dedup;
+  options.kernel_table = flags.kernel_table;
+  options.detect_steps = !flags.whole_trace;
+  options.device_model.inter_node_bandwidth_gb_s = flags.inter_node_gb_s;
+  if (auto gpu = device::find_gpu(flags.gpu); !gpu) return fail(command, gpu.error().message);
+
+  auto output = core::AtomicOutputDirectory::create(flags.out);
+  if (!output) return fail(command, output.error().message);
+
+  std::vector<std::string> trace_paths = flags.traces;
+  fs::path run_dir;
+  int exit_code = 0;
+  if (!flags.command.empty()) {
+    auto interposer = emulate::find_interposer(flags.interposer, self_directory());
+    if (!interposer) return fail(command, interposer.error().message);
+    run_dir = output->staging() / "traces";
+    emulate::LaunchOptions launch;
+    launch.command = flags.command;
+    launch.gpu = flags.gpu;
+    launch.nodes = flags.nodes;
+    launch.gpus_per_node = flags.gpus_per_node;
+    launch.devices_per_process = flags.devices_per_process;
+    launch.trace_dir = run_dir;
+    launch.interposer = *interposer;
+    launch.timeout_s = flags.timeout_s;
+    if (!flags.quiet) {
+      fmt::print(stderr, "emulate: starting {} process(es) x {} device(s) of {} with {}\n",
+                 flags.nodes * flags.gpus_per_node / std::max(flags.devices_per_process, 1),
+                 flags.devices_per_process, flags.gpu, *interposer);
+    }
+    auto launched = emulate::launch(launch);
+    if (!launched) return fail(command, launched.error().message);
+    for (const auto& p : launched->processes) {
+      if (!p.ok()) {
+        fmt::print(stderr, "emulate: rank {} (pid {}) ended with {}\n", p.rank, p.pid,
+                   p.describe());
+        exit_code = 1;
+      }
+    }
+    if (!flags.quiet) {
+      fmt::print(stderr,
+                 "emulate: {} process(es) finished in {:.2f} s (wall clock of the emulated run)\n",
+                 launched->processes.size(), launched->wall_s);
+    }
+    trace_paths = {run_dir.string()};
+  }
+  if (!flags.quiet) fmt::print(stderr, "emulate: analysing traces ...\n");
+  auto result = emulate::emulate_trace_paths(trace_paths, options);
+  if (!result) {
+    if (!run_dir.empty()) {
+      // Keep what the run recorded for a look at the failure (the staging dir is removed).
+      const fs::path kept = fs::path(flags.out).string() + ".traces";
+      std::error_code ec;
+      fs::remove_all(kept, ec);
+      fs::rename(run_dir, kept, ec);
+      if (!ec) fmt::print(stderr, "emulate: traces kept in {}\n", kept.string());
+    }
+    return fail(command, result.error().message);
+  }
+  if (auto written = emulate::write_emulation_outputs(*result, *output); !written) {
+    return fail(command, written.error().message);
+  }
+  if (!run_dir.empty() && !flags.keep_traces) {
+    std::error_code ec;
+    fs::remove_all(run_dir, ec);
+  }
+  if (auto committed = output->commit(); !committed) {
+    return fail(command, committed.error().message);
+  }
+  print_result(*result, output->target(), !run_dir.empty() && flags.keep_traces);
+  if (exit_code != 0) {
+    fmt::print(stderr,
+               "powertrain emulate: some processes failed (see above); the prediction "
+               "covers what they recorded\n");
+  }
+  return exit_code;
+}
+
+}  // namespace
+
+Action add_emulate_command(CLI::App& app) {
+  auto flags = std::make_shared<EmulateFlags>();
+  app.add_option("command", flags->command, "Program and arguments, after --");
+  app.add_option("--traces", flags->traces,
+                 "Analyse trace-*.jsonl files or directories of an earlier run instead of running");
+  app.add_option("--out", flags->out, "Output directory, replaced atomically");
+  app.add_option("--gpu", flags->gpu, "Emulated GPU (catalog name; default h100)");
+  app.add_option("--nodes", flags->nodes, "Nodes (default 1)");
+  app.add_option("--gpus-per-node", flags->gpus_per_node, "GPUs per node (default 8)");
+  app.add_option("--devices-per-process", flags->devices_per_process,
+                 "Devices each process drives (processes = nodes x gpus-per-node / this)");
+  app.add_flag("--no-dedup", flags->no_dedup, "Simulate every rank, not one per identical class");
+  app.add_option("--kernel-table", flags->kernel_table,
+                 "CSV 'name,duration_us' of profiled kernels (takes precedence over the model)");
+  app.add_flag("--keep-traces", flags->keep_traces, "Keep the traces in OUT/traces");
+  app.add_option("--interposer", flags->interposer,
+                 "Path of libpowertrain_cuda.so (default: next to this binary, or "
+                 "$POWERTRAIN_INTERPOSER)");
+  app.add_option("--timeout", flags->timeout_s, "Kill the processes after this many seconds");
+  app.add_option("--inter-node-bandwidth", flags->inter_node_gb_s,
+                 "Per-GPU network bandwidth between nodes, GB/s (default 50 = 400 Gb/s)");
+  app.add_flag("--whole-trace", flags->whole_trace,
+               "One step = the whole trace (no search for repeated iterations)");
+  app.add_flag("--quiet", flags->quiet, "No progress output");
+  return [flags]() { return run_emulate(*flags); };
+}
+
+}  // namespace powertrain::cli

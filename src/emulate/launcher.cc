@@ -1,0 +1,408 @@
+// posix_spawn per rank with stdout and stderr on close-on-exec pipes (dup2 clears the flag on the
+// child's 1 and 2), one poll() loop that splits their output into lines, then waitpid for all.
+#include "emulate/launcher.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <fmt/core.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+
+#include "emulate/cudart_linkage.h"
+
+extern char** environ;
+
+namespace powertrain::emulate {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string env_or_empty(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr ? value : "";
+}
+
+struct Child {
+  int rank = 0;
+  pid_t pid = -1;
+  int fds[2] = {-1, -1};  // stdout, stderr read ends
+  std::string partial[2];
+  bool reaped = false;
+  int status = 0;
+};
+
+// Each rank runs in its own process group (so a timeout also reaches what it started); the
+// launcher forwards SIGINT/SIGTERM/SIGHUP to those groups while it waits.
+volatile sig_atomic_t forwarded_signal = 0;
+extern "C" void remember_signal(int signal) { forwarded_signal = signal; }
+
+class SignalForwarding {
+ public:
+  SignalForwarding() {
+    forwarded_signal = 0;
+    struct sigaction action {};
+    action.sa_handler = remember_signal;
+    sigemptyset(&action.sa_mask);
+    for (std::size_t i = 0; i < 3; ++i) ::sigaction(kSignals[i], &action, &saved_[i]);
+  }
+  ~SignalForwarding() {
+    for (std::size_t i = 0; i < 3; ++i) ::sigaction(kSignals[i], &saved_[i], nullptr);
+  }
+  SignalForwarding(const SignalForwarding&) = delete;
+  SignalForwarding& operator=(const SignalForwarding&) = delete;
+
+ private:
+  static constexpr int kSignals[3] = {SIGINT, SIGTERM, SIGHUP};
+  struct sigaction saved_[3]{};
+};
+
+void default_line(int rank, bool is_stderr, std::string_view line) {
+  std::FILE* to = is_stderr ? stderr : stdout;
+  std::fprintf(to, "[rank %d] %.*s\n", rank, static_cast<int>(line.size()), line.data());
+  std::fflush(to);
+}
+
+}  // namespace
+
+std::string ProcessExit::describe() const {
+  if (signal != 0) {
+    const char* name = strsignal(signal);
+    return fmt::format("killed by signal {} ({}){}", signal, name != nullptr ? name : "?",
+                       timed_out ? " after the timeout" : "");
+  }
+  return fmt::format("exit code {}", exit_code);
+}
+
+bool LaunchResult::all_ok() const {
+  for (const ProcessExit& p : processes) {
+    if (!p.ok()) return false;
+  }
+  return !processes.empty();
+}
+
+std::string compute_capability(const device::GpuSpec& gpu) {
+  if (gpu.name.rfind("h100", 0) == 0 || gpu.name.rfind("h200", 0) == 0) return "9.0";
+  if (gpu.name == "a40") return "8.6";
+  if (gpu.name.rfind("a100", 0) == 0) return "8.0";
+  if (gpu.name.rfind("v100", 0) == 0) return "7.0";
+  return "9.0";
+}
+
+std::vector<std::string> rank_environment(const LaunchOptions& o, const device::GpuSpec& gpu,
+                                          int rank, int world_size, int master_port) {
+  const int local_world = o.gpus_per_node / o.devices_per_process;
+  std::string preload = o.interposer;
+  if (const std::string inherited = env_or_empty("LD_PRELOAD"); !inherited.empty()) {
+    preload += ":" + inherited;
+  }
+  const auto memory = static_cast<std::int64_t>(gpu.memory_gib * 1073741824.0);
+  return {
+      fmt::format("RANK={}", rank),
+      fmt::format("WORLD_SIZE={}", world_size),
+      fmt::format("LOCAL_RANK={}", rank % local_world),
+      fmt::format("LOCAL_WORLD_SIZE={}", local_world),
+      fmt::format("NODE_RANK={}", rank / local_world),
+      "MASTER_ADDR=127.0.0.1",
+      fmt::format("MASTER_PORT={}", master_port),
+      fmt::format("LD_PRELOAD={}", preload),
+      fmt::format("POWERTRAIN_EMU_DIR={}", fs::absolute(o.trace_dir).string()),
+      fmt::format("POWERTRAIN_EMU_GPU={}", gpu.name),
+      fmt::format("POWERTRAIN_EMU_GPU_NAME={}", gpu.display_name),
+      fmt::format("POWERTRAIN_EMU_MEMORY_BYTES={}", memory),
+      fmt::format("POWERTRAIN_EMU_SM_COUNT={}", gpu.sm_count),
+      fmt::format("POWERTRAIN_EMU_CC={}", compute_capability(gpu)),
+      fmt::format("POWERTRAIN_EMU_CLOCK_MHZ={}", gpu.max_clock_mhz()),
+      fmt::format("POWERTRAIN_EMU_DEVICES={}", o.devices_per_process),
+      fmt::format("POWERTRAIN_EMU_JOB={}", o.job_id),
+  };
+}
+
+core::Result<std::string> find_interposer(const std::string& explicit_path,
+                                          const fs::path& self_dir) {
+  constexpr const char* kName = "libpowertrain_cuda.so";
+  std::error_code ec;
+  if (!explicit_path.empty()) {
+    if (!fs::is_regular_file(explicit_path, ec)) {
+      return core::Error{fmt::format("--interposer {}: no such file", explicit_path)};
+    }
+    return fs::absolute(explicit_path).string();
+  }
+  if (const std::string env = env_or_empty("POWERTRAIN_INTERPOSER"); !env.empty()) {
+    if (!fs::is_regular_file(env, ec)) {
+      return core::Error{fmt::format("POWERTRAIN_INTERPOSER={}: no such file", env)};
+    }
+    return fs::absolute(env).string();
+  }
+  const fs::path candidates[] = {self_dir / kName, self_dir / "src" / "interposer" / kName,
+                                 self_dir / "interposer" / kName, self_dir / ".." / "lib" / kName,
+                                 self_dir / ".." / "lib" / "powertrain" / kName};
+  std::string looked;
+  for (const fs::path& c : candidates) {
+    if (fs::is_regular_file(c, ec)) return fs::weakly_canonical(c, ec).string();
+    if (!looked.empty()) looked += ", ";
+    looked += c.lexically_normal().string();
+  }
+  return core::Error{
+      fmt::format("interposer {} not found (looked in {}); build it (cmake --build BUILD --target "
+                  "powertrain_cuda) or pass --interposer PATH or set POWERTRAIN_INTERPOSER",
+                  kName, looked)};
+}
+
+core::Result<std::string> resolve_program(const std::string& name) {
+  if (name.empty()) return core::Error{"no program given"};
+  if (name.find('/') != std::string::npos) {
+    if (::access(name.c_str(), X_OK) != 0) {
+      return core::Error{
+          fmt::format("{}: not an executable file ({})", name, std::strerror(errno))};
+    }
+    return name;
+  }
+  const std::string path = env_or_empty("PATH");
+  std::size_t begin = 0;
+  while (begin <= path.size()) {
+    std::size_t end = path.find(':', begin);
+    if (end == std::string::npos) end = path.size();
+    const std::string dir = end > begin ? path.substr(begin, end - begin) : ".";
+    const std::string candidate = dir + "/" + name;
+    std::error_code ec;
+    if (fs::is_regular_file(candidate, ec) && ::access(candidate.c_str(), X_OK) == 0) {
+      return candidate;
+    }
+    begin = end + 1;
+  }
+  return core::Error{fmt::format("{}: command not found in PATH", name)};
+}
+
+int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return 29500;
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = 0;
+  socklen_t length = sizeof(address);
+  int port = 29500;  // PyTorch's default, when the kernel will not tell
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
+    port = ntohs(address.sin_port);
+  }
+  ::close(fd);
+  return port;
+}
+
+core::Result<LaunchResult> launch(const LaunchOptions& o) {
+  if (o.command.empty()) return core::Error{"no program given (put it after --)"};
+  if (o.nodes < 1 || o.gpus_per_node < 1 || o.devices_per_process < 1) {
+    return core::Error{"--nodes, --gpus-per-node and --devices-per-process must be at least 1"};
+  }
+  if (o.gpus_per_node % o.devices_per_process != 0) {
+    return core::Error{fmt::format("--devices-per-process {} does not divide --gpus-per-node {}",
+                                   o.devices_per_process, o.gpus_per_node)};
+  }
+  const int world = o.nodes * o.gpus_per_node / o.devices_per_process;
+  if (world > 4096)
+    return core::Error{fmt::format("{} processes is more than the limit of 4096", world)};
+  auto gpu = device::find_gpu(o.gpu);
+  if (!gpu) return gpu.error();
+  auto program = resolve_program(o.command.front());
+  if (!program) return program.error();
+  if (o.check_static_cudart) {
+    auto found = inspect_cudart(*program);
+    if (!found) return found.error();
+    if (found->linkage == CudartLinkage::kStatic) {
+      return core::Error{static_cudart_message(o.command.front(), *found)};
+    }
+  }
+  std::error_code ec;
+  if (o.interposer.empty() || !fs::is_regular_file(o.interposer, ec)) {
+    return core::Error{fmt::format("interposer '{}' not found", o.interposer)};
+  }
+  fs::create_directories(o.trace_dir, ec);
+  if (ec) {
+    return core::Error{fmt::format("{}: cannot create ({})", o.trace_dir.string(), ec.message())};
+  }
+  LaunchOptions options = o;
+  options.interposer = fs::absolute(o.interposer).string();
+  if (options.job_id.empty()) {
+    options.job_id = fmt::format("{}-{}", ::getpid(),
+                                 std::chrono::duration_cast<std::chrono::milliseconds>(
+                                     std::chrono::system_clock::now().time_since_epoch())
+                                     .count());
+  }
+  const auto on_line = o.on_line ? o.on_line : default_line;
+
+  LaunchResult result;
+  result.world_size = world;
+  result.gpus = world * o.devices_per_process;
+  result.master_port = free_port();
+  const auto started = std::chrono::steady_clock::now();
+
+  // The inherited environment minus what each rank gets explicitly.
+  std::vector<std::string> base;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    const std::string_view name = entry.substr(0, entry.find('='));
+    static constexpr std::string_view kOwn[] = {
+        "RANK",      "WORLD_SIZE",  "LOCAL_RANK",  "LOCAL_WORLD_SIZE",
+        "NODE_RANK", "MASTER_ADDR", "MASTER_PORT", "LD_PRELOAD"};
+    bool own = name.rfind("POWERTRAIN_EMU_", 0) == 0;
+    for (std::string_view k : kOwn) own = own || name == k;
+    if (!own) base.emplace_back(entry);
+  }
+
+  SignalForwarding forwarding;
+  std::vector<Child> children(world);
+  const auto signal_all = [&](int signal) {
+    for (const Child& c : children) {
+      if (c.pid > 0) ::kill(-c.pid, signal);
+    }
+  };
+  std::vector<char*> argv;
+  for (const std::string& a : o.command) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  std::string spawn_error;
+  for (int rank = 0; rank < world; ++rank) {
+    Child& child = children[rank];
+    child.rank = rank;
+    int out[2], err[2];
+    if (::pipe2(out, O_CLOEXEC) != 0) {
+      spawn_error = fmt::format("pipe: {}", std::strerror(errno));
+      break;
+    }
+    if (::pipe2(err, O_CLOEXEC) != 0) {
+      ::close(out[0]);
+      ::close(out[1]);
+      spawn_error = fmt::format("pipe: {}", std::strerror(errno));
+      break;
+    }
+    std::vector<std::string> env = base;
+    for (std::string& e : rank_environment(options, *gpu, rank, world, result.master_port)) {
+      env.push_back(std::move(e));
+    }
+    std::vector<char*> envp;
+    for (std::string& e : env) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    posix_spawnattr_t attributes;
+    posix_spawnattr_init(&attributes);
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attributes, 0);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+    posix_spawn_file_actions_adddup2(&actions, err[1], 2);
+    pid_t pid = -1;
+    const int rc =
+        ::posix_spawn(&pid, program->c_str(), &actions, &attributes, argv.data(), envp.data());
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attributes);
+    ::close(out[1]);
+    ::close(err[1]);
+    if (rc != 0) {
+      ::close(out[0]);
+      ::close(err[0]);
+      spawn_error = fmt::format("cannot start {}: {}", *program, std::strerror(rc));
+      break;
+    }
+    child.pid = pid;
+    child.fds[0] = out[0];
+    child.fds[1] = err[0];
+  }
+  if (!spawn_error.empty()) signal_all(SIGKILL);
+
+  // Forward output until every pipe is closed (or the timeout kills the processes).
+  bool terminated = false;
+  bool killed = false;
+  char buffer[65536];
+  for (;;) {
+    std::vector<pollfd> fds;
+    std::vector<std::pair<int, int>> owner;  // (child, stream)
+    for (std::size_t c = 0; c < children.size(); ++c) {
+      for (int s = 0; s < 2; ++s) {
+        if (children[c].fds[s] >= 0) {
+          fds.push_back({children[c].fds[s], POLLIN, 0});
+          owner.emplace_back(static_cast<int>(c), s);
+        }
+      }
+    }
+    if (fds.empty()) break;
+    if (const int signal = forwarded_signal; signal != 0) {
+      forwarded_signal = 0;
+      signal_all(signal);
+    }
+    int wait_ms = 200;  // also wakes up for signals delivered to another thread
+    if (o.timeout_s > 0.0) {
+      const double elapsed =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      const double deadline = terminated ? o.timeout_s + 5.0 : o.timeout_s;
+      if (elapsed >= deadline) {
+        signal_all(terminated ? SIGKILL : SIGTERM);
+        killed = killed || terminated;
+        terminated = true;
+        if (killed) {
+          for (Child& c : children) {
+            for (int& fd : c.fds) {
+              if (fd >= 0) ::close(fd);
+              fd = -1;
+            }
+          }
+          break;
+        }
+        continue;
+      }
+      wait_ms = std::min(wait_ms, static_cast<int>((deadline - elapsed) * 1000.0) + 1);
+    }
+    const int ready = ::poll(fds.data(), fds.size(), wait_ms);
+    if (ready < 0 && errno != EINTR) break;
+    for (std::size_t k = 0; k < fds.size() && ready > 0; ++k) {
+      if (fds[k].revents == 0) continue;
+      Child& child = children[owner[k].first];
+      const int s = owner[k].second;
+      const ssize_t n = ::read(fds[k].fd, buffer, sizeof(buffer));
+      if (n > 0) {
+        std::string& partial = child.partial[s];
+        partial.append(buffer, static_cast<std::size_t>(n));
+        std::size_t begin = 0;
+        for (std::size_t nl; (nl = partial.find('\n', begin)) != std::string::npos;
+             begin = nl + 1) {
+          on_line(child.rank, s == 1, std::string_view(partial).substr(begin, nl - begin));
+        }
+        partial.erase(0, begin);
+      } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+        if (!child.partial[s].empty()) on_line(child.rank, s == 1, child.partial[s]);
+        child.partial[s].clear();
+        ::close(child.fds[s]);
+        child.fds[s] = -1;
+      }
+    }
+  }
+  for (Child& c : children) {
+    if (c.pid <= 0) continue;
+    while (::waitpid(c.pid, &c.status, 0) < 0 && errno == EINTR) {
+    }
+    ProcessExit exit;
+    exit.rank = c.rank;
+    exit.pid = c.pid;
+    exit.timed_out = terminated;
+    if (WIFEXITED(c.status)) exit.exit_code = WEXITSTATUS(c.status);
+    if (WIFSIGNALED(c.status)) exit.signal = WTERMSIG(c.status);
+    result.processes.push_back(exit);
+  }
+  if (!spawn_error.empty()) return core::Error{spawn_error};
+  result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return result;
+}
+
+}  // namespace powertrain::emulate

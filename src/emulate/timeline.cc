@@ -1,0 +1,689 @@
+// The list schedule behind build_rank_trace: records are taken in time order; each host thread
+// has a modelled clock that advances by the recorded gap before a call and by the call's modelled
+// cost (or until the awaited GPU work ends, for syncs); each stream has the end of its last task;
+// events remember what their record captured. Syncs and waits also get cuda_sync records so the
+// graph builder resolves them from the record instead of by its naming rules.
+#include "emulate/timeline.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <unordered_map>
+
+namespace powertrain::emulate {
+namespace {
+
+using trace::EventKind;
+using trace::SyncKind;
+using trace::TraceEvent;
+
+constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::min();
+// Correlation ids for calls that launch nothing (the interposer's start at 1).
+constexpr std::int64_t kSyntheticCorrelation = std::int64_t{1} << 50;
+
+bool is_blocking_copy_name(std::string_view api) {
+  return api == "cudaMemcpy" || api == "cudaMemcpy2D" || api == "cudaMemcpy3D" ||
+         api == "cudaMemcpyToSymbol" || api == "cudaMemcpyFromSymbol";
+}
+
+std::string_view default_api(const Record& r) {
+  switch (r.op) {
+    case OpKind::kRegister:
+      return "__cudaRegisterFunction";
+    case OpKind::kKernel:
+      return "cudaLaunchKernel";
+    case OpKind::kMemcpy:
+      return r.async ? "cudaMemcpyAsync" : "cudaMemcpy";
+    case OpKind::kMemset:
+      return r.async ? "cudaMemsetAsync" : "cudaMemset";
+    case OpKind::kMalloc:
+      switch (r.memory) {
+        case MemoryKind::kHost:
+          return "cudaMallocHost";
+        case MemoryKind::kManaged:
+          return "cudaMallocManaged";
+        case MemoryKind::kAsync:
+          return "cudaMallocAsync";
+        default:
+          return "cudaMalloc";
+      }
+    case OpKind::kFree:
+      switch (r.memory) {
+        case MemoryKind::kHost:
+          return "cudaFreeHost";
+        case MemoryKind::kAsync:
+          return "cudaFreeAsync";
+        default:
+          return "cudaFree";
+      }
+    case OpKind::kStreamCreate:
+      return "cudaStreamCreate";
+    case OpKind::kStreamDestroy:
+      return "cudaStreamDestroy";
+    case OpKind::kEventCreate:
+      return "cudaEventCreate";
+    case OpKind::kEventDestroy:
+      return "cudaEventDestroy";
+    case OpKind::kEventRecord:
+      return "cudaEventRecord";
+    case OpKind::kStreamWaitEvent:
+      return "cudaStreamWaitEvent";
+    case OpKind::kStreamSync:
+      return "cudaStreamSynchronize";
+    case OpKind::kEventSync:
+      return "cudaEventSynchronize";
+    case OpKind::kDeviceSync:
+      return "cudaDeviceSynchronize";
+    case OpKind::kSetDevice:
+      return "cudaSetDevice";
+    case OpKind::kCommInit:
+      return "ncclCommInitRank";
+    case OpKind::kNccl:
+      return "ncclCollective";
+    case OpKind::kGemm:
+      return "cublasGemmEx";
+    case OpKind::kHostFunc:
+      return "cudaLaunchHostFunc";
+    case OpKind::kUnsupported:
+    case OpKind::kMisuse:
+      return "unknown API";
+  }
+  return "unknown API";
+}
+
+std::int64_t cost_of(const Record& r, const HostCosts& c) {
+  switch (r.op) {
+    case OpKind::kKernel:
+    case OpKind::kHostFunc:
+      return c.launch_ns;
+    case OpKind::kGemm:
+      return c.gemm_ns;
+    case OpKind::kNccl:
+      return c.nccl_ns;
+    case OpKind::kMemcpy:
+    case OpKind::kMemset:
+      return c.copy_ns;
+    case OpKind::kMalloc:
+      return c.malloc_ns;
+    case OpKind::kFree:
+      return c.free_ns;
+    case OpKind::kStreamCreate:
+    case OpKind::kStreamDestroy:
+    case OpKind::kEventCreate:
+    case OpKind::kEventDestroy:
+      return c.create_ns;
+    case OpKind::kEventRecord:
+    case OpKind::kStreamWaitEvent:
+      return c.event_ns;
+    case OpKind::kStreamSync:
+    case OpKind::kEventSync:
+    case OpKind::kDeviceSync:
+      return c.sync_ns;
+    case OpKind::kCommInit:
+      return c.comm_init_ns;
+    default:
+      return c.other_ns;
+  }
+}
+
+// Collects events with interned names; spans go first so that a span and a call with the same
+// start and length nest the right way round after the stable sort.
+class Emitter {
+ public:
+  Emitter(int rank, int world_size, std::string source, std::int64_t pid) : pid_(pid) {
+    trace_.rank = rank;
+    trace_.world_size = world_size;
+    trace_.source = std::move(source);
+  }
+
+  TraceEvent& host(EventKind kind, std::string_view name, std::int64_t start, std::int64_t dur,
+                   std::int64_t tid, std::int64_t correlation = -1) {
+    TraceEvent e;
+    e.kind = kind;
+    e.name = intern(name);
+    e.start_ns = start;
+    e.duration_ns = dur;
+    e.pid = pid_;
+    e.tid = tid;
+    e.correlation = correlation;
+    (kind == EventKind::kUserAnnotation ? spans_ : events_).push_back(e);
+    return (kind == EventKind::kUserAnnotation ? spans_ : events_).back();
+  }
+
+  TraceEvent& gpu(EventKind kind, std::string_view name, std::int64_t start, std::int64_t dur,
+                  std::int64_t correlation, std::int64_t device, std::int64_t stream) {
+    TraceEvent e;
+    e.kind = kind;
+    e.name = intern(name);
+    e.start_ns = start;
+    e.duration_ns = dur;
+    e.pid = device;
+    e.tid = stream;
+    e.correlation = correlation;
+    events_.push_back(e);
+    return events_.back();
+  }
+
+  void sync(SyncKind kind, std::int64_t start, std::int64_t dur, std::int64_t correlation,
+            std::int64_t device, std::int64_t stream, std::int64_t wait_on_stream = -1,
+            std::int64_t wait_on_event_correlation = -1) {
+    static constexpr std::string_view kNames[] = {"Event Record", "Stream Wait Event", "Event Sync",
+                                                  "Stream Sync", "Context Sync"};
+    TraceEvent e;
+    e.kind = EventKind::kCudaSync;
+    e.name = intern(kNames[static_cast<int>(kind)]);
+    e.start_ns = start;
+    e.duration_ns = dur;
+    e.pid = device;
+    e.tid = stream;
+    e.correlation = correlation;
+    e.sync = kind;
+    e.wait_on_stream = wait_on_stream;
+    e.wait_on_event_correlation = wait_on_event_correlation;
+    events_.push_back(e);
+  }
+
+  void collective(TraceEvent& kernel, const NcclKernel& info) {
+    trace::CollectiveInfo c;
+    c.name = info.collective;
+    c.in_elements = info.bytes;
+    c.out_elements = info.bytes;
+    c.element_bytes = 1;
+    c.group_size = info.group_size;
+    c.process_group = info.group_key;
+    c.sequence = 0;  // the group key alone identifies the call
+    kernel.nccl = true;
+    kernel.collective = static_cast<std::int32_t>(trace_.collectives.size());
+    trace_.collectives.push_back(std::move(c));
+  }
+
+  trace::RankTrace finish() {
+    std::vector<TraceEvent> all = std::move(spans_);
+    all.insert(all.end(), events_.begin(), events_.end());
+    std::vector<std::int32_t> order(all.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](std::int32_t a, std::int32_t b) {
+      return all[a].start_ns != all[b].start_ns ? all[a].start_ns < all[b].start_ns
+                                                : all[a].duration_ns > all[b].duration_ns;
+    });
+    trace_.events.reserve(all.size());
+    for (std::int32_t i : order) {
+      TraceEvent& e = all[i];
+      if (e.collective >= 0) {
+        trace_.collectives[e.collective].event = static_cast<std::int32_t>(trace_.events.size());
+      }
+      if (e.kind == EventKind::kUserAnnotation) {
+        trace_.step_starts_ns.push_back(e.start_ns);
+        trace_.step_ends_ns.push_back(e.start_ns + e.duration_ns);
+      }
+      trace_.events.push_back(e);
+    }
+    return std::move(trace_);
+  }
+
+ private:
+  std::uint32_t intern(std::string_view name) {
+    auto [it, inserted] =
+        names_.try_emplace(std::string(name), static_cast<std::uint32_t>(trace_.names.size()));
+    if (inserted) trace_.names.emplace_back(name);
+    return it->second;
+  }
+
+  std::int64_t pid_;
+  trace::RankTrace trace_;
+  std::vector<TraceEvent> events_;
+  std::vector<TraceEvent> spans_;
+  std::unordered_map<std::string, std::uint32_t> names_;
+};
+
+// Stream id of the legacy default stream in the trace (docs/emulation-trace.md).
+constexpr std::int64_t kLegacyStream = 0;
+
+struct StreamState {
+  std::int64_t free_ns = kNever;      // the next task starts no earlier (stream order + waits)
+  std::int64_t last_end_ns = kNever;  // end of the last task enqueued (what a sync awaits)
+  // Legacy default stream semantics: work on stream 0 waits for earlier work on every blocking
+  // stream of its device and the other way round. Counts of enqueued tasks tell which implicit
+  // dependencies are new.
+  bool blocking = true;  // created without cudaStreamNonBlocking (or never created: default)
+  std::int64_t tasks = 0;
+  std::int64_t legacy_tasks_seen = 0;     // legacy stream's task count when this one last waited
+  std::int64_t tasks_seen_by_legacy = 0;  // this stream's task count when legacy last waited
+};
+
+struct ThreadState {
+  bool started = false;
+  std::int64_t clock_ns = 0;         // modelled
+  std::int64_t recorded_start = -1;  // t of the previous record (the interposer's clock)
+  OpKind previous_op = OpKind::kSetDevice;
+  std::int64_t recorded_end = 0;  // t + dt of the previous record
+};
+
+struct EventState {
+  std::int64_t end_ns = kNever;  // what the last record captured
+  std::int64_t correlation = -1;
+  std::int64_t stream = -1;
+  bool recorded = false;
+};
+
+class Scheduler {
+ public:
+  Scheduler(const TimelineInput& in, const HostCosts& costs)
+      : in_(in),
+        t_(*in.trace),
+        costs_(costs),
+        out_(in.rank, in.world_size, in.trace->source, in.trace->process.pid) {}
+
+  trace::RankTrace run() {
+    const std::size_t n = t_.records.size();
+    std::vector<std::int32_t> order(n);
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](std::int32_t a, std::int32_t b) {
+      return t_.records[a].t_ns < t_.records[b].t_ns;
+    });
+    if (n > 0) t0_ = t_.records[order.front()].t_ns;
+    step_of_first_.assign(n, -1);
+    step_of_last_.assign(n, -1);
+    for (std::size_t s = 0; s < in_.steps.size(); ++s) {
+      step_of_first_[in_.steps[s].first_record] = static_cast<std::int32_t>(s);
+      step_of_last_[in_.steps[s].last_record] = static_cast<std::int32_t>(s);
+    }
+    step_start_.assign(in_.steps.size(), 0);
+    if (in_.steps.size() > 1) {
+      // The recorded gap before the second step's first call (on its thread).
+      const std::int32_t first = in_.steps[1].first_record;
+      const Record& r = t_.records[first];
+      for (std::int32_t j = first - 1; j >= 0; --j) {
+        if (t_.records[j].tid != r.tid) continue;
+        second_step_gap_ =
+            std::max<std::int64_t>(0, r.t_ns - (t_.records[j].t_ns + t_.records[j].dt_ns));
+        break;
+      }
+    }
+    for (std::int32_t i : order) record(i);
+    return out_.finish();
+  }
+
+ private:
+  StreamState& stream(std::int32_t device, std::int64_t id) { return streams_[{device, id}]; }
+
+  std::int64_t correlation_of(std::int32_t i) const {
+    const Record& r = t_.records[i];
+    return r.correlation >= 0 ? r.correlation : kSyntheticCorrelation + i;
+  }
+
+  std::string_view api_of(const Record& r) const {
+    if (r.op == OpKind::kKernel || r.op == OpKind::kRegister || r.name == kNoString) {
+      return r.op == OpKind::kKernel && r.detail != kNoString ? t_.str(r.detail) : default_api(r);
+    }
+    return t_.str(r.name);
+  }
+
+  // Enqueues GPU work launched at `start`; returns its end.
+  std::int64_t enqueue(std::int32_t i, std::int64_t start) {
+    const Record& r = t_.records[i];
+    const std::int64_t duration = std::max<std::int64_t>(1, in_.work_ns[i]);
+    StreamState& s = stream(r.device, r.stream);
+    const std::int64_t begin = std::max(start + costs_.launch_latency_ns, s.free_ns);
+    s.free_ns = s.last_end_ns = begin + duration;
+    ++s.tasks;
+    const std::int64_t corr = correlation_of(i);
+    const std::string& custom = in_.work_name[i];
+    switch (r.op) {
+      case OpKind::kMemcpy:
+        out_.gpu(EventKind::kGpuMemcpy, fmt::format("Memcpy {}", to_string(r.copy)), begin,
+                 duration, corr, r.device, r.stream);
+        break;
+      case OpKind::kMemset:
+        out_.gpu(EventKind::kGpuMemset, "Memset (Device)", begin, duration, corr, r.device,
+                 r.stream);
+        break;
+      case OpKind::kNccl: {
+        const NcclKernel& k = in_.nccl[in_.nccl_of_record[i]];
+        TraceEvent& e =
+            out_.gpu(EventKind::kKernel, k.name, begin, duration, corr, r.device, r.stream);
+        out_.collective(e, k);
+        break;
+      }
+      case OpKind::kHostFunc:
+        out_.gpu(EventKind::kKernel, "cudaLaunchHostFunc callback", begin, duration, corr, r.device,
+                 r.stream);
+        break;
+      default: {
+        std::string_view name = custom;
+        if (name.empty()) name = r.name != kNoString ? t_.str(r.name) : "unnamed kernel";
+        out_.gpu(EventKind::kKernel, name, begin, duration, corr, r.device, r.stream);
+        break;
+      }
+    }
+    return begin + duration;
+  }
+
+  // The implicit dependency of legacy default stream work: a 1 ns cudaEventRecord on `from` and a
+  // 1 ns wait of `to` on it before the launch, so the graph sees it as an ordinary event wait.
+  std::int64_t implicit_wait(std::int32_t device, std::int64_t from, std::int64_t to,
+                             std::int32_t tid, std::int64_t t) {
+    const std::int64_t record = extra_correlation_++;
+    const std::int64_t wait = extra_correlation_++;
+    out_.host(EventKind::kCudaRuntime, "cudaEventRecord", t, 1, tid, record);
+    out_.sync(SyncKind::kNone, t, 1, -1, device, from, from, record);
+    out_.host(EventKind::kCudaRuntime, "implicit wait (legacy default stream)", t + 1, 1, tid,
+              wait);
+    out_.sync(SyncKind::kStreamWaitEvent, t + 1, 1, wait, device, to, from, record);
+    StreamState& waiting = stream(device, to);
+    waiting.free_ns = std::max(waiting.free_ns, stream(device, from).last_end_ns);
+    return t + 2;
+  }
+
+  // Before a launch on the legacy stream: waits for new work on the device's blocking streams;
+  // before a launch on a blocking stream: waits for new legacy stream work. Returns the new time.
+  std::int64_t legacy_dependencies(const Record& r, std::int64_t t) {
+    if (r.stream == kLegacyStream) {
+      std::vector<std::int64_t> pending;
+      for (auto& [key, s] : streams_) {
+        if (key.first == r.device && key.second != kLegacyStream && s.blocking &&
+            s.tasks > s.tasks_seen_by_legacy) {
+          s.tasks_seen_by_legacy = s.tasks;
+          pending.push_back(key.second);
+        }
+      }
+      for (std::int64_t from : pending) t = implicit_wait(r.device, from, kLegacyStream, r.tid, t);
+      return t;
+    }
+    StreamState& s = stream(r.device, r.stream);
+    const StreamState& legacy = stream(r.device, kLegacyStream);
+    if (s.blocking && legacy.tasks > s.legacy_tasks_seen) {
+      s.legacy_tasks_seen = legacy.tasks;
+      t = implicit_wait(r.device, kLegacyStream, r.stream, r.tid, t);
+    }
+    return t;
+  }
+
+  // A host sync ends `sync_ns` after the awaited work (or after its own cost if nothing waits).
+  std::int64_t sync_end(std::int64_t start, std::int64_t cost, std::int64_t awaited) const {
+    return awaited == kNever ? start + cost : std::max(start + cost, awaited + costs_.sync_ns);
+  }
+
+  void record(std::int32_t i) {
+    const Record& r = t_.records[i];
+    ThreadState& th = threads_[r.tid];
+    std::int64_t gap = 0;
+    // One API call can write several records with its entry time (ncclCommInitAll: one per
+    // device); only the first is charged the call's modelled cost.
+    const bool same_call = th.started && r.t_ns == th.recorded_start;
+    if (!th.started) {
+      th.started = true;
+      th.clock_ns = std::max<std::int64_t>(0, r.t_ns - t0_ + drift_);
+    } else if (!same_call) {
+      gap = std::max<std::int64_t>(0, r.t_ns - th.recorded_end);
+      if (gap >= costs_.min_host_work_ns && gap > 0) {
+        out_.host(EventKind::kCpuOp, "host work", th.clock_ns, gap, r.tid);
+      }
+      th.clock_ns += gap;
+    }
+    if (const std::int32_t s = step_of_first_[i]; s >= 0) {
+      // A step owns the host work before its first call (e.g. loading the next batch). Before
+      // the first step that gap also holds start-up work, so it owns only as much as the second
+      // step's (iterations repeat).
+      std::int64_t owned = gap;
+      if (s == 0 && in_.steps.size() > 1) owned = std::min(gap, second_step_gap_);
+      step_start_[s] = th.clock_ns - owned;
+    }
+    if (in_.work_ns[i] >= 0) th.clock_ns = legacy_dependencies(r, th.clock_ns);
+    const std::int64_t start = th.clock_ns;
+    // Communicator inits issued back to back (one per device inside ncclGroupStart/End) are
+    // bootstrapped together: the batch is charged once.
+    const bool batched_init =
+        r.op == OpKind::kCommInit && th.started && th.previous_op == OpKind::kCommInit;
+    const std::int64_t cost =
+        same_call || batched_init ? 1 : std::max<std::int64_t>(1, cost_of(r, costs_));
+    const std::int64_t corr = correlation_of(i);
+    std::int64_t end = start + cost;
+    std::string_view api = api_of(r);
+    bool plain_call = true;  // emitted below as one cuda_runtime event [start, end)
+
+    const bool launches = in_.work_ns[i] >= 0;
+    switch (r.op) {
+      case OpKind::kMemcpy: {
+        const bool blocking_name = is_blocking_copy_name(api);
+        std::string fixed;
+        if (!r.async && !blocking_name) api = "cudaMemcpy";
+        if (r.async && blocking_name) {
+          fixed = std::string(api) + "Async";
+          api = fixed;
+        }
+        const std::int64_t copy_end = launches ? enqueue(i, start) : kNever;
+        if (!r.async) end = sync_end(start, cost, copy_end);
+        out_.host(EventKind::kCudaRuntime, api, start, end - start, r.tid, corr);
+        plain_call = false;
+        break;
+      }
+      case OpKind::kEventRecord: {
+        EventState& ev = events_[r.event];
+        const StreamState& s = stream(r.device, r.stream);
+        ev = {s.last_end_ns, corr, r.stream, true};
+        out_.host(EventKind::kCudaRuntime, "cudaEventRecord", start, cost, r.tid, corr).cuda_event =
+            r.event;
+        // Tells the builder which stream this record captures (even if nothing waits on it).
+        out_.sync(SyncKind::kNone, start, cost, -1, r.device, r.stream, r.stream, corr);
+        plain_call = false;
+        break;
+      }
+      case OpKind::kStreamWaitEvent: {
+        const auto it = events_.find(r.event);
+        if (it == events_.end() || !it->second.recorded) {
+          api = "cudaStreamWaitEvent (event never recorded)";  // a no-op in CUDA
+          break;
+        }
+        StreamState& s = stream(r.device, r.stream);
+        s.free_ns = std::max(s.free_ns, it->second.end_ns);
+        out_.host(EventKind::kCudaRuntime, "cudaStreamWaitEvent", start, cost, r.tid, corr)
+            .cuda_event = r.event;
+        out_.sync(SyncKind::kStreamWaitEvent, start, cost, corr, r.device, r.stream,
+                  it->second.stream, it->second.correlation);
+        plain_call = false;
+        break;
+      }
+      case OpKind::kStreamSync: {
+        end = sync_end(start, cost, stream(r.device, r.stream).last_end_ns);
+        out_.host(EventKind::kCudaRuntime, "cudaStreamSynchronize", start, end - start, r.tid,
+                  corr);
+        out_.sync(SyncKind::kStreamSync, start, end - start, corr, r.device, r.stream);
+        plain_call = false;
+        break;
+      }
+      case OpKind::kEventSync: {
+        const auto it = events_.find(r.event);
+        if (it == events_.end() || !it->second.recorded) {
+          api = "cudaEventSynchronize (event never recorded)";
+          break;
+        }
+        end = sync_end(start, cost, it->second.end_ns);
+        out_.host(EventKind::kCudaRuntime, "cudaEventSynchronize", start, end - start, r.tid, corr)
+            .cuda_event = r.event;
+        out_.sync(SyncKind::kEventSync, start, end - start, corr, r.device, -1, it->second.stream,
+                  it->second.correlation);
+        plain_call = false;
+        break;
+      }
+      case OpKind::kDeviceSync:
+        end = device_sync(r, i, start, cost);
+        plain_call = false;
+        break;
+      case OpKind::kStreamCreate:
+        stream(r.device, r.stream).blocking = (r.flags & 1) == 0;  // cudaStreamNonBlocking
+        break;
+      default:
+        if (launches) enqueue(i, start);
+        break;
+    }
+    if (plain_call) out_.host(EventKind::kCudaRuntime, api, start, end - start, r.tid, corr);
+    th.clock_ns = end;
+    if (r.op != OpKind::kSetDevice) th.previous_op = r.op;  // a loop over devices sets them
+    th.recorded_start = r.t_ns;
+    th.recorded_end = std::max(same_call ? th.recorded_end : 0, r.t_ns + r.dt_ns);
+    drift_ = th.clock_ns - (th.recorded_end - t0_);
+    if (step_of_last_[i] >= 0) {
+      const std::int32_t s = step_of_last_[i];
+      out_.host(EventKind::kUserAnnotation, fmt::format("ProfilerStep#{}", s), step_start_[s],
+                end - step_start_[s], r.tid);
+    }
+  }
+
+  // One process, one device: a context sync. Several devices: the graph's context sync would wait
+  // for every device, so the call becomes one stream sync per stream of this device that has work.
+  std::int64_t device_sync(const Record& r, std::int32_t i, std::int64_t start, std::int64_t cost) {
+    if (t_.process.devices <= 1) {
+      std::int64_t awaited = kNever;
+      for (const auto& [key, s] : streams_) awaited = std::max(awaited, s.last_end_ns);
+      const std::int64_t end = sync_end(start, cost, awaited);
+      const std::int64_t corr = correlation_of(i);
+      out_.host(EventKind::kCudaRuntime, "cudaDeviceSynchronize", start, end - start, r.tid, corr);
+      out_.sync(SyncKind::kContextSync, start, end - start, corr, r.device, -1);
+      return end;
+    }
+    std::vector<std::pair<std::int64_t, std::int64_t>> busy;  // (stream, last end)
+    for (const auto& [key, s] : streams_) {
+      if (key.first == r.device && s.last_end_ns != kNever)
+        busy.emplace_back(key.second, s.last_end_ns);
+    }
+    if (busy.empty()) {
+      out_.host(EventKind::kCudaRuntime, "cudaDeviceSynchronize (idle device)", start, cost, r.tid,
+                correlation_of(i));
+      return start + cost;
+    }
+    std::int64_t t = start;
+    for (std::size_t k = 0; k < busy.size(); ++k) {
+      const bool last = k + 1 == busy.size();
+      // Intermediate calls end when their stream is done (1 ns at least, to keep host order).
+      const std::int64_t end =
+          last ? sync_end(t, cost, busy[k].second) : std::max(t + 1, busy[k].second);
+      const std::int64_t corr = k == 0 ? correlation_of(i) : extra_correlation_++;
+      out_.host(EventKind::kCudaRuntime, "cudaDeviceSynchronize", t, end - t, r.tid, corr);
+      out_.sync(SyncKind::kStreamSync, t, end - t, corr, r.device, busy[k].first);
+      t = end;
+    }
+    return t;
+  }
+
+  const TimelineInput& in_;
+  const ProcessTrace& t_;
+  const HostCosts& costs_;
+  Emitter out_;
+  std::int64_t t0_ = 0;
+  std::int64_t extra_correlation_ = kSyntheticCorrelation + (std::int64_t{1} << 45);
+  std::int64_t drift_ = 0;  // modelled − recorded time of the latest record (for new threads)
+  std::map<std::pair<std::int32_t, std::int64_t>, StreamState> streams_;  // ordered: determinism
+  std::unordered_map<std::int32_t, ThreadState> threads_;
+  std::unordered_map<std::int64_t, EventState> events_;
+  std::vector<std::int32_t> step_of_first_;
+  std::vector<std::int32_t> step_of_last_;
+  std::vector<std::int64_t> step_start_;
+  std::int64_t second_step_gap_ = 0;
+};
+
+}  // namespace
+
+core::Result<trace::RankTrace> build_rank_trace(const TimelineInput& input,
+                                                const HostCosts& costs) {
+  if (input.trace == nullptr) return core::Error{"timeline: no trace"};
+  const std::size_t n = input.trace->records.size();
+  if (input.work_ns.size() != n || input.work_name.size() != n ||
+      input.nccl_of_record.size() != n) {
+    return core::Error{
+        fmt::format("{}: timeline input does not match its {} records", input.trace->source, n)};
+  }
+  for (const StepBlock& s : input.steps) {
+    if (s.first_record < 0 || s.last_record < s.first_record ||
+        static_cast<std::size_t>(s.last_record) >= n) {
+      return core::Error{fmt::format("{}: step block out of range", input.trace->source)};
+    }
+  }
+  return Scheduler(input, costs).run();
+}
+
+std::int32_t main_thread(const ProcessTrace& trace) {
+  std::map<std::int32_t, std::int64_t> count;
+  for (const Record& r : trace.records) ++count[r.tid];
+  std::int32_t best = 0;
+  std::int64_t most = -1;
+  for (const auto& [tid, c] : count) {
+    if (c > most) {
+      best = tid;
+      most = c;
+    }
+  }
+  return best;
+}
+
+std::vector<StepBlock> find_steps(const ProcessTrace& trace,
+                                  const std::vector<std::uint64_t>& operation_hashes,
+                                  std::int32_t main_tid) {
+  // The main thread's operations, last first.
+  std::vector<std::int32_t> ops;
+  for (std::int32_t i = static_cast<std::int32_t>(trace.records.size()) - 1; i >= 0; --i) {
+    const Record& r = trace.records[i];
+    if (r.tid != main_tid) continue;
+    switch (r.op) {
+      case OpKind::kRegister:
+      case OpKind::kMalloc:
+      case OpKind::kFree:
+      case OpKind::kStreamCreate:
+      case OpKind::kStreamDestroy:
+      case OpKind::kEventCreate:
+      case OpKind::kEventDestroy:
+      case OpKind::kSetDevice:
+      case OpKind::kCommInit:
+      case OpKind::kUnsupported:
+      case OpKind::kMisuse:
+        continue;
+      default:
+        ops.push_back(i);
+    }
+  }
+  const std::size_t n = ops.size();
+  if (n < 2) return {};
+  // Z-function of the reversed sequence: z[p] >= p ⟺ the last p operations repeat just before.
+  std::vector<std::size_t> z(n, 0);
+  const auto same = [&](std::size_t a, std::size_t b) {
+    return operation_hashes[ops[a]] == operation_hashes[ops[b]];
+  };
+  for (std::size_t i = 1, l = 0, r = 0; i < n; ++i) {
+    if (i < r) z[i] = std::min(r - i, z[i - l]);
+    while (i + z[i] < n && same(z[i], i + z[i])) ++z[i];
+    if (i + z[i] > r) {
+      l = i;
+      r = i + z[i];
+    }
+  }
+  // Prefix counts of host-synchronizing calls and of calls that enqueue GPU work.
+  std::vector<std::size_t> syncs(n + 1, 0);
+  std::vector<std::size_t> launches(n + 1, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    const Record& r = trace.records[ops[i]];
+    const bool sync = r.op == OpKind::kStreamSync || r.op == OpKind::kEventSync ||
+                      r.op == OpKind::kDeviceSync || (r.op == OpKind::kMemcpy && !r.async);
+    syncs[i + 1] = syncs[i] + sync;
+    launches[i + 1] = launches[i] + enqueues_gpu_work(r.op);
+  }
+  for (std::size_t p = 1; 2 * p <= n; ++p) {
+    if (z[p] < p || syncs[p] == 0 || launches[p] == 0) continue;
+    std::size_t repeats = 2;
+    while ((repeats + 1) * p <= n && z[repeats * p] >= p) ++repeats;
+    // Iterations make up most of a training program; a short repeated tail (two identical
+    // checks at the end of a test program) is not one.
+    if (2 * repeats * p < n) continue;
+    std::vector<StepBlock> steps;
+    for (std::size_t k = repeats; k-- > 0;) {
+      // Block k (from the end) covers reversed positions [k·p, (k+1)·p).
+      steps.push_back({ops[(k + 1) * p - 1], ops[k * p]});
+    }
+    return steps;
+  }
+  return {};
+}
+
+}  // namespace powertrain::emulate

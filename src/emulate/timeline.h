@@ -1,0 +1,92 @@
+// One emulated process as a normalized trace (trace::RankTrace), so that the execution-graph
+// builder and the replay simulator of issue 4 run it unchanged. The recorded calls keep their
+// order and the wall-clock gaps between them (host work); their own cost, the GPU work and all
+// waits are modelled: a list schedule places every call and every GPU task (stream order, launch
+// latency, event waits, host syncs) as the hardware would have run this process alone. The graph
+// builder turns that timeline into dependencies; the simulator then adds what one process cannot
+// know (collective joins with the other ranks).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "emulate/emulation_trace.h"
+#include "trace/trace_events.h"
+
+namespace powertrain::emulate {
+
+/// Modelled host time of intercepted calls (the emulator's own time inside a call means nothing
+/// for the real runtime). Nanoseconds. Typical values measured on recent CUDA runtimes.
+struct HostCosts {
+  std::int64_t launch_ns = 3'000;  // cudaLaunchKernel, cudaLaunchHostFunc
+  std::int64_t gemm_ns = 5'000;    // a cuBLAS/cuBLASLt GEMM call (heuristics + launch)
+  std::int64_t nccl_ns = 5'000;    // enqueuing an NCCL collective or send/recv
+  std::int64_t copy_ns = 3'000;    // enqueuing a memcpy/memset (blocking ones also wait)
+  std::int64_t sync_ns = 2'000;    // a synchronizing call returns this long after the work ended
+  std::int64_t event_ns = 1'500;   // cudaEventRecord, cudaStreamWaitEvent
+  std::int64_t malloc_ns = 10'000;
+  std::int64_t free_ns = 5'000;
+  std::int64_t create_ns = 5'000;          // stream/event create and destroy
+  std::int64_t comm_init_ns = 10'000'000;  // ncclCommInit*: bootstrap (order of magnitude)
+  std::int64_t other_ns = 1'000;           // cudaSetDevice, unsupported and misused calls, ...
+  /// From a launch call's start to the earliest start of its GPU work on an idle stream.
+  std::int64_t launch_latency_ns = 4'000;
+  /// Host gaps at least this long become "host work" tasks; shorter ones stay as the gap between
+  /// two calls (the graph keeps it as the thread-order lag either way).
+  std::int64_t min_host_work_ns = 1'000;
+};
+
+/// A fused NCCL kernel (the calls of one ncclGroupStart/End block on one stream, or one call).
+struct NcclKernel {
+  std::int32_t launch_record = 0;  // the record whose call launches it (the block's last)
+  std::string name;                // e.g. "ncclDevKernel_AllReduce"
+  std::string collective;          // "allreduce", "sendrecv", ... (CollectiveInfo::name)
+  std::string group_key;           // identical on every member of the joined group
+  std::int32_t group_size = 1;     // members of the joined group (1: not joined)
+  std::int64_t bytes = 0;          // message bytes (per-rank buffer)
+};
+
+/// A repeated iteration: records [first_record, last_record] of the main thread.
+struct StepBlock {
+  std::int32_t first_record = 0;
+  std::int32_t last_record = 0;
+};
+
+struct TimelineInput {
+  const ProcessTrace* trace = nullptr;
+  int rank = 0;
+  int world_size = 1;
+  /// Per record: modelled duration (ns, ≥ 1) of the GPU work it launches, or −1 for none. NCCL
+  /// records launch their fused kernel only when they are its launch_record.
+  std::vector<std::int64_t> work_ns;
+  /// Per record: the kernel and display name to use (kernels, GEMMs), empty for the default.
+  std::vector<std::string> work_name;
+  std::vector<NcclKernel> nccl;              // fused NCCL kernels
+  std::vector<std::int32_t> nccl_of_record;  // per record: index into nccl, or −1
+  std::vector<StepBlock> steps;              // ProfilerStep#k spans, in order (may be empty)
+  std::int32_t main_tid = 0;                 // the thread the steps are on
+};
+
+/// Builds the RankTrace: host calls (cuda_runtime) at modelled times, gaps ≥ min_host_work_ns as
+/// host work (cpu_op), GPU tasks with the calls' correlation ids, cuda_sync records for stream
+/// waits and syncs (so the graph resolves them exactly), ProfilerStep#k spans for the steps.
+/// The timeline starts at the process's first record. A cudaDeviceSynchronize in a process with
+/// several devices becomes one stream sync per busy stream of its device. Errors: a record count
+/// that does not match the per-record vectors. O(records log records).
+core::Result<trace::RankTrace> build_rank_trace(const TimelineInput& input, const HostCosts& costs);
+
+/// Iterations by a simple rule: the main thread's operation sequence (launches, copies, syncs,
+/// events, collectives; not allocations or setup calls) ends with a block repeated at least twice
+/// that contains a host-synchronizing call (a stream/event/device sync or a blocking copy); the
+/// shortest such block is an iteration. `operation_hashes` is per record (dedup.h). Empty when no
+/// such block exists (the whole trace is then one step). O(records).
+std::vector<StepBlock> find_steps(const ProcessTrace& trace,
+                                  const std::vector<std::uint64_t>& operation_hashes,
+                                  std::int32_t main_tid);
+
+/// The thread with the most records (the lowest tid on ties).
+std::int32_t main_thread(const ProcessTrace& trace);
+
+}  // namespace powertrain::emulate

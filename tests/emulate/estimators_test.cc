@@ -1,0 +1,163 @@
+// Kernel duration estimators: the ring model's bus bytes and bandwidths, copies, raw kernels,
+// the kernel table (parsing, errors, precedence in a chain).
+#include "emulate/estimators.h"
+
+#include <gtest/gtest.h>
+
+#include "emulate_test_util.h"
+
+namespace powertrain::emulate {
+namespace {
+
+const device::GpuSpec& h100() {
+  static const device::GpuSpec gpu = *device::find_gpu("h100");
+  return gpu;
+}
+
+Record nccl(Collective kind, std::int64_t bytes) {
+  Record r;
+  r.op = OpKind::kNccl;
+  r.collective = kind;
+  r.bytes = bytes;
+  return r;
+}
+
+double seconds(const KernelEstimator& e, const Record& r, int n = 1, bool spans = false,
+               std::string_view name = "") {
+  KernelQuery q;
+  q.record = &r;
+  q.name = name;
+  q.group_size = n;
+  q.spans_nodes = spans;
+  const auto estimate = e.estimate(q, h100());
+  EXPECT_TRUE(estimate.has_value());
+  return estimate ? estimate->seconds : -1.0;
+}
+
+TEST(Estimators, BusBytesFollowNcclFactors) {
+  EXPECT_DOUBLE_EQ(collective_bus_bytes(Collective::kAllReduce, 800, 8), 2.0 * 7 / 8 * 800);
+  // Per-rank counts: the full all-gather buffer is n × bytes.
+  EXPECT_DOUBLE_EQ(collective_bus_bytes(Collective::kAllGather, 100, 8), 700);
+  EXPECT_DOUBLE_EQ(collective_bus_bytes(Collective::kReduceScatter, 100, 4), 300);
+  EXPECT_DOUBLE_EQ(collective_bus_bytes(Collective::kAllToAll, 800, 8), 700);
+  EXPECT_DOUBLE_EQ(collective_bus_bytes(Collective::kBroadcast, 100, 8), 100);
+  EXPECT_DOUBLE_EQ(collective_bus_bytes(Collective::kSend, 100, 2), 100);
+  EXPECT_DOUBLE_EQ(collective_bus_bytes(Collective::kAllReduce, 100, 1), 0);
+}
+
+TEST(Estimators, RingModelUsesLinkOrNetworkBandwidth) {
+  const DeviceModelEstimator model;
+  const double link = h100().link_bandwidth_gb_s * 1e9 * h100().dvfs.link_efficiency;
+  const double latency = h100().dvfs.link_latency_s;
+  const double bytes = 1 << 30;
+  EXPECT_NEAR(seconds(model, nccl(Collective::kAllReduce, 1 << 30), 8),
+              latency + 2.0 * 7 / 8 * bytes / link, 1e-12);
+  // Across nodes: 50 GB/s per GPU and the extra hop latency.
+  EXPECT_NEAR(seconds(model, nccl(Collective::kAllReduce, 1 << 30), 16, true),
+              latency + 5e-6 + 2.0 * 15 / 16 * bytes / 50e9, 1e-12);
+  EXPECT_NEAR(seconds(model, nccl(Collective::kSend, 1 << 20), 2), latency + (1 << 20) / link,
+              1e-12);
+  // One rank: a local copy, the kernel floor.
+  EXPECT_DOUBLE_EQ(seconds(model, nccl(Collective::kAllReduce, 1 << 30), 1), 3e-6);
+}
+
+TEST(Estimators, CopiesMemsetsAndRawKernels) {
+  const DeviceModelEstimator model;
+  Record copy;
+  copy.op = OpKind::kMemcpy;
+  copy.copy = CopyKind::kHtoD;
+  copy.bytes = 25'000'000;
+  EXPECT_NEAR(seconds(model, copy), 2e-6 + 1e-3, 1e-12);
+  copy.copy = CopyKind::kDtoD;
+  EXPECT_NEAR(seconds(model, copy), 2.0 * 25e6 / (3350e9 * 0.8), 1e-12);
+  Record set;
+  set.op = OpKind::kMemset;
+  set.bytes = 1 << 30;
+  EXPECT_NEAR(seconds(model, set), (1 << 30) / (3350e9 * 0.8), 1e-12);
+  Record kernel;
+  kernel.op = OpKind::kKernel;
+  kernel.grid[0] = 1 << 16;
+  kernel.block[0] = 256;
+  const double threads = (1 << 16) * 256.0;
+  EXPECT_NEAR(seconds(model, kernel, 1, false, "vectorized_elementwise_kernel"),
+              threads * 16 / (3350e9 * 0.8), 1e-12);
+  // A GEMM-named raw kernel: 8192 flop/thread at bf16 tensor rate (compute-bound here).
+  const double gemm_s = seconds(model, kernel, 1, false, "sm90_xmma_gemm_bf16");
+  EXPECT_NEAR(gemm_s, threads * 8192 / (989.5e12 * h100().dvfs.matmul_efficiency), 1e-12);
+  kernel.grid[0] = 1;
+  kernel.block[0] = 32;
+  EXPECT_DOUBLE_EQ(seconds(model, kernel, 1, false, "tiny"), 3e-6);  // the floor
+}
+
+TEST(Estimators, GemmPrecisionFromDtypeAndComputeType) {
+  const DeviceModelEstimator model;
+  Record g;
+  g.op = OpKind::kGemm;
+  g.m = g.n = g.k = 8192;
+  g.dtype_a = g.dtype_b = g.dtype_c = Dtype::kFloat32;
+  g.flops = 2.0 * 8192 * 8192 * 8192;
+  KernelQuery q;
+  q.record = &g;
+  const double fp32 = model.estimate(q, h100())->seconds;
+  q.compute = "CUBLAS_COMPUTE_32F_FAST_TF32";
+  const double tf32 = model.estimate(q, h100())->seconds;
+  EXPECT_NEAR(fp32 / tf32, 494.5 / 67, 1e-6);
+  EXPECT_EQ(model.estimate(q, h100())->kernel_class, sim::KernelClass::kMatmul);
+}
+
+TEST(Estimators, TableParsesQuotedNamesAndRejectsBadRows) {
+  auto table = TableEstimator::from_csv_text(
+      "name,duration_us,notes\n\"void k<int, float>(int)\",12.5,x\nplain,3,\n", "k.csv");
+  ASSERT_TRUE(table.ok()) << table.error().message;
+  EXPECT_EQ(table->size(), 2u);
+  Record r;
+  r.op = OpKind::kKernel;
+  EXPECT_DOUBLE_EQ(seconds(*table, r, 1, false, "void k<int, float>(int)"), 12.5e-6);
+  // By the name before '('.
+  EXPECT_DOUBLE_EQ(seconds(*table, r, 1, false, "plain(float*, int)"), 3e-6);
+  KernelQuery unknown;
+  unknown.record = &r;
+  unknown.name = "other";
+  EXPECT_FALSE(table->estimate(unknown, h100()).has_value());
+  Record copy;
+  copy.op = OpKind::kMemcpy;
+  unknown.record = &copy;
+  unknown.name = "plain";
+  EXPECT_FALSE(table->estimate(unknown, h100()).has_value());  // only kernels and GEMMs
+
+  auto no_column = TableEstimator::from_csv_text("kernel,time\nk,1\n", "k.csv");
+  ASSERT_FALSE(no_column.ok());
+  EXPECT_EQ(no_column.error().message,
+            "k.csv: expected a header with 'name' (or 'kernel') and 'duration_us' columns");
+  auto negative = TableEstimator::from_csv_text("name,duration_us\nk,-1\n", "k.csv");
+  ASSERT_FALSE(negative.ok());
+  EXPECT_EQ(negative.error().message,
+            "k.csv:2: field 'duration_us': expected a number >= 0, got -1");
+  auto twice = TableEstimator::from_csv_text("name,duration_us\nk,1\nk,2\n", "k.csv");
+  ASSERT_FALSE(twice.ok());
+  EXPECT_EQ(twice.error().message, "k.csv:3: kernel 'k' listed twice with different durations");
+  EXPECT_FALSE(TableEstimator::from_csv_text("name,duration_us\nk,abc\n", "k.csv").ok());
+}
+
+TEST(Estimators, ChainAsksInOrder) {
+  auto table = TableEstimator::from_csv_text("name,duration_us\nk,42\n", "k.csv");
+  ASSERT_TRUE(table.ok());
+  EstimatorChain chain;
+  chain.add(std::make_shared<TableEstimator>(std::move(*table)));
+  chain.add(std::make_shared<DeviceModelEstimator>());
+  Record r;
+  r.op = OpKind::kKernel;
+  KernelQuery q;
+  q.record = &r;
+  q.name = "k";
+  auto [known, by] = chain.estimate(q, h100());
+  EXPECT_EQ(by, 0);
+  EXPECT_DOUBLE_EQ(known.seconds, 42e-6);
+  q.name = "unknown";
+  auto [modelled, by_model] = chain.estimate(q, h100());
+  EXPECT_EQ(by_model, 1);
+  EXPECT_DOUBLE_EQ(modelled.seconds, 3e-6);
+}
+
+}  // namespace
+}  // namespace powertrain::emulate
