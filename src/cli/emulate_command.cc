@@ -53,6 +53,9 @@ void print_result(const emulate::EmulationResult& r, const fs::path& out, bool k
   fmt::print("  step time     {:.6f} s per step, predicted ({})\n", r.job_step_s,
              detected ? fmt::format("{} repeated iteration(s) found", r.ranks.front().steps)
                       : std::string("whole trace as one step"));
+  fmt::print(
+      "  GPU span      {:.6f} s from the first GPU task to the last (all steps), predicted\n",
+      r.job_gpu_span_s);
   const sim::Breakdown& b = r.job_breakdown;
   fmt::print(
       "  breakdown     compute {:.1f} % / communication {:.1f} % / overlapped {:.1f} % / other "

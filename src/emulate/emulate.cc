@@ -401,6 +401,21 @@ class Pipeline {
     std::unordered_map<int, std::size_t> graph_rank;  // rank → graph rank index
     for (std::size_t r = 0; r < out_.graph.ranks.size(); ++r)
       graph_rank[out_.graph.ranks[r].rank] = r;
+    // GPU span per simulated rank: first GPU task start to last GPU task end.
+    std::vector<std::int64_t> gpu_first(out_.graph.ranks.size(), INT64_MAX);
+    std::vector<std::int64_t> gpu_last(out_.graph.ranks.size(), INT64_MIN);
+    for (std::int32_t t = 0; t < out_.graph.task_count(); ++t) {
+      if (!graph::is_gpu(out_.graph.kind[t]) || out_.replay.start_ns[t] == INT64_MIN) continue;
+      const std::int32_t g = out_.graph.rank_index_of(t);
+      gpu_first[g] = std::min(gpu_first[g], out_.replay.start_ns[t]);
+      gpu_last[g] = std::max(gpu_last[g], out_.replay.end_ns[t]);
+    }
+    const auto span_s = [](std::int64_t first, std::int64_t last) {
+      return last > first ? static_cast<double>(last - first) * 1e-9 : 0.0;
+    };
+    if (!gpu_first.empty())
+      out_.job_gpu_span_s = span_s(*std::min_element(gpu_first.begin(), gpu_first.end()),
+                                   *std::max_element(gpu_last.begin(), gpu_last.end()));
     std::vector<std::int32_t> order(procs_.size());
     for (std::size_t p = 0; p < procs_.size(); ++p) order[p] = static_cast<std::int32_t>(p);
     std::sort(order.begin(), order.end(),
@@ -423,6 +438,7 @@ class Pipeline {
       rank.steps_detected = m.window.profiler_steps;
       rank.breakdown = m.breakdown;
       rank.gpu_utilization = m.mean_utilization;
+      rank.gpu_span_s = span_s(gpu_first[g], gpu_last[g]);
       rank.device_energy_j_per_step.assign(trace.process.devices, 0.0);
       for (const sim::GpuEnergy& e : energy.gpus) {
         if (e.rank != col.rank[rep] || e.device < 0 || e.device >= trace.process.devices) continue;
@@ -566,6 +582,7 @@ std::string summary_json(const EmulationResult& r) {
                                   : "whole trace (no repeated block with a host sync found)"},
       {"predicted_breakdown", breakdown_json(r.job_breakdown)},
       {"predicted_gpu_utilization", r.job_gpu_utilization},
+      {"predicted_gpu_span_s", r.job_gpu_span_s},
       {"modelled_energy_j_per_step", r.energy_j_per_step},
       {"modelled_static_j_per_step", r.static_j_per_step},
       {"modelled_dynamic_j_per_step", r.dynamic_j_per_step},
@@ -591,6 +608,7 @@ std::string summary_json(const EmulationResult& r) {
                      {"steps", k.steps},
                      {"predicted_breakdown", breakdown_json(k.breakdown)},
                      {"predicted_gpu_utilization", k.gpu_utilization},
+                     {"predicted_gpu_span_s", k.gpu_span_s},
                      {"modelled_energy_j_per_step", k.energy_j_per_step},
                      {"peak_memory_bytes", k.peak_memory_bytes},
                      {"gpu_tasks", k.gpu_tasks},

@@ -65,6 +65,9 @@ struct RankReport {
   bool steps_detected = false;
   sim::Breakdown breakdown;
   double gpu_utilization = 0.0;
+  /// First GPU task start to last GPU task end of the whole run (all steps), predicted: the
+  /// device-side length without the host's start-up and tear-down.
+  double gpu_span_s = 0.0;
   double energy_j_per_step = 0.0;  // all devices of the process
   std::vector<double> device_energy_j_per_step;
   // From this process's own records.
@@ -90,6 +93,7 @@ struct EmulationResult {
   double job_step_s = 0.0;        // the slowest rank's predicted step time
   sim::Breakdown job_breakdown;   // mean over all ranks (each class counted by its size)
   double job_gpu_utilization = 0.0;
+  double job_gpu_span_s = 0.0;     // earliest GPU task start to latest GPU task end, any rank
   double energy_j_per_step = 0.0;  // all GPUs of the job, modelled
   double static_j_per_step = 0.0;
   double dynamic_j_per_step = 0.0;

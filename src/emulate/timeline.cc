@@ -13,12 +13,13 @@
 #include <numeric>
 #include <unordered_map>
 
+#include "graph/trace_builder.h"
+
 namespace powertrain::emulate {
 namespace {
 
 using trace::EventKind;
 using trace::SyncKind;
-using trace::TraceEvent;
 
 constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::min();
 // Correlation ids for calls that launch nothing (the interposer's start at 1).
@@ -129,115 +130,17 @@ std::int64_t cost_of(const Record& r, const HostCosts& c) {
   }
 }
 
-// Collects events with interned names; spans go first so that a span and a call with the same
-// start and length nest the right way round after the stable sort.
-class Emitter {
- public:
-  Emitter(int rank, int world_size, std::string source, std::int64_t pid) : pid_(pid) {
-    trace_.rank = rank;
-    trace_.world_size = world_size;
-    trace_.source = std::move(source);
-  }
-
-  TraceEvent& host(EventKind kind, std::string_view name, std::int64_t start, std::int64_t dur,
-                   std::int64_t tid, std::int64_t correlation = -1) {
-    TraceEvent e;
-    e.kind = kind;
-    e.name = intern(name);
-    e.start_ns = start;
-    e.duration_ns = dur;
-    e.pid = pid_;
-    e.tid = tid;
-    e.correlation = correlation;
-    (kind == EventKind::kUserAnnotation ? spans_ : events_).push_back(e);
-    return (kind == EventKind::kUserAnnotation ? spans_ : events_).back();
-  }
-
-  TraceEvent& gpu(EventKind kind, std::string_view name, std::int64_t start, std::int64_t dur,
-                  std::int64_t correlation, std::int64_t device, std::int64_t stream) {
-    TraceEvent e;
-    e.kind = kind;
-    e.name = intern(name);
-    e.start_ns = start;
-    e.duration_ns = dur;
-    e.pid = device;
-    e.tid = stream;
-    e.correlation = correlation;
-    events_.push_back(e);
-    return events_.back();
-  }
-
-  void sync(SyncKind kind, std::int64_t start, std::int64_t dur, std::int64_t correlation,
-            std::int64_t device, std::int64_t stream, std::int64_t wait_on_stream = -1,
-            std::int64_t wait_on_event_correlation = -1) {
-    static constexpr std::string_view kNames[] = {"Event Record", "Stream Wait Event", "Event Sync",
-                                                  "Stream Sync", "Context Sync"};
-    TraceEvent e;
-    e.kind = EventKind::kCudaSync;
-    e.name = intern(kNames[static_cast<int>(kind)]);
-    e.start_ns = start;
-    e.duration_ns = dur;
-    e.pid = device;
-    e.tid = stream;
-    e.correlation = correlation;
-    e.sync = kind;
-    e.wait_on_stream = wait_on_stream;
-    e.wait_on_event_correlation = wait_on_event_correlation;
-    events_.push_back(e);
-  }
-
-  void collective(TraceEvent& kernel, const NcclKernel& info) {
-    trace::CollectiveInfo c;
-    c.name = info.collective;
-    c.in_elements = info.bytes;
-    c.out_elements = info.bytes;
-    c.element_bytes = 1;
-    c.group_size = info.group_size;
-    c.process_group = info.group_key;
-    c.sequence = 0;  // the group key alone identifies the call
-    kernel.nccl = true;
-    kernel.collective = static_cast<std::int32_t>(trace_.collectives.size());
-    trace_.collectives.push_back(std::move(c));
-  }
-
-  trace::RankTrace finish() {
-    std::vector<TraceEvent> all = std::move(spans_);
-    all.insert(all.end(), events_.begin(), events_.end());
-    std::vector<std::int32_t> order(all.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](std::int32_t a, std::int32_t b) {
-      return all[a].start_ns != all[b].start_ns ? all[a].start_ns < all[b].start_ns
-                                                : all[a].duration_ns > all[b].duration_ns;
-    });
-    trace_.events.reserve(all.size());
-    for (std::int32_t i : order) {
-      TraceEvent& e = all[i];
-      if (e.collective >= 0) {
-        trace_.collectives[e.collective].event = static_cast<std::int32_t>(trace_.events.size());
-      }
-      if (e.kind == EventKind::kUserAnnotation) {
-        trace_.step_starts_ns.push_back(e.start_ns);
-        trace_.step_ends_ns.push_back(e.start_ns + e.duration_ns);
-      }
-      trace_.events.push_back(e);
-    }
-    return std::move(trace_);
-  }
-
- private:
-  std::uint32_t intern(std::string_view name) {
-    auto [it, inserted] =
-        names_.try_emplace(std::string(name), static_cast<std::uint32_t>(trace_.names.size()));
-    if (inserted) trace_.names.emplace_back(name);
-    return it->second;
-  }
-
-  std::int64_t pid_;
-  trace::RankTrace trace_;
-  std::vector<TraceEvent> events_;
-  std::vector<TraceEvent> spans_;
-  std::unordered_map<std::string, std::uint32_t> names_;
-};
+trace::CollectiveInfo collective_of(const NcclKernel& k) {
+  trace::CollectiveInfo c;
+  c.name = k.collective;
+  c.in_elements = k.bytes;
+  c.out_elements = k.bytes;
+  c.element_bytes = 1;
+  c.group_size = k.group_size;
+  c.process_group = k.group_key;
+  c.sequence = 0;  // the group key alone identifies the call
+  return c;
+}
 
 // Stream id of the legacy default stream in the trace (docs/emulation-trace.md).
 constexpr std::int64_t kLegacyStream = 0;
@@ -272,10 +175,9 @@ struct EventState {
 class Scheduler {
  public:
   Scheduler(const TimelineInput& in, const HostCosts& costs)
-      : in_(in),
-        t_(*in.trace),
-        costs_(costs),
-        out_(in.rank, in.world_size, in.trace->source, in.trace->process.pid) {}
+      : in_(in), t_(*in.trace), costs_(costs), out_(in.rank, in.world_size, in.trace->source) {
+    out_.host_pid(in.trace->process.pid);
+  }
 
   trace::RankTrace run() {
     const std::size_t n = t_.records.size();
@@ -304,7 +206,7 @@ class Scheduler {
       }
     }
     for (std::int32_t i : order) record(i);
-    return out_.finish();
+    return out_.build();
   }
 
  private:
@@ -335,27 +237,26 @@ class Scheduler {
     switch (r.op) {
       case OpKind::kMemcpy:
         out_.gpu(EventKind::kGpuMemcpy, fmt::format("Memcpy {}", to_string(r.copy)), begin,
-                 duration, corr, r.device, r.stream);
+                 duration, corr, r.stream, r.device);
         break;
       case OpKind::kMemset:
-        out_.gpu(EventKind::kGpuMemset, "Memset (Device)", begin, duration, corr, r.device,
-                 r.stream);
+        out_.gpu(EventKind::kGpuMemset, "Memset (Device)", begin, duration, corr, r.stream,
+                 r.device);
         break;
       case OpKind::kNccl: {
         const NcclKernel& k = in_.nccl[in_.nccl_of_record[i]];
-        TraceEvent& e =
-            out_.gpu(EventKind::kKernel, k.name, begin, duration, corr, r.device, r.stream);
-        out_.collective(e, k);
+        out_.gpu(EventKind::kKernel, k.name, begin, duration, corr, r.stream, r.device)
+            .collective(collective_of(k));
         break;
       }
       case OpKind::kHostFunc:
-        out_.gpu(EventKind::kKernel, "cudaLaunchHostFunc callback", begin, duration, corr, r.device,
-                 r.stream);
+        out_.gpu(EventKind::kKernel, "cudaLaunchHostFunc callback", begin, duration, corr, r.stream,
+                 r.device);
         break;
       default: {
         std::string_view name = custom;
         if (name.empty()) name = r.name != kNoString ? t_.str(r.name) : "unnamed kernel";
-        out_.gpu(EventKind::kKernel, name, begin, duration, corr, r.device, r.stream);
+        out_.gpu(EventKind::kKernel, name, begin, duration, corr, r.stream, r.device);
         break;
       }
     }
@@ -369,10 +270,10 @@ class Scheduler {
     const std::int64_t record = extra_correlation_++;
     const std::int64_t wait = extra_correlation_++;
     out_.host(EventKind::kCudaRuntime, "cudaEventRecord", t, 1, tid, record);
-    out_.sync(SyncKind::kNone, t, 1, -1, device, from, from, record);
+    out_.sync_record(SyncKind::kNone, t, 1, -1, from, from, record, device);
     out_.host(EventKind::kCudaRuntime, "implicit wait (legacy default stream)", t + 1, 1, tid,
               wait);
-    out_.sync(SyncKind::kStreamWaitEvent, t + 1, 1, wait, device, to, from, record);
+    out_.sync_record(SyncKind::kStreamWaitEvent, t + 1, 1, wait, to, from, record, device);
     StreamState& waiting = stream(device, to);
     waiting.free_ns = std::max(waiting.free_ns, stream(device, from).last_end_ns);
     return t + 2;
@@ -465,10 +366,11 @@ class Scheduler {
         EventState& ev = events_[r.event];
         const StreamState& s = stream(r.device, r.stream);
         ev = {s.last_end_ns, corr, r.stream, true};
-        out_.host(EventKind::kCudaRuntime, "cudaEventRecord", start, cost, r.tid, corr).cuda_event =
-            r.event;
+        out_.host(EventKind::kCudaRuntime, "cudaEventRecord", start, cost, r.tid, corr)
+            .last()
+            .cuda_event = r.event;
         // Tells the builder which stream this record captures (even if nothing waits on it).
-        out_.sync(SyncKind::kNone, start, cost, -1, r.device, r.stream, r.stream, corr);
+        out_.sync_record(SyncKind::kNone, start, cost, -1, r.stream, r.stream, corr, r.device);
         plain_call = false;
         break;
       }
@@ -481,9 +383,10 @@ class Scheduler {
         StreamState& s = stream(r.device, r.stream);
         s.free_ns = std::max(s.free_ns, it->second.end_ns);
         out_.host(EventKind::kCudaRuntime, "cudaStreamWaitEvent", start, cost, r.tid, corr)
+            .last()
             .cuda_event = r.event;
-        out_.sync(SyncKind::kStreamWaitEvent, start, cost, corr, r.device, r.stream,
-                  it->second.stream, it->second.correlation);
+        out_.sync_record(SyncKind::kStreamWaitEvent, start, cost, corr, r.stream, it->second.stream,
+                         it->second.correlation, r.device);
         plain_call = false;
         break;
       }
@@ -491,7 +394,8 @@ class Scheduler {
         end = sync_end(start, cost, stream(r.device, r.stream).last_end_ns);
         out_.host(EventKind::kCudaRuntime, "cudaStreamSynchronize", start, end - start, r.tid,
                   corr);
-        out_.sync(SyncKind::kStreamSync, start, end - start, corr, r.device, r.stream);
+        out_.sync_record(SyncKind::kStreamSync, start, end - start, corr, r.stream, -1, -1,
+                         r.device);
         plain_call = false;
         break;
       }
@@ -503,9 +407,10 @@ class Scheduler {
         }
         end = sync_end(start, cost, it->second.end_ns);
         out_.host(EventKind::kCudaRuntime, "cudaEventSynchronize", start, end - start, r.tid, corr)
+            .last()
             .cuda_event = r.event;
-        out_.sync(SyncKind::kEventSync, start, end - start, corr, r.device, -1, it->second.stream,
-                  it->second.correlation);
+        out_.sync_record(SyncKind::kEventSync, start, end - start, corr, -1, it->second.stream,
+                         it->second.correlation, r.device);
         plain_call = false;
         break;
       }
@@ -528,8 +433,7 @@ class Scheduler {
     drift_ = th.clock_ns - (th.recorded_end - t0_);
     if (step_of_last_[i] >= 0) {
       const std::int32_t s = step_of_last_[i];
-      out_.host(EventKind::kUserAnnotation, fmt::format("ProfilerStep#{}", s), step_start_[s],
-                end - step_start_[s], r.tid);
+      out_.step(s, step_start_[s], end - step_start_[s], r.tid);
     }
   }
 
@@ -542,7 +446,7 @@ class Scheduler {
       const std::int64_t end = sync_end(start, cost, awaited);
       const std::int64_t corr = correlation_of(i);
       out_.host(EventKind::kCudaRuntime, "cudaDeviceSynchronize", start, end - start, r.tid, corr);
-      out_.sync(SyncKind::kContextSync, start, end - start, corr, r.device, -1);
+      out_.sync_record(SyncKind::kContextSync, start, end - start, corr, -1, -1, -1, r.device);
       return end;
     }
     std::vector<std::pair<std::int64_t, std::int64_t>> busy;  // (stream, last end)
@@ -563,7 +467,7 @@ class Scheduler {
           last ? sync_end(t, cost, busy[k].second) : std::max(t + 1, busy[k].second);
       const std::int64_t corr = k == 0 ? correlation_of(i) : extra_correlation_++;
       out_.host(EventKind::kCudaRuntime, "cudaDeviceSynchronize", t, end - t, r.tid, corr);
-      out_.sync(SyncKind::kStreamSync, t, end - t, corr, r.device, busy[k].first);
+      out_.sync_record(SyncKind::kStreamSync, t, end - t, corr, busy[k].first, -1, -1, r.device);
       t = end;
     }
     return t;
@@ -572,7 +476,7 @@ class Scheduler {
   const TimelineInput& in_;
   const ProcessTrace& t_;
   const HostCosts& costs_;
-  Emitter out_;
+  graph::RankTraceBuilder out_;
   std::int64_t t0_ = 0;
   std::int64_t extra_correlation_ = kSyntheticCorrelation + (std::int64_t{1} << 45);
   std::int64_t drift_ = 0;  // modelled − recorded time of the latest record (for new threads)

@@ -67,15 +67,20 @@ RankTraceBuilder& RankTraceBuilder::nccl_kernel(std::string_view name, std::int6
                                                 std::int64_t sequence, std::int64_t group_size) {
   gpu(trace::EventKind::kKernel, name, start_ns, duration_ns, correlation, stream);
   trace_.events.back().nccl = true;
-  if (!process_group.empty()) {
-    trace::CollectiveInfo info;
-    info.name = "allreduce";
-    info.process_group = std::string(process_group);
-    info.sequence = sequence;
-    info.group_size = group_size;
-    trace_.events.back().collective = static_cast<std::int32_t>(trace_.collectives.size());
-    trace_.collectives.push_back(std::move(info));
-  }
+  if (process_group.empty()) return *this;
+  trace::CollectiveInfo info;
+  info.name = "allreduce";
+  info.process_group = std::string(process_group);
+  info.sequence = sequence;
+  info.group_size = group_size;
+  return collective(std::move(info));
+}
+
+RankTraceBuilder& RankTraceBuilder::collective(trace::CollectiveInfo info) {
+  trace::TraceEvent& e = trace_.events.back();
+  e.nccl = true;
+  e.collective = static_cast<std::int32_t>(trace_.collectives.size());
+  trace_.collectives.push_back(std::move(info));
   return *this;
 }
 
@@ -84,7 +89,7 @@ RankTraceBuilder& RankTraceBuilder::sync_record(trace::SyncKind kind, std::int64
                                                 std::int64_t stream, std::int64_t wait_on_stream,
                                                 std::int64_t wait_on_event_correlation,
                                                 std::int64_t device) {
-  static constexpr std::string_view kNames[] = {"", "Stream Wait Event", "Event Sync",
+  static constexpr std::string_view kNames[] = {"Event Record", "Stream Wait Event", "Event Sync",
                                                 "Stream Sync", "Context Sync"};
   trace::TraceEvent e;
   e.kind = trace::EventKind::kCudaSync;
@@ -104,12 +109,16 @@ RankTraceBuilder& RankTraceBuilder::sync_record(trace::SyncKind kind, std::int64
 trace::RankTrace RankTraceBuilder::build() {
   std::stable_sort(trace_.events.begin(), trace_.events.end(),
                    [](const trace::TraceEvent& a, const trace::TraceEvent& b) {
-                     return a.start_ns != b.start_ns ? a.start_ns < b.start_ns
-                                                     : a.duration_ns > b.duration_ns;
+                     if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
+                     if (a.duration_ns != b.duration_ns) return a.duration_ns > b.duration_ns;
+                     return a.kind == trace::EventKind::kUserAnnotation &&
+                            b.kind != trace::EventKind::kUserAnnotation;
                    });
   trace_.step_starts_ns.clear();
   trace_.step_ends_ns.clear();
-  for (const trace::TraceEvent& e : trace_.events) {
+  for (std::size_t i = 0; i < trace_.events.size(); ++i) {
+    const trace::TraceEvent& e = trace_.events[i];
+    if (e.collective >= 0) trace_.collectives[e.collective].event = static_cast<std::int32_t>(i);
     if (e.kind == trace::EventKind::kUserAnnotation &&
         trace_.names[e.name].rfind("ProfilerStep#", 0) == 0) {
       trace_.step_starts_ns.push_back(e.start_ns);

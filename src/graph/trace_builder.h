@@ -1,6 +1,6 @@
-// Builds a trace::RankTrace by hand (tests, synthetic jobs, what-if fixtures) without a Kineto
-// file: events are added in any order; build() interns names, sorts events the way the reader
-// does and fills the ProfilerStep lists.
+// Builds a trace::RankTrace by hand (tests, synthetic jobs, what-if fixtures, the emulator's
+// timeline) without a Kineto file: events are added in any order; build() interns names, sorts
+// events the way the reader does and fills the ProfilerStep lists.
 #pragma once
 
 #include <cstdint>
@@ -49,7 +49,11 @@ class RankTraceBuilder {
                                 std::int64_t stream, std::string_view process_group = {},
                                 std::int64_t sequence = -1, std::int64_t group_size = -1);
 
-  /// A cuda_sync record for the call with `correlation`, on (device, `stream`).
+  /// Attaches `info` to the last event added and marks it as NCCL work; build() sets `info.event`.
+  RankTraceBuilder& collective(trace::CollectiveInfo info);
+
+  /// A cuda_sync record for the call with `correlation`, on (device, `stream`). SyncKind::kNone
+  /// gives an "Event Record" record (the stream a cudaEventRecord captures).
   RankTraceBuilder& sync_record(trace::SyncKind kind, std::int64_t start_ns,
                                 std::int64_t duration_ns, std::int64_t correlation,
                                 std::int64_t stream, std::int64_t wait_on_stream = -1,
@@ -59,7 +63,8 @@ class RankTraceBuilder {
   /// The last event added (to set fields such as cuda_event).
   trace::TraceEvent& last() { return trace_.events.back(); }
 
-  /// Sorts by (start, −duration) and fills the step lists.
+  /// Sorts by (start, −duration), user annotations before other events with the same start and
+  /// duration (so they enclose them), points collectives at their events and fills the step lists.
   trace::RankTrace build();
 
  private:

@@ -7,10 +7,10 @@
 
 #include <filesystem>
 #include <map>
-#include <numeric>
 #include <random>
 
 #include "graph/graph_builder.h"
+#include "graph/trace_builder.h"
 #include "sim/metrics.h"
 #include "sim/simulator.h"
 #include "sim/synthetic_job.h"
@@ -46,59 +46,32 @@ LayerProfile uniform_profile(int stages, int microbatches, int layers) {
 // The rebuilt job's timeline written as normalized traces (GPU kernels, NCCL send/recv with
 // process group and sequence metadata), so a test can start from a trace like a measured one.
 std::vector<trace::RankTrace> as_traces(const graph::ExecutionGraph& graph) {
-  std::vector<trace::RankTrace> traces(graph.ranks.size());
+  std::vector<trace::RankTrace> traces;
   std::vector<int> sequence_of_group(graph.collectives.size(), -1);
   std::map<std::string, int> next_sequence;
-  for (std::size_t r = 0; r < graph.ranks.size(); ++r) {
-    trace::RankTrace& t = traces[r];
-    t.source = graph.ranks[r].source;
-    t.rank = graph.ranks[r].rank;
-    t.world_size = graph.ranks[r].world_size;
-    t.names = graph.ranks[r].names;
-    for (std::int32_t task = graph.ranks[r].first_task; task < graph.ranks[r].end_task; ++task) {
-      trace::TraceEvent e;
-      e.kind = trace::EventKind::kKernel;
-      e.name = graph.name[task];
-      e.start_ns = 1'000'000'000 + graph.input_start_ns[task];
-      e.duration_ns = graph.input_duration_ns[task];
-      e.pid = graph.processors[graph.processor[task]].pid;
-      e.tid = graph.processors[graph.processor[task]].tid;
-      e.nccl = graph.nccl[task] != 0;
+  for (const graph::RankInfo& rank : graph.ranks) {
+    graph::RankTraceBuilder b(rank.rank, rank.world_size, rank.source);
+    for (std::int32_t task = rank.first_task; task < rank.end_task; ++task) {
+      const graph::Processor& p = graph.processors[graph.processor[task]];
+      b.gpu(trace::EventKind::kKernel, rank.names[graph.name[task]],
+            1'000'000'000 + graph.input_start_ns[task], graph.input_duration_ns[task],
+            /*correlation=*/-1, /*stream=*/p.tid, /*device=*/p.pid);
+      b.last().nccl = graph.nccl[task] != 0;
       const std::int32_t group = graph.collective[task];
-      if (group != graph::kNone) {
-        const std::int32_t a = graph.collective_members[graph.collectives[group].first_member];
-        const std::int32_t b = graph.collective_members[graph.collectives[group].first_member + 1];
-        const int ra = graph.rank_index_of(a), rb = graph.rank_index_of(b);
-        trace::CollectiveInfo info;
-        info.name = task == a ? "send" : "recv";
-        info.group_size = 2;
-        info.process_group = fmt::format("pp{}-{}", std::min(ra, rb), std::max(ra, rb));
-        if (sequence_of_group[group] < 0)
-          sequence_of_group[group] = next_sequence[info.process_group]++;
-        info.sequence = sequence_of_group[group];
-        info.event = static_cast<std::int32_t>(t.events.size());
-        e.collective = static_cast<std::int32_t>(t.collectives.size());
-        t.collectives.push_back(info);
-      }
-      t.events.push_back(e);
+      if (group == graph::kNone) continue;
+      const std::int32_t x = graph.collective_members[graph.collectives[group].first_member];
+      const std::int32_t y = graph.collective_members[graph.collectives[group].first_member + 1];
+      const int rx = graph.rank_index_of(x), ry = graph.rank_index_of(y);
+      const std::string pg = fmt::format("pp{}-{}", std::min(rx, ry), std::max(rx, ry));
+      if (sequence_of_group[group] < 0) sequence_of_group[group] = next_sequence[pg]++;
+      trace::CollectiveInfo info;
+      info.name = task == x ? "send" : "recv";
+      info.group_size = 2;
+      info.process_group = pg;
+      info.sequence = sequence_of_group[group];
+      b.collective(std::move(info));
     }
-    // The reader's order: by start, longer first; keep collective back-references right.
-    std::vector<std::size_t> order(t.events.size());
-    std::iota(order.begin(), order.end(), std::size_t{0});
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
-      const auto& ex = t.events[x];
-      const auto& ey = t.events[y];
-      return ex.start_ns != ey.start_ns ? ex.start_ns < ey.start_ns
-                                        : ex.duration_ns > ey.duration_ns;
-    });
-    std::vector<trace::TraceEvent> sorted;
-    for (std::size_t i : order) {
-      sorted.push_back(t.events[i]);
-      if (sorted.back().collective >= 0)
-        t.collectives[sorted.back().collective].event =
-            static_cast<std::int32_t>(sorted.size() - 1);
-    }
-    t.events = std::move(sorted);
+    traces.push_back(b.build());
   }
   return traces;
 }
