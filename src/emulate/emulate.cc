@@ -139,6 +139,7 @@ class Pipeline {
     for (std::size_t s = 0; s < simulated_.size(); ++s) estimate_work(static_cast<std::int32_t>(s));
     form_units();
     join_units();
+    bootstrap_barriers();
 
     std::vector<trace::RankTrace> traces;
     traces.reserve(simulated_.size());
@@ -215,6 +216,37 @@ class Pipeline {
 
   void count_use(int estimator) {
     if (estimator >= 0) ++out_.estimators[estimator].tasks;
+  }
+
+  // A communicator shared by several simulated processes: their ncclCommInit* calls meet (the
+  // first init of each communicator in each process). Inits local to one process stay plain.
+  void bootstrap_barriers() {
+    std::map<std::string, std::vector<std::pair<std::size_t, std::int32_t>>> members;
+    for (std::size_t s = 0; s < simulated_.size(); ++s) {
+      const ProcessTrace& trace = procs_[simulated_[s]];
+      std::set<std::string_view> seen;
+      for (std::size_t i = 0; i < trace.records.size(); ++i) {
+        const Record& r = trace.records[i];
+        if (r.op != OpKind::kCommInit || r.detail == kNoString) continue;
+        if (!seen.insert(trace.str(r.detail)).second) continue;
+        members[std::string(trace.str(r.detail))].emplace_back(s, static_cast<std::int32_t>(i));
+      }
+    }
+    for (const auto& [comm, list] : members) {
+      if (list.size() < 2) continue;
+      for (const auto& [s, i] : list) {
+        TimelineInput& in = inputs_[s];
+        if (in.barrier_of_record.empty()) in.barrier_of_record.assign(in.work_ns.size(), -1);
+        NcclKernel k;
+        k.launch_record = i;
+        k.name = "ncclCommInit bootstrap";
+        k.collective = "comm_init";
+        k.group_key = fmt::format("bootstrap-{}", comm);
+        k.group_size = static_cast<std::int32_t>(list.size());
+        in.barrier_of_record[i] = static_cast<std::int32_t>(in.nccl.size());
+        in.nccl.push_back(std::move(k));
+      }
+    }
   }
 
   // Durations of every non-NCCL piece of GPU work of simulated process `s`.

@@ -142,6 +142,9 @@ trace::CollectiveInfo collective_of(const NcclKernel& k) {
   return c;
 }
 
+// Stream of the communicator bootstrap barriers (no program stream has this id).
+constexpr std::int64_t kBootstrapStream = 999'999;
+
 // Stream id of the legacy default stream in the trace (docs/emulation-trace.md).
 constexpr std::int64_t kLegacyStream = 0;
 
@@ -347,6 +350,33 @@ class Scheduler {
     bool plain_call = true;  // emitted below as one cuda_runtime event [start, end)
 
     const bool launches = in_.work_ns[i] >= 0;
+    const std::int32_t barrier = in_.barrier_of_record.empty() ? -1 : in_.barrier_of_record[i];
+    if (r.op == OpKind::kCommInit && barrier >= 0) {
+      // ncclCommInit* returns when every member has bootstrapped: after its own modelled cost the
+      // call launches a 1 ns task on a stream of its own, joined across the communicator's
+      // simulated processes, and waits for it; so all members leave together, at the slowest
+      // member's time. (Start-up skew of the emulated processes stops there.)
+      const NcclKernel& k = in_.nccl[barrier];
+      // The call keeps its modelled length when the members arrive together (so simulating one
+      // representative of identical ranks gives the same answer): its last 2 ns are the launch
+      // and the wait.
+      const std::int64_t length = std::max<std::int64_t>(cost, 3);
+      const std::int64_t ready = start + length - 2;
+      out_.host(EventKind::kCudaRuntime, api, start, ready - start, r.tid, corr);
+      const std::int64_t launch_corr = extra_correlation_++;
+      out_.host(EventKind::kCudaRuntime, "ncclCommInit bootstrap barrier", ready, 1, r.tid,
+                launch_corr);
+      // Zero length: only waiting for a later member shows (as an NCCL kernel that spins would).
+      out_.gpu(EventKind::kKernel, k.name, ready + 1, 0, launch_corr, kBootstrapStream, r.device)
+          .collective(collective_of(k));
+      const std::int64_t wait_corr = extra_correlation_++;
+      end = ready + 2;
+      out_.host(EventKind::kCudaRuntime, "ncclCommInit bootstrap wait", ready + 1, 1, r.tid,
+                wait_corr);
+      out_.sync_record(SyncKind::kStreamSync, ready + 1, 1, wait_corr, kBootstrapStream, -1, -1,
+                       r.device);
+      plain_call = false;
+    }
     switch (r.op) {
       case OpKind::kMemcpy: {
         const bool blocking_name = is_blocking_copy_name(api);
@@ -496,7 +526,8 @@ core::Result<trace::RankTrace> build_rank_trace(const TimelineInput& input,
   if (input.trace == nullptr) return core::Error{"timeline: no trace"};
   const std::size_t n = input.trace->records.size();
   if (input.work_ns.size() != n || input.work_name.size() != n ||
-      input.nccl_of_record.size() != n) {
+      input.nccl_of_record.size() != n ||
+      (!input.barrier_of_record.empty() && input.barrier_of_record.size() != n)) {
     return core::Error{
         fmt::format("{}: timeline input does not match its {} records", input.trace->source, n)};
   }

@@ -65,8 +65,12 @@ struct TimelineInput {
   std::vector<std::string> work_name;
   std::vector<NcclKernel> nccl;              // fused NCCL kernels
   std::vector<std::int32_t> nccl_of_record;  // per record: index into nccl, or −1
-  std::vector<StepBlock> steps;              // ProfilerStep#k spans, in order (may be empty)
-  std::int32_t main_tid = 0;                 // the thread the steps are on
+  /// Per record (empty = none): for a communicator init shared with other simulated processes,
+  /// the index into `nccl` of its bootstrap barrier (a 1 ns task joined across the members that
+  /// the call waits for, so every member leaves ncclCommInit* together), or −1.
+  std::vector<std::int32_t> barrier_of_record;
+  std::vector<StepBlock> steps;  // ProfilerStep#k spans, in order (may be empty)
+  std::int32_t main_tid = 0;     // the thread the steps are on
 };
 
 /// Builds the RankTrace: host calls (cuda_runtime) at modelled times, gaps ≥ min_host_work_ns as
