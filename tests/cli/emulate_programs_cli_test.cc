@@ -4,14 +4,17 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "cli_runner.h"
+#include "device/gpu.h"
 
 namespace powertrain {
 namespace {
@@ -126,6 +129,38 @@ TEST_F(EmulateProgramsTest, PipelineOfFourRanksHasThe1F1BOrderAndBubbles) {
   }
   // The job's GPU span also holds the start-up copies, whose timing follows the host's.
   EXPECT_GE(summary["job"]["predicted_gpu_span_s"].get<double>() * 1e6, last - first - 1.0);
+}
+
+TEST_F(EmulateProgramsTest, CublasGemmChainIsPredictedAtTheDeviceModelRoofline) {
+  if (!fs::exists(programs_ / "cublas_gemm_chain")) GTEST_SKIP() << "program not built";
+  const fs::path out = dir_ / "out";
+  const CliRun r = emulate({"--gpu", "h100", "--gpus-per-node", "1", "--out", out.string()},
+                           {(programs_ / "cublas_gemm_chain").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  // The roofline of each GEMM: device::estimate_work of its FLOPs and bytes at the top clock.
+  const device::GpuSpec gpu = *device::find_gpu("h100");
+  const std::vector<std::array<double, 3>> shapes = {
+      {8192, 8192, 8192}, {16384, 8192, 4096}, {8192, 4096, 16384}, {12288, 12288, 6144}};
+  double roofline_us = 0.0;
+  for (const auto& [m, n, k] : shapes) {
+    device::Work work;
+    work.kind = device::WorkKind::kMatmul;
+    work.precision = device::Precision::kBf16;
+    work.flops = 2.0 * m * n * k;
+    work.memory_bytes = 2.0 * (m * k + k * n + m * n);
+    roofline_us +=
+        device::estimate_work(gpu, std::span(&work, 1), gpu.max_clock_mhz()).time_s * 1e6;
+  }
+  const auto gemms = kernels(out, "gemm_bfloat16").at(0);
+  ASSERT_EQ(gemms.size(), shapes.size());
+  double busy_us = 0.0;
+  for (const Kernel& g : gemms) busy_us += g.duration_us;
+  EXPECT_NEAR(busy_us, roofline_us, 0.01);
+  // Back to back on one stream: the chain's span is the roofline.
+  const double span_us = gemms.back().start_us + gemms.back().duration_us - gemms.front().start_us;
+  EXPECT_NEAR(span_us, roofline_us, 0.01);
+  const nlohmann::json summary = nlohmann::json::parse(slurp(out / "summary.json"));
+  EXPECT_GT(summary["job"]["predicted_breakdown"]["exposed_compute"].get<double>(), 0.9);
 }
 
 TEST_F(EmulateProgramsTest, EightProcessesOfCollectivesAreMatchedAndDedupChangesNothing) {
