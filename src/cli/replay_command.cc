@@ -68,6 +68,16 @@ int run_replay(const ReplayFlags& flags, bool what_if) {
     return fail(command,
                 "give at least one change: --scale CLASS=FACTOR, --pp, --microbatches, --layers, "
                 "--dp or --hidden-ratio");
+  if (flags.data_parallel > 0 && flags.restages())
+    return fail(command,
+                "--dp applies to the measured graph; a pipeline rebuilt with --pp/--microbatches/"
+                "--layers has only send/recv, no data-parallel collectives to re-estimate");
+  if ((flags.data_parallel > 0 || flags.hidden_ratio > 0.0) && flags.bus_bandwidth_gb_s > 0.0)
+    return fail(command,
+                "--dp and --hidden-ratio change measured collective times; --bus-bandwidth "
+                "replaces them with a model (use one or the other)");
+  if (flags.p2p_s >= 0.0 && !(flags.p2p_s <= 1e3))
+    return fail(command, "--p2p-s must be in [0, 1000] seconds");
   if (flags.pipeline_stages < 0 || flags.microbatches < 0 || flags.layers < 0 ||
       flags.input_microbatches < 0 || flags.data_parallel < 0 || flags.hidden_ratio < 0.0)
     return fail(command,
@@ -126,7 +136,7 @@ int run_replay(const ReplayFlags& flags, bool what_if) {
     if (!job) return fail(command, job.error().message);
     restaged = std::move(*job);
     // The same rebuild at the input's own shape says how much the rebuild itself loses.
-    auto identity = whatif::build_pipeline_job(restaged->profile, {.p2p_s = flags.p2p_s});
+    auto identity = whatif::build_pipeline_job(restaged->profile, {});
     if (identity) restaged_identity = std::move(*identity);
   }
   graph::ExecutionGraph& what_if_graph = restaged ? restaged->graph : *graph;
@@ -223,7 +233,8 @@ int run_replay(const ReplayFlags& flags, bool what_if) {
         {"stages", stages}};
     if (restaged_identity) {
       const double identity_s =
-          sim::metrics_of_replay(restaged_identity->graph, sim::replay(restaged_identity->graph))
+          sim::metrics_of_replay(restaged_identity->graph,
+                                 sim::replay(restaged_identity->graph, options))
               .job_step_time_ns *
           1e-9;
       doc["restage"]["rebuilt_at_input_shape_step_s"] = identity_s;
@@ -237,7 +248,7 @@ int run_replay(const ReplayFlags& flags, bool what_if) {
                             {"dynamic_j", energy.dynamic_j},
                             {"total_j", energy.total_j},
                             {"total_j_per_step", energy.total_j_per_step},
-                            {"timeline", scalings.empty() ? "replay" : "what-if replay"}};
+                            {"timeline", changed ? "what-if replay" : "replay"}};
   nlohmann::json warnings = nlohmann::json::array();
   auto add = [&](const std::string& where, const std::vector<trace::TraceWarning>& list) {
     for (const auto& w : list)

@@ -7,6 +7,7 @@
 #include <numeric>
 #include <optional>
 #include <set>
+#include <tuple>
 
 #include "sim/metrics.h"
 
@@ -59,29 +60,71 @@ std::vector<std::vector<std::size_t>> occurrences_of(const std::vector<std::uint
   return found;
 }
 
-// The best repeated block among `positions` of the sequence, with all its occurrences.
-std::vector<std::vector<std::size_t>> repeated_block(const std::vector<std::uint32_t>& symbols,
-                                                     const std::vector<std::size_t>& positions) {
+using Occurrences = std::vector<std::vector<std::size_t>>;
+
+// Candidate blocks among `positions`: the longest tandem repeat's block, then, while it has one,
+// the block of the longest repeat inside it (a whole microbatch's forward X^L, or 1F1B's steady
+// "forward, backward" period X^L Y^L, contains the layer X).
+std::vector<std::vector<std::uint32_t>> candidate_blocks(
+    const std::vector<std::uint32_t>& symbols, const std::vector<std::size_t>& positions) {
   std::vector<std::uint32_t> sub(positions.size());
   for (std::size_t i = 0; i < positions.size(); ++i) sub[i] = symbols[positions[i]];
   // Bound the quadratic search to ~2e8 comparisons on huge ranks.
   const std::size_t max_period =
       std::clamp<std::size_t>(200'000'000 / std::max<std::size_t>(sub.size(), 1), 16, 4096);
-  const TandemRepeat repeat = longest_tandem_repeat(sub, max_period);
-  if (repeat.copies < 2) return {};
-  std::vector<std::uint32_t> pattern(
-      sub.begin() + static_cast<std::ptrdiff_t>(repeat.start),
-      sub.begin() + static_cast<std::ptrdiff_t>(repeat.start + repeat.period));
-  // The longest repeat can be a whole microbatch (1F1B's steady "forward, backward" period, or
-  // all layers of a forward): descend while a finer block repeats over at least half of it.
-  for (;;) {
-    const TandemRepeat inner = longest_tandem_repeat(pattern, max_period);
-    if (inner.copies < 2 || 2 * inner.copies * inner.period < pattern.size()) break;
-    pattern = std::vector<std::uint32_t>(
-        pattern.begin() + static_cast<std::ptrdiff_t>(inner.start),
-        pattern.begin() + static_cast<std::ptrdiff_t>(inner.start + inner.period));
+  std::vector<std::vector<std::uint32_t>> chain;
+  TandemRepeat repeat = longest_tandem_repeat(sub, max_period);
+  while (repeat.copies >= 2) {
+    const std::vector<std::uint32_t>& from = chain.empty() ? sub : chain.back();
+    chain.emplace_back(from.begin() + static_cast<std::ptrdiff_t>(repeat.start),
+                       from.begin() + static_cast<std::ptrdiff_t>(repeat.start + repeat.period));
+    repeat = longest_tandem_repeat(chain.back(), max_period);
   }
-  return occurrences_of(symbols, positions, pattern);
+  return chain;
+}
+
+std::size_t covered(const Occurrences& occurrences) {
+  std::size_t n = 0;
+  for (const auto& o : occurrences) n += o.size();
+  return n;
+}
+
+// The forward and backward layer blocks: for each candidate first block, its occurrences and
+// the best candidate block of the rest that occurs as often (a layer's forward and backward
+// repeat equally often). A matched pair wins when it explains at least half as much as the best
+// single block (which may be a whole microbatch, non-layer work included); among pairs, or among
+// singles when nothing pairs, the one that covers the most, ties to the finer block. So a 1F1B
+// period resolves to its layers, and a layer with repeated kernels inside ([a, a, c]) stays whole.
+std::pair<Occurrences, Occurrences> layer_blocks(const std::vector<std::uint32_t>& symbols,
+                                                 const std::vector<std::size_t>& positions) {
+  std::pair<Occurrences, Occurrences> best_pair, best_single;
+  std::size_t pair_cover = 0, single_cover = 0;
+  for (const auto& block : candidate_blocks(symbols, positions)) {
+    Occurrences first = occurrences_of(symbols, positions, block);
+    if (first.size() < 2) continue;
+    std::vector<char> used(symbols.size(), 0);
+    for (const auto& o : first)
+      for (std::size_t pos : o) used[pos] = 1;
+    std::vector<std::size_t> rest;
+    for (std::size_t pos : positions)
+      if (!used[pos]) rest.push_back(pos);
+    Occurrences second;
+    for (const auto& other : candidate_blocks(symbols, rest)) {
+      Occurrences found = occurrences_of(symbols, rest, other);
+      if (found.size() == first.size() && covered(found) > covered(second))
+        second = std::move(found);
+    }
+    const std::size_t cover = covered(first) + covered(second);
+    if (!second.empty() && cover >= pair_cover) {
+      pair_cover = cover;
+      best_pair = {first, std::move(second)};
+    }
+    if (covered(first) >= single_cover) {
+      single_cover = covered(first);
+      best_single = {std::move(first), {}};
+    }
+  }
+  return pair_cover > 0 && 2 * pair_cover >= single_cover ? best_pair : best_single;
 }
 
 LayerBlock to_block(const ExecutionGraph& graph, const std::vector<std::int32_t>& sequence,
@@ -128,14 +171,19 @@ std::pair<std::string, std::vector<std::vector<std::size_t>>> annotated_layers(
   std::string best;
   for (const auto& [name, c] : classes) {
     if (c.instances.size() < 2) continue;
+    // Nested: most of its spans lie inside spans of another repeated class (an embedding
+    // Dropout_0 outside the blocks does not make Dropout a layer).
     bool nested = false;
     for (const auto& [other, d] : classes) {
       if (other == name || d.instances.size() < 2 || nested) continue;
-      for (std::size_t outer : d.spans)
-        if (contains(outer, c.spans.front())) {
-          nested = true;
-          break;
-        }
+      std::size_t inside = 0;
+      for (std::size_t inner : c.spans)
+        for (std::size_t outer : d.spans)
+          if (contains(outer, inner)) {
+            ++inside;
+            break;
+          }
+      nested = 2 * inside > c.spans.size();
     }
     if (nested) continue;
     if (best.empty() || c.spans.size() > classes[best].spans.size()) best = name;
@@ -211,10 +259,23 @@ core::Result<LayerDetection> detect_layers(const ExecutionGraph& graph, int rank
   detection.rank_index = rank_index;
   auto [module_class, first] = annotated_layers(graph, rank_index, sequence);
   const bool annotated = !first.empty();
+  Occurrences second;
   if (annotated) {
     detection.method = fmt::format("module annotations (nn.Module: {})", module_class);
+    // The backward: the best block of what the forward layers leave, as often as they occur.
+    std::vector<char> used(sequence.size(), 0);
+    for (const auto& occurrence : first)
+      for (std::size_t pos : occurrence) used[pos] = 1;
+    std::vector<std::size_t> rest;
+    for (std::size_t pos = 0; pos < sequence.size(); ++pos)
+      if (!used[pos]) rest.push_back(pos);
+    for (const auto& block : candidate_blocks(symbols, rest)) {
+      Occurrences found = occurrences_of(symbols, rest, block);
+      if (found.size() == first.size() && covered(found) > covered(second))
+        second = std::move(found);
+    }
   } else {
-    first = repeated_block(symbols, all);
+    std::tie(first, second) = layer_blocks(symbols, all);
     detection.method = "repeating block";
   }
   if (first.size() < 2)
@@ -222,16 +283,6 @@ core::Result<LayerDetection> detect_layers(const ExecutionGraph& graph, int rank
         "rank {}: no repeated block of kernels among its {} GPU tasks (layer what-ifs need a "
         "model whose layers repeat)",
         graph.ranks[rank_index].rank, sequence.size())};
-
-  // The second block: the longest repeat of what the first leaves, if it occurs as often.
-  std::vector<char> used(sequence.size(), 0);
-  for (const auto& occurrence : first)
-    for (std::size_t pos : occurrence) used[pos] = 1;
-  std::vector<std::size_t> rest;
-  for (std::size_t pos = 0; pos < sequence.size(); ++pos)
-    if (!used[pos]) rest.push_back(pos);
-  std::vector<std::vector<std::size_t>> second = repeated_block(symbols, rest);
-  if (second.size() != first.size()) second.clear();
 
   // Module annotations only cover the forward; for a repeat, the earlier block is the forward.
   if (!annotated && !second.empty() && second.front().front() < first.front().front())
@@ -325,31 +376,6 @@ core::Result<LayerProfile> profile_layers(const ExecutionGraph& graph, int input
   }
   profile.method = detections.front().method;
 
-  // Pipeline transfers: 2-member collectives; those between the first two ranks count the
-  // microbatches (one activation forward and one gradient back each).
-  std::vector<std::int64_t> p2p_wire_ns;
-  int first_pair_transfers = 0;
-  for (const graph::CollectiveGroup& group : graph.collectives) {
-    if (group.member_count != 2) continue;
-    const std::int32_t a = graph.collective_members[group.first_member];
-    const std::int32_t b = graph.collective_members[group.first_member + 1];
-    p2p_wire_ns.push_back(std::min(graph.duration_ns[a], graph.duration_ns[b]));
-    const int ra = graph.rank_index_of(a), rb = graph.rank_index_of(b);
-    if (std::min(ra, rb) == 0 && std::max(ra, rb) == 1) ++first_pair_transfers;
-  }
-  profile.p2p_ns = median(p2p_wire_ns);
-  if (input_microbatches > 0) {
-    profile.microbatches = input_microbatches;
-  } else if (profile.stages == 1) {
-    profile.microbatches = 1;
-  } else {
-    if (first_pair_transfers < 2)
-      return core::Error{
-          "cannot infer the input's microbatches: no send/recv between the first two ranks "
-          "(give the input's microbatch count)"};
-    profile.microbatches = first_pair_transfers / 2;
-  }
-
   // Several profiled steps repeat every layer once a step.
   const std::vector<sim::TimeWindow> windows = sim::step_windows(graph, graph.input_start_ns, [&] {
     std::vector<std::int64_t> ends(graph.task_count());
@@ -357,6 +383,43 @@ core::Result<LayerProfile> profile_layers(const ExecutionGraph& graph, int input
     return ends;
   }());
   profile.steps = std::max(windows.front().steps, 1);
+
+  // Pipeline transfers: send/recv pairs (2-member groups of point-to-point kind, not a 2-rank
+  // all-reduce); those between the first two ranks count the microbatches: an activation
+  // forward per microbatch and step, and a gradient back when there is a backward.
+  const auto point_to_point = [](const graph::CollectiveGroup& group) {
+    for (std::string_view marker : {"send", "recv", "Send", "Recv"})
+      if (group.collective.find(marker) != std::string::npos ||
+          group.name.find(marker) != std::string::npos)
+        return true;
+    return false;
+  };
+  std::vector<std::int64_t> p2p_wire_ns;
+  int first_pair_transfers = 0;
+  for (const graph::CollectiveGroup& group : graph.collectives) {
+    if (group.member_count != 2 || !point_to_point(group)) continue;
+    const std::int32_t a = graph.collective_members[group.first_member];
+    const std::int32_t b = graph.collective_members[group.first_member + 1];
+    p2p_wire_ns.push_back(std::min(graph.duration_ns[a], graph.duration_ns[b]));
+    const int ra = graph.rank_index_of(a), rb = graph.rank_index_of(b);
+    if (std::min(ra, rb) == 0 && std::max(ra, rb) == 1) ++first_pair_transfers;
+  }
+  profile.p2p_ns = median(p2p_wire_ns);
+  const bool has_backward = !detections.front().backward.occurrences.empty();
+  if (input_microbatches > 0) {
+    profile.microbatches = input_microbatches;
+  } else if (profile.stages == 1) {
+    profile.microbatches = 1;
+  } else {
+    const int per_microbatch = profile.steps * (has_backward ? 2 : 1);
+    if (first_pair_transfers < per_microbatch || first_pair_transfers % per_microbatch != 0)
+      return core::Error{fmt::format(
+          "cannot infer the input's microbatches from {} send/recv pair(s) between the first two "
+          "ranks over {} step(s) (give the input's microbatch count)",
+          first_pair_transfers, profile.steps)};
+    profile.microbatches = first_pair_transfers / per_microbatch;
+  }
+
   const int per_stage_repeats = profile.microbatches * profile.steps;
   std::vector<const LayerBlock*> forwards, backwards;
   for (const LayerDetection& d : detections) {
@@ -396,7 +459,22 @@ core::Result<LayerProfile> profile_layers(const ExecutionGraph& graph, int input
       // rebuilt at its own shape has its step time: the span before the first layer, and the
       // rest of the window beyond the layers.
       const sim::TimeWindow& w = windows.front();
-      const std::int64_t lead = std::max<std::int64_t>(0, first_layer_start - w.start_ns);
+      // The lead of every step: from the step's start to its first forward layer.
+      std::int64_t lead = 0;
+      const std::vector<std::int32_t>& steps = graph.ranks[d.rank_index].profiler_steps;
+      if (steps.size() < 2) {
+        lead = std::max<std::int64_t>(0, first_layer_start - w.start_ns);
+      } else {
+        for (std::int32_t span : steps) {
+          const std::int64_t step_start = graph.parents[span].input_start_ns;
+          for (const auto& occurrence : d.forward.occurrences) {
+            const std::int64_t t = graph.input_start_ns[occurrence.front()];
+            if (t < step_start) continue;
+            lead += t - step_start;
+            break;
+          }
+        }
+      }
       const std::int64_t layer_ns = static_cast<std::int64_t>(d.forward.occurrences.size()) *
                                     (profile.forward_layer_ns() + profile.backward_layer_ns());
       const std::int64_t rest = std::max<std::int64_t>(0, w.length_ns() - lead - layer_ns);

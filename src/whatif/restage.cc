@@ -179,6 +179,19 @@ core::Result<RestagedJob> build_pipeline_job(const LayerProfile& profile, const 
     return core::Error{
         "re-staged pipeline too large (at most 4096 stages, 100000 microbatches "
         "and 100000 layers)"};
+  if (std::isnan(spec.p2p_s) || (spec.p2p_s >= 0.0 && !(spec.p2p_s <= 1e3)))
+    return core::Error{
+        fmt::format("transfer time {} s: expected a number of seconds in [0, 1000]", spec.p2p_s)};
+  // Bound the rebuilt graph (task ids are 32-bit; ~100 bytes a task).
+  const std::int64_t kernels_per_microbatch =
+      static_cast<std::int64_t>(job.layers) *
+          static_cast<std::int64_t>(profile.forward.size() + profile.backward.size()) +
+      2;
+  const std::int64_t tasks = static_cast<std::int64_t>(job.microbatches) *
+                             (kernels_per_microbatch + 4 * static_cast<std::int64_t>(job.stages));
+  if (tasks > 50'000'000)
+    return core::Error{fmt::format(
+        "re-staged pipeline too large: about {} GPU tasks (at most 50 million)", tasks)};
   job.p2p_ns = spec.p2p_s >= 0.0 ? static_cast<std::int64_t>(std::llround(spec.p2p_s * 1e9))
                                  : profile.p2p_ns;
   job.layers_per_stage = spread_layers(job.layers, job.stages);
@@ -338,7 +351,12 @@ core::Result<std::int64_t> change_hidden_size(ExecutionGraph& graph, double rati
         factor = is_attention(name) ? ratio : ratio * ratio;
         break;
       case sim::KernelClass::kCollective:
-        factor = ratio * ratio;
+        // Pipeline sends/receives carry activations (∝ h); data-parallel gradients ∝ h².
+        factor = name.find("SendRecv") != std::string::npos ||
+                         name.find("Send") != std::string::npos ||
+                         name.find("Recv") != std::string::npos
+                     ? ratio
+                     : ratio * ratio;
         break;
       case sim::KernelClass::kMemory:
         factor = ratio;

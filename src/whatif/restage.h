@@ -55,13 +55,16 @@ double one_f_one_b_step_s(int stages, int microbatches, double forward_s, double
 /// Data-parallel degree change: the wire time of every all-reduce, all-gather, reduce-scatter
 /// and all-to-all is multiplied by busfactor(new) / busfactor(old) (ring: 2(n−1)/n or (n−1)/n;
 /// NCCL's bus-bandwidth factors), with old = the group's size (or the rank's world size for a
-/// single rank). Compute per rank is unchanged (same per-GPU batch). Returns the tasks changed.
+/// single rank). Compute per rank is unchanged (same per-GPU batch). Every collective of those
+/// kinds is taken as data-parallel (tensor-parallel ones in the same trace would be rescaled
+/// too). Returns the tasks changed.
 core::Result<std::int64_t> change_data_parallel_degree(graph::ExecutionGraph& graph,
                                                        int new_degree);
 
 /// Hidden size × ratio at fixed sequence length and batch: GEMMs ×ratio², attention kernels
-/// ×ratio (the s²h part), memory-bound kernels, memcpy and memset ×ratio, collectives ×ratio²
-/// (data-parallel gradients scale with the parameters). Returns the tasks changed.
+/// ×ratio (the s²h part), memory-bound kernels, memcpy, memset and pipeline send/recv ×ratio,
+/// other collectives ×ratio² (data-parallel gradients scale with the parameters; tensor-parallel
+/// activation collectives, which scale ×ratio, are not told apart). Returns the tasks changed.
 core::Result<std::int64_t> change_hidden_size(graph::ExecutionGraph& graph, double ratio);
 
 }  // namespace powertrain::whatif

@@ -5,6 +5,7 @@
 #include <fmt/core.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <random>
@@ -192,12 +193,61 @@ TEST(Restage, MoreLayersScaleASingleStageLinearly) {
   EXPECT_NEAR(six, 4 * 6 * 300e3, 1.0);
 }
 
+TEST(Restage, LayersWithRepeatedKernelsAndForwardOnlyPipelines) {
+  // A layer whose kernels repeat inside ([gemm, gemm, add]) is one layer, not two GEMM "layers".
+  LayerProfile repeated;
+  repeated.stages = 1;
+  repeated.microbatches = 1;
+  repeated.layers = 4;
+  repeated.forward = {
+      {"sm90_gemm_a", 30'000, 0}, {"sm90_gemm_a", 30'000, 0}, {"add_kernel", 10'000, 0}};
+  repeated.backward = {{"sm90_gemm_a_bwd", 60'000, 0}, {"add_bwd", 20'000, 0}};
+  auto one = build_pipeline_job(repeated, {});
+  ASSERT_TRUE(one.ok());
+  auto profile = profile_layers(one->graph);
+  ASSERT_TRUE(profile.ok()) << profile.error().message;
+  EXPECT_EQ(profile->layers, 4);
+  EXPECT_EQ(profile->forward.size(), 3u);
+  EXPECT_EQ(profile->backward.size(), 2u);
+
+  // Forward only (inference): one transfer per microbatch between stages, not two.
+  LayerProfile forward_only = uniform_profile(2, 4, 8);
+  forward_only.backward.clear();
+  auto input = build_pipeline_job(forward_only, {});
+  ASSERT_TRUE(input.ok());
+  auto restaged = restage(input->graph, {.stages = 4});
+  ASSERT_TRUE(restaged.ok()) << restaged.error().message;
+  EXPECT_EQ(restaged->profile.microbatches, 4);
+  EXPECT_EQ(restaged->profile.layers, 8);
+  EXPECT_TRUE(restaged->profile.backward.empty());
+  EXPECT_NEAR(step_ns(restaged->graph), one_f_one_b_step_s(4, 4, 2 * 100e-6, 0.0) * 1e9, 1.0);
+}
+
+TEST(Restage, TwoRankAllReducesAreNotPipelineTransfers) {
+  // A 2-rank data-parallel job has 2-member all-reduces; they say nothing about microbatches.
+  sim::SyntheticJobSpec spec;
+  spec.ranks = 2;
+  spec.layers = 4;
+  spec.kernels_per_layer = 2;
+  auto graph = graph::build_execution_graph(sim::make_synthetic_job(spec));
+  ASSERT_TRUE(graph.ok());
+  auto restaged = restage(*graph, {.stages = 2});
+  ASSERT_FALSE(restaged.ok());
+  EXPECT_NE(restaged.error().message.find("send/recv"), std::string::npos)
+      << restaged.error().message;
+}
+
 TEST(Restage, RefusesImpossibleShapes) {
   auto input = build_pipeline_job(uniform_profile(2, 4, 4), {});
   ASSERT_TRUE(input.ok());
   auto too_deep = restage(input->graph, {.stages = 5});
   ASSERT_FALSE(too_deep.ok());
   EXPECT_NE(too_deep.error().message.find("at least one layer"), std::string::npos);
+  EXPECT_FALSE(restage(input->graph, {.p2p_s = std::nan("")}).ok());
+  EXPECT_FALSE(restage(input->graph, {.p2p_s = 1e10}).ok());
+  auto huge = restage(input->graph, {.microbatches = 100'000, .layers = 100'000});
+  ASSERT_FALSE(huge.ok());
+  EXPECT_NE(huge.error().message.find("too large"), std::string::npos);
   // A job whose kernels never repeat has no layers.
   sim::SyntheticJobSpec spec;
   spec.ranks = 1;
