@@ -438,6 +438,7 @@ class Pipeline {
     std::vector<std::int64_t> gpu_last(out_.graph.ranks.size(), INT64_MIN);
     for (std::int32_t t = 0; t < out_.graph.task_count(); ++t) {
       if (!graph::is_gpu(out_.graph.kind[t]) || out_.replay.start_ns[t] == INT64_MIN) continue;
+      if (out_.graph.processors[out_.graph.processor[t]].tid == kBootstrapStream) continue;
       const std::int32_t g = out_.graph.rank_index_of(t);
       gpu_first[g] = std::min(gpu_first[g], out_.replay.start_ns[t]);
       gpu_last[g] = std::max(gpu_last[g], out_.replay.end_ns[t]);

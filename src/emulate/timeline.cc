@@ -142,9 +142,6 @@ trace::CollectiveInfo collective_of(const NcclKernel& k) {
   return c;
 }
 
-// Stream of the communicator bootstrap barriers (no program stream has this id).
-constexpr std::int64_t kBootstrapStream = 999'999;
-
 // Stream id of the legacy default stream in the trace (docs/emulation-trace.md).
 constexpr std::int64_t kLegacyStream = 0;
 

@@ -38,6 +38,10 @@ struct HostCosts {
   std::int64_t min_host_work_ns = 1'000;
 };
 
+/// Stream of the communicator bootstrap barriers (no program stream has this id): their tasks are
+/// not GPU work and stay out of the GPU span.
+inline constexpr std::int64_t kBootstrapStream = 999'999;
+
 /// A fused NCCL kernel (the calls of one ncclGroupStart/End block on one stream, or one call).
 struct NcclKernel {
   std::int32_t launch_record = 0;  // the record whose call launches it (the block's last)
