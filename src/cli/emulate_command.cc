@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 #include "cli/commands.h"
@@ -31,6 +32,7 @@ struct EmulateFlags {
   std::string interposer;
   double timeout_s = 0.0;
   double inter_node_gb_s = 50.0;
+  double max_host_gap_us = 0.0;
   bool whole_trace = false;
   bool quiet = false;
 };
@@ -145,6 +147,9 @@ int run_emulate(const EmulateFlags& flags) {
   if (flags.timeout_s < 0 || !(flags.inter_node_gb_s > 0)) {
     return fail(command, "--timeout must be >= 0 and --inter-node-bandwidth > 0");
   }
+  if (!(flags.max_host_gap_us >= 0.0) || flags.max_host_gap_us > 1e9) {
+    return fail(command, "--max-host-gap must be in [0, 1e9] microseconds");
+  }
   emulate::EmulateOptions options;
   options.gpu = flags.gpu;
   options.nodes = flags.nodes;
@@ -153,6 +158,8 @@ int run_emulate(const EmulateFlags& flags) {
   options.kernel_table = flags.kernel_table;
   options.detect_steps = !flags.whole_trace;
   options.device_model.inter_node_bandwidth_gb_s = flags.inter_node_gb_s;
+  options.host_costs.max_host_gap_ns =
+      static_cast<std::int64_t>(std::llround(flags.max_host_gap_us * 1e3));
   if (auto gpu = device::find_gpu(flags.gpu); !gpu) return fail(command, gpu.error().message);
 
   auto output = core::AtomicOutputDirectory::create(flags.out);
@@ -250,6 +257,9 @@ Action add_emulate_command(CLI::App& app) {
   app.add_option("--timeout", flags->timeout_s, "Kill the processes after this many seconds");
   app.add_option("--inter-node-bandwidth", flags->inter_node_gb_s,
                  "Per-GPU network bandwidth between nodes, GB/s (default 50 = 400 Gb/s)");
+  app.add_option("--max-host-gap", flags->max_host_gap_us,
+                 "Cap measured host gaps between calls at this many microseconds (0 = no cap; "
+                 "removes the CPU machine's scheduling noise from the prediction)");
   app.add_flag("--whole-trace", flags->whole_trace,
                "One step = the whole trace (no search for repeated iterations)");
   app.add_flag("--quiet", flags->quiet, "No progress output");

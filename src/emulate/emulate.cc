@@ -218,21 +218,39 @@ class Pipeline {
     if (estimator >= 0) ++out_.estimators[estimator].tasks;
   }
 
-  // A communicator shared by several simulated processes: their ncclCommInit* calls meet (the
-  // first init of each communicator in each process). Inits local to one process stay plain.
+  // ncclCommInit* of a communicator that spans several rank classes is a barrier among the
+  // classes' representatives (the first init of each communicator in each process). Like
+  // join_units, a communicator is seen through its image, the set of its members' classes: with
+  // dedup a representative's init meets the representatives' inits of communicators with the same
+  // image (PP pairs {0,3} and {1,2} with classes {0,1} and {2,3} meet as one), so deduplicated
+  // and full simulations agree. Inits within one class (data-parallel groups) stay plain.
   void bootstrap_barriers() {
+    const RankClasses& cls = out_.classes;
+    std::map<std::string, std::set<std::int32_t>> image_of_comm;  // comm id → member classes
+    for (std::size_t p = 0; p < procs_.size(); ++p) {
+      const ProcessTrace& trace = procs_[p];
+      for (const Record& r : trace.records)
+        if (r.op == OpKind::kCommInit && r.detail != kNoString)
+          image_of_comm[std::string(trace.str(r.detail))].insert(cls.class_of[p]);
+    }
     std::map<std::string, std::vector<std::pair<std::size_t, std::int32_t>>> members;
     for (std::size_t s = 0; s < simulated_.size(); ++s) {
       const ProcessTrace& trace = procs_[simulated_[s]];
       std::set<std::string_view> seen;
+      std::map<std::string, int> occurrence;  // image → inits of it so far in this process
       for (std::size_t i = 0; i < trace.records.size(); ++i) {
         const Record& r = trace.records[i];
         if (r.op != OpKind::kCommInit || r.detail == kNoString) continue;
         if (!seen.insert(trace.str(r.detail)).second) continue;
-        members[std::string(trace.str(r.detail))].emplace_back(s, static_cast<std::int32_t>(i));
+        const std::set<std::int32_t>& image = image_of_comm[std::string(trace.str(r.detail))];
+        if (image.size() < 2) continue;
+        std::string key;
+        for (std::int32_t c : image) key += fmt::format("{},", c);
+        key += fmt::format("#{}", occurrence[key]++);
+        members[key].emplace_back(s, static_cast<std::int32_t>(i));
       }
     }
-    for (const auto& [comm, list] : members) {
+    for (const auto& [key, list] : members) {
       if (list.size() < 2) continue;
       for (const auto& [s, i] : list) {
         TimelineInput& in = inputs_[s];
@@ -241,7 +259,7 @@ class Pipeline {
         k.launch_record = i;
         k.name = "ncclCommInit bootstrap";
         k.collective = "comm_init";
-        k.group_key = fmt::format("bootstrap-{}", comm);
+        k.group_key = fmt::format("bootstrap-{}", key);
         k.group_size = static_cast<std::int32_t>(list.size());
         in.barrier_of_record[i] = static_cast<std::int32_t>(in.nccl.size());
         in.nccl.push_back(std::move(k));

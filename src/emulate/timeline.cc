@@ -320,6 +320,7 @@ class Scheduler {
       th.clock_ns = std::max<std::int64_t>(0, r.t_ns - t0_ + drift_);
     } else if (!same_call) {
       gap = std::max<std::int64_t>(0, r.t_ns - th.recorded_end);
+      if (costs_.max_host_gap_ns > 0) gap = std::min(gap, costs_.max_host_gap_ns);
       if (gap >= costs_.min_host_work_ns && gap > 0) {
         out_.host(EventKind::kCpuOp, "host work", th.clock_ns, gap, r.tid);
       }

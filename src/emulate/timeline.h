@@ -36,6 +36,10 @@ struct HostCosts {
   /// Host gaps at least this long become "host work" tasks; shorter ones stay as the gap between
   /// two calls (the graph keeps it as the thread-order lag either way).
   std::int64_t min_host_work_ns = 1'000;
+  /// Measured host gaps are capped at this (0: no cap). The emulated run's host time includes
+  /// scheduling noise of the CPU machine (a loaded machine, many ranks on few cores); a cap keeps
+  /// the prediction to the GPU-side structure when host speed is not the question.
+  std::int64_t max_host_gap_ns = 0;
 };
 
 /// Stream of the communicator bootstrap barriers (no program stream has this id): their tasks are

@@ -76,9 +76,12 @@ TEST_F(EmulateProgramsTest, PipelineOfFourRanksHasThe1F1BOrderAndBubbles) {
   // Profiled durations for the two stage kernels: forward F = 1 ms, backward B = 2 ms.
   std::ofstream(dir_ / "kernels.csv") << "name,duration_us\nfwd_stage,1000\nbwd_stage,2000\n";
   const fs::path out = dir_ / "out";
-  const CliRun r = emulate({"--gpu", "h100", "--gpus-per-node", "4", "--kernel-table",
-                            (dir_ / "kernels.csv").string(), "--out", out.string()},
-                           {(programs_ / "nccl_pipeline").string()});
+  // Host gaps capped at 10 µs: the timing checks below are about the pipeline's structure, not
+  // about how busy the test machine's cores were while the 4 processes ran.
+  const CliRun r =
+      emulate({"--gpu", "h100", "--gpus-per-node", "4", "--kernel-table",
+               (dir_ / "kernels.csv").string(), "--max-host-gap", "10", "--out", out.string()},
+              {(programs_ / "nccl_pipeline").string()});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   const nlohmann::json summary = nlohmann::json::parse(slurp(out / "summary.json"));
   ASSERT_EQ(summary["ranks"].size(), 4u);
@@ -125,7 +128,7 @@ TEST_F(EmulateProgramsTest, PipelineOfFourRanksHasThe1F1BOrderAndBubbles) {
     const double offset = first_forward[s] - first_forward[0];
     EXPECT_GE(offset, s * kF - 1.0) << "stage " << s;
     // ncclCommInitRank is a barrier: start-up skew of the emulated processes does not leak in.
-    EXPECT_LE(offset, s * (kF + 15.0)) << "stage " << s;
+    EXPECT_LE(offset, s * (kF + 15.0) + 1.0) << "stage " << s;
   }
   // The job's GPU span also holds the start-up copies, whose timing follows the host's.
   EXPECT_GE(summary["job"]["predicted_gpu_span_s"].get<double>() * 1e6, last - first - 1.0);
@@ -181,14 +184,15 @@ TEST_F(EmulateProgramsTest, EightProcessesOfCollectivesAreMatchedAndDedupChanges
   const fs::path full = dir_ / "full";
   const CliRun again =
       run({"emulate", "--traces", (out / "traces").string(), "--gpu", "h100", "--gpus-per-node",
-           "8", "--no-dedup", "--quiet", "--out", full.string()});
+           "8", "--no-dedup", "--max-host-gap", "10", "--quiet", "--out", full.string()});
   ASSERT_EQ(again.exit_code, 0) << again.err;
   const nlohmann::json without = nlohmann::json::parse(slurp(full / "summary.json"));
   const fs::path dedup = dir_ / "dedup";
-  ASSERT_EQ(run({"emulate", "--traces", (out / "traces").string(), "--gpu", "h100",
-                 "--gpus-per-node", "8", "--quiet", "--out", dedup.string()})
-                .exit_code,
-            0);
+  ASSERT_EQ(
+      run({"emulate", "--traces", (out / "traces").string(), "--gpu", "h100", "--gpus-per-node",
+           "8", "--max-host-gap", "10", "--quiet", "--out", dedup.string()})
+          .exit_code,
+      0);
   const nlohmann::json with = nlohmann::json::parse(slurp(dedup / "summary.json"));
   EXPECT_EQ(without["dedup"]["classes"].size(), 8u);
   EXPECT_GT(without["job"]["collectives_joined"].get<int>(), 0);
