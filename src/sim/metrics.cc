@@ -83,6 +83,10 @@ std::vector<double> utilization_of(std::span<const Interval> intervals, const Ti
                                    std::int64_t bin_ns) {
   const std::int64_t length = window.length_ns();
   if (length <= 0 || bin_ns <= 0) return {};
+  // A window of absurd length (a trace with a bogus time far away) would need billions of bins:
+  // coarsen them so that there are at most kMaxBins.
+  constexpr std::int64_t kMaxBins = 10'000'000;
+  if (length / bin_ns >= kMaxBins) bin_ns = length / kMaxBins + 1;
   const std::int64_t bins = (length + bin_ns - 1) / bin_ns;
   std::vector<double> busy(static_cast<std::size_t>(bins), 0.0);
   for (const auto& [s, e] : busy_union(intervals, window)) {

@@ -42,7 +42,8 @@ struct Breakdown {
 Breakdown breakdown_of(std::span<const Interval> intervals, const TimeWindow& window);
 
 /// Fraction of each `bin_ns` bin of `window` (from its start; the last bin may be shorter) during
-/// which at least one interval runs (Lumos §4.2.3 SM utilization). O(k log k + bins).
+/// which at least one interval runs (Lumos §4.2.3 SM utilization). Windows longer than 10^7 bins
+/// get coarser bins (at most 10^7). O(k log k + bins).
 std::vector<double> utilization_of(std::span<const Interval> intervals, const TimeWindow& window,
                                    std::int64_t bin_ns = 1'000'000);
 

@@ -45,6 +45,17 @@ TEST(Utilization, OneMillisecondBinsOfTheBusyUnion) {
   EXPECT_DOUBLE_EQ(u[2], 1.0);
 }
 
+TEST(Utilization, AbsurdlyLongWindowsGetCoarserBinsInsteadOfExhaustingMemory) {
+  // Found by the emulation-trace fuzzer: a bogus time far away made a 10^18 ns window.
+  const std::int64_t far = std::int64_t{1} << 60;
+  const std::vector<Interval> intervals = {{0, far / 2, false}};
+  const std::vector<double> u = utilization_of(intervals, {0, far});
+  ASSERT_FALSE(u.empty());
+  EXPECT_LE(u.size(), 10'000'000u);
+  EXPECT_DOUBLE_EQ(u.front(), 1.0);
+  EXPECT_DOUBLE_EQ(u.back(), 0.0);
+}
+
 TEST(StepWindows, AllProfilerStepsElseFirstToLastTask) {
   RankTraceBuilder with_steps(0, 2);
   with_steps.step(1, 1000, 400).op("a", 1100, 100).step(2, 1400, 200).op("b", 1500, 50);
