@@ -43,4 +43,23 @@ std::int32_t find_task(const ExecutionGraph& graph, int rank_index, std::string_
   return kNone;
 }
 
+void store_edges(std::vector<TempEdge>& edges, ExecutionGraph& graph) {
+  const std::size_t tasks = static_cast<std::size_t>(graph.task_count());
+  graph.edge_begin.assign(tasks + 1, 0);
+  for (const TempEdge& edge : edges) ++graph.edge_begin[edge.src + 1];
+  for (std::size_t v = 0; v < tasks; ++v) graph.edge_begin[v + 1] += graph.edge_begin[v];
+  graph.edge_dst.resize(edges.size());
+  graph.edge_lag_ns.resize(edges.size());
+  graph.edge_kind.resize(edges.size());
+  std::vector<std::uint32_t> cursor(graph.edge_begin.begin(), graph.edge_begin.end() - 1);
+  for (const TempEdge& edge : edges) {
+    const std::uint32_t slot = cursor[edge.src]++;
+    graph.edge_dst[slot] = edge.dst;
+    graph.edge_lag_ns[slot] = edge.lag_ns;
+    graph.edge_kind[slot] = edge.kind;
+  }
+  edges.clear();
+  edges.shrink_to_fit();
+}
+
 }  // namespace powertrain::graph

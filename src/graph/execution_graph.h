@@ -166,6 +166,18 @@ struct ExecutionGraph {
   }
 };
 
+/// A fixed edge before the graph's compressed rows exist (builders collect these, then store).
+struct TempEdge {
+  std::int32_t src;
+  std::int32_t dst;
+  std::int64_t lag_ns;  // the graph builder keeps the measured slack here until lags are assigned
+  EdgeKind kind;
+};
+
+/// Moves `edges` into the graph's compressed rows (grouped by source, insertion order kept within
+/// a source) and empties `edges`. The graph's tasks must all exist. O(V + E).
+void store_edges(std::vector<TempEdge>& edges, ExecutionGraph& graph);
+
 /// Adds one occurrence of a warning kind (keeps the first example).
 void add_warning(std::vector<trace::TraceWarning>& warnings, std::string_view kind,
                  std::string_view example);

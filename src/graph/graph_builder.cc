@@ -28,7 +28,7 @@ core::Result<ExecutionGraph> build_execution_graph(const std::vector<trace::Rank
     }
   }
   ExecutionGraph graph;
-  std::vector<detail::TempEdge> edges;
+  std::vector<TempEdge> edges;
   for (std::size_t r = 0; r < sorted.size(); ++r) {
     const trace::RankTrace& trace = *sorted[r];
     RankInfo info;
@@ -45,7 +45,7 @@ core::Result<ExecutionGraph> build_execution_graph(const std::vector<trace::Rank
     }
   }
   detail::match_collectives(sorted, graph);
-  detail::store_edges(edges, graph);
+  store_edges(edges, graph);
   return graph;
 }
 

@@ -400,7 +400,7 @@ void RankBuilder::assign_lags() {
   // a launch did not bind (the task waited for its stream instead).
   std::vector<std::int64_t> binding_launch;
   for (std::size_t i = edge_base_; i < edges_.size(); ++i) {
-    const detail::TempEdge& edge = edges_[i];
+    const TempEdge& edge = edges_[i];
     if (edge.kind == EdgeKind::kLaunch && edge.lag_ns == min_slack[local(edge.dst)]) {
       binding_launch.push_back(edge.lag_ns);
     }
@@ -413,7 +413,7 @@ void RankBuilder::assign_lags() {
   }
   graph_.ranks[rank_index_].default_launch_lag_ns = default_lag;
   for (std::size_t i = edge_base_; i < edges_.size(); ++i) {
-    detail::TempEdge& edge = edges_[i];
+    TempEdge& edge = edges_[i];
     if (edge.lag_ns == min_slack[local(edge.dst)]) continue;  // binding: keep the slack
     edge.lag_ns = edge.kind == EdgeKind::kLaunch ? std::min(edge.lag_ns, default_lag)
                                                  : std::min<std::int64_t>(edge.lag_ns, 0);

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 #include <string_view>
 #include <unordered_map>
 
@@ -22,13 +21,6 @@ using graph::kNone;
 // Streams of a rebuilt stage (tid values shown in the replayed trace).
 enum StreamSlot { kCompute = 0, kSendNext, kRecvPrev, kSendPrev, kRecvNext, kSlots };
 constexpr std::int64_t kStreamTid[kSlots] = {7, 101, 102, 103, 104};
-
-struct PendingEdge {
-  std::int32_t src;
-  std::int32_t dst;
-  std::int64_t lag_ns;
-  EdgeKind kind;
-};
 
 class PipelineGraphWriter {
  public:
@@ -100,20 +92,9 @@ class PipelineGraphWriter {
     ++graph_.stats.collective_groups_joined;
   }
 
-  // Compressed rows; edges of a task keep their insertion order.
   void finish() {
-    const std::int32_t tasks = graph_.task_count();
-    std::stable_sort(edges_.begin(), edges_.end(),
-                     [](const PendingEdge& a, const PendingEdge& b) { return a.src < b.src; });
-    graph_.edge_begin.assign(static_cast<std::size_t>(tasks) + 1, 0);
-    for (const PendingEdge& e : edges_) ++graph_.edge_begin[static_cast<std::size_t>(e.src) + 1];
-    std::partial_sum(graph_.edge_begin.begin(), graph_.edge_begin.end(), graph_.edge_begin.begin());
-    for (const PendingEdge& e : edges_) {
-      graph_.edge_dst.push_back(e.dst);
-      graph_.edge_lag_ns.push_back(e.lag_ns);
-      graph_.edge_kind.push_back(e.kind);
-      ++graph_.stats.edges[static_cast<int>(e.kind)];
-    }
+    for (const graph::TempEdge& e : edges_) ++graph_.stats.edges[static_cast<int>(e.kind)];
+    graph::store_edges(edges_, graph_);
   }
 
  private:
@@ -127,7 +108,7 @@ class PipelineGraphWriter {
   std::unordered_map<std::string, std::size_t> names_;
   std::int32_t stream_[kSlots] = {};
   std::int32_t last_on_stream_[kSlots] = {};
-  std::vector<PendingEdge> edges_;
+  std::vector<graph::TempEdge> edges_;
 };
 
 // Contiguous layer counts per stage: even split, remainder first to the stages without the
