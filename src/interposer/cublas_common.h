@@ -96,6 +96,31 @@ inline const char* blas_status_name(int status) {
   }
 }
 
+/// cublasGetProperty / cublasLtGetProperty: MAJOR_VERSION (0), MINOR_VERSION (1) or PATCH_LEVEL
+/// (2) of the emulated library; a NULL value or another type is misuse
+/// (CUBLAS_STATUS_INVALID_VALUE).
+inline int library_property(std::string_view api, int type, int* value, int major, int minor,
+                            int patch) {
+  if (value == nullptr) {
+    report_misuse(api, "value is NULL");
+    return kBlasInvalidValue;
+  }
+  switch (type) {
+    case 0:
+      *value = major;
+      return kBlasSuccess;
+    case 1:
+      *value = minor;
+      return kBlasSuccess;
+    case 2:
+      *value = patch;
+      return kBlasSuccess;
+    default:
+      report_misuse(api, "invalid property type");
+      return kBlasInvalidValue;
+  }
+}
+
 inline const char* blas_status_string(int status) {
   switch (status) {
     case 0:

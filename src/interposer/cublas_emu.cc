@@ -395,22 +395,8 @@ PT_EXPORT cublasStatus_t cublasGetVersion(int* version) {
 }
 
 PT_EXPORT cublasStatus_t cublasGetProperty(libraryPropertyType type, int* value) {
-  if (value == nullptr) {
-    return misuse("cublasGetProperty", "value is NULL", CUBLAS_STATUS_INVALID_VALUE);
-  }
-  switch (type) {
-    case MAJOR_VERSION:
-      *value = CUBLAS_VER_MAJOR;
-      return CUBLAS_STATUS_SUCCESS;
-    case MINOR_VERSION:
-      *value = CUBLAS_VER_MINOR;
-      return CUBLAS_STATUS_SUCCESS;
-    case PATCH_LEVEL:
-      *value = CUBLAS_VER_PATCH;
-      return CUBLAS_STATUS_SUCCESS;
-    default:
-      return misuse("cublasGetProperty", "invalid property type", CUBLAS_STATUS_INVALID_VALUE);
-  }
+  return static_cast<cublasStatus_t>(libs::library_property(
+      "cublasGetProperty", type, value, CUBLAS_VER_MAJOR, CUBLAS_VER_MINOR, CUBLAS_VER_PATCH));
 }
 
 PT_EXPORT size_t cublasGetCudartVersion(void) { return CUDART_VERSION; }

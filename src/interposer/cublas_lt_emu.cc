@@ -463,22 +463,8 @@ PT_EXPORT size_t cublasLtGetVersion(void) { return CUBLAS_VERSION; }
 PT_EXPORT size_t cublasLtGetCudartVersion(void) { return CUDART_VERSION; }
 
 PT_EXPORT cublasStatus_t cublasLtGetProperty(libraryPropertyType type, int* value) {
-  if (value == nullptr) {
-    return misuse("cublasLtGetProperty", "value is NULL", CUBLAS_STATUS_INVALID_VALUE);
-  }
-  switch (type) {
-    case MAJOR_VERSION:
-      *value = CUBLAS_VER_MAJOR;
-      return CUBLAS_STATUS_SUCCESS;
-    case MINOR_VERSION:
-      *value = CUBLAS_VER_MINOR;
-      return CUBLAS_STATUS_SUCCESS;
-    case PATCH_LEVEL:
-      *value = CUBLAS_VER_PATCH;
-      return CUBLAS_STATUS_SUCCESS;
-    default:
-      return misuse("cublasLtGetProperty", "invalid property type", CUBLAS_STATUS_INVALID_VALUE);
-  }
+  return static_cast<cublasStatus_t>(libs::library_property(
+      "cublasLtGetProperty", type, value, CUBLAS_VER_MAJOR, CUBLAS_VER_MINOR, CUBLAS_VER_PATCH));
 }
 
 // Logging has nothing to report in the emulator: accepted and ignored.

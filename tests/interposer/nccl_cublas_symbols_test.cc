@@ -349,6 +349,38 @@ TEST(NcclCublasMisuse, BadHandlesAndUnsupportedCallsAreReportedNotCrashed) {
   remove_unless_failed(run);
 }
 
+// ---- library properties ------------------------------------------------------------------
+
+/// cublasGetProperty and cublasLtGetProperty answer the same version (cuBLAS 13 here) and report
+/// a NULL value or an unknown property type as misuse. Returns the number of failed checks.
+int property_checks() {
+  void* lib = ::dlopen(POWERTRAIN_INTERPOSER_PATH, RTLD_NOW | RTLD_LOCAL);
+  if (lib == nullptr) return 100;
+  int failures = 0;
+  for (const char* name : {"cublasGetProperty", "cublasLtGetProperty"}) {
+    auto get = reinterpret_cast<int (*)(int, int*)>(::dlsym(lib, name));
+    if (get == nullptr) return 101;
+    int major = -1, minor = -1, patch = -1;
+    failures += get(0, &major) != 0 || get(1, &minor) != 0 || get(2, &patch) != 0;
+    failures += major != 13 || minor < 0 || patch < 0;
+    failures += get(0, nullptr) != 7;  // CUBLAS_STATUS_INVALID_VALUE
+    failures += get(9, &major) != 7;
+  }
+  return failures;
+}
+
+TEST(NcclCublasMisuse, LibraryPropertiesAnswerTheVersion) {
+  if (!PT_EMULATION_TESTS) GTEST_SKIP() << "built without CUDA emulation";
+  const ChildRun run = run_in_child(property_checks, "0.2");
+  ASSERT_EQ(run.exit_code, 0) << run.log;
+  std::multiset<std::string> misuse;
+  for (const json& record : run.records)
+    if (record.value("op", "") == "misuse") misuse.insert(record.value("api", ""));
+  EXPECT_EQ(misuse, (std::multiset<std::string>{"cublasGetProperty", "cublasGetProperty",
+                                                "cublasLtGetProperty", "cublasLtGetProperty"}));
+  remove_unless_failed(run);
+}
+
 // ---- threads: one rank per thread, splits meet in memory ----------------------------------
 
 /// 4 threads, one rank each, with one unique id: ncclCommInitRank, then ncclCommSplit (colour
