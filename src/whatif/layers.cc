@@ -246,10 +246,11 @@ TandemRepeat longest_tandem_repeat(const std::vector<std::uint32_t>& symbols,
   return best;
 }
 
-core::Result<LayerDetection> detect_layers(const ExecutionGraph& graph, int rank_index) {
-  if (rank_index < 0 || rank_index >= static_cast<int>(graph.ranks.size()))
-    return core::Error{fmt::format("rank index {} out of range", rank_index)};
-  const std::vector<std::int32_t> sequence = compute_sequence(graph, rank_index);
+namespace {
+
+// detect_layers on the rank's compute sequence (computed once by the caller).
+core::Result<LayerDetection> detect_in(const ExecutionGraph& graph, int rank_index,
+                                       const std::vector<std::int32_t>& sequence) {
   std::vector<std::uint32_t> symbols(sequence.size());
   for (std::size_t i = 0; i < sequence.size(); ++i) symbols[i] = graph.name[sequence[i]];
   std::vector<std::size_t> all(sequence.size());
@@ -292,6 +293,14 @@ core::Result<LayerDetection> detect_layers(const ExecutionGraph& graph, int rank
   return detection;
 }
 
+}  // namespace
+
+core::Result<LayerDetection> detect_layers(const ExecutionGraph& graph, int rank_index) {
+  if (rank_index < 0 || rank_index >= static_cast<int>(graph.ranks.size()))
+    return core::Error{fmt::format("rank index {} out of range", rank_index)};
+  return detect_in(graph, rank_index, compute_sequence(graph, rank_index));
+}
+
 std::int64_t LayerProfile::forward_layer_ns() const {
   std::int64_t sum = 0;
   for (const Task& t : forward) sum += t.gap_ns + t.duration_ns;
@@ -307,8 +316,11 @@ std::int64_t LayerProfile::backward_layer_ns() const {
 namespace {
 
 // Per-position medians over the occurrences whose names match the modal name sequence.
+// `position`: each task's index in its rank's compute sequence (−1 for others), to tell
+// adjacent layers.
 std::vector<LayerProfile::Task> block_tasks(const ExecutionGraph& graph,
-                                            const std::vector<const LayerBlock*>& blocks) {
+                                            const std::vector<const LayerBlock*>& blocks,
+                                            const std::vector<std::int64_t>& position) {
   std::map<std::vector<std::string>, int> votes;
   for (const LayerBlock* block : blocks)
     for (const auto& occurrence : block->occurrences) {
@@ -324,13 +336,6 @@ std::vector<LayerProfile::Task> block_tasks(const ExecutionGraph& graph,
   const std::size_t k = modal.size();
   std::vector<std::vector<std::int64_t>> durations(k), gaps(k);
   std::vector<std::int64_t> layer_gaps;
-  // Position of each task in its rank's compute sequence, to tell adjacent layers.
-  std::vector<std::int64_t> position(graph.task_count(), -1);
-  for (int r = 0; r < static_cast<int>(graph.ranks.size()); ++r) {
-    const std::vector<std::int32_t> sequence = compute_sequence(graph, r);
-    for (std::size_t i = 0; i < sequence.size(); ++i)
-      position[sequence[i]] = static_cast<std::int64_t>(i);
-  }
   for (const LayerBlock* block : blocks) {
     std::int32_t previous_last = graph::kNone;
     for (const auto& occurrence : block->occurrences) {
@@ -368,9 +373,14 @@ core::Result<LayerProfile> profile_layers(const ExecutionGraph& graph, int input
   if (graph.ranks.empty()) return core::Error{"no ranks to profile"};
   LayerProfile profile;
   profile.stages = static_cast<int>(graph.ranks.size());
+  std::vector<std::vector<std::int32_t>> sequences(profile.stages);
+  std::vector<std::int64_t> position(graph.task_count(), -1);
   std::vector<LayerDetection> detections;
   for (int r = 0; r < profile.stages; ++r) {
-    auto detection = detect_layers(graph, r);
+    sequences[r] = compute_sequence(graph, r);
+    for (std::size_t i = 0; i < sequences[r].size(); ++i)
+      position[sequences[r][i]] = static_cast<std::int64_t>(i);
+    auto detection = detect_in(graph, r, sequences[r]);
     if (!detection) return detection.error();
     detections.push_back(std::move(*detection));
   }
@@ -436,8 +446,8 @@ core::Result<LayerProfile> profile_layers(const ExecutionGraph& graph, int input
   }
   if (!backwards.empty() && backwards.size() != detections.size())
     return core::Error{"some ranks have a backward block and others do not"};
-  profile.forward = block_tasks(graph, forwards);
-  profile.backward = block_tasks(graph, backwards);
+  profile.forward = block_tasks(graph, forwards, position);
+  profile.backward = block_tasks(graph, backwards, position);
 
   // Non-layer GPU busy time of each rank.
   for (const LayerDetection& d : detections) {
@@ -448,7 +458,7 @@ core::Result<LayerProfile> profile_layers(const ExecutionGraph& graph, int input
     const std::int64_t first_layer_start =
         graph.input_start_ns[d.forward.occurrences.front().front()];
     std::int64_t before = 0, after = 0;
-    for (std::int32_t t : compute_sequence(graph, d.rank_index)) {
+    for (std::int32_t t : sequences[d.rank_index]) {
       if (in_layer[t]) continue;
       (graph.input_start_ns[t] < first_layer_start ? before : after) += graph.input_duration_ns[t];
     }
