@@ -10,13 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#define CHECK(call, ok, what)                                                           \
-  do {                                                                                  \
-    if (!((call) == (ok))) {                                                            \
-      std::fprintf(stderr, "%s:%d: %s failed (%s)\n", __FILE__, __LINE__, #call, what); \
-      std::exit(1);                                                                     \
-    }                                                                                   \
-  } while (0)
+#include "emu_cublas_check.h"
 
 int main() {
   struct Shape {
@@ -25,35 +19,34 @@ int main() {
   const Shape shapes[] = {
       {8192, 8192, 8192}, {16384, 8192, 4096}, {8192, 4096, 16384}, {12288, 12288, 6144}};
   cudaStream_t stream;
-  CHECK(cudaStreamCreate(&stream), cudaSuccess, "stream");
+  EMU_CHECK(cudaStreamCreate(&stream));
   cublasHandle_t handle;
-  CHECK(cublasCreate(&handle), CUBLAS_STATUS_SUCCESS, "cublas handle");
-  CHECK(cublasSetStream(handle, stream), CUBLAS_STATUS_SUCCESS, "cublas stream");
+  EMU_CUBLAS_CHECK(cublasCreate(&handle));
+  EMU_CUBLAS_CHECK(cublasSetStream(handle, stream));
   const float one = 1.0f, zero = 0.0f;
   constexpr int kGemms = sizeof(shapes) / sizeof(shapes[0]);
   __nv_bfloat16 *a[kGemms], *b[kGemms], *c[kGemms];
   for (int i = 0; i < kGemms; ++i) {
     const Shape& s = shapes[i];
-    CHECK(cudaMalloc(&a[i], sizeof(__nv_bfloat16) * s.m * s.k), cudaSuccess, "A");
-    CHECK(cudaMalloc(&b[i], sizeof(__nv_bfloat16) * s.k * s.n), cudaSuccess, "B");
-    CHECK(cudaMalloc(&c[i], sizeof(__nv_bfloat16) * s.m * s.n), cudaSuccess, "C");
+    EMU_CHECK(cudaMalloc(&a[i], sizeof(__nv_bfloat16) * s.m * s.k));
+    EMU_CHECK(cudaMalloc(&b[i], sizeof(__nv_bfloat16) * s.k * s.n));
+    EMU_CHECK(cudaMalloc(&c[i], sizeof(__nv_bfloat16) * s.m * s.n));
   }
   // Back to back on the stream, one synchronize at the end.
   for (int i = 0; i < kGemms; ++i) {
     const Shape& s = shapes[i];
-    CHECK(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, s.m, s.n, s.k, &one, a[i], CUDA_R_16BF,
-                       s.m, b[i], CUDA_R_16BF, s.k, &zero, c[i], CUDA_R_16BF, s.m,
-                       CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
-          CUBLAS_STATUS_SUCCESS, "gemm");
+    EMU_CUBLAS_CHECK(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, s.m, s.n, s.k, &one, a[i],
+                                  CUDA_R_16BF, s.m, b[i], CUDA_R_16BF, s.k, &zero, c[i],
+                                  CUDA_R_16BF, s.m, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
   }
-  CHECK(cudaStreamSynchronize(stream), cudaSuccess, "sync");
+  EMU_CHECK(cudaStreamSynchronize(stream));
   for (int i = 0; i < kGemms; ++i) {
-    CHECK(cudaFree(a[i]), cudaSuccess, "free");
-    CHECK(cudaFree(b[i]), cudaSuccess, "free");
-    CHECK(cudaFree(c[i]), cudaSuccess, "free");
+    EMU_CHECK(cudaFree(a[i]));
+    EMU_CHECK(cudaFree(b[i]));
+    EMU_CHECK(cudaFree(c[i]));
   }
-  CHECK(cublasDestroy(handle), CUBLAS_STATUS_SUCCESS, "destroy");
-  CHECK(cudaStreamDestroy(stream), cudaSuccess, "stream destroy");
+  EMU_CUBLAS_CHECK(cublasDestroy(handle));
+  EMU_CHECK(cudaStreamDestroy(stream));
   std::printf("gemm chain: %d GEMMs\n", kGemms);
   return 0;
 }

@@ -8,7 +8,7 @@
 
 int main(int argc, char** argv) {
   int visible = 0;
-  CUDA_CHECK(cudaGetDeviceCount(&visible));
+  EMU_CHECK(cudaGetDeviceCount(&visible));
   const int ndev = argc > 1 ? std::atoi(argv[1]) : 8;
   if (visible < ndev || ndev < 2 || ndev % 2 != 0) {
     std::fprintf(stderr, "needs an even number >= 2 of devices, %d requested, %d visible\n", ndev,
@@ -26,11 +26,11 @@ int main(int argc, char** argv) {
     NCCL_CHECK(ncclCommCuDevice(comms[i], &device));
     NCCL_CHECK(ncclCommUserRank(comms[i], &rank));
     NCCL_CHECK(ncclCommCount(comms[i], &count));
-    EXPECT_TRUE(device == i && rank == i && count == ndev);
-    CUDA_CHECK(cudaSetDevice(i));
-    CUDA_CHECK(cudaStreamCreate(&streams[i]));
-    CUDA_CHECK(cudaMalloc(&bufs[i], n * sizeof(float)));
-    CUDA_CHECK(cudaMalloc(&gathered[i], n * ndev * sizeof(float)));
+    EMU_REQUIRE(device == i && rank == i && count == ndev);
+    EMU_CHECK(cudaSetDevice(i));
+    EMU_CHECK(cudaStreamCreate(&streams[i]));
+    EMU_CHECK(cudaMalloc(&bufs[i], n * sizeof(float)));
+    EMU_CHECK(cudaMalloc(&gathered[i], n * ndev * sizeof(float)));
   }
 
   NCCL_CHECK(ncclGroupStart());
@@ -57,7 +57,7 @@ int main(int argc, char** argv) {
     int rank = -1, count = 0;
     NCCL_CHECK(ncclCommUserRank(halves[i], &rank));
     NCCL_CHECK(ncclCommCount(halves[i], &count));
-    EXPECT_TRUE(rank == i / 2 && count == ndev / 2);
+    EMU_REQUIRE(rank == i / 2 && count == ndev / 2);
   }
   NCCL_CHECK(ncclGroupStart());
   for (int i = 0; i < ndev; ++i) {
@@ -66,16 +66,16 @@ int main(int argc, char** argv) {
   NCCL_CHECK(ncclGroupEnd());
 
   for (int i = 0; i < ndev; ++i) {
-    CUDA_CHECK(cudaSetDevice(i));
-    CUDA_CHECK(cudaStreamSynchronize(streams[i]));
+    EMU_CHECK(cudaSetDevice(i));
+    EMU_CHECK(cudaStreamSynchronize(streams[i]));
   }
   for (int i = 0; i < ndev; ++i) {
     NCCL_CHECK(ncclCommDestroy(halves[i]));
     NCCL_CHECK(ncclCommDestroy(comms[i]));
-    CUDA_CHECK(cudaSetDevice(i));
-    CUDA_CHECK(cudaFree(gathered[i]));
-    CUDA_CHECK(cudaFree(bufs[i]));
-    CUDA_CHECK(cudaStreamDestroy(streams[i]));
+    EMU_CHECK(cudaSetDevice(i));
+    EMU_CHECK(cudaFree(gathered[i]));
+    EMU_CHECK(cudaFree(bufs[i]));
+    EMU_CHECK(cudaStreamDestroy(streams[i]));
   }
   std::printf("%d devices: ok\n", ndev);
   return 0;

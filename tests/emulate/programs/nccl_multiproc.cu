@@ -10,7 +10,7 @@ int main(int argc, char** argv) {
   const int rank = env_int("RANK", 0);
   const int world = env_int("WORLD_SIZE", 1);
   const int local_rank = env_int("LOCAL_RANK", rank);
-  EXPECT_TRUE(world >= 2 && world % 2 == 0 && rank >= 0 && rank < world);
+  EMU_REQUIRE(world >= 2 && world % 2 == 0 && rank >= 0 && rank < world);
   select_device(local_rank);
 
   const ncclUniqueId id = exchange_unique_id(exchange_dir(argc, argv), "nccl_multiproc.id", rank);
@@ -19,16 +19,16 @@ int main(int argc, char** argv) {
   int count = 0, user_rank = -1;
   NCCL_CHECK(ncclCommCount(comm, &count));
   NCCL_CHECK(ncclCommUserRank(comm, &user_rank));
-  EXPECT_TRUE(count == world && user_rank == rank);
+  EMU_REQUIRE(count == world && user_rank == rank);
 
   cudaStream_t stream;
-  CUDA_CHECK(cudaStreamCreate(&stream));
+  EMU_CHECK(cudaStreamCreate(&stream));
   const size_t n = 1 << 18;  // float32 elements per rank
   float* buf = nullptr;
   float* gathered = nullptr;
-  CUDA_CHECK(cudaMalloc(&buf, n * sizeof(float)));
-  CUDA_CHECK(cudaMalloc(&gathered, n * world * sizeof(float)));
-  CUDA_CHECK(cudaMemsetAsync(buf, 0, n * sizeof(float), stream));
+  EMU_CHECK(cudaMalloc(&buf, n * sizeof(float)));
+  EMU_CHECK(cudaMalloc(&gathered, n * world * sizeof(float)));
+  EMU_CHECK(cudaMemsetAsync(buf, 0, n * sizeof(float), stream));
 
   NCCL_CHECK(ncclAllReduce(buf, buf, n, ncclFloat32, ncclSum, comm, stream));
   NCCL_CHECK(ncclAllReduce(buf, buf, 2 * n, ncclBfloat16, ncclSum, comm, stream));
@@ -36,23 +36,23 @@ int main(int argc, char** argv) {
   NCCL_CHECK(ncclReduceScatter(gathered, buf, n, ncclFloat32, ncclSum, comm, stream));
   NCCL_CHECK(ncclBroadcast(buf, buf, n, ncclFloat32, 0, comm, stream));
   NCCL_CHECK(ncclReduce(buf, buf, n, ncclFloat32, ncclSum, 0, comm, stream));
-  CUDA_CHECK(cudaStreamSynchronize(stream));
+  EMU_CHECK(cudaStreamSynchronize(stream));
 
   ncclComm_t half;
   NCCL_CHECK(ncclCommSplit(comm, rank % 2, world - rank, &half, nullptr));
   int half_count = 0, half_rank = -1;
   NCCL_CHECK(ncclCommCount(half, &half_count));
   NCCL_CHECK(ncclCommUserRank(half, &half_rank));
-  EXPECT_TRUE(half_count == world / 2);
-  EXPECT_TRUE(half_rank == world / 2 - 1 - rank / 2);  // keys sort the members in reverse
+  EMU_REQUIRE(half_count == world / 2);
+  EMU_REQUIRE(half_rank == world / 2 - 1 - rank / 2);  // keys sort the members in reverse
   NCCL_CHECK(ncclAllReduce(buf, buf, n / 4, ncclFloat32, ncclMax, half, stream));
-  CUDA_CHECK(cudaStreamSynchronize(stream));
+  EMU_CHECK(cudaStreamSynchronize(stream));
 
   NCCL_CHECK(ncclCommDestroy(half));
   NCCL_CHECK(ncclCommDestroy(comm));
-  CUDA_CHECK(cudaFree(gathered));
-  CUDA_CHECK(cudaFree(buf));
-  CUDA_CHECK(cudaStreamDestroy(stream));
+  EMU_CHECK(cudaFree(gathered));
+  EMU_CHECK(cudaFree(buf));
+  EMU_CHECK(cudaStreamDestroy(stream));
   std::printf("rank %d/%d: ok (half rank %d of %d)\n", rank, world, half_rank, half_count);
   return 0;
 }

@@ -38,12 +38,12 @@ struct Stage {
 
   void forward(int mb) {
     fwd_stage<<<kHidden / kBlock, kBlock, 0, stream>>>(input[mb], output[mb], kHidden, stage);
-    CUDA_CHECK(cudaGetLastError());
+    EMU_CHECK(cudaGetLastError());
   }
   void backward(int mb) {
     bwd_stage<<<kHidden / kBlock, kBlock, 0, stream>>>(grad_output[mb], output[mb], grad_input[mb],
                                                        kHidden);
-    CUDA_CHECK(cudaGetLastError());
+    EMU_CHECK(cudaGetLastError());
   }
   void recv_forward(int mb) {
     if (!first()) NCCL_CHECK(ncclRecv(input[mb], kHidden, ncclFloat32, stage - 1, comm, stream));
@@ -82,7 +82,7 @@ int main(int argc, char** argv) {
   const int world = env_int("WORLD_SIZE", 1);
   const int local_rank = env_int("LOCAL_RANK", rank);
   const int microbatches = argc > 2 ? std::atoi(argv[2]) : 8;
-  EXPECT_TRUE(world >= 2 && rank >= 0 && rank < world && microbatches >= 1);
+  EMU_REQUIRE(world >= 2 && rank >= 0 && rank < world && microbatches >= 1);
   select_device(local_rank);
 
   Stage s;
@@ -90,19 +90,19 @@ int main(int argc, char** argv) {
   s.stages = world;
   const ncclUniqueId id = exchange_unique_id(exchange_dir(argc, argv), "nccl_pipeline.id", rank);
   NCCL_CHECK(ncclCommInitRank(&s.comm, world, id, rank));
-  CUDA_CHECK(cudaStreamCreate(&s.stream));
+  EMU_CHECK(cudaStreamCreate(&s.stream));
   for (auto* buffers : {&s.input, &s.output, &s.grad_output, &s.grad_input}) {
     buffers->resize(microbatches);
-    for (float*& buffer : *buffers) CUDA_CHECK(cudaMalloc(&buffer, kHidden * sizeof(float)));
+    for (float*& buffer : *buffers) EMU_CHECK(cudaMalloc(&buffer, kHidden * sizeof(float)));
   }
   if (s.first()) {  // the data loader's input for stage 0
     for (float* buffer : s.input) {
-      CUDA_CHECK(cudaMemsetAsync(buffer, 0, kHidden * sizeof(float), s.stream));
+      EMU_CHECK(cudaMemsetAsync(buffer, 0, kHidden * sizeof(float), s.stream));
     }
   }
   if (s.last()) {  // the loss gradient for the last stage
     for (float* buffer : s.grad_output) {
-      CUDA_CHECK(cudaMemsetAsync(buffer, 0, kHidden * sizeof(float), s.stream));
+      EMU_CHECK(cudaMemsetAsync(buffer, 0, kHidden * sizeof(float), s.stream));
     }
   }
 
@@ -132,14 +132,14 @@ int main(int argc, char** argv) {
     s.backward(b);
     s.send_backward(b);
   }
-  EXPECT_TRUE(f == microbatches && b == microbatches);
-  CUDA_CHECK(cudaStreamSynchronize(s.stream));
+  EMU_REQUIRE(f == microbatches && b == microbatches);
+  EMU_CHECK(cudaStreamSynchronize(s.stream));
 
   for (auto* buffers : {&s.input, &s.output, &s.grad_output, &s.grad_input}) {
-    for (float* buffer : *buffers) CUDA_CHECK(cudaFree(buffer));
+    for (float* buffer : *buffers) EMU_CHECK(cudaFree(buffer));
   }
   NCCL_CHECK(ncclCommDestroy(s.comm));
-  CUDA_CHECK(cudaStreamDestroy(s.stream));
+  EMU_CHECK(cudaStreamDestroy(s.stream));
   std::printf("stage %d/%d: ok (%d microbatches, %d warm-up)\n", rank, world, microbatches, warmup);
   return 0;
 }

@@ -13,15 +13,7 @@
 #include <string>
 #include <thread>
 
-#define CUDA_CHECK(call)                                                        \
-  do {                                                                          \
-    const cudaError_t err_ = (call);                                            \
-    if (err_ != cudaSuccess) {                                                  \
-      std::fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, \
-                   cudaGetErrorString(err_));                                   \
-      std::exit(1);                                                             \
-    }                                                                           \
-  } while (0)
+#include "emu_check.h"
 
 #define NCCL_CHECK(call)                                                        \
   do {                                                                          \
@@ -31,14 +23,6 @@
                    ncclGetErrorString(res_));                                   \
       std::exit(1);                                                             \
     }                                                                           \
-  } while (0)
-
-#define EXPECT_TRUE(cond)                                                           \
-  do {                                                                              \
-    if (!(cond)) {                                                                  \
-      std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-      std::exit(1);                                                                 \
-    }                                                                               \
   } while (0)
 
 inline int env_int(const char* name, int fallback) {
@@ -68,10 +52,10 @@ inline ncclUniqueId exchange_unique_id(const std::string& dir, const char* name,
     NCCL_CHECK(ncclGetUniqueId(&id));
     const std::string tmp = path + ".tmp";
     FILE* out = std::fopen(tmp.c_str(), "wb");
-    EXPECT_TRUE(out != nullptr);
-    EXPECT_TRUE(std::fwrite(&id, sizeof id, 1, out) == 1);
-    EXPECT_TRUE(std::fclose(out) == 0);
-    EXPECT_TRUE(std::rename(tmp.c_str(), path.c_str()) == 0);
+    EMU_REQUIRE(out != nullptr);
+    EMU_REQUIRE(std::fwrite(&id, sizeof id, 1, out) == 1);
+    EMU_REQUIRE(std::fclose(out) == 0);
+    EMU_REQUIRE(std::rename(tmp.c_str(), path.c_str()) == 0);
     return id;
   }
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
@@ -90,9 +74,9 @@ inline ncclUniqueId exchange_unique_id(const std::string& dir, const char* name,
 /// Selects this process's GPU: LOCAL_RANK modulo the visible devices.
 inline int select_device(int local_rank) {
   int count = 0;
-  CUDA_CHECK(cudaGetDeviceCount(&count));
-  EXPECT_TRUE(count > 0);
+  EMU_CHECK(cudaGetDeviceCount(&count));
+  EMU_REQUIRE(count > 0);
   const int device = local_rank % count;
-  CUDA_CHECK(cudaSetDevice(device));
+  EMU_CHECK(cudaSetDevice(device));
   return device;
 }
