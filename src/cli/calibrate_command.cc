@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/flags.h"
 #include "cli/model_job_options.h"
 #include "core/atomic_output.h"
 #include "device/calibration.h"
@@ -20,6 +21,7 @@ struct CalibrateFlags {
   std::string profile;
   double power_limit_w = 0.0;
   std::string out;
+  bool force = false;
 };
 
 nlohmann::json params_json(const device::DvfsParams& p) {
@@ -30,7 +32,11 @@ nlohmann::json params_json(const device::DvfsParams& p) {
 }
 
 int run_calibrate(const CalibrateFlags& flags) {
-  if (flags.profile.empty()) return fail(kCommand, "--profile is required");
+  if (flags.profile.empty()) return usage_error(kCommand, "--profile is required");
+  if (!flags.out.empty()) {
+    if (auto checked = core::check_output_file(flags.out, output_policy(flags.force)); !checked)
+      return fail(kCommand, checked.error().message);
+  }
   auto measured = frontier::read_profile(flags.profile);
   if (!measured) return fail(kCommand, measured.error().message);
   auto job = frontier::build_model_job(flags.job);
@@ -38,7 +44,8 @@ int run_calibrate(const CalibrateFlags& flags) {
   auto samples = frontier::calibration_samples(*job, *measured);
   if (!samples) return fail(kCommand, samples.error().message);
   device::DvfsParams start = job->gpu.dvfs;
-  if (flags.power_limit_w < 0.0) return fail(kCommand, "--power-limit must be positive");
+  if (!(flags.power_limit_w >= 0.0) || flags.power_limit_w > 1e5)
+    return usage_error(kCommand, "--power-limit-w must be a number from 0 to 1e5 W");
   if (flags.power_limit_w > 0.0) start.power_limit_w = flags.power_limit_w;
   fmt::print(stderr, "calibrate: fitting {} parameters to {} measurements ...\n", 9,
              samples->size());
@@ -80,7 +87,7 @@ int run_calibrate(const CalibrateFlags& flags) {
                                        {"energy_mape", g.energy_mape_percent},
                                        {"energy_max", g.energy_max_error_percent}});
     }
-    if (auto written = core::write_file_atomically(flags.out, doc.dump(2) + "\n"); !written)
+    if (auto written = core::write_file_atomically(flags.out, doc.dump(2) + "\n", output_policy(flags.force)); !written)
       return fail(kCommand, written.error().message);
     fmt::print("  wrote         {}\n", flags.out);
   }
@@ -94,9 +101,12 @@ Action add_calibrate_command(CLI::App& app) {
   flags->job.partition = "uniform";
   app.add_option("--profile", flags->profile, "Measured Perseus profile CSV to fit")->required();
   add_model_job_options(app, flags->job);
-  app.add_option("--power-limit", flags->power_limit_w,
-                 "Board power limit of the measured system, W (default: the GPU's TDP)");
+  add_option_with_aliases(app, "--power-limit-w", {"--power-limit"}, flags->power_limit_w,
+                          "Board power limit of the measured system, W (default: the GPU's TDP)",
+                          number_in(0.0, 1e5, true));
   app.add_option("--out", flags->out, "Write fitted parameters and errors as JSON");
+  add_force_flag(app, flags->force);
+  add_input_limit_flag(app);
   return [flags]() { return run_calibrate(*flags); };
 }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/flags.h"
 #include "cli/planning_flags.h"
 #include "core/atomic_output.h"
 #include "frontier/cluster.h"
@@ -45,6 +46,7 @@ struct ClusterFlags {
   std::string max_flow = "dinic";
   std::string out = "powertrain-cluster-out";
   bool quiet = false;
+  bool force = false;
 };
 
 std::string trimmed(const std::string& text) {
@@ -167,53 +169,69 @@ void print_table(const frontier::ClusterEmulation& emulation, const std::string&
 
 int run_cluster(const ClusterFlags& flags) {
   if (flags.profile.empty() && !flags.model_mode)
-    return fail(kCommand,
+    return usage_error(kCommand,
                 "--profile or --model/--gpu: required (a Perseus profile CSV, or a "
                 "built-in model on a GPU type)");
   if (!flags.profile.empty() && flags.model_mode)
-    return fail(kCommand, "give either --profile or --model/--gpu, not both");
+    return usage_error(kCommand, "give either --profile or --model/--gpu, not both");
   if (flags.p_blocking_w.empty() && !flags.model_mode) {
-    return fail(kCommand,
-                "--p-blocking: required (power in W of a GPU blocked on P2P communication)");
+    return usage_error(
+        kCommand, "--p-blocking-w: required (power in W of a GPU blocked on P2P communication)");
   }
-  if (flags.gpus.empty()) return fail(kCommand, "--gpus: required (e.g. 1024,2048,4096,8192)");
+  if (flags.gpus.empty())
+    return usage_error(kCommand, "--gpus: required (e.g. 1024,2048,4096,8192)");
   if (flags.global_batch.empty()) {
-    return fail(kCommand, "--global-batch: required (samples per iteration of the whole job)");
+    return usage_error(kCommand,
+                       "--global-batch: required (samples per iteration of the whole job)");
+  }
+  if (auto checked = core::check_output_directory(flags.out, output_policy(flags.force));
+      !checked) {
+    return fail(kCommand, checked.error().message);
   }
   auto p_blocking = flags.p_blocking_w.empty() ? core::Result<double>(0.0)
-                                               : parse_number("--p-blocking", flags.p_blocking_w);
-  if (!p_blocking) return fail(kCommand, p_blocking.error().message);
-  auto unit_time = parse_number("--unit-time", flags.unit_time_s);
-  if (!unit_time) return fail(kCommand, unit_time.error().message);
+                                               : parse_number("--p-blocking-w", flags.p_blocking_w);
+  if (!p_blocking) return usage_error(kCommand, p_blocking.error().message);
+  auto unit_time = parse_number("--unit-time-s", flags.unit_time_s);
+  if (!unit_time) return usage_error(kCommand, unit_time.error().message);
+  if (!(*unit_time > 0.0 && *unit_time <= 3600.0)) {
+    return usage_error(kCommand, fmt::format("--unit-time-s: expected a number > 0 and <= 3600, "
+                                             "got '{}'",
+                                             flags.unit_time_s));
+  }
+  if (*p_blocking < 0.0 || *p_blocking > 1e5) {
+    return usage_error(kCommand, fmt::format("--p-blocking-w: expected a number from 0 to 1e5, "
+                                             "got '{}'",
+                                             flags.p_blocking_w));
+  }
   auto tp = parse_count("--tp", flags.tp);
-  if (!tp) return fail(kCommand, tp.error().message);
+  if (!tp) return usage_error(kCommand, tp.error().message);
   auto global_batch = parse_count("--global-batch", flags.global_batch);
-  if (!global_batch) return fail(kCommand, global_batch.error().message);
+  if (!global_batch) return usage_error(kCommand, global_batch.error().message);
   auto microbatch = parse_count("--microbatch-size", flags.microbatch_size);
-  if (!microbatch) return fail(kCommand, microbatch.error().message);
+  if (!microbatch) return usage_error(kCommand, microbatch.error().message);
   auto chunks = parse_count("--chunks", flags.chunks);
-  if (!chunks) return fail(kCommand, chunks.error().message);
+  if (!chunks) return usage_error(kCommand, chunks.error().message);
   auto gpus = parse_list<long long>("--gpus", flags.gpus, parse_count);
-  if (!gpus) return fail(kCommand, gpus.error().message);
+  if (!gpus) return usage_error(kCommand, gpus.error().message);
   auto slowdowns = parse_list<double>("--slowdowns", flags.slowdowns, parse_number);
-  if (!slowdowns) return fail(kCommand, slowdowns.error().message);
+  if (!slowdowns) return usage_error(kCommand, slowdowns.error().message);
   for (double s : *slowdowns) {
     if (s < 1.0 || s > 100.0) {
-      return fail(kCommand, fmt::format("--slowdowns: expected straggler slowdowns T'/T_min from 1 "
+      return usage_error(kCommand, fmt::format("--slowdowns: expected straggler slowdowns T'/T_min from 1 "
                                         "to 100, got {} (in '{}')",
                                         s, flags.slowdowns));
     }
   }
   auto choices =
       parse_planning_choices(flags.schedule, flags.cost_model, flags.quantization, flags.max_flow);
-  if (!choices) return fail(kCommand, choices.error().message);
+  if (!choices) return usage_error(kCommand, choices.error().message);
   frontier::ClusterSettings settings;
   settings.engine = choices->engine;
 
   std::optional<long long> given_stages;
   if (!flags.stages.empty()) {
-    auto parsed = parse_count("--stages", flags.stages);
-    if (!parsed) return fail(kCommand, parsed.error().message);
+    auto parsed = parse_count("--pp", flags.stages);
+    if (!parsed) return usage_error(kCommand, parsed.error().message);
     given_stages = *parsed;
   }
   core::Result<frontier::Profile> profile = core::Error{""};
@@ -244,9 +262,15 @@ int run_cluster(const ClusterFlags& flags) {
                                  : 1;
   const long long stages =
       given_stages.value_or(std::max(1, profile->num_stages() / profile_chunks));
+  if (!flags.model_mode && given_stages && profile->num_stages() != stages * profile_chunks) {
+    return fail(kCommand, fmt::format("{}: has {} stage(s) but --pp {} needs {}; is the file "
+                                      "truncated, or --pp wrong?",
+                                      profile->source, profile->num_stages(), stages,
+                                      stages * profile_chunks));
+  }
   if (*tp > 1'000'000 || stages > 1'000'000) {
     return fail(kCommand,
-                fmt::format("--tp {} / --stages {}: expected at most 1000000 each", *tp, stages));
+                fmt::format("--tp {} / --pp {}: expected at most 1000000 each", *tp, stages));
   }
   std::vector<frontier::ClusterConfig> configs;
   for (long long g : *gpus) {
@@ -260,7 +284,7 @@ int run_cluster(const ClusterFlags& flags) {
   }
 
   // Validate the output location before spending seconds on the solves.
-  auto output = core::AtomicOutputDirectory::create(flags.out);
+  auto output = core::AtomicOutputDirectory::create(flags.out, output_policy(flags.force));
   if (!output) return fail(kCommand, output.error().message);
 
   if (!flags.quiet) {
@@ -294,6 +318,11 @@ int run_cluster(const ClusterFlags& flags) {
   if (auto committed = output->commit(); !committed)
     return fail(kCommand, committed.error().message);
   print_table(*emulation, output->target().string());
+  if (!flags.model_mode && !given_stages) {
+    // Said aloud: a truncated profile would otherwise plan a shorter pipeline without a word.
+    fmt::print("  note      --pp not given: planned the {} stage(s) found in the profile\n",
+               stages);
+  }
   return 0;
 }
 
@@ -303,30 +332,44 @@ Action add_cluster_command(CLI::App& app) {
   auto flags = std::make_shared<ClusterFlags>();
   app.add_option("--profile", flags->profile,
                  "Perseus profile CSV stage,instruction,frequency,time,energy (MHz, s, J per GPU)");
-  app.add_option("--p-blocking", flags->p_blocking_w,
-                 "Power of a GPU blocked on P2P communication, W (required)");
-  app.add_option("--unit-time", flags->unit_time_s, "Time quantum tau in seconds (default 0.001)");
-  app.add_option("--stages", flags->stages,
-                 "Pipeline stages pp (GPUs along a pipeline); default: from the profile");
-  app.add_option("--tp", flags->tp, "Tensor-parallel GPUs per stage (default 1)");
+  add_option_with_aliases(app, "--p-blocking-w", {"--p-blocking"}, flags->p_blocking_w,
+                          "Power of a GPU blocked on P2P communication, W (required with "
+                          "--profile)")
+      ->type_name("NUMBER");
+  add_option_with_aliases(app, "--unit-time-s", {"--unit-time"}, flags->unit_time_s,
+                          "Time quantum tau in seconds (default 0.001)")
+      ->type_name("NUMBER");
+  add_option_with_aliases(app, "--pp", {"--stages"}, flags->stages,
+                          "Pipeline stages (GPUs along a pipeline); default: the profile's")
+      ->type_name("INT");
+  app.add_option("--tp", flags->tp, "Tensor-parallel GPUs per stage (default 1)")
+      ->type_name("INT");
   app.add_option("--gpus", flags->gpus,
-                 "Total GPUs of each configuration, comma-separated, e.g. 1024,2048,4096,8192");
+                 "Total GPUs of each configuration, comma-separated, e.g. 1024,2048,4096,8192")
+      ->type_name("INT,...");
   app.add_option("--global-batch", flags->global_batch,
-                 "Samples per iteration of the whole job (constant: strong scaling)");
-  app.add_option("--microbatch-size", flags->microbatch_size, "Samples per microbatch (default 1)");
+                 "Samples per iteration of the whole job (constant: strong scaling)")
+      ->type_name("INT");
+  app.add_option("--microbatch-size", flags->microbatch_size, "Samples per microbatch (default 1)")
+      ->type_name("INT");
   app.add_option("--slowdowns", flags->slowdowns,
                  "Straggler slowdowns T'/T_min, comma-separated (default "
-                 "1,1.05,1.1,1.2,1.3,1.4,1.5)");
+                 "1,1.05,1.1,1.2,1.3,1.4,1.5)")
+      ->type_name("NUMBER,...");
   app.add_option("--schedule", flags->schedule,
                  "gpipe, 1f1b, interleaved-1f1b, 1f1b-recompute (default 1f1b)");
-  app.add_option("--chunks", flags->chunks, "Model chunks per GPU for interleaved-1f1b");
+  app.add_option("--chunks", flags->chunks, "Model chunks per GPU for interleaved-1f1b")
+      ->type_name("INT");
   app.add_option("--cost-model", flags->cost_model,
                  "exponential (a*exp(b*t)+c, default) or pwl (convex hull)");
   app.add_option("--quantization", flags->quantization, "floor (default) or ceil");
   app.add_option("--max-flow", flags->max_flow,
                  "dinic (default), boykov-kolmogorov or edmonds-karp");
   app.add_option("--out", flags->out,
-                 "Output directory, replaced atomically (default powertrain-cluster-out)");
+                 "Output directory: new, empty or an earlier powertrain output (default "
+                 "powertrain-cluster-out)");
+  add_force_flag(app, flags->force);
+  add_input_limit_flag(app);
   app.add_flag("--quiet", flags->quiet, "No progress output");
   app.add_option("--model", flags->job.model,
                  "Plan from a built-in model instead of --profile (e.g. gpt3-175b)");
@@ -334,8 +377,10 @@ Action add_cluster_command(CLI::App& app) {
   app.add_option("--gpu-params", flags->job.gpu_params,
                  "DVFS parameters JSON from `powertrain calibrate --out`");
   app.add_option("--num-layers", flags->job.num_layers,
-                 "Override the model's Transformer layers (a profiled slice, or a what-if)");
-  app.add_option("--seq-len", flags->job.seq_len, "Tokens per sequence (default: the model's)");
+                 "Override the model's Transformer layers (a profiled slice, or a what-if)")
+      ->check(integer_in(1, 100'000));
+  app.add_option("--seq-len", flags->job.seq_len, "Tokens per sequence (default: the model's)")
+      ->check(integer_in(1, 100'000'000));
   app.add_option("--partition", flags->job.partition,
                  "min-imbalance (default), uniform, or boundaries like [0,12,...,97]");
   app.parse_complete_callback(

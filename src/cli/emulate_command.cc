@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "cli/commands.h"
+#include "cli/flags.h"
 #include "core/atomic_output.h"
 #include "emulate/emulate.h"
 #include "emulate/launcher.h"
@@ -35,6 +36,7 @@ struct EmulateFlags {
   double max_host_gap_us = 0.0;
   bool whole_trace = false;
   bool quiet = false;
+  bool force = false;
 };
 
 std::string gib(std::int64_t bytes) {
@@ -137,18 +139,19 @@ fs::path self_directory() {
 int run_emulate(const EmulateFlags& flags) {
   const char* command = "emulate";
   if (flags.traces.empty() == flags.command.empty()) {
-    return fail(command,
+    return usage_error(command,
                 "give a program after -- (e.g. powertrain emulate --gpu h100 -- ./prog) or "
                 "--traces DIR to analyse an earlier run, not both");
   }
   if (flags.nodes < 1 || flags.gpus_per_node < 1 || flags.devices_per_process < 1) {
-    return fail(command, "--nodes, --gpus-per-node and --devices-per-process must be at least 1");
+    return usage_error(command,
+                       "--nodes, --gpus-per-node and --devices-per-process must be at least 1");
   }
   if (flags.timeout_s < 0 || !(flags.inter_node_gb_s > 0)) {
-    return fail(command, "--timeout must be >= 0 and --inter-node-bandwidth > 0");
+    return usage_error(command, "--timeout-s must be >= 0 and --inter-node-bandwidth-gb-s > 0");
   }
   if (!(flags.max_host_gap_us >= 0.0) || flags.max_host_gap_us > 1e9) {
-    return fail(command, "--max-host-gap must be in [0, 1e9] microseconds");
+    return usage_error(command, "--max-host-gap-us must be in [0, 1e9] microseconds");
   }
   emulate::EmulateOptions options;
   options.gpu = flags.gpu;
@@ -162,7 +165,7 @@ int run_emulate(const EmulateFlags& flags) {
       static_cast<std::int64_t>(std::llround(flags.max_host_gap_us * 1e3));
   if (auto gpu = device::find_gpu(flags.gpu); !gpu) return fail(command, gpu.error().message);
 
-  auto output = core::AtomicOutputDirectory::create(flags.out);
+  auto output = core::AtomicOutputDirectory::create(flags.out, output_policy(flags.force));
   if (!output) return fail(command, output.error().message);
 
   std::vector<std::string> trace_paths = flags.traces;
@@ -207,9 +210,11 @@ int run_emulate(const EmulateFlags& flags) {
   if (!result) {
     if (!run_dir.empty()) {
       // Keep what the run recorded for a look at the failure (the staging dir is removed).
-      const fs::path kept = fs::path(flags.out).string() + ".traces";
+      // Never over an existing path: the first free "<out>.traces[-N]".
+      fs::path kept = fs::path(flags.out).string() + ".traces";
       std::error_code ec;
-      fs::remove_all(kept, ec);
+      for (int n = 2; fs::exists(fs::symlink_status(kept, ec)) && n < 1000; ++n)
+        kept = fs::path(flags.out).string() + fmt::format(".traces-{}", n);
       fs::rename(run_dir, kept, ec);
       if (!ec) fmt::print(stderr, "emulate: traces kept in {}\n", kept.string());
     }
@@ -241,12 +246,17 @@ Action add_emulate_command(CLI::App& app) {
   app.add_option("command", flags->command, "Program and arguments, after --");
   app.add_option("--traces", flags->traces,
                  "Analyse trace-*.jsonl files or directories of an earlier run instead of running");
-  app.add_option("--out", flags->out, "Output directory, replaced atomically");
+  app.add_option("--out", flags->out,
+                 "Output directory: new, empty or an earlier powertrain output");
+  add_force_flag(app, flags->force);
+  add_input_limit_flag(app);
   app.add_option("--gpu", flags->gpu, "Emulated GPU (catalog name; default h100)");
-  app.add_option("--nodes", flags->nodes, "Nodes (default 1)");
-  app.add_option("--gpus-per-node", flags->gpus_per_node, "GPUs per node (default 8)");
+  app.add_option("--nodes", flags->nodes, "Nodes (default 1)")->check(integer_in(1, 100'000));
+  app.add_option("--gpus-per-node", flags->gpus_per_node, "GPUs per node (default 8)")
+      ->check(integer_in(1, 1024));
   app.add_option("--devices-per-process", flags->devices_per_process,
-                 "Devices each process drives (processes = nodes x gpus-per-node / this)");
+                 "Devices each process drives (processes = nodes x gpus-per-node / this)")
+      ->check(integer_in(1, 1024));
   app.add_flag("--no-dedup", flags->no_dedup, "Simulate every rank, not one per identical class");
   app.add_option("--kernel-table", flags->kernel_table,
                  "CSV 'name,duration_us' of profiled kernels (takes precedence over the model)");
@@ -254,12 +264,17 @@ Action add_emulate_command(CLI::App& app) {
   app.add_option("--interposer", flags->interposer,
                  "Path of libpowertrain_cuda.so (default: next to this binary, or "
                  "$POWERTRAIN_INTERPOSER)");
-  app.add_option("--timeout", flags->timeout_s, "Kill the processes after this many seconds");
-  app.add_option("--inter-node-bandwidth", flags->inter_node_gb_s,
-                 "Per-GPU network bandwidth between nodes, GB/s (default 50 = 400 Gb/s)");
-  app.add_option("--max-host-gap", flags->max_host_gap_us,
-                 "Cap measured host gaps between calls at this many microseconds (0 = no cap; "
-                 "removes the CPU machine's scheduling noise from the prediction)");
+  add_option_with_aliases(app, "--timeout-s", {"--timeout"}, flags->timeout_s,
+                          "Kill the processes after this many seconds (0 = no limit)",
+                          number_in(0.0, 1e7));
+  add_option_with_aliases(app, "--inter-node-bandwidth-gb-s", {"--inter-node-bandwidth"},
+                          flags->inter_node_gb_s,
+                          "Per-GPU network bandwidth between nodes, GB/s (default 50 = 400 Gb/s)",
+                          number_in(0.0, 1e6, true));
+  add_option_with_aliases(app, "--max-host-gap-us", {"--max-host-gap"}, flags->max_host_gap_us,
+                          "Cap measured host gaps between calls at this many microseconds (0 = no "
+                          "cap; removes the CPU machine's scheduling noise from the prediction)",
+                          number_in(0.0, 1e9));
   app.add_flag("--whole-trace", flags->whole_trace,
                "One step = the whole trace (no search for repeated iterations)");
   app.add_flag("--quiet", flags->quiet, "No progress output");

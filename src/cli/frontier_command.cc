@@ -9,6 +9,7 @@
 #include <set>
 
 #include "cli/commands.h"
+#include "cli/flags.h"
 #include "cli/model_job_options.h"
 #include "cli/planning_flags.h"
 #include "core/atomic_output.h"
@@ -24,7 +25,7 @@ namespace {
 
 struct FrontierFlags {
   std::string profile;
-  int stages = 0;
+  bool pp_given = false;  // --pp (also the job's pipeline degree with --model)
   int microbatches = 0;
   double p_blocking_w = -1.0;
   double unit_time_s = 0.0;
@@ -42,6 +43,7 @@ struct FrontierFlags {
   frontier::ModelJobRequest job;  // used when --model or --gpu is given
   bool model_mode = false;
   bool quiet = false;
+  bool force = false;
 };
 
 // Parses "tstar,tmin,stragglers,all,12,40" into point indices.
@@ -82,7 +84,17 @@ int run_frontier(const FrontierFlags& flags) {
   const char* kCommand = "frontier";
   frontier::ExampleDefaults example;
   if (flags.model_mode && !flags.profile.empty())
-    return fail(kCommand, "give either --profile or --model/--gpu, not both");
+    return usage_error(kCommand, "give either --profile or --model/--gpu, not both");
+  if (!flags.model_mode && !flags.profile.empty() && flags.p_blocking_w < 0.0) {
+    return usage_error(
+        kCommand,
+        "--p-blocking-w: required with --profile (power in W of a GPU blocked on P2P "
+        "communication)");
+  }
+  if (auto checked = core::check_output_directory(flags.out, output_policy(flags.force));
+      !checked) {
+    return fail(kCommand, checked.error().message);
+  }
   const bool builtin = flags.profile.empty() && !flags.model_mode;
   std::optional<frontier::ModelJob> job;
   if (flags.model_mode) {
@@ -111,20 +123,28 @@ int run_frontier(const FrontierFlags& flags) {
                                             ? "1f1b-recompute"
                                             : flags.schedule,
                                         flags.cost_model, flags.quantization, flags.max_flow);
-  if (!choices) return fail(kCommand, choices.error().message);
+  if (!choices) return usage_error(kCommand, choices.error().message);
   pipeline::PipelineSpec spec;
   spec.schedule = choices->schedule;
   spec.chunks_per_gpu = flags.chunks;
   const int chunks =
       spec.schedule == pipeline::ScheduleKind::kInterleavedOneFOneB ? std::max(1, flags.chunks) : 1;
   spec.num_gpus = job                ? job->parallel.pp
-                  : flags.stages > 0 ? flags.stages
+                  : flags.pp_given   ? flags.job.pp
                                      : std::max(1, profile->num_stages() / chunks);
   spec.num_microbatches = flags.microbatches > 0 ? flags.microbatches : example.microbatches;
   spec.data_loading_time_s = flags.data_loading_s;
   spec.optimizer_step_time_s = flags.optimizer_step_s;
   spec.p2p_time_s = flags.p2p_s;
 
+  if (!job && !builtin && profile->num_stages() != spec.num_profile_stages()) {
+    return fail(kCommand,
+                fmt::format("{}: has {} stage(s) but --pp {}{} needs {}; is the file truncated, "
+                            "or --pp wrong?",
+                            profile->source, profile->num_stages(), spec.num_gpus,
+                            chunks > 1 ? fmt::format(" x --chunks {}", chunks) : "",
+                            spec.num_profile_stages()));
+  }
   frontier::PlanningSettings settings;
   settings.cost_model = choices->cost_model;
   settings.quantization = choices->quantization;
@@ -136,15 +156,16 @@ int run_frontier(const FrontierFlags& flags) {
   } else if (builtin) {
     settings.p_blocking_w = example.p_blocking_w;
   } else {
-    return fail(
+    return usage_error(
         kCommand,
-        "--p-blocking: required with --profile (power in W of a GPU blocked on P2P communication)");
+        "--p-blocking-w: required with --profile (power in W of a GPU blocked on P2P "
+        "communication)");
   }
   auto problem = frontier::build_planning_problem(*profile, spec, settings);
   if (!problem) return fail(kCommand, problem.error().message);
 
   // Validate the output location before spending time on the solve.
-  auto output = core::AtomicOutputDirectory::create(flags.out);
+  auto output = core::AtomicOutputDirectory::create(flags.out, output_policy(flags.force));
   if (!output) return fail(kCommand, output.error().message);
 
   frontier::SolverOptions options;
@@ -172,8 +193,8 @@ int run_frontier(const FrontierFlags& flags) {
   if (!emit) return fail(kCommand, emit.error().message);
   const std::size_t last = solved.points.size() - 1;
   if (flags.timeline_point > static_cast<long long>(last)) {
-    return fail(kCommand, fmt::format("--timeline-point: expected 0 to {}, got {}", last,
-                                      flags.timeline_point));
+    return usage_error(kCommand, fmt::format("--timeline-point: expected 0 to {}, got {}", last,
+                                             flags.timeline_point));
   }
   const std::size_t timeline_point =
       flags.timeline_point < 0 ? last : static_cast<std::size_t>(flags.timeline_point);
@@ -221,6 +242,11 @@ int run_frontier(const FrontierFlags& flags) {
       settings.p_blocking_w);
   fmt::print("  profile       {}{}\n", profile->source,
              builtin ? " (run `powertrain example-profile` to see it)" : "");
+  if (!job && !builtin && !flags.pp_given) {
+    // Said aloud: a truncated profile would otherwise plan a shorter pipeline without a word.
+    fmt::print("  note          --pp not given: planned the {} stage(s) found in the profile\n",
+               spec.num_gpus);
+  }
   const char* basis = job ? "modelled" : "measured";
   if (job) {
     fmt::print(
@@ -277,41 +303,53 @@ Action add_frontier_command(CLI::App& app) {
   app.add_option("--profile", flags->profile,
                  "Perseus profile CSV stage,instruction,frequency,time,energy (MHz, s, J); "
                  "default: built-in example");
-  app.add_option("--stages", flags->stages,
-                 "Pipeline stages (GPUs per pipeline); default: from the profile");
-  app.add_option("--microbatches", flags->microbatches, "Microbatches per iteration (default 8)");
-  app.add_option("--p-blocking", flags->p_blocking_w,
-                 "Power of a GPU blocked on P2P communication, W");
-  app.add_option("--unit-time", flags->unit_time_s, "Time quantum tau in seconds (default 0.001)");
+  add_option_with_aliases(app, "--microbatches", {}, flags->microbatches,
+                          "Microbatches per iteration (default 8)", integer_in(1, 1'000'000));
+  add_option_with_aliases(app, "--p-blocking-w", {"--p-blocking"}, flags->p_blocking_w,
+                          "Power of a GPU blocked on P2P communication, W",
+                          number_in(0.0, 1e5));
+  add_option_with_aliases(app, "--unit-time-s", {"--unit-time"}, flags->unit_time_s,
+                          "Time quantum tau in seconds (default 0.001)",
+                          number_in(0.0, 3600.0, true));
   app.add_option("--schedule", flags->schedule,
                  "gpipe, 1f1b, interleaved-1f1b, 1f1b-recompute (default 1f1b)");
-  app.add_option("--chunks", flags->chunks,
-                 "Model chunks per GPU for interleaved-1f1b (profile stage = chunk id)");
+  add_option_with_aliases(app, "--chunks", {}, flags->chunks,
+                          "Model chunks per GPU for interleaved-1f1b (profile stage = chunk id)",
+                          integer_in(1, 4096));
   app.add_option("--cost-model", flags->cost_model,
                  "exponential (a*exp(b*t)+c, default) or pwl (convex hull)");
   app.add_option("--quantization", flags->quantization,
                  "floor (reference solver, default) or ceil (realized never slower than planned)");
-  app.add_option("--data-loading-time", flags->data_loading_s,
-                 "Constant data loading per GPU, s (default 0)");
-  app.add_option("--optimizer-step-time", flags->optimizer_step_s,
-                 "Constant optimizer step per GPU, s (default 0)");
-  app.add_option("--p2p-time", flags->p2p_s,
-                 "Constant inter-stage transfer on slow links, s (default 0)");
+  add_option_with_aliases(app, "--data-loading-s", {"--data-loading-time"}, flags->data_loading_s,
+                          "Constant data loading per GPU, s (default 0)", number_in(0.0, 1e5));
+  add_option_with_aliases(app, "--optimizer-step-s", {"--optimizer-step-time"},
+                          flags->optimizer_step_s,
+                          "Constant optimizer step per GPU, s (default 0)", number_in(0.0, 1e5));
+  add_option_with_aliases(app, "--p2p-s", {"--p2p-time"}, flags->p2p_s,
+                          "Constant inter-stage transfer on slow links, s (default 0)",
+                          number_in(0.0, 1e5));
   app.add_option("--out", flags->out,
-                 "Output directory, replaced atomically (default powertrain-out)");
+                 "Output directory: new, empty or an earlier powertrain output (default "
+                 "powertrain-out)");
+  add_force_flag(app, flags->force);
+  add_input_limit_flag(app);
   app.add_option(
       "--emit-plans", flags->emit_plans,
       "Points to write as Zeus plan files: tstar,tmin,stragglers,all,none or indices (default "
       "tstar,tmin,stragglers)");
-  app.add_option("--timeline-point", flags->timeline_point,
-                 "Point whose timeline to write (default: T_min)");
+  add_option_with_aliases(app, "--timeline-point", {}, flags->timeline_point,
+                          "Point whose timeline to write (default: T_min)",
+                          integer_in(0, 1'000'000'000));
   app.add_option("--max-flow", flags->max_flow,
                  "Max-flow engine: dinic (hand-written, default), boykov-kolmogorov or "
                  "edmonds-karp (Boost.Graph; cross-checks)");
   app.add_flag("--quiet", flags->quiet, "No progress output");
   add_model_job_options(app, flags->job);
   app.parse_complete_callback(
-      [&app, flags]() { flags->model_mode = app.count("--model") > 0 || app.count("--gpu") > 0; });
+      [&app, flags]() {
+        flags->model_mode = app.count("--model") > 0 || app.count("--gpu") > 0;
+        flags->pp_given = app.count("--pp") > 0 || app.count("--stages") > 0;
+      });
   return [flags]() { return run_frontier(*flags); };
 }
 

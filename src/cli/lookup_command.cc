@@ -2,6 +2,7 @@
 #include <fmt/core.h>
 
 #include "cli/commands.h"
+#include "cli/flags.h"
 #include "core/atomic_output.h"
 #include "frontier/outputs.h"
 #include "frontier/plan_store.h"
@@ -15,16 +16,22 @@ struct LookupFlags {
   double slowdown = -1.0;
   std::string format = "py";
   std::string out;
+  bool force = false;
 };
 
 int run_lookup(const LookupFlags& flags) {
   const char* kCommand = "lookup";
   if ((flags.straggler_time_s > 0.0) == (flags.slowdown > 0.0)) {
-    return fail(kCommand,
-                "give exactly one of --straggler-time (s, > 0) or --slowdown (T'/T_min, > 0)");
+    return usage_error(
+        kCommand, "give exactly one of --straggler-time-s (s, > 0) or --slowdown (T'/T_min, >= 1)");
   }
   if (flags.format != "py" && flags.format != "json") {
-    return fail(kCommand, fmt::format("--format: expected py or json, got '{}'", flags.format));
+    return usage_error(kCommand,
+                       fmt::format("--format: expected py or json, got '{}'", flags.format));
+  }
+  if (!flags.out.empty()) {
+    if (auto checked = core::check_output_file(flags.out, output_policy(flags.force)); !checked)
+      return fail(kCommand, checked.error().message);
   }
   auto stored = frontier::read_frontier_directory(flags.frontier_dir);
   if (!stored) return fail(kCommand, stored.error().message);
@@ -54,7 +61,7 @@ int run_lookup(const LookupFlags& flags) {
   if (flags.out.empty()) {
     fmt::print("{}", text);
   } else {
-    if (auto written = core::write_file_atomically(flags.out, text); !written) {
+    if (auto written = core::write_file_atomically(flags.out, text, output_policy(flags.force)); !written) {
       return fail(kCommand, written.error().message);
     }
     fmt::print(stderr, "wrote {}\n", flags.out);
@@ -68,11 +75,15 @@ Action add_lookup_command(CLI::App& app) {
   auto flags = std::make_shared<LookupFlags>();
   app.add_option("--frontier", flags->frontier_dir, "Directory written by `powertrain frontier`")
       ->required();
-  app.add_option("--straggler-time", flags->straggler_time_s,
-                 "The straggler's iteration time T', s");
-  app.add_option("--slowdown", flags->slowdown, "The straggler's slowdown T'/T_min");
+  add_option_with_aliases(app, "--straggler-time-s", {"--straggler-time"},
+                          flags->straggler_time_s, "The straggler's iteration time T', s",
+                          number_in(0.0, 1e7, true));
+  add_option_with_aliases(app, "--slowdown", {}, flags->slowdown,
+                          "The straggler's slowdown T'/T_min (>= 1)", number_in(1.0, 1e3));
   app.add_option("--format", flags->format, "py (Zeus freqs_pipeline file, default) or json");
   app.add_option("--out", flags->out, "Write the plan here instead of standard output");
+  add_force_flag(app, flags->force);
+  add_input_limit_flag(app);
   return [flags]() { return run_lookup(*flags); };
 }
 

@@ -5,6 +5,7 @@
 #include <exception>
 
 #include "cli/commands.h"
+#include "cli/flags.h"
 
 namespace powertrain::cli {
 
@@ -42,30 +43,4 @@ int fail(const std::string& command, const std::string& message) {
 
 }  // namespace powertrain::cli
 
-int main(int argc, char** argv) {
-  using namespace powertrain::cli;
-  CLI::App app{"powertrain: time and energy of large-model training, planned and optimized"};
-  app.require_subcommand(1);
-  app.set_version_flag("--version", "powertrain 0.1.0");
-  std::vector<std::pair<CLI::App*, Action>> actions;
-  for (const Subcommand& sub : subcommands()) {
-    CLI::App* command = app.add_subcommand(sub.name, sub.description);
-    actions.emplace_back(command, sub.add(*command));
-  }
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  }
-  try {
-    for (auto& [command, action] : actions) {
-      if (command->parsed()) return action();
-    }
-  } catch (const std::exception& e) {
-    // Library code reports bad input through results; reaching here is a bug or resource
-    // exhaustion.
-    fmt::print(stderr, "powertrain: internal error: {}\n", e.what());
-    return 2;
-  }
-  return 1;
-}
+int main(int argc, char** argv) { return powertrain::cli::run_cli(argc, argv); }

@@ -1,5 +1,7 @@
 #include "cli/model_job_options.h"
 
+#include "cli/flags.h"
+
 #include <fmt/core.h>
 
 #include "device/gpu.h"
@@ -13,13 +15,24 @@ void add_model_job_options(CLI::App& app, frontier::ModelJobRequest& request, bo
   app.add_option("--gpu", request.gpu, "GPU type: a100-sxm, a100-pcie, a40, h100-sxm, h200, v100");
   app.add_option("--gpu-params", request.gpu_params,
                  "DVFS parameters JSON from `powertrain calibrate --out` (default: catalog's)");
-  app.add_option("--tp", request.tp, "Tensor-parallel degree (default 1)");
-  if (with_pp) app.add_option("--pp", request.pp, "Pipeline stages (default 4)");
-  app.add_option("--dp", request.dp, "Data-parallel degree (memory model only; default 1)");
-  app.add_option("--microbatch-size", request.microbatch_size, "Sequences per microbatch (1)");
-  app.add_option("--seq-len", request.seq_len, "Tokens per sequence (default: the model's)");
-  app.add_option("--num-layers", request.num_layers,
-                 "Override the number of Transformer layers (a slice, or a what-if depth)");
+  add_option_with_aliases(app, "--tp", {}, request.tp, "Tensor-parallel degree (default 1)",
+                          integer_in(1, 65536));
+  if (with_pp) {
+    add_option_with_aliases(app, "--pp", {"--stages"}, request.pp,
+                            "Pipeline stages (GPUs per pipeline; default 4, or the profile's)",
+                            integer_in(1, 100000));
+  }
+  add_option_with_aliases(app, "--dp", {}, request.dp,
+                          "Data-parallel degree (memory model only; default 1)",
+                          integer_in(1, 10'000'000));
+  add_option_with_aliases(app, "--microbatch-size", {}, request.microbatch_size,
+                          "Sequences per microbatch (1)", integer_in(1, 1'000'000));
+  add_option_with_aliases(app, "--seq-len", {}, request.seq_len,
+                          "Tokens per sequence (default: the model's)",
+                          integer_in(1, 100'000'000));
+  add_option_with_aliases(app, "--num-layers", {}, request.num_layers,
+                          "Override the number of Transformer layers (a slice, or a what-if depth)",
+                          integer_in(1, 100'000));
   app.add_option("--partition", request.partition,
                  "min-imbalance (Perseus App. B.1, default), uniform, or boundaries like "
                  "[0,6,12,19,25]");

@@ -2,6 +2,7 @@
 #include <fmt/core.h>
 
 #include "cli/commands.h"
+#include "cli/flags.h"
 #include "cli/model_job_options.h"
 #include "core/atomic_output.h"
 #include "frontier/model_profile.h"
@@ -15,6 +16,7 @@ constexpr const char* kCommand = "profile";
 struct ProfileFlags {
   frontier::ModelJobRequest job;
   std::string out;
+  bool force = false;
 };
 
 int run_profile(const ProfileFlags& flags) {
@@ -24,7 +26,7 @@ int run_profile(const ProfileFlags& flags) {
   const std::string csv = frontier::profile_csv(profile);
   if (flags.out.empty()) {
     fmt::print("{}", csv);
-  } else if (auto written = core::write_file_atomically(flags.out, csv); !written) {
+  } else if (auto written = core::write_file_atomically(flags.out, csv, output_policy(flags.force)); !written) {
     return fail(kCommand, written.error().message);
   }
   // The summary goes to stderr when the CSV goes to stdout.
@@ -51,9 +53,12 @@ int run_profile(const ProfileFlags& flags) {
 Action add_profile_command(CLI::App& app) {
   auto flags = std::make_shared<ProfileFlags>();
   add_model_job_options(app, flags->job);
-  app.add_option("--microbatches", flags->job.microbatches,
-                 "Microbatches per iteration (memory model: in-flight activations; default 8)");
+  add_option_with_aliases(app, "--microbatches", {}, flags->job.microbatches,
+                          "Microbatches per iteration (memory model: in-flight activations; "
+                          "default 8)",
+                          integer_in(1, 1'000'000));
   app.add_option("--out", flags->out, "Output CSV path (default: standard output)");
+  add_force_flag(app, flags->force);
   return [flags]() { return run_profile(*flags); };
 }
 

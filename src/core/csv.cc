@@ -1,12 +1,15 @@
 // CSV parsing: small and strict, because profiles come from other tools and people edit them.
 #include "core/csv.h"
 
+#include "core/input_limits.h"
+
 #include <fmt/core.h>
 
 #include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -119,15 +122,27 @@ Result<CsvTable> parse_csv(std::string_view text, std::string source) {
 }
 
 Result<std::string> read_text_file(const std::string& path, std::size_t max_bytes) {
+  if (max_bytes == 0) max_bytes = input_limits().max_text_bytes;
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return Error{fmt::format("{}: is a directory, expected a file", path)};
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return Error{fmt::format("{}: cannot open: {}", path, std::strerror(errno))};
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) return Error{fmt::format("{}: read error", path)};
-  std::string text = std::move(buffer).str();
-  if (text.size() > max_bytes) {
-    return Error{fmt::format("{}: file is larger than the {} byte limit", path, max_bytes)};
+  // Chunked, never past the limit: a device such as /dev/zero has no size to check first.
+  std::string text;
+  char chunk[1 << 16];
+  while (in) {
+    in.read(chunk, sizeof chunk);
+    const auto got = static_cast<std::size_t>(in.gcount());
+    if (got == 0) break;
+    if (text.size() + got > max_bytes) {
+      return Error{fmt::format("{}: file is {}", path, limit_text(max_bytes))};
+    }
+    text.append(chunk, got);
   }
+  if (in.bad()) return Error{fmt::format("{}: read error", path)};
+  if (text.empty()) return Error{fmt::format("{}: empty file", path)};
   return text;
 }
 

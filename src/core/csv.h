@@ -47,7 +47,9 @@ Result<double> parse_finite_double(std::string_view text, const std::string& sou
 Result<long long> parse_integer(std::string_view text, const std::string& source, int line,
                                 std::string_view field);
 
-/// Reads a whole file into a string, or an error naming the path and the OS reason.
-Result<std::string> read_text_file(const std::string& path, std::size_t max_bytes = kMaxCsvBytes);
+/// Reads a whole file into a string, or an error naming the path and the OS reason. Reads at most
+/// max_bytes + 1 bytes (pipes and devices included); 0 = core::input_limits().max_text_bytes.
+/// Directories, empty files and files over the limit are errors.
+Result<std::string> read_text_file(const std::string& path, std::size_t max_bytes = 0);
 
 }  // namespace powertrain::core

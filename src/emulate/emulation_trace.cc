@@ -3,6 +3,8 @@
 // with its file:line and field, and string interning for names, APIs and communicator ids.
 #include "emulate/emulation_trace.h"
 
+#include "core/input_limits.h"
+
 #include <fmt/core.h>
 #include <simdjson.h>
 
@@ -670,9 +672,11 @@ core::Result<ProcessTrace> read_emulation_trace(const std::string& path,
   std::error_code ec;
   const auto size = std::filesystem::file_size(path, ec);
   if (ec) return core::Error{fmt::format("{}: cannot read ({})", path, ec.message())};
-  if (size > options.max_file_bytes) {
-    return core::Error{fmt::format("{}: {} bytes is larger than the limit of {}", path, size,
-                                   options.max_file_bytes)};
+  const std::size_t max_bytes =
+      options.max_file_bytes > 0 ? options.max_file_bytes : core::input_limits().max_trace_bytes;
+  if (size > max_bytes) {
+    return core::Error{fmt::format("{}: file is {} bytes, {}", path, size,
+                                   core::limit_text(max_bytes))};
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) return core::Error{fmt::format("{}: cannot open", path)};

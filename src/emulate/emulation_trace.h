@@ -174,7 +174,7 @@ struct ProcessTrace {
 
 /// Limits on untrusted traces.
 struct TraceReadOptions {
-  std::size_t max_file_bytes = std::size_t{16} << 30;
+  std::size_t max_file_bytes = 0;  // 0 = core::input_limits().max_trace_bytes
   std::size_t max_line_bytes = std::size_t{1} << 20;
   std::size_t max_records = 200'000'000;
   int max_devices = 1024;

@@ -188,7 +188,7 @@ core::Status write_replay_chrome_trace(const std::filesystem::path& path,
                                        const graph::ExecutionGraph& graph,
                                        const ReplayResult& replay,
                                        const ChromeTraceOptions& options) {
-  return core::write_file_atomically(path, replay_chrome_trace(graph, replay, options));
+  return core::write_owned_file_atomically(path, replay_chrome_trace(graph, replay, options));
 }
 
 }  // namespace powertrain::sim

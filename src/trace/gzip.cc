@@ -1,6 +1,8 @@
 // File reading and gzip inflation (zlib) for trace files.
 #include "trace/gzip.h"
 
+#include "core/input_limits.h"
+
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <simdjson.h>
@@ -46,8 +48,8 @@ core::Result<PaddedBuffer> read_file_padded(const std::string& path, std::size_t
   // Regular files: read exactly st_size bytes; pipes and the like report 0, so grow as needed.
   std::size_t expected = S_ISREG(info.st_mode) ? static_cast<std::size_t>(info.st_size) : 0;
   if (expected > max_bytes) {
-    return core::Error{fmt::format("{}: file is {} bytes, more than the limit of {} bytes", path,
-                                   expected, max_bytes)};
+    return core::Error{fmt::format("{}: file is {} bytes, {}", path, expected,
+                                   core::limit_text(max_bytes))};
   }
   // Large regular files are mapped: no copy, no zero-filling of fresh pages.
   if (S_ISREG(info.st_mode) && expected >= (std::size_t{1} << 20)) {
@@ -70,11 +72,16 @@ core::Result<PaddedBuffer> read_file_padded(const std::string& path, std::size_t
       return core::Error{fmt::format("{}: read failed: {}", path, os_reason())};
     }
     if (got == 0) break;
+    // A device or pipe has no size to check first: a stream that starts with a NUL byte is no
+    // JSON, gzip or tar (e.g. /dev/zero), so stop before reading it up to the limit.
+    if (size == 0 && buffer.data()[0] == '\0') {
+      return core::Error{fmt::format("{}: not a JSON, gzip or tar file (starts with a NUL byte)",
+                                     path)};
+    }
     size += static_cast<std::size_t>(got);
   }
   if (size > max_bytes) {
-    return core::Error{
-        fmt::format("{}: file is larger than the limit of {} bytes", path, max_bytes)};
+    return core::Error{fmt::format("{}: file is {}", path, core::limit_text(max_bytes))};
   }
   buffer.set_size(size);
   return buffer;
@@ -120,8 +127,8 @@ core::Result<PaddedBuffer> gunzip(std::string_view compressed, const std::string
   while (true) {
     if (out_size == out.capacity() - PaddedBuffer::kPadding) {
       if (out_size >= max_output_bytes) {
-        return core::Error{fmt::format("{}: gzip data inflates to more than the limit of {} bytes",
-                                       source, max_output_bytes)};
+        return core::Error{fmt::format("{}: gzip data inflates to {}", source,
+                                       core::limit_text(max_output_bytes))};
       }
       out.reserve(std::min(max_output_bytes, out_size + out_size / 2 + (1 << 16)));
     }

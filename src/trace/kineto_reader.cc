@@ -2,6 +2,8 @@
 // JSON pass (kineto_json.cc) and the linking pass (kineto_links.cc).
 #include "trace/kineto_reader.h"
 
+#include "core/input_limits.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -19,7 +21,9 @@ namespace {
 namespace fs = std::filesystem;
 
 std::size_t json_cap(const ReadOptions& options) {
-  return std::min(options.max_json_bytes, kMaxKinetoJsonBytes);
+  const std::size_t limit =
+      options.max_json_bytes > 0 ? options.max_json_bytes : core::input_limits().max_trace_bytes;
+  return std::min(limit, kMaxKinetoJsonBytes);
 }
 
 // `data` must be writable for `capacity` ≥ size + 65 bytes (see detail::parse_document).
@@ -174,7 +178,9 @@ core::Result<std::vector<RankTrace>> read_kineto_traces(
     }
     // A tar archive may hold several JSON documents, each within the per-document cap; allow the
     // archive itself up to the (64-bit) byte limit given.
-    auto bytes = read_maybe_gzip(path, options, options.max_json_bytes);
+    auto bytes = read_maybe_gzip(
+        path, options,
+        options.max_json_bytes > 0 ? options.max_json_bytes : core::input_limits().max_trace_bytes);
     if (!bytes) return bytes.error();
     if (is_tar(bytes->view())) {
       if (const core::Status status = read_tar_members(*bytes, path, options, &traces); !status) {

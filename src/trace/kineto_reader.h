@@ -19,8 +19,8 @@ inline constexpr std::size_t kMaxKinetoJsonBytes = 0xFFFFFFFFu;
 /// Limits and choices for reading untrusted traces.
 struct ReadOptions {
   /// Largest JSON document accepted, after gunzip (bytes); also caps a tar archive's inflated
-  /// size. Capped at kMaxKinetoJsonBytes for a single document.
-  std::size_t max_json_bytes = kMaxKinetoJsonBytes;
+  /// size. Capped at kMaxKinetoJsonBytes for a single document. 0 = core::input_limits().
+  std::size_t max_json_bytes = 0;
   /// Largest number of duration events kept per trace (memory: ~96 bytes each).
   std::size_t max_events = 100'000'000;
   /// The traceEvents array is parsed in windows of about this many bytes, cut at newlines, so

@@ -49,7 +49,7 @@ class ClusterCliTest : public testing_cli::CliTest {
   RunResult run_cluster(const std::vector<std::pair<std::string, std::string>>& overrides = {}) {
     std::vector<std::pair<std::string, std::string>> flags = {
         {"--profile", profile_.string()},
-        {"--p-blocking", "100"},
+        {"--p-blocking-w", "100"},
         {"--tp", "2"},
         {"--gpus", "8,16"},
         {"--global-batch", "16"},
@@ -79,7 +79,7 @@ class ClusterCliTest : public testing_cli::CliTest {
   // Without one flag entirely.
   RunResult run_without(const std::string& flag) {
     std::vector<std::string> args = {
-        "cluster",        "--profile", profile_.string(), "--p-blocking",    "100", "--gpus", "8",
+        "cluster",        "--profile", profile_.string(), "--p-blocking-w",    "100", "--gpus", "8",
         "--global-batch", "16",        "--out",           out_dir().string()};
     for (std::size_t i = 1; i < args.size(); i += 2) {
       if (args[i] == flag) {
@@ -154,14 +154,14 @@ TEST_F(ClusterCliTest, MalformedNumbers) {
   expect_failure(run_cluster("--slowdowns", "1.1,x"), {"--slowdowns", "'x'"});
   expect_failure(run_cluster("--slowdowns", "0.9"), {"--slowdowns", "from 1", "0.9"});
   expect_failure(run_cluster("--slowdowns", "nan"), {"--slowdowns", "'nan'"});
-  expect_failure(run_cluster("--p-blocking", "-5"), {"--p-blocking", "-5"});
-  expect_failure(run_cluster("--unit-time", "0"), {"--unit-time"});
+  expect_failure(run_cluster("--p-blocking-w", "-5"), {"--p-blocking-w", "-5"});
+  expect_failure(run_cluster("--unit-time-s", "0"), {"--unit-time-s"});
   expect_failure(run_cluster("--schedule", "zigzag"), {"--schedule", "'zigzag'"});
 }
 
 TEST_F(ClusterCliTest, MissingRequiredFlags) {
   expect_failure(run_without("--profile"), {"--profile", "required"});
-  expect_failure(run_without("--p-blocking"), {"--p-blocking", "required"});
+  expect_failure(run_without("--p-blocking-w"), {"--p-blocking-w", "required"});
   expect_failure(run_without("--gpus"), {"--gpus", "required"});
   expect_failure(run_without("--global-batch"), {"--global-batch", "required"});
 }
@@ -170,8 +170,8 @@ TEST_F(ClusterCliTest, BadProfileOrStages) {
   expect_failure(run_cluster("--profile", (dir_ / "missing.csv").string()),
                  {"missing.csv", "cannot open"});
   // Three stages for a two-stage profile (12 GPUs of tp 2 = two pipelines).
-  expect_failure(run_cluster({{"--stages", "3"}, {"--gpus", "12"}}),
-                 {"stage 2", "no measurements"});
+  expect_failure(run_cluster({{"--pp", "3"}, {"--gpus", "12"}}),
+                 {"has 2 stage(s)", "--pp 3"});
 }
 
 TEST_F(ClusterCliTest, OutputIsARegularFileAndFailuresKeepPreviousOutput) {
@@ -194,8 +194,8 @@ TEST_F(ClusterCliTest, RealA100ProfileAt8192Gpus) {
                            "gpt3-175b+a100_sxm_bf16.csv";
   if (!fs::exists(profile)) GTEST_SKIP() << "real data not found at " << profile;
   // 8192 GPUs = 128 pipelines x 12 microbatches: the fastest Table 5 row to solve.
-  const RunResult result = run({"cluster", "--profile", profile.string(), "--p-blocking", "83.64",
-                                "--unit-time", "0.001", "--stages", "8", "--tp", "8", "--gpus",
+  const RunResult result = run({"cluster", "--profile", profile.string(), "--p-blocking-w", "83.64",
+                                "--unit-time-s", "0.001", "--pp", "8", "--tp", "8", "--gpus",
                                 "8192", "--global-batch", "1536", "--out", out_dir().string()});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   EXPECT_TRUE(contains(result.out, "128 pipelines x (TP8 x PP8), 12 microbatches")) << result.out;

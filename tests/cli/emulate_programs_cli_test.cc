@@ -80,7 +80,7 @@ TEST_F(EmulateProgramsTest, PipelineOfFourRanksHasThe1F1BOrderAndBubbles) {
   // about how busy the test machine's cores were while the 4 processes ran.
   const CliRun r =
       emulate({"--gpu", "h100", "--gpus-per-node", "4", "--kernel-table",
-               (dir_ / "kernels.csv").string(), "--max-host-gap", "10", "--out", out.string()},
+               (dir_ / "kernels.csv").string(), "--max-host-gap-us", "10", "--out", out.string()},
               {(programs_ / "nccl_pipeline").string()});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   const nlohmann::json summary = nlohmann::json::parse(slurp(out / "summary.json"));
@@ -184,13 +184,13 @@ TEST_F(EmulateProgramsTest, EightProcessesOfCollectivesAreMatchedAndDedupChanges
   const fs::path full = dir_ / "full";
   const CliRun again =
       run({"emulate", "--traces", (out / "traces").string(), "--gpu", "h100", "--gpus-per-node",
-           "8", "--no-dedup", "--max-host-gap", "10", "--quiet", "--out", full.string()});
+           "8", "--no-dedup", "--max-host-gap-us", "10", "--quiet", "--out", full.string()});
   ASSERT_EQ(again.exit_code, 0) << again.err;
   const nlohmann::json without = nlohmann::json::parse(slurp(full / "summary.json"));
   const fs::path dedup = dir_ / "dedup";
   ASSERT_EQ(
       run({"emulate", "--traces", (out / "traces").string(), "--gpu", "h100", "--gpus-per-node",
-           "8", "--max-host-gap", "10", "--quiet", "--out", dedup.string()})
+           "8", "--max-host-gap-us", "10", "--quiet", "--out", dedup.string()})
           .exit_code,
       0);
   const nlohmann::json with = nlohmann::json::parse(slurp(dedup / "summary.json"));

@@ -81,9 +81,9 @@ class FrontierCliTest : public testing_cli::CliTest {
     return path;
   }
 
-  // `frontier --profile <profile> --p-blocking 100 --out <dir>/out` plus extra flags.
+  // `frontier --profile <profile> --p-blocking-w 100 --out <dir>/out` plus extra flags.
   RunResult run_frontier(const fs::path& profile, std::vector<std::string> extra = {}) {
-    std::vector<std::string> args = {"frontier", "--profile", profile.string(),  "--p-blocking",
+    std::vector<std::string> args = {"frontier", "--profile", profile.string(),  "--p-blocking-w",
                                      "100",      "--out",     out_dir().string()};
     args.insert(args.end(), extra.begin(), extra.end());
     return run(args);
@@ -218,7 +218,7 @@ TEST_F(FrontierCliTest, OutputUnderARegularFile) {
   const fs::path file = write("file", "not a directory\n");
   const fs::path target = file / "out";
   const RunResult result = run(
-      {"frontier", "--profile", profile.string(), "--p-blocking", "100", "--out", target.string()});
+      {"frontier", "--profile", profile.string(), "--p-blocking-w", "100", "--out", target.string()});
   expect_one_line_error(result, "frontier", {target.string()});
   EXPECT_EQ(slurp(file), "not a directory\n");
   EXPECT_TRUE(fs::is_regular_file(file));
@@ -243,7 +243,7 @@ TEST_F(FrontierCliTest, OutputInReadOnlyDirectory) {
   fs::permissions(parent, fs::perms::owner_read | fs::perms::owner_exec);
   const fs::path target = parent / "out";
   const RunResult result = run(
-      {"frontier", "--profile", profile.string(), "--p-blocking", "100", "--out", target.string()});
+      {"frontier", "--profile", profile.string(), "--p-blocking-w", "100", "--out", target.string()});
   fs::permissions(parent, fs::perms::owner_all);
   expect_one_line_error(result, "frontier", {target.string()});
   expect_no_output(target);
@@ -253,7 +253,7 @@ TEST_F(FrontierCliTest, MissingPBlockingWithProfile) {
   const fs::path profile = write("good.csv", kGoodProfile);
   const RunResult result =
       run({"frontier", "--profile", profile.string(), "--out", out_dir().string()});
-  expect_frontier_failure(result, {"--p-blocking", "required with --profile"});
+  expect_frontier_failure(result, {"--p-blocking-w", "required with --profile"});
 }
 
 TEST_F(FrontierCliTest, UnknownSchedule) {
@@ -272,11 +272,11 @@ TEST_F(FrontierCliTest, InterleavedWithBadMicrobatches) {
   }
   const fs::path profile = write("four.csv", text);
   expect_frontier_failure(run_frontier(profile, {"--schedule", "interleaved-1f1b", "--chunks", "2",
-                                                 "--stages", "2", "--microbatches", "3"}),
+                                                 "--pp", "2", "--microbatches", "3"}),
                           {"--microbatches", "multiple", "3"});
   // The same profile and flags with 4 microbatches plan fine.
   const RunResult good = run_frontier(profile, {"--schedule", "interleaved-1f1b", "--chunks", "2",
-                                                "--stages", "2", "--microbatches", "4", "--quiet"});
+                                                "--pp", "2", "--microbatches", "4", "--quiet"});
   EXPECT_EQ(good.exit_code, 0) << good.err;
 }
 
