@@ -34,6 +34,7 @@ struct ReplayFlags {
   double collective_latency_s = 0.0;
   bool quiet = false;
   bool force = false;
+  bool strict = false;  // exit non-zero when the replay does not reproduce the trace
   // Structural what-ifs (0 = unchanged).
   int pipeline_stages = 0;
   int microbatches = 0;
@@ -125,6 +126,7 @@ int run_replay(const ReplayFlags& flags, bool what_if) {
   const sim::StepMetrics input = sim::metrics_of_input(*graph);
   const sim::StepMetrics replayed = sim::metrics_of_replay(*graph, faithful);
   const sim::ReplayAccuracy accuracy = sim::compare_replay(*graph, faithful, input, replayed);
+  const sim::Verdict verdict = sim::judge_replay(*graph, faithful, input, replayed, accuracy);
 
   // Structural changes rebuild the job from its layers; the other changes then apply to it.
   std::optional<whatif::RestagedJob> restaged;
@@ -176,6 +178,16 @@ int run_replay(const ReplayFlags& flags, bool what_if) {
   if (flags.data_parallel > 0) doc["what_if_data_parallel"] = flags.data_parallel;
   if (flags.hidden_ratio > 0.0) doc["what_if_hidden_ratio"] = flags.hidden_ratio;
   doc["replay_outcome"] = result.outcome == sim::ReplayOutcome::kComplete ? "complete" : "stalled";
+  doc["faithful"] = verdict.faithful;
+  doc["reasons"] = nlohmann::json::array();
+  for (const auto& reason : verdict.reasons)
+    doc["reasons"].push_back(
+        {{"reason", reason.text}, {"explained_s_per_step", reason.explained_s}});
+  doc["dependencies_released"] = nlohmann::json::object();
+  for (int k = 0; k < sim::kReleasedKinds; ++k)
+    doc["dependencies_released"][std::string(sim::to_string(static_cast<sim::ReleasedKind>(k)))] =
+        faithful.released[k];
+  doc["tasks_lost"] = faithful.stalled_tasks;
   doc["ranks"] = nlohmann::json::array();
   for (std::size_t r = 0; r < graph->ranks.size(); ++r) {
     nlohmann::json rank = {{"rank", graph->ranks[r].rank},
@@ -269,6 +281,19 @@ int run_replay(const ReplayFlags& flags, bool what_if) {
   if (!committed) return fail(command, committed.error().message);
   const double total_s = std::chrono::duration<double>(Clock::now() - started).count();
 
+  // The verdict comes first: a step time that does not reproduce the trace is no prediction.
+  if (verdict.faithful) {
+    fmt::print(
+        "verdict: FAITHFUL - the replay reproduces the trace (step within 1 %, breakdown "
+        "within 2 pp, {} dependencies released)\n",
+        faithful.released_total());
+  } else {
+    fmt::print(
+        "verdict: NOT FAITHFUL - the replay does not reproduce the trace; its numbers are "
+        "not predictions:\n");
+    for (const auto& reason : verdict.reasons)
+      fmt::print("  - {} ({:.6f} s per step)\n", reason.text, reason.explained_s);
+  }
   fmt::print("powertrain {}: {} rank(s), {} events, {} GPU tasks; read {:.2f} s, total {:.2f} s\n",
              command, graph->ranks.size(), events, graph->stats.gpu_tasks, read_s, total_s);
   fmt::print("  {:>5} {:>13} {:>13} {:>8} {:>25} {:>11}\n", "rank", "input step s", "replay step s",
@@ -335,7 +360,7 @@ int run_replay(const ReplayFlags& flags, bool what_if) {
   if (warned > 0) fmt::print("  warnings      {} (kinds and examples in summary.json)\n", warned);
   fmt::print("  files         {}/: summary.json replay_trace.json (open in ui.perfetto.dev)\n",
              output->target().string());
-  return 0;
+  return flags.strict && !verdict.faithful ? 3 : 0;
 }
 
 void add_flags(CLI::App& app, ReplayFlags& flags, bool what_if) {
@@ -361,6 +386,8 @@ void add_flags(CLI::App& app, ReplayFlags& flags, bool what_if) {
                           "Latency per collective with --bus-bandwidth-gb-s, s",
                           number_in(0.0, 1e3));
   app.add_flag("--quiet", flags.quiet, "No progress output");
+  app.add_flag("--strict", flags.strict,
+               "Exit with status 3 when the replay does not reproduce the trace");
   if (!what_if) return;
   add_option_with_aliases(app, "--pp", {"--stages"}, flags.pipeline_stages,
                           "Re-stage to this many pipeline stages (layers found in the trace, 1F1B "

@@ -43,7 +43,12 @@ enum class EdgeKind : std::uint8_t {
   kLaunch,       // launch call → the GPU task with the same correlation (anchored at the start)
   kStreamOrder,  // the previous task on the same GPU stream
   kStreamWait,   // a cudaStreamWaitEvent call → the GPU task it holds back (issue order only)
+  kAnchor,       // GPU work without a launch in the trace → the host leaf that was running when
+                 // it must have been issued (time nesting, bounded by stream order); as kLaunch
 };
+inline bool anchored_at_start(EdgeKind kind) {
+  return kind == EdgeKind::kLaunch || kind == EdgeKind::kAnchor;
+}
 
 /// Calls whose dependencies are resolved while simulating (Lumos "runtime dependencies"): which
 /// kernel a stream synchronize waits for depends on what has been launched at that moment.
@@ -112,12 +117,14 @@ struct GraphStats {
   std::int64_t cpu_tasks = 0;
   std::int64_t gpu_tasks = 0;
   std::int64_t parent_spans = 0;
-  std::int64_t edges[5] = {0, 0, 0, 0, 0};           // by EdgeKind
+  std::int64_t edges[6] = {0, 0, 0, 0, 0, 0};        // by EdgeKind
   std::int64_t runtime_ops[6] = {0, 0, 0, 0, 0, 0};  // by RuntimeOpKind
   std::int64_t inferred_runtime_ops = 0;
   std::int64_t dropped_contradicted = 0;  // syncs/waits whose resolution contradicts the input
   std::int64_t gpu_tasks_without_launch = 0;
-  std::int64_t collectives = 0;  // NCCL GPU tasks
+  std::int64_t gpu_tasks_anchored = 0;  // of those, anchored to host activity (EdgeKind::kAnchor)
+  std::int64_t blocking_async_copies = 0;  // cudaMemcpyAsync calls that returned after their copy
+  std::int64_t collectives = 0;            // NCCL GPU tasks
   std::int64_t collective_groups_joined = 0;
   std::int64_t collectives_measured = 0;  // replayed with their own measured duration
 };

@@ -130,7 +130,6 @@ void RankBuilder::find_leaves() {
     if (e.duration_ns < 0) ++negative;
     if (e.name >= trace_.names.size()) continue;  // malformed: the reader should not do this
     if (is_host(e.kind)) {
-      if (is_call(e.kind) && name_class_[e.name] == CallClass::kInvalid) continue;
       role_[pos] = Role::kHost;
       const std::int32_t proc = processor_of(e.pid, e.tid, false);
       proc_[pos] = proc;
@@ -239,7 +238,7 @@ void RankBuilder::create_tasks() {
 
 void RankBuilder::add_edge(std::int32_t src, std::int32_t dst, EdgeKind kind) {
   std::int64_t slack;
-  if (kind == EdgeKind::kLaunch) {
+  if (anchored_at_start(kind)) {
     slack = graph_.input_start_ns[dst] - graph_.input_start_ns[src];
     if (slack < 0) {
       add_warning(graph_.warnings, "GPU task starts before its launch",
@@ -277,9 +276,11 @@ void RankBuilder::link_launches() {
     const std::int32_t launch_pos = find_launch(event(pos).correlation);
     if (launch_pos == kNone) {
       ++graph_.stats.gpu_tasks_without_launch;
-      add_warning(graph_.warnings, "GPU task without launch",
-                  fmt::format("{}: '{}' correlation {} (replayed at its measured start)",
-                              trace_.source, graph_.task_name(task), event(pos).correlation));
+      add_warning(
+          graph_.warnings, "GPU task without launch",
+          fmt::format(
+              "{}: '{}' correlation {} (anchored to host activity, or at its measured start)",
+              trace_.source, graph_.task_name(task), event(pos).correlation));
       continue;
     }
     const std::int32_t launch = leaf_task_of(launch_pos);
@@ -292,8 +293,56 @@ void RankBuilder::link_launches() {
   }
 }
 
+// GPU work whose correlation no call carries (older CUPTI, INVALID or missing records) was still
+// issued by the host: by stream FIFO order no later than the next launched task on its stream,
+// and no later than its own start. Anchor it to the leaf that the thread launching that stream's
+// work was running then (time nesting, as older traces link ops to runtime calls). Work that
+// starts before the thread's first leaf was launched before the profiling window: left alone.
+void RankBuilder::anchor_launchless() {
+  std::vector<std::vector<std::int32_t>> by_stream(graph_.processors.size() - proc_base_);
+  bool any = false;
+  for (std::int32_t task = task_base_; task < graph_.task_count(); ++task) {
+    if (!is_gpu(graph_.kind[task])) continue;
+    by_stream[graph_.processor[task] - proc_base_].push_back(task);
+    any = any || launch_of_[local(task)] == kNone;
+  }
+  if (!any) return;
+  for (const std::vector<std::int32_t>& tasks : by_stream) {
+    // Per position: the next launched task on the stream (its launch bounds earlier work).
+    std::int32_t next_launched = kNone;
+    std::int32_t previous_launched = kNone;
+    std::vector<std::int32_t> next(tasks.size(), kNone);
+    for (std::size_t i = tasks.size(); i-- > 0;) {
+      next[i] = next_launched;
+      if (launch_of_[local(tasks[i])] != kNone) next_launched = tasks[i];
+    }
+    for (std::size_t i = 0; i < tasks.size(); ++i) {
+      const std::int32_t task = tasks[i];
+      if (launch_of_[local(task)] != kNone) {
+        previous_launched = task;
+        continue;
+      }
+      const std::int32_t guide = next[i] != kNone ? next[i] : previous_launched;
+      if (guide == kNone) continue;
+      const std::int32_t launcher = launch_of_[local(guide)];
+      std::int64_t bound = graph_.input_start_ns[task];
+      if (next[i] != kNone) bound = std::min(bound, graph_.input_start_ns[launcher] - 1);
+      const auto& thread = thread_tasks_[graph_.processor[launcher] - proc_base_];
+      auto it = std::upper_bound(
+          thread.begin(), thread.end(), bound,
+          [&](std::int64_t t, std::int32_t leaf) { return t < graph_.input_start_ns[leaf]; });
+      if (it == thread.begin()) continue;  // launched before the window
+      const std::int32_t anchor = *std::prev(it);
+      add_edge(anchor, task, EdgeKind::kAnchor);
+      launch_of_[local(task)] = anchor;
+      ++graph_.stats.gpu_tasks_anchored;
+    }
+  }
+}
+
 void RankBuilder::link_streams() {
   if (too_many_) return;
+  anchor_launchless();
   std::vector<std::int32_t> last(graph_.processors.size() - proc_base_, kNone);
   for (std::int32_t task = task_base_; task < graph_.task_count(); ++task) {
     if (!is_gpu(graph_.kind[task])) {
@@ -401,7 +450,7 @@ void RankBuilder::assign_lags() {
   std::vector<std::int64_t> binding_launch;
   for (std::size_t i = edge_base_; i < edges_.size(); ++i) {
     const TempEdge& edge = edges_[i];
-    if (edge.kind == EdgeKind::kLaunch && edge.lag_ns == min_slack[local(edge.dst)]) {
+    if (anchored_at_start(edge.kind) && edge.lag_ns == min_slack[local(edge.dst)]) {
       binding_launch.push_back(edge.lag_ns);
     }
   }
@@ -415,8 +464,8 @@ void RankBuilder::assign_lags() {
   for (std::size_t i = edge_base_; i < edges_.size(); ++i) {
     TempEdge& edge = edges_[i];
     if (edge.lag_ns == min_slack[local(edge.dst)]) continue;  // binding: keep the slack
-    edge.lag_ns = edge.kind == EdgeKind::kLaunch ? std::min(edge.lag_ns, default_lag)
-                                                 : std::min<std::int64_t>(edge.lag_ns, 0);
+    edge.lag_ns = anchored_at_start(edge.kind) ? std::min(edge.lag_ns, default_lag)
+                                               : std::min<std::int64_t>(edge.lag_ns, 0);
   }
   for (const WaitCandidate& w : waits_) {
     graph_.runtime_ops[w.op].lag_ns = w.slack_ns == min_slack[local(w.target)] ? w.slack_ns : 0;

@@ -24,13 +24,14 @@ using trace::TraceEvent;
 
 enum class CallClass : std::uint8_t {
   kOther,
-  kInvalid,  // Kineto's "INVALID" capture-info call: ignored
+  kInvalid,  // Kineto's "INVALID" record: a plain call (its correlation may launch work)
   kContextSync,
   kStreamSync,
   kEventSync,
   kEventRecord,
   kStreamWait,
   kSyncCopy,
+  kAsyncCopy,  // cudaMemcpyAsync and kin: a sync copy only when the call outlasted its copy
 };
 
 CallClass classify_call(std::string_view name);
@@ -126,6 +127,7 @@ class RankBuilder {
   void add_edge(std::int32_t src, std::int32_t dst, EdgeKind kind);
   std::int32_t find_launch(std::int64_t correlation) const;
   void link_launches();
+  void anchor_launchless();
   void link_streams();
   // The last task on `stream` whose launch was issued before `at` (input timeline), or kNone.
   std::int32_t last_enqueued(std::int32_t stream, IssueKey at) const;

@@ -19,21 +19,40 @@ constexpr std::int64_t kMinTime = std::numeric_limits<std::int64_t>::min();
 
 CallClass classify_call(std::string_view name) {
   if (name == "INVALID") return CallClass::kInvalid;
-  if (name == "cudaDeviceSynchronize" || name == "cuCtxSynchronize") return CallClass::kContextSync;
-  if (name == "cudaStreamSynchronize" || name == "cuStreamSynchronize") {
+  if (name == "cudaDeviceSynchronize" || name == "cuCtxSynchronize" ||
+      name == "hipDeviceSynchronize") {
+    return CallClass::kContextSync;
+  }
+  if (name == "cudaStreamSynchronize" || name == "cuStreamSynchronize" ||
+      name == "hipStreamSynchronize") {
     return CallClass::kStreamSync;
   }
-  if (name == "cudaEventSynchronize" || name == "cuEventSynchronize") return CallClass::kEventSync;
+  if (name == "cudaEventSynchronize" || name == "cuEventSynchronize" ||
+      name == "hipEventSynchronize") {
+    return CallClass::kEventSync;
+  }
   if (name == "cudaEventRecord" || name == "cudaEventRecordWithFlags" || name == "cuEventRecord" ||
-      name == "cuEventRecordWithFlags") {
+      name == "cuEventRecordWithFlags" || name == "hipEventRecord" ||
+      name == "hipEventRecordWithFlags") {
     return CallClass::kEventRecord;
   }
-  if (name == "cudaStreamWaitEvent" || name == "cuStreamWaitEvent") return CallClass::kStreamWait;
-  // Copies that return only when the data has arrived (the Async variants do not block).
+  if (name == "cudaStreamWaitEvent" || name == "cuStreamWaitEvent" ||
+      name == "hipStreamWaitEvent") {
+    return CallClass::kStreamWait;
+  }
+  // Copies that return only when the data has arrived.
   if (name == "cudaMemcpy" || name == "cudaMemcpy2D" || name == "cudaMemcpy3D" ||
       name == "cudaMemcpyToSymbol" || name == "cudaMemcpyFromSymbol" || name == "cuMemcpyDtoH_v2" ||
-      name == "cuMemcpyHtoD_v2" || name == "cuMemcpyDtoH" || name == "cuMemcpyHtoD") {
+      name == "cuMemcpyHtoD_v2" || name == "cuMemcpyDtoH" || name == "cuMemcpyHtoD" ||
+      name == "hipMemcpy" || name == "hipMemcpy2D" || name == "hipMemcpyDtoH" ||
+      name == "hipMemcpyHtoD") {
     return CallClass::kSyncCopy;
+  }
+  // Async copies block too when the host memory is pageable (a D2H loss.item()); decided per
+  // call from the input (the call returned after its copy ended).
+  if (name == "cudaMemcpyAsync" || name == "cuMemcpyDtoHAsync_v2" || name == "cuMemcpyDtoHAsync" ||
+      name == "cuMemcpyAsync" || name == "hipMemcpyAsync" || name == "hipMemcpyDtoHAsync") {
+    return CallClass::kAsyncCopy;
   }
   return CallClass::kOther;
 }
@@ -113,6 +132,19 @@ void RankBuilder::create_runtime_ops() {
     const TraceEvent* record =
         record_it == record_of_call.end() ? nullptr : &event(record_it->second);
     CallClass cls = name_class_[e.name];
+    if (cls == CallClass::kAsyncCopy) {
+      // Blocking when the call ended no earlier than its copy did (it waited for the data).
+      const std::int32_t first = launched_first_[local(leaf_task_of(pos))];
+      bool blocked = first != kNone;
+      for (std::int32_t t = first; t != kNone; t = launched_next_[local(t)]) {
+        blocked = blocked && graph_.kind[t] == TaskKind::kMemcpy &&
+                  graph_.input_end_ns(t) <= e.start_ns + duration(e) &&
+                  graph_.input_end_ns(t) > e.start_ns;
+      }
+      if (!blocked) continue;
+      cls = CallClass::kSyncCopy;
+      ++graph_.stats.blocking_async_copies;
+    }
     if (record != nullptr) {
       switch (record->sync) {
         case SyncKind::kStreamWaitEvent:
@@ -261,6 +293,7 @@ void RankBuilder::create_runtime_ops() {
       }
       case CallClass::kOther:
       case CallClass::kInvalid:
+      case CallClass::kAsyncCopy:
         valid = false;
         break;
     }

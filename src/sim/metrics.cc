@@ -2,6 +2,8 @@
 // not two definitions.
 #include "sim/metrics.h"
 
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -253,6 +255,70 @@ ReplayAccuracy compare_replay(const graph::ExecutionGraph& graph, const ReplayRe
     }
   }
   return accuracy;
+}
+
+Verdict judge_replay(const graph::ExecutionGraph& graph, const ReplayResult& replay,
+                     const StepMetrics& input, const StepMetrics& replayed,
+                     const ReplayAccuracy& accuracy, const VerdictOptions& options) {
+  Verdict verdict;
+  const auto add = [&](std::string text, double explained_s) {
+    verdict.faithful = false;
+    verdict.reasons.push_back({std::move(text), explained_s});
+  };
+  int steps = 1;
+  for (const RankMetrics& r : input.ranks) steps = std::max(steps, r.window.steps);
+  if (replay.stalled_tasks > 0) {
+    double lost_ns = 0.0;
+    for (std::int32_t v = 0; v < graph.task_count(); ++v) {
+      if (v < static_cast<std::int32_t>(replay.end_ns.size()) &&
+          replay.end_ns[v] == std::numeric_limits<std::int64_t>::min()) {
+        lost_ns += static_cast<double>(graph.input_duration_ns[v]);
+      }
+    }
+    add(fmt::format("{} tasks never ran", replay.stalled_tasks), lost_ns * 1e-9 / steps);
+  }
+  for (std::size_t r = 0; r < input.ranks.size() && r < replayed.ranks.size(); ++r) {
+    const double error =
+        r < accuracy.rank_step_time_error_pct.size() ? accuracy.rank_step_time_error_pct[r] : 0.0;
+    const double in_s = input.ranks[r].step_time_ns * 1e-9;
+    const double out_s = replayed.ranks[r].step_time_ns * 1e-9;
+    if (std::abs(error) > options.max_step_error_pct) {
+      add(fmt::format("rank {}: step time {:+.2f} % (measured {:.6f} s, replayed {:.6f} s)",
+                      graph.ranks[r].rank, error, in_s, out_s),
+          std::abs(out_s - in_s));
+    }
+    const Breakdown& a = input.ranks[r].breakdown;
+    const Breakdown& b = replayed.ranks[r].breakdown;
+    const std::pair<const char*, double> shares[] = {
+        {"exposed compute", b.exposed_compute - a.exposed_compute},
+        {"exposed communication", b.exposed_communication - a.exposed_communication},
+        {"overlapped", b.overlapped - a.overlapped},
+        {"other", b.other - a.other}};
+    const auto* worst = std::max_element(
+        std::begin(shares), std::end(shares),
+        [](const auto& x, const auto& y) { return std::abs(x.second) < std::abs(y.second); });
+    if (100.0 * std::abs(worst->second) > options.max_breakdown_error_pp) {
+      add(fmt::format("rank {}: breakdown share '{}' {:+.2f} pp", graph.ranks[r].rank, worst->first,
+                      100.0 * worst->second),
+          std::abs(worst->second) * in_s);
+    }
+  }
+  if (replay.released_total() > 0 && replay.released_shift_ns > options.max_release_shift_ns) {
+    std::string kinds;
+    for (int k = 0; k < kReleasedKinds; ++k) {
+      if (replay.released[k] == 0) continue;
+      kinds += fmt::format("{}{} {}", kinds.empty() ? "" : ", ", replay.released[k],
+                           to_string(static_cast<ReleasedKind>(k)));
+    }
+    add(fmt::format("{} dependencies released to break deadlocks ({}); the released tasks end "
+                    "{:.1f} us from their measured ends in total",
+                    replay.released_total(), kinds, replay.released_shift_ns * 1e-3),
+        static_cast<double>(replay.released_shift_ns) * 1e-9 / steps);
+  }
+  std::stable_sort(
+      verdict.reasons.begin(), verdict.reasons.end(),
+      [](const VerdictReason& x, const VerdictReason& y) { return x.explained_s > y.explained_s; });
+  return verdict;
 }
 
 }  // namespace powertrain::sim

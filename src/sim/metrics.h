@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "graph/execution_graph.h"
@@ -93,5 +94,30 @@ struct ReplayAccuracy {
 
 ReplayAccuracy compare_replay(const graph::ExecutionGraph& graph, const ReplayResult& replay,
                               const StepMetrics& input, const StepMetrics& replayed);
+
+/// When an unchanged replay counts as reproducing its trace.
+struct VerdictOptions {
+  double max_step_error_pct = 1.0;            // per rank
+  double max_breakdown_error_pp = 2.0;        // per rank, any share
+  std::int64_t max_release_shift_ns = 1'000;  // released dependencies that moved tasks more
+};
+
+struct VerdictReason {
+  std::string text;
+  double explained_s = 0.0;  // seconds per step this reason accounts for (ranking key)
+};
+
+/// Whether the replay reproduces the trace, and if not why, largest explained time first.
+struct Verdict {
+  bool faithful = true;
+  std::vector<VerdictReason> reasons;
+};
+
+/// Judges an unchanged replay: not faithful when a rank's step time is off by more than
+/// max_step_error_pct, a breakdown share by more than max_breakdown_error_pp, tasks were lost,
+/// or dependencies released to break deadlocks moved tasks from their measured times.
+Verdict judge_replay(const graph::ExecutionGraph& graph, const ReplayResult& replay,
+                     const StepMetrics& input, const StepMetrics& replayed,
+                     const ReplayAccuracy& accuracy, const VerdictOptions& options = {});
 
 }  // namespace powertrain::sim

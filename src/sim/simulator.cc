@@ -8,7 +8,10 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <limits>
+#include <optional>
+#include <string>
 #include <string_view>
 
 namespace powertrain::sim {
@@ -40,13 +43,36 @@ struct SyncState {
   std::int32_t pending = 0;
   std::int64_t awaited_end_ns = kUnset;
   std::int32_t awaited = kNone;
+  bool released = false;  // ended by a deadlock release: later completions are ignored
 };
 
 struct GroupState {
   std::int32_t arrived = 0;
+  std::int64_t first_ns = kUnset;  // first arrival
   std::int64_t join_ns = kUnset;
   std::int32_t last = kNone;
   bool done = false;
+};
+
+// A stream wait whose producer had not ended when the wait was issued.
+struct BlockedWait {
+  std::int32_t waiter;  // index into waiters_
+  std::int32_t producer;
+  std::int32_t op;
+  std::int64_t since_ns;
+};
+
+// The blocked dependency a stall releases: weakest kind first, then the longest waiting.
+struct Candidate {
+  sim::ReleasedKind kind;
+  std::int64_t since_ns;
+  std::int32_t id;
+  int source;  // 0 host sync (op index), 1 stream wait (index into blocked_waits_), 2 group
+  bool operator<(const Candidate& o) const {
+    if (kind != o.kind) return kind < o.kind;
+    if (since_ns != o.since_ns) return since_ns < o.since_ns;
+    return source != o.source ? source < o.source : id < o.id;
+  }
 };
 
 bool is_host_sync(RuntimeOpKind kind) {
@@ -95,15 +121,23 @@ class Simulator {
         push(v);
       }
     }
+    // Simulate; when stalled, release the weakest blocked dependency and go on. Each release
+    // removes a blocked dependency (or forces one task) for good, so the loop ends.
     for (;;) {
       while (!heap_.empty()) {
         std::pop_heap(heap_.begin(), heap_.end(), std::greater<>());
         const HeapItem item = heap_.back();
         heap_.pop_back();
+        if (result_.start_ns[item.task] != kUnset) continue;  // forced earlier
         now_ns_ = item.time_ns;
         start_task(item.task, item.time_ns);
       }
-      if (!release_stuck_collective()) break;
+      if (!release_weakest()) break;
+    }
+    for (std::int32_t v : released_nodes_) {
+      if (done_[v]) {
+        result_.released_shift_ns += std::abs(result_.end_ns[v] - graph_.input_end_ns(v));
+      }
     }
     for (std::int32_t v = 0; v < tasks; ++v) result_.stalled_tasks += !done_[v];
     if (result_.stalled_tasks > 0) {
@@ -126,7 +160,7 @@ class Simulator {
       ready_[dst] = time_ns;
       result_.critical_pred[dst] = pred;
     }
-    if (--remaining_[dst] == 0) push(dst);
+    if (--remaining_[dst] == 0 && result_.start_ns[dst] == kUnset) push(dst);
   }
 
   void enqueue(std::int32_t gpu_task) {
@@ -167,7 +201,7 @@ class Simulator {
     const std::uint32_t begin = graph_.edge_begin[v];
     const std::uint32_t end = graph_.edge_begin[v + 1];
     for (std::uint32_t e = begin; e < end; ++e) {
-      if (graph_.edge_kind[e] != EdgeKind::kLaunch) continue;
+      if (!graph::anchored_at_start(graph_.edge_kind[e])) continue;
       const std::int32_t dst = graph_.edge_dst[e];
       enqueue(dst);
       relax(dst, t + graph_.edge_lag_ns[e], v);
@@ -197,6 +231,8 @@ class Simulator {
             } else {
               ++remaining_[op.target];  // the wait's own edge still holds the target
               add_waiter(producer, op.target, op.lag_ns);
+              blocked_waits_.push_back(
+                  {static_cast<std::int32_t>(waiters_.size() - 1), producer, op_index, t});
             }
           }
           break;
@@ -219,13 +255,17 @@ class Simulator {
           break;
       }
       if (is_host_sync(op.kind)) {
-        if (sync_[op_index].pending == 0) finish_sync(op_index);
+        if (sync_[op_index].pending == 0) {
+          finish_sync(op_index);
+        } else {
+          blocked_syncs_.push_back(op_index);
+        }
         return;  // otherwise completes when the last awaited task ends
       }
     }
     const std::int32_t group = graph_.collective[v];
     if (group != kNone && options_.join_collectives && graph_.collectives[group].joined &&
-        !groups_[group].done) {  // done here only when released by release_stuck_collective
+        !groups_[group].done) {  // done here only when released by release_weakest
       arrive(group, v, t);
       return;
     }
@@ -235,7 +275,7 @@ class Simulator {
 
   void arrive(std::int32_t group_index, std::int32_t v, std::int64_t t) {
     GroupState& state = groups_[group_index];
-    ++state.arrived;
+    if (state.arrived++ == 0) state.first_ns = t;
     if (t >= state.join_ns) {
       state.join_ns = t;
       state.last = v;
@@ -278,15 +318,17 @@ class Simulator {
     result_.end_ns[v] = end_ns;
     done_[v] = 1;
     for (std::uint32_t e = graph_.edge_begin[v]; e < graph_.edge_begin[v + 1]; ++e) {
-      if (graph_.edge_kind[e] == EdgeKind::kLaunch) continue;  // released at the start
+      if (graph::anchored_at_start(graph_.edge_kind[e])) continue;  // released at the start
       relax(graph_.edge_dst[e], end_ns + graph_.edge_lag_ns[e], v);
     }
     for (std::int32_t w = waiter_head_[v]; w != kNone;) {
       const Waiter waiter = waiters_[w];
       w = waiter.next;
+      if (waiter.task == kNone) continue;  // released
       const std::int32_t op_index = graph_.runtime_op[waiter.task];
       if (op_index != kNone && is_host_sync(graph_.runtime_ops[op_index].kind)) {
         SyncState& state = sync_[op_index];
+        if (state.released) continue;
         if (end_ns > state.awaited_end_ns) {
           state.awaited_end_ns = end_ns;
           state.awaited = v;
@@ -299,29 +341,110 @@ class Simulator {
     waiter_head_[v] = kNone;
   }
 
-  // Matching across ranks went wrong somewhere (members wait on each other): end the group that
-  // has waited longest with its members' own durations so the rest of the job can go on.
-  bool release_stuck_collective() {
-    std::int32_t best = kNone;
+  sim::ReleasedKind sync_kind(const RuntimeOp& op) const {
+    switch (op.kind) {
+      case RuntimeOpKind::kSyncCopy:
+        return sim::ReleasedKind::kBlockingCopy;
+      case RuntimeOpKind::kContextSync:
+        return sim::ReleasedKind::kContextSync;
+      default:
+        return op.inferred ? sim::ReleasedKind::kInferredHostSync
+                           : sim::ReleasedKind::kRecordedHostSync;
+    }
+  }
+
+  void note_release(sim::ReleasedKind kind, std::string example) {
+    ++result_.released[static_cast<int>(kind)];
+    graph::add_warning(result_.warnings, fmt::format("deadlock: {} released", sim::to_string(kind)),
+                       example);
+  }
+
+  // Nothing can run but tasks remain: every blocked task waits, directly or not, on a runtime
+  // dependency that cannot be met (inferred fixed edges form a DAG). Release the blocked one
+  // with the least evidence; ties go to the one waiting longest (the root of the stall).
+  bool release_weakest() {
+    std::optional<Candidate> best;
+    const auto consider = [&](const Candidate& c) {
+      if (!best || c < *best) best = c;
+    };
+    std::erase_if(blocked_syncs_, [&](std::int32_t op) {
+      return sync_[op].released || done_[graph_.runtime_ops[op].node];
+    });
+    for (std::int32_t op : blocked_syncs_) {
+      const RuntimeOp& o = graph_.runtime_ops[op];
+      consider({sync_kind(o), result_.start_ns[o.node], op, 0});
+    }
+    std::erase_if(blocked_waits_, [&](const BlockedWait& b) {
+      return waiters_[b.waiter].task == kNone || done_[b.producer];
+    });
+    for (std::size_t i = 0; i < blocked_waits_.size(); ++i) {
+      const BlockedWait& b = blocked_waits_[i];
+      consider({graph_.runtime_ops[b.op].inferred ? sim::ReleasedKind::kInferredStreamWait
+                                                  : sim::ReleasedKind::kRecordedStreamWait,
+                b.since_ns, static_cast<std::int32_t>(i), 1});
+    }
     for (std::size_t g = 0; g < groups_.size(); ++g) {
       const GroupState& state = groups_[g];
       if (state.done || state.arrived == 0) continue;
-      if (best == kNone || state.join_ns < groups_[best].join_ns)
-        best = static_cast<std::int32_t>(g);
+      consider(
+          {sim::ReleasedKind::kCollectiveJoin, state.first_ns, static_cast<std::int32_t>(g), 2});
     }
-    if (best == kNone) return false;
-    GroupState& state = groups_[best];
-    state.done = true;
-    ++result_.collectives_forced;
-    const graph::CollectiveGroup& group = graph_.collectives[best];
-    graph::add_warning(
-        result_.warnings, "collective released without all members (deadlock)",
-        fmt::format("'{}': {} of {} arrived", group.name, state.arrived, group.member_count));
-    for (std::int32_t i = 0; i < group.member_count; ++i) {
-      const std::int32_t member = graph_.collective_members[group.first_member + i];
-      if (result_.start_ns[member] == kUnset || done_[member]) continue;
-      complete(member, std::max(result_.start_ns[member] + graph_.duration_ns[member], now_ns_));
+    if (!best) return force_one_task();
+    switch (best->source) {
+      case 0: {  // the call ends after its measured duration, as if it had waited as measured
+        SyncState& state = sync_[best->id];
+        const RuntimeOp& op = graph_.runtime_ops[best->id];
+        state.released = true;
+        note_release(best->kind, fmt::format("'{}' at {} ns (ended at its measured duration)",
+                                             graph_.task_name(op.node), result_.start_ns[op.node]));
+        released_nodes_.push_back(op.node);
+        complete(op.node, result_.start_ns[op.node] + graph_.duration_ns[op.node]);
+        break;
+      }
+      case 1: {  // the waiting task keeps its other dependencies
+        const BlockedWait b = blocked_waits_[best->id];
+        const std::int32_t target = waiters_[b.waiter].task;
+        waiters_[b.waiter].task = kNone;
+        note_release(best->kind, fmt::format("'{}' waiting for '{}'", graph_.task_name(target),
+                                             graph_.task_name(b.producer)));
+        released_nodes_.push_back(target);
+        relax(target, kUnset, kNone);
+        break;
+      }
+      default: {  // members that arrived end with their own measured durations
+        GroupState& state = groups_[best->id];
+        state.done = true;
+        ++result_.collectives_forced;
+        const graph::CollectiveGroup& group = graph_.collectives[best->id];
+        note_release(best->kind, fmt::format("'{}': {} of {} members arrived", group.name,
+                                             state.arrived, group.member_count));
+        for (std::int32_t i = 0; i < group.member_count; ++i) {
+          const std::int32_t member = graph_.collective_members[group.first_member + i];
+          if (result_.start_ns[member] == kUnset || done_[member]) continue;
+          released_nodes_.push_back(member);
+          complete(member, result_.start_ns[member] + graph_.duration_ns[member]);
+        }
+        break;
+      }
     }
+    return true;
+  }
+
+  // Safety net (a fixed-edge cycle would be a builder bug): start the earliest-ready task that is
+  // still waiting, at its measured start, so that no task is ever lost.
+  bool force_one_task() {
+    std::int32_t pick = kNone;
+    for (std::int32_t v = 0; v < graph_.task_count(); ++v) {
+      if (result_.start_ns[v] != kUnset) continue;
+      if (pick == kNone || graph_.input_start_ns[v] < graph_.input_start_ns[pick]) pick = v;
+    }
+    if (pick == kNone) return false;
+    graph::add_warning(result_.warnings, "deadlock: fixed dependency released (a graph bug)",
+                       fmt::format("'{}'", graph_.task_name(pick)));
+    remaining_[pick] = std::numeric_limits<std::int32_t>::min() / 2;  // never pushed again
+    ready_[pick] = std::max(ready_[pick], graph_.input_start_ns[pick]);
+    released_nodes_.push_back(pick);
+    push(pick);
     return true;
   }
 
@@ -338,10 +461,33 @@ class Simulator {
   std::vector<SyncState> sync_;              // per runtime op (host syncs)
   std::vector<GroupState> groups_;
   std::vector<HeapItem> heap_;
+  std::vector<std::int32_t> blocked_syncs_;  // host syncs started with work pending
+  std::vector<BlockedWait> blocked_waits_;
+  std::vector<std::int32_t> released_nodes_;
   std::int64_t now_ns_ = kUnset;
 };
 
 }  // namespace
+
+std::string_view to_string(ReleasedKind kind) {
+  switch (kind) {
+    case ReleasedKind::kInferredStreamWait:
+      return "inferred stream wait";
+    case ReleasedKind::kInferredHostSync:
+      return "inferred host sync";
+    case ReleasedKind::kCollectiveJoin:
+      return "collective join";
+    case ReleasedKind::kRecordedStreamWait:
+      return "recorded stream wait";
+    case ReleasedKind::kRecordedHostSync:
+      return "recorded host sync";
+    case ReleasedKind::kContextSync:
+      return "context sync";
+    case ReleasedKind::kBlockingCopy:
+      return "blocking copy";
+  }
+  return "?";
+}
 
 ReplayResult replay(const graph::ExecutionGraph& graph, const ReplayOptions& options) {
   return Simulator(graph, options).run();

@@ -281,8 +281,13 @@ bool commit(ParseState& state, EventFields& f) {
       f.name_index != UINT32_MAX ? f.name_index : intern_name(state, f.name_text);
   const std::uint16_t flags = state.name_flags[name];
   if ((flags & kNameInvalid) != 0 && kind == EventKind::kCudaRuntime) {
-    ++state.invalid_runtime_events;
-    return true;
+    // Older CUPTI names some real calls (copies, launches) INVALID: keep those whose timing is
+    // usable, as plain calls that may carry a launch correlation.
+    if (f.dur != Value::kOk || f.dur_ns < 0) {
+      ++state.invalid_runtime_events;
+      return true;
+    }
+    ++state.invalid_runtime_kept;
   }
   if (kind == EventKind::kPythonFunction && !state.options.keep_python_functions) return true;
   if (state.trace.events.size() >= state.options.max_events) return false;

@@ -283,9 +283,15 @@ RankTrace finish_trace(ParseState& state) {
     trace.step_starts_ns.push_back(absolute_start);
     trace.step_ends_ns.push_back(absolute_end);
   }
+  if (state.invalid_runtime_kept > 0) {
+    state.warnings.add(
+        "cuda_runtime 'INVALID' records kept as plain calls",
+        [&] { return fmt::format("{} records", state.invalid_runtime_kept); },
+        state.invalid_runtime_kept);
+  }
   if (state.invalid_runtime_events > 0) {
     state.warnings.add(
-        "cuda_runtime 'INVALID' records ignored",
+        "cuda_runtime 'INVALID' records without usable timing ignored",
         [&] { return fmt::format("{} records", state.invalid_runtime_events); },
         state.invalid_runtime_events);
   }

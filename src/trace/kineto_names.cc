@@ -52,8 +52,8 @@ std::uint32_t intern_name(ParseState& state, std::string_view raw) {
   if (key == "INVALID") flags |= kNameInvalid;
   for (std::string_view prefix :
        {"cudaLaunch", "cuLaunch", "cudaGraphLaunch", "cuGraphLaunch", "cudaMemcpy", "cuMemcpy",
-        "cudaMemset", "cuMemset", "hipLaunch", "hipExtLaunch", "hipModuleLaunch", "hipGraphLaunch",
-        "hipMemcpy", "hipMemset"}) {
+        "cudaMemset", "cuMemset", "hipLaunch", "hipExtLaunch", "hipExtModuleLaunch",
+        "hipModuleLaunch", "hipGraphLaunch", "hipMemcpy", "hipMemset"}) {
     if (starts(prefix)) flags |= kNameLaunch;
   }
   for (std::string_view event_api :

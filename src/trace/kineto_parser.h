@@ -85,7 +85,8 @@ struct ParseState {
   std::vector<std::pair<std::int64_t, std::int64_t>> steps;  // ProfilerStep (start, end), no base
   bool has_base_time = false;
   std::int64_t base_time_ns = 0;
-  std::int64_t invalid_runtime_events = 0;
+  std::int64_t invalid_runtime_events = 0;  // INVALID records dropped (no usable timing)
+  std::int64_t invalid_runtime_kept = 0;
 };
 
 /// Interns a name given as raw (escaped) JSON string contents; returns its index.

@@ -80,6 +80,47 @@ TEST(GraphBuilder, LaunchEdgeIsAnchoredAtTheLaunchStartWithItsMeasuredDelay) {
   EXPECT_NE(g.warnings[0].example.find("999"), std::string::npos);
 }
 
+// GPU work without a launch is anchored to the host leaf running when it must have been issued:
+// no later than its start and than the launch of the next launched task on its stream (FIFO).
+// Work that starts before any host activity was launched before the window and stays free.
+TEST(GraphBuilder, WorkWithoutLaunchIsAnchoredByStreamOrderAndTimeNesting) {
+  RankTraceBuilder b;
+  b.kernel("before_window", 0, 300, 900);  // running when the window opened
+  b.runtime("cudaLaunchKernel", 100, 10, 1);
+  b.op("host_work", 120, 30);
+  b.runtime("cudaLaunchKernel", 160, 10, 2);
+  b.kernel("k1", 300, 50, 1);
+  b.gpu(trace::EventKind::kGpuMemcpy, "Memcpy DtoD", 350, 20, 901);  // issued before k2's launch
+  b.kernel("k2", 370, 50, 2);
+  const ExecutionGraph g = build({b.build()});
+  const std::int32_t copy = find_task(g, 0, "Memcpy DtoD");
+  const std::int32_t host = find_task(g, 0, "host_work");
+  ASSERT_TRUE(edge(g, host, copy));
+  EXPECT_EQ(edge(g, host, copy)->kind, EdgeKind::kAnchor);
+  EXPECT_EQ(g.stats.gpu_tasks_without_launch, 2);
+  EXPECT_EQ(g.stats.gpu_tasks_anchored, 1);
+  const std::int32_t early = find_task(g, 0, "before_window");
+  for (std::uint32_t e = 0; e < g.edge_dst.size(); ++e) EXPECT_NE(g.edge_dst[e], early);
+}
+
+// cudaMemcpyAsync to pageable memory blocks: a call that returned after its copy ended is a
+// blocking copy (the host waits for the copy); one that returned before it is not.
+TEST(GraphBuilder, AsyncCopyThatOutlastedItsCopyIsABlockingCopy) {
+  RankTraceBuilder b;
+  b.runtime("cudaMemcpyAsync", 0, 200, 1);
+  b.gpu(trace::EventKind::kGpuMemcpy, "Memcpy DtoH", 150, 40, 1);
+  b.runtime("cudaMemcpyAsync", 300, 10, 2);
+  b.gpu(trace::EventKind::kGpuMemcpy, "Memcpy HtoD", 320, 40, 2);
+  const ExecutionGraph g = build({b.build()});
+  const std::int32_t blocking = find_task(g, 0, "cudaMemcpyAsync");
+  const std::int32_t async = find_task(g, 0, "cudaMemcpyAsync", blocking + 1);
+  ASSERT_NE(g.runtime_op[blocking], graph::kNone);
+  EXPECT_EQ(g.runtime_ops[g.runtime_op[blocking]].kind, graph::RuntimeOpKind::kSyncCopy);
+  EXPECT_EQ(g.runtime_ops[g.runtime_op[blocking]].tail_ns, 10);
+  EXPECT_EQ(g.runtime_op[async], graph::kNone);
+  EXPECT_EQ(g.stats.blocking_async_copies, 1);
+}
+
 TEST(GraphBuilder, QueuedKernelKeepsItsStreamGapNotItsLaunchDelay) {
   RankTraceBuilder b;
   b.runtime("cudaLaunchKernel", 0, 5, 1).runtime("cudaLaunchKernel", 10, 5, 2);

@@ -262,7 +262,34 @@ TEST(Replay, MismatchedCollectiveOrderIsReleasedInsteadOfDeadlocking) {
   EXPECT_EQ(r.outcome, ReplayOutcome::kComplete);
   EXPECT_GE(r.collectives_forced, 1);
   ASSERT_FALSE(r.warnings.empty());
-  EXPECT_EQ(r.warnings[0].kind, "collective released without all members (deadlock)");
+  EXPECT_EQ(r.warnings[0].kind, "deadlock: collective join released");
+  EXPECT_EQ(r.released[static_cast<int>(ReleasedKind::kCollectiveJoin)], r.collectives_forced);
+  EXPECT_EQ(r.stalled_tasks, 0);
+}
+
+// A blocking copy whose copy sits behind work the same thread launches only after the call: the
+// call waits for the copy, the copy for the later launch, the launch for the call. With the
+// input check disabled the graph keeps that cycle; the replay releases the copy's wait (the call
+// ends at its measured duration) and loses nothing, and the timing stays the measured one.
+TEST(Replay, DeadlockOnABlockingCopyIsReleasedAndNoTaskIsLost) {
+  RankTraceBuilder b;
+  b.runtime("cudaMemcpy", 0, 50, 1);
+  b.runtime("cudaLaunchKernel", 60, 4, 2);
+  b.gpu(trace::EventKind::kKernel, "j", 65, 5, 2);
+  b.gpu(trace::EventKind::kGpuMemcpy, "Memcpy DtoH", 75, 5, 1);
+  b.op("after", 90, 10);
+  graph::GraphOptions options;
+  options.contradiction_tolerance_ns = 1'000'000;  // keep the contradicting sync
+  auto built = graph::build_execution_graph({b.build()}, options);
+  ASSERT_TRUE(built.ok());
+  const ExecutionGraph& g = *built;
+  ASSERT_NE(g.runtime_op[find_task(g, 0, "cudaMemcpy")], graph::kNone);
+  const ReplayResult r = replay(g);
+  EXPECT_EQ(r.stalled_tasks, 0);
+  EXPECT_EQ(r.released[static_cast<int>(ReleasedKind::kBlockingCopy)], 1);
+  EXPECT_EQ(r.released_total(), 1);
+  EXPECT_EQ(r.released_shift_ns, 0);
+  expect_faithful(g, r);
 }
 
 TEST(Replay, CriticalPathFollowsTheBindingDependencies) {

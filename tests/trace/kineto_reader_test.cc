@@ -310,15 +310,20 @@ TEST(KinetoReader, FlowsFillMissingCorrelations) {
   EXPECT_EQ(warning(trace, "GPU work without"), nullptr);
 }
 
-TEST(KinetoReader, InvalidRuntimeRecordsAreIgnored) {
+TEST(KinetoReader, InvalidRuntimeRecordsAreKeptWhereTheirTimingIsUsable) {
   const RankTrace trace = parse_ok(trace_json({
       R"j({"ph": "X", "cat": "cuda_runtime", "name": "INVALID", "pid": 1, "tid": 1, "ts": 1, "dur": 0, "args": {"cbid": 409, "correlation": 7}})j",
+      R"j({"ph": "X", "cat": "cuda_runtime", "name": "INVALID", "pid": 1, "tid": 1, "ts": 3, "args": {"correlation": 8}})j",
       R"j({"ph": "X", "cat": "cpu_op", "name": "INVALID", "pid": 1, "tid": 1, "ts": 2, "dur": 0})j",
   }));
-  ASSERT_EQ(trace.events.size(), 1u);
-  EXPECT_EQ(trace.events[0].kind, EventKind::kCpuOp);
-  ASSERT_NE(warning(trace, "'INVALID' records ignored"), nullptr);
-  EXPECT_EQ(warning(trace, "'INVALID' records ignored")->count, 1);
+  ASSERT_EQ(trace.events.size(), 2u);
+  EXPECT_EQ(trace.events[0].kind, EventKind::kCudaRuntime);
+  EXPECT_EQ(trace.events[0].correlation, 7);
+  EXPECT_EQ(trace.events[1].kind, EventKind::kCpuOp);
+  ASSERT_NE(warning(trace, "'INVALID' records kept"), nullptr);
+  EXPECT_EQ(warning(trace, "'INVALID' records kept")->count, 1);
+  ASSERT_NE(warning(trace, "'INVALID' records without usable timing ignored"), nullptr);
+  EXPECT_EQ(warning(trace, "'INVALID' records without usable timing ignored")->count, 1);
 }
 
 TEST(KinetoReader, NcclKernelsOpsAndCollectiveMetadata) {

@@ -1,0 +1,73 @@
+// The corpus of trace shapes (tests/support/kineto_shapes.h): every real-world quirk replays with
+// no lost task and within 1 % of the measured step time, and the reader measures the step the
+// generator's ground-truth model produced.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <ostream>
+
+#include "../support/kineto_shapes.h"
+#include "graph/graph_builder.h"
+#include "sim/metrics.h"
+#include "sim/simulator.h"
+#include "trace/kineto_reader.h"
+
+namespace powertrain::sim {
+namespace {
+
+using test_support::Shape;
+
+class TraceShapes : public ::testing::TestWithParam<Shape> {};
+
+std::string ShapeName(const ::testing::TestParamInfo<Shape>& info) {
+  return test_support::shape_name(info.param);
+}
+
+TEST_P(TraceShapes, ReplaysWithoutLostTasksWithinOnePercent) {
+  const test_support::GeneratedTraces generated = test_support::make_shape_traces(GetParam());
+  std::vector<trace::RankTrace> traces;
+  for (std::size_t f = 0; f < generated.files.size(); ++f) {
+    auto t = trace::parse_kineto_bytes(generated.files[f], generated.names[f], static_cast<int>(f));
+    ASSERT_TRUE(t.ok()) << t.error().message;
+    traces.push_back(std::move(*t));
+  }
+  auto graph = graph::build_execution_graph(traces);
+  ASSERT_TRUE(graph.ok()) << graph.error().message;
+  const ReplayResult r = replay(*graph);
+  const StepMetrics in = metrics_of_input(*graph);
+  const StepMetrics out = metrics_of_replay(*graph, r);
+  const ReplayAccuracy a = compare_replay(*graph, r, in, out);
+  const Verdict v = judge_replay(*graph, r, in, out, a);
+  std::printf(
+      "%s: %zu rank(s), %d tasks, step %.1f us measured, %.1f us replayed (%+.4f %%), "
+      "breakdown %.3f pp, lost %lld, released %lld, %s\n",
+      test_support::shape_name(GetParam()), graph->ranks.size(), graph->task_count(),
+      in.job_step_time_ns / 1e3, out.job_step_time_ns / 1e3, a.job_step_time_error_pct,
+      a.max_breakdown_error_pp, static_cast<long long>(r.stalled_tasks),
+      static_cast<long long>(r.released_total()), v.faithful ? "faithful" : "NOT faithful");
+  for (const auto& w : graph->warnings)
+    std::printf("  graph (%lld): %s — %s\n", static_cast<long long>(w.count), w.kind.c_str(),
+                w.example.c_str());
+  for (const auto& w : r.warnings)
+    std::printf("  replay (%lld): %s — %s\n", static_cast<long long>(w.count), w.kind.c_str(),
+                w.example.c_str());
+  EXPECT_EQ(r.stalled_tasks, 0);
+  EXPECT_EQ(r.outcome, ReplayOutcome::kComplete);
+  EXPECT_EQ(r.tasks_run, graph->task_count());
+  for (std::size_t rank = 0; rank < in.ranks.size(); ++rank) {
+    EXPECT_LE(std::abs(a.rank_step_time_error_pct[rank]), 1.0) << "rank " << rank;
+  }
+  EXPECT_LE(a.max_breakdown_error_pp, 2.0);
+  EXPECT_TRUE(v.faithful) << (v.reasons.empty() ? "" : v.reasons[0].text);
+  // The reader measures what the model ran (one file may hold several ranks: the slowest).
+  std::int64_t truth = 0;
+  for (std::int64_t t : generated.step_time_ns) truth = std::max(truth, t);
+  EXPECT_NEAR(static_cast<double>(in.job_step_time_ns), static_cast<double>(truth), 1000.0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Corpus, TraceShapes, ::testing::ValuesIn(test_support::all_shapes()),
+                         ShapeName);
+
+}  // namespace
+}  // namespace powertrain::sim

@@ -1,0 +1,620 @@
+// Test-only generator of synthetic Kineto traces, one per real-world quirk ("shape") seen in
+// traces from clusters we do not have: a small ground-truth model of a data-parallel training step
+// (host thread issuing launches, FIFO streams, events, blocking copies, collectives joined across
+// ranks) is executed, then written the way a given profiler version or site writes it. The model
+// knows the true step time, so a replay can be checked against it. Header-only so that it is
+// compiled into the test binary only (never into the product).
+#pragma once
+
+#include <fmt/format.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <iterator>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace powertrain::test_support {
+
+enum class Shape {
+  kBaseline,               // 2024 layout: relative ts, flows and args, records, metadata
+  kEpochTimestamps,        // no baseTimeNanoseconds: integer epoch µs, gzip
+  kTwoProcessesInOneFile,  // two host processes and two devices in one file
+  kOneRankOfEight,         // distributedInfo world_size 8, only rank 3 present
+  kTwoRanksDdp,            // two files, collectives joined across ranks
+  kCopiesWithoutLaunch,    // memcpy/memset whose correlation no runtime call carries
+  kNoEventRecord,          // cudaStreamWaitEvent present, cudaEventRecord never written
+  kContradictingWaits,     // waits on a stream the thread launches to only later
+  kWindowCut,              // work launched before the window running at its start; cut at end
+  kCudaGraphs,             // cudaGraphLaunch: one call, many kernels with its correlation
+  kNcclWithoutMetadata,    // bare NCCL kernels, no record_param_comms args
+  kRocm,                   // hipLaunchKernel, hipExtModuleLaunchKernel, hip* calls
+  kStringAndNegativeIds,   // string host pid, negative tid, pid -1 overhead events
+  kFlowsOnly,              // correlation only in ac2g flows
+  kNoFlows,                // correlation only in args
+  kInvalidRuntimeNames,    // some launches recorded as "INVALID"
+  kOldPytorchV100,         // epoch ts, no records, no flows, launchless copies, INVALID, cut
+};
+
+inline const char* shape_name(Shape s) {
+  switch (s) {
+    case Shape::kBaseline:
+      return "baseline";
+    case Shape::kEpochTimestamps:
+      return "epoch_timestamps";
+    case Shape::kTwoProcessesInOneFile:
+      return "two_processes_in_one_file";
+    case Shape::kOneRankOfEight:
+      return "one_rank_of_eight";
+    case Shape::kTwoRanksDdp:
+      return "two_ranks_ddp";
+    case Shape::kCopiesWithoutLaunch:
+      return "copies_without_launch";
+    case Shape::kNoEventRecord:
+      return "no_event_record";
+    case Shape::kContradictingWaits:
+      return "contradicting_waits";
+    case Shape::kWindowCut:
+      return "window_cut";
+    case Shape::kCudaGraphs:
+      return "cuda_graphs";
+    case Shape::kNcclWithoutMetadata:
+      return "nccl_without_metadata";
+    case Shape::kRocm:
+      return "rocm";
+    case Shape::kStringAndNegativeIds:
+      return "string_and_negative_ids";
+    case Shape::kFlowsOnly:
+      return "flows_only";
+    case Shape::kNoFlows:
+      return "no_flows";
+    case Shape::kInvalidRuntimeNames:
+      return "invalid_runtime_names";
+    case Shape::kOldPytorchV100:
+      return "old_pytorch_v100";
+  }
+  return "?";
+}
+
+inline std::vector<Shape> all_shapes() {
+  std::vector<Shape> shapes;
+  for (int s = 0; s <= static_cast<int>(Shape::kOldPytorchV100); ++s) {
+    shapes.push_back(static_cast<Shape>(s));
+  }
+  return shapes;
+}
+
+/// What the writer does differently (several quirks combine in kOldPytorchV100).
+struct Quirks {
+  bool relative_time = true;
+  bool gzip = false;
+  int processes_in_file = 1;  // >1: several host processes / devices in one file, no rank info
+  int ranks = 1;              // ranks modelled (one file each unless processes_in_file > 1)
+  int world_size = 1;         // written distributedInfo.world_size
+  int first_rank = 0;
+  bool copies_without_launch = false;
+  bool write_event_records = true;
+  bool contradicting_waits = false;
+  bool window_cut = false;
+  bool cuda_graphs = false;
+  bool nccl_metadata = true;
+  bool rocm = false;
+  bool string_ids = false;
+  bool args_correlation = true;
+  bool flows = true;
+  bool invalid_names = false;
+};
+
+inline Quirks quirks_of(Shape s) {
+  Quirks q;
+  switch (s) {
+    case Shape::kBaseline:
+      q.cuda_graphs = true;
+      break;
+    case Shape::kEpochTimestamps:
+      q.relative_time = false;
+      q.gzip = true;
+      break;
+    case Shape::kTwoProcessesInOneFile:
+      q.processes_in_file = 2;
+      q.ranks = 2;
+      q.world_size = 2;
+      break;
+    case Shape::kOneRankOfEight:
+      q.world_size = 8;
+      q.first_rank = 3;
+      break;
+    case Shape::kTwoRanksDdp:
+      q.ranks = 2;
+      q.world_size = 2;
+      break;
+    case Shape::kCopiesWithoutLaunch:
+      q.copies_without_launch = true;
+      break;
+    case Shape::kNoEventRecord:
+      q.write_event_records = false;
+      break;
+    case Shape::kContradictingWaits:
+      q.contradicting_waits = true;
+      q.write_event_records = false;
+      break;
+    case Shape::kWindowCut:
+      q.window_cut = true;
+      break;
+    case Shape::kCudaGraphs:
+      q.cuda_graphs = true;
+      break;
+    case Shape::kNcclWithoutMetadata:
+      q.nccl_metadata = false;
+      q.ranks = 2;
+      q.world_size = 2;
+      break;
+    case Shape::kRocm:
+      q.rocm = true;
+      q.cuda_graphs = true;
+      break;
+    case Shape::kStringAndNegativeIds:
+      q.string_ids = true;
+      break;
+    case Shape::kFlowsOnly:
+      q.args_correlation = false;
+      break;
+    case Shape::kNoFlows:
+      q.flows = false;
+      break;
+    case Shape::kInvalidRuntimeNames:
+      q.invalid_names = true;
+      break;
+    case Shape::kOldPytorchV100:
+      q.relative_time = false;
+      q.gzip = true;
+      q.ranks = 2;
+      q.world_size = 2;
+      q.copies_without_launch = true;
+      q.write_event_records = false;
+      q.contradicting_waits = true;
+      q.window_cut = true;
+      q.flows = false;
+      q.invalid_names = true;
+      q.nccl_metadata = false;
+      break;
+  }
+  return q;
+}
+
+struct GeneratedTraces {
+  std::vector<std::string> files;  // one document per file (gzip bytes when Quirks::gzip)
+  std::vector<std::string> names;
+  bool gzip = false;
+  int steps = 0;
+  // Ground truth per file: ProfilerStep spans' first start to last end over their count (the
+  // metric's definition; a file with several processes counts all their spans).
+  std::vector<std::int64_t> step_time_ns;
+};
+
+namespace detail {
+
+constexpr std::int64_t kUs = 1000;
+
+struct HostEvent {
+  const char* cat;
+  std::string name;
+  int process;
+  std::int64_t tid;
+  std::int64_t start, dur;
+  std::int64_t correlation = -1;
+  std::int64_t cuda_event = -1;
+  std::string args;  // extra args, ", "-joined JSON members
+};
+
+struct GpuEvent {
+  const char* cat;
+  std::string name;
+  int device;
+  std::int64_t stream;
+  std::int64_t start, dur;
+  std::int64_t correlation;
+  bool linked = true;  // written with a correlation some runtime call carries
+  std::string args;
+};
+
+// One rank's ground truth: a host thread that issues calls and FIFO streams with event waits.
+struct RankModel {
+  int rank = 0;
+  int process = 0;
+  int device = 0;
+  double host_scale = 1.0;
+  std::int64_t host_ns = 0;
+  std::map<std::int64_t, std::int64_t> stream_free;  // end of the last task per stream
+  std::map<std::int64_t, std::int64_t> event_time;   // CUDA event → time its work ended
+  std::vector<HostEvent> host;
+  std::vector<GpuEvent> gpu;
+  std::int64_t correlation = 0;
+  std::int64_t window_start = 0, window_end = 0;
+  std::vector<std::pair<std::int64_t, std::int64_t>> steps;
+
+  std::int64_t free(std::int64_t stream) {
+    auto it = stream_free.find(stream);
+    return it == stream_free.end() ? 0 : it->second;
+  }
+  std::int64_t host_dur(std::int64_t ns) const {
+    return static_cast<std::int64_t>(static_cast<double>(ns / kUs) * host_scale + 0.5) * kUs;
+  }
+  // A runtime call of `dur` on the host thread; returns (start, correlation).
+  std::pair<std::int64_t, std::int64_t> call(const std::string& name, std::int64_t dur,
+                                             std::int64_t cuda_event = -1) {
+    const std::int64_t start = host_ns;
+    host.push_back(
+        {"cuda_runtime", name, process, 1, start, host_dur(dur), ++correlation, cuda_event, ""});
+    host_ns = start + host_dur(dur) + kUs;
+    return {start, correlation};
+  }
+  // GPU work enqueued by the call at `call_start`: FIFO on its stream, 3 µs launch latency.
+  std::int64_t enqueue(const char* cat, const std::string& name, std::int64_t stream,
+                       std::int64_t call_start, std::int64_t dur, std::int64_t corr,
+                       std::string args = "") {
+    const std::int64_t start = std::max(call_start + 3 * kUs, free(stream));
+    gpu.push_back({cat, name, device, stream, start, dur, corr, true, std::move(args)});
+    stream_free[stream] = start + dur;
+    return start + dur;
+  }
+};
+
+inline std::string gzip_bytes(const std::string& text) {
+  z_stream z{};
+  deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+  std::string out(deflateBound(&z, text.size()) + 64, '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+  z.avail_in = static_cast<uInt>(text.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  deflate(&z, Z_FINISH);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
+}
+
+}  // namespace detail
+
+/// Runs the ground-truth model of `steps` training steps on every rank of the shape and writes
+/// the traces. Deterministic.
+inline GeneratedTraces make_shape_traces(Shape shape, int steps = 3) {
+  using detail::HostEvent;
+  using detail::kUs;
+  using detail::RankModel;
+  const Quirks q = quirks_of(shape);
+  const std::int64_t base_ns = 1'711'964'646'000'000'000;
+  const std::int64_t compute = 7, comm = 13, side = 20;
+  const std::string launch = q.rocm ? "hipLaunchKernel" : "cudaLaunchKernel";
+  const std::string ext_launch = q.rocm ? "hipExtModuleLaunchKernel" : "cudaLaunchKernel";
+  const std::string copy_async = q.rocm ? "hipMemcpyAsync" : "cudaMemcpyAsync";
+  const std::string set_async = q.rocm ? "hipMemsetAsync" : "cudaMemsetAsync";
+  const std::string record = q.rocm ? "hipEventRecord" : "cudaEventRecord";
+  const std::string wait = q.rocm ? "hipStreamWaitEvent" : "cudaStreamWaitEvent";
+  const std::string graph_launch = q.rocm ? "hipGraphLaunch" : "cudaGraphLaunch";
+  const std::string nccl_kernel =
+      q.rocm ? "ncclDevKernel_Generic(ncclDevComm*, unsigned long, ncclWork*)"
+             : "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)";
+
+  std::vector<RankModel> ranks(static_cast<std::size_t>(q.ranks));
+  for (int r = 0; r < q.ranks; ++r) {
+    RankModel& m = ranks[r];
+    m.rank = q.first_rank + r;
+    m.process = r;
+    m.device = q.processes_in_file > 1 ? r : 0;
+    m.host_scale = 1.0 + 0.07 * r;
+    m.host_ns = base_ns + 1'000'000 + 13 * kUs * r;
+    m.correlation = 1000 + 100000 * r;
+  }
+  auto kernel_us = [&](int r, int i) {
+    return static_cast<std::int64_t>(35 + (i * 37 + r * 11) % 50);
+  };
+  std::int64_t sequence = 0;
+  std::int64_t event_id = 1;
+
+  // An all-reduce on every rank: each member starts when its stream is ready; all end together
+  // (last arrival + wire time), as NCCL kernels do; with absent peers the last one is later.
+  auto all_reduce = [&]() {
+    std::vector<std::int64_t> ready(ranks.size());
+    std::vector<std::pair<std::int64_t, std::int64_t>> launched(ranks.size());
+    for (std::size_t r = 0; r < ranks.size(); ++r) {
+      RankModel& m = ranks[r];
+      const std::int64_t op_start = m.host_ns;
+      m.host_ns += 2 * kUs;
+      std::string meta;
+      if (q.nccl_metadata) {
+        meta = fmt::format(
+            "\"Collective name\": \"allreduce\", \"In msg nelems\": 1048576, \"Out msg "
+            "nelems\": 1048576, \"Group size\": {}, \"dtype\": \"Float\", \"Process Group "
+            "Name\": \"0\", \"Seq\": {}",
+            q.world_size, sequence);
+      }
+      launched[r] = m.call(launch, 6 * kUs);
+      m.host.push_back({"cpu_op", "record_param_comms", m.process, 1, op_start,
+                        m.host_ns - op_start, -1, -1, meta});
+      m.host_ns += kUs;
+      ready[r] = std::max(launched[r].first + 3 * kUs, m.free(comm));
+    }
+    std::int64_t join = *std::max_element(ready.begin(), ready.end());
+    if (q.world_size > q.ranks) join += 40 * kUs;  // peers outside the trace arrive later
+    const std::int64_t end = join + 180 * kUs;
+    for (std::size_t r = 0; r < ranks.size(); ++r) {
+      RankModel& m = ranks[r];
+      std::string meta;
+      if (q.nccl_metadata) {
+        meta = fmt::format(
+            "\"Collective name\": \"allreduce\", \"In msg nelems\": 1048576, \"Out msg "
+            "nelems\": 1048576, \"Group size\": {}, \"dtype\": \"Float\", \"Process Group "
+            "Name\": \"0\", \"Seq\": {}",
+            q.world_size, sequence);
+      }
+      m.gpu.push_back({"kernel", nccl_kernel, m.device, comm, ready[r], end - ready[r],
+                       launched[r].second, true, meta});
+      m.stream_free[comm] = end;
+    }
+    ++sequence;
+  };
+  auto each = [&](auto&& f) {
+    for (std::size_t r = 0; r < ranks.size(); ++r) f(static_cast<int>(r), ranks[r]);
+  };
+  auto record_event = [&](RankModel& m, std::int64_t stream, std::int64_t event) {
+    auto [start, corr] = m.call(record, 3 * kUs, event);
+    (void)start;
+    m.host.back().args = fmt::format("\"stream\": {}", stream);
+    if (!q.write_event_records) m.host.back().cat = nullptr;  // not written
+    m.event_time[event] = m.free(stream);
+  };
+  auto wait_event = [&](RankModel& m, std::int64_t stream, std::int64_t event) {
+    m.call(wait, 3 * kUs, event);
+    m.stream_free[stream] = std::max(m.free(stream), m.event_time[event]);
+  };
+  auto op = [&](RankModel& m, const std::string& name, int i, std::int64_t stream,
+                const std::string& how) {
+    const std::int64_t op_start = m.host_ns;
+    m.host_ns += 3 * kUs;
+    const auto [start, corr] = m.call(how, 5 * kUs);
+    m.enqueue("kernel", fmt::format("kernel_{}_{}", name, i % 5), stream, start,
+              kernel_us(m.rank, i) * kUs, corr);
+    m.host_ns += 2 * kUs;
+    m.host.push_back({"cpu_op", "aten::" + name, m.process, 1, op_start, m.host_ns - op_start});
+    m.host_ns += 2 * kUs;
+  };
+  auto copy = [&](RankModel& m, const char* cat, const std::string& call_name,
+                  const std::string& gpu_name, std::int64_t stream, std::int64_t dur,
+                  bool launchless, bool blocking) {
+    const std::int64_t op_start = m.host_ns;
+    m.host_ns += 2 * kUs;
+    const auto [start, corr] = m.call(call_name, 4 * kUs);
+    const std::int64_t end = m.enqueue(cat, gpu_name, stream, start, dur, corr);
+    if (launchless) m.gpu.back().linked = false;
+    if (blocking) {  // the call returns once the copy has landed
+      m.host.back().dur = end + 2 * kUs - start;
+      m.host_ns = end + 3 * kUs;
+    }
+    m.host.push_back({"cpu_op", blocking ? "aten::_local_scalar_dense" : "aten::copy_", m.process,
+                      1, op_start, m.host_ns - op_start});
+    m.host_ns += 2 * kUs;
+  };
+
+  // Work launched before the profiler started: still running when the window opens.
+  if (q.window_cut) {
+    each([&](int, RankModel& m) {
+      m.gpu.push_back({"kernel", "kernel_before_window", m.device, compute, m.host_ns - 200 * kUs,
+                       900 * kUs, m.correlation - 500, false, ""});
+      m.stream_free[compute] = m.host_ns + 700 * kUs;
+      m.gpu.push_back({"kernel", nccl_kernel, m.device, comm, m.host_ns - 300 * kUs, 500 * kUs,
+                       m.correlation - 400, false, ""});
+      m.stream_free[comm] = m.host_ns + 200 * kUs;
+      m.event_time[999] = m.host_ns + 200 * kUs;  // recorded before the window
+    });
+  }
+  each([&](int, RankModel& m) { m.window_start = m.host_ns; });
+  if (q.window_cut) {
+    each([&](int, RankModel& m) {
+      wait_event(m, compute, 999);  // its cudaEventRecord is outside the window
+      copy(m, "gpu_memcpy", copy_async, "Memcpy DtoH (Device -> Pageable)", compute, 20 * kUs,
+           false, true);  // blocks on the work launched before the window
+    });
+  }
+
+  for (int s = 0; s < steps; ++s) {
+    each([&](int, RankModel& m) { m.steps.emplace_back(m.host_ns, 0); });
+    each([&](int, RankModel& m) {
+      copy(m, "gpu_memcpy", copy_async, "Memcpy HtoD (Pageable -> Device)", compute, 25 * kUs,
+           false, false);
+      for (int i = 0; i < 6; ++i) op(m, "linear", i, compute, i == 3 ? ext_launch : launch);
+      copy(m, "gpu_memset", set_async, "Memset (Device)", compute, 8 * kUs, q.copies_without_launch,
+           false);
+      copy(m, "gpu_memcpy", copy_async, "Memcpy DtoD (Device -> Device)", compute, 15 * kUs,
+           q.copies_without_launch, false);
+      if (q.cuda_graphs) {
+        const std::int64_t op_start = m.host_ns;
+        const auto [start, corr] = m.call(graph_launch, 9 * kUs);
+        for (int k = 0; k < 6; ++k) {
+          m.enqueue("kernel", fmt::format("graph_kernel_{}", k), compute, start, (20 + 3 * k) * kUs,
+                    corr);
+        }
+        m.host.push_back(
+            {"cpu_op", "CUDAGraph::replay", m.process, 1, op_start, m.host_ns - op_start});
+        m.host_ns += 2 * kUs;
+      }
+      for (int i = 0; i < 4; ++i) op(m, "linear_backward", i, compute, launch);
+      // Gradient bucket: the communication stream waits for the backward so far.
+      record_event(m, compute, event_id);
+      wait_event(m, comm, event_id);
+      if (q.copies_without_launch) {
+        // A side-stream copy of the bucket, ordered after the backward by the same event.
+        wait_event(m, side, event_id);
+        copy(m, "gpu_memcpy", copy_async, "Memcpy DtoD (Device -> Device)", side, 30 * kUs, true,
+             false);
+      }
+    });
+    all_reduce();
+    each([&](int, RankModel& m) {
+      if (q.contradicting_waits) {
+        // PyTorch-style: a wait on the side stream right after the NCCL launch; the thread's
+        // next launch goes to the compute stream, which does not wait.
+        record_event(m, comm, event_id + 1);
+        wait_event(m, side, event_id + 1);
+      }
+      for (int i = 4; i < 8; ++i) op(m, "linear_backward", i, compute, launch);
+      record_event(m, comm, event_id + 2);
+      wait_event(m, compute, event_id + 2);
+      for (int i = 0; i < 4; ++i) op(m, "adam_step", i, compute, launch);
+      copy(m, "gpu_memcpy", copy_async, "Memcpy DtoH (Device -> Pageable)", compute, 6 * kUs, false,
+           true);  // loss.item()
+      m.host_ns += 20 * kUs;
+      m.steps.back().second = m.host_ns;
+    });
+    event_id += 3;
+  }
+  // The next step's launches: their GPU work ends after the window closes.
+  each([&](int, RankModel& m) {
+    for (int i = 0; i < 3; ++i) op(m, "linear", i, compute, launch);
+    m.window_end = q.window_cut ? m.host_ns : std::max(m.host_ns, m.free(compute)) + 10 * kUs;
+  });
+
+  GeneratedTraces out;
+  out.gzip = q.gzip;
+  out.steps = steps;
+
+  // Writing.
+  auto ts = [&](std::string& s, std::int64_t ns) {
+    if (q.relative_time) {
+      const std::int64_t rel = ns - base_ns;
+      fmt::format_to(std::back_inserter(s), "{}.{:03}", rel / 1000, rel % 1000);
+    } else {
+      fmt::format_to(std::back_inserter(s), "{}", ns / 1000);
+    }
+  };
+  auto dur = [&](std::string& s, std::int64_t ns) {
+    if (q.relative_time) {
+      fmt::format_to(std::back_inserter(s), "{}.{:03}", ns / 1000, ns % 1000);
+    } else {
+      fmt::format_to(std::back_inserter(s), "{}", ns / 1000);
+    }
+  };
+  const int files = q.processes_in_file > 1 ? 1 : q.ranks;
+  const int per_file = q.processes_in_file > 1 ? q.ranks : 1;
+  for (int f = 0; f < files; ++f) {
+    std::int64_t first_start = INT64_MAX, last_end = INT64_MIN;
+    for (int p = 0; p < per_file; ++p) {
+      first_start = std::min(first_start, ranks[f * per_file + p].steps.front().first);
+      last_end = std::max(last_end, ranks[f * per_file + p].steps.back().second);
+    }
+    out.step_time_ns.push_back((last_end - first_start) / (steps * per_file));
+    std::string doc =
+        "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [{\"id\": 0, \"name\": "
+        "\"Tesla V100-SXM2-32GB\", \"totalGlobalMem\": 34089730048, \"numSms\": 80}]";
+    if (per_file == 1) {
+      fmt::format_to(std::back_inserter(doc),
+                     ",\n  \"distributedInfo\": {{\"backend\": \"nccl\", \"rank\": {}, "
+                     "\"world_size\": {}}}",
+                     ranks[f].rank, q.world_size);
+    }
+    doc += ",\n  \"traceEvents\": [";
+    bool first = true;
+    auto sep = [&] {
+      doc += first ? "\n  " : ",\n  ";
+      first = false;
+    };
+    auto pid_text = [&](const RankModel& m) {
+      return q.string_ids ? fmt::format("\"rank{}-host\"", m.rank)
+                          : fmt::format("{}", 4000 + m.process);
+    };
+    auto tid_text = [&](const RankModel& m) {
+      return q.string_ids ? std::string("-549452224") : fmt::format("{}", 4000 + m.process);
+    };
+    for (int p = 0; p < per_file; ++p) {
+      RankModel& m = ranks[f * per_file + p];
+      auto in_window = [&](std::int64_t start) { return !q.window_cut || (start < m.window_end); };
+      std::vector<HostEvent> host = m.host;
+      for (std::size_t i = 0; i < m.steps.size(); ++i) {
+        host.push_back({"user_annotation", fmt::format("ProfilerStep#{}", i), m.process, 1,
+                        m.steps[i].first, m.steps[i].second - m.steps[i].first});
+      }
+      int invalid_every = 0;
+      for (const HostEvent& h : host) {
+        if (h.cat == nullptr || !in_window(h.start) || h.start < m.window_start) continue;
+        sep();
+        std::string name = h.name;
+        // Older PyTorch wrote some launches' names as "INVALID" (a capture-info record).
+        if (q.invalid_names && h.correlation >= 0 && h.name == copy_async &&
+            ++invalid_every % 2 == 0)
+          name = "INVALID";
+        fmt::format_to(std::back_inserter(doc),
+                       "{{\"ph\": \"X\", \"cat\": \"{}\", \"name\": \"{}\", \"pid\": {}, \"tid\": "
+                       "{}, \"ts\": ",
+                       h.cat, name, pid_text(m), tid_text(m));
+        ts(doc, h.start);
+        doc += ", \"dur\": ";
+        dur(doc, h.dur);
+        doc += ", \"args\": {";
+        std::vector<std::string> args;
+        if (h.correlation >= 0 && q.args_correlation) {
+          args.push_back(fmt::format("\"correlation\": {}", h.correlation));
+          args.push_back(fmt::format("\"External id\": {}", h.correlation));
+        }
+        if (h.cuda_event >= 0) args.push_back(fmt::format("\"cuda_event\": {}", h.cuda_event));
+        if (!h.args.empty()) args.push_back(h.args);
+        for (std::size_t a = 0; a < args.size(); ++a) doc += (a ? ", " : "") + args[a];
+        doc += "}}";
+        if (h.correlation >= 0 && q.flows && h.cat == std::string("cuda_runtime")) {
+          sep();
+          fmt::format_to(std::back_inserter(doc),
+                         "{{\"ph\": \"s\", \"id\": {}, \"pid\": {}, \"tid\": {}, \"ts\": ",
+                         h.correlation, pid_text(m), tid_text(m));
+          ts(doc, h.start);
+          doc += ", \"cat\": \"ac2g\", \"name\": \"ac2g\"}";
+        }
+      }
+      if (q.string_ids) {  // Kineto's overhead rows
+        sep();
+        doc +=
+            "{\"ph\": \"X\", \"cat\": \"overhead\", \"name\": \"Activity Buffer Request\", "
+            "\"pid\": -1, \"tid\": 0, \"ts\": ";
+        ts(doc, m.window_start);
+        doc += ", \"dur\": 1}";
+      }
+      for (const detail::GpuEvent& g : m.gpu) {
+        if (!in_window(g.start)) continue;  // cut: the profiler stopped before it ran
+        sep();
+        const std::int64_t corr = g.linked ? g.correlation : g.correlation + 50'000'000;
+        fmt::format_to(std::back_inserter(doc),
+                       "{{\"ph\": \"X\", \"cat\": \"{}\", \"name\": \"{}\", \"pid\": {}, \"tid\": "
+                       "{}, \"ts\": ",
+                       g.cat, g.name, g.device, g.stream);
+        ts(doc, g.start);
+        doc += ", \"dur\": ";
+        dur(doc, g.dur);
+        fmt::format_to(std::back_inserter(doc), ", \"args\": {{\"device\": {}, \"stream\": {}",
+                       g.device, g.stream);
+        if (q.args_correlation || !g.linked) {
+          fmt::format_to(std::back_inserter(doc), ", \"correlation\": {}, \"External id\": {}",
+                         corr, corr);
+        }
+        if (!g.args.empty()) doc += ", " + g.args;
+        doc += "}}";
+        if (q.flows && g.linked) {
+          sep();
+          fmt::format_to(std::back_inserter(doc),
+                         "{{\"ph\": \"f\", \"id\": {}, \"pid\": {}, \"tid\": {}, \"ts\": ", corr,
+                         g.device, g.stream);
+          ts(doc, g.start);
+          doc += ", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"bp\": \"e\"}";
+        }
+      }
+    }
+    doc += "\n  ]";
+    if (q.relative_time)
+      fmt::format_to(std::back_inserter(doc), ",\n  \"baseTimeNanoseconds\": {}", base_ns);
+    doc += "\n}\n";
+    out.names.push_back(fmt::format("{}_rank{}.json{}", shape_name(shape), f, q.gzip ? ".gz" : ""));
+    out.files.push_back(q.gzip ? detail::gzip_bytes(doc) : std::move(doc));
+  }
+  return out;
+}
+
+}  // namespace powertrain::test_support
