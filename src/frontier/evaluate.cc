@@ -97,6 +97,35 @@ RealizedPlan all_max_clock_baseline(const PlanningProblem& problem) {
   return evaluate_measured(problem, times, energies);
 }
 
+bool pin_fastest_point(const PlanningProblem& problem, Frontier& frontier) {
+  if (frontier.points.empty()) return false;
+  const std::size_t last = frontier.points.size() - 1;
+  std::vector<int> units = frontier.durations_at(last);
+  const double baseline_s = all_max_clock_baseline(problem).time_s;
+  // Relative slack: the same measured times summed in a different order.
+  if (realize(problem, units).time_s <= baseline_s * (1.0 + 1e-12)) return false;
+  std::vector<int> fastest(units.size());
+  for (std::size_t v = 0; v < units.size(); ++v) {
+    fastest[v] = problem.model_of(static_cast<int>(v)).min_units();
+  }
+  const int time_units = longest_path(problem.dag, fastest);
+  const bool append = time_units < frontier.points[last].time_units;
+  if (append) frontier.change_offsets.push_back(frontier.changes.size());
+  for (std::size_t v = 0; v < units.size(); ++v) {
+    if (units[v] != fastest[v]) {
+      frontier.changes.push_back({static_cast<int>(v), fastest[v]});
+    }
+  }
+  frontier.change_offsets.back() = frontier.changes.size();
+  const FrontierPoint point{time_units, planned_energy(problem, fastest, time_units)};
+  if (append) {
+    frontier.points.push_back(point);
+  } else {
+    frontier.points[last] = point;
+  }
+  return true;
+}
+
 double max_clock_energy_at(const PlanningProblem& problem, double iteration_time_s) {
   double busy_energy = 0.0, busy_time = 0.0;
   for (std::size_t v = 0; v < problem.dag.operations.size(); ++v) {
