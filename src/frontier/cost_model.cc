@@ -84,8 +84,19 @@ std::optional<ExponentialFit> levenberg_marquardt(const std::vector<double>& x,
   lm.parameters.maxfev = 50000;
   Eigen::VectorXd p(3);
   p << a0, b0, c0;
-  const auto status = lm.minimize(p);
   using Status = Eigen::LevenbergMarquardtSpace::Status;
+  auto status = lm.minimizeInit(p);
+  if (status == Status::ImproperInputParameters) return std::nullopt;
+  // Once a·exp(b·x) underflows to exactly 0 at every x, the Jacobian's a and b columns are
+  // exactly 0 and no later step can move a or b: the run would end with a singular covariance
+  // (skipped) after up to 50 000 evaluations, so stop now with the same outcome.
+  auto stuck = [&] {
+    return std::all_of(x.begin(), x.end(), [&](double xi) { return std::exp(p[1] * xi) == 0.0; });
+  };
+  do {
+    status = lm.minimizeOneStep(p);
+    if (status == Status::Running && stuck()) return std::nullopt;
+  } while (status == Status::Running);
   if (status != Status::RelativeReductionTooSmall && status != Status::RelativeErrorTooSmall &&
       status != Status::RelativeErrorAndReductionTooSmall && status != Status::CosinusTooSmall) {
     return std::nullopt;  // curve_fit raises "Optimal parameters not found"

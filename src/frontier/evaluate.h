@@ -39,12 +39,12 @@ RealizedPlan evaluate_measured(const PlanningProblem& problem, const std::vector
 /// Every instruction at its highest measured clock.
 RealizedPlan all_max_clock_baseline(const PlanningProblem& problem);
 
-/// Makes the fastest point no slower, realized, than all max clock: when its realized time
-/// exceeds all_max_clock_baseline (non-critical instructions slowed into slack that quantization
-/// made up), every node is set to its fastest option at that point, which with ceil quantization
-/// is the fastest measured clock (so realized ≤ all max clock and ≤ planned). If the all-fastest
-/// plan is planned faster than the last point (a preview stopped early), it is appended as a new
-/// point instead. Returns whether the frontier changed. O(points × nodes) for the check.
+/// Makes the fastest point no slower, realized, than all max clock: while its realized time
+/// exceeds all_max_clock_baseline (slack that quantization made up was spent on slower clocks),
+/// every node on a realized critical path moves to its fastest option, which with ceil
+/// quantization is the fastest measured clock; other nodes keep their cheaper clocks. If that plan
+/// is planned faster than the last point (a preview stopped early), it is appended as a new point.
+/// Returns whether the frontier changed. O(rounds × (nodes + edges)).
 bool pin_fastest_point(const PlanningProblem& problem, Frontier& frontier);
 
 /// Baseline energy as the Perseus paper's Table 6 defines it: Σ measured max-clock energies +

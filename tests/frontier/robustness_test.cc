@@ -69,7 +69,7 @@ TEST(Robustness, NoisyRealProfilesAreNeverRefusedAndNeverSlowerThanMaxClock) {
     if (!fs::exists(f)) GTEST_SKIP() << "real data not found at " << f;
   }
   const auto start = std::chrono::steady_clock::now();
-  constexpr int kSeedsPerProfile = 150;
+  constexpr int kSeedsPerProfile = 80;
   int runs = 0, fallbacks = 0, pinned = 0, refusals = 0;
   for (const auto& file : files) {
     const std::vector<Row> rows = read_rows(file);
@@ -81,7 +81,7 @@ TEST(Robustness, NoisyRealProfilesAreNeverRefusedAndNeverSlowerThanMaxClock) {
       ASSERT_TRUE(profile.ok()) << profile.error().message;
       pipeline::PipelineSpec spec;
       spec.num_gpus = 8;
-      spec.num_microbatches = 4;
+      spec.num_microbatches = 2;
       PlanningSettings settings;  // defaults: ceil quantization, reference fit
       settings.unit_time_s = 1e-3;
       settings.p_blocking_w = 80.0;
