@@ -408,11 +408,12 @@ core::Result<InstructionCostModel> build_cost_model(const InstructionProfile& pr
   for (const MeasuredOption& m : profile.options) {
     const auto units = quantize_checked(m.time_s, unit_time_s, quantization);
     if (!units) {
-      return core::Error{fmt::format(
-          "line {}: {} at {} MHz takes {} s = {:.3g} time units of {} s, more than the limit of "
-          "{:.0e}; increase --unit-time",
-          m.line, what, m.frequency_mhz, m.time_s, m.time_s / unit_time_s, unit_time_s,
-          kMaxUnitsPerInstruction)};
+      return core::Error{
+          fmt::format("{}: field 'time': {} at {} MHz takes {} s = {:.3g} time units of {} s, more "
+                      "than the limit of "
+                      "{:.0e}; increase --unit-time",
+                      m.line, what, m.frequency_mhz, m.time_s, m.time_s / unit_time_s, unit_time_s,
+                      kMaxUnitsPerInstruction)};
     }
     quantized.push_back({*units, m.frequency_mhz, m.time_s, m.energy_j,
                          m.energy_j - p_blocking_w * *units * unit_time_s});

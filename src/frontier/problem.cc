@@ -76,7 +76,8 @@ core::Result<PlanningProblem> build_planning_problem(const Profile& profile,
       auto model =
           build_cost_model(*entry, settings.unit_time_s, settings.p_blocking_w, settings.cost_model,
                            settings.quantization, settings.fit_method);
-      if (!model) return core::Error{fmt::format("{}: {}", profile.source, model.error().message)};
+      // The only error names the line first: "file:line: field 'time': ...".
+      if (!model) return core::Error{fmt::format("{}:{}", profile.source, model.error().message)};
       it = model_index.emplace(key, static_cast<int>(problem.models.size())).first;
       problem.models.push_back(std::move(*model));
       problem.model_stage.push_back(op.stage);
