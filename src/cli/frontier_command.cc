@@ -32,7 +32,8 @@ struct FrontierFlags {
   std::string schedule = "1f1b";
   int chunks = 1;
   std::string cost_model = "exponential";
-  std::string quantization = "floor";
+  std::string quantization = "ceil";
+  std::string fit = "reference";
   double data_loading_s = 0.0;
   double optimizer_step_s = 0.0;
   double p2p_s = 0.0;
@@ -146,6 +147,12 @@ int run_frontier(const FrontierFlags& flags) {
                             spec.num_profile_stages()));
   }
   frontier::PlanningSettings settings;
+  auto fit_method = frontier::parse_fit_method(flags.fit);
+  if (!fit_method) {
+    return usage_error(kCommand,
+                       fmt::format("--fit: unknown '{}'; known: reference, global", flags.fit));
+  }
+  settings.fit_method = *fit_method;
   settings.cost_model = choices->cost_model;
   settings.quantization = choices->quantization;
   settings.unit_time_s = flags.unit_time_s > 0.0 ? flags.unit_time_s : example.unit_time_s;
@@ -163,7 +170,6 @@ int run_frontier(const FrontierFlags& flags) {
   }
   auto problem = frontier::build_planning_problem(*profile, spec, settings);
   if (!problem) return fail(kCommand, problem.error().message);
-
   // Validate the output location before spending time on the solve.
   auto output = core::AtomicOutputDirectory::create(flags.out, output_policy(flags.force));
   if (!output) return fail(kCommand, output.error().message);
@@ -185,9 +191,22 @@ int run_frontier(const FrontierFlags& flags) {
       }
     };
   }
-  const frontier::Frontier solved = frontier::solve_frontier(*problem, options);
+  frontier::Frontier solved = frontier::solve_frontier(*problem, options);
   if (tty && !flags.quiet) fmt::print(stderr, "\n");
-  const frontier::FrontierRun run = frontier::analyze(*problem, solved, profile->source, &*profile);
+  // Ceil promises plans never slower than all max clock; floor stays the reference's frontier.
+  const bool pinned = settings.quantization == frontier::Quantization::kCeil &&
+                      frontier::pin_fastest_point(*problem, solved);
+  if (profile->merged_duplicate_rows > 0) {
+    fmt::print(stderr,
+               "warning: {}:{}: {} repeated (stage, instruction, frequency) row(s) averaged\n",
+               profile->source, profile->first_duplicate_line, profile->merged_duplicate_rows);
+  }
+  if (const std::string fallbacks = frontier::fit_fallback_summary(*problem); !fallbacks.empty()) {
+    fmt::print(stderr, "warning: exponential fit fell back for {}\n", fallbacks);
+  }
+
+  frontier::FrontierRun run = frontier::analyze(*problem, solved, profile->source, &*profile);
+  run.fastest_point_pinned = pinned;
 
   auto emit = parse_emit_plans(flags.emit_plans, run);
   if (!emit) return fail(kCommand, emit.error().message);
@@ -253,8 +272,13 @@ int run_frontier(const FrontierFlags& flags) {
         "  note          the profile is modelled by the device model: 'measured' below means "
         "the modelled time and energy at a clock, not a GPU measurement\n");
   }
-  fmt::print("  cost model    {} fit, largest fit error {:.2f} % of {} energy\n",
-             frontier::cost_model_name(settings.cost_model), 100.0 * max_fit_error, basis);
+  fmt::print("  cost model    {} fit ({}), largest fit error {:.2f} % of {} energy\n",
+             frontier::cost_model_name(settings.cost_model),
+             frontier::fit_method_name(settings.fit_method), 100.0 * max_fit_error, basis);
+  fmt::print("  quantization  {}{}\n", frontier::quantization_name(settings.quantization),
+             settings.quantization == frontier::Quantization::kCeil
+                 ? " (realized points never slower than planned)"
+                 : " (reference solver's rule; realized may exceed planned)");
   fmt::print(
       "  frontier      {} points, T_min = {:.4f} s .. T* = {:.4f} s (planned); solved in {:.2f} "
       "s\n",
@@ -319,7 +343,11 @@ Action add_frontier_command(CLI::App& app) {
   app.add_option("--cost-model", flags->cost_model,
                  "exponential (a*exp(b*t)+c, default) or pwl (convex hull)");
   app.add_option("--quantization", flags->quantization,
-                 "floor (reference solver, default) or ceil (realized never slower than planned)");
+                 "ceil (default: realized never slower than planned, fastest point no slower "
+                 "than all max clock) or floor (reference solver's rule, for its frontiers)");
+  app.add_option("--fit", flags->fit,
+                 "Exponential fit: reference (lowtime's multi-start Levenberg-Marquardt, default) "
+                 "or global (global least squares)");
   add_option_with_aliases(app, "--data-loading-s", {"--data-loading-time"}, flags->data_loading_s,
                           "Constant data loading per GPU, s (default 0)", number_in(0.0, 1e5));
   add_option_with_aliases(app, "--optimizer-step-s", {"--optimizer-step-time"},

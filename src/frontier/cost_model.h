@@ -19,10 +19,28 @@ enum class CostModelKind {
 std::string_view cost_model_name(CostModelKind kind);
 std::optional<CostModelKind> parse_cost_model(std::string_view name);
 
-/// How a measured time becomes an integer number of time units τ. Floor is the reference solver's
-/// rule; ceil never plans an instruction faster than it was measured, so realized ≤ planned.
+/// How the exponential is fitted. kReference follows the reference solver (lowtime) exactly:
+/// t = quantized time (not shifted), Levenberg–Marquardt (MINPACK lmdif, as scipy's curve_fit
+/// 'lm') from each start of a fixed grid, starts that fail or have an infinite covariance
+/// skipped, lowest mean squared error wins. kGlobal is the global least-squares optimum by
+/// variable projection (no start guesses).
+enum class FitMethod { kReference, kGlobal };
+std::string_view fit_method_name(FitMethod method);
+std::optional<FitMethod> parse_fit_method(std::string_view name);
+
+/// How a measured time becomes an integer number of time units τ. Either way options are
+/// Pareto-filtered on measured time and energy and one option per quantized time is kept, the
+/// fastest measured (the reference solver's filter).
+/// kCeil (default): a planned duration never maps to a clock slower than planned (realized ≤
+/// planned), and the fastest option is the fastest measured clock.
+/// kFloor: the reference solver's rule; a clock may run up to τ longer than planned. For
+/// comparing with the reference solver's frontiers.
 enum class Quantization { kFloor, kCeil };
 std::optional<Quantization> parse_quantization(std::string_view name);
+std::string_view quantization_name(Quantization rule);
+
+/// Limits that keep the solver's work bounded (it takes one step per τ between T* and T_min).
+inline constexpr double kMaxUnitsPerInstruction = 1e8;
 
 /// A Pareto-optimal measured option on the quantized time axis.
 struct QuantizedOption {
@@ -33,15 +51,28 @@ struct QuantizedOption {
   double effective_energy_j = 0.0;  // energy − P_blocking × units × τ
 };
 
+/// Why an exponential was not fitted on the normally filtered options.
+enum class FitFallback {
+  kNone,
+  kNoiseTolerantFilter,  // the fit failed or was concave; refitted after the 5 % noise filter
+  kConvexHull,           // no convex fit at all (or < 3 options): convex piecewise-linear hull
+};
+std::string_view fit_fallback_name(FitFallback fallback);
+
 /// Fitted parameters and fit quality, for reports.
 struct FitReport {
   CostModelKind kind = CostModelKind::kExponential;
+  FitMethod method = FitMethod::kReference;
   double a = 0.0, b = 0.0, c = 0.0;  // exponential only; t in τ units, shifted by t0
-  int t0_units = 0;
-  double rms_error_j = 0.0;         // over the Pareto options, fitted vs measured effective energy
-  double max_relative_error = 0.0;  // max |fit − measured| / |measured energy|
+  int t0_units = 0;                  // 0 for the reference fit (t not shifted)
+  double rms_error_j = 0.0;          // over the Pareto options, fitted vs measured effective energy
+  double max_relative_error = 0.0;   // max |fit − measured| / |measured energy|
   int num_points = 0;
-  bool fell_back_to_piecewise_linear = false;  // too few points for an exponential
+  int converged_starts = 0;   // reference fit: start guesses that gave a usable fit
+  bool noise_filter = false;  // the options came from the 5 % noise-tolerant filter
+  FitFallback fallback = FitFallback::kNone;
+  std::string fallback_reason;                 // why, when fallback != kNone
+  bool fell_back_to_piecewise_linear = false;  // fallback == kConvexHull with an exponential asked
 };
 
 /// Cost model of one (stage, instruction): fitted effective energy at every duration in
@@ -68,7 +99,8 @@ class InstructionCostModel {
                                          double unit_time_s);
 
   friend core::Result<InstructionCostModel> build_cost_model(const InstructionProfile&, double,
-                                                             double, CostModelKind, Quantization);
+                                                             double, CostModelKind, Quantization,
+                                                             FitMethod);
 
  private:
   int min_units_ = 0;
@@ -79,28 +111,46 @@ class InstructionCostModel {
 };
 
 /// Quantizes a time: floor or ceil of time/τ, with a relative tolerance so that 0.3/0.1 is 3.
+/// Precondition: time_s / unit_time_s ≤ kMaxUnitsPerInstruction (see quantize_checked).
 int quantize(double time_s, double unit_time_s, Quantization rule);
+/// quantize(), or nullopt when the ratio is not finite or exceeds kMaxUnitsPerInstruction.
+std::optional<int> quantize_checked(double time_s, double unit_time_s, Quantization rule);
 
-/// Pareto filter used by the reference solver: an option is dropped when another is faster in
-/// quantized time and lower in energy × `noise_factor`; then one option per quantized time (lowest
-/// energy) is kept. Returns options sorted fastest first.
-std::vector<QuantizedOption> pareto_filter(const std::vector<QuantizedOption>& options,
-                                           double noise_factor);
+/// The reference solver's filter: an option is dropped when another is faster in measured time and
+/// lower in energy × `noise_factor`; then one option per quantized time is kept, the fastest
+/// measured (on the Pareto set, lowtime's "largest energy"). Returns options sorted fastest first.
+std::vector<QuantizedOption> pareto_filter_measured_time(
+    const std::vector<QuantizedOption>& options, double noise_factor);
 
 /// Builds the model. If 3 or fewer options survive the filter, it is rerun with noise factor 0.95.
-/// Errors: a fit that does not produce a finite convex curve (names stage and instruction).
+/// An exponential fit that fails or is concave falls back (FitReport::fallback) to the noise
+/// filter, then to the convex hull; it is never an error. Errors: a time that is more than
+/// kMaxUnitsPerInstruction units of τ (names stage, instruction and clock).
 core::Result<InstructionCostModel> build_cost_model(const InstructionProfile& profile,
                                                     double unit_time_s, double p_blocking_w,
-                                                    CostModelKind kind, Quantization quantization);
+                                                    CostModelKind kind, Quantization quantization,
+                                                    FitMethod method = FitMethod::kReference);
 
 /// Least-squares fit of y ≈ a·exp(b·x) + c by variable projection (a, c linear; b searched on a
 /// log grid and refined by golden section). Returns {a, b, c, sse}. Needs ≥ 3 points with distinct
 /// x.
 struct ExponentialFit {
   double a, b, c, sse;
+  int converged_starts = 0;  // reference fit only
 };
 std::optional<ExponentialFit> fit_exponential(const std::vector<double>& x,
                                               const std::vector<double>& y);
+
+/// The reference solver's fit: Levenberg–Marquardt with forward-difference Jacobian (MINPACK
+/// lmdif semantics: ftol = xtol = 1.49012e−8, gtol = 0, factor 100, up to 50 000 evaluations)
+/// from every start (a, b, c) ∈ {10, 100, 1000} × {−0.01, −0.02, −0.03, −0.04, −0.05, −0.1}·τ/1 ms
+/// × {10, 100, 1000}, x in τ units as given (not shifted). A start is skipped when LM does not
+/// converge or the covariance (inverse of JᵀJ times the residual variance, as curve_fit) is
+/// singular or infinite (always so with 3 points). The lowest mean squared error wins; ties keep
+/// the earlier start. nullopt when no start fits.
+std::optional<ExponentialFit> fit_exponential_reference(const std::vector<double>& x,
+                                                        const std::vector<double>& y,
+                                                        double unit_time_s);
 
 /// Lower convex hull of points (x ascending, distinct), evaluated at integer x in [x0, x1].
 std::vector<double> convex_hull_interpolation(const std::vector<double>& x,

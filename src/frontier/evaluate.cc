@@ -97,6 +97,62 @@ RealizedPlan all_max_clock_baseline(const PlanningProblem& problem) {
   return evaluate_measured(problem, times, energies);
 }
 
+bool pin_fastest_point(const PlanningProblem& problem, Frontier& frontier) {
+  if (frontier.points.empty()) return false;
+  const std::size_t last = frontier.points.size() - 1;
+  const std::vector<int> units = frontier.durations_at(last);
+  // Relative slack: the same measured times summed in a different order.
+  const double limit_s = all_max_clock_baseline(problem).time_s * (1.0 + 1e-12);
+  std::vector<int> pinned = units;
+  const pipeline::OperationDag& dag = problem.dag;
+  // Greedy: move every node on a realized critical path to its fastest option until the plan is
+  // fast enough; nodes off those paths keep their slower, cheaper clocks. Terminates: a critical
+  // path whose nodes are all at their fastest options (fastest measured clocks under ceil) is no
+  // longer than the same path at max clock.
+  for (;;) {
+    const std::vector<double> times = measured_times(problem, pinned);
+    std::vector<double> finish(times.size(), 0.0);
+    double makespan = 0.0;
+    for (int v : dag.topological_order) {
+      double start = 0.0;
+      for (int p : dag.predecessors[v]) start = std::max(start, finish[p]);
+      finish[v] = start + times[v];
+      makespan = std::max(makespan, finish[v]);
+    }
+    if (makespan <= limit_s) break;
+    std::vector<double> latest_finish(times.size(), makespan);
+    for (auto it = dag.topological_order.rbegin(); it != dag.topological_order.rend(); ++it) {
+      for (int s : dag.successors[*it]) {
+        latest_finish[*it] = std::min(latest_finish[*it], latest_finish[s] - times[s]);
+      }
+    }
+    bool changed = false;
+    for (std::size_t v = 0; v < pinned.size(); ++v) {
+      const int fastest = problem.model_of(static_cast<int>(v)).min_units();
+      if (latest_finish[v] - finish[v] <= 1e-12 * makespan && pinned[v] != fastest) {
+        pinned[v] = fastest;
+        changed = true;
+      }
+    }
+    if (!changed) break;  // floor quantization: the fastest options may be slower than max clock
+  }
+  if (pinned == units) return false;
+  const int time_units = longest_path(dag, pinned);
+  const bool append = time_units < frontier.points[last].time_units;
+  if (append) frontier.change_offsets.push_back(frontier.changes.size());
+  for (std::size_t v = 0; v < units.size(); ++v) {
+    if (units[v] != pinned[v]) frontier.changes.push_back({static_cast<int>(v), pinned[v]});
+  }
+  frontier.change_offsets.back() = frontier.changes.size();
+  const FrontierPoint point{time_units, planned_energy(problem, pinned, time_units)};
+  if (append) {
+    frontier.points.push_back(point);
+  } else {
+    frontier.points[last] = point;
+  }
+  return true;
+}
+
 double max_clock_energy_at(const PlanningProblem& problem, double iteration_time_s) {
   double busy_energy = 0.0, busy_time = 0.0;
   for (std::size_t v = 0; v < problem.dag.operations.size(); ++v) {

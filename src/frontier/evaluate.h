@@ -39,6 +39,14 @@ RealizedPlan evaluate_measured(const PlanningProblem& problem, const std::vector
 /// Every instruction at its highest measured clock.
 RealizedPlan all_max_clock_baseline(const PlanningProblem& problem);
 
+/// Makes the fastest point no slower, realized, than all max clock: while its realized time
+/// exceeds all_max_clock_baseline (slack that quantization made up was spent on slower clocks),
+/// every node on a realized critical path moves to its fastest option, which with ceil
+/// quantization is the fastest measured clock; other nodes keep their cheaper clocks. If that plan
+/// is planned faster than the last point (a preview stopped early), it is appended as a new point.
+/// Returns whether the frontier changed. O(rounds × (nodes + edges)).
+bool pin_fastest_point(const PlanningProblem& problem, Frontier& frontier);
+
 /// Baseline energy as the Perseus paper's Table 6 defines it: Σ measured max-clock energies +
 /// P_blocking × (GPUs × T − Σ max-clock busy time), for an iteration lasting T seconds.
 double max_clock_energy_at(const PlanningProblem& problem, double iteration_time_s);

@@ -284,8 +284,18 @@ std::string summary_json(const FrontierRun& run) {
       {"p_blocking_w", problem.settings.p_blocking_w},
       {"unit_time_s", tau},
       {"cost_model", std::string(cost_model_name(problem.settings.cost_model))},
-      {"quantization", problem.settings.quantization == Quantization::kFloor ? "floor" : "ceil"},
+      {"fit_method", std::string(fit_method_name(problem.settings.fit_method))},
+      {"quantization", std::string(quantization_name(problem.settings.quantization))},
   };
+  doc["quantization"] = {
+      {"rule", std::string(quantization_name(problem.settings.quantization))},
+      {"meaning", problem.settings.quantization == Quantization::kCeil
+                      ? "ceil: every realized point is no slower than planned; options are "
+                        "Pareto-filtered on measured time, the fastest kept per time unit"
+                      : "floor: the reference solver's rule (for comparing with its frontiers); "
+                        "realized points may be up to one tau per instruction slower than "
+                        "planned"},
+      {"fastest_point_at_fastest_clocks", run.fastest_point_pinned}};
   doc["num_points"] = frontier.points.size();
   doc["t_min_planned_s"] = t_min;
   doc["t_star_planned_s"] = slowest.time_units * tau;
@@ -323,14 +333,19 @@ std::string summary_json(const FrontierRun& run) {
   }
   doc["stragglers_planned"] = stragglers;
   json fits = json::array();
+  json fallbacks = json::array();
   for (std::size_t m = 0; m < problem.models.size(); ++m) {
     if (problem.model_stage[m] < 0) continue;
     const FitReport& fit = problem.models[m].fit();
     fits.push_back(
         {{"stage", problem.model_stage[m]},
          {"instruction", std::string(pipeline::instruction_name(problem.model_kind[m]))},
-         {"model", fit.fell_back_to_piecewise_linear ? "piecewise-linear (too few points)"
+         {"model", fit.fell_back_to_piecewise_linear ? "piecewise-linear (fallback)"
                                                      : std::string(cost_model_name(fit.kind))},
+         {"fit_method", std::string(fit_method_name(fit.method))},
+         {"fallback", std::string(fit_fallback_name(fit.fallback))},
+         {"noise_tolerant_filter", fit.noise_filter},
+         {"converged_start_guesses", fit.converged_starts},
          {"a", fit.a},
          {"b_per_unit", fit.b},
          {"c", fit.c},
@@ -338,8 +353,16 @@ std::string summary_json(const FrontierRun& run) {
          {"pareto_points", fit.num_points},
          {"rms_error_j", fit.rms_error_j},
          {"max_relative_error", fit.max_relative_error}});
+    if (fit.fallback != FitFallback::kNone) {
+      fallbacks.push_back(
+          {{"stage", problem.model_stage[m]},
+           {"instruction", std::string(pipeline::instruction_name(problem.model_kind[m]))},
+           {"fallback", std::string(fit_fallback_name(fit.fallback))},
+           {"reason", fit.fallback_reason}});
+    }
   }
   doc["fits"] = fits;
+  doc["fit_fallbacks"] = fallbacks;
   if (run.baselines) {
     const Baselines& b = *run.baselines;
     json zeus_global = json::array(), zeus_per_stage = json::array();

@@ -22,6 +22,7 @@ struct FrontierRun {
   RealizedPlan baseline;               // all max clock, measured
   std::vector<StragglerOutcome> stragglers;
   std::optional<Baselines> baselines;  // ZeusGlobal, ZeusPerStage, EnvPipe (needs the profile)
+  bool fastest_point_pinned = false;   // pin_fastest_point changed the fastest point
 };
 
 /// The straggler slowdowns summary.json reports (Perseus Table 4).

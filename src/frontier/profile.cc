@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <tuple>
@@ -42,7 +43,9 @@ core::Result<Profile> parse_profile(const core::CsvTable& table) {
     col[i] = *c;
   }
   std::map<std::pair<int, InstructionKind>, InstructionProfile> by_key;
-  std::map<std::tuple<int, InstructionKind, int>, int> seen;  // -> line
+  // (stage, kind, MHz) -> (index in the entry's options, number of rows)
+  std::map<std::tuple<int, InstructionKind, int>, std::pair<std::size_t, int>> seen;
+  int merged = 0, first_duplicate_line = 0;
   for (const core::CsvRow& row : table.rows) {
     auto stage = core::parse_integer(row.fields[col[0]], src, row.line, "stage");
     if (!stage) return stage.error();
@@ -57,49 +60,55 @@ core::Result<Profile> parse_profile(const core::CsvTable& table) {
           "{}:{}: field 'instruction': expected forward, backward or recompute, got '{}'", src,
           row.line, name.substr(0, 40))};
     }
-    auto frequency = core::parse_integer(row.fields[col[2]], src, row.line, "frequency");
-    if (!frequency) {
-      // Some profilers write "1410.0".
-      auto as_double = core::parse_finite_double(row.fields[col[2]], src, row.line, "frequency");
-      if (!as_double || *as_double != static_cast<double>(static_cast<long long>(*as_double))) {
-        return Error{fmt::format("{}:{}: field 'frequency': expected an integer MHz, got '{}'", src,
-                                 row.line, row.fields[col[2]].substr(0, 40))};
-      }
-      frequency = static_cast<long long>(*as_double);
+    // Frequencies: an integer MHz, also written as "1410.0"; range-checked as a double before
+    // any integer conversion (1e20 would overflow it).
+    auto frequency_value =
+        core::parse_finite_double(row.fields[col[2]], src, row.line, "frequency");
+    if (!frequency_value || *frequency_value != std::floor(*frequency_value)) {
+      return Error{fmt::format("{}:{}: field 'frequency': expected an integer MHz, got '{}'", src,
+                               row.line, row.fields[col[2]].substr(0, 40))};
     }
-    if (*frequency <= 0 || *frequency > 100000) {
-      return Error{fmt::format("{}:{}: field 'frequency': expected 1 to 100000 MHz, got {}", src,
-                               row.line, *frequency)};
+    if (*frequency_value < 1.0 || *frequency_value > kMaxProfileFrequencyMhz) {
+      return Error{fmt::format("{}:{}: field 'frequency': expected 1 to {} MHz, got {}", src,
+                               row.line, kMaxProfileFrequencyMhz,
+                               row.fields[col[2]].substr(0, 40))};
     }
     auto time = core::parse_finite_double(row.fields[col[3]], src, row.line, "time");
     if (!time) return time.error();
-    if (*time <= 0.0) {
-      return Error{fmt::format("{}:{}: field 'time': expected a positive number of seconds, got {}",
-                               src, row.line, row.fields[col[3]])};
+    if (!(*time > 0.0) || *time > kMaxProfileTimeS) {
+      return Error{fmt::format("{}:{}: field 'time': expected seconds in (0, {}], got {}", src,
+                               row.line, kMaxProfileTimeS, row.fields[col[3]].substr(0, 40))};
     }
     auto energy = core::parse_finite_double(row.fields[col[4]], src, row.line, "energy");
     if (!energy) return energy.error();
-    if (*energy < 0.0) {
-      return Error{
-          fmt::format("{}:{}: field 'energy': expected a non-negative number of joules, got {}",
-                      src, row.line, row.fields[col[4]])};
+    if (!(*energy > 0.0) || *energy > kMaxProfileEnergyJ) {
+      return Error{fmt::format("{}:{}: field 'energy': expected joules in (0, {:g}], got {}", src,
+                               row.line, kMaxProfileEnergyJ, row.fields[col[4]].substr(0, 40))};
     }
     const int stage_id = static_cast<int>(*stage);
-    const int mhz = static_cast<int>(*frequency);
-    auto [it, inserted] = seen.emplace(std::make_tuple(stage_id, *kind, mhz), row.line);
-    if (!inserted) {
-      return Error{
-          fmt::format("{}:{}: duplicate measurement of stage {} {} at {} MHz (first on line {})",
-                      src, row.line, stage_id, name, mhz, it->second)};
-    }
+    const int mhz = static_cast<int>(*frequency_value);
     auto& entry = by_key[{stage_id, *kind}];
     entry.stage = stage_id;
     entry.kind = *kind;
+    auto [it, inserted] = seen.emplace(std::make_tuple(stage_id, *kind, mhz),
+                                       std::make_pair(entry.options.size(), 1));
+    if (!inserted) {
+      // A repeated measurement: keep the running mean, deterministic in file order.
+      MeasuredOption& first = entry.options[it->second.first];
+      const double n = ++it->second.second;
+      first.time_s += (*time - first.time_s) / n;
+      first.energy_j += (*energy - first.energy_j) / n;
+      if (merged == 0) first_duplicate_line = row.line;
+      ++merged;
+      continue;
+    }
     entry.options.push_back({mhz, *time, *energy, row.line});
   }
   if (by_key.empty()) return Error{fmt::format("{}: no measurements (only a header)", src)};
   Profile profile;
   profile.source = src;
+  profile.merged_duplicate_rows = merged;
+  profile.first_duplicate_line = first_duplicate_line;
   for (auto& [key, entry] : by_key) profile.entries.push_back(std::move(entry));
   return profile;
 }

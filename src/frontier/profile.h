@@ -29,6 +29,9 @@ struct InstructionProfile {
 struct Profile {
   std::string source;
   std::vector<InstructionProfile> entries;
+  // Repeated (stage, instruction, frequency) rows are averaged (repeated measurements).
+  int merged_duplicate_rows = 0;
+  int first_duplicate_line = 0;
 
   /// The entry for (stage, kind), or nullptr.
   const InstructionProfile* find(int stage, pipeline::InstructionKind kind) const;
@@ -36,13 +39,18 @@ struct Profile {
   int num_stages() const;
 };
 
-/// Limits on untrusted profiles.
+/// Limits on untrusted profiles; every number is checked against them before any conversion.
 inline constexpr int kMaxProfileStages = 4096;
+inline constexpr int kMaxProfileFrequencyMhz = 100000;
+inline constexpr double kMaxProfileTimeS = 86400.0;  // one instruction longer than a day
+inline constexpr double kMaxProfileEnergyJ = 1e12;
 
 /// Parses `stage,instruction,frequency,time,energy` (MHz, s, J; extra columns ignored; column
-/// order free). Errors (with source:line): missing column, non-integer stage or frequency,
-/// unknown instruction, non-positive or non-finite time, negative or non-finite energy,
-/// duplicate (stage, instruction, frequency), empty profile.
+/// order free). Errors (one line, source:line: field 'name': ...): missing column, non-integer
+/// stage or frequency, stage outside [0, kMaxProfileStages), frequency outside
+/// [1, kMaxProfileFrequencyMhz], unknown instruction, time not finite or outside
+/// (0, kMaxProfileTimeS], energy not finite or outside (0, kMaxProfileEnergyJ], empty profile.
+/// Rows repeating a (stage, instruction, frequency) are averaged, not refused.
 core::Result<Profile> parse_profile(const core::CsvTable& table);
 core::Result<Profile> read_profile(const std::string& path);
 

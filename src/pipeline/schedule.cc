@@ -99,7 +99,7 @@ int PipelineSpec::num_profile_stages() const {
 core::Result<std::vector<std::vector<ScheduledInstruction>>> schedule_order(
     const PipelineSpec& spec) {
   if (spec.num_gpus < 1)
-    return core::Error{fmt::format("--stages: expected at least 1, got {}", spec.num_gpus)};
+    return core::Error{fmt::format("--pp: expected at least 1, got {}", spec.num_gpus)};
   if (spec.num_microbatches < 1) {
     return core::Error{
         fmt::format("--microbatches: expected at least 1, got {}", spec.num_microbatches)};

@@ -199,7 +199,8 @@ TEST_F(ClusterCliTest, RealA100ProfileAt8192Gpus) {
                                 "8192", "--global-batch", "1536", "--out", out_dir().string()});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   EXPECT_TRUE(contains(result.out, "128 pipelines x (TP8 x PP8), 12 microbatches")) << result.out;
-  EXPECT_TRUE(contains(result.out, "saves 15.76 % per pipeline")) << result.out;  // Table 6
+  // Perseus Table 6 says 15.20 %: the reference fit reproduces it (the global fit gave 15.76 %).
+  EXPECT_TRUE(contains(result.out, "saves 15.20 % per pipeline")) << result.out;
   EXPECT_TRUE(contains(result.out, "T*/T_min = 1.227")) << result.out;
   EXPECT_TRUE(contains(result.out, "base MJ")) << result.out;
 }

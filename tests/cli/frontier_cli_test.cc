@@ -188,7 +188,7 @@ TEST_F(FrontierCliTest, NaNTime) {
 TEST_F(FrontierCliTest, NegativeEnergy) {
   const fs::path profile = write("negative.csv", with_line(7, "0,backward,1000,0.026,-1.5"));
   expect_frontier_failure(run_frontier(profile),
-                          {profile.string() + ":7:", "field 'energy'", "non-negative", "-1.5"});
+                          {profile.string() + ":7:", "field 'energy'", "(0,", "-1.5"});
 }
 
 TEST_F(FrontierCliTest, OnlyOneClock) {
