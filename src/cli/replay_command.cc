@@ -106,7 +106,14 @@ int run_replay(const ReplayFlags& flags, bool what_if) {
   auto traces = trace::read_kineto_traces(flags.traces);
   if (!traces) return fail(command, traces.error().message);
   std::size_t events = 0;
-  for (const auto& t : *traces) events += t.events.size();
+  for (const auto& t : *traces) {
+    if (t.events.empty()) {
+      return fail(command, fmt::format("{}: no duration events to replay (traceEvents is empty or "
+                                       "holds only metadata)",
+                                       t.source));
+    }
+    events += t.events.size();
+  }
   const double read_s = std::chrono::duration<double>(Clock::now() - started).count();
   if (!flags.quiet)
     fmt::print(stderr, "{}: {} rank(s), {} events read in {:.2f} s; building the graph ...\n",

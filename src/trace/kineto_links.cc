@@ -253,10 +253,50 @@ void link_correlations_and_collectives(ParseState& state) {
 
 }  // namespace
 
+// Exact copies of an event (same kind, name, time, thread or stream, links): a trace written twice
+// into one file, or a merge tool run twice. Kept once, counted in a warning, so that time and energy
+// are not counted twice. Events are sorted by (start, -duration), so copies sit in one run.
+void drop_duplicate_events(ParseState& state) {
+  std::vector<TraceEvent>& events = state.trace.events;
+  auto same = [](const TraceEvent& a, const TraceEvent& b) {
+    return a.kind == b.kind && a.name == b.name && a.start_ns == b.start_ns &&
+           a.duration_ns == b.duration_ns && a.pid == b.pid && a.tid == b.tid &&
+           a.correlation == b.correlation && a.external_id == b.external_id &&
+           a.sync == b.sync && a.wait_on_stream == b.wait_on_stream &&
+           a.wait_on_event_correlation == b.wait_on_event_correlation &&
+           a.cuda_event == b.cuda_event && a.nccl == b.nccl;
+  };
+  std::size_t kept = 0;
+  std::int64_t dropped = 0;
+  std::size_t run_begin = 0;  // first kept event of the current (start, duration) run
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    if (kept > 0 && (events[i].start_ns != events[run_begin].start_ns ||
+                     events[i].duration_ns != events[run_begin].duration_ns)) {
+      run_begin = kept;
+    }
+    bool duplicate = false;
+    for (std::size_t j = run_begin; j < kept && !duplicate; ++j) duplicate = same(events[j], events[i]);
+    if (duplicate) {
+      ++dropped;
+      continue;
+    }
+    if (kept != i) events[kept] = events[i];
+    ++kept;
+  }
+  events.resize(kept);
+  if (dropped > 0) {
+    state.warnings.add(
+        "exact duplicate events dropped (same name, time, thread/stream and links)",
+        [&] { return fmt::format("{} of {} events", dropped, kept + static_cast<std::size_t>(dropped)); },
+        dropped);
+  }
+}
+
 RankTrace finish_trace(ParseState& state) {
   RankTrace& trace = state.trace;
   fill_correlations_from_flows(state);
   apply_base_and_sort(state);
+  drop_duplicate_events(state);
 
   link_correlations_and_collectives(state);
 
