@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 
+#include "core/savings_text.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "cli/model_job_options.h"
@@ -301,9 +302,9 @@ int run_frontier(const FrontierFlags& flags) {
       "  stragglers    slowdown T'/T_min -> plan point, planned time, savings incl. blocking "
       "(planned)\n");
   for (const auto& s : run.stragglers) {
-    fmt::print("                {:.2f}x  T' = {:.4f} s -> point {:5d}, {:.4f} s, saves {:.2f} %\n",
-               s.slowdown, s.straggler_time_s, s.point, s.planned_time_s,
-               100.0 * s.savings_fraction);
+    fmt::print("                {:.2f}x  T' = {:.4f} s -> point {:5d}, {:.4f} s, {}\n", s.slowdown,
+               s.straggler_time_s, s.point, s.planned_time_s,
+               core::savings_phrase(s.savings_fraction));
   }
   fmt::print("{}", frontier::baselines_summary(run));
   fmt::print(

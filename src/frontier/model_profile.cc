@@ -66,6 +66,16 @@ core::Status load_gpu_params(const std::string& path, device::GpuSpec& gpu) {
     return core::Error{path +
                        ": expected a JSON object with a \"params\" object (from "
                        "powertrain calibrate --out)"};
+  if (doc.contains("gpu")) {
+    // Parameters of one GPU type describe its clocks and power; on another they are wrong.
+    if (!doc["gpu"].is_string()) return core::Error{path + ": \"gpu\" must be a GPU name"};
+    const std::string calibrated_for = doc["gpu"].get<std::string>();
+    if (calibrated_for != gpu.name) {
+      return core::Error{fmt::format("{}: calibrated for {}, not for {} (--gpu); calibrate {} or "
+                                     "drop --gpu-params",
+                                     path, calibrated_for, gpu.name, gpu.name)};
+    }
+  }
   device::DvfsParams& p = gpu.dvfs;
   const nlohmann::json& params = doc["params"];
   for (const device::DvfsParamField& field : device::dvfs_param_fields()) {

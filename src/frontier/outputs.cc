@@ -1,4 +1,5 @@
 // Writers for frontier results. Every number says whether it is planned, realized or measured.
+#include "core/savings_text.h"
 #include "frontier/outputs.h"
 
 #include <fmt/core.h>
@@ -244,17 +245,16 @@ std::string baselines_summary(const FrontierRun& run) {
                      points.size(), t_lo, t_hi, e_lo, e_hi);
     }
     if (least_saving) {
-      fmt::format_to(std::back_inserter(out), ": Perseus at the same time saves {}{:.2f} %",
-                     points.size() == 1 ? "" : "at least ", 100.0 * *least_saving);
+      fmt::format_to(std::back_inserter(out), ": Perseus at the same time {}{}",
+                     points.size() == 1 ? "" : "at least: ", core::savings_phrase(*least_saving));
       if (points.size() > 1) fmt::format_to(std::back_inserter(out), " (vs {})", least_at->label);
     }
     if (unmatched > 0 && points.size() == 1) {
       const RealizedPlan& fastest = run.realized[fastest_realized(run.realized)];
       fmt::format_to(std::back_inserter(out),
-                     ": Perseus's fastest realized point is {:.2f} % slower ({:.4f} s) and saves "
-                     "{:.2f} %",
+                     ": Perseus's fastest realized point is {:.2f} % slower ({:.4f} s) and {}",
                      100.0 * (fastest.time_s / t_lo - 1.0), fastest.time_s,
-                     100.0 * (1.0 - fastest.energy_j / e_lo));
+                     core::savings_phrase(1.0 - fastest.energy_j / e_lo));
     } else if (unmatched > 0) {
       fmt::format_to(std::back_inserter(out), "{}{} of them are faster than every realized point",
                      least_saving ? "; " : ": ", unmatched);
