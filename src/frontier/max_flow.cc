@@ -149,6 +149,89 @@ double FlowNetwork::max_flow(int source, int sink, double tolerance) {
   return total;
 }
 
+bool FlowNetwork::build_distances(int source, int sink, double tolerance) {
+  distance_.assign(num_nodes_, -1);
+  queue_.clear();
+  queue_.push_back(sink);
+  distance_[sink] = 0;
+  for (std::size_t head = 0; head < queue_.size(); ++head) {
+    const int w = queue_[head];
+    // Nodes at or beyond the source's distance cannot be on a shortest augmenting path.
+    if (distance_[source] >= 0 && distance_[w] >= distance_[source]) break;
+    for (int i = adjacency_start_[w]; i < adjacency_start_[w + 1]; ++i) {
+      const int arc = adjacency_[i];  // w → u; its reverse u → w is the arc u can use
+      const int u = to_[arc];
+      if (distance_[u] < 0 && residual_[arc ^ 1] > tolerance) {
+        distance_[u] = distance_[w] + 1;
+        queue_.push_back(u);
+      }
+    }
+  }
+  return distance_[source] >= 0;
+}
+
+double FlowNetwork::max_flow_guided(int source, int sink, double tolerance) {
+  if (!adjacency_valid_) build_adjacency();
+  double total = 0.0;
+  while (build_distances(source, sink, tolerance)) {
+    next_arc_.assign(adjacency_start_.begin(), adjacency_start_.end() - 1);
+    path_.clear();
+    int v = source;
+    while (true) {
+      if (v == sink) {
+        double bottleneck = kInfinity;
+        for (int arc : path_) bottleneck = std::min(bottleneck, residual_[arc]);
+        if (std::isinf(bottleneck)) return kInfinity;
+        for (int arc : path_) {
+          residual_[arc] -= bottleneck;
+          residual_[arc ^ 1] += bottleneck;
+        }
+        total += bottleneck;
+        std::size_t keep = 0;
+        while (keep < path_.size() && residual_[path_[keep]] > tolerance) ++keep;
+        path_.resize(keep);
+        v = keep == 0 ? source : to_[path_.back()];
+        continue;
+      }
+      bool advanced = false;
+      for (int& i = next_arc_[v]; i < adjacency_start_[v + 1]; ++i) {
+        const int arc = adjacency_[i];
+        const int w = to_[arc];
+        if (distance_[w] >= 0 && distance_[w] == distance_[v] - 1 && residual_[arc] > tolerance) {
+          path_.push_back(arc);
+          v = w;
+          advanced = true;
+          break;
+        }
+      }
+      if (advanced) continue;
+      distance_[v] = -1;
+      if (path_.empty()) break;
+      const int arc = path_.back();
+      path_.pop_back();
+      v = from_[arc];
+      ++next_arc_[v];
+    }
+  }
+  // The minimal cut's source side: everything the source still reaches.
+  level_.assign(num_nodes_, -1);
+  queue_.clear();
+  queue_.push_back(source);
+  level_[source] = 0;
+  for (std::size_t head = 0; head < queue_.size(); ++head) {
+    const int v = queue_[head];
+    for (int i = adjacency_start_[v]; i < adjacency_start_[v + 1]; ++i) {
+      const int arc = adjacency_[i];
+      const int w = to_[arc];
+      if (level_[w] < 0 && residual_[arc] > tolerance) {
+        level_[w] = level_[v] + 1;
+        queue_.push_back(w);
+      }
+    }
+  }
+  return total;
+}
+
 bool FlowNetwork::infinite_path(int source, int sink) {
   if (!adjacency_valid_) build_adjacency();
   level_.assign(num_nodes_, -1);
@@ -539,7 +622,7 @@ CutOutcome IncrementalMinCut::solve() {
   }
   for (int v : dirty_) is_dirty_[v] = 0;
   dirty_.clear();
-  network_.max_flow(source_, sink_, kRelativeTolerance * scale_);
+  network_.max_flow_guided(source_, sink_, kRelativeTolerance * scale_);
   cold_ = false;
   return CutOutcome::kOptimal;
 }
