@@ -139,7 +139,8 @@ MinCut min_cut_with_lower_bounds(int num_nodes, int source, int sink,
 class IncrementalMinCut {
  public:
   /// Loads a network. With the same node count and arc endpoints as the loaded one, only bounds
-  /// change (set_bounds for every arc; the flow stays warm); otherwise it is rebuilt from zero flow.
+  /// change (set_bounds for every arc; the flow stays warm); otherwise it is rebuilt from zero
+  /// flow.
   void load(int num_nodes, int source, int sink, const std::vector<BoundedArc>& arcs);
   /// Changes the bounds of arc `arc` (index into the loaded arcs).
   void set_bounds(int arc, double lower, double upper);

@@ -433,9 +433,8 @@ Frontier solve_incremental(const PlanningProblem& problem, const SolverOptions& 
           add_raw(out_node[v], in_node[*w], -1, true);
       }
     }
-    const bool same_structure =
-        have_structure && raw_from == previous_from && raw_to == previous_to &&
-        raw_free == previous_free;
+    const bool same_structure = have_structure && raw_from == previous_from &&
+                                raw_to == previous_to && raw_free == previous_free;
     if (same_structure) {
       // Only the instructions changed by the last step have new bounds.
       for (int v : last_changed) {

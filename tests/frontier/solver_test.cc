@@ -1,14 +1,13 @@
 // The frontier solver against exhaustive search on small pipelines with convex costs.
 #include "frontier/solver.h"
 
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 
-#include <fmt/core.h>
-
 #include <bit>
-#include <filesystem>
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <random>
 #include <string>
