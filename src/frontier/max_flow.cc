@@ -149,6 +149,110 @@ double FlowNetwork::max_flow(int source, int sink, double tolerance) {
   return total;
 }
 
+bool FlowNetwork::build_distances(int source, int sink, double tolerance) {
+  distance_.assign(num_nodes_, -1);
+  queue_.clear();
+  queue_.push_back(sink);
+  distance_[sink] = 0;
+  for (std::size_t head = 0; head < queue_.size(); ++head) {
+    const int w = queue_[head];
+    // Nodes at or beyond the source's distance cannot be on a shortest augmenting path.
+    if (distance_[source] >= 0 && distance_[w] >= distance_[source]) break;
+    for (int i = adjacency_start_[w]; i < adjacency_start_[w + 1]; ++i) {
+      const int arc = adjacency_[i];  // w → u; its reverse u → w is the arc u can use
+      const int u = to_[arc];
+      if (distance_[u] < 0 && residual_[arc ^ 1] > tolerance) {
+        distance_[u] = distance_[w] + 1;
+        queue_.push_back(u);
+      }
+    }
+  }
+  return distance_[source] >= 0;
+}
+
+double FlowNetwork::max_flow_guided(int source, int sink, double tolerance) {
+  if (!adjacency_valid_) build_adjacency();
+  double total = 0.0;
+  while (build_distances(source, sink, tolerance)) {
+    next_arc_.assign(adjacency_start_.begin(), adjacency_start_.end() - 1);
+    path_.clear();
+    int v = source;
+    while (true) {
+      if (v == sink) {
+        double bottleneck = kInfinity;
+        for (int arc : path_) bottleneck = std::min(bottleneck, residual_[arc]);
+        if (std::isinf(bottleneck)) return kInfinity;
+        for (int arc : path_) {
+          residual_[arc] -= bottleneck;
+          residual_[arc ^ 1] += bottleneck;
+        }
+        total += bottleneck;
+        std::size_t keep = 0;
+        while (keep < path_.size() && residual_[path_[keep]] > tolerance) ++keep;
+        path_.resize(keep);
+        v = keep == 0 ? source : to_[path_.back()];
+        continue;
+      }
+      bool advanced = false;
+      for (int& i = next_arc_[v]; i < adjacency_start_[v + 1]; ++i) {
+        const int arc = adjacency_[i];
+        const int w = to_[arc];
+        if (distance_[w] >= 0 && distance_[w] == distance_[v] - 1 && residual_[arc] > tolerance) {
+          path_.push_back(arc);
+          v = w;
+          advanced = true;
+          break;
+        }
+      }
+      if (advanced) continue;
+      distance_[v] = -1;
+      if (path_.empty()) break;
+      const int arc = path_.back();
+      path_.pop_back();
+      v = from_[arc];
+      ++next_arc_[v];
+    }
+  }
+  // The minimal cut's source side: everything the source still reaches.
+  level_.assign(num_nodes_, -1);
+  queue_.clear();
+  queue_.push_back(source);
+  level_[source] = 0;
+  for (std::size_t head = 0; head < queue_.size(); ++head) {
+    const int v = queue_[head];
+    for (int i = adjacency_start_[v]; i < adjacency_start_[v + 1]; ++i) {
+      const int arc = adjacency_[i];
+      const int w = to_[arc];
+      if (level_[w] < 0 && residual_[arc] > tolerance) {
+        level_[w] = level_[v] + 1;
+        queue_.push_back(w);
+      }
+    }
+  }
+  return total;
+}
+
+bool FlowNetwork::infinite_path(int source, int sink) {
+  if (!adjacency_valid_) build_adjacency();
+  level_.assign(num_nodes_, -1);
+  queue_.clear();
+  queue_.push_back(source);
+  level_[source] = 0;
+  for (std::size_t head = 0; head < queue_.size(); ++head) {
+    const int v = queue_[head];
+    if (v == sink) return true;
+    for (int i = adjacency_start_[v]; i < adjacency_start_[v + 1]; ++i) {
+      const int arc = adjacency_[i];
+      const int w = to_[arc];
+      if (level_[w] < 0 && std::isinf(residual_[arc])) {
+        level_[w] = 0;
+        queue_.push_back(w);
+      }
+    }
+  }
+  return false;
+}
+
 std::vector<char> FlowNetwork::reachable_from(int source, double tolerance) const {
   std::vector<char> seen(num_nodes_, 0);
   std::vector<int> stack = {source};
@@ -340,6 +444,187 @@ MinCut min_cut_with_lower_bounds(int num_nodes, int source, int sink,
     }
   }
   return result;
+}
+
+void IncrementalMinCut::load(int num_nodes, int source, int sink,
+                             const std::vector<BoundedArc>& arcs) {
+  const int m = static_cast<int>(arcs.size());
+  bool same = num_nodes == num_nodes_ && m == num_arcs_ && source == source_ && sink == sink_;
+  for (int i = 0; same && i < m; ++i) same = arcs[i].from == from_[i] && arcs[i].to == to_[i];
+  if (same) {
+    for (int i = 0; i < m; ++i) set_bounds(i, arcs[i].lower, arcs[i].upper);
+    return;
+  }
+  num_nodes_ = num_nodes;
+  num_arcs_ = m;
+  source_ = source;
+  sink_ = sink;
+  from_.resize(m);
+  to_.resize(m);
+  lower_.resize(m);
+  upper_.resize(m);
+  network_.reset(num_nodes);
+  for (int i = 0; i < m; ++i) {
+    const BoundedArc& arc = arcs[i];
+    assert(arc.lower >= 0.0 && arc.upper >= arc.lower && arc.from != arc.to);
+    from_[i] = arc.from;
+    to_[i] = arc.to;
+    lower_[i] = arc.lower;
+    upper_[i] = arc.upper;
+    network_.add_arc(arc.from, arc.to, arc.upper - arc.lower);
+  }
+  // Terminal arcs of the terminals themselves are idle self-loops; they keep the ids regular.
+  for (int v = 0; v < num_nodes; ++v) {
+    network_.add_arc(source, v == sink ? source : v, 0.0);
+    network_.add_arc(v == source ? sink : v, sink, 0.0);
+  }
+  demand_.resize(num_nodes);
+  for (int v = 0; v < num_nodes; ++v) demand_[v] = node_demand(v);
+  is_dirty_.assign(num_nodes, 0);
+  queued_.assign(num_nodes, 0);
+  dirty_.clear();
+  clear_flow();
+  rescale_ = true;
+  recheck_infinite_ = true;
+}
+
+void IncrementalMinCut::set_bounds(int arc, double lower, double upper) {
+  assert(lower >= 0.0 && upper >= lower);
+  const double old_lower = lower_[arc], old_upper = upper_[arc];
+  // The previous flow clamped to the new bounds, as FlowWarmStart's repair does.
+  const double flow =
+      cold_ ? 0.0 : std::clamp(old_lower + network_.flow(2 * arc) - lower, 0.0, upper - lower);
+  network_.set_arc(2 * arc, upper - lower, flow);
+  lower_[arc] = lower;
+  upper_[arc] = upper;
+  if (std::isinf(old_upper) != std::isinf(upper)) recheck_infinite_ = true;
+  // The tolerance follows the largest finite bound: recompute it only when that one may shrink.
+  if (scale_ > 0.0 && (old_lower == scale_ || old_upper == scale_)) rescale_ = true;
+  scale_ = std::max(scale_, lower);
+  if (std::isfinite(upper)) scale_ = std::max(scale_, upper);
+  mark(from_[arc]);
+  mark(to_[arc]);
+}
+
+void IncrementalMinCut::mark(int node) {
+  if (node == source_ || node == sink_ || is_dirty_[node]) return;
+  is_dirty_[node] = 1;
+  dirty_.push_back(node);
+}
+
+double IncrementalMinCut::node_demand(int node) {
+  // Same summation order as min_cut_with_lower_bounds (arc order), so the same bits.
+  double demand = 0.0;
+  for (int arc : network_.arcs_from(node)) {
+    if (arc >= 2 * num_arcs_) continue;
+    if (arc % 2 == 0)
+      demand += lower_[arc / 2];
+    else
+      demand -= lower_[arc / 2];
+  }
+  return demand;
+}
+
+double IncrementalMinCut::flow_balance(int node) {
+  double balance = 0.0;
+  for (int arc : network_.arcs_from(node)) {
+    if (arc >= 2 * num_arcs_) continue;
+    if (arc % 2 == 0)
+      balance -= network_.flow(arc);
+    else
+      balance += network_.flow(arc ^ 1);
+  }
+  return balance;
+}
+
+void IncrementalMinCut::clear_flow() {
+  for (int i = 0; i < num_arcs_; ++i) network_.set_arc(2 * i, upper_[i] - lower_[i], 0.0);
+  for (int v = 0; v < num_nodes_; ++v) {
+    if (v == source_ || v == sink_) continue;
+    network_.set_arc(source_arc(v), std::max(0.0, -demand_[v]), 0.0);
+    network_.set_arc(sink_arc(v), std::max(0.0, demand_[v]), 0.0);
+  }
+  cold_ = true;
+}
+
+// The warm start of min_cut_with_lower_bounds, restricted to the nodes around changed arcs: excess
+// the terminal arcs cannot absorb is cancelled backwards along in-arcs, deficits forwards along
+// out-arcs; then the terminal flows of every node touched are set to its balance.
+bool IncrementalMinCut::repair() {
+  const double tolerance = kRelativeTolerance * scale_;
+  work_.assign(dirty_.begin(), dirty_.end());
+  for (int v : work_) queued_[v] = 1;
+  long long budget = 64LL * (num_arcs_ + num_nodes_);
+  while (!work_.empty()) {
+    if (--budget < 0) {
+      for (int v : work_) queued_[v] = 0;
+      work_.clear();
+      return false;
+    }
+    const int v = work_.back();
+    work_.pop_back();
+    queued_[v] = 0;
+    const double balance = flow_balance(v);
+    double excess = balance - std::max(0.0, demand_[v]);
+    double deficit = -balance - std::max(0.0, -demand_[v]);
+    if (!(excess > tolerance) && !(deficit > tolerance)) continue;
+    for (int arc : network_.arcs_from(v)) {
+      if (arc >= 2 * num_arcs_) continue;
+      const bool incoming = arc % 2 == 1;
+      if (incoming != (excess > tolerance)) continue;
+      const int forward = arc & ~1;
+      const double flow = network_.flow(forward);
+      double& rest = incoming ? excess : deficit;
+      const double cut = std::min(flow, rest);
+      if (cut <= 0.0) continue;
+      network_.set_arc(forward, network_.capacity(forward), flow - cut);
+      rest -= cut;
+      const int other = network_.head(arc);
+      mark(other);
+      if (other != source_ && other != sink_ && !queued_[other]) {
+        queued_[other] = 1;
+        work_.push_back(other);
+      }
+      if (rest <= tolerance) break;
+    }
+  }
+  for (int v : dirty_) {
+    const double balance = flow_balance(v);
+    const double demand = demand_[v];
+    network_.set_arc(sink_arc(v), std::max(0.0, demand),
+                     demand > 0.0 ? std::clamp(balance, 0.0, demand) : 0.0);
+    network_.set_arc(source_arc(v), std::max(0.0, -demand),
+                     demand < 0.0 ? std::clamp(-balance, 0.0, -demand) : 0.0);
+  }
+  return true;
+}
+
+CutOutcome IncrementalMinCut::solve() {
+  for (int v : dirty_) demand_[v] = node_demand(v);
+  if (recheck_infinite_) {
+    unbounded_ = network_.infinite_path(source_, sink_);
+    recheck_infinite_ = false;
+  }
+  if (unbounded_) return CutOutcome::kUnbounded;
+  if (rescale_) {
+    scale_ = 0.0;
+    for (int i = 0; i < num_arcs_; ++i) {
+      scale_ = std::max(scale_, std::abs(lower_[i]));
+      if (std::isfinite(upper_[i])) scale_ = std::max(scale_, std::abs(upper_[i]));
+    }
+    rescale_ = false;
+  }
+  if (cold_ || !repair()) {
+    clear_flow();
+    ++cold_solves;
+  } else {
+    ++warm_solves;
+  }
+  for (int v : dirty_) is_dirty_[v] = 0;
+  dirty_.clear();
+  network_.max_flow_guided(source_, sink_, kRelativeTolerance * scale_);
+  cold_ = false;
+  return CutOutcome::kOptimal;
 }
 
 MinCut max_flow_with_lower_bounds(int num_nodes, int source, int sink,

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace powertrain::frontier {
@@ -19,6 +20,12 @@ class FlowNetwork {
   /// below `tolerance` count as zero. Returns the flow added (may be +inf if an all-infinite path
   /// exists). O(V²E) worst case.
   double max_flow(int source, int sink, double tolerance);
+  /// Max flow like max_flow, but each phase's level graph is the distance to the sink (a search
+  /// backwards from it), so the augmenting search from the source only walks arcs that lead to
+  /// the sink. Much faster when the flow starts close to a maximum (warm starts), where the
+  /// forward level graph is mostly dead ends. Ends with a full search from the source, so
+  /// reached() is valid afterwards. Returns the flow added (+inf if an all-infinite path exists).
+  double max_flow_guided(int source, int sink, double tolerance);
   /// Nodes reachable from `source` through arcs with residual > tolerance (1 = reachable).
   std::vector<char> reachable_from(int source, double tolerance) const;
   double residual(int arc) const { return residual_[arc]; }
@@ -32,18 +39,39 @@ class FlowNetwork {
   double flow(int arc) const { return residual_[arc ^ 1]; }
   /// Sets an arc pair's capacity and residual to zero (used to drop helper arcs between phases).
   void disable_arc(int arc);
+  /// Changes an arc's capacity and flow in place (flow in [0, capacity]); the adjacency stays.
+  void set_arc(int arc, double capacity, double flow) {
+    original_[arc] = capacity;
+    residual_[arc] = capacity - flow;
+    original_[arc ^ 1] = 0.0;
+    residual_[arc ^ 1] = flow;
+  }
+  double capacity(int arc) const { return original_[arc]; }
+  int head(int arc) const { return to_[arc]; }
+  /// Arc ids leaving `node` (its own arcs and the reverses of arcs entering it), by id.
+  std::span<const int> arcs_from(int node) {
+    if (!adjacency_valid_) build_adjacency();
+    return {adjacency_.data() + adjacency_start_[node],
+            adjacency_.data() + adjacency_start_[node + 1]};
+  }
+  /// After max_flow returned a finite value: whether `node` is reachable from the source in the
+  /// residual network (the last level graph is the full search that missed the sink).
+  bool reached(int node) const { return level_[node] >= 0; }
+  /// True if `sink` is reachable from `source` through arcs of infinite residual only.
+  bool infinite_path(int source, int sink);
   int num_nodes() const { return num_nodes_; }
   int num_arcs() const { return static_cast<int>(to_.size()); }
 
  private:
   void build_adjacency();
   bool build_levels(int source, int sink, double tolerance);
+  bool build_distances(int source, int sink, double tolerance);
 
   int num_nodes_ = 0;
   std::vector<int> from_, to_;
   std::vector<double> residual_, original_;
   std::vector<int> adjacency_start_, adjacency_;  // CSR over arcs by tail
-  std::vector<int> level_, next_arc_, queue_;
+  std::vector<int> level_, next_arc_, queue_, distance_;
   std::vector<int> path_;
   bool adjacency_valid_ = false;
 };
@@ -101,6 +129,46 @@ struct FlowWarmStart {
 MinCut min_cut_with_lower_bounds(int num_nodes, int source, int sink,
                                  const std::vector<BoundedArc>& arcs, FlowNetwork& scratch,
                                  FlowWarmStart* warm_start = nullptr);
+
+/// Minimal minimum cuts with lower bounds (as min_cut_with_lower_bounds) for a sequence of networks
+/// whose arc endpoints rarely change: consecutive Phillips–Dessouky steps change a few arcs'
+/// bounds. Keeps the residual network, its adjacency and the last maximum flow; a bound change
+/// repairs the flow around the arc's ends only, so a step costs a few searches of the network and
+/// no allocation. Every non-terminal node has both terminal arcs (source→v, v→sink; one of them at
+/// capacity 0), so a demand changing sign does not change the structure.
+class IncrementalMinCut {
+ public:
+  /// Loads a network. With the same node count and arc endpoints as the loaded one, only bounds
+  /// change (set_bounds for every arc; the flow stays warm); otherwise it is rebuilt from zero
+  /// flow.
+  void load(int num_nodes, int source, int sink, const std::vector<BoundedArc>& arcs);
+  /// Changes the bounds of arc `arc` (index into the loaded arcs).
+  void set_bounds(int arc, double lower, double upper);
+  /// Minimal minimum cut of the current bounds: kOptimal (then source_side() is valid) or
+  /// kUnbounded. Same answer as min_cut_with_lower_bounds on the same arcs.
+  CutOutcome solve();
+  bool source_side(int node) const { return network_.reached(node); }
+  long long warm_solves = 0;  // solves that started from the previous flow
+  long long cold_solves = 0;  // solves that started from zero (new structure or failed repair)
+
+ private:
+  int sink_arc(int node) const { return 2 * (num_arcs_ + 2 * node + 1); }
+  int source_arc(int node) const { return 2 * (num_arcs_ + 2 * node); }
+  double flow_balance(int node);  // inflow − outflow over the bounded arcs (shifted frame)
+  double node_demand(int node);   // Σ lower out − Σ lower in, summed in arc order
+  void mark(int node);
+  bool repair();
+  void clear_flow();
+
+  FlowNetwork network_;
+  int num_nodes_ = -1, num_arcs_ = 0, source_ = 0, sink_ = 1;
+  std::vector<int> from_, to_;
+  std::vector<double> lower_, upper_, demand_;
+  std::vector<int> dirty_, work_;
+  std::vector<char> is_dirty_, queued_;
+  double scale_ = 0.0;  // largest |finite bound|; the tolerance is a fixed fraction of it
+  bool rescale_ = false, recheck_infinite_ = true, unbounded_ = false, cold_ = true;
+};
 
 /// Perseus Algorithm 3 as printed: find a feasible flow through a helper source/sink, then augment
 /// it to a maximum flow. Reports kInfeasible when the lower bounds cannot be met. Kept as a

@@ -19,6 +19,11 @@ enum class MaxFlowEngine {
 
 struct SolverOptions {
   MaxFlowEngine engine = MaxFlowEngine::kDinic;
+  /// Reuse work between steps (kDinic only): the critical DAG and its contraction are kept while
+  /// their structure does not change, and the max flow is updated in place around the few arcs
+  /// whose bounds moved. false runs the reference step, which rebuilds everything each step
+  /// (same frontier bit for bit; kept for tests and before/after benchmarks).
+  bool incremental = true;
   /// Called now and then with (units reduced so far, units between T* and the lower bound on
   /// T_min).
   std::function<void(long long done, long long total)> progress;

@@ -94,6 +94,53 @@ TEST(MinCutWithLowerBounds, MatchesBruteForceOnRandomSmallGraphs) {
   EXPECT_GT(optimal, 200);  // the generator must mostly produce finite cuts
 }
 
+TEST(IncrementalMinCut, SameCutsAsAFreshSolveWhileBoundsMove) {
+  // A few arcs' bounds change per step (set_bounds), occasionally all of them (load with the same
+  // arcs), and bounds cross zero and infinity, so the repair must move flow over several nodes.
+  std::mt19937 rng(31);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  long long warm = 0, compared = 0;
+  for (int trial = 0; trial < 80; ++trial) {
+    const int n = trial < 40 ? 4 + trial % 11 : 20 + trial % 40;
+    auto arcs = random_dag(rng, n, 0.2);
+    IncrementalMinCut incremental;
+    incremental.load(n, 0, 1, arcs);
+    std::uniform_int_distribution<int> pick(0, static_cast<int>(arcs.size()) - 1);
+    for (int step = 0; step < 30; ++step) {
+      const CutOutcome outcome = incremental.solve();
+      FlowNetwork scratch;
+      const MinCut fresh = min_cut_with_lower_bounds(n, 0, 1, arcs, scratch);
+      ASSERT_EQ(outcome, fresh.outcome) << "trial " << trial << " step " << step;
+      if (outcome == CutOutcome::kOptimal) {
+        ++compared;
+        for (int v = 0; v < n; ++v) {
+          ASSERT_EQ(incremental.source_side(v), fresh.source_side[v] != 0)
+              << "trial " << trial << " step " << step << " node " << v;
+        }
+        if (n <= 14) {
+          std::vector<char> side(n);
+          for (int v = 0; v < n; ++v) side[v] = incremental.source_side(v);
+          const MinCut brute = brute_force_min_cut(n, 0, 1, arcs);
+          EXPECT_NEAR(cut_capacity(arcs, side), brute.value, 1e-9 * (1 + std::abs(brute.value)));
+        }
+      }
+      const int changes = step % 10 == 9 ? static_cast<int>(arcs.size()) : 1 + step % 3;
+      for (int c = 0; c < changes; ++c) {
+        const int i = pick(rng);
+        BoundedArc& arc = arcs[i];
+        arc.lower = unit(rng) < 0.3 ? 0.0 : std::round(unit(rng) * 40) / 4;
+        arc.upper = unit(rng) < 0.1 ? kInf : arc.lower + std::round(unit(rng) * 60) / 4;
+        if (changes > 3) continue;
+        incremental.set_bounds(i, arc.lower, arc.upper);
+      }
+      if (changes > 3) incremental.load(n, 0, 1, arcs);  // same arcs: stays warm
+    }
+    warm += incremental.warm_solves;
+  }
+  EXPECT_GT(compared, 1000);
+  EXPECT_GT(warm, 1000);  // the warm path must really be exercised
+}
+
 TEST(MinCutWithLowerBounds, WarmStartGivesTheSameCutAsAColdStart) {
   // Like consecutive solver iterations: the arcs stay, their bounds move. The warm-started flow
   // must give the same (minimal) minimum cut as a fresh one and the brute-force optimum.

@@ -1,13 +1,21 @@
 // The frontier solver against exhaustive search on small pipelines with convex costs.
 #include "frontier/solver.h"
 
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
+#include <filesystem>
 #include <map>
 #include <random>
+#include <string>
 
 #include "frontier/evaluate.h"
+#include "frontier/model_profile.h"
+#include "frontier/problem.h"
+#include "frontier/profile.h"
 
 namespace powertrain::frontier {
 namespace {
@@ -204,6 +212,114 @@ TEST(FrontierSolver, ConstantNodesLengthenTheIterationButAreNeverPlanned) {
       }
     }
   }
+}
+
+// Bit-for-bit equality of two frontiers: points, plans and the step statistics.
+void expect_identical(const Frontier& a, const Frontier& b, const std::string& label) {
+  ASSERT_EQ(a.points.size(), b.points.size()) << label;
+  for (std::size_t i = 0; i < a.points.size(); ++i) {
+    ASSERT_EQ(a.points[i].time_units, b.points[i].time_units) << label << " point " << i;
+    ASSERT_EQ(std::bit_cast<std::uint64_t>(a.points[i].energy_j),
+              std::bit_cast<std::uint64_t>(b.points[i].energy_j))
+        << label << " point " << i;
+  }
+  EXPECT_EQ(a.initial_units, b.initial_units) << label;
+  EXPECT_EQ(a.change_offsets, b.change_offsets) << label;
+  ASSERT_EQ(a.changes.size(), b.changes.size()) << label;
+  for (std::size_t i = 0; i < a.changes.size(); ++i) {
+    ASSERT_EQ(a.changes[i].operation, b.changes[i].operation) << label << " change " << i;
+    ASSERT_EQ(a.changes[i].units, b.changes[i].units) << label << " change " << i;
+  }
+  EXPECT_EQ(a.stats.iterations, b.stats.iterations) << label;
+  EXPECT_EQ(a.stats.reverted_slowdowns, b.stats.reverted_slowdowns) << label;
+  EXPECT_EQ(a.stats.multi_unit_steps, b.stats.multi_unit_steps) << label;
+}
+
+Frontier solve_with(const PlanningProblem& problem, bool incremental,
+                    MaxFlowEngine engine = MaxFlowEngine::kDinic) {
+  SolverOptions options;
+  options.incremental = incremental;
+  options.engine = engine;
+  return solve_frontier(problem, options);
+}
+
+TEST(FrontierSolver, IncrementalEngineIsBitIdenticalToTheReferenceOnRandomPipelines) {
+  // Many steps with structure changes, reverts and ties: 1F1B, GPipe and recompute pipelines with
+  // up to 12 options per instruction.
+  std::mt19937 rng(41);
+  const pipeline::ScheduleKind schedules[] = {pipeline::ScheduleKind::kOneFOneB,
+                                              pipeline::ScheduleKind::kGPipe,
+                                              pipeline::ScheduleKind::kOneFOneBEarlyRecompute};
+  std::size_t steps = 0;
+  for (int trial = 0; trial < 24; ++trial) {
+    const auto schedule = schedules[trial % 3];
+    const int stages = 2 + trial % 5, microbatches = 2 + (trial * 7) % 13;
+    const PlanningProblem problem = random_problem(rng, schedule, stages, microbatches, 12);
+    const std::string label = fmt::format("trial {} ({} x {})", trial, stages, microbatches);
+    const Frontier reference = solve_with(problem, false);
+    expect_identical(solve_with(problem, true), reference, label);
+    steps += reference.stats.iterations;
+  }
+  EXPECT_GT(steps, 1000u);
+}
+
+TEST(FrontierSolver, IncrementalEngineIsBitIdenticalToBoykovKolmogorov) {
+  // An independent max flow (Boost, from scratch every step) picks the same cuts.
+  std::mt19937 rng(43);
+  const PlanningProblem problem = random_problem(rng, pipeline::ScheduleKind::kOneFOneB, 4, 16, 10);
+  const Frontier bk = solve_with(problem, false, MaxFlowEngine::kBoostBoykovKolmogorov);
+  ASSERT_GT(bk.points.size(), 20u);
+  expect_identical(solve_with(problem, true), bk, "boykov-kolmogorov");
+}
+
+TEST(FrontierSolver, IncrementalEngineIsBitIdenticalToTheReferenceOnThePerseusProfiles) {
+  // The golden cases at 12 microbatches (A100 τ = 1 ms, A40 τ = 0.1 ms), 1F1B and GPipe, and the
+  // built-in GPT-3 175B model on 4 stages.
+  const std::filesystem::path dir =
+      std::filesystem::path(POWERTRAIN_SOURCE_DIR) / ".." / "shared" / "data" / "perseus";
+  struct Case {
+    const char* profile;
+    double p_blocking_w, unit_time_s;
+    pipeline::ScheduleKind schedule;
+  };
+  const Case cases[] = {
+      {"gpt3-175b+a100_sxm_bf16.csv", 83.64, 1e-3, pipeline::ScheduleKind::kOneFOneB},
+      {"gpt3-175b+a100_sxm_bf16.csv", 83.64, 1e-3, pipeline::ScheduleKind::kGPipe},
+      {"gpt3-175b+a40_bf16.csv", 70.38, 1e-4, pipeline::ScheduleKind::kOneFOneB},
+  };
+  for (const Case& c : cases) {
+    const auto path = dir / c.profile;
+    if (!std::filesystem::exists(path)) GTEST_SKIP() << "real data not found at " << path;
+    auto profile = read_profile(path.string());
+    ASSERT_TRUE(profile.ok()) << profile.error().message;
+    pipeline::PipelineSpec spec;
+    spec.schedule = c.schedule;
+    spec.num_gpus = 8;
+    spec.num_microbatches = 12;
+    PlanningSettings settings;
+    settings.unit_time_s = c.unit_time_s;
+    settings.p_blocking_w = c.p_blocking_w;
+    auto problem = build_planning_problem(*profile, spec, settings);
+    ASSERT_TRUE(problem.ok()) << problem.error().message;
+    const Frontier reference = solve_with(*problem, false);
+    ASSERT_GT(reference.points.size(), 500u);
+    expect_identical(solve_with(*problem, true), reference, c.profile);
+  }
+  ModelJobRequest request;
+  request.model = "gpt3-175b";
+  request.gpu = "a100-sxm";
+  request.tp = 8;
+  request.pp = 4;
+  auto job = build_model_job(request);
+  ASSERT_TRUE(job.ok()) << job.error().message;
+  pipeline::PipelineSpec spec;
+  spec.num_gpus = 4;
+  spec.num_microbatches = 16;
+  PlanningSettings settings;
+  settings.p_blocking_w = job->gpu.p_blocking_w;
+  auto problem = build_planning_problem(generate_profile(*job), spec, settings);
+  ASSERT_TRUE(problem.ok()) << problem.error().message;
+  expect_identical(solve_with(*problem, true), solve_with(*problem, false), "gpt3-175b model");
 }
 
 }  // namespace
