@@ -245,8 +245,12 @@ std::string baselines_summary(const FrontierRun& run) {
                      points.size(), t_lo, t_hi, e_lo, e_hi);
     }
     if (least_saving) {
-      fmt::format_to(std::back_inserter(out), ": Perseus at the same time {}{}",
-                     points.size() == 1 ? "" : "at least: ", core::savings_phrase(*least_saving));
+      std::string phrase = core::savings_phrase(*least_saving);
+      if (points.size() > 1) {  // the least saving over the baseline's points
+        if (phrase.rfind("saves ", 0) == 0) phrase.insert(6, "at least ");
+        if (phrase.rfind("uses ", 0) == 0) phrase.insert(5, "up to ");
+      }
+      fmt::format_to(std::back_inserter(out), ": Perseus at the same time {}", phrase);
       if (points.size() > 1) fmt::format_to(std::back_inserter(out), " (vs {})", least_at->label);
     }
     if (unmatched > 0 && points.size() == 1) {
