@@ -26,7 +26,9 @@ std::vector<MicrobatchOption> microbatch_frontier(
       const Cost c = sequential_cost(gpu, microbatch.sequential, clock);
       all.push_back({c.time_s, c.energy_j, clock, true, {}});
     }
-    if (microbatch.partitions.empty()) continue;
+    // No candidates given (Megatron-LM only): the partitioned execution is not considered.
+    if (microbatch.partitions.empty() || candidates.size() != microbatch.partitions.size())
+      continue;
     const Cost solo = evaluate_solo(gpu, params, microbatch.solo, clock);
     std::vector<MicrobatchOption> set = {{solo.time_s, solo.energy_j, clock, false, {}}};
     bool complete = true;

@@ -30,8 +30,9 @@ std::vector<MicrobatchOption> pareto_options(std::vector<MicrobatchOption> optio
 /// Alg. 2: for each clock in `clocks_mhz`, the Pareto set of Σ_types count × (partition cost) +
 /// solo kernels, taking for each partition type any of its evaluated candidates at that clock
 /// (Pareto-pruned after each type: exact for sums). `candidates[t]` belongs to
-/// `microbatch.partitions[t]`. With `include_sequential`, the sequential microbatch at each clock
-/// is a candidate too. Clocks where some type has no candidate are skipped (sequential kept).
+/// `microbatch.partitions[t]`; with no candidates (empty vector) only sequential options. With
+/// `include_sequential`, the sequential microbatch at each clock is a candidate too. Clocks where
+/// some type has no candidate are skipped (sequential kept).
 std::vector<MicrobatchOption> microbatch_frontier(
     const device::GpuSpec& gpu, const ConcurrencyParams& params, const MicrobatchWork& microbatch,
     const std::vector<std::vector<Evaluated>>& candidates, const std::vector<int>& clocks_mhz,

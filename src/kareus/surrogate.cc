@@ -87,8 +87,9 @@ core::Result<std::vector<double>> xgboost_fit_predict(const FeatureMatrix& x,
 
 // Fallback: inverse-distance-weighted mean of the 5 nearest samples (features are normalized by
 // the caller). The seed jitters tie-breaking only.
-std::vector<double> knn_fit_predict(const FeatureMatrix& x, const std::vector<double>& y,
-                                    const FeatureMatrix& query) {
+[[maybe_unused]] std::vector<double> knn_fit_predict(const FeatureMatrix& x,
+                                                     const std::vector<double>& y,
+                                                     const FeatureMatrix& query) {
   std::vector<double> out;
   std::vector<std::pair<double, std::size_t>> d(x.size());
   for (const auto& q : query) {
