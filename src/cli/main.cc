@@ -32,6 +32,7 @@ const std::vector<Subcommand>& subcommands() {
       {"emulate",
        "Run a CUDA program on emulated GPUs (or analyse its traces): predicted time and energy",
        add_emulate_command},
+      {"kareus", "Kareus: joint clock, comm-SM and launch-timing frontier vs Megatron/Perseus/nanobatching", add_kareus_command},
   };
   return table;
 }
