@@ -33,13 +33,10 @@ char cleanup_paths[kMaxCleanupPaths][kMaxPathBytes];
 std::atomic<bool> cleanup_used[kMaxCleanupPaths];
 std::mutex cleanup_mutex;  // registration only; never taken by the handler
 
-struct LinuxDirent64 {
-  unsigned long long d_ino;
-  long long d_off;
-  unsigned short d_reclen;
-  unsigned char d_type;
-  char d_name[];
-};
+// struct linux_dirent64: d_ino (8 bytes), d_off (8), d_reclen (2), d_type (1), then the name.
+constexpr std::size_t kDirentReclenOffset = 16;
+constexpr std::size_t kDirentTypeOffset = 18;
+constexpr std::size_t kDirentNameOffset = 19;
 
 // Removes everything below the directory `dir_fd` (depth-limited; our staging trees are shallow).
 void remove_children_signal_safe(int dir_fd, int depth) {
@@ -49,11 +46,14 @@ void remove_children_signal_safe(int dir_fd, int depth) {
     if (bytes <= 0) return;
     bool removed_any = false;
     for (long offset = 0; offset < bytes;) {
-      auto* entry = reinterpret_cast<LinuxDirent64*>(buffer + offset);
-      offset += entry->d_reclen;
-      const char* name = entry->d_name;
+      const char* entry = buffer + offset;
+      unsigned short record_bytes = 0;
+      std::memcpy(&record_bytes, entry + kDirentReclenOffset, sizeof record_bytes);
+      const auto type = static_cast<unsigned char>(entry[kDirentTypeOffset]);
+      offset += record_bytes;
+      const char* name = entry + kDirentNameOffset;
       if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'))) continue;
-      if (entry->d_type == DT_DIR && depth < 8) {
+      if (type == DT_DIR && depth < 8) {
         const int child = ::openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (child >= 0) {
           remove_children_signal_safe(child, depth + 1);
