@@ -14,8 +14,7 @@ bool contains_ci(std::string_view text, std::string_view needle) {
   if (needle.size() > text.size()) return false;
   for (std::size_t i = 0; i + needle.size() <= text.size(); ++i) {
     std::size_t j = 0;
-    while (j < needle.size() &&
-           std::tolower(static_cast<unsigned char>(text[i + j])) == needle[j])
+    while (j < needle.size() && std::tolower(static_cast<unsigned char>(text[i + j])) == needle[j])
       ++j;
     if (j == needle.size()) return true;
   }
@@ -44,30 +43,42 @@ std::vector<Span> clipped(const std::vector<Span>& spans, const Window& window) 
 
 std::string_view to_string(KernelType type) {
   switch (type) {
-    case KernelType::kComputation: return "computation";
-    case KernelType::kCommunication: return "communication";
-    case KernelType::kMemory: return "memory";
+    case KernelType::kComputation:
+      return "computation";
+    case KernelType::kCommunication:
+      return "communication";
+    case KernelType::kMemory:
+      return "memory";
   }
   return "?";
 }
 
 std::string_view to_string(CommLibrary library) {
   switch (library) {
-    case CommLibrary::kNone: return "none";
-    case CommLibrary::kNccl: return "NCCL";
-    case CommLibrary::kRccl: return "RCCL";
-    case CommLibrary::kDeepEp: return "DeepEP";
-    case CommLibrary::kNvshmem: return "NVSHMEM";
-    case CommLibrary::kGloo: return "Gloo";
+    case CommLibrary::kNone:
+      return "none";
+    case CommLibrary::kNccl:
+      return "NCCL";
+    case CommLibrary::kRccl:
+      return "RCCL";
+    case CommLibrary::kDeepEp:
+      return "DeepEP";
+    case CommLibrary::kNvshmem:
+      return "NVSHMEM";
+    case CommLibrary::kGloo:
+      return "Gloo";
   }
   return "?";
 }
 
 std::string_view to_string(WindowKind kind) {
   switch (kind) {
-    case WindowKind::kSteps: return "steps";
-    case WindowKind::kGpuSpan: return "gpu-span";
-    case WindowKind::kWhole: return "whole";
+    case WindowKind::kSteps:
+      return "steps";
+    case WindowKind::kGpuSpan:
+      return "gpu-span";
+    case WindowKind::kWhole:
+      return "whole";
   }
   return "?";
 }
@@ -235,15 +246,15 @@ RankAnalysis analyze_rank(const trace::RankTrace& trace, const AnalyzeOptions& o
     const std::string& name = trace.name_of(e);
     const std::int64_t end = e.start_ns + e.duration_ns;
     const KernelType type = kernel_type(e.kind, name);
-    const CommLibrary library = type == KernelType::kCommunication ? comm_library(name)
-                                                                   : CommLibrary::kNone;
+    const CommLibrary library =
+        type == KernelType::kCommunication ? comm_library(name) : CommLibrary::kNone;
     const auto launch = launch_start.find(e.correlation);
     streams[{e.pid, e.tid}].push_back(
         {e.start_ns, end, launch == launch_start.end() ? kUnknown : launch->second});
     const std::int64_t a = std::max(e.start_ns, window.start_ns);
     const std::int64_t b = std::min(end, window.end_ns);
-    if (b > a || (e.duration_ns == 0 && e.start_ns >= window.start_ns &&
-                  e.start_ns < window.end_ns)) {
+    if (b > a ||
+        (e.duration_ns == 0 && e.start_ns >= window.start_ns && e.start_ns < window.end_ns)) {
       if (b > a) {
         by_type[static_cast<int>(type)].push_back({a, b});
         by_library[static_cast<int>(library)].push_back({a, b});
@@ -319,7 +330,8 @@ RankAnalysis analyze_rank(const trace::RankTrace& trace, const AnalyzeOptions& o
       }
     for (int k = 0; k < n; ++k)
       for (int t = 0; t < kKernelTypes; ++t)
-        result.bins[k][t] = static_cast<float>(acc[static_cast<std::size_t>(k) * kKernelTypes + t] / width);
+        result.bins[k][t] =
+            static_cast<float>(acc[static_cast<std::size_t>(k) * kKernelTypes + t] / width);
   }
 
   // Exclusive states: sweep the boundaries of the merged lists of each type.
@@ -340,8 +352,9 @@ RankAnalysis analyze_rank(const trace::RankTrace& trace, const AnalyzeOptions& o
   }
 
   for (auto& entry : stats) result.kernels.push_back(std::move(entry.second));
-  std::stable_sort(result.kernels.begin(), result.kernels.end(),
-                   [](const KernelStat& a, const KernelStat& b) { return a.total_ns > b.total_ns; });
+  std::stable_sort(
+      result.kernels.begin(), result.kernels.end(),
+      [](const KernelStat& a, const KernelStat& b) { return a.total_ns > b.total_ns; });
 
   for (int l = 1; l < kCommLibraries; ++l) {
     if (by_library[l].empty()) continue;

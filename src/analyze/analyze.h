@@ -1,7 +1,8 @@
-// Trace analysis in the vocabulary of Holistic Trace Analysis (HTA): temporal breakdown, kernel-type
-// breakdown, communication–computation overlap, per-stream queue length, launch delays and idle-time
-// breakdown, memcpy bandwidth, and communication kernels by library. Everything here is measured
-// (read from the trace), per rank and inside one time window. Definitions: docs/analyze.md.
+// Trace analysis in the vocabulary of Holistic Trace Analysis (HTA): temporal breakdown,
+// kernel-type breakdown, communication–computation overlap, per-stream queue length, launch delays
+// and idle-time breakdown, memcpy bandwidth, and communication kernels by library. Everything here
+// is measured (read from the trace), per rank and inside one time window. Definitions:
+// docs/analyze.md.
 #pragma once
 
 #include <array>
@@ -143,11 +144,11 @@ struct StreamStats {
 /// Memcpy bandwidth for one direction ("HtoD", "DtoH", "DtoD", "HtoH", "PtoP", "other").
 struct MemcpyStat {
   std::string direction;
-  std::int64_t count = 0;         // memcpys in the window
-  std::int64_t with_bytes = 0;    // of those, with a byte count in the trace's args
-  std::int64_t bytes = 0;         // Σ bytes of those with one
-  std::int64_t duration_ns = 0;   // Σ durations of those with bytes
-  double gb_s() const {           // bytes / duration (decimal GB/s)
+  std::int64_t count = 0;        // memcpys in the window
+  std::int64_t with_bytes = 0;   // of those, with a byte count in the trace's args
+  std::int64_t bytes = 0;        // Σ bytes of those with one
+  std::int64_t duration_ns = 0;  // Σ durations of those with bytes
+  double gb_s() const {          // bytes / duration (decimal GB/s)
     return duration_ns > 0 ? static_cast<double>(bytes) / static_cast<double>(duration_ns) : 0.0;
   }
 };
@@ -178,7 +179,7 @@ struct RankAnalysis {
                ? 100.0 * static_cast<double>(overlap_ns) / static_cast<double>(communication_ns)
                : 0.0;
   }
-  std::vector<KernelStat> kernels;  // every name, by total time (descending), then name
+  std::vector<KernelStat> kernels;     // every name, by total time (descending), then name
   std::vector<LibraryStat> libraries;  // communication libraries seen
   std::vector<StreamStats> streams;    // by (device, stream)
   std::vector<MemcpyStat> memcpy;      // by direction

@@ -11,18 +11,27 @@ enum class PieceClass { kCompute, kCommunication, kHost, kIdle };
 
 void add(BoundBy& b, PieceClass c, std::int64_t ns) {
   switch (c) {
-    case PieceClass::kCompute: b.compute_ns += ns; break;
-    case PieceClass::kCommunication: b.communication_ns += ns; break;
-    case PieceClass::kHost: b.host_ns += ns; break;
-    case PieceClass::kIdle: b.idle_gap_ns += ns; break;
+    case PieceClass::kCompute:
+      b.compute_ns += ns;
+      break;
+    case PieceClass::kCommunication:
+      b.communication_ns += ns;
+      break;
+    case PieceClass::kHost:
+      b.host_ns += ns;
+      break;
+    case PieceClass::kIdle:
+      b.idle_gap_ns += ns;
+      break;
   }
 }
 
 }  // namespace
 
-std::vector<RankPath> critical_paths(const graph::ExecutionGraph& graph,
-                                     const sim::ReplayResult& replay,
-                                     const sim::EnergyReport& energy) {
+std::vector<RankPath> critical_paths(
+    const graph::ExecutionGraph& graph, const sim::ReplayResult& replay,
+    const sim::EnergyReport& energy,
+    const std::vector<std::pair<std::int64_t, std::int64_t>>& fallback_windows) {
   std::vector<RankPath> paths;
   for (std::size_t r = 0; r < graph.ranks.size(); ++r) {
     const graph::RankInfo& info = graph.ranks[r];
@@ -49,6 +58,9 @@ std::vector<RankPath> critical_paths(const graph::ExecutionGraph& graph,
       step.end_ns = replay.end_ns[span.last_leaf] + span.trail_ns;
       out.steps.push_back(step);
     }
+    if (out.steps.empty() && r < fallback_windows.size() &&
+        fallback_windows[r].second > fallback_windows[r].first)
+      out.steps.push_back({-1, fallback_windows[r].first, fallback_windows[r].second, {}, 0, 0.0});
     if (path.tasks.empty()) {
       paths.push_back(std::move(out));
       continue;
@@ -81,7 +93,8 @@ std::vector<RankPath> critical_paths(const graph::ExecutionGraph& graph,
       if (graph::is_gpu(graph.kind[v])) {
         const sim::KernelClass k =
             sim::classify_kernel(graph.task_name(v), graph.kind[v], graph.nccl[v] != 0);
-        const bool comm = graph.nccl[v] != 0 || comm_library(graph.task_name(v)) != CommLibrary::kNone;
+        const bool comm =
+            graph.nccl[v] != 0 || comm_library(graph.task_name(v)) != CommLibrary::kNone;
         c = comm ? PieceClass::kCommunication : PieceClass::kCompute;
         power += dynamic_w[static_cast<int>(k)];
       }
@@ -94,8 +107,7 @@ std::vector<RankPath> critical_paths(const graph::ExecutionGraph& graph,
     }
     std::sort(out.longest.begin(), out.longest.end(),
               [](const RankPath::Top& a, const RankPath::Top& b) {
-                return a.on_path_ns != b.on_path_ns ? a.on_path_ns > b.on_path_ns
-                                                    : a.task < b.task;
+                return a.on_path_ns != b.on_path_ns ? a.on_path_ns > b.on_path_ns : a.task < b.task;
               });
     if (out.longest.size() > 10) out.longest.resize(10);
     paths.push_back(std::move(out));

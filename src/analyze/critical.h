@@ -1,6 +1,7 @@
-// The replay's critical path (sim::critical_path) split per step and by what bounds it: GPU compute,
-// communication, host (CPU tasks) or idle gaps between consecutive path tasks; with the modelled
-// energy of the GPU along it (sim energy model). Times are from the replay of the measured trace.
+// The replay's critical path (sim::critical_path) split per step and by what bounds it: GPU
+// compute, communication, host (CPU tasks) or idle gaps between consecutive path tasks; with the
+// modelled energy of the GPU along it (sim energy model). Times are from the replay of the measured
+// trace.
 #pragma once
 
 #include <cstdint>
@@ -21,10 +22,10 @@ struct BoundBy {
 };
 
 struct StepPath {
-  int step = 0;  // 0-based index of the ProfilerStep span (or 0 for the whole path without steps)
+  int step = 0;  // 0-based ProfilerStep index; -1: the fallback window; 0 also for the whole path
   std::int64_t start_ns = 0;  // replayed step span
   std::int64_t end_ns = 0;
-  BoundBy bound;       // path time inside the step, by class (Σ ≤ the step's length)
+  BoundBy bound;           // path time inside the step, by class (Σ ≤ the step's length)
   std::int64_t tasks = 0;  // path tasks that end inside the step
   double energy_j = 0.0;   // modelled GPU energy along the path inside the step
 };
@@ -52,8 +53,12 @@ struct RankPath {
 /// compute) or the gap before it started (idle gap). Energy: static power × piece + dynamic power
 /// of the task's kernel class on its rank's GPU (from `energy`: dynamic J / busy s of that class) ×
 /// GPU piece. O(path length + steps).
-std::vector<RankPath> critical_paths(const graph::ExecutionGraph& graph,
-                                     const sim::ReplayResult& replay,
-                                     const sim::EnergyReport& energy);
+/// `fallback_windows` (by graph rank index; may be empty) stand in for the steps of a rank without
+/// ProfilerStep spans, e.g. the analysis window, so the split describes that window and not the
+/// whole trace (whose path usually starts with start-up calls).
+std::vector<RankPath> critical_paths(
+    const graph::ExecutionGraph& graph, const sim::ReplayResult& replay,
+    const sim::EnergyReport& energy,
+    const std::vector<std::pair<std::int64_t, std::int64_t>>& fallback_windows = {});
 
 }  // namespace powertrain::analyze

@@ -9,9 +9,12 @@ namespace powertrain::analyze {
 
 std::string_view to_string(DiffStatus status) {
   switch (status) {
-    case DiffStatus::kChanged: return "both";
-    case DiffStatus::kAdded: return "added";
-    case DiffStatus::kRemoved: return "removed";
+    case DiffStatus::kChanged:
+      return "both";
+    case DiffStatus::kAdded:
+      return "added";
+    case DiffStatus::kRemoved:
+      return "removed";
   }
   return "?";
 }

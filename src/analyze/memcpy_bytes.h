@@ -1,5 +1,5 @@
-// Memcpy byte counts (args.bytes) that the trace reader does not keep: a second, light pass over the
-// same document that reads only gpu_memcpy events' correlation and bytes.
+// Memcpy byte counts (args.bytes) that the trace reader does not keep: a second, light pass over
+// the same document that reads only gpu_memcpy events' correlation and bytes.
 #pragma once
 
 #include <cstddef>

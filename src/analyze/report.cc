@@ -32,32 +32,32 @@ nlohmann::json path_json(const RankPath& p, const graph::ExecutionGraph& graph) 
                       {"static_power_w_modelled", p.static_power_w}};
   j["steps"] = nlohmann::json::array();
   for (const StepPath& st : p.steps) {
-    nlohmann::json step = {{"step", st.step},
-                           {"step_length_s", s(st.end_ns - st.start_ns)},
-                           {"on_path_s", s(st.bound.total_ns())},
-                           {"tasks", st.tasks},
-                           {"bound_by", bound_json(st.bound)},
-                           {"energy_j_modelled", st.energy_j}};
+    nlohmann::json step = {
+        {"step", st.step < 0 ? nlohmann::json("window") : nlohmann::json(st.step)},
+        {"step_length_s", s(st.end_ns - st.start_ns)},
+        {"on_path_s", s(st.bound.total_ns())},
+        {"tasks", st.tasks},
+        {"bound_by", bound_json(st.bound)},
+        {"energy_j_modelled", st.energy_j}};
     j["steps"].push_back(step);
   }
   j["longest_tasks"] = nlohmann::json::array();
   for (const RankPath::Top& t : p.longest) {
     const graph::TaskKind kind = graph.kind[t.task];
-    j["longest_tasks"].push_back(
-        {{"name", graph.task_name(t.task)},
-         {"rank", graph.ranks[graph.rank_index_of(t.task)].rank},
-         {"kind", kind == graph::TaskKind::kCpu      ? "cpu"
-                  : kind == graph::TaskKind::kKernel ? "kernel"
-                  : kind == graph::TaskKind::kMemcpy ? "memcpy"
-                                                     : "memset"},
-         {"on_path_s", s(t.on_path_ns)}});
+    j["longest_tasks"].push_back({{"name", graph.task_name(t.task)},
+                                  {"rank", graph.ranks[graph.rank_index_of(t.task)].rank},
+                                  {"kind", kind == graph::TaskKind::kCpu      ? "cpu"
+                                           : kind == graph::TaskKind::kKernel ? "kernel"
+                                           : kind == graph::TaskKind::kMemcpy ? "memcpy"
+                                                                              : "memset"},
+                                  {"on_path_s", s(t.on_path_ns)}});
   }
   return j;
 }
 
 nlohmann::json delay_json(const DelayStats& d) {
-  return {{"count", d.count}, {"mean_s", s(d.mean_ns)}, {"p50_s", s(d.p50_ns)},
-          {"p95_s", s(d.p95_ns)}, {"max_s", s(d.max_ns)}, {"min_s", s(d.min_ns)}};
+  return {{"count", d.count},     {"mean_s", s(d.mean_ns)}, {"p50_s", s(d.p50_ns)},
+          {"p95_s", s(d.p95_ns)}, {"max_s", s(d.max_ns)},   {"min_s", s(d.min_ns)}};
 }
 
 }  // namespace
@@ -147,7 +147,8 @@ nlohmann::json analysis_json(const std::vector<RankAnalysis>& ranks, const PathC
     j["steps"] = nlohmann::json::array();
     for (const auto& [a, b] : r.steps)
       j["steps"].push_back({{"offset_s", s(a - r.window.start_ns)}, {"length_s", s(b - a)}});
-    nlohmann::json bins = {{"bin_s", r.bins.empty() ? 0.0 : s(r.window.length_ns()) / r.bins.size()}};
+    nlohmann::json bins = {
+        {"bin_s", r.bins.empty() ? 0.0 : s(r.window.length_ns()) / r.bins.size()}};
     for (int k = 0; k < kKernelTypes; ++k) {
       nlohmann::json series = nlohmann::json::array();
       for (const auto& bin : r.bins) series.push_back(std::round(bin[k] * 1000.0) / 1000.0);

@@ -16,8 +16,8 @@ namespace powertrain::analyze {
 struct PathContext {
   const graph::ExecutionGraph* graph = nullptr;
   const std::vector<RankPath>* paths = nullptr;
-  std::string gpu;         // catalog name of the energy model's GPU
-  double clock_mhz = 0.0;  // SM clock of the energy estimate
+  std::string gpu;          // catalog name of the energy model's GPU
+  double clock_mhz = 0.0;   // SM clock of the energy estimate
   std::string unavailable;  // why there is no critical path, when graph/paths are null
 };
 

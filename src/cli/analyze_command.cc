@@ -56,9 +56,8 @@ int run_analyze(const AnalyzeFlags& flags) {
   const auto started = Clock::now();
   const auto window = analyze::parse_window_kind(flags.window);
   if (!window)
-    return usage_error(command,
-                       fmt::format("--window: unknown '{}'; known: steps, gpu-span, whole",
-                                   flags.window));
+    return usage_error(command, fmt::format("--window: unknown '{}'; known: steps, gpu-span, whole",
+                                            flags.window));
   auto gpu = device::find_gpu(flags.gpu);
   if (!gpu) return fail(command, gpu.error().message);
   auto output = core::AtomicOutputDirectory::create(flags.out, output_policy(flags.force));
@@ -79,8 +78,8 @@ int run_analyze(const AnalyzeFlags& flags) {
     if (!bytes) notes.push_back("memcpy bytes not read: " + bytes.error().message);
     ranks.push_back(analyze::analyze_rank(t, options, bytes ? &*bytes : nullptr));
     if (*window == analyze::WindowKind::kSteps && ranks.back().window.used != *window)
-      notes.push_back(fmt::format("rank {}: no ProfilerStep spans; window gpu-span used instead",
-                                  t.rank));
+      notes.push_back(
+          fmt::format("rank {}: no ProfilerStep spans; window gpu-span used instead", t.rank));
   }
 
   // The critical path needs the execution graph and the replay; a trace the graph builder
@@ -100,7 +99,15 @@ int run_analyze(const AnalyzeFlags& flags) {
       const sim::ReplayResult replay = sim::replay(*graph);
       const sim::StepMetrics metrics = sim::metrics_of_replay(*graph, replay);
       const sim::EnergyReport energy = sim::replay_energy(*graph, replay, metrics, *gpu);
-      paths = analyze::critical_paths(*graph, replay, energy);
+      // Ranks without ProfilerSteps split their path inside the analysis window.
+      std::vector<std::pair<std::int64_t, std::int64_t>> windows;
+      for (const graph::RankInfo& info : graph->ranks) {
+        std::pair<std::int64_t, std::int64_t> w{0, 0};
+        for (const auto& r : ranks)
+          if (r.rank == info.rank) w = {r.window.start_ns, r.window.end_ns};
+        windows.push_back(w);
+      }
+      paths = analyze::critical_paths(*graph, replay, energy, windows);
       context.graph = &*graph;
       context.paths = &paths;
       context.gpu = energy.gpu;
@@ -164,11 +171,22 @@ int run_analyze(const AnalyzeFlags& flags) {
       const auto& b = p.bound;
       const double len = static_cast<double>(std::max<std::int64_t>(b.total_ns(), 1));
       fmt::print(
-          "  {:>5} {:>10.3f} ms: compute {:.1f} %, communication {:.1f} %, host {:.1f} %, idle "
-          "gap {:.1f} %; {:.3f} J (modelled), {} step(s)\n",
+          "  {:>5} whole path {:.3f} ms: compute {:.1f} %, communication {:.1f} %, host {:.1f} "
+          "%, idle gap {:.1f} %; {:.3f} J (modelled)\n",
           p.rank, (p.end_ns - p.start_ns) * 1e-6, 100 * b.compute_ns / len,
           100 * b.communication_ns / len, 100 * b.host_ns / len, 100 * b.idle_gap_ns / len,
-          p.energy_j, p.steps.size());
+          p.energy_j);
+      for (const auto& st : p.steps) {
+        const auto& sb = st.bound;
+        const double on = static_cast<double>(std::max<std::int64_t>(sb.total_ns(), 1));
+        fmt::print(
+            "        {} {:.3f} ms, {:.3f} ms on the path: compute {:.1f} %, communication {:.1f} "
+            "%, host {:.1f} %, idle gap {:.1f} %; {:.3f} J (modelled)\n",
+            st.step < 0 ? std::string("window") : fmt::format("step {}", st.step),
+            (st.end_ns - st.start_ns) * 1e-6, sb.total_ns() * 1e-6, 100 * sb.compute_ns / on,
+            100 * sb.communication_ns / on, 100 * sb.host_ns / on, 100 * sb.idle_gap_ns / on,
+            st.energy_j);
+      }
     }
   } else {
     fmt::print("  critical path: not available ({})\n", context.unavailable);

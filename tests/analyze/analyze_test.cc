@@ -13,14 +13,14 @@ namespace powertrain::analyze {
 namespace {
 
 // One "X" event; times in µs.
-std::string event(const std::string& cat, const std::string& name, double ts, double dur,
-                  int pid, int tid, int correlation, const std::string& extra_args = "") {
+std::string event(const std::string& cat, const std::string& name, double ts, double dur, int pid,
+                  int tid, int correlation, const std::string& extra_args = "") {
   std::string args = correlation >= 0 ? "\"correlation\": " + std::to_string(correlation) : "";
   if (!extra_args.empty()) args += (args.empty() ? "" : ", ") + extra_args;
   return "{\"ph\": \"X\", \"cat\": \"" + cat + "\", \"name\": \"" + name +
          "\", \"pid\": " + std::to_string(pid) + ", \"tid\": " + std::to_string(tid) +
-         ", \"ts\": " + std::to_string(ts) + ", \"dur\": " + std::to_string(dur) +
-         ", \"args\": {" + args + "}}";
+         ", \"ts\": " + std::to_string(ts) + ", \"dur\": " + std::to_string(dur) + ", \"args\": {" +
+         args + "}}";
 }
 
 std::string document(const std::vector<std::string>& events) {
@@ -56,20 +56,17 @@ trace::RankTrace two_stream_trace() {
 TEST(Analyze, CommunicationLibrariesByName) {
   EXPECT_EQ(comm_library("ncclKernel_AllReduce_RING_LL_Sum_float"), CommLibrary::kNccl);
   EXPECT_EQ(comm_library("ncclDevKernel_AllGather_RING_LL"), CommLibrary::kNccl);
-  EXPECT_EQ(comm_library("void deep_ep::intranode::dispatch<8, 768>(int4*)"),
-            CommLibrary::kDeepEp);
+  EXPECT_EQ(comm_library("void deep_ep::intranode::dispatch<8, 768>(int4*)"), CommLibrary::kDeepEp);
   EXPECT_EQ(comm_library("nvshmemi_transfer_rma_kernel"), CommLibrary::kNvshmem);
   EXPECT_EQ(comm_library("void nvshmem_putmem_kernel(void*)"), CommLibrary::kNvshmem);
   EXPECT_EQ(comm_library("rcclGenericKernel<1, false>"), CommLibrary::kRccl);
   EXPECT_EQ(comm_library("mscclKernel_Sum_float_LL"), CommLibrary::kRccl);
   EXPECT_EQ(comm_library("gloo:all_reduce"), CommLibrary::kGloo);
-  EXPECT_EQ(comm_library("void at::native::vectorized_elementwise_kernel<4>"),
-            CommLibrary::kNone);
+  EXPECT_EQ(comm_library("void at::native::vectorized_elementwise_kernel<4>"), CommLibrary::kNone);
   // "nccl" elsewhere than the start is not enough (HTA's rule is a prefix).
   EXPECT_EQ(comm_library("my_unccl_like_kernel"), CommLibrary::kNone);
   EXPECT_EQ(kernel_type(trace::EventKind::kGpuMemset, "Memset (Device)"), KernelType::kMemory);
-  EXPECT_EQ(kernel_type(trace::EventKind::kKernel, "deep_ep::combine"),
-            KernelType::kCommunication);
+  EXPECT_EQ(kernel_type(trace::EventKind::kKernel, "deep_ep::combine"), KernelType::kCommunication);
 }
 
 TEST(Analyze, TemporalBreakdownOverlapAndStatesByHand) {
@@ -137,9 +134,8 @@ TEST(Analyze, StreamsQueueLaunchDelayAndIdleCategories) {
       event("cuda_runtime", "cudaLaunchKernel", 0, 1, 1, 1, 1),
       event("cuda_runtime", "cudaLaunchKernel", 2, 1, 1, 1, 2),
       event("cuda_runtime", "cudaLaunchKernel", 4, 1, 1, 1, 3),
-      event("kernel", "a", 10, 10, 0, 7, 1),
-      event("kernel", "b", 25, 10, 0, 7, 2),    // 5 µs gap
-      event("kernel", "c", 100, 10, 0, 7, 3),   // 65 µs gap
+      event("kernel", "a", 10, 10, 0, 7, 1), event("kernel", "b", 25, 10, 0, 7, 2),  // 5 µs gap
+      event("kernel", "c", 100, 10, 0, 7, 3),                                        // 65 µs gap
   });
   options.consecutive_kernel_delay_ns = 30'000;
   const RankAnalysis e = analyze_rank(early, options);

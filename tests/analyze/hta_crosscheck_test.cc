@@ -34,8 +34,7 @@ class HtaCrossCheck : public ::testing::TestWithParam<const char*> {};
 TEST_P(HtaCrossCheck, MatchesIndependentPandasWithinHalfAPoint) {
   const fs::path data = fs::path(POWERTRAIN_SOURCE_DIR) / ".." / "shared" / "data" / "traces";
   const fs::path path = data / GetParam();
-  const fs::path script =
-      fs::path(POWERTRAIN_SOURCE_DIR) / "tests" / "python" / "hta_reference.py";
+  const fs::path script = fs::path(POWERTRAIN_SOURCE_DIR) / "tests" / "python" / "hta_reference.py";
   if (!fs::exists(path)) GTEST_SKIP() << "real data not found at " << path;
   if (!fs::exists("/usr/bin/python3")) GTEST_SKIP() << "no /usr/bin/python3";
   const auto [out, status] =
@@ -64,8 +63,7 @@ TEST_P(HtaCrossCheck, MatchesIndependentPandasWithinHalfAPoint) {
     EXPECT_NEAR(r.comm_comp_overlap_pct(), ref["overlap_pct"].get<double>(), 0.5);
     for (int mask = 1; mask < 8; ++mask) {
       const std::string key = std::to_string(mask);
-      const double expected =
-          ref["states"].contains(key) ? ref["states"][key].get<double>() : 0.0;
+      const double expected = ref["states"].contains(key) ? ref["states"][key].get<double>() : 0.0;
       EXPECT_NEAR(r.types.state_pct(mask), expected, 0.5) << state_name(mask);
     }
     // The sums the definitions promise.
@@ -75,21 +73,19 @@ TEST_P(HtaCrossCheck, MatchesIndependentPandasWithinHalfAPoint) {
     std::printf(
         "  %-40s rank %d: idle %.3f %% (pandas %.3f), compute %.3f %% (%.3f), non-compute %.3f "
         "%% (%.3f), overlap %.3f %% (%.3f)\n",
-        GetParam(), rank, t.pct(t.idle_ns), ref["idle_pct"].get<double>(),
-        t.pct(t.compute_ns), ref["compute_pct"].get<double>(), t.pct(t.non_compute_ns),
+        GetParam(), rank, t.pct(t.idle_ns), ref["idle_pct"].get<double>(), t.pct(t.compute_ns),
+        ref["compute_pct"].get<double>(), t.pct(t.non_compute_ns),
         ref["non_compute_pct"].get<double>(), r.comm_comp_overlap_pct(),
         ref["overlap_pct"].get<double>());
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(SharedTraces, HtaCrossCheck,
-                         ::testing::Values("hta/alexnet_critical_path.json.gz",
-                                           "hta/cuda_event_sync.json.gz",
-                                           "hta/cuda_event_sync_multi_stream.json.gz",
-                                           "hta/nccl_data.json.gz", "hta/simple_add.json.gz",
-                                           "param/dlrm_kineto_8ranks.tar.gz",
-                                           "param/resnet_kineto.json.gz",
-                                           "tracelens/b200_eager_rank0.json.gz"));
+INSTANTIATE_TEST_SUITE_P(
+    SharedTraces, HtaCrossCheck,
+    ::testing::Values("hta/alexnet_critical_path.json.gz", "hta/cuda_event_sync.json.gz",
+                      "hta/cuda_event_sync_multi_stream.json.gz", "hta/nccl_data.json.gz",
+                      "hta/simple_add.json.gz", "param/dlrm_kineto_8ranks.tar.gz",
+                      "param/resnet_kineto.json.gz", "tracelens/b200_eager_rank0.json.gz"));
 
 }  // namespace
 }  // namespace powertrain::analyze
