@@ -32,7 +32,13 @@ const std::vector<Subcommand>& subcommands() {
       {"emulate",
        "Run a CUDA program on emulated GPUs (or analyse its traces): predicted time and energy",
        add_emulate_command},
-      {"kareus", "Kareus: joint clock, comm-SM and launch-timing frontier vs Megatron/Perseus/nanobatching", add_kareus_command},
+      {"kareus",
+       "Kareus: joint clock, comm-SM and launch-timing frontier vs Megatron/Perseus/nanobatching",
+       add_kareus_command},
+      {"analyze", "HTA-style analysis of Kineto traces: breakdowns, overlap, streams, critical path",
+       add_analyze_command},
+      {"diff", "Compare two Kineto traces by op and kernel name (like HTA's TraceDiff)",
+       add_diff_command},
   };
   return table;
 }
