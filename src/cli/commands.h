@@ -28,6 +28,7 @@ Action add_partition_command(CLI::App& app);
 Action add_replay_command(CLI::App& app);
 Action add_whatif_command(CLI::App& app);
 Action add_emulate_command(CLI::App& app);
+Action add_serve_command(CLI::App& app);
 
 /// All subcommands, in help order.
 const std::vector<Subcommand>& subcommands();

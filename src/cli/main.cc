@@ -32,6 +32,8 @@ const std::vector<Subcommand>& subcommands() {
       {"emulate",
        "Run a CUDA program on emulated GPUs (or analyse its traces): predicted time and energy",
        add_emulate_command},
+      {"serve", "Persistent plan server: Zeus PFO routes, online frontiers, straggler switches",
+       add_serve_command},
   };
   return table;
 }
