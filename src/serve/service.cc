@@ -30,7 +30,8 @@ constexpr std::size_t kMaxResultIterations = 1 << 20;
 Response json_response(int status, const json& body) {
   Response r;
   r.status = status;
-  r.body = body.dump();
+  // Ids and fields echo client bytes, which need not be UTF-8: replace, never throw.
+  r.body = body.dump(-1, ' ', false, json::error_handler_t::replace);
   return r;
 }
 
@@ -463,7 +464,7 @@ core::Status Service::load() {
             [&] {
               json j = json::parse(row.info_json, nullptr, false);
               if (j.is_object()) j.erase("job_id");
-              return j.dump();
+              return j.dump(-1, ' ', false, json::error_handler_t::replace);
             }(),
             info)) {
       return core::Error{fmt::format("stored job '{}' is corrupt: field '{}': {}", row.job_id,
@@ -603,8 +604,9 @@ void Service::characterize(const std::string& job_id, const ProfileSpec& spec) {
     if (!job->profile || job->profile->generation != spec.generation) return;  // superseded
   }
   if (served) {
-    if (auto ok =
-            store_->put_frontier(job_id, spec.generation, served_frontier_json(*served).dump());
+    if (auto ok = store_->put_frontier(
+            job_id, spec.generation,
+            served_frontier_json(*served).dump(-1, ' ', false, json::error_handler_t::replace));
         !ok) {
       error = ok.error().message;
       served.reset();
@@ -637,6 +639,16 @@ std::map<std::string, int> Service::job_counts() const {
 // ---------------------------------------------------------------------------------------------
 
 Response Service::handle(const Request& request) {
+  try {
+    return route(request);
+  } catch (const std::exception& e) {
+    // A bug must cost one request, not the server.
+    Response r = error_response(500, fmt::format("internal error: {}", e.what()));
+    return r;
+  }
+}
+
+Response Service::route(const Request& request) {
   const std::size_t q = request.target.find('?');
   const std::string path = request.target.substr(0, q);
   const std::string query = q == std::string::npos ? "" : request.target.substr(q + 1);
@@ -714,7 +726,9 @@ Response Service::register_job(const Request& request) {
     info.job_id = base;
     for (int n = 2; jobs_.count(info.job_id) != 0; ++n) info.job_id = fmt::format("{}+{}", base, n);
   }
-  if (auto ok = store_->put_job(info.job_id, job_info_json(info).dump()); !ok) {
+  if (auto ok = store_->put_job(
+          info.job_id, job_info_json(info).dump(-1, ' ', false, json::error_handler_t::replace));
+      !ok) {
     return error_response(500, ok.error().message);
   }
   auto job = std::make_shared<Job>();
@@ -740,7 +754,10 @@ Response Service::register_rank(const std::string& job_id, const Request& reques
   // Zeus's rank order: rank = dp_rank × (pp × tp) + pp_rank × tp + tp_rank is not enforced (the
   // launcher decides), but the coordinates must be inside the job.
   std::lock_guard write(write_mutex_);
-  if (auto ok = store_->put_rank(job_id, rank.rank, rank_info_json(rank).dump()); !ok) {
+  if (auto ok = store_->put_rank(
+          job_id, rank.rank,
+          rank_info_json(rank).dump(-1, ' ', false, json::error_handler_t::replace));
+      !ok) {
     return error_response(500, ok.error().message);
   }
   std::unique_lock lock(state_mutex_);
@@ -850,7 +867,9 @@ Response Service::result(const std::string& job_id, const Request& request) {
     }
   }
   std::lock_guard write(write_mutex_);
-  if (auto ok = store_->add_result(job_id, rank, j.dump()); !ok) {
+  if (auto ok =
+          store_->add_result(job_id, rank, j.dump(-1, ' ', false, json::error_handler_t::replace));
+      !ok) {
     return error_response(500, ok.error().message);
   }
   std::unique_lock lock(state_mutex_);
@@ -958,7 +977,9 @@ Response Service::post_profile(const std::string& job_id, const Request& request
                        {"p_blocking_w", spec.p_blocking_w},
                        {"unit_time_s", spec.unit_time_s},
                        {"schedule", spec.schedule}};
-  if (auto ok = store_->put_profile(job_id, spec.generation, stored.dump()); !ok) {
+  if (auto ok = store_->put_profile(job_id, spec.generation,
+                                    stored.dump(-1, ' ', false, json::error_handler_t::replace));
+      !ok) {
     return error_response(500, ok.error().message);
   }
   {
@@ -1105,11 +1126,14 @@ Response Service::post_straggler(const std::string& job_id, const Request& reque
   const std::string key = fmt::format("{}:{}", has_rank ? "rank" : "pipeline", who);
   {
     std::lock_guard write(write_mutex_);
-    if (auto ok = store_->put_straggler(job_id, key, normalized.dump()); !ok) {
+    if (auto ok = store_->put_straggler(
+            job_id, key, normalized.dump(-1, ' ', false, json::error_handler_t::replace));
+        !ok) {
       return error_response(500, ok.error().message);
     }
     std::unique_lock lock(state_mutex_);
-    jobs_.at(job_id)->stragglers[key] = Straggler{key, 0.0, normalized.dump()};
+    jobs_.at(job_id)->stragglers[key] =
+        Straggler{key, 0.0, normalized.dump(-1, ' ', false, json::error_handler_t::replace)};
   }
   Response f = get_frontier(job_id, "");
   json body = json::parse(f.body);

@@ -117,6 +117,7 @@ class Service {
 
   Service(std::unique_ptr<Store> store, ServiceOptions options);
   core::Status load();
+  Response route(const Request& request);
   void worker_loop();
   void characterize(const std::string& job_id, const ProfileSpec& spec);
 
