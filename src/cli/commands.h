@@ -31,6 +31,7 @@ Action add_emulate_command(CLI::App& app);
 Action add_kareus_command(CLI::App& app);
 Action add_analyze_command(CLI::App& app);
 Action add_diff_command(CLI::App& app);
+Action add_serve_command(CLI::App& app);
 
 /// All subcommands, in help order.
 const std::vector<Subcommand>& subcommands();

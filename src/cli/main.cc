@@ -39,6 +39,8 @@ const std::vector<Subcommand>& subcommands() {
        add_analyze_command},
       {"diff", "Compare two Kineto traces by op and kernel name (like HTA's TraceDiff)",
        add_diff_command},
+      {"serve", "Persistent plan server: Zeus PFO routes, online frontiers, straggler switches",
+       add_serve_command},
   };
   return table;
 }
