@@ -96,6 +96,7 @@ std::uint64_t operation_hash(const ProcessTrace& trace, const Record& r,
       h = combine(combine(h, r.event), r.stream);
       break;
     case OpKind::kDeviceSync:
+    case OpKind::kDeviceReset:
     case OpKind::kSetDevice:
       break;
     case OpKind::kCommInit:

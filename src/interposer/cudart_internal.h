@@ -34,6 +34,14 @@ struct Config {
   std::string job;                                 // POWERTRAIN_EMU_JOB
   std::int64_t memory_bytes = 85'899'345'920;      // per device
   std::int64_t backed_limit = 64ll * 1024 * 1024;  // larger device allocations are not backed
+  // What the context and the runtime hold on each device before the program allocates
+  // (POWERTRAIN_EMU_RESERVED_BYTES): cudaMemGetInfo's free starts this much below the total and
+  // allocations fail this much earlier. 512 MiB: about what a fresh CUDA 12/13 context shows on
+  // an H100 80GB (nvidia-smi ~0.5 GiB per process with lazy module loading); not measured here.
+  std::int64_t reserved_bytes = 512ll * 1024 * 1024;
+  // Pinned host memory of the process (cudaMallocHost/cudaHostAlloc), POWERTRAIN_EMU_HOST_-
+  // MEMORY_BYTES; default: the machine's physical memory (page-locked memory cannot exceed it).
+  std::int64_t host_memory_bytes = 0;
   int sm_count = 132;
   int cc_major = 9;
   int cc_minor = 0;

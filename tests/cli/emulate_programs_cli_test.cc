@@ -79,8 +79,8 @@ TEST_F(EmulateProgramsTest, PipelineOfFourRanksHasThe1F1BOrderAndBubbles) {
   // Host gaps capped at 10 µs: the timing checks below are about the pipeline's structure, not
   // about how busy the test machine's cores were while the 4 processes ran.
   const CliRun r =
-      emulate({"--gpu", "h100", "--gpus-per-node", "4", "--kernel-table",
-               (dir_ / "kernels.csv").string(), "--max-host-gap-us", "10", "--out", out.string()},
+      emulate({"--gpu", "h100", "--ranks", "4", "--kernel-table", (dir_ / "kernels.csv").string(),
+               "--max-host-gap-us", "10", "--out", out.string()},
               {(programs_ / "nccl_pipeline").string()});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   const nlohmann::json summary = nlohmann::json::parse(slurp(out / "summary.json"));
@@ -169,7 +169,7 @@ TEST_F(EmulateProgramsTest, CublasGemmChainIsPredictedAtTheDeviceModelRoofline) 
 TEST_F(EmulateProgramsTest, EightProcessesOfCollectivesAreMatchedAndDedupChangesNothing) {
   const fs::path out = dir_ / "out";
   const CliRun r =
-      emulate({"--gpu", "h100", "--gpus-per-node", "8", "--keep-traces", "--out", out.string()},
+      emulate({"--gpu", "h100", "--ranks", "8", "--keep-traces", "--out", out.string()},
               {(programs_ / "nccl_multiproc").string()});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   const nlohmann::json summary = nlohmann::json::parse(slurp(out / "summary.json"));
@@ -201,6 +201,14 @@ TEST_F(EmulateProgramsTest, EightProcessesOfCollectivesAreMatchedAndDedupChanges
 }
 
 TEST_F(EmulateProgramsTest, OneProcessDrivingEightDevices) {
+  // The default layout: --gpus 8 is one process that sees 8 devices.
+  const CliRun plain = emulate({"--gpu", "h100", "--gpus", "8", "--out", (dir_ / "plain").string()},
+                               {(programs_ / "nccl_multidev").string()});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err << plain.out;
+  const nlohmann::json s = nlohmann::json::parse(slurp(dir_ / "plain" / "summary.json"));
+  ASSERT_EQ(s["ranks"].size(), 1u);
+  EXPECT_EQ(s["ranks"][0]["devices"], 8);
+  // The older spelling still works.
   const fs::path out = dir_ / "out";
   const CliRun r = emulate({"--gpu", "h100", "--gpus-per-node", "8", "--devices-per-process", "8",
                             "--out", out.string()},
