@@ -84,6 +84,7 @@ std::uint64_t operation_hash(const ProcessTrace& trace, const Record& r,
     case OpKind::kStreamDestroy:
     case OpKind::kStreamSync:
     case OpKind::kHostFunc:
+    case OpKind::kGraphLaunch:
       h = combine(h, r.stream);
       break;
     case OpKind::kEventCreate:

@@ -50,6 +50,7 @@ constexpr OpName kOps[] = {
     {"unsupported", OpKind::kUnsupported},
     {"misuse", OpKind::kMisuse},
     {"device_reset", OpKind::kDeviceReset},
+    {"graph_launch", OpKind::kGraphLaunch},
 };
 
 struct DtypeName {
@@ -623,6 +624,10 @@ class Parser {
         break;
       case OpKind::kHostFunc:
         stream_and_corr();
+        break;
+      case OpKind::kGraphLaunch:
+        stream_and_corr();
+        api(false);
         break;
       case OpKind::kUnsupported:
         api(true);

@@ -82,6 +82,8 @@ std::string_view default_api(const Record& r) {
       return "cudaSetDevice";
     case OpKind::kDeviceReset:
       return "cudaDeviceReset";
+    case OpKind::kGraphLaunch:
+      return "cudaGraphLaunch";
     case OpKind::kCommInit:
       return "ncclCommInitRank";
     case OpKind::kNccl:
@@ -101,6 +103,7 @@ std::int64_t cost_of(const Record& r, const HostCosts& c) {
   switch (r.op) {
     case OpKind::kKernel:
     case OpKind::kHostFunc:
+    case OpKind::kGraphLaunch:  // one launch for the whole graph; its nodes cost nothing more
       return c.launch_ns;
     case OpKind::kGemm:
       return c.gemm_ns;

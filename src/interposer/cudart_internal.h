@@ -124,6 +124,19 @@ StreamRef resolve_stream(const void* stream, bool per_thread);
 /// error set (cudaErrorInvalidResourceHandle).
 bool stream_or_fail(const void* stream, bool per_thread, std::string_view api, StreamRef* out);
 
+/// Stream and event ids for a graph's internal lanes: never handed to the program.
+std::int64_t reserve_internal_stream(int device);
+std::int64_t reserve_internal_event(int device);
+
+// ---- CUDA graphs (cudart_graph.cc) -----------------------------------------------------------
+
+/// cudaLaunchHostFunc: the function of the record about to be appended (kept by a capture), and
+/// afterwards whether that record was captured (then the function must not run now).
+void set_pending_host_fn(cudaHostFn_t fn, void* user);
+bool take_captured();
+/// True when trace stream `stream` is capturing (with the capture's id and graph).
+bool stream_capture_status(std::int64_t stream, unsigned long long* id, cudaGraph_t* graph);
+
 /// Destroys every stream and event of `device` (cudaDeviceReset).
 void reset_streams_and_events(int device);
 

@@ -265,6 +265,46 @@ TEST_F(CudartPrograms, HostOnlyProgramMemoryFigures) {
       << reserved.err;
 }
 
+// Stream capture records nothing while capturing; each cudaGraphLaunch writes a graph_launch
+// record and replays the nodes as records of that call (same t, dt 0, `graph` = exec id), with
+// event records and waits between the branches' lanes. The program checks the host function
+// runs at each launch, not at capture, and the capture queries.
+TEST_F(CudartPrograms, GraphCaptureAndLaunch) {
+  if (!std::filesystem::exists(program_path("graph_capture"))) GTEST_SKIP() << "not built";
+  const ProgramRun run = run_program("graph_capture", Mode::kPreload, {}, "graph");
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_EQ(run.err.find("not supported"), std::string::npos) << run.err;
+  const Trace trace = only_trace();
+  expect_well_formed(trace);
+  const auto launches = trace.of("graph_launch");
+  ASSERT_EQ(launches.size(), 8u);  // 2 of the small graph, 6 of the iteration
+  EXPECT_EQ(launches[0].at("nodes"), 3);
+  EXPECT_EQ(launches[2].at("nodes"), 17);
+  // Outside launches, the capture wrote no kernel: the only kernels carry `graph`.
+  const auto kernel_records = trace.of("kernel");
+  ASSERT_EQ(kernel_records.size(), 2u * 1 + 6u * 17);
+  std::map<std::int64_t, int> per_stream;
+  for (const auto& k : kernel_records) {
+    ASSERT_TRUE(k.contains("graph")) << k.dump();
+    ++per_stream[k.at("stream").get<std::int64_t>()];
+  }
+  // Branch B runs on an internal lane stream (not the program's s2 = 2): stream 1 holds A and
+  // the tail, the lane holds B.
+  ASSERT_EQ(per_stream.size(), 2u);
+  EXPECT_EQ(per_stream[1], 2 + 6 * 9);
+  EXPECT_EQ(per_stream.rbegin()->second, 6 * 8);
+  EXPECT_GT(per_stream.rbegin()->first, 2);
+  EXPECT_EQ(trace.of("host_func").size(), 2u);
+  EXPECT_EQ(trace.of("memset").size(), 2u);
+  // Replayed records share the launch's entry time.
+  const auto& first = launches[2];
+  int same_time = 0;
+  for (const auto& line : trace.lines)
+    same_time +=
+        line.value("graph", 0) == first.at("graph").get<int>() && line.at("t") == first.at("t");
+  EXPECT_GE(same_time, 17);
+}
+
 TEST_F(CudartPrograms, DeviceMemorySizeComesFromTheEnvironment) {
   const ProgramRun run = run_program("oom", Mode::kPreload,
                                      {{"POWERTRAIN_EMU_MEMORY_BYTES", std::to_string(16ll << 30)}});
