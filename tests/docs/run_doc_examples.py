@@ -28,6 +28,7 @@ PLACEHOLDERS = {
     "./one_process_8_gpus": "build/emu_programs/nccl_multidev",
     "./allreduce_all": "build/emu_programs/nccl_multidev",
     "./vectorAdd": "build/emu_programs/streams_events",
+    "./my_cuda_program": "build/emu_programs/streams_events",
 }
 # Program arguments the stand-in programs do not take.
 DROPPED_ARGS = ["--steps 5"]
