@@ -132,10 +132,11 @@ MinCut min_cut_with_lower_bounds(int num_nodes, int source, int sink,
 
 /// Minimal minimum cuts with lower bounds (as min_cut_with_lower_bounds) for a sequence of networks
 /// whose arc endpoints rarely change: consecutive Phillips–Dessouky steps change a few arcs'
-/// bounds. Keeps the residual network, its adjacency and the last maximum flow; a bound change
-/// repairs the flow around the arc's ends only, so a step costs a few searches of the network and
-/// no allocation. Every non-terminal node has both terminal arcs (source→v, v→sink; one of them at
-/// capacity 0), so a demand changing sign does not change the structure.
+/// bounds. Keeps the residual network and the last maximum flow; a bound change repairs the flow
+/// around the arc's ends only, so a step costs a few searches of the network and no allocation.
+/// The terminal arcs that turn lower bounds into node demands (source→v, v→sink) are not stored as
+/// arcs: each node keeps their residuals, so searches scan only the bounded arcs, stored in
+/// adjacency order (residual next to head) for sequential reads.
 class IncrementalMinCut {
  public:
   /// Loads a network. With the same node count and arc endpoints as the loaded one, only bounds
@@ -147,23 +148,57 @@ class IncrementalMinCut {
   /// Minimal minimum cut of the current bounds: kOptimal (then source_side() is valid) or
   /// kUnbounded. Same answer as min_cut_with_lower_bounds on the same arcs.
   CutOutcome solve();
-  bool source_side(int node) const { return network_.reached(node); }
+  bool source_side(int node) const { return reached_[node] != 0; }
   long long warm_solves = 0;  // solves that started from the previous flow
   long long cold_solves = 0;  // solves that started from zero (new structure or failed repair)
+  long long phases = 0;       // augmenting phases over all solves (0 when the repair was enough)
 
  private:
-  int sink_arc(int node) const { return 2 * (num_arcs_ + 2 * node + 1); }
-  int source_arc(int node) const { return 2 * (num_arcs_ + 2 * node); }
-  double flow_balance(int node);  // inflow − outflow over the bounded arcs (shifted frame)
-  double node_demand(int node);   // Σ lower out − Σ lower in, summed in arc order
+  // One direction of an arc in a node's adjacency: the arc itself at its tail, its reverse at its
+  // head. `mate` is the other direction's entry; flow on an arc is its reverse entry's residual.
+  struct Entry {
+    int head;
+    int mate;
+    double residual;
+  };
+  bool is_reverse(int entry) const { return (arc_of_entry_[entry] & 1) != 0; }
+  double arc_flow(int arc) const { return entries_[entries_[forward_[arc]].mate].residual; }
+  void set_arc(int arc, double capacity, double flow) {
+    Entry& forward = entries_[forward_[arc]];
+    forward.residual = capacity - flow;
+    entries_[forward.mate].residual = flow;
+  }
+  bool is_supply(int node, double tolerance) const {
+    return node == source_ || source_residual_[node] > tolerance;
+  }
+  bool is_demand(int node, double tolerance) const {
+    return node == sink_ || sink_residual_[node] > tolerance;
+  }
+  double flow_balance(int node) const;  // inflow − outflow over the bounded arcs (shifted frame)
+  double node_demand(int node) const;   // Σ lower out − Σ lower in, summed in arc order
   void mark(int node);
   bool repair();
   void clear_flow();
+  bool infinite_path();
+  // Marks the nodes reachable from the source (source_side); returns true, leaving the marks
+  // partial, as soon as it reaches the sink or a node with sink residual (the flow is not maximal).
+  bool search_source_side(double tolerance);
+  // Distances to the sink in the residual network, up to the nearest supply node; false if none.
+  bool build_distances(double tolerance);
+  // Augments along shortest paths (a blocking flow of the distance levels).
+  void blocking_flow(double tolerance);
 
-  FlowNetwork network_;
   int num_nodes_ = -1, num_arcs_ = 0, source_ = 0, sink_ = 1;
   std::vector<int> from_, to_;
   std::vector<double> lower_, upper_, demand_;
+  std::vector<Entry> entries_;
+  std::vector<int> arc_of_entry_;  // 2·arc at the arc's tail, 2·arc + 1 at its head
+  std::vector<int> first_entry_;   // CSR over nodes, entries in arc order
+  std::vector<int> forward_;       // per arc: its entry at the tail
+  // Terminal arcs source→v and v→sink: residual and flow (capacity = residual + flow).
+  std::vector<double> source_residual_, source_flow_, sink_residual_, sink_flow_;
+  std::vector<int> distance_, next_entry_, queue_, path_, starts_;
+  std::vector<char> reached_;
   std::vector<int> dirty_, work_;
   std::vector<char> is_dirty_, queued_;
   double scale_ = 0.0;  // largest |finite bound|; the tolerance is a fixed fraction of it
