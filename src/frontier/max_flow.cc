@@ -637,57 +637,33 @@ bool IncrementalMinCut::infinite_path() {
 }
 
 bool IncrementalMinCut::search_source_side(double tolerance) {
-  std::fill(reached_.begin(), reached_.end(), 0);
+  std::fill(distance_.begin(), distance_.end(), -1);
   queue_.clear();
+  starts_.clear();
   for (int v = 0; v < num_nodes_; ++v) {
     if (is_supply(v, tolerance)) {
-      reached_[v] = 1;
+      distance_[v] = 0;
       queue_.push_back(v);
+      starts_.push_back(v);
     }
   }
+  demand_level_ = -1;
   for (std::size_t head = 0; head < queue_.size(); ++head) {
     const int v = queue_[head];
+    // Shortest augmenting paths end at the first level holding a node with sink residual.
+    if (demand_level_ >= 0 && distance_[v] >= demand_level_) break;
     for (int e = first_entry_[v]; e < first_entry_[v + 1]; ++e) {
       const Entry& entry = entries_[e];
       const int w = entry.head;
-      if (reached_[w] || !(entry.residual > tolerance)) continue;
-      if (is_demand(w, tolerance)) return true;
-      reached_[w] = 1;
+      if (distance_[w] >= 0 || !(entry.residual > tolerance)) continue;
+      distance_[w] = distance_[v] + 1;
       queue_.push_back(w);
+      if (demand_level_ < 0 && is_demand(w, tolerance)) demand_level_ = distance_[w];
     }
   }
+  if (demand_level_ >= 0) return true;
+  for (int v = 0; v < num_nodes_; ++v) reached_[v] = distance_[v] >= 0;
   return false;
-}
-
-bool IncrementalMinCut::build_distances(double tolerance) {
-  std::fill(distance_.begin(), distance_.end(), -1);
-  queue_.clear();
-  distance_[sink_] = 0;
-  queue_.push_back(sink_);
-  for (int v = 0; v < num_nodes_; ++v) {
-    if (v != sink_ && is_demand(v, tolerance)) {
-      distance_[v] = 1;
-      queue_.push_back(v);
-    }
-  }
-  int found = -1;  // distance of the nearest supply node
-  starts_.clear();
-  for (std::size_t head = 0; head < queue_.size(); ++head) {
-    const int w = queue_[head];
-    if (found >= 0 && distance_[w] >= found) break;
-    for (int e = first_entry_[w]; e < first_entry_[w + 1]; ++e) {
-      const Entry& entry = entries_[e];  // w → u; u may use its mate u → w
-      const int u = entry.head;
-      if (distance_[u] >= 0 || !(entries_[entry.mate].residual > tolerance)) continue;
-      distance_[u] = distance_[w] + 1;
-      queue_.push_back(u);
-      if (is_supply(u, tolerance)) {
-        found = distance_[u];
-        starts_.push_back(u);
-      }
-    }
-  }
-  return found >= 0;
 }
 
 void IncrementalMinCut::blocking_flow(double tolerance) {
@@ -696,8 +672,7 @@ void IncrementalMinCut::blocking_flow(double tolerance) {
     int v = start;
     path_.clear();
     while (true) {
-      const bool at_sink = v == sink_ || (distance_[v] == 1 && sink_residual_[v] > tolerance);
-      if (at_sink) {
+      if (distance_[v] == demand_level_ && is_demand(v, tolerance)) {
         double bottleneck = start == source_ ? kInfinity : source_residual_[start];
         for (int e : path_) bottleneck = std::min(bottleneck, entries_[e].residual);
         if (v != sink_) bottleneck = std::min(bottleneck, sink_residual_[v]);
@@ -715,24 +690,27 @@ void IncrementalMinCut::blocking_flow(double tolerance) {
           sink_flow_[v] += bottleneck;
         }
         if (start != source_ && !(source_residual_[start] > tolerance)) break;
-        // Retreat to the tail of the first saturated arc (or stay when only v's sink arc was).
+        // Retreat to the tail of the first saturated arc; when only v's sink arc was, v is now
+        // a dead end and the search below retreats from it.
         std::size_t keep = 0;
         while (keep < path_.size() && entries_[path_[keep]].residual > tolerance) ++keep;
         if (keep < path_.size()) {
           path_.resize(keep);
           v = keep == 0 ? start : entries_[path_.back()].head;
+          continue;
         }
-        continue;
       }
       bool advanced = false;
-      const int want = distance_[v] - 1;
-      for (int& e = next_entry_[v]; e < first_entry_[v + 1]; ++e) {
-        const Entry& entry = entries_[e];
-        if (distance_[entry.head] == want && want >= 0 && entry.residual > tolerance) {
-          path_.push_back(e);
-          v = entry.head;
-          advanced = true;
-          break;
+      if (distance_[v] < demand_level_) {
+        const int want = distance_[v] + 1;
+        for (int& e = next_entry_[v]; e < first_entry_[v + 1]; ++e) {
+          const Entry& entry = entries_[e];
+          if (distance_[entry.head] == want && entry.residual > tolerance) {
+            path_.push_back(e);
+            v = entry.head;
+            advanced = true;
+            break;
+          }
         }
       }
       if (advanced) continue;
@@ -773,7 +751,6 @@ CutOutcome IncrementalMinCut::solve() {
   // The repaired flow is often maximal already: one search of the source side then decides.
   while (search_source_side(tolerance)) {
     ++phases;
-    if (!build_distances(tolerance)) break;  // cannot happen: the same residual arcs
     blocking_flow(tolerance);
   }
   cold_ = false;

@@ -180,12 +180,11 @@ class IncrementalMinCut {
   bool repair();
   void clear_flow();
   bool infinite_path();
-  // Marks the nodes reachable from the source (source_side); returns true, leaving the marks
-  // partial, as soon as it reaches the sink or a node with sink residual (the flow is not maximal).
+  // Breadth-first levels from the source and the nodes with source residual. Returns false when
+  // no node with sink residual (nor the sink) is reached: the flow is maximal and reached_ is the
+  // source side. Otherwise the levels stop at the first level holding such a node (demand_level_).
   bool search_source_side(double tolerance);
-  // Distances to the sink in the residual network, up to the nearest supply node; false if none.
-  bool build_distances(double tolerance);
-  // Augments along shortest paths (a blocking flow of the distance levels).
+  // Augments along shortest paths of those levels (a blocking flow), pruning dead ends.
   void blocking_flow(double tolerance);
 
   int num_nodes_ = -1, num_arcs_ = 0, source_ = 0, sink_ = 1;
@@ -199,6 +198,7 @@ class IncrementalMinCut {
   std::vector<double> source_residual_, source_flow_, sink_residual_, sink_flow_;
   std::vector<int> distance_, next_entry_, queue_, path_, starts_;
   std::vector<char> reached_;
+  int demand_level_ = -1;
   std::vector<int> dirty_, work_;
   std::vector<char> is_dirty_, queued_;
   double scale_ = 0.0;  // largest |finite bound|; the tolerance is a fixed fraction of it
