@@ -2,7 +2,6 @@
 #pragma once
 
 #include <cstdint>
-#include <span>
 #include <vector>
 
 namespace powertrain::frontier {
@@ -20,12 +19,6 @@ class FlowNetwork {
   /// below `tolerance` count as zero. Returns the flow added (may be +inf if an all-infinite path
   /// exists). O(V²E) worst case.
   double max_flow(int source, int sink, double tolerance);
-  /// Max flow like max_flow, but each phase's level graph is the distance to the sink (a search
-  /// backwards from it), so the augmenting search from the source only walks arcs that lead to
-  /// the sink. Much faster when the flow starts close to a maximum (warm starts), where the
-  /// forward level graph is mostly dead ends. Ends with a full search from the source, so
-  /// reached() is valid afterwards. Returns the flow added (+inf if an all-infinite path exists).
-  double max_flow_guided(int source, int sink, double tolerance);
   /// Nodes reachable from `source` through arcs with residual > tolerance (1 = reachable).
   std::vector<char> reachable_from(int source, double tolerance) const;
   double residual(int arc) const { return residual_[arc]; }
@@ -39,39 +32,18 @@ class FlowNetwork {
   double flow(int arc) const { return residual_[arc ^ 1]; }
   /// Sets an arc pair's capacity and residual to zero (used to drop helper arcs between phases).
   void disable_arc(int arc);
-  /// Changes an arc's capacity and flow in place (flow in [0, capacity]); the adjacency stays.
-  void set_arc(int arc, double capacity, double flow) {
-    original_[arc] = capacity;
-    residual_[arc] = capacity - flow;
-    original_[arc ^ 1] = 0.0;
-    residual_[arc ^ 1] = flow;
-  }
-  double capacity(int arc) const { return original_[arc]; }
-  int head(int arc) const { return to_[arc]; }
-  /// Arc ids leaving `node` (its own arcs and the reverses of arcs entering it), by id.
-  std::span<const int> arcs_from(int node) {
-    if (!adjacency_valid_) build_adjacency();
-    return {adjacency_.data() + adjacency_start_[node],
-            adjacency_.data() + adjacency_start_[node + 1]};
-  }
-  /// After max_flow returned a finite value: whether `node` is reachable from the source in the
-  /// residual network (the last level graph is the full search that missed the sink).
-  bool reached(int node) const { return level_[node] >= 0; }
-  /// True if `sink` is reachable from `source` through arcs of infinite residual only.
-  bool infinite_path(int source, int sink);
   int num_nodes() const { return num_nodes_; }
   int num_arcs() const { return static_cast<int>(to_.size()); }
 
  private:
   void build_adjacency();
   bool build_levels(int source, int sink, double tolerance);
-  bool build_distances(int source, int sink, double tolerance);
 
   int num_nodes_ = 0;
   std::vector<int> from_, to_;
   std::vector<double> residual_, original_;
   std::vector<int> adjacency_start_, adjacency_;  // CSR over arcs by tail
-  std::vector<int> level_, next_arc_, queue_, distance_;
+  std::vector<int> level_, next_arc_, queue_;
   std::vector<int> path_;
   bool adjacency_valid_ = false;
 };
