@@ -149,110 +149,6 @@ double FlowNetwork::max_flow(int source, int sink, double tolerance) {
   return total;
 }
 
-bool FlowNetwork::build_distances(int source, int sink, double tolerance) {
-  distance_.assign(num_nodes_, -1);
-  queue_.clear();
-  queue_.push_back(sink);
-  distance_[sink] = 0;
-  for (std::size_t head = 0; head < queue_.size(); ++head) {
-    const int w = queue_[head];
-    // Nodes at or beyond the source's distance cannot be on a shortest augmenting path.
-    if (distance_[source] >= 0 && distance_[w] >= distance_[source]) break;
-    for (int i = adjacency_start_[w]; i < adjacency_start_[w + 1]; ++i) {
-      const int arc = adjacency_[i];  // w → u; its reverse u → w is the arc u can use
-      const int u = to_[arc];
-      if (distance_[u] < 0 && residual_[arc ^ 1] > tolerance) {
-        distance_[u] = distance_[w] + 1;
-        queue_.push_back(u);
-      }
-    }
-  }
-  return distance_[source] >= 0;
-}
-
-double FlowNetwork::max_flow_guided(int source, int sink, double tolerance) {
-  if (!adjacency_valid_) build_adjacency();
-  double total = 0.0;
-  while (build_distances(source, sink, tolerance)) {
-    next_arc_.assign(adjacency_start_.begin(), adjacency_start_.end() - 1);
-    path_.clear();
-    int v = source;
-    while (true) {
-      if (v == sink) {
-        double bottleneck = kInfinity;
-        for (int arc : path_) bottleneck = std::min(bottleneck, residual_[arc]);
-        if (std::isinf(bottleneck)) return kInfinity;
-        for (int arc : path_) {
-          residual_[arc] -= bottleneck;
-          residual_[arc ^ 1] += bottleneck;
-        }
-        total += bottleneck;
-        std::size_t keep = 0;
-        while (keep < path_.size() && residual_[path_[keep]] > tolerance) ++keep;
-        path_.resize(keep);
-        v = keep == 0 ? source : to_[path_.back()];
-        continue;
-      }
-      bool advanced = false;
-      for (int& i = next_arc_[v]; i < adjacency_start_[v + 1]; ++i) {
-        const int arc = adjacency_[i];
-        const int w = to_[arc];
-        if (distance_[w] >= 0 && distance_[w] == distance_[v] - 1 && residual_[arc] > tolerance) {
-          path_.push_back(arc);
-          v = w;
-          advanced = true;
-          break;
-        }
-      }
-      if (advanced) continue;
-      distance_[v] = -1;
-      if (path_.empty()) break;
-      const int arc = path_.back();
-      path_.pop_back();
-      v = from_[arc];
-      ++next_arc_[v];
-    }
-  }
-  // The minimal cut's source side: everything the source still reaches.
-  level_.assign(num_nodes_, -1);
-  queue_.clear();
-  queue_.push_back(source);
-  level_[source] = 0;
-  for (std::size_t head = 0; head < queue_.size(); ++head) {
-    const int v = queue_[head];
-    for (int i = adjacency_start_[v]; i < adjacency_start_[v + 1]; ++i) {
-      const int arc = adjacency_[i];
-      const int w = to_[arc];
-      if (level_[w] < 0 && residual_[arc] > tolerance) {
-        level_[w] = level_[v] + 1;
-        queue_.push_back(w);
-      }
-    }
-  }
-  return total;
-}
-
-bool FlowNetwork::infinite_path(int source, int sink) {
-  if (!adjacency_valid_) build_adjacency();
-  level_.assign(num_nodes_, -1);
-  queue_.clear();
-  queue_.push_back(source);
-  level_[source] = 0;
-  for (std::size_t head = 0; head < queue_.size(); ++head) {
-    const int v = queue_[head];
-    if (v == sink) return true;
-    for (int i = adjacency_start_[v]; i < adjacency_start_[v + 1]; ++i) {
-      const int arc = adjacency_[i];
-      const int w = to_[arc];
-      if (level_[w] < 0 && std::isinf(residual_[arc])) {
-        level_[w] = 0;
-        queue_.push_back(w);
-      }
-    }
-  }
-  return false;
-}
-
 std::vector<char> FlowNetwork::reachable_from(int source, double tolerance) const {
   std::vector<char> seen(num_nodes_, 0);
   std::vector<int> stack = {source};
@@ -463,7 +359,9 @@ void IncrementalMinCut::load(int num_nodes, int source, int sink,
   to_.resize(m);
   lower_.resize(m);
   upper_.resize(m);
-  network_.reset(num_nodes);
+  // Adjacency by tail, each node's entries in arc order (forward 2i, reverse 2i + 1), as
+  // FlowNetwork's, so node demands are summed in the same order.
+  first_entry_.assign(num_nodes + 1, 0);
   for (int i = 0; i < m; ++i) {
     const BoundedArc& arc = arcs[i];
     assert(arc.lower >= 0.0 && arc.upper >= arc.lower && arc.from != arc.to);
@@ -471,13 +369,28 @@ void IncrementalMinCut::load(int num_nodes, int source, int sink,
     to_[i] = arc.to;
     lower_[i] = arc.lower;
     upper_[i] = arc.upper;
-    network_.add_arc(arc.from, arc.to, arc.upper - arc.lower);
+    ++first_entry_[arc.from + 1];
+    ++first_entry_[arc.to + 1];
   }
-  // Terminal arcs of the terminals themselves are idle self-loops; they keep the ids regular.
-  for (int v = 0; v < num_nodes; ++v) {
-    network_.add_arc(source, v == sink ? source : v, 0.0);
-    network_.add_arc(v == source ? sink : v, sink, 0.0);
+  for (int v = 0; v < num_nodes; ++v) first_entry_[v + 1] += first_entry_[v];
+  entries_.resize(2 * static_cast<std::size_t>(m));
+  arc_of_entry_.resize(2 * static_cast<std::size_t>(m));
+  forward_.resize(m);
+  next_entry_.assign(first_entry_.begin(), first_entry_.end() - 1);
+  for (int i = 0; i < m; ++i) {
+    const int f = next_entry_[from_[i]]++, r = next_entry_[to_[i]]++;
+    entries_[f] = {to_[i], r, upper_[i] - lower_[i]};
+    entries_[r] = {from_[i], f, 0.0};
+    arc_of_entry_[f] = 2 * i;
+    arc_of_entry_[r] = 2 * i + 1;
+    forward_[i] = f;
   }
+  source_residual_.assign(num_nodes, 0.0);
+  source_flow_.assign(num_nodes, 0.0);
+  sink_residual_.assign(num_nodes, 0.0);
+  sink_flow_.assign(num_nodes, 0.0);
+  distance_.assign(num_nodes, -1);
+  reached_.assign(num_nodes, 0);
   demand_.resize(num_nodes);
   for (int v = 0; v < num_nodes; ++v) demand_[v] = node_demand(v);
   is_dirty_.assign(num_nodes, 0);
@@ -493,8 +406,8 @@ void IncrementalMinCut::set_bounds(int arc, double lower, double upper) {
   const double old_lower = lower_[arc], old_upper = upper_[arc];
   // The previous flow clamped to the new bounds, as FlowWarmStart's repair does.
   const double flow =
-      cold_ ? 0.0 : std::clamp(old_lower + network_.flow(2 * arc) - lower, 0.0, upper - lower);
-  network_.set_arc(2 * arc, upper - lower, flow);
+      cold_ ? 0.0 : std::clamp(old_lower + arc_flow(arc) - lower, 0.0, upper - lower);
+  set_arc(arc, upper - lower, flow);
   lower_[arc] = lower;
   upper_[arc] = upper;
   if (std::isinf(old_upper) != std::isinf(upper)) recheck_infinite_ = true;
@@ -512,37 +425,37 @@ void IncrementalMinCut::mark(int node) {
   dirty_.push_back(node);
 }
 
-double IncrementalMinCut::node_demand(int node) {
+double IncrementalMinCut::node_demand(int node) const {
   // Same summation order as min_cut_with_lower_bounds (arc order), so the same bits.
   double demand = 0.0;
-  for (int arc : network_.arcs_from(node)) {
-    if (arc >= 2 * num_arcs_) continue;
-    if (arc % 2 == 0)
-      demand += lower_[arc / 2];
+  for (int e = first_entry_[node]; e < first_entry_[node + 1]; ++e) {
+    const int id = arc_of_entry_[e];
+    if (id % 2 == 0)
+      demand += lower_[id / 2];
     else
-      demand -= lower_[arc / 2];
+      demand -= lower_[id / 2];
   }
   return demand;
 }
 
-double IncrementalMinCut::flow_balance(int node) {
+double IncrementalMinCut::flow_balance(int node) const {
   double balance = 0.0;
-  for (int arc : network_.arcs_from(node)) {
-    if (arc >= 2 * num_arcs_) continue;
-    if (arc % 2 == 0)
-      balance -= network_.flow(arc);
+  for (int e = first_entry_[node]; e < first_entry_[node + 1]; ++e) {
+    if (is_reverse(e))
+      balance += entries_[e].residual;
     else
-      balance += network_.flow(arc ^ 1);
+      balance -= entries_[entries_[e].mate].residual;
   }
   return balance;
 }
 
 void IncrementalMinCut::clear_flow() {
-  for (int i = 0; i < num_arcs_; ++i) network_.set_arc(2 * i, upper_[i] - lower_[i], 0.0);
+  for (int i = 0; i < num_arcs_; ++i) set_arc(i, upper_[i] - lower_[i], 0.0);
   for (int v = 0; v < num_nodes_; ++v) {
-    if (v == source_ || v == sink_) continue;
-    network_.set_arc(source_arc(v), std::max(0.0, -demand_[v]), 0.0);
-    network_.set_arc(sink_arc(v), std::max(0.0, demand_[v]), 0.0);
+    const bool terminal = v == source_ || v == sink_;
+    source_residual_[v] = terminal ? 0.0 : std::max(0.0, -demand_[v]);
+    sink_residual_[v] = terminal ? 0.0 : std::max(0.0, demand_[v]);
+    source_flow_[v] = sink_flow_[v] = 0.0;
   }
   cold_ = true;
 }
@@ -568,18 +481,17 @@ bool IncrementalMinCut::repair() {
     double excess = balance - std::max(0.0, demand_[v]);
     double deficit = -balance - std::max(0.0, -demand_[v]);
     if (!(excess > tolerance) && !(deficit > tolerance)) continue;
-    for (int arc : network_.arcs_from(v)) {
-      if (arc >= 2 * num_arcs_) continue;
-      const bool incoming = arc % 2 == 1;
+    for (int e = first_entry_[v]; e < first_entry_[v + 1]; ++e) {
+      const bool incoming = is_reverse(e);
       if (incoming != (excess > tolerance)) continue;
-      const int forward = arc & ~1;
-      const double flow = network_.flow(forward);
+      const int arc = arc_of_entry_[e] / 2;
+      const double flow = arc_flow(arc);
       double& rest = incoming ? excess : deficit;
       const double cut = std::min(flow, rest);
       if (cut <= 0.0) continue;
-      network_.set_arc(forward, network_.capacity(forward), flow - cut);
+      set_arc(arc, upper_[arc] - lower_[arc], flow - cut);
       rest -= cut;
-      const int other = network_.head(arc);
+      const int other = entries_[e].head;
       mark(other);
       if (other != source_ && other != sink_ && !queued_[other]) {
         queued_[other] = 1;
@@ -591,18 +503,127 @@ bool IncrementalMinCut::repair() {
   for (int v : dirty_) {
     const double balance = flow_balance(v);
     const double demand = demand_[v];
-    network_.set_arc(sink_arc(v), std::max(0.0, demand),
-                     demand > 0.0 ? std::clamp(balance, 0.0, demand) : 0.0);
-    network_.set_arc(source_arc(v), std::max(0.0, -demand),
-                     demand < 0.0 ? std::clamp(-balance, 0.0, -demand) : 0.0);
+    const double to_sink = demand > 0.0 ? std::clamp(balance, 0.0, demand) : 0.0;
+    const double from_source = demand < 0.0 ? std::clamp(-balance, 0.0, -demand) : 0.0;
+    sink_residual_[v] = std::max(0.0, demand) - to_sink;
+    sink_flow_[v] = to_sink;
+    source_residual_[v] = std::max(0.0, -demand) - from_source;
+    source_flow_[v] = from_source;
   }
   return true;
+}
+
+bool IncrementalMinCut::infinite_path() {
+  std::fill(reached_.begin(), reached_.end(), 0);
+  queue_.clear();
+  queue_.push_back(source_);
+  reached_[source_] = 1;
+  for (std::size_t head = 0; head < queue_.size(); ++head) {
+    const int v = queue_[head];
+    if (v == sink_) return true;
+    for (int e = first_entry_[v]; e < first_entry_[v + 1]; ++e) {
+      const int w = entries_[e].head;
+      if (!reached_[w] && std::isinf(entries_[e].residual)) {
+        reached_[w] = 1;
+        queue_.push_back(w);
+      }
+    }
+  }
+  return false;
+}
+
+bool IncrementalMinCut::search_source_side(double tolerance) {
+  std::fill(distance_.begin(), distance_.end(), -1);
+  queue_.clear();
+  starts_.clear();
+  for (int v = 0; v < num_nodes_; ++v) {
+    if (is_supply(v, tolerance)) {
+      distance_[v] = 0;
+      queue_.push_back(v);
+      starts_.push_back(v);
+    }
+  }
+  demand_level_ = -1;
+  for (std::size_t head = 0; head < queue_.size(); ++head) {
+    const int v = queue_[head];
+    // Shortest augmenting paths end at the first level holding a node with sink residual.
+    if (demand_level_ >= 0 && distance_[v] >= demand_level_) break;
+    for (int e = first_entry_[v]; e < first_entry_[v + 1]; ++e) {
+      const Entry& entry = entries_[e];
+      const int w = entry.head;
+      if (distance_[w] >= 0 || !(entry.residual > tolerance)) continue;
+      distance_[w] = distance_[v] + 1;
+      queue_.push_back(w);
+      if (demand_level_ < 0 && is_demand(w, tolerance)) demand_level_ = distance_[w];
+    }
+  }
+  if (demand_level_ >= 0) return true;
+  for (int v = 0; v < num_nodes_; ++v) reached_[v] = distance_[v] >= 0;
+  return false;
+}
+
+void IncrementalMinCut::blocking_flow(double tolerance) {
+  for (int v : queue_) next_entry_[v] = first_entry_[v];
+  for (int start : starts_) {
+    int v = start;
+    path_.clear();
+    while (true) {
+      if (distance_[v] == demand_level_ && is_demand(v, tolerance)) {
+        double bottleneck = start == source_ ? kInfinity : source_residual_[start];
+        for (int e : path_) bottleneck = std::min(bottleneck, entries_[e].residual);
+        if (v != sink_) bottleneck = std::min(bottleneck, sink_residual_[v]);
+        assert(std::isfinite(bottleneck));  // infinite paths are found before (unbounded_)
+        if (start != source_) {
+          source_residual_[start] -= bottleneck;
+          source_flow_[start] += bottleneck;
+        }
+        for (int e : path_) {
+          entries_[e].residual -= bottleneck;
+          entries_[entries_[e].mate].residual += bottleneck;
+        }
+        if (v != sink_) {
+          sink_residual_[v] -= bottleneck;
+          sink_flow_[v] += bottleneck;
+        }
+        if (start != source_ && !(source_residual_[start] > tolerance)) break;
+        // Retreat to the tail of the first saturated arc; when only v's sink arc was, v is now
+        // a dead end and the search below retreats from it.
+        std::size_t keep = 0;
+        while (keep < path_.size() && entries_[path_[keep]].residual > tolerance) ++keep;
+        if (keep < path_.size()) {
+          path_.resize(keep);
+          v = keep == 0 ? start : entries_[path_.back()].head;
+          continue;
+        }
+      }
+      bool advanced = false;
+      if (distance_[v] < demand_level_) {
+        const int want = distance_[v] + 1;
+        for (int& e = next_entry_[v]; e < first_entry_[v + 1]; ++e) {
+          const Entry& entry = entries_[e];
+          if (distance_[entry.head] == want && entry.residual > tolerance) {
+            path_.push_back(e);
+            v = entry.head;
+            advanced = true;
+            break;
+          }
+        }
+      }
+      if (advanced) continue;
+      distance_[v] = -1;  // dead end: out of the level graph
+      if (path_.empty()) break;
+      const int e = path_.back();
+      path_.pop_back();
+      v = entries_[entries_[e].mate].head;
+      ++next_entry_[v];
+    }
+  }
 }
 
 CutOutcome IncrementalMinCut::solve() {
   for (int v : dirty_) demand_[v] = node_demand(v);
   if (recheck_infinite_) {
-    unbounded_ = network_.infinite_path(source_, sink_);
+    unbounded_ = infinite_path();
     recheck_infinite_ = false;
   }
   if (unbounded_) return CutOutcome::kUnbounded;
@@ -622,7 +643,12 @@ CutOutcome IncrementalMinCut::solve() {
   }
   for (int v : dirty_) is_dirty_[v] = 0;
   dirty_.clear();
-  network_.max_flow_guided(source_, sink_, kRelativeTolerance * scale_);
+  const double tolerance = kRelativeTolerance * scale_;
+  // The repaired flow is often maximal already: one search of the source side then decides.
+  while (search_source_side(tolerance)) {
+    ++phases;
+    blocking_flow(tolerance);
+  }
   cold_ = false;
   return CutOutcome::kOptimal;
 }

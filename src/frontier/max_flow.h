@@ -2,7 +2,6 @@
 #pragma once
 
 #include <cstdint>
-#include <span>
 #include <vector>
 
 namespace powertrain::frontier {
@@ -20,12 +19,6 @@ class FlowNetwork {
   /// below `tolerance` count as zero. Returns the flow added (may be +inf if an all-infinite path
   /// exists). O(V²E) worst case.
   double max_flow(int source, int sink, double tolerance);
-  /// Max flow like max_flow, but each phase's level graph is the distance to the sink (a search
-  /// backwards from it), so the augmenting search from the source only walks arcs that lead to
-  /// the sink. Much faster when the flow starts close to a maximum (warm starts), where the
-  /// forward level graph is mostly dead ends. Ends with a full search from the source, so
-  /// reached() is valid afterwards. Returns the flow added (+inf if an all-infinite path exists).
-  double max_flow_guided(int source, int sink, double tolerance);
   /// Nodes reachable from `source` through arcs with residual > tolerance (1 = reachable).
   std::vector<char> reachable_from(int source, double tolerance) const;
   double residual(int arc) const { return residual_[arc]; }
@@ -39,39 +32,18 @@ class FlowNetwork {
   double flow(int arc) const { return residual_[arc ^ 1]; }
   /// Sets an arc pair's capacity and residual to zero (used to drop helper arcs between phases).
   void disable_arc(int arc);
-  /// Changes an arc's capacity and flow in place (flow in [0, capacity]); the adjacency stays.
-  void set_arc(int arc, double capacity, double flow) {
-    original_[arc] = capacity;
-    residual_[arc] = capacity - flow;
-    original_[arc ^ 1] = 0.0;
-    residual_[arc ^ 1] = flow;
-  }
-  double capacity(int arc) const { return original_[arc]; }
-  int head(int arc) const { return to_[arc]; }
-  /// Arc ids leaving `node` (its own arcs and the reverses of arcs entering it), by id.
-  std::span<const int> arcs_from(int node) {
-    if (!adjacency_valid_) build_adjacency();
-    return {adjacency_.data() + adjacency_start_[node],
-            adjacency_.data() + adjacency_start_[node + 1]};
-  }
-  /// After max_flow returned a finite value: whether `node` is reachable from the source in the
-  /// residual network (the last level graph is the full search that missed the sink).
-  bool reached(int node) const { return level_[node] >= 0; }
-  /// True if `sink` is reachable from `source` through arcs of infinite residual only.
-  bool infinite_path(int source, int sink);
   int num_nodes() const { return num_nodes_; }
   int num_arcs() const { return static_cast<int>(to_.size()); }
 
  private:
   void build_adjacency();
   bool build_levels(int source, int sink, double tolerance);
-  bool build_distances(int source, int sink, double tolerance);
 
   int num_nodes_ = 0;
   std::vector<int> from_, to_;
   std::vector<double> residual_, original_;
   std::vector<int> adjacency_start_, adjacency_;  // CSR over arcs by tail
-  std::vector<int> level_, next_arc_, queue_, distance_;
+  std::vector<int> level_, next_arc_, queue_;
   std::vector<int> path_;
   bool adjacency_valid_ = false;
 };
@@ -132,10 +104,11 @@ MinCut min_cut_with_lower_bounds(int num_nodes, int source, int sink,
 
 /// Minimal minimum cuts with lower bounds (as min_cut_with_lower_bounds) for a sequence of networks
 /// whose arc endpoints rarely change: consecutive Phillips–Dessouky steps change a few arcs'
-/// bounds. Keeps the residual network, its adjacency and the last maximum flow; a bound change
-/// repairs the flow around the arc's ends only, so a step costs a few searches of the network and
-/// no allocation. Every non-terminal node has both terminal arcs (source→v, v→sink; one of them at
-/// capacity 0), so a demand changing sign does not change the structure.
+/// bounds. Keeps the residual network and the last maximum flow; a bound change repairs the flow
+/// around the arc's ends only, so a step costs a few searches of the network and no allocation.
+/// The terminal arcs that turn lower bounds into node demands (source→v, v→sink) are not stored as
+/// arcs: each node keeps their residuals, so searches scan only the bounded arcs, stored in
+/// adjacency order (residual next to head) for sequential reads.
 class IncrementalMinCut {
  public:
   /// Loads a network. With the same node count and arc endpoints as the loaded one, only bounds
@@ -147,23 +120,57 @@ class IncrementalMinCut {
   /// Minimal minimum cut of the current bounds: kOptimal (then source_side() is valid) or
   /// kUnbounded. Same answer as min_cut_with_lower_bounds on the same arcs.
   CutOutcome solve();
-  bool source_side(int node) const { return network_.reached(node); }
+  bool source_side(int node) const { return reached_[node] != 0; }
   long long warm_solves = 0;  // solves that started from the previous flow
   long long cold_solves = 0;  // solves that started from zero (new structure or failed repair)
+  long long phases = 0;       // augmenting phases over all solves (0 when the repair was enough)
 
  private:
-  int sink_arc(int node) const { return 2 * (num_arcs_ + 2 * node + 1); }
-  int source_arc(int node) const { return 2 * (num_arcs_ + 2 * node); }
-  double flow_balance(int node);  // inflow − outflow over the bounded arcs (shifted frame)
-  double node_demand(int node);   // Σ lower out − Σ lower in, summed in arc order
+  // One direction of an arc in a node's adjacency: the arc itself at its tail, its reverse at its
+  // head. `mate` is the other direction's entry; flow on an arc is its reverse entry's residual.
+  struct Entry {
+    int head;
+    int mate;
+    double residual;
+  };
+  bool is_reverse(int entry) const { return (arc_of_entry_[entry] & 1) != 0; }
+  double arc_flow(int arc) const { return entries_[entries_[forward_[arc]].mate].residual; }
+  void set_arc(int arc, double capacity, double flow) {
+    Entry& forward = entries_[forward_[arc]];
+    forward.residual = capacity - flow;
+    entries_[forward.mate].residual = flow;
+  }
+  bool is_supply(int node, double tolerance) const {
+    return node == source_ || source_residual_[node] > tolerance;
+  }
+  bool is_demand(int node, double tolerance) const {
+    return node == sink_ || sink_residual_[node] > tolerance;
+  }
+  double flow_balance(int node) const;  // inflow − outflow over the bounded arcs (shifted frame)
+  double node_demand(int node) const;   // Σ lower out − Σ lower in, summed in arc order
   void mark(int node);
   bool repair();
   void clear_flow();
+  bool infinite_path();
+  // Breadth-first levels from the source and the nodes with source residual. Returns false when
+  // no node with sink residual (nor the sink) is reached: the flow is maximal and reached_ is the
+  // source side. Otherwise the levels stop at the first level holding such a node (demand_level_).
+  bool search_source_side(double tolerance);
+  // Augments along shortest paths of those levels (a blocking flow), pruning dead ends.
+  void blocking_flow(double tolerance);
 
-  FlowNetwork network_;
   int num_nodes_ = -1, num_arcs_ = 0, source_ = 0, sink_ = 1;
   std::vector<int> from_, to_;
   std::vector<double> lower_, upper_, demand_;
+  std::vector<Entry> entries_;
+  std::vector<int> arc_of_entry_;  // 2·arc at the arc's tail, 2·arc + 1 at its head
+  std::vector<int> first_entry_;   // CSR over nodes, entries in arc order
+  std::vector<int> forward_;       // per arc: its entry at the tail
+  // Terminal arcs source→v and v→sink: residual and flow (capacity = residual + flow).
+  std::vector<double> source_residual_, source_flow_, sink_residual_, sink_flow_;
+  std::vector<int> distance_, next_entry_, queue_, path_, starts_;
+  std::vector<char> reached_;
+  int demand_level_ = -1;
   std::vector<int> dirty_, work_;
   std::vector<char> is_dirty_, queued_;
   double scale_ = 0.0;  // largest |finite bound|; the tolerance is a fixed fraction of it

@@ -346,7 +346,9 @@ Frontier solve_incremental(const PlanningProblem& problem, const SolverOptions& 
                         problem.settings.p_blocking_w;
   };
 
-  std::vector<int> finish(n), latest(n);
+  // latest_start = latest finish − duration, and critical_start = the start of a node with zero
+  // slack (−1 otherwise), so the inner loops read one array per neighbour.
+  std::vector<int> finish(n), latest_start(n), critical_start(n);
   auto forward = [&]() {
     int makespan = 0;
     for (int v : order) {
@@ -358,14 +360,21 @@ Frontier solve_incremental(const PlanningProblem& problem, const SolverOptions& 
     }
     return makespan;
   };
+  // Latest finishes, and the critical instructions (zero slack) in topological order.
+  std::vector<int> critical_ops;
   auto backward = [&](int makespan) {
+    critical_ops.clear();
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
       const int v = *it;
       int end = makespan;
       for (const int* w = successors.begin(v); w != successors.end(v); ++w)
-        end = std::min(end, latest[*w] - d[*w]);
-      latest[v] = end;
+        end = std::min(end, latest_start[*w]);
+      latest_start[v] = end - d[v];
+      const bool critical = finish[v] == end;
+      critical_start[v] = critical ? finish[v] - d[v] : -1;
+      if (critical) critical_ops.push_back(v);
     }
+    std::reverse(critical_ops.begin(), critical_ops.end());
   };
 
   const int lower_bound = longest_path(dag, fastest);
@@ -378,7 +387,7 @@ Frontier solve_incremental(const PlanningProblem& problem, const SolverOptions& 
   // instruction arcs are uncapacitated with lower bound 0 (raw_free).
   std::vector<int> raw_from, raw_to, raw_op, previous_from, previous_to;
   std::vector<char> raw_free, previous_free;
-  std::vector<int> critical_ops, in_node(n, -1), out_node(n, -1);
+  std::vector<int> in_node(n, -1), out_node(n, -1);
   std::vector<int> out_degree, in_degree, parent, compact, compact_arc(n, -1);
   std::vector<BoundedArc> arcs;
   std::vector<int> lengthened, changed, last_changed;
@@ -402,11 +411,6 @@ Frontier solve_incremental(const PlanningProblem& problem, const SolverOptions& 
     }
     backward(makespan_now);
     const int makespan = makespan_now;
-
-    critical_ops.clear();
-    for (int v : order) {
-      if (finish[v] == latest[v]) critical_ops.push_back(v);
-    }
     frontier.stats.max_critical_operations =
         std::max(frontier.stats.max_critical_operations, critical_ops.size());
     int num_nodes = 2;
@@ -429,8 +433,7 @@ Frontier solve_incremental(const PlanningProblem& problem, const SolverOptions& 
       if (finish[v] - d[v] == 0) add_raw(source, in_node[v], -1, true);
       if (finish[v] == makespan) add_raw(out_node[v], sink, -1, true);
       for (const int* w = successors.begin(v); w != successors.end(v); ++w) {
-        if (finish[*w] == latest[*w] && finish[*w] - d[*w] == finish[v])
-          add_raw(out_node[v], in_node[*w], -1, true);
+        if (critical_start[*w] == finish[v]) add_raw(out_node[v], in_node[*w], -1, true);
       }
     }
     const bool same_structure = have_structure && raw_from == previous_from &&

@@ -322,5 +322,27 @@ TEST(FrontierSolver, IncrementalEngineIsBitIdenticalToTheReferenceOnThePerseusPr
   expect_identical(solve_with(*problem, true), solve_with(*problem, false), "gpt3-175b model");
 }
 
+TEST(FrontierSolver, IncrementalEngineIsBitIdenticalToTheReferenceOnALargerModelPipeline) {
+  // 8 stages x 24 microbatches of the built-in GPT-3 175B model (~4,400 steps on critical DAGs
+  // of ~700 nodes): many warm steps with several augmenting phases each.
+  ModelJobRequest request;
+  request.model = "gpt3-175b";
+  request.gpu = "a100-sxm";
+  request.tp = 8;
+  request.pp = 8;
+  auto job = build_model_job(request);
+  ASSERT_TRUE(job.ok()) << job.error().message;
+  pipeline::PipelineSpec spec;
+  spec.num_gpus = 8;
+  spec.num_microbatches = 24;
+  PlanningSettings settings;
+  settings.p_blocking_w = job->gpu.p_blocking_w;
+  auto problem = build_planning_problem(generate_profile(*job), spec, settings);
+  ASSERT_TRUE(problem.ok()) << problem.error().message;
+  const Frontier reference = solve_with(*problem, false);
+  ASSERT_GT(reference.points.size(), 4000u);
+  expect_identical(solve_with(*problem, true), reference, "gpt3-175b model, 8 x 24");
+}
+
 }  // namespace
 }  // namespace powertrain::frontier
