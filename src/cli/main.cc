@@ -33,6 +33,7 @@ const std::vector<Subcommand>& subcommands() {
        "Run a CUDA program on emulated GPUs (or analyse its traces): predicted time and energy",
        add_emulate_command},
       {"kareus", "Kareus: joint clock, comm-SM and launch-timing frontier vs Megatron/Perseus/nanobatching", add_kareus_command},
+      {"measure", "Thermally stable GPU time and energy of a command via NVML (warm-up, window, cooldown)", add_measure_command},
   };
   return table;
 }
