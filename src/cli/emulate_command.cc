@@ -24,9 +24,11 @@ struct EmulateFlags {
   std::vector<std::string> traces;
   std::string out = "powertrain-emulate";
   std::string gpu = "h100";
-  int nodes = 1;
-  int gpus_per_node = 8;
-  int devices_per_process = 1;
+  int gpus = 0;  // 0 = not given (emulate::LayoutRequest)
+  int ranks = 0;
+  int nodes = 0;
+  int gpus_per_node = 0;
+  int devices_per_process = 0;
   bool no_dedup = false;
   std::string kernel_table;
   bool keep_traces = false;
@@ -140,13 +142,17 @@ int run_emulate(const EmulateFlags& flags) {
   const char* command = "emulate";
   if (flags.traces.empty() == flags.command.empty()) {
     return usage_error(command,
-                "give a program after -- (e.g. powertrain emulate --gpu h100 -- ./prog) or "
-                "--traces DIR to analyse an earlier run, not both");
+                       "give a program after -- (e.g. powertrain emulate --gpu h100 -- ./prog) or "
+                       "--traces DIR to analyse an earlier run, not both");
   }
-  if (flags.nodes < 1 || flags.gpus_per_node < 1 || flags.devices_per_process < 1) {
-    return usage_error(command,
-                       "--nodes, --gpus-per-node and --devices-per-process must be at least 1");
-  }
+  emulate::LayoutRequest request;
+  request.gpus = flags.gpus;
+  request.ranks = flags.ranks;
+  request.nodes = flags.nodes;
+  request.gpus_per_node = flags.gpus_per_node;
+  request.devices_per_process = flags.devices_per_process;
+  auto layout = emulate::resolve_layout(request);
+  if (!layout) return usage_error(command, layout.error().message);
   if (flags.timeout_s < 0 || !(flags.inter_node_gb_s > 0)) {
     return usage_error(command, "--timeout-s must be >= 0 and --inter-node-bandwidth-gb-s > 0");
   }
@@ -155,8 +161,13 @@ int run_emulate(const EmulateFlags& flags) {
   }
   emulate::EmulateOptions options;
   options.gpu = flags.gpu;
-  options.nodes = flags.nodes;
-  options.gpus_per_node = flags.gpus_per_node;
+  if (!flags.command.empty() || flags.gpus > 0 || flags.nodes > 0 || flags.gpus_per_node > 0) {
+    options.nodes = layout->nodes;
+    options.gpus_per_node = layout->gpus_per_node;
+  } else {
+    options.nodes = 0;  // traces without a topology: as many nodes of 8 as their GPUs need
+    options.gpus_per_node = 8;
+  }
   options.dedup = !flags.no_dedup;
   options.kernel_table = flags.kernel_table;
   options.detect_steps = !flags.whole_trace;
@@ -178,16 +189,15 @@ int run_emulate(const EmulateFlags& flags) {
     emulate::LaunchOptions launch;
     launch.command = flags.command;
     launch.gpu = flags.gpu;
-    launch.nodes = flags.nodes;
-    launch.gpus_per_node = flags.gpus_per_node;
-    launch.devices_per_process = flags.devices_per_process;
+    launch.nodes = layout->nodes;
+    launch.gpus_per_node = layout->gpus_per_node;
+    launch.devices_per_process = layout->devices_per_process;
     launch.trace_dir = run_dir;
     launch.interposer = *interposer;
     launch.timeout_s = flags.timeout_s;
     if (!flags.quiet) {
-      fmt::print(stderr, "emulate: starting {} process(es) x {} device(s) of {} with {}\n",
-                 flags.nodes * flags.gpus_per_node / std::max(flags.devices_per_process, 1),
-                 flags.devices_per_process, flags.gpu, *interposer);
+      fmt::print(stderr, "emulate: starting {} of {}; interposer {}\n", layout->explanation,
+                 flags.gpu, *interposer);
     }
     auto launched = emulate::launch(launch);
     if (!launched) return fail(command, launched.error().message);
@@ -251,11 +261,21 @@ Action add_emulate_command(CLI::App& app) {
   add_force_flag(app, flags->force);
   add_input_limit_flag(app);
   app.add_option("--gpu", flags->gpu, "Emulated GPU (catalog name; default h100)");
-  app.add_option("--nodes", flags->nodes, "Nodes (default 1)")->check(integer_in(1, 100'000));
-  app.add_option("--gpus-per-node", flags->gpus_per_node, "GPUs per node (default 8)")
+  app.add_option("--gpus", flags->gpus,
+                 "GPUs of the job (default 1, or --nodes x --gpus-per-node); one process sees "
+                 "them all unless --ranks is given")
+      ->check(integer_in(1, 1'048'576));
+  add_option_with_aliases(app, "--ranks", {"--processes", "--nproc"}, flags->ranks,
+                          "Processes to start (torchrun-style, RANK/WORLD_SIZE set; default 1, "
+                          "or one per node); each drives --gpus / --ranks devices",
+                          integer_in(1, 4096));
+  app.add_option("--nodes", flags->nodes, "Nodes (default: --gpus / --gpus-per-node)")
+      ->check(integer_in(1, 100'000));
+  app.add_option("--gpus-per-node", flags->gpus_per_node,
+                 "GPUs per node (default: all GPUs, at most 8)")
       ->check(integer_in(1, 1024));
   app.add_option("--devices-per-process", flags->devices_per_process,
-                 "Devices each process drives (processes = nodes x gpus-per-node / this)")
+                 "Devices each process drives (older spelling of --ranks = GPUs / this)")
       ->check(integer_in(1, 1024));
   app.add_flag("--no-dedup", flags->no_dedup, "Simulate every rank, not one per identical class");
   app.add_option("--kernel-table", flags->kernel_table,

@@ -15,6 +15,7 @@
 #include "cli/planning_flags.h"
 #include "core/atomic_output.h"
 #include "core/csv.h"
+#include "core/progress.h"
 #include "frontier/example_profile.h"
 #include "frontier/model_profile.h"
 #include "frontier/outputs.h"
@@ -177,23 +178,11 @@ int run_frontier(const FrontierFlags& flags) {
 
   frontier::SolverOptions options;
   options.engine = choices->engine;
-  const bool tty = ::isatty(STDERR_FILENO) != 0;
-  if (!flags.quiet) {
-    options.progress = [tty, last_percent = -1](long long done, long long total) mutable {
-      const int percent =
-          static_cast<int>(std::min<long long>(100, done * 100 / std::max(1LL, total)));
-      if (percent == last_percent) return;
-      last_percent = percent;
-      if (tty) {
-        fmt::print(stderr, "\rplanning: {:3d}% of the time range from T* down to the T_min bound",
-                   percent);
-      } else if (percent % 10 == 0) {
-        fmt::print(stderr, "planning: {}%\n", percent);
-      }
-    };
-  }
+  // Progress over the time range from T* down to the T_min bound, in units of tau.
+  core::ProgressLine progress("planning", "tau units from T* toward T_min", !flags.quiet);
+  options.progress = [&progress](long long done, long long total) { progress.update(done, total); };
   frontier::Frontier solved = frontier::solve_frontier(*problem, options);
-  if (tty && !flags.quiet) fmt::print(stderr, "\n");
+  progress.finish();
   // Ceil promises plans never slower than all max clock; floor stays the reference's frontier.
   const bool pinned = settings.quantization == frontier::Quantization::kCeil &&
                       frontier::pin_fastest_point(*problem, solved);

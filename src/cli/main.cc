@@ -32,8 +32,18 @@ const std::vector<Subcommand>& subcommands() {
       {"emulate",
        "Run a CUDA program on emulated GPUs (or analyse its traces): predicted time and energy",
        add_emulate_command},
-      {"kareus", "Kareus: joint clock, comm-SM and launch-timing frontier vs Megatron/Perseus/nanobatching", add_kareus_command},
-      {"measure", "Thermally stable GPU time and energy of a command via NVML (warm-up, window, cooldown)", add_measure_command},
+      {"kareus",
+       "Kareus: joint clock, comm-SM and launch-timing frontier vs Megatron/Perseus/nanobatching",
+       add_kareus_command},
+      {"analyze", "HTA-style analysis of Kineto traces: breakdowns, overlap, streams, critical path",
+       add_analyze_command},
+      {"diff", "Compare two Kineto traces by op and kernel name (like HTA's TraceDiff)",
+       add_diff_command},
+      {"serve", "Persistent plan server: Zeus PFO routes, online frontiers, straggler switches",
+       add_serve_command},
+      {"measure",
+       "Thermally stable GPU time and energy of a command via NVML (warm-up, window, cooldown)",
+       add_measure_command},
   };
   return table;
 }

@@ -84,6 +84,7 @@ std::uint64_t operation_hash(const ProcessTrace& trace, const Record& r,
     case OpKind::kStreamDestroy:
     case OpKind::kStreamSync:
     case OpKind::kHostFunc:
+    case OpKind::kGraphLaunch:
       h = combine(h, r.stream);
       break;
     case OpKind::kEventCreate:
@@ -96,6 +97,7 @@ std::uint64_t operation_hash(const ProcessTrace& trace, const Record& r,
       h = combine(combine(h, r.event), r.stream);
       break;
     case OpKind::kDeviceSync:
+    case OpKind::kDeviceReset:
     case OpKind::kSetDevice:
       break;
     case OpKind::kCommInit:

@@ -3,8 +3,6 @@
 // with its file:line and field, and string interning for names, APIs and communicator ids.
 #include "emulate/emulation_trace.h"
 
-#include "core/input_limits.h"
-
 #include <fmt/core.h>
 #include <simdjson.h>
 
@@ -14,6 +12,7 @@
 #include <limits>
 #include <unordered_map>
 
+#include "core/input_limits.h"
 #include "graph/execution_graph.h"
 
 namespace powertrain::emulate {
@@ -50,6 +49,8 @@ constexpr OpName kOps[] = {
     {"host_func", OpKind::kHostFunc},
     {"unsupported", OpKind::kUnsupported},
     {"misuse", OpKind::kMisuse},
+    {"device_reset", OpKind::kDeviceReset},
+    {"graph_launch", OpKind::kGraphLaunch},
 };
 
 struct DtypeName {
@@ -353,6 +354,7 @@ class Parser {
       }
     }
     if (line == 0) return core::Error{fmt::format("{}: empty trace", source_)};
+    scope_process_local_communicators();
     if (!trace_.has_exit) {
       graph::add_warning(trace_.warnings, "no 'exit' record (the process did not exit normally)",
                          source_);
@@ -361,6 +363,27 @@ class Parser {
   }
 
  private:
+  // ncclCommInitAll builds a clique inside one process, so its id means something only there: it
+  // is qualified with the trace ("<id>@<source>"). Interposers before the per-process nonce
+  // derived it from RANK and a call counter, and independent processes without distinct RANKs
+  // then wrote the same id ("communicator ... rank 0 initialized twice").
+  void scope_process_local_communicators() {
+    std::unordered_map<std::uint32_t, std::uint32_t> scoped;
+    for (std::int32_t i : trace_.comm_records) {
+      const Record& r = trace_.records[i];
+      if (r.op == OpKind::kCommInit && trace_.str(r.name) == "ncclCommInitAll")
+        scoped.emplace(r.detail, kNoString);
+    }
+    if (scoped.empty()) return;
+    for (auto& [from, to] : scoped) {
+      to = intern(fmt::format("{}@{}", std::string(trace_.str(from)), source_));
+    }
+    for (std::int32_t i : trace_.comm_records) {
+      Record& r = trace_.records[i];
+      if (const auto it = scoped.find(r.detail); it != scoped.end()) r.detail = it->second;
+    }
+  }
+
   std::uint32_t intern(std::string_view text) {
     auto it = interned_.find(std::string(text));
     if (it != interned_.end()) return it->second;
@@ -525,6 +548,7 @@ class Parser {
         r.correlation = f.integer("corr", false, -1);
         break;
       case OpKind::kDeviceSync:
+      case OpKind::kDeviceReset:
       case OpKind::kSetDevice:
         break;
       case OpKind::kCommInit:
@@ -601,6 +625,10 @@ class Parser {
       case OpKind::kHostFunc:
         stream_and_corr();
         break;
+      case OpKind::kGraphLaunch:
+        stream_and_corr();
+        api(false);
+        break;
       case OpKind::kUnsupported:
         api(true);
         break;
@@ -675,8 +703,8 @@ core::Result<ProcessTrace> read_emulation_trace(const std::string& path,
   const std::size_t max_bytes =
       options.max_file_bytes > 0 ? options.max_file_bytes : core::input_limits().max_trace_bytes;
   if (size > max_bytes) {
-    return core::Error{fmt::format("{}: file is {} bytes, {}", path, size,
-                                   core::limit_text(max_bytes))};
+    return core::Error{
+        fmt::format("{}: file is {} bytes, {}", path, size, core::limit_text(max_bytes))};
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) return core::Error{fmt::format("{}: cannot open", path)};

@@ -38,6 +38,8 @@ enum class OpKind : std::uint8_t {
   kHostFunc,
   kUnsupported,
   kMisuse,
+  kDeviceReset,  // cudaDeviceReset: synchronizes the device; its frees are separate records
+  kGraphLaunch,  // cudaGraphLaunch; the replayed nodes follow as records of the same call
 };
 /// The trace's `op` string ("kernel", "stream_wait_event", ...).
 std::string_view to_string(OpKind kind);

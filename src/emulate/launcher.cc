@@ -92,6 +92,92 @@ bool LaunchResult::all_ok() const {
   return !processes.empty();
 }
 
+core::Result<Layout> resolve_layout(const LayoutRequest& q) {
+  if (q.gpus < 0 || q.ranks < 0 || q.nodes < 0 || q.gpus_per_node < 0 ||
+      q.devices_per_process < 0) {
+    return core::Error{
+        "--gpus, --ranks, --nodes, --gpus-per-node and --devices-per-process must "
+        "be at least 1"};
+  }
+  const bool topology = q.nodes > 0 || q.gpus_per_node > 0;
+  std::int64_t gpus = 1;
+  if (q.gpus > 0) {
+    gpus = q.gpus;
+  } else if (topology) {
+    gpus = std::int64_t{q.nodes > 0 ? q.nodes : 1} * (q.gpus_per_node > 0 ? q.gpus_per_node : 8);
+  } else if (q.ranks > 0) {
+    gpus = std::int64_t{q.ranks} * (q.devices_per_process > 0 ? q.devices_per_process : 1);
+  } else if (q.devices_per_process > 0) {
+    gpus = q.devices_per_process;
+  }
+  if (gpus > 1'048'576) return core::Error{fmt::format("{} GPUs is more than 2^20", gpus)};
+  std::int64_t processes = 1;
+  std::string why;
+  if (q.ranks > 0) {
+    processes = q.ranks;
+    why = "--ranks";
+  } else if (q.devices_per_process > 0) {
+    if (gpus % q.devices_per_process != 0) {
+      return core::Error{fmt::format("--devices-per-process {} does not divide the job's {} GPUs",
+                                     q.devices_per_process, gpus)};
+    }
+    processes = gpus / q.devices_per_process;
+    why = "--devices-per-process";
+  } else if (q.nodes > 1) {
+    processes = q.nodes;
+    why = "the default with --nodes: one process per node; --ranks N for N processes";
+  } else {
+    why =
+        "the default: one process sees every GPU; --ranks N starts N processes "
+        "(torchrun-style, RANK/WORLD_SIZE set)";
+  }
+  if (gpus % processes != 0) {
+    return core::Error{
+        fmt::format("--ranks {}: the job's {} GPU(s) do not divide among them", processes, gpus)};
+  }
+  const std::int64_t per_process = gpus / processes;
+  if (q.devices_per_process > 0 && per_process != q.devices_per_process) {
+    return core::Error{
+        fmt::format("--devices-per-process {} contradicts {} GPU(s) over --ranks {} ({} each)",
+                    q.devices_per_process, gpus, processes, per_process)};
+  }
+  std::int64_t per_node = q.gpus_per_node;
+  if (per_node <= 0) {
+    if (q.nodes > 0) {
+      if (gpus % q.nodes != 0) {
+        return core::Error{
+            fmt::format("--gpus {} does not divide among --nodes {}", gpus, q.nodes)};
+      }
+      per_node = gpus / q.nodes;
+    } else {
+      per_node = gpus <= 8 ? gpus : 8;
+    }
+  }
+  if (gpus % per_node != 0) {
+    return core::Error{
+        fmt::format("{} GPU(s) do not fill nodes of {} GPU(s); give --gpus-per-node (and --nodes)",
+                    gpus, per_node)};
+  }
+  const std::int64_t nodes = gpus / per_node;
+  if (q.nodes > 0 && q.nodes != nodes) {
+    return core::Error{
+        fmt::format("--nodes {} x --gpus-per-node {} is not --gpus {}", q.nodes, per_node, gpus)};
+  }
+  if (per_node % per_process != 0 && per_process % per_node != 0) {
+    return core::Error{fmt::format("--devices-per-process {} does not divide --gpus-per-node {}",
+                                   per_process, per_node)};
+  }
+  Layout layout;
+  layout.nodes = static_cast<int>(nodes);
+  layout.gpus_per_node = static_cast<int>(per_node);
+  layout.devices_per_process = static_cast<int>(per_process);
+  layout.processes = static_cast<int>(processes);
+  layout.explanation = fmt::format("{} process{} x {} device{} = {} GPU(s) on {} node(s) x {} ({})",
+                                   processes, processes == 1 ? "" : "es", per_process,
+                                   per_process == 1 ? "" : "s", gpus, nodes, per_node, why);
+  return layout;
+}
+
 std::string compute_capability(const device::GpuSpec& gpu) {
   if (gpu.name.rfind("h100", 0) == 0 || gpu.name.rfind("h200", 0) == 0) return "9.0";
   if (gpu.name == "a40") return "8.6";
@@ -102,7 +188,10 @@ std::string compute_capability(const device::GpuSpec& gpu) {
 
 std::vector<std::string> rank_environment(const LaunchOptions& o, const device::GpuSpec& gpu,
                                           int rank, int world_size, int master_port) {
-  const int local_world = o.gpus_per_node / o.devices_per_process;
+  // A process may drive whole nodes (devices_per_process a multiple of gpus_per_node).
+  const int local_world = std::max(1, o.gpus_per_node / o.devices_per_process);
+  const int node_rank =
+      static_cast<int>(std::int64_t{rank} * o.devices_per_process / std::max(o.gpus_per_node, 1));
   std::string preload = o.interposer;
   if (const std::string inherited = env_or_empty("LD_PRELOAD"); !inherited.empty()) {
     preload += ":" + inherited;
@@ -113,7 +202,7 @@ std::vector<std::string> rank_environment(const LaunchOptions& o, const device::
       fmt::format("WORLD_SIZE={}", world_size),
       fmt::format("LOCAL_RANK={}", rank % local_world),
       fmt::format("LOCAL_WORLD_SIZE={}", local_world),
-      fmt::format("NODE_RANK={}", rank / local_world),
+      fmt::format("NODE_RANK={}", node_rank),
       "MASTER_ADDR=127.0.0.1",
       fmt::format("MASTER_PORT={}", master_port),
       fmt::format("LD_PRELOAD={}", preload),
@@ -207,7 +296,9 @@ core::Result<LaunchResult> launch(const LaunchOptions& o) {
   if (o.nodes < 1 || o.gpus_per_node < 1 || o.devices_per_process < 1) {
     return core::Error{"--nodes, --gpus-per-node and --devices-per-process must be at least 1"};
   }
-  if (o.gpus_per_node % o.devices_per_process != 0) {
+  if (o.gpus_per_node % o.devices_per_process != 0 &&
+      (o.devices_per_process % o.gpus_per_node != 0 ||
+       (std::int64_t{o.nodes} * o.gpus_per_node) % o.devices_per_process != 0)) {
     return core::Error{fmt::format("--devices-per-process {} does not divide --gpus-per-node {}",
                                    o.devices_per_process, o.gpus_per_node)};
   }

@@ -16,12 +16,38 @@
 
 namespace powertrain::emulate {
 
+/// What the command line asked for; 0 = not given. resolve_layout turns it into a job.
+struct LayoutRequest {
+  int gpus = 0;                 // --gpus: GPUs of the whole job
+  int ranks = 0;                // --ranks: processes
+  int nodes = 0;                // --nodes
+  int gpus_per_node = 0;        // --gpus-per-node
+  int devices_per_process = 0;  // --devices-per-process (older spelling of gpus / ranks)
+};
+
+struct Layout {
+  int nodes = 1;
+  int gpus_per_node = 1;
+  int devices_per_process = 1;
+  int processes = 1;
+  int gpus() const { return nodes * gpus_per_node; }
+  std::string explanation;  // one sentence: what starts and why (the launcher's first line)
+};
+
+/// The default is one process that sees all the job's GPUs (--gpus, default 1), because most
+/// programs are either single-GPU or drive their devices from one process; --ranks N starts N
+/// processes (torchrun-style) with G / N devices each. Without --gpus the GPU count follows
+/// --nodes × --gpus-per-node, or --ranks × --devices-per-process; without --nodes each node has
+/// up to 8 GPUs. Errors (one line naming the flags): counts that do not divide, a process whose
+/// devices would straddle two nodes, --nodes × --gpus-per-node different from --gpus.
+core::Result<Layout> resolve_layout(const LayoutRequest& request);
+
 struct LaunchOptions {
   std::vector<std::string> command;  // program and arguments
   std::string gpu = "h100";          // catalog name
   int nodes = 1;
   int gpus_per_node = 8;
-  int devices_per_process = 1;      // must divide gpus_per_node
+  int devices_per_process = 1;      // divides gpus_per_node or is a multiple of it
   std::filesystem::path trace_dir;  // POWERTRAIN_EMU_DIR (created if missing)
   std::string interposer;           // path of libpowertrain_cuda.so (find_interposer)
   std::string job_id;               // POWERTRAIN_EMU_JOB; empty: derived from pid and time

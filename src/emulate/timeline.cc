@@ -80,6 +80,10 @@ std::string_view default_api(const Record& r) {
       return "cudaDeviceSynchronize";
     case OpKind::kSetDevice:
       return "cudaSetDevice";
+    case OpKind::kDeviceReset:
+      return "cudaDeviceReset";
+    case OpKind::kGraphLaunch:
+      return "cudaGraphLaunch";
     case OpKind::kCommInit:
       return "ncclCommInitRank";
     case OpKind::kNccl:
@@ -99,6 +103,7 @@ std::int64_t cost_of(const Record& r, const HostCosts& c) {
   switch (r.op) {
     case OpKind::kKernel:
     case OpKind::kHostFunc:
+    case OpKind::kGraphLaunch:  // one launch for the whole graph; its nodes cost nothing more
       return c.launch_ns;
     case OpKind::kGemm:
       return c.gemm_ns;
@@ -122,6 +127,7 @@ std::int64_t cost_of(const Record& r, const HostCosts& c) {
     case OpKind::kStreamSync:
     case OpKind::kEventSync:
     case OpKind::kDeviceSync:
+    case OpKind::kDeviceReset:
       return c.sync_ns;
     case OpKind::kCommInit:
       return c.comm_init_ns;
@@ -443,6 +449,7 @@ class Scheduler {
         break;
       }
       case OpKind::kDeviceSync:
+      case OpKind::kDeviceReset:  // waits for the device's work like a synchronize
         end = device_sync(r, i, start, cost);
         plain_call = false;
         break;
@@ -569,6 +576,7 @@ std::vector<StepBlock> find_steps(const ProcessTrace& trace,
       case OpKind::kEventCreate:
       case OpKind::kEventDestroy:
       case OpKind::kSetDevice:
+      case OpKind::kDeviceReset:
       case OpKind::kCommInit:
       case OpKind::kUnsupported:
       case OpKind::kMisuse:

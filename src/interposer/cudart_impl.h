@@ -66,4 +66,11 @@ cudaError_t launch_ex(const cudaLaunchConfig_t* config, const void* func, bool p
 cudaError_t launch_cooperative(const void* func, dim3 grid, dim3 block, size_t shmem,
                                cudaStream_t stream, bool per_thread, const char* api);
 
+// Stream capture and graph launch (cudart_graph.cc).
+cudaError_t begin_capture(cudaStream_t stream, cudaStreamCaptureMode mode, bool per_thread,
+                          const char* api);
+cudaError_t end_capture(cudaStream_t stream, cudaGraph_t* out, bool per_thread, const char* api);
+cudaError_t graph_launch(cudaGraphExec_t exec, cudaStream_t stream, bool per_thread,
+                         const char* api);
+
 }  // namespace powertrain::emu::detail::impl

@@ -34,6 +34,14 @@ struct Config {
   std::string job;                                 // POWERTRAIN_EMU_JOB
   std::int64_t memory_bytes = 85'899'345'920;      // per device
   std::int64_t backed_limit = 64ll * 1024 * 1024;  // larger device allocations are not backed
+  // What the context and the runtime hold on each device before the program allocates
+  // (POWERTRAIN_EMU_RESERVED_BYTES): cudaMemGetInfo's free starts this much below the total and
+  // allocations fail this much earlier. 512 MiB: about what a fresh CUDA 12/13 context shows on
+  // an H100 80GB (nvidia-smi ~0.5 GiB per process with lazy module loading); not measured here.
+  std::int64_t reserved_bytes = 512ll * 1024 * 1024;
+  // Pinned host memory of the process (cudaMallocHost/cudaHostAlloc), POWERTRAIN_EMU_HOST_-
+  // MEMORY_BYTES; default: the machine's physical memory (page-locked memory cannot exceed it).
+  std::int64_t host_memory_bytes = 0;
   int sm_count = 132;
   int cc_major = 9;
   int cc_minor = 0;
@@ -115,6 +123,19 @@ StreamRef resolve_stream(const void* stream, bool per_thread);
 /// Resolves `stream` for `api`; on an invalid handle reports misuse and returns false with the
 /// error set (cudaErrorInvalidResourceHandle).
 bool stream_or_fail(const void* stream, bool per_thread, std::string_view api, StreamRef* out);
+
+/// Stream and event ids for a graph's internal lanes: never handed to the program.
+std::int64_t reserve_internal_stream(int device);
+std::int64_t reserve_internal_event(int device);
+
+// ---- CUDA graphs (cudart_graph.cc) -----------------------------------------------------------
+
+/// cudaLaunchHostFunc: the function of the record about to be appended (kept by a capture), and
+/// afterwards whether that record was captured (then the function must not run now).
+void set_pending_host_fn(cudaHostFn_t fn, void* user);
+bool take_captured();
+/// True when trace stream `stream` is capturing (with the capture's id and graph).
+bool stream_capture_status(std::int64_t stream, unsigned long long* id, cudaGraph_t* graph);
 
 /// Destroys every stream and event of `device` (cudaDeviceReset).
 void reset_streams_and_events(int device);

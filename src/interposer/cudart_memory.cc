@@ -56,6 +56,7 @@ struct MemoryState {
   std::map<std::uintptr_t, Allocation> allocations;  // by base address
   std::vector<std::int64_t> used;
   std::vector<std::int64_t> peak;
+  std::int64_t pinned = 0;  // pinned host bytes of the process (against host_memory_bytes)
   std::unordered_set<std::uintptr_t> freed;  // recently freed bases (bounded)
   std::deque<std::uintptr_t> freed_order;
   std::map<const void*, Variable> variables;  // by host shadow address
@@ -137,9 +138,10 @@ cudaError_t allocate(const AllocRequest& request, std::int64_t start, void** out
   bool host_exhausted = false;
   {
     std::lock_guard<std::mutex> lock(m.mutex);
-    const std::int64_t capacity = config().memory_bytes;
-    const bool fits =
-        host || m.used[request.device] + static_cast<std::int64_t>(request.bytes) <= capacity;
+    const std::int64_t capacity = config().memory_bytes - config().reserved_bytes;
+    const auto bytes = static_cast<std::int64_t>(request.bytes);
+    const bool fits = host ? bytes <= config().host_memory_bytes - m.pinned
+                           : m.used[request.device] + bytes <= capacity;
     if (fits) {
       Allocation a;
       pointer = obtain(request.bytes, backed, &a.backing, &a.mapped);
@@ -154,6 +156,7 @@ cudaError_t allocate(const AllocRequest& request, std::int64_t start, void** out
         if (m.freed.erase(base) > 0) {
           // Address reused: it is live again (the deque entry expires harmlessly).
         }
+        if (host) m.pinned += bytes;
         if (a.accounted) {
           m.used[request.device] += static_cast<std::int64_t>(request.bytes);
           if (m.used[request.device] > m.peak[request.device]) {
@@ -226,6 +229,7 @@ cudaError_t deallocate(void* pointer, FreeAs as, const char* api, std::int64_t s
       m.allocations.erase(it);
       remember_freed(m, base);
       if (a.accounted) m.used[a.device] -= static_cast<std::int64_t>(a.bytes);
+      if (a.kind == AllocKind::kHost) m.pinned -= static_cast<std::int64_t>(a.bytes);
       used = m.used[a.device];
       release(base, a);
     }
@@ -388,6 +392,18 @@ cudaError_t free_async(void* pointer, cudaStream_t stream, bool per_thread, cons
 }  // namespace impl
 }  // namespace powertrain::emu::detail
 
+namespace powertrain::emu {
+
+int allocate_device_memory(void** pointer, std::size_t bytes, const char* api) {
+  return detail::device_alloc(pointer, bytes, detail::AllocKind::kDevice, 0, api);
+}
+
+int free_device_memory(void* pointer, const char* api) {
+  return detail::deallocate(pointer, detail::FreeAs::kDevice, api, kInvalidStream, now_ns());
+}
+
+}  // namespace powertrain::emu
+
 namespace detail = powertrain::emu::detail;
 namespace impl = powertrain::emu::detail::impl;
 using detail::AllocKind;
@@ -525,8 +541,10 @@ PT_EXPORT cudaError_t cudaMemPoolTrimTo(cudaMemPool_t memPool, size_t minBytesTo
 }
 
 PT_EXPORT cudaError_t cudaMemGetInfo(size_t* free, size_t* total) {
+  // Free starts below the total by what the context holds (Config::reserved_bytes).
   const std::int64_t capacity = detail::config().memory_bytes;
-  const std::int64_t used = detail::used_bytes(powertrain::emu::current_device());
+  const std::int64_t used =
+      detail::used_bytes(powertrain::emu::current_device()) + detail::config().reserved_bytes;
   if (free != nullptr) *free = static_cast<size_t>(capacity - used);
   if (total != nullptr) *total = static_cast<size_t>(capacity);
   return cudaSuccess;

@@ -226,3 +226,17 @@ PT_EXPORT cudaError_t cudaMemPrefetchAsync(const void* devPtr, size_t count,
   (void)flags;
   return impl::stream_accept(stream, true, PT_NAME_SZ(cudaMemPrefetchAsync));
 }
+
+// ---- stream capture and graph launch (cudart_graph.cc) ----------------------------------------
+
+PT_EXPORT cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode) {
+  return impl::begin_capture(stream, mode, true, PT_NAME_SZ(cudaStreamBeginCapture));
+}
+
+PT_EXPORT cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* pGraph) {
+  return impl::end_capture(stream, pGraph, true, PT_NAME_SZ(cudaStreamEndCapture));
+}
+
+PT_EXPORT cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream) {
+  return impl::graph_launch(graphExec, stream, true, PT_NAME_SZ(cudaGraphLaunch));
+}

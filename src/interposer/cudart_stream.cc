@@ -139,6 +139,22 @@ cudaError_t create_event(cudaEvent_t* out, unsigned flags, const char* api) {
 
 }  // namespace
 
+std::int64_t reserve_internal_stream(int device) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  const auto id = static_cast<std::int64_t>(r.streams.size()) + kFirstCreatedStream;
+  r.streams.push_back(StreamEntry{device, cudaStreamNonBlocking, 0, false});
+  return id;
+}
+
+std::int64_t reserve_internal_event(int device) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  const auto id = static_cast<std::int64_t>(r.events.size()) + 1;
+  r.events.push_back(EventEntry{device, cudaEventDisableTiming, false, false, 0});
+  return id;
+}
+
 StreamRef resolve_stream(const void* stream, bool per_thread) {
   StreamRef ref;
   const auto bits = reinterpret_cast<std::uintptr_t>(stream);
@@ -331,7 +347,10 @@ cudaError_t launch_host_func(cudaStream_t stream, cudaHostFn_t fn, void* user_da
   record.a[0] = ref.id;
   record.a[1] = next_correlation();
   record.api = api;
+  set_pending_host_fn(fn, user_data);
   append(std::move(record));
+  // A captured host node runs at each cudaGraphLaunch instead.
+  if (take_captured()) return cudaSuccess;
   // Earlier work on the stream is already complete, so the function may run now; running it in
   // the calling thread keeps the program's observable order (it runs after the enqueue).
   fn(user_data);
@@ -360,7 +379,8 @@ cudaError_t stream_is_capturing(cudaStream_t stream, cudaStreamCaptureStatus* st
   StreamRef ref;
   if (!stream_or_fail(stream, per_thread, api, &ref)) return cudaErrorInvalidResourceHandle;
   if (status == nullptr) return misuse(api, cudaErrorInvalidValue, "pCaptureStatus is NULL");
-  *status = cudaStreamCaptureStatusNone;  // capture (CUDA graphs) is not emulated
+  *status = stream_capture_status(ref.id, nullptr, nullptr) ? cudaStreamCaptureStatusActive
+                                                            : cudaStreamCaptureStatusNone;
   return cudaSuccess;
 }
 
@@ -373,6 +393,10 @@ cudaError_t stream_get_capture_info(cudaStream_t stream, cudaStreamCaptureStatus
   if (error != cudaSuccess) return error;
   if (id != nullptr) *id = 0;
   if (graph != nullptr) *graph = nullptr;
+  if (*status == cudaStreamCaptureStatusActive) {
+    StreamRef ref;
+    if (stream_or_fail(stream, per_thread, api, &ref)) stream_capture_status(ref.id, id, graph);
+  }
   if (dependencies != nullptr) *dependencies = nullptr;
   if (edge_data != nullptr) *edge_data = nullptr;
   if (num_dependencies != nullptr) *num_dependencies = 0;

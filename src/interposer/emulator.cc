@@ -73,6 +73,13 @@ Config load_config() {
   env_string("POWERTRAIN_EMU_JOB", &c.job);
   env_int("POWERTRAIN_EMU_MEMORY_BYTES", &c.memory_bytes, 1 << 20, 1ll << 50);
   env_int("POWERTRAIN_EMU_BACKED_LIMIT", &c.backed_limit, 0, 1ll << 40);
+  env_int("POWERTRAIN_EMU_RESERVED_BYTES", &c.reserved_bytes, 0, 1ll << 50);
+  if (c.reserved_bytes >= c.memory_bytes) c.reserved_bytes = c.memory_bytes / 2;
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  const long page = ::sysconf(_SC_PAGESIZE);
+  c.host_memory_bytes =
+      pages > 0 && page > 0 ? static_cast<std::int64_t>(pages) * page : (std::int64_t{1} << 40);
+  env_int("POWERTRAIN_EMU_HOST_MEMORY_BYTES", &c.host_memory_bytes, 1 << 20, 1ll << 50);
   env_int("POWERTRAIN_EMU_SM_COUNT", &c.sm_count, 1, 100000);
   env_int("POWERTRAIN_EMU_CLOCK_MHZ", &c.clock_mhz, 1, 100000);
   env_int("POWERTRAIN_EMU_DEVICES", &c.devices, 1, 1024);
@@ -330,6 +337,24 @@ void end_record(RecordBuilder& record) {
   detail::append(std::move(r));
 }
 
+namespace {
+// What the stub of `api` returns, for its message: the libraries' stubs return their own
+// "unsupported" status (cublas_nccl_stubs.cc), the runtime's return cudaErrorNotSupported.
+const char* unsupported_return_text(std::string_view api) {
+  const auto ends_with = [&](std::string_view tail) {
+    return api.size() >= tail.size() && api.substr(api.size() - tail.size()) == tail;
+  };
+  const bool library =
+      api.rfind("cublas", 0) == 0 || api.rfind("nccl", 0) == 0 || api.rfind("pnccl", 0) == 0;
+  if (library && (ends_with("String") || ends_with("Name") || ends_with("GetLastError"))) {
+    return "a placeholder string";
+  }
+  if (api.rfind("cublas", 0) == 0) return "CUBLAS_STATUS_NOT_SUPPORTED (15)";
+  if (api.rfind("nccl", 0) == 0 || api.rfind("pnccl", 0) == 0) return "ncclInvalidUsage (5)";
+  return "cudaErrorNotSupported (801)";
+}
+}  // namespace
+
 int report_unsupported(std::string_view api) {
   bool first = false;
   {
@@ -338,9 +363,9 @@ int report_unsupported(std::string_view api) {
   }
   if (first) {
     std::fprintf(stderr,
-                 "powertrain-emu: %.*s is not supported by the GPU emulator; it returns "
-                 "cudaErrorNotSupported (801) and is recorded in the trace\n",
-                 static_cast<int>(api.size()), api.data());
+                 "powertrain-emu: %.*s is not supported by the GPU emulator; it returns %s and "
+                 "is recorded in the trace\n",
+                 static_cast<int>(api.size()), api.data(), unsupported_return_text(api));
   }
   detail::text_record("unsupported", "api", api);
   return 801;  // cudaErrorNotSupported

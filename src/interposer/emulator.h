@@ -7,6 +7,7 @@
 // emu::flush() is called.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -77,6 +78,11 @@ int report_unsupported(std::string_view api);
 /// Reports misuse (invalid handle, double free, ...) on stderr (rate-limited) and in the trace as
 /// {"op":"misuse","api":api,"what":what}.
 void report_misuse(std::string_view api, std::string_view what);
+
+/// Device memory on the calling thread's current device, accounted and recorded like cudaMalloc
+/// (`malloc`/`free` records named `api`; ncclMemAlloc). Returns a cudaError_t value.
+int allocate_device_memory(void** pointer, std::size_t bytes, const char* api);
+int free_device_memory(void* pointer, const char* api);
 
 /// Writes everything recorded so far (idempotent; also runs at exit).
 void flush();

@@ -7,11 +7,12 @@
 // (handles are never dereferenced before they are found in the registry of communicators, and
 // communicator objects are never freed, so a stale handle can never alias a new one).
 //
-// Communicator ids (hex strings in the trace) are deterministic: the hash of the unique id for
-// ncclCommInitRank*, of (POWERTRAIN_EMU_JOB, RANK, call number) for ncclCommInitAll, and of
-// (parent id, split number, colour) for ncclCommSplit. ncclGetUniqueId derives its id from
-// POWERTRAIN_EMU_JOB and a per-process call counter, so ranks that broadcast rank 0's id and
-// ranks that each call ncclGetUniqueId equally often agree.
+// Communicator ids (hex strings in the trace) never collide between independent processes: the
+// hash of the unique id for ncclCommInitRank*, of (POWERTRAIN_EMU_JOB, process nonce, call
+// number) for ncclCommInitAll, and of (parent id, split number, colour) for ncclCommSplit.
+// ncclGetUniqueId, like NCCL's, is unique per call: (POWERTRAIN_EMU_JOB, process nonce, call
+// number), so members must share rank 0's id (as with real NCCL). The nonce is a hash of the pid,
+// the time of the first use and an ASLR address, recomputed in a forked child.
 //
 // ncclCommSplit needs every member's (colour, key): members in this process meet in memory (the
 // ncclCommInitAll case, splits issued inside one group); members in other processes meet through
@@ -576,6 +577,25 @@ ncclResult_t resolve_splits(std::vector<PendingSplit>& splits) {
 std::atomic<std::int64_t> g_unique_id_calls{0};
 std::atomic<std::int64_t> g_init_all_calls{0};
 
+// Distinct for every process (and a forked child): two independent processes that each call
+// ncclCommInitAll or ncclGetUniqueId must not produce the same communicator.
+std::uint64_t process_nonce() {
+  static std::mutex mu;
+  static pid_t owner = -1;
+  static std::uint64_t nonce = 0;
+  std::lock_guard lock(mu);
+  const pid_t pid = ::getpid();
+  if (pid != owner) {
+    const auto now = std::chrono::system_clock::now().time_since_epoch().count();
+    int on_stack = 0;
+    const std::string seed = std::to_string(pid) + "|" + std::to_string(now) + "|" +
+                             std::to_string(reinterpret_cast<std::uintptr_t>(&on_stack));
+    nonce = fnv1a64(seed);
+    owner = pid;
+  }
+  return nonce;
+}
+
 std::uint64_t unique_id_hash(const ncclUniqueId& id) {
   return fnv1a64(id.internal, sizeof id.internal);
 }
@@ -634,12 +654,14 @@ PT_EXPORT ncclResult_t ncclGetUniqueId(ncclUniqueId* unique_id) {
   const std::string job = env_or("POWERTRAIN_EMU_JOB", "");
   const std::int64_t call = ++g_unique_id_calls;
   const std::uint64_t job_hash = fnv1a64(job);
+  const std::uint64_t nonce = process_nonce();
   std::memset(unique_id->internal, 0, sizeof unique_id->internal);
   std::memcpy(unique_id->internal, kUniqueIdMagic, 8);
   std::memcpy(unique_id->internal + 8, &job_hash, 8);
   std::memcpy(unique_id->internal + 16, &call, 8);
-  std::memcpy(unique_id->internal + 24, job.data(),
-              std::min(job.size(), sizeof unique_id->internal - 25));
+  std::memcpy(unique_id->internal + 24, &nonce, 8);
+  std::memcpy(unique_id->internal + 32, job.data(),
+              std::min(job.size(), sizeof unique_id->internal - 33));
   return ncclSuccess;
 }
 
@@ -693,8 +715,8 @@ PT_EXPORT ncclResult_t ncclCommInitAll(ncclComm_t* comms, int ndev, const int* d
     }
   }
   const std::string seed = "initall|" + env_or("POWERTRAIN_EMU_JOB", "") + "|" +
-                           std::to_string(process_rank()) + "|" +
-                           std::to_string(++g_init_all_calls);
+                           std::to_string(process_rank()) + "|" + std::to_string(process_nonce()) +
+                           "|" + std::to_string(++g_init_all_calls);
   const std::uint64_t id = fnv1a64(seed);
   for (int i = 0; i < ndev; ++i) {
     Comm* comm = new_comm(id, i, ndev, devlist != nullptr ? devlist[i] : i);
@@ -901,10 +923,12 @@ PT_EXPORT ncclResult_t ncclCommUserRank(const ncclComm_t comm, int* rank) {
 
 PT_EXPORT ncclResult_t ncclMemAlloc(void** ptr, size_t size) {
   if (ptr == nullptr) return misuse("ncclMemAlloc", "ptr is NULL", ncclInvalidArgument);
-  constexpr std::size_t kAlign = 4096;
-  const std::size_t rounded = std::max<std::size_t>(kAlign, (size + kAlign - 1) / kAlign * kAlign);
-  void* block = std::aligned_alloc(kAlign, rounded);
-  if (block == nullptr) return misuse("ncclMemAlloc", "out of host memory", ncclSystemError);
+  // Device memory like cudaMalloc's: counted against the device, in the trace as `malloc`.
+  void* block = nullptr;
+  if (emu::allocate_device_memory(&block, std::max<std::size_t>(size, 1), "ncclMemAlloc") != 0) {
+    set_last_error_text("ncclMemAlloc: out of device memory");
+    return ncclSystemError;  // NCCL reports a failed cuMem allocation as a system error
+  }
   Registry& reg = registry();
   std::lock_guard lock(reg.mu);
   reg.memory.insert(block);
@@ -923,7 +947,7 @@ PT_EXPORT ncclResult_t ncclMemFree(void* ptr) {
                   ncclInvalidArgument);
   }
   lock.unlock();
-  std::free(ptr);
+  emu::free_device_memory(ptr, "ncclMemFree");
   return ncclSuccess;
 }
 

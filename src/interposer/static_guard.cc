@@ -1,8 +1,8 @@
 // Detects a host program linked with the static CUDA runtime (nvcc's default `-cudart static`):
 // its runtime calls are resolved inside the executable, so no interposer can see them and the
 // program fails with cudaErrorInsufficientDriver (35). The executable then has device code (an
-// `.nv_fatbin` section) but does not import `__cudaRegisterFatBinary` dynamically (the name is
-// absent from `.dynstr`). Only section headers and `.dynstr` are read.
+// `.nv_fatbin` section) but neither imports `__cudaRegisterFatBinary` nor needs `libcudart.so.N`
+// (both names are absent from `.dynstr`). Only section headers and `.dynstr` are read.
 #include <elf.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -65,8 +65,12 @@ bool statically_linked_cudart(const char* path) {
               strings.clear();
             }
           }
+          // nvcc adds an (empty) .nv_fatbin even to host-only .cpp programs, which register
+          // nothing: a DT_NEEDED libcudart.so.N (its name is in .dynstr) means the shared runtime.
           const std::string_view needle("__cudaRegisterFatBinary\0", 24);
-          result = std::string_view(strings).find(needle) == std::string_view::npos;
+          const std::string_view view(strings);
+          result = view.find(needle) == std::string_view::npos &&
+                   view.find("libcudart.so.") == std::string_view::npos;
         }
       }
     }

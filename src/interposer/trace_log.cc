@@ -113,6 +113,10 @@ void format(const Record& r, std::string& out) {
   put_int(out, r.tid);
   put_literal(out, PT_KEY("dev"));
   put_int(out, r.dev);
+  if (r.graph != 0) {
+    put_literal(out, PT_KEY("graph"));
+    put_int(out, r.graph);
+  }
   switch (r.op) {
     case Op::kKernel:
       put_literal(out, PT_KEY("stream"));
@@ -352,6 +356,7 @@ void append_json_string(std::string& out, std::string_view text) {
 }
 
 void append(Record&& record) {
+  if (g_capturing_streams.load(std::memory_order_relaxed) > 0 && capture_record(record)) return;
   LogState& log = state();
   std::vector<Record> chunk;
   {

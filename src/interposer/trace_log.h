@@ -5,6 +5,7 @@
 // NCCL/cuBLAS records built with emu::RecordBuilder) carry pre-formatted JSON text.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -63,7 +64,8 @@ struct Record {
   const char* api = nullptr;  // static string (an exported API name) or nullptr
   std::int64_t a[5] = {0, 0, 0, 0, 0};
   std::uint32_t g[6] = {0, 0, 0, 0, 0, 0};
-  std::string text;  // kText only: the whole JSON object
+  std::int64_t graph = 0;  // > 0: replayed by cudaGraphLaunch of this graph exec (`graph` field)
+  std::string text;        // kText only: the whole JSON object
 };
 
 /// Fills t/dt/tid/dev for a record of a call that started at `start_ns` (now = end of call).
@@ -72,6 +74,11 @@ Record make_record(Op op, std::int64_t start_ns, int device);
 /// Appends a record (thread-safe). The log is written to disk in chunks when it grows large, so
 /// memory stays bounded for long programs; the time spent writing is excluded from now_ns().
 void append(Record&& record);
+
+/// Streams capturing into a CUDA graph (cudart_graph.cc); while > 0 append() offers each record
+/// to capture_record(), which keeps the work of capturing streams as graph nodes (true: taken).
+extern std::atomic<int> g_capturing_streams;
+bool capture_record(Record& record);
 
 // Provided by the rest of the interposer and used while formatting:
 /// Appends the mangled device name of kernel `index` as a JSON string (cudart_launch.cc); ""

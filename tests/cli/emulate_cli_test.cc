@@ -96,8 +96,8 @@ TEST_F(EmulateCliTest, RunsAProgramPerRankAndPredictsIt) {
   const fs::path traces = write_pipeline(4);
   const std::string script = "echo rank $RANK of $WORLD_SIZE; cp " + traces.string() +
                              "/trace-10$RANK.jsonl \"$POWERTRAIN_EMU_DIR/trace-$$.jsonl\"";
-  const CliRun r = run({"emulate", "--gpus-per-node", "4", "--interposer", preload,
-                        "--kernel-table", (dir_ / "kernels.csv").string(), "--keep-traces", "--out",
+  const CliRun r = run({"emulate", "--ranks", "4", "--interposer", preload, "--kernel-table",
+                        (dir_ / "kernels.csv").string(), "--keep-traces", "--out",
                         (dir_ / "out").string(), "--", "sh", "-c", script});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   for (int rank = 0; rank < 4; ++rank) {
@@ -106,7 +106,10 @@ TEST_F(EmulateCliTest, RunsAProgramPerRankAndPredictsIt) {
         std::string::npos)
         << r.out;
   }
-  EXPECT_NE(r.err.find("emulate: starting 4 process(es)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("emulate: starting 4 processes x 1 device = 4 GPU(s) on 1 node(s) x 4 "
+                       "(--ranks)"),
+            std::string::npos)
+      << r.err;
   const auto summary = nlohmann::json::parse(slurp(dir_ / "out" / "summary.json"));
   EXPECT_EQ(summary["ranks"].size(), 4u);
   int kept = 0;
@@ -115,15 +118,47 @@ TEST_F(EmulateCliTest, RunsAProgramPerRankAndPredictsIt) {
   EXPECT_EQ(kept, 4);
 
   // A failing rank is reported and the exit code says so; the rest is still analysed.
-  const CliRun failed =
-      run({"emulate", "--gpus-per-node", "4", "--interposer", preload, "--kernel-table",
-           (dir_ / "kernels.csv").string(), "--out", (dir_ / "out2").string(), "--quiet", "--",
-           "sh", "-c", script + "; exit $RANK"});
+  const CliRun failed = run({"emulate", "--ranks", "4", "--interposer", preload, "--kernel-table",
+                             (dir_ / "kernels.csv").string(), "--out", (dir_ / "out2").string(),
+                             "--quiet", "--", "sh", "-c", script + "; exit $RANK"});
   EXPECT_EQ(failed.exit_code, 1);
   EXPECT_NE(failed.err.find("emulate: rank 3 (pid"), std::string::npos) << failed.err;
   EXPECT_NE(failed.err.find("ended with exit code 3"), std::string::npos) << failed.err;
   EXPECT_TRUE(fs::exists(dir_ / "out2" / "summary.json"));
   EXPECT_FALSE(fs::exists(dir_ / "out2" / "traces"));
+}
+
+// The default starts one process that sees --gpus devices (a single-GPU program prints its
+// output once, not once per GPU of a node); the first line says why.
+TEST_F(EmulateCliTest, DefaultIsOneProcessSeeingAllGpus) {
+  std::string preload;
+  for (const char* path : {"/lib/x86_64-linux-gnu/libm.so.6", "/usr/lib/x86_64-linux-gnu/libm.so.6",
+                           "/lib64/libm.so.6", "/lib/aarch64-linux-gnu/libm.so.6"}) {
+    if (fs::exists(path)) preload = path;
+  }
+  if (preload.empty()) GTEST_SKIP() << "no libm to stand in for the interposer";
+  const fs::path traces = write_pipeline(4);
+  const std::string script = "echo hello $WORLD_SIZE $POWERTRAIN_EMU_DEVICES; cp " +
+                             traces.string() +
+                             "/trace-100.jsonl \"$POWERTRAIN_EMU_DIR/trace-1.jsonl\"";
+  const CliRun r = run({"emulate", "--gpus", "4", "--interposer", preload, "--kernel-table",
+                        (dir_ / "kernels.csv").string(), "--out", (dir_ / "out").string(), "--",
+                        "sh", "-c", script});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("[rank 0] hello 1 4"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("[rank 1]"), std::string::npos) << r.out;
+  EXPECT_EQ(r.err.rfind("emulate: starting 1 process x 4 devices = 4 GPU(s) on 1 node(s) x 4 "
+                        "(the default: one process sees every GPU",
+                        0),
+            0u)
+      << r.err;
+  // Contradictory counts are a usage error naming the flags.
+  const CliRun bad = run({"emulate", "--gpus", "6", "--ranks", "4", "--interposer", preload,
+                          "--out", (dir_ / "bad").string(), "--", "true"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--ranks 4: the job's 6 GPU(s) do not divide among them"),
+            std::string::npos)
+      << bad.err;
 }
 
 }  // namespace

@@ -79,8 +79,8 @@ TEST_F(EmulateProgramsTest, PipelineOfFourRanksHasThe1F1BOrderAndBubbles) {
   // Host gaps capped at 10 µs: the timing checks below are about the pipeline's structure, not
   // about how busy the test machine's cores were while the 4 processes ran.
   const CliRun r =
-      emulate({"--gpu", "h100", "--gpus-per-node", "4", "--kernel-table",
-               (dir_ / "kernels.csv").string(), "--max-host-gap-us", "10", "--out", out.string()},
+      emulate({"--gpu", "h100", "--ranks", "4", "--kernel-table", (dir_ / "kernels.csv").string(),
+               "--max-host-gap-us", "10", "--out", out.string()},
               {(programs_ / "nccl_pipeline").string()});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   const nlohmann::json summary = nlohmann::json::parse(slurp(out / "summary.json"));
@@ -169,7 +169,7 @@ TEST_F(EmulateProgramsTest, CublasGemmChainIsPredictedAtTheDeviceModelRoofline) 
 TEST_F(EmulateProgramsTest, EightProcessesOfCollectivesAreMatchedAndDedupChangesNothing) {
   const fs::path out = dir_ / "out";
   const CliRun r =
-      emulate({"--gpu", "h100", "--gpus-per-node", "8", "--keep-traces", "--out", out.string()},
+      emulate({"--gpu", "h100", "--ranks", "8", "--keep-traces", "--out", out.string()},
               {(programs_ / "nccl_multiproc").string()});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   const nlohmann::json summary = nlohmann::json::parse(slurp(out / "summary.json"));
@@ -201,6 +201,14 @@ TEST_F(EmulateProgramsTest, EightProcessesOfCollectivesAreMatchedAndDedupChanges
 }
 
 TEST_F(EmulateProgramsTest, OneProcessDrivingEightDevices) {
+  // The default layout: --gpus 8 is one process that sees 8 devices.
+  const CliRun plain = emulate({"--gpu", "h100", "--gpus", "8", "--out", (dir_ / "plain").string()},
+                               {(programs_ / "nccl_multidev").string()});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err << plain.out;
+  const nlohmann::json s = nlohmann::json::parse(slurp(dir_ / "plain" / "summary.json"));
+  ASSERT_EQ(s["ranks"].size(), 1u);
+  EXPECT_EQ(s["ranks"][0]["devices"], 8);
+  // The older spelling still works.
   const fs::path out = dir_ / "out";
   const CliRun r = emulate({"--gpu", "h100", "--gpus-per-node", "8", "--devices-per-process", "8",
                             "--out", out.string()},
@@ -210,6 +218,46 @@ TEST_F(EmulateProgramsTest, OneProcessDrivingEightDevices) {
   ASSERT_EQ(summary["ranks"].size(), 1u);
   EXPECT_EQ(summary["ranks"][0]["devices"], 8);
   EXPECT_GT(summary["job"]["collectives_joined"].get<int>(), 0);
+}
+
+// Stream capture + cudaGraphLaunch (issue 18): the graph's kernels are predicted like the same
+// work launched call by call, minus the per-call launch overheads. Model (HostCosts, kernels 3 us
+// from the table, host gaps capped at 1 ns), per iteration of N = 8 kernels on each of two
+// branches and a tail kernel: plain, the host issues record + wait (1.5 us each), 2N launches
+// (3 us each), record + wait, the tail launch: host-bound, the tail ends 13 + 6N us after the
+// iteration starts and the sync returns 2 us later: 15 + 6N = 63 us. Graph: one 3 us launch, the
+// nodes are ready 4 us later and the two branches run side by side (3N us), then the tail (3 us)
+// and the sync (2 us): 12 + 3N = 36 us. The difference, 3 + 3N us, is the launch overheads the
+// graph removes (the 2N + 5 enqueue calls less its own launch, beyond what the GPU hid).
+TEST_F(EmulateProgramsTest, GraphLaunchReplaysCapturedWorkWithoutPerCallOverheads) {
+  if (!fs::exists(programs_ / "graph_capture")) GTEST_SKIP() << "program not built";
+  std::ofstream(dir_ / "kernels.csv") << "name,duration_us\nbranch_a,3\nbranch_b,3\ntail_c,3\n";
+  std::map<std::string, double> step_us;
+  for (const std::string mode : {"plain", "graph"}) {
+    const fs::path out = dir_ / mode;
+    const CliRun r = emulate({"--kernel-table", (dir_ / "kernels.csv").string(),
+                              "--max-host-gap-us", "0.001", "--out", out.string()},
+                             {(programs_ / "graph_capture").string(), mode});
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    const nlohmann::json summary = nlohmann::json::parse(slurp(out / "summary.json"));
+    EXPECT_EQ(summary["warnings"].size(), 0u) << summary["warnings"].dump();
+    EXPECT_TRUE(summary["unsupported_calls"].empty()) << summary["unsupported_calls"].dump();
+    EXPECT_EQ(summary["job"]["steps"].get<int>(), 6) << mode;
+    step_us[mode] = summary["job"]["predicted_step_s"].get<double>() * 1e6;
+    // Every launch's kernels are in the timeline: 6 iterations x 8 per branch (+1 of the small
+    // graph's two launches for branch_a in graph mode).
+    const auto by_rank = kernels(out, "");
+    ASSERT_EQ(by_rank.size(), 1u);
+    std::map<std::string, int> count;
+    for (const Kernel& k : by_rank.begin()->second) ++count[k.name];
+    EXPECT_EQ(count["branch_a"], mode == "graph" ? 6 * 8 + 2 : 6 * 8) << mode;
+    EXPECT_EQ(count["branch_b"], 6 * 8) << mode;
+    EXPECT_EQ(count["tail_c"], 6) << mode;
+  }
+  constexpr double kN = 8;
+  EXPECT_NEAR(step_us["plain"], 15 + 6 * kN, 0.1);
+  EXPECT_NEAR(step_us["graph"], 12 + 3 * kN, 0.1);
+  EXPECT_NEAR(step_us["plain"] - step_us["graph"], 3 + 3 * kN, 0.1);
 }
 
 TEST_F(EmulateProgramsTest, OutOfMemoryAndMisuseAreReported) {

@@ -300,6 +300,49 @@ TEST(Emulate, CommunicatorInitOfSeveralDevicesIsChargedOnce) {
   EXPECT_LT(res.job_step_s, 2 * init_s + 100e-6);
 }
 
+// 8 independent processes (no RANK) that each call ncclCommInitAll on their one device: traces
+// of interposers before the per-process nonce gave every clique the same id. A clique built by
+// ncclCommInitAll lives in one process, so the analysis keeps them apart (issue 18).
+TEST(Emulate, IndependentProcessesCallingCommInitAllDoNotCollide) {
+  std::vector<std::string> texts;
+  for (int p = 0; p < 8; ++p) {
+    TraceWriter w(-1, -1, 1, "h100", 2000 + p);
+    w.raw(R"({"op":"comm_init","t":1000,"dt":500,"tid":0,"dev":0,"comm":"c0ffee","rank":0,)"
+          R"("size":1,"api":"ncclCommInitAll"})");
+    w.host_work(1'000);
+    w.kernel("k", 1024, 256);
+    w.nccl("allreduce", "c0ffee", 0, 1, 1 << 20, "float32");
+    w.device_sync();
+    texts.push_back(w.finish());
+  }
+  const EmulationResult res = run(texts);
+  ASSERT_EQ(res.ranks.size(), 8u);
+  ASSERT_EQ(res.collation.communicators.size(), 8u);
+  for (const auto& comm : res.collation.communicators) {
+    EXPECT_EQ(comm.members.size(), 1u);
+    EXPECT_TRUE(comm.complete());
+  }
+  for (const auto& w : res.warnings)
+    EXPECT_EQ(w.kind.find("initialized twice"), std::string::npos) << w.kind << ": " << w.example;
+  // Each process's all-reduce runs alone (one member): all ranks predict the same step.
+  for (const auto& rank : res.ranks) EXPECT_DOUBLE_EQ(rank.step_s, res.ranks[0].step_s);
+}
+
+// cudaDeviceReset's record is known: no "unknown op" warning, and it waits for the device's work.
+TEST(Emulate, DeviceResetIsKnownAndSynchronizes) {
+  TraceWriter w(0, 1);
+  w.kernel("long_kernel", 1 << 20, 1024);
+  w.raw(R"({"op":"device_reset","t":5000,"dt":100,"tid":0,"dev":0})");
+  const EmulationResult res = run({w.finish()});
+  for (const auto& warning : res.warnings)
+    EXPECT_EQ(warning.kind.find("unknown"), std::string::npos)
+        << warning.kind << ": " << warning.example;
+  const auto kernels = tasks_named(res, 0, "long_kernel");
+  ASSERT_EQ(kernels.size(), 1u);
+  // The step ends after the kernel: the reset waited for it.
+  EXPECT_GE(res.job_step_s * 1e9, static_cast<double>(res.graph.duration_ns[kernels[0]]));
+}
+
 TEST(Emulate, UnsupportedAndMisuseAreCountedByApi) {
   TraceWriter w(0, 1);
   w.unsupported("cudaGraphLaunch");

@@ -159,8 +159,8 @@ TEST(EmulationTrace, TruncatedLastLineIsACountedWarning) {
 
 TEST(EmulationTrace, UnknownOpsAndDtypesAreCountedWarnings) {
   TraceWriter w(0, 1);
-  w.raw(R"({"op":"graph_launch","t":5,"tid":0,"dev":0})");
-  w.raw(R"({"op":"graph_launch","t":6,"tid":0,"dev":0})");
+  w.raw(R"({"op":"texture_bind","t":5,"tid":0,"dev":0})");
+  w.raw(R"({"op":"texture_bind","t":6,"tid":0,"dev":0})");
   w.raw(R"({"op":"nccl","t":7,"tid":0,"dev":0,"stream":0,"corr":1,"coll":"allreduce","comm":"c",)"
         R"("comm_rank":0,"comm_size":1,"count":1,"dtype":"float4","bytes":1,"seq":0})");
   auto trace = parse_emulation_trace(w.finish(), "t.jsonl");
@@ -168,7 +168,7 @@ TEST(EmulationTrace, UnknownOpsAndDtypesAreCountedWarnings) {
   ASSERT_EQ(trace->warnings.size(), 2u);
   EXPECT_EQ(trace->warnings[0].kind, "unknown op");
   EXPECT_EQ(trace->warnings[0].count, 2);
-  EXPECT_EQ(trace->warnings[0].example, "t.jsonl:2: 'graph_launch' ignored");
+  EXPECT_EQ(trace->warnings[0].example, "t.jsonl:2: 'texture_bind' ignored");
   EXPECT_EQ(trace->warnings[1].kind, "unknown dtype");
   EXPECT_EQ(trace->records.size(), 1u);
   EXPECT_EQ(trace->records[0].dtype, Dtype::kUnknown);

@@ -65,6 +65,76 @@ TEST(Launcher, RankEnvironmentDescribesTheJobAndTheGpu) {
   EXPECT_EQ(compute_capability(*device::find_gpu("a40")), "8.6");
 }
 
+Layout layout_of(LayoutRequest q) {
+  auto layout = resolve_layout(q);
+  EXPECT_TRUE(layout.ok()) << layout.error().message;
+  return layout.ok() ? *layout : Layout{};
+}
+
+TEST(Launcher, LayoutDefaultsToOneProcessSeeingAllGpus) {
+  Layout l = layout_of({});
+  EXPECT_EQ(l.processes, 1);
+  EXPECT_EQ(l.devices_per_process, 1);
+  EXPECT_EQ(l.gpus(), 1);
+  EXPECT_EQ(l.explanation.rfind("1 process x 1 device = 1 GPU(s) on 1 node(s) x 1 (the default", 0),
+            0u)
+      << l.explanation;
+  l = layout_of({.gpus = 8});
+  EXPECT_EQ(l.processes, 1);
+  EXPECT_EQ(l.devices_per_process, 8);
+  EXPECT_EQ(l.gpus_per_node, 8);
+  l = layout_of({.gpus = 16});  // nodes of at most 8
+  EXPECT_EQ(l.processes, 1);
+  EXPECT_EQ(l.devices_per_process, 16);
+  EXPECT_EQ(l.nodes, 2);
+  l = layout_of({.ranks = 8});  // one GPU per rank
+  EXPECT_EQ(l.processes, 8);
+  EXPECT_EQ(l.devices_per_process, 1);
+  EXPECT_EQ(l.gpus(), 8);
+  EXPECT_NE(l.explanation.find("(--ranks)"), std::string::npos);
+  l = layout_of({.gpus = 16, .ranks = 16});
+  EXPECT_EQ(l.nodes, 2);
+  EXPECT_EQ(l.gpus_per_node, 8);
+  l = layout_of({.ranks = 4, .nodes = 2, .gpus_per_node = 8});  // 4 processes x 4 devices
+  EXPECT_EQ(l.devices_per_process, 4);
+  l = layout_of({.nodes = 2, .gpus_per_node = 8});  // one process per node
+  EXPECT_EQ(l.processes, 2);
+  EXPECT_EQ(l.devices_per_process, 8);
+  // The older spelling: 8 GPUs per node, 8 devices per process.
+  l = layout_of({.gpus_per_node = 8, .devices_per_process = 8});
+  EXPECT_EQ(l.processes, 1);
+  l = layout_of({.gpus_per_node = 8, .devices_per_process = 2});
+  EXPECT_EQ(l.processes, 4);
+
+  const auto error = [](LayoutRequest q) {
+    auto l = resolve_layout(q);
+    return l.ok() ? std::string("ok") : l.error().message;
+  };
+  EXPECT_EQ(error({.gpus = 6, .ranks = 4}),
+            "--ranks 4: the job's 6 GPU(s) do not divide among them");
+  EXPECT_EQ(error({.gpus = 12}),
+            "12 GPU(s) do not fill nodes of 8 GPU(s); give --gpus-per-node (and --nodes)");
+  EXPECT_EQ(error({.gpus = 16, .nodes = 4, .gpus_per_node = 8}),
+            "--nodes 4 x --gpus-per-node 8 is not --gpus 16");
+  EXPECT_EQ(error({.gpus = 12, .ranks = 2, .gpus_per_node = 4}),
+            "--devices-per-process 6 does not divide --gpus-per-node 4");
+  EXPECT_EQ(error({.gpus = 8, .ranks = 2, .devices_per_process = 2}),
+            "--devices-per-process 2 contradicts 8 GPU(s) over --ranks 2 (4 each)");
+}
+
+TEST(Launcher, AProcessMayDriveWholeNodes) {
+  LaunchOptions o;
+  o.nodes = 2;
+  o.gpus_per_node = 8;
+  o.devices_per_process = 16;
+  o.trace_dir = "/tmp/emu-traces";
+  o.interposer = "/opt/lib/libpowertrain_cuda.so";
+  const auto env = as_map(rank_environment(o, *device::find_gpu("h100"), 0, 1, 1));
+  EXPECT_EQ(env.at("LOCAL_WORLD_SIZE"), "1");
+  EXPECT_EQ(env.at("NODE_RANK"), "0");
+  EXPECT_EQ(env.at("POWERTRAIN_EMU_DEVICES"), "16");
+}
+
 TEST(Launcher, FindsTheInterposerNextToTheBinary) {
   TempDir dir;
   ::unsetenv("POWERTRAIN_INTERPOSER");

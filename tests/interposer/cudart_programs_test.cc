@@ -208,8 +208,8 @@ TEST_F(CudartPrograms, StreamsAndEventsUnderDropInRuntime) {
 TEST_F(CudartPrograms, OutOfMemoryIsReportedAndAccounted) {
   const ProgramRun run = run_program("oom");
   ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
-  // 80 GiB of device memory hold 26 blocks of 3 GiB.
-  EXPECT_NE(run.out.find("out of memory after 26 allocations of 3 GiB (2147483648 of "
+  // 80 GiB of device memory less the context's 0.5 GiB hold 26 blocks of 3 GiB; 1.5 GiB stay free.
+  EXPECT_NE(run.out.find("out of memory after 26 allocations of 3 GiB (1610612736 of "
                          "85899345920 bytes free): out of memory"),
             std::string::npos)
       << run.out;
@@ -230,6 +230,79 @@ TEST_F(CudartPrograms, OutOfMemoryIsReportedAndAccounted) {
   EXPECT_EQ(trace.of("free").size(), 27u);
   EXPECT_EQ(trace.lines.back().at("peak_used"), json::array({26 * kChunk + (1 << 20)}));
   EXPECT_TRUE(trace.of("misuse").empty());
+}
+
+// A host-only .cpp built by nvcc -cudart shared carries an empty .nv_fatbin and registers
+// nothing: not a static-runtime program. Pinned memory is bounded; free memory starts 0.5 GiB
+// (the context, POWERTRAIN_EMU_RESERVED_BYTES) below the total.
+TEST_F(CudartPrograms, HostOnlyProgramMemoryFigures) {
+  if (!std::filesystem::exists(program_path("host_memory"))) GTEST_SKIP() << "not built";
+  const ProgramRun run = run_program("host_memory");
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_EQ(run.err.find("static CUDA runtime"), std::string::npos) << run.err;
+  EXPECT_NE(run.out.find("fresh device: 85362475008 of 85899345920 bytes free (536870912 held by "
+                         "the context)"),
+            std::string::npos)
+      << run.out;
+  const Trace trace = only_trace();
+  expect_well_formed(trace);
+  EXPECT_TRUE(trace.of("unsupported").empty());
+  const auto mallocs = trace.of("malloc");
+  ASSERT_EQ(mallocs.size(), 4u);  // 2 refused pinned, 1 pinned, 1 device
+  EXPECT_FALSE(mallocs[0].at("ok").get<bool>());
+  EXPECT_EQ(mallocs[0].at("kind"), "host");
+  EXPECT_FALSE(mallocs[1].at("ok").get<bool>());
+  EXPECT_TRUE(mallocs[2].at("ok").get<bool>());
+
+  // The pinned limit from the environment: 1 MiB still holds the program's 1 MiB buffer.
+  const ProgramRun limited =
+      run_program("host_memory", Mode::kPreload,
+                  {{"POWERTRAIN_EMU_HOST_MEMORY_BYTES", std::to_string(1 << 20)}});
+  EXPECT_EQ(limited.exit_code, 0) << limited.out << limited.err;
+  const ProgramRun reserved =
+      run_program("host_memory", Mode::kPreload, {{"POWERTRAIN_EMU_RESERVED_BYTES", "0"}});
+  EXPECT_NE(reserved.err.find("requirement failed: free_bytes < total"), std::string::npos)
+      << reserved.err;
+}
+
+// Stream capture records nothing while capturing; each cudaGraphLaunch writes a graph_launch
+// record and replays the nodes as records of that call (same t, dt 0, `graph` = exec id), with
+// event records and waits between the branches' lanes. The program checks the host function
+// runs at each launch, not at capture, and the capture queries.
+TEST_F(CudartPrograms, GraphCaptureAndLaunch) {
+  if (!std::filesystem::exists(program_path("graph_capture"))) GTEST_SKIP() << "not built";
+  const ProgramRun run = run_program("graph_capture", Mode::kPreload, {}, "graph");
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_EQ(run.err.find("not supported"), std::string::npos) << run.err;
+  const Trace trace = only_trace();
+  expect_well_formed(trace);
+  const auto launches = trace.of("graph_launch");
+  ASSERT_EQ(launches.size(), 8u);  // 2 of the small graph, 6 of the iteration
+  EXPECT_EQ(launches[0].at("nodes"), 3);
+  EXPECT_EQ(launches[2].at("nodes"), 17);
+  // Outside launches, the capture wrote no kernel: the only kernels carry `graph`.
+  const auto kernel_records = trace.of("kernel");
+  ASSERT_EQ(kernel_records.size(), 2u * 1 + 6u * 17);
+  std::map<std::int64_t, int> per_stream;
+  for (const auto& k : kernel_records) {
+    ASSERT_TRUE(k.contains("graph")) << k.dump();
+    ++per_stream[k.at("stream").get<std::int64_t>()];
+  }
+  // Branch B runs on an internal lane stream (not the program's s2 = 2): stream 1 holds A and
+  // the tail, the lane holds B.
+  ASSERT_EQ(per_stream.size(), 2u);
+  EXPECT_EQ(per_stream[1], 2 + 6 * 9);
+  EXPECT_EQ(per_stream.rbegin()->second, 6 * 8);
+  EXPECT_GT(per_stream.rbegin()->first, 2);
+  EXPECT_EQ(trace.of("host_func").size(), 2u);
+  EXPECT_EQ(trace.of("memset").size(), 2u);
+  // Replayed records share the launch's entry time.
+  const auto& first = launches[2];
+  int same_time = 0;
+  for (const auto& line : trace.lines)
+    same_time +=
+        line.value("graph", 0) == first.at("graph").get<int>() && line.at("t") == first.at("t");
+  EXPECT_GE(same_time, 17);
 }
 
 TEST_F(CudartPrograms, DeviceMemorySizeComesFromTheEnvironment) {

@@ -470,6 +470,15 @@ TEST_F(NcclCublasProgramTest, NcclOneProcessEightDevicesGroupsAndInMemorySplit) 
   std::set<std::int64_t> distinct;
   for (const auto& [device, stream] : stream_of_device) distinct.insert(stream);
   EXPECT_EQ(distinct.size(), static_cast<std::size_t>(kDevices));
+
+  // ncclMemAlloc is device memory, recorded and accounted like cudaMalloc.
+  const Records mallocs = with_op(records, "malloc");
+  ASSERT_FALSE(mallocs.empty());
+  EXPECT_EQ(mallocs.back().at("api"), "ncclMemAlloc");
+  EXPECT_EQ(mallocs.back().at("kind"), "device");
+  EXPECT_EQ(mallocs.back().at("bytes"), std::int64_t{64} << 20);
+  EXPECT_EQ(mallocs.back().at("used"), std::int64_t{64} << 20);
+  EXPECT_EQ(with_op(records, "free").back().at("api"), "ncclMemFree");
 }
 
 // ---- NCCL pipeline: 4 ranks, 1F1B, send/recv --------------------------------------------------

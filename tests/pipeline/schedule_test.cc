@@ -598,7 +598,7 @@ bool starts_with(const std::string& text, const std::string& prefix) {
 TEST(ScheduleErrors, StagesBelowOne) {
   for (int stages : {0, -3}) {
     const std::string message = order_error(make_spec(ScheduleKind::kOneFOneB, stages, 4));
-    EXPECT_TRUE(starts_with(message, "--stages:")) << message;
+    EXPECT_TRUE(starts_with(message, "--pp:")) << message;
     EXPECT_NE(message.find(std::to_string(stages)), std::string::npos) << message;
   }
 }

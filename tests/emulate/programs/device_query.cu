@@ -31,11 +31,12 @@ int main() {
 
   for (int d = 0; d < count; ++d) {
     EMU_CHECK(cudaSetDevice(d));
+    size_t free_before = 0, free_bytes = 0, total = 0;
+    EMU_CHECK(cudaMemGetInfo(&free_before, &total));
     void* p = nullptr;
     EMU_CHECK(cudaMalloc(&p, 1 << 20));
-    size_t free_bytes = 0, total = 0;
     EMU_CHECK(cudaMemGetInfo(&free_bytes, &total));
-    EMU_REQUIRE(total - free_bytes == (1u << 20));
+    EMU_REQUIRE(free_before - free_bytes == (1u << 20));
     EMU_CHECK(cudaFree(p));
   }
   EMU_CHECK(cudaSetDevice(0));

@@ -77,6 +77,17 @@ int main(int argc, char** argv) {
     EMU_CHECK(cudaFree(bufs[i]));
     EMU_CHECK(cudaStreamDestroy(streams[i]));
   }
+  // ncclMemAlloc gives device memory: cudaMemGetInfo sees it.
+  EMU_CHECK(cudaSetDevice(0));
+  size_t free_before = 0, free_during = 0, free_after = 0, total = 0;
+  EMU_CHECK(cudaMemGetInfo(&free_before, &total));
+  void* nccl_buffer = nullptr;
+  NCCL_CHECK(ncclMemAlloc(&nccl_buffer, size_t{64} << 20));
+  EMU_CHECK(cudaMemGetInfo(&free_during, &total));
+  EMU_REQUIRE(free_before - free_during == (size_t{64} << 20));
+  NCCL_CHECK(ncclMemFree(nccl_buffer));
+  EMU_CHECK(cudaMemGetInfo(&free_after, &total));
+  EMU_REQUIRE(free_after == free_before);
   std::printf("%d devices: ok\n", ndev);
   return 0;
 }

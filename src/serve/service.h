@@ -1,0 +1,167 @@
+// The plan server's logic without the network: Zeus PFO routes (register_job, register_rank,
+// schedule, result, info) plus Perseus's online parts (profile → background frontier
+// characterization, straggler → T_opt = min(T*, T′) plan switch). Requests and responses are plain
+// values, so tests and the fuzzer drive it directly; src/serve/server.h puts it on HTTP.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "frontier/plan_store.h"
+#include "serve/store.h"
+
+namespace powertrain::serve {
+
+struct Request {
+  std::string method;  // "GET", "POST", "DELETE", ...
+  std::string target;  // path and query, e.g. "/schedule/ID?rank=3"
+  std::string body;
+  std::string content_type;
+};
+
+struct Response {
+  int status = 200;
+  std::string body = "null";
+  std::string content_type = "application/json";
+  int retry_after_s = 0;          // > 0: send Retry-After
+  bool schedule_pending = false;  // /schedule has nothing to serve yet: the caller may wait
+  std::string route = "unknown";  // route template, for metrics and logs
+  std::string job_id;             // for logs
+};
+
+struct ServiceOptions {
+  std::size_t max_characterize_queue = 64;  // profiles waiting for a solve; more → 503
+  bool background = true;                   // false: characterize inside POST /profile (tests)
+  std::string scheduler_name = "PerseusOnline";
+};
+
+/// Parsed and validated JobInfo / RankInfo (Zeus field names).
+struct JobInfo {
+  std::string job_id;
+  int pp_degree = 1, dp_degree = 1, tp_degree = 1, world_size = 1;
+  std::string job_metadata;
+  int num_microbatches = 0;  // extension: lets /schedule answer before any profile (0 = unknown)
+  std::string schedule = "1f1b";
+};
+struct RankInfo {
+  int rank = 0, dp_rank = 0, pp_rank = 0, tp_rank = 0;
+  std::vector<int> available_frequencies;
+};
+
+/// A frontier as the server stores and serves it.
+struct ServedFrontier {
+  frontier::StoredFrontier stored;  // points slowest first, plans as changes
+  double unit_time_s = 0.0;
+  double p_blocking_w = 0.0;
+  int num_gpus = 0;
+  double max_clock_energy_at_t_min_j = 0.0;  // all max clock finishing at T_min (modelled)
+  double solve_s = 0.0;
+};
+
+enum class JobStatus { kWaiting, kCharacterizing, kReady, kFailed };
+const char* job_status_name(JobStatus status);
+
+class Service {
+ public:
+  /// Loads every job from `store` and re-queues profiles without a frontier.
+  static core::Result<std::unique_ptr<Service>> create(std::unique_ptr<Store> store,
+                                                       ServiceOptions options);
+  ~Service();
+  Service(const Service&) = delete;
+  Service& operator=(const Service&) = delete;
+
+  /// Thread-safe.
+  Response handle(const Request& request);
+
+  /// Jobs by status, for /metrics.
+  std::map<std::string, int> job_counts() const;
+  std::size_t characterize_queue_depth() const;
+  /// Blocks until the background queue is empty and idle (tests).
+  void wait_idle();
+
+ private:
+  struct Straggler {
+    std::string key;
+    double straggler_time_s = 0.0;  // T′
+    std::string json;               // as posted (normalized)
+  };
+  struct ProfileSpec {
+    std::string csv;
+    int microbatches = 0;
+    double p_blocking_w = 0.0;
+    double unit_time_s = 1e-3;
+    std::string schedule = "1f1b";
+    long long generation = 0;
+  };
+  struct Job {
+    JobInfo info;
+    std::map<int, RankInfo> ranks;
+    std::optional<ProfileSpec> profile;
+    std::vector<std::vector<std::pair<std::string, int>>> max_clock_plan;  // per stage
+    std::shared_ptr<const ServedFrontier> frontier;
+    long long frontier_generation = -1;
+    JobStatus status = JobStatus::kWaiting;
+    std::string error;
+    std::map<std::string, Straggler> stragglers;
+    long long results = 0;
+  };
+
+  Service(std::unique_ptr<Store> store, ServiceOptions options);
+  core::Status load();
+  Response route(const Request& request);
+  void worker_loop();
+  void characterize(const std::string& job_id, const ProfileSpec& spec);
+
+  Response info() const;
+  Response register_job(const Request& request);
+  Response register_rank(const std::string& job_id, const Request& request);
+  Response schedule(const std::string& job_id, const std::string& query);
+  Response result(const std::string& job_id, const Request& request);
+  Response post_profile(const std::string& job_id, const Request& request);
+  Response get_frontier(const std::string& job_id, const std::string& query);
+  Response post_straggler(const std::string& job_id, const Request& request);
+  Response delete_straggler(const std::string& job_id);
+  Response get_job(const std::string& job_id);
+
+  // Current deployed point under `job` (caller holds state_mutex_): T_min's, or T_opt's with
+  // stragglers. Precondition: job.frontier.
+  std::size_t current_point(const Job& job) const;
+
+  std::unique_ptr<Store> store_;
+  ServiceOptions options_;
+  mutable std::shared_mutex state_mutex_;  // guards jobs_ and every Job
+  std::mutex write_mutex_;                 // one writer at a time: database, then memory
+  std::map<std::string, std::shared_ptr<Job>> jobs_;
+
+  mutable std::mutex queue_mutex_;
+  std::condition_variable queue_cv_;
+  std::condition_variable idle_cv_;
+  std::deque<std::string> queue_;
+  bool busy_ = false;
+  bool stopping_ = false;
+  std::thread worker_;
+};
+
+/// Parses a JobInfo body; errors name the field (for 422).
+struct FieldError {
+  std::string field;
+  std::string message;
+};
+std::optional<FieldError> parse_job_info(const std::string& body, JobInfo& out);
+std::optional<FieldError> parse_rank_info(const std::string& body, const JobInfo& job,
+                                          RankInfo& out);
+
+/// The server's job id: local time YYYY-MM-DD-HH-MM-SS, dp, pp, tp, scheduler name and metadata,
+/// joined by "+", as Zeus's server builds it.
+std::string make_job_id(const JobInfo& info, const std::string& scheduler_name, long long unix_s);
+
+}  // namespace powertrain::serve
