@@ -247,44 +247,47 @@ PYBIND11_MODULE(_core, m) {
 
   py::class_<client::Client>(m, "Client",
                              "Training-side plan client (see PipelineFrequencyOptimizer).")
-      .def(py::init([](const std::string& server_url, const std::string& job_id, int rank,
-                       int dp_rank, int pp_rank, int tp_rank, int dp_degree, int pp_degree,
-                       int tp_degree, int world_size, int device_id,
-                       const std::string& job_metadata, const std::string& nvml_library,
-                       bool use_nvml, bool control_clocks, int report_every_iterations,
-                       double power_sample_period_s, double request_timeout_s,
-                       std::vector<int> available_frequencies_mhz, bool quiet) {
-             client::ClientOptions o;
-             o.server_url = server_url;
-             o.job_id = job_id;
-             o.rank = rank;
-             o.dp_rank = dp_rank;
-             o.pp_rank = pp_rank;
-             o.tp_rank = tp_rank;
-             o.dp_degree = dp_degree;
-             o.pp_degree = pp_degree;
-             o.tp_degree = tp_degree;
-             o.world_size = world_size;
-             o.device_id = device_id;
-             o.job_metadata = job_metadata;
-             o.nvml_library = nvml_library;
-             o.use_nvml = use_nvml;
-             o.control_clocks = control_clocks;
-             o.report_every_iterations = report_every_iterations;
-             o.power_sample_period_s = power_sample_period_s;
-             o.request_timeout_s = request_timeout_s;
-             o.available_frequencies_mhz = std::move(available_frequencies_mhz);
-             o.quiet = quiet;
-             return unwrap(client::Client::create(o));
-           }),
-           py::kw_only(), py::arg("server_url") = "", py::arg("job_id") = "", py::arg("rank") = 0,
-           py::arg("dp_rank") = 0, py::arg("pp_rank") = 0, py::arg("tp_rank") = 0,
-           py::arg("dp_degree") = 1, py::arg("pp_degree") = 1, py::arg("tp_degree") = 1,
-           py::arg("world_size") = 1, py::arg("device_id") = 0, py::arg("job_metadata") = "",
-           py::arg("nvml_library") = "", py::arg("use_nvml") = true,
-           py::arg("control_clocks") = true, py::arg("report_every_iterations") = 0,
-           py::arg("power_sample_period_s") = 0.1, py::arg("request_timeout_s") = 10.0,
-           py::arg("available_frequencies_mhz") = std::vector<int>{}, py::arg("quiet") = false)
+      .def(
+          py::init([](const std::string& server_url, const std::string& job_id, int rank,
+                      int dp_rank, int pp_rank, int tp_rank, int dp_degree, int pp_degree,
+                      int tp_degree, int world_size, int device_id, const std::string& job_metadata,
+                      const std::string& nvml_library, bool use_nvml, bool control_clocks,
+                      int report_every_iterations, double power_sample_period_s,
+                      double request_timeout_s, std::vector<int> available_frequencies_mhz,
+                      bool quiet, int refresh_schedule_every_iterations) {
+            client::ClientOptions o;
+            o.server_url = server_url;
+            o.job_id = job_id;
+            o.rank = rank;
+            o.dp_rank = dp_rank;
+            o.pp_rank = pp_rank;
+            o.tp_rank = tp_rank;
+            o.dp_degree = dp_degree;
+            o.pp_degree = pp_degree;
+            o.tp_degree = tp_degree;
+            o.world_size = world_size;
+            o.device_id = device_id;
+            o.job_metadata = job_metadata;
+            o.nvml_library = nvml_library;
+            o.use_nvml = use_nvml;
+            o.control_clocks = control_clocks;
+            o.report_every_iterations = report_every_iterations;
+            o.power_sample_period_s = power_sample_period_s;
+            o.request_timeout_s = request_timeout_s;
+            o.available_frequencies_mhz = std::move(available_frequencies_mhz);
+            o.quiet = quiet;
+            o.refresh_schedule_every_iterations = refresh_schedule_every_iterations;
+            return unwrap(client::Client::create(o));
+          }),
+          py::kw_only(), py::arg("server_url") = "", py::arg("job_id") = "", py::arg("rank") = 0,
+          py::arg("dp_rank") = 0, py::arg("pp_rank") = 0, py::arg("tp_rank") = 0,
+          py::arg("dp_degree") = 1, py::arg("pp_degree") = 1, py::arg("tp_degree") = 1,
+          py::arg("world_size") = 1, py::arg("device_id") = 0, py::arg("job_metadata") = "",
+          py::arg("nvml_library") = "", py::arg("use_nvml") = true,
+          py::arg("control_clocks") = true, py::arg("report_every_iterations") = 0,
+          py::arg("power_sample_period_s") = 0.1, py::arg("request_timeout_s") = 10.0,
+          py::arg("available_frequencies_mhz") = std::vector<int>{}, py::arg("quiet") = false,
+          py::arg("refresh_schedule_every_iterations") = 0)
       .def("on_step_begin", [](client::Client& c) { check(c.on_step_begin()); })
       .def("on_step_end", [](client::Client& c) { check(c.on_step_end()); })
       .def("on_instruction_begin",
@@ -303,8 +306,16 @@ PYBIND11_MODULE(_core, m) {
           [](client::Client& c, double t, double e) { check(c.report_iteration(t, e)); },
           py::arg("time_s"), py::arg("energy_j"))
       .def(
-          "report_straggler", [](client::Client& c, double t) { check(c.report_straggler(t)); },
-          py::arg("iter_time_s"))
+          "report_straggler",
+          [](client::Client& c, std::optional<int> rank, std::optional<int> pipeline,
+             std::optional<double> slowdown, std::optional<double> delay_s) {
+            check(c.report_straggler({rank.value_or(-1), pipeline.value_or(-1),
+                                      slowdown.value_or(0.0), delay_s.value_or(-1.0)}));
+          },
+          py::kw_only(), py::arg("rank") = py::none(), py::arg("pipeline") = py::none(),
+          py::arg("slowdown") = py::none(), py::arg("delay_s") = py::none(),
+          "POST /straggler: exactly one of rank/pipeline and one of slowdown/delay_s.")
+      .def("clear_stragglers", [](client::Client& c) { check(c.clear_stragglers()); })
       .def("refresh_schedule", [](client::Client& c) { check(c.refresh_schedule()); })
       .def(
           "fetch_frontier",

@@ -33,14 +33,15 @@ typedef struct powertrain_client_options {
   const char* job_id;     /* NULL or "": rank 0 registers the job; others must pass it */
   int rank, dp_rank, pp_rank, tp_rank;
   int dp_degree, pp_degree, tp_degree, world_size;
-  int device_id;               /* NVML device index */
-  const char* job_metadata;    /* optional */
-  const char* nvml_library;    /* NULL: $POWERTRAIN_NVML_LIBRARY or libnvidia-ml.so.1 */
-  int control_clocks;          /* 0: measure only */
-  int report_every_iterations; /* post measured results every N iterations; 0: never */
-  double request_timeout_s;    /* per HTTP request phase (default 10) */
-  double schedule_timeout_s;   /* the schedule poll (default 3600) */
-  int quiet;                   /* 1: no stderr line when NVML is missing */
+  int device_id;                         /* NVML device index */
+  const char* job_metadata;              /* optional */
+  const char* nvml_library;              /* NULL: $POWERTRAIN_NVML_LIBRARY or libnvidia-ml.so.1 */
+  int control_clocks;                    /* 0: measure only */
+  int report_every_iterations;           /* post measured results every N iterations; 0: never */
+  double request_timeout_s;              /* per HTTP request phase (default 10) */
+  double schedule_timeout_s;             /* the schedule poll (default 3600) */
+  int quiet;                             /* 1: no stderr line when NVML is missing */
+  int refresh_schedule_every_iterations; /* re-fetch the schedule every N steps; 0: never */
 } powertrain_client_options;
 
 /* Fills defaults: one rank of a 1-GPU job, device 0, clock control on, no reporting. */
@@ -68,8 +69,13 @@ int powertrain_client_on_instruction_end(powertrain_client* client, const char* 
 
 /* An iteration measured elsewhere (s, J), added to the next posted result. */
 int powertrain_client_report_iteration(powertrain_client* client, double time_s, double energy_j);
-/* Queues POST /straggler/{job}: expected iteration time T' in s. */
-int powertrain_client_report_straggler(powertrain_client* client, double iter_time_s);
+/* Queues POST /straggler/{job}: exactly one of rank / pipeline (data-parallel index) >= 0 (the
+ * other -1) and exactly one of slowdown (T'/T_min >= 1; 0 = not given) / delay_s (T' - T_min,
+ * s; < 0 = not given). The server then serves T_opt = min(T*, T'). */
+int powertrain_client_report_straggler(powertrain_client* client, int rank, int pipeline,
+                                       double slowdown, double delay_s);
+/* Queues DELETE /straggler/{job}: back to T_min's plan. */
+int powertrain_client_clear_stragglers(powertrain_client* client);
 /* Queues a new schedule fetch; the new schedule applies at the next step begin. */
 int powertrain_client_refresh_schedule(powertrain_client* client);
 /* Blocks: GET /frontier/{job}. Copies the JSON body; returns its length in *length. */

@@ -44,7 +44,8 @@ class PipelineFrequencyOptimizer:
     def __init__(self, rank, dp_rank, pp_rank, tp_rank, device_id, dp_degree, pp_degree,
                  tp_degree, world_size, server_url, job_metadata=None, *, job_id=None,
                  nvml_library="", report_every_iterations=0, wait_for_schedule_s=0.0,
-                 sync=None, available_frequencies_mhz=None, quiet=False):
+                 sync=None, available_frequencies_mhz=None, quiet=False,
+                 refresh_schedule_every_iterations=0):
         if job_id is None and rank != 0:
             job_id = self._receive_job_id()
         common = dict(server_url=server_url, rank=rank, dp_rank=dp_rank, pp_rank=pp_rank,
@@ -53,7 +54,8 @@ class PipelineFrequencyOptimizer:
                       job_metadata=job_metadata or "", nvml_library=nvml_library,
                       report_every_iterations=report_every_iterations,
                       available_frequencies_mhz=list(available_frequencies_mhz or []),
-                      quiet=quiet)
+                      quiet=quiet,
+                      refresh_schedule_every_iterations=refresh_schedule_every_iterations)
         self._client = Client(job_id=job_id or "", **common)
         if rank == 0 and job_id is None and self._distributed():
             self._send_job_id(self._client.wait_for_job_id(60.0))

@@ -82,6 +82,7 @@ powertrain_client* powertrain_client_create(const powertrain_client_options* o, 
     options.request_timeout_s = o->request_timeout_s;
     options.schedule_timeout_s = o->schedule_timeout_s;
     options.quiet = o->quiet != 0;
+    options.refresh_schedule_every_iterations = o->refresh_schedule_every_iterations;
     auto created = powertrain::client::Client::create(options);
     if (!created) return report(created.error().message);
     return new powertrain_client{std::move(*created)};
@@ -141,10 +142,16 @@ int powertrain_client_report_iteration(powertrain_client* client, double time_s,
     return from_status(c.report_iteration(time_s, energy_j), POWERTRAIN_CLIENT_EINVAL);
   });
 }
-int powertrain_client_report_straggler(powertrain_client* client, double iter_time_s) {
+int powertrain_client_report_straggler(powertrain_client* client, int rank, int pipeline,
+                                       double slowdown, double delay_s) {
   return guarded(client, [&](auto& c) {
-    return from_status(c.report_straggler(iter_time_s), POWERTRAIN_CLIENT_EINVAL);
+    return from_status(c.report_straggler({rank, pipeline, slowdown, delay_s}),
+                       POWERTRAIN_CLIENT_EINVAL);
   });
+}
+int powertrain_client_clear_stragglers(powertrain_client* client) {
+  return guarded(
+      client, [&](auto& c) { return from_status(c.clear_stragglers(), POWERTRAIN_CLIENT_EINVAL); });
 }
 int powertrain_client_refresh_schedule(powertrain_client* client) {
   return guarded(

@@ -74,6 +74,7 @@ struct Client::State {
   bool has_active = false;
   std::size_t cursor = 0;
   int last_queued_mhz = -1;
+  int steps_since_refresh = 0;
 
   // Clock thread.
   std::mutex clock_mutex;
@@ -282,23 +283,37 @@ struct Client::State {
 
   // Sends with retries on connection errors (the server may still be starting); an HTTP error
   // status is final. Returns the body of a 200 answer.
+  // Waits `seconds` unless the client is closing; false when closing.
+  bool pause(double seconds) {
+    std::unique_lock lock(net_mutex);
+    return !net_cv.wait_for(lock, std::chrono::duration<double>(seconds),
+                            [&] { return net_stopping; });
+  }
+
+  // Sends with retries on connection errors (the server may still be starting; 6 tries, 0.2 s
+  // doubling). 503 ("no schedule yet", "busy") is retried every second for up to
+  // `wait_503_s`. Any other HTTP error status is final. Returns the body of a 200 answer.
   std::optional<std::string> send(const std::string& method, const std::string& target,
-                                  const std::string& body, double timeout_s) {
+                                  const std::string& body, double timeout_s,
+                                  double wait_503_s = 0.0) {
     const std::string what = method + " " + target;
+    const auto start = SteadyClock::now();
     double backoff_s = 0.2;
-    for (int attempt = 0; attempt < 6; ++attempt) {
+    for (int failures = 0; failures < 6;) {
       auto response = http->request(method, target, body, timeout_s);
       if (response && response->status == 200) return response->body;
+      if (response && response->status == 503 && seconds(SteadyClock::now() - start) < wait_503_s) {
+        if (!pause(1.0)) return std::nullopt;
+        continue;
+      }
       if (response) {
         record_error(http_error(response->status, what, response->body), network_errors);
         return std::nullopt;
       }
       record_error(response.error().message, network_errors);
-      std::unique_lock lock(net_mutex);
-      if (net_cv.wait_for(lock, std::chrono::duration<double>(backoff_s),
-                          [&] { return net_stopping; }))
-        return std::nullopt;
+      if (!pause(backoff_s)) return std::nullopt;
       backoff_s *= 2.0;
+      ++failures;
     }
     return std::nullopt;
   }
@@ -333,7 +348,8 @@ struct Client::State {
   void fetch_schedule() {
     const std::string id = current_job_id();
     if (id.empty()) return;
-    auto body = send("GET", schedule_route(id, options.rank), "", options.schedule_timeout_s);
+    auto body = send("GET", schedule_route(id, options.rank), "", options.schedule_timeout_s,
+                     options.schedule_timeout_s);
     if (!body) return;
     auto schedule = parse_schedule(*body, options.rank);
     if (!schedule) return record_error(schedule.error().message, network_errors);
@@ -379,7 +395,8 @@ core::Result<std::unique_ptr<Client>> Client::create(const ClientOptions& option
       options.tp_rank >= options.tp_degree)
     return bad("dp_rank, pp_rank and tp_rank must be within their degrees");
   if (options.device_id < 0) return bad("device_id must be >= 0");
-  if (options.report_every_iterations < 0) return bad("report_every_iterations must be >= 0");
+  if (options.report_every_iterations < 0 || options.refresh_schedule_every_iterations < 0)
+    return bad("report_every_iterations and refresh_schedule_every_iterations must be >= 0");
   if (!(options.power_sample_period_s > 0.0) || !(options.request_timeout_s > 0.0) ||
       !(options.schedule_timeout_s > 0.0))
     return bad("periods and timeouts must be positive");
@@ -498,6 +515,12 @@ core::Status Client::on_step_end() {
   s.enqueue_clock({ClockTask::Kind::kStepEnd, 0, "", SteadyClock::now()});
   const std::size_t consumed = s.cursor;
   s.cursor = 0;
+  // Online servers change plans (stragglers, new profiles): poll at iteration boundaries.
+  const int every = s.options.refresh_schedule_every_iterations;
+  if (s.http && every > 0 && ++s.steps_since_refresh >= every) {
+    s.steps_since_refresh = 0;
+    s.enqueue_net([&s] { s.fetch_schedule(); });
+  }
   if (s.has_active && consumed != s.active.size()) {
     return core::Error{fmt::format(
         "schedule: the iteration ran {} instruction(s) but the schedule has {}; next expected "
@@ -549,17 +572,24 @@ core::Status Client::report_iteration(double time_s, double energy_j) {
   return core::Ok{};
 }
 
-core::Status Client::report_straggler(double iter_time_s) {
+core::Status Client::report_straggler(const StragglerReport& report) {
   State& s = *state_;
   if (!s.http) return core::Error{"report_straggler: no server URL"};
-  if (!(iter_time_s > 0.0) || !std::isfinite(iter_time_s))
-    return core::Error{
-        fmt::format("report_straggler: expected an iteration time > 0 s, got {}", iter_time_s)};
-  s.enqueue_net([&s, iter_time_s] {
+  auto body = straggler_json(report);
+  if (!body) return body.error();
+  s.enqueue_net([&s, body = *body] {
     const std::string id = s.current_job_id();
-    if (!id.empty())
-      (void)s.send("POST", straggler_route(id), straggler_json(s.options.rank, iter_time_s),
-                   s.options.request_timeout_s);
+    if (!id.empty()) (void)s.send("POST", straggler_route(id), body, s.options.request_timeout_s);
+  });
+  return core::Ok{};
+}
+
+core::Status Client::clear_stragglers() {
+  State& s = *state_;
+  if (!s.http) return core::Error{"clear_stragglers: no server URL"};
+  s.enqueue_net([&s] {
+    const std::string id = s.current_job_id();
+    if (!id.empty()) (void)s.send("DELETE", straggler_route(id), "", s.options.request_timeout_s);
   });
   return core::Ok{};
 }

@@ -24,7 +24,9 @@ struct ClientOptions {
   bool use_nvml = true;        ///< false: no NVML at all (no clocks, no energy)
   bool control_clocks = true;  ///< false: measure only, never lock clocks
   bool reset_clocks_on_close = true;
-  int report_every_iterations = 0;     ///< post a ProfilingResult every N iterations; 0: never
+  int report_every_iterations = 0;  ///< post a ProfilingResult every N iterations; 0: never
+  int refresh_schedule_every_iterations =
+      0;                               ///< re-fetch the schedule every N iterations; 0: never
   double power_sample_period_s = 0.1;  ///< power sampling when the energy counter is missing
   double request_timeout_s = 10.0;
   double schedule_timeout_s = 3600.0;          ///< the server may hold /schedule until it has one
@@ -84,8 +86,11 @@ class Client {
 
   /// Adds an iteration measured elsewhere (time s, energy J) to the next posted result.
   core::Status report_iteration(double time_s, double energy_j);
-  /// Queues POST /straggler/{job}: this rank's (or a straggler's) expected iteration time T', s.
-  core::Status report_straggler(double iter_time_s);
+  /// Queues POST /straggler/{job} (the server then serves T_opt = min(T*, T')). Errors: a report
+  /// that is not exactly one of rank/pipeline and one of slowdown/delay_s (see StragglerReport).
+  core::Status report_straggler(const StragglerReport& report);
+  /// Queues DELETE /straggler/{job}: every rank returns to T_min's plan.
+  core::Status clear_stragglers();
   /// Uses `schedule` from the next on_step_begin (offline use: a plan written by
   /// `powertrain frontier`, no server).
   void set_schedule(Schedule schedule);

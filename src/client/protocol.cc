@@ -64,8 +64,26 @@ std::string profiling_result_json(const ProfilingResult& result) {
   return j.dump();
 }
 
-std::string straggler_json(int rank, double iter_time_s) {
-  return json{{"rank", rank}, {"iter_time", iter_time_s}}.dump();
+core::Result<std::string> straggler_json(const StragglerReport& r) {
+  if ((r.rank >= 0) == (r.pipeline >= 0))
+    return core::Error{"straggler: give exactly one of rank or pipeline (>= 0)"};
+  const bool slowdown = r.slowdown != 0.0, delay = r.delay_s >= 0.0;
+  if (slowdown == delay)
+    return core::Error{"straggler: give exactly one of slowdown (T'/T_min) or delay_s"};
+  if (slowdown && !(r.slowdown >= 1.0 && r.slowdown <= 1000.0))
+    return core::Error{fmt::format("straggler: slowdown must be in [1, 1000], got {}", r.slowdown)};
+  if (delay && !(r.delay_s <= 86400.0))
+    return core::Error{fmt::format("straggler: delay_s must be in [0, 86400], got {}", r.delay_s)};
+  json j;
+  if (r.rank >= 0)
+    j["rank"] = r.rank;
+  else
+    j["pipeline"] = r.pipeline;
+  if (slowdown)
+    j["slowdown"] = r.slowdown;
+  else
+    j["delay_s"] = r.delay_s;
+  return j.dump();
 }
 
 core::Result<std::string> parse_job_id(const std::string& body) {

@@ -43,8 +43,17 @@ struct ProfilingResult {
 std::string job_info_json(const JobInfo& job);
 std::string rank_info_json(const RankInfo& rank);
 std::string profiling_result_json(const ProfilingResult& result);
-/// {"rank": R, "iter_time": T'}: rank R's (or the infrastructure's) expected iteration time, s.
-std::string straggler_json(int rank, double iter_time_s);
+/// A straggler report as `powertrain serve` takes it (docs/serve.md): exactly one of rank R and
+/// data-parallel pipeline P, exactly one of slowdown T'/T_min (>= 1) and delay_s (T' = T_min + d).
+struct StragglerReport {
+  int rank = -1;          ///< >= 0: this global rank is slow
+  int pipeline = -1;      ///< >= 0: this data-parallel pipeline is slow (rank must be -1)
+  double slowdown = 0.0;  ///< > 0: T'/T_min
+  double delay_s = -1.0;  ///< >= 0: T' - T_min, s (slowdown must be 0)
+};
+/// Errors when both or neither of rank/pipeline or slowdown/delay are set, or a value is out of
+/// range.
+core::Result<std::string> straggler_json(const StragglerReport& report);
 
 /// The job id answer of /register_job: a JSON string. Errors name what was received.
 core::Result<std::string> parse_job_id(const std::string& body);

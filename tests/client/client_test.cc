@@ -289,7 +289,10 @@ TEST(Client, StragglerAndFrontierExtensions) {
   auto created = Client::create(fake_options(server.url()));
   ASSERT_TRUE(created);
   Client& client = **created;
-  ASSERT_TRUE(client.report_straggler(1.25));
+  StragglerReport report;
+  report.pipeline = 0;
+  report.slowdown = 1.25;
+  ASSERT_TRUE(client.report_straggler(report));
   ASSERT_TRUE(client.refresh_schedule());
   auto frontier = client.fetch_frontier(10.0);
   ASSERT_TRUE(frontier) << frontier.error().message;
@@ -299,9 +302,14 @@ TEST(Client, StragglerAndFrontierExtensions) {
   ASSERT_EQ(stragglers.size(), 1u);
   EXPECT_EQ(stragglers[0].target, "/straggler/2024-01-01-00-00-00%2Bdp1%2Bpp2%2Btp1%2Btest");
   EXPECT_EQ(nlohmann::json::parse(stragglers[0].body),
-            nlohmann::json::parse(R"({"rank":0,"iter_time":1.25})"));
+            nlohmann::json::parse(R"({"pipeline":0,"slowdown":1.25})"));
   EXPECT_EQ(server.requests_to("/schedule/").size(), 2u);
-  EXPECT_FALSE(client.report_straggler(-1.0));
+  auto both = client.report_straggler({0, 0, 1.2, -1.0});
+  ASSERT_FALSE(both);
+  EXPECT_EQ(both.error().message, "straggler: give exactly one of rank or pipeline (>= 0)");
+  EXPECT_FALSE(client.report_straggler({0, -1, 0.5, -1.0}));  // slowdown < 1
+  EXPECT_FALSE(client.report_straggler({0, -1, 1.5, 0.2}));   // slowdown and delay
+  ASSERT_TRUE(client.clear_stragglers());
 }
 
 TEST(Client, ServerErrorsAreReportedNotThrown) {

@@ -76,10 +76,10 @@ def test_missing_nvml_one_message_and_straggler_frontier(plan_server):
     assert client.status["nvml_message"] == (
         "NVML not found (/nonexistent/libnvml.so): clock control disabled")
     assert client.wait_for_schedule(10.0)
-    client.report_straggler(1.5)
+    client.report_straggler(rank=0, delay_s=0.1)
     assert client.fetch_frontier(10.0) == {"points": [{"time": 1.0, "energy": 2.0}]}
     assert client.flush(10.0)
-    assert json.loads(plan_server.to("/straggler/")[0][2]) == {"rank": 0, "iter_time": 1.5}
+    assert json.loads(plan_server.to("/straggler/")[0][2]) == {"rank": 0, "delay_s": 0.1}
     rank = json.loads(plan_server.to("/register_rank/")[0][2])
     assert rank["available_frequencies"] == [1410, 1005]
 
