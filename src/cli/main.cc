@@ -41,6 +41,9 @@ const std::vector<Subcommand>& subcommands() {
        add_diff_command},
       {"serve", "Persistent plan server: Zeus PFO routes, online frontiers, straggler switches",
        add_serve_command},
+      {"measure",
+       "Thermally stable GPU time and energy of a command via NVML (warm-up, window, cooldown)",
+       add_measure_command},
   };
   return table;
 }
