@@ -7,7 +7,8 @@ build_dir="${1:-build}"
 
 packages=(build-essential cmake g++ libfmt-dev libcli11-dev nlohmann-json3-dev libboost-dev
           libboost-graph-dev libgtest-dev libgmock-dev libbenchmark-dev libeigen3-dev libsimdjson-dev zlib1g-dev
-          python3-scipy python3-numpy python3-pandas libxgboost-dev chromium libsqlite3-dev clang)
+          python3-scipy python3-numpy python3-pandas libxgboost-dev chromium libsqlite3-dev clang
+          pybind11-dev python3-dev python3-pytest)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
@@ -20,5 +21,5 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE=/usr/bin/python3 >/dev/null
 cmake --build "$build_dir" -j"$(nproc)"
