@@ -41,6 +41,8 @@ const std::vector<Subcommand>& subcommands() {
        add_diff_command},
       {"serve", "Persistent plan server: Zeus PFO routes, online frontiers, straggler switches",
        add_serve_command},
+      {"search", "Energy-aware configuration search: time-energy frontier across parallel layouts",
+       add_search_command},
   };
   return table;
 }
