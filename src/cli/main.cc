@@ -44,6 +44,8 @@ const std::vector<Subcommand>& subcommands() {
       {"measure",
        "Thermally stable GPU time and energy of a command via NVML (warm-up, window, cooldown)",
        add_measure_command},
+      {"search", "Energy-aware configuration search: time-energy frontier across parallel layouts",
+       add_search_command},
   };
   return table;
 }

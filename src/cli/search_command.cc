@@ -1,0 +1,204 @@
+// `powertrain search`: energy-aware configuration search (docs/search.md).
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <thread>
+
+#include "cli/commands.h"
+#include "cli/flags.h"
+#include "core/atomic_output.h"
+#include "core/progress.h"
+#include "search/outputs.h"
+#include "search/search.h"
+
+namespace powertrain::cli {
+namespace {
+
+struct SearchFlags {
+  std::string spec;
+  std::string algorithm;  // overrides the spec's
+  std::string objective;
+  long long seed = -1;
+  int max_trials = 0;
+  int threads = 0;  // 0: hardware concurrency
+  int top = 10;
+  bool no_pruning = false;
+  std::string out = "powertrain-search";
+  bool quiet = false;
+  bool force = false;
+};
+
+// "search: 120/960 trials, 85.3 trials/s, best tp2 pp1 mb4 v1 1.2345 s, ETA 10 s" on stderr: in
+// place on a terminal, every 5 s otherwise.
+class SearchProgressLine {
+ public:
+  explicit SearchProgressLine(bool enabled) : enabled_(enabled), terminal_(isatty(2) != 0) {}
+  void update(const search::SearchSpec& spec, const search::SearchProgress& p,
+              const std::vector<search::TrialResult>& trials, bool final_line = false) {
+    if (!enabled_) return;
+    const auto now = Clock::now();
+    const double since = std::chrono::duration<double>(now - last_).count();
+    if (!final_line && since < (terminal_ ? 0.25 : 5.0)) return;
+    last_ = now;
+    const double elapsed = std::chrono::duration<double>(now - started_).count();
+    const double rate = elapsed > 0.0 ? p.trials / elapsed : 0.0;
+    std::string best = "none yet";
+    if (p.best_trial >= 0) {
+      const char* unit = spec.objective == search::Objective::kEnergy ? "J at T*" : "s T_min";
+      best = fmt::format(
+          "{} {:.4g} {}",
+          search::config_label(spec, trials[static_cast<std::size_t>(p.best_trial)].config),
+          p.best_value, unit);
+    }
+    const double eta = rate > 0.0 ? (p.budget - p.trials) / rate : 0.0;
+    const std::string line =
+        fmt::format("search: {}/{} trials, {:.1f} trials/s, best {} (modelled), ETA {}", p.trials,
+                    p.budget, rate, best, final_line ? "done" : core::format_duration(eta));
+    if (terminal_)
+      fmt::print(stderr, "\r{}\x1b[K{}", line, final_line ? "\n" : "");
+    else
+      fmt::print(stderr, "{}\n", line);
+    std::fflush(stderr);
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  bool enabled_;
+  bool terminal_;
+  Clock::time_point started_ = Clock::now();
+  Clock::time_point last_ = Clock::now() - std::chrono::hours(1);
+};
+
+int run_search_command(const SearchFlags& flags) {
+  const char* kCommand = "search";
+  auto spec = search::read_search_spec(flags.spec);
+  if (!spec) return fail(kCommand, spec.error().message);
+  if (!flags.algorithm.empty()) {
+    auto overridden = search::parse_search_spec(
+        fmt::format("{{\"algorithm\": \"{}\"}}", flags.algorithm), "--algorithm");
+    if (!overridden) return usage_error(kCommand, overridden.error().message);
+    spec->algorithm = overridden->algorithm;
+  }
+  if (!flags.objective.empty()) {
+    auto overridden = search::parse_search_spec(
+        fmt::format("{{\"objective\": \"{}\"}}", flags.objective), "--objective");
+    if (!overridden) return usage_error(kCommand, overridden.error().message);
+    spec->objective = overridden->objective;
+  }
+  if (flags.seed >= 0) spec->seed = static_cast<std::uint64_t>(flags.seed);
+  if (flags.max_trials > 0) spec->max_trials = flags.max_trials;
+  if (flags.no_pruning) spec->pruning = false;
+  // A bad model or GPU name fails here, once, not as an invalid trial per configuration.
+  if (auto probe = search::check_config(*spec, search::Config{});
+      probe.status == search::TrialStatus::kInvalid &&
+      (probe.reason.find("unknown") != std::string::npos ||
+       probe.reason.find("no such") != std::string::npos))
+    return fail(kCommand, fmt::format("{}: {}", spec->source, probe.reason));
+  auto output = core::AtomicOutputDirectory::create(flags.out, output_policy(flags.force));
+  if (!output) return fail(kCommand, output.error().message);
+
+  const int threads = flags.threads > 0
+                          ? flags.threads
+                          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  SearchProgressLine progress(!flags.quiet);
+  search::SearchOptions options;
+  options.threads = threads;
+  search::SearchProgress last;
+  const std::vector<search::TrialResult>* last_trials = nullptr;
+  options.progress = [&](const search::SearchProgress& p,
+                         const std::vector<search::TrialResult>& trials) {
+    last = p;
+    last_trials = &trials;
+    progress.update(*spec, p, trials);
+  };
+  search::SearchResult result = search::run_search(*spec, options);
+  {
+    search::SearchProgress final_p = last;
+    final_p.trials = result.decided;
+    progress.update(*spec, final_p, result.trials, true);
+  }
+  const std::vector<std::pair<std::string, std::string>> files = {
+      {"trials.csv", search::trials_csv(*spec, result)},
+      {"frontier.csv", search::frontier_csv(*spec, result)},
+      {"frontier.svg", search::frontier_svg(*spec, result)},
+      {"summary.json", search::summary_json(*spec, result, threads)},
+  };
+  for (const auto& [name, contents] : files)
+    if (auto written = output->write_file(name, contents); !written)
+      return fail(kCommand, written.error().message);
+  if (auto committed = output->commit(); !committed)
+    return fail(kCommand, committed.error().message);
+
+  fmt::print("powertrain search: {} on {} x {}, global batch {}, {} search, objective {}{}\n",
+             spec->model, spec->num_gpus, spec->gpu, spec->global_batch,
+             search::algorithm_name(spec->algorithm), search::objective_name(spec->objective),
+             spec->pruning ? ", pruning on" : ", pruning off");
+  fmt::print(
+      "  trials        {} decided of a {}-configuration grid: {} planned, {} OOM (memory model), "
+      "{} pruned as OOM, {} pruned as dominated; {} structurally invalid{}\n",
+      result.decided, result.grid_size, result.planned, result.oom, result.pruned_oom,
+      result.pruned_dominated, result.invalid, result.early_stopped ? "; stopped early" : "");
+  fmt::print("  time          {:.2f} s measured wall time on {} thread(s), {:.1f} trials/s\n",
+             result.seconds, threads, result.seconds > 0 ? result.decided / result.seconds : 0.0);
+  if (result.best < 0) {
+    fmt::print("  no configuration fits; see {}/trials.csv for why\n", output->target().string());
+    return 0;
+  }
+  fmt::print(
+      "  ranked by {} (modelled device, planned Perseus frontiers; energy is all {} GPUs per "
+      "iteration):\n",
+      spec->objective == search::Objective::kEnergy ? "least energy (at T*)" : "T_min",
+      spec->num_gpus);
+  fmt::print("{}", search::ranked_table(*spec, result, flags.top));
+  const auto& fastest = result.frontier.front();
+  const auto& leanest = result.frontier.back();
+  fmt::print(
+      "  frontier      {} points across {} configuration(s): fastest {:.4f} s at {:.1f} J ({}), "
+      "least energy {:.1f} J at {:.4f} s ({}) (planned)\n",
+      result.frontier.size(),
+      [&] {
+        std::vector<int> seen;
+        for (const auto& p : result.frontier)
+          if (std::find(seen.begin(), seen.end(), p.trial) == seen.end()) seen.push_back(p.trial);
+        return seen.size();
+      }(),
+      fastest.time_s, fastest.energy_j,
+      search::config_label(*spec, result.trials[static_cast<std::size_t>(fastest.trial)].config),
+      leanest.energy_j, leanest.time_s,
+      search::config_label(*spec, result.trials[static_cast<std::size_t>(leanest.trial)].config));
+  fmt::print("  files         {}/: trials.csv frontier.csv frontier.svg summary.json\n",
+             output->target().string());
+  (void)last_trials;
+  return 0;
+}
+
+}  // namespace
+
+Action add_search_command(CLI::App& app) {
+  auto flags = std::make_shared<SearchFlags>();
+  app.add_option("spec", flags->spec, "Search space JSON (docs/search.md, examples/search_*.json)")
+      ->required();
+  app.add_option("--algorithm", flags->algorithm, "grid, random or cmaes (default: the spec's)");
+  app.add_option("--objective", flags->objective, "time, energy or both (default: the spec's)");
+  add_option_with_aliases(app, "--seed", {}, flags->seed, "Seed for random and cmaes",
+                          integer_in(0, 1'000'000'000'000LL));
+  add_option_with_aliases(app, "--max-trials", {}, flags->max_trials,
+                          "Configurations to decide at most (default: grid all, others 15 %)",
+                          integer_in(1, 1 << 24));
+  add_option_with_aliases(app, "--threads", {}, flags->threads,
+                          "Concurrent trials (default: all cores); results do not depend on it",
+                          integer_in(1, 1024));
+  add_option_with_aliases(app, "--top", {}, flags->top, "Rows of the ranked table (default 10)",
+                          integer_in(1, 100000));
+  app.add_flag("--no-pruning", flags->no_pruning, "Disable Maya's fidelity-preserving tactics");
+  app.add_option("--out", flags->out, "Output directory (default powertrain-search)");
+  add_force_flag(app, flags->force);
+  app.add_flag("--quiet", flags->quiet, "No progress line");
+  return [flags]() { return run_search_command(*flags); };
+}
+
+}  // namespace powertrain::cli

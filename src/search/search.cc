@@ -1,0 +1,323 @@
+#include "search/search.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <random>
+#include <thread>
+
+#include "search/cmaes.h"
+
+namespace powertrain::search {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr std::size_t kBatch = 64;  // grid/random proposals decided before planning in parallel
+
+int idx(const Config& c, int knob) { return c.index[static_cast<std::size_t>(knob)]; }
+
+// Same configuration except the knobs in `except`.
+bool same_except(const Config& a, const Config& b, std::initializer_list<int> except) {
+  for (int k = 0; k < kNumKnobs; ++k) {
+    if (std::find(except.begin(), except.end(), k) != except.end()) continue;
+    if (idx(a, k) != idx(b, k)) return false;
+  }
+  return true;
+}
+
+// Lower is better; value indices are sorted ascending, booleans 0 < 1.
+std::uint64_t rng_below(std::mt19937_64& rng, std::uint64_t n) { return rng() % n; }
+
+}  // namespace
+
+double objective_value(Objective objective, const TrialResult& trial) {
+  if (!trial.usable()) return kInf;
+  return objective == Objective::kEnergy ? trial.energy_at_t_star_j : trial.t_min_s;
+}
+
+TrialStatus prune_status(const SearchSpec& spec, const Config& c,
+                         const std::vector<TrialResult>& decided, int* dominator) {
+  const int pp_value = spec.values[kPp][static_cast<std::size_t>(idx(c, kPp))];
+  for (std::size_t i = 0; i < decided.size(); ++i) {
+    const TrialResult& h = decided[i];
+    const Config& d = h.config;
+    if (h.status == TrialStatus::kOom || h.status == TrialStatus::kPrunedOom) {
+      // Needs at least as much memory per GPU: same tp and pp (so the same dp), a microbatch no
+      // smaller, no more memory savers (recompute, sequence parallel, distributed optimizer),
+      // at least as many virtual stages.
+      if (idx(c, kTp) == idx(d, kTp) && idx(c, kPp) == idx(d, kPp) &&
+          idx(c, kMicrobatchSize) >= idx(d, kMicrobatchSize) &&
+          idx(c, kVirtualStages) >= idx(d, kVirtualStages) &&
+          idx(c, kRecompute) <= idx(d, kRecompute) &&
+          idx(c, kSequenceParallel) <= idx(d, kSequenceParallel) &&
+          idx(c, kDistributedOptimizer) <= idx(d, kDistributedOptimizer)) {
+        if (dominator) *dominator = static_cast<int>(i);
+        return TrialStatus::kPrunedOom;
+      }
+    } else if (h.status == TrialStatus::kOk) {
+      const bool dominated =
+          // Maya's distributed-optimizer tactic is left out: here the sharded Adam step is
+          // shorter by dp, which can outweigh the parameter all-gather (docs/search.md).
+          // Recomputation only adds work once the job fits without it.
+          (idx(c, kRecompute) == 1 && idx(d, kRecompute) == 0 && same_except(c, d, {kRecompute})) ||
+          // Maya: without pipelining, more (smaller) microbatches only lower GPU utilization.
+          (pp_value == 1 && idx(c, kMicrobatchSize) < idx(d, kMicrobatchSize) &&
+           same_except(c, d, {kMicrobatchSize}));
+      if (dominated) {
+        if (dominator) *dominator = static_cast<int>(i);
+        return TrialStatus::kPrunedDominated;
+      }
+    }
+  }
+  return TrialStatus::kOk;
+}
+
+std::vector<ParetoPoint> cross_frontier(const std::vector<TrialResult>& trials) {
+  std::vector<ParetoPoint> all;
+  for (std::size_t t = 0; t < trials.size(); ++t) {
+    if (!trials[t].usable()) continue;
+    for (std::size_t p = 0; p < trials[t].frontier.size(); ++p)
+      all.push_back({static_cast<int>(t), trials[t].frontier[p].plan_point,
+                     trials[t].frontier[p].time_s, trials[t].frontier[p].energy_j});
+  }
+  std::sort(all.begin(), all.end(), [](const ParetoPoint& a, const ParetoPoint& b) {
+    if (a.time_s != b.time_s) return a.time_s < b.time_s;
+    if (a.energy_j != b.energy_j) return a.energy_j < b.energy_j;
+    if (a.trial != b.trial) return a.trial < b.trial;
+    return a.point < b.point;
+  });
+  std::vector<ParetoPoint> front;
+  double least = kInf;
+  for (const ParetoPoint& p : all) {
+    if (p.energy_j < least) {
+      front.push_back(p);
+      least = p.energy_j;
+    }
+  }
+  return front;
+}
+
+namespace {
+
+class Driver {
+ public:
+  Driver(const SearchSpec& spec, const SearchOptions& options) : spec_(spec), options_(options) {
+    result_.grid_size = spec.grid_size();
+    budget_ = spec.max_trials > 0 ? spec.max_trials
+              : spec.algorithm == Algorithm::kGrid
+                  ? result_.grid_size
+                  : std::max<long long>(1, static_cast<long long>(0.15 * result_.grid_size));
+    if (spec.algorithm == Algorithm::kGrid) budget_ = std::min(budget_, result_.grid_size);
+  }
+
+  bool done() const { return result_.decided >= budget_ || result_.early_stopped; }
+
+  // Decides a batch of proposals in order, plans the fitting ones concurrently, and returns the
+  // trial index of every proposal (-1 for proposals past the budget).
+  std::vector<int> run_batch(const std::vector<Config>& proposals) {
+    std::vector<int> out;
+    std::vector<int> to_plan;
+    for (const Config& c : proposals) {
+      if (auto it = seen_.find(c); it != seen_.end()) {
+        out.push_back(it->second);
+        continue;
+      }
+      if (done()) {
+        out.push_back(-1);
+        continue;
+      }
+      const int index = static_cast<int>(result_.trials.size());
+      seen_[c] = index;
+      out.push_back(index);
+      int dominator = -1;
+      TrialResult trial;
+      TrialStatus pruned = TrialStatus::kOk;
+      if (spec_.pruning) pruned = prune_status(spec_, c, result_.trials, &dominator);
+      if (pruned != TrialStatus::kOk) {
+        trial.config = c;
+        trial.status = pruned;
+        trial.reason = fmt::format(
+            "{} {}",
+            pruned == TrialStatus::kPrunedOom ? "needs no less memory than OOM"
+                                              : "no faster than fitting",
+            config_label(spec_, result_.trials[static_cast<std::size_t>(dominator)].config));
+      } else {
+        trial = check_config(spec_, c);
+        if (trial.status == TrialStatus::kOk) to_plan.push_back(index);
+      }
+      if (trial.status != TrialStatus::kInvalid) ++result_.decided;
+      result_.trials.push_back(std::move(trial));
+      result_.dominator.push_back(dominator);
+    }
+    plan(to_plan);
+    // Early stopping and counts, in proposal order.
+    for (int index : to_plan) observe(index);
+    return out;
+  }
+
+  void plan(const std::vector<int>& indices) {
+    if (indices.empty()) return;
+    std::atomic<std::size_t> next{0};
+    auto work = [&]() {
+      for (std::size_t i = next++; i < indices.size(); i = next++) {
+        TrialResult& slot = result_.trials[static_cast<std::size_t>(indices[i])];
+        slot = evaluate_config(spec_, slot.config);
+      }
+    };
+    const int threads = std::clamp(options_.threads, 1,
+                                   static_cast<int>(std::min<std::size_t>(indices.size(), 256)));
+    std::vector<std::thread> pool;
+    for (int t = 1; t < threads; ++t) pool.emplace_back(work);
+    work();
+    for (auto& t : pool) t.join();
+  }
+
+  void observe(int index) {
+    const TrialResult& trial = result_.trials[static_cast<std::size_t>(index)];
+    if (!trial.usable()) return;
+    const double value = objective_value(spec_.objective, trial);
+    if (best_ < 0 || value < best_value_) {
+      best_ = index;
+      best_value_ = value;
+    }
+    // Top-k by (value, index); early stop when it stays the same for `patience` valid trials.
+    top_.emplace_back(value, index);
+    std::sort(top_.begin(), top_.end());
+    if (top_.size() > static_cast<std::size_t>(spec_.early_stop_top))
+      top_.resize(static_cast<std::size_t>(spec_.early_stop_top));
+    const bool changed =
+        std::find(top_.begin(), top_.end(), std::make_pair(value, index)) != top_.end();
+    unchanged_ = changed ? 0 : unchanged_ + 1;
+    if (spec_.algorithm != Algorithm::kGrid && spec_.early_stop_patience > 0 &&
+        top_.size() >= static_cast<std::size_t>(spec_.early_stop_top) &&
+        unchanged_ >= spec_.early_stop_patience)
+      result_.early_stopped = true;
+  }
+
+  void report() {
+    if (!options_.progress) return;
+    SearchProgress p;
+    p.trials = result_.decided;
+    p.budget = budget_;
+    p.best_trial = best_;
+    p.best_value = best_value_;
+    options_.progress(p, result_.trials);
+  }
+
+  double fitness(int trial) const {
+    if (trial < 0) return kInf;
+    const auto t = static_cast<std::size_t>(trial);
+    if (result_.trials[t].status == TrialStatus::kPrunedDominated) {
+      // Maya's tactic copies the dominator's runtime.
+      return objective_value(spec_.objective,
+                             result_.trials[static_cast<std::size_t>(result_.dominator[t])]);
+    }
+    return objective_value(spec_.objective, result_.trials[t]);
+  }
+
+  SearchResult finish() {
+    for (const TrialResult& t : result_.trials) {
+      switch (t.status) {
+        case TrialStatus::kOk:
+          ++result_.planned;
+          break;
+        case TrialStatus::kOom:
+          ++result_.oom;
+          break;
+        case TrialStatus::kPrunedOom:
+          ++result_.pruned_oom;
+          break;
+        case TrialStatus::kPrunedDominated:
+          ++result_.pruned_dominated;
+          break;
+        case TrialStatus::kInvalid:
+          ++result_.invalid;
+          break;
+      }
+    }
+    result_.best = best_;
+    result_.frontier = cross_frontier(result_.trials);
+    return std::move(result_);
+  }
+
+  long long budget() const { return budget_; }
+  std::size_t num_trials() const { return result_.trials.size(); }
+
+ private:
+  const SearchSpec& spec_;
+  const SearchOptions& options_;
+  SearchResult result_;
+  std::map<Config, int> seen_;
+  long long budget_ = 0;
+  int best_ = -1;
+  double best_value_ = kInf;
+  std::vector<std::pair<double, int>> top_;
+  int unchanged_ = 0;
+};
+
+}  // namespace
+
+SearchResult run_search(const SearchSpec& spec, const SearchOptions& options) {
+  const auto started = std::chrono::steady_clock::now();
+  Driver driver(spec, options);
+  if (spec.algorithm == Algorithm::kGrid || spec.algorithm == Algorithm::kRandom) {
+    std::vector<Config> order = grid_configs(spec);
+    if (spec.algorithm == Algorithm::kRandom) {
+      std::mt19937_64 rng(spec.seed);
+      for (std::size_t i = order.size(); i > 1; --i)
+        std::swap(order[i - 1], order[rng_below(rng, i)]);
+    }
+    for (std::size_t begin = 0; begin < order.size() && !driver.done(); begin += kBatch) {
+      const std::size_t end = std::min(order.size(), begin + kBatch);
+      driver.run_batch(std::vector<Config>(order.begin() + static_cast<long>(begin),
+                                           order.begin() + static_cast<long>(end)));
+      driver.report();
+    }
+  } else {
+    // CMA-ES over the unit cube; each coordinate's value is floor(x × count). Restarts from a
+    // random mean (same seeded stream) when generations stop finding new configurations.
+    std::mt19937_64 restart_rng(spec.seed ^ 0x9e3779b97f4a7c15ULL);
+    auto unit = [&]() { return (static_cast<double>(restart_rng() >> 11) + 0.5) * 0x1.0p-53; };
+    int restart = 0;
+    while (!driver.done()) {
+      std::vector<double> mean(kNumKnobs, 0.5);
+      if (restart > 0)
+        for (double& m : mean) m = unit();
+      CmaEs es(mean, 0.3, spec.cmaes_population > 0 ? spec.cmaes_population : 12,
+               spec.seed + static_cast<std::uint64_t>(restart));
+      int stale = 0;
+      while (!driver.done() && stale < 8 && es.sigma() > 1e-3) {
+        const auto xs = es.ask();
+        std::vector<Config> proposals;
+        for (const auto& x : xs) proposals.push_back(decode_unit_point(spec, x));
+        const std::size_t before = driver.num_trials();
+        const std::size_t known = proposals.size();
+        std::vector<int> trials = driver.run_batch(proposals);
+        std::vector<double> fitness;
+        for (std::size_t i = 0; i < known; ++i) fitness.push_back(driver.fitness(trials[i]));
+        // Penalize leaving the cube a little so the mean stays where the knobs are.
+        for (std::size_t i = 0; i < known; ++i) {
+          double out = 0.0;
+          for (double v : xs[i]) out += std::max(0.0, -v) + std::max(0.0, v - 1.0);
+          if (std::isfinite(fitness[i])) fitness[i] *= 1.0 + out;
+        }
+        es.tell(fitness);
+        driver.report();
+        stale = driver.num_trials() > before ? 0 : stale + 1;
+      }
+      ++restart;
+      if (restart > 1000) break;
+    }
+  }
+  SearchResult result = driver.finish();
+  result.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return result;
+}
+
+}  // namespace powertrain::search

@@ -1,0 +1,54 @@
+// One search trial with the model backend: build the job, check memory, plan its Perseus
+// frontier at a coarse τ, and keep T_min, energy at T_min, the all-max-clock baseline and the
+// frontier points.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "search/space.h"
+
+namespace powertrain::search {
+
+enum class TrialStatus {
+  kOk,               // planned
+  kInvalid,          // structurally impossible (GPU count, batch divisibility, Megatron's rules)
+  kOom,              // the memory model says it does not fit
+  kPrunedOom,        // skipped: a config needing no more memory already ran out
+  kPrunedDominated,  // skipped: a config that is never slower and no more energy already fits
+};
+std::string_view status_name(TrialStatus status);
+
+/// One point of a configuration's frontier, for the whole job (all tp × pp × dp GPUs).
+struct TrialPoint {
+  double time_s = 0.0;    // iteration time realized with the plan's clocks (modelled)
+  double energy_j = 0.0;  // energy per iteration, all GPUs, realized (modelled)
+  int plan_point = 0;     // the Perseus frontier point (clock plan) it comes from, 0 = T*
+};
+
+struct TrialResult {
+  Config config;
+  TrialStatus status = TrialStatus::kInvalid;
+  std::string reason;  // invalid/OOM/pruned: why, one line
+  int dp = 0;
+  int num_microbatches = 0;
+  double peak_memory_gib = 0.0;  // modelled, per GPU of the fullest stage (0 when not checked)
+  double t_min_s = 0.0;          // fastest realized iteration (modelled)
+  double energy_at_t_min_j = 0.0;
+  double t_star_s = 0.0;  // least-energy point
+  double energy_at_t_star_j = 0.0;
+  double baseline_time_s = 0.0;  // all max clock (modelled)
+  double baseline_energy_j = 0.0;
+  std::vector<TrialPoint> frontier;  // slowest (T*) first
+  double seconds = 0.0;              // wall time of the evaluation
+  bool usable() const { return status == TrialStatus::kOk; }
+};
+
+/// Structural checks and the memory model only (cheap; no planning). status is kOk when the
+/// configuration fits, else kInvalid or kOom with the reason.
+TrialResult check_config(const SearchSpec& spec, const Config& config);
+
+/// check_config, then the frontier when it fits. Thread-safe (no shared state).
+TrialResult evaluate_config(const SearchSpec& spec, const Config& config);
+
+}  // namespace powertrain::search

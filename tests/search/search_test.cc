@@ -1,0 +1,270 @@
+// powertrain search: spec parsing, CMA-ES on standard test functions, trials, pruning tactics
+// against the unpruned grid, CMA-ES against the grid, determinism across thread counts.
+#include "search/search.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+
+#include "search/cmaes.h"
+#include "search/outputs.h"
+
+namespace powertrain::search {
+namespace {
+
+SearchSpec gpt3_spec(int gpus) {
+  SearchSpec spec = default_search_spec();
+  spec.source = "test";
+  spec.model = "gpt3-2.7b";
+  spec.gpu = "h100";
+  spec.num_gpus = gpus;
+  spec.global_batch = 192;
+  return spec;
+}
+
+TEST(SearchSpec, DefaultsAreMayasTable3) {
+  auto spec = parse_search_spec("{}", "s.json");
+  ASSERT_TRUE(spec) << spec.error().message;
+  EXPECT_EQ(spec->grid_size(), 4 * 4 * 5 * 3 * 2 * 2 * 2);
+  EXPECT_EQ(grid_configs(*spec).size(), 1920u);
+}
+
+TEST(SearchSpec, ErrorsNameTheField) {
+  auto bad = [](const char* text) {
+    auto spec = parse_search_spec(text, "s.json");
+    EXPECT_FALSE(spec);
+    return spec ? std::string() : spec.error().message;
+  };
+  EXPECT_NE(bad(R"({"knobs": {"tp": [0]}})").find("s.json: field 'knobs.tp'"), std::string::npos);
+  EXPECT_NE(bad(R"({"knobs": {"tpp": [1]}})").find("'knobs.tpp' is unknown"), std::string::npos);
+  EXPECT_NE(bad(R"({"knobs": {"recompute": [1]}})").find("'knobs.recompute'"), std::string::npos);
+  EXPECT_NE(bad(R"({"objective": "speed"})").find("'objective' must be time, energy or both"),
+            std::string::npos);
+  EXPECT_NE(bad(R"({"num_gpus": -4})").find("'num_gpus'"), std::string::npos);
+  EXPECT_NE(bad(R"({"colour": 1})").find("'colour' is unknown"), std::string::npos);
+  EXPECT_NE(bad(R"({"early_stop": {"top": 0}})").find("'early_stop.top'"), std::string::npos);
+  EXPECT_NE(bad("{").find("s.json: invalid JSON"), std::string::npos);
+  auto ok = parse_search_spec(
+      R"({"knobs": {"tp": [4, 1, 4], "recompute": [true]}, "algorithm": "cmaes", "seed": 7})",
+      "s.json");
+  ASSERT_TRUE(ok) << ok.error().message;
+  EXPECT_EQ(ok->values[kTp], (std::vector<int>{1, 4}));
+  EXPECT_EQ(ok->values[kRecompute], (std::vector<int>{1}));
+  EXPECT_EQ(ok->algorithm, Algorithm::kCmaes);
+  EXPECT_EQ(ok->seed, 7u);
+}
+
+TEST(SearchSpec, DecodeCoversEveryValue) {
+  const SearchSpec spec = default_search_spec();
+  std::map<int, int> seen;
+  for (double u = -0.5; u <= 1.5; u += 0.01) {
+    const Config c = decode_unit_point(spec, std::vector<double>(kNumKnobs, u));
+    seen[c.index[kMicrobatchSize]]++;
+  }
+  EXPECT_EQ(seen.size(), 5u);
+  EXPECT_EQ(decode_unit_point(spec, std::vector<double>(kNumKnobs, 2.0)).index[kTp], 3);
+}
+
+double sphere(const std::vector<double>& x) {
+  double s = 0.0;
+  for (double v : x) s += (v - 1.0) * (v - 1.0);
+  return s;
+}
+
+double rosenbrock(const std::vector<double>& x) {
+  double s = 0.0;
+  for (std::size_t i = 0; i + 1 < x.size(); ++i)
+    s += 100.0 * std::pow(x[i + 1] - x[i] * x[i], 2) + std::pow(1.0 - x[i], 2);
+  return s;
+}
+
+TEST(CmaEs, SolvesSphere) {
+  // Hansen's CMA-ES reaches 1e-10 on the 10-D sphere in about 2000 evaluations.
+  EXPECT_LT(cmaes_minimize(sphere, std::vector<double>(10, 5.0), 2.0, 4000, 1), 1e-10);
+}
+
+TEST(CmaEs, SolvesRosenbrock) {
+  // ... and the 8-D Rosenbrock valley (global minimum 0 at all ones) in about 6000.
+  // (8-D Rosenbrock has a local minimum near 3.99 that some runs end in, as with any CMA-ES
+  // without restarts: at least 3 of 5 seeds find the global one.)
+  int solved = 0;
+  for (std::uint64_t seed = 1; seed <= 5; ++seed)
+    solved += cmaes_minimize(rosenbrock, std::vector<double>(8, 0.0), 0.5, 20000, seed) < 1e-8;
+  EXPECT_GE(solved, 3);
+}
+
+TEST(CmaEs, IsDeterministicForASeed) {
+  EXPECT_EQ(cmaes_minimize(rosenbrock, std::vector<double>(4, 0.0), 0.5, 500, 9),
+            cmaes_minimize(rosenbrock, std::vector<double>(4, 0.0), 0.5, 500, 9));
+}
+
+TEST(SearchTrial, PlansAFrontierForGpt3OnH100) {
+  const SearchSpec spec = gpt3_spec(8);
+  Config c;          // tp1 pp1 mb1 v1, nothing enabled: 8-way data parallel
+  c.index[kTp] = 1;  // tp 2
+  c.index[kPp] = 1;  // pp 2
+  const TrialResult r = evaluate_config(spec, c);
+  ASSERT_EQ(r.status, TrialStatus::kOk) << r.reason;
+  EXPECT_EQ(r.dp, 2);
+  EXPECT_EQ(r.num_microbatches, 96);
+  ASSERT_GE(r.frontier.size(), 2u);
+  for (std::size_t i = 1; i < r.frontier.size(); ++i) {
+    EXPECT_LT(r.frontier[i].time_s, r.frontier[i - 1].time_s);
+    EXPECT_GT(r.frontier[i].energy_j, r.frontier[i - 1].energy_j);
+  }
+  // Ceil quantization pins T_min to no slower than all max clock; its energy is no higher.
+  EXPECT_LE(r.t_min_s, r.baseline_time_s * (1.0 + 1e-9));
+  EXPECT_LE(r.energy_at_t_min_j, r.baseline_energy_j * (1.0 + 1e-9));
+  EXPECT_LT(r.energy_at_t_star_j, r.baseline_energy_j);
+}
+
+TEST(SearchTrial, StructuralErrorsAreInvalidNotOom) {
+  SearchSpec spec = gpt3_spec(8);
+  Config c;
+  c.index[kTp] = 3;
+  c.index[kPp] = 3;  // 64 GPUs of 8
+  EXPECT_EQ(check_config(spec, c).status, TrialStatus::kInvalid);
+  spec.global_batch = 1;
+  Config fits;
+  const TrialResult r = check_config(spec, fits);
+  EXPECT_EQ(r.status, TrialStatus::kInvalid);
+  EXPECT_NE(r.reason.find("global batch 1"), std::string::npos) << r.reason;
+}
+
+// Every configuration the OOM tactic skips does run out of memory by the model, and everything
+// the dominance tactics skip is no faster than the configuration it follows.
+TEST(SearchPruning, OomTacticOnlySkipsConfigsThatDoNotFit) {
+  SearchSpec spec = gpt3_spec(8);
+  spec.model = "gpt3-13b";  // large enough that some layouts do not fit in 80 GiB
+  spec.global_batch = 96;
+  std::vector<TrialResult> decided;
+  int skipped = 0, oom = 0;
+  for (const Config& c : grid_configs(spec)) {
+    const TrialResult truth = check_config(spec, c);
+    int dominator = -1;
+    const TrialStatus pruned = prune_status(spec, c, decided, &dominator);
+    if (truth.status == TrialStatus::kOom) ++oom;
+    if (pruned == TrialStatus::kPrunedOom && truth.status != TrialStatus::kInvalid) {
+      ++skipped;
+      EXPECT_EQ(truth.status, TrialStatus::kOom) << config_label(spec, c);
+    }
+    decided.push_back(truth);
+  }
+  EXPECT_GT(oom, 20);
+  EXPECT_GT(skipped, 5);
+}
+
+struct GridRun {
+  SearchResult pruned, unpruned;
+};
+
+const GridRun& grid_run(int gpus) {
+  static std::map<int, GridRun> cache;
+  if (auto it = cache.find(gpus); it != cache.end()) return it->second;
+  SearchSpec spec = gpt3_spec(gpus);
+  spec.algorithm = Algorithm::kGrid;
+  SearchOptions options;
+  options.threads = 2;
+  GridRun run;
+  run.pruned = run_search(spec, options);
+  spec.pruning = false;
+  run.unpruned = run_search(spec, options);
+  return cache[gpus] = std::move(run);
+}
+
+class Gpt3OnH100 : public ::testing::TestWithParam<int> {};
+
+TEST_P(Gpt3OnH100, GridFinishesAndPruningKeepsTheOptimumAndFrontier) {
+  const SearchSpec spec = gpt3_spec(GetParam());
+  const GridRun& run = grid_run(GetParam());
+  const SearchResult& full = run.unpruned;
+  EXPECT_EQ(full.decided + full.invalid, 1920);
+  ASSERT_GE(full.best, 0);
+  ASSERT_GE(run.pruned.best, 0);
+  EXPECT_EQ(full.pruned_oom + full.pruned_dominated, 0);
+  EXPECT_LT(run.pruned.planned, full.planned);
+  const TrialResult& a = full.trials[static_cast<std::size_t>(full.best)];
+  const TrialResult& b = run.pruned.trials[static_cast<std::size_t>(run.pruned.best)];
+  // The same best T_min (configurations may tie at the τ grid).
+  EXPECT_DOUBLE_EQ(a.t_min_s, b.t_min_s)
+      << config_label(spec, a.config) << " vs " << config_label(spec, b.config);
+  // The cross-configuration frontier is the same point for point.
+  ASSERT_EQ(full.frontier.size(), run.pruned.frontier.size());
+  for (std::size_t i = 0; i < full.frontier.size(); ++i) {
+    EXPECT_DOUBLE_EQ(full.frontier[i].time_s, run.pruned.frontier[i].time_s);
+    EXPECT_DOUBLE_EQ(full.frontier[i].energy_j, run.pruned.frontier[i].energy_j);
+  }
+  std::printf(
+      "[ search  ] %d GPUs: grid %lld planned (%.2f s) unpruned, %lld planned (%.2f s) "
+      "pruned; best %s T_min %.4f s\n",
+      GetParam(), full.planned, full.seconds, run.pruned.planned, run.pruned.seconds,
+      config_label(spec, a.config).c_str(), a.t_min_s);
+}
+
+TEST_P(Gpt3OnH100, CmaesFindsNearOptimumWithFewTrials) {
+  SearchSpec spec = gpt3_spec(GetParam());
+  const SearchResult& grid = grid_run(GetParam()).unpruned;
+  const double best_time = grid.trials[static_cast<std::size_t>(grid.best)].t_min_s;
+  spec.algorithm = Algorithm::kCmaes;
+  spec.objective = Objective::kTime;
+  spec.seed = 1;
+  SearchOptions options;
+  options.threads = 2;
+  const SearchResult cma = run_search(spec, options);
+  ASSERT_GE(cma.best, 0);
+  const double found = cma.trials[static_cast<std::size_t>(cma.best)].t_min_s;
+  EXPECT_LE(found, best_time * 1.02);
+  EXPECT_LE(cma.decided, static_cast<long long>(0.15 * grid.decided));
+  std::printf(
+      "[ search  ] %d GPUs: cmaes %lld trials (%lld planned, %.2f s) vs grid %lld: "
+      "best %s %.4f s vs %.4f s%s\n",
+      GetParam(), cma.decided, cma.planned, cma.seconds, grid.decided,
+      config_label(spec, cma.trials[static_cast<std::size_t>(cma.best)].config).c_str(), found,
+      best_time, cma.early_stopped ? " (early stop)" : "");
+}
+
+// 16 and 64 GPUs take minutes each on this 2-core machine; run by hand (docs/search.md).
+INSTANTIATE_TEST_SUITE_P(Search, Gpt3OnH100, ::testing::Values(8));
+
+TEST(SearchDeterminism, SameResultWhateverTheThreadCount) {
+  SearchSpec spec = gpt3_spec(16);
+  spec.algorithm = Algorithm::kCmaes;
+  spec.seed = 3;
+  spec.max_trials = 40;
+  SearchOptions one, four;
+  one.threads = 1;
+  four.threads = 4;
+  const SearchResult a = run_search(spec, one);
+  const SearchResult b = run_search(spec, four);
+  ASSERT_EQ(a.trials.size(), b.trials.size());
+  for (std::size_t i = 0; i < a.trials.size(); ++i) {
+    EXPECT_EQ(a.trials[i].config, b.trials[i].config);
+    EXPECT_EQ(a.trials[i].status, b.trials[i].status);
+    EXPECT_EQ(a.trials[i].t_min_s, b.trials[i].t_min_s);
+  }
+  EXPECT_EQ(frontier_csv(spec, a), frontier_csv(spec, b));
+  spec.algorithm = Algorithm::kRandom;
+  EXPECT_EQ(trials_csv(spec, run_search(spec, one)).size(),
+            trials_csv(spec, run_search(spec, four)).size());
+}
+
+TEST(SearchFrontier, ParetoFilterKeepsOnlyNonDominatedPoints) {
+  std::vector<TrialResult> trials(2);
+  trials[0].status = trials[1].status = TrialStatus::kOk;
+  trials[0].frontier = {{3.0, 10.0, 0}, {2.0, 12.0, 1}, {1.0, 20.0, 2}};
+  trials[1].frontier = {{2.5, 9.0, 0}, {1.5, 13.0, 1}};
+  const auto front = cross_frontier(trials);
+  // By hand: (1, 20) (1.5, 13) (2, 12) (2.5, 9) stay; (3, 10) is beaten by (2.5, 9).
+  ASSERT_EQ(front.size(), 4u);
+  EXPECT_EQ(front[0].trial, 0);
+  EXPECT_EQ(front[0].point, 2);
+  EXPECT_EQ(front[1].trial, 1);
+  EXPECT_DOUBLE_EQ(front[1].time_s, 1.5);
+  EXPECT_EQ(front[2].trial, 0);
+  EXPECT_EQ(front[3].trial, 1);
+  EXPECT_DOUBLE_EQ(front[3].energy_j, 9.0);
+}
+
+}  // namespace
+}  // namespace powertrain::search
