@@ -13,21 +13,14 @@
 #include "analyze/analyze.h"
 #include "trace/kineto_reader.h"
 
+#include "../support/run_command.h"
+
 namespace powertrain::analyze {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::pair<std::string, int> run(const std::string& command) {
-  std::string out;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return {"", -1};
-  char buffer[4096];
-  std::size_t n;
-  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) out.append(buffer, n);
-  const int status = ::pclose(pipe);
-  return {out, WIFEXITED(status) ? WEXITSTATUS(status) : -1};
-}
+using testing_support::run_command;
 
 class HtaCrossCheck : public ::testing::TestWithParam<const char*> {};
 
@@ -38,7 +31,7 @@ TEST_P(HtaCrossCheck, MatchesIndependentPandasWithinHalfAPoint) {
   if (!fs::exists(path)) GTEST_SKIP() << "real data not found at " << path;
   if (!fs::exists("/usr/bin/python3")) GTEST_SKIP() << "no /usr/bin/python3";
   const auto [out, status] =
-      run("/usr/bin/python3 '" + script.string() + "' '" + path.string() + "' 2>/dev/null");
+      run_command("/usr/bin/python3 '" + script.string() + "' '" + path.string() + "' 2>/dev/null");
   if (status == 2) GTEST_SKIP() << "python3-pandas not installed";
   ASSERT_EQ(status, 0) << out;
   const nlohmann::json reference = nlohmann::json::parse(out);

@@ -12,22 +12,14 @@
 #include "frontier/cost_model.h"
 #include "frontier/profile.h"
 
+#include "../support/run_command.h"
+
 namespace powertrain::frontier {
 namespace {
 
 namespace fs = std::filesystem;
 
-// Runs a command; returns its stdout and exit status.
-std::pair<std::string, int> run(const std::string& command) {
-  std::string out;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return {"", -1};
-  char buffer[4096];
-  std::size_t n;
-  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) out.append(buffer, n);
-  const int status = ::pclose(pipe);
-  return {out, WIFEXITED(status) ? WEXITSTATUS(status) : -1};
-}
+using testing_support::run_command;
 
 struct Case {
   const char* profile;
@@ -47,7 +39,7 @@ TEST_P(ScipyCrossCheck, ReferenceFitMatchesCurveFit) {
   if (!fs::exists(profile_path)) GTEST_SKIP() << "real data not found at " << profile_path;
   if (!fs::exists("/usr/bin/python3")) GTEST_SKIP() << "no /usr/bin/python3";
   const auto [csv, status] =
-      run("/usr/bin/python3 '" + script.string() + "' '" + profile_path.string() + "' " +
+      run_command("/usr/bin/python3 '" + script.string() + "' '" + profile_path.string() + "' " +
           std::to_string(c.unit_time_s) + " " + std::to_string(c.p_blocking_w) + " 2>/dev/null");
   if (status == 2) GTEST_SKIP() << "python3-scipy/python3-numpy not installed";
   ASSERT_EQ(status, 0) << csv;

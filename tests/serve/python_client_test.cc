@@ -8,6 +8,8 @@
 
 #include "server_process.h"
 
+#include "../support/run_command.h"
+
 namespace powertrain::serve {
 namespace {
 
@@ -26,12 +28,7 @@ TEST(ServePython, DocumentedRoutesClient) {
       std::string("python3 ") + POWERTRAIN_SOURCE_DIR +
       "/tests/python/serve_client_test.py --url http://127.0.0.1:" + std::to_string(port) +
       " --powertrain " + POWERTRAIN_CLI_PATH + " --workdir " + dir.string() + " 2>&1";
-  FILE* pipe = ::popen(command.c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
-  std::string output;
-  char chunk[4096];
-  while (std::size_t n = std::fread(chunk, 1, sizeof chunk, pipe)) output.append(chunk, n);
-  const int status = ::pclose(pipe);
+  const auto [output, status] = powertrain::testing_support::run_command(command);
   EXPECT_EQ(status, 0) << output;
   std::printf("%s", output.c_str());
   server.kill_now(SIGTERM);
