@@ -42,7 +42,7 @@ struct ClusterFlags {
   std::string schedule = "1f1b";
   std::string chunks = "1";
   std::string cost_model = "exponential";
-  std::string quantization = "floor";
+  std::string quantization = "ceil";
   std::string max_flow = "dinic";
   std::string out = "powertrain-cluster-out";
   bool quiet = false;
@@ -114,6 +114,13 @@ void print_table(const frontier::ClusterEmulation& emulation, const std::string&
       emulation.planning.unit_time_s, emulation.planning.p_blocking_w, first.global_batch_samples,
       first.microbatch_samples);
   fmt::print("  profile   {}\n", emulation.profile_source);
+  const bool pinned = std::any_of(emulation.configs.begin(), emulation.configs.end(),
+                                  [](const auto& c) { return c.fastest_point_pinned; });
+  fmt::print("  quantization  {}{}\n", frontier::quantization_name(emulation.planning.quantization),
+             emulation.planning.quantization == frontier::Quantization::kCeil
+                 ? (pinned ? " (plans never slower than all max clock; T_min's plan pinned to it)"
+                           : " (plans never slower than all max clock)")
+                 : " (the reference's rule: realized plans may be slower than planned)");
   fmt::print(
       "  model     per configuration, one straggler pipeline takes T' = slowdown x T_min at all "
       "max clock;\n"
@@ -170,8 +177,8 @@ void print_table(const frontier::ClusterEmulation& emulation, const std::string&
 int run_cluster(const ClusterFlags& flags) {
   if (flags.profile.empty() && !flags.model_mode)
     return usage_error(kCommand,
-                "--profile or --model/--gpu: required (a Perseus profile CSV, or a "
-                "built-in model on a GPU type)");
+                       "--profile or --model/--gpu: required (a Perseus profile CSV, or a "
+                       "built-in model on a GPU type)");
   if (!flags.profile.empty() && flags.model_mode)
     return usage_error(kCommand, "give either --profile or --model/--gpu, not both");
   if (flags.p_blocking_w.empty() && !flags.model_mode) {
@@ -217,9 +224,10 @@ int run_cluster(const ClusterFlags& flags) {
   if (!slowdowns) return usage_error(kCommand, slowdowns.error().message);
   for (double s : *slowdowns) {
     if (s < 1.0 || s > 100.0) {
-      return usage_error(kCommand, fmt::format("--slowdowns: expected straggler slowdowns T'/T_min from 1 "
-                                        "to 100, got {} (in '{}')",
-                                        s, flags.slowdowns));
+      return usage_error(kCommand,
+                         fmt::format("--slowdowns: expected straggler slowdowns T'/T_min from 1 "
+                                     "to 100, got {} (in '{}')",
+                                     s, flags.slowdowns));
     }
   }
   auto choices =
@@ -342,8 +350,7 @@ Action add_cluster_command(CLI::App& app) {
   add_option_with_aliases(app, "--pp", {"--stages"}, flags->stages,
                           "Pipeline stages (GPUs along a pipeline); default: the profile's")
       ->type_name("INT");
-  app.add_option("--tp", flags->tp, "Tensor-parallel GPUs per stage (default 1)")
-      ->type_name("INT");
+  app.add_option("--tp", flags->tp, "Tensor-parallel GPUs per stage (default 1)")->type_name("INT");
   app.add_option("--gpus", flags->gpus,
                  "Total GPUs of each configuration, comma-separated, e.g. 1024,2048,4096,8192")
       ->type_name("INT,...");
@@ -362,7 +369,9 @@ Action add_cluster_command(CLI::App& app) {
       ->type_name("INT");
   app.add_option("--cost-model", flags->cost_model,
                  "exponential (a*exp(b*t)+c, default) or pwl (convex hull)");
-  app.add_option("--quantization", flags->quantization, "floor (default) or ceil");
+  app.add_option("--quantization", flags->quantization,
+                 "ceil (default: deployed plans never slower than all max clock) or floor (the "
+                 "reference's golden-file rule)");
   app.add_option("--max-flow", flags->max_flow,
                  "dinic (default), boykov-kolmogorov or edmonds-karp");
   app.add_option("--out", flags->out,

@@ -39,6 +39,7 @@ struct SolvedPipeline {
   RealizedPlan max_clock;
   double solve_seconds = 0.0;
   bool solved = false;
+  bool fastest_point_pinned = false;
 };
 
 // What every slowdown of one configuration needs.
@@ -222,6 +223,10 @@ core::Result<ClusterEmulation> emulate_cluster(const Profile& profile,
       SolverOptions options;
       options.engine = settings.engine;
       solved.frontier = solve_frontier(solved.problem, options);
+      // Ceil promises deployed plans never slower than all max clock, as in `powertrain frontier`.
+      if (solved.problem.settings.quantization == Quantization::kCeil) {
+        solved.fastest_point_pinned = pin_fastest_point(solved.problem, solved.frontier);
+      }
       solved.envpipe = compute_baselines(solved.problem, profile).envpipe;
       solved.max_clock = all_max_clock_baseline(solved.problem);
       solved.solve_seconds =
@@ -251,6 +256,7 @@ core::Result<ClusterEmulation> emulate_cluster(const Profile& profile,
     result.t_star_s = frontier.points.front().time_units * tau;
     result.frontier_points = frontier.points.size();
     result.solve_seconds = solved.solve_seconds;
+    result.fastest_point_pinned = solved.fastest_point_pinned;
     result.pipeline_max_clock_energy_j = max_clock_energy_at(problem, context.t_min_s);
     result.pipeline_t_min_energy_j = context.t_min_energy_j;
     result.pipeline_intrinsic_fraction =
@@ -377,6 +383,7 @@ std::string cluster_summary_json(const ClusterEmulation& emulation) {
          {"t_star_over_t_min", c.t_star_s / c.t_min_s},
          {"frontier_points", c.frontier_points},
          {"solve_seconds", c.solve_seconds},
+         {"fastest_point_pinned", c.fastest_point_pinned},
          {"no_straggler",
           {{"pipeline_max_clock_energy_j", c.pipeline_max_clock_energy_j},
            {"pipeline_t_min_planned_energy_j", c.pipeline_t_min_energy_j},
@@ -396,6 +403,7 @@ std::string cluster_summary_json(const ClusterEmulation& emulation) {
       {"unit_time_s", emulation.planning.unit_time_s},
       {"p_blocking_w", emulation.planning.p_blocking_w},
       {"cost_model", std::string(cost_model_name(emulation.planning.cost_model))},
+      {"quantization", std::string(quantization_name(emulation.planning.quantization))},
       {"slowdowns", emulation.slowdowns},
       {"definitions",
        {{"units", "energies in J per training iteration, times in s, savings in % of the baseline"},
