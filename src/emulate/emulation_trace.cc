@@ -53,6 +53,10 @@ constexpr OpName kOps[] = {
     {"graph_launch", OpKind::kGraphLaunch},
 };
 
+// Records that describe the process but carry no work or dependency for the timeline: driver
+// module loads and virtual-memory mappings (the physical allocations are malloc/free records).
+constexpr std::string_view kInformationalOps[] = {"module_load", "mem_map", "mem_unmap"};
+
 struct DtypeName {
   std::string_view name;
   Dtype dtype;
@@ -455,6 +459,9 @@ class Parser {
       }
     }
     if (!known) {
+      for (std::string_view informational : kInformationalOps) {
+        if (op == informational) return {};
+      }
       graph::add_warning(trace_.warnings, "unknown op",
                          fmt::format("{}:{}: '{}' ignored", source_, line, op));
       return {};
