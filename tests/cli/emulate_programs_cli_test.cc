@@ -260,6 +260,53 @@ TEST_F(EmulateProgramsTest, GraphLaunchReplaysCapturedWorkWithoutPerCallOverhead
   EXPECT_NEAR(step_us["plain"] - step_us["graph"], 3 + 3 * kN, 0.1);
 }
 
+// The same iteration built node by node (graph_explicit) is predicted exactly like the captured
+// graph: 12 µs of launch, sync and latency + 3 µs per kernel of the longer branch (8) = 36 µs.
+TEST_F(EmulateProgramsTest, ExplicitGraphIsPredictedLikeTheCapturedOne) {
+  if (!fs::exists(programs_ / "graph_explicit")) GTEST_SKIP() << "program not built";
+  std::ofstream(dir_ / "kernels.csv") << "name,duration_us\nbranch_a,3\nbranch_b,3\ntail_c,3\n";
+  const fs::path out = dir_ / "out";
+  const CliRun r = emulate({"--kernel-table", (dir_ / "kernels.csv").string(), "--max-host-gap-us",
+                            "0.001", "--out", out.string()},
+                           {(programs_ / "graph_explicit").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const nlohmann::json summary = nlohmann::json::parse(slurp(out / "summary.json"));
+  EXPECT_EQ(summary["warnings"].size(), 0u) << summary["warnings"].dump();
+  EXPECT_EQ(summary["job"]["steps"].get<int>(), 6);
+  EXPECT_NEAR(summary["job"]["predicted_step_s"].get<double>() * 1e6, 12 + 3 * 8, 0.1);
+  const auto by_rank = kernels(out, "");
+  ASSERT_EQ(by_rank.size(), 1u);
+  std::map<std::string, int> count;
+  for (const Kernel& k : by_rank.begin()->second) ++count[k.name];
+  EXPECT_EQ(count["branch_a"], 6 * 8);
+  EXPECT_EQ(count["branch_b"], 6 * 8);
+  EXPECT_EQ(count["tail_c"], 6);
+}
+
+// The launcher puts the fake libcuda.so.1 on the library path: a program linked with -lcuda runs
+// to its end, its cuLaunchKernel kernels are in the predicted timeline and its cuMemCreate
+// allocation in the peak memory.
+TEST_F(EmulateProgramsTest, DriverApiProgramRunsThroughTheLauncher) {
+  if (!fs::exists(programs_ / "driver_api")) GTEST_SKIP() << "program not built";
+  std::ofstream(dir_ / "kernels.csv") << "name,duration_us\nscale_kernel,7\nadd_one_kernel,5\n";
+  const fs::path out = dir_ / "out";
+  const CliRun r = emulate(
+      {"--kernel-table", (dir_ / "kernels.csv").string(), "--whole-trace", "--out", out.string()},
+      {(programs_ / "driver_api").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const nlohmann::json summary = nlohmann::json::parse(slurp(out / "summary.json"));
+  EXPECT_EQ(summary["warnings"].size(), 0u) << summary["warnings"].dump();
+  EXPECT_TRUE(summary["unsupported_calls"].empty()) << summary["unsupported_calls"].dump();
+  const auto by_rank = kernels(out, "");
+  ASSERT_EQ(by_rank.size(), 1u);
+  std::map<std::string, std::vector<double>> durations;
+  for (const Kernel& k : by_rank.begin()->second) durations[k.name].push_back(k.duration_us);
+  EXPECT_EQ(durations["scale_kernel"], (std::vector<double>{7, 7}));
+  EXPECT_EQ(durations["add_one_kernel"], (std::vector<double>{5, 5, 5}));
+  EXPECT_EQ(summary["ranks"][0]["peak_memory_bytes"][0].get<std::int64_t>(), 4096 + (4 << 20))
+      << summary["ranks"][0].dump();
+}
+
 TEST_F(EmulateProgramsTest, OutOfMemoryAndMisuseAreReported) {
   const CliRun oom =
       emulate({"--gpu", "h100", "--gpus-per-node", "1", "--out", (dir_ / "oom").string()},
