@@ -54,8 +54,10 @@ constexpr OpName kOps[] = {
 };
 
 // Records that describe the process but carry no work or dependency for the timeline: driver
-// module loads and virtual-memory mappings (the physical allocations are malloc/free records).
-constexpr std::string_view kInformationalOps[] = {"module_load", "mem_map", "mem_unmap"};
+// module loads and virtual-memory mappings (the physical allocations are malloc/free records),
+// cuRAND calls (their work is the kernel record that follows) and NVTX annotations.
+constexpr std::string_view kInformationalOps[] = {"module_load", "mem_map", "mem_unmap", "curand",
+                                                  "nvtx"};
 
 struct DtypeName {
   std::string_view name;

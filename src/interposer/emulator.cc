@@ -344,12 +344,15 @@ const char* unsupported_return_text(std::string_view api) {
   const auto ends_with = [&](std::string_view tail) {
     return api.size() >= tail.size() && api.substr(api.size() - tail.size()) == tail;
   };
-  const bool library =
-      api.rfind("cublas", 0) == 0 || api.rfind("nccl", 0) == 0 || api.rfind("pnccl", 0) == 0;
+  const bool library = api.rfind("cublas", 0) == 0 || api.rfind("nccl", 0) == 0 ||
+                       api.rfind("pnccl", 0) == 0 || api.rfind("cudnn", 0) == 0;
   if (library && (ends_with("String") || ends_with("Name") || ends_with("GetLastError"))) {
     return "a placeholder string";
   }
   if (api.rfind("cublas", 0) == 0) return "CUBLAS_STATUS_NOT_SUPPORTED (15)";
+  if (api.rfind("curand", 0) == 0) return "CURAND_STATUS_INTERNAL_ERROR (999)";
+  if (api.rfind("cudnn", 0) == 0) return "CUDNN_STATUS_NOT_SUPPORTED (3000)";
+  if (api.rfind("cuda", 0) != 0 && api.rfind("cu", 0) == 0) return "CUDA_ERROR_NOT_SUPPORTED (801)";
   if (api.rfind("nccl", 0) == 0 || api.rfind("pnccl", 0) == 0) return "ncclInvalidUsage (5)";
   return "cudaErrorNotSupported (801)";
 }

@@ -283,6 +283,52 @@ TEST_F(EmulateProgramsTest, ExplicitGraphIsPredictedLikeTheCapturedOne) {
   EXPECT_EQ(count["tail_c"], 6);
 }
 
+// cuDNN convolutions are predicted as their implicit GEMMs at the device model's roofline
+// (TF32 for the fp32 layer, FP16 for the grouped one), 4 per step; cuRAND kernels and NVTX ranges
+// (the launcher sets NVTX_INJECTION64_PATH) pass through the pipeline without warnings.
+TEST_F(EmulateProgramsTest, CudnnConvolutionsAndCurandArePredicted) {
+  if (!fs::exists(programs_ / "cudnn_conv") || !fs::exists(programs_ / "curand_nvtx")) {
+    GTEST_SKIP() << "programs not built";
+  }
+  const fs::path out = dir_ / "conv";
+  const CliRun r =
+      emulate({"--gpu", "h100", "--out", out.string()}, {(programs_ / "cudnn_conv").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const nlohmann::json summary = nlohmann::json::parse(slurp(out / "summary.json"));
+  EXPECT_EQ(summary["warnings"].size(), 0u) << summary["warnings"].dump();
+  EXPECT_EQ(summary["job"]["steps"].get<int>(), 3);
+  const device::GpuSpec gpu = *device::find_gpu("h100");
+  const auto roofline_us = [&](double m, double n, double k, double batch, device::Precision p,
+                               double bytes) {
+    device::Work work;
+    work.kind = device::WorkKind::kMatmul;
+    work.precision = p;
+    work.flops = 2.0 * m * n * k * batch;
+    work.memory_bytes = bytes * batch * (m * k + k * n + m * n);
+    return device::estimate_work(gpu, std::span(&work, 1), gpu.max_clock_mhz()).time_s * 1e6;
+  };
+  const double dense_fwd = roofline_us(25088, 128, 576, 1, device::Precision::kTf32, 4);
+  const double grouped = roofline_us(6272, 32, 288, 4, device::Precision::kFp16, 2);
+  const auto dense = kernels(out, "gemm_float32_m25088_n128_k576").at(0);
+  ASSERT_EQ(dense.size(), 3u);
+  for (const Kernel& k : dense) EXPECT_NEAR(k.duration_us, dense_fwd, 0.01);
+  const auto small = kernels(out, "gemm_float16_m6272_n32_k288_b4").at(0);
+  ASSERT_EQ(small.size(), 3u);
+  for (const Kernel& k : small) EXPECT_NEAR(k.duration_us, grouped, 0.01);
+  std::printf(
+      "predicted (H100 model): 3x3 conv fwd %.1f us, grouped fp16 conv %.1f us, step %.1f us\n",
+      dense_fwd, grouped, summary["job"]["predicted_step_s"].get<double>() * 1e6);
+
+  const fs::path rand_out = dir_ / "rand";
+  const CliRun rr = emulate({"--gpu", "h100", "--out", rand_out.string()},
+                            {(programs_ / "curand_nvtx").string()});
+  ASSERT_EQ(rr.exit_code, 0) << rr.err << rr.out;
+  const nlohmann::json rand_summary = nlohmann::json::parse(slurp(rand_out / "summary.json"));
+  EXPECT_EQ(rand_summary["warnings"].size(), 0u) << rand_summary["warnings"].dump();
+  EXPECT_EQ(kernels(rand_out, "curand_uniform_float32").at(0).size(), 3u);
+  EXPECT_EQ(kernels(rand_out, "curand_normal_float32").at(0).size(), 3u);
+}
+
 // The launcher puts the fake libcuda.so.1 on the library path: a program linked with -lcuda runs
 // to its end, its cuLaunchKernel kernels are in the predicted timeline and its cuMemCreate
 // allocation in the peak memory.
