@@ -91,23 +91,37 @@ TEST_F(DriverApi, EveryDriverFunctionIsDefined) {
 
 TEST_F(DriverApi, PtxModuleLaunchesAndVirtualMemoryAreRecorded) {
   if (!std::filesystem::exists(program_path("driver_api"))) GTEST_SKIP() << "not built";
+  const std::string cubin = program_path("driver_module.cubin");
+  const std::string fatbin = program_path("driver_module.fatbin");
   const ProgramRun run =
-      run_program("driver_api", Mode::kPreload, {{"LD_LIBRARY_PATH", driver_dir()}});
+      run_program("driver_api", Mode::kPreload, {{"LD_LIBRARY_PATH", driver_dir()}},
+                  shell_quote(cubin) + " " + shell_quote(fatbin));
   ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
   EXPECT_NE(run.out.find("driver_api: NVIDIA H100 80GB HBM3, 132 SMs"), std::string::npos)
       << run.out;
   const Trace trace = only_trace();
 
-  // The module: PTX with both kernels named; each registered once when first looked up.
+  // The modules: PTX, then nvcc's cubin (cuModuleLoad) and fat binary (cuModuleLoadData), with
+  // their kernels named; each name registered once when first looked up.
   const auto loads = trace.of("module_load");
-  ASSERT_EQ(loads.size(), 1u);
+  ASSERT_EQ(loads.size(), 3u);
   EXPECT_EQ(loads[0].at("format"), "ptx");
+  EXPECT_EQ(loads[0].at("api"), "cuModuleLoadData");
   EXPECT_EQ(loads[0].at("kernels"), json::array({"add_one_kernel", "scale_kernel"}));
-  EXPECT_TRUE(loads[0].at("names_known").get<bool>());
+  EXPECT_EQ(loads[1].at("format"), "cubin");
+  EXPECT_EQ(loads[1].at("api"), "cuModuleLoad");
+  EXPECT_EQ(loads[2].at("format"), "fatbin");
+  for (const json& load : loads) EXPECT_TRUE(load.at("names_known").get<bool>()) << load.dump();
+  for (int i : {1, 2}) {
+    EXPECT_EQ(loads[i].at("kernels"), json::array({"_Z15templated_scalePfi", "saxpy"}));
+  }
   const auto registers = trace.of("register");
-  ASSERT_EQ(registers.size(), 2u);
+  ASSERT_EQ(registers.size(), 4u);
   EXPECT_EQ(registers[0].at("name"), "scale_kernel");
   EXPECT_EQ(registers[1].at("name"), "add_one_kernel");
+  EXPECT_EQ(registers[2].at("name"), "saxpy");
+  EXPECT_EQ(registers[3].at("name"), "_Z15templated_scalePfi");
+  EXPECT_EQ(registers[3].at("display"), "templated_scale(float*, int)");
 
   // Launches, one by one: name, grid, block, shared memory, stream, API.
   struct Launch {
@@ -119,7 +133,11 @@ TEST_F(DriverApi, PtxModuleLaunchesAndVirtualMemoryAreRecorded) {
                              {"add_one_kernel", 8, 128, 512, 1},  // created stream 1
                              {"scale_kernel", 2, 64, 0, 2},       // the runtime's stream 2
                              {"add_one_kernel", 1, 32, 0, 2},     // via cudaGetDriverEntryPoint
-                             {"add_one_kernel", 16, 256, 0, 0}};  // on the VMM mapping
+                             {"add_one_kernel", 16, 256, 0, 0},   // on the VMM mapping
+                             {"saxpy", 8, 128, 0, 0},             // from the cubin
+                             {"_Z15templated_scalePfi", 8, 128, 0, 0},
+                             {"saxpy", 8, 128, 0, 0},  // from the fat binary
+                             {"_Z15templated_scalePfi", 8, 128, 0, 0}};
   const auto kernels = trace.of("kernel");
   ASSERT_EQ(kernels.size(), std::size(expected));
   for (std::size_t i = 0; i < kernels.size(); ++i) {

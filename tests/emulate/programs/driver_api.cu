@@ -4,11 +4,17 @@
 // with checked round trips, and virtual memory management (reserve, create, map, set access,
 // copy through the mapping with the runtime, launch on it, unmap, release, free). Runtime and
 // driver handles mix (a cudaStream_t is a CUstream), and cudaGetDriverEntryPoint answers.
+// With arguments CUBIN FATBIN (nvcc -cubin / -fatbin of modules/driver_module.cu) it also loads
+// the cubin file (cuModuleLoad) and the fat binary from memory (cuModuleLoadData), looks up
+// saxpy and the mangled templated_scale in each and launches them.
 // Valid CUDA: the same binary runs on a real GPU.
 #include <cuda.h>
 #include <dlfcn.h>
 
 #include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
 #include <vector>
 
 #include "emu_check.h"
@@ -55,7 +61,24 @@ const char* kPtx = R"(
 typedef CUresult (*LaunchFn)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                              unsigned, CUstream, void**, void**);
 
-int main() {
+// Loads a compiled module, finds both kernels by name and launches each once.
+void run_compiled_module(CUmodule module, CUdeviceptr x, int n) {
+  CUfunction saxpy, scale, missing;
+  CU_CHECK(cuModuleGetFunction(&saxpy, module, "saxpy"));
+  CU_CHECK(cuModuleGetFunction(&scale, module, "_Z15templated_scalePfi"));
+  EMU_REQUIRE(cuModuleGetFunction(&missing, module, "scale_kernel") == CUDA_ERROR_NOT_FOUND);
+  float a = 3.0f;
+  void* saxpy_args[] = {&a, &x, &x, &n};
+  CU_CHECK(
+      cuLaunchKernel(saxpy, (n + 127) / 128, 1, 1, 128, 1, 1, 0, nullptr, saxpy_args, nullptr));
+  void* scale_args[] = {&x, &n};
+  CU_CHECK(
+      cuLaunchKernel(scale, (n + 127) / 128, 1, 1, 128, 1, 1, 0, nullptr, scale_args, nullptr));
+  CU_CHECK(cuCtxSynchronize());
+  CU_CHECK(cuModuleUnload(module));
+}
+
+int main(int argc, char** argv) {
   CU_CHECK(cuInit(0));
   int version = 0;
   CU_CHECK(cuDriverGetVersion(&version));
@@ -165,6 +188,19 @@ int main() {
   CU_CHECK(alloc(&y, 1 << 20));
   EMU_CHECK(cudaMemset(reinterpret_cast<void*>(y), 0, 1 << 20));
   EMU_CHECK(cudaFree(reinterpret_cast<void*>(y)));
+
+  if (argc >= 3) {
+    CUmodule cubin;
+    CU_CHECK(cuModuleLoad(&cubin, argv[1]));
+    run_compiled_module(cubin, x, n);
+    std::ifstream in(argv[2], std::ios::binary);
+    EMU_REQUIRE(in.good());
+    const std::string fatbin((std::istreambuf_iterator<char>(in)),
+                             std::istreambuf_iterator<char>());
+    CUmodule fat;
+    CU_CHECK(cuModuleLoadData(&fat, fatbin.data()));
+    run_compiled_module(fat, x, n);
+  }
 
   CU_CHECK(cuEventDestroy(done));
   CU_CHECK(cuStreamDestroy(stream));
