@@ -410,6 +410,13 @@ PT_EXPORT CUresult cuDeviceTotalMem(size_t* bytes, CUdevice device) {
 }
 
 PT_EXPORT CUresult cuDeviceGetAttribute(int* value, CUdevice_attribute attribute, CUdevice device) {
+  if (attribute == CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED) {
+    // A driver-only attribute: the VMM calls are emulated (cuMemCreate, cuMemMap, ...).
+    if (value == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (!detail::valid_device(device)) return CUDA_ERROR_INVALID_DEVICE;
+    *value = 1;
+    return CUDA_SUCCESS;
+  }
   ErrorScope scope;
   // CUdevice_attribute and cudaDeviceAttr share their numbering.
   return to_driver(cudaDeviceGetAttribute(value, static_cast<cudaDeviceAttr>(attribute), device));

@@ -93,6 +93,10 @@ int main(int argc, char** argv) {
   int sms = 0;
   CU_CHECK(cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device));
   EMU_REQUIRE(sms > 0);
+  int vmm = 0;
+  CU_CHECK(cuDeviceGetAttribute(&vmm, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
+                                device));
+  EMU_REQUIRE(vmm == 1);
   CUcontext ctx;
   CU_CHECK(cuDevicePrimaryCtxRetain(&ctx, device));
   CU_CHECK(cuCtxSetCurrent(ctx));
