@@ -285,7 +285,8 @@ TEST_F(EmulateProgramsTest, ExplicitGraphIsPredictedLikeTheCapturedOne) {
 
 // cuDNN convolutions are predicted as their implicit GEMMs at the device model's roofline
 // (TF32 for the fp32 layer, FP16 for the grouped one), 4 per step; cuRAND kernels and NVTX ranges
-// (the launcher sets NVTX_INJECTION64_PATH) pass through the pipeline without warnings.
+// (the launcher sets NVTX_INJECTION64_PATH) pass through the pipeline without warnings, the
+// ranges as user annotations of the timeline.
 TEST_F(EmulateProgramsTest, CudnnConvolutionsAndCurandArePredicted) {
   if (!fs::exists(programs_ / "cudnn_conv") || !fs::exists(programs_ / "curand_nvtx")) {
     GTEST_SKIP() << "programs not built";
@@ -325,8 +326,41 @@ TEST_F(EmulateProgramsTest, CudnnConvolutionsAndCurandArePredicted) {
   ASSERT_EQ(rr.exit_code, 0) << rr.err << rr.out;
   const nlohmann::json rand_summary = nlohmann::json::parse(slurp(rand_out / "summary.json"));
   EXPECT_EQ(rand_summary["warnings"].size(), 0u) << rand_summary["warnings"].dump();
-  EXPECT_EQ(kernels(rand_out, "curand_uniform_float32").at(0).size(), 3u);
+  const auto uniform = kernels(rand_out, "curand_uniform_float32").at(0);
+  EXPECT_EQ(uniform.size(), 3u);
   EXPECT_EQ(kernels(rand_out, "curand_normal_float32").at(0).size(), 3u);
+  // NVTX ranges are user annotations of the emulated timeline, nested as in the program: each
+  // "step" holds one "dropout" (domain range) and one "sync" (start/end range), and the
+  // dropout range holds the cuRAND calls.
+  const nlohmann::json trace = nlohmann::json::parse(slurp(rand_out / "emulated_trace.json"));
+  std::map<std::string, std::vector<std::pair<double, double>>> ranges;  // name → [start, end]
+  std::vector<std::pair<double, double>> curand_calls;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e.value("ph", "") != "X") continue;
+    const double start = e["ts"].get<double>(), end = start + e["dur"].get<double>();
+    if (e.value("cat", "") == "user_annotation") ranges[e["name"]].emplace_back(start, end);
+    if (e.value("name", "").rfind("curandGenerate", 0) == 0) curand_calls.emplace_back(start, end);
+  }
+  ASSERT_EQ(ranges["setup"].size(), 1u);
+  ASSERT_EQ(ranges["step"].size(), 3u);
+  ASSERT_EQ(ranges["dropout"].size(), 3u);
+  ASSERT_EQ(ranges["sync"].size(), 3u);
+  // The 6 generating calls, then the refused odd-length one (a misuse record, after the loop).
+  std::sort(curand_calls.begin(), curand_calls.end());
+  ASSERT_EQ(curand_calls.size(), 7u);
+  EXPECT_GE(curand_calls[6].first, ranges["step"][2].second);
+  const auto inside = [](std::pair<double, double> a, std::pair<double, double> b) {
+    return a.first >= b.first - 1e-6 && a.second <= b.second + 1e-6;
+  };
+  for (int s = 0; s < 3; ++s) {
+    EXPECT_TRUE(inside(ranges["dropout"][s], ranges["step"][s])) << s;
+    EXPECT_TRUE(inside(ranges["sync"][s], ranges["step"][s])) << s;
+    EXPECT_LE(ranges["dropout"][s].second, ranges["sync"][s].first + 1e-6) << s;
+    for (int c = 0; c < 2; ++c) {
+      EXPECT_TRUE(inside(curand_calls[2 * s + c], ranges["dropout"][s])) << s << " " << c;
+    }
+  }
+  EXPECT_LE(ranges["setup"][0].second, ranges["step"][0].first + 1e-6);
 }
 
 // The launcher puts the fake libcuda.so.1 on the library path: a program linked with -lcuda runs
