@@ -34,6 +34,7 @@ struct Node {
   bool empty = false;    // no work: an empty node or a child graph's join (dependencies only)
   bool inlined = false;  // copied from a child graph: not one of the graph's own nodes
   cudaGraphNodeType type = cudaGraphNodeTypeKernel;
+  cudaKernelNodeParams kernel{};  // explicit kernel nodes: the parameters as given
 };
 
 struct Graph;
@@ -64,6 +65,8 @@ struct Exec {
   std::vector<std::int64_t> end_event;  // per lane ≥ 1
   bool streams_announced = false;
   bool live = true;
+  const void* source = nullptr;  // the graph it was instantiated from
+  std::vector<int> node_of;      // per node of the source graph: its index here (-1: none)
 };
 
 struct Capture {
@@ -130,7 +133,8 @@ int node_index(State& s, const Graph* g, cudaGraphNode_t node) {
 
 // The graph's work in dependency order, without empty nodes (their dependencies pass through):
 // what an exec runs. False when the dependencies have a cycle.
-bool executable_nodes(const Graph& g, std::vector<Node>* out) {
+bool executable_nodes(const Graph& g, std::vector<Node>* out,
+                      std::vector<int>* positions = nullptr) {
   const int n = static_cast<int>(g.nodes.size());
   // Topological order (Kahn, smallest index first: captured graphs keep their order).
   std::vector<int> pending(n, 0);
@@ -177,6 +181,7 @@ bool executable_nodes(const Graph& g, std::vector<Node>* out) {
     position[i] = static_cast<int>(out->size());
     out->push_back(std::move(node));
   }
+  if (positions != nullptr) *positions = std::move(position);
   return true;
 }
 
@@ -494,13 +499,16 @@ PT_EXPORT cudaError_t cudaGraphInstantiate(cudaGraphExec_t* pGraphExec, cudaGrap
     return misuse(api, cudaErrorStreamCaptureUnjoined, "the graph is still being captured");
   }
   std::vector<detail::Node> nodes;
-  if (!detail::executable_nodes(*g, &nodes)) {
+  std::vector<int> positions;
+  if (!detail::executable_nodes(*g, &nodes, &positions)) {
     return misuse(api, cudaErrorInvalidValue, "the graph's dependencies form a cycle");
   }
   auto* e = new detail::Exec;
   e->id = s.next_exec++;
   e->device = g->device;
   e->nodes = std::move(nodes);
+  e->source = g;
+  e->node_of = std::move(positions);
   detail::plan(*e);
   e->lane_stream.assign(e->lanes, 0);
   if (e->lanes > 1) {
@@ -652,6 +660,7 @@ cudaError_t kernel_node(const cudaKernelNodeParams* p, const char* api, Node* ou
   if (p == nullptr) return misuse(api, cudaErrorInvalidValue, "pNodeParams is NULL");
   Node node;
   node.type = cudaGraphNodeTypeKernel;
+  node.kernel = *p;
   const cudaError_t error =
       make_kernel_record(p->func, p->gridDim, p->blockDim, p->sharedMemBytes, api, &node.record);
   if (error != cudaSuccess) return error;
@@ -1009,5 +1018,69 @@ PT_EXPORT cudaError_t cudaGraphKernelNodeSetParams(cudaGraphNode_t node,
     return misuse(api, cudaErrorInvalidValue, "not a kernel node " + detail::pointer_text(node));
   }
   ref->graph->nodes[ref->index].record = replacement.record;
+  ref->graph->nodes[ref->index].kernel = replacement.kernel;
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t cudaGraphKernelNodeGetParams(cudaGraphNode_t node,
+                                                   struct cudaKernelNodeParams* pNodeParams) {
+  const char* api = "cudaGraphKernelNodeGetParams";
+  detail::State& s = detail::state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  const auto* ref = reinterpret_cast<const detail::NodeRef*>(node);
+  if (pNodeParams == nullptr || s.node_refs.count(ref) == 0 || !ref->graph->live ||
+      ref->graph->nodes[ref->index].type != cudaGraphNodeTypeKernel) {
+    return misuse(api, cudaErrorInvalidValue, "not a kernel node " + detail::pointer_text(node));
+  }
+  const detail::Node& n = ref->graph->nodes[ref->index];
+  *pNodeParams = n.kernel;
+  if (pNodeParams->func == nullptr) {
+    // A captured launch: its kernel handle and configuration (the arguments were not kept).
+    pNodeParams->func = detail::kernel_handle(n.record.a[2]);
+    pNodeParams->gridDim = dim3(n.record.g[0], n.record.g[1], n.record.g[2]);
+    pNodeParams->blockDim = dim3(n.record.g[3], n.record.g[4], n.record.g[5]);
+    pNodeParams->sharedMemBytes = static_cast<unsigned>(n.record.a[3]);
+  }
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t
+cudaGraphExecKernelNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node,
+                                 const struct cudaKernelNodeParams* pNodeParams) {
+  const char* api = "cudaGraphExecKernelNodeSetParams";
+  detail::Node replacement;
+  const cudaError_t error = detail::kernel_node(pNodeParams, api, &replacement);
+  if (error != cudaSuccess) return error;
+  detail::State& s = detail::state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  detail::Exec* e = detail::live_exec(s, hGraphExec);
+  const auto* ref = reinterpret_cast<const detail::NodeRef*>(node);
+  if (e == nullptr || s.node_refs.count(ref) == 0 || ref->graph != e->source ||
+      ref->index >= static_cast<int>(e->node_of.size()) || e->node_of[ref->index] < 0 ||
+      e->nodes[e->node_of[ref->index]].type != cudaGraphNodeTypeKernel) {
+    return misuse(api, cudaErrorInvalidValue,
+                  "not a kernel node of the graph this exec was instantiated from");
+  }
+  detail::Node& target = e->nodes[e->node_of[ref->index]];
+  target.record = replacement.record;
+  target.kernel = replacement.kernel;
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t cudaGraphClone(cudaGraph_t* pGraphClone, cudaGraph_t originalGraph) {
+  const char* api = "cudaGraphClone";
+  if (pGraphClone == nullptr) return misuse(api, cudaErrorInvalidValue, "pGraphClone is NULL");
+  detail::State& s = detail::state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  detail::Graph* g = detail::live_graph(s, originalGraph);
+  if (g == nullptr || g->capturing) {
+    return misuse(api, cudaErrorInvalidValue, "invalid, destroyed or capturing graph");
+  }
+  auto* clone = new detail::Graph;
+  clone->id = s.next_graph++;
+  clone->device = g->device;
+  clone->nodes = g->nodes;  // node handles are per graph: the clone's are made on demand
+  s.graphs.insert(clone);
+  *pGraphClone = reinterpret_cast<cudaGraph_t>(clone);
   return cudaSuccess;
 }

@@ -180,6 +180,9 @@ bool remove_mapping(void* address);  // false: no mapping starts there
 /// Registers a kernel loaded through the driver API (cuModuleGetFunction) by its mangled name
 /// (one `register` record per new name) and returns its handle (a cudaKernel_t/CUfunction).
 void* register_module_kernel(const std::string& mangled);
+/// The kernel handle (cudaKernel_t/cudaFunction_t) of kernel index `index` (a kernel record's
+/// a[2]).
+void* kernel_handle(std::int64_t index);
 /// The mangled name of a kernel handle or host stub ("" when unknown).
 std::string kernel_name(const void* func);
 

@@ -212,6 +212,10 @@ void* register_module_kernel(const std::string& mangled) {
   return reinterpret_cast<void*>(kKernelTag | static_cast<std::uintptr_t>(index));
 }
 
+void* kernel_handle(std::int64_t index) {
+  return reinterpret_cast<void*>(kKernelTag | static_cast<std::uintptr_t>(index));
+}
+
 std::string kernel_name(const void* func) {
   const std::int64_t index = find_kernel(func);
   return index < 0 ? std::string() : kernel_at(index)->mangled;

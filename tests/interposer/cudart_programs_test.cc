@@ -370,11 +370,13 @@ TEST_F(CudartPrograms, ExplicitGraphNodesReplayAtLaunch) {
   ASSERT_EQ(per_launch.size(), 6u);
   for (const auto& [corr, records] : per_launch) {
     std::vector<std::string> work;
+    std::vector<int> a_grids;
     std::int64_t a_stream = -1, b_stream = -1;
     for (const json& r : records) {
       if (r.at("op") == "kernel") {
         const std::string name = r.at("name");
         work.push_back(name);
+        if (name == "_Z8branch_aPfi") a_grids.push_back(r.at("grid")[0].get<int>());
         if (name == "_Z8branch_aPfi") a_stream = r.at("stream");
         if (name == "_Z8branch_bPfi") b_stream = r.at("stream");
         if (name == "_Z6tail_cPfPKfi") {
@@ -390,6 +392,8 @@ TEST_F(CudartPrograms, ExplicitGraphNodesReplayAtLaunch) {
     for (int k = 0; k < 8; ++k) expected.push_back("_Z8branch_bPfi");
     expected.push_back("_Z6tail_cPfPKfi");
     EXPECT_EQ(work, expected) << "launch " << corr;
+    // cudaGraphExecKernelNodeSetParams gave the exec's first A kernel 2 blocks.
+    EXPECT_EQ(a_grids, (std::vector<int>{2, 1, 1, 1, 1, 1, 1, 1})) << "launch " << corr;
     EXPECT_EQ(a_stream, launches[1].at("stream").get<std::int64_t>());
     EXPECT_NE(b_stream, a_stream);
   }

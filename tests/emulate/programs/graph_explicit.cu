@@ -4,7 +4,9 @@
 // later (cudaGraphAddDependencies) and the tail through the generic cudaGraphAddNode. A setup
 // graph has a 1D memcpy node, a memset node, a host node and an event record node; a second
 // graph waits for that event (event wait node). A conditional node is refused by name. The
-// iteration graph is launched 6 times with a cudaStreamSynchronize after each.
+// instantiated graph's first A kernel is reconfigured to 2 blocks
+// (cudaGraphExecKernelNodeSetParams), the graph is cloned, and the iteration graph is launched 6
+// times with a cudaStreamSynchronize after each.
 // Valid CUDA: the same binary runs on a real GPU (which refuses the handle-less conditional too).
 #include <cstring>
 #include <vector>
@@ -86,11 +88,12 @@ int main() {
   cudaGraphNode_t root, wait;
   EMU_CHECK(cudaGraphAddEmptyNode(&root, graph, nullptr, 0));
   EMU_CHECK(cudaGraphAddEventWaitNode(&wait, graph, nullptr, 0, ready));
-  cudaGraphNode_t last_a = root;
+  cudaGraphNode_t last_a = root, first_a = nullptr;
   for (int k = 0; k < kKernels; ++k) {
     const cudaKernelNodeParams p = kernel_params(reinterpret_cast<void*>(branch_a), a_args);
     cudaGraphNode_t node;
     EMU_CHECK(cudaGraphAddKernelNode(&node, graph, &last_a, 1, &p));
+    if (first_a == nullptr) first_a = node;
     last_a = node;
   }
   cudaGraphNode_t last_b = nullptr;
@@ -132,6 +135,20 @@ int main() {
 
   cudaGraphExec_t exec;
   EMU_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  // The instantiated graph's first A kernel is reconfigured to 2 blocks (the graph keeps 1).
+  cudaKernelNodeParams first_params;
+  EMU_CHECK(cudaGraphKernelNodeGetParams(first_a, &first_params));
+  EMU_REQUIRE(first_params.func == reinterpret_cast<void*>(branch_a));
+  EMU_REQUIRE(first_params.gridDim.x == 1 && first_params.blockDim.x == 32);
+  first_params.gridDim = dim3(2);
+  EMU_CHECK(cudaGraphExecKernelNodeSetParams(exec, first_a, &first_params));
+  // A clone has the same nodes.
+  cudaGraph_t copy_of_graph;
+  EMU_CHECK(cudaGraphClone(&copy_of_graph, graph));
+  size_t cloned = 0;
+  EMU_CHECK(cudaGraphGetNodes(copy_of_graph, nullptr, &cloned));
+  EMU_REQUIRE(cloned == nodes);
+  EMU_CHECK(cudaGraphDestroy(copy_of_graph));
   for (int i = 0; i <= kIterations; ++i) {
     EMU_CHECK(cudaGraphLaunch(exec, s));
     EMU_CHECK(cudaStreamSynchronize(s));
