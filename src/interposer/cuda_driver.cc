@@ -210,12 +210,13 @@ constexpr std::uint32_t kFatbinWrapperMagic = 0x466243B1;
 
 // Kernels of a fat binary: every uncompressed ELF entry's sections and PTX entry's `.entry`s
 // (compressed entries are skipped: their names stay unknown unless another entry has them).
-bool fatbin_entries(const unsigned char* fatbin, std::set<std::string>* names) {
+bool fatbin_entries(const unsigned char* fatbin, std::size_t size, std::set<std::string>* names) {
   if (read_at<std::uint32_t>(fatbin, 0) != kFatbinMagic) return false;
   const auto header_size = read_at<std::uint16_t>(fatbin, 6);
   const auto fat_size = read_at<std::uint64_t>(fatbin, 8);
   std::size_t at = header_size;
   const std::size_t end = header_size + fat_size;
+  if (size != 0 && end > size) return false;  // a file shorter than its header says
   bool any = false;
   while (at + 64 <= end) {
     const unsigned char* entry = fatbin + at;
@@ -254,7 +255,7 @@ Module* load_image(const void* image, std::size_t size) {
     module->names_known = cubin_entries(bytes, size, &module->names);
   } else if (read_at<std::uint32_t>(bytes, 0) == kFatbinMagic) {
     module->format = "fatbin";
-    module->names_known = fatbin_entries(bytes, &module->names);
+    module->names_known = fatbin_entries(bytes, size, &module->names);
   } else {
     const char* text = reinterpret_cast<const char*>(bytes);
     const std::string_view ptx(text, size != 0 ? ::strnlen(text, size) : std::strlen(text));
@@ -1244,6 +1245,57 @@ PT_EXPORT CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle* han
   return CUDA_SUCCESS;
 }
 
+// ---- tensor maps (TMA descriptors: Triton and CUTLASS on Hopper) -----------------------------
+
+namespace {
+// The descriptor is opaque and only read by device code, which does not run: it is checked like
+// the driver does (rank, alignment, a device address) and zeroed except for a tag.
+CUresult encode_tensor_map(CUtensorMap* map, cuuint32_t rank, void* address, const char* api) {
+  if (map == nullptr || rank == 0 || rank > 5) {
+    return detail::driver_misuse(api, CUDA_ERROR_INVALID_VALUE,
+                                 "tensorMap is NULL or the rank is outside [1, 5]");
+  }
+  if (reinterpret_cast<std::uintptr_t>(map) % 64 != 0 ||
+      reinterpret_cast<std::uintptr_t>(address) % 16 != 0) {
+    return detail::driver_misuse(api, CUDA_ERROR_INVALID_VALUE,
+                                 "tensorMap must be 64-byte and globalAddress 16-byte aligned");
+  }
+  const detail::PointerInfo info = detail::lookup_pointer(address);
+  if (!info.known || !info.device_side) {
+    return detail::driver_misuse(api, CUDA_ERROR_INVALID_VALUE,
+                                 detail::pointer_text(address) + " is not device memory");
+  }
+  std::memset(map, 0, sizeof *map);
+  std::memcpy(map, "powertrain-tma", 14);
+  return CUDA_SUCCESS;
+}
+}  // namespace
+
+PT_EXPORT CUresult cuTensorMapEncodeTiled(
+    CUtensorMap* map, CUtensorMapDataType dtype, cuuint32_t rank, void* address,
+    const cuuint64_t* dims, const cuuint64_t* strides, const cuuint32_t* box,
+    const cuuint32_t* element_strides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle,
+    CUtensorMapL2promotion promotion, CUtensorMapFloatOOBfill fill) {
+  (void)dtype, (void)dims, (void)strides, (void)box, (void)element_strides, (void)interleave,
+      (void)swizzle, (void)promotion, (void)fill;
+  return encode_tensor_map(map, rank, address, "cuTensorMapEncodeTiled");
+}
+
+PT_EXPORT CUresult cuTensorMapEncodeIm2col(
+    CUtensorMap* map, CUtensorMapDataType dtype, cuuint32_t rank, void* address,
+    const cuuint64_t* dims, const cuuint64_t* strides, const int* lower, const int* upper,
+    cuuint32_t channels, cuuint32_t pixels, const cuuint32_t* element_strides,
+    CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion promotion,
+    CUtensorMapFloatOOBfill fill) {
+  (void)dtype, (void)dims, (void)strides, (void)lower, (void)upper, (void)channels, (void)pixels,
+      (void)element_strides, (void)interleave, (void)swizzle, (void)promotion, (void)fill;
+  return encode_tensor_map(map, rank, address, "cuTensorMapEncodeIm2col");
+}
+
+PT_EXPORT CUresult cuTensorMapReplaceAddress(CUtensorMap* map, void* address) {
+  return encode_tensor_map(map, 1, address, "cuTensorMapReplaceAddress");
+}
+
 // ---- streams and events --------------------------------------------------------------------
 
 PT_EXPORT CUresult cuStreamCreate(CUstream* stream, unsigned int flags) {
@@ -1474,6 +1526,9 @@ const EntryPoint kEntryPoints[] = {
     PT_ENTRY(cuMemUnmap),
     PT_ENTRY(cuMemSetAccess),
     PT_ENTRY(cuMemRetainAllocationHandle),
+    PT_ENTRY(cuTensorMapEncodeTiled),
+    PT_ENTRY(cuTensorMapEncodeIm2col),
+    PT_ENTRY(cuTensorMapReplaceAddress),
     PT_ENTRY(cuStreamCreate),
     PT_ENTRY(cuStreamCreateWithPriority),
     PT_ENTRY(cuStreamDestroy),

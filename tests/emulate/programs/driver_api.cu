@@ -94,8 +94,8 @@ int main(int argc, char** argv) {
   CU_CHECK(cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device));
   EMU_REQUIRE(sms > 0);
   int vmm = 0;
-  CU_CHECK(cuDeviceGetAttribute(&vmm, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
-                                device));
+  CU_CHECK(
+      cuDeviceGetAttribute(&vmm, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, device));
   EMU_REQUIRE(vmm == 1);
   CUcontext ctx;
   CU_CHECK(cuDevicePrimaryCtxRetain(&ctx, device));
@@ -133,6 +133,17 @@ int main(int argc, char** argv) {
   CU_CHECK(cuStreamSynchronize(stream));
   CU_CHECK(cuMemcpyDtoH(back.data(), x, n * sizeof(float)));
   EMU_REQUIRE(std::memcmp(host.data(), back.data(), n * sizeof(float)) == 0);
+
+  // A TMA descriptor of x as a 32 x 32 matrix (Triton and CUTLASS encode them on the host).
+  alignas(64) CUtensorMap tensor_map;
+  const cuuint64_t dims[2] = {32, 32};
+  const cuuint64_t strides[1] = {32 * sizeof(float)};
+  const cuuint32_t box[2] = {16, 16};
+  const cuuint32_t element_strides[2] = {1, 1};
+  CU_CHECK(cuTensorMapEncodeTiled(
+      &tensor_map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, reinterpret_cast<void*>(x), dims, strides,
+      box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+      CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
 
   // The runtime sees the same objects: a driver stream and a runtime stream are one kind.
   cudaStream_t runtime_stream;
