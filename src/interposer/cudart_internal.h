@@ -180,6 +180,11 @@ bool remove_mapping(void* address);  // false: no mapping starts there
 /// Registers a kernel loaded through the driver API (cuModuleGetFunction) by its mangled name
 /// (one `register` record per new name) and returns its handle (a cudaKernel_t/CUfunction).
 void* register_module_kernel(const std::string& mangled);
+/// A library's memory-bound work as a kernel record named `name` on `stream` (resolved for `api`),
+/// sized so the raw-kernel estimate (16 bytes per thread) moves `bytes`: 256-thread blocks. The
+/// record has entry time `start_ns`. False (and the error reported) for an invalid stream.
+bool append_sized_kernel(const std::string& name, std::size_t bytes, const void* stream,
+                         const char* api, std::int64_t start_ns);
 /// The kernel handle (cudaKernel_t/cudaFunction_t) of kernel index `index` (a kernel record's
 /// a[2]).
 void* kernel_handle(std::int64_t index);

@@ -212,6 +212,27 @@ void* register_module_kernel(const std::string& mangled) {
   return reinterpret_cast<void*>(kKernelTag | static_cast<std::uintptr_t>(index));
 }
 
+bool append_sized_kernel(const std::string& name, std::size_t bytes, const void* stream,
+                         const char* api, std::int64_t start_ns) {
+  StreamRef ref;
+  if (!stream_or_fail(stream, false, api, &ref)) return false;
+  void* kernel = register_module_kernel(name);
+  const std::size_t threads = std::max<std::size_t>(1, (bytes + 15) / 16);
+  const auto blocks =
+      static_cast<unsigned>(std::min<std::size_t>((threads + 255) / 256, 2147483647u));
+  Record record;
+  if (make_kernel_record(kernel, dim3(blocks), dim3(256), 0, api, &record) != cudaSuccess) {
+    return false;
+  }
+  record.t = start_ns;
+  record.dt = now_ns() - start_ns;
+  record.dev = ref.device;
+  record.a[0] = ref.id;
+  record.a[1] = next_correlation();
+  append(std::move(record));
+  return true;
+}
+
 void* kernel_handle(std::int64_t index) {
   return reinterpret_cast<void*>(kKernelTag | static_cast<std::uintptr_t>(index));
 }

@@ -8,6 +8,8 @@
 //   backward data:   m = N·Πout, n = (C/g)·Πfilter, k = K/g, batch = g (dy times the filter,
 //                    then col2im: the forward's FLOPs)
 //   backward filter: m = K/g,    n = (C/g)·Πfilter, k = N·Πout, batch = g
+// Bias addition (cudnnAddTensor), activations, pooling and softmax (forward and backward) are
+// memory-bound kernels named cudnn_<op>_<dtype>, sized to move their tensors' bytes once.
 // Descriptor handles are heap objects checked against registries; a bad one is
 // CUDNN_STATUS_BAD_PARAM plus a `misuse` record. Algorithm queries answer the implicit
 // precomputed GEMM algorithm with no workspace.
@@ -16,6 +18,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <mutex>
 #include <string>
 #include <unordered_set>
@@ -56,9 +59,23 @@ struct Conv {
   bool set = false;
 };
 
+struct Activation {
+  cudnnActivationMode_t mode = CUDNN_ACTIVATION_RELU;
+  bool set = false;
+};
+
+struct Pooling {
+  cudnnPoolingMode_t mode = CUDNN_POOLING_MAX;
+  int spatial = 0;
+  int window[CUDNN_DIM_MAX] = {};
+  int pad[CUDNN_DIM_MAX] = {};
+  int stride[CUDNN_DIM_MAX] = {};
+  bool set = false;
+};
+
 struct DnnState {
   std::mutex mutex;
-  std::unordered_set<const void*> handles, tensors, filters, convs;
+  std::unordered_set<const void*> handles, tensors, filters, convs, activations, poolings;
 };
 
 DnnState& dnn() {
@@ -266,6 +283,101 @@ cudnnStatus_t convolution(Direction direction, cudnnHandle_t handle, const Tenso
 
 namespace detail = powertrain::emu::detail;
 using detail::dnn;
+
+// ---- memory-bound operations (bias, activation, pooling, softmax) ----------------------------
+
+namespace powertrain::emu::detail {
+namespace {
+
+std::size_t dtype_bytes(cudnnDataType_t t) {
+  switch (t) {
+    case CUDNN_DATA_DOUBLE:
+    case CUDNN_DATA_INT64:
+      return 8;
+    case CUDNN_DATA_FLOAT:
+    case CUDNN_DATA_INT32:
+      return 4;
+    case CUDNN_DATA_HALF:
+    case CUDNN_DATA_BFLOAT16:
+      return 2;
+    default:
+      return 1;
+  }
+}
+
+std::size_t tensor_bytes(const Tensor& t) {
+  std::size_t elements = 1;
+  for (int i = 0; i < t.dims; ++i) elements *= static_cast<std::size_t>(t.dim[i]);
+  return elements * dtype_bytes(t.dtype);
+}
+
+// Checks the handle, the tensors (set, data in device memory) and records one kernel named
+// cudnn_<what>_<dtype of the first tensor> moving every tensor's bytes once (`extra_reads`:
+// tensors read twice, e.g. the accumulated C of cudnnAddTensor).
+cudnnStatus_t memory_op(cudnnHandle_t handle, const std::string& what,
+                        std::initializer_list<std::pair<const void*, const void*>> tensors,
+                        std::size_t extra_bytes, const char* api) {
+  const std::int64_t start = now_ns();
+  Handle* h = live<Handle>(dnn().handles, handle);
+  if (h == nullptr) return bad(api, "invalid or destroyed cuDNN handle " + pointer_text(handle));
+  std::size_t bytes = extra_bytes;
+  const char* dtype = nullptr;
+  for (const auto& [desc, data] : tensors) {
+    const Tensor* t = live<Tensor>(dnn().tensors, desc);
+    if (t == nullptr || !t->set) return bad(api, "a tensor descriptor is invalid or not set");
+    const PointerInfo info = lookup_pointer(data);
+    if (!info.known || !info.device_side || info.available < tensor_bytes(*t)) {
+      return bad(api, pointer_text(data) + " is not device memory holding its tensor");
+    }
+    bytes += tensor_bytes(*t);
+    if (dtype == nullptr) dtype = dtype_name(t->dtype);
+  }
+  const std::string name = "cudnn_" + what + "_" + (dtype != nullptr ? dtype : "unknown");
+  return append_sized_kernel(name, bytes, h->stream, api, start) ? CUDNN_STATUS_SUCCESS
+                                                                 : CUDNN_STATUS_BAD_PARAM;
+}
+
+const char* activation_name(cudnnActivationMode_t mode) {
+  switch (mode) {
+    case CUDNN_ACTIVATION_SIGMOID:
+      return "sigmoid";
+    case CUDNN_ACTIVATION_RELU:
+      return "relu";
+    case CUDNN_ACTIVATION_TANH:
+      return "tanh";
+    case CUDNN_ACTIVATION_CLIPPED_RELU:
+      return "clipped_relu";
+    case CUDNN_ACTIVATION_ELU:
+      return "elu";
+    case CUDNN_ACTIVATION_IDENTITY:
+      return "identity";
+    case CUDNN_ACTIVATION_SWISH:
+      return "swish";
+    default:
+      return "activation";
+  }
+}
+
+bool same_shape(const void* a, const void* b) {
+  const Tensor* x = live<Tensor>(dnn().tensors, a);
+  const Tensor* y = live<Tensor>(dnn().tensors, b);
+  return x != nullptr && y != nullptr && x->dims == y->dims &&
+         std::equal(x->dim, x->dim + x->dims, y->dim);
+}
+
+bool pooling_output(const Pooling& p, const Tensor& x, int* out) {
+  if (x.dims != p.spatial + 2) return false;
+  out[0] = x.dim[0];
+  out[1] = x.dim[1];
+  for (int i = 0; i < p.spatial; ++i) {
+    out[2 + i] = (x.dim[2 + i] + 2 * p.pad[i] - p.window[i]) / p.stride[i] + 1;
+    if (out[2 + i] <= 0) return false;
+  }
+  return true;
+}
+
+}  // namespace
+}  // namespace powertrain::emu::detail
 
 // ---- handle, versions, errors -------------------------------------------------------------
 
@@ -690,4 +802,196 @@ PT_EXPORT cudnnStatus_t cudnnConvolutionBackwardFilter(
                              detail::live<detail::Conv>(dnn().convs, convDesc),
                              detail::live<detail::Tensor>(dnn().tensors, dyDesc), dy,
                              "cudnnConvolutionBackwardFilter");
+}
+
+PT_EXPORT cudnnStatus_t cudnnAddTensor(cudnnHandle_t handle, const void* alpha,
+                                       const cudnnTensorDescriptor_t aDesc, const void* A,
+                                       const void* beta, const cudnnTensorDescriptor_t cDesc,
+                                       void* C) {
+  (void)alpha, (void)beta;
+  const detail::Tensor* c = detail::live<detail::Tensor>(dnn().tensors, cDesc);
+  // C is read and written (C = alpha·A + beta·C; A broadcasts, e.g. a bias).
+  return detail::memory_op(handle, "add_tensor", {{aDesc, A}, {cDesc, C}},
+                           c != nullptr ? detail::tensor_bytes(*c) : 0, "cudnnAddTensor");
+}
+
+PT_EXPORT cudnnStatus_t cudnnCreateActivationDescriptor(cudnnActivationDescriptor_t* desc) {
+  return detail::create<detail::Activation>(dnn().activations, desc,
+                                            "cudnnCreateActivationDescriptor");
+}
+PT_EXPORT cudnnStatus_t cudnnDestroyActivationDescriptor(cudnnActivationDescriptor_t desc) {
+  return detail::destroy<detail::Activation>(dnn().activations, desc,
+                                             "cudnnDestroyActivationDescriptor");
+}
+PT_EXPORT cudnnStatus_t cudnnSetActivationDescriptor(cudnnActivationDescriptor_t desc,
+                                                     cudnnActivationMode_t mode,
+                                                     cudnnNanPropagation_t nan, double coef) {
+  (void)nan, (void)coef;
+  detail::Activation* a = detail::live<detail::Activation>(dnn().activations, desc);
+  if (a == nullptr) return detail::bad("cudnnSetActivationDescriptor", "invalid descriptor");
+  a->mode = mode;
+  a->set = true;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+PT_EXPORT cudnnStatus_t cudnnActivationForward(cudnnHandle_t handle,
+                                               cudnnActivationDescriptor_t desc, const void* alpha,
+                                               const cudnnTensorDescriptor_t xDesc, const void* x,
+                                               const void* beta,
+                                               const cudnnTensorDescriptor_t yDesc, void* y) {
+  (void)alpha, (void)beta;
+  const char* api = "cudnnActivationForward";
+  const detail::Activation* a = detail::live<detail::Activation>(dnn().activations, desc);
+  if (a == nullptr || !a->set) return detail::bad(api, "invalid or unset activation descriptor");
+  if (!detail::same_shape(xDesc, yDesc)) return detail::bad(api, "x and y differ in shape");
+  return detail::memory_op(handle, std::string(detail::activation_name(a->mode)) + "_fwd",
+                           {{xDesc, x}, {yDesc, y}}, 0, api);
+}
+
+PT_EXPORT cudnnStatus_t cudnnActivationBackward(cudnnHandle_t handle,
+                                                cudnnActivationDescriptor_t desc, const void* alpha,
+                                                const cudnnTensorDescriptor_t yDesc, const void* y,
+                                                const cudnnTensorDescriptor_t dyDesc,
+                                                const void* dy, const cudnnTensorDescriptor_t xDesc,
+                                                const void* x, const void* beta,
+                                                const cudnnTensorDescriptor_t dxDesc, void* dx) {
+  (void)alpha, (void)beta;
+  const char* api = "cudnnActivationBackward";
+  const detail::Activation* a = detail::live<detail::Activation>(dnn().activations, desc);
+  if (a == nullptr || !a->set) return detail::bad(api, "invalid or unset activation descriptor");
+  return detail::memory_op(handle, std::string(detail::activation_name(a->mode)) + "_bwd",
+                           {{yDesc, y}, {dyDesc, dy}, {xDesc, x}, {dxDesc, dx}}, 0, api);
+}
+
+PT_EXPORT cudnnStatus_t cudnnSoftmaxForward(cudnnHandle_t handle, cudnnSoftmaxAlgorithm_t algo,
+                                            cudnnSoftmaxMode_t mode, const void* alpha,
+                                            const cudnnTensorDescriptor_t xDesc, const void* x,
+                                            const void* beta, const cudnnTensorDescriptor_t yDesc,
+                                            void* y) {
+  (void)algo, (void)mode, (void)alpha, (void)beta;
+  if (!detail::same_shape(xDesc, yDesc)) {
+    return detail::bad("cudnnSoftmaxForward", "x and y differ in shape");
+  }
+  return detail::memory_op(handle, "softmax_fwd", {{xDesc, x}, {yDesc, y}}, 0,
+                           "cudnnSoftmaxForward");
+}
+
+PT_EXPORT cudnnStatus_t cudnnSoftmaxBackward(cudnnHandle_t handle, cudnnSoftmaxAlgorithm_t algo,
+                                             cudnnSoftmaxMode_t mode, const void* alpha,
+                                             const cudnnTensorDescriptor_t yDesc, const void* y,
+                                             const cudnnTensorDescriptor_t dyDesc, const void* dy,
+                                             const void* beta, const cudnnTensorDescriptor_t dxDesc,
+                                             void* dx) {
+  (void)algo, (void)mode, (void)alpha, (void)beta;
+  return detail::memory_op(handle, "softmax_bwd", {{yDesc, y}, {dyDesc, dy}, {dxDesc, dx}}, 0,
+                           "cudnnSoftmaxBackward");
+}
+
+PT_EXPORT cudnnStatus_t cudnnCreatePoolingDescriptor(cudnnPoolingDescriptor_t* desc) {
+  return detail::create<detail::Pooling>(dnn().poolings, desc, "cudnnCreatePoolingDescriptor");
+}
+PT_EXPORT cudnnStatus_t cudnnDestroyPoolingDescriptor(cudnnPoolingDescriptor_t desc) {
+  return detail::destroy<detail::Pooling>(dnn().poolings, desc, "cudnnDestroyPoolingDescriptor");
+}
+
+PT_EXPORT cudnnStatus_t cudnnSetPoolingNdDescriptor(cudnnPoolingDescriptor_t desc,
+                                                    cudnnPoolingMode_t mode,
+                                                    cudnnNanPropagation_t nan, int dims,
+                                                    const int window[], const int pad[],
+                                                    const int stride[]) {
+  (void)nan;
+  const char* api = "cudnnSetPoolingNdDescriptor";
+  detail::Pooling* p = detail::live<detail::Pooling>(dnn().poolings, desc);
+  if (p == nullptr) return detail::bad(api, "invalid pooling descriptor");
+  if (dims < 1 || dims > CUDNN_DIM_MAX - 2 || window == nullptr || pad == nullptr ||
+      stride == nullptr) {
+    return detail::bad(api, "nbDims outside [1, 6] or a NULL array");
+  }
+  for (int i = 0; i < dims; ++i) {
+    if (window[i] <= 0 || pad[i] < 0 || stride[i] <= 0) {
+      return detail::bad(api, "non-positive window or stride, or negative padding");
+    }
+  }
+  p->mode = mode;
+  p->spatial = dims;
+  std::copy(window, window + dims, p->window);
+  std::copy(pad, pad + dims, p->pad);
+  std::copy(stride, stride + dims, p->stride);
+  p->set = true;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+PT_EXPORT cudnnStatus_t cudnnSetPooling2dDescriptor(cudnnPoolingDescriptor_t desc,
+                                                    cudnnPoolingMode_t mode,
+                                                    cudnnNanPropagation_t nan, int window_h,
+                                                    int window_w, int pad_h, int pad_w,
+                                                    int stride_h, int stride_w) {
+  const int window[2] = {window_h, window_w};
+  const int pad[2] = {pad_h, pad_w};
+  const int stride[2] = {stride_h, stride_w};
+  return cudnnSetPoolingNdDescriptor(desc, mode, nan, 2, window, pad, stride);
+}
+
+PT_EXPORT cudnnStatus_t cudnnGetPoolingNdForwardOutputDim(const cudnnPoolingDescriptor_t desc,
+                                                          const cudnnTensorDescriptor_t input,
+                                                          int dims, int out[]) {
+  const char* api = "cudnnGetPoolingNdForwardOutputDim";
+  const detail::Pooling* p = detail::live<detail::Pooling>(dnn().poolings, desc);
+  const detail::Tensor* x = detail::live<detail::Tensor>(dnn().tensors, input);
+  int result[CUDNN_DIM_MAX] = {};
+  if (p == nullptr || x == nullptr || !p->set || !x->set || out == nullptr || dims != x->dims ||
+      !detail::pooling_output(*p, *x, result)) {
+    return detail::bad(api, "invalid descriptors or ranks, or an empty output");
+  }
+  std::copy(result, result + dims, out);
+  return CUDNN_STATUS_SUCCESS;
+}
+
+PT_EXPORT cudnnStatus_t cudnnGetPooling2dForwardOutputDim(const cudnnPoolingDescriptor_t desc,
+                                                          const cudnnTensorDescriptor_t input,
+                                                          int* n, int* c, int* h, int* w) {
+  int out[4] = {};
+  const cudnnStatus_t status = cudnnGetPoolingNdForwardOutputDim(desc, input, 4, out);
+  if (status != CUDNN_STATUS_SUCCESS) return status;
+  if (n == nullptr || c == nullptr || h == nullptr || w == nullptr) {
+    return CUDNN_STATUS_BAD_PARAM_NULL_POINTER;
+  }
+  *n = out[0], *c = out[1], *h = out[2], *w = out[3];
+  return CUDNN_STATUS_SUCCESS;
+}
+
+PT_EXPORT cudnnStatus_t cudnnPoolingForward(cudnnHandle_t handle,
+                                            const cudnnPoolingDescriptor_t desc, const void* alpha,
+                                            const cudnnTensorDescriptor_t xDesc, const void* x,
+                                            const void* beta, const cudnnTensorDescriptor_t yDesc,
+                                            void* y) {
+  (void)alpha, (void)beta;
+  const char* api = "cudnnPoolingForward";
+  const detail::Pooling* p = detail::live<detail::Pooling>(dnn().poolings, desc);
+  const detail::Tensor* in = detail::live<detail::Tensor>(dnn().tensors, xDesc);
+  const detail::Tensor* out = detail::live<detail::Tensor>(dnn().tensors, yDesc);
+  int expected[CUDNN_DIM_MAX] = {};
+  if (p == nullptr || !p->set || in == nullptr || out == nullptr || !in->set || !out->set ||
+      !detail::pooling_output(*p, *in, expected) || out->dims != in->dims ||
+      !std::equal(expected, expected + in->dims, out->dim)) {
+    return detail::bad(api, "invalid pooling descriptor or an output of the wrong shape");
+  }
+  const char* mode =
+      p->mode == CUDNN_POOLING_MAX || p->mode == CUDNN_POOLING_MAX_DETERMINISTIC ? "max" : "avg";
+  return detail::memory_op(handle, std::string("pool_") + mode + "_fwd", {{xDesc, x}, {yDesc, y}},
+                           0, api);
+}
+
+PT_EXPORT cudnnStatus_t cudnnPoolingBackward(cudnnHandle_t handle,
+                                             const cudnnPoolingDescriptor_t desc, const void* alpha,
+                                             const cudnnTensorDescriptor_t yDesc, const void* y,
+                                             const cudnnTensorDescriptor_t dyDesc, const void* dy,
+                                             const cudnnTensorDescriptor_t xDesc, const void* x,
+                                             const void* beta, const cudnnTensorDescriptor_t dxDesc,
+                                             void* dx) {
+  (void)alpha, (void)beta;
+  const detail::Pooling* p = detail::live<detail::Pooling>(dnn().poolings, desc);
+  if (p == nullptr || !p->set) return detail::bad("cudnnPoolingBackward", "invalid descriptor");
+  return detail::memory_op(handle, "pool_bwd", {{yDesc, y}, {dyDesc, dy}, {xDesc, x}, {dxDesc, dx}},
+                           0, "cudnnPoolingBackward");
 }

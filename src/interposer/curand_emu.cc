@@ -206,20 +206,9 @@ curandStatus_t generate(curandGenerator_t handle, void* out, std::size_t n, cons
 
   const std::string name =
       std::string("curand_") + distribution_name(r.distribution) + "_" + r.dtype;
-  void* kernel = register_module_kernel(name);
-  const std::size_t threads = std::max<std::size_t>(1, (bytes + 15) / 16);
-  const auto blocks =
-      static_cast<unsigned>(std::min<std::size_t>((threads + 255) / 256, 2147483647u));
-  Record record;
-  if (make_kernel_record(kernel, dim3(blocks), dim3(256), 0, api, &record) != cudaSuccess) {
+  if (!append_sized_kernel(name, bytes, g->stream, api, start)) {
     return CURAND_STATUS_LAUNCH_FAILURE;
   }
-  record.t = start;
-  record.dt = now_ns() - start;
-  record.dev = ref.device;
-  record.a[0] = ref.id;
-  record.a[1] = next_correlation();
-  append(std::move(record));
   g->offset += n;
   return CURAND_STATUS_SUCCESS;
 }

@@ -102,6 +102,7 @@ TEST_F(LibraryPrograms, CudnnConvolutionsAreRecordedWithShapesAndFlops) {
   const ProgramRun run = run_program("cudnn_conv");
   ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
   EXPECT_NE(run.out.find("cudnn_conv: cuDNN 9"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("4 memory-bound ops"), std::string::npos) << run.out;
   const Trace trace = only_trace();
   EXPECT_TRUE(trace.of("unsupported").empty());
   const auto misuse = trace.of("misuse");  // the deliberately mismatched output descriptor
@@ -161,6 +162,29 @@ TEST_F(LibraryPrograms, CudnnConvolutionsAreRecordedWithShapesAndFlops) {
     }
   }
   EXPECT_EQ(trace.of("stream_sync").size(), 3u);
+
+  // Bias, ReLU, pooling and softmax: memory-bound kernels sized by their tensors' bytes (16
+  // bytes per thread, 256 threads per block).
+  const std::int64_t y = 8LL * 128 * 56 * 56 * 4, pooled = 8LL * 128 * 28 * 28 * 4;
+  const auto blocks = [](std::int64_t bytes) { return ((bytes + 15) / 16 + 255) / 256; };
+  const std::vector<std::pair<std::string, std::int64_t>> ops = {
+      {"cudnn_add_tensor_float32", 128 * 4 + 2 * y},  // bias read, y read and written
+      {"cudnn_relu_fwd_float32", 2 * y},
+      {"cudnn_pool_max_fwd_float32", y + pooled},
+      {"cudnn_softmax_fwd_float32", 2 * pooled}};
+  const auto kernels = trace.of("kernel");
+  ASSERT_EQ(kernels.size(), 12u);
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    SCOPED_TRACE(kernels[i].dump());
+    EXPECT_EQ(kernels[i].at("name"), ops[i % 4].first);
+    EXPECT_EQ(kernels[i].at("grid")[0].get<std::int64_t>(), blocks(ops[i % 4].second));
+    EXPECT_EQ(kernels[i].at("block"), json::array({256, 1, 1}));
+    EXPECT_EQ(kernels[i].at("stream"), 1);
+  }
+  // Each step's memory-bound ops come after its first convolution and before the grouped one.
+  const auto gemm_lines = trace.of("gemm");
+  EXPECT_LT(gemm_lines[0].at("t").get<std::int64_t>(), kernels[0].at("t").get<std::int64_t>());
+  EXPECT_GT(gemm_lines[1].at("t").get<std::int64_t>(), kernels[3].at("t").get<std::int64_t>());
 }
 
 // cuRAND calls become a `curand` record plus a kernel sized by the output; NVTX ranges, marks and

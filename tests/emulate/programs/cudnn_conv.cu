@@ -1,7 +1,8 @@
 // cuDNN convolutions as a CNN training step issues them: a 3x3 convolution (fp32, pad 1, stride
 // 1) forward, backward data and backward filter, and a grouped, strided 3x3 convolution in fp16
-// with tensor-op math forward, for 3 iterations with a stream synchronize after each. The
-// descriptors, output-size query, algorithm choice and workspace queries are checked.
+// with tensor-op math forward, and after the first layer a bias (cudnnAddTensor), ReLU, 2x2 max
+// pooling and a channel softmax, for 3 iterations with a stream synchronize after each. The
+// descriptors, output-size queries, algorithm choice and workspace queries are checked.
 // Valid CUDA/cuDNN: the same binary runs on a real GPU.
 #include <cudnn.h>
 
@@ -95,6 +96,28 @@ int main() {
   EMU_CHECK(cudaMalloc(&v, 2 * 128 * 32 * 9));
   EMU_CHECK(cudaMalloc(&b, 2 * 8 * 128 * 28 * 28));
 
+  // Bias, ReLU, 2x2 max pooling (stride 2) and softmax after layer 1.
+  cudnnTensorDescriptor_t bias_desc, pooled_desc;
+  DNN_CHECK(cudnnCreateTensorDescriptor(&bias_desc));
+  DNN_CHECK(cudnnCreateTensorDescriptor(&pooled_desc));
+  DNN_CHECK(
+      cudnnSetTensor4dDescriptor(bias_desc, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 128, 1, 1));
+  cudnnActivationDescriptor_t relu;
+  DNN_CHECK(cudnnCreateActivationDescriptor(&relu));
+  DNN_CHECK(cudnnSetActivationDescriptor(relu, CUDNN_ACTIVATION_RELU, CUDNN_PROPAGATE_NAN, 0.0));
+  cudnnPoolingDescriptor_t pool;
+  DNN_CHECK(cudnnCreatePoolingDescriptor(&pool));
+  DNN_CHECK(
+      cudnnSetPooling2dDescriptor(pool, CUDNN_POOLING_MAX, CUDNN_PROPAGATE_NAN, 2, 2, 0, 0, 2, 2));
+  DNN_CHECK(cudnnGetPooling2dForwardOutputDim(pool, y_desc, &n, &c, &h, &w));
+  EMU_REQUIRE(n == 8 && c == 128 && h == 28 && w == 28);
+  DNN_CHECK(
+      cudnnSetTensor4dDescriptor(pooled_desc, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, c, h, w));
+  float *bias, *pooled, *probabilities;
+  EMU_CHECK(cudaMalloc(&bias, sizeof(float) * 128));
+  EMU_CHECK(cudaMalloc(&pooled, sizeof(float) * 8 * 128 * 28 * 28));
+  EMU_CHECK(cudaMalloc(&probabilities, sizeof(float) * 8 * 128 * 28 * 28));
+
   // A mismatched output descriptor is refused.
   EMU_REQUIRE(cudnnConvolutionForward(dnn, nullptr, x_desc, x, w_desc, wt, conv, fwd.algo,
                                       workspace, workspace_bytes, nullptr, b_desc,
@@ -104,6 +127,11 @@ int main() {
   for (int step = 0; step < 3; ++step) {
     DNN_CHECK(cudnnConvolutionForward(dnn, &one, x_desc, x, w_desc, wt, conv, fwd.algo, workspace,
                                       workspace_bytes, &zero, y_desc, y));
+    DNN_CHECK(cudnnAddTensor(dnn, &one, bias_desc, bias, &one, y_desc, y));
+    DNN_CHECK(cudnnActivationForward(dnn, relu, &one, y_desc, y, &zero, y_desc, y));
+    DNN_CHECK(cudnnPoolingForward(dnn, pool, &one, y_desc, y, &zero, pooled_desc, pooled));
+    DNN_CHECK(cudnnSoftmaxForward(dnn, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, &one,
+                                  pooled_desc, pooled, &zero, pooled_desc, probabilities));
     DNN_CHECK(cudnnConvolutionForward(dnn, &one, a_desc, a, v_desc, v, grouped, fwd.algo, workspace,
                                       workspace_bytes, &zero, b_desc, b));
     DNN_CHECK(cudnnConvolutionBackwardData(dnn, &one, w_desc, wt, y_desc, dy, conv, bwd_data.algo,
@@ -114,6 +142,11 @@ int main() {
     EMU_CHECK(cudaStreamSynchronize(stream));
   }
 
+  DNN_CHECK(cudnnDestroyTensorDescriptor(bias_desc));
+  DNN_CHECK(cudnnDestroyTensorDescriptor(pooled_desc));
+  DNN_CHECK(cudnnDestroyActivationDescriptor(relu));
+  DNN_CHECK(cudnnDestroyPoolingDescriptor(pool));
+  for (float* p : {bias, pooled, probabilities}) EMU_CHECK(cudaFree(p));
   DNN_CHECK(cudnnDestroyTensorDescriptor(x_desc));
   DNN_CHECK(cudnnDestroyTensorDescriptor(y_desc));
   DNN_CHECK(cudnnDestroyTensorDescriptor(a_desc));
@@ -129,6 +162,7 @@ int main() {
   }
   if (workspace != nullptr) EMU_CHECK(cudaFree(workspace));
   EMU_CHECK(cudaStreamDestroy(stream));
-  std::printf("cudnn_conv: cuDNN %zu, 3 steps of 4 convolutions\n", cudnnGetVersion());
+  std::printf("cudnn_conv: cuDNN %zu, 3 steps of 4 convolutions and 4 memory-bound ops\n",
+              cudnnGetVersion());
   return 0;
 }
