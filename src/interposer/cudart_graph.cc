@@ -221,6 +221,7 @@ bool capture_record(Record& record) {
     case Op::kHostFunc:
     case Op::kEventRecord:
     case Op::kStreamWaitEvent:
+    case Op::kWork:
       break;
     default:
       return false;

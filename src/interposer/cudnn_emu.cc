@@ -245,7 +245,7 @@ cudnnStatus_t convolution(Direction direction, cudnnHandle_t handle, const Tenso
     compute_name = "float32_fast_tf32";
   }
 
-  auto r = begin_record("gemm", start, device);
+  auto r = begin_work("gemm", start);
   r.field("api", std::string_view(api));
   r.field("m", gm);
   r.field("n", gn);
@@ -272,9 +272,7 @@ cudnnStatus_t convolution(Direction direction, cudnnHandle_t handle, const Tenso
   conv += ",\"math\":" + std::to_string(static_cast<int>(c->math));
   conv += "}";
   r.raw("conv", conv);
-  r.field("stream", stream);
-  r.field("corr", next_correlation());
-  end_record(r);
+  end_work(r, device, stream, 0);  // captured into a CUDA graph like a kernel
   return CUDNN_STATUS_SUCCESS;
 }
 

@@ -327,6 +327,24 @@ RecordBuilder begin_record(std::string_view op, std::int64_t start_ns, int devic
   return r;
 }
 
+RecordBuilder begin_work(std::string_view op, std::int64_t start_ns) {
+  RecordBuilder r;
+  r.start_ns_ = start_ns;
+  r.text_.reserve(256);
+  r.text_ += "\"op\":";
+  detail::append_json_string(r.text_, op);
+  return r;
+}
+
+void end_work(RecordBuilder& record, int device, std::int64_t stream, std::int64_t corr) {
+  detail::Record r = detail::make_record(detail::Op::kWork, record.start_ns_, device);
+  r.a[0] = stream;
+  r.a[1] = corr != 0 ? corr : next_correlation();
+  r.text = std::move(record.text_);
+  record.text_.clear();
+  detail::append(std::move(r));
+}
+
 void end_record(RecordBuilder& record) {
   record.field("dt", now_ns() - record.start_ns_);
   record.text_ += '}';

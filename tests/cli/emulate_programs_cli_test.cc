@@ -363,6 +363,20 @@ TEST_F(EmulateProgramsTest, CudnnConvolutionsAndCurandArePredicted) {
   EXPECT_LE(ranges["setup"][0].second, ranges["step"][0].first + 1e-6);
 }
 
+// GEMMs captured into a CUDA graph are predicted at every launch: 3 launches x 2 GEMMs.
+TEST_F(EmulateProgramsTest, CapturedCublasGemmsArePredictedAtEachLaunch) {
+  if (!fs::exists(programs_ / "cublas_graph")) GTEST_SKIP() << "program not built";
+  const fs::path out = dir_ / "out";
+  const CliRun r =
+      emulate({"--gpu", "h100", "--out", out.string()}, {(programs_ / "cublas_graph").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const nlohmann::json summary = nlohmann::json::parse(slurp(out / "summary.json"));
+  EXPECT_EQ(summary["warnings"].size(), 0u) << summary["warnings"].dump();
+  EXPECT_EQ(kernels(out, "gemm_float32_m1024_n512_k256").at(0).size(), 3u);
+  EXPECT_EQ(kernels(out, "gemm_float32_m1024_n512_k512").at(0).size(), 3u);
+  EXPECT_EQ(kernels(out, "add_bias").at(0).size(), 3u);
+}
+
 // The launcher puts the fake libcuda.so.1 on the library path: a program linked with -lcuda runs
 // to its end, its cuLaunchKernel kernels are in the predicted timeline and its cuMemCreate
 // allocation in the peak memory.

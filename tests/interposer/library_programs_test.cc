@@ -187,6 +187,43 @@ TEST_F(LibraryPrograms, CudnnConvolutionsAreRecordedWithShapesAndFlops) {
   EXPECT_GT(gemm_lines[1].at("t").get<std::int64_t>(), kernels[3].at("t").get<std::int64_t>());
 }
 
+// cuBLAS GEMMs on a capturing stream are graph nodes: nothing is recorded at capture, and each
+// launch replays both GEMMs (with the graph's id, in order with the kernel between them).
+TEST_F(LibraryPrograms, CublasGemmsAreCapturedIntoGraphs) {
+  if (!std::filesystem::exists(program_path("cublas_graph"))) GTEST_SKIP() << "not built";
+  const ProgramRun run = run_program("cublas_graph");
+  ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
+  const Trace trace = only_trace();
+  EXPECT_TRUE(trace.of("unsupported").empty());
+  EXPECT_TRUE(trace.of("misuse").empty());
+  const auto launches = trace.of("graph_launch");
+  ASSERT_EQ(launches.size(), 3u);
+  EXPECT_EQ(launches[0].at("nodes"), 3);
+  std::vector<std::string> work;
+  json launch_t;  // entry time of the latest graph_launch
+  for (const json& line : trace.lines) {
+    const std::string op = line.at("op");
+    if (op == "graph_launch") launch_t = line.at("t");
+    if (op == "gemm" || op == "kernel") {
+      ASSERT_TRUE(line.contains("graph")) << "recorded outside a launch: " << line.dump();
+      EXPECT_EQ(line.at("t"), launch_t) << line.dump();  // replayed as part of the launch call
+      work.push_back(op == "gemm" ? "gemm " + std::to_string(line.at("k").get<int>())
+                                  : line.at("name").get<std::string>());
+    }
+  }
+  std::vector<std::string> expected;
+  for (int i = 0; i < 3; ++i) {
+    for (const char* w : {"gemm 256", "_Z8add_biasPfPKfii", "gemm 512"}) expected.push_back(w);
+  }
+  EXPECT_EQ(work, expected);
+  for (const json& g : trace.of("gemm")) {
+    EXPECT_EQ(g.at("m"), 1024);
+    EXPECT_EQ(g.at("n"), 512);
+    EXPECT_EQ(g.at("api"), "cublasSgemm_v2");
+    EXPECT_NE(g.at("stream"), 0);  // the launch stream (or a lane), never the capture's own id
+  }
+}
+
 // cuRAND calls become a `curand` record plus a kernel sized by the output; NVTX ranges, marks and
 // domains are `nvtx` records, nested per thread.
 TEST_F(LibraryPrograms, CurandKernelsAndNvtxRangesAreRecorded) {
