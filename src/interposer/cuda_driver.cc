@@ -702,6 +702,88 @@ PT_EXPORT CUresult cuModuleGetFunction(CUfunction* function, CUmodule handle, co
   return CUDA_SUCCESS;
 }
 
+// Libraries (context-independent loading, CUDA 12+): a library is a module, a CUkernel the same
+// kernel handle as a CUfunction (the driver also accepts a CUkernel where a CUfunction goes).
+namespace {
+CUresult load_file(const char* path, std::string* bytes) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return CUDA_ERROR_FILE_NOT_FOUND;
+  bytes->assign((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  bytes->push_back('\0');  // PTX text is read as a C string
+  return bytes->size() < 8 ? CUDA_ERROR_INVALID_IMAGE : CUDA_SUCCESS;
+}
+}  // namespace
+
+PT_EXPORT CUresult cuLibraryLoadData(CUlibrary* library, const void* code, CUjit_option*, void**,
+                                     unsigned int, CUlibraryOption*, void**, unsigned int) {
+  const std::int64_t start = powertrain::emu::now_ns();
+  if (library == nullptr || code == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  CUmodule module = nullptr;
+  const CUresult result =
+      detail::finish_load(&module, detail::load_image(code, 0), "cuLibraryLoadData", start);
+  *library = reinterpret_cast<CUlibrary>(module);
+  return result;
+}
+
+PT_EXPORT CUresult cuLibraryLoadFromFile(CUlibrary* library, const char* path, CUjit_option*,
+                                         void**, unsigned int, CUlibraryOption*, void**,
+                                         unsigned int) {
+  const std::int64_t start = powertrain::emu::now_ns();
+  if (library == nullptr || path == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  std::string bytes;
+  if (const CUresult r = load_file(path, &bytes); r != CUDA_SUCCESS) return r;
+  CUmodule module = nullptr;
+  const CUresult result = detail::finish_load(
+      &module, detail::load_image(bytes.data(), bytes.size()), "cuLibraryLoadFromFile", start);
+  *library = reinterpret_cast<CUlibrary>(module);
+  return result;
+}
+
+PT_EXPORT CUresult cuLibraryUnload(CUlibrary library) {
+  return cuModuleUnload(reinterpret_cast<CUmodule>(library));
+}
+
+PT_EXPORT CUresult cuLibraryGetModule(CUmodule* module, CUlibrary library) {
+  if (module == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (detail::live_module(reinterpret_cast<CUmodule>(library)) == nullptr) {
+    return CUDA_ERROR_INVALID_HANDLE;
+  }
+  *module = reinterpret_cast<CUmodule>(library);
+  return CUDA_SUCCESS;
+}
+
+PT_EXPORT CUresult cuLibraryGetKernel(CUkernel* kernel, CUlibrary library, const char* name) {
+  return cuModuleGetFunction(reinterpret_cast<CUfunction*>(kernel),
+                             reinterpret_cast<CUmodule>(library), name);
+}
+
+PT_EXPORT CUresult cuLibraryGetKernelCount(unsigned int* count, CUlibrary library) {
+  return cuModuleGetFunctionCount(count, reinterpret_cast<CUmodule>(library));
+}
+
+PT_EXPORT CUresult cuKernelGetFunction(CUfunction* function, CUkernel kernel) {
+  if (function == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (detail::kernel_name(kernel).empty()) return CUDA_ERROR_INVALID_HANDLE;
+  *function = reinterpret_cast<CUfunction>(kernel);
+  return CUDA_SUCCESS;
+}
+
+PT_EXPORT CUresult cuKernelGetName(const char** name, CUkernel kernel) {
+  return cuFuncGetName(name, reinterpret_cast<CUfunction>(kernel));
+}
+
+PT_EXPORT CUresult cuKernelGetAttribute(int* value, CUfunction_attribute attribute, CUkernel kernel,
+                                        CUdevice device) {
+  if (!detail::valid_device(device)) return CUDA_ERROR_INVALID_DEVICE;
+  return cuFuncGetAttribute(value, attribute, reinterpret_cast<CUfunction>(kernel));
+}
+
+PT_EXPORT CUresult cuKernelSetAttribute(CUfunction_attribute attribute, int value, CUkernel kernel,
+                                        CUdevice device) {
+  if (!detail::valid_device(device)) return CUDA_ERROR_INVALID_DEVICE;
+  return cuFuncSetAttribute(reinterpret_cast<CUfunction>(kernel), attribute, value);
+}
+
 PT_EXPORT CUresult cuModuleGetFunctionCount(unsigned int* count, CUmodule handle) {
   if (count == nullptr) return CUDA_ERROR_INVALID_VALUE;
   detail::Module* m = detail::live_module(handle);
@@ -1484,6 +1566,16 @@ const EntryPoint kEntryPoints[] = {
     PT_ENTRY(cuModuleGetFunctionCount),
     PT_ENTRY(cuModuleGetLoadingMode),
     PT_ENTRY(cuFuncGetName),
+    PT_ENTRY(cuLibraryLoadData),
+    PT_ENTRY(cuLibraryLoadFromFile),
+    PT_ENTRY(cuLibraryUnload),
+    PT_ENTRY(cuLibraryGetModule),
+    PT_ENTRY(cuLibraryGetKernel),
+    PT_ENTRY(cuLibraryGetKernelCount),
+    PT_ENTRY(cuKernelGetFunction),
+    PT_ENTRY(cuKernelGetName),
+    PT_ENTRY(cuKernelGetAttribute),
+    PT_ENTRY(cuKernelSetAttribute),
     PT_ENTRY(cuFuncGetAttribute),
     PT_ENTRY(cuFuncSetAttribute),
     PT_ENTRY(cuFuncSetCacheConfig),
@@ -1641,4 +1733,41 @@ PT_EXPORT CUresult cuEventElapsedTime(float* ms, CUevent start, CUevent end) {
 PT_EXPORT CUresult cuGetProcAddress(const char* symbol, void** function, int version,
                                     cuuint64_t flags) {
   return proc_address(symbol, function, version, flags);
+}
+
+// ---- the runtime's library API (cudaLibrary*): the same libraries ------------------------------
+
+PT_EXPORT cudaError_t cudaLibraryLoadData(cudaLibrary_t* library, const void* code,
+                                          enum cudaJitOption*, void**, unsigned int,
+                                          enum cudaLibraryOption*, void**, unsigned int) {
+  const CUresult r = cuLibraryLoadData(reinterpret_cast<CUlibrary*>(library), code, nullptr,
+                                       nullptr, 0, nullptr, nullptr, 0);
+  return r == CUDA_SUCCESS ? cudaSuccess : detail::fail(static_cast<cudaError_t>(r));
+}
+
+PT_EXPORT cudaError_t cudaLibraryLoadFromFile(cudaLibrary_t* library, const char* path,
+                                              enum cudaJitOption*, void**, unsigned int,
+                                              enum cudaLibraryOption*, void**, unsigned int) {
+  const CUresult r = cuLibraryLoadFromFile(reinterpret_cast<CUlibrary*>(library), path, nullptr,
+                                           nullptr, 0, nullptr, nullptr, 0);
+  if (r == CUDA_ERROR_FILE_NOT_FOUND) return detail::fail(cudaErrorFileNotFound);
+  return r == CUDA_SUCCESS ? cudaSuccess : detail::fail(static_cast<cudaError_t>(r));
+}
+
+PT_EXPORT cudaError_t cudaLibraryUnload(cudaLibrary_t library) {
+  const CUresult r = cuLibraryUnload(reinterpret_cast<CUlibrary>(library));
+  return r == CUDA_SUCCESS ? cudaSuccess : detail::fail(cudaErrorInvalidResourceHandle);
+}
+
+PT_EXPORT cudaError_t cudaLibraryGetKernel(cudaKernel_t* kernel, cudaLibrary_t library,
+                                           const char* name) {
+  const CUresult r = cuLibraryGetKernel(reinterpret_cast<CUkernel*>(kernel),
+                                        reinterpret_cast<CUlibrary>(library), name);
+  if (r == CUDA_ERROR_NOT_FOUND) return detail::fail(cudaErrorSymbolNotFound);
+  return r == CUDA_SUCCESS ? cudaSuccess : detail::fail(cudaErrorInvalidResourceHandle);
+}
+
+PT_EXPORT cudaError_t cudaLibraryGetKernelCount(unsigned int* count, cudaLibrary_t library) {
+  const CUresult r = cuLibraryGetKernelCount(count, reinterpret_cast<CUlibrary>(library));
+  return r == CUDA_SUCCESS ? cudaSuccess : detail::fail(cudaErrorInvalidResourceHandle);
 }

@@ -104,7 +104,11 @@ TEST_F(DriverApi, PtxModuleLaunchesAndVirtualMemoryAreRecorded) {
   // The modules: PTX, then nvcc's cubin (cuModuleLoad) and fat binary (cuModuleLoadData), with
   // their kernels named; each name registered once when first looked up.
   const auto loads = trace.of("module_load");
-  ASSERT_EQ(loads.size(), 3u);
+  ASSERT_EQ(loads.size(), 5u);
+  EXPECT_EQ(loads[3].at("api"), "cuLibraryLoadData");
+  EXPECT_EQ(loads[3].at("format"), "ptx");
+  EXPECT_EQ(loads[4].at("api"), "cuLibraryLoadFromFile");
+  EXPECT_EQ(loads[4].at("format"), "cubin");
   EXPECT_EQ(loads[0].at("format"), "ptx");
   EXPECT_EQ(loads[0].at("api"), "cuModuleLoadData");
   EXPECT_EQ(loads[0].at("kernels"), json::array({"add_one_kernel", "scale_kernel"}));
@@ -137,7 +141,9 @@ TEST_F(DriverApi, PtxModuleLaunchesAndVirtualMemoryAreRecorded) {
                              {"saxpy", 8, 128, 0, 0},             // from the cubin
                              {"_Z15templated_scalePfi", 8, 128, 0, 0},
                              {"saxpy", 8, 128, 0, 0},  // from the fat binary
-                             {"_Z15templated_scalePfi", 8, 128, 0, 0}};
+                             {"_Z15templated_scalePfi", 8, 128, 0, 0},
+                             {"scale_kernel", 1, 64, 0, 0},  // from cuLibraryLoadData
+                             {"saxpy", 2, 64, 0, 0}};        // cudaLibrary*, cudaLaunchKernel
   const auto kernels = trace.of("kernel");
   ASSERT_EQ(kernels.size(), std::size(expected));
   for (std::size_t i = 0; i < kernels.size(); ++i) {
@@ -147,7 +153,8 @@ TEST_F(DriverApi, PtxModuleLaunchesAndVirtualMemoryAreRecorded) {
     EXPECT_EQ(kernels[i].at("block"), json::array({expected[i].block, 1, 1}));
     EXPECT_EQ(kernels[i].at("shmem"), expected[i].shmem);
     EXPECT_EQ(kernels[i].at("stream"), expected[i].stream);
-    EXPECT_EQ(kernels[i].at("api"), "cuLaunchKernel");
+    EXPECT_EQ(kernels[i].at("api"),
+              i + 1 == kernels.size() ? "cudaLaunchKernel" : "cuLaunchKernel");
   }
   // The event dependency between the NULL stream and stream 1 is recorded like the runtime's.
   const auto records = trace.of("event_record");

@@ -215,6 +215,27 @@ int main(int argc, char** argv) {
     CUmodule fat;
     CU_CHECK(cuModuleLoadData(&fat, fatbin.data()));
     run_compiled_module(fat, x, n);
+
+    // Context-independent loading (CUDA 12+): a driver library from the PTX, a runtime library
+    // from the cubin file; their kernels launch through either API.
+    CUlibrary library;
+    CU_CHECK(cuLibraryLoadData(&library, kPtx, nullptr, nullptr, 0, nullptr, nullptr, 0));
+    CUkernel kernel;
+    CU_CHECK(cuLibraryGetKernel(&kernel, library, "scale_kernel"));
+    CUfunction from_library;
+    CU_CHECK(cuKernelGetFunction(&from_library, kernel));
+    CU_CHECK(cuLaunchKernel(from_library, 1, 1, 1, 64, 1, 1, 0, nullptr, scale_args, nullptr));
+    CU_CHECK(cuLibraryUnload(library));
+    cudaLibrary_t runtime_library;
+    EMU_CHECK(cudaLibraryLoadFromFile(&runtime_library, argv[1], nullptr, nullptr, 0, nullptr,
+                                      nullptr, 0));
+    cudaKernel_t saxpy;
+    EMU_CHECK(cudaLibraryGetKernel(&saxpy, runtime_library, "saxpy"));
+    float a = 0.5f;
+    void* saxpy_args[] = {&a, &x, &x, &length};
+    EMU_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(saxpy), dim3(2), dim3(64), saxpy_args,
+                               0, nullptr));
+    EMU_CHECK(cudaLibraryUnload(runtime_library));
   }
 
   CU_CHECK(cuEventDestroy(done));
