@@ -15,8 +15,10 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -72,6 +74,8 @@ struct Module {
   std::set<std::string> names;  // kernels found in the image
   bool names_known = false;     // false: the image could not be read; any name is accepted
   std::string format;           // "ptx", "cubin", "fatbin", "unknown"
+  std::map<std::string, std::size_t> globals;         // __device__/__constant__ name → bytes
+  std::map<std::string, const void*> global_storage;  // made on first cuModuleGetGlobal
   bool live = true;
 };
 
@@ -166,6 +170,60 @@ void ptx_entries(std::string_view ptx, std::set<std::string>* names) {
   }
 }
 
+// Module-scope `.global` / `.const` variables of PTX text with their sizes, e.g.
+// `.visible .global .align 4 .b8 table[64];` → table: 64 bytes.
+void ptx_globals(std::string_view ptx, std::map<std::string, std::size_t>* globals) {
+  std::size_t line_start = 0;
+  int depth = 0;  // braces: only module scope counts
+  while (line_start < ptx.size()) {
+    std::size_t line_end = ptx.find('\n', line_start);
+    if (line_end == std::string_view::npos) line_end = ptx.size();
+    std::string_view line = ptx.substr(line_start, line_end - line_start);
+    line_start = line_end + 1;
+    for (char c : line) depth += c == '{' ? 1 : c == '}' ? -1 : 0;
+    if (depth != 0) continue;
+    std::istringstream tokens{std::string(line)};
+    std::string token;
+    bool space = false;
+    std::size_t element = 0;
+    while (tokens >> token) {
+      if (token == ".visible" || token == ".extern" || token == ".weak") continue;
+      if (!space) {
+        if (token != ".global" && token != ".const") break;
+        space = true;
+        continue;
+      }
+      if (token == ".align") {
+        tokens >> token;
+        continue;
+      }
+      if (element == 0) {
+        // .b8/.u32/.f64/...: the element size from the bit count
+        if (token.size() >= 3 && token[0] == '.' &&
+            std::isdigit(static_cast<unsigned char>(token.back()))) {
+          std::size_t bits = 0;
+          for (std::size_t i = 2;
+               i < token.size() && std::isdigit(static_cast<unsigned char>(token[i])); ++i) {
+            bits = bits * 10 + static_cast<std::size_t>(token[i] - '0');
+          }
+          element = std::max<std::size_t>(1, bits / 8);
+          continue;
+        }
+        break;  // .pred, .texref, ...: not a plain variable
+      }
+      // name[dim][dim]... possibly followed by ';' or '='
+      const std::size_t bracket = token.find('[');
+      std::string name = token.substr(0, std::min(bracket, token.find_first_of(";=")));
+      std::size_t bytes = element;
+      for (std::size_t at = bracket; at != std::string::npos; at = token.find('[', at + 1)) {
+        bytes *= static_cast<std::size_t>(std::strtoull(token.c_str() + at + 1, nullptr, 10));
+      }
+      if (!name.empty()) (*globals)[name] = bytes;
+      break;
+    }
+  }
+}
+
 template <typename T>
 T read_at(const unsigned char* base, std::size_t offset) {
   T value;
@@ -175,7 +233,8 @@ T read_at(const unsigned char* base, std::size_t offset) {
 
 // Kernels of an ELF64 cubin: its `.text.<kernel>` sections. `size` bounds the reads when known
 // (0: trust the headers, as the driver does for cuModuleLoadData).
-bool cubin_entries(const unsigned char* elf, std::size_t size, std::set<std::string>* names) {
+bool cubin_entries(const unsigned char* elf, std::size_t size, std::set<std::string>* names,
+                   std::map<std::string, std::size_t>* globals = nullptr) {
   if (std::memcmp(elf,
                   "\x7f"
                   "ELF",
@@ -193,13 +252,42 @@ bool cubin_entries(const unsigned char* elf, std::size_t size, std::set<std::str
   const auto strtab_size = read_at<std::uint64_t>(strtab_header, 0x20);
   if (size != 0 && strtab + strtab_size > size) return false;
   const char* strings = reinterpret_cast<const char*>(elf + strtab);
+  std::vector<std::string_view> section_names(shnum);
   for (std::uint16_t i = 0; i < shnum; ++i) {
     const unsigned char* header = elf + shoff + std::size_t{i} * shentsize;
     const auto name = read_at<std::uint32_t>(header, 0);
     if (name >= strtab_size) continue;
     const std::string_view section(strings + name, ::strnlen(strings + name, strtab_size - name));
+    section_names[i] = section;
     if (section.rfind(".text.", 0) == 0 && section.size() > 6) {
       names->emplace(section.substr(6));
+    }
+  }
+  if (globals == nullptr) return true;
+  // Variables: the symbol table's objects in .nv.global* / .nv.constant* sections.
+  for (std::uint16_t i = 0; i < shnum; ++i) {
+    const unsigned char* header = elf + shoff + std::size_t{i} * shentsize;
+    if (read_at<std::uint32_t>(header, 4) != 2) continue;  // SHT_SYMTAB
+    const auto offset = read_at<std::uint64_t>(header, 0x18);
+    const auto bytes = read_at<std::uint64_t>(header, 0x20);
+    const auto link = read_at<std::uint32_t>(header, 0x28);
+    if (link >= shnum || (size != 0 && offset + bytes > size)) continue;
+    const unsigned char* names_header = elf + shoff + std::size_t{link} * shentsize;
+    const auto names_offset = read_at<std::uint64_t>(names_header, 0x18);
+    const auto names_size = read_at<std::uint64_t>(names_header, 0x20);
+    if (size != 0 && names_offset + names_size > size) continue;
+    const char* symbol_names = reinterpret_cast<const char*>(elf + names_offset);
+    for (std::uint64_t at = 0; at + 24 <= bytes; at += 24) {
+      const unsigned char* symbol = elf + offset + at;
+      const auto name = read_at<std::uint32_t>(symbol, 0);
+      const auto info = read_at<std::uint8_t>(symbol, 4);
+      const auto index = read_at<std::uint16_t>(symbol, 6);
+      const auto length = read_at<std::uint64_t>(symbol, 16);
+      if ((info & 0xf) != 1 || index >= shnum || name >= names_size) continue;  // STT_OBJECT
+      const std::string_view section = section_names[index];
+      if (section.rfind(".nv.global", 0) != 0 && section.rfind(".nv.constant", 0) != 0) continue;
+      (*globals)[std::string(symbol_names + name,
+                             ::strnlen(symbol_names + name, names_size - name))] = length;
     }
   }
   return true;
@@ -210,7 +298,8 @@ constexpr std::uint32_t kFatbinWrapperMagic = 0x466243B1;
 
 // Kernels of a fat binary: every uncompressed ELF entry's sections and PTX entry's `.entry`s
 // (compressed entries are skipped: their names stay unknown unless another entry has them).
-bool fatbin_entries(const unsigned char* fatbin, std::size_t size, std::set<std::string>* names) {
+bool fatbin_entries(const unsigned char* fatbin, std::size_t size, std::set<std::string>* names,
+                    std::map<std::string, std::size_t>* globals) {
   if (read_at<std::uint32_t>(fatbin, 0) != kFatbinMagic) return false;
   const auto header_size = read_at<std::uint16_t>(fatbin, 6);
   const auto fat_size = read_at<std::uint64_t>(fatbin, 8);
@@ -228,11 +317,12 @@ bool fatbin_entries(const unsigned char* fatbin, std::size_t size, std::set<std:
     const unsigned char* data = entry + entry_header;
     const bool compressed = (flags & 0x2000) != 0;
     if (!compressed && kind == 2) {
-      any = cubin_entries(data, payload, names) || any;
+      any = cubin_entries(data, payload, names, globals) || any;
     } else if (!compressed && kind == 1) {
-      ptx_entries(std::string_view(reinterpret_cast<const char*>(data),
-                                   ::strnlen(reinterpret_cast<const char*>(data), payload)),
-                  names);
+      const std::string_view text(reinterpret_cast<const char*>(data),
+                                  ::strnlen(reinterpret_cast<const char*>(data), payload));
+      ptx_entries(text, names);
+      ptx_globals(text, globals);
       any = true;
     }
     at += entry_header + payload;
@@ -252,10 +342,10 @@ Module* load_image(const void* image, std::size_t size) {
                   "ELF",
                   4) == 0) {
     module->format = "cubin";
-    module->names_known = cubin_entries(bytes, size, &module->names);
+    module->names_known = cubin_entries(bytes, size, &module->names, &module->globals);
   } else if (read_at<std::uint32_t>(bytes, 0) == kFatbinMagic) {
     module->format = "fatbin";
-    module->names_known = fatbin_entries(bytes, size, &module->names);
+    module->names_known = fatbin_entries(bytes, size, &module->names, &module->globals);
   } else {
     const char* text = reinterpret_cast<const char*>(bytes);
     const std::string_view ptx(text, size != 0 ? ::strnlen(text, size) : std::strlen(text));
@@ -263,6 +353,7 @@ Module* load_image(const void* image, std::size_t size) {
         ptx.find(".entry") != std::string_view::npos) {
       module->format = "ptx";
       ptx_entries(ptx, &module->names);
+      ptx_globals(ptx, &module->globals);
       module->names_known = true;
     } else {
       module->format = "unknown";
@@ -287,6 +378,17 @@ CUresult finish_load(CUmodule* out, Module* module, const char* api, std::int64_
   }
   names += "]";
   record.raw("kernels", names);
+  if (!module->globals.empty()) {
+    std::string globals = "{";
+    for (const auto& [name, bytes] : module->globals) {
+      if (globals.size() > 1) globals += ",";
+      append_json_string(globals, name);
+      globals += ':';
+      globals += std::to_string(bytes);
+    }
+    globals += "}";
+    record.raw("globals", globals);
+  }
   record.field_bool("names_known", module->names_known);
   end_record(record);
   *out = reinterpret_cast<CUmodule>(module);
@@ -782,6 +884,34 @@ PT_EXPORT CUresult cuKernelSetAttribute(CUfunction_attribute attribute, int valu
                                         CUdevice device) {
   if (!detail::valid_device(device)) return CUDA_ERROR_INVALID_DEVICE;
   return cuFuncSetAttribute(reinterpret_cast<CUfunction>(kernel), attribute, value);
+}
+
+PT_EXPORT CUresult cuModuleGetGlobal(CUdeviceptr* pointer, size_t* bytes, CUmodule handle,
+                                     const char* name) {
+  if (name == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  detail::Module* m = detail::live_module(handle);
+  if (m == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+  const void* storage = nullptr;
+  std::size_t size = 0;
+  {
+    std::lock_guard<std::mutex> lock(detail::state().mutex);
+    const auto it = m->globals.find(name);
+    if (it == m->globals.end()) return CUDA_ERROR_NOT_FOUND;
+    size = it->second;
+    auto& slot = m->global_storage[name];
+    if (slot == nullptr) {
+      // Device storage like a __device__ variable's (zero-initialised: the image's initial
+      // values are not read), keyed by a host cell of its own.
+      const char* shadow = new char[std::max<std::size_t>(size, 1)]();  // never freed
+      detail::register_variable(shadow, name, size, false, nullptr);
+      slot = detail::lookup_variable(shadow).storage;
+    }
+    storage = slot;
+  }
+  if (storage == nullptr) return CUDA_ERROR_OUT_OF_MEMORY;
+  if (pointer != nullptr) *pointer = reinterpret_cast<CUdeviceptr>(storage);
+  if (bytes != nullptr) *bytes = size;
+  return CUDA_SUCCESS;
 }
 
 PT_EXPORT CUresult cuModuleGetFunctionCount(unsigned int* count, CUmodule handle) {
@@ -1564,6 +1694,7 @@ const EntryPoint kEntryPoints[] = {
     PT_ENTRY(cuModuleUnload),
     PT_ENTRY(cuModuleGetFunction),
     PT_ENTRY(cuModuleGetFunctionCount),
+    PT_ENTRY(cuModuleGetGlobal),
     PT_ENTRY(cuModuleGetLoadingMode),
     PT_ENTRY(cuFuncGetName),
     PT_ENTRY(cuLibraryLoadData),

@@ -118,7 +118,9 @@ TEST_F(DriverApi, PtxModuleLaunchesAndVirtualMemoryAreRecorded) {
   for (const json& load : loads) EXPECT_TRUE(load.at("names_known").get<bool>()) << load.dump();
   for (int i : {1, 2}) {
     EXPECT_EQ(loads[i].at("kernels"), json::array({"_Z15templated_scalePfi", "saxpy"}));
+    EXPECT_EQ(loads[i].at("globals"), json({{"coeffs", 64}, {"counter", 4}}));
   }
+  EXPECT_EQ(loads[0].at("globals"), json({{"gain", 4}, {"table", 64}}));
   const auto registers = trace.of("register");
   ASSERT_EQ(registers.size(), 4u);
   EXPECT_EQ(registers[0].at("name"), "scale_kernel");
@@ -184,13 +186,26 @@ TEST_F(DriverApi, PtxModuleLaunchesAndVirtualMemoryAreRecorded) {
   EXPECT_EQ(maps[0].at("handle"), mallocs[1].at("ptr"));
   EXPECT_EQ(unmaps[0].at("ptr"), maps[0].at("ptr"));
   // Copies through the mapping: the runtime's cudaMemcpy sees it as device memory.
+  // Copies, in order: the PTX module's `table` global, x, the VMM mapping (runtime copies), the
+  // compiled modules' `coeffs` global.
+  struct Copy {
+    const char* api;
+    const char* kind;
+    std::int64_t bytes;
+  };
+  const Copy expected_copies[] = {
+      {"cuMemcpyHtoD_v2", "HtoD", 64},   {"cuMemcpyDtoH_v2", "DtoH", 64},
+      {"cuMemcpyHtoD_v2", "HtoD", 4096}, {"cuMemcpyDtoH_v2", "DtoH", 4096},
+      {"cudaMemcpy", "HtoD", 4 << 20},   {"cudaMemcpy", "DtoH", 4 << 20},
+      {"cuMemcpyHtoD_v2", "HtoD", 64},   {"cuMemcpyHtoD_v2", "HtoD", 64}};
   const auto copies = trace.of("memcpy");
-  ASSERT_EQ(copies.size(), 4u);
-  EXPECT_EQ(copies[0].at("api"), "cuMemcpyHtoD_v2");
-  EXPECT_EQ(copies[1].at("api"), "cuMemcpyDtoH_v2");
-  EXPECT_EQ(copies[2].at("kind"), "HtoD");
-  EXPECT_EQ(copies[2].at("bytes"), 4 << 20);
-  EXPECT_EQ(copies[3].at("kind"), "DtoH");
+  ASSERT_EQ(copies.size(), std::size(expected_copies));
+  for (std::size_t i = 0; i < copies.size(); ++i) {
+    SCOPED_TRACE(copies[i].dump());
+    EXPECT_EQ(copies[i].at("api"), expected_copies[i].api);
+    EXPECT_EQ(copies[i].at("kind"), expected_copies[i].kind);
+    EXPECT_EQ(copies[i].at("bytes"), expected_copies[i].bytes);
+  }
   // cudaFree of the mapped range is refused (one misuse), nothing is unsupported.
   const auto misuse = trace.of("misuse");
   ASSERT_EQ(misuse.size(), 1u);

@@ -40,6 +40,9 @@ const char* kPtx = R"(
 .target sm_90
 .address_size 64
 
+.visible .global .align 4 .b8 table[64];
+.const .align 4 .f32 gain;
+
 .visible .entry scale_kernel(
 	.param .u64 scale_kernel_param_0,
 	.param .f32 scale_kernel_param_1,
@@ -63,6 +66,14 @@ typedef CUresult (*LaunchFn)(CUfunction, unsigned, unsigned, unsigned, unsigned,
 
 // Loads a compiled module, finds both kernels by name and launches each once.
 void run_compiled_module(CUmodule module, CUdeviceptr x, int n) {
+  CUdeviceptr coeffs, counter;
+  size_t coeffs_bytes = 0, counter_bytes = 0;
+  CU_CHECK(cuModuleGetGlobal(&coeffs, &coeffs_bytes, module, "coeffs"));
+  CU_CHECK(cuModuleGetGlobal(&counter, &counter_bytes, module, "counter"));
+  EMU_REQUIRE(coeffs_bytes == 16 * sizeof(float) && counter_bytes == sizeof(int));
+  const float values[16] = {1, 2, 3};
+  CU_CHECK(cuMemcpyHtoD(coeffs, values, sizeof values));
+  CU_CHECK(cuMemsetD32(counter, 0, 1));
   CUfunction saxpy, scale, missing;
   CU_CHECK(cuModuleGetFunction(&saxpy, module, "saxpy"));
   CU_CHECK(cuModuleGetFunction(&scale, module, "_Z15templated_scalePfi"));
@@ -106,6 +117,22 @@ int main(int argc, char** argv) {
 
   CUmodule module;
   CU_CHECK(cuModuleLoadData(&module, kPtx));
+  // Module globals: found with their sizes, device memory the copies reach.
+  CUdeviceptr table;
+  size_t table_bytes = 0;
+  CU_CHECK(cuModuleGetGlobal(&table, &table_bytes, module, "table"));
+  EMU_REQUIRE(table_bytes == 64);
+  unsigned char in[64], out[64];
+  for (int i = 0; i < 64; ++i) in[i] = static_cast<unsigned char>(3 * i);
+  CU_CHECK(cuMemcpyHtoD(table, in, sizeof in));
+  CU_CHECK(cuMemcpyDtoH(out, table, sizeof out));
+  EMU_REQUIRE(std::memcmp(in, out, sizeof in) == 0);
+  CUdeviceptr gain;
+  size_t gain_bytes = 0;
+  CU_CHECK(cuModuleGetGlobal(&gain, &gain_bytes, module, "gain"));
+  EMU_REQUIRE(gain_bytes == 4);
+  EMU_REQUIRE(cuModuleGetGlobal(&gain, &gain_bytes, module, "no_such_global") ==
+              CUDA_ERROR_NOT_FOUND);
   CUfunction scale, add_one, missing;
   CU_CHECK(cuModuleGetFunction(&scale, module, "scale_kernel"));
   CU_CHECK(cuModuleGetFunction(&add_one, module, "add_one_kernel"));
