@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <span>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "cli_runner.h"
@@ -66,6 +67,24 @@ class EmulateProgramsTest : public testing_cli::CliTest {
       std::sort(list.begin(), list.end(),
                 [](const Kernel& a, const Kernel& b) { return a.start_us < b.start_us; });
     return by_rank;
+  }
+
+  // Records of `op` in the one trace kept in OUT/traces (--keep-traces), in file order.
+  static std::vector<nlohmann::json> kept(const fs::path& out, const std::string& op) {
+    std::vector<nlohmann::json> records;
+    std::vector<fs::path> files;
+    for (const auto& entry : fs::directory_iterator(out / "traces")) {
+      if (entry.path().extension() == ".jsonl") files.push_back(entry.path());
+    }
+    EXPECT_EQ(files.size(), 1u);
+    if (files.empty()) return records;
+    std::ifstream in(files.front());
+    std::string line;
+    while (std::getline(in, line)) {
+      const nlohmann::json record = nlohmann::json::parse(line);
+      if (record.value("op", "") == op) records.push_back(record);
+    }
+    return records;
   }
 
   fs::path programs_;
@@ -267,7 +286,7 @@ TEST_F(EmulateProgramsTest, ExplicitGraphIsPredictedLikeTheCapturedOne) {
   std::ofstream(dir_ / "kernels.csv") << "name,duration_us\nbranch_a,3\nbranch_b,3\ntail_c,3\n";
   const fs::path out = dir_ / "out";
   const CliRun r = emulate({"--kernel-table", (dir_ / "kernels.csv").string(), "--max-host-gap-us",
-                            "0.001", "--out", out.string()},
+                            "0.001", "--keep-traces", "--out", out.string()},
                            {(programs_ / "graph_explicit").string()});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   const nlohmann::json summary = nlohmann::json::parse(slurp(out / "summary.json"));
@@ -281,6 +300,17 @@ TEST_F(EmulateProgramsTest, ExplicitGraphIsPredictedLikeTheCapturedOne) {
   EXPECT_EQ(count["branch_a"], 6 * 8);
   EXPECT_EQ(count["branch_b"], 6 * 8);
   EXPECT_EQ(count["tail_c"], 6);
+  // Recorded: 7 launches (setup + 6), each iteration's 17 kernels, the setup's copy and memset,
+  // and the refused conditional node.
+  EXPECT_EQ(kept(out, "graph_launch").size(), 7u);
+  const auto recorded = kept(out, "kernel");
+  ASSERT_EQ(recorded.size(), 6u * 17u);
+  for (const auto& k : recorded) EXPECT_TRUE(k.contains("graph")) << k.dump();
+  EXPECT_EQ(kept(out, "memcpy").size(), 1u);
+  EXPECT_EQ(kept(out, "memset").size(), 1u);
+  const auto unsupported = kept(out, "unsupported");
+  ASSERT_EQ(unsupported.size(), 1u);
+  EXPECT_EQ(unsupported[0]["api"], "cudaGraphAddNode(conditional node)");
 }
 
 // cuDNN convolutions are predicted as their implicit GEMMs at the device model's roofline
@@ -292,8 +322,8 @@ TEST_F(EmulateProgramsTest, CudnnConvolutionsAndCurandArePredicted) {
     GTEST_SKIP() << "programs not built";
   }
   const fs::path out = dir_ / "conv";
-  const CliRun r =
-      emulate({"--gpu", "h100", "--out", out.string()}, {(programs_ / "cudnn_conv").string()});
+  const CliRun r = emulate({"--gpu", "h100", "--keep-traces", "--out", out.string()},
+                           {(programs_ / "cudnn_conv").string()});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   const nlohmann::json summary = nlohmann::json::parse(slurp(out / "summary.json"));
   EXPECT_EQ(summary["warnings"].size(), 0u) << summary["warnings"].dump();
@@ -310,6 +340,15 @@ TEST_F(EmulateProgramsTest, CudnnConvolutionsAndCurandArePredicted) {
   };
   const double dense_fwd = roofline_us(25088, 128, 576, 1, device::Precision::kTf32, 4);
   const double grouped = roofline_us(6272, 32, 288, 4, device::Precision::kFp16, 2);
+  // Recorded, one by one: per step forward, grouped forward, backward data, backward filter.
+  const auto convs = kept(out, "gemm");
+  ASSERT_EQ(convs.size(), 12u);
+  const char* directions[] = {"forward", "forward", "backward_data", "backward_filter"};
+  for (std::size_t i = 0; i < convs.size(); ++i) {
+    EXPECT_EQ(convs[i]["conv"]["direction"], directions[i % 4]) << i;
+    EXPECT_EQ(convs[i]["flops"].get<std::int64_t>(), i % 4 == 1 ? 462422016LL : 3699376128LL) << i;
+  }
+  EXPECT_EQ(kept(out, "kernel").size(), 12u);  // bias, ReLU, pooling, softmax per step
   const auto dense = kernels(out, "gemm_float32_m25088_n128_k576").at(0);
   ASSERT_EQ(dense.size(), 3u);
   for (const Kernel& k : dense) EXPECT_NEAR(k.duration_us, dense_fwd, 0.01);
@@ -384,9 +423,9 @@ TEST_F(EmulateProgramsTest, DriverApiProgramRunsThroughTheLauncher) {
   if (!fs::exists(programs_ / "driver_api")) GTEST_SKIP() << "program not built";
   std::ofstream(dir_ / "kernels.csv") << "name,duration_us\nscale_kernel,7\nadd_one_kernel,5\n";
   const fs::path out = dir_ / "out";
-  const CliRun r = emulate(
-      {"--kernel-table", (dir_ / "kernels.csv").string(), "--whole-trace", "--out", out.string()},
-      {(programs_ / "driver_api").string()});
+  const CliRun r = emulate({"--kernel-table", (dir_ / "kernels.csv").string(), "--whole-trace",
+                            "--keep-traces", "--out", out.string()},
+                           {(programs_ / "driver_api").string()});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   const nlohmann::json summary = nlohmann::json::parse(slurp(out / "summary.json"));
   EXPECT_EQ(summary["warnings"].size(), 0u) << summary["warnings"].dump();
@@ -397,6 +436,23 @@ TEST_F(EmulateProgramsTest, DriverApiProgramRunsThroughTheLauncher) {
   for (const Kernel& k : by_rank.begin()->second) durations[k.name].push_back(k.duration_us);
   EXPECT_EQ(durations["scale_kernel"], (std::vector<double>{7, 7}));
   EXPECT_EQ(durations["add_one_kernel"], (std::vector<double>{5, 5, 5}));
+  // The recorded launches, one by one (name, grid, stream), as the launcher's run wrote them.
+  const auto launches = kept(out, "kernel");
+  const std::vector<std::tuple<std::string, int, int>> expected = {{"scale_kernel", 4, 0},
+                                                                   {"add_one_kernel", 8, 1},
+                                                                   {"scale_kernel", 2, 2},
+                                                                   {"add_one_kernel", 1, 2},
+                                                                   {"add_one_kernel", 16, 0}};
+  ASSERT_EQ(launches.size(), expected.size());
+  for (std::size_t i = 0; i < launches.size(); ++i) {
+    EXPECT_EQ(launches[i]["name"], std::get<0>(expected[i])) << i;
+    EXPECT_EQ(launches[i]["grid"][0], std::get<1>(expected[i])) << i;
+    EXPECT_EQ(launches[i]["stream"], std::get<2>(expected[i])) << i;
+    EXPECT_EQ(launches[i]["api"], "cuLaunchKernel") << i;
+  }
+  const auto maps = kept(out, "mem_map");
+  ASSERT_EQ(maps.size(), 1u);
+  EXPECT_EQ(maps[0]["bytes"], 4 << 20);
   EXPECT_EQ(summary["ranks"][0]["peak_memory_bytes"][0].get<std::int64_t>(), 4096 + (4 << 20))
       << summary["ranks"][0].dump();
 }
