@@ -1128,9 +1128,8 @@ PT_EXPORT CUresult cuPointerGetAttribute(void* data, CUpointer_attribute attribu
 }
 
 namespace {
-CUresult copy(CUdeviceptr dst_or_zero, void* dst, const void* src, size_t bytes,
-              cudaMemcpyKind kind, CUstream stream, bool async, const char* api) {
-  (void)dst_or_zero;
+CUresult copy(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind, CUstream stream,
+              bool async, const char* api) {
   ErrorScope scope;
   return to_driver(impl::memcpy_1d(dst, src, bytes, kind, stream, async, false, api));
 }
@@ -1138,37 +1137,37 @@ void* device_pointer(CUdeviceptr p) { return reinterpret_cast<void*>(p); }
 }  // namespace
 
 PT_EXPORT CUresult cuMemcpyHtoD(CUdeviceptr dst, const void* src, size_t bytes) {
-  return copy(dst, device_pointer(dst), src, bytes, cudaMemcpyHostToDevice, nullptr, false,
+  return copy(device_pointer(dst), src, bytes, cudaMemcpyHostToDevice, nullptr, false,
               "cuMemcpyHtoD_v2");
 }
 PT_EXPORT CUresult cuMemcpyDtoH(void* dst, CUdeviceptr src, size_t bytes) {
-  return copy(0, dst, device_pointer(src), bytes, cudaMemcpyDeviceToHost, nullptr, false,
+  return copy(dst, device_pointer(src), bytes, cudaMemcpyDeviceToHost, nullptr, false,
               "cuMemcpyDtoH_v2");
 }
 PT_EXPORT CUresult cuMemcpyDtoD(CUdeviceptr dst, CUdeviceptr src, size_t bytes) {
-  return copy(dst, device_pointer(dst), device_pointer(src), bytes, cudaMemcpyDeviceToDevice,
-              nullptr, false, "cuMemcpyDtoD_v2");
+  return copy(device_pointer(dst), device_pointer(src), bytes, cudaMemcpyDeviceToDevice, nullptr,
+              false, "cuMemcpyDtoD_v2");
 }
 PT_EXPORT CUresult cuMemcpyHtoDAsync(CUdeviceptr dst, const void* src, size_t bytes,
                                      CUstream stream) {
-  return copy(dst, device_pointer(dst), src, bytes, cudaMemcpyHostToDevice, stream, true,
+  return copy(device_pointer(dst), src, bytes, cudaMemcpyHostToDevice, stream, true,
               "cuMemcpyHtoDAsync_v2");
 }
 PT_EXPORT CUresult cuMemcpyDtoHAsync(void* dst, CUdeviceptr src, size_t bytes, CUstream stream) {
-  return copy(0, dst, device_pointer(src), bytes, cudaMemcpyDeviceToHost, stream, true,
+  return copy(dst, device_pointer(src), bytes, cudaMemcpyDeviceToHost, stream, true,
               "cuMemcpyDtoHAsync_v2");
 }
 PT_EXPORT CUresult cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
                                      CUstream stream) {
-  return copy(dst, device_pointer(dst), device_pointer(src), bytes, cudaMemcpyDeviceToDevice,
-              stream, true, "cuMemcpyDtoDAsync_v2");
+  return copy(device_pointer(dst), device_pointer(src), bytes, cudaMemcpyDeviceToDevice, stream,
+              true, "cuMemcpyDtoDAsync_v2");
 }
 PT_EXPORT CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t bytes) {
-  return copy(dst, device_pointer(dst), device_pointer(src), bytes, cudaMemcpyDefault, nullptr,
-              false, "cuMemcpy");
+  return copy(device_pointer(dst), device_pointer(src), bytes, cudaMemcpyDefault, nullptr, false,
+              "cuMemcpy");
 }
 PT_EXPORT CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream) {
-  return copy(dst, device_pointer(dst), device_pointer(src), bytes, cudaMemcpyDefault, stream, true,
+  return copy(device_pointer(dst), device_pointer(src), bytes, cudaMemcpyDefault, stream, true,
               "cuMemcpyAsync");
 }
 
