@@ -292,6 +292,7 @@ bool commit(ParseState& state, EventFields& f) {
   if (kind == EventKind::kPythonFunction && !state.options.keep_python_functions) return true;
   if (state.trace.events.size() >= state.options.max_events) return false;
 
+  if (state.trace.events.size() >= state.events_prefaulted) state.prefault_events();
   TraceEvent& event = state.trace.events.emplace_back();
   event.kind = kind;
   event.name = name;

@@ -149,6 +149,7 @@ core::Result<RankTrace> read_kineto_trace(const std::string& path, int default_r
 core::Result<std::vector<RankTrace>> read_kineto_traces(
     const std::vector<std::string>& paths_or_dirs, const ReadOptions& options) {
   if (paths_or_dirs.empty()) return core::Error{"no trace files given"};
+  const detail::SortScratchScope scratch;  // one sort buffer reused across the traces
   std::vector<RankTrace> traces;
   for (const std::string& path : paths_or_dirs) {
     std::error_code error;
