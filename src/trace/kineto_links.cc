@@ -29,11 +29,7 @@ bool needs_correlation(EventKind kind) {
 // at the launch and an "f" at the GPU event, both at the event's own (pid, tid, ts).
 void fill_correlations_from_flows(ParseState& state) {
   std::vector<TraceEvent>& events = state.trace.events;
-  if (state.flows.empty()) return;
-  const bool any_missing = std::any_of(events.begin(), events.end(), [](const TraceEvent& e) {
-    return e.correlation < 0 && needs_correlation(e.kind);
-  });
-  if (!any_missing) return;
+  if (state.flows.empty() || !state.correlation_missing) return;
   struct Key {
     std::int64_t pid, tid, ts;
     bool operator==(const Key&) const = default;
@@ -70,7 +66,16 @@ void fill_correlations_from_flows(ParseState& state) {
 void apply_base_and_sort(ParseState& state) {
   std::vector<TraceEvent>& events = state.trace.events;
   const std::int64_t base = state.has_base_time ? state.base_time_ns : 0;
-  std::size_t kept = 0;
+  // Sort compact keys rather than the 96-byte events: far fewer cache misses. Built in the same
+  // pass that applies the base (one pass over the events less).
+  struct Key {
+    std::int64_t start_ns;
+    std::int64_t duration_ns;
+    std::uint32_t index;
+  };
+  std::vector<Key> keys;
+  keys.reserve(events.size());
+  std::uint32_t kept = 0;
   for (std::size_t i = 0; i < events.size(); ++i) {
     TraceEvent& event = events[i];
     std::int64_t start = 0;
@@ -84,20 +89,10 @@ void apply_base_and_sort(ParseState& state) {
     }
     event.start_ns = start;
     if (kept != i) events[kept] = event;
+    keys.push_back(Key{start, event.duration_ns, kept});
     ++kept;
   }
   events.resize(kept);
-  // Sort compact keys rather than the 96-byte events: far fewer cache misses.
-  struct Key {
-    std::int64_t start_ns;
-    std::int64_t duration_ns;
-    std::uint32_t index;
-  };
-  std::vector<Key> keys;
-  keys.reserve(events.size());
-  for (std::uint32_t i = 0; i < events.size(); ++i) {
-    keys.push_back(Key{events[i].start_ns, events[i].duration_ns, i});
-  }
   const auto before = [](const Key& x, const Key& y) {
     if (x.start_ns != y.start_ns) return x.start_ns < y.start_ns;
     if (x.duration_ns != y.duration_ns) return x.duration_ns > y.duration_ns;

@@ -85,9 +85,12 @@ std::size_t name_slot(std::string_view raw) {
   std::uint64_t head = 0;
   std::uint64_t tail = 0;
   const std::size_t n = std::min<std::size_t>(raw.size(), 8);
-  std::memcpy(&head, raw.data(), n);
-  std::memcpy(&tail, raw.data() + raw.size() - n, n);
-  const std::uint64_t h = (head ^ (tail * 0x9E3779B97F4A7C15ull) ^ raw.size()) * 0xff51afd7ed558ccdull;
+  if (n > 0) {  // an absent name is an empty view with no data
+    std::memcpy(&head, raw.data(), n);
+    std::memcpy(&tail, raw.data() + raw.size() - n, n);
+  }
+  const std::uint64_t h =
+      (head ^ (tail * 0x9E3779B97F4A7C15ull) ^ raw.size()) * 0xff51afd7ed558ccdull;
   return static_cast<std::size_t>(h >> 56) % ParseState::kNameCacheSlots;
 }
 

@@ -94,6 +94,9 @@ struct ParseState {
   std::int64_t base_time_ns = 0;
   std::int64_t invalid_runtime_events = 0;  // INVALID records dropped (no usable timing)
   std::int64_t invalid_runtime_kept = 0;
+  // Some GPU work, runtime/driver call or cuda_sync record has no args.correlation (set by the
+  // walk, so that finish_trace need not scan every event to know whether flows must fill them).
+  bool correlation_missing = false;
   // Events up to this index have their memory faulted in (see prefault_events).
   std::size_t events_prefaulted = 0;
 
