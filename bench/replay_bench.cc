@@ -70,7 +70,8 @@ const Job& job(int ranks, std::size_t megabytes_total) {
 struct RemoveJobs {
   ~RemoveJobs() {
     std::error_code error;
-    for (const fs::directory_entry& entry : fs::directory_iterator(fs::temp_directory_path(), error)) {
+    for (const fs::directory_entry& entry :
+         fs::directory_iterator(fs::temp_directory_path(), error)) {
       if (entry.path().filename().string().starts_with("powertrain-replay-bench-" +
                                                        std::to_string(::getpid()) + "-")) {
         fs::remove_all(entry.path(), error);

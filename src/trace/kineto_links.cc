@@ -171,40 +171,44 @@ class EnclosingCollectives {
 class CorrelationIndex {
  public:
   explicit CorrelationIndex(const std::vector<TraceEvent>& events) {
-    std::size_t count = 0;
-    for (const TraceEvent& e : events) {
-      if (e.correlation < 0 || !(is_launch_kind(e.kind) || is_gpu_work(e.kind))) continue;
-      min_ = std::min(min_, e.correlation);
-      max_ = std::max(max_, e.correlation);
-      ++count;
-    }
-    if (count == 0) return;
-    dense_ = static_cast<std::uint64_t>(max_ - min_) < 4 * count + 1024;
-    if (dense_) {
-      const auto span = static_cast<std::size_t>(max_ - min_) + 1;
-      launch_table_.assign(span, kNone);
-      gpu_table_.assign(span, 0);
-    }
+    // One pass over the (large) events into compact lists; the rest works on those.
     for (std::uint32_t i = 0; i < events.size(); ++i) {
       const TraceEvent& e = events[i];
       if (e.correlation < 0) continue;
       if (is_launch_kind(e.kind)) {
-        if (dense_) {
-          std::uint32_t& slot = launch_table_[static_cast<std::size_t>(e.correlation - min_)];
-          if (slot == kNone) slot = i;
-        } else {
-          launches_.emplace_back(e.correlation, i);
-        }
+        launches_.emplace_back(e.correlation, i);
       } else if (is_gpu_work(e.kind)) {
-        if (dense_) {
-          gpu_table_[static_cast<std::size_t>(e.correlation - min_)] = 1;
-        } else {
-          gpu_correlations_.push_back(e.correlation);
-        }
+        gpu_correlations_.push_back(e.correlation);
       }
     }
-    std::sort(launches_.begin(), launches_.end());
-    std::sort(gpu_correlations_.begin(), gpu_correlations_.end());
+    for (const auto& [correlation, index] : launches_) {
+      min_ = std::min(min_, correlation);
+      max_ = std::max(max_, correlation);
+    }
+    for (const std::int64_t correlation : gpu_correlations_) {
+      min_ = std::min(min_, correlation);
+      max_ = std::max(max_, correlation);
+    }
+    const std::size_t count = launches_.size() + gpu_correlations_.size();
+    if (count == 0) return;
+    dense_ = static_cast<std::uint64_t>(max_ - min_) < 4 * count + 1024;
+    if (!dense_) {
+      std::sort(launches_.begin(), launches_.end());
+      std::sort(gpu_correlations_.begin(), gpu_correlations_.end());
+      return;
+    }
+    const auto span = static_cast<std::size_t>(max_ - min_) + 1;
+    launch_table_.assign(span, kNone);
+    gpu_table_.assign(span, 0);
+    for (const auto& [correlation, index] : launches_) {  // in event order: the first one wins
+      std::uint32_t& slot = launch_table_[static_cast<std::size_t>(correlation - min_)];
+      if (slot == kNone) slot = index;
+    }
+    for (const std::int64_t correlation : gpu_correlations_) {
+      gpu_table_[static_cast<std::size_t>(correlation - min_)] = 1;
+    }
+    launches_ = {};
+    gpu_correlations_ = {};
   }
 
   /// The first runtime/driver event carrying `correlation`, or -1.
