@@ -76,9 +76,9 @@ core::Result<PaddedBuffer> PaddedBuffer::map_file(int fd, std::size_t size,
     return core::Error{fmt::format("{}: cannot map the file: {}", source, std::strerror(errno))};
   }
   if (::madvise(region, size, MADV_POPULATE_READ) == 0) return buffer;
-  // An older kernel (EINVAL): pages fault in as they are read. An I/O error reading the file
-  // (EFAULT/EIO) is reported now rather than as SIGBUS while parsing.
-  if (errno != EINVAL) {
+  // A file that shrank since fstat or cannot be read (EFAULT, EIO) is reported now rather than as
+  // SIGBUS while parsing; otherwise (an older kernel: EINVAL; EINTR) pages fault in as read.
+  if (errno == EFAULT || errno == EIO) {
     return core::Error{fmt::format("{}: cannot read the file: {}", source, std::strerror(errno))};
   }
   return buffer;

@@ -32,8 +32,7 @@ std::size_t json_cap(const ReadOptions& options) {
 // otherwise be resident next to the sort's second copy of the events.
 core::Result<RankTrace> parse_padded(char* data, std::size_t size, std::size_t capacity,
                                      const std::string& source, int default_rank,
-                                     const ReadOptions& options,
-                                     PaddedBuffer* document = nullptr) {
+                                     const ReadOptions& options, PaddedBuffer* document = nullptr) {
   if (size > json_cap(options)) {
     return core::Error{fmt::format("{}: {} bytes of JSON, more than the limit of {} bytes", source,
                                    size, json_cap(options))};
