@@ -101,8 +101,7 @@ struct ParseState {
   std::size_t events_prefaulted = 0;
 
   /// Faults in the next few MiB of trace.events' reserved capacity with one madvise call:
-  /// faulting page by page cost ~8 % of reading a large trace. On the first call the capacity is
-  /// also advised to use transparent huge pages. Contents are unchanged.
+  /// faulting page by page cost ~10 % of reading a large trace. Contents are unchanged.
   void prefault_events();
 };
 
