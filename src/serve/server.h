@@ -33,6 +33,13 @@ class Server {
   /// Runs the threads until stop() (from a signal handler thread or another thread).
   void run();
   void stop();
+  /// Requests read and not yet answered (the count --max-pending bounds).
+  std::size_t in_flight() const;
+  /// Test hook: while held, requests that passed the limits wait before the service sees them
+  /// (holding their in-flight slot); releasing hands them on in arrival order. Lets tests reach
+  /// the 503 path without relying on timing.
+  void hold_requests(bool hold);
+  std::size_t held_requests() const;
   /// Prometheus text exposition of the counters (also served at /metrics).
   std::string metrics_text() const;
 
