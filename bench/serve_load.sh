@@ -43,8 +43,19 @@ echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
   done
 ) >"$work/rss" &
 sampler=$!
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$server/stat"; }
+requests() { curl -sf "$url/metrics" | awk -F'} ' '/requests_total\{route="\/schedule/ {n += $2} END {print n + 0}'; }
+ticks0=$(cpu_ticks)
+req0=$(requests)
 JOB=$enc wrk -t2 -c"$connections" -d"$duration" --latency -s "$here/bench/serve_schedule.lua" "$url"
+ticks1=$(cpu_ticks)
+req1=$(requests)
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+# Server CPU per request (user + system, measured): independent of how much CPU other processes
+# left the server, unlike requests/s on a shared machine.
+awk -v t="$((ticks1 - ticks0))" -v hz="$(getconf CLK_TCK)" -v n="$((req1 - req0))" 'BEGIN {
+  printf "server CPU: %.1f s for %d /schedule requests = %.1f us per request (measured)\n",
+    t / hz, n, (n > 0 ? 1e6 * t / hz / n : 0) }'
 curl -sf "$url/metrics" | grep -E 'requests_total\{route="/schedule|in_flight' || true
 kill "$sampler" 2>/dev/null || true
 echo "server RSS (KiB), sampled every ${rss_every} s:"

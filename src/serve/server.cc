@@ -156,7 +156,11 @@ class Metrics {
 struct Server::Impl {
   Service& service;
   ServerOptions options;
-  asio::io_context io;
+  // One io_context per thread, each run by exactly one thread (concurrency hint 1: no scheduler
+  // locking), connections dealt round-robin; a connection's handlers never need a strand.
+  std::vector<std::unique_ptr<asio::io_context>> ios;
+  std::vector<asio::executor_work_guard<asio::io_context::executor_type>> work;
+  std::size_t next_io = 0;
   tcp::acceptor acceptor;
   std::vector<std::thread> threads;
   std::atomic<std::size_t> in_flight{0};
@@ -167,8 +171,15 @@ struct Server::Impl {
   std::mutex hold_mutex;
   std::vector<std::function<void()>> parked;
 
+  static std::vector<std::unique_ptr<asio::io_context>> make_ios(int n) {
+    std::vector<std::unique_ptr<asio::io_context>> out;
+    for (int i = 0; i < std::max(1, n); ++i) out.push_back(std::make_unique<asio::io_context>(1));
+    return out;
+  }
   Impl(Service& s, ServerOptions o)
-      : service(s), options(std::move(o)), io(std::max(1, options.threads)), acceptor(io) {}
+      : service(s), options(std::move(o)), ios(make_ios(options.threads)), acceptor(*ios[0]) {
+    for (auto& io : ios) work.push_back(asio::make_work_guard(*io));
+  }
 
   void accept();
   void log(const std::string& method, const std::string& target, const Response& r, double seconds,
@@ -356,7 +367,8 @@ class Session : public std::enable_shared_from_this<Session> {
 }  // namespace
 
 void Server::Impl::accept() {
-  acceptor.async_accept(asio::make_strand(io), [this](beast::error_code ec, tcp::socket socket) {
+  asio::io_context& io = *ios[next_io++ % ios.size()];  // only the acceptor's thread runs this
+  acceptor.async_accept(io, [this](beast::error_code ec, tcp::socket socket) {
     if (ec == asio::error::operation_aborted) return;
     if (!ec) std::make_shared<Session>(std::move(socket), *this)->start();
     if (acceptor.is_open()) accept();
@@ -395,20 +407,21 @@ core::Result<std::unique_ptr<Server>> Server::start(Service& service, ServerOpti
 unsigned short Server::port() const { return impl_->acceptor.local_endpoint().port(); }
 
 void Server::run() {
-  const int n = std::max(1, impl_->options.threads);
-  for (int i = 1; i < n; ++i) impl_->threads.emplace_back([this] { impl_->io.run(); });
-  impl_->io.run();
+  for (std::size_t i = 1; i < impl_->ios.size(); ++i) {
+    impl_->threads.emplace_back([this, i] { impl_->ios[i]->run(); });
+  }
+  impl_->ios[0]->run();
   for (auto& t : impl_->threads) {
     if (t.joinable()) t.join();
   }
 }
 
 void Server::stop() {
-  asio::post(impl_->io, [this] {
+  asio::post(*impl_->ios[0], [this] {
     beast::error_code ec;
     impl_->acceptor.close(ec);
   });
-  impl_->io.stop();
+  for (auto& io : impl_->ios) io->stop();
 }
 
 std::size_t Server::in_flight() const { return impl_->in_flight.load(); }

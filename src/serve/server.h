@@ -1,6 +1,7 @@
-// HTTP/1.1 front of the plan server: Boost.Beast over Boost.Asio, one io_context run by a small
-// thread pool, keep-alive, request size limit (413), bearer token (401), bounded in-flight
-// requests (503 + Retry-After), /health, Prometheus /metrics and one JSON log line per request.
+// HTTP/1.1 front of the plan server: Boost.Beast over Boost.Asio, one io_context per worker thread
+// (connections dealt round-robin), keep-alive, request size limit (413), bearer token (401),
+// bounded in-flight requests (503 + Retry-After), /health, Prometheus /metrics and one JSON log
+// line per request.
 #pragma once
 
 #include <cstdint>
