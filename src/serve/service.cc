@@ -1038,7 +1038,7 @@ Response Service::result(const std::string& job_id, const Request& request) {
   // In-vivo profiling: the result may move a stage's sweep (or give P_blocking); the result,
   // the new sweep state and, when the sweep ended, the profile it produced commit together.
   std::optional<ProfileSpec> profile;
-  if (auto error = advance_profiling(*job, rank, j, *profiling, profile)) return *error;
+  if (auto error = advance_profiling(rank, j, *profiling, profile)) return *error;
   std::optional<frontier::PlanningProblem> problem;
   std::string failure;
   if (profile) {
@@ -1100,8 +1100,7 @@ Response Service::result(const std::string& job_id, const Request& request) {
   return json_response(200, nullptr);
 }
 
-std::optional<Response> Service::advance_profiling(const Job& job, int rank, const json& j,
-                                                   InVivoProfiling& p,
+std::optional<Response> Service::advance_profiling(int rank, const json& j, InVivoProfiling& p,
                                                    std::optional<ProfileSpec>& profile) {
   auto sum_of = [](const json& list) {
     double sum = 0.0;
@@ -1189,7 +1188,6 @@ std::optional<Response> Service::advance_profiling(const Job& job, int rank, con
     spec.schedule = p.schedule;
     profile = std::move(spec);
   }
-  (void)job;
   return std::nullopt;
 }
 

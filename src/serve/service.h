@@ -147,7 +147,7 @@ class Service {
   Response get_profiling(const std::string& job_id);
   // Applies a /result to the job's in-vivo profiling (caller holds write_mutex_); returns an
   // error response, or nullopt with `profiling` updated and `profile` set when the sweep ended.
-  std::optional<Response> advance_profiling(const Job& job, int rank, const nlohmann::json& result,
+  std::optional<Response> advance_profiling(int rank, const nlohmann::json& result,
                                             InVivoProfiling& profiling,
                                             std::optional<ProfileSpec>& profile);
 
