@@ -324,7 +324,7 @@ class Session : public std::enable_shared_from_this<Session> {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
     server_.metrics.record(r.route, method, r.status, seconds);
     server_.log(method, target, r, seconds, remote_);
-    // One response object per connection, reused: its header storage is recycled per request.
+    // One response object per connection, reused rather than allocated per answer.
     response_.clear();
     response_.version(11);
     response_.result(static_cast<unsigned>(r.status));
