@@ -1,6 +1,6 @@
 // Max flow and min cuts with lower bounds, checked by proof (brute force over all cuts) and against
 // Boost.Graph and the two-phase Algorithm 3.
-#include "frontier/max_flow.h"
+#include "flow/max_flow.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <limits>
 #include <random>
 
-namespace powertrain::frontier {
+namespace powertrain::flow {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -250,4 +250,4 @@ TEST(MinCutWithLowerBounds, BackwardArcCreditsItsLowerBound) {
 }
 
 }  // namespace
-}  // namespace powertrain::frontier
+}  // namespace powertrain::flow

@@ -1,14 +1,16 @@
-// Maximum flow (Dinic) and minimum s–t cuts with flow lower bounds (Perseus App. E, Algorithm 3).
+// Maximum flow (Dinic) and minimum s–t cuts with flow lower bounds: generic graph algorithms on
+// integer node/arc handles, with no knowledge of what the arcs stand for (the frontier solver in
+// src/frontier builds the networks).
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
-namespace powertrain::frontier {
+namespace powertrain::flow {
 
 /// A residual flow network with double capacities; +infinity is allowed for uncapacitated arcs.
 /// Arcs are stored in pairs (arc, reverse = arc ^ 1). Memory is kept across reset() for reuse in
-/// the solver's inner loop. Not thread-safe; use one per thread.
+/// a caller's inner loop. Not thread-safe; use one per thread.
 class FlowNetwork {
  public:
   /// Clears all arcs and sets the node count. O(nodes).
@@ -84,7 +86,7 @@ double flow_tolerance(const std::vector<BoundedArc>& arcs);
 
 /// The flow of the previous min_cut_with_lower_bounds call, kept to start the next one from it.
 /// Reused only when the next call has the same nodes and arc endpoints, which holds for most
-/// consecutive Phillips–Dessouky iterations (only the bounds change).
+/// calls of an iterative caller that only changes bounds.
 struct FlowWarmStart {
   int num_nodes = -1;
   std::vector<int> from, to;
@@ -103,12 +105,12 @@ MinCut min_cut_with_lower_bounds(int num_nodes, int source, int sink,
                                  FlowWarmStart* warm_start = nullptr);
 
 /// Minimal minimum cuts with lower bounds (as min_cut_with_lower_bounds) for a sequence of networks
-/// whose arc endpoints rarely change: consecutive Phillips–Dessouky steps change a few arcs'
-/// bounds. Keeps the residual network and the last maximum flow; a bound change repairs the flow
-/// around the arc's ends only, so a step costs a few searches of the network and no allocation.
-/// The terminal arcs that turn lower bounds into node demands (source→v, v→sink) are not stored as
-/// arcs: each node keeps their residuals, so searches scan only the bounded arcs, stored in
-/// adjacency order (residual next to head) for sequential reads.
+/// whose arc endpoints rarely change and whose consecutive calls change a few arcs' bounds. Keeps
+/// the residual network and the last maximum flow; a bound change repairs the flow around the arc's
+/// ends only, so a step costs a few searches of the network and no allocation. The terminal arcs
+/// that turn lower bounds into node demands (source→v, v→sink) are not stored as arcs: each node
+/// keeps their residuals, so searches scan only the bounded arcs, stored in adjacency order
+/// (residual next to head) for sequential reads.
 class IncrementalMinCut {
  public:
   /// Loads a network. With the same node count and arc endpoints as the loaded one, only bounds
@@ -177,9 +179,9 @@ class IncrementalMinCut {
   bool rescale_ = false, recheck_infinite_ = true, unbounded_ = false, cold_ = true;
 };
 
-/// Perseus Algorithm 3 as printed: find a feasible flow through a helper source/sink, then augment
-/// it to a maximum flow. Reports kInfeasible when the lower bounds cannot be met. Kept as a
-/// reference to cross-check min_cut_with_lower_bounds in tests.
+/// The textbook two-phase method with lower bounds: find a feasible flow through a helper
+/// source/sink, then augment it to a maximum flow. Reports kInfeasible when the lower bounds cannot
+/// be met. Kept as a reference to cross-check min_cut_with_lower_bounds in tests.
 MinCut max_flow_with_lower_bounds(int num_nodes, int source, int sink,
                                   const std::vector<BoundedArc>& arcs);
 
@@ -198,4 +200,4 @@ MinCut boost_min_cut_with_lower_bounds(int num_nodes, int source, int sink,
                                        const std::vector<BoundedArc>& arcs,
                                        bool boykov_kolmogorov = false);
 
-}  // namespace powertrain::frontier
+}  // namespace powertrain::flow

@@ -6,9 +6,9 @@
 #include <cmath>
 #include <limits>
 
-#include "frontier/max_flow.h"
+#include "flow/max_flow.h"
 
-namespace powertrain::frontier {
+namespace powertrain::flow {
 namespace {
 
 using Traits = boost::adjacency_list_traits<boost::vecS, boost::vecS, boost::directedS>;
@@ -109,4 +109,4 @@ MinCut boost_min_cut_with_lower_bounds(int num_nodes, int source, int sink,
   return result;
 }
 
-}  // namespace powertrain::frontier
+}  // namespace powertrain::flow

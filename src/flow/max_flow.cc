@@ -1,12 +1,12 @@
 // Dinic's max flow on a reusable residual network, and minimum cuts with flow lower bounds.
-#include "frontier/max_flow.h"
+#include "flow/max_flow.h"
 
 #include <algorithm>
 #include <cassert>
 #include <cmath>
 #include <limits>
 
-namespace powertrain::frontier {
+namespace powertrain::flow {
 namespace {
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
@@ -721,4 +721,4 @@ MinCut brute_force_min_cut(int num_nodes, int source, int sink,
   return best;
 }
 
-}  // namespace powertrain::frontier
+}  // namespace powertrain::flow
