@@ -1,4 +1,4 @@
-#include "frontier/model_profile.h"
+#include "profile/model_profile.h"
 
 #include <fmt/core.h>
 
@@ -8,7 +8,7 @@
 
 #include "core/csv.h"
 
-namespace powertrain::frontier {
+namespace powertrain::profile {
 namespace {
 
 core::Result<device::Precision> parse_precision(const std::string& name) {
@@ -71,9 +71,10 @@ core::Status load_gpu_params(const std::string& path, device::GpuSpec& gpu) {
     if (!doc["gpu"].is_string()) return core::Error{path + ": \"gpu\" must be a GPU name"};
     const std::string calibrated_for = doc["gpu"].get<std::string>();
     if (calibrated_for != gpu.name) {
-      return core::Error{fmt::format("{}: calibrated for {}, not for {} (--gpu); calibrate {} or "
-                                     "drop --gpu-params",
-                                     path, calibrated_for, gpu.name, gpu.name)};
+      return core::Error{
+          fmt::format("{}: calibrated for {}, not for {} (--gpu); calibrate {} or "
+                      "drop --gpu-params",
+                      path, calibrated_for, gpu.name, gpu.name)};
     }
   }
   device::DvfsParams& p = gpu.dvfs;
@@ -252,4 +253,4 @@ std::string profile_csv(const Profile& profile) {
   return text;
 }
 
-}  // namespace powertrain::frontier
+}  // namespace powertrain::profile

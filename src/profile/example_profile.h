@@ -3,9 +3,9 @@
 
 #include <string>
 
-#include "frontier/profile.h"
+#include "profile/profile.h"
 
-namespace powertrain::frontier {
+namespace powertrain::profile {
 
 /// Defaults that go with the example profile.
 struct ExampleDefaults {
@@ -24,4 +24,4 @@ struct ExampleDefaults {
 /// energy = power · time. Rounded to 1e-6 s and 1e-4 J.
 std::string example_profile_csv();
 
-}  // namespace powertrain::frontier
+}  // namespace powertrain::profile

@@ -8,7 +8,7 @@
 #include "core/result.h"
 #include "pipeline/operation_dag.h"
 
-namespace powertrain::frontier {
+namespace powertrain::profile {
 
 /// One measurement: an instruction run at one SM clock.
 struct MeasuredOption {
@@ -59,4 +59,4 @@ core::Result<Profile> read_profile(const std::string& path);
 core::Status validate_profile_for_pipeline(const Profile& profile, int num_stages,
                                            bool needs_recompute);
 
-}  // namespace powertrain::frontier
+}  // namespace powertrain::profile

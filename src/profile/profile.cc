@@ -1,5 +1,5 @@
 // Profile reading and validation; every error names the file and line.
-#include "frontier/profile.h"
+#include "profile/profile.h"
 
 #include <fmt/core.h>
 
@@ -11,7 +11,7 @@
 
 #include "core/csv.h"
 
-namespace powertrain::frontier {
+namespace powertrain::profile {
 
 using core::Error;
 using pipeline::InstructionKind;
@@ -147,4 +147,4 @@ core::Status validate_profile_for_pipeline(const Profile& profile, int num_stage
   return core::Ok{};
 }
 
-}  // namespace powertrain::frontier
+}  // namespace powertrain::profile

@@ -9,12 +9,12 @@
 #include "core/result.h"
 #include "device/calibration.h"
 #include "device/gpu.h"
-#include "frontier/profile.h"
+#include "profile/profile.h"
 #include "workload/job.h"
 #include "workload/model_zoo.h"
 #include "workload/partition.h"
 
-namespace powertrain::frontier {
+namespace powertrain::profile {
 
 /// What a user names on the command line to describe a job.
 struct ModelJobRequest {
@@ -65,4 +65,4 @@ core::Result<std::vector<device::CalibrationSample>> calibration_samples(const M
 /// Writes a profile as Perseus CSV text (stage,instruction,frequency,time,energy).
 std::string profile_csv(const Profile& profile);
 
-}  // namespace powertrain::frontier
+}  // namespace powertrain::profile

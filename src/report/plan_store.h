@@ -7,7 +7,7 @@
 
 #include "core/result.h"
 
-namespace powertrain::frontier {
+namespace powertrain::report {
 
 struct StoredPoint {
   double time_s = 0.0;             // planned
@@ -49,4 +49,4 @@ struct LookupDecision {
 };
 LookupDecision decide(const StoredFrontier& frontier, double straggler_time_s);
 
-}  // namespace powertrain::frontier
+}  // namespace powertrain::report

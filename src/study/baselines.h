@@ -10,9 +10,9 @@
 
 #include "frontier/evaluate.h"
 #include "frontier/problem.h"
-#include "frontier/profile.h"
+#include "profile/profile.h"
 
-namespace powertrain::frontier {
+namespace powertrain::study {
 
 /// One baseline plan: a measured clock per DAG node, evaluated on the pipeline DAG.
 struct BaselinePoint {
@@ -52,12 +52,13 @@ struct Baselines {
 /// ZeusGlobal is empty when no clock was measured for every (stage, instruction), ZeusPerStage
 /// when a GPU's instructions share no measured clock.
 /// O(clocks × (nodes + edges)) for Zeus; EnvPipe takes at most one DAG pass per raise step.
-Baselines compute_baselines(const PlanningProblem& problem, const Profile& profile);
+Baselines compute_baselines(const frontier::PlanningProblem& problem,
+                            const profile::Profile& profile);
 
 /// The realized frontier point Perseus would run in place of a baseline lasting `time_s`: the one
 /// with the least realized energy among those whose realized time is within `time_s` (relative
 /// tolerance 1e-9). nullopt when every realized point is slower. O(points).
-std::optional<std::size_t> perseus_point_within(const std::vector<RealizedPlan>& realized,
+std::optional<std::size_t> perseus_point_within(const std::vector<frontier::RealizedPlan>& realized,
                                                 double time_s);
 
-}  // namespace powertrain::frontier
+}  // namespace powertrain::study

@@ -1,6 +1,6 @@
 // Baselines (Perseus §6.2, §6.4): clock choices of Zeus and EnvPipe, evaluated with measured
 // numbers on the same DAG and energy definition as realized frontier points.
-#include "frontier/baselines.h"
+#include "study/baselines.h"
 
 #include <fmt/core.h>
 
@@ -11,7 +11,7 @@
 
 #include "frontier/solver.h"
 
-namespace powertrain::frontier {
+namespace powertrain::study {
 namespace {
 
 using pipeline::InstructionKind;
@@ -23,13 +23,14 @@ constexpr double kRelativeTolerance = 1e-9;
 // Every measured option of every model, lowest clock first; constant-time models get their single
 // fixed option (clock 0). A plan is an index into its node's ladder.
 struct Ladders {
-  std::vector<std::vector<MeasuredOption>> by_model;
+  std::vector<std::vector<profile::MeasuredOption>> by_model;
 
-  const std::vector<MeasuredOption>& of(const PlanningProblem& problem, int v) const {
+  const std::vector<profile::MeasuredOption>& of(const frontier::PlanningProblem& problem,
+                                                 int v) const {
     return by_model[static_cast<std::size_t>(problem.model_of_operation[v])];
   }
   // Index of `mhz` in a ladder, or -1.
-  static int find(const std::vector<MeasuredOption>& ladder, int mhz) {
+  static int find(const std::vector<profile::MeasuredOption>& ladder, int mhz) {
     for (std::size_t i = 0; i < ladder.size(); ++i) {
       if (ladder[i].frequency_mhz == mhz) return static_cast<int>(i);
     }
@@ -37,25 +38,27 @@ struct Ladders {
   }
 };
 
-Ladders build_ladders(const PlanningProblem& problem, const Profile& profile) {
+Ladders build_ladders(const frontier::PlanningProblem& problem, const profile::Profile& profile) {
   Ladders ladders;
   for (std::size_t m = 0; m < problem.models.size(); ++m) {
     if (problem.model_stage[m] < 0) {
       ladders.by_model.push_back({problem.max_clock_option[m]});
       continue;
     }
-    const InstructionProfile* entry = profile.find(problem.model_stage[m], problem.model_kind[m]);
-    std::vector<MeasuredOption> ladder = entry->options;
-    std::sort(ladder.begin(), ladder.end(), [](const MeasuredOption& a, const MeasuredOption& b) {
-      return a.frequency_mhz < b.frequency_mhz;
-    });
+    const profile::InstructionProfile* entry =
+        profile.find(problem.model_stage[m], problem.model_kind[m]);
+    std::vector<profile::MeasuredOption> ladder = entry->options;
+    std::sort(ladder.begin(), ladder.end(),
+              [](const profile::MeasuredOption& a, const profile::MeasuredOption& b) {
+                return a.frequency_mhz < b.frequency_mhz;
+              });
     ladders.by_model.push_back(std::move(ladder));
   }
   return ladders;
 }
 
 // Measured times of a plan given as ladder indices.
-std::vector<double> plan_times(const PlanningProblem& problem, const Ladders& ladders,
+std::vector<double> plan_times(const frontier::PlanningProblem& problem, const Ladders& ladders,
                                const std::vector<int>& index) {
   std::vector<double> times(index.size());
   for (std::size_t v = 0; v < index.size(); ++v) {
@@ -64,27 +67,27 @@ std::vector<double> plan_times(const PlanningProblem& problem, const Ladders& la
   return times;
 }
 
-BaselinePoint evaluate_plan(const PlanningProblem& problem, const Ladders& ladders,
+BaselinePoint evaluate_plan(const frontier::PlanningProblem& problem, const Ladders& ladders,
                             const std::vector<int>& index, std::string label) {
   std::vector<double> times(index.size()), energies(index.size());
   BaselinePoint point;
   point.label = std::move(label);
   point.clock_by_operation.resize(index.size());
   for (std::size_t v = 0; v < index.size(); ++v) {
-    const MeasuredOption& option =
+    const profile::MeasuredOption& option =
         ladders.of(problem, static_cast<int>(v))[static_cast<std::size_t>(index[v])];
     times[v] = option.time_s;
     energies[v] = option.energy_j;
     point.clock_by_operation[v] = option.frequency_mhz;
   }
-  const RealizedPlan realized = evaluate_measured(problem, times, energies);
+  const frontier::RealizedPlan realized = frontier::evaluate_measured(problem, times, energies);
   point.time_s = realized.time_s;
   point.energy_j = realized.energy_j;
   return point;
 }
 
 // Every node at the top of its ladder (constant nodes have one option).
-std::vector<int> top_indices(const PlanningProblem& problem, const Ladders& ladders) {
+std::vector<int> top_indices(const frontier::PlanningProblem& problem, const Ladders& ladders) {
   std::vector<int> index(problem.dag.operations.size());
   for (std::size_t v = 0; v < index.size(); ++v) {
     index[v] = static_cast<int>(ladders.of(problem, static_cast<int>(v)).size()) - 1;
@@ -98,7 +101,7 @@ std::vector<int> common_clocks(const Ladders& ladders, const std::vector<int>& m
   bool first = true;
   for (int m : models) {
     std::vector<int> clocks;
-    for (const MeasuredOption& o : ladders.by_model[static_cast<std::size_t>(m)]) {
+    for (const profile::MeasuredOption& o : ladders.by_model[static_cast<std::size_t>(m)]) {
       clocks.push_back(o.frequency_mhz);
     }
     if (first) {
@@ -116,7 +119,7 @@ std::vector<int> common_clocks(const Ladders& ladders, const std::vector<int>& m
 
 // Plan with the given clock on every profiled node for which `clock_of(v)` returns a clock.
 template <typename ClockOf>
-std::vector<int> plan_with_clocks(const PlanningProblem& problem, const Ladders& ladders,
+std::vector<int> plan_with_clocks(const frontier::PlanningProblem& problem, const Ladders& ladders,
                                   ClockOf clock_of) {
   std::vector<int> index = top_indices(problem, ladders);
   for (std::size_t v = 0; v < index.size(); ++v) {
@@ -126,7 +129,8 @@ std::vector<int> plan_with_clocks(const PlanningProblem& problem, const Ladders&
   return index;
 }
 
-std::vector<BaselinePoint> zeus_global(const PlanningProblem& problem, const Ladders& ladders) {
+std::vector<BaselinePoint> zeus_global(const frontier::PlanningProblem& problem,
+                                       const Ladders& ladders) {
   std::vector<int> profiled;
   for (std::size_t m = 0; m < problem.models.size(); ++m) {
     if (problem.model_stage[m] >= 0) profiled.push_back(static_cast<int>(m));
@@ -139,7 +143,8 @@ std::vector<BaselinePoint> zeus_global(const PlanningProblem& problem, const Lad
   return points;
 }
 
-std::vector<BaselinePoint> zeus_per_stage(const PlanningProblem& problem, const Ladders& ladders) {
+std::vector<BaselinePoint> zeus_per_stage(const frontier::PlanningProblem& problem,
+                                          const Ladders& ladders) {
   // A power limit is per GPU, so balance GPUs; a GPU's forward time per microbatch is the sum over
   // the model chunks it holds (one chunk unless interleaved).
   const int gpus = problem.num_gpus();
@@ -231,7 +236,7 @@ std::vector<char> critical_nodes(const pipeline::OperationDag& dag, const std::v
   return critical;
 }
 
-BaselinePoint envpipe(const PlanningProblem& problem, const Ladders& ladders,
+BaselinePoint envpipe(const frontier::PlanningProblem& problem, const Ladders& ladders,
                       double all_max_time_s) {
   const pipeline::OperationDag& dag = problem.dag;
   const int last_gpu = problem.num_gpus() - 1;
@@ -288,7 +293,8 @@ BaselinePoint envpipe(const PlanningProblem& problem, const Ladders& ladders,
 
 }  // namespace
 
-Baselines compute_baselines(const PlanningProblem& problem, const Profile& profile) {
+Baselines compute_baselines(const frontier::PlanningProblem& problem,
+                            const profile::Profile& profile) {
   const Ladders ladders = build_ladders(problem, profile);
   Baselines baselines;
   baselines.all_max_clock =
@@ -299,7 +305,7 @@ Baselines compute_baselines(const PlanningProblem& problem, const Profile& profi
   return baselines;
 }
 
-std::optional<std::size_t> perseus_point_within(const std::vector<RealizedPlan>& realized,
+std::optional<std::size_t> perseus_point_within(const std::vector<frontier::RealizedPlan>& realized,
                                                 double time_s) {
   std::optional<std::size_t> best;
   for (std::size_t i = 0; i < realized.size(); ++i) {
@@ -309,4 +315,4 @@ std::optional<std::size_t> perseus_point_within(const std::vector<RealizedPlan>&
   return best;
 }
 
-}  // namespace powertrain::frontier
+}  // namespace powertrain::study

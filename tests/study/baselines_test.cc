@@ -1,7 +1,7 @@
 // Baselines (all max clock, ZeusGlobal, ZeusPerStage, EnvPipe): exact values on hand-made
 // profiles, and on the real Perseus GPT-3 175B profiles in ../shared/data the Perseus frontier
 // against every baseline and EnvPipe against the Perseus artifact's EnvPipe results.
-#include "frontier/baselines.h"
+#include "study/baselines.h"
 
 #include <gtest/gtest.h>
 
@@ -12,11 +12,11 @@
 #include <string>
 
 #include "core/csv.h"
-#include "frontier/example_profile.h"
-#include "frontier/outputs.h"
 #include "frontier/solver.h"
+#include "profile/example_profile.h"
+#include "report/frontier_report.h"
 
-namespace powertrain::frontier {
+namespace powertrain::study {
 namespace {
 
 namespace fs = std::filesystem;
@@ -26,24 +26,26 @@ fs::path data_dir() {
   return fs::path(POWERTRAIN_SOURCE_DIR) / ".." / "shared" / "data" / "perseus";
 }
 
-Profile parse(const std::string& csv) {
+profile::Profile parse(const std::string& csv) {
   auto table = core::parse_csv(csv, "test.csv");
   EXPECT_TRUE(table.ok());
-  auto profile = parse_profile(*table);
+  auto profile = profile::parse_profile(*table);
   EXPECT_TRUE(profile.ok()) << profile.error().message;
   return *profile;
 }
 
-PlanningProblem build(const Profile& profile, int stages, int microbatches, double p_blocking_w,
-                      double unit_time_s, CostModelKind cost_model = CostModelKind::kExponential) {
+frontier::PlanningProblem build(
+    const profile::Profile& profile, int stages, int microbatches, double p_blocking_w,
+    double unit_time_s,
+    frontier::CostModelKind cost_model = frontier::CostModelKind::kExponential) {
   pipeline::PipelineSpec spec;
   spec.num_gpus = stages;
   spec.num_microbatches = microbatches;
-  PlanningSettings settings;
+  frontier::PlanningSettings settings;
   settings.p_blocking_w = p_blocking_w;
   settings.unit_time_s = unit_time_s;
   settings.cost_model = cost_model;
-  auto problem = build_planning_problem(profile, spec, settings);
+  auto problem = frontier::build_planning_problem(profile, spec, settings);
   EXPECT_TRUE(problem.ok()) << problem.error().message;
   return std::move(*problem);
 }
@@ -70,18 +72,18 @@ const char* const kTwoStages =
 // stage 0's second forward is ready in time (always here). Energy = Σ energies + P_blocking (1 W)
 // × (2 GPUs × time − Σ busy time).
 Baselines two_stage_baselines() {
-  const PlanningProblem problem = build(parse(kTwoStages), 2, 2, 1.0, 0.05);
+  const frontier::PlanningProblem problem = build(parse(kTwoStages), 2, 2, 1.0, 0.05);
   return compute_baselines(problem, parse(kTwoStages));
 }
 
 TEST(Baselines, AllMaxClockMatchesTheExistingBaseline) {
-  const PlanningProblem problem = build(parse(kTwoStages), 2, 2, 1.0, 0.05);
+  const frontier::PlanningProblem problem = build(parse(kTwoStages), 2, 2, 1.0, 0.05);
   const Baselines b = compute_baselines(problem, parse(kTwoStages));
   // f0 = 1, b0 = 2, f1 = 1.5, b1 = 3: time 1 + 3 + 6 + 2 = 12; energies 2 (10 + 20 + 15 + 30) =
   // 150; busy 15; blocking 24 − 15 = 9.
   EXPECT_DOUBLE_EQ(b.all_max_clock.time_s, 12.0);
   EXPECT_DOUBLE_EQ(b.all_max_clock.energy_j, 159.0);
-  const RealizedPlan existing = all_max_clock_baseline(problem);
+  const frontier::RealizedPlan existing = frontier::all_max_clock_baseline(problem);
   EXPECT_EQ(b.all_max_clock.time_s, existing.time_s);
   EXPECT_EQ(b.all_max_clock.energy_j, existing.energy_j);
 }
@@ -124,7 +126,7 @@ TEST(Baselines, ZeusPerStageBalancesForwardTimeAndCanSlowTheCriticalPath) {
 }
 
 TEST(Baselines, EnvPipeKeepsTheEnvelopeAtTopClock) {
-  const PlanningProblem problem = build(parse(kTwoStages), 2, 2, 1.0, 0.05);
+  const frontier::PlanningProblem problem = build(parse(kTwoStages), 2, 2, 1.0, 0.05);
   const Baselines b = compute_baselines(problem, parse(kTwoStages));
   // Only stage 0's F1 and B0 are inside the envelope; at their least-energy clock (1000 MHz) they
   // fit in the slack, so nothing is raised: 12 s; 145.5 J + (24 − 16.5) J.
@@ -150,10 +152,11 @@ TEST(Baselines, EnvPipeRaisesCriticalClocksUntilNoSlowdown) {
   csv.replace(csv.find(old_backward), old_backward.size(),
               "0,backward,1400,2.0,20\n0,backward,1200,4.4,17\n0,backward,1100,4.8,16.5\n"
               "0,backward,1000,5.0,16\n");
-  const Profile profile = parse(csv);
+  const profile::Profile profile = parse(csv);
   // (The convex hull model: the exponential fit of this made-up backward is not convex, and
   // baselines do not use the fit anyway.)
-  const PlanningProblem problem = build(profile, 2, 2, 1.0, 0.05, CostModelKind::kPiecewiseLinear);
+  const frontier::PlanningProblem problem =
+      build(profile, 2, 2, 1.0, 0.05, frontier::CostModelKind::kPiecewiseLinear);
   const Baselines b = compute_baselines(problem, profile);
   EXPECT_DOUBLE_EQ(b.envpipe.time_s, 12.0);
   EXPECT_NEAR(b.envpipe.energy_j, 151.6, 1e-12);
@@ -166,7 +169,8 @@ TEST(Baselines, EnvPipeRaisesCriticalClocksUntilNoSlowdown) {
 }
 
 TEST(Baselines, PerseusPointWithinPicksTheLeastEnergyNoSlowerPoint) {
-  const std::vector<RealizedPlan> realized = {{3.0, 10.0}, {2.5, 12.0}, {2.4, 11.0}, {2.0, 15.0}};
+  const std::vector<frontier::RealizedPlan> realized = {
+      {3.0, 10.0}, {2.5, 12.0}, {2.4, 11.0}, {2.0, 15.0}};
   EXPECT_EQ(perseus_point_within(realized, 2.5), std::optional<std::size_t>(2));
   EXPECT_EQ(perseus_point_within(realized, 3.0), std::optional<std::size_t>(0));
   EXPECT_EQ(perseus_point_within(realized, 2.0), std::optional<std::size_t>(3));
@@ -174,13 +178,13 @@ TEST(Baselines, PerseusPointWithinPicksTheLeastEnergyNoSlowerPoint) {
 }
 
 TEST(Baselines, OutputsListEveryBaseline) {
-  const Profile profile = parse(kTwoStages);
-  const PlanningProblem problem = build(profile, 2, 2, 1.0, 0.05);
-  const Frontier frontier = solve_frontier(problem);
+  const profile::Profile profile = parse(kTwoStages);
+  const frontier::PlanningProblem problem = build(profile, 2, 2, 1.0, 0.05);
+  const frontier::Frontier frontier = frontier::solve_frontier(problem);
   const FrontierRun run = analyze(problem, frontier, "test.csv", &profile);
   ASSERT_TRUE(run.baselines.has_value());
 
-  const std::string csv = baselines_csv(run);
+  const std::string csv = report::baselines_csv(run);
   auto table = core::parse_csv(csv, "baselines.csv");
   ASSERT_TRUE(table.ok());
   ASSERT_EQ(table->rows.size(), 1u + 3u + 3u + 1u);
@@ -189,7 +193,7 @@ TEST(Baselines, OutputsListEveryBaseline) {
   EXPECT_EQ(table->rows.back().fields[0], "envpipe");
   EXPECT_EQ(std::stod(table->rows.back().fields[3]), run.baselines->envpipe.energy_j);
 
-  const auto summary = nlohmann::json::parse(summary_json(run));
+  const auto summary = nlohmann::json::parse(report::summary_json(run));
   ASSERT_TRUE(summary.contains("baselines"));
   EXPECT_EQ(summary["baselines"]["zeus_global"].size(), 3u);
   EXPECT_EQ(summary["baselines"]["zeus_per_stage"].size(), 3u);
@@ -197,23 +201,23 @@ TEST(Baselines, OutputsListEveryBaseline) {
   EXPECT_NEAR(summary["baselines"]["envpipe"]["savings_vs_all_max_clock_percent"].get<double>(),
               100.0 * (1.0 - 153.0 / 159.0), 1e-9);
 
-  const std::string svg = frontier_svg(run);
+  const std::string svg = report::frontier_svg(run);
   for (const char* legend : {"ZeusGlobal", "ZeusPerStage", "EnvPipe", "all max clock"}) {
     EXPECT_NE(svg.find(legend), std::string::npos) << legend;
   }
-  const std::string text = baselines_summary(run);
+  const std::string text = report::baselines_summary(run);
   EXPECT_NE(text.find("EnvPipe       12.0000 s, 153.0 J"), std::string::npos) << text;
 
   // Without the profile there are no baselines and no baseline rows.
   const FrontierRun bare = analyze(problem, frontier, "test.csv");
   EXPECT_FALSE(bare.baselines.has_value());
-  EXPECT_EQ(baselines_csv(bare), "baseline,label,time,energy\n");
-  EXPECT_FALSE(nlohmann::json::parse(summary_json(bare)).contains("baselines"));
+  EXPECT_EQ(report::baselines_csv(bare), "baseline,label,time,energy\n");
+  EXPECT_FALSE(nlohmann::json::parse(report::summary_json(bare)).contains("baselines"));
 }
 
 // Every schedule, with constant-time nodes: the invariants that hold whatever the profile.
 TEST(Baselines, InvariantsOnEverySchedule) {
-  const Profile profile = parse(example_profile_csv());
+  const profile::Profile profile = parse(profile::example_profile_csv());
   struct Case {
     pipeline::ScheduleKind schedule;
     int gpus, chunks;
@@ -228,13 +232,13 @@ TEST(Baselines, InvariantsOnEverySchedule) {
     spec.num_microbatches = 4;
     spec.p2p_time_s = 0.002;
     spec.data_loading_time_s = 0.005;
-    PlanningSettings settings;
+    frontier::PlanningSettings settings;
     settings.p_blocking_w = 120.0;
-    auto problem = build_planning_problem(profile, spec, settings);
+    auto problem = frontier::build_planning_problem(profile, spec, settings);
     ASSERT_TRUE(problem.ok()) << problem.error().message;
     const Baselines b = compute_baselines(*problem, profile);
     SCOPED_TRACE(std::string(pipeline::schedule_name(c.schedule)));
-    EXPECT_EQ(b.all_max_clock.energy_j, all_max_clock_baseline(*problem).energy_j);
+    EXPECT_EQ(b.all_max_clock.energy_j, frontier::all_max_clock_baseline(*problem).energy_j);
     ASSERT_EQ(b.zeus_global.size(), 23u);  // 750–1410 MHz in 30 MHz steps
     EXPECT_EQ(b.zeus_global.back().energy_j, b.all_max_clock.energy_j);
     for (std::size_t i = 1; i < b.zeus_global.size(); ++i) {
@@ -269,16 +273,18 @@ TEST_P(RealBaselines, PerseusDominatesEveryBaseline) {
   if (!fs::exists(path)) {
     GTEST_SKIP() << "real data not found at " << data_dir() << " (needs ../shared/data/perseus)";
   }
-  auto profile = read_profile(path.string());
+  auto profile = profile::read_profile(path.string());
   ASSERT_TRUE(profile.ok()) << profile.error().message;
   const int microbatches = 12;
-  const PlanningProblem problem = build(*profile, 8, microbatches, c.p_blocking_w, c.unit_time_s);
+  const frontier::PlanningProblem problem =
+      build(*profile, 8, microbatches, c.p_blocking_w, c.unit_time_s);
   const Baselines b = compute_baselines(problem, *profile);
-  const Frontier frontier = solve_frontier(problem);
-  const std::vector<RealizedPlan> realized = realize_frontier(problem, frontier);
+  const frontier::Frontier frontier = frontier::solve_frontier(problem);
+  const std::vector<frontier::RealizedPlan> realized =
+      frontier::realize_frontier(problem, frontier);
 
-  EXPECT_EQ(b.all_max_clock.time_s, all_max_clock_baseline(problem).time_s);
-  EXPECT_EQ(b.all_max_clock.energy_j, all_max_clock_baseline(problem).energy_j);
+  EXPECT_EQ(b.all_max_clock.time_s, frontier::all_max_clock_baseline(problem).time_s);
+  EXPECT_EQ(b.all_max_clock.energy_j, frontier::all_max_clock_baseline(problem).energy_j);
   ASSERT_FALSE(b.zeus_global.empty());
   EXPECT_EQ(b.zeus_global.back().time_s, b.all_max_clock.time_s);
   EXPECT_EQ(b.zeus_global.back().energy_j, b.all_max_clock.energy_j);
@@ -316,9 +322,9 @@ TEST_P(RealBaselines, ZeusGlobalTimeFollowsTheProfile) {
   if (!fs::exists(path)) {
     GTEST_SKIP() << "real data not found at " << data_dir() << " (needs ../shared/data/perseus)";
   }
-  auto profile = read_profile(path.string());
+  auto profile = profile::read_profile(path.string());
   ASSERT_TRUE(profile.ok()) << profile.error().message;
-  const PlanningProblem problem = build(*profile, 8, 12, c.p_blocking_w, c.unit_time_s);
+  const frontier::PlanningProblem problem = build(*profile, 8, 12, c.p_blocking_w, c.unit_time_s);
   const Baselines b = compute_baselines(problem, *profile);
   // Iteration time is monotone in the global clock exactly when every instruction's time is: the
   // A100 profile is monotone, the A40 one is not (up to 2 % noise between neighbouring clocks),
@@ -328,9 +334,9 @@ TEST_P(RealBaselines, ZeusGlobalTimeFollowsTheProfile) {
     const int high = b.zeus_global[i].clock_by_operation[0];
     ASSERT_LT(low, high);
     bool every_instruction_faster = true;
-    for (const InstructionProfile& entry : profile->entries) {
+    for (const profile::InstructionProfile& entry : profile->entries) {
       double t_low = 0.0, t_high = 0.0;
-      for (const MeasuredOption& o : entry.options) {
+      for (const profile::MeasuredOption& o : entry.options) {
         if (o.frequency_mhz == low) t_low = o.time_s;
         if (o.frequency_mhz == high) t_high = o.time_s;
       }
@@ -350,7 +356,7 @@ INSTANTIATE_TEST_SUITE_P(Perseus, RealBaselines,
 TEST(RealBaselines, ZeusGlobalIsMonotoneOnTheMonotoneA100Profile) {
   const fs::path path = data_dir() / "gpt3-175b+a100_sxm_bf16.csv";
   if (!fs::exists(path)) GTEST_SKIP() << "real data not found at " << path;
-  auto profile = read_profile(path.string());
+  auto profile = profile::read_profile(path.string());
   ASSERT_TRUE(profile.ok()) << profile.error().message;
   const Baselines b = compute_baselines(build(*profile, 8, 12, 83.64, 1e-3), *profile);
   ASSERT_EQ(b.zeus_global.size(), 38u);
@@ -381,10 +387,10 @@ TEST(RealBaselines, EnvPipeMatchesThePerseusArtifact) {
     const bool a100 = device == "a100_sxm";
     const fs::path path =
         data_dir() / (a100 ? "gpt3-175b+a100_sxm_bf16.csv" : "gpt3-175b+a40_bf16.csv");
-    auto profile = read_profile(path.string());
+    auto profile = profile::read_profile(path.string());
     ASSERT_TRUE(profile.ok()) << profile.error().message;
     const int microbatches = std::stoi(row.fields[3]);
-    const PlanningProblem problem =
+    const frontier::PlanningProblem problem =
         build(*profile, 8, microbatches, a100 ? 83.64 : 70.38, a100 ? 1e-3 : 1e-4);
     const Baselines b = compute_baselines(problem, *profile);
     const double time_s = std::stod(row.fields[5]) / 10.0;
@@ -398,4 +404,4 @@ TEST(RealBaselines, EnvPipeMatchesThePerseusArtifact) {
 }
 
 }  // namespace
-}  // namespace powertrain::frontier
+}  // namespace powertrain::study

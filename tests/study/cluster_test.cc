@@ -1,6 +1,6 @@
 // Cluster emulation (Perseus §6.3): configuration arithmetic, the savings split, and the Table 6
 // and Figure 8 trends on the real GPT-3 175B A100 profile.
-#include "frontier/cluster.h"
+#include "study/cluster.h"
 
 #include <gtest/gtest.h>
 
@@ -11,8 +11,9 @@
 #include <nlohmann/json.hpp>
 
 #include "core/csv.h"
+#include "report/cluster_report.h"
 
-namespace powertrain::frontier {
+namespace powertrain::study {
 namespace {
 
 namespace fs = std::filesystem;
@@ -70,7 +71,7 @@ TEST(ClusterShape, RefusesNonIntegerPipelinesAndMicrobatches) {
 // --- A small synthetic pipeline --------------------------------------------------------------
 
 // Two stages with three clocks each; slower clocks cost less energy, stage 1 is heavier.
-Profile small_profile() {
+profile::Profile small_profile() {
   auto table = core::parse_csv(
       "stage,instruction,frequency,time,energy\n"
       "0,forward,1410,0.010,2.00\n0,forward,1200,0.011,1.80\n0,forward,1000,0.013,1.70\n"
@@ -79,7 +80,7 @@ Profile small_profile() {
       "1,backward,1410,0.024,4.80\n1,backward,1200,0.027,4.30\n1,backward,1000,0.031,4.10\n",
       "small.csv");
   EXPECT_TRUE(table.ok());
-  auto profile = parse_profile(*table);
+  auto profile = profile::parse_profile(*table);
   EXPECT_TRUE(profile.ok());
   return *profile;
 }
@@ -187,7 +188,7 @@ TEST(ClusterEmulation, RefusesBadInputBeforeSolving) {
   ClusterSettings settings = small_settings({1.0});
   settings.on_config_start = [&](std::size_t, std::size_t, const ClusterConfig&,
                                  const ClusterShape&) { solved = true; };
-  const Profile profile = small_profile();
+  const profile::Profile profile = small_profile();
   // The second configuration is bad: nothing is solved.
   auto bad = emulate_cluster(profile, {{8, 1, 2, 16, 1}, {10, 1, 2, 16, 1}}, settings);
   ASSERT_FALSE(bad.ok());
@@ -214,7 +215,7 @@ TEST(ClusterEmulation, OutputsHaveOneRowPerConfigAndSlowdown) {
   auto emulation = emulate_cluster(small_profile(), {{8, 1, 2, 16, 1}, {16, 1, 2, 16, 1}},
                                    small_settings({1.0, 1.1, 1.2}));
   ASSERT_TRUE(emulation.ok());
-  auto table = core::parse_csv(cluster_csv(*emulation), "cluster.csv");
+  auto table = core::parse_csv(report::cluster_csv(*emulation), "cluster.csv");
   ASSERT_TRUE(table.ok()) << table.error().message;
   EXPECT_EQ(table->rows.size(), 6u);
   for (const char* column :
@@ -225,11 +226,11 @@ TEST(ClusterEmulation, OutputsHaveOneRowPerConfigAndSlowdown) {
     EXPECT_NE(std::find(table->header.begin(), table->header.end(), column), table->header.end())
         << column;
   }
-  const auto summary = nlohmann::json::parse(cluster_summary_json(*emulation));
+  const auto summary = nlohmann::json::parse(report::cluster_summary_json(*emulation));
   ASSERT_EQ(summary["configs"].size(), 2u);
   EXPECT_EQ(summary["configs"][1]["pipelines"], 8);
   EXPECT_EQ(summary["configs"][1]["slowdowns"].size(), 3u);
-  const std::string svg = cluster_svg(*emulation);
+  const std::string svg = report::cluster_svg(*emulation);
   EXPECT_EQ(svg.rfind("<svg", 0), 0u);
   EXPECT_NE(svg.find("★"), std::string::npos);
   EXPECT_NE(svg.find("16 GPUs = 8 pipelines x 2 microbatches"), std::string::npos);
@@ -257,9 +258,9 @@ class RealCluster : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     if (!fs::exists(a100_profile_path())) return;
-    auto profile = read_profile(a100_profile_path().string());
+    auto profile = profile::read_profile(a100_profile_path().string());
     ASSERT_TRUE(profile.ok()) << profile.error().message;
-    profile_ = std::make_unique<Profile>(std::move(*profile));
+    profile_ = std::make_unique<profile::Profile>(std::move(*profile));
     // A fine grid around T*/T_min ≈ 1.22 so that the rise and fall are both sampled densely.
     auto emulation =
         emulate_cluster(*profile_, {table5(2048), table5(4096), table5(8192)},
@@ -287,11 +288,11 @@ class RealCluster : public ::testing::Test {
     throw std::logic_error("no such configuration");
   }
 
-  static std::unique_ptr<Profile> profile_;
+  static std::unique_ptr<profile::Profile> profile_;
   static std::unique_ptr<ClusterEmulation> emulation_;
 };
 
-std::unique_ptr<Profile> RealCluster::profile_;
+std::unique_ptr<profile::Profile> RealCluster::profile_;
 std::unique_ptr<ClusterEmulation> RealCluster::emulation_;
 
 TEST_F(RealCluster, IntrinsicSavingsFallWithMoreMicrobatches) {
@@ -393,4 +394,4 @@ TEST_F(RealCluster, PerseusSavesMoreThanEnvPipeAtEverySlowdown) {
 }
 
 }  // namespace
-}  // namespace powertrain::frontier
+}  // namespace powertrain::study

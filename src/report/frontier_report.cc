@@ -1,6 +1,5 @@
 // Writers for frontier results. Every number says whether it is planned, realized or measured.
-#include "core/savings_text.h"
-#include "frontier/outputs.h"
+#include "report/frontier_report.h"
 
 #include <fmt/core.h>
 
@@ -8,42 +7,28 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "core/savings_text.h"
 #include "core/svg_plot.h"
+#include "study/frontier_run.h"
 
-namespace powertrain::frontier {
+namespace powertrain::report {
 
 using nlohmann::json;
-
-std::vector<double> default_straggler_slowdowns() { return {1.05, 1.1, 1.2, 1.3, 1.4, 1.5}; }
-
-FrontierRun analyze(const PlanningProblem& problem, const Frontier& frontier,
-                    std::string profile_source, const Profile* profile) {
-  FrontierRun run;
-  run.profile_source = std::move(profile_source);
-  run.problem = &problem;
-  run.frontier = &frontier;
-  run.realized = realize_frontier(problem, frontier);
-  run.baseline = all_max_clock_baseline(problem);
-  for (double slowdown : default_straggler_slowdowns()) {
-    run.stragglers.push_back(straggler_outcome(problem, frontier, slowdown));
-  }
-  if (profile != nullptr) run.baselines = compute_baselines(problem, *profile);
-  return run;
-}
 
 namespace {
 
 // Every baseline point in file order, with its short name.
-std::vector<std::pair<std::string, const BaselinePoint*>> baseline_rows(const Baselines& b) {
-  std::vector<std::pair<std::string, const BaselinePoint*>> rows;
+std::vector<std::pair<std::string, const study::BaselinePoint*>> baseline_rows(
+    const study::Baselines& b) {
+  std::vector<std::pair<std::string, const study::BaselinePoint*>> rows;
   rows.emplace_back("all_max_clock", &b.all_max_clock);
-  for (const BaselinePoint& p : b.zeus_global) rows.emplace_back("zeus_global", &p);
-  for (const BaselinePoint& p : b.zeus_per_stage) rows.emplace_back("zeus_per_stage", &p);
+  for (const study::BaselinePoint& p : b.zeus_global) rows.emplace_back("zeus_global", &p);
+  for (const study::BaselinePoint& p : b.zeus_per_stage) rows.emplace_back("zeus_per_stage", &p);
   rows.emplace_back("envpipe", &b.envpipe);
   return rows;
 }
 
-std::size_t fastest_realized(const std::vector<RealizedPlan>& realized) {
+std::size_t fastest_realized(const std::vector<frontier::RealizedPlan>& realized) {
   std::size_t fastest = 0;
   for (std::size_t i = 1; i < realized.size(); ++i) {
     if (realized[i].time_s < realized[fastest].time_s) fastest = i;
@@ -51,13 +36,13 @@ std::size_t fastest_realized(const std::vector<RealizedPlan>& realized) {
   return fastest;
 }
 
-json baseline_json(const FrontierRun& run, const BaselinePoint& point) {
+json baseline_json(const study::FrontierRun& run, const study::BaselinePoint& point) {
   json doc = {{"label", point.label},
               {"time_s", point.time_s},
               {"energy_j", point.energy_j},
               {"savings_vs_all_max_clock_percent",
                100.0 * (1.0 - point.energy_j / run.baselines->all_max_clock.energy_j)}};
-  const auto perseus = perseus_point_within(run.realized, point.time_s);
+  const auto perseus = study::perseus_point_within(run.realized, point.time_s);
   if (perseus) {
     doc["perseus_point"] = *perseus;
     doc["perseus_time_s"] = run.realized[*perseus].time_s;
@@ -82,7 +67,7 @@ json baseline_json(const FrontierRun& run, const BaselinePoint& point) {
 
 }  // namespace
 
-std::string baselines_csv(const FrontierRun& run) {
+std::string baselines_csv(const study::FrontierRun& run) {
   std::string out = "baseline,label,time,energy\n";
   if (!run.baselines) return out;
   for (const auto& [name, point] : baseline_rows(*run.baselines)) {
@@ -92,20 +77,20 @@ std::string baselines_csv(const FrontierRun& run) {
   return out;
 }
 
-std::string frontier_csv(const FrontierRun& run) {
+std::string frontier_csv(const study::FrontierRun& run) {
   const double tau = run.problem->settings.unit_time_s;
   std::string out = "time,energy,realized_time,realized_energy\n";
   for (std::size_t i = 0; i < run.frontier->points.size(); ++i) {
-    const FrontierPoint& p = run.frontier->points[i];
+    const frontier::FrontierPoint& p = run.frontier->points[i];
     fmt::format_to(std::back_inserter(out), "{},{},{},{}\n", p.time_units * tau, p.energy_j,
                    run.realized[i].time_s, run.realized[i].energy_j);
   }
   return out;
 }
 
-std::string plans_csv(const FrontierRun& run) {
-  const PlanningProblem& problem = *run.problem;
-  const Frontier& frontier = *run.frontier;
+std::string plans_csv(const study::FrontierRun& run) {
+  const frontier::PlanningProblem& problem = *run.problem;
+  const frontier::Frontier& frontier = *run.frontier;
   std::string out = "point,gpu,slot,stage,instruction,microbatch,frequency_mhz\n";
   std::vector<int> units = frontier.initial_units;
   std::vector<int> previous(units.size(), -1);
@@ -148,8 +133,8 @@ std::string plans_csv(const FrontierRun& run) {
 }
 
 std::vector<std::vector<std::pair<std::string, int>>> gpu_plans_at(
-    const PlanningProblem& problem, const std::vector<int>& durations) {
-  const std::vector<int> mhz = frequencies_for(problem, durations);
+    const frontier::PlanningProblem& problem, const std::vector<int>& durations) {
+  const std::vector<int> mhz = frontier::frequencies_for(problem, durations);
   std::vector<std::vector<std::pair<std::string, int>>> plan(problem.dag.gpu_order.size());
   for (std::size_t gpu = 0; gpu < plan.size(); ++gpu) {
     for (int v : problem.dag.gpu_order[gpu]) {
@@ -203,14 +188,14 @@ std::string plan_json(const std::vector<std::vector<std::pair<std::string, int>>
   return doc.dump(1) + "\n";
 }
 
-std::string baselines_summary(const FrontierRun& run) {
+std::string baselines_summary(const study::FrontierRun& run) {
   if (!run.baselines) return "";
-  const Baselines& b = *run.baselines;
+  const study::Baselines& b = *run.baselines;
   std::string out =
       "  baselines     realized with measured clocks; Perseus = its least-energy realized point "
       "no slower\n";
   // One line per baseline; a curve is summarized by its range and Perseus's smallest saving.
-  auto line = [&](const char* name, const std::vector<BaselinePoint>& points) {
+  auto line = [&](const char* name, const std::vector<study::BaselinePoint>& points) {
     if (points.empty()) {
       fmt::format_to(std::back_inserter(out), "                {:<13} no clock measured for all\n",
                      name);
@@ -218,14 +203,14 @@ std::string baselines_summary(const FrontierRun& run) {
     }
     double t_lo = points[0].time_s, t_hi = t_lo, e_lo = points[0].energy_j, e_hi = e_lo;
     std::optional<double> least_saving;
-    const BaselinePoint* least_at = nullptr;
+    const study::BaselinePoint* least_at = nullptr;
     std::size_t unmatched = 0;
-    for (const BaselinePoint& p : points) {
+    for (const study::BaselinePoint& p : points) {
       t_lo = std::min(t_lo, p.time_s);
       t_hi = std::max(t_hi, p.time_s);
       e_lo = std::min(e_lo, p.energy_j);
       e_hi = std::max(e_hi, p.energy_j);
-      const auto perseus = perseus_point_within(run.realized, p.time_s);
+      const auto perseus = study::perseus_point_within(run.realized, p.time_s);
       if (!perseus) {
         ++unmatched;
         continue;
@@ -254,7 +239,7 @@ std::string baselines_summary(const FrontierRun& run) {
       if (points.size() > 1) fmt::format_to(std::back_inserter(out), " (vs {})", least_at->label);
     }
     if (unmatched > 0 && points.size() == 1) {
-      const RealizedPlan& fastest = run.realized[fastest_realized(run.realized)];
+      const frontier::RealizedPlan& fastest = run.realized[fastest_realized(run.realized)];
       fmt::format_to(std::back_inserter(out),
                      ": Perseus's fastest realized point is {:.2f} % slower ({:.4f} s) and {}",
                      100.0 * (fastest.time_s / t_lo - 1.0), fastest.time_s,
@@ -271,12 +256,12 @@ std::string baselines_summary(const FrontierRun& run) {
   return out;
 }
 
-std::string summary_json(const FrontierRun& run) {
-  const PlanningProblem& problem = *run.problem;
-  const Frontier& frontier = *run.frontier;
+std::string summary_json(const study::FrontierRun& run) {
+  const frontier::PlanningProblem& problem = *run.problem;
+  const frontier::Frontier& frontier = *run.frontier;
   const double tau = problem.settings.unit_time_s;
-  const FrontierPoint& slowest = frontier.points.front();
-  const FrontierPoint& fastest = frontier.points.back();
+  const frontier::FrontierPoint& slowest = frontier.points.front();
+  const frontier::FrontierPoint& fastest = frontier.points.back();
   const double t_min = fastest.time_units * tau;
   json doc;
   doc["inputs"] = {
@@ -287,13 +272,13 @@ std::string summary_json(const FrontierRun& run) {
       {"chunks_per_gpu", problem.spec.chunks_per_gpu},
       {"p_blocking_w", problem.settings.p_blocking_w},
       {"unit_time_s", tau},
-      {"cost_model", std::string(cost_model_name(problem.settings.cost_model))},
-      {"fit_method", std::string(fit_method_name(problem.settings.fit_method))},
-      {"quantization", std::string(quantization_name(problem.settings.quantization))},
+      {"cost_model", std::string(frontier::cost_model_name(problem.settings.cost_model))},
+      {"fit_method", std::string(frontier::fit_method_name(problem.settings.fit_method))},
+      {"quantization", std::string(frontier::quantization_name(problem.settings.quantization))},
   };
   doc["quantization"] = {
-      {"rule", std::string(quantization_name(problem.settings.quantization))},
-      {"meaning", problem.settings.quantization == Quantization::kCeil
+      {"rule", std::string(frontier::quantization_name(problem.settings.quantization))},
+      {"meaning", problem.settings.quantization == frontier::Quantization::kCeil
                       ? "ceil: every realized point is no slower than planned; options are "
                         "Pareto-filtered on measured time, the fastest kept per time unit"
                       : "floor: the reference solver's rule (for comparing with its frontiers); "
@@ -311,7 +296,7 @@ std::string summary_json(const FrontierRun& run) {
                                {"energy_j", run.realized.front().energy_j}};
   doc["baseline_all_max_clock_measured"] = {{"time_s", run.baseline.time_s},
                                             {"energy_j", run.baseline.energy_j}};
-  const double paper_baseline = max_clock_energy_at(problem, t_min);
+  const double paper_baseline = frontier::max_clock_energy_at(problem, t_min);
   doc["savings_at_t_min"] = {
       {"planned_vs_max_clock_at_t_min_percent", 100.0 * (1.0 - fastest.energy_j / paper_baseline)},
       {"max_clock_energy_at_t_min_j", paper_baseline},
@@ -325,7 +310,7 @@ std::string summary_json(const FrontierRun& run) {
        "clock, both measured"},
   };
   json stragglers = json::array();
-  for (const StragglerOutcome& s : run.stragglers) {
+  for (const frontier::StragglerOutcome& s : run.stragglers) {
     stragglers.push_back({{"slowdown", s.slowdown},
                           {"straggler_time_s", s.straggler_time_s},
                           {"t_opt_s", s.target_time_s},
@@ -340,38 +325,40 @@ std::string summary_json(const FrontierRun& run) {
   json fallbacks = json::array();
   for (std::size_t m = 0; m < problem.models.size(); ++m) {
     if (problem.model_stage[m] < 0) continue;
-    const FitReport& fit = problem.models[m].fit();
-    fits.push_back(
-        {{"stage", problem.model_stage[m]},
-         {"instruction", std::string(pipeline::instruction_name(problem.model_kind[m]))},
-         {"model", fit.fell_back_to_piecewise_linear ? "piecewise-linear (fallback)"
-                                                     : std::string(cost_model_name(fit.kind))},
-         {"fit_method", std::string(fit_method_name(fit.method))},
-         {"fallback", std::string(fit_fallback_name(fit.fallback))},
-         {"noise_tolerant_filter", fit.noise_filter},
-         {"converged_start_guesses", fit.converged_starts},
-         {"a", fit.a},
-         {"b_per_unit", fit.b},
-         {"c", fit.c},
-         {"t0_units", fit.t0_units},
-         {"pareto_points", fit.num_points},
-         {"rms_error_j", fit.rms_error_j},
-         {"max_relative_error", fit.max_relative_error}});
-    if (fit.fallback != FitFallback::kNone) {
+    const frontier::FitReport& fit = problem.models[m].fit();
+    fits.push_back({{"stage", problem.model_stage[m]},
+                    {"instruction", std::string(pipeline::instruction_name(problem.model_kind[m]))},
+                    {"model", fit.fell_back_to_piecewise_linear
+                                  ? "piecewise-linear (fallback)"
+                                  : std::string(frontier::cost_model_name(fit.kind))},
+                    {"fit_method", std::string(frontier::fit_method_name(fit.method))},
+                    {"fallback", std::string(frontier::fit_fallback_name(fit.fallback))},
+                    {"noise_tolerant_filter", fit.noise_filter},
+                    {"converged_start_guesses", fit.converged_starts},
+                    {"a", fit.a},
+                    {"b_per_unit", fit.b},
+                    {"c", fit.c},
+                    {"t0_units", fit.t0_units},
+                    {"pareto_points", fit.num_points},
+                    {"rms_error_j", fit.rms_error_j},
+                    {"max_relative_error", fit.max_relative_error}});
+    if (fit.fallback != frontier::FitFallback::kNone) {
       fallbacks.push_back(
           {{"stage", problem.model_stage[m]},
            {"instruction", std::string(pipeline::instruction_name(problem.model_kind[m]))},
-           {"fallback", std::string(fit_fallback_name(fit.fallback))},
+           {"fallback", std::string(frontier::fit_fallback_name(fit.fallback))},
            {"reason", fit.fallback_reason}});
     }
   }
   doc["fits"] = fits;
   doc["fit_fallbacks"] = fallbacks;
   if (run.baselines) {
-    const Baselines& b = *run.baselines;
+    const study::Baselines& b = *run.baselines;
     json zeus_global = json::array(), zeus_per_stage = json::array();
-    for (const BaselinePoint& p : b.zeus_global) zeus_global.push_back(baseline_json(run, p));
-    for (const BaselinePoint& p : b.zeus_per_stage) zeus_per_stage.push_back(baseline_json(run, p));
+    for (const study::BaselinePoint& p : b.zeus_global)
+      zeus_global.push_back(baseline_json(run, p));
+    for (const study::BaselinePoint& p : b.zeus_per_stage)
+      zeus_per_stage.push_back(baseline_json(run, p));
     doc["baselines"] = {
         {"all_max_clock", baseline_json(run, b.all_max_clock)},
         {"zeus_global", zeus_global},
@@ -394,7 +381,7 @@ std::string summary_json(const FrontierRun& run) {
   return doc.dump(1) + "\n";
 }
 
-std::string frontier_svg(const FrontierRun& run) {
+std::string frontier_svg(const study::FrontierRun& run) {
   const double tau = run.problem->settings.unit_time_s;
   // A profile generated by the device model is modelled, not measured: label it so.
   const bool modelled = run.profile_source.rfind("model:", 0) == 0;
@@ -423,7 +410,7 @@ std::string frontier_svg(const FrontierRun& run) {
     return series;
   };
   if (run.baselines) {
-    const Baselines& b = *run.baselines;
+    const study::Baselines& b = *run.baselines;
     core::PlotSeries zeus_global{"ZeusGlobal " + clocks, {}, "#8c564b"};
     core::PlotSeries zeus_per_stage{"ZeusPerStage " + clocks, {}, "#e377c2"};
     for (auto* series : {&zeus_global, &zeus_per_stage}) {
@@ -437,7 +424,7 @@ std::string frontier_svg(const FrontierRun& run) {
     bool clipped = false;
     for (auto [source, series] :
          {std::pair{&b.zeus_global, &zeus_global}, std::pair{&b.zeus_per_stage, &zeus_per_stage}}) {
-      for (const BaselinePoint& p : *source) {
+      for (const study::BaselinePoint& p : *source) {
         if (p.time_s <= drawn_until_s) {
           series->points.emplace_back(p.time_s, p.energy_j);
         } else {
@@ -465,12 +452,12 @@ std::string frontier_svg(const FrontierRun& run) {
   return core::render_svg_plot(spec);
 }
 
-std::string timeline_trace_json(const FrontierRun& run, std::size_t point) {
-  const PlanningProblem& problem = *run.problem;
+std::string timeline_trace_json(const study::FrontierRun& run, std::size_t point) {
+  const frontier::PlanningProblem& problem = *run.problem;
   const std::vector<int> units = run.frontier->durations_at(point);
-  const std::vector<int> mhz = frequencies_for(problem, units);
+  const std::vector<int> mhz = frontier::frequencies_for(problem, units);
   const pipeline::OperationDag& dag = problem.dag;
-  const std::vector<double> duration = measured_times(problem, units);
+  const std::vector<double> duration = frontier::measured_times(problem, units);
   std::vector<double> finish(units.size(), 0.0);
   for (int v : dag.topological_order) {
     double start = 0.0;
@@ -530,4 +517,4 @@ std::string zeus_plan_filename(std::size_t point) {
   return fmt::format("freqs_pipeline_{:05d}.py", point);
 }
 
-}  // namespace powertrain::frontier
+}  // namespace powertrain::report

@@ -11,11 +11,11 @@
 
 #include "core/result.h"
 #include "frontier/problem.h"
-#include "frontier/profile.h"
 #include "frontier/solver.h"
 #include "pipeline/schedule.h"
+#include "profile/profile.h"
 
-namespace powertrain::frontier {
+namespace powertrain::study {
 
 /// One cluster configuration (a row of Perseus Table 5).
 struct ClusterConfig {
@@ -45,13 +45,13 @@ core::Result<ClusterShape> cluster_shape(const ClusterConfig& config);
 std::vector<double> default_cluster_slowdowns();
 
 struct ClusterSettings {
-  PlanningSettings planning;
+  frontier::PlanningSettings planning;
   /// Schedule, chunks and constant-time nodes of every pipeline; num_gpus and num_microbatches are
   /// set per configuration from pipeline_stages and M.
   pipeline::PipelineSpec pipeline;
   /// Straggler slowdowns T′/T_min; sorted and de-duplicated by emulate_cluster. Each ≥ 1, ≤ 100.
   std::vector<double> slowdowns = default_cluster_slowdowns();
-  MaxFlowEngine engine = MaxFlowEngine::kDinic;
+  frontier::MaxFlowEngine engine = frontier::MaxFlowEngine::kDinic;
   /// Called before each configuration's solve (index, count, config, shape) — the solves take
   /// seconds, so callers can show progress. Configurations with the same pipeline share a solve.
   std::function<void(std::size_t, std::size_t, const ClusterConfig&, const ClusterShape&)>
@@ -125,7 +125,7 @@ struct ClusterConfigResult {
 
 struct ClusterEmulation {
   std::string profile_source;
-  PlanningSettings planning;
+  frontier::PlanningSettings planning;
   pipeline::PipelineSpec pipeline;  // as given (per-config sizes left out)
   std::vector<double> slowdowns;
   std::vector<ClusterConfigResult> configs;  // in input order
@@ -135,16 +135,8 @@ struct ClusterEmulation {
 /// bad input fails before any solve), then solves each distinct pipeline's frontier and evaluates
 /// every slowdown. Errors: those of cluster_shape, fewer than 2 pipelines, those of
 /// build_planning_problem (prefixed with the configuration), bad slowdowns, no configurations.
-core::Result<ClusterEmulation> emulate_cluster(const Profile& profile,
+core::Result<ClusterEmulation> emulate_cluster(const profile::Profile& profile,
                                                const std::vector<ClusterConfig>& configs,
                                                const ClusterSettings& settings);
 
-/// One row per (configuration, slowdown); column names carry units.
-std::string cluster_csv(const ClusterEmulation& emulation);
-/// Inputs, definitions, per-configuration results and every slowdown.
-std::string cluster_summary_json(const ClusterEmulation& emulation);
-/// Perseus Figure 8: cluster savings (%) vs straggler slowdown, one series per configuration, with
-/// a ★ at T*/T_min (EnvPipe is in the CSV; its flat line would hide under the legend).
-std::string cluster_svg(const ClusterEmulation& emulation);
-
-}  // namespace powertrain::frontier
+}  // namespace powertrain::study

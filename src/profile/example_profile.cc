@@ -1,11 +1,11 @@
 // The example profile: smooth, convex and deliberately imbalanced (heavier last stage).
-#include "frontier/example_profile.h"
+#include "profile/example_profile.h"
 
 #include <fmt/core.h>
 
 #include <cmath>
 
-namespace powertrain::frontier {
+namespace powertrain::profile {
 
 std::string example_profile_csv() {
   constexpr int kStages = 4;
@@ -27,4 +27,4 @@ std::string example_profile_csv() {
   return csv;
 }
 
-}  // namespace powertrain::frontier
+}  // namespace powertrain::profile

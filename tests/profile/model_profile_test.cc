@@ -1,6 +1,6 @@
 // Plans without a GPU: calibration against the Perseus measurements (fidelity), Perseus Table 6
 // from the built-in model alone, Table 7 partitions, and job validation.
-#include "frontier/model_profile.h"
+#include "profile/model_profile.h"
 
 #include <fmt/core.h>
 #include <gtest/gtest.h>
@@ -14,7 +14,7 @@
 #include "frontier/problem.h"
 #include "frontier/solver.h"
 
-namespace powertrain::frontier {
+namespace powertrain::profile {
 namespace {
 
 namespace fs = std::filesystem;
@@ -119,14 +119,15 @@ double intrinsic_savings_percent(const std::string& gpu, int layers_per_stage, i
   pipeline::PipelineSpec spec;
   spec.num_gpus = 8;
   spec.num_microbatches = microbatches;
-  PlanningSettings settings;
+  frontier::PlanningSettings settings;
   settings.unit_time_s = unit_time_s;
   settings.p_blocking_w = job.gpu.p_blocking_w;
-  auto problem = build_planning_problem(profile, spec, settings);
+  auto problem = frontier::build_planning_problem(profile, spec, settings);
   EXPECT_TRUE(problem.ok()) << problem.error().message;
-  const Frontier frontier = solve_frontier(*problem);
+  const frontier::Frontier frontier = frontier::solve_frontier(*problem);
   const double t_min_s = frontier.points.back().time_units * unit_time_s;
-  return 100.0 * (1.0 - frontier.points.back().energy_j / max_clock_energy_at(*problem, t_min_s));
+  return 100.0 *
+         (1.0 - frontier.points.back().energy_j / frontier::max_clock_energy_at(*problem, t_min_s));
 }
 
 TEST(PerseusTable6FromTheBuiltInModel, A100WithinTwoPoints) {
@@ -234,11 +235,11 @@ TEST(ModelJob, GeneratedProfilePlansOnEveryGpu) {
     pipeline::PipelineSpec spec;
     spec.num_gpus = 4;
     spec.num_microbatches = 4;
-    PlanningSettings settings;
+    frontier::PlanningSettings settings;
     settings.p_blocking_w = gpu.p_blocking_w;
-    auto problem = build_planning_problem(profile, spec, settings);
+    auto problem = frontier::build_planning_problem(profile, spec, settings);
     ASSERT_TRUE(problem.ok()) << gpu.name << ": " << problem.error().message;
-    const Frontier frontier = solve_frontier(*problem);
+    const frontier::Frontier frontier = frontier::solve_frontier(*problem);
     EXPECT_GT(frontier.points.size(), 2u) << gpu.name;
     EXPECT_LT(frontier.points.back().energy_j * 0.0 + frontier.points.back().time_units,
               frontier.points.front().time_units);
@@ -246,4 +247,4 @@ TEST(ModelJob, GeneratedProfilePlansOnEveryGpu) {
 }
 
 }  // namespace
-}  // namespace powertrain::frontier
+}  // namespace powertrain::profile

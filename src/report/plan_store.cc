@@ -1,5 +1,5 @@
 // Frontier directories are an interface to other tools (plan servers), so reading them is strict.
-#include "frontier/plan_store.h"
+#include "report/plan_store.h"
 
 #include <fmt/core.h>
 
@@ -9,7 +9,7 @@
 
 #include "core/csv.h"
 
-namespace powertrain::frontier {
+namespace powertrain::report {
 
 std::vector<std::vector<std::pair<std::string, int>>> StoredFrontier::plan_at(
     std::size_t point) const {
@@ -133,4 +133,4 @@ core::Result<StoredFrontier> read_frontier_directory(const std::string& director
   return stored;
 }
 
-}  // namespace powertrain::frontier
+}  // namespace powertrain::report
