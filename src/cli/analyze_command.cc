@@ -28,7 +28,7 @@ struct AnalyzeFlags {
   std::vector<std::string> traces;
   std::string out = "powertrain-analyze";
   std::string window = "gpu-span";
-  std::string gpu = "a100-sxm";
+  std::string gpu = device::kDefaultGpu;
   int top = 10;
   double kernel_wait_us = 30.0;
   bool no_critical_path = false;
@@ -211,8 +211,10 @@ Action add_analyze_command(CLI::App& app) {
                           "Gaps below this (us) with the next kernel already launched are "
                           "'kernel wait' (HTA's consecutive_kernel_delay; default 30)",
                           number_in(0.0, 1e9));
-  app.add_option("--gpu", flags->gpu,
-                 "GPU type for the modelled energy along the critical path (default a100-sxm)");
+  app.add_option(
+      "--gpu", flags->gpu,
+      fmt::format("GPU type for the modelled energy along the critical path (default {})",
+                  device::kDefaultGpu));
   app.add_flag("--no-critical-path", flags->no_critical_path,
                "Skip the replay (and the critical path)");
   add_force_flag(app, flags->force);

@@ -19,7 +19,7 @@ namespace {
 struct ReplayFlags {
   std::vector<std::string> traces;
   std::string out = "powertrain-replay";
-  std::string gpu = "a100-sxm";
+  std::string gpu = device::kDefaultGpu;
   std::vector<std::string> scales;
   double bus_bandwidth_gb_s = 0.0;
   double collective_latency_s = 0.0;
@@ -126,7 +126,8 @@ void add_flags(CLI::App& app, ReplayFlags& flags, bool what_if) {
                  "powertrain-replay)");
   add_force_flag(app, flags.force);
   add_input_limit_flag(app);
-  app.add_option("--gpu", flags.gpu, "GPU type for the modelled energy (default a100-sxm)");
+  app.add_option("--gpu", flags.gpu,
+                 fmt::format("GPU type for the modelled energy (default {})", device::kDefaultGpu));
   app.add_option("--scale", flags.scales,
                  what_if ? "CLASS=FACTOR, repeatable: all, gpu, cpu, matmul, memory, collective"
                          : "Optional what-if: CLASS=FACTOR (as in `powertrain whatif`)");

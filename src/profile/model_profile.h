@@ -19,7 +19,7 @@ namespace powertrain::profile {
 /// What a user names on the command line to describe a job.
 struct ModelJobRequest {
   std::string model = "gpt3-1.3b";  // built-in name or a JSON file path
-  std::string gpu = "a100-sxm";
+  std::string gpu = device::kDefaultGpu;
   int tp = 1;
   int pp = 4;
   int microbatch_size = 1;
