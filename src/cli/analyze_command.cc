@@ -54,11 +54,7 @@ int run_analyze(const AnalyzeFlags& flags) {
   auto output = core::AtomicOutputDirectory::create(flags.out, output_policy(flags.force));
   if (!output) return fail(command, output.error().message);
 
-  replay::Progress progress;
-  if (!flags.quiet)
-    progress = [command](const std::string& line) {
-      fmt::print(stderr, "{}: {}\n", command, line);
-    };
+  const replay::Progress progress = stderr_progress(command, flags.quiet);
   auto loaded = replay::read_traces(flags.traces, false, progress);
   if (!loaded) return fail(command, loaded.error().message);
   const std::vector<trace::RankTrace>& traces = loaded->ranks;

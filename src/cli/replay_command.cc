@@ -94,11 +94,7 @@ int run_replay(const ReplayFlags& flags, bool what_if) {
                      .layers = flags.layers,
                      .p2p_s = flags.p2p_s};
   options.input_microbatches = flags.input_microbatches;
-  replay::Progress progress;
-  if (!flags.quiet)
-    progress = [command](const std::string& line) {
-      fmt::print(stderr, "{}: {}\n", command, line);
-    };
+  const replay::Progress progress = stderr_progress(command, flags.quiet);
   auto run = replay::replay(flags.traces, options, progress);
   if (!run) return fail(command, run.error().message);
 
