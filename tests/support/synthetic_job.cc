@@ -2,7 +2,7 @@
 // not depend on other ranks within a step), then the step's all-reduces in order across ranks
 // (each starts on a rank when its launch, its gradients and the previous all-reduce allow, and all
 // end at the join plus the wire time), then each rank's optimizer and synchronize.
-#include "sim/synthetic_job.h"
+#include "synthetic_job.h"
 
 #include <fmt/core.h>
 
@@ -11,7 +11,7 @@
 
 #include "graph/trace_builder.h"
 
-namespace powertrain::sim {
+namespace powertrain::test_support {
 namespace {
 
 constexpr std::int64_t kComputeStream = 7;
@@ -201,4 +201,4 @@ std::vector<trace::RankTrace> make_synthetic_job(const SyntheticJobSpec& spec) {
   return Generator(spec).run();
 }
 
-}  // namespace powertrain::sim
+}  // namespace powertrain::test_support

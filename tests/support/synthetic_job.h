@@ -10,7 +10,7 @@
 
 #include "trace/trace_events.h"
 
-namespace powertrain::sim {
+namespace powertrain::test_support {
 
 struct SyntheticJobSpec {
   int ranks = 2;
@@ -31,4 +31,4 @@ struct SyntheticJobSpec {
 /// events.
 std::vector<trace::RankTrace> make_synthetic_job(const SyntheticJobSpec& spec);
 
-}  // namespace powertrain::sim
+}  // namespace powertrain::test_support
