@@ -104,6 +104,47 @@ std::vector<int> Frontier::durations_at(std::size_t point) const {
 
 namespace {
 
+// Undoes the slow-downs that lie on a path longer than T − τ (`through`: the longest path through
+// each instruction); when none does — which cannot happen, as every critical path crosses the cut
+// forward — undoes them all. Undone entries of `lengthened` become −1.
+void revert_slowdowns(const std::vector<int>& through, int makespan, std::vector<int>& lengthened,
+                      std::vector<int>& d, SolverStats& stats) {
+  bool reverted = false;
+  for (int& v : lengthened) {
+    if (v >= 0 && through[v] > makespan - 1) {
+      --d[v];
+      v = -1;
+      reverted = true;
+      ++stats.reverted_slowdowns;
+    }
+  }
+  if (!reverted) {
+    for (int& v : lengthened) {
+      if (v >= 0) {
+        --d[v];
+        v = -1;
+      }
+    }
+  }
+}
+
+// Appends this step's changed instructions once each, with their final durations (a revert may
+// have restored some). `touched` is all zero before and after.
+void record_changes(const std::vector<int>& changed, const std::vector<int>& d,
+                    std::vector<char>& touched, Frontier& frontier) {
+  for (int v : changed) {
+    if (!touched[v]) {
+      touched[v] = 1;
+      frontier.changes.push_back({v, d[v]});
+    }
+  }
+  for (std::size_t i = frontier.change_offsets.back(); i < frontier.changes.size(); ++i) {
+    DurationChange& change = frontier.changes[i];
+    change.units = d[change.operation];
+    touched[change.operation] = 0;
+  }
+}
+
 // The pre-issue-12 step, kept as the reference the incremental engine is tested against: each step
 // rebuilds the critical DAG, its contraction and the flow network from scratch.
 Frontier solve_reference(const PlanningProblem& problem, const SolverOptions& options) {
@@ -222,39 +263,11 @@ Frontier solve_reference(const PlanningProblem& problem, const SolverOptions& op
     // A slowed-down instruction may also lie on a path that had exactly one τ of slack; undo such
     // slow-downs until every path is at most T − τ.
     while (schedule.makespan > makespan - 1) {
-      const std::vector<int> through = longest_through(dag, d, schedule);
-      bool reverted = false;
-      for (int& v : lengthened) {
-        if (v >= 0 && through[v] > makespan - 1) {
-          --d[v];
-          v = -1;
-          reverted = true;
-          ++frontier.stats.reverted_slowdowns;
-        }
-      }
-      if (!reverted) {  // cannot happen: every critical path crosses the cut forward
-        for (int& v : lengthened) {
-          if (v >= 0) {
-            --d[v];
-            v = -1;
-          }
-        }
-      }
+      revert_slowdowns(longest_through(dag, d, schedule), makespan, lengthened, d, frontier.stats);
       forward_pass(dag, d, schedule);
     }
     if (schedule.makespan < makespan - 1) ++frontier.stats.multi_unit_steps;
-    for (int v : changed) {
-      if (!touched[v]) {
-        touched[v] = 1;
-        frontier.changes.push_back({v, d[v]});
-      }
-    }
-    // Record the final durations of changed nodes (a revert may have restored some).
-    for (std::size_t i = frontier.change_offsets.back(); i < frontier.changes.size(); ++i) {
-      DurationChange& change = frontier.changes[i];
-      change.units = d[change.operation];
-      touched[change.operation] = 0;
-    }
+    record_changes(changed, d, touched, frontier);
     ++frontier.stats.iterations;
   }
   if (options.progress)
@@ -471,39 +484,12 @@ Frontier solve_incremental(const PlanningProblem& problem, const SolverOptions& 
       Schedule schedule;
       schedule.earliest_finish = finish;
       schedule.makespan = makespan_now;
-      const std::vector<int> through = longest_through(dag, d, schedule);
-      bool reverted = false;
-      for (int& v : lengthened) {
-        if (v >= 0 && through[v] > makespan - 1) {
-          --d[v];
-          v = -1;
-          reverted = true;
-          ++frontier.stats.reverted_slowdowns;
-        }
-      }
-      if (!reverted) {
-        for (int& v : lengthened) {
-          if (v >= 0) {
-            --d[v];
-            v = -1;
-          }
-        }
-      }
+      revert_slowdowns(longest_through(dag, d, schedule), makespan, lengthened, d, frontier.stats);
       makespan_now = forward();
     }
     if (makespan_now < makespan - 1) ++frontier.stats.multi_unit_steps;
     for (int v : changed) refresh(v);
-    for (int v : changed) {
-      if (!touched[v]) {
-        touched[v] = 1;
-        frontier.changes.push_back({v, d[v]});
-      }
-    }
-    for (std::size_t i = frontier.change_offsets.back(); i < frontier.changes.size(); ++i) {
-      DurationChange& change = frontier.changes[i];
-      change.units = d[change.operation];
-      touched[change.operation] = 0;
-    }
+    record_changes(changed, d, touched, frontier);
     std::swap(changed, last_changed);
     ++frontier.stats.iterations;
   }
