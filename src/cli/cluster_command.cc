@@ -43,7 +43,7 @@ struct ClusterFlags {
   std::string schedule = "1f1b";
   std::string chunks = "1";
   std::string cost_model = "exponential";
-  std::string quantization = "floor";
+  std::string quantization = "ceil";
   std::string max_flow = "dinic";
   std::string out = "powertrain-cluster-out";
   bool quiet = false;
@@ -115,6 +115,13 @@ void print_table(const study::ClusterEmulation& emulation, const std::string& ou
       emulation.planning.unit_time_s, emulation.planning.p_blocking_w, first.global_batch_samples,
       first.microbatch_samples);
   fmt::print("  profile   {}\n", emulation.profile_source);
+  const bool pinned = std::any_of(emulation.configs.begin(), emulation.configs.end(),
+                                  [](const auto& c) { return c.fastest_point_pinned; });
+  fmt::print("  quantization  {}{}\n", frontier::quantization_name(emulation.planning.quantization),
+             emulation.planning.quantization == frontier::Quantization::kCeil
+                 ? (pinned ? " (plans never slower than all max clock; T_min's plan pinned to it)"
+                           : " (plans never slower than all max clock)")
+                 : " (the reference's rule: realized plans may be slower than planned)");
   fmt::print(
       "  model     per configuration, one straggler pipeline takes T' = slowdown x T_min at all "
       "max clock;\n"
@@ -363,7 +370,9 @@ Action add_cluster_command(CLI::App& app) {
       ->type_name("INT");
   app.add_option("--cost-model", flags->cost_model,
                  "exponential (a*exp(b*t)+c, default) or pwl (convex hull)");
-  app.add_option("--quantization", flags->quantization, "floor (default) or ceil");
+  app.add_option("--quantization", flags->quantization,
+                 "ceil (default: deployed plans never slower than all max clock) or floor (the "
+                 "reference's golden-file rule)");
   app.add_option("--max-flow", flags->max_flow,
                  "dinic (default), boykov-kolmogorov or edmonds-karp");
   app.add_option("--out", flags->out,

@@ -149,7 +149,7 @@ int run_search_command(const SearchFlags& flags) {
     return 0;
   }
   fmt::print(
-      "  ranked by {} (modelled device, planned Perseus frontiers; energy is all {} GPUs per "
+      "  ranked by {} (modelled device, realized Perseus frontier points; energy is all {} GPUs per "
       "iteration):\n",
       spec->objective == search::Objective::kEnergy ? "least energy (at T*)" : "T_min",
       spec->num_gpus);
@@ -158,7 +158,7 @@ int run_search_command(const SearchFlags& flags) {
   const auto& leanest = result.frontier.back();
   fmt::print(
       "  frontier      {} points across {} configuration(s): fastest {:.4f} s at {:.1f} J ({}), "
-      "least energy {:.1f} J at {:.4f} s ({}) (planned)\n",
+      "least energy {:.1f} J at {:.4f} s ({}) (realized at the planned clocks, modelled)\n",
       result.frontier.size(),
       [&] {
         std::vector<int> seen;

@@ -53,6 +53,12 @@ constexpr OpName kOps[] = {
     {"graph_launch", OpKind::kGraphLaunch},
 };
 
+// Records that describe the process but carry no work or dependency for the timeline: driver
+// module loads and virtual-memory mappings (the physical allocations are malloc/free records),
+// and cuRAND calls (their work is the kernel record that follows). NVTX records are kept apart
+// as annotations (annotation_line).
+constexpr std::string_view kInformationalOps[] = {"module_load", "mem_map", "mem_unmap", "curand"};
+
 struct DtypeName {
   std::string_view name;
   Dtype dtype;
@@ -444,6 +450,43 @@ class Parser {
     return Dtype::kUnknown;
   }
 
+  // An `nvtx` record: kind, t, tid, and name (push/start/mark) or id (start/end).
+  std::string annotation_line(simdjson::dom::object object, std::int64_t line) {
+    Fields f(object, source_, line, "nvtx");
+    Annotation a;
+    a.t_ns = f.count("t", true, 0, kMaxTime);
+    a.tid = static_cast<std::int32_t>(f.small("tid", true, 0, 0, kMaxRanks));
+    std::string_view kind;
+    if (object.at_key("kind").get_string().get(kind) != simdjson::SUCCESS) {
+      return fmt::format("{}:{}: field 'kind' missing in 'nvtx' record", source_, line);
+    }
+    if (kind == "push") {
+      a.kind = Annotation::Kind::kPush;
+    } else if (kind == "pop") {
+      a.kind = Annotation::Kind::kPop;
+    } else if (kind == "start") {
+      a.kind = Annotation::Kind::kStart;
+    } else if (kind == "end") {
+      a.kind = Annotation::Kind::kEnd;
+    } else if (kind == "mark") {
+      a.kind = Annotation::Kind::kMark;
+    } else {
+      graph::add_warning(trace_.warnings, "unknown nvtx kind",
+                         fmt::format("{}:{}: '{}' ignored", source_, line, kind));
+      return {};
+    }
+    if (a.kind == Annotation::Kind::kStart || a.kind == Annotation::Kind::kEnd) {
+      a.id = f.count("id", true, 0, kMaxTime);
+    }
+    std::string_view name;
+    if (object.at_key("name").get_string().get(name) == simdjson::SUCCESS) {
+      a.name = intern(name);
+    }
+    if (f.failed()) return f.error();
+    trace_.annotations.push_back(a);
+    return {};
+  }
+
   std::string record_line(simdjson::dom::object object, std::string_view op, std::int64_t line) {
     OpKind kind = OpKind::kKernel;
     bool known = false;
@@ -454,7 +497,11 @@ class Parser {
         break;
       }
     }
+    if (!known && op == "nvtx") return annotation_line(object, line);
     if (!known) {
+      for (std::string_view informational : kInformationalOps) {
+        if (op == informational) return {};
+      }
       graph::add_warning(trace_.warnings, "unknown op",
                          fmt::format("{}:{}: '{}' ignored", source_, line, op));
       return {};

@@ -159,10 +159,21 @@ struct ProcessInfo {
 };
 
 /// One emulated process.
+/// An NVTX annotation record (`nvtx`): ranges become user annotations of the timeline.
+struct Annotation {
+  enum class Kind : std::uint8_t { kPush, kPop, kStart, kEnd, kMark };
+  Kind kind = Kind::kMark;
+  std::int64_t t_ns = 0;
+  std::int32_t tid = 0;
+  std::int64_t id = 0;             // start/end
+  std::uint32_t name = kNoString;  // push/start/mark: index into `strings`
+};
+
 struct ProcessTrace {
   std::string source;  // file name (as given), used in messages
   ProcessInfo process;
   std::vector<Record> records;             // file order
+  std::vector<Annotation> annotations;     // file order (not records: they launch nothing)
   std::vector<std::int32_t> comm_records;  // indices of the comm_init and nccl records, in order
   std::vector<std::string> strings;
   bool has_exit = false;

@@ -196,8 +196,20 @@ std::vector<std::string> rank_environment(const LaunchOptions& o, const device::
   if (const std::string inherited = env_or_empty("LD_PRELOAD"); !inherited.empty()) {
     preload += ":" + inherited;
   }
+  // The fake libcuda.so.1 (driver API, built next to the interposer in driver/) goes first on
+  // the library path, so programs linked with -lcuda and dlopen("libcuda.so.1") find it.
+  std::string library_path;
+  const fs::path driver_dir = fs::path(o.interposer).parent_path() / "driver";
+  std::error_code ec;
+  if (fs::is_regular_file(driver_dir / "libcuda.so.1", ec)) library_path = driver_dir.string();
+  if (const std::string inherited = env_or_empty("LD_LIBRARY_PATH"); !inherited.empty()) {
+    library_path += (library_path.empty() ? "" : ":") + inherited;
+  }
   const auto memory = static_cast<std::int64_t>(gpu.memory_gib * 1073741824.0);
   return {
+      fmt::format("LD_LIBRARY_PATH={}", library_path),
+      // NVTX v3 (header-only) sends its ranges to the library this names (the interposer).
+      fmt::format("NVTX_INJECTION64_PATH={}", o.interposer),
       fmt::format("RANK={}", rank),
       fmt::format("WORLD_SIZE={}", world_size),
       fmt::format("LOCAL_RANK={}", rank % local_world),
@@ -346,8 +358,8 @@ core::Result<LaunchResult> launch(const LaunchOptions& o) {
     const std::string_view entry(*e);
     const std::string_view name = entry.substr(0, entry.find('='));
     static constexpr std::string_view kOwn[] = {
-        "RANK",      "WORLD_SIZE",  "LOCAL_RANK",  "LOCAL_WORLD_SIZE",
-        "NODE_RANK", "MASTER_ADDR", "MASTER_PORT", "LD_PRELOAD"};
+        "RANK",        "WORLD_SIZE",  "LOCAL_RANK", "LOCAL_WORLD_SIZE", "NODE_RANK",
+        "MASTER_ADDR", "MASTER_PORT", "LD_PRELOAD", "LD_LIBRARY_PATH",  "NVTX_INJECTION64_PATH"};
     bool own = name.rfind("POWERTRAIN_EMU_", 0) == 0;
     for (std::string_view k : kOwn) own = own || name == k;
     if (!own) base.emplace_back(entry);

@@ -211,7 +211,19 @@ class Scheduler {
         break;
       }
     }
+    for (const Annotation& a : t_.annotations) pending_annotations_[a.tid].push_back(&a);
     for (std::int32_t i : order) record(i);
+    // Annotations after a thread's last call, and ranges still open, end with that call.
+    for (auto& [tid, queue] : pending_annotations_) {
+      ThreadState& th = threads_[tid];
+      for (std::size_t k = next_annotation_[tid]; k < queue.size(); ++k) {
+        annotate(*queue[k], th.clock_ns);
+      }
+      for (const auto& [name, start] : open_pushes_[tid]) emit_range(name, start, th.clock_ns, tid);
+    }
+    for (const auto& [id, range] : open_ranges_) {
+      emit_range(range.name, range.start, threads_[range.tid].clock_ns, range.tid);
+    }
     return out_.build();
   }
 
@@ -314,6 +326,81 @@ class Scheduler {
     return awaited == kNever ? start + cost : std::max(start + cost, awaited + costs_.sync_ns);
   }
 
+  // NVTX ranges become user annotations on their host thread. An annotation recorded between
+  // two calls is placed at the same fraction of the modelled gap between them.
+  struct OpenRange {
+    std::string name;
+    std::int64_t start = 0;
+    std::int32_t tid = 0;
+  };
+
+  void emit_range(const std::string& name, std::int64_t start, std::int64_t end, std::int32_t tid) {
+    out_.host(EventKind::kUserAnnotation, name, start, std::max<std::int64_t>(1, end - start), tid);
+  }
+
+  void annotate(const Annotation& a, std::int64_t at) {
+    const std::string name(a.name != kNoString ? t_.str(a.name) : std::string_view());
+    switch (a.kind) {
+      case Annotation::Kind::kPush:
+        open_pushes_[a.tid].emplace_back(name, at);
+        break;
+      case Annotation::Kind::kPop:
+        if (!open_pushes_[a.tid].empty()) {
+          const auto [open_name, start] = open_pushes_[a.tid].back();
+          open_pushes_[a.tid].pop_back();
+          emit_range(open_name, start, at, a.tid);
+        }
+        break;
+      case Annotation::Kind::kStart:
+        open_ranges_[a.id] = OpenRange{name, at, a.tid};
+        break;
+      case Annotation::Kind::kEnd:
+        if (const auto it = open_ranges_.find(a.id); it != open_ranges_.end()) {
+          emit_range(it->second.name, it->second.start, at, it->second.tid);
+          open_ranges_.erase(it);
+        }
+        break;
+      case Annotation::Kind::kMark:
+        break;  // instants carry no duration
+    }
+  }
+
+  // Places the annotations of `tid` recorded before `t_ns` (the entry of its next call) inside
+  // the modelled gap [clock, clock + gap) that replaces the recorded [recorded_end, t_ns), and
+  // emits the gap as host work split at those points (so annotations and host work nest).
+  // `split` (≥ 0): a further boundary of the host work (where the first step begins).
+  void gap_with_annotations(std::int32_t tid, std::int64_t t_ns, const ThreadState& th,
+                            std::int64_t gap, std::int64_t split = -1) {
+    std::int64_t done = th.clock_ns;  // host work emitted up to here
+    const auto emit = [&](std::int64_t until) {
+      if (until - done >= costs_.min_host_work_ns && until > done) {
+        out_.host(EventKind::kCpuOp, "host work", done, until - done, tid);
+      }
+      done = std::max(done, until);
+    };
+    const auto host_work = [&](std::int64_t until) {
+      if (split > done && split <= until) emit(split);
+      emit(until);
+    };
+    const auto it = pending_annotations_.find(tid);
+    if (it != pending_annotations_.end()) {
+      std::size_t& next = next_annotation_[tid];
+      const std::int64_t raw = t_ns - th.recorded_end;
+      while (next < it->second.size() && it->second[next]->t_ns <= t_ns) {
+        const Annotation& a = *it->second[next++];
+        std::int64_t at = th.clock_ns;
+        if (th.started && raw > 0) {
+          const std::int64_t into = std::clamp<std::int64_t>(a.t_ns - th.recorded_end, 0, raw);
+          at += static_cast<std::int64_t>(static_cast<double>(gap) * static_cast<double>(into) /
+                                          static_cast<double>(raw));
+        }
+        host_work(at);
+        annotate(a, at);
+      }
+    }
+    host_work(th.clock_ns + gap);
+  }
+
   void record(std::int32_t i) {
     const Record& r = t_.records[i];
     ThreadState& th = threads_[r.tid];
@@ -322,14 +409,19 @@ class Scheduler {
     // device); only the first is charged the call's modelled cost.
     const bool same_call = th.started && r.t_ns == th.recorded_start;
     if (!th.started) {
-      th.started = true;
       th.clock_ns = std::max<std::int64_t>(0, r.t_ns - t0_ + drift_);
+      gap_with_annotations(r.tid, r.t_ns, th, 0);
+      th.started = true;
     } else if (!same_call) {
       gap = std::max<std::int64_t>(0, r.t_ns - th.recorded_end);
       if (costs_.max_host_gap_ns > 0) gap = std::min(gap, costs_.max_host_gap_ns);
-      if (gap >= costs_.min_host_work_ns && gap > 0) {
-        out_.host(EventKind::kCpuOp, "host work", th.clock_ns, gap, r.tid);
+      // The first step owns only part of its gap (below): the host work is split there too, so
+      // the ProfilerStep span and the host work nest.
+      std::int64_t split = -1;
+      if (step_of_first_[i] == 0 && in_.steps.size() > 1) {
+        split = th.clock_ns + gap - std::min(gap, second_step_gap_);
       }
+      gap_with_annotations(r.tid, r.t_ns, th, gap, split);
       th.clock_ns += gap;
     }
     if (const std::int32_t s = step_of_first_[i]; s >= 0) {
@@ -517,6 +609,10 @@ class Scheduler {
   std::int64_t drift_ = 0;  // modelled − recorded time of the latest record (for new threads)
   std::map<std::pair<std::int32_t, std::int64_t>, StreamState> streams_;  // ordered: determinism
   std::unordered_map<std::int32_t, ThreadState> threads_;
+  std::map<std::int32_t, std::vector<const Annotation*>> pending_annotations_;  // by thread
+  std::unordered_map<std::int32_t, std::size_t> next_annotation_;
+  std::unordered_map<std::int32_t, std::vector<std::pair<std::string, std::int64_t>>> open_pushes_;
+  std::map<std::int64_t, OpenRange> open_ranges_;  // NVTX start/end ids
   std::unordered_map<std::int64_t, EventState> events_;
   std::vector<std::int32_t> step_of_first_;
   std::vector<std::int32_t> step_of_last_;

@@ -2,6 +2,10 @@
 #include "frontier/evaluate.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "flow/max_flow.h"
 
 namespace powertrain::frontier {
 namespace {
@@ -20,6 +24,16 @@ std::pair<double, double> measured_at(const PlanningProblem& problem, int v, int
 double pipeline_energy(const PlanningProblem& problem, double busy_energy_j, double busy_s,
                        double time_s) {
   return busy_energy_j + problem.settings.p_blocking_w * (problem.num_gpus() * time_s - busy_s);
+}
+
+// Index in the node's Pareto options (fastest first) of the option a planned duration runs.
+std::size_t option_index(const PlanningProblem& problem, int v, int units) {
+  const auto& options = problem.model_of(v).options();
+  std::size_t index = 0;
+  for (std::size_t i = 0; i < options.size(); ++i) {
+    if (options[i].units <= units) index = i;
+  }
+  return index;
 }
 
 }  // namespace
@@ -105,10 +119,16 @@ bool pin_fastest_point(const PlanningProblem& problem, Frontier& frontier) {
   const double limit_s = all_max_clock_baseline(problem).time_s * (1.0 + 1e-12);
   std::vector<int> pinned = units;
   const pipeline::OperationDag& dag = problem.dag;
-  // Greedy: move every node on a realized critical path to its fastest option until the plan is
-  // fast enough; nodes off those paths keep their slower, cheaper clocks. Terminates: a critical
-  // path whose nodes are all at their fastest options (fastest measured clocks under ceil) is no
-  // longer than the same path at max clock.
+  const int n = static_cast<int>(pinned.size());
+  const double infinity = std::numeric_limits<double>::infinity();
+  const double blocking_w = problem.settings.p_blocking_w;
+  // Each round: on the realized critical subgraph (zero-slack nodes and tight edges), move the
+  // cheapest set of nodes that meets every critical path one measured option faster — a minimum
+  // vertex cut, node capacity = the pipeline-energy increase of that move. Pinning every critical
+  // node instead would undo most of the plan's saving when many paths tie (1F1B's identical
+  // stages). Terminates: every round moves at least one node one option faster, never back; stops
+  // when a critical path has every node at its fastest option already (floor quantization).
+  flow::FlowNetwork network;
   for (;;) {
     const std::vector<double> times = measured_times(problem, pinned);
     std::vector<double> finish(times.size(), 0.0);
@@ -126,15 +146,44 @@ bool pin_fastest_point(const PlanningProblem& problem, Frontier& frontier) {
         latest_finish[*it] = std::min(latest_finish[*it], latest_finish[s] - times[s]);
       }
     }
+    const double tolerance_s = 1e-12 * makespan;
+    auto critical = [&](int v) { return latest_finish[v] - finish[v] <= tolerance_s; };
+    const int source = 2 * n, sink = 2 * n + 1;
+    network.reset(2 * n + 2);
+    for (int v = 0; v < n; ++v) {
+      if (!critical(v)) continue;
+      double capacity = infinity;
+      if (pipeline::is_profiled(dag.operations[static_cast<std::size_t>(v)].kind)) {
+        const std::size_t now = option_index(problem, v, pinned[v]);
+        if (now > 0) {
+          const auto& options = problem.model_of(v).options();
+          const QuantizedOption& slow = options[now];
+          const QuantizedOption& fast = options[now - 1];
+          const double increase_j = (fast.energy_j - blocking_w * fast.time_s) -
+                                    (slow.energy_j - blocking_w * slow.time_s);
+          // A small positive floor keeps free moves from being taken more than needed.
+          capacity = std::max(increase_j, 0.0) + 1e-9;
+        }
+      }
+      network.add_arc(2 * v, 2 * v + 1, capacity);
+      if (finish[v] - times[v] <= tolerance_s) network.add_arc(source, 2 * v, infinity);
+      if (finish[v] >= makespan - tolerance_s) network.add_arc(2 * v + 1, sink, infinity);
+      for (int s : dag.successors[v]) {
+        if (critical(s) && std::abs(finish[s] - times[s] - finish[v]) <= tolerance_s) {
+          network.add_arc(2 * v + 1, 2 * s, infinity);
+        }
+      }
+    }
+    if (std::isinf(network.max_flow(source, sink, 0.0))) break;
+    const std::vector<char> reached = network.reachable_from(source, 0.0);
     bool changed = false;
-    for (std::size_t v = 0; v < pinned.size(); ++v) {
-      const int fastest = problem.model_of(static_cast<int>(v)).min_units();
-      if (latest_finish[v] - finish[v] <= 1e-12 * makespan && pinned[v] != fastest) {
-        pinned[v] = fastest;
+    for (int v = 0; v < n; ++v) {
+      if (reached[2 * v] && !reached[2 * v + 1]) {
+        pinned[v] = problem.model_of(v).options()[option_index(problem, v, pinned[v]) - 1].units;
         changed = true;
       }
     }
-    if (!changed) break;  // floor quantization: the fastest options may be slower than max clock
+    if (!changed) break;
   }
   if (pinned == units) return false;
   const int time_units = longest_path(dag, pinned);

@@ -172,7 +172,7 @@ inline void record_gemm(const GemmRecord& g) {
     const char* name = cuda_dtype_name(type);
     return name != nullptr ? name : "cuda_dtype_" + std::to_string(type);
   };
-  auto record = begin_record("gemm", g.start_ns, g.device);
+  auto record = begin_work("gemm", g.start_ns);
   record.field("api", g.api);
   put(record, "m", g.m);
   put(record, "n", g.n);
@@ -195,9 +195,8 @@ inline void record_gemm(const GemmRecord& g) {
   } else {
     record.field("flops", flops);
   }
-  put(record, "stream", g.stream);
-  put(record, "corr", g.corr != 0 ? g.corr : next_correlation());
-  end_record(record);
+  // A work record: captured into a CUDA graph when its stream is capturing.
+  end_work(record, g.device, g.stream, g.corr);
 }
 
 }  // namespace powertrain::emu::libs

@@ -31,12 +31,24 @@ struct Node {
   std::vector<int> deps;
   cudaHostFn_t fn = nullptr;
   void* user = nullptr;
+  bool empty = false;    // no work: an empty node or a child graph's join (dependencies only)
+  bool inlined = false;  // copied from a child graph: not one of the graph's own nodes
+  cudaGraphNodeType type = cudaGraphNodeTypeKernel;
+  cudaKernelNodeParams kernel{};  // explicit kernel nodes: the parameters as given
+};
+
+struct Graph;
+// A node handle (cudaGraphNode_t) points to one of these; never freed.
+struct NodeRef {
+  Graph* graph = nullptr;
+  int index = 0;
 };
 
 struct Graph {
   std::int64_t id = 0;
   int device = 0;
   std::vector<Node> nodes;
+  std::vector<NodeRef*> handles;  // per node, created on demand
   bool live = true;
   bool capturing = false;  // still being captured (not instantiable)
 };
@@ -53,6 +65,8 @@ struct Exec {
   std::vector<std::int64_t> end_event;  // per lane ≥ 1
   bool streams_announced = false;
   bool live = true;
+  const void* source = nullptr;  // the graph it was instantiated from
+  std::vector<int> node_of;      // per node of the source graph: its index here (-1: none)
 };
 
 struct Capture {
@@ -65,6 +79,7 @@ struct Capture {
 struct State {
   std::mutex mutex;
   std::unordered_set<const Graph*> graphs;
+  std::unordered_set<const NodeRef*> node_refs;
   std::unordered_set<const Exec*> execs;
   std::map<std::int64_t, Capture> capturing;                          // stream id → capture
   std::map<std::int64_t, std::pair<Graph*, std::vector<int>>> marks;  // captured event records
@@ -97,6 +112,77 @@ void add_unique(std::vector<int>& to, const std::vector<int>& from) {
   for (int n : from) {
     if (std::find(to.begin(), to.end(), n) == to.end()) to.push_back(n);
   }
+}
+
+NodeRef* node_handle(State& s, Graph* g, int index) {
+  if (g->handles.size() < g->nodes.size()) g->handles.resize(g->nodes.size(), nullptr);
+  if (g->handles[index] == nullptr) {
+    auto* ref = new NodeRef{g, index};
+    g->handles[index] = ref;
+    s.node_refs.insert(ref);
+  }
+  return g->handles[index];
+}
+
+// The node index of handle `node` in `g`, or -1.
+int node_index(State& s, const Graph* g, cudaGraphNode_t node) {
+  const auto* ref = reinterpret_cast<const NodeRef*>(node);
+  if (s.node_refs.count(ref) == 0 || ref->graph != g) return -1;
+  return ref->index;
+}
+
+// The graph's work in dependency order, without empty nodes (their dependencies pass through):
+// what an exec runs. False when the dependencies have a cycle.
+bool executable_nodes(const Graph& g, std::vector<Node>* out,
+                      std::vector<int>* positions = nullptr) {
+  const int n = static_cast<int>(g.nodes.size());
+  // Topological order (Kahn, smallest index first: captured graphs keep their order).
+  std::vector<int> pending(n, 0);
+  std::vector<std::vector<int>> users(n);
+  for (int i = 0; i < n; ++i) {
+    for (int d : g.nodes[i].deps) {
+      ++pending[i];
+      users[d].push_back(i);
+    }
+  }
+  std::set<int> ready;
+  for (int i = 0; i < n; ++i) {
+    if (pending[i] == 0) ready.insert(i);
+  }
+  std::vector<int> order;
+  while (!ready.empty()) {
+    const int i = *ready.begin();
+    ready.erase(ready.begin());
+    order.push_back(i);
+    for (int u : users[i]) {
+      if (--pending[u] == 0) ready.insert(u);
+    }
+  }
+  if (static_cast<int>(order.size()) != n) return false;
+  // Dependencies on empty nodes become dependencies on what those depend on.
+  std::vector<std::vector<int>> real_deps(n);  // in original indices
+  std::vector<int> position(n, -1);            // original index → output index
+  out->clear();
+  for (int i : order) {
+    std::vector<int> deps;
+    for (int d : g.nodes[i].deps) {
+      if (g.nodes[d].empty) {
+        add_unique(deps, real_deps[d]);
+      } else {
+        add_unique(deps, {d});
+      }
+    }
+    real_deps[i] = deps;
+    if (g.nodes[i].empty) continue;
+    Node node = g.nodes[i];
+    node.deps.clear();
+    for (int d : deps) node.deps.push_back(position[d]);
+    std::sort(node.deps.begin(), node.deps.end());
+    position[i] = static_cast<int>(out->size());
+    out->push_back(std::move(node));
+  }
+  if (positions != nullptr) *positions = std::move(position);
+  return true;
 }
 
 // Lanes: a node continues the lane of its first dependency whose lane still ends there;
@@ -135,6 +221,7 @@ bool capture_record(Record& record) {
     case Op::kHostFunc:
     case Op::kEventRecord:
     case Op::kStreamWaitEvent:
+    case Op::kWork:
       break;
     default:
       return false;
@@ -181,6 +268,10 @@ bool capture_record(Record& record) {
   Node node;
   node.record = record;
   node.deps = c.tail;
+  node.type = record.op == Op::kMemcpy     ? cudaGraphNodeTypeMemcpy
+              : record.op == Op::kMemset   ? cudaGraphNodeTypeMemset
+              : record.op == Op::kHostFunc ? cudaGraphNodeTypeHost
+                                           : cudaGraphNodeTypeKernel;
   if (record.op == Op::kHostFunc) {
     node.fn = t_pending_fn;
     node.user = t_pending_user;
@@ -359,7 +450,9 @@ cudaError_t graph_launch(cudaGraphExec_t handle, cudaStream_t stream, bool per_t
     }
     Record r = node.record;
     r.a[0] = on;
-    r.a[1] = next_correlation();
+    // Event records and waits keep their event in a[1]; their correlation is a[2].
+    const bool event_op = r.op == Op::kEventRecord || r.op == Op::kStreamWaitEvent;
+    r.a[event_op ? 2 : 1] = next_correlation();
     emit(r);
     if (node.fn != nullptr) node.fn(node.user);
     if (copy.event_of[i] != 0) event_record(on, copy.event_of[i]);
@@ -406,10 +499,17 @@ PT_EXPORT cudaError_t cudaGraphInstantiate(cudaGraphExec_t* pGraphExec, cudaGrap
   if (g->capturing) {
     return misuse(api, cudaErrorStreamCaptureUnjoined, "the graph is still being captured");
   }
+  std::vector<detail::Node> nodes;
+  std::vector<int> positions;
+  if (!detail::executable_nodes(*g, &nodes, &positions)) {
+    return misuse(api, cudaErrorInvalidValue, "the graph's dependencies form a cycle");
+  }
   auto* e = new detail::Exec;
   e->id = s.next_exec++;
   e->device = g->device;
-  e->nodes = g->nodes;
+  e->nodes = std::move(nodes);
+  e->source = g;
+  e->node_of = std::move(positions);
   detail::plan(*e);
   e->lane_stream.assign(e->lanes, 0);
   if (e->lanes > 1) {
@@ -446,18 +546,19 @@ PT_EXPORT cudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGraph_
   }
   if (resultInfo != nullptr) *resultInfo = cudaGraphExecUpdateResultInfo{};
   // Parameters may change, the topology and node types may not (as the runtime requires).
-  bool same = g->nodes.size() == e->nodes.size();
-  for (std::size_t i = 0; same && i < g->nodes.size(); ++i) {
-    same = g->nodes[i].record.op == e->nodes[i].record.op && g->nodes[i].deps == e->nodes[i].deps;
+  std::vector<detail::Node> nodes;
+  bool same = detail::executable_nodes(*g, &nodes) && nodes.size() == e->nodes.size();
+  for (std::size_t i = 0; same && i < nodes.size(); ++i) {
+    same = nodes[i].record.op == e->nodes[i].record.op && nodes[i].deps == e->nodes[i].deps;
   }
   if (!same) {
     if (resultInfo != nullptr) resultInfo->result = cudaGraphExecUpdateErrorTopologyChanged;
     return detail::fail(cudaErrorGraphExecUpdateFailure);
   }
-  for (std::size_t i = 0; i < g->nodes.size(); ++i) {
-    e->nodes[i].record = g->nodes[i].record;
-    e->nodes[i].fn = g->nodes[i].fn;
-    e->nodes[i].user = g->nodes[i].user;
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    e->nodes[i].record = nodes[i].record;
+    e->nodes[i].fn = nodes[i].fn;
+    e->nodes[i].user = nodes[i].user;
   }
   if (resultInfo != nullptr) resultInfo->result = cudaGraphExecUpdateSuccess;
   return cudaSuccess;
@@ -497,15 +598,490 @@ PT_EXPORT cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t* node
   if (g == nullptr || numNodes == nullptr) {
     return misuse("cudaGraphGetNodes", cudaErrorInvalidValue, "invalid graph or numNodes NULL");
   }
+  // The graph's own nodes (a child graph counts as its one node, as in the runtime).
+  std::vector<int> own;
+  for (std::size_t i = 0; i < g->nodes.size(); ++i) {
+    if (!g->nodes[i].inlined) own.push_back(static_cast<int>(i));
+  }
   if (nodes == nullptr) {
-    *numNodes = g->nodes.size();
+    *numNodes = own.size();
     return cudaSuccess;
   }
-  // Node handles: tagged (graph node index + 1); not dereferenced anywhere.
-  const std::size_t n = std::min(*numNodes, g->nodes.size());
+  const std::size_t n = std::min(*numNodes, own.size());
   for (std::size_t i = 0; i < n; ++i) {
-    nodes[i] = reinterpret_cast<cudaGraphNode_t>((std::uintptr_t{0x4e44} << 48) | (i + 1));
+    nodes[i] = reinterpret_cast<cudaGraphNode_t>(detail::node_handle(s, g, own[i]));
   }
   *numNodes = n;
+  return cudaSuccess;
+}
+
+// ---- explicit graph construction ------------------------------------------------------------
+
+namespace powertrain::emu::detail {
+namespace {
+
+// Adds `node` to `graph` after `deps`; the common part of every cudaGraphAdd*Node.
+cudaError_t add_node(cudaGraphNode_t* out, cudaGraph_t graph, const cudaGraphNode_t* deps,
+                     std::size_t count, Node node, const char* api) {
+  if (out == nullptr) return misuse(api, cudaErrorInvalidValue, "pGraphNode is NULL");
+  if (count > 0 && deps == nullptr) {
+    return misuse(api, cudaErrorInvalidValue, "pDependencies is NULL");
+  }
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  Graph* g = live_graph(s, graph);
+  if (g == nullptr || g->capturing) {
+    return misuse(api, cudaErrorInvalidValue,
+                  "invalid, destroyed or capturing graph " + pointer_text(graph));
+  }
+  node.deps.clear();
+  for (std::size_t i = 0; i < count; ++i) {
+    const int d = node_index(s, g, deps[i]);
+    if (d < 0) {
+      return misuse(api, cudaErrorInvalidValue,
+                    "dependency " + pointer_text(deps[i]) + " is not a node of this graph");
+    }
+    add_unique(node.deps, {d});
+  }
+  g->nodes.push_back(std::move(node));
+  *out =
+      reinterpret_cast<cudaGraphNode_t>(node_handle(s, g, static_cast<int>(g->nodes.size()) - 1));
+  return cudaSuccess;
+}
+
+Node work_node(Op op, cudaGraphNodeType type, const char* api) {
+  Node node;
+  node.record = make_record(op, now_ns(), current_device());
+  node.record.api = api;
+  node.type = type;
+  return node;
+}
+
+cudaError_t kernel_node(const cudaKernelNodeParams* p, const char* api, Node* out) {
+  if (p == nullptr) return misuse(api, cudaErrorInvalidValue, "pNodeParams is NULL");
+  Node node;
+  node.type = cudaGraphNodeTypeKernel;
+  node.kernel = *p;
+  const cudaError_t error =
+      make_kernel_record(p->func, p->gridDim, p->blockDim, p->sharedMemBytes, api, &node.record);
+  if (error != cudaSuccess) return error;
+  *out = std::move(node);
+  return cudaSuccess;
+}
+
+CopyKind copy_kind(cudaMemcpyKind kind, const void* dst, const void* src) {
+  switch (kind) {
+    case cudaMemcpyHostToDevice:
+      return CopyKind::kHtoD;
+    case cudaMemcpyDeviceToHost:
+      return CopyKind::kDtoH;
+    case cudaMemcpyDeviceToDevice:
+      return CopyKind::kDtoD;
+    case cudaMemcpyHostToHost:
+      return CopyKind::kHtoH;
+    default:
+      break;
+  }
+  const PointerInfo d = lookup_pointer(dst);
+  const PointerInfo s = lookup_pointer(src);
+  const bool dd = d.known && d.device_side;
+  const bool sd = s.known && s.device_side;
+  if (dd && sd) return d.device == s.device ? CopyKind::kDtoD : CopyKind::kPtoP;
+  if (dd) return CopyKind::kHtoD;
+  if (sd) return CopyKind::kDtoH;
+  return CopyKind::kHtoH;
+}
+
+Node copy_node(std::size_t bytes, CopyKind kind, const char* api) {
+  Node node = work_node(Op::kMemcpy, cudaGraphNodeTypeMemcpy, api);
+  node.record.a[2] = static_cast<std::int64_t>(bytes);
+  node.record.sub = static_cast<std::uint8_t>(kind);
+  node.record.flag = true;  // graph copies are asynchronous
+  return node;
+}
+
+cudaError_t memcpy3d_node(const cudaMemcpy3DParms* p, const char* api, Node* out) {
+  if (p == nullptr) return misuse(api, cudaErrorInvalidValue, "pCopyParams is NULL");
+  if (p->srcArray != nullptr || p->dstArray != nullptr) {
+    report_unsupported(std::string(api) + "(CUDA arrays)");
+    return fail(cudaErrorNotSupported);
+  }
+  const std::size_t bytes = p->extent.width * std::max<std::size_t>(p->extent.height, 1) *
+                            std::max<std::size_t>(p->extent.depth, 1);
+  *out = copy_node(bytes, copy_kind(p->kind, p->dstPtr.ptr, p->srcPtr.ptr), api);
+  return cudaSuccess;
+}
+
+cudaError_t memset_node(const cudaMemsetParams* p, const char* api, Node* out) {
+  if (p == nullptr) return misuse(api, cudaErrorInvalidValue, "pMemsetParams is NULL");
+  if (p->elementSize != 1 && p->elementSize != 2 && p->elementSize != 4) {
+    return misuse(api, cudaErrorInvalidValue,
+                  "elementSize " + std::to_string(p->elementSize) + " is not 1, 2 or 4");
+  }
+  const PointerInfo info = lookup_pointer(p->dst);
+  if (!info.known || !info.device_side) {
+    return misuse(api, cudaErrorInvalidValue,
+                  pointer_text(p->dst) + " is not device memory allocated through the runtime");
+  }
+  Node node = work_node(Op::kMemset, cudaGraphNodeTypeMemset, api);
+  node.record.a[2] =
+      static_cast<std::int64_t>(p->elementSize * p->width * std::max<std::size_t>(p->height, 1));
+  node.record.flag = true;
+  *out = std::move(node);
+  return cudaSuccess;
+}
+
+cudaError_t host_node(const cudaHostNodeParams* p, const char* api, Node* out) {
+  if (p == nullptr || p->fn == nullptr) {
+    return misuse(api, cudaErrorInvalidValue, "pNodeParams or its fn is NULL");
+  }
+  Node node = work_node(Op::kHostFunc, cudaGraphNodeTypeHost, api);
+  node.fn = p->fn;
+  node.user = p->userData;
+  *out = std::move(node);
+  return cudaSuccess;
+}
+
+cudaError_t event_node(cudaEvent_t event, bool record, const char* api, Node* out) {
+  const std::int64_t id = event_id(event);
+  if (id < 0) {
+    return misuse(api, cudaErrorInvalidResourceHandle,
+                  "invalid or destroyed event " + pointer_text(event));
+  }
+  Node node = work_node(record ? Op::kEventRecord : Op::kStreamWaitEvent,
+                        record ? cudaGraphNodeTypeEventRecord : cudaGraphNodeTypeWaitEvent, api);
+  node.record.a[1] = id;
+  *out = std::move(node);
+  return cudaSuccess;
+}
+
+// A child graph is copied into the parent: its roots depend on `deps`, and the returned node
+// (empty) on its sinks, so what follows the child node waits for the whole child.
+cudaError_t add_child(cudaGraphNode_t* out, cudaGraph_t graph, const cudaGraphNode_t* deps,
+                      std::size_t count, cudaGraph_t child, const char* api) {
+  if (out == nullptr) return misuse(api, cudaErrorInvalidValue, "pGraphNode is NULL");
+  if (count > 0 && deps == nullptr) {
+    return misuse(api, cudaErrorInvalidValue, "pDependencies is NULL");
+  }
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  Graph* g = live_graph(s, graph);
+  Graph* c = live_graph(s, child);
+  if (g == nullptr || c == nullptr || g == c || g->capturing || c->capturing) {
+    return misuse(api, cudaErrorInvalidValue, "invalid, destroyed or capturing graph");
+  }
+  std::vector<int> before;
+  for (std::size_t i = 0; i < count; ++i) {
+    const int d = node_index(s, g, deps[i]);
+    if (d < 0) {
+      return misuse(api, cudaErrorInvalidValue,
+                    "dependency " + pointer_text(deps[i]) + " is not a node of this graph");
+    }
+    add_unique(before, {d});
+  }
+  const int offset = static_cast<int>(g->nodes.size());
+  Node join;
+  join.empty = true;
+  join.type = cudaGraphNodeTypeGraph;
+  std::vector<bool> has_users(c->nodes.size(), false);
+  for (const Node& node : c->nodes) {
+    for (int d : node.deps) has_users[d] = true;
+  }
+  for (std::size_t i = 0; i < c->nodes.size(); ++i) {
+    Node node = c->nodes[i];  // the child is copied, as the runtime does (later edits of it
+                              // do not change the parent)
+    for (int& d : node.deps) d += offset;
+    if (node.deps.empty()) node.deps = before;
+    node.inlined = true;
+    g->nodes.push_back(std::move(node));
+    if (!has_users[i]) join.deps.push_back(offset + static_cast<int>(i));  // the child's sinks
+  }
+  if (c->nodes.empty()) join.deps = before;
+  g->nodes.push_back(std::move(join));
+  *out =
+      reinterpret_cast<cudaGraphNode_t>(node_handle(s, g, static_cast<int>(g->nodes.size()) - 1));
+  return cudaSuccess;
+}
+
+}  // namespace
+}  // namespace powertrain::emu::detail
+
+PT_EXPORT cudaError_t cudaGraphCreate(cudaGraph_t* pGraph, unsigned int flags) {
+  if (pGraph == nullptr) return misuse("cudaGraphCreate", cudaErrorInvalidValue, "pGraph is NULL");
+  if (flags != 0) return misuse("cudaGraphCreate", cudaErrorInvalidValue, "flags must be 0");
+  detail::State& s = detail::state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  auto* graph = new detail::Graph;
+  graph->id = s.next_graph++;
+  graph->device = powertrain::emu::current_device();
+  s.graphs.insert(graph);
+  *pGraph = reinterpret_cast<cudaGraph_t>(graph);
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph,
+                                             const cudaGraphNode_t* pDependencies,
+                                             size_t numDependencies,
+                                             const struct cudaKernelNodeParams* pNodeParams) {
+  const char* api = "cudaGraphAddKernelNode";
+  detail::Node node;
+  const cudaError_t error = detail::kernel_node(pNodeParams, api, &node);
+  if (error != cudaSuccess) return error;
+  return detail::add_node(pGraphNode, graph, pDependencies, numDependencies, std::move(node), api);
+}
+
+PT_EXPORT cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph,
+                                             const cudaGraphNode_t* pDependencies,
+                                             size_t numDependencies,
+                                             const struct cudaMemcpy3DParms* pCopyParams) {
+  const char* api = "cudaGraphAddMemcpyNode";
+  detail::Node node;
+  const cudaError_t error = detail::memcpy3d_node(pCopyParams, api, &node);
+  if (error != cudaSuccess) return error;
+  return detail::add_node(pGraphNode, graph, pDependencies, numDependencies, std::move(node), api);
+}
+
+PT_EXPORT cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t* pGraphNode, cudaGraph_t graph,
+                                               const cudaGraphNode_t* pDependencies,
+                                               size_t numDependencies, void* dst, const void* src,
+                                               size_t count, enum cudaMemcpyKind kind) {
+  const char* api = "cudaGraphAddMemcpyNode1D";
+  return detail::add_node(pGraphNode, graph, pDependencies, numDependencies,
+                          detail::copy_node(count, detail::copy_kind(kind, dst, src), api), api);
+}
+
+PT_EXPORT cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph,
+                                             const cudaGraphNode_t* pDependencies,
+                                             size_t numDependencies,
+                                             const struct cudaMemsetParams* pMemsetParams) {
+  const char* api = "cudaGraphAddMemsetNode";
+  detail::Node node;
+  const cudaError_t error = detail::memset_node(pMemsetParams, api, &node);
+  if (error != cudaSuccess) return error;
+  return detail::add_node(pGraphNode, graph, pDependencies, numDependencies, std::move(node), api);
+}
+
+PT_EXPORT cudaError_t cudaGraphAddHostNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph,
+                                           const cudaGraphNode_t* pDependencies,
+                                           size_t numDependencies,
+                                           const struct cudaHostNodeParams* pNodeParams) {
+  const char* api = "cudaGraphAddHostNode";
+  detail::Node node;
+  const cudaError_t error = detail::host_node(pNodeParams, api, &node);
+  if (error != cudaSuccess) return error;
+  return detail::add_node(pGraphNode, graph, pDependencies, numDependencies, std::move(node), api);
+}
+
+PT_EXPORT cudaError_t cudaGraphAddEventRecordNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph,
+                                                  const cudaGraphNode_t* pDependencies,
+                                                  size_t numDependencies, cudaEvent_t event) {
+  const char* api = "cudaGraphAddEventRecordNode";
+  detail::Node node;
+  const cudaError_t error = detail::event_node(event, true, api, &node);
+  if (error != cudaSuccess) return error;
+  return detail::add_node(pGraphNode, graph, pDependencies, numDependencies, std::move(node), api);
+}
+
+PT_EXPORT cudaError_t cudaGraphAddEventWaitNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph,
+                                                const cudaGraphNode_t* pDependencies,
+                                                size_t numDependencies, cudaEvent_t event) {
+  const char* api = "cudaGraphAddEventWaitNode";
+  detail::Node node;
+  const cudaError_t error = detail::event_node(event, false, api, &node);
+  if (error != cudaSuccess) return error;
+  return detail::add_node(pGraphNode, graph, pDependencies, numDependencies, std::move(node), api);
+}
+
+PT_EXPORT cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph,
+                                            const cudaGraphNode_t* pDependencies,
+                                            size_t numDependencies) {
+  detail::Node node;
+  node.empty = true;
+  node.type = cudaGraphNodeTypeEmpty;
+  return detail::add_node(pGraphNode, graph, pDependencies, numDependencies, std::move(node),
+                          "cudaGraphAddEmptyNode");
+}
+
+PT_EXPORT cudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph,
+                                                 const cudaGraphNode_t* pDependencies,
+                                                 size_t numDependencies, cudaGraph_t childGraph) {
+  return detail::add_child(pGraphNode, graph, pDependencies, numDependencies, childGraph,
+                           "cudaGraphAddChildGraphNode");
+}
+
+PT_EXPORT cudaError_t cudaGraphAddNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph,
+                                       const cudaGraphNode_t* pDependencies,
+                                       const cudaGraphEdgeData* dependencyData,
+                                       size_t numDependencies,
+                                       struct cudaGraphNodeParams* nodeParams) {
+  (void)dependencyData;  // edge types other than the default are programmatic-launch hints
+  const char* api = "cudaGraphAddNode";
+  if (nodeParams == nullptr) return misuse(api, cudaErrorInvalidValue, "nodeParams is NULL");
+  detail::Node node;
+  cudaError_t error = cudaSuccess;
+  switch (nodeParams->type) {
+    case cudaGraphNodeTypeKernel: {
+      const cudaKernelNodeParams p{
+          nodeParams->kernel.func,         nodeParams->kernel.gridDim,
+          nodeParams->kernel.blockDim,     nodeParams->kernel.sharedMemBytes,
+          nodeParams->kernel.kernelParams, nodeParams->kernel.extra};
+      error = detail::kernel_node(&p, api, &node);
+      break;
+    }
+    case cudaGraphNodeTypeMemcpy:
+      error = detail::memcpy3d_node(&nodeParams->memcpy.copyParams, api, &node);
+      break;
+    case cudaGraphNodeTypeMemset: {
+      const cudaMemsetParams p{nodeParams->memset.dst,   nodeParams->memset.pitch,
+                               nodeParams->memset.value, nodeParams->memset.elementSize,
+                               nodeParams->memset.width, nodeParams->memset.height};
+      error = detail::memset_node(&p, api, &node);
+      break;
+    }
+    case cudaGraphNodeTypeHost: {
+      const cudaHostNodeParams p{nodeParams->host.fn, nodeParams->host.userData};
+      error = detail::host_node(&p, api, &node);
+      break;
+    }
+    case cudaGraphNodeTypeEventRecord:
+      error = detail::event_node(nodeParams->eventRecord.event, true, api, &node);
+      break;
+    case cudaGraphNodeTypeWaitEvent:
+      error = detail::event_node(nodeParams->eventWait.event, false, api, &node);
+      break;
+    case cudaGraphNodeTypeEmpty:
+      node.empty = true;
+      node.type = cudaGraphNodeTypeEmpty;
+      break;
+    case cudaGraphNodeTypeGraph:
+      return detail::add_child(pGraphNode, graph, pDependencies, numDependencies,
+                               nodeParams->graph.graph, api);
+    case cudaGraphNodeTypeConditional:
+      // Conditional nodes (if/while/switch bodies decided on the device) are not emulated.
+      return detail::fail(static_cast<cudaError_t>(
+          powertrain::emu::report_unsupported("cudaGraphAddNode(conditional node)")));
+    default:
+      return detail::fail(static_cast<cudaError_t>(powertrain::emu::report_unsupported(
+          "cudaGraphAddNode(node type " + std::to_string(nodeParams->type) + ")")));
+  }
+  if (error != cudaSuccess) return error;
+  return detail::add_node(pGraphNode, graph, pDependencies, numDependencies, std::move(node), api);
+}
+
+PT_EXPORT cudaError_t cudaGraphAddDependencies(cudaGraph_t graph, const cudaGraphNode_t* from,
+                                               const cudaGraphNode_t* to,
+                                               const cudaGraphEdgeData* edgeData,
+                                               size_t numDependencies) {
+  (void)edgeData;
+  const char* api = "cudaGraphAddDependencies";
+  if (numDependencies > 0 && (from == nullptr || to == nullptr)) {
+    return misuse(api, cudaErrorInvalidValue, "from or to is NULL");
+  }
+  detail::State& s = detail::state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  detail::Graph* g = detail::live_graph(s, graph);
+  if (g == nullptr || g->capturing) {
+    return misuse(api, cudaErrorInvalidValue, "invalid, destroyed or capturing graph");
+  }
+  for (size_t i = 0; i < numDependencies; ++i) {
+    const int a = detail::node_index(s, g, from[i]);
+    const int b = detail::node_index(s, g, to[i]);
+    if (a < 0 || b < 0 || a == b) {
+      return misuse(api, cudaErrorInvalidValue, "an edge names a node of another graph");
+    }
+    detail::add_unique(g->nodes[b].deps, {a});
+  }
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t cudaGraphNodeGetType(cudaGraphNode_t node, enum cudaGraphNodeType* pType) {
+  detail::State& s = detail::state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  const auto* ref = reinterpret_cast<const detail::NodeRef*>(node);
+  if (pType == nullptr || s.node_refs.count(ref) == 0 || !ref->graph->live) {
+    return misuse("cudaGraphNodeGetType", cudaErrorInvalidValue, "invalid node or pType NULL");
+  }
+  *pType = ref->graph->nodes[ref->index].type;
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t cudaGraphKernelNodeSetParams(cudaGraphNode_t node,
+                                                   const struct cudaKernelNodeParams* pNodeParams) {
+  const char* api = "cudaGraphKernelNodeSetParams";
+  detail::Node replacement;
+  const cudaError_t error = detail::kernel_node(pNodeParams, api, &replacement);
+  if (error != cudaSuccess) return error;
+  detail::State& s = detail::state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  const auto* ref = reinterpret_cast<const detail::NodeRef*>(node);
+  if (s.node_refs.count(ref) == 0 || !ref->graph->live ||
+      ref->graph->nodes[ref->index].type != cudaGraphNodeTypeKernel) {
+    return misuse(api, cudaErrorInvalidValue, "not a kernel node " + detail::pointer_text(node));
+  }
+  ref->graph->nodes[ref->index].record = replacement.record;
+  ref->graph->nodes[ref->index].kernel = replacement.kernel;
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t cudaGraphKernelNodeGetParams(cudaGraphNode_t node,
+                                                   struct cudaKernelNodeParams* pNodeParams) {
+  const char* api = "cudaGraphKernelNodeGetParams";
+  detail::State& s = detail::state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  const auto* ref = reinterpret_cast<const detail::NodeRef*>(node);
+  if (pNodeParams == nullptr || s.node_refs.count(ref) == 0 || !ref->graph->live ||
+      ref->graph->nodes[ref->index].type != cudaGraphNodeTypeKernel) {
+    return misuse(api, cudaErrorInvalidValue, "not a kernel node " + detail::pointer_text(node));
+  }
+  const detail::Node& n = ref->graph->nodes[ref->index];
+  *pNodeParams = n.kernel;
+  if (pNodeParams->func == nullptr) {
+    // A captured launch: its kernel handle and configuration (the arguments were not kept).
+    pNodeParams->func = detail::kernel_handle(n.record.a[2]);
+    pNodeParams->gridDim = dim3(n.record.g[0], n.record.g[1], n.record.g[2]);
+    pNodeParams->blockDim = dim3(n.record.g[3], n.record.g[4], n.record.g[5]);
+    pNodeParams->sharedMemBytes = static_cast<unsigned>(n.record.a[3]);
+  }
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t
+cudaGraphExecKernelNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node,
+                                 const struct cudaKernelNodeParams* pNodeParams) {
+  const char* api = "cudaGraphExecKernelNodeSetParams";
+  detail::Node replacement;
+  const cudaError_t error = detail::kernel_node(pNodeParams, api, &replacement);
+  if (error != cudaSuccess) return error;
+  detail::State& s = detail::state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  detail::Exec* e = detail::live_exec(s, hGraphExec);
+  const auto* ref = reinterpret_cast<const detail::NodeRef*>(node);
+  if (e == nullptr || s.node_refs.count(ref) == 0 || ref->graph != e->source ||
+      ref->index >= static_cast<int>(e->node_of.size()) || e->node_of[ref->index] < 0 ||
+      e->nodes[e->node_of[ref->index]].type != cudaGraphNodeTypeKernel) {
+    return misuse(api, cudaErrorInvalidValue,
+                  "not a kernel node of the graph this exec was instantiated from");
+  }
+  detail::Node& target = e->nodes[e->node_of[ref->index]];
+  target.record = replacement.record;
+  target.kernel = replacement.kernel;
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t cudaGraphClone(cudaGraph_t* pGraphClone, cudaGraph_t originalGraph) {
+  const char* api = "cudaGraphClone";
+  if (pGraphClone == nullptr) return misuse(api, cudaErrorInvalidValue, "pGraphClone is NULL");
+  detail::State& s = detail::state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  detail::Graph* g = detail::live_graph(s, originalGraph);
+  if (g == nullptr || g->capturing) {
+    return misuse(api, cudaErrorInvalidValue, "invalid, destroyed or capturing graph");
+  }
+  auto* clone = new detail::Graph;
+  clone->id = s.next_graph++;
+  clone->device = g->device;
+  clone->nodes = g->nodes;  // node handles are per graph: the clone's are made on demand
+  s.graphs.insert(clone);
+  *pGraphClone = reinterpret_cast<cudaGraph_t>(clone);
   return cudaSuccess;
 }

@@ -124,6 +124,9 @@ StreamRef resolve_stream(const void* stream, bool per_thread);
 /// error set (cudaErrorInvalidResourceHandle).
 bool stream_or_fail(const void* stream, bool per_thread, std::string_view api, StreamRef* out);
 
+/// Trace id of a live event handle, or -1.
+std::int64_t event_id(const void* event);
+
 /// Stream and event ids for a graph's internal lanes: never handed to the program.
 std::int64_t reserve_internal_stream(int device);
 std::int64_t reserve_internal_event(int device);
@@ -136,6 +139,12 @@ void set_pending_host_fn(cudaHostFn_t fn, void* user);
 bool take_captured();
 /// True when trace stream `stream` is capturing (with the capture's id and graph).
 bool stream_capture_status(std::int64_t stream, unsigned long long* id, cudaGraph_t* graph);
+
+/// A kernel record (kKernel: a[2] kernel index, shmem, grid, block, api; stream and correlation
+/// left for the caller) for `func` after checking the configuration like a launch; the error is
+/// reported and returned otherwise (graph kernel nodes).
+cudaError_t make_kernel_record(const void* func, dim3 grid, dim3 block, std::size_t shmem,
+                               const char* api, Record* out);
 
 /// Destroys every stream and event of `device` (cudaDeviceReset).
 void reset_streams_and_events(int device);
@@ -158,6 +167,29 @@ PointerInfo lookup_pointer(const void* pointer);
 /// Per-device peak bytes in use (for the exit line) and current bytes in use.
 std::vector<std::int64_t> peak_used_per_device();
 std::int64_t used_bytes(int device);
+
+/// Virtual memory management (cuda_driver.cc). A cuMemCreate handle is an accounted device
+/// allocation without backing (recorded as `malloc`/`free` named `api`); its address is the
+/// handle and is not a device pointer. A cuMemMap'ed range is a known, unaccounted device range
+/// (real memory when `backed`) that cudaFree refuses.
+cudaError_t allocate_physical(void** handle, std::size_t bytes, int device, const char* api);
+cudaError_t release_physical(void* handle, const char* api);
+bool add_mapping(void* address, std::size_t bytes, int device, bool backed);  // false: overlaps
+bool remove_mapping(void* address);  // false: no mapping starts there
+
+/// Registers a kernel loaded through the driver API (cuModuleGetFunction) by its mangled name
+/// (one `register` record per new name) and returns its handle (a cudaKernel_t/CUfunction).
+void* register_module_kernel(const std::string& mangled);
+/// A library's memory-bound work as a kernel record named `name` on `stream` (resolved for `api`),
+/// sized so the raw-kernel estimate (16 bytes per thread) moves `bytes`: 256-thread blocks. The
+/// record has entry time `start_ns`. False (and the error reported) for an invalid stream.
+bool append_sized_kernel(const std::string& name, std::size_t bytes, const void* stream,
+                         const char* api, std::int64_t start_ns);
+/// The kernel handle (cudaKernel_t/cudaFunction_t) of kernel index `index` (a kernel record's
+/// a[2]).
+void* kernel_handle(std::int64_t index);
+/// The mangled name of a kernel handle or host stub ("" when unknown).
+std::string kernel_name(const void* func);
 
 /// Frees every allocation of `device` (cudaDeviceReset), recording each.
 void release_device_allocations(int device);

@@ -46,6 +46,7 @@ struct KernelRegistry {
   std::vector<Kernel*> kernels;                           // index = kernel id; never shrinks
   std::unordered_map<const void*, std::int64_t> by_host;  // host stub → index
   std::unordered_set<const Module*> modules;
+  std::unordered_map<std::string, std::int64_t> by_module_name;  // driver-API kernels
 };
 
 KernelRegistry& kernels() {
@@ -160,6 +161,86 @@ int blocks_per_sm(int block_size, std::size_t dynamic_shared) {
 }
 
 }  // namespace
+
+cudaError_t make_kernel_record(const void* func, dim3 grid, dim3 block, std::size_t shmem,
+                               const char* api, Record* out) {
+  int max_dynamic_shared = 0;
+  const std::int64_t index = find_kernel(func, &max_dynamic_shared);
+  if (index < 0) return unknown_kernel(api, func);
+  const cudaError_t error = check_configuration(grid, block, shmem, max_dynamic_shared, api);
+  if (error != cudaSuccess) return error;
+  Record record = make_record(Op::kKernel, now_ns(), current_device());
+  record.a[2] = index;
+  record.a[3] = static_cast<std::int64_t>(shmem);
+  record.g[0] = grid.x;
+  record.g[1] = grid.y;
+  record.g[2] = grid.z;
+  record.g[3] = block.x;
+  record.g[4] = block.y;
+  record.g[5] = block.z;
+  record.api = api;
+  *out = std::move(record);
+  return cudaSuccess;
+}
+
+void* register_module_kernel(const std::string& mangled) {
+  const std::int64_t start = now_ns();
+  std::int64_t index = -1;
+  bool added = false;
+  {
+    KernelRegistry& r = kernels();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    const auto it = r.by_module_name.find(mangled);
+    if (it != r.by_module_name.end()) {
+      index = it->second;
+    } else {
+      auto* kernel = new Kernel;  // never freed: its index appears in records
+      kernel->mangled = mangled;
+      append_json_string(kernel->json_name, kernel->mangled);
+      index = static_cast<std::int64_t>(r.kernels.size());
+      r.kernels.push_back(kernel);
+      r.by_module_name.emplace(mangled, index);
+      added = true;
+    }
+  }
+  if (added) {
+    auto record = begin_record("register", start, current_device());
+    record.field("name", std::string_view(mangled));
+    record.field("display", demangle(mangled.c_str()));
+    end_record(record);
+  }
+  return reinterpret_cast<void*>(kKernelTag | static_cast<std::uintptr_t>(index));
+}
+
+bool append_sized_kernel(const std::string& name, std::size_t bytes, const void* stream,
+                         const char* api, std::int64_t start_ns) {
+  StreamRef ref;
+  if (!stream_or_fail(stream, false, api, &ref)) return false;
+  void* kernel = register_module_kernel(name);
+  const std::size_t threads = std::max<std::size_t>(1, (bytes + 15) / 16);
+  const auto blocks =
+      static_cast<unsigned>(std::min<std::size_t>((threads + 255) / 256, 2147483647u));
+  Record record;
+  if (make_kernel_record(kernel, dim3(blocks), dim3(256), 0, api, &record) != cudaSuccess) {
+    return false;
+  }
+  record.t = start_ns;
+  record.dt = now_ns() - start_ns;
+  record.dev = ref.device;
+  record.a[0] = ref.id;
+  record.a[1] = next_correlation();
+  append(std::move(record));
+  return true;
+}
+
+void* kernel_handle(std::int64_t index) {
+  return reinterpret_cast<void*>(kKernelTag | static_cast<std::uintptr_t>(index));
+}
+
+std::string kernel_name(const void* func) {
+  const std::int64_t index = find_kernel(func);
+  return index < 0 ? std::string() : kernel_at(index)->mangled;
+}
 
 void append_kernel_json_name(std::string& out, std::int64_t index) {
   KernelRegistry& r = kernels();

@@ -43,6 +43,8 @@ struct Allocation {
   unsigned flags = 0;     // cudaHostAlloc flags
   bool accounted = true;  // counts against the device's memory
   bool variable = false;  // storage of a __device__ variable: not freeable
+  bool physical = false;  // cuMemCreate handle: freed only by cuMemRelease, not a pointer
+  bool mapping = false;   // cuMemMap'ed virtual range: removed only by cuMemUnmap
 };
 
 struct Variable {
@@ -123,14 +125,16 @@ struct AllocRequest {
   const char* api = "";
   std::int64_t stream = kInvalidStream;  // stream-ordered allocations only
   int device = 0;
+  bool physical = false;  // cuMemCreate: accounted, address space only (mapped elsewhere)
 };
 
 // Allocates and records. Returns cudaSuccess, cudaErrorMemoryAllocation (device capacity or host
 // address space exhausted) — never throws.
 cudaError_t allocate(const AllocRequest& request, std::int64_t start, void** out) {
   const bool host = request.kind == AllocKind::kHost;
-  const bool backed = host || request.kind == AllocKind::kManaged ||
-                      static_cast<std::int64_t>(request.bytes) <= config().backed_limit;
+  const bool backed =
+      !request.physical && (host || request.kind == AllocKind::kManaged ||
+                            static_cast<std::int64_t>(request.bytes) <= config().backed_limit);
   MemoryState& m = memory();
   void* pointer = nullptr;
   std::int64_t used = 0;
@@ -151,6 +155,7 @@ cudaError_t allocate(const AllocRequest& request, std::int64_t start, void** out
         a.kind = request.kind;
         a.flags = request.flags;
         a.accounted = !host;
+        a.physical = request.physical;
         const auto base = reinterpret_cast<std::uintptr_t>(pointer);
         m.allocations[base] = a;
         if (m.freed.erase(base) > 0) {
@@ -190,7 +195,7 @@ cudaError_t allocate(const AllocRequest& request, std::int64_t start, void** out
 }
 
 // Which allocation kinds an API may free.
-enum class FreeAs { kDevice, kHost };
+enum class FreeAs { kDevice, kHost, kPhysical };
 
 cudaError_t deallocate(void* pointer, FreeAs as, const char* api, std::int64_t stream,
                        std::int64_t start) {
@@ -218,6 +223,12 @@ cudaError_t deallocate(void* pointer, FreeAs as, const char* api, std::int64_t s
       }
     } else if (it->second.variable) {
       problem = pointer_text(pointer) + " is a __device__ variable, not an allocation";
+    } else if (it->second.mapping) {
+      problem = pointer_text(pointer) + " is mapped with cuMemMap; use cuMemUnmap";
+    } else if (it->second.physical != (as == FreeAs::kPhysical)) {
+      problem = pointer_text(pointer) + (it->second.physical
+                                             ? " is a cuMemCreate handle; use cuMemRelease"
+                                             : " is not a cuMemCreate handle");
     } else if (it->second.backing == Backing::kExternal) {
       problem = pointer_text(pointer) + " is registered host memory; use cudaHostUnregister";
     } else if ((as == FreeAs::kHost) != (it->second.kind == AllocKind::kHost)) {
@@ -285,7 +296,7 @@ PointerInfo lookup_pointer(const void* pointer) {
   auto next = m.allocations.upper_bound(address);
   if (next == m.allocations.begin()) return info;
   const auto& [base, a] = *std::prev(next);
-  if (address >= base + std::max<std::size_t>(a.bytes, 1)) return info;
+  if (address >= base + std::max<std::size_t>(a.bytes, 1) || a.physical) return info;
   info.known = true;
   info.device_side = a.kind != AllocKind::kHost;
   info.backed = a.backing != Backing::kReserved;
@@ -313,7 +324,10 @@ void release_device_allocations(int device) {
   {
     std::lock_guard<std::mutex> lock(memory().mutex);
     for (const auto& [base, a] : memory().allocations) {
-      if (a.device == device && a.kind != AllocKind::kHost && !a.variable) bases.push_back(base);
+      if (a.device == device && a.kind != AllocKind::kHost && !a.variable && !a.physical &&
+          !a.mapping) {
+        bases.push_back(base);
+      }
     }
   }
   for (const std::uintptr_t base : bases) {
@@ -401,6 +415,55 @@ int allocate_device_memory(void** pointer, std::size_t bytes, const char* api) {
 int free_device_memory(void* pointer, const char* api) {
   return detail::deallocate(pointer, detail::FreeAs::kDevice, api, kInvalidStream, now_ns());
 }
+
+namespace detail {
+
+cudaError_t allocate_physical(void** handle, std::size_t bytes, int device, const char* api) {
+  const std::int64_t start = now_ns();
+  AllocRequest request;
+  request.bytes = bytes;
+  request.api = api;
+  request.device = device;
+  request.physical = true;
+  return allocate(request, start, handle);
+}
+
+cudaError_t release_physical(void* handle, const char* api) {
+  return deallocate(handle, FreeAs::kPhysical, api, kInvalidStream, now_ns());
+}
+
+bool add_mapping(void* address, std::size_t bytes, int device, bool backed) {
+  MemoryState& m = memory();
+  const auto base = reinterpret_cast<std::uintptr_t>(address);
+  std::lock_guard<std::mutex> lock(m.mutex);
+  auto next = m.allocations.lower_bound(base);
+  if (next != m.allocations.end() && next->first < base + bytes) return false;
+  if (next != m.allocations.begin()) {
+    const auto& [b, a] = *std::prev(next);
+    if (b + std::max<std::size_t>(a.bytes, 1) > base) return false;
+  }
+  Allocation a;
+  a.bytes = bytes;
+  a.mapped = bytes;
+  a.device = device;
+  a.kind = AllocKind::kDevice;
+  a.backing = backed ? Backing::kExternal : Backing::kReserved;
+  a.accounted = false;
+  a.mapping = true;
+  m.allocations[base] = a;
+  return true;
+}
+
+bool remove_mapping(void* address) {
+  MemoryState& m = memory();
+  std::lock_guard<std::mutex> lock(m.mutex);
+  const auto it = m.allocations.find(reinterpret_cast<std::uintptr_t>(address));
+  if (it == m.allocations.end() || !it->second.mapping) return false;
+  m.allocations.erase(it);
+  return true;
+}
+
+}  // namespace detail
 
 }  // namespace powertrain::emu
 
@@ -608,7 +671,8 @@ PT_EXPORT cudaError_t cudaHostUnregister(void* ptr) {
   detail::MemoryState& m = detail::memory();
   std::unique_lock<std::mutex> lock(m.mutex);
   const auto it = m.allocations.find(reinterpret_cast<std::uintptr_t>(ptr));
-  if (it == m.allocations.end() || it->second.backing != detail::Backing::kExternal) {
+  if (it == m.allocations.end() || it->second.backing != detail::Backing::kExternal ||
+      it->second.mapping) {
     lock.unlock();
     return detail::fail(cudaErrorHostMemoryNotRegistered);
   }

@@ -139,6 +139,13 @@ cudaError_t create_event(cudaEvent_t* out, unsigned flags, const char* api) {
 
 }  // namespace
 
+std::int64_t event_id(const void* event) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  EventEntry* entry = nullptr;
+  return live_event(r, event, &entry);
+}
+
 std::int64_t reserve_internal_stream(int device) {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);

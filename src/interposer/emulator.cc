@@ -327,6 +327,24 @@ RecordBuilder begin_record(std::string_view op, std::int64_t start_ns, int devic
   return r;
 }
 
+RecordBuilder begin_work(std::string_view op, std::int64_t start_ns) {
+  RecordBuilder r;
+  r.start_ns_ = start_ns;
+  r.text_.reserve(256);
+  r.text_ += "\"op\":";
+  detail::append_json_string(r.text_, op);
+  return r;
+}
+
+void end_work(RecordBuilder& record, int device, std::int64_t stream, std::int64_t corr) {
+  detail::Record r = detail::make_record(detail::Op::kWork, record.start_ns_, device);
+  r.a[0] = stream;
+  r.a[1] = corr != 0 ? corr : next_correlation();
+  r.text = std::move(record.text_);
+  record.text_.clear();
+  detail::append(std::move(r));
+}
+
 void end_record(RecordBuilder& record) {
   record.field("dt", now_ns() - record.start_ns_);
   record.text_ += '}';
@@ -344,12 +362,15 @@ const char* unsupported_return_text(std::string_view api) {
   const auto ends_with = [&](std::string_view tail) {
     return api.size() >= tail.size() && api.substr(api.size() - tail.size()) == tail;
   };
-  const bool library =
-      api.rfind("cublas", 0) == 0 || api.rfind("nccl", 0) == 0 || api.rfind("pnccl", 0) == 0;
+  const bool library = api.rfind("cublas", 0) == 0 || api.rfind("nccl", 0) == 0 ||
+                       api.rfind("pnccl", 0) == 0 || api.rfind("cudnn", 0) == 0;
   if (library && (ends_with("String") || ends_with("Name") || ends_with("GetLastError"))) {
     return "a placeholder string";
   }
   if (api.rfind("cublas", 0) == 0) return "CUBLAS_STATUS_NOT_SUPPORTED (15)";
+  if (api.rfind("curand", 0) == 0) return "CURAND_STATUS_INTERNAL_ERROR (999)";
+  if (api.rfind("cudnn", 0) == 0) return "CUDNN_STATUS_NOT_SUPPORTED (3000)";
+  if (api.rfind("cuda", 0) != 0 && api.rfind("cu", 0) == 0) return "CUDA_ERROR_NOT_SUPPORTED (801)";
   if (api.rfind("nccl", 0) == 0 || api.rfind("pnccl", 0) == 0) return "ncclInvalidUsage (5)";
   return "cudaErrorNotSupported (801)";
 }

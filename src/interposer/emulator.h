@@ -65,11 +65,20 @@ class RecordBuilder {
  private:
   friend RecordBuilder begin_record(std::string_view op, std::int64_t start_ns, int device);
   friend void end_record(RecordBuilder& record);
+  friend RecordBuilder begin_work(std::string_view op, std::int64_t start_ns);
+  friend void end_work(RecordBuilder& record, int device, std::int64_t stream, std::int64_t corr);
   std::string text_;
   std::int64_t start_ns_ = 0;  // `dt` is measured from here when the record is closed
 };
 RecordBuilder begin_record(std::string_view op, std::int64_t start_ns, int device);
 void end_record(RecordBuilder& record);
+
+/// GPU work a library enqueues on `stream` (cuBLAS GEMMs, cuDNN convolutions): begin_work starts
+/// the record's own fields ("op" first); end_work appends it like a kernel launch, so a capturing
+/// stream keeps it as a graph node that cudaGraphLaunch replays. t/dt/tid/dev, `stream` and
+/// `corr` (0: the next correlation id) are written by the log.
+RecordBuilder begin_work(std::string_view op, std::int64_t start_ns);
+void end_work(RecordBuilder& record, int device, std::int64_t stream, std::int64_t corr);
 
 /// Reports an unsupported API by name (once per name on stderr, every call in the trace as
 /// {"op":"unsupported","api":name}). Returns cudaErrorNotSupported for convenience.

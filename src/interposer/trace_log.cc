@@ -93,6 +93,8 @@ const char* op_name(Op op) {
       return "set_device";
     case Op::kHostFunc:
       return "host_func";
+    case Op::kWork:
+      return "";
   }
   return "unknown";
 }
@@ -101,6 +103,28 @@ void format(const Record& r, std::string& out) {
   if (r.op == Op::kText) {
     out += r.text;
     out += '\n';
+    return;
+  }
+  if (r.op == Op::kWork) {
+    out += '{';
+    out += r.text;
+    put_literal(out, PT_KEY("t"));
+    put_int(out, r.t);
+    put_literal(out, PT_KEY("dt"));
+    put_int(out, r.dt);
+    put_literal(out, PT_KEY("tid"));
+    put_int(out, r.tid);
+    put_literal(out, PT_KEY("dev"));
+    put_int(out, r.dev);
+    if (r.graph != 0) {
+      put_literal(out, PT_KEY("graph"));
+      put_int(out, r.graph);
+    }
+    put_literal(out, PT_KEY("stream"));
+    put_int(out, r.a[0]);
+    put_literal(out, PT_KEY("corr"));
+    put_int(out, r.a[1]);
+    put_literal(out, "}\n");
     return;
   }
   put_literal(out, "{\"op\":\"");
@@ -220,6 +244,7 @@ void format(const Record& r, std::string& out) {
     case Op::kDeviceSync:
     case Op::kSetDevice:
     case Op::kText:
+    case Op::kWork:
       break;
   }
   if (r.api != nullptr) {

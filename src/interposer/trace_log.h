@@ -31,6 +31,7 @@ enum class Op : std::uint8_t {
   kDeviceSync,
   kSetDevice,
   kHostFunc,
+  kWork,  // a library's GPU work (cuBLAS GEMM, cuDNN convolution): its own fields in `text`
 };
 
 /// Copy directions as written to the trace (`kind` of a memcpy record).
@@ -53,6 +54,9 @@ const char* alloc_kind_name(AllocKind kind);
 ///   kEventCreate: a0 event, a1 flags;  kEventDestroy/kEventSync: a0 event
 ///   kEventRecord / kStreamWaitEvent: a0 stream, a1 event, a2 corr
 ///   kHostFunc: a0 stream, a1 corr, api
+///   kWork: a0 stream, a1 corr; text = the op and its own fields ("op":"gemm","api":..., no
+///          braces); t/dt/tid/dev/graph/stream/corr are added when formatted, so stream capture
+///          can keep it as a graph node and replay it like a kernel
 struct Record {
   std::int64_t t = 0;
   std::int64_t dt = 0;

@@ -59,10 +59,10 @@ std::string frontier_csv(const SearchSpec& spec, const SearchResult& result) {
 
 std::string frontier_svg(const SearchSpec& spec, const SearchResult& result) {
   core::PlotSpec plot;
-  plot.title = fmt::format("{} on {} x {}: time-energy frontier across configurations (planned)",
+  plot.title = fmt::format("{} on {} x {}: time-energy frontier across configurations (modelled)",
                            spec.model, spec.num_gpus, spec.gpu);
-  plot.x_label = "iteration time (s, planned)";
-  plot.y_label = "energy per iteration, all GPUs (J, planned)";
+  plot.x_label = "iteration time (s, realized, modelled)";
+  plot.y_label = "energy per iteration, all GPUs (J, realized, modelled)";
   core::PlotSeries all;
   all.label = "every configuration's frontier";
   all.color = "#bbbbbb";

@@ -35,6 +35,7 @@ struct SolvedPipeline {
   frontier::RealizedPlan max_clock;
   double solve_seconds = 0.0;
   bool solved = false;
+  bool fastest_point_pinned = false;
 };
 
 // What every slowdown of one configuration needs.
@@ -221,6 +222,10 @@ core::Result<ClusterEmulation> emulate_cluster(const profile::Profile& profile,
       frontier::SolverOptions options;
       options.engine = settings.engine;
       solved.frontier = frontier::solve_frontier(solved.problem, options);
+      // Ceil promises deployed plans never slower than all max clock, as in `powertrain frontier`.
+      if (solved.problem.settings.quantization == frontier::Quantization::kCeil) {
+        solved.fastest_point_pinned = frontier::pin_fastest_point(solved.problem, solved.frontier);
+      }
       solved.envpipe = compute_baselines(solved.problem, profile).envpipe;
       solved.max_clock = frontier::all_max_clock_baseline(solved.problem);
       solved.solve_seconds =
@@ -250,6 +255,7 @@ core::Result<ClusterEmulation> emulate_cluster(const profile::Profile& profile,
     result.t_star_s = frontier.points.front().time_units * tau;
     result.frontier_points = frontier.points.size();
     result.solve_seconds = solved.solve_seconds;
+    result.fastest_point_pinned = solved.fastest_point_pinned;
     result.pipeline_max_clock_energy_j = frontier::max_clock_energy_at(problem, context.t_min_s);
     result.pipeline_t_min_energy_j = context.t_min_energy_j;
     result.pipeline_intrinsic_fraction =

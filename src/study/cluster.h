@@ -108,6 +108,7 @@ struct ClusterConfigResult {
   double t_star_s = 0.0;  // planned, least-energy frontier point
   std::size_t frontier_points = 0;
   double solve_seconds = 0.0;
+  bool fastest_point_pinned = false;  // pin_fastest_point moved T_min's plan to max-clock speed
   /// Per pipeline without any straggler (Perseus Table 6): T_min point planned vs max clock.
   double pipeline_max_clock_energy_j = 0.0;  // measured clocks, lasting T_min
   double pipeline_t_min_energy_j = 0.0;      // planned

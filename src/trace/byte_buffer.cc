@@ -66,14 +66,32 @@ core::Result<PaddedBuffer> PaddedBuffer::map_file(int fd, std::size_t size,
                                                                 detail::ReleaseBuffer{total});
   buffer.size_ = size;
   buffer.capacity_ = total;
+  if (size == 0) return buffer;
+#ifdef MADV_POPULATE_READ
+  // Writable from the start, its page tables filled by read faults: the pages stay shared with
+  // the page cache and only those the parser writes to get copied. (MAP_POPULATE on a writable
+  // private mapping would copy every page; populating read-only and then mprotect'ing walked
+  // every page table entry a second time.)
+  if (::mmap(region, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd, 0) == MAP_FAILED) {
+    return core::Error{fmt::format("{}: cannot map the file: {}", source, std::strerror(errno))};
+  }
+  if (::madvise(region, size, MADV_POPULATE_READ) == 0) return buffer;
+  // A file that shrank since fstat or cannot be read (EFAULT, EIO) is reported now rather than as
+  // SIGBUS while parsing; otherwise (an older kernel: EINVAL; EINTR) pages fault in as read.
+  if (errno == EFAULT || errno == EIO) {
+    return core::Error{fmt::format("{}: cannot read the file: {}", source, std::strerror(errno))};
+  }
+  return buffer;
+#else
   // Populate read-only (a writable private mapping would be populated by copying every page),
   // then allow the few writes the parser makes: only those pages get copied.
-  if (size > 0 && (::mmap(region, size, PROT_READ, MAP_PRIVATE | MAP_FIXED | MAP_POPULATE, fd, 0) ==
-                       MAP_FAILED ||
-                   ::mprotect(region, size, PROT_READ | PROT_WRITE) != 0)) {
+  if (::mmap(region, size, PROT_READ, MAP_PRIVATE | MAP_FIXED | MAP_POPULATE, fd, 0) ==
+          MAP_FAILED ||
+      ::mprotect(region, size, PROT_READ | PROT_WRITE) != 0) {
     return core::Error{fmt::format("{}: cannot map the file: {}", source, std::strerror(errno))};
   }
   return buffer;
+#endif
 }
 
 }  // namespace powertrain::trace

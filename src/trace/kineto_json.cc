@@ -18,6 +18,8 @@ namespace {
 
 enum class Value : std::uint8_t { kMissing, kOk, kBad };
 
+struct Extra;
+
 // One event's fields, as found. String views point into the document.
 struct EventFields {
   char ph = 0;
@@ -38,12 +40,19 @@ struct EventFields {
   std::int64_t dur_ns = 0;
   bool has_id = false;
   std::int64_t id = -1;
-  // args
+  // args read for every event that has them
   std::int64_t correlation = -1;
   std::int64_t external_id = -1;
+  std::int64_t cuda_event = -1;
+  // The rarely present args (read only when every arg is: syncs, collectives), kept apart so
+  // that the per-event fields stay small to initialize; null until such args are read.
+  Extra* extra = nullptr;
+  Extra* extra_slot = nullptr;  // storage for *extra, reused across events
+};
+
+struct Extra {
   std::int64_t wait_on_stream = -1;
   std::int64_t wait_on_event_correlation = -1;
-  std::int64_t cuda_event = -1;
   std::int64_t wait_on_event_id = -1;
   bool has_sync_kind = false;
   std::string_view sync_kind;
@@ -60,6 +69,8 @@ struct EventFields {
   std::int64_t input_elements = -1;  // product of the first "Input Dims" entry
   std::string_view input_type;       // first "Input type" entry
 };
+
+const Extra kNoExtra{};
 
 // Categories in rough order of frequency. Kineto's ActivityType names plus the 2021 ones.
 struct Category {
@@ -224,27 +235,28 @@ std::vector<std::int64_t> parse_rank_list(std::string_view text) {
 }
 
 void add_collective(ParseState& state, TraceEvent& event, const EventFields& f) {
+  const Extra& x = f.extra != nullptr ? *f.extra : kNoExtra;
   CollectiveInfo info;
-  if (f.has_collective) {
+  if (x.has_collective) {
     std::string_view raw;
-    if (string_contents(f.collective_name, &raw)) info.name = to_lower(unescaped(raw));
-    info.in_elements = f.in_elements;
-    info.out_elements = f.out_elements;
-    if (string_contents(f.dtype, &raw)) info.element_bytes = element_bytes(unescaped(raw));
-    info.group_size = f.group_size;
-    if (string_contents(f.group_name, &raw)) info.process_group = unescaped(raw);
-    if (string_contents(f.group_description, &raw)) {
+    if (string_contents(x.collective_name, &raw)) info.name = to_lower(unescaped(raw));
+    info.in_elements = x.in_elements;
+    info.out_elements = x.out_elements;
+    if (string_contents(x.dtype, &raw)) info.element_bytes = element_bytes(unescaped(raw));
+    info.group_size = x.group_size;
+    if (string_contents(x.group_name, &raw)) info.process_group = unescaped(raw);
+    if (string_contents(x.group_description, &raw)) {
       info.process_group_description = unescaped(raw);
     }
     if (info.process_group.empty()) info.process_group = info.process_group_description;
-    info.process_group_ranks = f.group_ranks;
-    info.sequence = f.sequence;
+    info.process_group_ranks = x.group_ranks;
+    info.sequence = x.sequence;
   } else {  // an nccl:* annotation: the name says the collective, Input Dims/type the size
     const std::string& name = state.trace.names[event.name];
     info.name = to_lower(std::string_view(name).substr(5));
-    info.in_elements = f.input_elements;
+    info.in_elements = x.input_elements;
     std::string_view raw;
-    if (string_contents(f.input_type, &raw)) info.element_bytes = element_bytes(unescaped(raw));
+    if (string_contents(x.input_type, &raw)) info.element_bytes = element_bytes(unescaped(raw));
   }
   event.collective = static_cast<std::int32_t>(state.trace.collectives.size());
   state.trace.collectives.push_back(std::move(info));
@@ -252,6 +264,7 @@ void add_collective(ParseState& state, TraceEvent& event, const EventFields& f) 
 
 // Returns false when the event cap is hit.
 bool commit(ParseState& state, EventFields& f) {
+  const Extra& x = f.extra != nullptr ? *f.extra : kNoExtra;
   if (f.ph == 's' || f.ph == 'f' || f.ph == 't') {
     if (f.cat == Value::kOk && is_flow_category(f.cat_text) && f.has_id && f.ts == Value::kOk) {
       std::int64_t pid = 0;
@@ -292,6 +305,7 @@ bool commit(ParseState& state, EventFields& f) {
   if (kind == EventKind::kPythonFunction && !state.options.keep_python_functions) return true;
   if (state.trace.events.size() >= state.options.max_events) return false;
 
+  if (state.trace.events.size() >= state.events_prefaulted) state.prefault_events();
   TraceEvent& event = state.trace.events.emplace_back();
   event.kind = kind;
   event.name = name;
@@ -307,13 +321,17 @@ bool commit(ParseState& state, EventFields& f) {
   event.pid = thread_id(state, f.pid, f.pid_token, "pid", f);
   event.tid = thread_id(state, f.tid, f.tid_token, "tid", f);
   event.correlation = f.correlation;
+  if (f.correlation < 0 && (is_gpu_work(kind) || kind == EventKind::kCudaRuntime ||
+                            kind == EventKind::kCudaDriver || kind == EventKind::kCudaSync)) {
+    state.correlation_missing = true;  // the same kinds as needs_correlation (kineto_links.cc)
+  }
   event.external_id = f.external_id;
   event.cuda_event = f.cuda_event;
 
   if (kind == EventKind::kCudaSync) {
     std::string_view raw;
     SyncKind sync = SyncKind::kNone;
-    if (f.has_sync_kind && string_contents(f.sync_kind, &raw)) {
+    if (x.has_sync_kind && string_contents(x.sync_kind, &raw)) {
       sync = sync_kind_of(raw);
     } else {
       sync = sync_kind_of(state.trace.names[name]);
@@ -321,13 +339,13 @@ bool commit(ParseState& state, EventFields& f) {
     if (sync == SyncKind::kNone) {
       state.warnings.add("cuda_sync event of unknown cuda_sync_kind", [&] {
         return fmt::format("event '{}', cuda_sync_kind {}", clip(f.name_text),
-                           f.has_sync_kind ? clip(trim_token(f.sync_kind)) : "absent");
+                           x.has_sync_kind ? clip(trim_token(x.sync_kind)) : "absent");
       });
     }
     event.sync = sync;
-    event.wait_on_stream = f.wait_on_stream;
-    event.wait_on_event_correlation = f.wait_on_event_correlation;
-    if (event.cuda_event < 0) event.cuda_event = f.wait_on_event_id;
+    event.wait_on_stream = x.wait_on_stream;
+    event.wait_on_event_correlation = x.wait_on_event_correlation;
+    if (event.cuda_event < 0) event.cuda_event = x.wait_on_event_id;
   } else if (kind == EventKind::kCudaRuntime || kind == EventKind::kCudaDriver) {
     if ((flags & kNameStreamWait) != 0) event.sync = SyncKind::kStreamWaitEvent;
     if ((flags & kNameStreamSync) != 0) event.sync = SyncKind::kStreamSync;
@@ -337,11 +355,11 @@ bool commit(ParseState& state, EventFields& f) {
 
   const bool host = kind == EventKind::kCpuOp || kind == EventKind::kUserAnnotation;
   const bool nccl_annotation = kind == EventKind::kUserAnnotation && (flags & kNameNcclAnnotation);
-  event.nccl = f.has_collective || nccl_annotation ||
+  event.nccl = x.has_collective || nccl_annotation ||
                (kind == EventKind::kKernel && (flags & kNameNcclKernel) != 0) ||
                (kind == EventKind::kGpuUserAnnotation && (flags & kNameNcclAnnotation) != 0) ||
                (host && (flags & kNameRecordParamComms) != 0);
-  if (f.has_collective || nccl_annotation) add_collective(state, event, f);
+  if (x.has_collective || nccl_annotation) add_collective(state, event, f);
   if (host && (flags & kNameProfilerStep) != 0) {
     state.steps.emplace_back(event.start_ns, event.start_ns + event.duration_ns);
   }
@@ -412,6 +430,10 @@ error_code parse_args(od::object& args, EventFields& f, const ParseState& state,
   const std::uint32_t name_hint = f.name_index;
   const bool all = needed == kArgAll;
   std::uint16_t found = 0;
+  if (all && f.extra == nullptr) {
+    *f.extra_slot = Extra{};
+    f.extra = f.extra_slot;
+  }
   for (auto field_result : args) {
     od::field field;
     if (const error_code error = std::move(field_result).get(field); error != SUCCESS) return error;
@@ -425,8 +447,8 @@ error_code parse_args(od::object& args, EventFields& f, const ParseState& state,
           if (parse_integer(value.raw_json_token(), &number)) f.correlation = number;
           found |= kArgCorrelation;
         } else if (all && key_is(key, "cuda_sync_kind")) {
-          f.has_sync_kind = true;
-          f.sync_kind = value.raw_json_token();
+          f.extra->has_sync_kind = true;
+          f.extra->sync_kind = value.raw_json_token();
         } else if (key_is(key, "cuda_event")) {
           if (parse_integer(value.raw_json_token(), &number)) f.cuda_event = number;
           found |= kArgCudaEvent;
@@ -441,33 +463,34 @@ error_code parse_args(od::object& args, EventFields& f, const ParseState& state,
       case 'w':
         if (!all) break;
         if (key_is(key, "wait_on_stream")) {
-          if (parse_integer(value.raw_json_token(), &number)) f.wait_on_stream = number;
+          if (parse_integer(value.raw_json_token(), &number)) f.extra->wait_on_stream = number;
         } else if (key_is(key, "wait_on_cuda_event_record_corr_id")) {
-          if (parse_integer(value.raw_json_token(), &number)) f.wait_on_event_correlation = number;
+          if (parse_integer(value.raw_json_token(), &number))
+            f.extra->wait_on_event_correlation = number;
         } else if (key_is(key, "wait_on_cuda_event_id")) {
-          if (parse_integer(value.raw_json_token(), &number)) f.wait_on_event_id = number;
+          if (parse_integer(value.raw_json_token(), &number)) f.extra->wait_on_event_id = number;
         }
         break;
       case 'C':
         if (all && key_is(key, "Collective name")) {
-          f.has_collective = true;
-          f.collective_name = value.raw_json_token();
+          f.extra->has_collective = true;
+          f.extra->collective_name = value.raw_json_token();
         }
         break;
       case 'I':
         if (!all) break;
         if (key_is(key, "In msg nelems")) {
-          if (parse_integer(value.raw_json_token(), &number)) f.in_elements = number;
+          if (parse_integer(value.raw_json_token(), &number)) f.extra->in_elements = number;
         } else if (name_hint != UINT32_MAX &&
                    (state.name_flags[name_hint] & (kNameNcclAnnotation | kNameRecordParamComms))) {
           // Shapes are read only for collective ops: parsing every op's would cost time.
           if (key_is(key, "Input Dims")) {
-            if (const error_code error = first_input_elements(value, &f.input_elements);
+            if (const error_code error = first_input_elements(value, &f.extra->input_elements);
                 error != SUCCESS) {
               return error;
             }
           } else if (key_is(key, "Input type")) {
-            if (const error_code error = first_string_token(value, &f.input_type);
+            if (const error_code error = first_string_token(value, &f.extra->input_type);
                 error != SUCCESS) {
               return error;
             }
@@ -477,32 +500,32 @@ error_code parse_args(od::object& args, EventFields& f, const ParseState& state,
       case 'O':
         if (all && key_is(key, "Out msg nelems") &&
             parse_integer(value.raw_json_token(), &number)) {
-          f.out_elements = number;
+          f.extra->out_elements = number;
         }
         break;
       case 'G':
         if (all && key_is(key, "Group size") && parse_integer(value.raw_json_token(), &number)) {
-          f.group_size = number;
+          f.extra->group_size = number;
         }
         break;
       case 'd':
-        if (all && key_is(key, "dtype")) f.dtype = value.raw_json_token();
+        if (all && key_is(key, "dtype")) f.extra->dtype = value.raw_json_token();
         break;
       case 'P':
         if (!all) break;
         if (key_is(key, "Process Group Name")) {
-          f.group_name = value.raw_json_token();
+          f.extra->group_name = value.raw_json_token();
         } else if (key_is(key, "Process Group Description")) {
-          f.group_description = value.raw_json_token();
+          f.extra->group_description = value.raw_json_token();
         } else if (key_is(key, "Process Group Ranks")) {
-          if (const error_code error = rank_list(value, &f.group_ranks); error != SUCCESS) {
+          if (const error_code error = rank_list(value, &f.extra->group_ranks); error != SUCCESS) {
             return error;
           }
         }
         break;
       case 'S':
         if (all && key_is(key, "Seq") && parse_integer(value.raw_json_token(), &number)) {
-          f.sequence = number;
+          f.extra->sequence = number;
         }
         break;
       default:
@@ -589,6 +612,7 @@ error_code parse_event(od::object& object, EventFields& f, ParseState& state) {
 EventsOutcome parse_events(od::array& events, ParseState& state, bool skip_first) {
   EventsOutcome outcome;
   const char* last_start = nullptr;  // start of the last element handled (committed or skipped)
+  Extra extra;
   bool first = true;
   for (auto element_result : events) {
     od::value element;
@@ -626,6 +650,7 @@ EventsOutcome parse_events(od::array& events, ParseState& state, bool skip_first
       continue;
     }
     EventFields fields;
+    fields.extra_slot = &extra;
     if (type_error == SUCCESS) outcome.error = parse_event(object, fields, state);
     if (type_error != SUCCESS) outcome.error = type_error;
     if (outcome.error != SUCCESS) {

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <numeric>
 #include <unordered_map>
 
@@ -28,11 +29,7 @@ bool needs_correlation(EventKind kind) {
 // at the launch and an "f" at the GPU event, both at the event's own (pid, tid, ts).
 void fill_correlations_from_flows(ParseState& state) {
   std::vector<TraceEvent>& events = state.trace.events;
-  if (state.flows.empty()) return;
-  const bool any_missing = std::any_of(events.begin(), events.end(), [](const TraceEvent& e) {
-    return e.correlation < 0 && needs_correlation(e.kind);
-  });
-  if (!any_missing) return;
+  if (state.flows.empty() || !state.correlation_missing) return;
   struct Key {
     std::int64_t pid, tid, ts;
     bool operator==(const Key&) const = default;
@@ -65,11 +62,20 @@ void fill_correlations_from_flows(ParseState& state) {
 }
 
 // Adds the time base (events whose start or end would overflow int64 are dropped), then sorts by
-// (start, longer first, file order) in place: no second copy of the events.
+// (start, longer first, file order).
 void apply_base_and_sort(ParseState& state) {
   std::vector<TraceEvent>& events = state.trace.events;
   const std::int64_t base = state.has_base_time ? state.base_time_ns : 0;
-  std::size_t kept = 0;
+  // Sort compact keys rather than the 96-byte events: far fewer cache misses. Built in the same
+  // pass that applies the base (one pass over the events less).
+  struct Key {
+    std::int64_t start_ns;
+    std::int64_t duration_ns;
+    std::uint32_t index;
+  };
+  std::vector<Key> keys;
+  keys.reserve(events.size());
+  std::uint32_t kept = 0;
   for (std::size_t i = 0; i < events.size(); ++i) {
     TraceEvent& event = events[i];
     std::int64_t start = 0;
@@ -83,20 +89,10 @@ void apply_base_and_sort(ParseState& state) {
     }
     event.start_ns = start;
     if (kept != i) events[kept] = event;
+    keys.push_back(Key{start, event.duration_ns, kept});
     ++kept;
   }
   events.resize(kept);
-  // Sort compact keys rather than the 96-byte events: far fewer cache misses.
-  struct Key {
-    std::int64_t start_ns;
-    std::int64_t duration_ns;
-    std::uint32_t index;
-  };
-  std::vector<Key> keys;
-  keys.reserve(events.size());
-  for (std::uint32_t i = 0; i < events.size(); ++i) {
-    keys.push_back(Key{events[i].start_ns, events[i].duration_ns, i});
-  }
   const auto before = [](const Key& x, const Key& y) {
     if (x.start_ns != y.start_ns) return x.start_ns < y.start_ns;
     if (x.duration_ns != y.duration_ns) return x.duration_ns > y.duration_ns;
@@ -104,23 +100,22 @@ void apply_base_and_sort(ParseState& state) {
   };
   if (std::is_sorted(keys.begin(), keys.end(), before)) return;
   std::sort(keys.begin(), keys.end(), before);
-  // Apply the permutation (position i takes event keys[i].index) cycle by cycle; a key whose
-  // index equals its position is done.
-  for (std::uint32_t i = 0; i < keys.size(); ++i) {
-    if (keys[i].index == i) continue;
-    const TraceEvent first = events[i];
-    std::uint32_t j = i;
-    while (true) {
-      const std::uint32_t from = keys[j].index;
-      keys[j].index = j;
-      if (from == i) {
-        events[j] = first;
-        break;
-      }
-      events[j] = events[from];
-      j = from;
-    }
+  // Gather into the thread's scratch vector (independent reads, prefetched a few keys ahead;
+  // sequential writes), then swap: the sorted events keep that memory and the scratch takes this
+  // trace's old buffer for the next trace. Following the permutation's cycles in place instead
+  // made nearly every store miss the cache; gathering into fresh memory paid a page fault per
+  // 4 KiB. Both cost ~0.01 s more per 390 k events.
+  std::vector<TraceEvent>& scratch = sort_scratch();
+  if (scratch.capacity() > 2 * events.size() + 4096) std::vector<TraceEvent>().swap(scratch);
+  scratch.clear();
+  scratch.reserve(events.size());
+  constexpr std::size_t kAhead = 8;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (i + kAhead < keys.size()) __builtin_prefetch(&events[keys[i + kAhead].index]);
+    scratch.push_back(events[keys[i].index]);
   }
+  events.swap(scratch);
+  release_sort_scratch_outside_scope();
 }
 
 // Collective-bearing host events per thread, in start order, to find the op that launched an
@@ -169,27 +164,95 @@ class EnclosingCollectives {
   std::unordered_map<ThreadKey, std::vector<std::uint32_t>, ThreadKeyHash> by_thread_;
 };
 
+// Which runtime/driver call (the first in event order) and whether GPU work carries each
+// correlation id. Kineto's ids are dense (consecutive per process), so when they span at most a
+// few times their count a table indexed by id − min answers in one probe; otherwise sorted vectors
+// and binary searches (which cost ~0.01 s per 100 k lookups on large traces).
+class CorrelationIndex {
+ public:
+  explicit CorrelationIndex(const std::vector<TraceEvent>& events) {
+    // One pass over the (large) events into compact lists; the rest works on those.
+    for (std::uint32_t i = 0; i < events.size(); ++i) {
+      const TraceEvent& e = events[i];
+      if (e.correlation < 0) continue;
+      if (is_launch_kind(e.kind)) {
+        launches_.emplace_back(e.correlation, i);
+      } else if (is_gpu_work(e.kind)) {
+        gpu_correlations_.push_back(e.correlation);
+      }
+    }
+    for (const auto& [correlation, index] : launches_) {
+      min_ = std::min(min_, correlation);
+      max_ = std::max(max_, correlation);
+    }
+    for (const std::int64_t correlation : gpu_correlations_) {
+      min_ = std::min(min_, correlation);
+      max_ = std::max(max_, correlation);
+    }
+    const std::size_t count = launches_.size() + gpu_correlations_.size();
+    if (count == 0) return;
+    dense_ = static_cast<std::uint64_t>(max_ - min_) < 4 * count + 1024;
+    if (!dense_) {
+      std::sort(launches_.begin(), launches_.end());
+      std::sort(gpu_correlations_.begin(), gpu_correlations_.end());
+      return;
+    }
+    const auto span = static_cast<std::size_t>(max_ - min_) + 1;
+    launch_table_.assign(span, kNone);
+    gpu_table_.assign(span, 0);
+    for (const auto& [correlation, index] : launches_) {  // in event order: the first one wins
+      std::uint32_t& slot = launch_table_[static_cast<std::size_t>(correlation - min_)];
+      if (slot == kNone) slot = index;
+    }
+    for (const std::int64_t correlation : gpu_correlations_) {
+      gpu_table_[static_cast<std::size_t>(correlation - min_)] = 1;
+    }
+    launches_ = {};
+    gpu_correlations_ = {};
+  }
+
+  /// The first runtime/driver event carrying `correlation`, or -1.
+  std::int64_t launch_of(std::int64_t correlation) const {
+    if (dense_) {
+      if (correlation < min_ || correlation > max_) return -1;
+      const std::uint32_t slot = launch_table_[static_cast<std::size_t>(correlation - min_)];
+      return slot == kNone ? -1 : static_cast<std::int64_t>(slot);
+    }
+    const auto it = std::lower_bound(launches_.begin(), launches_.end(),
+                                     std::make_pair(correlation, std::uint32_t{0}));
+    return it != launches_.end() && it->first == correlation ? static_cast<std::int64_t>(it->second)
+                                                             : std::int64_t{-1};
+  }
+
+  /// True when a kernel, memcpy or memset carries `correlation`.
+  bool has_gpu_work(std::int64_t correlation) const {
+    if (dense_) {
+      return correlation >= min_ && correlation <= max_ &&
+             gpu_table_[static_cast<std::size_t>(correlation - min_)] != 0;
+    }
+    return std::binary_search(gpu_correlations_.begin(), gpu_correlations_.end(), correlation);
+  }
+
+ private:
+  static bool is_launch_kind(EventKind kind) {
+    return kind == EventKind::kCudaRuntime || kind == EventKind::kCudaDriver;
+  }
+  static constexpr std::uint32_t kNone = UINT32_MAX;
+  std::int64_t min_ = INT64_MAX;
+  std::int64_t max_ = -1;
+  bool dense_ = false;
+  std::vector<std::uint32_t> launch_table_;
+  std::vector<std::uint8_t> gpu_table_;
+  std::vector<std::pair<std::int64_t, std::uint32_t>> launches_;  // (correlation, event), sorted
+  std::vector<std::int64_t> gpu_correlations_;                    // sorted
+};
+
 void link_correlations_and_collectives(ParseState& state) {
   RankTrace& trace = state.trace;
   std::vector<TraceEvent>& events = trace.events;
-  std::vector<std::pair<std::int64_t, std::uint32_t>> launches;  // correlation → runtime event
-  std::vector<std::int64_t> gpu_correlations;
-  for (std::uint32_t i = 0; i < events.size(); ++i) {
-    const TraceEvent& e = events[i];
-    if (e.correlation < 0) continue;
-    if (e.kind == EventKind::kCudaRuntime || e.kind == EventKind::kCudaDriver) {
-      launches.emplace_back(e.correlation, i);
-    } else if (is_gpu_work(e.kind)) {
-      gpu_correlations.push_back(e.correlation);
-    }
-  }
-  std::sort(launches.begin(), launches.end());
-  std::sort(gpu_correlations.begin(), gpu_correlations.end());
-  const auto launch_of = [&](std::int64_t correlation) -> std::int64_t {
-    const auto it = std::lower_bound(launches.begin(), launches.end(),
-                                     std::make_pair(correlation, std::uint32_t{0}));
-    return it != launches.end() && it->first == correlation ? static_cast<std::int64_t>(it->second)
-                                                            : std::int64_t{-1};
+  const CorrelationIndex correlations(events);
+  const auto launch_of = [&](std::int64_t correlation) {
+    return correlations.launch_of(correlation);
   };
 
   const EnclosingCollectives enclosing(events);
@@ -236,8 +299,7 @@ void link_correlations_and_collectives(ParseState& state) {
       if (e.correlation < 0) {
         state.warnings.add("launch without a correlation id",
                            [&] { return fmt::format("'{}' on thread {}", clip(name), e.tid); });
-      } else if (!std::binary_search(gpu_correlations.begin(), gpu_correlations.end(),
-                                     e.correlation)) {
+      } else if (!correlations.has_gpu_work(e.correlation)) {
         state.warnings.add(
             "launch without GPU work (no kernel/memcpy/memset has its correlation)",
             [&] { return fmt::format("correlation {} on '{}'", e.correlation, clip(name)); });

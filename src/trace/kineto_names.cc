@@ -1,6 +1,12 @@
 // Interning of event names and the per-name facts the reader needs (NCCL, launches, syncs),
 // plus the small ParseState and WarningSink members.
 #include <fmt/format.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
 
 #include "trace/kineto_json.h"
 #include "trace/kineto_parser.h"
@@ -24,10 +30,81 @@ ParseState::ParseState(std::string source, int default_rank, const ReadOptions& 
   trace.rank = default_rank;
 }
 
+namespace {
+thread_local std::vector<TraceEvent> scratch_events;
+thread_local int scratch_scopes = 0;
+}  // namespace
+
+std::vector<TraceEvent>& sort_scratch() { return scratch_events; }
+
+void release_sort_scratch_outside_scope() {
+  if (scratch_scopes == 0) std::vector<TraceEvent>().swap(scratch_events);
+}
+
+SortScratchScope::SortScratchScope() { ++scratch_scopes; }
+
+SortScratchScope::~SortScratchScope() {
+  if (--scratch_scopes == 0) std::vector<TraceEvent>().swap(scratch_events);
+}
+
+void prefault(void* data, std::size_t bytes) {
+#ifdef MADV_POPULATE_WRITE
+  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto from = reinterpret_cast<std::uintptr_t>(data);
+  const std::uintptr_t first_page = (from + page - 1) / page * page;
+  const std::uintptr_t last_page = (from + bytes) / page * page;  // whole pages inside only
+  if (last_page > first_page) {
+    // Errors (an old kernel: EINVAL) only mean the pages fault in one by one as usual.
+    (void)::madvise(reinterpret_cast<void*>(first_page), last_page - first_page,
+                    MADV_POPULATE_WRITE);
+  }
+#else
+  (void)data;
+  (void)bytes;
+#endif
+}
+
+void ParseState::prefault_events() {
+  std::vector<TraceEvent>& events = trace.events;
+  constexpr std::size_t kChunk = (std::size_t{4} << 20) / sizeof(TraceEvent);
+  const std::size_t until = std::min(events.size() + kChunk, events.capacity());
+  if (until <= events.size()) {
+    // Full: the next event reallocates (the move touches the old ones); try again after it.
+    events_prefaulted = events.size() + 1;
+    return;
+  }
+  prefault(events.data() + events.size(), (until - events.size()) * sizeof(TraceEvent));
+  events_prefaulted = until;
+}
+
+namespace {
+
+// A cheap hash of a name's length and first and last 8 bytes: enough to spread the few hundred
+// distinct names of a trace over the cache's slots.
+std::size_t name_slot(std::string_view raw) {
+  std::uint64_t head = 0;
+  std::uint64_t tail = 0;
+  const std::size_t n = std::min<std::size_t>(raw.size(), 8);
+  if (n > 0) {  // an absent name is an empty view with no data
+    std::memcpy(&head, raw.data(), n);
+    std::memcpy(&tail, raw.data() + raw.size() - n, n);
+  }
+  const std::uint64_t h =
+      (head ^ (tail * 0x9E3779B97F4A7C15ull) ^ raw.size()) * 0xff51afd7ed558ccdull;
+  return static_cast<std::size_t>(h >> 56) % ParseState::kNameCacheSlots;
+}
+
+}  // namespace
+
 std::uint32_t intern_name(ParseState& state, std::string_view raw) {
+  // Most events repeat a recent name: a direct-mapped cache of raw texts without escapes (whose
+  // interning is the identity and never warns) avoids hashing long kernel names every time.
+  ParseState::CachedName& cached = state.name_cache[name_slot(raw)];
+  if (cached.index != UINT32_MAX && cached.raw == raw) return cached.index;
   std::string_view key = raw;
   std::string decoded;
-  if (raw.find('\\') != std::string_view::npos) {
+  const bool escaped = raw.find('\\') != std::string_view::npos;
+  if (escaped) {
     if (!json_unescape(raw, &decoded)) {
       state.warnings.add("name with an invalid JSON escape (kept as written)",
                          [&] { return clip(raw); });
@@ -35,7 +112,10 @@ std::uint32_t intern_name(ParseState& state, std::string_view raw) {
     }
     key = decoded;
   }
-  if (const auto it = state.name_index.find(key); it != state.name_index.end()) return it->second;
+  if (const auto it = state.name_index.find(key); it != state.name_index.end()) {
+    if (!escaped) cached = {raw, it->second};
+    return it->second;
+  }
   if (!decoded.empty()) key = state.unescaped.emplace_back(std::move(decoded));
   const auto index = static_cast<std::uint32_t>(state.trace.names.size());
   state.name_index.emplace(key, index);
@@ -79,6 +159,7 @@ std::uint32_t intern_name(ParseState& state, std::string_view raw) {
     flags |= kNameContextSync;
   }
   state.name_flags.push_back(flags);
+  if (!escaped) cached = {raw, index};
   return index;
 }
 

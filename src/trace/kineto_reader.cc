@@ -27,9 +27,12 @@ std::size_t json_cap(const ReadOptions& options) {
 }
 
 // `data` must be writable for `capacity` ≥ size + 65 bytes (see detail::parse_document).
+// `document`, when given, owns `data` and is released once the JSON walk is done: the linking
+// pass needs no bytes of the document (names are copied), and a 1 GB trace's mapping would
+// otherwise be resident next to the sort's second copy of the events.
 core::Result<RankTrace> parse_padded(char* data, std::size_t size, std::size_t capacity,
                                      const std::string& source, int default_rank,
-                                     const ReadOptions& options) {
+                                     const ReadOptions& options, PaddedBuffer* document = nullptr) {
   if (size > json_cap(options)) {
     return core::Error{fmt::format("{}: {} bytes of JSON, more than the limit of {} bytes", source,
                                    size, json_cap(options))};
@@ -38,13 +41,19 @@ core::Result<RankTrace> parse_padded(char* data, std::size_t size, std::size_t c
   if (const core::Status status = detail::parse_document(data, size, capacity, state); !status) {
     return status.error();
   }
+  if (document != nullptr) {
+    state.name_index.clear();  // its keys point into the document
+    state.name_cache.clear();
+    *document = PaddedBuffer();
+  }
   return detail::finish_trace(state);
 }
 
+// Parses and then releases `buffer` (every caller drops it afterwards).
 core::Result<RankTrace> parse_buffer(PaddedBuffer& buffer, const std::string& source,
                                      int default_rank, const ReadOptions& options) {
   return parse_padded(buffer.data(), buffer.size(), buffer.capacity(), source, default_rank,
-                      options);
+                      options, &buffer);
 }
 
 bool ends_with(std::string_view text, std::string_view suffix) {
@@ -149,6 +158,7 @@ core::Result<RankTrace> read_kineto_trace(const std::string& path, int default_r
 core::Result<std::vector<RankTrace>> read_kineto_traces(
     const std::vector<std::string>& paths_or_dirs, const ReadOptions& options) {
   if (paths_or_dirs.empty()) return core::Error{"no trace files given"};
+  const detail::SortScratchScope scratch;  // one sort buffer reused across the traces
   std::vector<RankTrace> traces;
   for (const std::string& path : paths_or_dirs) {
     std::error_code error;

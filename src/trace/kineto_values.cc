@@ -161,50 +161,11 @@ bool string_contents(std::string_view token, std::string_view* contents) {
   return true;
 }
 
-bool parse_us_as_ns(std::string_view token, std::int64_t* ns) {
-  // Fast path: up to 16 integer digits and up to 3 decimals (epoch µs, relative µs with ns).
-  const char* p = token.data();
-  const char* const end = p + token.size();
-  const bool negative = p < end && *p == '-';
-  if (negative) ++p;
-  const char* const first = p;
-  std::int64_t integer = 0;
-  while (p < end && is_digit(*p) && p - first < 16) integer = integer * 10 + (*p++ - '0');
-  if (p > first && integer <= 9'223'372'036'854'774) {  // × 1000 + 999 still fits in int64
-    std::int64_t fraction = 0;
-    int digits = 0;
-    if (p < end && *p == '.') {
-      ++p;
-      while (p < end && is_digit(*p) && digits < 3) {
-        fraction = fraction * 10 + (*p++ - '0');
-        ++digits;
-      }
-    }
-    if (p == end || is_space(*p)) {
-      if (digits > 0 || p[-1] != '.') {
-        for (; digits < 3; ++digits) fraction *= 10;
-        const std::int64_t value = integer * 1000 + fraction;
-        *ns = negative ? -value : value;
-        return true;
-      }
-    }
-  }
+bool parse_us_as_ns_slow(std::string_view token, std::int64_t* ns) {
   return parse_number_token(token, 3, ns);  // strings, exponents, more digits, rounding
 }
 
-bool parse_integer(std::string_view token, std::int64_t* value) {
-  // Fast path: a plain integer of up to 18 digits (ids, pids) needs no overflow checks.
-  const char* p = token.data();
-  const char* const end = p + token.size();
-  const bool negative = p < end && *p == '-';
-  if (negative) ++p;
-  const char* const first = p;
-  std::int64_t result = 0;
-  while (p < end && is_digit(*p) && p - first < 18) result = result * 10 + (*p++ - '0');
-  if (p > first && (p == end || is_space(*p))) {
-    *value = negative ? -result : result;
-    return true;
-  }
+bool parse_integer_slow(std::string_view token, std::int64_t* value) {
   return parse_number_token(token, 0, value);
 }
 

@@ -19,11 +19,59 @@ bool string_contents(std::string_view token, std::string_view* contents);
 /// into integer nanoseconds, rounded to the nearest (half away from zero). Exact for plain decimal
 /// text (no binary floating point involved); exponent forms go through double. False when the
 /// token is not a number or the result does not fit in int64. O(token length).
-bool parse_us_as_ns(std::string_view token, std::int64_t* ns);
+bool parse_us_as_ns_slow(std::string_view token, std::int64_t* ns);
+// Inline: called for every ts and dur, nearly always on the plain decimal text the fast path takes.
+inline bool parse_us_as_ns(std::string_view token, std::int64_t* ns) {
+  // Fast path: up to 16 integer digits and up to 3 decimals (epoch µs, relative µs with ns).
+  const auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  const char* p = token.data();
+  const char* const end = p + token.size();
+  const bool negative = p < end && *p == '-';
+  if (negative) ++p;
+  const char* const first = p;
+  std::int64_t integer = 0;
+  while (p < end && digit(*p) && p - first < 16) integer = integer * 10 + (*p++ - '0');
+  if (p > first && integer <= 9'223'372'036'854'774) {  // × 1000 + 999 still fits in int64
+    std::int64_t fraction = 0;
+    int digits = 0;
+    if (p < end && *p == '.') {
+      ++p;
+      while (p < end && digit(*p) && digits < 3) {
+        fraction = fraction * 10 + (*p++ - '0');
+        ++digits;
+      }
+    }
+    if (p == end || *p == ' ' || *p == '\n' || *p == '\r' || *p == '\t') {
+      if (digits > 0 || p[-1] != '.') {
+        for (; digits < 3; ++digits) fraction *= 10;
+        const std::int64_t value = integer * 1000 + fraction;
+        *ns = negative ? -value : value;
+        return true;
+      }
+    }
+  }
+  return parse_us_as_ns_slow(token, ns);  // strings, exponents, more digits, rounding
+}
 
 /// Parses an integer id — a JSON integer, a float (rounded to the nearest) or a string holding
 /// one. False when not a number or out of int64 range. O(token length).
-bool parse_integer(std::string_view token, std::int64_t* value);
+bool parse_integer_slow(std::string_view token, std::int64_t* value);
+// Inline: called for every pid, tid, id and correlation.
+inline bool parse_integer(std::string_view token, std::int64_t* value) {
+  // Fast path: a plain integer of up to 18 digits (ids, pids) needs no overflow checks.
+  const char* p = token.data();
+  const char* const end = p + token.size();
+  const bool negative = p < end && *p == '-';
+  if (negative) ++p;
+  const char* const first = p;
+  std::int64_t result = 0;
+  while (p < end && *p >= '0' && *p <= '9' && p - first < 18) result = result * 10 + (*p++ - '0');
+  if (p > first && (p == end || *p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) {
+    *value = negative ? -result : result;
+    return true;
+  }
+  return parse_integer_slow(token, value);
+}
 
 /// Decodes JSON escapes (\" \\ \/ \b \f \n \r \t \uXXXX with surrogate pairs) into UTF-8.
 /// False on an invalid escape. O(length).

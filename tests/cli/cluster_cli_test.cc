@@ -79,7 +79,7 @@ class ClusterCliTest : public testing_cli::CliTest {
   // Without one flag entirely.
   RunResult run_without(const std::string& flag) {
     std::vector<std::string> args = {
-        "cluster",        "--profile", profile_.string(), "--p-blocking-w",    "100", "--gpus", "8",
+        "cluster",        "--profile", profile_.string(), "--p-blocking-w",  "100", "--gpus", "8",
         "--global-batch", "16",        "--out",           out_dir().string()};
     for (std::size_t i = 1; i < args.size(); i += 2) {
       if (args[i] == flag) {
@@ -170,8 +170,7 @@ TEST_F(ClusterCliTest, BadProfileOrStages) {
   expect_failure(run_cluster("--profile", (dir_ / "missing.csv").string()),
                  {"missing.csv", "cannot open"});
   // Three stages for a two-stage profile (12 GPUs of tp 2 = two pipelines).
-  expect_failure(run_cluster({{"--pp", "3"}, {"--gpus", "12"}}),
-                 {"has 2 stage(s)", "--pp 3"});
+  expect_failure(run_cluster({{"--pp", "3"}, {"--gpus", "12"}}), {"has 2 stage(s)", "--pp 3"});
 }
 
 TEST_F(ClusterCliTest, OutputIsARegularFileAndFailuresKeepPreviousOutput) {
@@ -194,11 +193,13 @@ TEST_F(ClusterCliTest, RealA100ProfileAt8192Gpus) {
                            "gpt3-175b+a100_sxm_bf16.csv";
   if (!fs::exists(profile)) GTEST_SKIP() << "real data not found at " << profile;
   // 8192 GPUs = 128 pipelines x 12 microbatches: the fastest Table 5 row to solve.
-  const RunResult result = run({"cluster", "--profile", profile.string(), "--p-blocking-w", "83.64",
-                                "--unit-time-s", "0.001", "--pp", "8", "--tp", "8", "--gpus",
-                                "8192", "--global-batch", "1536", "--out", out_dir().string()});
+  const RunResult result =
+      run({"cluster", "--profile", profile.string(), "--p-blocking-w", "83.64", "--unit-time-s",
+           "0.001", "--pp", "8", "--tp", "8", "--gpus", "8192", "--global-batch", "1536",
+           "--quantization", "floor", "--out", out_dir().string()});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   EXPECT_TRUE(contains(result.out, "128 pipelines x (TP8 x PP8), 12 microbatches")) << result.out;
+  EXPECT_TRUE(contains(result.out, "quantization  floor")) << result.out;
   // Perseus Table 6 says 15.20 %: the reference fit reproduces it (the global fit gave 15.76 %).
   EXPECT_TRUE(contains(result.out, "saves 15.20 % per pipeline")) << result.out;
   EXPECT_TRUE(contains(result.out, "T*/T_min = 1.227")) << result.out;

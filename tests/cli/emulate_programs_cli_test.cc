@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <span>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "cli_runner.h"
@@ -66,6 +67,24 @@ class EmulateProgramsTest : public testing_cli::CliTest {
       std::sort(list.begin(), list.end(),
                 [](const Kernel& a, const Kernel& b) { return a.start_us < b.start_us; });
     return by_rank;
+  }
+
+  // Records of `op` in the one trace kept in OUT/traces (--keep-traces), in file order.
+  static std::vector<nlohmann::json> kept(const fs::path& out, const std::string& op) {
+    std::vector<nlohmann::json> records;
+    std::vector<fs::path> files;
+    for (const auto& entry : fs::directory_iterator(out / "traces")) {
+      if (entry.path().extension() == ".jsonl") files.push_back(entry.path());
+    }
+    EXPECT_EQ(files.size(), 1u);
+    if (files.empty()) return records;
+    std::ifstream in(files.front());
+    std::string line;
+    while (std::getline(in, line)) {
+      const nlohmann::json record = nlohmann::json::parse(line);
+      if (record.value("op", "") == op) records.push_back(record);
+    }
+    return records;
   }
 
   fs::path programs_;
@@ -258,6 +277,184 @@ TEST_F(EmulateProgramsTest, GraphLaunchReplaysCapturedWorkWithoutPerCallOverhead
   EXPECT_NEAR(step_us["plain"], 15 + 6 * kN, 0.1);
   EXPECT_NEAR(step_us["graph"], 12 + 3 * kN, 0.1);
   EXPECT_NEAR(step_us["plain"] - step_us["graph"], 3 + 3 * kN, 0.1);
+}
+
+// The same iteration built node by node (graph_explicit) is predicted exactly like the captured
+// graph: 12 µs of launch, sync and latency + 3 µs per kernel of the longer branch (8) = 36 µs.
+TEST_F(EmulateProgramsTest, ExplicitGraphIsPredictedLikeTheCapturedOne) {
+  if (!fs::exists(programs_ / "graph_explicit")) GTEST_SKIP() << "program not built";
+  std::ofstream(dir_ / "kernels.csv") << "name,duration_us\nbranch_a,3\nbranch_b,3\ntail_c,3\n";
+  const fs::path out = dir_ / "out";
+  const CliRun r = emulate({"--kernel-table", (dir_ / "kernels.csv").string(), "--max-host-gap-us",
+                            "0.001", "--keep-traces", "--out", out.string()},
+                           {(programs_ / "graph_explicit").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const nlohmann::json summary = nlohmann::json::parse(slurp(out / "summary.json"));
+  EXPECT_EQ(summary["warnings"].size(), 0u) << summary["warnings"].dump();
+  EXPECT_EQ(summary["job"]["steps"].get<int>(), 6);
+  EXPECT_NEAR(summary["job"]["predicted_step_s"].get<double>() * 1e6, 12 + 3 * 8, 0.1);
+  const auto by_rank = kernels(out, "");
+  ASSERT_EQ(by_rank.size(), 1u);
+  std::map<std::string, int> count;
+  for (const Kernel& k : by_rank.begin()->second) ++count[k.name];
+  EXPECT_EQ(count["branch_a"], 6 * 8);
+  EXPECT_EQ(count["branch_b"], 6 * 8);
+  EXPECT_EQ(count["tail_c"], 6);
+  // Recorded: 7 launches (setup + 6), each iteration's 17 kernels, the setup's copy and memset,
+  // and the refused conditional node.
+  EXPECT_EQ(kept(out, "graph_launch").size(), 7u);
+  const auto recorded = kept(out, "kernel");
+  ASSERT_EQ(recorded.size(), 6u * 17u);
+  for (const auto& k : recorded) EXPECT_TRUE(k.contains("graph")) << k.dump();
+  EXPECT_EQ(kept(out, "memcpy").size(), 1u);
+  EXPECT_EQ(kept(out, "memset").size(), 1u);
+  const auto unsupported = kept(out, "unsupported");
+  ASSERT_EQ(unsupported.size(), 1u);
+  EXPECT_EQ(unsupported[0]["api"], "cudaGraphAddNode(conditional node)");
+}
+
+// cuDNN convolutions are predicted as their implicit GEMMs at the device model's roofline
+// (TF32 for the fp32 layer, FP16 for the grouped one), 4 per step; cuRAND kernels and NVTX ranges
+// (the launcher sets NVTX_INJECTION64_PATH) pass through the pipeline without warnings, the
+// ranges as user annotations of the timeline.
+TEST_F(EmulateProgramsTest, CudnnConvolutionsAndCurandArePredicted) {
+  if (!fs::exists(programs_ / "cudnn_conv") || !fs::exists(programs_ / "curand_nvtx")) {
+    GTEST_SKIP() << "programs not built";
+  }
+  const fs::path out = dir_ / "conv";
+  const CliRun r = emulate({"--gpu", "h100", "--keep-traces", "--out", out.string()},
+                           {(programs_ / "cudnn_conv").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const nlohmann::json summary = nlohmann::json::parse(slurp(out / "summary.json"));
+  EXPECT_EQ(summary["warnings"].size(), 0u) << summary["warnings"].dump();
+  EXPECT_EQ(summary["job"]["steps"].get<int>(), 3);
+  const device::GpuSpec gpu = *device::find_gpu("h100");
+  const auto roofline_us = [&](double m, double n, double k, double batch, device::Precision p,
+                               double bytes) {
+    device::Work work;
+    work.kind = device::WorkKind::kMatmul;
+    work.precision = p;
+    work.flops = 2.0 * m * n * k * batch;
+    work.memory_bytes = bytes * batch * (m * k + k * n + m * n);
+    return device::estimate_work(gpu, std::span(&work, 1), gpu.max_clock_mhz()).time_s * 1e6;
+  };
+  const double dense_fwd = roofline_us(25088, 128, 576, 1, device::Precision::kTf32, 4);
+  const double grouped = roofline_us(6272, 32, 288, 4, device::Precision::kFp16, 2);
+  // Recorded, one by one: per step forward, grouped forward, backward data, backward filter.
+  const auto convs = kept(out, "gemm");
+  ASSERT_EQ(convs.size(), 12u);
+  const char* directions[] = {"forward", "forward", "backward_data", "backward_filter"};
+  for (std::size_t i = 0; i < convs.size(); ++i) {
+    EXPECT_EQ(convs[i]["conv"]["direction"], directions[i % 4]) << i;
+    EXPECT_EQ(convs[i]["flops"].get<std::int64_t>(), i % 4 == 1 ? 462422016LL : 3699376128LL) << i;
+  }
+  EXPECT_EQ(kept(out, "kernel").size(), 12u);  // bias, ReLU, pooling, softmax per step
+  const auto dense = kernels(out, "gemm_float32_m25088_n128_k576").at(0);
+  ASSERT_EQ(dense.size(), 3u);
+  for (const Kernel& k : dense) EXPECT_NEAR(k.duration_us, dense_fwd, 0.01);
+  const auto small = kernels(out, "gemm_float16_m6272_n32_k288_b4").at(0);
+  ASSERT_EQ(small.size(), 3u);
+  for (const Kernel& k : small) EXPECT_NEAR(k.duration_us, grouped, 0.01);
+  std::printf(
+      "predicted (H100 model): 3x3 conv fwd %.1f us, grouped fp16 conv %.1f us, step %.1f us\n",
+      dense_fwd, grouped, summary["job"]["predicted_step_s"].get<double>() * 1e6);
+
+  const fs::path rand_out = dir_ / "rand";
+  const CliRun rr = emulate({"--gpu", "h100", "--out", rand_out.string()},
+                            {(programs_ / "curand_nvtx").string()});
+  ASSERT_EQ(rr.exit_code, 0) << rr.err << rr.out;
+  const nlohmann::json rand_summary = nlohmann::json::parse(slurp(rand_out / "summary.json"));
+  EXPECT_EQ(rand_summary["warnings"].size(), 0u) << rand_summary["warnings"].dump();
+  const auto uniform = kernels(rand_out, "curand_uniform_float32").at(0);
+  EXPECT_EQ(uniform.size(), 3u);
+  EXPECT_EQ(kernels(rand_out, "curand_normal_float32").at(0).size(), 3u);
+  // NVTX ranges are user annotations of the emulated timeline, nested as in the program: each
+  // "step" holds one "dropout" (domain range) and one "sync" (start/end range), and the
+  // dropout range holds the cuRAND calls.
+  const nlohmann::json trace = nlohmann::json::parse(slurp(rand_out / "emulated_trace.json"));
+  std::map<std::string, std::vector<std::pair<double, double>>> ranges;  // name → [start, end]
+  std::vector<std::pair<double, double>> curand_calls;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e.value("ph", "") != "X") continue;
+    const double start = e["ts"].get<double>(), end = start + e["dur"].get<double>();
+    if (e.value("cat", "") == "user_annotation") ranges[e["name"]].emplace_back(start, end);
+    if (e.value("name", "").rfind("curandGenerate", 0) == 0) curand_calls.emplace_back(start, end);
+  }
+  ASSERT_EQ(ranges["setup"].size(), 1u);
+  ASSERT_EQ(ranges["step"].size(), 3u);
+  ASSERT_EQ(ranges["dropout"].size(), 3u);
+  ASSERT_EQ(ranges["sync"].size(), 3u);
+  // The 6 generating calls, then the refused odd-length one (a misuse record, after the loop).
+  std::sort(curand_calls.begin(), curand_calls.end());
+  ASSERT_EQ(curand_calls.size(), 7u);
+  EXPECT_GE(curand_calls[6].first, ranges["step"][2].second);
+  const auto inside = [](std::pair<double, double> a, std::pair<double, double> b) {
+    return a.first >= b.first - 1e-6 && a.second <= b.second + 1e-6;
+  };
+  for (int s = 0; s < 3; ++s) {
+    EXPECT_TRUE(inside(ranges["dropout"][s], ranges["step"][s])) << s;
+    EXPECT_TRUE(inside(ranges["sync"][s], ranges["step"][s])) << s;
+    EXPECT_LE(ranges["dropout"][s].second, ranges["sync"][s].first + 1e-6) << s;
+    for (int c = 0; c < 2; ++c) {
+      EXPECT_TRUE(inside(curand_calls[2 * s + c], ranges["dropout"][s])) << s << " " << c;
+    }
+  }
+  EXPECT_LE(ranges["setup"][0].second, ranges["step"][0].first + 1e-6);
+}
+
+// GEMMs captured into a CUDA graph are predicted at every launch: 3 launches x 2 GEMMs.
+TEST_F(EmulateProgramsTest, CapturedCublasGemmsArePredictedAtEachLaunch) {
+  if (!fs::exists(programs_ / "cublas_graph")) GTEST_SKIP() << "program not built";
+  const fs::path out = dir_ / "out";
+  const CliRun r =
+      emulate({"--gpu", "h100", "--out", out.string()}, {(programs_ / "cublas_graph").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const nlohmann::json summary = nlohmann::json::parse(slurp(out / "summary.json"));
+  EXPECT_EQ(summary["warnings"].size(), 0u) << summary["warnings"].dump();
+  EXPECT_EQ(kernels(out, "gemm_float32_m1024_n512_k256").at(0).size(), 3u);
+  EXPECT_EQ(kernels(out, "gemm_float32_m1024_n512_k512").at(0).size(), 3u);
+  EXPECT_EQ(kernels(out, "add_bias").at(0).size(), 3u);
+}
+
+// The launcher puts the fake libcuda.so.1 on the library path: a program linked with -lcuda runs
+// to its end, its cuLaunchKernel kernels are in the predicted timeline and its cuMemCreate
+// allocation in the peak memory.
+TEST_F(EmulateProgramsTest, DriverApiProgramRunsThroughTheLauncher) {
+  if (!fs::exists(programs_ / "driver_api")) GTEST_SKIP() << "program not built";
+  std::ofstream(dir_ / "kernels.csv") << "name,duration_us\nscale_kernel,7\nadd_one_kernel,5\n";
+  const fs::path out = dir_ / "out";
+  const CliRun r = emulate({"--kernel-table", (dir_ / "kernels.csv").string(), "--whole-trace",
+                            "--keep-traces", "--out", out.string()},
+                           {(programs_ / "driver_api").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const nlohmann::json summary = nlohmann::json::parse(slurp(out / "summary.json"));
+  EXPECT_EQ(summary["warnings"].size(), 0u) << summary["warnings"].dump();
+  EXPECT_TRUE(summary["unsupported_calls"].empty()) << summary["unsupported_calls"].dump();
+  const auto by_rank = kernels(out, "");
+  ASSERT_EQ(by_rank.size(), 1u);
+  std::map<std::string, std::vector<double>> durations;
+  for (const Kernel& k : by_rank.begin()->second) durations[k.name].push_back(k.duration_us);
+  EXPECT_EQ(durations["scale_kernel"], (std::vector<double>{7, 7}));
+  EXPECT_EQ(durations["add_one_kernel"], (std::vector<double>{5, 5, 5}));
+  // The recorded launches, one by one (name, grid, stream), as the launcher's run wrote them.
+  const auto launches = kept(out, "kernel");
+  const std::vector<std::tuple<std::string, int, int>> expected = {{"scale_kernel", 4, 0},
+                                                                   {"add_one_kernel", 8, 1},
+                                                                   {"scale_kernel", 2, 2},
+                                                                   {"add_one_kernel", 1, 2},
+                                                                   {"add_one_kernel", 16, 0}};
+  ASSERT_EQ(launches.size(), expected.size());
+  for (std::size_t i = 0; i < launches.size(); ++i) {
+    EXPECT_EQ(launches[i]["name"], std::get<0>(expected[i])) << i;
+    EXPECT_EQ(launches[i]["grid"][0], std::get<1>(expected[i])) << i;
+    EXPECT_EQ(launches[i]["stream"], std::get<2>(expected[i])) << i;
+    EXPECT_EQ(launches[i]["api"], "cuLaunchKernel") << i;
+  }
+  const auto maps = kept(out, "mem_map");
+  ASSERT_EQ(maps.size(), 1u);
+  EXPECT_EQ(maps[0]["bytes"], 4 << 20);
+  EXPECT_EQ(summary["ranks"][0]["peak_memory_bytes"][0].get<std::int64_t>(), 4096 + (4 << 20))
+      << summary["ranks"][0].dump();
 }
 
 TEST_F(EmulateProgramsTest, OutOfMemoryAndMisuseAreReported) {

@@ -213,3 +213,60 @@ TEST(EmulationTrace, LimitsAreEnforced) {
 
 }  // namespace
 }  // namespace powertrain::emulate
+
+namespace powertrain::emulate {
+namespace {
+
+// The records of the driver API, cuRAND and NVTX: module loads, mappings and cuRAND calls are
+// informational (no record, no warning); NVTX records become annotations; a bad one is an error
+// naming its line, an unknown NVTX kind a counted warning.
+TEST(EmulationTrace, DriverLibraryAndNvtxRecords) {
+  const std::string text =
+      kProcess +
+      R"({"op":"module_load","t":1,"tid":0,"dev":0,"api":"cuModuleLoadData","format":"ptx","kernels":["k"],"names_known":true,"dt":1})"
+      "\n"
+      R"({"op":"mem_map","t":2,"tid":0,"dev":0,"ptr":4096,"bytes":2097152,"offset":0,"handle":8192,"api":"cuMemMap","dt":1})"
+      "\n"
+      R"({"op":"curand","t":3,"tid":0,"dev":0,"api":"curandGenerateUniform","distribution":"uniform","dtype":"float32","count":4,"generator":100,"stream":0,"dt":1})"
+      "\n"
+      R"({"op":"nvtx","t":4,"tid":0,"dev":0,"kind":"push","name":"step","depth":0,"dt":1})"
+      "\n"
+      R"({"op":"nvtx","t":5,"tid":0,"dev":0,"kind":"start","name":"io","id":7,"dt":1})"
+      "\n"
+      R"({"op":"nvtx","t":6,"tid":0,"dev":0,"kind":"end","id":7,"dt":1})"
+      "\n"
+      R"({"op":"nvtx","t":7,"tid":0,"dev":0,"kind":"pop","depth":0,"dt":1})"
+      "\n"
+      R"({"op":"nvtx","t":8,"tid":0,"dev":0,"kind":"sparkle","dt":1})"
+      "\n"
+      R"({"op":"mem_unmap","t":9,"tid":0,"dev":0,"ptr":4096,"bytes":2097152,"api":"cuMemUnmap","dt":1})"
+      "\n"
+      R"({"op":"exit","t":10,"records":9,"peak_used":[0],"used":[0],"misuse":0})"
+      "\n";
+  auto trace = parse_emulation_trace(text, "t.jsonl");
+  ASSERT_TRUE(trace.ok()) << trace.error().message;
+  EXPECT_TRUE(trace->records.empty());
+  ASSERT_EQ(trace->annotations.size(), 4u);
+  EXPECT_EQ(trace->annotations[0].kind, Annotation::Kind::kPush);
+  EXPECT_EQ(trace->str(trace->annotations[0].name), "step");
+  EXPECT_EQ(trace->annotations[1].kind, Annotation::Kind::kStart);
+  EXPECT_EQ(trace->annotations[1].id, 7);
+  EXPECT_EQ(trace->annotations[2].kind, Annotation::Kind::kEnd);
+  EXPECT_EQ(trace->annotations[3].kind, Annotation::Kind::kPop);
+  EXPECT_EQ(trace->annotations[3].t_ns, 7);
+  ASSERT_EQ(trace->warnings.size(), 1u);
+  EXPECT_EQ(trace->warnings[0].kind, "unknown nvtx kind");
+
+  EXPECT_EQ(error_of(kProcess + R"({"op":"nvtx","t":4,"tid":0,"dev":0,"name":"x","dt":1})"
+                                "\n",
+                     "t.jsonl"),
+            "t.jsonl:2: field 'kind' missing in 'nvtx' record");
+  EXPECT_NE(error_of(kProcess + R"({"op":"nvtx","t":4,"tid":0,"dev":0,"kind":"end","dt":1})"
+                                "\n",
+                     "t.jsonl")
+                .find("t.jsonl:2: field 'id'"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace powertrain::emulate

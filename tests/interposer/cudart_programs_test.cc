@@ -305,6 +305,100 @@ TEST_F(CudartPrograms, GraphCaptureAndLaunch) {
   EXPECT_GE(same_time, 17);
 }
 
+// Graphs built node by node: the setup graph's memcpy, memset, host and event record nodes and
+// the iteration graph's event wait, 8 + 8 kernels (branch B through a child graph) and tail are
+// replayed at every launch in dependency order, lanes joined with internal events; the
+// conditional node is refused by name.
+TEST_F(CudartPrograms, ExplicitGraphNodesReplayAtLaunch) {
+  if (!std::filesystem::exists(program_path("graph_explicit"))) GTEST_SKIP() << "not built";
+  const ProgramRun run = run_program("graph_explicit");
+  ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
+  EXPECT_NE(run.out.find("conditional node: cudaErrorNotSupported"), std::string::npos) << run.out;
+  EXPECT_NE(run.err.find("cudaGraphAddNode(conditional node) is not supported"), std::string::npos)
+      << run.err;
+  const Trace trace = only_trace();
+  const auto unsupported = trace.of("unsupported");
+  ASSERT_EQ(unsupported.size(), 1u);
+  EXPECT_EQ(unsupported[0].at("api"), "cudaGraphAddNode(conditional node)");
+  EXPECT_TRUE(trace.of("misuse").empty());
+
+  const auto launches = trace.of("graph_launch");
+  ASSERT_EQ(launches.size(), 7u);  // setup + 6 iterations
+  EXPECT_EQ(launches[0].at("nodes"), 4);
+  const int setup = launches[0].at("graph").get<int>();
+  const int iteration = launches[1].at("graph").get<int>();
+  EXPECT_EQ(launches[1].at("nodes"), 18);  // wait, 8 A, 8 B, tail (empty nodes dropped)
+  // Nothing was recorded when the nodes were added: every kernel, copy, memset and host
+  // function carries its launch's graph id.
+  for (const char* op : {"kernel", "memcpy", "memset", "host_func"}) {
+    for (const json& r : trace.of(op)) EXPECT_TRUE(r.contains("graph")) << r.dump();
+  }
+  // The setup launch, operation by operation (lane streams and internal events aside).
+  std::vector<json> setup_work;
+  for (const json& line : trace.lines) {
+    if (line.value("graph", 0) == setup && line.at("op") != "graph_launch" &&
+        line.value("api", "") != "cudaGraphLaunch" && line.at("op") != "stream_create") {
+      setup_work.push_back(line);
+    }
+  }
+  ASSERT_EQ(setup_work.size(), 4u);
+  EXPECT_EQ(setup_work[0].at("op"), "memcpy");
+  EXPECT_EQ(setup_work[0].at("kind"), "HtoD");
+  EXPECT_EQ(setup_work[0].at("bytes"), 128);
+  EXPECT_EQ(setup_work[0].at("api"), "cudaGraphAddMemcpyNode1D");
+  EXPECT_EQ(setup_work[1].at("op"), "memset");
+  EXPECT_EQ(setup_work[1].at("bytes"), 128);
+  EXPECT_EQ(setup_work[2].at("op"), "host_func");
+  EXPECT_EQ(setup_work[2].at("api"), "cudaGraphAddHostNode");
+  EXPECT_EQ(setup_work[3].at("op"), "event_record");
+  EXPECT_EQ(setup_work[3].at("event"), 1);  // the program's event `ready`
+  EXPECT_EQ(setup_work[3].at("api"), "cudaGraphAddEventRecordNode");
+  // The memcpy and memset run in parallel (two lanes); the host node waits for both.
+  EXPECT_NE(setup_work[0].at("stream"), setup_work[1].at("stream"));
+
+  // Each iteration launch: the wait for `ready`, A x 8 on the launch stream, B x 8 on a lane,
+  // the tail after both.
+  std::map<int, std::vector<json>> per_launch;  // corr of the graph_launch → its records
+  int current = -1;
+  for (const json& line : trace.lines) {
+    if (line.at("op") == "graph_launch") {
+      current = line.at("graph") == iteration ? line.at("corr").get<int>() : -1;
+    } else if (current >= 0 && line.value("graph", 0) == iteration) {
+      per_launch[current].push_back(line);
+    }
+  }
+  ASSERT_EQ(per_launch.size(), 6u);
+  for (const auto& [corr, records] : per_launch) {
+    std::vector<std::string> work;
+    std::vector<int> a_grids;
+    std::int64_t a_stream = -1, b_stream = -1;
+    for (const json& r : records) {
+      if (r.at("op") == "kernel") {
+        const std::string name = r.at("name");
+        work.push_back(name);
+        if (name == "_Z8branch_aPfi") a_grids.push_back(r.at("grid")[0].get<int>());
+        if (name == "_Z8branch_aPfi") a_stream = r.at("stream");
+        if (name == "_Z8branch_bPfi") b_stream = r.at("stream");
+        if (name == "_Z6tail_cPfPKfi") {
+          EXPECT_EQ(r.at("api"), "cudaGraphAddNode");
+        }
+      } else if (r.at("op") == "stream_wait_event" && r.at("event") == 1) {
+        work.push_back("wait ready");
+        EXPECT_EQ(r.at("api"), "cudaGraphAddEventWaitNode");
+      }
+    }
+    std::vector<std::string> expected = {"wait ready"};
+    for (int k = 0; k < 8; ++k) expected.push_back("_Z8branch_aPfi");
+    for (int k = 0; k < 8; ++k) expected.push_back("_Z8branch_bPfi");
+    expected.push_back("_Z6tail_cPfPKfi");
+    EXPECT_EQ(work, expected) << "launch " << corr;
+    // cudaGraphExecKernelNodeSetParams gave the exec's first A kernel 2 blocks.
+    EXPECT_EQ(a_grids, (std::vector<int>{2, 1, 1, 1, 1, 1, 1, 1})) << "launch " << corr;
+    EXPECT_EQ(a_stream, launches[1].at("stream").get<std::int64_t>());
+    EXPECT_NE(b_stream, a_stream);
+  }
+}
+
 TEST_F(CudartPrograms, DeviceMemorySizeComesFromTheEnvironment) {
   const ProgramRun run = run_program("oom", Mode::kPreload,
                                      {{"POWERTRAIN_EMU_MEMORY_BYTES", std::to_string(16ll << 30)}});
@@ -315,9 +409,10 @@ TEST_F(CudartPrograms, DeviceMemorySizeComesFromTheEnvironment) {
 TEST_F(CudartPrograms, MisuseIsReportedNotCrashed) {
   const ProgramRun run = run_program("misuse");
   ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
-  EXPECT_NE(run.err.find("powertrain-emu: cudaGraphCreate is not supported by the GPU "
-                         "emulator; it returns cudaErrorNotSupported (801)"),
-            std::string::npos)
+  EXPECT_NE(
+      run.err.find("powertrain-emu: cudaGraphConditionalHandleCreate is not supported by the GPU "
+                   "emulator; it returns cudaErrorNotSupported (801)"),
+      std::string::npos)
       << run.err;
   EXPECT_NE(run.err.find("cudaFree: double free"), std::string::npos) << run.err;
   const Trace trace = only_trace();
@@ -343,7 +438,7 @@ TEST_F(CudartPrograms, MisuseIsReportedNotCrashed) {
   }
   const auto unsupported = trace.of("unsupported");
   ASSERT_EQ(unsupported.size(), 1u);
-  EXPECT_EQ(unsupported[0].at("api"), "cudaGraphCreate");
+  EXPECT_EQ(unsupported[0].at("api"), "cudaGraphConditionalHandleCreate");
   // Only the valid launch ran; the invalid one was rejected.
   const auto kernels = trace.of("kernel");
   ASSERT_EQ(kernels.size(), 1u);

@@ -1,8 +1,9 @@
 // API misuse that a real GPU reports with an error code, never a crash: a forged stream handle,
 // a destroyed stream, a double free, freeing a host pointer, a destroyed event, an unsupported
-// API (CUDA graphs), an invalid launch configuration, a copy to a pointer that is not device
-// memory and an invalid device. Each call must fail with the runtime's error code; afterwards
-// normal work still succeeds and the last error is clean. Exits 0 when every check held.
+// API (a conditional graph node's handle), an invalid launch configuration, a copy to a pointer
+// that is not device memory and an invalid device. Each call must fail with the runtime's error
+// code; afterwards normal work still succeeds and the last error is clean. Exits 0 when every check
+// held.
 #include "emu_check.h"
 
 __global__ void noop() {}
@@ -31,9 +32,13 @@ int main() {
   EMU_EXPECT_ERROR(cudaEventRecord(event, nullptr), cudaErrorInvalidResourceHandle);
   EMU_EXPECT_ERROR(cudaEventDestroy(event), cudaErrorInvalidResourceHandle);
 
-  // An API the emulator does not implement.
+  // An API the emulator does not implement: conditional graph nodes.
   cudaGraph_t graph = nullptr;
-  EMU_EXPECT_ERROR(cudaGraphCreate(&graph, 0), cudaErrorNotSupported);
+  EMU_CHECK(cudaGraphCreate(&graph, 0));
+  cudaGraphConditionalHandle condition;
+  EMU_EXPECT_ERROR(cudaGraphConditionalHandleCreate(&condition, graph, 1, 0),
+                   cudaErrorNotSupported);
+  EMU_CHECK(cudaGraphDestroy(graph));
 
   // Every failed call above also set the last error: the latest one is reported.
   EMU_EXPECT_ERROR(cudaGetLastError(), cudaErrorNotSupported);

@@ -1,0 +1,995 @@
+// cuDNN's convolution API (the legacy descriptor API that PyTorch's cudnn convolutions and the
+// NVIDIA samples call) on the emulated devices. A convolution (forward, backward data, backward
+// filter) is recorded as a `gemm` record of its implicit GEMM — so the existing GEMM estimator
+// times it at the device model's roofline — with the convolution's own shape in a `conv` object:
+// N, C, spatial input, K, filter, output, padding, strides, dilations, groups, dtypes and FLOPs
+// (2·N·K·Πout·(C/g)·Πfilter, equal to the implicit GEMM's 2·m·n·k·batch).
+//   forward:         m = N·Πout, n = K/g, k = (C/g)·Πfilter, batch = g
+//   backward data:   m = N·Πout, n = (C/g)·Πfilter, k = K/g, batch = g (dy times the filter,
+//                    then col2im: the forward's FLOPs)
+//   backward filter: m = K/g,    n = (C/g)·Πfilter, k = N·Πout, batch = g
+// Bias addition (cudnnAddTensor), activations, pooling and softmax (forward and backward) are
+// memory-bound kernels named cudnn_<op>_<dtype>, sized to move their tensors' bytes once.
+// Descriptor handles are heap objects checked against registries; a bad one is
+// CUDNN_STATUS_BAD_PARAM plus a `misuse` record. Algorithm queries answer the implicit
+// precomputed GEMM algorithm with no workspace.
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"  // the legacy API is deprecated
+#include <cudnn.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <initializer_list>
+#include <mutex>
+#include <string>
+#include <unordered_set>
+
+#include "interposer/cudart_internal.h"
+
+namespace powertrain::emu::detail {
+namespace {
+
+struct Handle {
+  cudaStream_t stream = nullptr;
+};
+
+struct Tensor {
+  cudnnDataType_t dtype = CUDNN_DATA_FLOAT;
+  int dims = 0;
+  int dim[CUDNN_DIM_MAX] = {};
+  bool set = false;
+};
+
+struct Filter {
+  cudnnDataType_t dtype = CUDNN_DATA_FLOAT;
+  cudnnTensorFormat_t format = CUDNN_TENSOR_NCHW;
+  int dims = 0;
+  int dim[CUDNN_DIM_MAX] = {};  // K, C/groups, spatial...
+  bool set = false;
+};
+
+struct Conv {
+  int spatial = 0;
+  int pad[CUDNN_DIM_MAX] = {};
+  int stride[CUDNN_DIM_MAX] = {};
+  int dilation[CUDNN_DIM_MAX] = {};
+  cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
+  cudnnDataType_t compute = CUDNN_DATA_FLOAT;
+  cudnnMathType_t math = CUDNN_DEFAULT_MATH;
+  int groups = 1;
+  bool set = false;
+};
+
+struct Activation {
+  cudnnActivationMode_t mode = CUDNN_ACTIVATION_RELU;
+  bool set = false;
+};
+
+struct Pooling {
+  cudnnPoolingMode_t mode = CUDNN_POOLING_MAX;
+  int spatial = 0;
+  int window[CUDNN_DIM_MAX] = {};
+  int pad[CUDNN_DIM_MAX] = {};
+  int stride[CUDNN_DIM_MAX] = {};
+  bool set = false;
+};
+
+struct DnnState {
+  std::mutex mutex;
+  std::unordered_set<const void*> handles, tensors, filters, convs, activations, poolings;
+};
+
+DnnState& dnn() {
+  static DnnState* s = new DnnState;  // never destroyed
+  return *s;
+}
+
+template <typename T>
+T* live(std::unordered_set<const void*>& set, const void* handle) {
+  std::lock_guard<std::mutex> lock(dnn().mutex);
+  return set.count(handle) > 0 ? const_cast<T*>(static_cast<const T*>(handle)) : nullptr;
+}
+
+template <typename T, typename H>
+cudnnStatus_t create(std::unordered_set<const void*>& set, H* out, const char* api) {
+  if (out == nullptr) {
+    report_misuse(api, "the result pointer is NULL");
+    return CUDNN_STATUS_BAD_PARAM_NULL_POINTER;
+  }
+  T* object = new T;
+  {
+    std::lock_guard<std::mutex> lock(dnn().mutex);
+    set.insert(object);
+  }
+  *out = reinterpret_cast<H>(object);
+  return CUDNN_STATUS_SUCCESS;
+}
+
+template <typename T>
+cudnnStatus_t destroy(std::unordered_set<const void*>& set, const void* handle, const char* api) {
+  {
+    std::lock_guard<std::mutex> lock(dnn().mutex);
+    if (set.erase(handle) > 0) {
+      delete static_cast<const T*>(handle);
+      return CUDNN_STATUS_SUCCESS;
+    }
+  }
+  if (handle == nullptr) return CUDNN_STATUS_SUCCESS;  // as cuDNN: destroying NULL is fine
+  report_misuse(api, "invalid or destroyed descriptor " + pointer_text(handle));
+  return CUDNN_STATUS_BAD_PARAM;
+}
+
+cudnnStatus_t bad(const char* api, const std::string& what) {
+  report_misuse(api, what);
+  return CUDNN_STATUS_BAD_PARAM;
+}
+
+const char* dtype_name(cudnnDataType_t t) {
+  switch (t) {
+    case CUDNN_DATA_FLOAT:
+      return "float32";
+    case CUDNN_DATA_DOUBLE:
+      return "float64";
+    case CUDNN_DATA_HALF:
+      return "float16";
+    case CUDNN_DATA_INT8:
+      return "int8";
+    case CUDNN_DATA_INT32:
+      return "int32";
+    case CUDNN_DATA_UINT8:
+      return "uint8";
+    case CUDNN_DATA_BFLOAT16:
+      return "bfloat16";
+    case CUDNN_DATA_INT64:
+      return "int64";
+    case CUDNN_DATA_FP8_E4M3:
+      return "float8_e4m3";
+    case CUDNN_DATA_FP8_E5M2:
+      return "float8_e5m2";
+    default:
+      return nullptr;
+  }
+}
+
+// Output extent of one spatial dimension.
+int output_extent(int in, int filter, int pad, int stride, int dilation) {
+  const int effective = (filter - 1) * dilation + 1;
+  return (in + 2 * pad - effective) / stride + 1;
+}
+
+bool output_dims(const Conv& c, const Tensor& x, const Filter& w, int* out) {
+  if (x.dims != c.spatial + 2 || w.dims != c.spatial + 2) return false;
+  out[0] = x.dim[0];
+  out[1] = w.dim[0];
+  for (int i = 0; i < c.spatial; ++i) {
+    out[2 + i] = output_extent(x.dim[2 + i], w.dim[2 + i], c.pad[i], c.stride[i], c.dilation[i]);
+    if (out[2 + i] <= 0) return false;
+  }
+  return true;
+}
+
+std::string dims_json(const int* d, int n) {
+  std::string s = "[";
+  for (int i = 0; i < n; ++i) {
+    if (i > 0) s += ',';
+    s += std::to_string(d[i]);  // appended piecewise: GCC 12 warns falsely on "," + string
+  }
+  s += ']';
+  return s;
+}
+
+enum class Direction { kForward, kBackwardData, kBackwardFilter };
+
+// Checks the descriptors and pointers of a convolution and records it. `x` is the input
+// activation tensor (x for forward and backward filter, dx for backward data), `y` the output
+// activation tensor (y or dy).
+cudnnStatus_t convolution(Direction direction, cudnnHandle_t handle, const Tensor* x,
+                          const void* x_data, const Filter* w, const void* w_data, const Conv* c,
+                          const Tensor* y, const void* y_data, const char* api) {
+  const std::int64_t start = now_ns();
+  Handle* h = live<Handle>(dnn().handles, handle);
+  if (h == nullptr) return bad(api, "invalid or destroyed cuDNN handle " + pointer_text(handle));
+  if (x == nullptr || w == nullptr || c == nullptr || y == nullptr || !x->set || !w->set ||
+      !c->set || !y->set) {
+    return bad(api, "a descriptor is invalid, destroyed or not set");
+  }
+  int out[CUDNN_DIM_MAX] = {};
+  if (!output_dims(*c, *x, *w, out) || y->dims != x->dims ||
+      !std::equal(out, out + y->dims, y->dim)) {
+    return bad(api, "output tensor " + dims_json(y->dim, y->dims) + " does not match the " +
+                        "convolution of " + dims_json(x->dim, x->dims) + " with filter " +
+                        dims_json(w->dim, w->dims) + " (expected " + dims_json(out, x->dims) + ")");
+  }
+  if (x->dim[1] != w->dim[1] * c->groups || w->dim[0] % c->groups != 0) {
+    return bad(api, "input channels " + std::to_string(x->dim[1]) + " != filter channels " +
+                        std::to_string(w->dim[1]) + " x groups " + std::to_string(c->groups));
+  }
+  for (const void* p : {x_data, w_data, y_data}) {
+    const PointerInfo info = lookup_pointer(p);
+    if (!info.known || !info.device_side) {
+      return bad(api, pointer_text(p) + " is not device memory allocated through the runtime");
+    }
+  }
+  int device = 0;
+  const std::int64_t stream = stream_id(h->stream, false, &device);
+  if (stream == kInvalidStream) return bad(api, "the handle's stream was destroyed");
+
+  const std::int64_t groups = c->groups;
+  const std::int64_t n = x->dim[0], channels = x->dim[1], k = w->dim[0];
+  std::int64_t in_points = 1, out_points = 1, filter_points = 1;
+  for (int i = 0; i < c->spatial; ++i) {
+    in_points *= x->dim[2 + i];
+    out_points *= out[2 + i];
+    filter_points *= w->dim[2 + i];
+  }
+  const std::int64_t c_per_group = channels / groups, k_per_group = k / groups;
+  std::int64_t gm = 0, gn = 0, gk = 0;
+  switch (direction) {
+    case Direction::kForward:
+      gm = n * out_points, gn = k_per_group, gk = c_per_group * filter_points;
+      break;
+    case Direction::kBackwardData:
+      // Written as the forward's GEMM transposed (same FLOPs as cuDNN's implicit GEMM).
+      gm = n * out_points, gn = c_per_group * filter_points, gk = k_per_group;
+      break;
+    case Direction::kBackwardFilter:
+      gm = k_per_group, gn = c_per_group * filter_points, gk = n * out_points;
+      break;
+  }
+  const std::int64_t flops = 2 * n * k * out_points * c_per_group * filter_points;
+  const char* dtype = dtype_name(x->dtype);
+  const char* weights = dtype_name(w->dtype);
+  const char* compute = dtype_name(c->compute);
+  // cuDNN uses TF32 tensor cores for fp32 convolutions unless the math type is FMA.
+  std::string compute_name = compute != nullptr ? compute : "float32";
+  if (c->compute == CUDNN_DATA_FLOAT && x->dtype == CUDNN_DATA_FLOAT && c->math != CUDNN_FMA_MATH) {
+    compute_name = "float32_fast_tf32";
+  }
+
+  auto r = begin_work("gemm", start);
+  r.field("api", std::string_view(api));
+  r.field("m", gm);
+  r.field("n", gn);
+  r.field("k", gk);
+  r.field("batch", groups);
+  r.field("transa", std::string_view("N"));
+  r.field("transb", std::string_view("N"));
+  r.field("dtype_a", std::string_view(dtype != nullptr ? dtype : "float32"));
+  r.field("dtype_b", std::string_view(weights != nullptr ? weights : "float32"));
+  r.field("dtype_c", std::string_view(dtype != nullptr ? dtype : "float32"));
+  r.field("compute", std::string_view(compute_name));
+  r.field("flops", flops);
+  std::string conv = "{\"direction\":\"";
+  conv += direction == Direction::kForward        ? "forward"
+          : direction == Direction::kBackwardData ? "backward_data"
+                                                  : "backward_filter";
+  conv += "\",\"input\":" + dims_json(x->dim, x->dims);
+  conv += ",\"filter\":" + dims_json(w->dim, w->dims);
+  conv += ",\"output\":" + dims_json(out, x->dims);
+  conv += ",\"pad\":" + dims_json(c->pad, c->spatial);
+  conv += ",\"stride\":" + dims_json(c->stride, c->spatial);
+  conv += ",\"dilation\":" + dims_json(c->dilation, c->spatial);
+  conv += ",\"groups\":" + std::to_string(c->groups);
+  conv += ",\"math\":" + std::to_string(static_cast<int>(c->math));
+  conv += "}";
+  r.raw("conv", conv);
+  end_work(r, device, stream, 0);  // captured into a CUDA graph like a kernel
+  return CUDNN_STATUS_SUCCESS;
+}
+
+}  // namespace
+}  // namespace powertrain::emu::detail
+
+namespace detail = powertrain::emu::detail;
+using detail::dnn;
+
+// ---- memory-bound operations (bias, activation, pooling, softmax) ----------------------------
+
+namespace powertrain::emu::detail {
+namespace {
+
+std::size_t dtype_bytes(cudnnDataType_t t) {
+  switch (t) {
+    case CUDNN_DATA_DOUBLE:
+    case CUDNN_DATA_INT64:
+      return 8;
+    case CUDNN_DATA_FLOAT:
+    case CUDNN_DATA_INT32:
+      return 4;
+    case CUDNN_DATA_HALF:
+    case CUDNN_DATA_BFLOAT16:
+      return 2;
+    default:
+      return 1;
+  }
+}
+
+std::size_t tensor_bytes(const Tensor& t) {
+  std::size_t elements = 1;
+  for (int i = 0; i < t.dims; ++i) elements *= static_cast<std::size_t>(t.dim[i]);
+  return elements * dtype_bytes(t.dtype);
+}
+
+// Checks the handle, the tensors (set, data in device memory) and records one kernel named
+// cudnn_<what>_<dtype of the first tensor> moving every tensor's bytes once (`extra_reads`:
+// tensors read twice, e.g. the accumulated C of cudnnAddTensor).
+cudnnStatus_t memory_op(cudnnHandle_t handle, const std::string& what,
+                        std::initializer_list<std::pair<const void*, const void*>> tensors,
+                        std::size_t extra_bytes, const char* api) {
+  const std::int64_t start = now_ns();
+  Handle* h = live<Handle>(dnn().handles, handle);
+  if (h == nullptr) return bad(api, "invalid or destroyed cuDNN handle " + pointer_text(handle));
+  std::size_t bytes = extra_bytes;
+  const char* dtype = nullptr;
+  for (const auto& [desc, data] : tensors) {
+    const Tensor* t = live<Tensor>(dnn().tensors, desc);
+    if (t == nullptr || !t->set) return bad(api, "a tensor descriptor is invalid or not set");
+    const PointerInfo info = lookup_pointer(data);
+    if (!info.known || !info.device_side || info.available < tensor_bytes(*t)) {
+      return bad(api, pointer_text(data) + " is not device memory holding its tensor");
+    }
+    bytes += tensor_bytes(*t);
+    if (dtype == nullptr) dtype = dtype_name(t->dtype);
+  }
+  const std::string name = "cudnn_" + what + "_" + (dtype != nullptr ? dtype : "unknown");
+  return append_sized_kernel(name, bytes, h->stream, api, start) ? CUDNN_STATUS_SUCCESS
+                                                                 : CUDNN_STATUS_BAD_PARAM;
+}
+
+const char* activation_name(cudnnActivationMode_t mode) {
+  switch (mode) {
+    case CUDNN_ACTIVATION_SIGMOID:
+      return "sigmoid";
+    case CUDNN_ACTIVATION_RELU:
+      return "relu";
+    case CUDNN_ACTIVATION_TANH:
+      return "tanh";
+    case CUDNN_ACTIVATION_CLIPPED_RELU:
+      return "clipped_relu";
+    case CUDNN_ACTIVATION_ELU:
+      return "elu";
+    case CUDNN_ACTIVATION_IDENTITY:
+      return "identity";
+    case CUDNN_ACTIVATION_SWISH:
+      return "swish";
+    default:
+      return "activation";
+  }
+}
+
+bool same_shape(const void* a, const void* b) {
+  const Tensor* x = live<Tensor>(dnn().tensors, a);
+  const Tensor* y = live<Tensor>(dnn().tensors, b);
+  return x != nullptr && y != nullptr && x->dims == y->dims &&
+         std::equal(x->dim, x->dim + x->dims, y->dim);
+}
+
+bool pooling_output(const Pooling& p, const Tensor& x, int* out) {
+  if (x.dims != p.spatial + 2) return false;
+  out[0] = x.dim[0];
+  out[1] = x.dim[1];
+  for (int i = 0; i < p.spatial; ++i) {
+    out[2 + i] = (x.dim[2 + i] + 2 * p.pad[i] - p.window[i]) / p.stride[i] + 1;
+    if (out[2 + i] <= 0) return false;
+  }
+  return true;
+}
+
+}  // namespace
+}  // namespace powertrain::emu::detail
+
+// ---- handle, versions, errors -------------------------------------------------------------
+
+PT_EXPORT size_t cudnnGetVersion() { return CUDNN_VERSION; }
+PT_EXPORT size_t cudnnGetMaxDeviceVersion() { return 1000; }  // compute capability 10.0
+PT_EXPORT size_t cudnnGetCudartVersion() { return 13000; }
+
+PT_EXPORT const char* cudnnGetErrorString(cudnnStatus_t status) {
+  switch (status) {
+    case CUDNN_STATUS_SUCCESS:
+      return "CUDNN_STATUS_SUCCESS";
+    case CUDNN_STATUS_NOT_INITIALIZED:
+      return "CUDNN_STATUS_NOT_INITIALIZED";
+    case CUDNN_STATUS_BAD_PARAM:
+      return "CUDNN_STATUS_BAD_PARAM";
+    case CUDNN_STATUS_BAD_PARAM_NULL_POINTER:
+      return "CUDNN_STATUS_BAD_PARAM_NULL_POINTER";
+    case CUDNN_STATUS_NOT_SUPPORTED:
+      return "CUDNN_STATUS_NOT_SUPPORTED";
+    case CUDNN_STATUS_EXECUTION_FAILED:
+      return "CUDNN_STATUS_EXECUTION_FAILED";
+    default:
+      return "CUDNN_STATUS_UNKNOWN (emulated cuDNN)";
+  }
+}
+
+PT_EXPORT cudnnStatus_t cudnnGetProperty(libraryPropertyType type, int* value) {
+  if (value == nullptr) return CUDNN_STATUS_BAD_PARAM_NULL_POINTER;
+  switch (type) {
+    case MAJOR_VERSION:
+      *value = CUDNN_MAJOR;
+      return CUDNN_STATUS_SUCCESS;
+    case MINOR_VERSION:
+      *value = CUDNN_MINOR;
+      return CUDNN_STATUS_SUCCESS;
+    case PATCH_LEVEL:
+      *value = CUDNN_PATCHLEVEL;
+      return CUDNN_STATUS_SUCCESS;
+    default:
+      return CUDNN_STATUS_BAD_PARAM;
+  }
+}
+
+PT_EXPORT cudnnStatus_t cudnnCreate(cudnnHandle_t* handle) {
+  return detail::create<detail::Handle>(dnn().handles, handle, "cudnnCreate");
+}
+
+PT_EXPORT cudnnStatus_t cudnnDestroy(cudnnHandle_t handle) {
+  return detail::destroy<detail::Handle>(dnn().handles, handle, "cudnnDestroy");
+}
+
+PT_EXPORT cudnnStatus_t cudnnSetStream(cudnnHandle_t handle, cudaStream_t stream) {
+  const char* api = "cudnnSetStream";
+  detail::Handle* h = detail::live<detail::Handle>(dnn().handles, handle);
+  if (h == nullptr) return detail::bad(api, "invalid cuDNN handle " + detail::pointer_text(handle));
+  int device = 0;
+  if (powertrain::emu::stream_id(stream, false, &device) == powertrain::emu::kInvalidStream) {
+    return detail::bad(api, "invalid stream " + detail::pointer_text(stream));
+  }
+  h->stream = stream;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+PT_EXPORT cudnnStatus_t cudnnGetStream(cudnnHandle_t handle, cudaStream_t* stream) {
+  detail::Handle* h = detail::live<detail::Handle>(dnn().handles, handle);
+  if (h == nullptr || stream == nullptr) return CUDNN_STATUS_BAD_PARAM;
+  *stream = h->stream;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+// ---- descriptors ---------------------------------------------------------------------------
+
+PT_EXPORT cudnnStatus_t cudnnCreateTensorDescriptor(cudnnTensorDescriptor_t* desc) {
+  return detail::create<detail::Tensor>(dnn().tensors, desc, "cudnnCreateTensorDescriptor");
+}
+PT_EXPORT cudnnStatus_t cudnnDestroyTensorDescriptor(cudnnTensorDescriptor_t desc) {
+  return detail::destroy<detail::Tensor>(dnn().tensors, desc, "cudnnDestroyTensorDescriptor");
+}
+
+namespace {
+cudnnStatus_t set_tensor(cudnnTensorDescriptor_t desc, cudnnDataType_t dtype, int dims,
+                         const int* dim, const char* api) {
+  detail::Tensor* t = detail::live<detail::Tensor>(dnn().tensors, desc);
+  if (t == nullptr)
+    return detail::bad(api, "invalid tensor descriptor " + detail::pointer_text(desc));
+  if (dims < 3 || dims > CUDNN_DIM_MAX || dim == nullptr) {
+    return detail::bad(api, "nbDims " + std::to_string(dims) + " outside [3, 8]");
+  }
+  for (int i = 0; i < dims; ++i) {
+    if (dim[i] <= 0) return detail::bad(api, "dimension " + std::to_string(i) + " is not positive");
+  }
+  if (detail::dtype_name(dtype) == nullptr) {
+    return detail::bad(api, "unsupported data type " + std::to_string(dtype));
+  }
+  t->dtype = dtype;
+  t->dims = dims;
+  std::copy(dim, dim + dims, t->dim);
+  t->set = true;
+  return CUDNN_STATUS_SUCCESS;
+}
+}  // namespace
+
+PT_EXPORT cudnnStatus_t cudnnSetTensor4dDescriptor(cudnnTensorDescriptor_t desc,
+                                                   cudnnTensorFormat_t format,
+                                                   cudnnDataType_t dtype, int n, int c, int h,
+                                                   int w) {
+  (void)format;  // the layout does not change the recorded shape
+  const int dim[4] = {n, c, h, w};
+  return set_tensor(desc, dtype, 4, dim, "cudnnSetTensor4dDescriptor");
+}
+
+PT_EXPORT cudnnStatus_t cudnnSetTensor4dDescriptorEx(cudnnTensorDescriptor_t desc,
+                                                     cudnnDataType_t dtype, int n, int c, int h,
+                                                     int w, int, int, int, int) {
+  const int dim[4] = {n, c, h, w};
+  return set_tensor(desc, dtype, 4, dim, "cudnnSetTensor4dDescriptorEx");
+}
+
+PT_EXPORT cudnnStatus_t cudnnSetTensorNdDescriptor(cudnnTensorDescriptor_t desc,
+                                                   cudnnDataType_t dtype, int dims, const int dim[],
+                                                   const int stride[]) {
+  (void)stride;
+  return set_tensor(desc, dtype, dims, dim, "cudnnSetTensorNdDescriptor");
+}
+
+PT_EXPORT cudnnStatus_t cudnnCreateFilterDescriptor(cudnnFilterDescriptor_t* desc) {
+  return detail::create<detail::Filter>(dnn().filters, desc, "cudnnCreateFilterDescriptor");
+}
+PT_EXPORT cudnnStatus_t cudnnDestroyFilterDescriptor(cudnnFilterDescriptor_t desc) {
+  return detail::destroy<detail::Filter>(dnn().filters, desc, "cudnnDestroyFilterDescriptor");
+}
+
+namespace {
+cudnnStatus_t set_filter(cudnnFilterDescriptor_t desc, cudnnDataType_t dtype,
+                         cudnnTensorFormat_t format, int dims, const int* dim, const char* api) {
+  detail::Filter* f = detail::live<detail::Filter>(dnn().filters, desc);
+  if (f == nullptr)
+    return detail::bad(api, "invalid filter descriptor " + detail::pointer_text(desc));
+  if (dims < 3 || dims > CUDNN_DIM_MAX || dim == nullptr) {
+    return detail::bad(api, "nbDims " + std::to_string(dims) + " outside [3, 8]");
+  }
+  for (int i = 0; i < dims; ++i) {
+    if (dim[i] <= 0) return detail::bad(api, "dimension " + std::to_string(i) + " is not positive");
+  }
+  if (detail::dtype_name(dtype) == nullptr) {
+    return detail::bad(api, "unsupported data type " + std::to_string(dtype));
+  }
+  f->dtype = dtype;
+  f->format = format;
+  f->dims = dims;
+  std::copy(dim, dim + dims, f->dim);
+  f->set = true;
+  return CUDNN_STATUS_SUCCESS;
+}
+}  // namespace
+
+PT_EXPORT cudnnStatus_t cudnnSetFilter4dDescriptor(cudnnFilterDescriptor_t desc,
+                                                   cudnnDataType_t dtype,
+                                                   cudnnTensorFormat_t format, int k, int c, int h,
+                                                   int w) {
+  const int dim[4] = {k, c, h, w};
+  return set_filter(desc, dtype, format, 4, dim, "cudnnSetFilter4dDescriptor");
+}
+
+PT_EXPORT cudnnStatus_t cudnnSetFilterNdDescriptor(cudnnFilterDescriptor_t desc,
+                                                   cudnnDataType_t dtype,
+                                                   cudnnTensorFormat_t format, int dims,
+                                                   const int dim[]) {
+  return set_filter(desc, dtype, format, dims, dim, "cudnnSetFilterNdDescriptor");
+}
+
+PT_EXPORT cudnnStatus_t cudnnCreateConvolutionDescriptor(cudnnConvolutionDescriptor_t* desc) {
+  return detail::create<detail::Conv>(dnn().convs, desc, "cudnnCreateConvolutionDescriptor");
+}
+PT_EXPORT cudnnStatus_t cudnnDestroyConvolutionDescriptor(cudnnConvolutionDescriptor_t desc) {
+  return detail::destroy<detail::Conv>(dnn().convs, desc, "cudnnDestroyConvolutionDescriptor");
+}
+
+PT_EXPORT cudnnStatus_t cudnnSetConvolutionNdDescriptor(cudnnConvolutionDescriptor_t desc,
+                                                        int length, const int pad[],
+                                                        const int stride[], const int dilation[],
+                                                        cudnnConvolutionMode_t mode,
+                                                        cudnnDataType_t compute) {
+  const char* api = "cudnnSetConvolutionNdDescriptor";
+  detail::Conv* c = detail::live<detail::Conv>(dnn().convs, desc);
+  if (c == nullptr) {
+    return detail::bad(api, "invalid convolution descriptor " + detail::pointer_text(desc));
+  }
+  if (length < 1 || length > CUDNN_DIM_MAX - 2 || pad == nullptr || stride == nullptr ||
+      dilation == nullptr) {
+    return detail::bad(api, "arrayLength " + std::to_string(length) + " outside [1, 6]");
+  }
+  for (int i = 0; i < length; ++i) {
+    if (pad[i] < 0 || stride[i] <= 0 || dilation[i] <= 0) {
+      return detail::bad(api, "negative padding or non-positive stride/dilation");
+    }
+  }
+  c->spatial = length;
+  std::copy(pad, pad + length, c->pad);
+  std::copy(stride, stride + length, c->stride);
+  std::copy(dilation, dilation + length, c->dilation);
+  c->mode = mode;
+  c->compute = compute;
+  c->set = true;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+PT_EXPORT cudnnStatus_t cudnnSetConvolution2dDescriptor(cudnnConvolutionDescriptor_t desc,
+                                                        int pad_h, int pad_w, int u, int v,
+                                                        int dilation_h, int dilation_w,
+                                                        cudnnConvolutionMode_t mode,
+                                                        cudnnDataType_t compute) {
+  const int pad[2] = {pad_h, pad_w};
+  const int stride[2] = {u, v};
+  const int dilation[2] = {dilation_h, dilation_w};
+  return cudnnSetConvolutionNdDescriptor(desc, 2, pad, stride, dilation, mode, compute);
+}
+
+PT_EXPORT cudnnStatus_t cudnnSetConvolutionMathType(cudnnConvolutionDescriptor_t desc,
+                                                    cudnnMathType_t math) {
+  detail::Conv* c = detail::live<detail::Conv>(dnn().convs, desc);
+  if (c == nullptr) return detail::bad("cudnnSetConvolutionMathType", "invalid descriptor");
+  c->math = math;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+PT_EXPORT cudnnStatus_t cudnnGetConvolutionMathType(cudnnConvolutionDescriptor_t desc,
+                                                    cudnnMathType_t* math) {
+  detail::Conv* c = detail::live<detail::Conv>(dnn().convs, desc);
+  if (c == nullptr || math == nullptr) return CUDNN_STATUS_BAD_PARAM;
+  *math = c->math;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+PT_EXPORT cudnnStatus_t cudnnSetConvolutionGroupCount(cudnnConvolutionDescriptor_t desc,
+                                                      int groups) {
+  detail::Conv* c = detail::live<detail::Conv>(dnn().convs, desc);
+  if (c == nullptr || groups < 1) {
+    return detail::bad("cudnnSetConvolutionGroupCount", "invalid descriptor or group count");
+  }
+  c->groups = groups;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+PT_EXPORT cudnnStatus_t cudnnGetConvolutionNdForwardOutputDim(
+    const cudnnConvolutionDescriptor_t conv, const cudnnTensorDescriptor_t input,
+    const cudnnFilterDescriptor_t filter, int dims, int out[]) {
+  const char* api = "cudnnGetConvolutionNdForwardOutputDim";
+  detail::Conv* c = detail::live<detail::Conv>(dnn().convs, conv);
+  detail::Tensor* x = detail::live<detail::Tensor>(dnn().tensors, input);
+  detail::Filter* w = detail::live<detail::Filter>(dnn().filters, filter);
+  if (c == nullptr || x == nullptr || w == nullptr || out == nullptr || !c->set || !x->set ||
+      !w->set) {
+    return detail::bad(api, "a descriptor is invalid or not set");
+  }
+  int result[CUDNN_DIM_MAX] = {};
+  if (dims != x->dims || !detail::output_dims(*c, *x, *w, result)) {
+    return detail::bad(api, "the descriptors' ranks disagree or the output would be empty");
+  }
+  std::copy(result, result + dims, out);
+  return CUDNN_STATUS_SUCCESS;
+}
+
+PT_EXPORT cudnnStatus_t cudnnGetConvolution2dForwardOutputDim(
+    const cudnnConvolutionDescriptor_t conv, const cudnnTensorDescriptor_t input,
+    const cudnnFilterDescriptor_t filter, int* n, int* c, int* h, int* w) {
+  int out[4] = {};
+  const cudnnStatus_t status = cudnnGetConvolutionNdForwardOutputDim(conv, input, filter, 4, out);
+  if (status != CUDNN_STATUS_SUCCESS) return status;
+  if (n == nullptr || c == nullptr || h == nullptr || w == nullptr) {
+    return CUDNN_STATUS_BAD_PARAM_NULL_POINTER;
+  }
+  *n = out[0];
+  *c = out[1];
+  *h = out[2];
+  *w = out[3];
+  return CUDNN_STATUS_SUCCESS;
+}
+
+// ---- algorithm choice: the implicit precomputed GEMM, no workspace ---------------------------
+
+namespace {
+template <typename Perf, typename Algo>
+cudnnStatus_t one_algorithm(int requested, int* returned, Perf* results, Algo algo,
+                            cudnnMathType_t math) {
+  if (returned == nullptr || results == nullptr || requested < 1) return CUDNN_STATUS_BAD_PARAM;
+  results[0] = Perf{};
+  results[0].algo = algo;
+  results[0].status = CUDNN_STATUS_SUCCESS;
+  results[0].time = 0.0f;  // nothing is timed here: the pipeline predicts the duration
+  results[0].memory = 0;
+  results[0].determinism = CUDNN_DETERMINISTIC;
+  results[0].mathType = math;
+  *returned = 1;
+  return CUDNN_STATUS_SUCCESS;
+}
+}  // namespace
+
+PT_EXPORT cudnnStatus_t cudnnGetConvolutionForwardAlgorithmMaxCount(cudnnHandle_t, int* count) {
+  if (count == nullptr) return CUDNN_STATUS_BAD_PARAM;
+  *count = 1;
+  return CUDNN_STATUS_SUCCESS;
+}
+PT_EXPORT cudnnStatus_t cudnnGetConvolutionBackwardDataAlgorithmMaxCount(cudnnHandle_t,
+                                                                         int* count) {
+  return cudnnGetConvolutionForwardAlgorithmMaxCount(nullptr, count);
+}
+PT_EXPORT cudnnStatus_t cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(cudnnHandle_t,
+                                                                           int* count) {
+  return cudnnGetConvolutionForwardAlgorithmMaxCount(nullptr, count);
+}
+
+PT_EXPORT cudnnStatus_t cudnnGetConvolutionForwardAlgorithm_v7(
+    cudnnHandle_t, const cudnnTensorDescriptor_t, const cudnnFilterDescriptor_t,
+    const cudnnConvolutionDescriptor_t, const cudnnTensorDescriptor_t, const int requested,
+    int* returned, cudnnConvolutionFwdAlgoPerf_t* results) {
+  return one_algorithm(requested, returned, results,
+                       CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, CUDNN_DEFAULT_MATH);
+}
+PT_EXPORT cudnnStatus_t cudnnFindConvolutionForwardAlgorithm(
+    cudnnHandle_t, const cudnnTensorDescriptor_t, const cudnnFilterDescriptor_t,
+    const cudnnConvolutionDescriptor_t, const cudnnTensorDescriptor_t, const int requested,
+    int* returned, cudnnConvolutionFwdAlgoPerf_t* results) {
+  return one_algorithm(requested, returned, results,
+                       CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, CUDNN_DEFAULT_MATH);
+}
+PT_EXPORT cudnnStatus_t cudnnGetConvolutionBackwardDataAlgorithm_v7(
+    cudnnHandle_t, const cudnnFilterDescriptor_t, const cudnnTensorDescriptor_t,
+    const cudnnConvolutionDescriptor_t, const cudnnTensorDescriptor_t, const int requested,
+    int* returned, cudnnConvolutionBwdDataAlgoPerf_t* results) {
+  return one_algorithm(requested, returned, results, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1,
+                       CUDNN_DEFAULT_MATH);
+}
+PT_EXPORT cudnnStatus_t cudnnFindConvolutionBackwardDataAlgorithm(
+    cudnnHandle_t, const cudnnFilterDescriptor_t, const cudnnTensorDescriptor_t,
+    const cudnnConvolutionDescriptor_t, const cudnnTensorDescriptor_t, const int requested,
+    int* returned, cudnnConvolutionBwdDataAlgoPerf_t* results) {
+  return one_algorithm(requested, returned, results, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1,
+                       CUDNN_DEFAULT_MATH);
+}
+PT_EXPORT cudnnStatus_t cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+    cudnnHandle_t, const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t,
+    const cudnnConvolutionDescriptor_t, const cudnnFilterDescriptor_t, const int requested,
+    int* returned, cudnnConvolutionBwdFilterAlgoPerf_t* results) {
+  return one_algorithm(requested, returned, results, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1,
+                       CUDNN_DEFAULT_MATH);
+}
+PT_EXPORT cudnnStatus_t cudnnFindConvolutionBackwardFilterAlgorithm(
+    cudnnHandle_t, const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t,
+    const cudnnConvolutionDescriptor_t, const cudnnFilterDescriptor_t, const int requested,
+    int* returned, cudnnConvolutionBwdFilterAlgoPerf_t* results) {
+  return one_algorithm(requested, returned, results, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1,
+                       CUDNN_DEFAULT_MATH);
+}
+
+PT_EXPORT cudnnStatus_t cudnnGetConvolutionForwardWorkspaceSize(
+    cudnnHandle_t, const cudnnTensorDescriptor_t, const cudnnFilterDescriptor_t,
+    const cudnnConvolutionDescriptor_t, const cudnnTensorDescriptor_t, cudnnConvolutionFwdAlgo_t,
+    size_t* bytes) {
+  if (bytes == nullptr) return CUDNN_STATUS_BAD_PARAM;
+  *bytes = 0;
+  return CUDNN_STATUS_SUCCESS;
+}
+PT_EXPORT cudnnStatus_t cudnnGetConvolutionBackwardDataWorkspaceSize(
+    cudnnHandle_t, const cudnnFilterDescriptor_t, const cudnnTensorDescriptor_t,
+    const cudnnConvolutionDescriptor_t, const cudnnTensorDescriptor_t,
+    cudnnConvolutionBwdDataAlgo_t, size_t* bytes) {
+  if (bytes == nullptr) return CUDNN_STATUS_BAD_PARAM;
+  *bytes = 0;
+  return CUDNN_STATUS_SUCCESS;
+}
+PT_EXPORT cudnnStatus_t cudnnGetConvolutionBackwardFilterWorkspaceSize(
+    cudnnHandle_t, const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t,
+    const cudnnConvolutionDescriptor_t, const cudnnFilterDescriptor_t,
+    cudnnConvolutionBwdFilterAlgo_t, size_t* bytes) {
+  if (bytes == nullptr) return CUDNN_STATUS_BAD_PARAM;
+  *bytes = 0;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+// ---- execution -------------------------------------------------------------------------------
+
+PT_EXPORT cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t handle, const void* alpha,
+                                                const cudnnTensorDescriptor_t xDesc, const void* x,
+                                                const cudnnFilterDescriptor_t wDesc, const void* w,
+                                                const cudnnConvolutionDescriptor_t convDesc,
+                                                cudnnConvolutionFwdAlgo_t algo, void* workspace,
+                                                size_t workspaceBytes, const void* beta,
+                                                const cudnnTensorDescriptor_t yDesc, void* y) {
+  (void)alpha, (void)beta, (void)algo, (void)workspace, (void)workspaceBytes;
+  return detail::convolution(
+      detail::Direction::kForward, handle, detail::live<detail::Tensor>(dnn().tensors, xDesc), x,
+      detail::live<detail::Filter>(dnn().filters, wDesc), w,
+      detail::live<detail::Conv>(dnn().convs, convDesc),
+      detail::live<detail::Tensor>(dnn().tensors, yDesc), y, "cudnnConvolutionForward");
+}
+
+PT_EXPORT cudnnStatus_t cudnnConvolutionBackwardData(
+    cudnnHandle_t handle, const void* alpha, const cudnnFilterDescriptor_t wDesc, const void* w,
+    const cudnnTensorDescriptor_t dyDesc, const void* dy,
+    const cudnnConvolutionDescriptor_t convDesc, cudnnConvolutionBwdDataAlgo_t algo,
+    void* workspace, size_t workspaceBytes, const void* beta, const cudnnTensorDescriptor_t dxDesc,
+    void* dx) {
+  (void)alpha, (void)beta, (void)algo, (void)workspace, (void)workspaceBytes;
+  return detail::convolution(
+      detail::Direction::kBackwardData, handle, detail::live<detail::Tensor>(dnn().tensors, dxDesc),
+      dx, detail::live<detail::Filter>(dnn().filters, wDesc), w,
+      detail::live<detail::Conv>(dnn().convs, convDesc),
+      detail::live<detail::Tensor>(dnn().tensors, dyDesc), dy, "cudnnConvolutionBackwardData");
+}
+
+PT_EXPORT cudnnStatus_t cudnnConvolutionBackwardFilter(
+    cudnnHandle_t handle, const void* alpha, const cudnnTensorDescriptor_t xDesc, const void* x,
+    const cudnnTensorDescriptor_t dyDesc, const void* dy,
+    const cudnnConvolutionDescriptor_t convDesc, cudnnConvolutionBwdFilterAlgo_t algo,
+    void* workspace, size_t workspaceBytes, const void* beta, const cudnnFilterDescriptor_t dwDesc,
+    void* dw) {
+  (void)alpha, (void)beta, (void)algo, (void)workspace, (void)workspaceBytes;
+  return detail::convolution(detail::Direction::kBackwardFilter, handle,
+                             detail::live<detail::Tensor>(dnn().tensors, xDesc), x,
+                             detail::live<detail::Filter>(dnn().filters, dwDesc), dw,
+                             detail::live<detail::Conv>(dnn().convs, convDesc),
+                             detail::live<detail::Tensor>(dnn().tensors, dyDesc), dy,
+                             "cudnnConvolutionBackwardFilter");
+}
+
+PT_EXPORT cudnnStatus_t cudnnAddTensor(cudnnHandle_t handle, const void* alpha,
+                                       const cudnnTensorDescriptor_t aDesc, const void* A,
+                                       const void* beta, const cudnnTensorDescriptor_t cDesc,
+                                       void* C) {
+  (void)alpha, (void)beta;
+  const detail::Tensor* c = detail::live<detail::Tensor>(dnn().tensors, cDesc);
+  // C is read and written (C = alpha·A + beta·C; A broadcasts, e.g. a bias).
+  return detail::memory_op(handle, "add_tensor", {{aDesc, A}, {cDesc, C}},
+                           c != nullptr ? detail::tensor_bytes(*c) : 0, "cudnnAddTensor");
+}
+
+PT_EXPORT cudnnStatus_t cudnnCreateActivationDescriptor(cudnnActivationDescriptor_t* desc) {
+  return detail::create<detail::Activation>(dnn().activations, desc,
+                                            "cudnnCreateActivationDescriptor");
+}
+PT_EXPORT cudnnStatus_t cudnnDestroyActivationDescriptor(cudnnActivationDescriptor_t desc) {
+  return detail::destroy<detail::Activation>(dnn().activations, desc,
+                                             "cudnnDestroyActivationDescriptor");
+}
+PT_EXPORT cudnnStatus_t cudnnSetActivationDescriptor(cudnnActivationDescriptor_t desc,
+                                                     cudnnActivationMode_t mode,
+                                                     cudnnNanPropagation_t nan, double coef) {
+  (void)nan, (void)coef;
+  detail::Activation* a = detail::live<detail::Activation>(dnn().activations, desc);
+  if (a == nullptr) return detail::bad("cudnnSetActivationDescriptor", "invalid descriptor");
+  a->mode = mode;
+  a->set = true;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+PT_EXPORT cudnnStatus_t cudnnActivationForward(cudnnHandle_t handle,
+                                               cudnnActivationDescriptor_t desc, const void* alpha,
+                                               const cudnnTensorDescriptor_t xDesc, const void* x,
+                                               const void* beta,
+                                               const cudnnTensorDescriptor_t yDesc, void* y) {
+  (void)alpha, (void)beta;
+  const char* api = "cudnnActivationForward";
+  const detail::Activation* a = detail::live<detail::Activation>(dnn().activations, desc);
+  if (a == nullptr || !a->set) return detail::bad(api, "invalid or unset activation descriptor");
+  if (!detail::same_shape(xDesc, yDesc)) return detail::bad(api, "x and y differ in shape");
+  return detail::memory_op(handle, std::string(detail::activation_name(a->mode)) + "_fwd",
+                           {{xDesc, x}, {yDesc, y}}, 0, api);
+}
+
+PT_EXPORT cudnnStatus_t cudnnActivationBackward(cudnnHandle_t handle,
+                                                cudnnActivationDescriptor_t desc, const void* alpha,
+                                                const cudnnTensorDescriptor_t yDesc, const void* y,
+                                                const cudnnTensorDescriptor_t dyDesc,
+                                                const void* dy, const cudnnTensorDescriptor_t xDesc,
+                                                const void* x, const void* beta,
+                                                const cudnnTensorDescriptor_t dxDesc, void* dx) {
+  (void)alpha, (void)beta;
+  const char* api = "cudnnActivationBackward";
+  const detail::Activation* a = detail::live<detail::Activation>(dnn().activations, desc);
+  if (a == nullptr || !a->set) return detail::bad(api, "invalid or unset activation descriptor");
+  return detail::memory_op(handle, std::string(detail::activation_name(a->mode)) + "_bwd",
+                           {{yDesc, y}, {dyDesc, dy}, {xDesc, x}, {dxDesc, dx}}, 0, api);
+}
+
+PT_EXPORT cudnnStatus_t cudnnSoftmaxForward(cudnnHandle_t handle, cudnnSoftmaxAlgorithm_t algo,
+                                            cudnnSoftmaxMode_t mode, const void* alpha,
+                                            const cudnnTensorDescriptor_t xDesc, const void* x,
+                                            const void* beta, const cudnnTensorDescriptor_t yDesc,
+                                            void* y) {
+  (void)algo, (void)mode, (void)alpha, (void)beta;
+  if (!detail::same_shape(xDesc, yDesc)) {
+    return detail::bad("cudnnSoftmaxForward", "x and y differ in shape");
+  }
+  return detail::memory_op(handle, "softmax_fwd", {{xDesc, x}, {yDesc, y}}, 0,
+                           "cudnnSoftmaxForward");
+}
+
+PT_EXPORT cudnnStatus_t cudnnSoftmaxBackward(cudnnHandle_t handle, cudnnSoftmaxAlgorithm_t algo,
+                                             cudnnSoftmaxMode_t mode, const void* alpha,
+                                             const cudnnTensorDescriptor_t yDesc, const void* y,
+                                             const cudnnTensorDescriptor_t dyDesc, const void* dy,
+                                             const void* beta, const cudnnTensorDescriptor_t dxDesc,
+                                             void* dx) {
+  (void)algo, (void)mode, (void)alpha, (void)beta;
+  return detail::memory_op(handle, "softmax_bwd", {{yDesc, y}, {dyDesc, dy}, {dxDesc, dx}}, 0,
+                           "cudnnSoftmaxBackward");
+}
+
+PT_EXPORT cudnnStatus_t cudnnCreatePoolingDescriptor(cudnnPoolingDescriptor_t* desc) {
+  return detail::create<detail::Pooling>(dnn().poolings, desc, "cudnnCreatePoolingDescriptor");
+}
+PT_EXPORT cudnnStatus_t cudnnDestroyPoolingDescriptor(cudnnPoolingDescriptor_t desc) {
+  return detail::destroy<detail::Pooling>(dnn().poolings, desc, "cudnnDestroyPoolingDescriptor");
+}
+
+PT_EXPORT cudnnStatus_t cudnnSetPoolingNdDescriptor(cudnnPoolingDescriptor_t desc,
+                                                    cudnnPoolingMode_t mode,
+                                                    cudnnNanPropagation_t nan, int dims,
+                                                    const int window[], const int pad[],
+                                                    const int stride[]) {
+  (void)nan;
+  const char* api = "cudnnSetPoolingNdDescriptor";
+  detail::Pooling* p = detail::live<detail::Pooling>(dnn().poolings, desc);
+  if (p == nullptr) return detail::bad(api, "invalid pooling descriptor");
+  if (dims < 1 || dims > CUDNN_DIM_MAX - 2 || window == nullptr || pad == nullptr ||
+      stride == nullptr) {
+    return detail::bad(api, "nbDims outside [1, 6] or a NULL array");
+  }
+  for (int i = 0; i < dims; ++i) {
+    if (window[i] <= 0 || pad[i] < 0 || stride[i] <= 0) {
+      return detail::bad(api, "non-positive window or stride, or negative padding");
+    }
+  }
+  p->mode = mode;
+  p->spatial = dims;
+  std::copy(window, window + dims, p->window);
+  std::copy(pad, pad + dims, p->pad);
+  std::copy(stride, stride + dims, p->stride);
+  p->set = true;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+PT_EXPORT cudnnStatus_t cudnnSetPooling2dDescriptor(cudnnPoolingDescriptor_t desc,
+                                                    cudnnPoolingMode_t mode,
+                                                    cudnnNanPropagation_t nan, int window_h,
+                                                    int window_w, int pad_h, int pad_w,
+                                                    int stride_h, int stride_w) {
+  const int window[2] = {window_h, window_w};
+  const int pad[2] = {pad_h, pad_w};
+  const int stride[2] = {stride_h, stride_w};
+  return cudnnSetPoolingNdDescriptor(desc, mode, nan, 2, window, pad, stride);
+}
+
+PT_EXPORT cudnnStatus_t cudnnGetPoolingNdForwardOutputDim(const cudnnPoolingDescriptor_t desc,
+                                                          const cudnnTensorDescriptor_t input,
+                                                          int dims, int out[]) {
+  const char* api = "cudnnGetPoolingNdForwardOutputDim";
+  const detail::Pooling* p = detail::live<detail::Pooling>(dnn().poolings, desc);
+  const detail::Tensor* x = detail::live<detail::Tensor>(dnn().tensors, input);
+  int result[CUDNN_DIM_MAX] = {};
+  if (p == nullptr || x == nullptr || !p->set || !x->set || out == nullptr || dims != x->dims ||
+      !detail::pooling_output(*p, *x, result)) {
+    return detail::bad(api, "invalid descriptors or ranks, or an empty output");
+  }
+  std::copy(result, result + dims, out);
+  return CUDNN_STATUS_SUCCESS;
+}
+
+PT_EXPORT cudnnStatus_t cudnnGetPooling2dForwardOutputDim(const cudnnPoolingDescriptor_t desc,
+                                                          const cudnnTensorDescriptor_t input,
+                                                          int* n, int* c, int* h, int* w) {
+  int out[4] = {};
+  const cudnnStatus_t status = cudnnGetPoolingNdForwardOutputDim(desc, input, 4, out);
+  if (status != CUDNN_STATUS_SUCCESS) return status;
+  if (n == nullptr || c == nullptr || h == nullptr || w == nullptr) {
+    return CUDNN_STATUS_BAD_PARAM_NULL_POINTER;
+  }
+  *n = out[0], *c = out[1], *h = out[2], *w = out[3];
+  return CUDNN_STATUS_SUCCESS;
+}
+
+PT_EXPORT cudnnStatus_t cudnnPoolingForward(cudnnHandle_t handle,
+                                            const cudnnPoolingDescriptor_t desc, const void* alpha,
+                                            const cudnnTensorDescriptor_t xDesc, const void* x,
+                                            const void* beta, const cudnnTensorDescriptor_t yDesc,
+                                            void* y) {
+  (void)alpha, (void)beta;
+  const char* api = "cudnnPoolingForward";
+  const detail::Pooling* p = detail::live<detail::Pooling>(dnn().poolings, desc);
+  const detail::Tensor* in = detail::live<detail::Tensor>(dnn().tensors, xDesc);
+  const detail::Tensor* out = detail::live<detail::Tensor>(dnn().tensors, yDesc);
+  int expected[CUDNN_DIM_MAX] = {};
+  if (p == nullptr || !p->set || in == nullptr || out == nullptr || !in->set || !out->set ||
+      !detail::pooling_output(*p, *in, expected) || out->dims != in->dims ||
+      !std::equal(expected, expected + in->dims, out->dim)) {
+    return detail::bad(api, "invalid pooling descriptor or an output of the wrong shape");
+  }
+  const char* mode =
+      p->mode == CUDNN_POOLING_MAX || p->mode == CUDNN_POOLING_MAX_DETERMINISTIC ? "max" : "avg";
+  return detail::memory_op(handle, std::string("pool_") + mode + "_fwd", {{xDesc, x}, {yDesc, y}},
+                           0, api);
+}
+
+PT_EXPORT cudnnStatus_t cudnnPoolingBackward(cudnnHandle_t handle,
+                                             const cudnnPoolingDescriptor_t desc, const void* alpha,
+                                             const cudnnTensorDescriptor_t yDesc, const void* y,
+                                             const cudnnTensorDescriptor_t dyDesc, const void* dy,
+                                             const cudnnTensorDescriptor_t xDesc, const void* x,
+                                             const void* beta, const cudnnTensorDescriptor_t dxDesc,
+                                             void* dx) {
+  (void)alpha, (void)beta;
+  const detail::Pooling* p = detail::live<detail::Pooling>(dnn().poolings, desc);
+  if (p == nullptr || !p->set) return detail::bad("cudnnPoolingBackward", "invalid descriptor");
+  return detail::memory_op(handle, "pool_bwd", {{yDesc, y}, {dyDesc, dy}, {xDesc, x}, {dxDesc, dx}},
+                           0, "cudnnPoolingBackward");
+}

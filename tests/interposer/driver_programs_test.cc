@@ -1,0 +1,224 @@
+// The driver API (cu*, the fake libcuda.so.1) under emulation: the export surface against the
+// toolkit's stubs/libcuda.so, and the driver_api test program's trace operation by operation.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "interposer_test_util.h"
+
+namespace powertrain::testing_emu {
+namespace {
+
+using nlohmann::json;
+
+class DriverApi : public EmulationTest {
+ protected:
+  static std::string driver_dir() {
+    return (std::filesystem::path(kInterposerPath).parent_path() / "driver").string();
+  }
+
+  // name → nm type letter of the defined dynamic functions of `library`.
+  std::map<std::string, char> functions(const std::string& library) {
+    const ProgramRun run = run_shell("nm -D --defined-only " + shell_quote(library), dir_);
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    std::map<std::string, char> symbols;
+    std::istringstream lines(run.out);
+    std::string address, type, name;
+    while (lines >> address >> type >> name) {
+      if (type == "T" || type == "W" || type == "i")
+        symbols[name.substr(0, name.find('@'))] = type[0];
+    }
+    return symbols;
+  }
+};
+
+TEST_F(DriverApi, EveryDriverFunctionIsDefined) {
+  const std::string real =
+      (std::filesystem::path(kRealCudart).parent_path() / "stubs" / "libcuda.so").string();
+  if (!std::filesystem::exists(real)) GTEST_SKIP() << real << " not found";
+  const auto theirs = functions(real);
+  ASSERT_GT(theirs.size(), 500u) << "CUDA 13's libcuda exports about 637 functions";
+  const auto ours = functions(kInterposerPath);
+  std::size_t hand_written = 0;
+  for (const auto& [name, type] : theirs) {
+    const auto it = ours.find(name);
+    if (it == ours.end()) {
+      ADD_FAILURE() << "libpowertrain_cuda.so does not define " << name;
+      continue;
+    }
+    if (it->second == 'T') ++hand_written;
+  }
+  std::printf("libcuda.so: %zu driver functions, %zu hand-written, %zu generated stubs\n",
+              theirs.size(), hand_written, theirs.size() - hand_written);
+  for (const char* name : {"cuInit",
+                           "cuDeviceGet",
+                           "cuDevicePrimaryCtxRetain",
+                           "cuCtxSetCurrent",
+                           "cuModuleLoadData",
+                           "cuModuleLoadDataEx",
+                           "cuModuleGetFunction",
+                           "cuLaunchKernel",
+                           "cuLaunchKernelEx",
+                           "cuMemAlloc_v2",
+                           "cuMemFree_v2",
+                           "cuMemAddressReserve",
+                           "cuMemCreate",
+                           "cuMemMap",
+                           "cuMemSetAccess",
+                           "cuMemUnmap",
+                           "cuMemRelease",
+                           "cuEventRecord",
+                           "cuStreamCreate",
+                           "cuStreamWaitEvent",
+                           "cuGetProcAddress_v2",
+                           "cuGetProcAddress",
+                           "cudaGetDriverEntryPoint",
+                           "cudaGetDriverEntryPointByVersion"}) {
+    const auto it = ours.find(name);
+    ASSERT_NE(it, ours.end()) << name;
+    EXPECT_EQ(it->second, 'T') << name << " is only a generated stub";
+  }
+  // The thin libcuda.so.1 only forwards to the preload library.
+  const ProgramRun dynamic =
+      run_shell("readelf -d " + shell_quote(driver_dir() + "/libcuda.so.1"), dir_);
+  EXPECT_NE(dynamic.out.find("Library soname: [libcuda.so.1]"), std::string::npos) << dynamic.out;
+  EXPECT_NE(dynamic.out.find("[libpowertrain_cuda.so]"), std::string::npos) << dynamic.out;
+}
+
+TEST_F(DriverApi, PtxModuleLaunchesAndVirtualMemoryAreRecorded) {
+  if (!std::filesystem::exists(program_path("driver_api"))) GTEST_SKIP() << "not built";
+  const std::string cubin = program_path("driver_module.cubin");
+  const std::string fatbin = program_path("driver_module.fatbin");
+  const ProgramRun run =
+      run_program("driver_api", Mode::kPreload, {{"LD_LIBRARY_PATH", driver_dir()}},
+                  shell_quote(cubin) + " " + shell_quote(fatbin));
+  ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
+  EXPECT_NE(run.out.find("driver_api: NVIDIA H100 80GB HBM3, 132 SMs"), std::string::npos)
+      << run.out;
+  const Trace trace = only_trace();
+
+  // The modules: PTX, then nvcc's cubin (cuModuleLoad) and fat binary (cuModuleLoadData), with
+  // their kernels named; each name registered once when first looked up.
+  const auto loads = trace.of("module_load");
+  ASSERT_EQ(loads.size(), 5u);
+  EXPECT_EQ(loads[3].at("api"), "cuLibraryLoadData");
+  EXPECT_EQ(loads[3].at("format"), "ptx");
+  EXPECT_EQ(loads[4].at("api"), "cuLibraryLoadFromFile");
+  EXPECT_EQ(loads[4].at("format"), "cubin");
+  EXPECT_EQ(loads[0].at("format"), "ptx");
+  EXPECT_EQ(loads[0].at("api"), "cuModuleLoadData");
+  EXPECT_EQ(loads[0].at("kernels"), json::array({"add_one_kernel", "scale_kernel"}));
+  EXPECT_EQ(loads[1].at("format"), "cubin");
+  EXPECT_EQ(loads[1].at("api"), "cuModuleLoad");
+  EXPECT_EQ(loads[2].at("format"), "fatbin");
+  for (const json& load : loads) EXPECT_TRUE(load.at("names_known").get<bool>()) << load.dump();
+  for (int i : {1, 2}) {
+    EXPECT_EQ(loads[i].at("kernels"), json::array({"_Z15templated_scalePfi", "saxpy"}));
+    EXPECT_EQ(loads[i].at("globals"), json({{"coeffs", 64}, {"counter", 4}}));
+  }
+  EXPECT_EQ(loads[0].at("globals"), json({{"gain", 4}, {"table", 64}}));
+  const auto registers = trace.of("register");
+  ASSERT_EQ(registers.size(), 4u);
+  EXPECT_EQ(registers[0].at("name"), "scale_kernel");
+  EXPECT_EQ(registers[1].at("name"), "add_one_kernel");
+  EXPECT_EQ(registers[2].at("name"), "saxpy");
+  EXPECT_EQ(registers[3].at("name"), "_Z15templated_scalePfi");
+  EXPECT_EQ(registers[3].at("display"), "templated_scale(float*, int)");
+
+  // Launches, one by one: name, grid, block, shared memory, stream, API.
+  struct Launch {
+    const char* name;
+    unsigned grid, block, shmem;
+    std::int64_t stream;
+  };
+  const Launch expected[] = {{"scale_kernel", 4, 256, 0, 0},
+                             {"add_one_kernel", 8, 128, 512, 1},  // created stream 1
+                             {"scale_kernel", 2, 64, 0, 2},       // the runtime's stream 2
+                             {"add_one_kernel", 1, 32, 0, 2},     // via cudaGetDriverEntryPoint
+                             {"add_one_kernel", 16, 256, 0, 0},   // on the VMM mapping
+                             {"saxpy", 8, 128, 0, 0},             // from the cubin
+                             {"_Z15templated_scalePfi", 8, 128, 0, 0},
+                             {"saxpy", 8, 128, 0, 0},  // from the fat binary
+                             {"_Z15templated_scalePfi", 8, 128, 0, 0},
+                             {"scale_kernel", 1, 64, 0, 0},  // from cuLibraryLoadData
+                             {"saxpy", 2, 64, 0, 0}};        // cudaLibrary*, cudaLaunchKernel
+  const auto kernels = trace.of("kernel");
+  ASSERT_EQ(kernels.size(), std::size(expected));
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    SCOPED_TRACE(kernels[i].dump());
+    EXPECT_EQ(kernels[i].at("name"), expected[i].name);
+    EXPECT_EQ(kernels[i].at("grid"), json::array({expected[i].grid, 1, 1}));
+    EXPECT_EQ(kernels[i].at("block"), json::array({expected[i].block, 1, 1}));
+    EXPECT_EQ(kernels[i].at("shmem"), expected[i].shmem);
+    EXPECT_EQ(kernels[i].at("stream"), expected[i].stream);
+    EXPECT_EQ(kernels[i].at("api"),
+              i + 1 == kernels.size() ? "cudaLaunchKernel" : "cuLaunchKernel");
+  }
+  // The event dependency between the NULL stream and stream 1 is recorded like the runtime's.
+  const auto records = trace.of("event_record");
+  const auto waits = trace.of("stream_wait_event");
+  ASSERT_EQ(records.size(), 1u);
+  ASSERT_EQ(waits.size(), 1u);
+  EXPECT_EQ(records[0].at("api"), "cuEventRecord");
+  EXPECT_EQ(records[0].at("stream"), 0);
+  EXPECT_EQ(waits[0].at("stream"), 1);
+  EXPECT_EQ(waits[0].at("event"), records[0].at("event"));
+
+  // Memory: cuMemAlloc (4 KiB), cuMemCreate (4 MiB, accounted), the dlopen'ed cuMemAlloc (1 MiB).
+  const auto mallocs = trace.of("malloc");
+  ASSERT_EQ(mallocs.size(), 3u);
+  EXPECT_EQ(mallocs[0].at("api"), "cuMemAlloc_v2");
+  EXPECT_EQ(mallocs[0].at("bytes"), 4096);
+  EXPECT_EQ(mallocs[1].at("api"), "cuMemCreate");
+  EXPECT_EQ(mallocs[1].at("bytes"), 4 << 20);
+  EXPECT_EQ(mallocs[1].at("used"), 4096 + (4 << 20));
+  EXPECT_EQ(mallocs[2].at("api"), "cuMemAlloc_v2");
+  EXPECT_EQ(mallocs[2].at("bytes"), 1 << 20);
+  const auto maps = trace.of("mem_map");
+  const auto unmaps = trace.of("mem_unmap");
+  ASSERT_EQ(maps.size(), 1u);
+  ASSERT_EQ(unmaps.size(), 1u);
+  EXPECT_EQ(maps[0].at("bytes"), 4 << 20);
+  EXPECT_EQ(maps[0].at("handle"), mallocs[1].at("ptr"));
+  EXPECT_EQ(unmaps[0].at("ptr"), maps[0].at("ptr"));
+  // Copies through the mapping: the runtime's cudaMemcpy sees it as device memory.
+  // Copies, in order: the PTX module's `table` global, x, the VMM mapping (runtime copies), the
+  // compiled modules' `coeffs` global.
+  struct Copy {
+    const char* api;
+    const char* kind;
+    std::int64_t bytes;
+  };
+  const Copy expected_copies[] = {
+      {"cuMemcpyHtoD_v2", "HtoD", 64},   {"cuMemcpyDtoH_v2", "DtoH", 64},
+      {"cuMemcpyHtoD_v2", "HtoD", 4096}, {"cuMemcpyDtoH_v2", "DtoH", 4096},
+      {"cudaMemcpy", "HtoD", 4 << 20},   {"cudaMemcpy", "DtoH", 4 << 20},
+      {"cuMemcpyHtoD_v2", "HtoD", 64},   {"cuMemcpyHtoD_v2", "HtoD", 64}};
+  const auto copies = trace.of("memcpy");
+  ASSERT_EQ(copies.size(), std::size(expected_copies));
+  for (std::size_t i = 0; i < copies.size(); ++i) {
+    SCOPED_TRACE(copies[i].dump());
+    EXPECT_EQ(copies[i].at("api"), expected_copies[i].api);
+    EXPECT_EQ(copies[i].at("kind"), expected_copies[i].kind);
+    EXPECT_EQ(copies[i].at("bytes"), expected_copies[i].bytes);
+  }
+  // cudaFree of the mapped range is refused (one misuse), nothing is unsupported.
+  const auto misuse = trace.of("misuse");
+  ASSERT_EQ(misuse.size(), 1u);
+  EXPECT_EQ(misuse[0].at("api"), "cudaFree");
+  EXPECT_TRUE(trace.of("unsupported").empty());
+  const auto frees = trace.of("free");
+  ASSERT_EQ(frees.size(), 3u);
+  EXPECT_EQ(frees[0].at("api"), "cuMemRelease");
+  EXPECT_EQ(frees[1].at("api"), "cudaFree");  // the dlopen'ed allocation, freed by the runtime
+  EXPECT_EQ(frees[2].at("api"), "cuMemFree_v2");
+  EXPECT_EQ(trace.lines.back().at("peak_used"), json::array({4096 + (4 << 20) + 0}));
+  EXPECT_EQ(trace.lines.back().at("used"), json::array({0}));
+}
+
+}  // namespace
+}  // namespace powertrain::testing_emu
