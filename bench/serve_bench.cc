@@ -1,7 +1,11 @@
 // Load test of the plan server: N concurrent keep-alive clients (default 1,024) polling
 // GET /schedule on loopback for a fixed time; prints measured requests/s and latency percentiles.
 // The server runs in this process (its --threads workers); the clients are one epoll loop.
-//   serve_bench [clients=1024] [seconds=10] [server_threads=2]
+//   serve_bench [clients=1024] [seconds=10] [server_threads=2] [rate=0]
+// rate 0: closed loop (each client sends its next request as soon as the answer arrives; the mean
+// latency is then clients / throughput by Little's law). rate R > 0: open loop at R requests/s
+// offered in total, the clients taking turns (each polls every clients/R s); latency counts from
+// the scheduled send time, so a late server is not hidden by the client waiting for it.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <fmt/core.h>
@@ -15,6 +19,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <deque>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -33,7 +38,9 @@ struct Conn {
   int fd = -1;
   std::string request;
   std::string buffer;
-  Clock::time_point sent;
+  Clock::time_point sent;  // when the request was (or was due to be) sent
+  bool busy = false;
+  std::deque<Clock::time_point> due;  // paced sends that fell due while busy
 };
 
 void send_request(Conn& c) {
@@ -64,6 +71,7 @@ int main(int argc, char** argv) {
   const int clients = argc > 1 ? std::atoi(argv[1]) : 1024;
   const double seconds = argc > 2 ? std::atof(argv[2]) : 10.0;
   const int threads = argc > 3 ? std::atoi(argv[3]) : 2;
+  const double rate = argc > 4 ? std::atof(argv[4]) : 0.0;
   rlimit limit{};
   ::getrlimit(RLIMIT_NOFILE, &limit);
   limit.rlim_cur = limit.rlim_max;
@@ -95,12 +103,12 @@ int main(int argc, char** argv) {
                         {"pp_rank", (rank / 2) % 4},
                         {"tp_rank", rank % 2},
                         {"available_frequencies", {1410}}};
-    setup.request("POST", "/register_rank/" + id, r.dump());
+    (void)setup.request("POST", "/register_rank/" + id, r.dump());
   }
   nlohmann::json profile = {{"csv", powertrain::profile::example_profile_csv()},
                             {"microbatches", 8},
                             {"p_blocking_w", 120.0}};
-  setup.request("POST", "/profile/" + id, profile.dump());
+  (void)setup.request("POST", "/profile/" + id, profile.dump());
   service->get()->wait_idle();
 
   std::string encoded;
@@ -133,11 +141,39 @@ int main(int argc, char** argv) {
   const auto start = Clock::now();
   const auto stop =
       start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
-  for (auto& c : conns) send_request(c);
+  const bool paced = rate > 0.0;
+  const auto slot = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(paced ? 1.0 / rate : 0.0));
+  std::size_t next_conn = 0;
+  Clock::time_point next_time = start;
+  if (!paced) {
+    for (auto& c : conns) send_request(c);
+  }
   std::vector<epoll_event> events(1024);
   char chunk[65536];
   while (Clock::now() < stop) {
-    const int n = ::epoll_wait(ep, events.data(), static_cast<int>(events.size()), 100);
+    timespec timeout{0, 100'000'000};
+    if (paced) {
+      // Send everything that fell due; a busy connection sends on its answer.
+      const auto now = Clock::now();
+      while (next_time <= now) {
+        Conn& c = conns[next_conn];
+        if (c.busy) {
+          c.due.push_back(next_time);
+        } else {
+          send_request(c);
+          c.sent = next_time;
+          c.busy = true;
+        }
+        next_conn = (next_conn + 1) % conns.size();
+        next_time += slot;
+      }
+      const auto wait = std::chrono::duration_cast<std::chrono::nanoseconds>(next_time - now);
+      timeout = {static_cast<time_t>(wait.count() / 1'000'000'000),
+                 static_cast<long>(wait.count() % 1'000'000'000)};
+    }
+    const int n =
+        ::epoll_pwait2(ep, events.data(), static_cast<int>(events.size()), &timeout, nullptr);
     for (int e = 0; e < n; ++e) {
       Conn& c = conns[events[e].data.u32];
       const ssize_t got = ::recv(c.fd, chunk, sizeof chunk, 0);
@@ -150,7 +186,15 @@ int main(int argc, char** argv) {
       while (take_response(c.buffer, status)) {
         latencies.push_back(std::chrono::duration<double>(Clock::now() - c.sent).count());
         if (status != 200) ++errors;
-        send_request(c);
+        if (!paced) {
+          send_request(c);
+        } else if (!c.due.empty()) {
+          send_request(c);
+          c.sent = c.due.front();
+          c.due.pop_front();
+        } else {
+          c.busy = false;
+        }
       }
     }
   }
@@ -161,12 +205,16 @@ int main(int argc, char** argv) {
                              : latencies[std::min(latencies.size() - 1,
                                                   static_cast<std::size_t>(p * latencies.size()))];
   };
+  double load[3] = {0, 0, 0};
+  ::getloadavg(load, 3);
   fmt::print(
-      "serve_bench: {} keep-alive clients, {} server thread(s), {:.1f} s: {} responses ({} "
-      "non-200), "
-      "{:.0f} req/s, latency p50 {:.2f} ms, p99 {:.2f} ms, max {:.2f} ms (measured, loopback)\n",
-      clients, threads, elapsed, latencies.size(), errors, latencies.size() / elapsed,
-      pct(0.50) * 1e3, pct(0.99) * 1e3, latencies.empty() ? 0.0 : latencies.back() * 1e3);
+      "serve_bench: {} keep-alive clients, {} server thread(s), {}, {:.1f} s: {} responses ({} "
+      "non-200), {:.0f} req/s answered, latency p50 {:.3f} ms, p99 {:.3f} ms, p99.9 {:.3f} ms, "
+      "max {:.2f} ms (measured, loopback; load average {:.2f})\n",
+      clients, threads,
+      paced ? fmt::format("open loop at {:.0f} req/s offered", rate) : std::string("closed loop"),
+      elapsed, latencies.size(), errors, latencies.size() / elapsed, pct(0.50) * 1e3,
+      pct(0.99) * 1e3, pct(0.999) * 1e3, latencies.empty() ? 0.0 : latencies.back() * 1e3, load[0]);
   for (auto& c : conns) ::close(c.fd);
   (*server)->stop();
   server_thread.join();

@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <boost/asio.hpp>
@@ -9,9 +10,10 @@
 #include <boost/beast/http.hpp>
 #include <chrono>
 #include <cstdio>
-#include <map>
+#include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -37,45 +39,92 @@ namespace {
 constexpr std::array<double, 12> kBuckets = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
                                              0.01,   0.025,   0.05,   0.1,   0.5,    2.5};
 
+// Counters without locks or allocation on the request path: routes, methods and statuses map to
+// fixed slots (the route names are the service's literals; anything else counts as "unknown").
+constexpr std::array<std::string_view, 13> kRoutes = {"unknown",
+                                                      "/health",
+                                                      "/metrics",
+                                                      "/info",
+                                                      "/register_job",
+                                                      "/register_rank/{job_id}",
+                                                      "/schedule/{job_id}",
+                                                      "/result/{job_id}",
+                                                      "/profile/{job_id}",
+                                                      "/frontier/{job_id}",
+                                                      "/straggler/{job_id}",
+                                                      "/job/{job_id}",
+                                                      "/profiling/{job_id}"};
+constexpr std::array<std::string_view, 4> kMethods = {"other", "GET", "POST", "DELETE"};
+constexpr int kMinStatus = 100, kMaxStatus = 599;
+constexpr std::size_t kStatuses = kMaxStatus - kMinStatus + 1;
+
+std::size_t route_index(std::string_view route) {
+  for (std::size_t i = 1; i < kRoutes.size(); ++i) {
+    if (kRoutes[i] == route) return i;
+  }
+  return 0;
+}
+std::size_t method_index(std::string_view method) {
+  for (std::size_t i = 1; i < kMethods.size(); ++i) {
+    if (kMethods[i] == method) return i;
+  }
+  return 0;
+}
+
 class Metrics {
  public:
-  void record(const std::string& route, const std::string& method, int status, double seconds) {
-    std::lock_guard lock(mutex_);
-    ++requests_[{route, method, status}];
-    auto& h = latency_[route];
+  Metrics()
+      : requests_(std::make_unique<std::atomic<long long>[]>(kRoutes.size() * kMethods.size() *
+                                                             kStatuses)) {}
+  void record(std::string_view route, std::string_view method, int status, double seconds) {
+    const std::size_t r = route_index(route);
+    const std::size_t s =
+        static_cast<std::size_t>(std::clamp(status, kMinStatus, kMaxStatus) - kMinStatus);
+    requests_[(r * kMethods.size() + method_index(method)) * kStatuses + s].fetch_add(
+        1, std::memory_order_relaxed);
+    auto& h = latency_[r];
     for (std::size_t i = 0; i < kBuckets.size(); ++i) {
-      if (seconds <= kBuckets[i]) ++h.counts[i];
+      if (seconds <= kBuckets[i]) h.counts[i].fetch_add(1, std::memory_order_relaxed);
     }
-    ++h.count;
-    h.sum += seconds;
+    h.count.fetch_add(1, std::memory_order_relaxed);
+    h.sum.fetch_add(seconds, std::memory_order_relaxed);
   }
   std::string text(const Service& service, std::size_t in_flight) const {
     std::string out =
         "# HELP powertrain_serve_requests_total HTTP requests by route, method and status.\n"
         "# TYPE powertrain_serve_requests_total counter\n";
-    std::lock_guard lock(mutex_);
-    for (const auto& [key, n] : requests_) {
-      const auto& [route, method, status] = key;
-      out += fmt::format(
-          "powertrain_serve_requests_total{{route=\"{}\",method=\"{}\",status=\"{}\"}} {}\n", route,
-          method, status, n);
+    for (std::size_t r = 0; r < kRoutes.size(); ++r) {
+      for (std::size_t m = 0; m < kMethods.size(); ++m) {
+        for (std::size_t s = 0; s < kStatuses; ++s) {
+          const long long n =
+              requests_[(r * kMethods.size() + m) * kStatuses + s].load(std::memory_order_relaxed);
+          if (n == 0) continue;
+          out += fmt::format(
+              "powertrain_serve_requests_total{{route=\"{}\",method=\"{}\",status=\"{}\"}} {}\n",
+              kRoutes[r], kMethods[m], s + kMinStatus, n);
+        }
+      }
     }
     out +=
         "# HELP powertrain_serve_request_duration_seconds Time from request read to response "
         "queued (measured).\n# TYPE powertrain_serve_request_duration_seconds histogram\n";
-    for (const auto& [route, h] : latency_) {
+    for (std::size_t r = 0; r < kRoutes.size(); ++r) {
+      const auto& h = latency_[r];
+      const long long count = h.count.load(std::memory_order_relaxed);
+      if (count == 0) continue;
+      const std::string_view route = kRoutes[r];
       for (std::size_t i = 0; i < kBuckets.size(); ++i) {
         out += fmt::format(
             "powertrain_serve_request_duration_seconds_bucket{{route=\"{}\",le=\"{}\"}} {}\n",
-            route, kBuckets[i], h.counts[i]);
+            route, kBuckets[i], h.counts[i].load(std::memory_order_relaxed));
       }
       out += fmt::format(
           "powertrain_serve_request_duration_seconds_bucket{{route=\"{}\",le=\"+Inf\"}} {}\n",
-          route, h.count);
+          route, count);
       out += fmt::format("powertrain_serve_request_duration_seconds_sum{{route=\"{}\"}} {}\n",
-                         route, h.sum);
+                         route, h.sum.load(std::memory_order_relaxed));
       out += fmt::format("powertrain_serve_request_duration_seconds_count{{route=\"{}\"}} {}\n",
-                         route, h.count);
+                         route, count);
     }
     out +=
         "# HELP powertrain_serve_jobs Jobs by frontier status.\n# TYPE powertrain_serve_jobs "
@@ -94,13 +143,12 @@ class Metrics {
 
  private:
   struct Histogram {
-    std::array<long long, kBuckets.size()> counts{};
-    long long count = 0;
-    double sum = 0.0;
+    std::array<std::atomic<long long>, kBuckets.size()> counts{};
+    std::atomic<long long> count{0};
+    std::atomic<double> sum{0.0};
   };
-  mutable std::mutex mutex_;
-  std::map<std::tuple<std::string, std::string, int>, long long> requests_;
-  std::map<std::string, Histogram> latency_;
+  std::unique_ptr<std::atomic<long long>[]> requests_;
+  std::array<Histogram, kRoutes.size()> latency_;
 };
 
 }  // namespace
@@ -108,15 +156,30 @@ class Metrics {
 struct Server::Impl {
   Service& service;
   ServerOptions options;
-  asio::io_context io;
+  // One io_context per thread, each run by exactly one thread (concurrency hint 1: no scheduler
+  // locking), connections dealt round-robin; a connection's handlers never need a strand.
+  std::vector<std::unique_ptr<asio::io_context>> ios;
+  std::vector<asio::executor_work_guard<asio::io_context::executor_type>> work;
+  std::size_t next_io = 0;
   tcp::acceptor acceptor;
   std::vector<std::thread> threads;
   std::atomic<std::size_t> in_flight{0};
   Metrics metrics;
   std::mutex log_mutex;
+  // Test hook (Server::hold_requests): requests parked before the service sees them.
+  std::atomic<bool> held{false};
+  std::mutex hold_mutex;
+  std::vector<std::function<void()>> parked;
 
+  static std::vector<std::unique_ptr<asio::io_context>> make_ios(int n) {
+    std::vector<std::unique_ptr<asio::io_context>> out;
+    for (int i = 0; i < std::max(1, n); ++i) out.push_back(std::make_unique<asio::io_context>(1));
+    return out;
+  }
   Impl(Service& s, ServerOptions o)
-      : service(s), options(std::move(o)), io(std::max(1, options.threads)), acceptor(io) {}
+      : service(s), options(std::move(o)), ios(make_ios(options.threads)), acceptor(*ios[0]) {
+    for (auto& io : ios) work.push_back(asio::make_work_guard(*io));
+  }
 
   void accept();
   void log(const std::string& method, const std::string& target, const Response& r, double seconds,
@@ -231,6 +294,15 @@ class Session : public std::enable_shared_from_this<Session> {
     request_.content_type = ct == req.end() ? "" : std::string(ct->value());
     deadline_ = started_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                std::chrono::duration<double>(server_.options.schedule_wait_s));
+    if (server_.held.load(std::memory_order_acquire)) {
+      std::lock_guard lock(server_.hold_mutex);
+      if (server_.held.load(std::memory_order_relaxed)) {
+        server_.parked.push_back([self = shared_from_this()] {
+          asio::post(self->stream_.get_executor(), [self] { self->dispatch(); });
+        });
+        return;
+      }
+    }
     dispatch();
   }
 
@@ -252,24 +324,25 @@ class Session : public std::enable_shared_from_this<Session> {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
     server_.metrics.record(r.route, method, r.status, seconds);
     server_.log(method, target, r, seconds, remote_);
-    auto res = std::make_shared<http::response<http::string_body>>();
-    res->version(11);
-    res->result(static_cast<unsigned>(r.status));
-    res->set(http::field::server, "powertrain-serve");
-    res->set(http::field::content_type, r.content_type);
-    if (r.retry_after_s > 0) res->set(http::field::retry_after, std::to_string(r.retry_after_s));
-    if (r.status == 401) res->set(http::field::www_authenticate, "Bearer");
-    res->keep_alive(keep_alive_);
-    res->body() = std::move(r.body);
-    res->prepare_payload();
-    response_ = res;
-    http::async_write(stream_, *res,
+    // One response object per connection, reused rather than allocated per answer.
+    response_.clear();
+    response_.version(11);
+    response_.result(static_cast<unsigned>(r.status));
+    response_.set(http::field::server, "powertrain-serve");
+    response_.set(http::field::content_type, r.content_type);
+    if (r.retry_after_s > 0) {
+      response_.set(http::field::retry_after, std::to_string(r.retry_after_s));
+    }
+    if (r.status == 401) response_.set(http::field::www_authenticate, "Bearer");
+    response_.keep_alive(keep_alive_);
+    response_.body() = std::move(r.body);
+    response_.prepare_payload();
+    http::async_write(stream_, response_,
                       beast::bind_front_handler(&Session::on_write, shared_from_this()));
   }
 
   void on_write(beast::error_code ec, std::size_t) {
     --server_.in_flight;
-    response_.reset();
     if (ec || !keep_alive_) return close();
     read();
   }
@@ -284,7 +357,7 @@ class Session : public std::enable_shared_from_this<Session> {
   asio::steady_timer timer_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
-  std::shared_ptr<http::response<http::string_body>> response_;
+  http::response<http::string_body> response_;
   Request request_;
   std::string method_, target_, remote_;
   bool keep_alive_ = true;
@@ -294,7 +367,8 @@ class Session : public std::enable_shared_from_this<Session> {
 }  // namespace
 
 void Server::Impl::accept() {
-  acceptor.async_accept(asio::make_strand(io), [this](beast::error_code ec, tcp::socket socket) {
+  asio::io_context& io = *ios[next_io++ % ios.size()];  // only the acceptor's thread runs this
+  acceptor.async_accept(io, [this](beast::error_code ec, tcp::socket socket) {
     if (ec == asio::error::operation_aborted) return;
     if (!ec) std::make_shared<Session>(std::move(socket), *this)->start();
     if (acceptor.is_open()) accept();
@@ -333,20 +407,38 @@ core::Result<std::unique_ptr<Server>> Server::start(Service& service, ServerOpti
 unsigned short Server::port() const { return impl_->acceptor.local_endpoint().port(); }
 
 void Server::run() {
-  const int n = std::max(1, impl_->options.threads);
-  for (int i = 1; i < n; ++i) impl_->threads.emplace_back([this] { impl_->io.run(); });
-  impl_->io.run();
+  for (std::size_t i = 1; i < impl_->ios.size(); ++i) {
+    impl_->threads.emplace_back([this, i] { impl_->ios[i]->run(); });
+  }
+  impl_->ios[0]->run();
   for (auto& t : impl_->threads) {
     if (t.joinable()) t.join();
   }
 }
 
 void Server::stop() {
-  asio::post(impl_->io, [this] {
+  asio::post(*impl_->ios[0], [this] {
     beast::error_code ec;
     impl_->acceptor.close(ec);
   });
-  impl_->io.stop();
+  for (auto& io : impl_->ios) io->stop();
+}
+
+std::size_t Server::in_flight() const { return impl_->in_flight.load(); }
+
+void Server::hold_requests(bool hold) {
+  std::vector<std::function<void()>> resume;
+  {
+    std::lock_guard lock(impl_->hold_mutex);
+    impl_->held.store(hold, std::memory_order_release);
+    if (!hold) resume.swap(impl_->parked);
+  }
+  for (auto& f : resume) f();
+}
+
+std::size_t Server::held_requests() const {
+  std::lock_guard lock(impl_->hold_mutex);
+  return impl_->parked.size();
 }
 
 std::string Server::metrics_text() const {

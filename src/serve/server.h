@@ -1,6 +1,7 @@
-// HTTP/1.1 front of the plan server: Boost.Beast over Boost.Asio, one io_context run by a small
-// thread pool, keep-alive, request size limit (413), bearer token (401), bounded in-flight
-// requests (503 + Retry-After), /health, Prometheus /metrics and one JSON log line per request.
+// HTTP/1.1 front of the plan server: Boost.Beast over Boost.Asio, one io_context per worker thread
+// (connections dealt round-robin), keep-alive, request size limit (413), bearer token (401),
+// bounded in-flight requests (503 + Retry-After), /health, Prometheus /metrics and one JSON log
+// line per request.
 #pragma once
 
 #include <cstdint>
@@ -33,6 +34,13 @@ class Server {
   /// Runs the threads until stop() (from a signal handler thread or another thread).
   void run();
   void stop();
+  /// Requests read and not yet answered (the count --max-pending bounds).
+  std::size_t in_flight() const;
+  /// Test hook: while held, requests that passed the limits wait before the service sees them
+  /// (holding their in-flight slot); releasing hands them on in arrival order. Lets tests reach
+  /// the 503 path without relying on timing.
+  void hold_requests(bool hold);
+  std::size_t held_requests() const;
   /// Prometheus text exposition of the counters (also served at /metrics).
   std::string metrics_text() const;
 

@@ -1,6 +1,7 @@
 #include "serve/service.h"
 
 #include <fmt/core.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
@@ -14,6 +15,7 @@
 #include "frontier/solver.h"
 #include "pipeline/schedule.h"
 #include "profile/profile.h"
+#include "serve/profiling.h"
 
 namespace powertrain::serve {
 namespace {
@@ -326,6 +328,42 @@ json plan_json_rows(const std::vector<std::pair<std::string, int>>& plan) {
   return rows;
 }
 
+// Appends `rows` as the JSON array [["forward",1410],...] (the same bytes json::dump writes).
+void append_plan_rows(std::string& out, const std::vector<std::pair<std::string, int>>& plan) {
+  out += '[';
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    if (i > 0) out += ',';
+    out += "[\"";
+    out += plan[i].first;  // instruction names are fixed identifiers: nothing to escape
+    out += "\",";
+    out += fmt::format_int(plan[i].second).c_str();
+    out += ']';
+  }
+  out += ']';
+}
+
+// The value of `key` in a query string, percent-decoded; nullopt when absent. No allocation for
+// the usual "rank=3" unless the value needs decoding.
+std::optional<std::string> query_value(std::string_view query, std::string_view key) {
+  std::optional<std::string> found;
+  std::size_t begin = 0;
+  while (begin < query.size()) {
+    std::size_t end = query.find('&', begin);
+    if (end == std::string_view::npos) end = query.size();
+    const std::string_view item = query.substr(begin, end - begin);
+    const std::size_t eq = item.find('=');
+    const std::string_view name = item.substr(0, eq);
+    const bool match =
+        name.find('%') == std::string_view::npos ? name == key : percent_decode(name) == key;
+    // The last occurrence wins, as parse_query's map assignment does.
+    if (match) {
+      found = eq == std::string_view::npos ? std::string() : percent_decode(item.substr(eq + 1));
+    }
+    begin = end + 1;
+  }
+  return found;
+}
+
 std::string local_time_id(long long unix_s) {
   std::time_t t = static_cast<std::time_t>(unix_s);
   std::tm tm{};
@@ -340,6 +378,8 @@ const char* job_status_name(JobStatus status) {
   switch (status) {
     case JobStatus::kWaiting:
       return "waiting";
+    case JobStatus::kProfiling:
+      return "profiling";
     case JobStatus::kCharacterizing:
       return "characterizing";
     case JobStatus::kReady:
@@ -492,6 +532,10 @@ core::Status Service::load() {
     }
     (*job)->ranks[rank.rank] = rank;
   }
+  // Profiles whose frontier is stored need no rebuild at start-up (the max-clock plan is served
+  // only before a frontier exists): start-up stays fast with many ready jobs.
+  std::map<std::string, long long> solved_generation;
+  for (const auto& row : state->frontiers) solved_generation[row.job_id] = row.generation;
   for (const auto& row : state->profiles) {
     auto job = find(row.job_id, "profile");
     if (!job) return job.error();
@@ -508,6 +552,12 @@ core::Status Service::load() {
           fmt::format("stored profile of job '{}' is corrupt: {}", row.job_id, e.what())};
     }
     spec.generation = row.generation;
+    if (auto solved = solved_generation.find(row.job_id);
+        solved != solved_generation.end() && solved->second == row.generation) {
+      (*job)->profile = spec;
+      (*job)->status = JobStatus::kCharacterizing;  // ready once its frontier is loaded below
+      continue;
+    }
     auto problem = build_problem(spec.csv, (*job)->info.pp_degree, spec.microbatches,
                                  spec.p_blocking_w, spec.unit_time_s, spec.schedule,
                                  "stored profile of job '" + row.job_id + "'");
@@ -531,7 +581,21 @@ core::Status Service::load() {
   for (const auto& row : state->stragglers) {
     auto job = find(row.job_id, "straggler");
     if (!job) return job.error();
-    (*job)->stragglers[row.key] = Straggler{row.key, 0.0, row.json};
+    (*job)->stragglers[row.key] = make_straggler(row.key, row.json);
+  }
+  for (const auto& row : state->profiling) {
+    auto job = find(row.job_id, "profiling state");
+    if (!job) return job.error();
+    auto p = InVivoProfiling::from_json(json::parse(row.json, nullptr, false));
+    if (!p) return core::Error{fmt::format("job '{}': {}", row.job_id, p.error().message)};
+    if (p->stages.size() != static_cast<std::size_t>((*job)->info.pp_degree)) {
+      return core::Error{fmt::format("job '{}': stored profiling state has {} stages, not {}",
+                                     row.job_id, p->stages.size(), (*job)->info.pp_degree)};
+    }
+    (*job)->in_vivo = std::move(*p);
+    if (!(*job)->profile && (*job)->in_vivo->phase != InVivoProfiling::Phase::kDone) {
+      (*job)->status = JobStatus::kProfiling;
+    }
   }
   for (const auto& [id, count] : state->result_counts) {
     auto job = find(id, "result");
@@ -539,12 +603,14 @@ core::Status Service::load() {
     (*job)->results = count;
   }
   for (auto& [id, job] : jobs_) {
-    if (!job->profile) continue;
-    if (job->frontier && job->frontier_generation == job->profile->generation) {
-      job->status = JobStatus::kReady;
-    } else if (job->status != JobStatus::kFailed) {
-      queue_.push_back(id);  // acknowledged profile whose solve the crash interrupted
+    if (job->profile) {
+      if (job->frontier && job->frontier_generation == job->profile->generation) {
+        job->status = JobStatus::kReady;
+      } else if (job->status != JobStatus::kFailed) {
+        queue_.push_back(id);  // acknowledged profile whose solve the crash interrupted
+      }
     }
+    refresh_served(*job);
   }
   return core::Ok{};
 }
@@ -556,7 +622,7 @@ void Service::worker_loop() {
       std::unique_lock lock(queue_mutex_);
       busy_ = false;
       idle_cv_.notify_all();
-      queue_cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      queue_cv_.wait(lock, [&] { return stopping_ || (!queue_.empty() && !paused_); });
       if (stopping_) return;
       id = queue_.front();
       queue_.pop_front();
@@ -570,6 +636,14 @@ void Service::worker_loop() {
     }
     if (spec) characterize(id, *spec);
   }
+}
+
+void Service::pause_characterization(bool pause) {
+  {
+    std::lock_guard lock(queue_mutex_);
+    paused_ = pause;
+  }
+  queue_cv_.notify_all();
 }
 
 void Service::wait_idle() {
@@ -619,6 +693,7 @@ void Service::characterize(const std::string& job_id, const ProfileSpec& spec) {
     job.frontier_generation = spec.generation;
     job.status = JobStatus::kReady;
     job.error.clear();
+    refresh_served(job);
   } else {
     job.status = JobStatus::kFailed;
     job.error = error;
@@ -627,8 +702,8 @@ void Service::characterize(const std::string& job_id, const ProfileSpec& spec) {
 
 std::map<std::string, int> Service::job_counts() const {
   std::map<std::string, int> counts;
-  for (JobStatus s :
-       {JobStatus::kWaiting, JobStatus::kCharacterizing, JobStatus::kReady, JobStatus::kFailed}) {
+  for (JobStatus s : {JobStatus::kWaiting, JobStatus::kProfiling, JobStatus::kCharacterizing,
+                      JobStatus::kReady, JobStatus::kFailed}) {
     counts[job_status_name(s)] = 0;
   }
   std::shared_lock lock(state_mutex_);
@@ -691,6 +766,11 @@ Response Service::route(const Request& request) {
         : request.method == "DELETE" ? delete_straggler(id)
                                      : method_not_allowed("");
     r.route = "/straggler/{job_id}";
+  } else if (route_with_id("/profiling/", id)) {
+    r = request.method == "POST"  ? post_profiling(id, request)
+        : request.method == "GET" ? get_profiling(id)
+                                  : method_not_allowed("");
+    r.route = "/profiling/{job_id}";
   } else if (route_with_id("/job/", id)) {
     r = request.method == "GET" ? get_job(id) : method_not_allowed("");
     r.route = "/job/{job_id}";
@@ -765,27 +845,98 @@ Response Service::register_rank(const std::string& job_id, const Request& reques
   return json_response(200, nullptr);
 }
 
+Service::Straggler Service::make_straggler(const std::string& key, const std::string& text) {
+  Straggler s;
+  s.key = key;
+  s.json = text;
+  const json j = json::parse(text, nullptr, false);
+  if (j.is_object()) {
+    if (auto it = j.find("slowdown"); it != j.end() && it->is_number()) {
+      s.slowdown = it->get<double>();
+    } else if (auto d = j.find("delay_s"); d != j.end() && d->is_number()) {
+      s.delay_s = d->get<double>();
+    }
+  }
+  return s;
+}
+
+double Service::straggler_time_s(const Job& job, double t_min_s) {
+  double t_prime = 0.0;  // the slowest straggler sets the pace
+  for (const auto& [key, s] : job.stragglers) {
+    t_prime = std::max(t_prime, s.slowdown > 0.0 ? s.slowdown * t_min_s : t_min_s + s.delay_s);
+  }
+  return t_prime;
+}
+
 std::size_t Service::current_point(const Job& job) const {
   const auto& stored = job.frontier->stored;
-  const double t_min = stored.points.back().time_s;
-  double t_prime = 0.0;
-  for (const auto& [key, s] : job.stragglers) {
-    json j = json::parse(s.json, nullptr, false);
-    const double t = j.contains("slowdown") ? j["slowdown"].get<double>() * t_min
-                                            : t_min + j.value("delay_s", 0.0);
-    t_prime = std::max(t_prime, t);
-  }
+  const double t_prime = straggler_time_s(job, stored.points.back().time_s);
   if (t_prime <= 0.0) return stored.points.size() - 1;  // no straggler: T_min
   return report::decide(stored, t_prime).point;
 }
 
+void Service::refresh_served(Job& job) const {
+  job.served_prefix.clear();
+  job.served_point.reset();
+  if (job.in_vivo && job.in_vivo->phase != InVivoProfiling::Phase::kDone) {
+    // Profiling: every instruction of a stage at the stage's sweep clock (its highest clock while
+    // P_blocking is measured or once its sweep is done), with what the client should measure.
+    const InVivoProfiling& p = *job.in_vivo;
+    pipeline::PipelineSpec spec;
+    spec.schedule = *pipeline::parse_schedule(p.schedule);
+    spec.num_gpus = job.info.pp_degree;
+    spec.num_microbatches = p.microbatches;
+    auto order = pipeline::schedule_order(spec);
+    if (!order) return;
+    for (std::size_t stage = 0; stage < order->size() && stage < p.stages.size(); ++stage) {
+      const StageSweep& sweep = p.stages[stage];
+      const bool sweeping = p.phase == InVivoProfiling::Phase::kSweep && !sweep.done();
+      const int mhz = sweeping ? sweep.clock_mhz() : sweep.max_clock_mhz();
+      std::vector<std::pair<std::string, int>> rows;
+      for (const auto& ins : (*order)[stage]) {
+        rows.emplace_back(std::string(pipeline::instruction_name(ins.kind)), mhz);
+      }
+      std::string prefix = "{\"frequencies\":";
+      append_plan_rows(prefix, rows);
+      json info = {{"phase", phase_name(p.phase)}};
+      if (p.phase == InVivoProfiling::Phase::kPBlocking) {
+        info["measure_p_blocking_rank"] = p.p_blocking_rank;
+      } else {
+        info["clock_mhz"] = mhz;
+        info["stage_done"] = sweep.done();
+        info["reporting_rank"] = sweep.reporting_rank();
+        info["iterations_per_clock"] = p.settings.iterations_per_clock;
+        info["iterations_at_clock"] = sweep.iterations_at_clock();
+      }
+      prefix += ",\"profiling\":";
+      prefix += info.dump();
+      job.served_prefix.push_back(std::move(prefix));
+    }
+    return;
+  }
+  const std::vector<std::vector<std::pair<std::string, int>>>* stages = &job.max_clock_plan;
+  std::vector<std::vector<std::pair<std::string, int>>> plan;
+  if (job.frontier && job.status == JobStatus::kReady) {
+    job.served_point = current_point(job);
+    plan = job.frontier->stored.plan_at(*job.served_point);
+    stages = &plan;
+  }
+  job.served_prefix.reserve(stages->size());
+  for (const auto& stage : *stages) {
+    std::string prefix;
+    prefix.reserve(stage.size() * 20 + 20);
+    prefix += "{\"frequencies\":";
+    append_plan_rows(prefix, stage);
+    job.served_prefix.push_back(std::move(prefix));
+  }
+}
+
 Response Service::schedule(const std::string& job_id, const std::string& query) {
-  const auto params = parse_query(query);
-  auto rank_it = params.find("rank");
-  if (rank_it == params.end()) return query_error("rank", "field required");
+  const std::optional<std::string> rank_text = query_value(query, "rank");
+  if (!rank_text) return query_error("rank", "field required");
   long long rank = -1;
   {
-    const std::string& text = rank_it->second;
+    const std::string& text = *rank_text;
     if (text.empty() || text.size() > 9 ||
         !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
       return query_error("rank", fmt::format("expected a non-negative integer, got '{}'", text));
@@ -804,13 +955,22 @@ Response Service::schedule(const std::string& job_id, const std::string& query) 
     return error_response(404, fmt::format("rank {} of job '{}' is not registered", rank, job_id));
   }
   const RankInfo& info = r_it->second;
+  const auto stage = static_cast<std::size_t>(info.pp_rank);
+  if (stage < job.served_prefix.size()) {
+    // The hot path: the rendered rows of the served point; one allocation for the body. Same
+    // bytes as json::dump of {"frequencies", "rank"} (keys sorted).
+    Response r;
+    const std::string& prefix = job.served_prefix[stage];
+    r.body.clear();
+    r.body.reserve(prefix.size() + 24);
+    r.body += prefix;
+    r.body += ",\"rank\":";
+    r.body += fmt::format_int(rank).c_str();
+    r.body += '}';
+    return r;
+  }
   json frequencies;
-  if (job.frontier && job.status == JobStatus::kReady) {
-    const auto plan = job.frontier->stored.plan_at(current_point(job));
-    frequencies = plan_json_rows(plan.at(static_cast<std::size_t>(info.pp_rank)));
-  } else if (!job.max_clock_plan.empty()) {
-    frequencies = plan_json_rows(job.max_clock_plan.at(static_cast<std::size_t>(info.pp_rank)));
-  } else if (job.info.num_microbatches > 0) {
+  if (job.info.num_microbatches > 0) {
     // No profile yet: every instruction at the rank's highest clock, in schedule order.
     pipeline::PipelineSpec spec;
     spec.schedule = *pipeline::parse_schedule(job.info.schedule);
@@ -866,15 +1026,315 @@ Response Service::result(const std::string& job_id, const Request& request) {
       return field_error({field, "expected an object: instruction → per iteration → values"});
     }
   }
+  std::unique_lock write(write_mutex_);
+  std::shared_ptr<Job> job;
+  std::optional<InVivoProfiling> profiling;
+  {
+    std::shared_lock lock(state_mutex_);
+    job = jobs_.at(job_id);
+    if (job->in_vivo && job->in_vivo->phase != InVivoProfiling::Phase::kDone) {
+      profiling = job->in_vivo;
+    }
+  }
+  const std::string result_json = j.dump(-1, ' ', false, json::error_handler_t::replace);
+  if (!profiling) {
+    if (auto ok = store_->add_result(job_id, rank, result_json); !ok) {
+      return error_response(500, ok.error().message);
+    }
+    std::unique_lock lock(state_mutex_);
+    ++job->results;
+    return json_response(200, nullptr);
+  }
+  // In-vivo profiling: the result may move a stage's sweep (or give P_blocking); the result,
+  // the new sweep state and, when the sweep ended, the profile it produced commit together.
+  std::optional<ProfileSpec> profile;
+  if (auto error = advance_profiling(rank, j, *profiling, profile)) return *error;
+  std::optional<frontier::PlanningProblem> problem;
+  std::string failure;
+  if (profile) {
+    profile->generation = job->profile ? job->profile->generation + 1 : 1;
+    profiling->profile_generation = profile->generation;
+    auto built =
+        build_problem(profile->csv, info.pp_degree, profile->microbatches, profile->p_blocking_w,
+                      profile->unit_time_s, profile->schedule, "measured profile");
+    if (built) {
+      problem = std::move(*built);
+    } else {
+      failure = built.error().message;
+    }
+  }
+  const json stored_profile = profile ? json{{"csv", profile->csv},
+                                             {"microbatches", profile->microbatches},
+                                             {"p_blocking_w", profile->p_blocking_w},
+                                             {"unit_time_s", profile->unit_time_s},
+                                             {"schedule", profile->schedule}}
+                                      : json(nullptr);
+  if (auto ok = store_->add_result_with_profiling(
+          job_id, rank, result_json,
+          profiling->to_json().dump(-1, ' ', false, json::error_handler_t::replace),
+          profile ? std::optional<std::pair<long long, std::string>>(
+                        {profile->generation, stored_profile.dump()})
+                  : std::nullopt);
+      !ok) {
+    return error_response(500, ok.error().message);
+  }
+  {
+    std::unique_lock lock(state_mutex_);
+    ++job->results;
+    job->in_vivo = std::move(*profiling);
+    if (profile) {
+      job->profile = *profile;
+      if (problem) {
+        job->max_clock_plan = max_clock_plans(*problem);
+        job->status = JobStatus::kCharacterizing;
+        job->error.clear();
+      } else {
+        job->status = JobStatus::kFailed;
+        job->error = failure;
+      }
+    }
+    refresh_served(*job);
+  }
+  write.unlock();
+  if (profile && problem) {
+    if (options_.background) {
+      {
+        std::lock_guard lock(queue_mutex_);
+        queue_.push_back(job_id);  // acknowledged: not subject to the POST /profile queue bound
+      }
+      queue_cv_.notify_one();
+    } else {
+      characterize(job_id, *profile);
+    }
+  }
+  return json_response(200, nullptr);
+}
+
+std::optional<Response> Service::advance_profiling(int rank, const json& j, InVivoProfiling& p,
+                                                   std::optional<ProfileSpec>& profile) {
+  auto sum_of = [](const json& list) {
+    double sum = 0.0;
+    for (const auto& v : list) sum += v.get<double>();
+    return sum;
+  };
+  if (p.phase == InVivoProfiling::Phase::kPBlocking) {
+    auto m = j.find("measurement");
+    if (rank != p.p_blocking_rank || m == j.end() || !m->is_string() || *m != "p_blocking") {
+      return std::nullopt;  // an ordinary result: stored, the profiling waits for P_blocking
+    }
+    // P_blocking = energy / time of the blocked GPU over the posted windows (measured).
+    const double time = sum_of(j.at("iter_time")), energy = sum_of(j.at("iter_energy"));
+    if (!(time > 0.0) || j.at("iter_time").size() != j.at("iter_energy").size()) {
+      return field_error({"iter_time", "P_blocking needs matching windows with a positive time"});
+    }
+    p.p_blocking_w = energy / time;
+    p.phase = InVivoProfiling::Phase::kSweep;
+    return std::nullopt;
+  }
+  auto sweep = std::find_if(p.stages.begin(), p.stages.end(), [&](const StageSweep& s) {
+    return s.reporting_rank() == rank && !s.done();
+  });
+  if (sweep == p.stages.end()) return std::nullopt;  // not a reporting rank: stored only
+  if (auto it = j.find("frequency_mhz"); it != j.end() && !it->is_null()) {
+    if (!it->is_number_integer() || it->get<long long>() != sweep->clock_mhz()) {
+      Response stale = error_response(
+          409, fmt::format("stage {} is profiling {} MHz now; the result is for another clock",
+                           sweep->stage(), sweep->clock_mhz()));
+      return stale;
+    }
+  }
+  const json* times = j.contains("time_breakdown") ? &j.at("time_breakdown") : nullptr;
+  const json* energies = j.contains("energy_breakdown") ? &j.at("energy_breakdown") : nullptr;
+  if (!times || !energies || !times->is_object() || !energies->is_object()) {
+    return field_error({"time_breakdown",
+                        "a stage's reporting rank must post time_breakdown and energy_breakdown "
+                        "(instruction → per iteration → values) while the server profiles"});
+  }
+  const std::size_t iterations = j.at("iter_time").size();
+  std::map<std::string, std::tuple<double, double, long long>> sums;
+  for (const auto& [name, per_iteration] : times->items()) {
+    auto e = energies->find(name);
+    if (e == energies->end() || !per_iteration.is_array() || !e->is_array() ||
+        per_iteration.size() != iterations || e->size() != iterations) {
+      return field_error(
+          {"time_breakdown", fmt::format("'{}': expected one list per iteration ({}) in both "
+                                         "breakdowns",
+                                         name, iterations)});
+    }
+    double time = 0.0, energy = 0.0;
+    long long runs = 0;
+    for (std::size_t i = 0; i < iterations; ++i) {
+      const json& tv = per_iteration[i];
+      const json& ev = (*e)[i];
+      if (!tv.is_array() || !ev.is_array() || tv.size() != ev.size()) {
+        return field_error({"energy_breakdown",
+                            fmt::format("'{}' iteration {}: as many energies as times", name, i)});
+      }
+      for (std::size_t k = 0; k < tv.size(); ++k) {
+        if (!tv[k].is_number() || !ev[k].is_number() || !std::isfinite(tv[k].get<double>()) ||
+            !std::isfinite(ev[k].get<double>()) || tv[k].get<double>() <= 0.0 ||
+            ev[k].get<double>() <= 0.0) {
+          return field_error(
+              {"time_breakdown", fmt::format("'{}': expected positive finite numbers", name)});
+        }
+        time += tv[k].get<double>();
+        energy += ev[k].get<double>();
+      }
+      runs += static_cast<long long>(tv.size());
+    }
+    sums[name] = {time, energy, runs};
+  }
+  if (iterations == 0) return field_error({"iter_time", "expected at least one iteration"});
+  if (auto ok = sweep->add(static_cast<int>(iterations), sums); !ok) {
+    return field_error({"time_breakdown", ok.error().message});
+  }
+  if (p.sweep_done() && p.p_blocking_w) {
+    p.phase = InVivoProfiling::Phase::kDone;
+    ProfileSpec spec;
+    spec.csv = p.profile_csv();
+    spec.microbatches = p.microbatches;
+    spec.p_blocking_w = *p.p_blocking_w;
+    spec.unit_time_s = p.unit_time_s;
+    spec.schedule = p.schedule;
+    profile = std::move(spec);
+  }
+  return std::nullopt;
+}
+
+Response Service::post_profiling(const std::string& job_id, const Request& request) {
+  JobInfo info;
+  std::map<int, RankInfo> ranks;
+  {
+    std::shared_lock lock(state_mutex_);
+    auto it = jobs_.find(job_id);
+    if (it == jobs_.end()) return not_found_job(job_id);
+    info = it->second->info;
+    ranks = it->second->ranks;
+  }
+  json j;
+  if (auto e = parse_object(request.body, j)) return field_error(*e);
+  InVivoProfiling p;
+  p.microbatches = info.num_microbatches;
+  p.schedule = info.schedule;
+  if (auto e =
+          get_int(j, "microbatches", 1, kMaxMicrobatches, p.microbatches == 0, p.microbatches)) {
+    return field_error(*e);
+  }
+  if (auto e = get_number(j, "unit_time_s", 0.0, 10.0, true, false, p.unit_time_s)) {
+    return field_error(*e);
+  }
+  if (auto e =
+          get_int(j, "iterations_per_clock", 1, 1000, false, p.settings.iterations_per_clock)) {
+    return field_error(*e);
+  }
+  if (auto e = get_int(j, "stop_after_rises", 1, 1000, false, p.settings.stop_after_rises)) {
+    return field_error(*e);
+  }
+  double p_blocking = -1.0;
+  if (auto e = get_number(j, "p_blocking_w", 0.0, 1e5, false, false, p_blocking)) {
+    return field_error(*e);
+  }
+  if (p_blocking >= 0.0) p.p_blocking_w = p_blocking;
+  if (auto it = j.find("schedule"); it != j.end()) {
+    const auto kind =
+        it->is_string() ? pipeline::parse_schedule(it->get<std::string>()) : std::nullopt;
+    if (!kind || *kind == pipeline::ScheduleKind::kInterleavedOneFOneB) {
+      return field_error({"schedule", "expected 1f1b, gpipe or 1f1b-recompute"});
+    }
+    p.schedule = it->get<std::string>();
+  }
+  pipeline::PipelineSpec spec;
+  spec.schedule = *pipeline::parse_schedule(p.schedule);
+  spec.num_gpus = info.pp_degree;
+  spec.num_microbatches = p.microbatches;
+  auto order = pipeline::schedule_order(spec);
+  if (!order) return field_error({"microbatches", order.error().message});
+  for (int stage = 0; stage < info.pp_degree; ++stage) {
+    // The stage's lowest registered rank reports; its clocks are swept (replicas share them).
+    const RankInfo* reporter = nullptr;
+    for (const auto& [r, rank] : ranks) {
+      if (rank.pp_rank == stage) {
+        reporter = &rank;
+        break;
+      }
+    }
+    if (!reporter) {
+      return field_error({"ranks", fmt::format("pipeline stage {} has no registered rank; "
+                                               "register the ranks before profiling",
+                                               stage)});
+    }
+    std::vector<std::string> names;
+    for (pipeline::InstructionKind kind :
+         {pipeline::InstructionKind::kForward, pipeline::InstructionKind::kBackward,
+          pipeline::InstructionKind::kRecompute}) {
+      const auto& gpu = (*order)[static_cast<std::size_t>(stage)];
+      if (std::any_of(gpu.begin(), gpu.end(), [&](const auto& ins) { return ins.kind == kind; })) {
+        names.emplace_back(pipeline::instruction_name(kind));
+      }
+    }
+    p.stages.emplace_back(stage, reporter->rank, reporter->available_frequencies, names,
+                          p.settings);
+  }
+  p.p_blocking_rank = p.stages.front().reporting_rank();
+  p.phase = p.p_blocking_w ? InVivoProfiling::Phase::kSweep : InVivoProfiling::Phase::kPBlocking;
   std::lock_guard write(write_mutex_);
-  if (auto ok =
-          store_->add_result(job_id, rank, j.dump(-1, ' ', false, json::error_handler_t::replace));
+  if (auto ok = store_->put_profiling(
+          job_id, p.to_json().dump(-1, ' ', false, json::error_handler_t::replace));
       !ok) {
     return error_response(500, ok.error().message);
   }
   std::unique_lock lock(state_mutex_);
-  ++jobs_.at(job_id)->results;
-  return json_response(200, nullptr);
+  auto& job = *jobs_.at(job_id);
+  job.in_vivo = std::move(p);
+  if (job.status == JobStatus::kWaiting || job.status == JobStatus::kFailed) {
+    job.status = JobStatus::kProfiling;
+  }
+  refresh_served(job);
+  return json_response(
+      202,
+      {{"job_id", job_id}, {"status", "profiling"}, {"phase", phase_name(job.in_vivo->phase)}});
+}
+
+Response Service::get_profiling(const std::string& job_id) {
+  std::shared_lock lock(state_mutex_);
+  auto it = jobs_.find(job_id);
+  if (it == jobs_.end()) return not_found_job(job_id);
+  const Job& job = *it->second;
+  if (!job.in_vivo) {
+    return error_response(404, fmt::format("job '{}' has no in-vivo profiling; POST "
+                                           "/profiling/{{job_id}} starts one",
+                                           job_id));
+  }
+  const InVivoProfiling& p = *job.in_vivo;
+  json stages = json::array();
+  for (const auto& s : p.stages) {
+    json series = json::object();
+    for (const auto& name : s.instructions()) {
+      json points = json::array();
+      for (const auto& pt : s.points(name)) {
+        points.push_back({{"frequency_mhz", pt.frequency_mhz},
+                          {"time_s", pt.time_s},
+                          {"energy_j", pt.energy_j}});
+      }
+      series[name] = {{"points", points}, {"stopped_early", s.stopped(name)}};
+    }
+    stages.push_back({{"stage", s.stage()},
+                      {"reporting_rank", s.reporting_rank()},
+                      {"clock_mhz", s.clock_mhz()},
+                      {"iterations_at_clock", s.iterations_at_clock()},
+                      {"done", s.done()},
+                      {"instructions", series}});
+  }
+  json out = {{"job_id", job_id},
+              {"phase", phase_name(p.phase)},
+              {"note", "measured: means per instruction run at each clock (s, J)"},
+              {"iterations_per_clock", p.settings.iterations_per_clock},
+              {"stop_after_rises", p.settings.stop_after_rises},
+              {"stages", stages},
+              {"profile_csv", p.profile_csv()}};
+  out["p_blocking_w"] = p.p_blocking_w ? json(*p.p_blocking_w) : json(nullptr);
+  if (p.phase == InVivoProfiling::Phase::kDone) out["profile_generation"] = p.profile_generation;
+  return json_response(200, out);
 }
 
 Response Service::post_profile(const std::string& job_id, const Request& request) {
@@ -988,6 +1448,7 @@ Response Service::post_profile(const std::string& job_id, const Request& request
     job.max_clock_plan = max_clock_plans(*problem);
     job.status = JobStatus::kCharacterizing;
     job.error.clear();
+    refresh_served(job);
   }
   write.unlock();
   if (options_.background) {
@@ -1014,6 +1475,7 @@ Response Service::get_frontier(const std::string& job_id, const std::string& que
   const Job& job = *it->second;
   json out = {{"job_id", job_id}, {"status", job_status_name(job.status)}};
   if (!job.error.empty()) out["error"] = job.error;
+  if (job.in_vivo) out["profiling_phase"] = phase_name(job.in_vivo->phase);
   json stragglers = json::array();
   for (const auto& [key, s] : job.stragglers) stragglers.push_back(json::parse(s.json));
   out["stragglers"] = stragglers;
@@ -1057,12 +1519,7 @@ Response Service::get_frontier(const std::string& job_id, const std::string& que
   }
   if (!job.stragglers.empty()) {
     const double t_min = points.back().time_s;
-    double t_prime = 0.0;
-    for (const auto& [key, s] : job.stragglers) {
-      json j = json::parse(s.json);
-      t_prime = std::max(t_prime, j.contains("slowdown") ? j["slowdown"].get<double>() * t_min
-                                                         : t_min + j.value("delay_s", 0.0));
-    }
+    const double t_prime = straggler_time_s(job, t_min);
     const auto decision = report::decide(f.stored, t_prime);
     const double blocking_w = f.p_blocking_w * f.num_gpus;
     const auto& chosen = points[decision.point];
@@ -1132,7 +1589,8 @@ Response Service::post_straggler(const std::string& job_id, const Request& reque
     }
     std::unique_lock lock(state_mutex_);
     jobs_.at(job_id)->stragglers[key] =
-        Straggler{key, 0.0, normalized.dump(-1, ' ', false, json::error_handler_t::replace)};
+        make_straggler(key, normalized.dump(-1, ' ', false, json::error_handler_t::replace));
+    refresh_served(*jobs_.at(job_id));
   }
   Response f = get_frontier(job_id, "");
   json body = json::parse(f.body);
@@ -1152,7 +1610,9 @@ Response Service::delete_straggler(const std::string& job_id) {
     return error_response(500, ok.error().message);
   }
   std::unique_lock lock(state_mutex_);
-  jobs_.at(job_id)->stragglers.clear();
+  auto& job = *jobs_.at(job_id);
+  job.stragglers.clear();
+  refresh_served(job);
   return json_response(200, nullptr);
 }
 
@@ -1170,7 +1630,9 @@ Response Service::get_job(const std::string& job_id) {
                              {"status", job_status_name(job.status)},
                              {"profile_generation", job.profile ? job.profile->generation : 0},
                              {"stragglers", stragglers},
-                             {"results", job.results}});
+                             {"results", job.results},
+                             {"profiling_phase",
+                              job.in_vivo ? json(phase_name(job.in_vivo->phase)) : json(nullptr)}});
 }
 
 }  // namespace powertrain::serve

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <shared_mutex>
 #include <string>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "report/plan_store.h"
+#include "serve/profiling.h"
 #include "serve/store.h"
 
 namespace powertrain::serve {
@@ -34,7 +36,7 @@ struct Response {
   std::string content_type = "application/json";
   int retry_after_s = 0;          // > 0: send Retry-After
   bool schedule_pending = false;  // /schedule has nothing to serve yet: the caller may wait
-  std::string route = "unknown";  // route template, for metrics and logs
+  const char* route = "unknown";  // route template (a literal), for metrics and logs
   std::string job_id;             // for logs
 };
 
@@ -67,7 +69,7 @@ struct ServedFrontier {
   double solve_s = 0.0;
 };
 
-enum class JobStatus { kWaiting, kCharacterizing, kReady, kFailed };
+enum class JobStatus { kWaiting, kProfiling, kCharacterizing, kReady, kFailed };
 const char* job_status_name(JobStatus status);
 
 class Service {
@@ -87,12 +89,16 @@ class Service {
   std::size_t characterize_queue_depth() const;
   /// Blocks until the background queue is empty and idle (tests).
   void wait_idle();
+  /// Test hook: while paused the background worker takes no profile off the queue, so the queue
+  /// fills deterministically (--max-characterize-queue → 503).
+  void pause_characterization(bool pause);
 
  private:
   struct Straggler {
     std::string key;
-    double straggler_time_s = 0.0;  // T′
-    std::string json;               // as posted (normalized)
+    double slowdown = 0.0;  // T′ = slowdown × T_min when > 0, else T′ = T_min + delay_s
+    double delay_s = 0.0;
+    std::string json;  // as posted (normalized)
   };
   struct ProfileSpec {
     std::string csv;
@@ -113,6 +119,12 @@ class Service {
     std::string error;
     std::map<std::string, Straggler> stragglers;
     long long results = 0;
+    // What /schedule serves, rendered once per change of the served point (frontier, straggler,
+    // profile) instead of per request: per pipeline stage, the JSON array of [instruction, MHz].
+    // The body up to the rank: {"frequencies":[...] (plus ,"profiling":{...} while profiling).
+    std::vector<std::string> served_prefix;
+    std::optional<std::size_t> served_point;  // frontier point behind served_prefix, if any
+    std::optional<InVivoProfiling> in_vivo;   // the server-driven clock sweep (Perseus §5)
   };
 
   Service(std::unique_ptr<Store> store, ServiceOptions options);
@@ -131,10 +143,22 @@ class Service {
   Response post_straggler(const std::string& job_id, const Request& request);
   Response delete_straggler(const std::string& job_id);
   Response get_job(const std::string& job_id);
+  Response post_profiling(const std::string& job_id, const Request& request);
+  Response get_profiling(const std::string& job_id);
+  // Applies a /result to the job's in-vivo profiling (caller holds write_mutex_); returns an
+  // error response, or nullopt with `profiling` updated and `profile` set when the sweep ended.
+  std::optional<Response> advance_profiling(int rank, const nlohmann::json& result,
+                                            InVivoProfiling& profiling,
+                                            std::optional<ProfileSpec>& profile);
 
   // Current deployed point under `job` (caller holds state_mutex_): T_min's, or T_opt's with
   // stragglers. Precondition: job.frontier.
   std::size_t current_point(const Job& job) const;
+  static Straggler make_straggler(const std::string& key, const std::string& json);
+  // T′ of the job's stragglers (the largest), 0 when none.
+  static double straggler_time_s(const Job& job, double t_min_s);
+  // Re-renders job.served_prefix (caller holds state_mutex_ exclusively).
+  void refresh_served(Job& job) const;
 
   std::unique_ptr<Store> store_;
   ServiceOptions options_;
@@ -148,6 +172,7 @@ class Service {
   std::deque<std::string> queue_;
   bool busy_ = false;
   bool stopping_ = false;
+  bool paused_ = false;
   std::thread worker_;
 };
 

@@ -20,6 +20,7 @@ CREATE TABLE IF NOT EXISTS stragglers (job_id TEXT NOT NULL, key TEXT NOT NULL,
   info TEXT NOT NULL, PRIMARY KEY (job_id, key));
 CREATE TABLE IF NOT EXISTS results (id INTEGER PRIMARY KEY AUTOINCREMENT, job_id TEXT NOT NULL,
   rank INTEGER NOT NULL, result TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS profiling (job_id TEXT PRIMARY KEY, state TEXT NOT NULL);
 )sql";
 
 struct StatementDeleter {
@@ -93,6 +94,13 @@ core::Result<std::unique_ptr<Store>> Store::open(const std::string& path) {
         !ok) {
       return ok.error();
     }
+  } else if (version < kSchemaVersion) {
+    // Version 1 lacked the profiling table, which the schema above has just created.
+    if (auto ok =
+            store->exec(fmt::format("UPDATE schema_version SET version = {};", kSchemaVersion));
+        !ok) {
+      return ok.error();
+    }
   }
   if (auto ok = store->exec("COMMIT;"); !ok) return ok.error();
   return store;
@@ -103,6 +111,11 @@ Store::~Store() { sqlite3_close(db_); }
 core::Status Store::write(const char* sql, const std::vector<std::string>& text_args,
                           const std::vector<long long>& int_args) {
   std::lock_guard lock(mutex_);
+  return write_locked(sql, text_args, int_args);
+}
+
+core::Status Store::write_locked(const char* sql, const std::vector<std::string>& text_args,
+                                 const std::vector<long long>& int_args) {
   sqlite3_stmt* raw = nullptr;
   if (sqlite3_prepare_v2(db_, sql, -1, &raw, nullptr) != SQLITE_OK) return error("prepare");
   Statement stmt(raw);
@@ -148,6 +161,34 @@ core::Status Store::add_result(const std::string& job_id, int rank, const std::s
                {rank});
 }
 
+core::Status Store::put_profiling(const std::string& job_id, const std::string& json) {
+  return write("INSERT OR REPLACE INTO profiling (job_id, state) VALUES (?1, ?2)", {job_id, json},
+               {});
+}
+
+core::Status Store::add_result_with_profiling(
+    const std::string& job_id, int rank, const std::string& result_json,
+    const std::string& profiling_json,
+    const std::optional<std::pair<long long, std::string>>& profile) {
+  // One transaction: a result that moved the sweep is never stored without the sweep's new state.
+  std::lock_guard lock(mutex_);
+  if (auto ok = exec("BEGIN IMMEDIATE;"); !ok) return ok;
+  core::Status ok = write_locked("INSERT INTO results (job_id, result, rank) VALUES (?1, ?2, ?3)",
+                                 {job_id, result_json}, {rank});
+  if (ok) {
+    ok = write_locked("INSERT OR REPLACE INTO profiling (job_id, state) VALUES (?1, ?2)",
+                      {job_id, profiling_json}, {});
+  }
+  if (ok && profile) {
+    ok = write_locked(
+        "INSERT OR REPLACE INTO profiles (job_id, spec, generation) VALUES (?1, ?2, ?3)",
+        {job_id, profile->second}, {profile->first});
+  }
+  if (ok) ok = exec("COMMIT;");
+  if (!ok) (void)exec("ROLLBACK;");
+  return ok;
+}
+
 core::Result<StoredState> Store::load() const {
   std::lock_guard lock(mutex_);
   StoredState state;
@@ -177,6 +218,7 @@ core::Result<StoredState> Store::load() const {
   if (ok) ok = blobs("SELECT job_id, '', generation, spec FROM profiles", state.profiles);
   if (ok) ok = blobs("SELECT job_id, '', generation, frontier FROM frontiers", state.frontiers);
   if (ok) ok = blobs("SELECT job_id, key, 0, info FROM stragglers", state.stragglers);
+  if (ok) ok = blobs("SELECT job_id, '', 0, state FROM profiling", state.profiling);
   if (ok) {
     ok = query("SELECT job_id, COUNT(*) FROM results GROUP BY job_id", [&](sqlite3_stmt* s) {
       state.result_counts.emplace_back(column_text(s, 0), sqlite3_column_int64(s, 1));

@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,7 +16,7 @@
 namespace powertrain::serve {
 
 /// Bumped when the tables change; a database with a newer version is refused.
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;  // 2: in-vivo profiling state
 
 struct StoredJobRow {
   std::string job_id;
@@ -40,6 +41,7 @@ struct StoredState {
   std::vector<StoredBlobRow> profiles;
   std::vector<StoredBlobRow> frontiers;
   std::vector<StoredBlobRow> stragglers;
+  std::vector<StoredBlobRow> profiling;  // in-vivo profiling state, one per job
   std::vector<std::pair<std::string, long long>> result_counts;  // job id, results posted
 };
 
@@ -62,6 +64,13 @@ class Store {
                              const std::string& json);
   core::Status clear_stragglers(const std::string& job_id);
   core::Status add_result(const std::string& job_id, int rank, const std::string& json);
+  core::Status put_profiling(const std::string& job_id, const std::string& json);
+  /// A result, the profiling state it advanced and (when the sweep ended) the profile it
+  /// produced as (generation, spec JSON), in one transaction.
+  core::Status add_result_with_profiling(
+      const std::string& job_id, int rank, const std::string& result_json,
+      const std::string& profiling_json,
+      const std::optional<std::pair<long long, std::string>>& profile);
   core::Result<StoredState> load() const;
 
  private:
@@ -69,6 +78,8 @@ class Store {
   core::Status exec(const std::string& sql) const;
   core::Status write(const char* sql, const std::vector<std::string>& text_args,
                      const std::vector<long long>& int_args);
+  core::Status write_locked(const char* sql, const std::vector<std::string>& text_args,
+                            const std::vector<long long>& int_args);
   core::Error error(const std::string& what) const;
 
   sqlite3* db_;

@@ -266,6 +266,72 @@ TEST(ServeService, ProfileFrontierAndStragglerFollowTopt) {
   expect_schedules_at(last);
 }
 
+// delay_s stragglers: T′ = T_min + delay; with several stragglers the slowest sets T′; a delay past
+// T* − T_min serves T* (T_opt = min(T*, T′)); clearing returns to T_min's plan.
+TEST(ServeService, DelayStragglersFollowTopt) {
+  auto s = make_service();
+  const std::string id = register_job(*s, 2, 4, 1);
+  register_ranks(*s, id, 2, 4, 1);
+  ASSERT_EQ(
+      call(*s, "POST", "/profile/" + id,
+           {{"csv", profile::example_profile_csv()}, {"microbatches", 8}, {"p_blocking_w", 120.0}})
+          .status,
+      202);
+  const Reference ref = reference(8);
+  const double tau = 1e-3;
+  const std::size_t last = ref.solved.points.size() - 1;
+  const double t_min = ref.solved.points[last].time_units * tau;
+  const double t_star = ref.solved.points[0].time_units * tau;
+  auto brute_force = [&](double t_prime) {  // slowest point not slower than min(T*, T′)
+    const double target = std::min(t_star, t_prime);
+    for (std::size_t p = 0; p <= last; ++p) {
+      if (ref.solved.points[p].time_units * tau <= target + 1e-12) return p;
+    }
+    return last;
+  };
+  auto serving = [&] {
+    return json::parse(call(*s, "GET", "/frontier/" + id).body)["serving"]["point"];
+  };
+  auto schedule_of = [&](int rank) {
+    return json::parse(call(*s, "GET", fmt::format("/schedule/{}?rank={}", id, rank)).body);
+  };
+  const double delay = 0.1 * t_min;
+  Response r = call(*s, "POST", "/straggler/" + id, {{"rank", 5}, {"delay_s", delay}});
+  ASSERT_EQ(r.status, 200) << r.body;
+  json body = json::parse(r.body);
+  EXPECT_NEAR(body["prediction"]["straggler_time_s"].get<double>(), t_min + delay, 1e-12);
+  const std::size_t at_delay = brute_force(t_min + delay);
+  EXPECT_LT(at_delay, last);
+  EXPECT_EQ(body["serving_point"], at_delay);
+  EXPECT_EQ(serving(), at_delay);
+  const auto plans = report::gpu_plans_at(ref.problem, ref.solved.durations_at(at_delay));
+  for (int rank = 0; rank < 8; ++rank) {
+    EXPECT_EQ(schedule_of(rank)["frequencies"],
+              plan_rows(plans[static_cast<std::size_t>(rank % 4)]))
+        << "rank " << rank;
+  }
+  // A second, milder straggler (slowdown 1.05 < 1.1): T′ stays T_min + delay.
+  ASSERT_EQ(call(*s, "POST", "/straggler/" + id, {{"pipeline", 0}, {"slowdown", 1.05}}).status,
+            200);
+  EXPECT_EQ(serving(), at_delay);
+  // Replacing rank 5's delay with one far past T*: T_opt = T*, the slowest point.
+  r = call(*s, "POST", "/straggler/" + id, {{"rank", 5}, {"delay_s", 10.0 * t_star}});
+  body = json::parse(r.body);
+  EXPECT_EQ(body["serving_point"], 0);
+  EXPECT_NEAR(body["prediction"]["target_time_s"].get<double>(), t_star, 1e-12);
+  EXPECT_EQ(json::parse(call(*s, "GET", "/job/" + id).body)["stragglers"].size(), 2u);
+  EXPECT_EQ(call(*s, "DELETE", "/straggler/" + id).status, 200);
+  EXPECT_EQ(serving(), last);
+  const auto fastest = report::gpu_plans_at(ref.problem, ref.solved.durations_at(last));
+  EXPECT_EQ(schedule_of(3)["frequencies"], plan_rows(fastest[3]));
+  // Validation: negative delay names the field; both forms at once is refused.
+  EXPECT_EQ(field_of(call(*s, "POST", "/straggler/" + id, {{"rank", 1}, {"delay_s", -1.0}})),
+            "delay_s");
+  EXPECT_EQ(call(*s, "POST", "/straggler/" + id, {{"rank", 1}, {"delay_s", 1.0}, {"slowdown", 1.1}})
+                .status,
+            422);
+}
+
 TEST(ServeService, EverythingSurvivesARestart) {
   const std::string db =
       (std::filesystem::path(::testing::TempDir()) / fmt::format("serve-{}.db", ::getpid()))
