@@ -15,10 +15,10 @@
 #include <new>
 
 #include "core/csv.h"
-#include "frontier/example_profile.h"
-#include "frontier/model_profile.h"
 #include "frontier/problem.h"
 #include "frontier/solver.h"
+#include "profile/example_profile.h"
+#include "profile/model_profile.h"
 
 // Live-heap accounting for the "peak_heap_MiB" counter: peak RSS is monotonic over a process that
 // runs many cases, so it cannot tell one case's memory from the largest earlier one's.
@@ -95,7 +95,7 @@ void solve_case(benchmark::State& state, const frontier::PlanningProblem& proble
   state.counters["peak_rss_MiB"] = peak_rss_mib();
 }
 
-void run_case(benchmark::State& state, const core::Result<frontier::Profile>& profile, int stages,
+void run_case(benchmark::State& state, const core::Result<profile::Profile>& profile, int stages,
               int microbatches, double p_blocking_w, double unit_time_s, bool reference = false) {
   if (!profile) {
     state.SkipWithError(("profile unavailable: " + profile.error().message).c_str());
@@ -115,15 +115,15 @@ void run_case(benchmark::State& state, const core::Result<frontier::Profile>& pr
   solve_case(state, *problem, reference);
 }
 
-core::Result<frontier::Profile> perseus_profile(const char* name) {
+core::Result<profile::Profile> perseus_profile(const char* name) {
   const fs::path path =
       fs::path(POWERTRAIN_SOURCE_DIR) / ".." / "shared" / "data" / "perseus" / name;
-  return frontier::read_profile(path.string());
+  return profile::read_profile(path.string());
 }
 
 void BM_Example_4x8(benchmark::State& state) {
-  auto table = core::parse_csv(frontier::example_profile_csv(), "example");
-  run_case(state, frontier::parse_profile(*table), 4, 8, 120.0, 1e-3);
+  auto table = core::parse_csv(profile::example_profile_csv(), "example");
+  run_case(state, profile::parse_profile(*table), 4, 8, 120.0, 1e-3);
 }
 BENCHMARK(BM_Example_4x8)->Unit(benchmark::kMillisecond);
 
@@ -152,18 +152,18 @@ BENCHMARK(BM_A40_GPT3_175B_tau100us)
 // 81 clocks, τ = 1 ms, as `powertrain frontier --model gpt3-175b --gpu a100-sxm --tp 8 --pp S
 // --microbatches M`. Arguments: stages, microbatches, 1 = reference engine.
 void BM_Model_GPT3_175B_A100(benchmark::State& state) {
-  frontier::ModelJobRequest request;
+  profile::ModelJobRequest request;
   request.model = "gpt3-175b";
   request.gpu = "a100-sxm";
   request.tp = 8;
   request.pp = static_cast<int>(state.range(0));
   request.microbatches = static_cast<int>(state.range(1));
-  auto job = frontier::build_model_job(request);
+  auto job = profile::build_model_job(request);
   if (!job) {
     state.SkipWithError(job.error().message.c_str());
     return;
   }
-  run_case(state, frontier::generate_profile(*job), request.pp, request.microbatches,
+  run_case(state, profile::generate_profile(*job), request.pp, request.microbatches,
            job->gpu.p_blocking_w, 1e-3, state.range(2) != 0);
 }
 // The issue-12 target and the scaling table (stages × microbatches, 8 microbatches per stage).

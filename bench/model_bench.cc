@@ -2,14 +2,14 @@
 // A100s (Perseus §6.3) from the built-in model.
 #include <benchmark/benchmark.h>
 
-#include "frontier/cluster.h"
-#include "frontier/model_profile.h"
+#include "profile/model_profile.h"
+#include "study/cluster.h"
 
 namespace powertrain::frontier {
 namespace {
 
-ModelJobRequest gpt3_175b_slice() {
-  ModelJobRequest request;
+profile::ModelJobRequest gpt3_175b_slice() {
+  profile::ModelJobRequest request;
   request.model = "gpt3-175b";
   request.gpu = "a100-sxm";
   request.tp = 8;
@@ -21,21 +21,22 @@ ModelJobRequest gpt3_175b_slice() {
 
 void BM_ModelProfile_GPT3_175B_A100(benchmark::State& state) {
   for (auto _ : state) {
-    auto job = build_model_job(gpt3_175b_slice());
-    Profile profile = generate_profile(*job);
+    auto job = profile::build_model_job(gpt3_175b_slice());
+    profile::Profile profile = profile::generate_profile(*job);
     benchmark::DoNotOptimize(profile);
   }
 }
 BENCHMARK(BM_ModelProfile_GPT3_175B_A100)->Unit(benchmark::kMillisecond);
 
 void BM_Cluster_GPT3_175B_A100_1024_to_8192(benchmark::State& state) {
-  const Profile profile = generate_profile(*build_model_job(gpt3_175b_slice()));
-  std::vector<ClusterConfig> configs;
+  const profile::Profile profile =
+      profile::generate_profile(*profile::build_model_job(gpt3_175b_slice()));
+  std::vector<study::ClusterConfig> configs;
   for (int gpus : {1024, 2048, 4096, 8192}) configs.push_back({gpus, 8, 8, 1536, 1});
-  ClusterSettings settings;
+  study::ClusterSettings settings;
   settings.planning.p_blocking_w = 83.64;
   for (auto _ : state) {
-    auto emulation = emulate_cluster(profile, configs, settings);
+    auto emulation = study::emulate_cluster(profile, configs, settings);
     if (!emulation) state.SkipWithError(emulation.error().message.c_str());
     benchmark::DoNotOptimize(emulation);
   }

@@ -25,7 +25,7 @@
 #include <thread>
 #include <vector>
 
-#include "frontier/example_profile.h"
+#include "profile/example_profile.h"
 #include "serve/client.h"
 #include "serve/server.h"
 
@@ -105,7 +105,7 @@ int main(int argc, char** argv) {
                         {"available_frequencies", {1410}}};
     (void)setup.request("POST", "/register_rank/" + id, r.dump());
   }
-  nlohmann::json profile = {{"csv", powertrain::frontier::example_profile_csv()},
+  nlohmann::json profile = {{"csv", powertrain::profile::example_profile_csv()},
                             {"microbatches", 8},
                             {"p_blocking_w", 120.0}};
   (void)setup.request("POST", "/profile/" + id, profile.dump());

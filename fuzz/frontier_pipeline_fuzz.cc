@@ -9,10 +9,11 @@
 #include <string_view>
 
 #include "core/csv.h"
-#include "frontier/outputs.h"
 #include "frontier/problem.h"
-#include "frontier/profile.h"
 #include "frontier/solver.h"
+#include "profile/profile.h"
+#include "report/frontier_report.h"
+#include "study/frontier_run.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace powertrain;
@@ -21,7 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view text(reinterpret_cast<const char*>(data + 1), size - 1);
   auto table = core::parse_csv(text, "fuzz.csv");
   if (!table) return 0;
-  auto profile = frontier::parse_profile(*table);
+  auto profile = profile::parse_profile(*table);
   if (!profile) return 0;
   const int stages = profile->num_stages();
   if (stages < 1 || stages > 6) return 0;
@@ -54,7 +55,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (std::size_t i = 1; i < solved.points.size(); ++i) {
     if (solved.points[i].time_units >= solved.points[i - 1].time_units) __builtin_trap();
   }
-  const frontier::FrontierRun run = frontier::analyze(*problem, solved, "fuzz.csv", &*profile);
+  const study::FrontierRun run = study::analyze(*problem, solved, "fuzz.csv", &*profile);
   if (run.realized.size() != solved.points.size()) __builtin_trap();
   if (settings.quantization == frontier::Quantization::kCeil) {
     const double tau = settings.unit_time_s;

@@ -11,16 +11,17 @@
 #include "device/gpu.h"
 #include "frontier/cost_model.h"
 #include "frontier/evaluate.h"
-#include "frontier/example_profile.h"
-#include "frontier/model_profile.h"
-#include "frontier/outputs.h"
 #include "frontier/problem.h"
 #include "frontier/solver.h"
 #include "graph/graph_builder.h"
 #include "pipeline/schedule.h"
+#include "profile/example_profile.h"
+#include "profile/model_profile.h"
+#include "report/frontier_report.h"
 #include "sim/energy.h"
 #include "sim/metrics.h"
 #include "sim/simulator.h"
+#include "study/frontier_run.h"
 #include "trace/kineto_reader.h"
 
 namespace py = pybind11;
@@ -60,27 +61,27 @@ py::dict frontier_py(std::optional<std::string> profile_path, std::optional<std:
                      double unit_time_s, const std::string& schedule, const std::string& cost_model,
                      const std::string& quantization) {
   if (profile_path && (model || gpu)) throw py::value_error("give either profile or model/gpu");
-  frontier::ExampleDefaults example;
-  std::optional<frontier::ModelJob> job;
-  frontier::Profile profile;
+  profile::ExampleDefaults example;
+  std::optional<profile::ModelJob> job;
+  profile::Profile profile;
   std::string basis = "measured";
   if (model || gpu) {
-    frontier::ModelJobRequest request;
+    profile::ModelJobRequest request;
     if (model) request.model = *model;
     if (gpu) request.gpu = *gpu;
     if (pp) request.pp = *pp;
     request.tp = tp;
     if (microbatches) request.microbatches = *microbatches;
-    job = unwrap(frontier::build_model_job(request));
-    profile = frontier::generate_profile(*job);
+    job = unwrap(profile::build_model_job(request));
+    profile = profile::generate_profile(*job);
     basis = "modelled";
   } else if (profile_path) {
     if (!p_blocking_w)
       throw py::value_error("p_blocking_w: required with a profile (W of a GPU blocked on P2P)");
-    profile = unwrap(frontier::read_profile(*profile_path));
+    profile = unwrap(profile::read_profile(*profile_path));
   } else {
-    auto table = unwrap(core::parse_csv(frontier::example_profile_csv(), "<built-in example>"));
-    profile = unwrap(frontier::parse_profile(table));
+    auto table = unwrap(core::parse_csv(profile::example_profile_csv(), "<built-in example>"));
+    profile = unwrap(profile::parse_profile(table));
     basis = "built-in example";
   }
   pipeline::PipelineSpec spec;
@@ -119,7 +120,7 @@ py::dict frontier_py(std::optional<std::string> profile_path, std::optional<std:
     if (settings.quantization == frontier::Quantization::kCeil)
       frontier::pin_fastest_point(problem, solved);
   }
-  frontier::FrontierRun run = frontier::analyze(problem, solved, profile.source, &profile);
+  study::FrontierRun run = study::analyze(problem, solved, profile.source, &profile);
   std::vector<double> time, energy, realized_time, realized_energy;
   for (std::size_t i = 0; i < solved.points.size(); ++i) {
     time.push_back(solved.points[i].time_units * unit_time_s);
@@ -161,8 +162,8 @@ py::dict frontier_py(std::optional<std::string> profile_path, std::optional<std:
   out["realized_time_s"] = array(realized_time);
   out["realized_energy_j"] = array(realized_energy);
   out["summary"] = summary;
-  out["plan_t_min"] = plan_list(frontier::gpu_plans_at(problem, solved.durations_at(last)));
-  out["plan_t_star"] = plan_list(frontier::gpu_plans_at(problem, solved.durations_at(0)));
+  out["plan_t_min"] = plan_list(report::gpu_plans_at(problem, solved.durations_at(last)));
+  out["plan_t_star"] = plan_list(report::gpu_plans_at(problem, solved.durations_at(0)));
   return out;
 }
 

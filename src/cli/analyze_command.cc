@@ -15,10 +15,11 @@
 #include "core/atomic_output.h"
 #include "device/gpu.h"
 #include "graph/graph_builder.h"
+#include "replay/replay.h"
+#include "report/csv.h"
 #include "sim/energy.h"
 #include "sim/metrics.h"
 #include "sim/simulator.h"
-#include "trace/kineto_reader.h"
 
 namespace powertrain::cli {
 namespace {
@@ -27,23 +28,13 @@ struct AnalyzeFlags {
   std::vector<std::string> traces;
   std::string out = "powertrain-analyze";
   std::string window = "gpu-span";
-  std::string gpu = "a100-sxm";
+  std::string gpu = device::kDefaultGpu;
   int top = 10;
   double kernel_wait_us = 30.0;
   bool no_critical_path = false;
   bool quiet = false;
   bool force = false;
 };
-
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\n") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (char c : text) {
-    if (c == '"') quoted += '"';
-    quoted += c;
-  }
-  return quoted + "\"";
-}
 
 std::string shorten(const std::string& name, std::size_t width) {
   if (name.size() <= width) return name;
@@ -63,17 +54,17 @@ int run_analyze(const AnalyzeFlags& flags) {
   auto output = core::AtomicOutputDirectory::create(flags.out, output_policy(flags.force));
   if (!output) return fail(command, output.error().message);
 
-  if (!flags.quiet)
-    fmt::print(stderr, "{}: reading {} path(s) ...\n", command, flags.traces.size());
-  auto traces = trace::read_kineto_traces(flags.traces);
-  if (!traces) return fail(command, traces.error().message);
+  const replay::Progress progress = stderr_progress(command, flags.quiet);
+  auto loaded = replay::read_traces(flags.traces, false, progress);
+  if (!loaded) return fail(command, loaded.error().message);
+  const std::vector<trace::RankTrace>& traces = loaded->ranks;
 
   analyze::AnalyzeOptions options;
   options.window = *window;
   options.consecutive_kernel_delay_ns = static_cast<std::int64_t>(flags.kernel_wait_us * 1e3);
   std::vector<analyze::RankAnalysis> ranks;
   std::vector<std::string> notes;
-  for (const trace::RankTrace& t : *traces) {
+  for (const trace::RankTrace& t : traces) {
     auto bytes = analyze::read_memcpy_bytes(t.source);
     if (!bytes) notes.push_back("memcpy bytes not read: " + bytes.error().message);
     ranks.push_back(analyze::analyze_rank(t, options, bytes ? &*bytes : nullptr));
@@ -91,14 +82,13 @@ int run_analyze(const AnalyzeFlags& flags) {
     context.unavailable = "--no-critical-path";
   } else {
     if (!flags.quiet) fmt::print(stderr, "{}: replaying for the critical path ...\n", command);
-    auto built = graph::build_execution_graph(*traces);
+    auto built = graph::build_execution_graph(traces);
     if (!built) {
       context.unavailable = built.error().message;
     } else {
       graph = std::move(*built);
-      const sim::ReplayResult replay = sim::replay(*graph);
-      const sim::StepMetrics metrics = sim::metrics_of_replay(*graph, replay);
-      const sim::EnergyReport energy = sim::replay_energy(*graph, replay, metrics, *gpu);
+      const replay::Replayed replayed = replay::replay_graph(*graph, *gpu);
+      const sim::EnergyReport& energy = replayed.energy;
       // Ranks without ProfilerSteps split their path inside the analysis window.
       std::vector<std::pair<std::int64_t, std::int64_t>> windows;
       for (const graph::RankInfo& info : graph->ranks) {
@@ -107,7 +97,7 @@ int run_analyze(const AnalyzeFlags& flags) {
           if (r.rank == info.rank) w = {r.window.start_ns, r.window.end_ns};
         windows.push_back(w);
       }
-      paths = analyze::critical_paths(*graph, replay, energy, windows);
+      paths = analyze::critical_paths(*graph, replayed.result, energy, windows);
       context.graph = &*graph;
       context.paths = &paths;
       context.gpu = energy.gpu;
@@ -125,9 +115,10 @@ int run_analyze(const AnalyzeFlags& flags) {
   std::string csv = "rank,name,type,library,count,total_s,mean_s,min_s,max_s\n";
   for (const auto& r : ranks)
     for (const auto& k : r.kernels)
-      csv += fmt::format("{},{},{},{},{},{:.9f},{:.9f},{:.9f},{:.9f}\n", r.rank, csv_field(k.name),
-                         analyze::to_string(k.type), analyze::to_string(k.library), k.count,
-                         k.total_ns * 1e-9, k.mean_ns() * 1e-9, k.min_ns * 1e-9, k.max_ns * 1e-9);
+      csv += fmt::format("{},{},{},{},{},{:.9f},{:.9f},{:.9f},{:.9f}\n", r.rank,
+                         report::csv_field(k.name), analyze::to_string(k.type),
+                         analyze::to_string(k.library), k.count, k.total_ns * 1e-9,
+                         k.mean_ns() * 1e-9, k.min_ns * 1e-9, k.max_ns * 1e-9);
   if (auto w = output->write_file("kernels.csv", csv); !w) return fail(command, w.error().message);
   if (auto w = output->write_file("report.html", analyze::html_report(doc)); !w)
     return fail(command, w.error().message);
@@ -216,8 +207,10 @@ Action add_analyze_command(CLI::App& app) {
                           "Gaps below this (us) with the next kernel already launched are "
                           "'kernel wait' (HTA's consecutive_kernel_delay; default 30)",
                           number_in(0.0, 1e9));
-  app.add_option("--gpu", flags->gpu,
-                 "GPU type for the modelled energy along the critical path (default a100-sxm)");
+  app.add_option(
+      "--gpu", flags->gpu,
+      fmt::format("GPU type for the modelled energy along the critical path (default {})",
+                  device::kDefaultGpu));
   app.add_flag("--no-critical-path", flags->no_critical_path,
                "Skip the replay (and the critical path)");
   add_force_flag(app, flags->force);

@@ -8,8 +8,8 @@
 #include "cli/model_job_options.h"
 #include "core/atomic_output.h"
 #include "device/calibration.h"
-#include "frontier/model_profile.h"
-#include "frontier/profile.h"
+#include "profile/model_profile.h"
+#include "profile/profile.h"
 
 namespace powertrain::cli {
 namespace {
@@ -17,7 +17,7 @@ namespace {
 constexpr const char* kCommand = "calibrate";
 
 struct CalibrateFlags {
-  frontier::ModelJobRequest job;
+  profile::ModelJobRequest job;
   std::string profile;
   double power_limit_w = 0.0;
   std::string out;
@@ -37,11 +37,11 @@ int run_calibrate(const CalibrateFlags& flags) {
     if (auto checked = core::check_output_file(flags.out, output_policy(flags.force)); !checked)
       return fail(kCommand, checked.error().message);
   }
-  auto measured = frontier::read_profile(flags.profile);
+  auto measured = profile::read_profile(flags.profile);
   if (!measured) return fail(kCommand, measured.error().message);
-  auto job = frontier::build_model_job(flags.job);
+  auto job = profile::build_model_job(flags.job);
   if (!job) return fail(kCommand, job.error().message);
-  auto samples = frontier::calibration_samples(*job, *measured);
+  auto samples = profile::calibration_samples(*job, *measured);
   if (!samples) return fail(kCommand, samples.error().message);
   device::DvfsParams start = job->gpu.dvfs;
   if (!(flags.power_limit_w >= 0.0) || flags.power_limit_w > 1e5)
@@ -87,7 +87,9 @@ int run_calibrate(const CalibrateFlags& flags) {
                                        {"energy_mape", g.energy_mape_percent},
                                        {"energy_max", g.energy_max_error_percent}});
     }
-    if (auto written = core::write_file_atomically(flags.out, doc.dump(2) + "\n", output_policy(flags.force)); !written)
+    if (auto written =
+            core::write_file_atomically(flags.out, doc.dump(2) + "\n", output_policy(flags.force));
+        !written)
       return fail(kCommand, written.error().message);
     fmt::print("  wrote         {}\n", flags.out);
   }

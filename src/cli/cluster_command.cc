@@ -17,9 +17,10 @@
 #include "cli/flags.h"
 #include "cli/planning_flags.h"
 #include "core/atomic_output.h"
-#include "frontier/cluster.h"
-#include "frontier/model_profile.h"
-#include "frontier/profile.h"
+#include "profile/model_profile.h"
+#include "profile/profile.h"
+#include "report/cluster_report.h"
+#include "study/cluster.h"
 
 namespace powertrain::cli {
 namespace {
@@ -29,7 +30,7 @@ const char* const kCommand = "cluster";
 // Numeric flags are read as text so that every bad value gets a one-line error naming the flag.
 struct ClusterFlags {
   std::string profile;
-  frontier::ModelJobRequest job;  // --model/--gpu: profile modelled instead of read
+  profile::ModelJobRequest job;  // --model/--gpu: profile modelled instead of read
   bool model_mode = false;
   std::string p_blocking_w;
   std::string unit_time_s = "0.001";
@@ -97,7 +98,7 @@ core::Result<std::vector<T>> parse_list(const std::string& flag, const std::stri
   return values;
 }
 
-void print_table(const frontier::ClusterEmulation& emulation, const std::string& out_dir) {
+void print_table(const study::ClusterEmulation& emulation, const std::string& out_dir) {
   const auto& first = emulation.configs.front().config;
   // One energy unit for the whole table, large enough to keep a few significant digits.
   double largest_j = 0.0;
@@ -138,7 +139,7 @@ void print_table(const frontier::ClusterEmulation& emulation, const std::string&
       "measured max-clock time.\n"
       "            All savings are % of the baseline energy.\n",
       unit);
-  for (const frontier::ClusterConfigResult& c : emulation.configs) {
+  for (const study::ClusterConfigResult& c : emulation.configs) {
     fmt::print(
         "\n{} GPUs = {} pipelines x (TP{} x PP{}), {} microbatches per pipeline: T_min = {:.3f} s, "
         "T* = {:.3f} s (planned), T*/T_min = {:.3f} (the star)\n",
@@ -153,7 +154,7 @@ void print_table(const frontier::ClusterEmulation& emulation, const std::string&
                "T'/T_min", "T' s", "T_opt s", fmt::format("base {}", unit),
                fmt::format("Perseus {}", unit), "saved %", "intrins %", "extrins %", "pipeln %",
                "realiz %", "EnvPipe %");
-    for (const frontier::ClusterSlowdownResult& s : c.slowdowns) {
+    for (const study::ClusterSlowdownResult& s : c.slowdowns) {
       fmt::print(
           "  {:>8.3f} {:>8.3f} {:>8.3f} {:>9.3f} {:>10.3f} | {:>7.2f} {:>9.2f} {:>9.2f} {:>8.2f} | "
           "{:>8.2f} {:>8.2f}\n",
@@ -233,7 +234,7 @@ int run_cluster(const ClusterFlags& flags) {
   auto choices =
       parse_planning_choices(flags.schedule, flags.cost_model, flags.quantization, flags.max_flow);
   if (!choices) return usage_error(kCommand, choices.error().message);
-  frontier::ClusterSettings settings;
+  study::ClusterSettings settings;
   settings.engine = choices->engine;
 
   std::optional<long long> given_stages;
@@ -242,19 +243,19 @@ int run_cluster(const ClusterFlags& flags) {
     if (!parsed) return usage_error(kCommand, parsed.error().message);
     given_stages = *parsed;
   }
-  core::Result<frontier::Profile> profile = core::Error{""};
+  core::Result<profile::Profile> profile = core::Error{""};
   if (flags.model_mode) {
-    frontier::ModelJobRequest request = flags.job;
+    profile::ModelJobRequest request = flags.job;
     request.tp = static_cast<int>(*tp);
     request.microbatch_size = static_cast<int>(*microbatch);
     request.pp = static_cast<int>(std::min<long long>(given_stages.value_or(8), 1'000'000));
-    auto job = frontier::build_model_job(request);
+    auto job = profile::build_model_job(request);
     if (!job) return fail(kCommand, job.error().message);
     if (flags.p_blocking_w.empty()) *p_blocking = job->gpu.p_blocking_w;
-    profile = frontier::generate_profile(*job);
+    profile = profile::generate_profile(*job);
     if (!flags.quiet) fmt::print(stderr, "cluster: profile modelled for {}\n", job->description);
   } else {
-    profile = frontier::read_profile(flags.profile);
+    profile = profile::read_profile(flags.profile);
   }
   if (!profile) return fail(kCommand, profile.error().message);
 
@@ -280,9 +281,9 @@ int run_cluster(const ClusterFlags& flags) {
     return fail(kCommand,
                 fmt::format("--tp {} / --pp {}: expected at most 1000000 each", *tp, stages));
   }
-  std::vector<frontier::ClusterConfig> configs;
+  std::vector<study::ClusterConfig> configs;
   for (long long g : *gpus) {
-    frontier::ClusterConfig config;
+    study::ClusterConfig config;
     config.gpus = g;
     config.tensor_parallel = static_cast<int>(*tp);
     config.pipeline_stages = static_cast<int>(stages);
@@ -297,8 +298,8 @@ int run_cluster(const ClusterFlags& flags) {
 
   if (!flags.quiet) {
     settings.on_config_start = [](std::size_t index, std::size_t count,
-                                  const frontier::ClusterConfig& config,
-                                  const frontier::ClusterShape& shape) {
+                                  const study::ClusterConfig& config,
+                                  const study::ClusterShape& shape) {
       fmt::print(stderr, "cluster: [{}/{}] {} GPUs = {} pipelines x {} microbatches: planning...",
                  index + 1, count, config.gpus, shape.pipelines, shape.microbatches_per_pipeline);
       std::fflush(stderr);
@@ -311,13 +312,13 @@ int run_cluster(const ClusterFlags& flags) {
       }
     };
   }
-  auto emulation = frontier::emulate_cluster(*profile, configs, settings);
+  auto emulation = study::emulate_cluster(*profile, configs, settings);
   if (!emulation) return fail(kCommand, emulation.error().message);
 
   const std::pair<const char*, std::string> files[] = {
-      {"cluster.csv", frontier::cluster_csv(*emulation)},
-      {"summary.json", frontier::cluster_summary_json(*emulation)},
-      {"cluster.svg", frontier::cluster_svg(*emulation)},
+      {"cluster.csv", report::cluster_csv(*emulation)},
+      {"summary.json", report::cluster_summary_json(*emulation)},
+      {"cluster.svg", report::cluster_svg(*emulation)},
   };
   for (const auto& [name, contents] : files) {
     if (auto written = output->write_file(name, contents); !written)

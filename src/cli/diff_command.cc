@@ -9,7 +9,8 @@
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "core/atomic_output.h"
-#include "trace/kineto_reader.h"
+#include "replay/replay.h"
+#include "report/csv.h"
 
 namespace powertrain::cli {
 namespace {
@@ -22,25 +23,15 @@ struct DiffFlags {
   bool force = false;
 };
 
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\n") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (char c : text) {
-    if (c == '"') quoted += '"';
-    quoted += c;
-  }
-  return quoted + "\"";
-}
-
 int run_diff(const DiffFlags& flags) {
   const char* command = "diff";
   auto output = core::AtomicOutputDirectory::create(flags.out, output_policy(flags.force));
   if (!output) return fail(command, output.error().message);
-  auto a = trace::read_kineto_traces({flags.a});
+  auto a = replay::read_traces({flags.a});
   if (!a) return fail(command, a.error().message);
-  auto b = trace::read_kineto_traces({flags.b});
+  auto b = replay::read_traces({flags.b});
   if (!b) return fail(command, b.error().message);
-  const analyze::TraceDiff diff = analyze::diff_traces(*a, *b);
+  const analyze::TraceDiff diff = analyze::diff_traces(a->ranks, b->ranks);
   nlohmann::json doc = analyze::diff_json(diff, flags.top);
   doc["a"] = flags.a;
   doc["b"] = flags.b;
@@ -50,8 +41,8 @@ int run_diff(const DiffFlags& flags) {
       "kind,name,status,count_a,count_b,total_a_s,total_b_s,mean_a_s,mean_b_s,delta_s\n";
   for (const auto& r : diff.rows)
     csv += fmt::format("{},{},{},{},{},{:.9f},{:.9f},{:.9f},{:.9f},{:.9f}\n", r.kind,
-                       csv_field(r.name), analyze::to_string(r.status), r.count_a, r.count_b,
-                       r.total_a_ns * 1e-9, r.total_b_ns * 1e-9, r.mean_a_ns() * 1e-9,
+                       report::csv_field(r.name), analyze::to_string(r.status), r.count_a,
+                       r.count_b, r.total_a_ns * 1e-9, r.total_b_ns * 1e-9, r.mean_a_ns() * 1e-9,
                        r.mean_b_ns() * 1e-9, r.delta_ns() * 1e-9);
   if (auto w = output->write_file("diff.csv", csv); !w) return fail(command, w.error().message);
   if (auto c = output->commit(); !c) return fail(command, c.error().message);

@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "core/atomic_output.h"
+#include "device/gpu.h"
 #include "emulate/emulate.h"
 #include "emulate/launcher.h"
 
@@ -23,7 +24,7 @@ struct EmulateFlags {
   std::vector<std::string> command;
   std::vector<std::string> traces;
   std::string out = "powertrain-emulate";
-  std::string gpu = "h100";
+  std::string gpu = device::kDefaultEmulatedGpu;
   int gpus = 0;  // 0 = not given (emulate::LayoutRequest)
   int ranks = 0;
   int nodes = 0;
@@ -260,7 +261,9 @@ Action add_emulate_command(CLI::App& app) {
                  "Output directory: new, empty or an earlier powertrain output");
   add_force_flag(app, flags->force);
   add_input_limit_flag(app);
-  app.add_option("--gpu", flags->gpu, "Emulated GPU (catalog name; default h100)");
+  app.add_option(
+      "--gpu", flags->gpu,
+      fmt::format("Emulated GPU (catalog name; default {})", device::kDefaultEmulatedGpu));
   app.add_option("--gpus", flags->gpus,
                  "GPUs of the job (default 1, or --nodes x --gpus-per-node); one process sees "
                  "them all unless --ranks is given")

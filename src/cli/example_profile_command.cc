@@ -4,7 +4,7 @@
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "core/atomic_output.h"
-#include "frontier/example_profile.h"
+#include "profile/example_profile.h"
 
 namespace powertrain::cli {
 
@@ -14,7 +14,7 @@ Action add_example_profile_command(CLI::App& app) {
   app.add_option("--out", *out, "Output CSV path (default: standard output)");
   add_force_flag(app, *force);
   return [out, force]() {
-    const std::string csv = frontier::example_profile_csv();
+    const std::string csv = profile::example_profile_csv();
     if (out->empty()) {
       fmt::print("{}", csv);
       return 0;

@@ -54,14 +54,19 @@ int usage_error(const std::string& command, const std::string& message) {
   return kExitUsageError;
 }
 
+std::function<void(const std::string&)> stderr_progress(const std::string& command, bool quiet) {
+  if (quiet) return {};
+  return [command](const std::string& line) { fmt::print(stderr, "{}: {}\n", command, line); };
+}
+
 CLI::Validator integer_in(long long min, long long max) {
   return CLI::Validator(
       [min, max](std::string& text) -> std::string {
         const std::string item = trimmed(text);
         long long value = 0;
         auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
-        if (item.empty() || ec != std::errc() || ptr != item.data() + item.size() ||
-            value < min || value > max) {
+        if (item.empty() || ec != std::errc() || ptr != item.data() + item.size() || value < min ||
+            value > max) {
           return fmt::format("expected an integer from {} to {}, got '{}'", min, max, text);
         }
         text = item;
@@ -147,8 +152,7 @@ int run_cli(int argc, char** argv) {
     command_name = arg;
     break;
   }
-  if (!command_name.empty() &&
-      std::find(names.begin(), names.end(), command_name) == names.end()) {
+  if (!command_name.empty() && std::find(names.begin(), names.end(), command_name) == names.end()) {
     const std::string suggestion = closest_match(command_name, names);
     fmt::print(stderr, "powertrain: error: unknown command '{}'{}; commands: {}\n", command_name,
                suggestion.empty() ? "" : fmt::format(" (did you mean '{}'?)", suggestion),
@@ -180,9 +184,9 @@ int run_cli(int argc, char** argv) {
             arg == "--help")
           continue;
         const std::string suggestion = closest_match(arg, flags);
-        hint += suggestion.empty() ? fmt::format("; unknown flag {}", arg)
-                                   : fmt::format("; unknown flag {} (did you mean {}?)", arg,
-                                                 suggestion);
+        hint += suggestion.empty()
+                    ? fmt::format("; unknown flag {}", arg)
+                    : fmt::format("; unknown flag {} (did you mean {}?)", arg, suggestion);
       }
       if (hint.empty()) hint = fmt::format("; see 'powertrain {} --help'", command_name);
     } else if (command_name.empty()) {

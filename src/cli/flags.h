@@ -3,6 +3,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <functional>
 #include <initializer_list>
 #include <string>
 #include <string_view>
@@ -18,6 +19,9 @@ inline constexpr int kExitInternalError = 70;
 
 /// Prints "powertrain <command>: error: <message>" and returns kExitUsageError.
 int usage_error(const std::string& command, const std::string& message);
+
+/// A progress callback that prints "<command>: <line>" to stderr; empty (no output) when `quiet`.
+std::function<void(const std::string&)> stderr_progress(const std::string& command, bool quiet);
 
 /// An integer in [min, max] (text checked before conversion, so overflow is a usage error).
 CLI::Validator integer_in(long long min, long long max);

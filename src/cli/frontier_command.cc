@@ -8,7 +8,6 @@
 #include <optional>
 #include <set>
 
-#include "core/savings_text.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "cli/model_job_options.h"
@@ -16,11 +15,13 @@
 #include "core/atomic_output.h"
 #include "core/csv.h"
 #include "core/progress.h"
-#include "frontier/example_profile.h"
-#include "frontier/model_profile.h"
-#include "frontier/outputs.h"
+#include "core/savings_text.h"
 #include "frontier/problem.h"
 #include "frontier/solver.h"
+#include "profile/example_profile.h"
+#include "profile/model_profile.h"
+#include "report/frontier_report.h"
+#include "study/frontier_run.h"
 
 namespace powertrain::cli {
 namespace {
@@ -43,7 +44,7 @@ struct FrontierFlags {
   std::string emit_plans = "tstar,tmin,stragglers";
   long long timeline_point = -1;
   std::string max_flow = "dinic";
-  frontier::ModelJobRequest job;  // used when --model or --gpu is given
+  profile::ModelJobRequest job;  // used when --model or --gpu is given
   bool model_mode = false;
   bool quiet = false;
   bool force = false;
@@ -51,7 +52,7 @@ struct FrontierFlags {
 
 // Parses "tstar,tmin,stragglers,all,12,40" into point indices.
 core::Result<std::vector<std::size_t>> parse_emit_plans(const std::string& spec,
-                                                        const frontier::FrontierRun& run) {
+                                                        const study::FrontierRun& run) {
   std::set<std::size_t> points;
   const std::size_t last = run.frontier->points.size() - 1;
   std::size_t begin = 0;
@@ -85,7 +86,7 @@ core::Result<std::vector<std::size_t>> parse_emit_plans(const std::string& spec,
 
 int run_frontier(const FrontierFlags& flags) {
   const char* kCommand = "frontier";
-  frontier::ExampleDefaults example;
+  profile::ExampleDefaults example;
   if (flags.model_mode && !flags.profile.empty())
     return usage_error(kCommand, "give either --profile or --model/--gpu, not both");
   if (!flags.model_mode && !flags.profile.empty() && flags.p_blocking_w < 0.0) {
@@ -99,23 +100,23 @@ int run_frontier(const FrontierFlags& flags) {
     return fail(kCommand, checked.error().message);
   }
   const bool builtin = flags.profile.empty() && !flags.model_mode;
-  std::optional<frontier::ModelJob> job;
+  std::optional<profile::ModelJob> job;
   if (flags.model_mode) {
-    frontier::ModelJobRequest request = flags.job;
+    profile::ModelJobRequest request = flags.job;
     if (flags.microbatches > 0) request.microbatches = flags.microbatches;
-    auto built = frontier::build_model_job(request);
+    auto built = profile::build_model_job(request);
     if (!built) return fail(kCommand, built.error().message);
     job = std::move(*built);
   }
-  core::Result<frontier::Profile> profile =
-      job ? core::Result<frontier::Profile>(frontier::generate_profile(*job))
+  core::Result<profile::Profile> profile =
+      job ? core::Result<profile::Profile>(profile::generate_profile(*job))
           : builtin
-          ? [&]() -> core::Result<frontier::Profile> {
-    auto table = core::parse_csv(frontier::example_profile_csv(), "<built-in example profile>");
+          ? [&]() -> core::Result<profile::Profile> {
+    auto table = core::parse_csv(profile::example_profile_csv(), "<built-in example profile>");
     if (!table) return table.error();
-    return frontier::parse_profile(*table);
+    return profile::parse_profile(*table);
   }()
-      : frontier::read_profile(flags.profile);
+      : profile::read_profile(flags.profile);
   if (!profile) return fail(kCommand, profile.error().message);
   if (job) {
     fmt::print("powertrain frontier: profile modelled for {}\n", job->description);
@@ -132,9 +133,9 @@ int run_frontier(const FrontierFlags& flags) {
   spec.chunks_per_gpu = flags.chunks;
   const int chunks =
       spec.schedule == pipeline::ScheduleKind::kInterleavedOneFOneB ? std::max(1, flags.chunks) : 1;
-  spec.num_gpus = job                ? job->parallel.pp
-                  : flags.pp_given   ? flags.job.pp
-                                     : std::max(1, profile->num_stages() / chunks);
+  spec.num_gpus = job              ? job->parallel.pp
+                  : flags.pp_given ? flags.job.pp
+                                   : std::max(1, profile->num_stages() / chunks);
   spec.num_microbatches = flags.microbatches > 0 ? flags.microbatches : example.microbatches;
   spec.data_loading_time_s = flags.data_loading_s;
   spec.optimizer_step_time_s = flags.optimizer_step_s;
@@ -195,7 +196,7 @@ int run_frontier(const FrontierFlags& flags) {
     fmt::print(stderr, "warning: exponential fit fell back for {}\n", fallbacks);
   }
 
-  frontier::FrontierRun run = frontier::analyze(*problem, solved, profile->source, &*profile);
+  study::FrontierRun run = study::analyze(*problem, solved, profile->source, &*profile);
   run.fastest_point_pinned = pinned;
 
   auto emit = parse_emit_plans(flags.emit_plans, run);
@@ -210,25 +211,24 @@ int run_frontier(const FrontierFlags& flags) {
 
   const double tau = settings.unit_time_s;
   std::vector<std::pair<std::string, std::string>> files = {
-      {"frontier.csv", frontier::frontier_csv(run)},
-      {"plans.csv", frontier::plans_csv(run)},
-      {"summary.json", frontier::summary_json(run)},
-      {"baselines.csv", frontier::baselines_csv(run)},
-      {"frontier.svg", frontier::frontier_svg(run)},
+      {"frontier.csv", report::frontier_csv(run)},
+      {"plans.csv", report::plans_csv(run)},
+      {"summary.json", report::summary_json(run)},
+      {"baselines.csv", report::baselines_csv(run)},
+      {"frontier.svg", report::frontier_svg(run)},
       {fmt::format("timeline_{:05d}.json", timeline_point),
-       frontier::timeline_trace_json(run, timeline_point)},
+       report::timeline_trace_json(run, timeline_point)},
   };
   for (std::size_t point : *emit) {
-    const auto plan = frontier::gpu_plans_at(*problem, solved.durations_at(point));
+    const auto plan = report::gpu_plans_at(*problem, solved.durations_at(point));
     const double planned_time = solved.points[point].time_units * tau;
     files.emplace_back(
-        frontier::zeus_plan_filename(point),
-        frontier::zeus_plan_py(plan, planned_time, solved.points[point].energy_j,
-                               run.realized[point].time_s, run.realized[point].energy_j));
-    files.emplace_back(
-        fmt::format("plan_{:05d}.json", point),
-        frontier::plan_json(plan, point, planned_time, solved.points[point].energy_j,
-                            run.realized[point].time_s, run.realized[point].energy_j));
+        report::zeus_plan_filename(point),
+        report::zeus_plan_py(plan, planned_time, solved.points[point].energy_j,
+                             run.realized[point].time_s, run.realized[point].energy_j));
+    files.emplace_back(fmt::format("plan_{:05d}.json", point),
+                       report::plan_json(plan, point, planned_time, solved.points[point].energy_j,
+                                         run.realized[point].time_s, run.realized[point].energy_j));
   }
   for (const auto& [name, contents] : files) {
     if (auto written = output->write_file(name, contents); !written)
@@ -295,7 +295,7 @@ int run_frontier(const FrontierFlags& flags) {
                s.straggler_time_s, s.point, s.planned_time_s,
                core::savings_phrase(s.savings_fraction));
   }
-  fmt::print("{}", frontier::baselines_summary(run));
+  fmt::print("{}", report::baselines_summary(run));
   fmt::print(
       "  files         {}/: frontier.csv plans.csv summary.json baselines.csv frontier.svg "
       "timeline_{:05d}.json "
@@ -320,8 +320,7 @@ Action add_frontier_command(CLI::App& app) {
   add_option_with_aliases(app, "--microbatches", {}, flags->microbatches,
                           "Microbatches per iteration (default 8)", integer_in(1, 1'000'000));
   add_option_with_aliases(app, "--p-blocking-w", {"--p-blocking"}, flags->p_blocking_w,
-                          "Power of a GPU blocked on P2P communication, W",
-                          number_in(0.0, 1e5));
+                          "Power of a GPU blocked on P2P communication, W", number_in(0.0, 1e5));
   add_option_with_aliases(app, "--unit-time-s", {"--unit-time"}, flags->unit_time_s,
                           "Time quantum tau in seconds (default 0.001)",
                           number_in(0.0, 3600.0, true));
@@ -341,8 +340,8 @@ Action add_frontier_command(CLI::App& app) {
   add_option_with_aliases(app, "--data-loading-s", {"--data-loading-time"}, flags->data_loading_s,
                           "Constant data loading per GPU, s (default 0)", number_in(0.0, 1e5));
   add_option_with_aliases(app, "--optimizer-step-s", {"--optimizer-step-time"},
-                          flags->optimizer_step_s,
-                          "Constant optimizer step per GPU, s (default 0)", number_in(0.0, 1e5));
+                          flags->optimizer_step_s, "Constant optimizer step per GPU, s (default 0)",
+                          number_in(0.0, 1e5));
   add_option_with_aliases(app, "--p2p-s", {"--p2p-time"}, flags->p2p_s,
                           "Constant inter-stage transfer on slow links, s (default 0)",
                           number_in(0.0, 1e5));
@@ -363,11 +362,10 @@ Action add_frontier_command(CLI::App& app) {
                  "edmonds-karp (Boost.Graph; cross-checks)");
   app.add_flag("--quiet", flags->quiet, "No progress output");
   add_model_job_options(app, flags->job);
-  app.parse_complete_callback(
-      [&app, flags]() {
-        flags->model_mode = app.count("--model") > 0 || app.count("--gpu") > 0;
-        flags->pp_given = app.count("--pp") > 0 || app.count("--stages") > 0;
-      });
+  app.parse_complete_callback([&app, flags]() {
+    flags->model_mode = app.count("--model") > 0 || app.count("--gpu") > 0;
+    flags->pp_given = app.count("--pp") > 0 || app.count("--stages") > 0;
+  });
   return [flags]() { return run_frontier(*flags); };
 }
 

@@ -10,9 +10,9 @@
 #include "cli/model_job_options.h"
 #include "core/atomic_output.h"
 #include "core/svg_plot.h"
-#include "frontier/model_profile.h"
 #include "kareus/compose.h"
 #include "kareus/surrogate.h"
+#include "profile/model_profile.h"
 
 namespace powertrain::cli {
 namespace {
@@ -20,7 +20,7 @@ namespace {
 constexpr const char* kCommand = "kareus";
 
 struct KareusFlags {
-  frontier::ModelJobRequest request;
+  profile::ModelJobRequest request;
   std::string out;
   bool force = false;
   std::string search = "mbo";
@@ -65,7 +65,7 @@ std::optional<double> time_within(const Method& m, double energy_j) {
 }
 
 int run_kareus(const KareusFlags& flags) {
-  auto job = frontier::build_model_job(flags.request);
+  auto job = profile::build_model_job(flags.request);
   if (!job) return fail(kCommand, job.error().message);
   if (flags.request.tp < 2)
     return fail(kCommand,

@@ -4,8 +4,8 @@
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "core/atomic_output.h"
-#include "frontier/outputs.h"
-#include "frontier/plan_store.h"
+#include "report/frontier_report.h"
+#include "report/plan_store.h"
 
 namespace powertrain::cli {
 namespace {
@@ -33,19 +33,19 @@ int run_lookup(const LookupFlags& flags) {
     if (auto checked = core::check_output_file(flags.out, output_policy(flags.force)); !checked)
       return fail(kCommand, checked.error().message);
   }
-  auto stored = frontier::read_frontier_directory(flags.frontier_dir);
+  auto stored = report::read_frontier_directory(flags.frontier_dir);
   if (!stored) return fail(kCommand, stored.error().message);
   const double t_min = stored->points.back().time_s;
   const double straggler =
       flags.straggler_time_s > 0.0 ? flags.straggler_time_s : flags.slowdown * t_min;
-  const frontier::LookupDecision decision = frontier::decide(*stored, straggler);
-  const frontier::StoredPoint& point = stored->points[decision.point];
+  const report::LookupDecision decision = report::decide(*stored, straggler);
+  const report::StoredPoint& point = stored->points[decision.point];
   const auto plan = stored->plan_at(decision.point);
   const std::string text =
-      flags.format == "py" ? frontier::zeus_plan_py(plan, point.time_s, point.energy_j,
-                                                    point.realized_time_s, point.realized_energy_j)
-                           : frontier::plan_json(plan, decision.point, point.time_s, point.energy_j,
-                                                 point.realized_time_s, point.realized_energy_j);
+      flags.format == "py" ? report::zeus_plan_py(plan, point.time_s, point.energy_j,
+                                                  point.realized_time_s, point.realized_energy_j)
+                           : report::plan_json(plan, decision.point, point.time_s, point.energy_j,
+                                               point.realized_time_s, point.realized_energy_j);
   fmt::print(stderr,
              "straggler iteration time T' = {:.4f} s ({:.3f} x T_min = {:.4f} s); T_opt = min(T*, "
              "T') = {:.4f} s\n",
@@ -61,7 +61,8 @@ int run_lookup(const LookupFlags& flags) {
   if (flags.out.empty()) {
     fmt::print("{}", text);
   } else {
-    if (auto written = core::write_file_atomically(flags.out, text, output_policy(flags.force)); !written) {
+    if (auto written = core::write_file_atomically(flags.out, text, output_policy(flags.force));
+        !written) {
       return fail(kCommand, written.error().message);
     }
     fmt::print(stderr, "wrote {}\n", flags.out);
@@ -75,9 +76,8 @@ Action add_lookup_command(CLI::App& app) {
   auto flags = std::make_shared<LookupFlags>();
   app.add_option("--frontier", flags->frontier_dir, "Directory written by `powertrain frontier`")
       ->required();
-  add_option_with_aliases(app, "--straggler-time-s", {"--straggler-time"},
-                          flags->straggler_time_s, "The straggler's iteration time T', s",
-                          number_in(0.0, 1e7, true));
+  add_option_with_aliases(app, "--straggler-time-s", {"--straggler-time"}, flags->straggler_time_s,
+                          "The straggler's iteration time T', s", number_in(0.0, 1e7, true));
   add_option_with_aliases(app, "--slowdown", {}, flags->slowdown,
                           "The straggler's slowdown T'/T_min (>= 1)", number_in(1.0, 1e3));
   app.add_option("--format", flags->format, "py (Zeus freqs_pipeline file, default) or json");

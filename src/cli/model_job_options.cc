@@ -1,15 +1,14 @@
 #include "cli/model_job_options.h"
 
-#include "cli/flags.h"
-
 #include <fmt/core.h>
 
+#include "cli/flags.h"
 #include "device/gpu.h"
 #include "workload/memory.h"
 
 namespace powertrain::cli {
 
-void add_model_job_options(CLI::App& app, frontier::ModelJobRequest& request, bool with_pp) {
+void add_model_job_options(CLI::App& app, profile::ModelJobRequest& request, bool with_pp) {
   app.add_option("--model", request.model,
                  "Built-in model (gpt3-175b, llama3.3-70b, ...) or a custom model JSON file");
   app.add_option("--gpu", request.gpu, "GPU type: a100-sxm, a100-pcie, a40, h100-sxm, h200, v100");
@@ -28,8 +27,7 @@ void add_model_job_options(CLI::App& app, frontier::ModelJobRequest& request, bo
   add_option_with_aliases(app, "--microbatch-size", {}, request.microbatch_size,
                           "Sequences per microbatch (1)", integer_in(1, 1'000'000));
   add_option_with_aliases(app, "--seq-len", {}, request.seq_len,
-                          "Tokens per sequence (default: the model's)",
-                          integer_in(1, 100'000'000));
+                          "Tokens per sequence (default: the model's)", integer_in(1, 100'000'000));
   add_option_with_aliases(app, "--num-layers", {}, request.num_layers,
                           "Override the number of Transformer layers (a slice, or a what-if depth)",
                           integer_in(1, 100'000));
@@ -44,7 +42,7 @@ void add_model_job_options(CLI::App& app, frontier::ModelJobRequest& request, bo
                "Shard optimizer state over data-parallel ranks");
 }
 
-void print_job_summary(const frontier::ModelJob& job) {
+void print_job_summary(const profile::ModelJob& job) {
   fmt::print("  job           {}\n", job.description);
   fmt::print("  gpu           {} ({})\n", job.gpu.display_name,
              job.gpu.calibrated ? "calibrated: " + job.gpu.calibration : job.gpu.calibration);

@@ -3,7 +3,7 @@
 
 #include "cli/commands.h"
 #include "cli/model_job_options.h"
-#include "frontier/model_profile.h"
+#include "profile/model_profile.h"
 #include "workload/partition.h"
 
 namespace powertrain::cli {
@@ -11,8 +11,8 @@ namespace {
 
 constexpr const char* kCommand = "partition";
 
-int run_partition(const frontier::ModelJobRequest& request) {
-  auto job = frontier::build_model_job(request);
+int run_partition(const profile::ModelJobRequest& request) {
+  auto job = profile::build_model_job(request);
   if (!job) return fail(kCommand, job.error().message);
   const std::vector<double>& unit_s = job->unit_forward_s;
   fmt::print("powertrain partition: {}\n", job->description);
@@ -46,7 +46,7 @@ int run_partition(const frontier::ModelJobRequest& request) {
 }  // namespace
 
 Action add_partition_command(CLI::App& app) {
-  auto request = std::make_shared<frontier::ModelJobRequest>();
+  auto request = std::make_shared<profile::ModelJobRequest>();
   add_model_job_options(app, *request);
   return [request]() { return run_partition(*request); };
 }

@@ -5,7 +5,7 @@
 #include "cli/flags.h"
 #include "cli/model_job_options.h"
 #include "core/atomic_output.h"
-#include "frontier/model_profile.h"
+#include "profile/model_profile.h"
 #include "workload/memory.h"
 
 namespace powertrain::cli {
@@ -14,19 +14,20 @@ namespace {
 constexpr const char* kCommand = "profile";
 
 struct ProfileFlags {
-  frontier::ModelJobRequest job;
+  profile::ModelJobRequest job;
   std::string out;
   bool force = false;
 };
 
 int run_profile(const ProfileFlags& flags) {
-  auto job = frontier::build_model_job(flags.job);
+  auto job = profile::build_model_job(flags.job);
   if (!job) return fail(kCommand, job.error().message);
-  const frontier::Profile profile = frontier::generate_profile(*job);
-  const std::string csv = frontier::profile_csv(profile);
+  const profile::Profile profile = profile::generate_profile(*job);
+  const std::string csv = profile::profile_csv(profile);
   if (flags.out.empty()) {
     fmt::print("{}", csv);
-  } else if (auto written = core::write_file_atomically(flags.out, csv, output_policy(flags.force)); !written) {
+  } else if (auto written = core::write_file_atomically(flags.out, csv, output_policy(flags.force));
+             !written) {
     return fail(kCommand, written.error().message);
   }
   // The summary goes to stderr when the CSV goes to stdout.

@@ -185,8 +185,7 @@ double softplus(double x) { return x > 30.0 ? x : std::log1p(std::exp(x)); }
 WorkEstimate run_at(const GpuSpec& gpu, const DvfsParams& p, std::span<const Work> work,
                     double clock_mhz) {
   const double speed = clock_mhz / gpu.max_clock_mhz();
-  const double v = relative_voltage(gpu, p, clock_mhz);
-  const double dynamic_w = p.dynamic_power_w * speed * v * v;
+  const double dynamic_w = dynamic_power_w(gpu, p, clock_mhz);
   const double memory_rate = gpu.memory_bandwidth_gb_s * 1e9 * p.memory_efficiency;
   WorkEstimate out;
   out.effective_clock_mhz = clock_mhz;
@@ -290,6 +289,11 @@ double relative_voltage(const GpuSpec& gpu, const DvfsParams& p, double clock_mh
   const double rise = softplus((clock_mhz - p.voltage_knee_mhz) / width) /
                       softplus((gpu.max_clock_mhz() - p.voltage_knee_mhz) / width);
   return p.voltage_min + (1.0 - p.voltage_min) * rise;
+}
+
+double dynamic_power_w(const GpuSpec& gpu, const DvfsParams& p, double clock_mhz) {
+  const double v = relative_voltage(gpu, p, clock_mhz);
+  return p.dynamic_power_w * (clock_mhz / gpu.max_clock_mhz()) * v * v;
 }
 
 WorkEstimate estimate_work(const GpuSpec& gpu, const DvfsParams& params, std::span<const Work> work,

@@ -82,6 +82,12 @@ struct GpuSpec {
   double peak_tflops(Precision precision) const;
 };
 
+/// The GPU assumed when a command or function names none (planning, replay, analysis energy):
+/// the A100 SXM, calibrated against the Perseus measurements.
+inline constexpr const char* kDefaultGpu = "a100-sxm";
+/// The GPU `powertrain emulate` presents to a program when none is named.
+inline constexpr const char* kDefaultEmulatedGpu = "h100";
+
 /// Every built-in GPU, in a stable order.
 const std::vector<GpuSpec>& gpu_catalog();
 /// Looks a GPU up by name (case-insensitive; "a100", "h100" and similar short names accepted).
@@ -110,5 +116,11 @@ void apply_calibrations(std::vector<GpuSpec>& gpus);
 
 /// Relative voltage v(f) of the model (1 at the highest clock).
 double relative_voltage(const GpuSpec& gpu, const DvfsParams& params, double clock_mhz);
+
+/// Dynamic power (W) at full activity (matmul = 1) and `clock_mhz`:
+/// dynamic_power_w × (f / f_max) × v(f)². Multiply by an op's activity and add static_power_w for
+/// its power (DvfsParams). The one power formula: estimate_work and the simulator's energy
+/// (sim/energy.cc) both use it. No power cap: estimate_work applies the cap by lowering the clock.
+double dynamic_power_w(const GpuSpec& gpu, const DvfsParams& params, double clock_mhz);
 
 }  // namespace powertrain::device

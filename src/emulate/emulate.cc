@@ -16,6 +16,7 @@
 #include <unordered_map>
 
 #include "graph/graph_builder.h"
+#include "report/json.h"
 #include "sim/replay_trace.h"
 
 namespace powertrain::emulate {
@@ -582,13 +583,6 @@ class Pipeline {
   std::vector<Unit> units_;
 };
 
-nlohmann::json breakdown_json(const sim::Breakdown& b) {
-  return {{"exposed_compute", b.exposed_compute},
-          {"exposed_communication", b.exposed_communication},
-          {"overlapped", b.overlapped},
-          {"other", b.other}};
-}
-
 }  // namespace
 
 core::Result<EmulationResult> emulate_traces(const std::vector<ProcessTrace>& processes,
@@ -631,7 +625,7 @@ std::string summary_json(const EmulationResult& r) {
       {"steps", steps},
       {"iteration_rule", detected ? "repeated block of operations ending the trace (find_steps)"
                                   : "whole trace (no repeated block with a host sync found)"},
-      {"predicted_breakdown", breakdown_json(r.job_breakdown)},
+      {"predicted_breakdown", report::breakdown_json(r.job_breakdown)},
       {"predicted_gpu_utilization", r.job_gpu_utilization},
       {"predicted_gpu_span_s", r.job_gpu_span_s},
       {"modelled_energy_j_per_step", r.energy_j_per_step},
@@ -657,7 +651,7 @@ std::string summary_json(const EmulationResult& r) {
                      {"representative_rank", k.representative_rank},
                      {"predicted_step_s", k.step_s},
                      {"steps", k.steps},
-                     {"predicted_breakdown", breakdown_json(k.breakdown)},
+                     {"predicted_breakdown", report::breakdown_json(k.breakdown)},
                      {"predicted_gpu_utilization", k.gpu_utilization},
                      {"predicted_gpu_span_s", k.gpu_span_s},
                      {"modelled_energy_j_per_step", k.energy_j_per_step},

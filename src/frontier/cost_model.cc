@@ -398,14 +398,14 @@ std::optional<ConvexFit> convex_exponential(const std::vector<QuantizedOption>& 
 
 }  // namespace
 
-core::Result<InstructionCostModel> build_cost_model(const InstructionProfile& profile,
+core::Result<InstructionCostModel> build_cost_model(const profile::InstructionProfile& profile,
                                                     double unit_time_s, double p_blocking_w,
                                                     CostModelKind kind, Quantization quantization,
                                                     FitMethod method) {
   const std::string what =
       fmt::format("stage {} {}", profile.stage, pipeline::instruction_name(profile.kind));
   std::vector<QuantizedOption> quantized;
-  for (const MeasuredOption& m : profile.options) {
+  for (const profile::MeasuredOption& m : profile.options) {
     const auto units = quantize_checked(m.time_s, unit_time_s, quantization);
     if (!units) {
       return core::Error{

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "core/result.h"
-#include "frontier/profile.h"
+#include "profile/profile.h"
 
 namespace powertrain::frontier {
 
@@ -98,9 +98,9 @@ class InstructionCostModel {
   static InstructionCostModel from_costs(int min_units, std::vector<double> costs,
                                          double unit_time_s);
 
-  friend core::Result<InstructionCostModel> build_cost_model(const InstructionProfile&, double,
-                                                             double, CostModelKind, Quantization,
-                                                             FitMethod);
+  friend core::Result<InstructionCostModel> build_cost_model(const profile::InstructionProfile&,
+                                                             double, double, CostModelKind,
+                                                             Quantization, FitMethod);
 
  private:
   int min_units_ = 0;
@@ -126,7 +126,7 @@ std::vector<QuantizedOption> pareto_filter_measured_time(
 /// An exponential fit that fails or is concave falls back (FitReport::fallback) to the noise
 /// filter, then to the convex hull; it is never an error. Errors: a time that is more than
 /// kMaxUnitsPerInstruction units of τ (names stage, instruction and clock).
-core::Result<InstructionCostModel> build_cost_model(const InstructionProfile& profile,
+core::Result<InstructionCostModel> build_cost_model(const profile::InstructionProfile& profile,
                                                     double unit_time_s, double p_blocking_w,
                                                     CostModelKind kind, Quantization quantization,
                                                     FitMethod method = FitMethod::kReference);

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <limits>
 
-#include "frontier/max_flow.h"
+#include "flow/max_flow.h"
 
 namespace powertrain::frontier {
 namespace {
@@ -104,7 +104,7 @@ RealizedPlan evaluate_measured(const PlanningProblem& problem, const std::vector
 RealizedPlan all_max_clock_baseline(const PlanningProblem& problem) {
   std::vector<double> times(problem.dag.operations.size()), energies(times.size());
   for (std::size_t v = 0; v < times.size(); ++v) {
-    const MeasuredOption& option = problem.max_clock_option[problem.model_of_operation[v]];
+    const profile::MeasuredOption& option = problem.max_clock_option[problem.model_of_operation[v]];
     times[v] = option.time_s;
     energies[v] = option.energy_j;
   }
@@ -128,7 +128,7 @@ bool pin_fastest_point(const PlanningProblem& problem, Frontier& frontier) {
   // node instead would undo most of the plan's saving when many paths tie (1F1B's identical
   // stages). Terminates: every round moves at least one node one option faster, never back; stops
   // when a critical path has every node at its fastest option already (floor quantization).
-  FlowNetwork network;
+  flow::FlowNetwork network;
   for (;;) {
     const std::vector<double> times = measured_times(problem, pinned);
     std::vector<double> finish(times.size(), 0.0);
@@ -205,7 +205,7 @@ bool pin_fastest_point(const PlanningProblem& problem, Frontier& frontier) {
 double max_clock_energy_at(const PlanningProblem& problem, double iteration_time_s) {
   double busy_energy = 0.0, busy_time = 0.0;
   for (std::size_t v = 0; v < problem.dag.operations.size(); ++v) {
-    const MeasuredOption& option = problem.max_clock_option[problem.model_of_operation[v]];
+    const profile::MeasuredOption& option = problem.max_clock_option[problem.model_of_operation[v]];
     busy_energy += option.energy_j;
     busy_time += option.time_s;
   }

@@ -14,7 +14,7 @@ namespace powertrain::frontier {
 
 using pipeline::InstructionKind;
 
-core::Result<PlanningProblem> build_planning_problem(const Profile& profile,
+core::Result<PlanningProblem> build_planning_problem(const profile::Profile& profile,
                                                      const pipeline::PipelineSpec& spec,
                                                      const PlanningSettings& settings) {
   if (!(settings.unit_time_s > 0.0) || !std::isfinite(settings.unit_time_s) ||
@@ -35,7 +35,8 @@ core::Result<PlanningProblem> build_planning_problem(const Profile& profile,
   if (!dag) return dag.error();
   problem.dag = std::move(*dag);
   const bool recompute = spec.schedule == pipeline::ScheduleKind::kOneFOneBEarlyRecompute;
-  if (auto valid = validate_profile_for_pipeline(profile, spec.num_profile_stages(), recompute);
+  if (auto valid =
+          profile::validate_profile_for_pipeline(profile, spec.num_profile_stages(), recompute);
       !valid) {
     return valid.error();
   }
@@ -72,7 +73,7 @@ core::Result<PlanningProblem> build_planning_problem(const Profile& profile,
     auto key = std::make_pair(op.stage, op.kind);
     auto it = model_index.find(key);
     if (it == model_index.end()) {
-      const InstructionProfile* entry = profile.find(op.stage, op.kind);
+      const profile::InstructionProfile* entry = profile.find(op.stage, op.kind);
       auto model =
           build_cost_model(*entry, settings.unit_time_s, settings.p_blocking_w, settings.cost_model,
                            settings.quantization, settings.fit_method);
@@ -84,7 +85,7 @@ core::Result<PlanningProblem> build_planning_problem(const Profile& profile,
       problem.model_kind.push_back(op.kind);
       problem.max_clock_option.push_back(
           *std::max_element(entry->options.begin(), entry->options.end(),
-                            [](const MeasuredOption& a, const MeasuredOption& b) {
+                            [](const profile::MeasuredOption& a, const profile::MeasuredOption& b) {
                               return a.frequency_mhz < b.frequency_mhz;
                             }));
     }

@@ -6,9 +6,9 @@
 
 #include "core/result.h"
 #include "frontier/cost_model.h"
-#include "frontier/profile.h"
 #include "pipeline/operation_dag.h"
 #include "pipeline/schedule.h"
+#include "profile/profile.h"
 
 namespace powertrain::frontier {
 
@@ -36,7 +36,8 @@ struct PlanningProblem {
   std::vector<int> model_of_operation;  // per node, index into models
   std::vector<int> model_stage;         // per model: profile stage (-1 for constants)
   std::vector<pipeline::InstructionKind> model_kind;
-  std::vector<MeasuredOption> max_clock_option;  // per model: the highest measured clock (baseline)
+  std::vector<profile::MeasuredOption>
+      max_clock_option;  // per model: the highest measured clock (baseline)
 
   const InstructionCostModel& model_of(int operation) const {
     return models[static_cast<std::size_t>(
@@ -50,7 +51,7 @@ struct PlanningProblem {
 /// an instruction longer than kMaxUnitsPerInstruction τ, T* above 10^9 τ or more than
 /// kMaxFrontierUnits τ between T* and T_min — each naming the profile file. A failed or concave
 /// fit is not an error: see FitReport::fallback and fit_fallback_summary.
-core::Result<PlanningProblem> build_planning_problem(const Profile& profile,
+core::Result<PlanningProblem> build_planning_problem(const profile::Profile& profile,
                                                      const pipeline::PipelineSpec& spec,
                                                      const PlanningSettings& settings);
 

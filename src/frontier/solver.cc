@@ -7,9 +7,19 @@
 #include <cmath>
 #include <limits>
 
-#include "frontier/max_flow.h"
+#include "flow/contraction.h"
+#include "flow/max_flow.h"
 
 namespace powertrain::frontier {
+
+using flow::ArcContraction;
+using flow::BoundedArc;
+using flow::CutOutcome;
+using flow::FlowNetwork;
+using flow::FlowWarmStart;
+using flow::IncrementalMinCut;
+using flow::MinCut;
+
 namespace {
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
@@ -94,6 +104,47 @@ std::vector<int> Frontier::durations_at(std::size_t point) const {
 
 namespace {
 
+// Undoes the slow-downs that lie on a path longer than T − τ (`through`: the longest path through
+// each instruction); when none does — which cannot happen, as every critical path crosses the cut
+// forward — undoes them all. Undone entries of `lengthened` become −1.
+void revert_slowdowns(const std::vector<int>& through, int makespan, std::vector<int>& lengthened,
+                      std::vector<int>& d, SolverStats& stats) {
+  bool reverted = false;
+  for (int& v : lengthened) {
+    if (v >= 0 && through[v] > makespan - 1) {
+      --d[v];
+      v = -1;
+      reverted = true;
+      ++stats.reverted_slowdowns;
+    }
+  }
+  if (!reverted) {
+    for (int& v : lengthened) {
+      if (v >= 0) {
+        --d[v];
+        v = -1;
+      }
+    }
+  }
+}
+
+// Appends this step's changed instructions once each, with their final durations (a revert may
+// have restored some). `touched` is all zero before and after.
+void record_changes(const std::vector<int>& changed, const std::vector<int>& d,
+                    std::vector<char>& touched, Frontier& frontier) {
+  for (int v : changed) {
+    if (!touched[v]) {
+      touched[v] = 1;
+      frontier.changes.push_back({v, d[v]});
+    }
+  }
+  for (std::size_t i = frontier.change_offsets.back(); i < frontier.changes.size(); ++i) {
+    DurationChange& change = frontier.changes[i];
+    change.units = d[change.operation];
+    touched[change.operation] = 0;
+  }
+}
+
 // The pre-issue-12 step, kept as the reference the incremental engine is tested against: each step
 // rebuilds the critical DAG, its contraction and the flow network from scratch.
 Frontier solve_reference(const PlanningProblem& problem, const SolverOptions& options) {
@@ -118,7 +169,7 @@ Frontier solve_reference(const PlanningProblem& problem, const SolverOptions& op
   FlowNetwork network;
   FlowWarmStart warm_start;
   std::vector<BoundedArc> arcs, raw_arcs;
-  std::vector<int> out_degree, in_degree, parent, compact;
+  ArcContraction contraction;
   std::vector<int> in_node(n), out_node(n), critical_ops;
   std::vector<int> lengthened, changed;
   std::vector<char> touched(n, 0);
@@ -175,56 +226,28 @@ Frontier solve_reference(const PlanningProblem& problem, const SolverOptions& op
         }
       }
     }
-    // Contract each uncapacitated arc x→y where x has no other out-arc or y no other in-arc: some
-    // minimum cut keeps x and y on the same side (moving the lone end across never raises the cut),
-    // so merging them keeps the optimum and shortens augmenting paths.
-    out_degree.assign(num_nodes, 0);
-    in_degree.assign(num_nodes, 0);
-    for (const BoundedArc& arc : raw_arcs) {
-      ++out_degree[arc.from];
-      ++in_degree[arc.to];
-    }
-    parent.resize(num_nodes);
-    for (int i = 0; i < num_nodes; ++i) parent[i] = i;
-    auto find = [&](int x) {
-      while (parent[x] != x) x = parent[x] = parent[parent[x]];
-      return x;
-    };
-    for (const BoundedArc& arc : raw_arcs) {
-      if (std::isinf(arc.upper) && arc.lower == 0.0 &&
-          (out_degree[arc.from] == 1 || in_degree[arc.to] == 1)) {
-        int a = find(arc.from), b = find(arc.to);
-        if (a == b) continue;
-        if (b == source || b == sink) std::swap(a, b);  // keep the terminals as representatives
-        if (b == source || b == sink) continue;         // never merge source with sink
-        parent[b] = a;
-      }
-    }
-    compact.assign(num_nodes, -1);
-    compact[source] = 0;
-    compact[sink] = 1;
-    int num_compact = 2;
-    for (int i = 2; i < num_nodes; ++i) {
-      const int r = find(i);
-      if (compact[r] < 0) compact[r] = num_compact++;
-    }
+    // Merge the ends of free arcs that some minimum cut never separates (flow/contraction.h).
+    const int num_compact = contraction.contract(
+        num_nodes, static_cast<int>(raw_arcs.size()), source, sink,
+        [&](int k) { return raw_arcs[k].from; }, [&](int k) { return raw_arcs[k].to; },
+        [&](int k) { return std::isinf(raw_arcs[k].upper) && raw_arcs[k].lower == 0.0; });
     arcs.clear();
     for (const BoundedArc& arc : raw_arcs) {
-      const int a = compact[find(arc.from)], b = compact[find(arc.to)];
+      const int a = contraction.node(arc.from), b = contraction.node(arc.to);
       if (a != b) arcs.push_back({a, b, arc.lower, arc.upper});
     }
     MinCut cut =
         options.engine == MaxFlowEngine::kDinic
-            ? min_cut_with_lower_bounds(num_compact, 0, 1, arcs, network, &warm_start)
-            : boost_min_cut_with_lower_bounds(
+            ? flow::min_cut_with_lower_bounds(num_compact, 0, 1, arcs, network, &warm_start)
+            : flow::boost_min_cut_with_lower_bounds(
                   num_compact, 0, 1, arcs, options.engine == MaxFlowEngine::kBoostBoykovKolmogorov);
     if (cut.outcome != CutOutcome::kOptimal) break;  // no finite cut: T_min reached
 
     lengthened.clear();
     changed.clear();
     for (int v : critical_ops) {
-      const bool in_s = cut.source_side[compact[find(in_node[v])]];
-      const bool out_s = cut.source_side[compact[find(out_node[v])]];
+      const bool in_s = cut.source_side[contraction.node(in_node[v])];
+      const bool out_s = cut.source_side[contraction.node(out_node[v])];
       const InstructionCostModel& model = problem.model_of(v);
       if (in_s && !out_s) {
         --d[v];
@@ -240,39 +263,11 @@ Frontier solve_reference(const PlanningProblem& problem, const SolverOptions& op
     // A slowed-down instruction may also lie on a path that had exactly one τ of slack; undo such
     // slow-downs until every path is at most T − τ.
     while (schedule.makespan > makespan - 1) {
-      const std::vector<int> through = longest_through(dag, d, schedule);
-      bool reverted = false;
-      for (int& v : lengthened) {
-        if (v >= 0 && through[v] > makespan - 1) {
-          --d[v];
-          v = -1;
-          reverted = true;
-          ++frontier.stats.reverted_slowdowns;
-        }
-      }
-      if (!reverted) {  // cannot happen: every critical path crosses the cut forward
-        for (int& v : lengthened) {
-          if (v >= 0) {
-            --d[v];
-            v = -1;
-          }
-        }
-      }
+      revert_slowdowns(longest_through(dag, d, schedule), makespan, lengthened, d, frontier.stats);
       forward_pass(dag, d, schedule);
     }
     if (schedule.makespan < makespan - 1) ++frontier.stats.multi_unit_steps;
-    for (int v : changed) {
-      if (!touched[v]) {
-        touched[v] = 1;
-        frontier.changes.push_back({v, d[v]});
-      }
-    }
-    // Record the final durations of changed nodes (a revert may have restored some).
-    for (std::size_t i = frontier.change_offsets.back(); i < frontier.changes.size(); ++i) {
-      DurationChange& change = frontier.changes[i];
-      change.units = d[change.operation];
-      touched[change.operation] = 0;
-    }
+    record_changes(changed, d, touched, frontier);
     ++frontier.stats.iterations;
   }
   if (options.progress)
@@ -388,7 +383,8 @@ Frontier solve_incremental(const PlanningProblem& problem, const SolverOptions& 
   std::vector<int> raw_from, raw_to, raw_op, previous_from, previous_to;
   std::vector<char> raw_free, previous_free;
   std::vector<int> in_node(n, -1), out_node(n, -1);
-  std::vector<int> out_degree, in_degree, parent, compact, compact_arc(n, -1);
+  ArcContraction contraction;
+  std::vector<int> compact_arc(n, -1);
   std::vector<BoundedArc> arcs;
   std::vector<int> lengthened, changed, last_changed;
   std::vector<char> touched(n, 0);
@@ -445,40 +441,14 @@ Frontier solve_incremental(const PlanningProblem& problem, const SolverOptions& 
       }
     } else {
       // Contraction exactly as in solve_reference (same arcs in the same order, same merges).
-      out_degree.assign(num_nodes, 0);
-      in_degree.assign(num_nodes, 0);
-      for (std::size_t k = 0; k < raw_from.size(); ++k) {
-        ++out_degree[raw_from[k]];
-        ++in_degree[raw_to[k]];
-      }
-      parent.resize(num_nodes);
-      for (int i = 0; i < num_nodes; ++i) parent[i] = i;
-      auto find = [&](int x) {
-        while (parent[x] != x) x = parent[x] = parent[parent[x]];
-        return x;
-      };
-      for (std::size_t k = 0; k < raw_from.size(); ++k) {
-        if (raw_free[k] && (out_degree[raw_from[k]] == 1 || in_degree[raw_to[k]] == 1)) {
-          int a = find(raw_from[k]), b = find(raw_to[k]);
-          if (a == b) continue;
-          if (b == source || b == sink) std::swap(a, b);
-          if (b == source || b == sink) continue;
-          parent[b] = a;
-        }
-      }
-      compact.assign(num_nodes, -1);
-      compact[source] = 0;
-      compact[sink] = 1;
-      int num_compact = 2;
-      for (int i = 2; i < num_nodes; ++i) {
-        const int r = find(i);
-        if (compact[r] < 0) compact[r] = num_compact++;
-      }
-      for (int i = 2; i < num_nodes; ++i) compact[i] = compact[find(i)];
+      const int num_compact = contraction.contract(
+          num_nodes, static_cast<int>(raw_from.size()), source, sink,
+          [&](int k) { return raw_from[k]; }, [&](int k) { return raw_to[k]; },
+          [&](int k) { return raw_free[k] != 0; });
       arcs.clear();
       for (int v : critical_ops) compact_arc[v] = -1;
       for (std::size_t k = 0; k < raw_from.size(); ++k) {
-        const int a = compact[raw_from[k]], b = compact[raw_to[k]];
+        const int a = contraction.node(raw_from[k]), b = contraction.node(raw_to[k]);
         if (a == b) continue;
         const int v = raw_op[k];
         if (v >= 0) compact_arc[v] = static_cast<int>(arcs.size());
@@ -495,8 +465,8 @@ Frontier solve_incremental(const PlanningProblem& problem, const SolverOptions& 
     lengthened.clear();
     changed.clear();
     for (int v : critical_ops) {
-      const bool in_s = cut.source_side(compact[in_node[v]]);
-      const bool out_s = cut.source_side(compact[out_node[v]]);
+      const bool in_s = cut.source_side(contraction.node(in_node[v]));
+      const bool out_s = cut.source_side(contraction.node(out_node[v]));
       if (in_s && !out_s) {
         --d[v];
         changed.push_back(v);
@@ -514,39 +484,12 @@ Frontier solve_incremental(const PlanningProblem& problem, const SolverOptions& 
       Schedule schedule;
       schedule.earliest_finish = finish;
       schedule.makespan = makespan_now;
-      const std::vector<int> through = longest_through(dag, d, schedule);
-      bool reverted = false;
-      for (int& v : lengthened) {
-        if (v >= 0 && through[v] > makespan - 1) {
-          --d[v];
-          v = -1;
-          reverted = true;
-          ++frontier.stats.reverted_slowdowns;
-        }
-      }
-      if (!reverted) {
-        for (int& v : lengthened) {
-          if (v >= 0) {
-            --d[v];
-            v = -1;
-          }
-        }
-      }
+      revert_slowdowns(longest_through(dag, d, schedule), makespan, lengthened, d, frontier.stats);
       makespan_now = forward();
     }
     if (makespan_now < makespan - 1) ++frontier.stats.multi_unit_steps;
     for (int v : changed) refresh(v);
-    for (int v : changed) {
-      if (!touched[v]) {
-        touched[v] = 1;
-        frontier.changes.push_back({v, d[v]});
-      }
-    }
-    for (std::size_t i = frontier.change_offsets.back(); i < frontier.changes.size(); ++i) {
-      DurationChange& change = frontier.changes[i];
-      change.units = d[change.operation];
-      touched[change.operation] = 0;
-    }
+    record_changes(changed, d, touched, frontier);
     std::swap(changed, last_changed);
     ++frontier.stats.iterations;
   }

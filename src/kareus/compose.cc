@@ -60,12 +60,12 @@ std::vector<MicrobatchOption> microbatch_frontier(
   return pareto_options(std::move(all));
 }
 
-frontier::Profile options_profile(const StageOptions& options, const std::string& source) {
-  frontier::Profile profile;
+profile::Profile options_profile(const StageOptions& options, const std::string& source) {
+  profile::Profile profile;
   profile.source = source;
   for (std::size_t s = 0; s < options.size(); ++s) {
     for (int kind = 0; kind < 2; ++kind) {
-      frontier::InstructionProfile entry;
+      profile::InstructionProfile entry;
       entry.stage = static_cast<int>(s);
       entry.kind =
           kind == 0 ? pipeline::InstructionKind::kForward : pipeline::InstructionKind::kBackward;

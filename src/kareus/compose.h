@@ -43,7 +43,7 @@ using StageOptions = std::vector<std::array<std::vector<MicrobatchOption>, 2>>;
 
 /// A Perseus profile whose "frequencies" are option codes 1..n, slowest first (so the fastest
 /// option is the one the solver's all-max-clock baseline uses).
-frontier::Profile options_profile(const StageOptions& options, const std::string& source);
+profile::Profile options_profile(const StageOptions& options, const std::string& source);
 
 /// An iteration frontier: planned and realized points.
 struct IterationFrontier {

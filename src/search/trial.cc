@@ -8,9 +8,9 @@
 #include <limits>
 
 #include "frontier/evaluate.h"
-#include "frontier/model_profile.h"
 #include "frontier/problem.h"
 #include "frontier/solver.h"
+#include "profile/model_profile.h"
 #include "workload/memory.h"
 
 namespace powertrain::search {
@@ -18,9 +18,9 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-frontier::ModelJobRequest request_for(const SearchSpec& spec, const ConfigValues& c, int dp,
-                                      int microbatches, int stages) {
-  frontier::ModelJobRequest request;
+profile::ModelJobRequest request_for(const SearchSpec& spec, const ConfigValues& c, int dp,
+                                     int microbatches, int stages) {
+  profile::ModelJobRequest request;
   request.model = spec.model;
   request.gpu = spec.gpu;
   request.tp = c.tp;
@@ -43,7 +43,7 @@ TrialResult invalid(TrialResult r, std::string reason) {
 }
 
 // The structural checks and the memory model; on success also the pp-stage job.
-TrialResult check(const SearchSpec& spec, const Config& config, frontier::ModelJob* job_out) {
+TrialResult check(const SearchSpec& spec, const Config& config, profile::ModelJob* job_out) {
   TrialResult r;
   r.config = config;
   const ConfigValues c = values_of(spec, config);
@@ -66,7 +66,7 @@ TrialResult check(const SearchSpec& spec, const Config& config, frontier::ModelJ
       return invalid(r, fmt::format("interleaving needs microbatches ({}) a multiple of pp ({})",
                                     r.num_microbatches, c.pp));
   }
-  auto job = frontier::build_model_job(request_for(spec, c, r.dp, r.num_microbatches, c.pp));
+  auto job = profile::build_model_job(request_for(spec, c, r.dp, r.num_microbatches, c.pp));
   if (!job) return invalid(r, job.error().message);
   // Memory of the pp-stage layout; interleaving's extra in-flight activations are not modelled.
   auto memory = workload::estimate_memory(job->model, job->parallel, job->partition,
@@ -108,7 +108,7 @@ TrialResult check_config(const SearchSpec& spec, const Config& config) {
 
 TrialResult evaluate_config(const SearchSpec& spec, const Config& config) {
   const auto started = std::chrono::steady_clock::now();
-  frontier::ModelJob job;
+  profile::ModelJob job;
   TrialResult r = check(spec, config, &job);
   auto done = [&](TrialResult out) {
     out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -119,11 +119,11 @@ TrialResult evaluate_config(const SearchSpec& spec, const Config& config) {
   const int v = c.virtual_stages;
   if (v > 1) {
     auto chunked =
-        frontier::build_model_job(request_for(spec, c, r.dp, r.num_microbatches, c.pp * v));
+        profile::build_model_job(request_for(spec, c, r.dp, r.num_microbatches, c.pp * v));
     if (!chunked) return done(invalid(r, chunked.error().message));
     job = std::move(*chunked);
   }
-  const frontier::Profile profile = frontier::generate_profile(job);
+  const profile::Profile profile = profile::generate_profile(job);
 
   // Once-per-iteration work (gradient reduction, optimizer step) at the highest clock: a constant
   // node per GPU, whose energy above blocking power is added to every point.

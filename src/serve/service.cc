@@ -12,9 +12,9 @@
 #include "core/csv.h"
 #include "frontier/evaluate.h"
 #include "frontier/problem.h"
-#include "frontier/profile.h"
 #include "frontier/solver.h"
 #include "pipeline/schedule.h"
+#include "profile/profile.h"
 #include "serve/profiling.h"
 
 namespace powertrain::serve {
@@ -164,7 +164,7 @@ core::Result<frontier::PlanningProblem> build_problem(const std::string& csv, in
                                                       const std::string& source) {
   auto table = core::parse_csv(csv, source);
   if (!table) return table.error();
-  auto profile = frontier::parse_profile(*table);
+  auto profile = profile::parse_profile(*table);
   if (!profile) return profile.error();
   auto schedule = pipeline::parse_schedule(schedule_name);
   if (!schedule || *schedule == pipeline::ScheduleKind::kInterleavedOneFOneB) {
@@ -453,10 +453,10 @@ std::optional<FieldError> parse_rank_info(const std::string& body, const JobInfo
   }
   for (const auto& f : *it) {
     if (!f.is_number_integer() || f.get<long long>() < 1 ||
-        f.get<long long>() > frontier::kMaxProfileFrequencyMhz) {
-      return FieldError{"available_frequencies",
-                        fmt::format("expected integer clocks in MHz, 1 to {}",
-                                    frontier::kMaxProfileFrequencyMhz)};
+        f.get<long long>() > profile::kMaxProfileFrequencyMhz) {
+      return FieldError{
+          "available_frequencies",
+          fmt::format("expected integer clocks in MHz, 1 to {}", profile::kMaxProfileFrequencyMhz)};
     }
     out.available_frequencies.push_back(static_cast<int>(f.get<long long>()));
   }
@@ -872,7 +872,7 @@ std::size_t Service::current_point(const Job& job) const {
   const auto& stored = job.frontier->stored;
   const double t_prime = straggler_time_s(job, stored.points.back().time_s);
   if (t_prime <= 0.0) return stored.points.size() - 1;  // no straggler: T_min
-  return frontier::decide(stored, t_prime).point;
+  return report::decide(stored, t_prime).point;
 }
 
 void Service::refresh_served(Job& job) const {
@@ -1383,11 +1383,10 @@ Response Service::post_profile(const std::string& job_id, const Request& request
         int stage = 0, frequency = 0;
         double time = 0, energy = 0;
         std::optional<FieldError> e =
-            get_int(row, "stage", 0, frontier::kMaxProfileStages - 1, true, stage);
-        if (!e)
-          e = get_int(row, "frequency", 1, frontier::kMaxProfileFrequencyMhz, true, frequency);
-        if (!e) e = get_number(row, "time", 0, frontier::kMaxProfileTimeS, true, true, time);
-        if (!e) e = get_number(row, "energy", 0, frontier::kMaxProfileEnergyJ, true, true, energy);
+            get_int(row, "stage", 0, profile::kMaxProfileStages - 1, true, stage);
+        if (!e) e = get_int(row, "frequency", 1, profile::kMaxProfileFrequencyMhz, true, frequency);
+        if (!e) e = get_number(row, "time", 0, profile::kMaxProfileTimeS, true, true, time);
+        if (!e) e = get_number(row, "energy", 0, profile::kMaxProfileEnergyJ, true, true, energy);
         if (!e && (!row.contains("instruction") || !row["instruction"].is_string() ||
                    !pipeline::parse_profiled_instruction(row["instruction"].get<std::string>()))) {
           e = FieldError{"instruction", "expected forward, backward or recompute"};
@@ -1521,7 +1520,7 @@ Response Service::get_frontier(const std::string& job_id, const std::string& que
   if (!job.stragglers.empty()) {
     const double t_min = points.back().time_s;
     const double t_prime = straggler_time_s(job, t_min);
-    const auto decision = frontier::decide(f.stored, t_prime);
+    const auto decision = report::decide(f.stored, t_prime);
     const double blocking_w = f.p_blocking_w * f.num_gpus;
     const auto& chosen = points[decision.point];
     const double energy = chosen.energy_j + blocking_w * (t_prime - chosen.time_s);

@@ -17,7 +17,7 @@
 #include <thread>
 #include <vector>
 
-#include "frontier/plan_store.h"
+#include "report/plan_store.h"
 #include "serve/profiling.h"
 #include "serve/store.h"
 
@@ -61,7 +61,7 @@ struct RankInfo {
 
 /// A frontier as the server stores and serves it.
 struct ServedFrontier {
-  frontier::StoredFrontier stored;  // points slowest first, plans as changes
+  report::StoredFrontier stored;  // points slowest first, plans as changes
   double unit_time_s = 0.0;
   double p_blocking_w = 0.0;
   int num_gpus = 0;

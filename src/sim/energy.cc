@@ -1,4 +1,4 @@
-// Energy from the device model's power terms: P = static + dynamic × activity × (f/f_max) × v(f)²
+// Energy from the device model's power terms: P = static + device::dynamic_power_w × activity
 // (device/gpu.h), integrated over the replayed tasks; the GPU draws static power all window long.
 #include "sim/energy.h"
 
@@ -46,8 +46,9 @@ EnergyReport timeline_energy(const graph::ExecutionGraph& graph,
   report.gpu = gpu.name;
   const double f_max = gpu.max_clock_mhz();
   report.clock_mhz = clock_mhz > 0.0 ? std::min(clock_mhz, f_max) : f_max;
-  const double v = device::relative_voltage(gpu, gpu.dvfs, report.clock_mhz);
-  const double dynamic_w = gpu.dvfs.dynamic_power_w * (report.clock_mhz / f_max) * v * v;
+  // The device model's power formula; measured durations already include any power capping,
+  // so the clock is not lowered here (above_power_limit flags a modelled average above the cap).
+  const double dynamic_w = device::dynamic_power_w(gpu, gpu.dvfs, report.clock_mhz);
   const double activity[3] = {1.0, gpu.dvfs.memory_activity, gpu.dvfs.collective_activity};
 
   // Classify each name once per rank: kernel names repeat a lot.
@@ -116,7 +117,7 @@ EnergyReport replay_energy(const graph::ExecutionGraph& graph, const ReplayResul
 
 EnergyReport replay_energy(const graph::ExecutionGraph& graph, const ReplayResult& replay,
                            const StepMetrics& replay_metrics) {
-  const core::Result<device::GpuSpec> gpu = device::find_gpu("a100-sxm");
+  const core::Result<device::GpuSpec> gpu = device::find_gpu(device::kDefaultGpu);
   return replay_energy(graph, replay, replay_metrics, gpu.value());
 }
 

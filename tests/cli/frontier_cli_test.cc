@@ -16,8 +16,8 @@
 
 #include "cli_runner.h"
 #include "core/csv.h"
-#include "frontier/example_profile.h"
-#include "frontier/profile.h"
+#include "profile/example_profile.h"
+#include "profile/profile.h"
 
 namespace powertrain {
 namespace {
@@ -217,8 +217,8 @@ TEST_F(FrontierCliTest, OutputUnderARegularFile) {
   const fs::path profile = write("good.csv", kGoodProfile);
   const fs::path file = write("file", "not a directory\n");
   const fs::path target = file / "out";
-  const RunResult result = run(
-      {"frontier", "--profile", profile.string(), "--p-blocking-w", "100", "--out", target.string()});
+  const RunResult result = run({"frontier", "--profile", profile.string(), "--p-blocking-w", "100",
+                                "--out", target.string()});
   expect_one_line_error(result, "frontier", {target.string()});
   EXPECT_EQ(slurp(file), "not a directory\n");
   EXPECT_TRUE(fs::is_regular_file(file));
@@ -242,8 +242,8 @@ TEST_F(FrontierCliTest, OutputInReadOnlyDirectory) {
   fs::create_directory(parent);
   fs::permissions(parent, fs::perms::owner_read | fs::perms::owner_exec);
   const fs::path target = parent / "out";
-  const RunResult result = run(
-      {"frontier", "--profile", profile.string(), "--p-blocking-w", "100", "--out", target.string()});
+  const RunResult result = run({"frontier", "--profile", profile.string(), "--p-blocking-w", "100",
+                                "--out", target.string()});
   fs::permissions(parent, fs::perms::owner_all);
   expect_one_line_error(result, "frontier", {target.string()});
   expect_no_output(target);
@@ -397,12 +397,12 @@ TEST_F(FrontierCliTest, LookupPrintsOneListPerStage) {
   EXPECT_EQ(result.out[0], '[');
   // The list is everything before the first comment line.
   const std::string list = result.out.substr(0, result.out.find('#'));
-  auto table = core::parse_csv(frontier::example_profile_csv(), "example");
+  auto table = core::parse_csv(profile::example_profile_csv(), "example");
   ASSERT_TRUE(table.ok());
-  auto profile = frontier::parse_profile(*table);
+  auto profile = profile::parse_profile(*table);
   ASSERT_TRUE(profile.ok());
   const int stages = profile->num_stages();
-  EXPECT_EQ(stages, frontier::ExampleDefaults{}.stages);
+  EXPECT_EQ(stages, profile::ExampleDefaults{}.stages);
   EXPECT_EQ(count_char(list, '['), static_cast<std::size_t>(stages) + 1) << list;
   EXPECT_EQ(count_char(list, ']'), static_cast<std::size_t>(stages) + 1) << list;
   EXPECT_TRUE(contains(list, "('forward', "));
@@ -424,9 +424,9 @@ TEST_F(FrontierCliTest, ExampleProfileMatchesCommittedFile) {
   ASSERT_EQ(result.exit_code, 0) << result.err;
   auto table = core::parse_csv(result.out, "example-profile output");
   ASSERT_TRUE(table.ok()) << table.error().message;
-  auto profile = frontier::parse_profile(*table);
+  auto profile = profile::parse_profile(*table);
   ASSERT_TRUE(profile.ok()) << profile.error().message;
-  EXPECT_EQ(result.out, frontier::example_profile_csv());
+  EXPECT_EQ(result.out, profile::example_profile_csv());
 
   const fs::path committed = fs::path(POWERTRAIN_SOURCE_DIR) / "examples" / "example_profile.csv";
   if (!fs::exists(committed)) {

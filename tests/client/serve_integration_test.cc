@@ -10,10 +10,10 @@
 #include "client/http.h"
 #include "core/csv.h"
 #include "frontier/evaluate.h"
-#include "frontier/example_profile.h"
-#include "frontier/outputs.h"
 #include "frontier/problem.h"
 #include "frontier/solver.h"
+#include "profile/example_profile.h"
+#include "report/frontier_report.h"
 #include "serve/server.h"
 
 namespace powertrain::client {
@@ -26,8 +26,8 @@ struct Reference {
 
 // The example profile's frontier as `powertrain frontier` computes it (4 stages, 8 microbatches).
 Reference reference() {
-  auto table = core::parse_csv(frontier::example_profile_csv(), "example");
-  auto profile = frontier::parse_profile(*table);
+  auto table = core::parse_csv(profile::example_profile_csv(), "example");
+  auto profile = profile::parse_profile(*table);
   pipeline::PipelineSpec spec;
   spec.num_gpus = 4;
   spec.num_microbatches = 8;
@@ -88,14 +88,14 @@ TEST(ClientWithServe, RegisterScheduleResultsAndStraggler) {
   // The infrastructure posts the profile (not the client's job).
   HttpClient http(*parse_url(url));
   const nlohmann::json profile = {
-      {"csv", frontier::example_profile_csv()}, {"microbatches", 8}, {"p_blocking_w", 120.0}};
+      {"csv", profile::example_profile_csv()}, {"microbatches", 8}, {"p_blocking_w", 120.0}};
   auto posted = http.request("POST", "/profile/" + job_id, profile.dump(), 60.0);
   ASSERT_TRUE(posted) << posted.error().message;
   ASSERT_EQ(posted->status, 202) << posted->body;
 
   const Reference ref = reference();
   const std::size_t last = ref.solved.points.size() - 1;
-  const auto t_min_plans = frontier::gpu_plans_at(ref.problem, ref.solved.durations_at(last));
+  const auto t_min_plans = report::gpu_plans_at(ref.problem, ref.solved.durations_at(last));
   for (int rank = 0; rank < 4; ++rank) {
     Client& c = *ranks[rank];
     ASSERT_TRUE(c.wait_for_schedule(30.0)) << c.status().last_background_error;
@@ -135,7 +135,7 @@ TEST(ClientWithServe, RegisterScheduleResultsAndStraggler) {
     }
   }
   ASSERT_LT(point, last);
-  const auto straggler_plans = frontier::gpu_plans_at(ref.problem, ref.solved.durations_at(point));
+  const auto straggler_plans = report::gpu_plans_at(ref.problem, ref.solved.durations_at(point));
   for (int rank = 0; rank < 4; ++rank) {
     Client& c = *ranks[rank];
     // The refresh queued by the last step end ran before the report; fetch again.

@@ -9,9 +9,9 @@
 
 #include "core/csv.h"
 #include "frontier/evaluate.h"
-#include "frontier/outputs.h"
 #include "frontier/problem.h"
 #include "frontier/solver.h"
+#include "report/frontier_report.h"
 
 namespace powertrain::frontier {
 namespace {
@@ -41,7 +41,7 @@ TEST_P(GoldenFrontier, MatchesReferenceSolver) {
   if (!fs::exists(profile_path) || !fs::exists(golden_path)) {
     GTEST_SKIP() << "real data not found at " << data_dir() << " (needs ../shared/data/perseus)";
   }
-  auto profile = read_profile(profile_path.string());
+  auto profile = profile::read_profile(profile_path.string());
   ASSERT_TRUE(profile.ok()) << profile.error().message;
   pipeline::PipelineSpec spec;
   spec.num_gpus = 8;
@@ -111,7 +111,7 @@ INSTANTIATE_TEST_SUITE_P(Perseus, GoldenFrontier,
 TEST(RealizedPlans, CeilQuantizationIsNeverSlowerThanPlanned) {
   const fs::path profile_path = data_dir() / "gpt3-175b+a100_sxm_bf16.csv";
   if (!fs::exists(profile_path)) GTEST_SKIP() << "real data not found at " << profile_path;
-  auto profile = read_profile(profile_path.string());
+  auto profile = profile::read_profile(profile_path.string());
   ASSERT_TRUE(profile.ok());
   for (auto schedule : {pipeline::ScheduleKind::kOneFOneB, pipeline::ScheduleKind::kGPipe}) {
     pipeline::PipelineSpec spec;
@@ -139,7 +139,7 @@ TEST(PaperTable6, IntrinsicSavingsAtTMinNearPaper) {
   // Perseus Table 6 (A100, 12 microbatches): 15.20 %. The planned savings use the paper's baseline.
   const fs::path profile_path = data_dir() / "gpt3-175b+a100_sxm_bf16.csv";
   if (!fs::exists(profile_path)) GTEST_SKIP() << "real data not found at " << profile_path;
-  auto profile = read_profile(profile_path.string());
+  auto profile = profile::read_profile(profile_path.string());
   ASSERT_TRUE(profile.ok());
   pipeline::PipelineSpec spec;
   spec.num_gpus = 8;
@@ -159,7 +159,7 @@ TEST(PaperTable6, IntrinsicSavingsAtTMinNearPaper) {
   const double t_star = frontier.points.front().time_units * settings.unit_time_s;
   double previous = -1.0;
   bool passed_t_star = false;
-  for (double slowdown : default_straggler_slowdowns()) {
+  for (double slowdown : study::default_straggler_slowdowns()) {
     const StragglerOutcome outcome = straggler_outcome(*problem, frontier, slowdown);
     const bool beyond = outcome.straggler_time_s > t_star;
     if (!beyond) {

@@ -14,8 +14,8 @@
 #include "core/csv.h"
 #include "frontier/evaluate.h"
 #include "frontier/problem.h"
-#include "frontier/profile.h"
 #include "frontier/solver.h"
+#include "profile/profile.h"
 
 namespace powertrain::frontier {
 namespace {
@@ -102,7 +102,7 @@ TEST(PinFastestPoint, NeverSlowerThanMaxClockAndCloseToTheExhaustiveOptimum) {
   for (int trial = 0; trial < 40; ++trial) {
     auto table = core::parse_csv(random_profile_csv(rng, 2), fmt::format("trial {}", trial));
     ASSERT_TRUE(table.ok());
-    auto profile = parse_profile(*table);
+    auto profile = profile::parse_profile(*table);
     ASSERT_TRUE(profile.ok()) << profile.error().message;
     pipeline::PipelineSpec spec;
     spec.num_gpus = 2;

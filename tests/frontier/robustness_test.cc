@@ -77,7 +77,7 @@ TEST(Robustness, NoisyRealProfilesAreNeverRefusedAndNeverSlowerThanMaxClock) {
       std::mt19937 rng(static_cast<unsigned>(seed));
       auto table = core::parse_csv(noisy_profile(rows, rng), fmt::format("noisy seed {}", seed));
       ASSERT_TRUE(table.ok());
-      auto profile = parse_profile(*table);
+      auto profile = profile::parse_profile(*table);
       ASSERT_TRUE(profile.ok()) << profile.error().message;
       pipeline::PipelineSpec spec;
       spec.num_gpus = 8;
@@ -121,7 +121,7 @@ TEST(Robustness, NoisyRealProfilesAreNeverRefusedAndNeverSlowerThanMaxClock) {
 // A measured set that no convex exponential fits (energy rises with time after a dip) still
 // plans: the fit falls back and says why.
 TEST(Robustness, ConcaveMeasurementsFallBackInsteadOfFailing) {
-  InstructionProfile profile;
+  profile::InstructionProfile profile;
   profile.stage = 0;
   const double times[] = {0.010, 0.011, 0.012, 0.013, 0.014, 0.015};
   const double energies[] = {10.0, 9.95, 9.85, 9.6, 9.0, 7.0};  // concave decreasing
@@ -140,10 +140,10 @@ TEST(Robustness, ConcaveMeasurementsFallBackInsteadOfFailing) {
   }
 }
 
-core::Result<Profile> profile_from(const std::string& text) {
+core::Result<profile::Profile> profile_from(const std::string& text) {
   auto table = core::parse_csv(text, "p.csv");
   if (!table) return table.error();
-  return parse_profile(*table);
+  return profile::parse_profile(*table);
 }
 
 TEST(ProfileRanges, HostileNumbersAreOneLineErrorsNamingFileLineAndField) {
@@ -228,7 +228,7 @@ TEST(WorkBounds, HugeUnitCountsAreRefusedWithAReasonInsteadOfOverflowingOrHangin
 }
 
 TEST(Quantization, CeilKeepsTheFastestMeasuredClockPerTimeUnit) {
-  InstructionProfile profile;
+  profile::InstructionProfile profile;
   // 1410 and 1395 MHz both ceil to 51 units of 1 ms; 1395 is slower but cheaper.
   profile.options = {{1410, 0.0501, 24.0, 2},
                      {1395, 0.0504, 23.5, 3},

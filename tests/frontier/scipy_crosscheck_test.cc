@@ -8,11 +8,10 @@
 #include <filesystem>
 #include <string>
 
+#include "../support/run_command.h"
 #include "core/csv.h"
 #include "frontier/cost_model.h"
-#include "frontier/profile.h"
-
-#include "../support/run_command.h"
+#include "profile/profile.h"
 
 namespace powertrain::frontier {
 namespace {
@@ -38,14 +37,14 @@ TEST_P(ScipyCrossCheck, ReferenceFitMatchesCurveFit) {
   const fs::path script = fs::path(POWERTRAIN_SOURCE_DIR) / "tests" / "python" / "reference_fit.py";
   if (!fs::exists(profile_path)) GTEST_SKIP() << "real data not found at " << profile_path;
   if (!fs::exists("/usr/bin/python3")) GTEST_SKIP() << "no /usr/bin/python3";
-  const auto [csv, status] =
-      run_command("/usr/bin/python3 '" + script.string() + "' '" + profile_path.string() + "' " +
-          std::to_string(c.unit_time_s) + " " + std::to_string(c.p_blocking_w) + " 2>/dev/null");
+  const auto [csv, status] = run_command(
+      "/usr/bin/python3 '" + script.string() + "' '" + profile_path.string() + "' " +
+      std::to_string(c.unit_time_s) + " " + std::to_string(c.p_blocking_w) + " 2>/dev/null");
   if (status == 2) GTEST_SKIP() << "python3-scipy/python3-numpy not installed";
   ASSERT_EQ(status, 0) << csv;
   auto table = core::parse_csv(csv, "reference_fit.py output");
   ASSERT_TRUE(table.ok()) << table.error().message;
-  auto profile = read_profile(profile_path.string());
+  auto profile = profile::read_profile(profile_path.string());
   ASSERT_TRUE(profile.ok()) << profile.error().message;
   ASSERT_EQ(table->rows.size(), profile->entries.size());
 
@@ -54,7 +53,7 @@ TEST_P(ScipyCrossCheck, ReferenceFitMatchesCurveFit) {
     const int stage = std::stoi(row.fields[0]);
     const auto kind = pipeline::parse_profiled_instruction(row.fields[1]);
     ASSERT_TRUE(kind.has_value()) << row.fields[1];
-    const InstructionProfile* entry = profile->find(stage, *kind);
+    const profile::InstructionProfile* entry = profile->find(stage, *kind);
     ASSERT_NE(entry, nullptr);
     auto model =
         build_cost_model(*entry, c.unit_time_s, c.p_blocking_w, CostModelKind::kExponential,

@@ -13,9 +13,9 @@
 #include <string>
 
 #include "frontier/evaluate.h"
-#include "frontier/model_profile.h"
 #include "frontier/problem.h"
-#include "frontier/profile.h"
+#include "profile/model_profile.h"
+#include "profile/profile.h"
 
 namespace powertrain::frontier {
 namespace {
@@ -290,7 +290,7 @@ TEST(FrontierSolver, IncrementalEngineIsBitIdenticalToTheReferenceOnThePerseusPr
   for (const Case& c : cases) {
     const auto path = dir / c.profile;
     if (!std::filesystem::exists(path)) GTEST_SKIP() << "real data not found at " << path;
-    auto profile = read_profile(path.string());
+    auto profile = profile::read_profile(path.string());
     ASSERT_TRUE(profile.ok()) << profile.error().message;
     pipeline::PipelineSpec spec;
     spec.schedule = c.schedule;
@@ -305,19 +305,19 @@ TEST(FrontierSolver, IncrementalEngineIsBitIdenticalToTheReferenceOnThePerseusPr
     ASSERT_GT(reference.points.size(), 500u);
     expect_identical(solve_with(*problem, true), reference, c.profile);
   }
-  ModelJobRequest request;
+  profile::ModelJobRequest request;
   request.model = "gpt3-175b";
   request.gpu = "a100-sxm";
   request.tp = 8;
   request.pp = 4;
-  auto job = build_model_job(request);
+  auto job = profile::build_model_job(request);
   ASSERT_TRUE(job.ok()) << job.error().message;
   pipeline::PipelineSpec spec;
   spec.num_gpus = 4;
   spec.num_microbatches = 16;
   PlanningSettings settings;
   settings.p_blocking_w = job->gpu.p_blocking_w;
-  auto problem = build_planning_problem(generate_profile(*job), spec, settings);
+  auto problem = build_planning_problem(profile::generate_profile(*job), spec, settings);
   ASSERT_TRUE(problem.ok()) << problem.error().message;
   expect_identical(solve_with(*problem, true), solve_with(*problem, false), "gpt3-175b model");
 }
@@ -325,19 +325,19 @@ TEST(FrontierSolver, IncrementalEngineIsBitIdenticalToTheReferenceOnThePerseusPr
 TEST(FrontierSolver, IncrementalEngineIsBitIdenticalToTheReferenceOnALargerModelPipeline) {
   // 8 stages x 24 microbatches of the built-in GPT-3 175B model (~4,400 steps on critical DAGs
   // of ~700 nodes): many warm steps with several augmenting phases each.
-  ModelJobRequest request;
+  profile::ModelJobRequest request;
   request.model = "gpt3-175b";
   request.gpu = "a100-sxm";
   request.tp = 8;
   request.pp = 8;
-  auto job = build_model_job(request);
+  auto job = profile::build_model_job(request);
   ASSERT_TRUE(job.ok()) << job.error().message;
   pipeline::PipelineSpec spec;
   spec.num_gpus = 8;
   spec.num_microbatches = 24;
   PlanningSettings settings;
   settings.p_blocking_w = job->gpu.p_blocking_w;
-  auto problem = build_planning_problem(generate_profile(*job), spec, settings);
+  auto problem = build_planning_problem(profile::generate_profile(*job), spec, settings);
   ASSERT_TRUE(problem.ok()) << problem.error().message;
   const Frontier reference = solve_with(*problem, false);
   ASSERT_GT(reference.points.size(), 4000u);

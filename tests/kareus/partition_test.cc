@@ -3,13 +3,13 @@
 
 #include <gtest/gtest.h>
 
-#include "frontier/model_profile.h"
+#include "profile/model_profile.h"
 
 namespace powertrain::kareus {
 namespace {
 
-frontier::ModelJob llama_job(bool sequence_parallel) {
-  frontier::ModelJobRequest r;
+profile::ModelJob llama_job(bool sequence_parallel) {
+  profile::ModelJobRequest r;
   r.model = "llama3.2-3b";
   r.gpu = "a100-sxm";
   r.tp = 8;
@@ -17,7 +17,7 @@ frontier::ModelJob llama_job(bool sequence_parallel) {
   r.microbatch_size = 8;
   r.seq_len = 4096;
   r.sequence_parallel = sequence_parallel;
-  auto job = frontier::build_model_job(r);
+  auto job = profile::build_model_job(r);
   EXPECT_TRUE(job.ok());
   return *job;
 }
@@ -37,7 +37,7 @@ Totals totals(const MicrobatchWork& mb) {
 }
 
 TEST(KareusPartition, TensorParallelLayersShareTwoPartitionTypesAndConserveWork) {
-  const frontier::ModelJob job = llama_job(false);
+  const profile::ModelJob job = llama_job(false);
   for (int backward = 0; backward < 2; ++backward) {
     const auto& ops = backward ? job.stages[1].backward : job.stages[1].forward;
     const MicrobatchWork mb = build_microbatch_work(ops, backward, 8);
@@ -63,7 +63,7 @@ TEST(KareusPartition, TensorParallelLayersShareTwoPartitionTypesAndConserveWork)
 }
 
 TEST(KareusPartition, ForwardAttentionPartitionHasTheFigureThreeKernels) {
-  const frontier::ModelJob job = llama_job(false);
+  const profile::ModelJob job = llama_job(false);
   const MicrobatchWork mb = build_microbatch_work(job.stages[1].forward, false, 8);
   const PartitionType* attention = nullptr;
   for (const PartitionType& p : mb.partitions)
@@ -82,7 +82,7 @@ TEST(KareusPartition, ForwardAttentionPartitionHasTheFigureThreeKernels) {
 }
 
 TEST(KareusPartition, SequenceParallelCollectivesArePartitionsToo) {
-  const frontier::ModelJob job = llama_job(true);
+  const profile::ModelJob job = llama_job(true);
   const MicrobatchWork mb = build_microbatch_work(job.stages[1].forward, false, 8);
   bool gather = false, scatter = false;
   for (const PartitionType& p : mb.partitions) {

@@ -5,8 +5,8 @@
 
 #include <random>
 
-#include "frontier/model_profile.h"
 #include "kareus/surrogate.h"
+#include "profile/model_profile.h"
 
 namespace powertrain::kareus {
 namespace {
@@ -68,13 +68,13 @@ TEST(KareusSurrogate, FitsASmoothFunction) {
 }
 
 PartitionType llama_attention_partition() {
-  frontier::ModelJobRequest r;
+  profile::ModelJobRequest r;
   r.model = "llama3.2-3b";
   r.tp = 8;
   r.pp = 2;
   r.microbatch_size = 8;
   r.seq_len = 4096;
-  auto job = frontier::build_model_job(r);
+  auto job = profile::build_model_job(r);
   EXPECT_TRUE(job.ok());
   MicrobatchWork mb = build_microbatch_work(job->stages[1].forward, false, 8);
   for (const PartitionType& p : mb.partitions)

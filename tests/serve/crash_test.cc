@@ -13,7 +13,7 @@
 #include <set>
 #include <thread>
 
-#include "frontier/example_profile.h"
+#include "profile/example_profile.h"
 #include "serve/client.h"
 #include "server_process.h"
 
@@ -128,7 +128,7 @@ void write_until_killed(unsigned short port, std::mt19937& rng, Acknowledged& ac
     }
     if (rng() % 8 == 0) {  // a profile now and then: its solve may be cut by the kill
       json profile = {
-          {"csv", frontier::example_profile_csv()}, {"microbatches", 4}, {"p_blocking_w", 120.0}};
+          {"csv", profile::example_profile_csv()}, {"microbatches", 4}, {"p_blocking_w", 120.0}};
       r = c.request("POST", "/profile/" + id, profile.dump());
       if (!r || r->status != 202) return;
       std::lock_guard lock(mutex);

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "frontier/example_profile.h"
+#include "profile/example_profile.h"
 #include "serve/client.h"
 
 namespace powertrain::serve {
@@ -158,7 +158,7 @@ TEST_F(ServeHttp, FullCharacterizeQueueAnswers503) {
   };
   const std::string a = job(), b = job();
   const json profile = {
-      {"csv", frontier::example_profile_csv()}, {"microbatches", 4}, {"p_blocking_w", 120.0}};
+      {"csv", profile::example_profile_csv()}, {"microbatches", 4}, {"p_blocking_w", 120.0}};
   auto r = c.request("POST", "/profile/" + encode(a), profile.dump());
   ASSERT_EQ(r->status, 202) << r->body;
   EXPECT_EQ(service_->characterize_queue_depth(), 1u);

@@ -12,10 +12,10 @@
 
 #include "core/csv.h"
 #include "frontier/evaluate.h"
-#include "frontier/example_profile.h"
-#include "frontier/outputs.h"
 #include "frontier/problem.h"
 #include "frontier/solver.h"
+#include "profile/example_profile.h"
+#include "report/frontier_report.h"
 
 namespace powertrain::serve {
 namespace {
@@ -76,8 +76,8 @@ struct Reference {
   frontier::Frontier solved;
 };
 Reference reference(int microbatches) {
-  auto table = core::parse_csv(frontier::example_profile_csv(), "example");
-  auto profile = frontier::parse_profile(*table);
+  auto table = core::parse_csv(profile::example_profile_csv(), "example");
+  auto profile = profile::parse_profile(*table);
   pipeline::PipelineSpec spec;
   spec.num_gpus = 4;
   spec.num_microbatches = microbatches;
@@ -159,7 +159,7 @@ TEST(ServeService, ValidationNamesTheField) {
   EXPECT_EQ(r.status, 422);
   EXPECT_EQ(field_of(r), "profile");
   r = call(*s, "POST", "/profile/" + id,
-           {{"csv", frontier::example_profile_csv()}, {"microbatches", 8}});
+           {{"csv", profile::example_profile_csv()}, {"microbatches", 8}});
   EXPECT_EQ(field_of(r), "p_blocking_w");
 }
 
@@ -207,9 +207,9 @@ TEST(ServeService, ProfileFrontierAndStragglerFollowTopt) {
   auto s = make_service();
   const std::string id = register_job(*s, 2, 4, 2);
   register_ranks(*s, id, 2, 4, 2);
-  Response r = call(
-      *s, "POST", "/profile/" + id,
-      {{"csv", frontier::example_profile_csv()}, {"microbatches", 8}, {"p_blocking_w", 120.0}});
+  Response r =
+      call(*s, "POST", "/profile/" + id,
+           {{"csv", profile::example_profile_csv()}, {"microbatches", 8}, {"p_blocking_w", 120.0}});
   ASSERT_EQ(r.status, 202) << r.body;
   const Reference ref = reference(8);
   const double tau = 1e-3;
@@ -224,7 +224,7 @@ TEST(ServeService, ProfileFrontierAndStragglerFollowTopt) {
                 1e-9);
   }
   auto expect_schedules_at = [&](std::size_t point) {
-    const auto plans = frontier::gpu_plans_at(ref.problem, ref.solved.durations_at(point));
+    const auto plans = report::gpu_plans_at(ref.problem, ref.solved.durations_at(point));
     for (int rank = 0; rank < 16; ++rank) {
       const int stage = (rank / 2) % 4;
       Response sr = call(*s, "GET", fmt::format("/schedule/{}?rank={}", id, rank));
@@ -274,7 +274,7 @@ TEST(ServeService, DelayStragglersFollowTopt) {
   register_ranks(*s, id, 2, 4, 1);
   ASSERT_EQ(
       call(*s, "POST", "/profile/" + id,
-           {{"csv", frontier::example_profile_csv()}, {"microbatches", 8}, {"p_blocking_w", 120.0}})
+           {{"csv", profile::example_profile_csv()}, {"microbatches", 8}, {"p_blocking_w", 120.0}})
           .status,
       202);
   const Reference ref = reference(8);
@@ -304,7 +304,7 @@ TEST(ServeService, DelayStragglersFollowTopt) {
   EXPECT_LT(at_delay, last);
   EXPECT_EQ(body["serving_point"], at_delay);
   EXPECT_EQ(serving(), at_delay);
-  const auto plans = frontier::gpu_plans_at(ref.problem, ref.solved.durations_at(at_delay));
+  const auto plans = report::gpu_plans_at(ref.problem, ref.solved.durations_at(at_delay));
   for (int rank = 0; rank < 8; ++rank) {
     EXPECT_EQ(schedule_of(rank)["frequencies"],
               plan_rows(plans[static_cast<std::size_t>(rank % 4)]))
@@ -322,7 +322,7 @@ TEST(ServeService, DelayStragglersFollowTopt) {
   EXPECT_EQ(json::parse(call(*s, "GET", "/job/" + id).body)["stragglers"].size(), 2u);
   EXPECT_EQ(call(*s, "DELETE", "/straggler/" + id).status, 200);
   EXPECT_EQ(serving(), last);
-  const auto fastest = frontier::gpu_plans_at(ref.problem, ref.solved.durations_at(last));
+  const auto fastest = report::gpu_plans_at(ref.problem, ref.solved.durations_at(last));
   EXPECT_EQ(schedule_of(3)["frequencies"], plan_rows(fastest[3]));
   // Validation: negative delay names the field; both forms at once is refused.
   EXPECT_EQ(field_of(call(*s, "POST", "/straggler/" + id, {{"rank", 1}, {"delay_s", -1.0}})),
@@ -348,7 +348,7 @@ TEST(ServeService, EverythingSurvivesARestart) {
                   .status,
               422);
     // JSON rows instead of CSV text.
-    auto table = core::parse_csv(frontier::example_profile_csv(), "example");
+    auto table = core::parse_csv(profile::example_profile_csv(), "example");
     json rows = json::array();
     for (std::size_t i = 0; i < table->rows.size(); ++i) {
       rows.push_back({{"stage", std::stoi(table->rows[i].fields[0])},

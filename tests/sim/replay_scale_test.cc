@@ -5,21 +5,21 @@
 #include <chrono>
 #include <cstdio>
 
+#include "../support/synthetic_job.h"
 #include "graph/graph_builder.h"
 #include "sim/metrics.h"
 #include "sim/simulator.h"
-#include "sim/synthetic_job.h"
 
 namespace powertrain::sim {
 namespace {
 
 TEST(ReplayScale, BuildAndReplayAMillionEventsExactly) {
-  SyntheticJobSpec spec;
+  test_support::SyntheticJobSpec spec;
   spec.ranks = 8;
   spec.steps = 36;
   spec.layers = 32;
   spec.kernels_per_layer = 12;
-  const std::vector<trace::RankTrace> traces = make_synthetic_job(spec);
+  const std::vector<trace::RankTrace> traces = test_support::make_synthetic_job(spec);
   std::int64_t events = 0;
   for (const trace::RankTrace& t : traces) events += static_cast<std::int64_t>(t.events.size());
   ASSERT_GT(events, 1'000'000);

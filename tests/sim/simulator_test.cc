@@ -4,10 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include "../support/synthetic_job.h"
 #include "graph/graph_builder.h"
 #include "graph/trace_builder.h"
 #include "sim/metrics.h"
-#include "sim/synthetic_job.h"
 
 namespace powertrain::sim {
 namespace {
@@ -311,9 +311,9 @@ TEST(Replay, CriticalPathFollowsTheBindingDependencies) {
 }
 
 TEST(Replay, IsDeterministic) {
-  SyntheticJobSpec spec;
+  test_support::SyntheticJobSpec spec;
   spec.ranks = 3;
-  const ExecutionGraph g = build(make_synthetic_job(spec));
+  const ExecutionGraph g = build(test_support::make_synthetic_job(spec));
   const ReplayResult a = replay(g), b = replay(g);
   EXPECT_EQ(a.start_ns, b.start_ns);
   EXPECT_EQ(a.end_ns, b.end_ns);
@@ -324,11 +324,11 @@ TEST(Replay, IsDeterministic) {
 // replay must reproduce it to the nanosecond, on every rank.
 TEST(Replay, UnchangedSyntheticJobReplaysExactly) {
   for (bool records : {true, false}) {
-    SyntheticJobSpec spec;
+    test_support::SyntheticJobSpec spec;
     spec.ranks = 4;
     spec.steps = 3;
     spec.sync_records = records;
-    const ExecutionGraph g = build(make_synthetic_job(spec));
+    const ExecutionGraph g = build(test_support::make_synthetic_job(spec));
     EXPECT_EQ(g.stats.collective_groups_joined, spec.steps * spec.layers);
     const ReplayResult r = replay(g);
     expect_faithful(g, r);
@@ -342,10 +342,10 @@ TEST(Replay, UnchangedSyntheticJobReplaysExactly) {
 // A what-if that slows one rank's host down: every collective still ends at the same time on all
 // ranks, and the other ranks' steps get longer because they wait for it.
 TEST(Replay, SlowRankDelaysEveryRankThroughCollectives) {
-  SyntheticJobSpec spec;
+  test_support::SyntheticJobSpec spec;
   spec.ranks = 4;
   spec.rank_skew = 0.0;
-  ExecutionGraph g = build(make_synthetic_job(spec));
+  ExecutionGraph g = build(test_support::make_synthetic_job(spec));
   const StepMetrics before = metrics_of_replay(g, replay(g));
   for (std::int32_t v = g.ranks[3].first_task; v < g.ranks[3].end_task; ++v) {
     if (!graph::is_gpu(g.kind[v])) g.duration_ns[v] *= 5;

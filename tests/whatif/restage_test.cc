@@ -10,11 +10,11 @@
 #include <map>
 #include <random>
 
+#include "../support/synthetic_job.h"
 #include "graph/graph_builder.h"
 #include "graph/trace_builder.h"
 #include "sim/metrics.h"
 #include "sim/simulator.h"
-#include "sim/synthetic_job.h"
 #include "trace/kineto_reader.h"
 #include "whatif/layers.h"
 
@@ -225,11 +225,11 @@ TEST(Restage, LayersWithRepeatedKernelsAndForwardOnlyPipelines) {
 
 TEST(Restage, TwoRankAllReducesAreNotPipelineTransfers) {
   // A 2-rank data-parallel job has 2-member all-reduces; they say nothing about microbatches.
-  sim::SyntheticJobSpec spec;
+  test_support::SyntheticJobSpec spec;
   spec.ranks = 2;
   spec.layers = 4;
   spec.kernels_per_layer = 2;
-  auto graph = graph::build_execution_graph(sim::make_synthetic_job(spec));
+  auto graph = graph::build_execution_graph(test_support::make_synthetic_job(spec));
   ASSERT_TRUE(graph.ok());
   auto restaged = restage(*graph, {.stages = 2});
   ASSERT_FALSE(restaged.ok());
@@ -249,12 +249,12 @@ TEST(Restage, RefusesImpossibleShapes) {
   ASSERT_FALSE(huge.ok());
   EXPECT_NE(huge.error().message.find("too large"), std::string::npos);
   // A job whose kernels never repeat has no layers.
-  sim::SyntheticJobSpec spec;
+  test_support::SyntheticJobSpec spec;
   spec.ranks = 1;
   spec.layers = 1;
   spec.kernels_per_layer = 1;
   spec.steps = 1;
-  auto single = graph::build_execution_graph(sim::make_synthetic_job(spec));
+  auto single = graph::build_execution_graph(test_support::make_synthetic_job(spec));
   ASSERT_TRUE(single.ok());
   auto none = restage(*single, {.stages = 2});
   ASSERT_FALSE(none.ok());
@@ -262,10 +262,10 @@ TEST(Restage, RefusesImpossibleShapes) {
 }
 
 TEST(WhatIfDataParallel, CollectivesFollowTheRingBusFactor) {
-  sim::SyntheticJobSpec spec;
+  test_support::SyntheticJobSpec spec;
   spec.ranks = 4;
   spec.layers = 4;
-  auto graph = graph::build_execution_graph(sim::make_synthetic_job(spec));
+  auto graph = graph::build_execution_graph(test_support::make_synthetic_job(spec));
   ASSERT_TRUE(graph.ok());
   const std::int32_t nccl = graph::find_task(*graph, 0, graph->task_name([&] {
     for (std::int32_t t = 0; t < graph->task_count(); ++t)

@@ -3,20 +3,20 @@
 
 #include <gtest/gtest.h>
 
+#include "../support/synthetic_job.h"
 #include "graph/graph_builder.h"
 #include "sim/metrics.h"
 #include "sim/simulator.h"
-#include "sim/synthetic_job.h"
 
 namespace powertrain::whatif {
 namespace {
 
 graph::ExecutionGraph synthetic_graph(int ranks) {
-  sim::SyntheticJobSpec spec;
+  test_support::SyntheticJobSpec spec;
   spec.ranks = ranks;
   spec.steps = 2;
   spec.layers = 6;
-  auto graph = graph::build_execution_graph(sim::make_synthetic_job(spec));
+  auto graph = graph::build_execution_graph(test_support::make_synthetic_job(spec));
   EXPECT_TRUE(graph.ok()) << graph.error().message;
   return std::move(*graph);
 }

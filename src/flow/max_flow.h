@@ -1,0 +1,203 @@
+// Maximum flow (Dinic) and minimum s–t cuts with flow lower bounds: generic graph algorithms on
+// integer node/arc handles, with no knowledge of what the arcs stand for (the frontier solver in
+// src/frontier builds the networks).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace powertrain::flow {
+
+/// A residual flow network with double capacities; +infinity is allowed for uncapacitated arcs.
+/// Arcs are stored in pairs (arc, reverse = arc ^ 1). Memory is kept across reset() for reuse in
+/// a caller's inner loop. Not thread-safe; use one per thread.
+class FlowNetwork {
+ public:
+  /// Clears all arcs and sets the node count. O(nodes).
+  void reset(int num_nodes);
+  /// Adds an arc with capacity ≥ 0 (may be +inf). Returns its id. O(1) amortized.
+  int add_arc(int from, int to, double capacity);
+  /// Dinic's algorithm from `source` to `sink` on the current residual capacities; residuals at or
+  /// below `tolerance` count as zero. Returns the flow added (may be +inf if an all-infinite path
+  /// exists). O(V²E) worst case.
+  double max_flow(int source, int sink, double tolerance);
+  /// Nodes reachable from `source` through arcs with residual > tolerance (1 = reachable).
+  std::vector<char> reachable_from(int source, double tolerance) const;
+  double residual(int arc) const { return residual_[arc]; }
+  /// Starts an arc at a given flow in [0, capacity] (before max_flow, for warm starts).
+  void set_flow(int arc, double flow) {
+    residual_[arc] = original_[arc] - flow;
+    residual_[arc ^ 1] = flow;
+  }
+  /// Flow on an arc returned by add_arc, read from its reverse residual (exact for infinite
+  /// capacities too, where capacity minus residual is not).
+  double flow(int arc) const { return residual_[arc ^ 1]; }
+  /// Sets an arc pair's capacity and residual to zero (used to drop helper arcs between phases).
+  void disable_arc(int arc);
+  int num_nodes() const { return num_nodes_; }
+  int num_arcs() const { return static_cast<int>(to_.size()); }
+
+ private:
+  void build_adjacency();
+  bool build_levels(int source, int sink, double tolerance);
+
+  int num_nodes_ = 0;
+  std::vector<int> from_, to_;
+  std::vector<double> residual_, original_;
+  std::vector<int> adjacency_start_, adjacency_;  // CSR over arcs by tail
+  std::vector<int> level_, next_arc_, queue_;
+  std::vector<int> path_;
+  bool adjacency_valid_ = false;
+};
+
+/// An arc with flow bounds lower ≤ flow ≤ upper (upper may be +inf).
+struct BoundedArc {
+  int from = 0;
+  int to = 0;
+  double lower = 0.0;
+  double upper = 0.0;
+};
+
+enum class CutOutcome {
+  kOptimal,     // a finite minimum cut was found
+  kUnbounded,   // every cut crosses an uncapacitated arc forward: no finite cut exists
+  kInfeasible,  // (two-phase method only) no flow satisfies the lower bounds
+};
+
+/// A cut (S containing the source, T containing the sink) and its capacity
+/// Σ_{S→T} upper − Σ_{T→S} lower.
+struct MinCut {
+  CutOutcome outcome = CutOutcome::kOptimal;
+  double value = 0.0;
+  std::vector<char> source_side;  // 1 for nodes in S
+};
+
+/// True if `sink` is reachable from `source` through arcs with infinite upper bound only, i.e. no
+/// finite cut exists. O(nodes + arcs).
+bool has_uncapacitated_path(int num_nodes, int source, int sink,
+                            const std::vector<BoundedArc>& arcs);
+
+/// Capacity of a given cut: Σ upper over S→T arcs − Σ lower over T→S arcs (+inf if an infinite arc
+/// goes S→T).
+double cut_capacity(const std::vector<BoundedArc>& arcs, const std::vector<char>& source_side);
+
+/// Tolerance used to treat a residual as zero: a fixed small fraction of the largest finite bound.
+double flow_tolerance(const std::vector<BoundedArc>& arcs);
+
+/// The flow of the previous min_cut_with_lower_bounds call, kept to start the next one from it.
+/// Reused only when the next call has the same nodes and arc endpoints, which holds for most
+/// calls of an iterative caller that only changes bounds.
+struct FlowWarmStart {
+  int num_nodes = -1;
+  std::vector<int> from, to;
+  std::vector<double> flow;  // flow on each BoundedArc (within its bounds' frame: lower + f')
+  long long reused = 0;      // calls that started from the previous flow
+  long long cold = 0;        // calls that started from zero
+};
+
+/// Minimum of cut_capacity over all s–t cuts with one max flow: lower bounds become node demands
+/// (arcs source→v and v→sink), which is Algorithm 3's first phase with s' = s and t' = t, so it
+/// never reports infeasible. Returns the minimal minimum cut (the source side is everything
+/// reachable from the source in the residual network), which is the same for every maximum flow,
+/// so a warm start cannot change the answer. Deterministic. O(max flow).
+MinCut min_cut_with_lower_bounds(int num_nodes, int source, int sink,
+                                 const std::vector<BoundedArc>& arcs, FlowNetwork& scratch,
+                                 FlowWarmStart* warm_start = nullptr);
+
+/// Minimal minimum cuts with lower bounds (as min_cut_with_lower_bounds) for a sequence of networks
+/// whose arc endpoints rarely change and whose consecutive calls change a few arcs' bounds. Keeps
+/// the residual network and the last maximum flow; a bound change repairs the flow around the arc's
+/// ends only, so a step costs a few searches of the network and no allocation. The terminal arcs
+/// that turn lower bounds into node demands (source→v, v→sink) are not stored as arcs: each node
+/// keeps their residuals, so searches scan only the bounded arcs, stored in adjacency order
+/// (residual next to head) for sequential reads.
+class IncrementalMinCut {
+ public:
+  /// Loads a network. With the same node count and arc endpoints as the loaded one, only bounds
+  /// change (set_bounds for every arc; the flow stays warm); otherwise it is rebuilt from zero
+  /// flow.
+  void load(int num_nodes, int source, int sink, const std::vector<BoundedArc>& arcs);
+  /// Changes the bounds of arc `arc` (index into the loaded arcs).
+  void set_bounds(int arc, double lower, double upper);
+  /// Minimal minimum cut of the current bounds: kOptimal (then source_side() is valid) or
+  /// kUnbounded. Same answer as min_cut_with_lower_bounds on the same arcs.
+  CutOutcome solve();
+  bool source_side(int node) const { return reached_[node] != 0; }
+  long long warm_solves = 0;  // solves that started from the previous flow
+  long long cold_solves = 0;  // solves that started from zero (new structure or failed repair)
+  long long phases = 0;       // augmenting phases over all solves (0 when the repair was enough)
+
+ private:
+  // One direction of an arc in a node's adjacency: the arc itself at its tail, its reverse at its
+  // head. `mate` is the other direction's entry; flow on an arc is its reverse entry's residual.
+  struct Entry {
+    int head;
+    int mate;
+    double residual;
+  };
+  bool is_reverse(int entry) const { return (arc_of_entry_[entry] & 1) != 0; }
+  double arc_flow(int arc) const { return entries_[entries_[forward_[arc]].mate].residual; }
+  void set_arc(int arc, double capacity, double flow) {
+    Entry& forward = entries_[forward_[arc]];
+    forward.residual = capacity - flow;
+    entries_[forward.mate].residual = flow;
+  }
+  bool is_supply(int node, double tolerance) const {
+    return node == source_ || source_residual_[node] > tolerance;
+  }
+  bool is_demand(int node, double tolerance) const {
+    return node == sink_ || sink_residual_[node] > tolerance;
+  }
+  double flow_balance(int node) const;  // inflow − outflow over the bounded arcs (shifted frame)
+  double node_demand(int node) const;   // Σ lower out − Σ lower in, summed in arc order
+  void mark(int node);
+  bool repair();
+  void clear_flow();
+  bool infinite_path();
+  // Breadth-first levels from the source and the nodes with source residual. Returns false when
+  // no node with sink residual (nor the sink) is reached: the flow is maximal and reached_ is the
+  // source side. Otherwise the levels stop at the first level holding such a node (demand_level_).
+  bool search_source_side(double tolerance);
+  // Augments along shortest paths of those levels (a blocking flow), pruning dead ends.
+  void blocking_flow(double tolerance);
+
+  int num_nodes_ = -1, num_arcs_ = 0, source_ = 0, sink_ = 1;
+  std::vector<int> from_, to_;
+  std::vector<double> lower_, upper_, demand_;
+  std::vector<Entry> entries_;
+  std::vector<int> arc_of_entry_;  // 2·arc at the arc's tail, 2·arc + 1 at its head
+  std::vector<int> first_entry_;   // CSR over nodes, entries in arc order
+  std::vector<int> forward_;       // per arc: its entry at the tail
+  // Terminal arcs source→v and v→sink: residual and flow (capacity = residual + flow).
+  std::vector<double> source_residual_, source_flow_, sink_residual_, sink_flow_;
+  std::vector<int> distance_, next_entry_, queue_, path_, starts_;
+  std::vector<char> reached_;
+  int demand_level_ = -1;
+  std::vector<int> dirty_, work_;
+  std::vector<char> is_dirty_, queued_;
+  double scale_ = 0.0;  // largest |finite bound|; the tolerance is a fixed fraction of it
+  bool rescale_ = false, recheck_infinite_ = true, unbounded_ = false, cold_ = true;
+};
+
+/// The textbook two-phase method with lower bounds: find a feasible flow through a helper
+/// source/sink, then augment it to a maximum flow. Reports kInfeasible when the lower bounds cannot
+/// be met. Kept as a reference to cross-check min_cut_with_lower_bounds in tests.
+MinCut max_flow_with_lower_bounds(int num_nodes, int source, int sink,
+                                  const std::vector<BoundedArc>& arcs);
+
+/// Exhaustive minimum over all 2^(n−2) cuts; for tests on small graphs (n ≤ 22).
+MinCut brute_force_min_cut(int num_nodes, int source, int sink,
+                           const std::vector<BoundedArc>& arcs);
+
+/// Max flow of the plain network {from, to, capacity} by Boost.Graph's Edmonds–Karp, infinite
+/// capacities replaced by (sum of finite capacities + 1). Cross-check for FlowNetwork::max_flow.
+double boost_max_flow(int num_nodes, int source, int sink,
+                      const std::vector<BoundedArc>& arcs_upper_only);
+
+/// min_cut_with_lower_bounds computed with Boost.Graph's max flow instead of Dinic: Edmonds–Karp,
+/// or Boykov–Kolmogorov when `boykov_kolmogorov` is set.
+MinCut boost_min_cut_with_lower_bounds(int num_nodes, int source, int sink,
+                                       const std::vector<BoundedArc>& arcs,
+                                       bool boykov_kolmogorov = false);
+
+}  // namespace powertrain::flow
