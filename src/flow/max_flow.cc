@@ -6,6 +6,8 @@
 #include <cmath>
 #include <limits>
 
+#include "flow/reachability.h"
+
 namespace powertrain::flow {
 namespace {
 
@@ -21,21 +23,9 @@ bool has_uncapacitated_path(int num_nodes, int source, int sink,
   for (const auto& arc : arcs) {
     if (std::isinf(arc.upper)) out[arc.from].push_back(arc.to);
   }
-  std::vector<char> seen(num_nodes, 0);
-  std::vector<int> stack = {source};
-  seen[source] = 1;
-  while (!stack.empty()) {
-    const int v = stack.back();
-    stack.pop_back();
-    if (v == sink) return true;
-    for (int w : out[v]) {
-      if (!seen[w]) {
-        seen[w] = 1;
-        stack.push_back(w);
-      }
-    }
-  }
-  return false;
+  return reachable_nodes(num_nodes, source, [&](int v, auto&& visit) {
+           for (int w : out[v]) visit(w);
+         })[static_cast<std::size_t>(sink)] != 0;
 }
 
 void FlowNetwork::reset(int num_nodes) {

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "flow/max_flow.h"
+#include "flow/reachability.h"
 
 namespace powertrain::flow {
 namespace {
@@ -90,20 +91,11 @@ MinCut boost_min_cut_with_lower_bounds(int num_nodes, int source, int sink,
     boost::edmonds_karp_max_flow(net.graph, source, sink);
   const double tolerance = flow_tolerance(arcs);
   auto residual_map = boost::get(boost::edge_residual_capacity, net.graph);
-  std::vector<char> seen(num_nodes, 0);
-  std::vector<int> stack = {source};
-  seen[source] = 1;
-  while (!stack.empty()) {
-    const int v = stack.back();
-    stack.pop_back();
+  const std::vector<char> seen = reachable_nodes(num_nodes, source, [&](int v, auto&& visit) {
     for (auto [it, end] = boost::out_edges(v, net.graph); it != end; ++it) {
-      const int w = static_cast<int>(boost::target(*it, net.graph));
-      if (!seen[w] && residual_map[*it] > tolerance) {
-        seen[w] = 1;
-        stack.push_back(w);
-      }
+      if (residual_map[*it] > tolerance) visit(static_cast<int>(boost::target(*it, net.graph)));
     }
-  }
+  });
   result.source_side = seen;
   result.value = cut_capacity(arcs, seen);
   return result;
