@@ -67,6 +67,24 @@ def substitute(command):
     return text
 
 
+def output_of(runnable):
+    """The --out path of a command, or None."""
+    words = shlex.split(runnable)
+    for i, word in enumerate(words[:-1]):
+        if word == "--out":
+            return words[i + 1].rstrip("/")
+    return None
+
+
+def needs_any(runnable, paths):
+    """The first of `paths` that the command reads (a word equal to it or inside it), or None."""
+    for word in shlex.split(runnable):
+        for path in paths:
+            if word == path or word.startswith(path + "/"):
+                return path
+    return None
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--source-dir", required=True)
@@ -79,6 +97,7 @@ def main():
     files = args.files or [os.path.join(source, "README.md")] + sorted(
         glob.glob(os.path.join(source, "docs", "*.md")))
     passed = failed = skipped = 0
+    missing_outputs = {}  # --out of a skipped example -> where it was
     with tempfile.TemporaryDirectory(prefix="powertrain-doc-examples-") as scratch:
         root = os.path.join(scratch, "project")
         os.makedirs(root)
@@ -91,14 +110,20 @@ def main():
             for line_no, command in commands_of(path):
                 where = f"{name}:{line_no}"
                 runnable = substitute(command)
+                reason = None
                 if "../shared/" in runnable and not os.path.isdir(shared):
-                    print(f"SKIP {where}: needs ../shared/data (absent): {command}")
-                    skipped += 1
-                    continue
-                if "emu_programs" in runnable and not os.path.isdir(
+                    reason = f"needs ../shared/data (absent): {command}"
+                elif "emu_programs" in runnable and not os.path.isdir(
                         os.path.join(args.build_dir, "emu_programs")):
-                    print(f"SKIP {where}: the emulation test programs were not built (no nvcc)")
+                    reason = "the emulation test programs were not built (no nvcc)"
+                elif (needed := needs_any(runnable, missing_outputs)) is not None:
+                    reason = (f"reads {needed}, the output of the skipped example "
+                              f"{missing_outputs[needed]}: {command}")
+                if reason is not None:
+                    print(f"SKIP {where}: {reason}")
                     skipped += 1
+                    if (out := output_of(runnable)) is not None:
+                        missing_outputs[out] = where
                     continue
                 started = time.monotonic()
                 try:
