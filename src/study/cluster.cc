@@ -126,8 +126,6 @@ core::Result<std::vector<double>> normalized_slowdowns(std::vector<double> slowd
   return slowdowns;
 }
 
-double percent(double fraction) { return 100.0 * fraction; }
-
 }  // namespace
 
 core::Result<ClusterShape> cluster_shape(const ClusterConfig& c) {
