@@ -28,12 +28,8 @@ double pipeline_energy(const PlanningProblem& problem, double busy_energy_j, dou
 
 // Index in the node's Pareto options (fastest first) of the option a planned duration runs.
 std::size_t option_index(const PlanningProblem& problem, int v, int units) {
-  const auto& options = problem.model_of(v).options();
-  std::size_t index = 0;
-  for (std::size_t i = 0; i < options.size(); ++i) {
-    if (options[i].units <= units) index = i;
-  }
-  return index;
+  const InstructionCostModel& model = problem.model_of(v);
+  return static_cast<std::size_t>(&model.option_for(units) - model.options().data());
 }
 
 }  // namespace
