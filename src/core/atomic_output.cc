@@ -31,6 +31,9 @@ constexpr int kMaxCleanupPaths = 16;
 constexpr std::size_t kMaxPathBytes = 4096;
 char cleanup_paths[kMaxCleanupPaths][kMaxPathBytes];
 std::atomic<bool> cleanup_used[kMaxCleanupPaths];
+// Set by the handler before it cleans up: the signal may run it on another thread while this one
+// is creating a staging directory, so creation checks it afterwards (see create).
+std::atomic<bool> terminating_by_signal{false};
 std::mutex cleanup_mutex;  // registration only; never taken by the handler
 
 // struct linux_dirent64: d_ino (8 bytes), d_off (8), d_reclen (2), d_type (1), then the name.
@@ -79,28 +82,43 @@ void remove_path_signal_safe(const char* path) {
   }
 }
 
+constexpr int kCleanupSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGSEGV,
+                                   SIGBUS, SIGFPE,  SIGILL, SIGABRT};
+
 void cleanup_on_signal(int signal_number) {
+  // `timeout` and shells send a signal to the process and to its group, so a second one can reach
+  // another thread while the first handler is still removing files: it waits for that handler to
+  // end the process instead of ending it half-way through the cleanup.
+  if (terminating_by_signal.exchange(true)) {
+    for (;;) ::pause();
+  }
   for (int slot = 0; slot < kMaxCleanupPaths; ++slot) {
     if (cleanup_used[slot].load(std::memory_order_acquire))
       remove_path_signal_safe(cleanup_paths[slot]);
   }
-  // SA_RESETHAND restored the default action: end the process the way the signal meant to.
+  // End the process the way the signal meant to: default action, delivered once the handler
+  // returns (the signal is blocked while it runs).
+  struct sigaction default_action {};
+  default_action.sa_handler = SIG_DFL;
+  sigemptyset(&default_action.sa_mask);
+  ::sigaction(signal_number, &default_action, nullptr);
   ::raise(signal_number);
 }
 
 void install_signal_handlers_once() {
   static std::once_flag once;
   std::call_once(once, [] {
-    for (int signal_number :
-         {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) {
+    for (int signal_number : kCleanupSignals) {
       struct sigaction current {};
       if (::sigaction(signal_number, nullptr, &current) != 0) continue;
       // Leave handlers the embedding program installed (and ignored signals) alone.
       if (current.sa_handler != SIG_DFL) continue;
       struct sigaction action {};
       action.sa_handler = cleanup_on_signal;
+      // Every cleanup signal is blocked on the handling thread while it runs.
       sigemptyset(&action.sa_mask);
-      action.sa_flags = SA_RESETHAND | SA_NODEFER;
+      for (int blocked : kCleanupSignals) sigaddset(&action.sa_mask, blocked);
+      action.sa_flags = 0;
       ::sigaction(signal_number, &action, nullptr);
     }
   });
@@ -240,11 +258,13 @@ Result<AtomicOutputDirectory> AtomicOutputDirectory::create(const fs::path& targ
     }
     fs::remove_all(staging, ec);
   }
+  // Registered before it exists: a signal between creating and registering would leave it.
+  const int slot = register_cleanup_path(staging);
   if (!fs::create_directory(staging, ec) || ec) {
+    unregister_cleanup_path(slot);
     return Error{fmt::format("{}: cannot create output directory: {}", target.string(),
                              ec ? ec.message() : "already exists")};
   }
-  const int slot = register_cleanup_path(staging);
   auto remove_staging = [&] {
     std::error_code ignored;
     fs::remove_all(staging, ignored);
@@ -262,6 +282,11 @@ Result<AtomicOutputDirectory> AtomicOutputDirectory::create(const fs::path& targ
       !marked) {
     remove_staging();
     return marked.error();
+  }
+  // A handler that ran on another thread before the directory existed could not remove it.
+  if (terminating_by_signal.load()) {
+    remove_staging();
+    return Error{fmt::format("{}: interrupted by a signal", target.string())};
   }
   AtomicOutputDirectory directory(absolute, staging, policy);
   directory.cleanup_slot_ = slot;
@@ -336,14 +361,14 @@ Status check_output_file(const fs::path& path, const OutputPolicy& policy) {
   if (fs::is_directory(status))
     return Error{fmt::format("{}: is a directory; give a file path", path.string())};
   if (fs::is_symlink(status)) {
-    return Error{fmt::format("{}: is a symbolic link; powertrain does not replace links",
-                             path.string())};
+    return Error{
+        fmt::format("{}: is a symbolic link; powertrain does not replace links", path.string())};
   }
   if (!fs::is_regular_file(status))
     return Error{fmt::format("{}: exists and is not a regular file", path.string())};
   if (policy.force) return Ok{};
-  return Error{fmt::format("{}: file exists; give a new path, or --force to replace it",
-                           path.string())};
+  return Error{
+      fmt::format("{}: file exists; give a new path, or --force to replace it", path.string())};
 }
 
 namespace {
