@@ -42,6 +42,10 @@ Replayed replay_graph(const graph::ExecutionGraph& graph, const device::GpuSpec&
 
 core::Result<ReplayRun> replay(const std::vector<std::string>& paths, const Options& options,
                                const Progress& progress) {
+  // The energy model reads the GPU's clock table; a default-constructed GpuSpec has none.
+  if (options.gpu.clocks_mhz.empty())
+    return core::Error{
+        "replay: options.gpu has no clock table (look one up with device::find_gpu)"};
   ReplayRun run;
   auto traces = read_traces(paths, true, progress);
   if (!traces) return traces.error();

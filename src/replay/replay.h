@@ -53,7 +53,7 @@ Replayed replay_graph(const graph::ExecutionGraph& graph, const device::GpuSpec&
 
 /// What to replay and which what-if changes to apply (all off = a plain replay).
 struct Options {
-  device::GpuSpec gpu;        // for the modelled energy
+  device::GpuSpec gpu;        // for the modelled energy (required: device::find_gpu)
   sim::ReplayOptions replay;  // collective time model
   std::vector<whatif::DurationScaling> scalings;
   int data_parallel = 0;        // > 0: collectives re-estimated for this DP degree

@@ -11,7 +11,7 @@
 #include "graph/graph_builder.h"
 #include "report/replay_report.h"
 #include "trace/kineto_reader.h"
-#include "trace/synthetic_trace.h"
+#include "../support/synthetic_trace.h"
 
 namespace powertrain::replay {
 namespace {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "trace/synthetic_trace.h"
+#include "../support/synthetic_trace.h"
 
 namespace powertrain::trace {
 namespace {

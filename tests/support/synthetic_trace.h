@@ -18,10 +18,13 @@ struct SyntheticTraceSpec {
   int streams = 2;              // compute streams; NCCL work uses one more
   int ops_per_step = 2000;      // a ProfilerStep#N annotation spans this many ops
   int ops_per_collective = 50;  // every n-th op is an all-reduce (record_param_comms + NCCL)
+  /// The job's seed: give every rank of one job the same seed (each rank's timeline is derived
+  /// from it and the rank, and all-reduces end together on all ranks, as NCCL's do).
   std::uint64_t seed = 1;
 };
 
-/// Writes the trace JSON. O(target_events); about 300 bytes per event.
+/// Writes rank `rank`'s trace JSON. O(target_events × world_size) time (every rank's timeline is
+/// generated, only this rank's written); about 300 bytes per event.
 std::string make_synthetic_kineto_trace(const SyntheticTraceSpec& spec);
 
 }  // namespace powertrain::trace

@@ -1,6 +1,6 @@
 // Synthetic Kineto trace writer. Timings come from a small deterministic generator so that runs
 // and sizes are reproducible; the field layout follows Kineto's output_json.cpp.
-#include "trace/synthetic_trace.h"
+#include "synthetic_trace.h"
 
 #include <fmt/format.h>
 
@@ -39,6 +39,53 @@ constexpr std::array<const char*, 6> kKernels = {
     "void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float, float>(float*, "
     "float const*, int)",
     "void at::native::unrolled_elementwise_kernel<at::native::direct_copy_kernel_cuda>(int)"};
+
+// One op's host and device times on one rank.
+struct OpTiming {
+  std::size_t which = 0;  // index into kOps / kKernels
+  std::int64_t cpu_ns = 0;
+  std::int64_t op_ns = 0;
+  std::int64_t launch_at = 0;
+  std::int64_t launch_ns = 0;
+  int stream_index = 0;  // compute stream, or `streams` for the NCCL stream
+  std::int64_t gpu_start = 0;
+  std::int64_t gpu_ns = 0;  // for a collective, set once every rank's start is known
+};
+
+// One rank's host thread and streams. The host never blocks on the device (no syncs), so each
+// rank's host timeline depends only on its own random draws.
+struct RankTimeline {
+  RankTimeline(std::uint64_t seed, int rank, int streams, std::int64_t start_ns)
+      : random{(seed + static_cast<std::uint64_t>(rank) * 0xD1B54A32D192ED03ull) *
+                   0x2545F4914F6CDD1Dull +
+               1},
+        streams(streams),
+        cpu_ns(start_ns),
+        stream_free_ns(static_cast<std::size_t>(streams) + 1, start_ns) {}
+
+  OpTiming next(bool collective, std::int64_t op) {
+    OpTiming t;
+    t.which = static_cast<std::size_t>(random.uniform(0, kOps.size() - 1));
+    t.cpu_ns = cpu_ns;
+    t.op_ns = random.uniform(8'000, 30'000);
+    t.launch_at = cpu_ns + t.op_ns / 3;
+    t.launch_ns = random.uniform(3'000, 6'000);
+    t.stream_index = collective ? streams : static_cast<int>(op % streams);
+    std::int64_t& free_ns = stream_free_ns[static_cast<std::size_t>(t.stream_index)];
+    t.gpu_start = std::max(free_ns, t.launch_at + t.launch_ns + 2'000);
+    if (!collective) {
+      t.gpu_ns = random.uniform(2'000, 80'000);
+      free_ns = t.gpu_start + t.gpu_ns;
+    }
+    cpu_ns += t.op_ns + random.uniform(500, 3'000);
+    return t;
+  }
+
+  Random random;
+  int streams;
+  std::int64_t cpu_ns;
+  std::vector<std::int64_t> stream_free_ns;  // compute streams, then the NCCL stream
+};
 
 // Times in ns; written as µs, relative (3 decimals) or absolute integer.
 class Writer {
@@ -110,32 +157,54 @@ std::string make_synthetic_kineto_trace(const SyntheticTraceSpec& spec) {
                  "\"world_size\": {}}},\n  \"traceEvents\": [",
                  spec.rank, spec.world_size);
   Writer w(spec, &out);
-  Random random{spec.seed * 0x2545F4914F6CDD1Dull + 1};
   const std::int64_t pid = 4000 + spec.rank;
   const std::int64_t main_tid = pid;
   const int streams = std::max(spec.streams, 1);
   const std::int64_t nccl_stream = 7 + streams;
-  std::int64_t cpu_ns = w.base_ns() + 1'000'000;
-  std::vector<std::int64_t> stream_free_ns(static_cast<std::size_t>(streams) + 1, cpu_ns);
+  const int world_size = std::max(spec.world_size, 1);
+  // Every rank's timeline is generated (only this rank's is written) so that an all-reduce ends
+  // at the same time on all ranks, as NCCL's do: it cannot finish before its last peer arrives.
+  std::vector<RankTimeline> timelines;
+  timelines.reserve(static_cast<std::size_t>(world_size));
+  for (int r = 0; r < world_size; ++r) {
+    timelines.emplace_back(spec.seed, r, streams, w.base_ns() + 1'000'000);
+  }
+  Random job_random{spec.seed * 0x9E3779B97F4A7C15ull + 7};
+  const std::size_t self = static_cast<std::size_t>(std::clamp(spec.rank, 0, world_size - 1));
   std::int64_t correlation = 1000;
   std::int64_t external_id = 1;
   std::int64_t op = 0;
   std::int64_t step = 0;
-  std::int64_t step_start_ns = cpu_ns;
+  std::int64_t step_start_ns = timelines[self].cpu_ns;
   std::int64_t sequence = 0;
+  std::string group_ranks = "[";
+  for (int r = 0; r < world_size; ++r) group_ranks += (r == 0 ? "" : ", ") + std::to_string(r);
+  group_ranks += "]";
   while (w.written() < spec.target_events) {
     const bool collective =
         spec.ops_per_collective > 0 && op % spec.ops_per_collective == spec.ops_per_collective - 1;
-    const std::size_t which = static_cast<std::size_t>(random.uniform(0, kOps.size() - 1));
-    const std::int64_t op_ns = random.uniform(8'000, 30'000);
-    const std::int64_t launch_at = cpu_ns + op_ns / 3;
-    const std::int64_t launch_ns = random.uniform(3'000, 6'000);
-    const int stream_index = collective ? streams : static_cast<int>(op % streams);
-    const std::int64_t stream = collective ? nccl_stream : 7 + stream_index;
-    std::int64_t& free_ns = stream_free_ns[static_cast<std::size_t>(stream_index)];
-    const std::int64_t gpu_start = std::max(free_ns, launch_at + launch_ns + 2'000);
-    const std::int64_t gpu_ns = random.uniform(2'000, collective ? 400'000 : 80'000);
-    free_ns = gpu_start + gpu_ns;
+    std::int64_t collective_end_ns = 0;
+    const std::int64_t transfer_ns = collective ? job_random.uniform(2'000, 400'000) : 0;
+    std::vector<OpTiming> timings(timelines.size());
+    for (std::size_t r = 0; r < timelines.size(); ++r) {
+      timings[r] = timelines[r].next(collective, op);
+      collective_end_ns = std::max(collective_end_ns, timings[r].gpu_start + transfer_ns);
+    }
+    if (collective) {
+      for (std::size_t r = 0; r < timelines.size(); ++r) {
+        timings[r].gpu_ns = collective_end_ns - timings[r].gpu_start;
+        timelines[r].stream_free_ns[static_cast<std::size_t>(streams)] = collective_end_ns;
+      }
+    }
+    const OpTiming& t = timings[self];
+    const std::size_t which = t.which;
+    const std::int64_t op_ns = t.op_ns;
+    const std::int64_t launch_at = t.launch_at;
+    const std::int64_t launch_ns = t.launch_ns;
+    const std::int64_t stream = collective ? nccl_stream : 7 + t.stream_index;
+    const std::int64_t gpu_start = t.gpu_start;
+    const std::int64_t gpu_ns = t.gpu_ns;
+    const std::int64_t cpu_ns = t.cpu_ns;
 
     // python_function around the op (with_stack traces have many of these).
     w.begin_x("python_function", "torch/nn/modules/module.py(1511): _call_impl", pid, main_tid,
@@ -191,17 +260,17 @@ std::string make_synthetic_kineto_trace(const SyntheticTraceSpec& spec) {
     }
     w.end_x();
     w.flow('f', correlation, 0, stream, gpu_start);
-    cpu_ns += op_ns + random.uniform(500, 3'000);
     ++correlation;
     ++external_id;
     ++op;
     if (spec.ops_per_step > 0 && op % spec.ops_per_step == 0) {
+      const std::int64_t step_end_ns = timelines[self].cpu_ns;
       w.begin_x("user_annotation", fmt::format("ProfilerStep#{}", step), pid, main_tid,
-                step_start_ns, cpu_ns - step_start_ns);
+                step_start_ns, step_end_ns - step_start_ns);
       fmt::format_to(std::back_inserter(out), "    \"External id\": {}", external_id++);
       w.end_x();
       ++step;
-      step_start_ns = cpu_ns;
+      step_start_ns = step_end_ns;
     }
   }
   out.append("\n  ],\n  \"traceName\": \"synthetic\"");
