@@ -115,7 +115,7 @@ TEST(KareusProfiler, AFailedMeasurementStopsTheSearchWithItsMessage) {
 }
 
 // "Microseconds per candidate": a loose bound that still fails if the model gets 100× slower
-// (measured numbers: bench/kareus_bench.cc, docs/benchmarks.md).
+// (measured numbers: bench/kareus_profiler_bench.cc, docs/benchmarks.md).
 TEST(KareusProfiler, ModelBackendTakesMicrosecondsPerCandidate) {
   const device::GpuSpec gpu = *device::find_gpu("a100-sxm");
   const PartitionType p = mlp_partition();
