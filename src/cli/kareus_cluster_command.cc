@@ -119,11 +119,20 @@ int run_kareus_cluster(KareusClusterFlags flags) {
     rows("Megatron-LM + Perseus", r.perseus);
     rows("Kareus", r.kareus);
   }
-  if (auto written = output->write_file("large_scale.csv", csv); !written)
-    return fail(kCommand, written.error().message);
+  for (const auto& [name, contents] :
+       {std::pair<std::string, std::string>{"large_scale.csv", csv},
+        {"kareus_profile.csv", profile::profile_csv(result->kareus_profile)},
+        {"megatron_profile.csv", profile::profile_csv(result->megatron_profile)}}) {
+    if (auto written = output->write_file(name, contents); !written)
+      return fail(kCommand, written.error().message);
+  }
   if (auto committed = output->commit(); !committed)
     return fail(kCommand, committed.error().message);
-  fmt::print("  wrote {}/large_scale.csv (realized frontiers, all GPUs)\n", flags.out);
+  fmt::print(
+      "  wrote {0}/large_scale.csv (realized frontiers, all GPUs), {0}/kareus_profile.csv and "
+      "{0}/megatron_profile.csv (per-pipeline microbatch options, option codes as frequencies: "
+      "input for powertrain cluster --profile)\n",
+      flags.out);
   return 0;
 }
 
@@ -145,7 +154,8 @@ Action add_kareus_cluster_command(CLI::App& app) {
   app.add_option("--profiler", flags->profiler,
                  "Partition measurements: model (default) or gpu (docs/kareus.md)")
       ->check(CLI::IsMember({"model", "gpu"}));
-  app.add_option("--out", flags->out, "Output directory (large_scale.csv)");
+  app.add_option("--out", flags->out,
+                 "Output directory (large_scale.csv, kareus_profile.csv, megatron_profile.csv)");
   add_force_flag(app, flags->force);
   return [flags]() { return run_kareus_cluster(*flags); };
 }

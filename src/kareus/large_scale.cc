@@ -136,6 +136,8 @@ core::Result<LargeScaleResult> emulate_large_scale(const LargeScaleOptions& opti
           microbatch_frontier(gpu, params, mb, {}, {gpu.max_clock_mhz()}, true).front();
     }
   }
+  result.megatron_profile = options_profile(megatron, "kareus-cluster: Megatron-LM options");
+  result.kareus_profile = options_profile(kareus, "kareus-cluster: Kareus options");
   result.partition_types = searched.size();
   result.search_s = seconds_since(search_start);
 

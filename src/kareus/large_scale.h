@@ -47,6 +47,9 @@ struct LargeScaleResult {
   std::size_t evaluated = 0, space = 0;
   double search_s = 0.0;            // partition searches and microbatch frontiers
   std::vector<LargeScaleRow> rows;  // input order
+  /// Per-pipeline microbatch options as Perseus profiles (option codes 1..n in the frequency
+  /// column, slowest first): input for `powertrain cluster --profile` (stragglers on top of §6.3).
+  profile::Profile megatron_profile, kareus_profile;
 };
 
 struct LargeScaleOptions {
