@@ -140,6 +140,10 @@ int run_kareus_cluster(KareusClusterFlags flags) {
 
 Action add_kareus_cluster_command(CLI::App& app) {
   auto flags = std::make_shared<KareusClusterFlags>();
+  // The shared job flags' help shows their generic defaults; this command's are §6.3's.
+  app.description(app.get_description() +
+                  "\nDefaults here: --model llama3.3-70b --gpu a100-sxm --tp 8 --pp 10 "
+                  "--microbatch-size 4 --seq-len 4096 --partition uniform");
   add_model_job_options(app, flags->options.request);
   app.add_option("--gpus", flags->options.gpus,
                  "GPU counts, comma-separated (Table 6: 10240,5120,2560,1280)")
