@@ -29,6 +29,7 @@ Action add_replay_command(CLI::App& app);
 Action add_whatif_command(CLI::App& app);
 Action add_emulate_command(CLI::App& app);
 Action add_kareus_command(CLI::App& app);
+Action add_kareus_cluster_command(CLI::App& app);
 Action add_analyze_command(CLI::App& app);
 Action add_diff_command(CLI::App& app);
 Action add_serve_command(CLI::App& app);

@@ -11,6 +11,7 @@
 #include "core/atomic_output.h"
 #include "core/svg_plot.h"
 #include "kareus/compose.h"
+#include "kareus/profiler_gpu.h"
 #include "kareus/surrogate.h"
 #include "profile/model_profile.h"
 
@@ -25,6 +26,7 @@ struct KareusFlags {
   bool force = false;
   std::string search = "mbo";
   long long seed = 1;
+  std::string profiler = "model";
 };
 
 struct Method {
@@ -74,6 +76,8 @@ int run_kareus(const KareusFlags& flags) {
   const device::GpuSpec& gpu = job->gpu;
   const kareus::ConcurrencyParams params;
   const int pp = flags.request.pp;
+  auto profiler = kareus::make_profiler(flags.profiler, gpu, params);
+  if (!profiler) return fail(kCommand, profiler.error().message);
   fmt::print("powertrain kareus: {} ({} microbatches, surrogate: {})\n", job->description,
              flags.request.microbatches, kareus::surrogate_name());
 
@@ -92,10 +96,12 @@ int run_kareus(const KareusFlags& flags) {
         if (clocks.empty()) clocks = space.clocks_mhz;
         space_total += space.size();
         if (flags.search == "exhaustive") {
-          found.push_back(kareus::exhaustive(gpu, params, p, space));
+          auto all = kareus::exhaustive(**profiler, p, space);
+          if (!all) return fail(kCommand, all.error().message);
+          found.push_back(std::move(*all));
         } else {
           auto mbo =
-              kareus::run_mbo(gpu, params, p, space,
+              kareus::run_mbo(**profiler, p, space,
                               kareus::app_c_options(p, static_cast<std::uint64_t>(flags.seed)));
           if (!mbo) return fail(kCommand, mbo.error().message);
           found.push_back(std::move(mbo->evaluated));
@@ -103,7 +109,9 @@ int run_kareus(const KareusFlags& flags) {
         evaluated += found.back().size();
         // Nanobatching: NCCL-like SM count, launched as soon as possible, at every clock.
         kareus::SearchSpace fixed{space.clocks_mhz, {params.default_comm_sms}, {0}};
-        defaults.push_back(kareus::exhaustive(gpu, params, p, fixed));
+        auto fixed_costs = kareus::exhaustive(**profiler, p, fixed);
+        if (!fixed_costs) return fail(kCommand, fixed_costs.error().message);
+        defaults.push_back(std::move(*fixed_costs));
       }
       if (clocks.empty()) {
         for (int f : gpu.clocks_mhz)
@@ -154,6 +162,7 @@ int run_kareus(const KareusFlags& flags) {
   const auto [m_t, m_e] = fastest(methods[0]);
   fmt::print("  search: {} of {} partition schedules evaluated ({:.1f} %, {})\n", evaluated,
              space_total, 100.0 * double(evaluated) / double(space_total), flags.search);
+  fmt::print("  profiler: {}\n", (*profiler)->name());
   fmt::print(
       "  all numbers modelled; energy of all {} GPUs per iteration; static = {} GPUs × "
       "{:.1f} W × time\n",
@@ -235,6 +244,10 @@ Action add_kareus_command(CLI::App& app) {
   app.add_option("--search", flags->search, "Per-partition search: mbo (default) or exhaustive")
       ->check(CLI::IsMember({"mbo", "exhaustive"}));
   add_option_with_aliases(app, "--seed", {}, flags->seed, "MBO seed (1)", integer_in(0, 1LL << 40));
+  app.add_option("--profiler", flags->profiler,
+                 "Partition measurements: model (default) or gpu (GPU 0 via libcuda and NVML, "
+                 "5 s window and 5 s cooldown per candidate; docs/kareus.md)")
+      ->check(CLI::IsMember({"model", "gpu"}));
   add_force_flag(app, flags->force);
   return [flags]() { return run_kareus(*flags); };
 }

@@ -5,6 +5,7 @@
 #include <numeric>
 #include <random>
 
+#include "kareus/profiler.h"
 #include "kareus/surrogate.h"
 
 namespace powertrain::kareus {
@@ -59,6 +60,19 @@ std::vector<Evaluated> exhaustive(const device::GpuSpec& gpu, const ConcurrencyP
     out[i].index = i;
     out[i].schedule = space.at(i);
     out[i].cost = evaluate_partition(gpu, params, partition, out[i].schedule);
+  }
+  return out;
+}
+
+core::Result<std::vector<Evaluated>> exhaustive(Profiler& profiler, const PartitionType& partition,
+                                                const SearchSpace& space) {
+  std::vector<Evaluated> out(space.size());
+  for (std::size_t i = 0; i < space.size(); ++i) {
+    out[i].index = i;
+    out[i].schedule = space.at(i);
+    auto cost = profiler.measure(partition, out[i].schedule);
+    if (!cost) return cost.error();
+    out[i].cost = *cost;
   }
   return out;
 }
@@ -168,19 +182,28 @@ std::vector<std::size_t> top_k(const std::vector<double>& score, const std::vect
 core::Result<MboResult> run_mbo(const device::GpuSpec& gpu, const ConcurrencyParams& params,
                                 const PartitionType& partition, const SearchSpace& space,
                                 const MboOptions& options) {
-  const double p_static = gpu.dvfs.static_power_w;
+  ModelProfiler model(gpu, params);
+  return run_mbo(model, partition, space, options);
+}
+
+core::Result<MboResult> run_mbo(Profiler& profiler, const PartitionType& partition,
+                                const SearchSpace& space, const MboOptions& options) {
+  const double p_static = profiler.static_power_w();
   const std::size_t n = space.size();
   MboResult result;
   std::vector<bool> done(n, false);
   std::mt19937_64 rng(options.seed);
-  auto evaluate = [&](std::size_t i, Pass pass) {
+  auto evaluate = [&](std::size_t i, Pass pass) -> core::Status {
     Evaluated e;
     e.index = i;
     e.schedule = space.at(i);
-    e.cost = evaluate_partition(gpu, params, partition, e.schedule);
+    auto cost = profiler.measure(partition, e.schedule);
+    if (!cost) return cost.error();
+    e.cost = *cost;
     result.evaluated.push_back(e);
     result.found_by.push_back(pass);
     done[i] = true;
+    return core::Ok{};
   };
   // Initial random sample (partial Fisher–Yates on raw engine output: portable across libraries).
   std::vector<std::size_t> order(n);
@@ -189,7 +212,7 @@ core::Result<MboResult> run_mbo(const device::GpuSpec& gpu, const ConcurrencyPar
   for (std::size_t i = 0; i < initial; ++i) {
     const std::size_t j = i + static_cast<std::size_t>(rng() % (n - i));
     std::swap(order[i], order[j]);
-    evaluate(order[i], Pass::kInitial);
+    if (auto status = evaluate(order[i], Pass::kInitial); !status) return status.error();
   }
   // Normalization: the initial sample's maxima.
   double t_scale = 0.0, dyn_scale = 0.0, total_scale = 0.0;
@@ -300,7 +323,8 @@ core::Result<MboResult> run_mbo(const device::GpuSpec& gpu, const ConcurrencyPar
                                  ? static_cast<std::size_t>(options.batch_size) - batch.size()
                                  : 0;
     take(unc, rest, Pass::kUncertainty, false);
-    for (const auto& [j, pass] : batch) evaluate(open[j], pass);
+    for (const auto& [j, pass] : batch)
+      if (auto status = evaluate(open[j], pass); !status) return status.error();
     result.batches = b;
     result.hypervolumes.push_back(measured_hv());
     // Stop when the moving average of the relative HV improvement over R batches is below ε.

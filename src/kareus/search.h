@@ -12,6 +12,8 @@
 
 namespace powertrain::kareus {
 
+class Profiler;  // kareus/profiler.h
+
 /// The candidate schedules of a partition.
 struct SearchSpace {
   std::vector<int> clocks_mhz;  // ascending
@@ -41,6 +43,9 @@ struct Evaluated {
 /// Every candidate of the space, in index order.
 std::vector<Evaluated> exhaustive(const device::GpuSpec& gpu, const ConcurrencyParams& params,
                                   const PartitionType& partition, const SearchSpace& space);
+/// The same through a profiler. Errors: the profiler's first failure.
+core::Result<std::vector<Evaluated>> exhaustive(Profiler& profiler, const PartitionType& partition,
+                                                const SearchSpace& space);
 
 // ---- Two-objective hypervolume (minimization) -------------------------------------------------
 
@@ -92,6 +97,10 @@ struct MboResult {
 core::Result<MboResult> run_mbo(const device::GpuSpec& gpu, const ConcurrencyParams& params,
                                 const PartitionType& partition, const SearchSpace& space,
                                 const MboOptions& options);
+/// Alg. 1 evaluating candidates through `profiler` (P_static from profiler.static_power_w()); the
+/// overload above is this with a ModelProfiler. Errors: surrogate or profiler failures.
+core::Result<MboResult> run_mbo(Profiler& profiler, const PartitionType& partition,
+                                const SearchSpace& space, const MboOptions& options);
 
 /// Normalized (time, total energy) hypervolume of `found` relative to that of `all` (both with
 /// the normalization and reference of `all`): 1 when found contains all's frontier.
