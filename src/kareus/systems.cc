@@ -138,7 +138,7 @@ core::Result<SystemsResult> run_systems(const profile::ModelJob& job, int microb
   if (!kp) return kp.error();
   // Energies are per pipeline (one TP/CP rank); every rank of the group runs the same plan.
   const double replicas = double(tp) * cp * dp;
-  out.gpus = pp * tp * cp * dp;
+  out.gpus = static_cast<long long>(pp) * tp * cp * dp;
   auto frontier_of = [&](int system, const IterationFrontier& f) {
     SystemFrontier m{system_name(system), {}};
     for (const auto& r : f.realized) m.points.emplace_back(r.time_s, r.energy_j * replicas);

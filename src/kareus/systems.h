@@ -61,7 +61,7 @@ struct SystemsOptions {
 
 struct SystemsResult {
   std::array<SystemFrontier, kNumSystems> systems;
-  int gpus = 0;                 // tp × cp × dp × pp
+  long long gpus = 0;  // tp × cp × dp × pp (validate_job bounds each, dp × cp ≤ 2^16)
   std::size_t evaluated = 0;    // partition schedules evaluated by Kareus's search (cache misses)
   std::size_t space_total = 0;  // candidates in the searched spaces (cache misses)
   std::size_t partition_types = 0;  // per (stage, direction), summed

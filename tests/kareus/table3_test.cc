@@ -45,7 +45,7 @@ TEST_P(KareusOrdering, KareusDominatesPerseusBaselinesAndNeverLosesToMegatron) {
   auto r = run_systems(job, 8, {}, nullptr);
   ASSERT_TRUE(r.ok()) << r.error().message;
   const auto& s = r->systems;
-  EXPECT_EQ(r->gpus, 16);
+  EXPECT_EQ(r->gpus, 16LL);
   EXPECT_TRUE(frontier_dominates(s[kKareus], s[kMegatronPerseus], 1e-9)) << w.label();
   EXPECT_TRUE(frontier_dominates(s[kKareus], s[kNanobatchingPerseus], 1e-9)) << w.label();
   const auto [kt, ke] = fastest_point(s[kKareus]);
