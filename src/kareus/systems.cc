@@ -44,11 +44,15 @@ void append_work(std::string& key, const device::Work& w) {
 // partition's kernels (to the bit).
 std::string cache_key(const device::GpuSpec& gpu, const SystemsOptions& o, const PartitionType& p) {
   std::string key = fmt::format(
-      "{}|{:a}|{:a}|{:a}|{:a}|{:a}|{}|{:a}|{:a}|{}|{}|{}|{}|{}|", gpu.name, gpu.dvfs.static_power_w,
-      gpu.dvfs.dynamic_power_w, gpu.dvfs.link_efficiency, gpu.dvfs.backward_link_efficiency,
-      gpu.dvfs.memory_efficiency, gpu.max_clock_mhz(), o.params.sm_link_rate_gb_s,
-      o.params.comm_memory_amplification, o.params.default_comm_sms, o.exhaustive ? 1 : 0, o.seed,
-      p.group_size, p.backward ? 1 : 0);
+      "{}|{}|{}|{:a}|{:a}|{:a}|{:a}|{:a}|{:a}|{:a}|", gpu.name, gpu.sm_count, gpu.clocks_mhz.size(),
+      gpu.peak_tflops_bf16, gpu.peak_tflops_fp16, gpu.peak_tflops_fp32, gpu.peak_tflops_tf32,
+      gpu.peak_tflops_fp8, gpu.memory_bandwidth_gb_s, gpu.link_bandwidth_gb_s);
+  for (int f : gpu.clocks_mhz) key += fmt::format("{},", f);
+  for (const device::DvfsParamField& field : device::dvfs_param_fields())
+    key += fmt::format("{:a},", gpu.dvfs.*field.member);
+  key += fmt::format("|{:a}|{:a}|{}|{}|{}|{}|{}|", o.params.sm_link_rate_gb_s,
+                     o.params.comm_memory_amplification, o.params.default_comm_sms,
+                     o.exhaustive ? 1 : 0, o.seed, p.group_size, p.backward ? 1 : 0);
   append_work(key, p.comm.work);
   for (const Kernel& k : p.compute) append_work(key, k.work);
   return key;

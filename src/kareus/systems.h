@@ -36,7 +36,9 @@ struct SystemFrontier {
 };
 
 /// Search results of partition types, shared by every stage and workload that has a byte-identical
-/// type (the layers of both stages of a job, mostly). Not thread-safe: one per thread.
+/// type (the layers of both stages of a job, mostly). Keyed by everything a result depends on: the
+/// GPU's constants and clocks, the concurrency constants, the search settings and the partition's
+/// kernels to the bit. Not thread-safe: one per thread.
 class SearchCache {
  public:
   struct Entry {
@@ -61,9 +63,9 @@ struct SystemsOptions {
 
 struct SystemsResult {
   std::array<SystemFrontier, kNumSystems> systems;
-  long long gpus = 0;  // tp × cp × dp × pp (validate_job bounds each, dp × cp ≤ 2^16)
-  std::size_t evaluated = 0;    // partition schedules evaluated by Kareus's search (cache misses)
-  std::size_t space_total = 0;  // candidates in the searched spaces (cache misses)
+  long long gpus = 0;         // tp × cp × dp × pp (validate_job bounds each, dp × cp ≤ 2^16)
+  std::size_t evaluated = 0;  // partition schedules evaluated by Kareus's search (cache misses)
+  std::size_t space_total = 0;      // candidates in the searched spaces (cache misses)
   std::size_t partition_types = 0;  // per (stage, direction), summed
   std::vector<int> clocks_mhz;      // the App. C clock grid
 };
