@@ -117,7 +117,9 @@ core::Result<SystemsResult> run_systems(const profile::ModelJob& job, int microb
           if (f >= 900.0 / 1410.0 * gpu.max_clock_mhz()) clocks.push_back(f);
       }
       megatron[s][kind] = microbatch_frontier(gpu, params, mb, {}, clocks, true);
-      nanobatch[s][kind] = microbatch_frontier(gpu, params, mb, defaults, clocks, false);
+      // A stage without collectives (e.g. the LM head alone with tp 1) runs sequentially.
+      nanobatch[s][kind] =
+          microbatch_frontier(gpu, params, mb, defaults, clocks, mb.partitions.empty());
       kareus_opts[s][kind] = microbatch_frontier(gpu, params, mb, found, clocks, true);
       const int fmax = gpu.max_clock_mhz();
       megatron_max[s][kind] = microbatch_frontier(gpu, params, mb, {}, {fmax}, true).front();

@@ -70,6 +70,12 @@ TEST_F(KareusCliTest, ContextParallelJobRuns) {
   const CliRun run = this->run(small({"--cp", "2"}));
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_TRUE(contains(run.out, "TP 2 x CP 2 x PP 2")) << run.out;
+  // CP alone: the last stage (LM head) has no collective and runs sequentially in every system.
+  const CliRun cp_only =
+      this->run({"kareus", "--model", "llama3.2-3b", "--num-layers", "2", "--tp", "1", "--cp", "2",
+                 "--pp", "2", "--microbatch-size", "1", "--seq-len", "512", "--microbatches", "2"});
+  ASSERT_EQ(cp_only.exit_code, 0) << cp_only.err;
+  EXPECT_TRUE(contains(cp_only.out, "TP 1 x CP 2 x PP 2")) << cp_only.out;
 }
 
 TEST_F(KareusCliTest, BadFlagsAreUsageErrorsOnOneLine) {
