@@ -3,7 +3,9 @@
 // Nanobatching+Perseus, all modelled (docs/kareus.md).
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <memory>
+#include <optional>
 
 #include "cli/commands.h"
 #include "cli/flags.h"
@@ -11,8 +13,10 @@
 #include "core/atomic_output.h"
 #include "core/svg_plot.h"
 #include "kareus/compose.h"
+#include "kareus/paper_tables.h"
 #include "kareus/profiler_gpu.h"
 #include "kareus/surrogate.h"
+#include "kareus/systems.h"
 #include "profile/model_profile.h"
 
 namespace powertrain::cli {
@@ -26,197 +30,124 @@ struct KareusFlags {
   bool force = false;
   std::string search = "mbo";
   long long seed = 1;
+  bool table3 = false;
+  bool table7 = true;
   std::string profiler = "model";
 };
 
-struct Method {
-  std::string name;
-  std::string color;
-  std::vector<std::pair<double, double>> points;  // realized (time s, energy J), slowest first
-};
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-double min_time(const Method& m) {
-  double t = 1e300;
-  for (auto [x, y] : m.points) t = std::min(t, x);
-  return t;
-}
-double min_energy(const Method& m) {
-  double e = 1e300;
-  for (auto [x, y] : m.points) e = std::min(e, y);
-  return e;
-}
-// Energy of the fastest point.
-std::pair<double, double> fastest(const Method& m) {
-  std::pair<double, double> best{1e300, 1e300};
-  for (auto p : m.points)
-    if (p.first < best.first || (p.first == best.first && p.second < best.second)) best = p;
-  return best;
-}
-// Least energy within a time budget (nullopt: none).
-std::optional<double> energy_within(const Method& m, double time_s) {
-  std::optional<double> best;
-  for (auto [t, e] : m.points)
-    if (t <= time_s * (1 + 1e-12) && (!best || e < *best)) best = e;
-  return best;
-}
-std::optional<double> time_within(const Method& m, double energy_j) {
-  std::optional<double> best;
-  for (auto [t, e] : m.points)
-    if (e <= energy_j * (1 + 1e-12) && (!best || t < *best)) best = t;
-  return best;
-}
+const char* const kColors[kareus::kNumSystems] = {"#444444", "#1f77b4", "#ff7f0e", "#2ca02c",
+                                                  "#d62728"};
 
-int run_kareus(const KareusFlags& flags) {
-  auto job = profile::build_model_job(flags.request);
-  if (!job) return fail(kCommand, job.error().message);
-  if (flags.request.tp < 2)
-    return fail(kCommand,
-                "--tp must be at least 2: partitions pair tensor-parallel collectives "
-                "with compute");
-  const device::GpuSpec& gpu = job->gpu;
-  const kareus::ConcurrencyParams params;
-  const int pp = flags.request.pp;
-  auto profiler = kareus::make_profiler(flags.profiler, gpu, params);
-  if (!profiler) return fail(kCommand, profiler.error().message);
-  fmt::print("powertrain kareus: {} ({} microbatches, surrogate: {})\n", job->description,
-             flags.request.microbatches, kareus::surrogate_name());
+std::string fmt_pct(std::optional<double> v) { return v ? fmt::format("{:.1f}", *v) : "—"; }
 
-  std::vector<int> clocks;  // App. C clock grid, shared by every method
-  kareus::StageOptions megatron(pp), nanobatch(pp), kareus_opts(pp);
-  std::vector<std::array<kareus::MicrobatchOption, 2>> megatron_max(pp), nanobatch_max(pp);
-  std::size_t evaluated = 0, space_total = 0;
-  for (int s = 0; s < pp; ++s) {
-    for (int kind = 0; kind < 2; ++kind) {
-      const auto& ops = kind == 0 ? job->stages[s].forward : job->stages[s].backward;
-      const kareus::MicrobatchWork mb =
-          kareus::build_microbatch_work(ops, kind == 1, flags.request.tp);
-      std::vector<std::vector<kareus::Evaluated>> found, defaults;
-      for (const kareus::PartitionType& p : mb.partitions) {
-        const kareus::SearchSpace space = kareus::default_search_space(gpu, params, p);
-        if (clocks.empty()) clocks = space.clocks_mhz;
-        space_total += space.size();
-        if (flags.search == "exhaustive") {
-          auto all = kareus::exhaustive(**profiler, p, space);
-          if (!all) return fail(kCommand, all.error().message);
-          found.push_back(std::move(*all));
-        } else {
-          auto mbo =
-              kareus::run_mbo(**profiler, p, space,
-                              kareus::app_c_options(p, static_cast<std::uint64_t>(flags.seed)));
-          if (!mbo) return fail(kCommand, mbo.error().message);
-          found.push_back(std::move(mbo->evaluated));
-        }
-        evaluated += found.back().size();
-        // Nanobatching: NCCL-like SM count, launched as soon as possible, at every clock.
-        kareus::SearchSpace fixed{space.clocks_mhz, {params.default_comm_sms}, {0}};
-        auto fixed_costs = kareus::exhaustive(**profiler, p, fixed);
-        if (!fixed_costs) return fail(kCommand, fixed_costs.error().message);
-        defaults.push_back(std::move(*fixed_costs));
-      }
-      if (clocks.empty()) {
-        for (int f : gpu.clocks_mhz)
-          if (f >= 900.0 / 1410.0 * gpu.max_clock_mhz()) clocks.push_back(f);
-      }
-      megatron[s][kind] = kareus::microbatch_frontier(gpu, params, mb, {}, clocks, true);
-      nanobatch[s][kind] = kareus::microbatch_frontier(gpu, params, mb, defaults, clocks, false);
-      kareus_opts[s][kind] = kareus::microbatch_frontier(gpu, params, mb, found, clocks, true);
-      const int fmax = gpu.max_clock_mhz();
-      megatron_max[s][kind] =
-          kareus::microbatch_frontier(gpu, params, mb, {}, {fmax}, true).front();
-      nanobatch_max[s][kind] =
-          mb.partitions.empty()
-              ? megatron_max[s][kind]
-              : kareus::microbatch_frontier(gpu, params, mb, defaults, {fmax}, false).front();
-    }
-  }
-  // τ: a thousandth of the shortest forward at max clock.
-  double shortest = 1e300;
-  for (const auto& stage : megatron_max) shortest = std::min(shortest, stage[0].time_s);
-  const double tau = shortest / 1000.0;
-  auto solve = [&](const kareus::StageOptions& o) {
-    return kareus::iteration_frontier(o, flags.request.microbatches, tau, gpu.p_blocking_w);
-  };
-  auto mp = solve(megatron), np = solve(nanobatch), kp = solve(kareus_opts);
-  if (!mp) return fail(kCommand, mp.error().message);
-  if (!np) return fail(kCommand, np.error().message);
-  if (!kp) return fail(kCommand, kp.error().message);
-  // Energies are per pipeline (one tensor-parallel rank); × tp × dp for the job.
-  const double replicas = double(flags.request.tp) * flags.request.dp;
-  auto to_method = [&](const std::string& name, const std::string& color,
-                       const kareus::IterationFrontier& f) {
-    Method m{name, color, {}};
-    for (const auto& r : f.realized) m.points.emplace_back(r.time_s, r.energy_j * replicas);
-    return m;
-  };
-  const auto m_point = kareus::evaluate_fixed(mp->problem, megatron_max);
-  const auto n_point = kareus::evaluate_fixed(mp->problem, nanobatch_max);
-  std::vector<Method> methods = {
-      {"Megatron-LM", "#444444", {{m_point.time_s, m_point.energy_j * replicas}}},
-      to_method("Megatron-LM + Perseus", "#1f77b4", *mp),
-      {"Nanobatching", "#ff7f0e", {{n_point.time_s, n_point.energy_j * replicas}}},
-      to_method("Nanobatching + Perseus", "#2ca02c", *np),
-      to_method("Kareus", "#d62728", *kp)};
-
-  const double gpus = double(pp) * replicas;
-  const double p_static = gpu.dvfs.static_power_w;
-  const auto [m_t, m_e] = fastest(methods[0]);
-  fmt::print("  search: {} of {} partition schedules evaluated ({:.1f} %, {})\n", evaluated,
-             space_total, 100.0 * double(evaluated) / double(space_total), flags.search);
-  fmt::print("  profiler: {}\n", (*profiler)->name());
-  fmt::print(
-      "  all numbers modelled; energy of all {} GPUs per iteration; static = {} GPUs × "
-      "{:.1f} W × time\n",
-      gpus, gpus, p_static);
+// The max-throughput and frontier tables of one job.
+void print_systems(const kareus::SystemsResult& r, double p_static_w) {
+  const auto [m_t, m_e] = kareus::fastest_point(r.systems[kareus::kMegatron]);
   fmt::print(
       "\n  max-throughput (fastest point)    time s   energy J   static J  dynamic J  "
       "time red. %  energy red. % (vs Megatron-LM)\n");
-  for (const Method& m : methods) {
-    const auto [t, e] = fastest(m);
-    const double st = gpus * p_static * t;
+  for (const kareus::SystemFrontier& m : r.systems) {
+    const auto [t, e] = kareus::fastest_point(m);
+    const double st = r.gpus * p_static_w * t;
     fmt::print("  {:<32s} {:7.3f} {:10.0f} {:10.0f} {:10.0f} {:12.1f} {:14.1f}\n", m.name, t, e, st,
                e - st, 100.0 * (1.0 - t / m_t), 100.0 * (1.0 - e / m_e));
   }
-  const Method& mpm = methods[1];
-  const double mp_tmin = min_time(mpm), mp_emin = min_energy(mpm);
+  const kareus::SystemFrontier& mpm = r.systems[kareus::kMegatronPerseus];
   fmt::print(
       "\n  frontier vs Megatron-LM + Perseus  iso-time energy red. %  iso-energy time red. %\n");
-  for (std::size_t i : {3u, 4u}) {
-    const auto e = energy_within(methods[i], mp_tmin);
-    const auto t = time_within(methods[i], mp_emin);
-    const double e_mp = *energy_within(mpm, mp_tmin);
-    const double t_mp = *time_within(mpm, mp_emin);
-    fmt::print("  {:<32s} {:>22s} {:>23s}\n", methods[i].name,
-               e ? fmt::format("{:.1f}", 100.0 * (1.0 - *e / e_mp)) : "—",
-               t ? fmt::format("{:.1f}", 100.0 * (1.0 - *t / t_mp)) : "—");
+  for (int i : {kareus::kNanobatchingPerseus, kareus::kKareus}) {
+    const auto f = kareus::frontier_improvement(mpm, r.systems[static_cast<std::size_t>(i)]);
+    fmt::print("  {:<32s} {:>22s} {:>23s}\n", kareus::system_name(i),
+               fmt_pct(f.iso_time_energy_reduction_pct), fmt_pct(f.iso_energy_time_reduction_pct));
+  }
+  double mp_tmin = 1e300, mp_emin = 1e300;
+  for (auto [t, e] : mpm.points) {
+    mp_tmin = std::min(mp_tmin, t);
+    mp_emin = std::min(mp_emin, e);
   }
   fmt::print(
       "  (iso-time: least energy within M+P's fastest time {:.3f} s; iso-energy: fastest "
       "within M+P's least energy {:.0f} J; — = no point meets it)\n",
       mp_tmin, mp_emin);
+}
 
-  if (flags.out.empty()) return 0;
-  auto output = core::AtomicOutputDirectory::create(flags.out, output_policy(flags.force));
-  if (!output) return fail(kCommand, output.error().message);
+std::string frontier_csv(const kareus::SystemsResult& r, double p_static_w,
+                         const std::string& workload) {
+  std::string csv;
+  for (const kareus::SystemFrontier& m : r.systems)
+    for (auto [t, e] : m.points)
+      csv += fmt::format("{}{},{:.9g},{:.9g},{:.9g},{:.9g}\n", workload, m.name, t, e,
+                         r.gpus * p_static_w * t, e - r.gpus * p_static_w * t);
+  return csv;
+}
+
+std::string frontier_svg(const kareus::SystemsResult& r, const std::string& description) {
   core::PlotSpec plot;
-  plot.title = fmt::format("Kareus vs baselines: {} (modelled)", job->description);
+  plot.title = fmt::format("Kareus vs baselines: {} (modelled)", description);
   plot.x_label = "iteration time (s, modelled)";
-  plot.y_label = fmt::format("energy per iteration, {} GPUs (J, modelled)", gpus);
-  std::string csv = "method,time_s,energy_j,static_j,dynamic_j\n";
-  for (const Method& m : methods) {
+  plot.y_label = fmt::format("energy per iteration, {} GPUs (J, modelled)", r.gpus);
+  for (std::size_t i = 0; i < r.systems.size(); ++i) {
+    const kareus::SystemFrontier& m = r.systems[i];
     core::PlotSeries series;
     series.label = m.name;
-    series.color = m.color;
+    series.color = kColors[i];
     series.points = m.points;
     series.style = m.points.size() > 1 ? core::PlotSeries::Style::kLineAndMarkers
                                        : core::PlotSeries::Style::kMarkers;
     series.marker_radius_px = m.points.size() > 1 ? 2.0 : 5.0;
     plot.series.push_back(series);
-    for (auto [t, e] : m.points)
-      csv += fmt::format("{},{:.9g},{:.9g},{:.9g},{:.9g}\n", m.name, t, e, gpus * p_static * t,
-                         e - gpus * p_static * t);
   }
+  return core::render_svg_plot(plot);
+}
+
+kareus::SystemsOptions systems_options(const KareusFlags& flags) {
+  kareus::SystemsOptions o;
+  o.exhaustive = flags.search == "exhaustive";
+  o.seed = static_cast<std::uint64_t>(flags.seed);
+  return o;
+}
+
+int run_kareus(const KareusFlags& flags) {
+  auto job = profile::build_model_job(flags.request);
+  if (!job) return fail(kCommand, job.error().message);
+  if (flags.request.tp < 2 && flags.request.cp < 2)
+    return fail(kCommand,
+                "--tp or --cp must be at least 2: partitions pair collectives with compute");
+  const device::GpuSpec& gpu = job->gpu;
+  fmt::print("powertrain kareus: {} ({} microbatches, surrogate: {})\n", job->description,
+             flags.request.microbatches, kareus::surrogate_name());
+  kareus::SystemsOptions options = systems_options(flags);
+  auto profiler = kareus::make_profiler(flags.profiler, gpu, options.params);
+  if (!profiler) return fail(kCommand, profiler.error().message);
+  if (flags.profiler != "model") options.profiler = profiler->get();
+  fmt::print("  profiler: {}{}\n", (*profiler)->name(),
+             flags.profiler == "model"
+                 ? ""
+                 : " (partition candidates measured; solo kernels, sequential microbatches and "
+                   "the composition modelled)");
+  auto r = kareus::run_systems(*job, flags.request.microbatches, options, nullptr);
+  if (!r) return fail(kCommand, r.error().message);
+  const double p_static = gpu.dvfs.static_power_w;
+  fmt::print("  search: {} of {} partition schedules evaluated ({:.1f} %, {})\n", r->evaluated,
+             r->space_total,
+             100.0 * double(r->evaluated) / double(std::max<std::size_t>(1, r->space_total)),
+             flags.search);
+  fmt::print("  {}; energy of all {} GPUs per iteration; static = {} GPUs × {:.1f} W × time\n",
+             flags.profiler == "model"
+                 ? "all numbers modelled"
+                 : "numbers mix measured partitions with modelled composition",
+             r->gpus, r->gpus, p_static);
+  print_systems(*r, p_static);
+
+  if (flags.out.empty()) return 0;
+  auto output = core::AtomicOutputDirectory::create(flags.out, output_policy(flags.force));
+  if (!output) return fail(kCommand, output.error().message);
+  const std::string csv =
+      "method,time_s,energy_j,static_j,dynamic_j\n" + frontier_csv(*r, p_static, "");
   for (const auto& [name, contents] :
-       {std::pair<std::string, std::string>{"frontier.svg", core::render_svg_plot(plot)},
+       {std::pair<std::string, std::string>{"frontier.svg", frontier_svg(*r, job->description)},
         {"frontier.csv", csv}}) {
     if (auto written = output->write_file(name, contents); !written)
       return fail(kCommand, written.error().message);
@@ -224,6 +155,82 @@ int run_kareus(const KareusFlags& flags) {
   if (auto committed = output->commit(); !committed)
     return fail(kCommand, committed.error().message);
   fmt::print("\n  wrote {}/frontier.svg and frontier.csv\n", flags.out);
+  return 0;
+}
+
+// --table3: the 12 Table 3 workloads × 5 systems (and Llama 3.3 70B for Tables 7–8), with the
+// paper's values side by side.
+int run_table3(const KareusFlags& flags) {
+  std::optional<core::AtomicOutputDirectory> output;
+  if (!flags.out.empty()) {
+    auto created = core::AtomicOutputDirectory::create(flags.out, output_policy(flags.force));
+    if (!created) return fail(kCommand, created.error().message);
+    output.emplace(std::move(*created));
+  }
+  const kareus::SystemsOptions options = systems_options(flags);
+  kareus::SearchCache cache;
+  std::vector<kareus::Table3Outcome> outcomes;
+  std::string csv = "workload,method,time_s,energy_j,static_j,dynamic_j\n";
+  fmt::print(
+      "powertrain kareus --table3: 12 workloads of Kareus Table 3 × 5 systems (modelled; A100 "
+      "SXM4 {:.0f} GB as on the paper's p4d.24xlarge testbed; search {}, surrogate {})\n",
+      kareus::kTable3GpuMemoryGib, flags.search, kareus::surrogate_name());
+  for (const kareus::Table3Workload& w : kareus::table3_workloads()) {
+    kareus::Table3Outcome o;
+    o.workload = w;
+    auto job = profile::build_model_job(kareus::table3_request(w));
+    if (!job) return fail(kCommand, w.label() + ": " + job.error().message);
+    auto memory = kareus::table3_memory(*job);
+    if (!memory) return fail(kCommand, w.label() + ": " + memory.error().message);
+    o.oom = !memory->fits;
+    o.memory_verdict = memory->verdict;
+    o.peak_gib = memory->stages[static_cast<std::size_t>(memory->peak_stage)].total_bytes / kGiB;
+    auto no_recompute = kareus::table3_memory(*job, false);
+    if (!no_recompute) return fail(kCommand, w.label() + ": " + no_recompute.error().message);
+    o.peak_gib_no_recompute =
+        no_recompute->stages[static_cast<std::size_t>(no_recompute->peak_stage)].total_bytes / kGiB;
+    o.ready_power_w = job->gpu.idle_power_w;
+    {
+      auto r = kareus::run_systems(*job, job->parallel.num_microbatches, options, &cache);
+      if (!r) return fail(kCommand, w.label() + ": " + r.error().message);
+      csv += frontier_csv(*r, job->gpu.dvfs.static_power_w, w.label() + ",");
+      if (output) {
+        std::string name = w.label();
+        for (char& c : name)
+          if (c == ' ' || c == '+') c = '_';
+        if (auto written =
+                output->write_file("frontier_" + name + ".svg", frontier_svg(*r, job->description));
+            !written)
+          return fail(kCommand, written.error().message);
+      }
+      o.result = std::move(*r);
+    }
+    fmt::print("  {:<28s} memory (modelled): {}\n", w.label(), o.memory_verdict);
+    outcomes.push_back(std::move(o));
+  }
+  std::vector<kareus::SystemsResult> table7;
+  if (flags.table7) {
+    for (int microbatches : kareus::kTable7Microbatches) {
+      auto job = profile::build_model_job(kareus::table7_request(microbatches));
+      if (!job) return fail(kCommand, job.error().message);
+      auto r = kareus::run_systems(*job, microbatches, options, &cache);
+      if (!r) return fail(kCommand, r.error().message);
+      table7.push_back(std::move(*r));
+    }
+  }
+  fmt::print("  partition-type searches: {} run, {} reused from identical types\n\n", cache.misses,
+             cache.hits);
+  const std::string md = kareus::paper_tables_markdown(outcomes, table7);
+  fmt::print("{}", md);
+  if (!output) return 0;
+  for (const auto& [name, contents] :
+       {std::pair<std::string, std::string>{"tables.md", md}, {"frontiers.csv", csv}}) {
+    if (auto written = output->write_file(name, contents); !written)
+      return fail(kCommand, written.error().message);
+  }
+  if (auto committed = output->commit(); !committed)
+    return fail(kCommand, committed.error().message);
+  fmt::print("  wrote {}/tables.md, frontiers.csv and frontier_*.svg\n", flags.out);
   return 0;
 }
 
@@ -244,12 +251,24 @@ Action add_kareus_command(CLI::App& app) {
   app.add_option("--search", flags->search, "Per-partition search: mbo (default) or exhaustive")
       ->check(CLI::IsMember({"mbo", "exhaustive"}));
   add_option_with_aliases(app, "--seed", {}, flags->seed, "MBO seed (1)", integer_in(0, 1LL << 40));
+  add_option_with_aliases(app, "--cp", {}, flags->request.cp,
+                          "Context-parallel degree: K/V all-gather over cp ranks (1)",
+                          integer_in(1, 64));
+  app.add_flag("--table3", flags->table3,
+               "Run the paper's Table 3 workloads x 5 systems (and Llama 3.3 70B for Tables 7-8) "
+               "and print Tables 1, 4, 5, 7, 8 next to the paper's values; job flags are ignored");
+  app.add_flag("!--no-table7", flags->table7,
+               "With --table3: skip the Llama 3.3 70B runs of Tables 7-8");
   app.add_option("--profiler", flags->profiler,
                  "Partition measurements: model (default) or gpu (GPU 0 via libcuda and NVML, "
                  "5 s window and 5 s cooldown per candidate; docs/kareus.md)")
       ->check(CLI::IsMember({"model", "gpu"}));
   add_force_flag(app, flags->force);
-  return [flags]() { return run_kareus(*flags); };
+  return [flags]() {
+    if (flags->table3 && flags->profiler != "model")
+      return usage_error(kCommand, "--table3 runs on the model profiler only (drop --profiler)");
+    return flags->table3 ? run_table3(*flags) : run_kareus(*flags);
+  };
 }
 
 }  // namespace powertrain::cli

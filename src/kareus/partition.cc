@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <tuple>
 
 namespace powertrain::kareus {
@@ -67,16 +68,20 @@ MicrobatchWork build_microbatch_work(const std::vector<workload::Op>& ops, bool 
   // collectives are fused into one kernel sharing an SM allocation (§4.5).
   std::vector<std::vector<workload::Op>> segments(1);
   std::vector<Kernel> collectives;
+  std::vector<int> groups;  // per collective: GPUs in its group (the largest of fused ones)
   bool last_was_collective = false;
   for (const workload::Op& op : ops) {
     if (op.work.kind == WorkKind::kCollective) {
       const device::Work w = nanobatch_work(op.work);
+      const int group = op.group_size > 0 ? op.group_size : group_size;
       if (last_was_collective) {
         collectives.back().name += "+" + op.name;
         collectives.back().work.memory_bytes += w.memory_bytes;
         collectives.back().work.link_bytes += w.link_bytes;
+        groups.back() = std::max(groups.back(), group);
       } else {
         collectives.push_back({op.name, w});
+        groups.push_back(group);
         segments.emplace_back();
       }
       last_was_collective = true;
@@ -93,13 +98,13 @@ MicrobatchWork build_microbatch_work(const std::vector<workload::Op>& ops, bool 
     return out;
   }
   const char* prefix = backward ? "bwd" : "fwd";
-  auto add_partition = [&](const Kernel& comm, const std::vector<Kernel>& compute) {
+  auto add_partition = [&](const Kernel& comm, int group, const std::vector<Kernel>& compute) {
     if (compute.empty()) {
       out.solo.push_back(comm);
       return;
     }
     for (PartitionType& type : out.partitions) {
-      if (same_kernels(type, compute, comm)) {
+      if (type.group_size == group && same_kernels(type, compute, comm)) {
         ++type.count;
         return;
       }
@@ -110,13 +115,13 @@ MicrobatchWork build_microbatch_work(const std::vector<workload::Op>& ops, bool 
     type.compute = compute;
     type.comm = comm;
     type.count = 1;
-    type.group_size = group_size;
+    type.group_size = group;
     out.partitions.push_back(std::move(type));
   };
   out.solo = kernels.front();  // A:S_0
   for (std::size_t k = 0; k < collectives.size(); ++k) {
-    add_partition(collectives[k], kernels[k]);      // A:C_k ‖ B:S_k
-    add_partition(collectives[k], kernels[k + 1]);  // B:C_k ‖ A:S_{k+1}
+    add_partition(collectives[k], groups[k], kernels[k]);      // A:C_k ‖ B:S_k
+    add_partition(collectives[k], groups[k], kernels[k + 1]);  // B:C_k ‖ A:S_{k+1}
   }
   for (const Kernel& k : kernels.back()) out.solo.push_back(k);  // B:S_n
   return out;

@@ -24,7 +24,7 @@ struct PartitionType {
   std::vector<Kernel> compute;  // one nanobatch's compute kernels, in order (the launch slots)
   Kernel comm;                  // the other nanobatch's collective (consecutive ones fused)
   int count = 0;                // occurrences per microbatch
-  int group_size = 1;           // GPUs in the collective's group (tensor-parallel degree)
+  int group_size = 1;  // GPUs in the collective's group (tp, or cp for CP's K/V collectives)
 };
 
 /// One forward or backward microbatch of a stage in both execution models.
@@ -46,7 +46,8 @@ device::Work nanobatch_work(const device::Work& work);
 /// A:S_0, [A:C_0 ‖ B:S_0], [B:C_0 ‖ A:S_1], [A:C_1 ‖ B:S_1], ..., [B:C_{n-1} ‖ A:S_n], B:S_n,
 /// so each collective C_k forms the partitions (C_k, S_k) and (C_k, S_{k+1}); partitions with the
 /// same kernels (to the byte) are one type. An empty segment yields no partition (its collective
-/// runs exposed, as a solo kernel). `group_size`: the tensor-parallel degree. O(ops²) worst case.
+/// runs exposed, as a solo kernel). `group_size`: the tensor-parallel degree, used for collectives
+/// whose Op::group_size is 0 (context-parallel K/V all-gathers carry cp). O(ops²) worst case.
 MicrobatchWork build_microbatch_work(const std::vector<workload::Op>& ops, bool backward,
                                      int group_size);
 

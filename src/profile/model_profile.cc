@@ -132,6 +132,7 @@ core::Result<ModelJob> build_model_job(const ModelJobRequest& request) {
   parallel.tp = request.tp;
   parallel.pp = request.pp;
   parallel.dp = request.dp;
+  parallel.cp = request.cp;
   parallel.microbatch_size = request.microbatch_size;
   if (request.seq_len > 0) parallel.seq_len = request.seq_len;
   parallel.num_microbatches = request.microbatches;
@@ -171,11 +172,13 @@ core::Result<ModelJob> build_model_job(const ModelJobRequest& request) {
     for (workload::Op& op : stage.backward) op.work.backward = true;
     job.stages.push_back(std::move(stage));
   }
-  job.description = fmt::format(
-      "{} on {}, TP {} x PP {}, microbatch {} x {} tokens, {} layers, {}{}{}", job.model.name,
-      job.gpu.name, parallel.tp, parallel.pp, parallel.microbatch_size, parallel.seq_len,
-      job.model.num_layers, request.precision, parallel.recompute ? ", recompute" : "",
-      parallel.sequence_parallel ? ", sequence parallel" : "");
+  job.description =
+      fmt::format("{} on {}, TP {}{} x PP {}, microbatch {} x {} tokens, {} layers, {}{}{}",
+                  job.model.name, job.gpu.name, parallel.tp,
+                  parallel.cp > 1 ? fmt::format(" x CP {}", parallel.cp) : std::string(),
+                  parallel.pp, parallel.microbatch_size, parallel.seq_len, job.model.num_layers,
+                  request.precision, parallel.recompute ? ", recompute" : "",
+                  parallel.sequence_parallel ? ", sequence parallel" : "");
   return job;
 }
 

@@ -32,6 +32,7 @@ struct ModelJobRequest {
   bool sequence_parallel = false;
   bool distributed_optimizer = false;
   int dp = 1;
+  int cp = 1;              // context-parallel degree (workload::ParallelConfig::cp)
   std::string gpu_params;  // JSON written by `powertrain calibrate --out` (empty: catalog's)
 };
 

@@ -55,6 +55,7 @@ core::Status validate_job(const ModelSpec& spec, const ParallelConfig& c) {
       {"tp", c.tp, kMaxParallelDegree},
       {"pp", c.pp, kMaxParallelDegree},
       {"dp", c.dp, kMaxParallelDegree},
+      {"cp", c.cp, kMaxParallelDegree},
       {"microbatch_size", c.microbatch_size, 1 << 16},
       {"seq_len", c.seq_len, kMaxSeqLen},
       {"num_microbatches", c.num_microbatches, kMaxMicrobatches},
@@ -81,6 +82,22 @@ core::Status validate_job(const ModelSpec& spec, const ParallelConfig& c) {
         fmt::format("job: tp = {} must divide ffn_hidden_size = {} of {} (the MLP is "
                     "split by columns across TP ranks)",
                     c.tp, spec.ffn_hidden_size, spec.name)};
+  }
+  if (static_cast<long long>(c.dp) * c.cp > kMaxParallelDegree) {
+    return Error{fmt::format("job: dp x cp = {} x {} exceeds {} (the gradient-reduction group)",
+                             c.dp, c.cp, kMaxParallelDegree)};
+  }
+  if (c.cp > 1 && c.seq_len % (2 * c.cp) != 0) {
+    return Error{
+        fmt::format("job: seq_len = {} must be a multiple of 2 x cp = {} with context "
+                    "parallelism (each rank holds two of 2 x cp balanced causal chunks)",
+                    c.seq_len, 2 * c.cp)};
+  }
+  if (c.sequence_parallel && c.cp > 1 && (c.seq_len / c.cp) % c.tp != 0) {
+    return Error{
+        fmt::format("job: seq_len / cp = {} must be a multiple of tp = {} with sequence "
+                    "parallelism",
+                    c.seq_len / c.cp, c.tp)};
   }
   if (c.sequence_parallel && c.seq_len % c.tp != 0) {
     return Error{
@@ -192,7 +209,7 @@ StageWork build_stage_work(const ModelSpec& spec, const ParallelConfig& config,
   const Precision act = config.precision == Precision::kFp8 ? Precision::kBf16 : config.precision;
   const bool sp = config.sequence_parallel && config.tp > 1;
   const double hidden_bytes = double(config.microbatch_size) * config.seq_len * spec.hidden_size *
-                              activation_element_bytes(act) / (sp ? tp : 1.0);
+                              activation_element_bytes(act) / (sp ? tp : 1.0) / config.cp;
   if (stage + 1 < partition.num_stages()) {
     // Encoder-decoder stages past the encoder also forward the encoder output.
     const bool two = spec.architecture == Architecture::kEncoderDecoder &&
@@ -203,15 +220,18 @@ StageWork build_stage_work(const ModelSpec& spec, const ParallelConfig& config,
   // Per iteration. Megatron reduces bf16/fp16 jobs' gradients in fp32 (main grads).
   const bool mixed = activation_element_bytes(config.precision) == 2.0;
   const double grad_bytes = 4.0 * work.parameters_per_gpu;
-  if (config.dp > 1) {
+  // Context-parallel ranks hold the same weights: gradients are reduced over dp × cp (Megatron's
+  // data-parallel-with-context-parallel group).
+  const int replicas = config.dp * config.cp;
+  if (replicas > 1) {
     if (config.distributed_optimizer) {
       work.per_iteration.push_back(
-          ring_gather_or_scatter("grad_reduce_scatter", grad_bytes, config.dp, Precision::kFp32));
+          ring_gather_or_scatter("grad_reduce_scatter", grad_bytes, replicas, Precision::kFp32));
       work.per_iteration.push_back(ring_gather_or_scatter(
-          "param_all_gather", work.parameters_per_gpu * (mixed ? 2.0 : 4.0), config.dp, act));
+          "param_all_gather", work.parameters_per_gpu * (mixed ? 2.0 : 4.0), replicas, act));
     } else {
       work.per_iteration.push_back(
-          ring_all_reduce("grad_all_reduce", grad_bytes, config.dp, Precision::kFp32));
+          ring_all_reduce("grad_all_reduce", grad_bytes, replicas, Precision::kFp32));
     }
   }
   if (spec.tied_embeddings && (input_embedding || output_layer)) {
@@ -236,7 +256,7 @@ StageWork build_stage_work(const ModelSpec& spec, const ParallelConfig& config,
   step.precision = Precision::kFp32;
   step.flops = 0.0;
   step.memory_bytes = work.parameters_per_gpu * (mixed ? 30.0 : 28.0) /
-                      (config.distributed_optimizer ? config.dp : 1);
+                      (config.distributed_optimizer ? replicas : 1);
   work.per_iteration.push_back({"optimizer_step", step});
   return work;
 }

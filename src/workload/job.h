@@ -14,9 +14,13 @@
 namespace powertrain::workload {
 
 struct ParallelConfig {
-  int tp = 1;                      // tensor-parallel degree
-  int pp = 1;                      // pipeline-parallel degree (stages)
-  int dp = 1;                      // data-parallel degree
+  int tp = 1;  // tensor-parallel degree
+  int pp = 1;  // pipeline-parallel degree (stages)
+  int dp = 1;  // data-parallel degree
+  /// Context-parallel degree (Llama 3-style all-gather CP, Megatron's cp): each rank holds
+  /// seq_len / cp tokens of every sequence, all-gathers K and V over the CP group before
+  /// attention and reduce-scatters dK and dV after its backward; weights are replicated over CP.
+  int cp = 1;
   bool sequence_parallel = false;  // Korthikanti et al. 2022; needs tp > 1 to matter
   int microbatch_size = 1;         // sequences per microbatch
   int seq_len = 2048;              // tokens per sequence (see make_parallel_config)
@@ -52,7 +56,9 @@ int num_layer_units(const ModelSpec& spec);
 /// the model fails validate_model; any degree, microbatch size, sequence length or microbatch count
 /// not positive or over the limits; tp not dividing num_heads or num_kv_heads (Megatron shards
 /// whole query groups, so GQA needs kv_heads % tp == 0 too); tp not dividing ffn_hidden_size;
-/// sequence parallelism with seq_len not a multiple of tp; pp greater than the number of layer
+/// sequence parallelism with seq_len not a multiple of tp (of tp × cp with context parallelism);
+/// context parallelism with seq_len not a multiple of 2 × cp (Megatron's load-balanced causal
+/// chunks); pp greater than the number of layer
 /// units; seq_len above the learned position table.
 core::Status validate_job(const ModelSpec& spec, const ParallelConfig& config);
 
@@ -61,6 +67,8 @@ core::Status validate_job(const ModelSpec& spec, const ParallelConfig& config);
 struct Op {
   std::string name;
   device::Work work;
+  /// GPUs in a collective's group; 0: not a collective, or the tensor-parallel group.
+  int group_size = 0;
 };
 
 enum class UnitKind { kTransformerLayer, kLmHead };

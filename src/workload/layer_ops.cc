@@ -31,8 +31,10 @@ struct Shape {
   const ModelSpec& spec;
   const ParallelConfig& config;
   double b, s, tokens, h, q, kv, f, vocab, t, heads;  // heads: per TP rank
-  double pa, pg;                                      // activation and GEMM-operand element bytes
-  bool sp;                                            // sequence parallelism in effect (tp > 1)
+  double cp;                                          // context-parallel degree
+  double s_local;       // tokens of each sequence on this rank: s / cp (tokens = b · s_local)
+  double pa, pg;        // activation and GEMM-operand element bytes
+  bool sp;              // sequence parallelism in effect (tp > 1)
   double tokens_local;  // tokens held by norms/residuals: tokens / t with SP
   double norm_params;   // one norm's scale (+ bias)
   double bias;          // 1 when projections have biases
@@ -43,7 +45,7 @@ struct Shape {
         config(c),
         b(c.microbatch_size),
         s(c.seq_len),
-        tokens(b * s),
+        tokens(b * s / c.cp),
         h(m.hidden_size),
         q(m.q_dim()),
         kv(m.kv_dim()),
@@ -51,6 +53,8 @@ struct Shape {
         vocab(padded_vocab_size(m, c.tp)),
         t(c.tp),
         heads(double(m.num_heads) / c.tp),
+        cp(c.cp),
+        s_local(s / c.cp),
         pa(activation_element_bytes(c.precision)),
         pg(gemm_operand_bytes(c.precision)),
         sp(c.sequence_parallel && c.tp > 1),
@@ -114,6 +118,14 @@ class UnitBuilder {
     return {std::move(name),
             make_work(WorkKind::kCollective, x_.act_precision, 0.0, size_bytes / x_.t + size_bytes,
                       (x_.t - 1.0) / x_.t * size_bytes)};
+  }
+  // Ring all-gather (reduce-scatter) over the context-parallel group; size is the gathered tensor.
+  Op cp_gather_or_scatter(std::string name, double size_bytes) const {
+    Op op{std::move(name),
+          make_work(WorkKind::kCollective, x_.act_precision, 0.0, size_bytes / x_.cp + size_bytes,
+                    (x_.cp - 1.0) / x_.cp * size_bytes)};
+    op.group_size = static_cast<int>(x_.cp);
+    return op;
   }
   Op reduce_scatter(std::string name, double size_bytes) const {
     return all_gather(std::move(name), size_bytes);  // same traffic, reversed direction
@@ -240,12 +252,22 @@ void add_attention_block(UnitBuilder& u, const Shape& x, bool cross, bool causal
   }
 
   const std::string core = cross ? "cross_attention" : "attention";
-  const double score_elems = x.b * x.heads * x.s * x.s;  // per rank
-  const double lse_bytes = 4.0 * x.b * x.heads * x.s;    // fp32 log-sum-exp per query row
+  // Context parallelism: the rank's s/cp queries attend to all s keys, so K and V of the whole
+  // sequence are all-gathered over the CP group first (Llama 3 §3.3.2; Megatron's causal
+  // load balancing gives every rank half of the triangle's work, s_local · s / 2). The gathered
+  // K and V are kept for backward, which reduce-scatters dK and dV.
+  const double kv_full_bytes = x.tokens * x.cp * 2.0 * x.kv / x.t * x.pa;
+  if (x.cp > 1) {
+    u.add(u.cp_gather_or_scatter(prefix + "_cp_kv_all_gather", kv_full_bytes),
+          {u.cp_gather_or_scatter(prefix + "_cp_kv_reduce_scatter_bwd", kv_full_bytes)});
+    u.stored_bytes += kv_full_bytes * (x.cp - 1.0) / x.cp;
+  }
+  const double score_elems = x.b * x.heads * x.s_local * x.s;  // per rank
+  const double lse_bytes = 4.0 * x.b * x.heads * x.s_local;    // fp32 log-sum-exp per query row
   if (x.config.flash_attention) {
     // Q·Kᵀ and P·V: 2 · 2·b·s²·(heads·head_dim)/t; a causal kernel skips the upper triangle.
-    const double flops = 4.0 * x.b * x.s * x.s * x.q / x.t * (causal ? 0.5 : 1.0);
-    const double qkv_bytes = x.tokens * (x.q + 2.0 * x.kv) / x.t * x.pa;
+    const double flops = 4.0 * x.b * x.s_local * x.s * x.q / x.t * (causal ? 0.5 : 1.0);
+    const double qkv_bytes = x.tokens * (x.q + 2.0 * x.kv * x.cp) / x.t * x.pa;
     const double o_bytes = x.tokens * x.q / x.t * x.pa;
     Work fwd = make_work(WorkKind::kAttention, x.act_precision, flops,
                          qkv_bytes + o_bytes + lse_bytes, 0.0);
@@ -257,11 +279,11 @@ void add_attention_block(UnitBuilder& u, const Shape& x, bool cross, bool causal
     u.stored_bytes += lse_bytes;
   } else {
     // Unfused (Megatron without flash): full s² scores even when causal (masked, not skipped).
-    const double matmul_flops = 2.0 * x.b * x.s * x.s * x.q / x.t;
+    const double matmul_flops = 2.0 * x.b * x.s_local * x.s * x.q / x.t;
     Work scores = make_work(WorkKind::kMatmul, x.act_precision, matmul_flops,
-                            x.tokens * (x.q + x.kv) / x.t * x.pa + score_elems * x.pa, 0.0);
+                            x.tokens * (x.q + x.kv * x.cp) / x.t * x.pa + score_elems * x.pa, 0.0);
     Work context = make_work(WorkKind::kMatmul, x.act_precision, matmul_flops,
-                             score_elems * x.pa + x.tokens * (x.kv + x.q) / x.t * x.pa, 0.0);
+                             score_elems * x.pa + x.tokens * (x.kv * x.cp + x.q) / x.t * x.pa, 0.0);
     auto twice = [](const std::string& name, const Work& w) {
       return std::vector<Op>{{name + "_dgrad", w}, {name + "_wgrad", w}};
     };

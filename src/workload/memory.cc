@@ -16,7 +16,7 @@ StateBytes state_bytes_per_parameter(const ParallelConfig& config) {
   bytes.parameter = mixed ? 2.0 : 4.0;
   bytes.gradient = 4.0;
   bytes.optimizer = mixed ? 12.0 : 8.0;
-  if (config.distributed_optimizer) bytes.optimizer /= config.dp;
+  if (config.distributed_optimizer) bytes.optimizer /= double(config.dp) * config.cp;
   return bytes;
 }
 

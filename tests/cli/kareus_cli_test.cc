@@ -1,0 +1,120 @@
+// End-to-end tests of `powertrain kareus` on a small job (2 layers, TP 2 × PP 2, 512 tokens).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "cli_runner.h"
+
+namespace powertrain {
+namespace {
+
+namespace fs = std::filesystem;
+using testing_cli::CliRun;
+using testing_cli::slurp;
+
+class KareusCliTest : public testing_cli::CliTest {
+ protected:
+  std::vector<std::string> small(const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> args = {"kareus",
+                                     "--model",
+                                     "llama3.2-3b",
+                                     "--num-layers",
+                                     "2",
+                                     "--tp",
+                                     "2",
+                                     "--pp",
+                                     "2",
+                                     "--microbatch-size",
+                                     "1",
+                                     "--seq-len",
+                                     "512",
+                                     "--microbatches",
+                                     "2"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  }
+};
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+int lines(const std::string& text) {
+  int n = 0;
+  for (char c : text) n += c == '\n' ? 1 : 0;
+  return n;
+}
+
+TEST_F(KareusCliTest, WritesTheFrontierOfEverySystem) {
+  const fs::path out = dir_ / "run";
+  const CliRun run = this->run(small({"--out", out.string()}));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_TRUE(contains(run.out, "Kareus")) << run.out;
+  EXPECT_TRUE(contains(run.out, "modelled")) << run.out;
+  const std::string csv = slurp(out / "frontier.csv");
+  EXPECT_EQ(csv.rfind("method,time_s,energy_j,static_j,dynamic_j\n", 0), 0u) << csv;
+  for (const char* system : {"Megatron-LM,", "Megatron-LM + Perseus,", "Nanobatching,",
+                             "Nanobatching + Perseus,", "Kareus,"})
+    EXPECT_TRUE(contains(csv, std::string("\n") + system)) << system;
+  const std::string svg = slurp(out / "frontier.svg");
+  EXPECT_EQ(svg.rfind("<svg", 0), 0u);
+  EXPECT_TRUE(contains(svg, "Nanobatching + Perseus"));
+  // Our own earlier output is replaced without --force.
+  EXPECT_EQ(this->run(small({"--out", out.string(), "--search", "exhaustive"})).exit_code, 0);
+}
+
+TEST_F(KareusCliTest, ContextParallelJobRuns) {
+  const CliRun run = this->run(small({"--cp", "2"}));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_TRUE(contains(run.out, "TP 2 x CP 2 x PP 2")) << run.out;
+  // CP alone: the last stage (LM head) has no collective and runs sequentially in every system.
+  const CliRun cp_only =
+      this->run({"kareus", "--model", "llama3.2-3b", "--num-layers", "2", "--tp", "1", "--cp", "2",
+                 "--pp", "2", "--microbatch-size", "1", "--seq-len", "512", "--microbatches", "2"});
+  ASSERT_EQ(cp_only.exit_code, 0) << cp_only.err;
+  EXPECT_TRUE(contains(cp_only.out, "TP 1 x CP 2 x PP 2")) << cp_only.out;
+}
+
+TEST_F(KareusCliTest, BadFlagsAreUsageErrorsOnOneLine) {
+  for (const std::vector<std::string>& extra : {std::vector<std::string>{"--cp", "0"},
+                                                {"--search", "random"},
+                                                {"--seed", "-1"},
+                                                {"--microbatches", "0"},
+                                                {"--no-such-flag"}}) {
+    const CliRun run = this->run(small(extra));
+    EXPECT_EQ(run.exit_code, 2) << extra.front() << ": " << run.err;
+    EXPECT_EQ(lines(run.err), 1) << extra.front() << ": " << run.err;
+    EXPECT_TRUE(run.out.empty()) << run.out;
+  }
+  // Valid flags, impossible job: a data error (exit 1) naming the rule.
+  const CliRun bad = this->run({"kareus", "--model", "llama3.2-3b", "--num-layers", "2", "--tp",
+                                "1", "--pp", "2", "--microbatch-size", "1", "--seq-len", "512"});
+  EXPECT_EQ(bad.exit_code, 1) << bad.err;
+  EXPECT_TRUE(contains(bad.err, "powertrain kareus: error:")) << bad.err;
+  EXPECT_EQ(lines(bad.err), 1) << bad.err;
+}
+
+TEST_F(KareusCliTest, NeverOverwritesAUsersDirectoryWithoutForce) {
+  const fs::path mine = dir_ / "mine";
+  fs::create_directory(mine);
+  std::ofstream(mine / "notes.txt") << "precious";
+  const CliRun refused = this->run(small({"--out", mine.string()}));
+  EXPECT_EQ(refused.exit_code, 1) << refused.err;
+  EXPECT_TRUE(contains(refused.err, "not written by powertrain")) << refused.err;
+  EXPECT_EQ(slurp(mine / "notes.txt"), "precious");
+  EXPECT_FALSE(fs::exists(mine / "frontier.csv"));
+  // --table3 checks the directory before its long run.
+  const CliRun table3 = this->run({"kareus", "--table3", "--out", mine.string()});
+  EXPECT_EQ(table3.exit_code, 1) << table3.err;
+  EXPECT_EQ(slurp(mine / "notes.txt"), "precious");
+  // --force replaces it.
+  EXPECT_EQ(this->run(small({"--out", mine.string(), "--force"})).exit_code, 0);
+  EXPECT_FALSE(fs::exists(mine / "notes.txt"));
+  EXPECT_TRUE(fs::exists(mine / "frontier.csv"));
+}
+
+}  // namespace
+}  // namespace powertrain
