@@ -134,6 +134,10 @@ core::Status validate_profile_for_pipeline(const Profile& profile, int num_stage
         return Error{fmt::format("{}: stage {} {}: no measurements (the schedule needs it)",
                                  profile.source, stage, pipeline::instruction_name(kind))};
       }
+      if (entry->options.empty()) {
+        return Error{fmt::format("{}: stage {} {}: no options (the schedule needs at least two)",
+                                 profile.source, stage, pipeline::instruction_name(kind))};
+      }
       std::set<int> clocks;
       for (const auto& option : entry->options) clocks.insert(option.frequency_mhz);
       if (clocks.size() < 2) {

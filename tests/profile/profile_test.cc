@@ -101,5 +101,17 @@ TEST(ProfileCsv, PipelineValidationNeedsEveryStageAndTwoClocks) {
   ASSERT_FALSE(recompute);
 }
 
+// Profiles built in code (Kareus's option profiles) can hold an entry with no options at all.
+TEST(ProfileCsv, PipelineValidationRefusesAnEntryWithoutOptions) {
+  Profile profile;
+  profile.source = "built";
+  profile.entries.push_back({0, pipeline::InstructionKind::kForward, {}});
+  profile.entries.push_back({0, pipeline::InstructionKind::kBackward, {}});
+  auto status = validate_profile_for_pipeline(profile, 1, false);
+  ASSERT_FALSE(status);
+  EXPECT_NE(status.error().message.find("built: stage 0 forward: no options"), std::string::npos)
+      << status.error().message;
+}
+
 }  // namespace
 }  // namespace powertrain::profile
