@@ -19,6 +19,9 @@
 
 #include "interposer/cudart_impl.h"
 #include "interposer/cudart_internal.h"
+#include "interposer/trace_schema.h"
+
+namespace trace_schema = powertrain::trace_schema;
 
 namespace powertrain::emu::detail {
 
@@ -392,12 +395,12 @@ cudaError_t graph_launch(cudaGraphExec_t handle, cudaStream_t stream, bool per_t
   }
   const int tid = thread_index();
   const int dev = ref.device;
-  RecordBuilder launch = begin_record("graph_launch", start, dev);
-  launch.field("stream", ref.id);
-  launch.field("corr", next_correlation());
-  launch.field("graph", copy.id);
+  RecordBuilder launch = begin_record(trace_schema::op::kGraphLaunch, start, dev);
+  launch.field(trace_schema::field::kStream, ref.id);
+  launch.field(trace_schema::field::kCorr, next_correlation());
+  launch.field(trace_schema::field::kGraph, copy.id);
   launch.field("nodes", static_cast<std::int64_t>(copy.nodes.size()));
-  launch.field("api", std::string_view(api));
+  launch.field(trace_schema::field::kApi, std::string_view(api));
   end_record(launch);
 
   // Every replayed record carries the launch's entry time: one call, charged once.

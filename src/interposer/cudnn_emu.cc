@@ -24,6 +24,9 @@
 #include <unordered_set>
 
 #include "interposer/cudart_internal.h"
+#include "interposer/trace_schema.h"
+
+namespace trace_schema = powertrain::trace_schema;
 
 namespace powertrain::emu::detail {
 namespace {
@@ -245,19 +248,19 @@ cudnnStatus_t convolution(Direction direction, cudnnHandle_t handle, const Tenso
     compute_name = "float32_fast_tf32";
   }
 
-  auto r = begin_work("gemm", start);
-  r.field("api", std::string_view(api));
-  r.field("m", gm);
-  r.field("n", gn);
-  r.field("k", gk);
-  r.field("batch", groups);
+  auto r = begin_work(trace_schema::op::kGemm, start);
+  r.field(trace_schema::field::kApi, std::string_view(api));
+  r.field(trace_schema::field::kM, gm);
+  r.field(trace_schema::field::kN, gn);
+  r.field(trace_schema::field::kK, gk);
+  r.field(trace_schema::field::kBatch, groups);
   r.field("transa", std::string_view("N"));
   r.field("transb", std::string_view("N"));
-  r.field("dtype_a", std::string_view(dtype != nullptr ? dtype : "float32"));
-  r.field("dtype_b", std::string_view(weights != nullptr ? weights : "float32"));
-  r.field("dtype_c", std::string_view(dtype != nullptr ? dtype : "float32"));
-  r.field("compute", std::string_view(compute_name));
-  r.field("flops", flops);
+  r.field(trace_schema::field::kDtypeA, std::string_view(dtype != nullptr ? dtype : "float32"));
+  r.field(trace_schema::field::kDtypeB, std::string_view(weights != nullptr ? weights : "float32"));
+  r.field(trace_schema::field::kDtypeC, std::string_view(dtype != nullptr ? dtype : "float32"));
+  r.field(trace_schema::field::kCompute, std::string_view(compute_name));
+  r.field(trace_schema::field::kFlops, flops);
   std::string conv = "{\"direction\":\"";
   conv += direction == Direction::kForward        ? "forward"
           : direction == Direction::kBackwardData ? "backward_data"

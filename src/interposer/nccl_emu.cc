@@ -49,6 +49,9 @@
 
 #include "interposer/cublas_nccl_util.h"
 #include "interposer/emulator.h"
+#include "interposer/trace_schema.h"
+
+namespace trace_schema = powertrain::trace_schema;
 
 namespace {
 
@@ -204,11 +207,11 @@ void record_init(Comm& comm, std::string_view api, std::int64_t start_ns,
     rank = comm.rank;
     size = comm.size;
   }
-  auto record = emu::begin_record("comm_init", start_ns, comm.device);
-  record.field("comm", comm.id_hex);
-  put(record, "rank", rank);
-  put(record, "size", size);
-  record.field("api", api);
+  auto record = emu::begin_record(trace_schema::op::kCommInit, start_ns, comm.device);
+  record.field(trace_schema::field::kComm, comm.id_hex);
+  put(record, trace_schema::field::kRank, rank);
+  put(record, trace_schema::field::kSize, size);
+  record.field(trace_schema::field::kApi, api);
   if (parent != nullptr) record.field("parent", parent->id_hex);
   if (api == "ncclCommSplit") {
     put(record, "color", color);
@@ -398,24 +401,24 @@ ncclResult_t enqueue(const Coll& c) {
         elems == Elems::kCount ? c.count : c.count * static_cast<std::size_t>(size);
     return static_cast<std::int64_t>(n * elem);
   };
-  auto record = emu::begin_record("nccl", start_ns, comm->device);
-  record.field("coll", c.coll);
-  record.field("api", c.api);
-  record.field("comm", comm->id_hex);
-  put(record, "comm_rank", rank);
-  put(record, "comm_size", size);
-  put(record, "count", static_cast<std::int64_t>(c.count));
-  record.field("dtype", dtype);
-  put(record, "bytes", static_cast<std::int64_t>(c.count * elem));
+  auto record = emu::begin_record(trace_schema::op::kNccl, start_ns, comm->device);
+  record.field(trace_schema::field::kColl, c.coll);
+  record.field(trace_schema::field::kApi, c.api);
+  record.field(trace_schema::field::kComm, comm->id_hex);
+  put(record, trace_schema::field::kCommRank, rank);
+  put(record, trace_schema::field::kCommSize, size);
+  put(record, trace_schema::field::kCount, static_cast<std::int64_t>(c.count));
+  record.field(trace_schema::field::kDtype, dtype);
+  put(record, trace_schema::field::kBytes, static_cast<std::int64_t>(c.count * elem));
   put(record, "send_bytes", buffer_bytes(c.send_elems, c.send_on_root_only));
   put(record, "recv_bytes", buffer_bytes(c.recv_elems, c.recv_on_root_only));
-  if (c.direction >= 0) put(record, "peer", c.peer);
-  if (c.has_root) put(record, "root", c.root);
+  if (c.direction >= 0) put(record, trace_schema::field::kPeer, c.peer);
+  if (c.has_root) put(record, trace_schema::field::kRoot, c.root);
   if (c.has_op) record.field("redop", op_name(c.op));  // not "op": that key names the record
-  put(record, "stream", stream);
-  put(record, "seq", seq);
-  put(record, "corr", emu::next_correlation());
-  put(record, "group", t_group_depth > 0 ? t_group_id : 0);
+  put(record, trace_schema::field::kStream, stream);
+  put(record, trace_schema::field::kSeq, seq);
+  put(record, trace_schema::field::kCorr, emu::next_correlation());
+  put(record, trace_schema::field::kGroup, t_group_depth > 0 ? t_group_id : 0);
   emu::end_record(record);
   return ncclSuccess;
 }
