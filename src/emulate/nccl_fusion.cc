@@ -63,29 +63,42 @@ class Components {
   std::vector<std::set<std::tuple<std::int32_t, std::int32_t, std::int64_t>>> lanes_;
 };
 
-std::string kernel_name_of(const std::vector<Collective>& kinds) {
-  static constexpr const char* kNames[] = {"AllReduce", "AllGather", "ReduceScatter", "Broadcast",
-                                           "Reduce",    "SendRecv",  "SendRecv",      "AllToAll"};
+// What a fused kernel's collectives are: all point-to-point, all of one kind, or a mix.
+enum class Mix { kPointToPoint, kSame, kGroup };
+Mix mix_of(const std::vector<Collective>& kinds) {
   bool p2p = true;
   bool same = true;
   for (Collective k : kinds) {
     p2p = p2p && is_p2p(k);
     same = same && k == kinds.front();
   }
-  if (p2p) return "ncclDevKernel_SendRecv";
-  if (same) return std::string("ncclDevKernel_") + kNames[static_cast<int>(kinds.front())];
+  return p2p ? Mix::kPointToPoint : same ? Mix::kSame : Mix::kGroup;
+}
+
+std::string kernel_name_of(const std::vector<Collective>& kinds) {
+  static constexpr const char* kNames[] = {"AllReduce", "AllGather", "ReduceScatter", "Broadcast",
+                                           "Reduce",    "SendRecv",  "SendRecv",      "AllToAll"};
+  switch (mix_of(kinds)) {
+    case Mix::kPointToPoint:
+      return "ncclDevKernel_SendRecv";
+    case Mix::kSame:
+      return std::string("ncclDevKernel_") + kNames[static_cast<int>(kinds.front())];
+    case Mix::kGroup:
+      break;
+  }
   return "ncclDevKernel_Group";
 }
 
 std::string collective_name_of(const std::vector<Collective>& kinds) {
-  bool p2p = true;
-  bool same = true;
-  for (Collective k : kinds) {
-    p2p = p2p && is_p2p(k);
-    same = same && k == kinds.front();
+  switch (mix_of(kinds)) {
+    case Mix::kPointToPoint:
+      return "sendrecv";
+    case Mix::kSame:
+      return std::string(to_string(kinds.front()));
+    case Mix::kGroup:
+      break;
   }
-  if (p2p) return "sendrecv";
-  return same ? std::string(to_string(kinds.front())) : "group";
+  return "group";
 }
 
 // NCCL calls → fused kernels: consecutive calls on one thread with the same nonzero group id

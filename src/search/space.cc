@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+#include <utility>
 
 namespace powertrain::search {
 namespace {
@@ -109,36 +110,41 @@ core::Status parse_early_stop(const nlohmann::json& value, const std::string& so
   return core::Ok{};
 }
 
+// A string field naming one of `names` (several names may give one value); `expected` lists
+// them for the error.
+template <typename Enum, std::size_t N>
+core::Status parse_named(const nlohmann::json& value, const std::string& source,
+                         const std::string& key,
+                         const std::pair<std::string_view, Enum> (&names)[N],
+                         std::string_view expected, Enum& out) {
+  auto s = string_field(value, source, key);
+  if (!s) return s.error();
+  for (const auto& [name, named] : names) {
+    if (*s == name) {
+      out = named;
+      return core::Ok{};
+    }
+  }
+  return field_error(source, key, fmt::format("must be {}, got '{}'", expected, *s));
+}
+
 // "objective": time, energy or both.
 core::Status parse_objective(const nlohmann::json& value, const std::string& source,
                              const std::string& key, SearchSpec& spec) {
-  auto s = string_field(value, source, key);
-  if (!s) return s.error();
-  if (*s == "time")
-    spec.objective = Objective::kTime;
-  else if (*s == "energy")
-    spec.objective = Objective::kEnergy;
-  else if (*s == "both")
-    spec.objective = Objective::kBoth;
-  else
-    return field_error(source, key, fmt::format("must be time, energy or both, got '{}'", *s));
-  return core::Ok{};
+  static constexpr std::pair<std::string_view, Objective> kNames[] = {
+      {"time", Objective::kTime}, {"energy", Objective::kEnergy}, {"both", Objective::kBoth}};
+  return parse_named(value, source, key, kNames, "time, energy or both", spec.objective);
 }
 
 // "algorithm": grid, random or cmaes.
 core::Status parse_algorithm(const nlohmann::json& value, const std::string& source,
                              const std::string& key, SearchSpec& spec) {
-  auto s = string_field(value, source, key);
-  if (!s) return s.error();
-  if (*s == "grid")
-    spec.algorithm = Algorithm::kGrid;
-  else if (*s == "random")
-    spec.algorithm = Algorithm::kRandom;
-  else if (*s == "cmaes" || *s == "cma-es")
-    spec.algorithm = Algorithm::kCmaes;
-  else
-    return field_error(source, key, fmt::format("must be grid, random or cmaes, got '{}'", *s));
-  return core::Ok{};
+  static constexpr std::pair<std::string_view, Algorithm> kNames[] = {
+      {"grid", Algorithm::kGrid},
+      {"random", Algorithm::kRandom},
+      {"cmaes", Algorithm::kCmaes},
+      {"cma-es", Algorithm::kCmaes}};
+  return parse_named(value, source, key, kNames, "grid, random or cmaes", spec.algorithm);
 }
 
 // "knobs": {name: [values]}, each list sorted and deduplicated.
