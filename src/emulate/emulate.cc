@@ -184,18 +184,12 @@ void report_ranks(const std::vector<ProcessTrace>& procs, double clock_mhz, Emul
     for (const Record& r : trace.records) rank.gpu_tasks += enqueues_gpu_work(r.op);
     out.job_step_s = std::max(out.job_step_s, rank.step_s);
     // Job means count every rank (a class by its size).
-    out.job_breakdown.exposed_compute += m.breakdown.exposed_compute;
-    out.job_breakdown.exposed_communication += m.breakdown.exposed_communication;
-    out.job_breakdown.overlapped += m.breakdown.overlapped;
-    out.job_breakdown.other += m.breakdown.other;
+    out.job_breakdown += m.breakdown;
     out.job_gpu_utilization += m.mean_utilization;
     out.ranks.push_back(std::move(rank));
   }
   if (const double n = static_cast<double>(out.ranks.size()); n > 0.0) {
-    out.job_breakdown.exposed_compute /= n;
-    out.job_breakdown.exposed_communication /= n;
-    out.job_breakdown.overlapped /= n;
-    out.job_breakdown.other /= n;
+    out.job_breakdown /= n;
     out.job_gpu_utilization /= n;
   }
 }
