@@ -575,7 +575,11 @@ PT_EXPORT cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int 
   return detail::create_event(event, flags, "cudaEventCreateWithFlags");
 }
 
-PT_EXPORT cudaError_t cudaEventDestroy(cudaEvent_t event) {
+namespace {
+// cudaEventDestroy and cudaEventSynchronize: finds the live event (`on_live` updates it under the
+// registry lock) and records `op` with its id on the event's device.
+template <typename OnLive>
+cudaError_t event_call(cudaEvent_t event, const char* api, detail::Op op, OnLive&& on_live) {
   const std::int64_t start = powertrain::emu::now_ns();
   std::int64_t id = -1;
   int device = 0;
@@ -585,18 +589,21 @@ PT_EXPORT cudaError_t cudaEventDestroy(cudaEvent_t event) {
     detail::EventEntry* entry = nullptr;
     id = detail::live_event(r, event, &entry);
     if (id > 0) {
-      entry->live = false;
+      on_live(*entry);
       device = entry->device;
     }
   }
-  if (id < 0) {
-    return misuse("cudaEventDestroy", cudaErrorInvalidResourceHandle,
-                  detail::bad_event_text(event));
-  }
-  detail::Record record = detail::make_record(detail::Op::kEventDestroy, start, device);
+  if (id < 0) return misuse(api, cudaErrorInvalidResourceHandle, detail::bad_event_text(event));
+  detail::Record record = detail::make_record(op, start, device);
   record.a[0] = id;
   detail::append(std::move(record));
   return cudaSuccess;
+}
+}  // namespace
+
+PT_EXPORT cudaError_t cudaEventDestroy(cudaEvent_t event) {
+  return event_call(event, "cudaEventDestroy", detail::Op::kEventDestroy,
+                    [](detail::EventEntry& entry) { entry.live = false; });
 }
 
 PT_EXPORT cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
@@ -620,24 +627,8 @@ PT_EXPORT cudaError_t cudaEventQuery(cudaEvent_t event) {
 }
 
 PT_EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t event) {
-  const std::int64_t start = powertrain::emu::now_ns();
-  std::int64_t id = -1;
-  int device = 0;
-  {
-    detail::Registry& r = detail::registry();
-    std::lock_guard<std::mutex> lock(r.mutex);
-    detail::EventEntry* entry = nullptr;
-    id = detail::live_event(r, event, &entry);
-    if (id > 0) device = entry->device;
-  }
-  if (id < 0) {
-    return misuse("cudaEventSynchronize", cudaErrorInvalidResourceHandle,
-                  detail::bad_event_text(event));
-  }
-  detail::Record record = detail::make_record(detail::Op::kEventSync, start, device);
-  record.a[0] = id;
-  detail::append(std::move(record));
-  return cudaSuccess;
+  return event_call(event, "cudaEventSynchronize", detail::Op::kEventSync,
+                    [](detail::EventEntry&) {});
 }
 
 // Emulated work takes no device time, so the elapsed time is the host time between the two
