@@ -212,6 +212,136 @@ Window choose_window(const trace::RankTrace& trace, WindowKind kind) {
   return finish(whole ? WindowKind::kWhole : WindowKind::kGpuSpan);
 }
 
+namespace {
+
+struct StreamEvent {
+  std::int64_t start_ns, end_ns, launch_ns;  // launch_ns: kUnknown when unknown
+};
+constexpr std::int64_t kUnknown = std::numeric_limits<std::int64_t>::min();
+
+// One stream's queue length, launch delays and idle-time breakdown inside the window; gaps
+// shorter than `kernel_delay_ns` after an already launched event are kernel wait.
+StreamStats stream_stats(const std::pair<std::int64_t, std::int64_t>& key,
+                         std::vector<StreamEvent>& events, const Window& window,
+                         std::int64_t kernel_delay_ns) {
+  StreamStats st;
+  st.device = key.first;
+  st.stream = key.second;
+  std::sort(events.begin(), events.end(), [](const StreamEvent& a, const StreamEvent& b) {
+    return std::tie(a.start_ns, a.end_ns) < std::tie(b.start_ns, b.end_ns);
+  });
+  std::vector<Span> spans;
+  std::vector<std::int64_t> delays;
+  std::vector<std::pair<std::int64_t, int>> queue;  // (time, +1 enqueue / −1 finish)
+  for (const StreamEvent& ev : events) {
+    spans.push_back({ev.start_ns, ev.end_ns});
+    const bool inside = ev.start_ns >= window.start_ns && ev.start_ns < window.end_ns;
+    if (inside) {
+      ++st.gpu_events;
+      if (ev.launch_ns == kUnknown) {
+        ++st.without_launch;
+      } else {
+        delays.push_back(ev.start_ns - ev.launch_ns);
+      }
+    }
+    const std::int64_t enqueued =
+        ev.launch_ns == kUnknown ? ev.start_ns : std::min(ev.launch_ns, ev.start_ns);
+    queue.emplace_back(enqueued, +1);
+    queue.emplace_back(ev.end_ns, -1);
+  }
+  st.busy_ns = total_length(clipped(merge_spans(spans), window));
+  st.launch_delay = delay_stats(std::move(delays));
+  // Finishes sort before enqueues at the same instant: a back-to-back pair is not two deep.
+  std::sort(queue.begin(), queue.end());
+  std::int64_t depth = 0;
+  double area = 0.0;
+  for (std::size_t i = 0; i < queue.size(); ++i) {
+    depth += queue[i].second;
+    const std::int64_t t0 = queue[i].first;
+    const std::int64_t t1 = i + 1 < queue.size() ? queue[i + 1].first : t0;
+    const std::int64_t a = std::max(t0, window.start_ns);
+    const std::int64_t b = std::min(t1, window.end_ns);
+    if (b > a) {
+      area += static_cast<double>(depth) * static_cast<double>(b - a);
+      st.max_queue_length = std::max(st.max_queue_length, depth);
+    }
+  }
+  if (window.length_ns() > 0) area /= static_cast<double>(window.length_ns());
+  st.mean_queue_length = area;
+  // Idle gaps between consecutive events (previous end = running maximum of ends).
+  std::int64_t prev_end = kUnknown;
+  for (const StreamEvent& ev : events) {
+    if (prev_end != kUnknown && ev.start_ns > prev_end) {
+      const std::int64_t a = std::max(prev_end, window.start_ns);
+      const std::int64_t b = std::min(ev.start_ns, window.end_ns);
+      if (b > a) {
+        const std::int64_t gap = ev.start_ns - prev_end;
+        int category = 2;
+        if (ev.launch_ns != kUnknown && ev.launch_ns > prev_end) {
+          category = 0;
+        } else if (gap < kernel_delay_ns) {
+          category = 1;
+        }
+        (category == 0   ? st.idle_host_wait_ns
+         : category == 1 ? st.idle_kernel_wait_ns
+                         : st.idle_other_ns) += b - a;
+        ++st.gaps[category];
+      }
+    }
+    prev_end = prev_end == kUnknown ? ev.end_ns : std::max(prev_end, ev.end_ns);
+  }
+  return st;
+}
+
+// Per bin of the window: how much of it each kernel type's merged spans cover (fractions).
+void fill_timeline_bins(const std::vector<Span> (&merged)[kKernelTypes], const Window& window,
+                        int n_bins, RankAnalysis& result) {
+  if (window.length_ns() > 0 && n_bins > 0) {
+    const int n = n_bins;
+    const double width = static_cast<double>(window.length_ns()) / n;
+    result.bins.assign(n, {0.0f, 0.0f, 0.0f});
+    std::vector<double> acc(static_cast<std::size_t>(n) * kKernelTypes, 0.0);
+    for (int t = 0; t < kKernelTypes; ++t)
+      for (const Span& s : merged[t]) {
+        const double a = static_cast<double>(s.start_ns - window.start_ns);
+        const double b = static_cast<double>(s.end_ns - window.start_ns);
+        for (int k = std::max(0, static_cast<int>(a / width)); k < n; ++k) {
+          const double lo = std::max(a, k * width), hi = std::min(b, (k + 1) * width);
+          if (hi <= lo) {
+            if (k * width >= b) break;
+            continue;
+          }
+          acc[static_cast<std::size_t>(k) * kKernelTypes + t] += hi - lo;
+        }
+      }
+    for (int k = 0; k < n; ++k)
+      for (int t = 0; t < kKernelTypes; ++t)
+        result.bins[k][t] =
+            static_cast<float>(acc[static_cast<std::size_t>(k) * kKernelTypes + t] / width);
+  }
+}
+
+// Exclusive states: sweep the boundaries of the merged lists of each type; a state is the set
+// of types busy at once (a bit mask).
+void add_exclusive_states(const std::vector<Span> (&merged)[kKernelTypes],
+                          KernelTypeBreakdown& types) {
+  std::vector<std::pair<std::int64_t, int>> edges;  // (time, +bit / -bit)
+  for (int t = 0; t < kKernelTypes; ++t)
+    for (const Span& s : merged[t]) {
+      edges.emplace_back(s.start_ns, 1 << t);
+      edges.emplace_back(s.end_ns, -(1 << t));
+    }
+  std::sort(edges.begin(), edges.end());
+  int mask = 0;
+  for (std::size_t i = 0; i < edges.size(); ++i) {
+    mask += edges[i].second;
+    if (i + 1 < edges.size() && mask > 0)
+      types.state_ns[mask] += edges[i + 1].first - edges[i].first;
+  }
+}
+
+}  // namespace
+
 RankAnalysis analyze_rank(const trace::RankTrace& trace, const AnalyzeOptions& options,
                           const MemcpyBytes* bytes) {
   RankAnalysis result;
@@ -235,11 +365,7 @@ RankAnalysis analyze_rank(const trace::RankTrace& trace, const AnalyzeOptions& o
   std::vector<Span> by_library[kCommLibraries];
   std::map<std::string, KernelStat> stats;
   std::map<std::string, MemcpyStat> copies;
-  struct StreamEvent {
-    std::int64_t start_ns, end_ns, launch_ns;  // launch_ns: INT64_MIN when unknown
-  };
   std::map<std::pair<std::int64_t, std::int64_t>, std::vector<StreamEvent>> streams;
-  constexpr std::int64_t kUnknown = std::numeric_limits<std::int64_t>::min();
 
   for (const trace::TraceEvent& e : trace.events) {
     if (!trace::is_gpu_work(e.kind)) continue;
@@ -309,47 +435,8 @@ RankAnalysis analyze_rank(const trace::RankTrace& trace, const AnalyzeOptions& o
   result.communication_ns = result.types.union_ns[comm];
   result.overlap_ns = intersection_length(merged[comm], merged[comp]);
 
-  // Timeline bins.
-  if (window.length_ns() > 0 && options.timeline_bins > 0) {
-    const int n = options.timeline_bins;
-    const double width = static_cast<double>(window.length_ns()) / n;
-    result.bins.assign(n, {0.0f, 0.0f, 0.0f});
-    std::vector<double> acc(static_cast<std::size_t>(n) * kKernelTypes, 0.0);
-    for (int t = 0; t < kKernelTypes; ++t)
-      for (const Span& s : merged[t]) {
-        const double a = static_cast<double>(s.start_ns - window.start_ns);
-        const double b = static_cast<double>(s.end_ns - window.start_ns);
-        for (int k = std::max(0, static_cast<int>(a / width)); k < n; ++k) {
-          const double lo = std::max(a, k * width), hi = std::min(b, (k + 1) * width);
-          if (hi <= lo) {
-            if (k * width >= b) break;
-            continue;
-          }
-          acc[static_cast<std::size_t>(k) * kKernelTypes + t] += hi - lo;
-        }
-      }
-    for (int k = 0; k < n; ++k)
-      for (int t = 0; t < kKernelTypes; ++t)
-        result.bins[k][t] =
-            static_cast<float>(acc[static_cast<std::size_t>(k) * kKernelTypes + t] / width);
-  }
-
-  // Exclusive states: sweep the boundaries of the merged lists of each type.
-  {
-    std::vector<std::pair<std::int64_t, int>> edges;  // (time, +bit / -bit)
-    for (int t = 0; t < kKernelTypes; ++t)
-      for (const Span& s : merged[t]) {
-        edges.emplace_back(s.start_ns, 1 << t);
-        edges.emplace_back(s.end_ns, -(1 << t));
-      }
-    std::sort(edges.begin(), edges.end());
-    int mask = 0;
-    for (std::size_t i = 0; i < edges.size(); ++i) {
-      mask += edges[i].second;
-      if (i + 1 < edges.size() && mask > 0)
-        result.types.state_ns[mask] += edges[i + 1].first - edges[i].first;
-    }
-  }
+  fill_timeline_bins(merged, window, options.timeline_bins, result);
+  add_exclusive_states(merged, result.types);
 
   for (auto& entry : stats) result.kernels.push_back(std::move(entry.second));
   std::stable_sort(
@@ -370,75 +457,9 @@ RankAnalysis analyze_rank(const trace::RankTrace& trace, const AnalyzeOptions& o
   }
   for (auto& [direction, m] : copies) result.memcpy.push_back(m);
 
-  // Per stream: queue length, launch delays, idle-time breakdown.
   for (auto& [key, events] : streams) {
-    StreamStats st;
-    st.device = key.first;
-    st.stream = key.second;
-    std::sort(events.begin(), events.end(), [](const StreamEvent& a, const StreamEvent& b) {
-      return std::tie(a.start_ns, a.end_ns) < std::tie(b.start_ns, b.end_ns);
-    });
-    std::vector<Span> spans;
-    std::vector<std::int64_t> delays;
-    std::vector<std::pair<std::int64_t, int>> queue;  // (time, +1 enqueue / −1 finish)
-    for (const StreamEvent& ev : events) {
-      spans.push_back({ev.start_ns, ev.end_ns});
-      const bool inside = ev.start_ns >= window.start_ns && ev.start_ns < window.end_ns;
-      if (inside) {
-        ++st.gpu_events;
-        if (ev.launch_ns == kUnknown) {
-          ++st.without_launch;
-        } else {
-          delays.push_back(ev.start_ns - ev.launch_ns);
-        }
-      }
-      const std::int64_t enqueued =
-          ev.launch_ns == kUnknown ? ev.start_ns : std::min(ev.launch_ns, ev.start_ns);
-      queue.emplace_back(enqueued, +1);
-      queue.emplace_back(ev.end_ns, -1);
-    }
-    st.busy_ns = total_length(clipped(merge_spans(spans), window));
-    st.launch_delay = delay_stats(std::move(delays));
-    // Finishes sort before enqueues at the same instant: a back-to-back pair is not two deep.
-    std::sort(queue.begin(), queue.end());
-    std::int64_t depth = 0;
-    double area = 0.0;
-    for (std::size_t i = 0; i < queue.size(); ++i) {
-      depth += queue[i].second;
-      const std::int64_t t0 = queue[i].first;
-      const std::int64_t t1 = i + 1 < queue.size() ? queue[i + 1].first : t0;
-      const std::int64_t a = std::max(t0, window.start_ns);
-      const std::int64_t b = std::min(t1, window.end_ns);
-      if (b > a) {
-        area += static_cast<double>(depth) * static_cast<double>(b - a);
-        st.max_queue_length = std::max(st.max_queue_length, depth);
-      }
-    }
-    if (window.length_ns() > 0) area /= static_cast<double>(window.length_ns());
-    st.mean_queue_length = area;
-    // Idle gaps between consecutive events (previous end = running maximum of ends).
-    std::int64_t prev_end = kUnknown;
-    for (const StreamEvent& ev : events) {
-      if (prev_end != kUnknown && ev.start_ns > prev_end) {
-        const std::int64_t a = std::max(prev_end, window.start_ns);
-        const std::int64_t b = std::min(ev.start_ns, window.end_ns);
-        if (b > a) {
-          const std::int64_t gap = ev.start_ns - prev_end;
-          int category = 2;
-          if (ev.launch_ns != kUnknown && ev.launch_ns > prev_end) {
-            category = 0;
-          } else if (gap < options.consecutive_kernel_delay_ns) {
-            category = 1;
-          }
-          (category == 0   ? st.idle_host_wait_ns
-           : category == 1 ? st.idle_kernel_wait_ns
-                           : st.idle_other_ns) += b - a;
-          ++st.gaps[category];
-        }
-      }
-      prev_end = prev_end == kUnknown ? ev.end_ns : std::max(prev_end, ev.end_ns);
-    }
-    result.streams.push_back(st);
+    result.streams.push_back(
+        stream_stats(key, events, window, options.consecutive_kernel_delay_ns));
   }
   return result;
 }

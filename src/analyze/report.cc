@@ -1,6 +1,7 @@
 #include "analyze/report.h"
 
 #include <cmath>
+#include <string_view>
 
 namespace powertrain::analyze {
 namespace {
@@ -208,19 +209,10 @@ nlohmann::json diff_json(const TraceDiff& diff, int top_n) {
   return doc;
 }
 
-std::string html_report(const nlohmann::json& summary) {
-  // '<' is escaped inside the embedded JSON, so no string in it can close the script element.
-  std::string data = summary.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  std::string escaped;
-  escaped.reserve(data.size());
-  for (char c : data) {
-    if (c == '<') {
-      escaped += "\\u003c";
-    } else {
-      escaped += c;
-    }
-  }
-  std::string html = R"HTML(<!DOCTYPE html>
+namespace {
+
+// The page around the embedded summary: styles, then the script that draws it.
+constexpr std::string_view kPageHead = R"HTML(<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>powertrain analyze (rendering)</title>
 <style>
@@ -235,8 +227,7 @@ td.l,th.l{text-align:left;max-width:520px;overflow:hidden;text-overflow:ellipsis
 <p class="note">Measured from the Kineto trace (HTA definitions, see docs/analyze.md); the critical path comes from the replay, its energy from the GPU model (modelled).</p>
 <div id="app"></div>
 <script id="summary" type="application/json">)HTML";
-  html += escaped;
-  html += R"HTML(</script>
+constexpr std::string_view kPageTail = R"HTML(</script>
 <script>
 "use strict";
 (function () {
@@ -412,6 +403,24 @@ td.l,th.l{text-align:left;max-width:520px;overflow:hidden;text-overflow:ellipsis
 </script>
 </body></html>
 )HTML";
+
+}  // namespace
+
+std::string html_report(const nlohmann::json& summary) {
+  // '<' is escaped inside the embedded JSON, so no string in it can close the script element.
+  std::string data = summary.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string escaped;
+  escaped.reserve(data.size());
+  for (char c : data) {
+    if (c == '<') {
+      escaped += "\\u003c";
+    } else {
+      escaped += c;
+    }
+  }
+  std::string html(kPageHead);
+  html += escaped;
+  html += kPageTail;
   return html;
 }
 

@@ -175,6 +175,105 @@ void print_table(const study::ClusterEmulation& emulation, const std::string& ou
   fmt::print("\n  files     {}/: cluster.csv summary.json cluster.svg\n", out_dir);
 }
 
+// The numeric flags, parsed and range-checked.
+struct ClusterNumbers {
+  double p_blocking_w = 0.0;
+  double unit_time_s = 0.0;
+  long long tp = 1, global_batch = 0, microbatch = 1, chunks = 1;
+  std::vector<long long> gpus;
+  std::vector<double> slowdowns;
+  PlanningChoices choices;
+  std::optional<long long> stages;  // --pp when given
+};
+
+// Errors are usage errors (exit 2), naming the flag.
+core::Result<ClusterNumbers> parse_cluster_numbers(const ClusterFlags& flags) {
+  ClusterNumbers n;
+  auto p_blocking = flags.p_blocking_w.empty() ? core::Result<double>(0.0)
+                                               : parse_number("--p-blocking-w", flags.p_blocking_w);
+  if (!p_blocking) return p_blocking.error();
+  auto unit_time = parse_number("--unit-time-s", flags.unit_time_s);
+  if (!unit_time) return unit_time.error();
+  if (!(*unit_time > 0.0 && *unit_time <= 3600.0)) {
+    return core::Error{fmt::format("--unit-time-s: expected a number > 0 and <= 3600, got '{}'",
+                                   flags.unit_time_s)};
+  }
+  if (*p_blocking < 0.0 || *p_blocking > 1e5) {
+    return core::Error{fmt::format("--p-blocking-w: expected a number from 0 to 1e5, got '{}'",
+                                   flags.p_blocking_w)};
+  }
+  n.p_blocking_w = *p_blocking;
+  n.unit_time_s = *unit_time;
+  const std::pair<const char*, std::pair<const std::string*, long long*>> counts[] = {
+      {"--tp", {&flags.tp, &n.tp}},
+      {"--global-batch", {&flags.global_batch, &n.global_batch}},
+      {"--microbatch-size", {&flags.microbatch_size, &n.microbatch}},
+      {"--chunks", {&flags.chunks, &n.chunks}},
+  };
+  for (const auto& [name, field] : counts) {
+    auto parsed = parse_count(name, *field.first);
+    if (!parsed) return parsed.error();
+    *field.second = *parsed;
+  }
+  auto gpus = parse_list<long long>("--gpus", flags.gpus, parse_count);
+  if (!gpus) return gpus.error();
+  n.gpus = std::move(*gpus);
+  auto slowdowns = parse_list<double>("--slowdowns", flags.slowdowns, parse_number);
+  if (!slowdowns) return slowdowns.error();
+  for (double s : *slowdowns) {
+    if (s < 1.0 || s > 100.0) {
+      return core::Error{fmt::format(
+          "--slowdowns: expected straggler slowdowns T'/T_min from 1 to 100, got {} (in '{}')", s,
+          flags.slowdowns)};
+    }
+  }
+  n.slowdowns = std::move(*slowdowns);
+  auto choices =
+      parse_planning_choices(flags.schedule, flags.cost_model, flags.quantization, flags.max_flow);
+  if (!choices) return choices.error();
+  n.choices = *choices;
+  if (!flags.stages.empty()) {
+    auto parsed = parse_count("--pp", flags.stages);
+    if (!parsed) return parsed.error();
+    n.stages = *parsed;
+  }
+  return n;
+}
+
+// The profile CSV, or the built-in model's profile (which also gives P_blocking when
+// --p-blocking-w is not set).
+core::Result<profile::Profile> cluster_profile(const ClusterFlags& flags, ClusterNumbers& n) {
+  if (!flags.model_mode) return profile::read_profile(flags.profile);
+  profile::ModelJobRequest request = flags.job;
+  request.tp = static_cast<int>(n.tp);
+  request.microbatch_size = static_cast<int>(n.microbatch);
+  request.pp = static_cast<int>(std::min<long long>(n.stages.value_or(8), 1'000'000));
+  auto job = profile::build_model_job(request);
+  if (!job) return job.error();
+  if (flags.p_blocking_w.empty()) n.p_blocking_w = job->gpu.p_blocking_w;
+  auto profile = profile::generate_profile(*job);
+  if (!flags.quiet) fmt::print(stderr, "cluster: profile modelled for {}\n", job->description);
+  return profile;
+}
+
+// Progress on stderr: one line per configuration.
+void print_progress(study::ClusterSettings& settings) {
+  settings.on_config_start = [](std::size_t index, std::size_t count,
+                                const study::ClusterConfig& config,
+                                const study::ClusterShape& shape) {
+    fmt::print(stderr, "cluster: [{}/{}] {} GPUs = {} pipelines x {} microbatches: planning...",
+               index + 1, count, config.gpus, shape.pipelines, shape.microbatches_per_pipeline);
+    std::fflush(stderr);
+  };
+  settings.on_config_done = [](std::size_t, std::size_t, double seconds) {
+    if (seconds > 0.0) {
+      fmt::print(stderr, " solved in {:.2f} s\n", seconds);
+    } else {
+      fmt::print(stderr, " same pipeline as before, reused\n");
+    }
+  };
+}
+
 int run_cluster(const ClusterFlags& flags) {
   if (flags.profile.empty() && !flags.model_mode)
     return usage_error(kCommand,
@@ -196,122 +295,50 @@ int run_cluster(const ClusterFlags& flags) {
       !checked) {
     return fail(kCommand, checked.error().message);
   }
-  auto p_blocking = flags.p_blocking_w.empty() ? core::Result<double>(0.0)
-                                               : parse_number("--p-blocking-w", flags.p_blocking_w);
-  if (!p_blocking) return usage_error(kCommand, p_blocking.error().message);
-  auto unit_time = parse_number("--unit-time-s", flags.unit_time_s);
-  if (!unit_time) return usage_error(kCommand, unit_time.error().message);
-  if (!(*unit_time > 0.0 && *unit_time <= 3600.0)) {
-    return usage_error(kCommand, fmt::format("--unit-time-s: expected a number > 0 and <= 3600, "
-                                             "got '{}'",
-                                             flags.unit_time_s));
-  }
-  if (*p_blocking < 0.0 || *p_blocking > 1e5) {
-    return usage_error(kCommand, fmt::format("--p-blocking-w: expected a number from 0 to 1e5, "
-                                             "got '{}'",
-                                             flags.p_blocking_w));
-  }
-  auto tp = parse_count("--tp", flags.tp);
-  if (!tp) return usage_error(kCommand, tp.error().message);
-  auto global_batch = parse_count("--global-batch", flags.global_batch);
-  if (!global_batch) return usage_error(kCommand, global_batch.error().message);
-  auto microbatch = parse_count("--microbatch-size", flags.microbatch_size);
-  if (!microbatch) return usage_error(kCommand, microbatch.error().message);
-  auto chunks = parse_count("--chunks", flags.chunks);
-  if (!chunks) return usage_error(kCommand, chunks.error().message);
-  auto gpus = parse_list<long long>("--gpus", flags.gpus, parse_count);
-  if (!gpus) return usage_error(kCommand, gpus.error().message);
-  auto slowdowns = parse_list<double>("--slowdowns", flags.slowdowns, parse_number);
-  if (!slowdowns) return usage_error(kCommand, slowdowns.error().message);
-  for (double s : *slowdowns) {
-    if (s < 1.0 || s > 100.0) {
-      return usage_error(kCommand,
-                         fmt::format("--slowdowns: expected straggler slowdowns T'/T_min from 1 "
-                                     "to 100, got {} (in '{}')",
-                                     s, flags.slowdowns));
-    }
-  }
-  auto choices =
-      parse_planning_choices(flags.schedule, flags.cost_model, flags.quantization, flags.max_flow);
-  if (!choices) return usage_error(kCommand, choices.error().message);
-  study::ClusterSettings settings;
-  settings.engine = choices->engine;
-
-  std::optional<long long> given_stages;
-  if (!flags.stages.empty()) {
-    auto parsed = parse_count("--pp", flags.stages);
-    if (!parsed) return usage_error(kCommand, parsed.error().message);
-    given_stages = *parsed;
-  }
-  core::Result<profile::Profile> profile = core::Error{""};
-  if (flags.model_mode) {
-    profile::ModelJobRequest request = flags.job;
-    request.tp = static_cast<int>(*tp);
-    request.microbatch_size = static_cast<int>(*microbatch);
-    request.pp = static_cast<int>(std::min<long long>(given_stages.value_or(8), 1'000'000));
-    auto job = profile::build_model_job(request);
-    if (!job) return fail(kCommand, job.error().message);
-    if (flags.p_blocking_w.empty()) *p_blocking = job->gpu.p_blocking_w;
-    profile = profile::generate_profile(*job);
-    if (!flags.quiet) fmt::print(stderr, "cluster: profile modelled for {}\n", job->description);
-  } else {
-    profile = profile::read_profile(flags.profile);
-  }
+  auto numbers = parse_cluster_numbers(flags);
+  if (!numbers) return usage_error(kCommand, numbers.error().message);
+  ClusterNumbers& n = *numbers;
+  auto profile = cluster_profile(flags, n);
   if (!profile) return fail(kCommand, profile.error().message);
 
-  settings.planning.p_blocking_w = *p_blocking;
-  settings.planning.unit_time_s = *unit_time;
-  settings.planning.cost_model = choices->cost_model;
-  settings.planning.quantization = choices->quantization;
-  settings.pipeline.schedule = choices->schedule;
-  settings.pipeline.chunks_per_gpu = static_cast<int>(*chunks);
-  settings.slowdowns = *slowdowns;
-  const int profile_chunks = choices->schedule == pipeline::ScheduleKind::kInterleavedOneFOneB
-                                 ? static_cast<int>(*chunks)
+  study::ClusterSettings settings;
+  settings.engine = n.choices.engine;
+  settings.planning.p_blocking_w = n.p_blocking_w;
+  settings.planning.unit_time_s = n.unit_time_s;
+  settings.planning.cost_model = n.choices.cost_model;
+  settings.planning.quantization = n.choices.quantization;
+  settings.pipeline.schedule = n.choices.schedule;
+  settings.pipeline.chunks_per_gpu = static_cast<int>(n.chunks);
+  settings.slowdowns = n.slowdowns;
+  const int profile_chunks = n.choices.schedule == pipeline::ScheduleKind::kInterleavedOneFOneB
+                                 ? static_cast<int>(n.chunks)
                                  : 1;
-  const long long stages =
-      given_stages.value_or(std::max(1, profile->num_stages() / profile_chunks));
-  if (!flags.model_mode && given_stages && profile->num_stages() != stages * profile_chunks) {
+  const long long stages = n.stages.value_or(std::max(1, profile->num_stages() / profile_chunks));
+  if (!flags.model_mode && n.stages && profile->num_stages() != stages * profile_chunks) {
     return fail(kCommand, fmt::format("{}: has {} stage(s) but --pp {} needs {}; is the file "
                                       "truncated, or --pp wrong?",
                                       profile->source, profile->num_stages(), stages,
                                       stages * profile_chunks));
   }
-  if (*tp > 1'000'000 || stages > 1'000'000) {
+  if (n.tp > 1'000'000 || stages > 1'000'000) {
     return fail(kCommand,
-                fmt::format("--tp {} / --pp {}: expected at most 1000000 each", *tp, stages));
+                fmt::format("--tp {} / --pp {}: expected at most 1000000 each", n.tp, stages));
   }
   std::vector<study::ClusterConfig> configs;
-  for (long long g : *gpus) {
+  for (long long g : n.gpus) {
     study::ClusterConfig config;
     config.gpus = g;
-    config.tensor_parallel = static_cast<int>(*tp);
+    config.tensor_parallel = static_cast<int>(n.tp);
     config.pipeline_stages = static_cast<int>(stages);
-    config.global_batch_samples = *global_batch;
-    config.microbatch_samples = *microbatch;
+    config.global_batch_samples = n.global_batch;
+    config.microbatch_samples = n.microbatch;
     configs.push_back(config);
   }
 
   // Validate the output location before spending seconds on the solves.
   auto output = core::AtomicOutputDirectory::create(flags.out, output_policy(flags.force));
   if (!output) return fail(kCommand, output.error().message);
-
-  if (!flags.quiet) {
-    settings.on_config_start = [](std::size_t index, std::size_t count,
-                                  const study::ClusterConfig& config,
-                                  const study::ClusterShape& shape) {
-      fmt::print(stderr, "cluster: [{}/{}] {} GPUs = {} pipelines x {} microbatches: planning...",
-                 index + 1, count, config.gpus, shape.pipelines, shape.microbatches_per_pipeline);
-      std::fflush(stderr);
-    };
-    settings.on_config_done = [](std::size_t, std::size_t, double seconds) {
-      if (seconds > 0.0) {
-        fmt::print(stderr, " solved in {:.2f} s\n", seconds);
-      } else {
-        fmt::print(stderr, " same pipeline as before, reused\n");
-      }
-    };
-  }
+  if (!flags.quiet) print_progress(settings);
   auto emulation = study::emulate_cluster(*profile, configs, settings);
   if (!emulation) return fail(kCommand, emulation.error().message);
 
@@ -327,7 +354,7 @@ int run_cluster(const ClusterFlags& flags) {
   if (auto committed = output->commit(); !committed)
     return fail(kCommand, committed.error().message);
   print_table(*emulation, output->target().string());
-  if (!flags.model_mode && !given_stages) {
+  if (!flags.model_mode && !n.stages) {
     // Said aloud: a truncated profile would otherwise plan a shorter pipeline without a word.
     fmt::print("  note      --pp not given: planned the {} stage(s) found in the profile\n",
                stages);

@@ -14,6 +14,7 @@
 #include "device/gpu.h"
 #include "emulate/emulate.h"
 #include "emulate/launcher.h"
+#include "report/emulation_report.h"
 
 namespace powertrain::cli {
 namespace {
@@ -231,7 +232,7 @@ int run_emulate(const EmulateFlags& flags) {
     }
     return fail(command, result.error().message);
   }
-  if (auto written = emulate::write_emulation_outputs(*result, *output); !written) {
+  if (auto written = report::write_emulation_outputs(*result, *output); !written) {
     return fail(command, written.error().message);
   }
   if (!run_dir.empty() && !flags.keep_traces) {

@@ -356,13 +356,15 @@ void append_marker(std::string& out, double px, double py, double r, const std::
                  num(px), num(py), num(r), color);
 }
 
-}  // namespace
+// Appends formatted SVG text.
+template <typename... Args>
+void put(std::string& out, fmt::string_view format, Args&&... args) {
+  fmt::vformat_to(std::back_inserter(out), format, fmt::make_format_args(args...));
+}
 
-std::string render_svg_plot(const PlotSpec& spec) {
-  const double width = std::max(spec.width_px, 240);
-  const double height = std::max(spec.height_px, 180);
-
-  // Data extents over all usable series points and annotations.
+// Axes over the data extents of all usable series points and annotations, and the plot area
+// inside margins sized for the labels. `y_tick_w` receives the widest y tick label (px).
+Mapper layout_plot(const PlotSpec& spec, double width, double height, double& y_tick_w) {
   double xmin = std::numeric_limits<double>::infinity();
   double xmax = -std::numeric_limits<double>::infinity();
   double ymin = xmin;
@@ -384,7 +386,7 @@ std::string render_svg_plot(const PlotSpec& spec) {
   map.y_axis = make_axis(ymin, ymax);
 
   // Margins depend on the label sizes.
-  double y_tick_w = 0.0;
+  y_tick_w = 0.0;
   for (const std::string& l : map.y_axis.labels) {
     y_tick_w = std::max(y_tick_w, text_width_px(l, kTickFontPx));
   }
@@ -397,26 +399,13 @@ std::string render_svg_plot(const PlotSpec& spec) {
   const double right = std::max(18.0, last_x_tick_w / 2.0 + 6.0);
   map.area =
       Rect{left, top, std::max(10.0, width - left - right), std::max(10.0, height - top - bottom)};
+  return map;
+}
+
+// Gridlines and the frame of the plot area.
+void write_grid(std::string& out, const Mapper& map) {
   const Rect& area = map.area;
-
-  std::string out;
-  out.reserve(4096 + 16 * [&] {
-    std::size_t n = 0;
-    for (const PlotSeries& s : spec.series) n += s.points.size();
-    return n;
-  }());
-  auto w = [&out](fmt::string_view format, auto&&... args) {
-    fmt::vformat_to(std::back_inserter(out), format, fmt::make_format_args(args...));
-  };
-
-  w("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" "
-    "font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n",
-    num(width), num(height), num(width), num(height));
-  if (!spec.title.empty()) w("<title>{}</title>\n", escaped(spec.title));
-  w("<rect x=\"0\" y=\"0\" width=\"{}\" height=\"{}\" fill=\"#ffffff\"/>\n", num(width),
-    num(height));
-
-  // Gridlines.
+  auto w = [&out](fmt::string_view format, auto&&... args) { put(out, format, args...); };
   w("<g class=\"grid\" stroke=\"#e3e3e3\" stroke-width=\"1\">\n");
   for (double t : map.x_axis.ticks) {
     const double px = map.px(t);
@@ -432,8 +421,11 @@ std::string render_svg_plot(const PlotSpec& spec) {
   w("<rect class=\"frame\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" "
     "stroke=\"#444444\" stroke-width=\"1\"/>\n",
     num(area.x), num(area.y), num(area.w), num(area.h));
+}
 
-  // Tick marks and labels.
+void write_ticks(std::string& out, const Mapper& map) {
+  const Rect& area = map.area;
+  auto w = [&out](fmt::string_view format, auto&&... args) { put(out, format, args...); };
   const double bottom_y = area.y + area.h;
   w("<g class=\"x-ticks\" font-size=\"{}\" fill=\"#333333\" text-anchor=\"middle\">\n",
     num(kTickFontPx));
@@ -455,8 +447,13 @@ std::string render_svg_plot(const PlotSpec& spec) {
       num(py + kTickFontPx * 0.35), escaped(map.y_axis.labels[i]));
   }
   w("</g>\n");
+}
 
-  // Title and axis labels.
+// Title and axis labels.
+void write_labels(std::string& out, const PlotSpec& spec, const Mapper& map, double width,
+                  double height, double y_tick_w) {
+  const Rect& area = map.area;
+  auto w = [&out](fmt::string_view format, auto&&... args) { put(out, format, args...); };
   if (!spec.title.empty()) {
     w("<text class=\"title\" x=\"{}\" y=\"{}\" font-size=\"{}\" font-weight=\"bold\" "
       "text-anchor=\"middle\" fill=\"#222222\">{}</text>\n",
@@ -474,8 +471,10 @@ std::string render_svg_plot(const PlotSpec& spec) {
       "font-size=\"{2}\" text-anchor=\"middle\" fill=\"#222222\">{3}</text>\n",
       num(lx), num(ly), num(kAxisLabelFontPx), escaped(spec.y_label));
   }
+}
 
-  // Series.
+void write_series(std::string& out, const PlotSpec& spec, const Mapper& map) {
+  auto w = [&out](fmt::string_view format, auto&&... args) { put(out, format, args...); };
   for (const PlotSeries& s : spec.series) {
     const std::string color = escaped(s.color.empty() ? std::string("#1f77b4") : s.color);
     const double radius =
@@ -509,8 +508,12 @@ std::string render_svg_plot(const PlotSpec& spec) {
     }
     w("</g>\n");
   }
+}
 
-  // Annotations: ring marker plus a label, flipped left/below near the plot edges.
+// Annotations: ring marker plus a label, flipped left/below near the plot edges.
+void write_annotations(std::string& out, const PlotSpec& spec, const Mapper& map) {
+  const Rect& area = map.area;
+  auto w = [&out](fmt::string_view format, auto&&... args) { put(out, format, args...); };
   if (!spec.annotations.empty()) {
     w("<g class=\"annotations\" font-size=\"{}\">\n", num(kAnnotationFontPx));
     for (const PlotAnnotation& a : spec.annotations) {
@@ -531,8 +534,10 @@ std::string render_svg_plot(const PlotSpec& spec) {
     }
     w("</g>\n");
   }
+}
 
-  // Legend.
+void write_legend(std::string& out, const PlotSpec& spec, const Mapper& map) {
+  auto w = [&out](fmt::string_view format, auto&&... args) { put(out, format, args...); };
   const LegendLayout legend = layout_legend(spec, map);
   if (!legend.entries.empty()) {
     const Rect& b = legend.box;
@@ -560,7 +565,35 @@ std::string render_svg_plot(const PlotSpec& spec) {
     }
     w("</g>\n");
   }
+}
 
+}  // namespace
+
+std::string render_svg_plot(const PlotSpec& spec) {
+  const double width = std::max(spec.width_px, 240);
+  const double height = std::max(spec.height_px, 180);
+  double y_tick_w = 0.0;
+  const Mapper map = layout_plot(spec, width, height, y_tick_w);
+
+  std::string out;
+  out.reserve(4096 + 16 * [&] {
+    std::size_t n = 0;
+    for (const PlotSeries& s : spec.series) n += s.points.size();
+    return n;
+  }());
+  put(out,
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
+      "viewBox=\"0 0 {} {}\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n",
+      num(width), num(height), num(width), num(height));
+  if (!spec.title.empty()) put(out, "<title>{}</title>\n", escaped(spec.title));
+  put(out, "<rect x=\"0\" y=\"0\" width=\"{}\" height=\"{}\" fill=\"#ffffff\"/>\n", num(width),
+      num(height));
+  write_grid(out, map);
+  write_ticks(out, map);
+  write_labels(out, spec, map, width, height, y_tick_w);
+  write_series(out, spec, map);
+  write_annotations(out, spec, map);
+  write_legend(out, spec, map);
   out += "</svg>\n";
   return out;
 }

@@ -1,8 +1,6 @@
-// The pipeline of emulate.h. NCCL calls of one ncclGroupStart/End block on one stream become one
-// kernel (as NCCL launches them); the kernels are joined across ranks through the collation's
-// groups, re-formed among the simulated representatives ("images" of the groups by rank class),
-// with a union-find that refuses to put two kernels of one stream into one join (that join could
-// never complete).
+// The pipeline of emulate.h: estimate every piece of GPU work, fuse and join the NCCL calls
+// (nccl_fusion.h), add the communicator bootstrap barriers, build the timelines of the
+// simulated representatives, replay them and report per rank.
 #include "emulate/emulate.h"
 
 #include <fmt/core.h>
@@ -11,13 +9,11 @@
 #include <chrono>
 #include <cmath>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <unordered_map>
 
+#include "emulate/nccl_fusion.h"
 #include "graph/graph_builder.h"
-#include "report/json.h"
-#include "sim/replay_trace.h"
 
 namespace powertrain::emulate {
 namespace {
@@ -35,75 +31,167 @@ void merge_warnings(std::vector<trace::TraceWarning>& into,
   }
 }
 
-std::int64_t to_ns(double seconds) {
-  return std::max<std::int64_t>(1, static_cast<std::int64_t>(std::llround(seconds * 1e9)));
-}
-
-// A fused NCCL kernel of one simulated process.
-struct Unit {
-  std::int32_t sim = 0;  // index into the simulated processes
-  std::int32_t device = 0;
-  std::int64_t stream = 0;
-  std::vector<std::int32_t> records;
-};
-
-// Union-find over units; a component keeps the (process, device, stream) lanes of its units.
-class Components {
- public:
-  explicit Components(const std::vector<Unit>& units)
-      : parent_(units.size()), lanes_(units.size()) {
-    for (std::size_t u = 0; u < units.size(); ++u) {
-      parent_[u] = static_cast<std::int32_t>(u);
-      lanes_[u].insert({units[u].sim, units[u].device, units[u].stream});
+// The topology of the job (nodes × GPUs per node) against the GPUs the traces use.
+core::Status check_topology(const std::vector<ProcessTrace>& procs, const EmulateOptions& opt,
+                            EmulationResult& out) {
+  const Collation& c = out.collation;
+  std::int64_t highest = 0;
+  for (std::size_t p = 0; p < procs.size(); ++p) {
+    highest = std::max(highest, c.first_gpu[p] + procs[p].process.devices);
+  }
+  out.gpu_count = c.gpu_count;
+  out.gpus_per_node = opt.gpus_per_node;
+  out.nodes = opt.nodes > 0
+                  ? opt.nodes
+                  : static_cast<int>((highest + opt.gpus_per_node - 1) / opt.gpus_per_node);
+  const std::int64_t slots = static_cast<std::int64_t>(out.nodes) * opt.gpus_per_node;
+  if (highest > slots) {
+    return core::Error{fmt::format(
+        "the traces use global GPU index {} but the topology has {} GPU(s) ({} node(s) x {} "
+        "GPU(s) per node)",
+        highest - 1, slots, out.nodes, opt.gpus_per_node)};
+  }
+  if (c.gpu_count < slots) {
+    graph::add_warning(out.warnings, "the traces cover fewer GPUs than the topology",
+                       fmt::format("{} of {} GPU(s)", c.gpu_count, slots));
+  }
+  for (const ProcessTrace& p : procs) {
+    if (p.process.gpu.empty()) continue;
+    auto recorded = device::find_gpu(p.process.gpu);
+    if (!recorded || recorded->name != out.gpu.name) {
+      graph::add_warning(out.warnings, "traces recorded emulating another GPU",
+                         fmt::format("{}: recorded as '{}', predicted for '{}' (allocation "
+                                     "limits and device properties were the recorded GPU's)",
+                                     p.source, p.process.gpu, out.gpu.name));
     }
   }
-  std::int32_t find(std::int32_t u) {
-    while (parent_[u] != u) u = parent_[u] = parent_[parent_[u]];
-    return u;
-  }
-  // False when the two components share a lane (the join would wait on itself).
-  bool unite(std::int32_t a, std::int32_t b) {
-    a = find(a);
-    b = find(b);
-    if (a == b) return true;
-    if (lanes_[a].size() < lanes_[b].size()) std::swap(a, b);
-    for (const auto& lane : lanes_[b]) {
-      if (lanes_[a].count(lane) != 0) return false;
-    }
-    lanes_[a].insert(lanes_[b].begin(), lanes_[b].end());
-    lanes_[b].clear();
-    parent_[b] = a;
-    return true;
-  }
-
- private:
-  std::vector<std::int32_t> parent_;
-  std::vector<std::set<std::tuple<std::int32_t, std::int32_t, std::int64_t>>> lanes_;
-};
-
-std::string kernel_name_of(const std::vector<Collective>& kinds) {
-  static constexpr const char* kNames[] = {"AllReduce", "AllGather", "ReduceScatter", "Broadcast",
-                                           "Reduce",    "SendRecv",  "SendRecv",      "AllToAll"};
-  bool p2p = true;
-  bool same = true;
-  for (Collective k : kinds) {
-    p2p = p2p && is_p2p(k);
-    same = same && k == kinds.front();
-  }
-  if (p2p) return "ncclDevKernel_SendRecv";
-  if (same) return std::string("ncclDevKernel_") + kNames[static_cast<int>(kinds.front())];
-  return "ncclDevKernel_Group";
+  return core::Ok{};
 }
 
-std::string collective_name_of(const std::vector<Collective>& kinds) {
-  bool p2p = true;
-  bool same = true;
-  for (Collective k : kinds) {
-    p2p = p2p && is_p2p(k);
-    same = same && k == kinds.front();
+// Peak memory, out-of-memory events and API misuse of one process (all processes, not only the
+// simulated ones: they come from each process's own records).
+void scan_process_records(const ProcessTrace& trace, RankReport& rank, EmulationResult& out) {
+  rank.peak_memory_bytes.assign(trace.process.devices, 0);
+  for (const Record& r : trace.records) {
+    switch (r.op) {
+      case OpKind::kMalloc:
+      case OpKind::kFree:
+        if (r.memory != MemoryKind::kHost && r.used_bytes >= 0) {
+          rank.peak_memory_bytes[r.device] =
+              std::max(rank.peak_memory_bytes[r.device], r.used_bytes);
+        }
+        if (r.op == OpKind::kMalloc && !r.ok) {
+          OutOfMemory oom;
+          oom.rank = rank.rank;
+          oom.device = r.device;
+          oom.gpu = rank.first_gpu + r.device;
+          oom.api = std::string(r.name != kNoString
+                                    ? trace.str(r.name)
+                                    : (r.memory == MemoryKind::kHost      ? "cudaMallocHost"
+                                       : r.memory == MemoryKind::kManaged ? "cudaMallocManaged"
+                                       : r.memory == MemoryKind::kAsync   ? "cudaMallocAsync"
+                                                                          : "cudaMalloc"));
+          oom.bytes = r.bytes;
+          oom.used_bytes = r.used_bytes;
+          oom.where = fmt::format("{}:{}", trace.source, r.line);
+          out.out_of_memory.push_back(std::move(oom));
+          ++rank.out_of_memory;
+        }
+        break;
+      case OpKind::kUnsupported:
+        ++out.unsupported[std::string(trace.str(r.name))];
+        ++rank.unsupported_calls;
+        break;
+      case OpKind::kMisuse: {
+        ++rank.misuse_calls;
+        const std::string_view what = trace.str(r.detail);
+        ++out.misuse[what.empty() ? std::string(trace.str(r.name))
+                                  : fmt::format("{}: {}", trace.str(r.name), what)];
+        break;
+      }
+      default:
+        break;
+    }
   }
-  if (p2p) return "sendrecv";
-  return same ? std::string(to_string(kinds.front())) : "group";
+  for (std::size_t d = 0;
+       d < trace.exit_peak_used_bytes.size() && d < rank.peak_memory_bytes.size(); ++d) {
+    rank.peak_memory_bytes[d] = std::max(rank.peak_memory_bytes[d], trace.exit_peak_used_bytes[d]);
+  }
+}
+
+// Per-rank and job results of the replay: every process reports its class representative's
+// simulated metrics and modelled energy, and its own memory and errors.
+void report_ranks(const std::vector<ProcessTrace>& procs, double clock_mhz, EmulationResult& out) {
+  const Collation& col = out.collation;
+  const RankClasses& cls = out.classes;
+  const sim::StepMetrics metrics = sim::metrics_of_replay(out.graph, out.replay);
+  const sim::EnergyReport energy =
+      sim::replay_energy(out.graph, out.replay, metrics, out.gpu, clock_mhz);
+  out.critical_path_s =
+      static_cast<double>(sim::critical_path(out.graph, out.replay).length_ns) * 1e-9;
+  std::unordered_map<int, std::size_t> graph_rank;  // rank → graph rank index
+  for (std::size_t r = 0; r < out.graph.ranks.size(); ++r) graph_rank[out.graph.ranks[r].rank] = r;
+  // GPU span per simulated rank: first GPU task start to last GPU task end.
+  std::vector<std::int64_t> gpu_first(out.graph.ranks.size(), INT64_MAX);
+  std::vector<std::int64_t> gpu_last(out.graph.ranks.size(), INT64_MIN);
+  for (std::int32_t t = 0; t < out.graph.task_count(); ++t) {
+    if (!graph::is_gpu(out.graph.kind[t]) || out.replay.start_ns[t] == INT64_MIN) continue;
+    if (out.graph.processors[out.graph.processor[t]].tid == kBootstrapStream) continue;
+    const std::int32_t g = out.graph.rank_index_of(t);
+    gpu_first[g] = std::min(gpu_first[g], out.replay.start_ns[t]);
+    gpu_last[g] = std::max(gpu_last[g], out.replay.end_ns[t]);
+  }
+  const auto span_s = [](std::int64_t first, std::int64_t last) {
+    return last > first ? static_cast<double>(last - first) * 1e-9 : 0.0;
+  };
+  if (!gpu_first.empty())
+    out.job_gpu_span_s = span_s(*std::min_element(gpu_first.begin(), gpu_first.end()),
+                                *std::max_element(gpu_last.begin(), gpu_last.end()));
+  std::vector<std::int32_t> order(procs.size());
+  for (std::size_t p = 0; p < procs.size(); ++p) order[p] = static_cast<std::int32_t>(p);
+  std::sort(order.begin(), order.end(),
+            [&](std::int32_t a, std::int32_t b) { return col.rank[a] < col.rank[b]; });
+  for (std::int32_t p : order) {
+    const ProcessTrace& trace = procs[p];
+    RankReport rank;
+    rank.rank = col.rank[p];
+    rank.source = trace.source;
+    rank.devices = trace.process.devices;
+    rank.first_gpu = col.first_gpu[p];
+    rank.rank_class = cls.class_of[p];
+    const std::int32_t rep = cls.representative[rank.rank_class];
+    rank.simulated = rep == p;
+    rank.representative_rank = col.rank[rep];
+    const std::size_t g = graph_rank.at(col.rank[rep]);
+    const sim::RankMetrics& m = metrics.ranks[g];
+    rank.step_s = m.step_time_ns * 1e-9;
+    rank.steps = m.window.steps;
+    rank.steps_detected = m.window.profiler_steps;
+    rank.breakdown = m.breakdown;
+    rank.gpu_utilization = m.mean_utilization;
+    rank.gpu_span_s = span_s(gpu_first[g], gpu_last[g]);
+    rank.device_energy_j_per_step.assign(trace.process.devices, 0.0);
+    for (const sim::GpuEnergy& e : energy.gpus) {
+      if (e.rank != col.rank[rep] || e.device < 0 || e.device >= trace.process.devices) continue;
+      rank.device_energy_j_per_step[e.device] += e.total_j_per_step();
+      rank.energy_j_per_step += e.total_j_per_step();
+      out.static_j_per_step += e.static_j / std::max(e.steps, 1);
+      out.dynamic_j_per_step += e.dynamic_j / std::max(e.steps, 1);
+    }
+    out.energy_j_per_step += rank.energy_j_per_step;
+    scan_process_records(procs[p], rank, out);
+    rank.gpu_tasks = 0;
+    for (const Record& r : trace.records) rank.gpu_tasks += enqueues_gpu_work(r.op);
+    out.job_step_s = std::max(out.job_step_s, rank.step_s);
+    // Job means count every rank (a class by its size).
+    out.job_breakdown += m.breakdown;
+    out.job_gpu_utilization += m.mean_utilization;
+    out.ranks.push_back(std::move(rank));
+  }
+  if (const double n = static_cast<double>(out.ranks.size()); n > 0.0) {
+    out.job_breakdown /= n;
+    out.job_gpu_utilization /= n;
+  }
 }
 
 class Pipeline {
@@ -124,7 +212,7 @@ class Pipeline {
     auto collation = collate(procs_, co);
     if (!collation) return collation.error();
     out_.collation = std::move(*collation);
-    if (auto topology = check_topology(); !topology) return topology.error();
+    if (auto topology = check_topology(procs_, opt_, out_); !topology) return topology.error();
     out_.classes = find_rank_classes(procs_, out_.collation, opt_.dedup);
     for (const ProcessTrace& p : procs_) {
       merge_warnings(out_.warnings, p.warnings);
@@ -138,8 +226,10 @@ class Pipeline {
     });
     inputs_.resize(simulated_.size());
     for (std::size_t s = 0; s < simulated_.size(); ++s) estimate_work(static_cast<std::int32_t>(s));
-    form_units();
-    join_units();
+    const NcclFusionContext fusion{
+        procs_, simulated_, out_.collation, out_.classes, opt_.gpus_per_node, out_.gpu, chain_};
+    fuse_nccl_calls(fusion, inputs_, out_.warnings,
+                    [this](int estimator) { count_use(estimator); });
     bootstrap_barriers();
 
     std::vector<trace::RankTrace> traces;
@@ -161,7 +251,7 @@ class Pipeline {
     out_.replay = sim::replay(out_.graph);
     merge_warnings(out_.warnings, out_.graph.warnings);
     merge_warnings(out_.warnings, out_.replay.warnings);
-    report();
+    report_ranks(procs_, opt_.device_model.clock_mhz, out_);
     return core::Ok{};
   }
 
@@ -176,41 +266,6 @@ class Pipeline {
     chain_.add(std::make_shared<DeviceModelEstimator>(opt_.device_model));
     for (const auto& e : chain_.estimators()) {
       out_.estimators.push_back({std::string(e->name()), e->basis(), 0});
-    }
-    return core::Ok{};
-  }
-
-  core::Status check_topology() {
-    const Collation& c = out_.collation;
-    std::int64_t highest = 0;
-    for (std::size_t p = 0; p < procs_.size(); ++p) {
-      highest = std::max(highest, c.first_gpu[p] + procs_[p].process.devices);
-    }
-    out_.gpu_count = c.gpu_count;
-    out_.gpus_per_node = opt_.gpus_per_node;
-    out_.nodes = opt_.nodes > 0
-                     ? opt_.nodes
-                     : static_cast<int>((highest + opt_.gpus_per_node - 1) / opt_.gpus_per_node);
-    const std::int64_t slots = static_cast<std::int64_t>(out_.nodes) * opt_.gpus_per_node;
-    if (highest > slots) {
-      return core::Error{fmt::format(
-          "the traces use global GPU index {} but the topology has {} GPU(s) ({} node(s) x {} "
-          "GPU(s) per node)",
-          highest - 1, slots, out_.nodes, opt_.gpus_per_node)};
-    }
-    if (c.gpu_count < slots) {
-      graph::add_warning(out_.warnings, "the traces cover fewer GPUs than the topology",
-                         fmt::format("{} of {} GPU(s)", c.gpu_count, slots));
-    }
-    for (const ProcessTrace& p : procs_) {
-      if (p.process.gpu.empty()) continue;
-      auto recorded = device::find_gpu(p.process.gpu);
-      if (!recorded || recorded->name != out_.gpu.name) {
-        graph::add_warning(out_.warnings, "traces recorded emulating another GPU",
-                           fmt::format("{}: recorded as '{}', predicted for '{}' (allocation "
-                                       "limits and device properties were the recorded GPU's)",
-                                       p.source, p.process.gpu, out_.gpu.name));
-      }
     }
     return core::Ok{};
   }
@@ -312,275 +367,12 @@ class Pipeline {
     }
   }
 
-  // NCCL calls → fused kernels: consecutive calls on one thread with the same nonzero group id
-  // (an ncclGroupStart/End block) share a kernel per (device, stream).
-  void form_units() {
-    for (std::size_t s = 0; s < simulated_.size(); ++s) {
-      const ProcessTrace& trace = procs_[simulated_[s]];
-      struct Open {
-        std::int64_t group = 0;
-        std::map<std::pair<std::int32_t, std::int64_t>, std::int32_t> units;
-      };
-      std::unordered_map<std::int32_t, Open> open;  // per thread
-      for (std::size_t i = 0; i < trace.records.size(); ++i) {
-        const Record& r = trace.records[i];
-        Open& o = open[r.tid];
-        if (r.op != OpKind::kNccl) {
-          if (r.op != OpKind::kSetDevice) o = Open{};
-          continue;
-        }
-        if (r.group == 0 || r.group != o.group) o = Open{};
-        o.group = r.group;
-        const auto lane = std::make_pair(r.device, r.stream);
-        auto it = o.units.find(lane);
-        std::int32_t u;
-        if (it == o.units.end() || r.group == 0) {
-          u = static_cast<std::int32_t>(units_.size());
-          units_.push_back({static_cast<std::int32_t>(s), r.device, r.stream, {}});
-          if (r.group != 0) o.units[lane] = u;
-        } else {
-          u = it->second;
-        }
-        units_[u].records.push_back(static_cast<std::int32_t>(i));
-      }
-    }
-  }
-
-  // Joins units through the collation's groups, re-formed by rank class, and gives each fused
-  // kernel its duration: the sum of its collectives plus the longest of its P2P transfers (sends
-  // and receives of a group run concurrently).
-  void join_units() {
-    const Collation& col = out_.collation;
-    const RankClasses& cls = out_.classes;
-    std::map<std::vector<std::pair<std::int32_t, std::int32_t>>, std::int32_t> image_of_key;
-    std::vector<std::int32_t> image_of_group(col.groups.size(), -1);
-    std::vector<std::vector<std::int32_t>> image_units;
-    for (std::size_t u = 0; u < units_.size(); ++u) {
-      const std::int32_t p = simulated_[units_[u].sim];
-      for (std::int32_t i : units_[u].records) {
-        const std::int32_t g = col.group_of_record[p][i];
-        if (g < 0) continue;
-        if (image_of_group[g] < 0) {
-          std::vector<std::pair<std::int32_t, std::int32_t>> key;
-          for (const OpRef& m : col.groups[g].members) {
-            key.emplace_back(cls.class_of[m.process], m.record);
-          }
-          std::sort(key.begin(), key.end());
-          key.erase(std::unique(key.begin(), key.end()), key.end());
-          auto [it, inserted] = image_of_key.try_emplace(
-              std::move(key), static_cast<std::int32_t>(image_units.size()));
-          if (inserted) image_units.emplace_back();
-          image_of_group[g] = it->second;
-        }
-        image_units[image_of_group[g]].push_back(static_cast<std::int32_t>(u));
-      }
-    }
-    Components components(units_);
-    for (const auto& members : image_units) {
-      for (std::size_t k = 1; k < members.size(); ++k) {
-        if (!components.unite(members.front(), members[k])) {
-          graph::add_warning(out_.warnings,
-                             "collectives not joined (fused calls would wait on their own stream)",
-                             fmt::format("{}: a group of NCCL calls pairs with two kernels of one "
-                                         "stream on a peer",
-                                         procs_[simulated_[units_[members[k]].sim]].source));
-        }
-      }
-    }
-    std::vector<std::int32_t> component_id(units_.size(), -1);
-    std::vector<std::int32_t> component_size;
-    for (std::size_t u = 0; u < units_.size(); ++u) {
-      const std::int32_t root = components.find(static_cast<std::int32_t>(u));
-      if (component_id[root] < 0) {
-        component_id[root] = static_cast<std::int32_t>(component_size.size());
-        component_size.push_back(0);
-      }
-      ++component_size[component_id[root]];
-    }
-    for (std::size_t u = 0; u < units_.size(); ++u) {
-      const Unit& unit = units_[u];
-      const std::int32_t p = simulated_[unit.sim];
-      const ProcessTrace& trace = procs_[p];
-      TimelineInput& in = inputs_[unit.sim];
-      double collectives_s = 0.0;
-      double p2p_s = 0.0;
-      std::int64_t bytes = 0;
-      std::vector<Collective> kinds;
-      int used = -1;
-      for (std::int32_t i : unit.records) {
-        const Record& r = trace.records[i];
-        const std::int32_t g = col.group_of_record[p][i];
-        KernelQuery q;
-        q.record = &r;
-        q.name = trace.str(r.name);
-        q.group_size = is_p2p(r.collective) ? 2 : r.comm_size;
-        q.spans_nodes = g >= 0 ? col.groups[g].spans_nodes : r.comm_size > out_.gpus_per_node;
-        const auto [estimate, by] = chain_.estimate(q, out_.gpu);
-        if (used < 0) used = by;
-        if (is_p2p(r.collective)) {
-          p2p_s = std::max(p2p_s, estimate.seconds);
-        } else {
-          collectives_s += estimate.seconds;
-        }
-        bytes += r.bytes;
-        kinds.push_back(r.collective);
-      }
-      count_use(used);
-      const std::int32_t launch = unit.records.back();
-      const std::int32_t root = component_id[components.find(static_cast<std::int32_t>(u))];
-      NcclKernel k;
-      k.launch_record = launch;
-      k.name = kernel_name_of(kinds);
-      k.collective = collective_name_of(kinds);
-      k.group_key = fmt::format("emulated-{}", root);
-      k.group_size = component_size[root];
-      k.bytes = bytes;
-      in.nccl_of_record[launch] = static_cast<std::int32_t>(in.nccl.size());
-      in.nccl.push_back(std::move(k));
-      in.work_ns[launch] = to_ns(collectives_s + p2p_s);
-    }
-  }
-
-  void report() {
-    const Collation& col = out_.collation;
-    const RankClasses& cls = out_.classes;
-    const sim::StepMetrics metrics = sim::metrics_of_replay(out_.graph, out_.replay);
-    const sim::EnergyReport energy =
-        sim::replay_energy(out_.graph, out_.replay, metrics, out_.gpu, opt_.device_model.clock_mhz);
-    out_.critical_path_s =
-        static_cast<double>(sim::critical_path(out_.graph, out_.replay).length_ns) * 1e-9;
-    std::unordered_map<int, std::size_t> graph_rank;  // rank → graph rank index
-    for (std::size_t r = 0; r < out_.graph.ranks.size(); ++r)
-      graph_rank[out_.graph.ranks[r].rank] = r;
-    // GPU span per simulated rank: first GPU task start to last GPU task end.
-    std::vector<std::int64_t> gpu_first(out_.graph.ranks.size(), INT64_MAX);
-    std::vector<std::int64_t> gpu_last(out_.graph.ranks.size(), INT64_MIN);
-    for (std::int32_t t = 0; t < out_.graph.task_count(); ++t) {
-      if (!graph::is_gpu(out_.graph.kind[t]) || out_.replay.start_ns[t] == INT64_MIN) continue;
-      if (out_.graph.processors[out_.graph.processor[t]].tid == kBootstrapStream) continue;
-      const std::int32_t g = out_.graph.rank_index_of(t);
-      gpu_first[g] = std::min(gpu_first[g], out_.replay.start_ns[t]);
-      gpu_last[g] = std::max(gpu_last[g], out_.replay.end_ns[t]);
-    }
-    const auto span_s = [](std::int64_t first, std::int64_t last) {
-      return last > first ? static_cast<double>(last - first) * 1e-9 : 0.0;
-    };
-    if (!gpu_first.empty())
-      out_.job_gpu_span_s = span_s(*std::min_element(gpu_first.begin(), gpu_first.end()),
-                                   *std::max_element(gpu_last.begin(), gpu_last.end()));
-    std::vector<std::int32_t> order(procs_.size());
-    for (std::size_t p = 0; p < procs_.size(); ++p) order[p] = static_cast<std::int32_t>(p);
-    std::sort(order.begin(), order.end(),
-              [&](std::int32_t a, std::int32_t b) { return col.rank[a] < col.rank[b]; });
-    for (std::int32_t p : order) {
-      const ProcessTrace& trace = procs_[p];
-      RankReport rank;
-      rank.rank = col.rank[p];
-      rank.source = trace.source;
-      rank.devices = trace.process.devices;
-      rank.first_gpu = col.first_gpu[p];
-      rank.rank_class = cls.class_of[p];
-      const std::int32_t rep = cls.representative[rank.rank_class];
-      rank.simulated = rep == p;
-      rank.representative_rank = col.rank[rep];
-      const std::size_t g = graph_rank.at(col.rank[rep]);
-      const sim::RankMetrics& m = metrics.ranks[g];
-      rank.step_s = m.step_time_ns * 1e-9;
-      rank.steps = m.window.steps;
-      rank.steps_detected = m.window.profiler_steps;
-      rank.breakdown = m.breakdown;
-      rank.gpu_utilization = m.mean_utilization;
-      rank.gpu_span_s = span_s(gpu_first[g], gpu_last[g]);
-      rank.device_energy_j_per_step.assign(trace.process.devices, 0.0);
-      for (const sim::GpuEnergy& e : energy.gpus) {
-        if (e.rank != col.rank[rep] || e.device < 0 || e.device >= trace.process.devices) continue;
-        rank.device_energy_j_per_step[e.device] += e.total_j_per_step();
-        rank.energy_j_per_step += e.total_j_per_step();
-        out_.static_j_per_step += e.static_j / std::max(e.steps, 1);
-        out_.dynamic_j_per_step += e.dynamic_j / std::max(e.steps, 1);
-      }
-      out_.energy_j_per_step += rank.energy_j_per_step;
-      memory(p, rank);
-      rank.gpu_tasks = 0;
-      for (const Record& r : trace.records) rank.gpu_tasks += enqueues_gpu_work(r.op);
-      out_.job_step_s = std::max(out_.job_step_s, rank.step_s);
-      // Job means count every rank (a class by its size).
-      out_.job_breakdown.exposed_compute += m.breakdown.exposed_compute;
-      out_.job_breakdown.exposed_communication += m.breakdown.exposed_communication;
-      out_.job_breakdown.overlapped += m.breakdown.overlapped;
-      out_.job_breakdown.other += m.breakdown.other;
-      out_.job_gpu_utilization += m.mean_utilization;
-      out_.ranks.push_back(std::move(rank));
-    }
-    if (const double n = static_cast<double>(out_.ranks.size()); n > 0.0) {
-      out_.job_breakdown.exposed_compute /= n;
-      out_.job_breakdown.exposed_communication /= n;
-      out_.job_breakdown.overlapped /= n;
-      out_.job_breakdown.other /= n;
-      out_.job_gpu_utilization /= n;
-    }
-  }
-
-  // Peak memory, out-of-memory events and API misuse of one process (all processes, not only the
-  // simulated ones: they come from each process's own records).
-  void memory(std::int32_t p, RankReport& rank) {
-    const ProcessTrace& trace = procs_[p];
-    rank.peak_memory_bytes.assign(trace.process.devices, 0);
-    for (const Record& r : trace.records) {
-      switch (r.op) {
-        case OpKind::kMalloc:
-        case OpKind::kFree:
-          if (r.memory != MemoryKind::kHost && r.used_bytes >= 0) {
-            rank.peak_memory_bytes[r.device] =
-                std::max(rank.peak_memory_bytes[r.device], r.used_bytes);
-          }
-          if (r.op == OpKind::kMalloc && !r.ok) {
-            OutOfMemory oom;
-            oom.rank = rank.rank;
-            oom.device = r.device;
-            oom.gpu = rank.first_gpu + r.device;
-            oom.api = std::string(r.name != kNoString
-                                      ? trace.str(r.name)
-                                      : (r.memory == MemoryKind::kHost      ? "cudaMallocHost"
-                                         : r.memory == MemoryKind::kManaged ? "cudaMallocManaged"
-                                         : r.memory == MemoryKind::kAsync   ? "cudaMallocAsync"
-                                                                            : "cudaMalloc"));
-            oom.bytes = r.bytes;
-            oom.used_bytes = r.used_bytes;
-            oom.where = fmt::format("{}:{}", trace.source, r.line);
-            out_.out_of_memory.push_back(std::move(oom));
-            ++rank.out_of_memory;
-          }
-          break;
-        case OpKind::kUnsupported:
-          ++out_.unsupported[std::string(trace.str(r.name))];
-          ++rank.unsupported_calls;
-          break;
-        case OpKind::kMisuse: {
-          ++rank.misuse_calls;
-          const std::string_view what = trace.str(r.detail);
-          ++out_.misuse[what.empty() ? std::string(trace.str(r.name))
-                                     : fmt::format("{}: {}", trace.str(r.name), what)];
-          break;
-        }
-        default:
-          break;
-      }
-    }
-    for (std::size_t d = 0;
-         d < trace.exit_peak_used_bytes.size() && d < rank.peak_memory_bytes.size(); ++d) {
-      rank.peak_memory_bytes[d] =
-          std::max(rank.peak_memory_bytes[d], trace.exit_peak_used_bytes[d]);
-    }
-  }
-
   const std::vector<ProcessTrace>& procs_;
   const EmulateOptions& opt_;
   EmulationResult& out_;
   EstimatorChain chain_;
   std::vector<std::int32_t> simulated_;  // process indices, in rank order
   std::vector<TimelineInput> inputs_;    // per simulated process
-  std::vector<Unit> units_;
 };
 
 }  // namespace
@@ -601,140 +393,6 @@ core::Result<EmulationResult> emulate_trace_paths(const std::vector<std::string>
   auto traces = read_emulation_traces(paths);
   if (!traces) return traces.error();
   return emulate_traces(*traces, options);
-}
-
-std::string summary_json(const EmulationResult& r) {
-  using nlohmann::json;
-  json doc;
-  doc["basis"] =
-      "modelled/predicted: durations from the kernel estimators and the host-cost model, replayed "
-      "by the execution-graph simulator; nothing here was measured on a GPU";
-  doc["units"] = "seconds (_s), joules (_j), bytes (_bytes), watts (_w); fractions in [0, 1]";
-  doc["gpu"] = {{"name", r.gpu.name},
-                {"display_name", r.gpu.display_name},
-                {"memory_bytes", static_cast<std::int64_t>(r.gpu.memory_gib * 1073741824.0)},
-                {"calibration", r.gpu.calibration}};
-  doc["topology"] = {{"nodes", r.nodes},
-                     {"gpus_per_node", r.gpus_per_node},
-                     {"gpus_in_traces", r.gpu_count},
-                     {"processes", r.ranks.size()}};
-  const int steps = r.ranks.empty() ? 1 : r.ranks.front().steps;
-  const bool detected = !r.ranks.empty() && r.ranks.front().steps_detected;
-  doc["job"] = {
-      {"predicted_step_s", r.job_step_s},
-      {"steps", steps},
-      {"iteration_rule", detected ? "repeated block of operations ending the trace (find_steps)"
-                                  : "whole trace (no repeated block with a host sync found)"},
-      {"predicted_breakdown", report::breakdown_json(r.job_breakdown)},
-      {"predicted_gpu_utilization", r.job_gpu_utilization},
-      {"predicted_gpu_span_s", r.job_gpu_span_s},
-      {"modelled_energy_j_per_step", r.energy_j_per_step},
-      {"modelled_static_j_per_step", r.static_j_per_step},
-      {"modelled_dynamic_j_per_step", r.dynamic_j_per_step},
-      {"modelled_average_power_w_per_gpu",
-       r.job_step_s > 0.0 && r.gpu_count > 0
-           ? r.energy_j_per_step / r.job_step_s / static_cast<double>(r.gpu_count)
-           : 0.0},
-      {"predicted_critical_path_s", r.critical_path_s},
-      {"collectives_joined", r.replay.collectives_joined},
-      {"replay_outcome",
-       r.replay.outcome == sim::ReplayOutcome::kComplete ? "complete" : "stalled"},
-      {"records", r.records}};
-  json ranks = json::array();
-  json gpus = json::array();
-  for (const RankReport& k : r.ranks) {
-    ranks.push_back({{"rank", k.rank},
-                     {"source", k.source},
-                     {"devices", k.devices},
-                     {"class", k.rank_class},
-                     {"simulated", k.simulated},
-                     {"representative_rank", k.representative_rank},
-                     {"predicted_step_s", k.step_s},
-                     {"steps", k.steps},
-                     {"predicted_breakdown", report::breakdown_json(k.breakdown)},
-                     {"predicted_gpu_utilization", k.gpu_utilization},
-                     {"predicted_gpu_span_s", k.gpu_span_s},
-                     {"modelled_energy_j_per_step", k.energy_j_per_step},
-                     {"peak_memory_bytes", k.peak_memory_bytes},
-                     {"gpu_tasks", k.gpu_tasks},
-                     {"out_of_memory", k.out_of_memory},
-                     {"unsupported_calls", k.unsupported_calls},
-                     {"misuse_calls", k.misuse_calls}});
-    for (int d = 0; d < k.devices; ++d) {
-      const std::int64_t index = k.first_gpu + d;
-      gpus.push_back({{"gpu", index},
-                      {"node", index / std::max(r.gpus_per_node, 1)},
-                      {"rank", k.rank},
-                      {"device", d},
-                      {"peak_memory_bytes", k.peak_memory_bytes[d]},
-                      {"modelled_energy_j_per_step", k.device_energy_j_per_step[d]}});
-    }
-  }
-  doc["ranks"] = ranks;
-  doc["gpus"] = gpus;
-  json oom = json::array();
-  for (const OutOfMemory& o : r.out_of_memory) {
-    oom.push_back({{"rank", o.rank},
-                   {"device", o.device},
-                   {"gpu", o.gpu},
-                   {"api", o.api},
-                   {"requested_bytes", o.bytes},
-                   {"used_bytes", o.used_bytes},
-                   {"where", o.where}});
-  }
-  doc["out_of_memory"] = oom;
-  doc["unsupported_calls"] = r.unsupported;
-  doc["misuse"] = r.misuse;
-  json classes = json::array();
-  for (std::size_t c = 0; c < r.classes.representative.size(); ++c) {
-    classes.push_back({{"class", c},
-                       {"representative_rank", r.collation.rank[r.classes.representative[c]]},
-                       {"ranks", r.classes.size[c]}});
-  }
-  doc["dedup"] = {{"enabled", r.classes.enabled},
-                  {"classes", classes},
-                  {"simulated_processes", r.classes.representative.size()},
-                  {"refinement_rounds", r.classes.refinement_rounds}};
-  json estimators = json::array();
-  for (const EstimatorUse& e : r.estimators) {
-    estimators.push_back({{"name", e.name}, {"basis", e.basis}, {"gpu_tasks", e.tasks}});
-  }
-  doc["estimators"] = estimators;
-  const HostCosts& c = r.host_costs;
-  doc["host_costs_s"] = {
-      {"launch", c.launch_ns * 1e-9},  {"gemm", c.gemm_ns * 1e-9},
-      {"nccl", c.nccl_ns * 1e-9},      {"copy", c.copy_ns * 1e-9},
-      {"sync_tail", c.sync_ns * 1e-9}, {"event", c.event_ns * 1e-9},
-      {"malloc", c.malloc_ns * 1e-9},  {"free", c.free_ns * 1e-9},
-      {"create", c.create_ns * 1e-9},  {"comm_init", c.comm_init_ns * 1e-9},
-      {"other", c.other_ns * 1e-9},    {"launch_latency", c.launch_latency_ns * 1e-9}};
-  json warnings = json::array();
-  for (const trace::TraceWarning& w : r.warnings) {
-    warnings.push_back({{"kind", w.kind}, {"count", w.count}, {"example", w.example}});
-  }
-  doc["warnings"] = warnings;
-  doc["analysis_wall_s"] = r.analysis_s;
-  return doc.dump(2) + "\n";
-}
-
-core::Status write_emulation_outputs(const EmulationResult& result,
-                                     core::AtomicOutputDirectory& out) {
-  sim::ChromeTraceOptions chrome;
-  chrome.label = "emulated";
-  if (auto status = out.write_file("emulated_trace.json",
-                                   sim::replay_chrome_trace(result.graph, result.replay, chrome));
-      !status) {
-    return status;
-  }
-  return out.write_file("summary.json", summary_json(result));
-}
-
-core::Status write_emulation_outputs(const EmulationResult& result,
-                                     const std::filesystem::path& dir) {
-  auto out = core::AtomicOutputDirectory::create(dir);
-  if (!out) return out.error();
-  if (auto status = write_emulation_outputs(result, *out); !status) return status;
-  return out->commit();
 }
 
 }  // namespace powertrain::emulate

@@ -12,7 +12,6 @@
 #include <string>
 #include <vector>
 
-#include "core/atomic_output.h"
 #include "core/result.h"
 #include "device/gpu.h"
 #include "emulate/collation.h"
@@ -123,17 +122,5 @@ core::Result<EmulationResult> emulate_traces(const std::vector<ProcessTrace>& pr
 /// Reads trace files/directories (read_emulation_traces) and runs emulate_traces.
 core::Result<EmulationResult> emulate_trace_paths(const std::vector<std::string>& paths,
                                                   const EmulateOptions& options);
-
-/// The summary as JSON (units in field names: _s, _j, _bytes, _w; fractions in [0, 1]).
-std::string summary_json(const EmulationResult& result);
-
-/// Writes summary.json and emulated_trace.json (Perfetto) into the staging directory of `out`
-/// (the caller may add files, then commits). Errors: a file cannot be written.
-core::Status write_emulation_outputs(const EmulationResult& result,
-                                     core::AtomicOutputDirectory& out);
-
-/// The same into `dir`, replaced atomically as a whole.
-core::Status write_emulation_outputs(const EmulationResult& result,
-                                     const std::filesystem::path& dir);
 
 }  // namespace powertrain::emulate

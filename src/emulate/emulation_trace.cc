@@ -14,9 +14,13 @@
 
 #include "core/input_limits.h"
 #include "graph/execution_graph.h"
+#include "interposer/trace_schema.h"
 
 namespace powertrain::emulate {
 namespace {
+
+namespace ops = trace_schema::op;
+namespace field = trace_schema::field;
 
 constexpr std::int64_t kMaxQuantity = std::int64_t{1} << 50;  // bytes, counts, GEMM dimensions
 constexpr std::int64_t kMaxTime = std::int64_t{1} << 53;      // ns (104 days)
@@ -27,37 +31,38 @@ struct OpName {
   OpKind kind;
 };
 constexpr OpName kOps[] = {
-    {"register", OpKind::kRegister},
-    {"kernel", OpKind::kKernel},
-    {"memcpy", OpKind::kMemcpy},
-    {"memset", OpKind::kMemset},
-    {"malloc", OpKind::kMalloc},
-    {"free", OpKind::kFree},
-    {"stream_create", OpKind::kStreamCreate},
-    {"stream_destroy", OpKind::kStreamDestroy},
-    {"event_create", OpKind::kEventCreate},
-    {"event_destroy", OpKind::kEventDestroy},
-    {"event_record", OpKind::kEventRecord},
-    {"stream_wait_event", OpKind::kStreamWaitEvent},
-    {"stream_sync", OpKind::kStreamSync},
-    {"event_sync", OpKind::kEventSync},
-    {"device_sync", OpKind::kDeviceSync},
-    {"set_device", OpKind::kSetDevice},
-    {"comm_init", OpKind::kCommInit},
-    {"nccl", OpKind::kNccl},
-    {"gemm", OpKind::kGemm},
-    {"host_func", OpKind::kHostFunc},
-    {"unsupported", OpKind::kUnsupported},
-    {"misuse", OpKind::kMisuse},
-    {"device_reset", OpKind::kDeviceReset},
-    {"graph_launch", OpKind::kGraphLaunch},
+    {ops::kRegister, OpKind::kRegister},
+    {ops::kKernel, OpKind::kKernel},
+    {ops::kMemcpy, OpKind::kMemcpy},
+    {ops::kMemset, OpKind::kMemset},
+    {ops::kMalloc, OpKind::kMalloc},
+    {ops::kFree, OpKind::kFree},
+    {ops::kStreamCreate, OpKind::kStreamCreate},
+    {ops::kStreamDestroy, OpKind::kStreamDestroy},
+    {ops::kEventCreate, OpKind::kEventCreate},
+    {ops::kEventDestroy, OpKind::kEventDestroy},
+    {ops::kEventRecord, OpKind::kEventRecord},
+    {ops::kStreamWaitEvent, OpKind::kStreamWaitEvent},
+    {ops::kStreamSync, OpKind::kStreamSync},
+    {ops::kEventSync, OpKind::kEventSync},
+    {ops::kDeviceSync, OpKind::kDeviceSync},
+    {ops::kSetDevice, OpKind::kSetDevice},
+    {ops::kCommInit, OpKind::kCommInit},
+    {ops::kNccl, OpKind::kNccl},
+    {ops::kGemm, OpKind::kGemm},
+    {ops::kHostFunc, OpKind::kHostFunc},
+    {ops::kUnsupported, OpKind::kUnsupported},
+    {ops::kMisuse, OpKind::kMisuse},
+    {ops::kDeviceReset, OpKind::kDeviceReset},
+    {ops::kGraphLaunch, OpKind::kGraphLaunch},
 };
 
 // Records that describe the process but carry no work or dependency for the timeline: driver
 // module loads and virtual-memory mappings (the physical allocations are malloc/free records),
 // and cuRAND calls (their work is the kernel record that follows). NVTX records are kept apart
 // as annotations (annotation_line).
-constexpr std::string_view kInformationalOps[] = {"module_load", "mem_map", "mem_unmap", "curand"};
+constexpr std::string_view kInformationalOps[] = {ops::kModuleLoad, ops::kMemMap, ops::kMemUnmap,
+                                                  ops::kCurand};
 
 struct DtypeName {
   std::string_view name;
@@ -81,10 +86,13 @@ constexpr DtypeName kDtypes[] = {
     {"complex128", Dtype::kComplex128, 16},
 };
 
-constexpr std::string_view kCollectives[] = {"allreduce", "allgather", "reducescatter", "broadcast",
-                                             "reduce",    "send",      "recv",          "alltoall"};
-constexpr std::string_view kCopyKinds[] = {"HtoD", "DtoH", "DtoD", "HtoH", "PtoP"};
-constexpr std::string_view kMemoryKinds[] = {"device", "host", "managed", "async"};
+using trace_schema::kCollectives;
+using trace_schema::kCopyKinds;
+using trace_schema::kMemoryKinds;
+// The schema's name lists are indexed by these enums.
+static_assert(std::size(kCopyKinds) == static_cast<std::size_t>(CopyKind::kPtoP) + 1);
+static_assert(std::size(kMemoryKinds) == static_cast<std::size_t>(MemoryKind::kAsync) + 1);
+static_assert(std::size(kCollectives) == static_cast<std::size_t>(Collective::kAllToAll) + 1);
 
 std::string_view type_name(const simdjson::dom::element& value) {
   switch (value.type()) {
@@ -337,7 +345,7 @@ class Parser {
       }
       std::string_view op;
       simdjson::dom::element op_value;
-      if (object.at_key("op").get(op_value) != simdjson::SUCCESS) {
+      if (object.at_key(field::kOp).get(op_value) != simdjson::SUCCESS) {
         return core::Error{fmt::format("{}:{}: field 'op' missing", source_, line)};
       }
       if (op_value.get_string().get(op) != simdjson::SUCCESS) {
@@ -347,9 +355,9 @@ class Parser {
       std::string error;
       if (line == 1) {
         error = process_line(object, op, line);
-      } else if (op == "process") {
+      } else if (op == ops::kProcess) {
         error = fmt::format("{}:{}: a second 'process' record", source_, line);
-      } else if (op == "exit") {
+      } else if (op == ops::kExit) {
         error = exit_line(object, line);
       } else {
         error = record_line(object, op, line);
@@ -400,41 +408,41 @@ class Parser {
   }
 
   std::string process_line(simdjson::dom::object object, std::string_view op, std::int64_t line) {
-    if (op != "process") {
+    if (op != ops::kProcess) {
       return fmt::format("{}:1: expected a 'process' record first, got '{}'", source_, op);
     }
     Fields f(object, source_, line, op);
     ProcessInfo& p = trace_.process;
-    p.version = f.small("version");
-    if (!f.failed() && p.version != 1) {
+    p.version = f.small(field::kVersion);
+    if (!f.failed() && p.version != trace_schema::kVersion) {
       return fmt::format(
           "{}:1: trace version {} is not supported (this powertrain reads version 1)", source_,
           p.version);
     }
-    p.pid = f.integer("pid");
-    p.rank = f.small("rank", true, -1, -1, kMaxRanks);
-    p.world_size = f.small("world_size", true, -1, -1, kMaxRanks);
-    p.local_rank = f.small("local_rank", false, -1, -1, kMaxRanks);
-    p.devices = f.small("devices", true, 1, 1);
+    p.pid = f.integer(field::kPid);
+    p.rank = f.small(field::kRank, true, -1, -1, kMaxRanks);
+    p.world_size = f.small(field::kWorldSize, true, -1, -1, kMaxRanks);
+    p.local_rank = f.small(field::kLocalRank, false, -1, -1, kMaxRanks);
+    p.devices = f.small(field::kDevices, true, 1, 1);
     if (!f.failed() && p.devices > options_.max_devices) {
-      f.fail("devices",
+      f.fail(field::kDevices,
              fmt::format("{} is more than the limit of {}", p.devices, options_.max_devices));
     }
-    p.gpu = std::string(f.string("gpu", false));
-    p.program = std::string(f.string("program", false));
-    p.argv = f.strings("argv", false, 4096);
-    p.start_unix_ns = f.integer("start_unix_ns", false);
+    p.gpu = std::string(f.string(field::kGpu, false));
+    p.program = std::string(f.string(field::kProgram, false));
+    p.argv = f.strings(field::kArgv, false, 4096);
+    p.start_unix_ns = f.integer(field::kStartUnixNs, false);
     if (!f.failed() && p.world_size >= 0 && p.rank >= p.world_size) {
-      f.fail("rank", fmt::format("rank {} is not below world_size {}", p.rank, p.world_size));
+      f.fail(field::kRank, fmt::format("rank {} is not below world_size {}", p.rank, p.world_size));
     }
     return f.error();
   }
 
   std::string exit_line(simdjson::dom::object object, std::int64_t line) {
     if (trace_.has_exit) return fmt::format("{}:{}: a second 'exit' record", source_, line);
-    Fields f(object, source_, line, "exit");
+    Fields f(object, source_, line, ops::kExit);
     trace_.exit_peak_used_bytes =
-        f.integers("peak_used", false, static_cast<std::size_t>(options_.max_devices));
+        f.integers(field::kPeakUsed, false, static_cast<std::size_t>(options_.max_devices));
     trace_.has_exit = true;
     return f.error();
   }
@@ -452,12 +460,12 @@ class Parser {
 
   // An `nvtx` record: kind, t, tid, and name (push/start/mark) or id (start/end).
   std::string annotation_line(simdjson::dom::object object, std::int64_t line) {
-    Fields f(object, source_, line, "nvtx");
+    Fields f(object, source_, line, ops::kNvtx);
     Annotation a;
-    a.t_ns = f.count("t", true, 0, kMaxTime);
-    a.tid = static_cast<std::int32_t>(f.small("tid", true, 0, 0, kMaxRanks));
+    a.t_ns = f.count(field::kT, true, 0, kMaxTime);
+    a.tid = static_cast<std::int32_t>(f.small(field::kTid, true, 0, 0, kMaxRanks));
     std::string_view kind;
-    if (object.at_key("kind").get_string().get(kind) != simdjson::SUCCESS) {
+    if (object.at_key(field::kKind).get_string().get(kind) != simdjson::SUCCESS) {
       return fmt::format("{}:{}: field 'kind' missing in 'nvtx' record", source_, line);
     }
     if (kind == "push") {
@@ -476,10 +484,10 @@ class Parser {
       return {};
     }
     if (a.kind == Annotation::Kind::kStart || a.kind == Annotation::Kind::kEnd) {
-      a.id = f.count("id", true, 0, kMaxTime);
+      a.id = f.count(field::kId, true, 0, kMaxTime);
     }
     std::string_view name;
-    if (object.at_key("name").get_string().get(name) == simdjson::SUCCESS) {
+    if (object.at_key(field::kName).get_string().get(name) == simdjson::SUCCESS) {
       a.name = intern(name);
     }
     if (f.failed()) return f.error();
@@ -488,202 +496,21 @@ class Parser {
   }
 
   std::string record_line(simdjson::dom::object object, std::string_view op, std::int64_t line) {
-    OpKind kind = OpKind::kKernel;
-    bool known = false;
+    const OpName* known = nullptr;
     for (const OpName& o : kOps) {
       if (o.name == op) {
-        kind = o.kind;
-        known = true;
+        known = &o;
         break;
       }
     }
-    if (!known && op == "nvtx") return annotation_line(object, line);
-    if (!known) {
-      for (std::string_view informational : kInformationalOps) {
-        if (op == informational) return {};
-      }
-      graph::add_warning(trace_.warnings, "unknown op",
-                         fmt::format("{}:{}: '{}' ignored", source_, line, op));
-      return {};
-    }
+    if (known == nullptr) return other_line(object, op, line);
+    const OpKind kind = known->kind;
     Fields f(object, source_, line, op);
     Record r;
     r.op = kind;
     r.line = static_cast<std::int32_t>(line);
-    r.t_ns = f.count("t", true, 0, kMaxTime);
-    r.dt_ns = f.count("dt", false, 0, kMaxTime);
-    r.tid = f.small("tid", true, 0, 0, kMaxRanks);
-    r.device = f.small("dev", true, 0, 0);
-    if (!f.failed() && r.device >= trace_.process.devices) {
-      f.fail("dev", fmt::format("device {} but the process has {} device(s)", r.device,
-                                trace_.process.devices));
-    }
-    const auto api = [&](bool required) {
-      const std::string_view name = f.string("api", required);
-      if (!name.empty()) r.name = intern(name);
-    };
-    const auto stream_and_corr = [&] {
-      r.stream = f.integer("stream");
-      r.correlation = f.integer("corr");
-    };
-    switch (kind) {
-      case OpKind::kRegister:
-        r.name = intern(f.string("name"));
-        if (const std::string_view display = f.string("display", false); !display.empty()) {
-          r.detail = intern(display);
-        }
-        break;
-      case OpKind::kKernel:
-        stream_and_corr();
-        r.name = intern(f.string("name"));
-        f.triple("grid", r.grid);
-        f.triple("block", r.block);
-        r.shared_bytes = f.count("shmem", false);
-        if (const std::string_view launch_api = f.string("api", false); !launch_api.empty()) {
-          r.detail = intern(launch_api);
-        }
-        break;
-      case OpKind::kMemcpy: {
-        stream_and_corr();
-        const std::string_view copy = f.string("kind");
-        if (!f.failed() && !parse_enum(copy, kCopyKinds, r.copy)) {
-          f.fail("kind", fmt::format("unknown copy kind '{}'", copy));
-        }
-        r.bytes = f.count("bytes");
-        r.async = f.boolean("async");
-        api(false);
-        break;
-      }
-      case OpKind::kMemset:
-        stream_and_corr();
-        r.bytes = f.count("bytes");
-        r.async = f.boolean("async");
-        api(false);
-        break;
-      case OpKind::kMalloc:
-      case OpKind::kFree: {
-        f.integer("ptr");
-        r.bytes = f.count("bytes");
-        if (kind == OpKind::kMalloc) r.ok = f.boolean("ok");
-        r.used_bytes = f.count("used", kind == OpKind::kFree, -1);
-        const std::string_view memory = f.string("kind", kind == OpKind::kMalloc);
-        if (!f.failed() && !memory.empty() && !parse_enum(memory, kMemoryKinds, r.memory)) {
-          f.fail("kind", fmt::format("unknown allocation kind '{}'", memory));
-        }
-        r.stream = f.integer("stream", false, -1);
-        r.correlation = f.integer("corr", false, -1);
-        api(false);
-        break;
-      }
-      case OpKind::kStreamCreate:
-        r.stream = f.integer("stream");
-        r.flags = f.integer("flags", false, 0);
-        break;
-      case OpKind::kStreamDestroy:
-      case OpKind::kStreamSync:
-        r.stream = f.integer("stream");
-        break;
-      case OpKind::kEventCreate:
-      case OpKind::kEventDestroy:
-      case OpKind::kEventSync:
-        r.event = f.integer("event");
-        break;
-      case OpKind::kEventRecord:
-      case OpKind::kStreamWaitEvent:
-        r.event = f.integer("event");
-        r.stream = f.integer("stream");
-        r.correlation = f.integer("corr", false, -1);
-        break;
-      case OpKind::kDeviceSync:
-      case OpKind::kDeviceReset:
-      case OpKind::kSetDevice:
-        break;
-      case OpKind::kCommInit:
-        r.detail = intern(f.string("comm"));
-        r.comm_rank = f.small("rank", true, -1, 0, kMaxRanks);
-        r.comm_size = f.small("size", true, -1, 1, kMaxRanks);
-        api(false);
-        if (!f.failed() && r.comm_rank >= r.comm_size) {
-          f.fail("rank", fmt::format("rank {} is not below size {}", r.comm_rank, r.comm_size));
-        }
-        break;
-      case OpKind::kNccl: {
-        stream_and_corr();
-        const std::string_view coll = f.string("coll");
-        if (!f.failed() && !parse_enum(coll, kCollectives, r.collective)) {
-          graph::add_warning(trace_.warnings, "unknown collective",
-                             fmt::format("{}:{}: '{}' ignored", source_, line, coll));
-          return {};
-        }
-        r.detail = intern(f.string("comm"));
-        r.comm_rank = f.small("comm_rank", true, -1, 0, kMaxRanks);
-        r.comm_size = f.small("comm_size", true, -1, 1, kMaxRanks);
-        r.count = f.count("count");
-        r.dtype = dtype(f, "dtype");
-        r.bytes = f.count("bytes");
-        r.peer = f.small("peer", is_p2p(r.collective), -1, -1, kMaxRanks);
-        r.root = f.small("root", false, -1, -1, kMaxRanks);
-        r.sequence = f.count("seq", true, 0, std::numeric_limits<std::int64_t>::max());
-        r.group = f.count("group", false, 0, std::numeric_limits<std::int64_t>::max());
-        api(false);
-        if (!f.failed() && r.comm_rank >= r.comm_size) {
-          f.fail("comm_rank",
-                 fmt::format("{} is not below comm_size {}", r.comm_rank, r.comm_size));
-        }
-        if (!f.failed() && is_p2p(r.collective) &&
-            (r.peer < 0 || r.peer >= r.comm_size || r.peer == r.comm_rank)) {
-          f.fail("peer", fmt::format("{} is not another rank of a communicator of {}", r.peer,
-                                     r.comm_size));
-        }
-        break;
-      }
-      case OpKind::kGemm:
-        stream_and_corr();
-        api(true);
-        r.m = f.count("m");
-        r.n = f.count("n");
-        r.k = f.count("k");
-        r.batch = f.count("batch", false, 1);
-        r.dtype_a = dtype(f, "dtype_a");
-        r.dtype_b = dtype(f, "dtype_b", false);
-        r.dtype_c = dtype(f, "dtype_c", false);
-        if (r.dtype_b == Dtype::kUnknown) r.dtype_b = r.dtype_a;
-        if (r.dtype_c == Dtype::kUnknown) r.dtype_c = r.dtype_a;
-        {
-          // A name ("32F_FAST_TF32") or the cublasComputeType_t value; anything else is ignored.
-          simdjson::dom::element value;
-          std::string_view text;
-          std::int64_t number = 0;
-          if (object.at_key("compute").get(value) == simdjson::SUCCESS) {
-            if (value.get_string().get(text) == simdjson::SUCCESS) {
-              r.compute = intern(text);
-            } else if (value.get_int64().get(number) == simdjson::SUCCESS) {
-              r.compute = intern(std::to_string(number));
-            }
-          }
-        }
-        r.flops = f.has("flops") ? f.number("flops")
-                                 : 2.0 * static_cast<double>(r.m) * static_cast<double>(r.n) *
-                                       static_cast<double>(r.k) * static_cast<double>(r.batch);
-        if (!f.failed() && !(r.flops >= 0.0 && r.flops < 1e30)) {
-          f.fail("flops", fmt::format("{} is out of range", r.flops));
-        }
-        break;
-      case OpKind::kHostFunc:
-        stream_and_corr();
-        break;
-      case OpKind::kGraphLaunch:
-        stream_and_corr();
-        api(false);
-        break;
-      case OpKind::kUnsupported:
-        api(true);
-        break;
-      case OpKind::kMisuse:
-        api(true);
-        r.detail = intern(f.string("what", false));
-        break;
-    }
+    read_common(f, r);
+    if (!read_fields(object, f, r)) return {};  // skipped with a warning
     if (f.failed()) return f.error();
     if (enqueues_gpu_work(kind) && r.stream < 0) {
       // Invalid handles are reported as misuse records by the interposer; work records carry
@@ -696,6 +523,222 @@ class Parser {
     }
     trace_.records.push_back(r);
     return {};
+  }
+
+  // An op that is not a record of work: an annotation, an informational record (skipped) or an
+  // unknown op (counted warning).
+  std::string other_line(simdjson::dom::object object, std::string_view op, std::int64_t line) {
+    if (op == ops::kNvtx) return annotation_line(object, line);
+    for (std::string_view informational : kInformationalOps) {
+      if (op == informational) return {};
+    }
+    graph::add_warning(trace_.warnings, "unknown op",
+                       fmt::format("{}:{}: '{}' ignored", source_, line, op));
+    return {};
+  }
+
+  // t, dt, tid, dev: the fields of every record.
+  void read_common(Fields& f, Record& r) const {
+    r.t_ns = f.count(field::kT, true, 0, kMaxTime);
+    r.dt_ns = f.count(field::kDt, false, 0, kMaxTime);
+    r.tid = f.small(field::kTid, true, 0, 0, kMaxRanks);
+    r.device = f.small(field::kDev, true, 0, 0);
+    if (!f.failed() && r.device >= trace_.process.devices) {
+      f.fail(field::kDev, fmt::format("device {} but the process has {} device(s)", r.device,
+                                      trace_.process.devices));
+    }
+  }
+
+  void read_api(Fields& f, Record& r, bool required) {
+    const std::string_view name = f.string(field::kApi, required);
+    if (!name.empty()) r.name = intern(name);
+  }
+
+  static void read_stream_and_corr(Fields& f, Record& r) {
+    r.stream = f.integer(field::kStream);
+    r.correlation = f.integer(field::kCorr);
+  }
+
+  // The fields of r.op; false when the record is skipped (an unknown collective, warned).
+  bool read_fields(simdjson::dom::object object, Fields& f, Record& r) {
+    switch (r.op) {
+      case OpKind::kRegister:
+        r.name = intern(f.string(field::kName));
+        if (const std::string_view display = f.string(field::kDisplay, false); !display.empty()) {
+          r.detail = intern(display);
+        }
+        break;
+      case OpKind::kKernel:
+        read_kernel(f, r);
+        break;
+      case OpKind::kMemcpy:
+      case OpKind::kMemset:
+        read_copy(f, r);
+        break;
+      case OpKind::kMalloc:
+      case OpKind::kFree:
+        read_allocation(f, r);
+        break;
+      case OpKind::kStreamCreate:
+        r.stream = f.integer(field::kStream);
+        r.flags = f.integer(field::kFlags, false, 0);
+        break;
+      case OpKind::kStreamDestroy:
+      case OpKind::kStreamSync:
+        r.stream = f.integer(field::kStream);
+        break;
+      case OpKind::kEventCreate:
+      case OpKind::kEventDestroy:
+      case OpKind::kEventSync:
+        r.event = f.integer(field::kEvent);
+        break;
+      case OpKind::kEventRecord:
+      case OpKind::kStreamWaitEvent:
+        r.event = f.integer(field::kEvent);
+        r.stream = f.integer(field::kStream);
+        r.correlation = f.integer(field::kCorr, false, -1);
+        break;
+      case OpKind::kDeviceSync:
+      case OpKind::kDeviceReset:
+      case OpKind::kSetDevice:
+        break;
+      case OpKind::kCommInit:
+        read_comm_init(f, r);
+        break;
+      case OpKind::kNccl:
+        return read_collective(f, r);
+      case OpKind::kGemm:
+        read_gemm(object, f, r);
+        break;
+      case OpKind::kHostFunc:
+        read_stream_and_corr(f, r);
+        break;
+      case OpKind::kGraphLaunch:
+        read_stream_and_corr(f, r);
+        read_api(f, r, false);
+        break;
+      case OpKind::kUnsupported:
+        read_api(f, r, true);
+        break;
+      case OpKind::kMisuse:
+        read_api(f, r, true);
+        r.detail = intern(f.string(field::kWhat, false));
+        break;
+    }
+    return true;
+  }
+
+  void read_kernel(Fields& f, Record& r) {
+    read_stream_and_corr(f, r);
+    r.name = intern(f.string(field::kName));
+    f.triple(field::kGrid, r.grid);
+    f.triple(field::kBlock, r.block);
+    r.shared_bytes = f.count(field::kShmem, false);
+    if (const std::string_view launch_api = f.string(field::kApi, false); !launch_api.empty()) {
+      r.detail = intern(launch_api);
+    }
+  }
+
+  // memcpy (with its copy kind) and memset.
+  void read_copy(Fields& f, Record& r) {
+    read_stream_and_corr(f, r);
+    if (r.op == OpKind::kMemcpy) {
+      const std::string_view copy = f.string(field::kKind);
+      if (!f.failed() && !parse_enum(copy, kCopyKinds, r.copy)) {
+        f.fail(field::kKind, fmt::format("unknown copy kind '{}'", copy));
+      }
+    }
+    r.bytes = f.count(field::kBytes);
+    r.async = f.boolean(field::kAsync);
+    read_api(f, r, false);
+  }
+
+  void read_allocation(Fields& f, Record& r) {
+    const bool is_malloc = r.op == OpKind::kMalloc;
+    f.integer(field::kPtr);
+    r.bytes = f.count(field::kBytes);
+    if (is_malloc) r.ok = f.boolean(field::kOk);
+    r.used_bytes = f.count(field::kUsed, !is_malloc, -1);
+    const std::string_view memory = f.string(field::kKind, is_malloc);
+    if (!f.failed() && !memory.empty() && !parse_enum(memory, kMemoryKinds, r.memory)) {
+      f.fail(field::kKind, fmt::format("unknown allocation kind '{}'", memory));
+    }
+    r.stream = f.integer(field::kStream, false, -1);
+    r.correlation = f.integer(field::kCorr, false, -1);
+    read_api(f, r, false);
+  }
+
+  void read_comm_init(Fields& f, Record& r) {
+    r.detail = intern(f.string(field::kComm));
+    r.comm_rank = f.small(field::kRank, true, -1, 0, kMaxRanks);
+    r.comm_size = f.small(field::kSize, true, -1, 1, kMaxRanks);
+    read_api(f, r, false);
+    if (!f.failed() && r.comm_rank >= r.comm_size) {
+      f.fail(field::kRank, fmt::format("rank {} is not below size {}", r.comm_rank, r.comm_size));
+    }
+  }
+
+  // An nccl record; false (with a warning) for a collective the reader does not model.
+  bool read_collective(Fields& f, Record& r) {
+    read_stream_and_corr(f, r);
+    const std::string_view coll = f.string(field::kColl);
+    if (!f.failed() && !parse_enum(coll, kCollectives, r.collective)) {
+      graph::add_warning(trace_.warnings, "unknown collective",
+                         fmt::format("{}:{}: '{}' ignored", source_, r.line, coll));
+      return false;
+    }
+    r.detail = intern(f.string(field::kComm));
+    r.comm_rank = f.small(field::kCommRank, true, -1, 0, kMaxRanks);
+    r.comm_size = f.small(field::kCommSize, true, -1, 1, kMaxRanks);
+    r.count = f.count(field::kCount);
+    r.dtype = dtype(f, field::kDtype);
+    r.bytes = f.count(field::kBytes);
+    r.peer = f.small(field::kPeer, is_p2p(r.collective), -1, -1, kMaxRanks);
+    r.root = f.small(field::kRoot, false, -1, -1, kMaxRanks);
+    r.sequence = f.count(field::kSeq, true, 0, std::numeric_limits<std::int64_t>::max());
+    r.group = f.count(field::kGroup, false, 0, std::numeric_limits<std::int64_t>::max());
+    read_api(f, r, false);
+    if (!f.failed() && r.comm_rank >= r.comm_size) {
+      f.fail(field::kCommRank,
+             fmt::format("{} is not below comm_size {}", r.comm_rank, r.comm_size));
+    }
+    if (!f.failed() && is_p2p(r.collective) &&
+        (r.peer < 0 || r.peer >= r.comm_size || r.peer == r.comm_rank)) {
+      f.fail(field::kPeer,
+             fmt::format("{} is not another rank of a communicator of {}", r.peer, r.comm_size));
+    }
+    return true;
+  }
+
+  void read_gemm(simdjson::dom::object object, Fields& f, Record& r) {
+    read_stream_and_corr(f, r);
+    read_api(f, r, true);
+    r.m = f.count(field::kM);
+    r.n = f.count(field::kN);
+    r.k = f.count(field::kK);
+    r.batch = f.count(field::kBatch, false, 1);
+    r.dtype_a = dtype(f, field::kDtypeA);
+    r.dtype_b = dtype(f, field::kDtypeB, false);
+    r.dtype_c = dtype(f, field::kDtypeC, false);
+    if (r.dtype_b == Dtype::kUnknown) r.dtype_b = r.dtype_a;
+    if (r.dtype_c == Dtype::kUnknown) r.dtype_c = r.dtype_a;
+    // A name ("32F_FAST_TF32") or the cublasComputeType_t value; anything else is ignored.
+    simdjson::dom::element value;
+    std::string_view text;
+    std::int64_t number = 0;
+    if (object.at_key(field::kCompute).get(value) == simdjson::SUCCESS) {
+      if (value.get_string().get(text) == simdjson::SUCCESS) {
+        r.compute = intern(text);
+      } else if (value.get_int64().get(number) == simdjson::SUCCESS) {
+        r.compute = intern(std::to_string(number));
+      }
+    }
+    r.flops = f.has(field::kFlops) ? f.number(field::kFlops)
+                                   : 2.0 * static_cast<double>(r.m) * static_cast<double>(r.n) *
+                                         static_cast<double>(r.k) * static_cast<double>(r.batch);
+    if (!f.failed() && !(r.flops >= 0.0 && r.flops < 1e30)) {
+      f.fail(field::kFlops, fmt::format("{} is out of range", r.flops));
+    }
   }
 
   const std::string& source_;

@@ -84,8 +84,9 @@ std::optional<KernelEstimate> DeviceModelEstimator::estimate(const KernelQuery& 
   double seconds = 0.0;
   switch (r.op) {
     case OpKind::kGemm: {
+      out.kernel_class = sim::KernelClass::kMatmul;
       device::Work& w = out.work;
-      w.kind = device::WorkKind::kMatmul;
+      w.kind = sim::work_kind(out.kernel_class);
       w.precision = precision_of(r.dtype_a, query.compute);
       const double m = static_cast<double>(r.m), n = static_cast<double>(r.n),
                    k = static_cast<double>(r.k), batch = static_cast<double>(r.batch);
@@ -93,7 +94,6 @@ std::optional<KernelEstimate> DeviceModelEstimator::estimate(const KernelQuery& 
       w.memory_bytes =
           batch * (m * k * element_bytes(r.dtype_a) + k * n * element_bytes(r.dtype_b) +
                    m * n * element_bytes(r.dtype_c));
-      out.kernel_class = sim::KernelClass::kMatmul;
       seconds = on_device(w);
       break;
     }
@@ -148,9 +148,9 @@ std::optional<KernelEstimate> DeviceModelEstimator::estimate(const KernelQuery& 
         bandwidth = std::min(bandwidth, options_.inter_node_bandwidth_gb_s * 1e9);
         latency += options_.inter_node_latency_s;
       }
-      out.work.kind = device::WorkKind::kCollective;
-      out.work.link_bytes = bus;
       out.kernel_class = sim::KernelClass::kCollective;
+      out.work.kind = sim::work_kind(out.kernel_class);
+      out.work.link_bytes = bus;
       seconds = n > 1 && bandwidth > 0.0 ? latency + bus / bandwidth : 0.0;
       break;
     }
@@ -229,6 +229,8 @@ std::optional<KernelEstimate> TableEstimator::estimate(const KernelQuery& query,
   out.kernel_class = query.record->op == OpKind::kGemm
                          ? sim::KernelClass::kMatmul
                          : sim::classify_kernel(query.name, graph::TaskKind::kKernel, false);
+  // A kernel-table entry is compute or memory work; a kernel named like NCCL outside an NCCL
+  // record is not link-bound work.
   out.work.kind = out.kernel_class == sim::KernelClass::kMatmul ? device::WorkKind::kMatmul
                                                                 : device::WorkKind::kMemoryBound;
   return out;

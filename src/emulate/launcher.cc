@@ -303,8 +303,12 @@ int free_port() {
   return port;
 }
 
-core::Result<LaunchResult> launch(const LaunchOptions& o) {
-  if (o.command.empty()) return core::Error{"no program given (put it after --)"};
+namespace {
+
+using LineCallback = std::function<void(int rank, bool is_stderr, std::string_view line)>;
+
+// The number of processes of a launch; errors for an impossible layout.
+core::Result<int> world_size(const LaunchOptions& o) {
   if (o.nodes < 1 || o.gpus_per_node < 1 || o.devices_per_process < 1) {
     return core::Error{"--nodes, --gpus-per-node and --devices-per-process must be at least 1"};
   }
@@ -317,6 +321,154 @@ core::Result<LaunchResult> launch(const LaunchOptions& o) {
   const int world = o.nodes * o.gpus_per_node / o.devices_per_process;
   if (world > 4096)
     return core::Error{fmt::format("{} processes is more than the limit of 4096", world)};
+  return world;
+}
+
+// The inherited environment minus what each rank gets explicitly.
+std::vector<std::string> inherited_environment() {
+  std::vector<std::string> base;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    const std::string_view name = entry.substr(0, entry.find('='));
+    static constexpr std::string_view kOwn[] = {
+        "RANK",        "WORLD_SIZE",  "LOCAL_RANK", "LOCAL_WORLD_SIZE", "NODE_RANK",
+        "MASTER_ADDR", "MASTER_PORT", "LD_PRELOAD", "LD_LIBRARY_PATH",  "NVTX_INJECTION64_PATH"};
+    bool own = name.rfind("POWERTRAIN_EMU_", 0) == 0;
+    for (std::string_view k : kOwn) own = own || name == k;
+    if (!own) base.emplace_back(entry);
+  }
+  return base;
+}
+
+// Starts one rank in its own process group with stdin from /dev/null and stdout/stderr on pipes
+// (read ends in child.fds). Returns an error message, empty on success.
+std::string spawn_rank(Child& child, const std::string& program, std::vector<char*>& argv,
+                       std::vector<std::string> env) {
+  int out[2], err[2];
+  if (::pipe2(out, O_CLOEXEC) != 0) return fmt::format("pipe: {}", std::strerror(errno));
+  if (::pipe2(err, O_CLOEXEC) != 0) {
+    ::close(out[0]);
+    ::close(out[1]);
+    return fmt::format("pipe: {}", std::strerror(errno));
+  }
+  std::vector<char*> envp;
+  for (std::string& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attributes, 0);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, err[1], 2);
+  pid_t pid = -1;
+  const int rc =
+      ::posix_spawn(&pid, program.c_str(), &actions, &attributes, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
+  ::close(out[1]);
+  ::close(err[1]);
+  if (rc != 0) {
+    ::close(out[0]);
+    ::close(err[0]);
+    return fmt::format("cannot start {}: {}", program, std::strerror(rc));
+  }
+  child.pid = pid;
+  child.fds[0] = out[0];
+  child.fds[1] = err[0];
+  return {};
+}
+
+void signal_all(const std::vector<Child>& children, int signal) {
+  for (const Child& c : children) {
+    if (c.pid > 0) ::kill(-c.pid, signal);
+  }
+}
+
+// Reads what became readable on child.fds[s], passing complete lines on; closes the pipe at its
+// end.
+void read_output(Child& child, int s, int fd, const LineCallback& on_line) {
+  char buffer[65536];
+  const ssize_t n = ::read(fd, buffer, sizeof(buffer));
+  if (n > 0) {
+    std::string& partial = child.partial[s];
+    partial.append(buffer, static_cast<std::size_t>(n));
+    std::size_t begin = 0;
+    for (std::size_t nl; (nl = partial.find('\n', begin)) != std::string::npos; begin = nl + 1) {
+      on_line(child.rank, s == 1, std::string_view(partial).substr(begin, nl - begin));
+    }
+    partial.erase(0, begin);
+  } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+    if (!child.partial[s].empty()) on_line(child.rank, s == 1, child.partial[s]);
+    child.partial[s].clear();
+    ::close(child.fds[s]);
+    child.fds[s] = -1;
+  }
+}
+
+// Forwards output until every pipe is closed, forwarding signals and enforcing the timeout
+// (SIGTERM, then SIGKILL 5 s later). Returns true when the timeout terminated the processes.
+bool forward_output(std::vector<Child>& children, double timeout_s,
+                    std::chrono::steady_clock::time_point started, const LineCallback& on_line) {
+  bool terminated = false;
+  bool killed = false;
+  for (;;) {
+    std::vector<pollfd> fds;
+    std::vector<std::pair<int, int>> owner;  // (child, stream)
+    for (std::size_t c = 0; c < children.size(); ++c) {
+      for (int s = 0; s < 2; ++s) {
+        if (children[c].fds[s] >= 0) {
+          fds.push_back({children[c].fds[s], POLLIN, 0});
+          owner.emplace_back(static_cast<int>(c), s);
+        }
+      }
+    }
+    if (fds.empty()) break;
+    if (const int signal = forwarded_signal; signal != 0) {
+      forwarded_signal = 0;
+      signal_all(children, signal);
+    }
+    int wait_ms = 200;  // also wakes up for signals delivered to another thread
+    if (timeout_s > 0.0) {
+      const double elapsed =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      const double deadline = terminated ? timeout_s + 5.0 : timeout_s;
+      if (elapsed >= deadline) {
+        signal_all(children, terminated ? SIGKILL : SIGTERM);
+        killed = killed || terminated;
+        terminated = true;
+        if (killed) {
+          for (Child& c : children) {
+            for (int& fd : c.fds) {
+              if (fd >= 0) ::close(fd);
+              fd = -1;
+            }
+          }
+          break;
+        }
+        continue;
+      }
+      wait_ms = std::min(wait_ms, static_cast<int>((deadline - elapsed) * 1000.0) + 1);
+    }
+    const int ready = ::poll(fds.data(), fds.size(), wait_ms);
+    if (ready < 0 && errno != EINTR) break;
+    for (std::size_t k = 0; k < fds.size() && ready > 0; ++k) {
+      if (fds[k].revents == 0) continue;
+      read_output(children[owner[k].first], owner[k].second, fds[k].fd, on_line);
+    }
+  }
+  return terminated;
+}
+
+}  // namespace
+
+core::Result<LaunchResult> launch(const LaunchOptions& o) {
+  if (o.command.empty()) return core::Error{"no program given (put it after --)"};
+  auto world_or = world_size(o);
+  if (!world_or) return world_or.error();
+  const int world = *world_or;
   auto gpu = device::find_gpu(o.gpu);
   if (!gpu) return gpu.error();
   auto program = resolve_program(o.command.front());
@@ -344,153 +496,32 @@ core::Result<LaunchResult> launch(const LaunchOptions& o) {
                                      std::chrono::system_clock::now().time_since_epoch())
                                      .count());
   }
-  const auto on_line = o.on_line ? o.on_line : default_line;
+  const LineCallback on_line = o.on_line ? o.on_line : default_line;
 
   LaunchResult result;
   result.world_size = world;
   result.gpus = world * o.devices_per_process;
   result.master_port = free_port();
   const auto started = std::chrono::steady_clock::now();
-
-  // The inherited environment minus what each rank gets explicitly.
-  std::vector<std::string> base;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    const std::string_view entry(*e);
-    const std::string_view name = entry.substr(0, entry.find('='));
-    static constexpr std::string_view kOwn[] = {
-        "RANK",        "WORLD_SIZE",  "LOCAL_RANK", "LOCAL_WORLD_SIZE", "NODE_RANK",
-        "MASTER_ADDR", "MASTER_PORT", "LD_PRELOAD", "LD_LIBRARY_PATH",  "NVTX_INJECTION64_PATH"};
-    bool own = name.rfind("POWERTRAIN_EMU_", 0) == 0;
-    for (std::string_view k : kOwn) own = own || name == k;
-    if (!own) base.emplace_back(entry);
-  }
+  const std::vector<std::string> base = inherited_environment();
 
   SignalForwarding forwarding;
   std::vector<Child> children(world);
-  const auto signal_all = [&](int signal) {
-    for (const Child& c : children) {
-      if (c.pid > 0) ::kill(-c.pid, signal);
-    }
-  };
   std::vector<char*> argv;
   for (const std::string& a : o.command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   std::string spawn_error;
-  for (int rank = 0; rank < world; ++rank) {
-    Child& child = children[rank];
-    child.rank = rank;
-    int out[2], err[2];
-    if (::pipe2(out, O_CLOEXEC) != 0) {
-      spawn_error = fmt::format("pipe: {}", std::strerror(errno));
-      break;
-    }
-    if (::pipe2(err, O_CLOEXEC) != 0) {
-      ::close(out[0]);
-      ::close(out[1]);
-      spawn_error = fmt::format("pipe: {}", std::strerror(errno));
-      break;
-    }
+  for (int rank = 0; rank < world && spawn_error.empty(); ++rank) {
+    children[rank].rank = rank;
     std::vector<std::string> env = base;
     for (std::string& e : rank_environment(options, *gpu, rank, world, result.master_port)) {
       env.push_back(std::move(e));
     }
-    std::vector<char*> envp;
-    for (std::string& e : env) envp.push_back(e.data());
-    envp.push_back(nullptr);
-    posix_spawnattr_t attributes;
-    posix_spawnattr_init(&attributes);
-    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
-    posix_spawnattr_setpgroup(&attributes, 0);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&actions, out[1], 1);
-    posix_spawn_file_actions_adddup2(&actions, err[1], 2);
-    pid_t pid = -1;
-    const int rc =
-        ::posix_spawn(&pid, program->c_str(), &actions, &attributes, argv.data(), envp.data());
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attributes);
-    ::close(out[1]);
-    ::close(err[1]);
-    if (rc != 0) {
-      ::close(out[0]);
-      ::close(err[0]);
-      spawn_error = fmt::format("cannot start {}: {}", *program, std::strerror(rc));
-      break;
-    }
-    child.pid = pid;
-    child.fds[0] = out[0];
-    child.fds[1] = err[0];
+    spawn_error = spawn_rank(children[rank], *program, argv, std::move(env));
   }
-  if (!spawn_error.empty()) signal_all(SIGKILL);
+  if (!spawn_error.empty()) signal_all(children, SIGKILL);
 
-  // Forward output until every pipe is closed (or the timeout kills the processes).
-  bool terminated = false;
-  bool killed = false;
-  char buffer[65536];
-  for (;;) {
-    std::vector<pollfd> fds;
-    std::vector<std::pair<int, int>> owner;  // (child, stream)
-    for (std::size_t c = 0; c < children.size(); ++c) {
-      for (int s = 0; s < 2; ++s) {
-        if (children[c].fds[s] >= 0) {
-          fds.push_back({children[c].fds[s], POLLIN, 0});
-          owner.emplace_back(static_cast<int>(c), s);
-        }
-      }
-    }
-    if (fds.empty()) break;
-    if (const int signal = forwarded_signal; signal != 0) {
-      forwarded_signal = 0;
-      signal_all(signal);
-    }
-    int wait_ms = 200;  // also wakes up for signals delivered to another thread
-    if (o.timeout_s > 0.0) {
-      const double elapsed =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-      const double deadline = terminated ? o.timeout_s + 5.0 : o.timeout_s;
-      if (elapsed >= deadline) {
-        signal_all(terminated ? SIGKILL : SIGTERM);
-        killed = killed || terminated;
-        terminated = true;
-        if (killed) {
-          for (Child& c : children) {
-            for (int& fd : c.fds) {
-              if (fd >= 0) ::close(fd);
-              fd = -1;
-            }
-          }
-          break;
-        }
-        continue;
-      }
-      wait_ms = std::min(wait_ms, static_cast<int>((deadline - elapsed) * 1000.0) + 1);
-    }
-    const int ready = ::poll(fds.data(), fds.size(), wait_ms);
-    if (ready < 0 && errno != EINTR) break;
-    for (std::size_t k = 0; k < fds.size() && ready > 0; ++k) {
-      if (fds[k].revents == 0) continue;
-      Child& child = children[owner[k].first];
-      const int s = owner[k].second;
-      const ssize_t n = ::read(fds[k].fd, buffer, sizeof(buffer));
-      if (n > 0) {
-        std::string& partial = child.partial[s];
-        partial.append(buffer, static_cast<std::size_t>(n));
-        std::size_t begin = 0;
-        for (std::size_t nl; (nl = partial.find('\n', begin)) != std::string::npos;
-             begin = nl + 1) {
-          on_line(child.rank, s == 1, std::string_view(partial).substr(begin, nl - begin));
-        }
-        partial.erase(0, begin);
-      } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
-        if (!child.partial[s].empty()) on_line(child.rank, s == 1, child.partial[s]);
-        child.partial[s].clear();
-        ::close(child.fds[s]);
-        child.fds[s] = -1;
-      }
-    }
-  }
+  const bool terminated = forward_output(children, o.timeout_s, started, on_line);
   for (Child& c : children) {
     if (c.pid <= 0) continue;
     while (::waitpid(c.pid, &c.status, 0) < 0 && errno == EINTR) {

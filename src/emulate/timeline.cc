@@ -404,10 +404,44 @@ class Scheduler {
   void record(std::int32_t i) {
     const Record& r = t_.records[i];
     ThreadState& th = threads_[r.tid];
-    std::int64_t gap = 0;
     // One API call can write several records with its entry time (ncclCommInitAll: one per
     // device); only the first is charged the call's modelled cost.
     const bool same_call = th.started && r.t_ns == th.recorded_start;
+    advance_host_clock(i, r, th, same_call);
+    if (in_.work_ns[i] >= 0) th.clock_ns = legacy_dependencies(r, th.clock_ns);
+    const std::int64_t start = th.clock_ns;
+    // Communicator inits issued back to back (one per device inside ncclGroupStart/End) are
+    // bootstrapped together: the batch is charged once.
+    const bool batched_init =
+        r.op == OpKind::kCommInit && th.started && th.previous_op == OpKind::kCommInit;
+    const std::int64_t cost =
+        same_call || batched_init ? 1 : std::max<std::int64_t>(1, cost_of(r, costs_));
+    const std::int64_t corr = correlation_of(i);
+    std::int64_t end = start + cost;
+    std::string_view api = api_of(r);
+    bool plain_call = true;  // emitted below as one cuda_runtime event [start, end)
+    const std::int32_t barrier = in_.barrier_of_record.empty() ? -1 : in_.barrier_of_record[i];
+    if (r.op == OpKind::kCommInit && barrier >= 0) {
+      end = bootstrap_barrier(r, in_.nccl[barrier], api, start, cost, corr);
+      plain_call = false;
+    }
+    plain_call = emit_call(i, r, start, cost, corr, end, api) && plain_call;
+    if (plain_call) out_.host(EventKind::kCudaRuntime, api, start, end - start, r.tid, corr);
+    th.clock_ns = end;
+    if (r.op != OpKind::kSetDevice) th.previous_op = r.op;  // a loop over devices sets them
+    th.recorded_start = r.t_ns;
+    th.recorded_end = std::max(same_call ? th.recorded_end : 0, r.t_ns + r.dt_ns);
+    drift_ = th.clock_ns - (th.recorded_end - t0_);
+    if (step_of_last_[i] >= 0) {
+      const std::int32_t s = step_of_last_[i];
+      out_.step(s, step_start_[s], end - step_start_[s], r.tid);
+    }
+  }
+
+  // Moves the thread's clock over the host work before record `i` (the recorded gap, capped)
+  // and starts the step that record `i` begins.
+  void advance_host_clock(std::int32_t i, const Record& r, ThreadState& th, bool same_call) {
+    std::int64_t gap = 0;
     if (!th.started) {
       th.clock_ns = std::max<std::int64_t>(0, r.t_ns - t0_ + drift_);
       gap_with_annotations(r.tid, r.t_ns, th, 0);
@@ -432,47 +466,41 @@ class Scheduler {
       if (s == 0 && in_.steps.size() > 1) owned = std::min(gap, second_step_gap_);
       step_start_[s] = th.clock_ns - owned;
     }
-    if (in_.work_ns[i] >= 0) th.clock_ns = legacy_dependencies(r, th.clock_ns);
-    const std::int64_t start = th.clock_ns;
-    // Communicator inits issued back to back (one per device inside ncclGroupStart/End) are
-    // bootstrapped together: the batch is charged once.
-    const bool batched_init =
-        r.op == OpKind::kCommInit && th.started && th.previous_op == OpKind::kCommInit;
-    const std::int64_t cost =
-        same_call || batched_init ? 1 : std::max<std::int64_t>(1, cost_of(r, costs_));
-    const std::int64_t corr = correlation_of(i);
-    std::int64_t end = start + cost;
-    std::string_view api = api_of(r);
-    bool plain_call = true;  // emitted below as one cuda_runtime event [start, end)
+  }
 
+  // ncclCommInit* returns when every member has bootstrapped: after its own modelled cost the
+  // call launches a 1 ns task on a stream of its own, joined across the communicator's simulated
+  // processes, and waits for it; so all members leave together, at the slowest member's time.
+  // (Start-up skew of the emulated processes stops there.) Returns the call's end.
+  std::int64_t bootstrap_barrier(const Record& r, const NcclKernel& k, std::string_view api,
+                                 std::int64_t start, std::int64_t cost, std::int64_t corr) {
+    // The call keeps its modelled length when the members arrive together (so simulating one
+    // representative of identical ranks gives the same answer): its last 2 ns are the launch
+    // and the wait.
+    const std::int64_t length = std::max<std::int64_t>(cost, 3);
+    const std::int64_t ready = start + length - 2;
+    out_.host(EventKind::kCudaRuntime, api, start, ready - start, r.tid, corr);
+    const std::int64_t launch_corr = extra_correlation_++;
+    out_.host(EventKind::kCudaRuntime, "ncclCommInit bootstrap barrier", ready, 1, r.tid,
+              launch_corr);
+    // Zero length: only waiting for a later member shows (as an NCCL kernel that spins would).
+    out_.gpu(EventKind::kKernel, k.name, ready + 1, 0, launch_corr, kBootstrapStream, r.device)
+        .collective(collective_of(k));
+    const std::int64_t wait_corr = extra_correlation_++;
+    out_.host(EventKind::kCudaRuntime, "ncclCommInit bootstrap wait", ready + 1, 1, r.tid,
+              wait_corr);
+    out_.sync_record(SyncKind::kStreamSync, ready + 1, 1, wait_corr, kBootstrapStream, -1, -1,
+                     r.device);
+    return ready + 2;
+  }
+
+  // The events of the call of record `i` by its op: copies, event records and waits, syncs,
+  // launches. `end` and `api` may change; false when the call's event was emitted here (true:
+  // the caller emits it as one cuda_runtime event).
+  bool emit_call(std::int32_t i, const Record& r, std::int64_t start, std::int64_t cost,
+                 std::int64_t corr, std::int64_t& end, std::string_view& api) {
     const bool launches = in_.work_ns[i] >= 0;
-    const std::int32_t barrier = in_.barrier_of_record.empty() ? -1 : in_.barrier_of_record[i];
-    if (r.op == OpKind::kCommInit && barrier >= 0) {
-      // ncclCommInit* returns when every member has bootstrapped: after its own modelled cost the
-      // call launches a 1 ns task on a stream of its own, joined across the communicator's
-      // simulated processes, and waits for it; so all members leave together, at the slowest
-      // member's time. (Start-up skew of the emulated processes stops there.)
-      const NcclKernel& k = in_.nccl[barrier];
-      // The call keeps its modelled length when the members arrive together (so simulating one
-      // representative of identical ranks gives the same answer): its last 2 ns are the launch
-      // and the wait.
-      const std::int64_t length = std::max<std::int64_t>(cost, 3);
-      const std::int64_t ready = start + length - 2;
-      out_.host(EventKind::kCudaRuntime, api, start, ready - start, r.tid, corr);
-      const std::int64_t launch_corr = extra_correlation_++;
-      out_.host(EventKind::kCudaRuntime, "ncclCommInit bootstrap barrier", ready, 1, r.tid,
-                launch_corr);
-      // Zero length: only waiting for a later member shows (as an NCCL kernel that spins would).
-      out_.gpu(EventKind::kKernel, k.name, ready + 1, 0, launch_corr, kBootstrapStream, r.device)
-          .collective(collective_of(k));
-      const std::int64_t wait_corr = extra_correlation_++;
-      end = ready + 2;
-      out_.host(EventKind::kCudaRuntime, "ncclCommInit bootstrap wait", ready + 1, 1, r.tid,
-                wait_corr);
-      out_.sync_record(SyncKind::kStreamSync, ready + 1, 1, wait_corr, kBootstrapStream, -1, -1,
-                       r.device);
-      plain_call = false;
-    }
+    bool plain_call = true;
     switch (r.op) {
       case OpKind::kMemcpy: {
         const bool blocking_name = is_blocking_copy_name(api);
@@ -552,16 +580,7 @@ class Scheduler {
         if (launches) enqueue(i, start);
         break;
     }
-    if (plain_call) out_.host(EventKind::kCudaRuntime, api, start, end - start, r.tid, corr);
-    th.clock_ns = end;
-    if (r.op != OpKind::kSetDevice) th.previous_op = r.op;  // a loop over devices sets them
-    th.recorded_start = r.t_ns;
-    th.recorded_end = std::max(same_call ? th.recorded_end : 0, r.t_ns + r.dt_ns);
-    drift_ = th.clock_ns - (th.recorded_end - t0_);
-    if (step_of_last_[i] >= 0) {
-      const std::int32_t s = step_of_last_[i];
-      out_.step(s, step_start_[s], end - step_start_[s], r.tid);
-    }
+    return plain_call;
   }
 
   // One process, one device: a context sync. Several devices: the graph's context sync would wait

@@ -6,8 +6,12 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "interposer/trace_schema.h"
+
 namespace powertrain::emulate {
 namespace {
+
+namespace ops = trace_schema::op;
 
 std::string json_quote(std::string_view text) { return nlohmann::json(std::string(text)).dump(); }
 
@@ -57,14 +61,14 @@ void TraceWriter::raw(std::string_view line) {
 }
 
 void TraceWriter::register_kernel(std::string_view mangled, std::string_view display) {
-  end(begin("register") +
+  end(begin(ops::kRegister) +
       fmt::format(R"(,"name":{},"display":{})", json_quote(mangled), json_quote(display)));
 }
 
 std::int64_t TraceWriter::kernel(std::string_view name, std::int64_t grid, std::int64_t block,
                                  std::int64_t stream) {
   const std::int64_t corr = correlation_++;
-  end(begin("kernel") +
+  end(begin(ops::kKernel) +
       fmt::format(
           R"(,"stream":{},"corr":{},"name":{},"grid":[{},1,1],"block":[{},1,1],"shmem":0,"api":"cudaLaunchKernel")",
           stream, corr, json_quote(name), grid, block));
@@ -74,7 +78,7 @@ std::int64_t TraceWriter::kernel(std::string_view name, std::int64_t grid, std::
 std::int64_t TraceWriter::gemm(std::int64_t m, std::int64_t n, std::int64_t k,
                                std::string_view dtype, std::int64_t stream, std::int64_t batch) {
   const std::int64_t corr = correlation_++;
-  end(begin("gemm") +
+  end(begin(ops::kGemm) +
       fmt::format(
           R"(,"api":"cublasGemmEx","m":{},"n":{},"k":{},"batch":{},"transa":0,"transb":0,)"
           R"("dtype_a":"{}","dtype_b":"{}","dtype_c":"{}","compute":"32F","flops":{},"stream":{},"corr":{})",
@@ -85,7 +89,7 @@ std::int64_t TraceWriter::gemm(std::int64_t m, std::int64_t n, std::int64_t k,
 std::int64_t TraceWriter::memcpy(std::string_view kind, std::int64_t bytes, bool async,
                                  std::int64_t stream) {
   const std::int64_t corr = correlation_++;
-  end(begin("memcpy") +
+  end(begin(ops::kMemcpy) +
       fmt::format(R"(,"stream":{},"corr":{},"kind":"{}","bytes":{},"async":{},"api":"{}")", stream,
                   corr, kind, bytes, async ? "true" : "false",
                   async ? "cudaMemcpyAsync" : "cudaMemcpy"));
@@ -94,9 +98,9 @@ std::int64_t TraceWriter::memcpy(std::string_view kind, std::int64_t bytes, bool
 
 std::int64_t TraceWriter::memset(std::int64_t bytes, bool async, std::int64_t stream) {
   const std::int64_t corr = correlation_++;
-  end(begin("memset") + fmt::format(R"(,"stream":{},"corr":{},"bytes":{},"async":{},"api":"{}")",
-                                    stream, corr, bytes, async ? "true" : "false",
-                                    async ? "cudaMemsetAsync" : "cudaMemset"));
+  end(begin(ops::kMemset) +
+      fmt::format(R"(,"stream":{},"corr":{},"bytes":{},"async":{},"api":"{}")", stream, corr, bytes,
+                  async ? "true" : "false", async ? "cudaMemsetAsync" : "cudaMemset"));
   return corr;
 }
 
@@ -108,8 +112,8 @@ std::int64_t TraceWriter::malloc(std::int64_t bytes, bool fail) {
     peak_[dev_] = std::max(peak_[dev_], used_[dev_]);
     allocations_[ptr] = {dev_, bytes};
   }
-  end(begin("malloc") + fmt::format(R"(,"ptr":{},"bytes":{},"ok":{},"kind":"device","used":{})",
-                                    ptr, bytes, fail ? "false" : "true", used_[dev_]));
+  end(begin(ops::kMalloc) + fmt::format(R"(,"ptr":{},"bytes":{},"ok":{},"kind":"device","used":{})",
+                                        ptr, bytes, fail ? "false" : "true", used_[dev_]));
   return ptr;
 }
 
@@ -120,38 +124,40 @@ void TraceWriter::free(std::int64_t ptr) {
     used_[it->second.first] -= bytes;
     allocations_.erase(it);
   }
-  end(begin("free") + fmt::format(R"(,"ptr":{},"bytes":{},"used":{})", ptr, bytes, used_[dev_]));
+  end(begin(ops::kFree) +
+      fmt::format(R"(,"ptr":{},"bytes":{},"used":{})", ptr, bytes, used_[dev_]));
 }
 
 void TraceWriter::stream_create(std::int64_t stream) {
-  end(begin("stream_create") + fmt::format(R"(,"stream":{},"flags":1,"priority":0)", stream));
+  end(begin(ops::kStreamCreate) + fmt::format(R"(,"stream":{},"flags":1,"priority":0)", stream));
 }
 void TraceWriter::event_create(std::int64_t event) {
-  end(begin("event_create") + fmt::format(R"(,"event":{},"flags":0)", event));
+  end(begin(ops::kEventCreate) + fmt::format(R"(,"event":{},"flags":0)", event));
 }
 void TraceWriter::event_record(std::int64_t event, std::int64_t stream) {
-  end(begin("event_record") +
+  end(begin(ops::kEventRecord) +
       fmt::format(R"(,"event":{},"stream":{},"corr":{})", event, stream, correlation_++));
 }
 void TraceWriter::stream_wait_event(std::int64_t stream, std::int64_t event) {
-  end(begin("stream_wait_event") +
+  end(begin(ops::kStreamWaitEvent) +
       fmt::format(R"(,"stream":{},"event":{},"corr":{})", stream, event, correlation_++));
 }
 void TraceWriter::stream_sync(std::int64_t stream) {
-  end(begin("stream_sync") + fmt::format(R"(,"stream":{})", stream));
+  end(begin(ops::kStreamSync) + fmt::format(R"(,"stream":{})", stream));
 }
 void TraceWriter::event_sync(std::int64_t event) {
-  end(begin("event_sync") + fmt::format(R"(,"event":{})", event));
+  end(begin(ops::kEventSync) + fmt::format(R"(,"event":{})", event));
 }
-void TraceWriter::device_sync() { end(begin("device_sync")); }
+void TraceWriter::device_sync() { end(begin(ops::kDeviceSync)); }
 void TraceWriter::set_device(int dev) {
   dev_ = dev;
-  end(begin("set_device"));
+  end(begin(ops::kSetDevice));
 }
 
 void TraceWriter::comm_init(std::string_view comm, int rank, int size) {
-  end(begin("comm_init") + fmt::format(R"(,"comm":{},"rank":{},"size":{},"api":"ncclCommInitRank")",
-                                       json_quote(comm), rank, size));
+  end(begin(ops::kCommInit) +
+      fmt::format(R"(,"comm":{},"rank":{},"size":{},"api":"ncclCommInitRank")", json_quote(comm),
+                  rank, size));
 }
 
 std::int64_t TraceWriter::nccl(std::string_view coll, std::string_view comm, int comm_rank,
@@ -165,22 +171,23 @@ std::int64_t TraceWriter::nccl(std::string_view coll, std::string_view comm, int
   const std::int64_t corr = correlation_++;
   const int size = dtype == "float32" || dtype == "int32" ? 4 : dtype == "float64" ? 8 : 2;
   std::string line =
-      begin("nccl") + fmt::format(R"(,"coll":"{}","comm":{},"comm_rank":{},"comm_size":{},)"
-                                  R"("count":{},"dtype":"{}","bytes":{},"stream":{},"seq":{},)"
-                                  R"("corr":{},"group":{},"api":"nccl{}")",
-                                  coll, json_quote(comm), comm_rank, comm_size, count, dtype,
-                                  count * size, stream, seq, corr, group, coll);
+      begin(ops::kNccl) + fmt::format(R"(,"coll":"{}","comm":{},"comm_rank":{},"comm_size":{},)"
+                                      R"("count":{},"dtype":"{}","bytes":{},"stream":{},"seq":{},)"
+                                      R"("corr":{},"group":{},"api":"nccl{}")",
+                                      coll, json_quote(comm), comm_rank, comm_size, count, dtype,
+                                      count * size, stream, seq, corr, group, coll);
   if (peer >= 0) line += fmt::format(R"(,"peer":{})", peer);
   end(std::move(line));
   return corr;
 }
 
 void TraceWriter::unsupported(std::string_view api) {
-  end(begin("unsupported") + fmt::format(R"(,"api":{})", json_quote(api)));
+  end(begin(ops::kUnsupported) + fmt::format(R"(,"api":{})", json_quote(api)));
 }
 
 void TraceWriter::misuse(std::string_view api, std::string_view what) {
-  end(begin("misuse") + fmt::format(R"(,"api":{},"what":{})", json_quote(api), json_quote(what)));
+  end(begin(ops::kMisuse) +
+      fmt::format(R"(,"api":{},"what":{})", json_quote(api), json_quote(what)));
 }
 
 std::string TraceWriter::finish(bool exit) const {

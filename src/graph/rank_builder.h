@@ -90,6 +90,9 @@ struct WaitCandidate {
 };
 
 /// Builds one rank: construct, build(), then check too_many().
+struct RuntimeOpScan;  // runtime_ops.cc
+struct CallSite;
+
 class RankBuilder {
  public:
   RankBuilder(const RankTrace& trace, std::int32_t rank_index, const GraphOptions& options,
@@ -141,6 +144,18 @@ class RankBuilder {
   std::int32_t stream_of_record(const TraceEvent& record, std::int64_t stream_id) const;
   void drop(std::string_view what, std::int32_t task);
   void create_runtime_ops();
+  // Pieces of create_runtime_ops (runtime_ops.cc).
+  void start_runtime_op_scan(RuntimeOpScan& scan) const;
+  CallClass runtime_call_class(std::int32_t pos, const TraceEvent* record);
+  std::int32_t find_event_record(const RuntimeOpScan& scan, const CallSite& call,
+                                 std::int32_t not_on) const;
+  std::int32_t producer_on_input(const RuntimeOpScan& scan, const RuntimeOp& o, IssueKey at) const;
+  bool resolve_stream_wait(const RuntimeOpScan& scan, const CallSite& call, RuntimeOp& op,
+                           std::int64_t& wait_slack);
+  bool resolve_runtime_op(const RuntimeOpScan& scan, const CallSite& call, CallClass cls,
+                          RuntimeOp& op, std::int64_t& awaited_end, std::int64_t& wait_slack);
+  void add_runtime_op(RuntimeOpScan& scan, const CallSite& call, const RuntimeOp& op,
+                      std::int64_t awaited_end, std::int64_t wait_slack);
 
   const RankTrace& trace_;
   const std::int32_t rank_index_;

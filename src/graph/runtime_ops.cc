@@ -79,259 +79,317 @@ void RankBuilder::drop(std::string_view what, std::int32_t task) {
                           graph_.input_start_ns[task]));
 }
 
-void RankBuilder::create_runtime_ops() {
-  if (too_many_) return;
-  // cuda_sync records attach to their host call by correlation.
-  std::unordered_map<std::int32_t, std::int32_t> record_of_call;
+// What create_runtime_ops keeps while it walks a rank's host calls.
+struct RuntimeOpScan {
+  std::unordered_map<std::int32_t, std::int32_t> record_of_call;  // call → its cuda_sync record
   std::unordered_map<std::int64_t, std::int32_t> stream_hint;  // event-record correlation → stream
+  std::vector<std::int32_t> next_launch_stream;  // per position: the thread's next launch stream
+  bool rank_has_records = false;                 // any cudaEventRecord on this rank
+  std::vector<std::int32_t> last_launch_stream;  // per thread
+  std::vector<std::vector<std::int32_t>> thread_records;  // per thread: its event-record ops
+  std::unordered_map<std::int64_t, std::int32_t> record_by_correlation;
+  std::unordered_map<std::int64_t, std::int32_t> record_by_event;
+  // Per op of this rank (index − op_base): a record's capture on the input timeline.
+  std::size_t op_base = 0;
+  std::vector<std::int32_t> captured;
+};
+
+// One synchronizing host call.
+struct CallSite {
+  std::int32_t pos = 0;
+  const TraceEvent* event = nullptr;
+  const TraceEvent* record = nullptr;  // its cuda_sync record, if any
+  std::int32_t thread = 0;
+  std::int32_t task = 0;
+  IssueKey at;
+};
+
+void RankBuilder::start_runtime_op_scan(RuntimeOpScan& scan) const {
+  // cuda_sync records attach to their host call by correlation.
   for (std::int32_t pos = 0; pos < n_; ++pos) {
     if (role_[pos] != Role::kSyncRecord) continue;
     const TraceEvent& r = event(pos);
     const std::int32_t call = find_launch(r.correlation);
-    if (call != kNone) record_of_call.emplace(call, pos);
+    if (call != kNone) scan.record_of_call.emplace(call, pos);
     if (r.wait_on_event_correlation >= 0 && r.wait_on_stream >= 0) {
       const std::int32_t stream = stream_of_record(r, r.wait_on_stream);
-      if (stream != kNone) stream_hint.emplace(r.wait_on_event_correlation, stream);
+      if (stream != kNone) scan.stream_hint.emplace(r.wait_on_event_correlation, stream);
     }
   }
   // Which stream the next launch of each thread goes to (for stream waits without a record).
-  std::vector<std::int32_t> next_launch_stream(n_, kNone);
-  {
-    std::vector<std::int32_t> next(graph_.processors.size() - proc_base_, kNone);
-    for (std::int32_t pos = n_ - 1; pos >= 0; --pos) {
-      if (role_[pos] != Role::kHost) continue;
-      const std::int32_t thread = proc_[pos] - proc_base_;
-      next_launch_stream[pos] = next[thread];
-      if (is_leaf_[pos] && launch_stream_[local(task_of_pos_[pos])] != kNone) {
-        next[thread] = launch_stream_[local(task_of_pos_[pos])];
-      }
+  scan.next_launch_stream.assign(n_, kNone);
+  std::vector<std::int32_t> next(graph_.processors.size() - proc_base_, kNone);
+  for (std::int32_t pos = n_ - 1; pos >= 0; --pos) {
+    if (role_[pos] != Role::kHost) continue;
+    const std::int32_t thread = proc_[pos] - proc_base_;
+    scan.next_launch_stream[pos] = next[thread];
+    if (is_leaf_[pos] && launch_stream_[local(task_of_pos_[pos])] != kNone) {
+      next[thread] = launch_stream_[local(task_of_pos_[pos])];
     }
   }
-  bool rank_has_records = false;
-  for (std::int32_t pos = 0; pos < n_ && !rank_has_records; ++pos) {
-    rank_has_records = role_[pos] == Role::kHost && is_call(event(pos).kind) &&
-                       name_class_[event(pos).name] == CallClass::kEventRecord;
+  for (std::int32_t pos = 0; pos < n_ && !scan.rank_has_records; ++pos) {
+    scan.rank_has_records = role_[pos] == Role::kHost && is_call(event(pos).kind) &&
+                            name_class_[event(pos).name] == CallClass::kEventRecord;
   }
-  std::vector<std::int32_t> last_launch_stream(graph_.processors.size() - proc_base_, kNone);
-  std::vector<std::vector<std::int32_t>> thread_records(last_launch_stream.size());
-  std::unordered_map<std::int64_t, std::int32_t> record_by_correlation;
-  std::unordered_map<std::int64_t, std::int32_t> record_by_event;
-  // Per op of this rank (index − op_base): a record's capture on the input timeline.
-  const std::size_t op_base = graph_.runtime_ops.size();
-  std::vector<std::int32_t> captured;
+  scan.last_launch_stream.assign(graph_.processors.size() - proc_base_, kNone);
+  scan.thread_records.resize(scan.last_launch_stream.size());
+  scan.op_base = graph_.runtime_ops.size();
+}
 
+// The call's class by its name, then its cuda_sync record; an async copy that blocked (it ended
+// no earlier than its copy did: it waited for the data) is a synchronous copy.
+CallClass RankBuilder::runtime_call_class(std::int32_t pos, const TraceEvent* record) {
+  const TraceEvent& e = event(pos);
+  CallClass cls = name_class_[e.name];
+  if (cls == CallClass::kAsyncCopy) {
+    const std::int32_t first = launched_first_[local(leaf_task_of(pos))];
+    bool blocked = first != kNone;
+    for (std::int32_t t = first; t != kNone; t = launched_next_[local(t)]) {
+      blocked = blocked && graph_.kind[t] == TaskKind::kMemcpy &&
+                graph_.input_end_ns(t) <= e.start_ns + duration(e) &&
+                graph_.input_end_ns(t) > e.start_ns;
+    }
+    if (!blocked) return CallClass::kOther;
+    cls = CallClass::kSyncCopy;
+    ++graph_.stats.blocking_async_copies;
+  }
+  if (record != nullptr) {
+    switch (record->sync) {
+      case SyncKind::kStreamWaitEvent:
+        return CallClass::kStreamWait;
+      case SyncKind::kEventSync:
+        return CallClass::kEventSync;
+      case SyncKind::kStreamSync:
+        return CallClass::kStreamSync;
+      case SyncKind::kContextSync:
+        return CallClass::kContextSync;
+      case SyncKind::kNone:
+        break;
+    }
+  }
+  return cls;
+}
+
+// The cudaEventRecord op a wait/sync refers to: by correlation (cuda_sync record), by CUDA
+// event id, else (rules) the thread's latest record on a stream other than `not_on`.
+std::int32_t RankBuilder::find_event_record(const RuntimeOpScan& scan, const CallSite& call,
+                                            std::int32_t not_on) const {
+  const TraceEvent* record = call.record;
+  if (record != nullptr && record->wait_on_event_correlation >= 0) {
+    auto it = scan.record_by_correlation.find(record->wait_on_event_correlation);
+    if (it != scan.record_by_correlation.end()) return it->second;
+  }
+  if (call.event->cuda_event >= 0) {
+    auto it = scan.record_by_event.find(call.event->cuda_event);
+    if (it != scan.record_by_event.end()) return it->second;
+  }
+  if (record != nullptr) return kNone;  // named a record we do not have: no guessing
+  const auto& records = scan.thread_records[call.thread];
+  for (std::size_t k = records.size(), steps = 0; k > 0 && steps < 16; --k, ++steps) {
+    const std::int32_t candidate = records[k - 1];
+    const std::int32_t stream = graph_.runtime_ops[candidate].stream;
+    if (stream != kNone && stream != not_on) return candidate;
+  }
+  return kNone;
+}
+
+// The task whose end `o` waits for on the input timeline: what its record captured, else the
+// last task enqueued on its stream before `at`.
+std::int32_t RankBuilder::producer_on_input(const RuntimeOpScan& scan, const RuntimeOp& o,
+                                            IssueKey at) const {
+  if (o.record != kNone) return scan.captured[o.record - scan.op_base];
+  return last_enqueued(o.stream, at);
+}
+
+// A stream wait: the waiting stream, the record (or stream) it waits for, the task it holds
+// back; false when one is unknown or the input contradicts the wait (dropped).
+bool RankBuilder::resolve_stream_wait(const RuntimeOpScan& scan, const CallSite& call,
+                                      RuntimeOp& op, std::int64_t& wait_slack) {
+  const TraceEvent* record = call.record;
+  op.kind = RuntimeOpKind::kStreamWait;
+  const std::int32_t waiting = record != nullptr ? stream_of_record(*record, record->tid)
+                                                 : scan.next_launch_stream[call.pos];
+  if (waiting == kNone) {
+    return false;
+  }
+  op.record = find_event_record(scan, call, waiting);
+  if (op.record == kNone) {
+    if (record != nullptr && record->wait_on_stream >= 0) {
+      op.stream = stream_of_record(*record, record->wait_on_stream);
+    } else if (!scan.rank_has_records) {
+      // No cudaEventRecord in the trace: the closest earlier launch on another stream.
+      op.stream = preceding_launch_stream(call.task, waiting);
+      op.inferred = true;
+    }
+  }
+  if (op.record == kNone && op.stream == kNone) {
+    return false;
+  }
+  op.target = next_enqueued(waiting, call.at);
+  if (op.target == kNone) {
+    return false;
+  }
+  const std::int32_t producer = producer_on_input(scan, op, call.at);
+  if (producer != kNone &&
+      graph_.input_end_ns(producer) >
+          graph_.input_start_ns[op.target] + options_.contradiction_tolerance_ns) {
+    drop("stream wait", call.task);
+    return false;
+  }
+  if (producer != kNone) {
+    wait_slack =
+        std::max<std::int64_t>(0, graph_.input_start_ns[op.target] - graph_.input_end_ns(producer));
+  }
+  return true;
+}
+
+// Fills `op` for a call of class `cls`: its stream, record and target, and for host syncs the
+// input end of what it waits for. False when the call is not a usable runtime op.
+bool RankBuilder::resolve_runtime_op(const RuntimeOpScan& scan, const CallSite& call, CallClass cls,
+                                     RuntimeOp& op, std::int64_t& awaited_end,
+                                     std::int64_t& wait_slack) {
+  const TraceEvent& e = *call.event;
+  const TraceEvent* record = call.record;
+  const std::int32_t task = call.task;
+  const std::int32_t thread = call.thread;
+  const IssueKey at = call.at;
+  const auto& stream_hint = scan.stream_hint;
+  const auto& last_launch_stream = scan.last_launch_stream;
+
+  bool valid = true;
+  switch (cls) {
+    case CallClass::kEventRecord: {
+      op.kind = RuntimeOpKind::kEventRecord;
+      auto hint = stream_hint.find(e.correlation);
+      if (hint != stream_hint.end()) {
+        op.stream = hint->second;
+        op.inferred = false;
+      } else {
+        op.stream = last_launch_stream[thread];  // rule: the thread's current stream
+        op.inferred = true;
+      }
+      break;
+    }
+    case CallClass::kStreamWait:
+      valid = resolve_stream_wait(scan, call, op, wait_slack);
+      break;
+    case CallClass::kStreamSync: {
+      op.kind = RuntimeOpKind::kStreamSync;
+      op.stream =
+          record != nullptr ? stream_of_record(*record, record->tid) : last_launch_stream[thread];
+      const std::int32_t awaited = last_enqueued(op.stream, at);
+      if (awaited != kNone) awaited_end = graph_.input_end_ns(awaited);
+      valid = op.stream != kNone;
+      break;
+    }
+    case CallClass::kEventSync: {
+      op.kind = RuntimeOpKind::kEventSync;
+      op.record = find_event_record(scan, call, kNone);  // any stream
+      if (op.record == kNone && record != nullptr && record->wait_on_stream >= 0) {
+        op.stream = stream_of_record(*record, record->wait_on_stream);
+      }
+      valid = op.record != kNone || op.stream != kNone;
+      const std::int32_t awaited = valid ? producer_on_input(scan, op, at) : kNone;
+      if (awaited != kNone) awaited_end = graph_.input_end_ns(awaited);
+      break;
+    }
+    case CallClass::kContextSync: {
+      op.kind = RuntimeOpKind::kContextSync;
+      op.inferred = false;  // the whole device: nothing to guess
+      for (std::int32_t stream : graph_.ranks[rank_index_].streams) {
+        const std::int32_t awaited = last_enqueued(stream, at);
+        if (awaited != kNone) awaited_end = std::max(awaited_end, graph_.input_end_ns(awaited));
+      }
+      break;
+    }
+    case CallClass::kSyncCopy: {
+      op.kind = RuntimeOpKind::kSyncCopy;
+      op.inferred = false;
+      valid = launched_first_[local(task)] != kNone;
+      for (std::int32_t t = launched_first_[local(task)]; t != kNone;
+           t = launched_next_[local(t)]) {
+        awaited_end = std::max(awaited_end, graph_.input_end_ns(t));
+      }
+      break;
+    }
+    case CallClass::kOther:
+    case CallClass::kInvalid:
+    case CallClass::kAsyncCopy:
+      valid = false;
+      break;
+  }
+  return valid;
+}
+
+// Checks a host sync against the input timeline and registers the op (its stream-wait edge, its
+// record for later waits).
+void RankBuilder::add_runtime_op(RuntimeOpScan& scan, const CallSite& call, const RuntimeOp& op,
+                                 std::int64_t awaited_end, std::int64_t wait_slack) {
+  const std::int32_t task = call.task;
+  const TraceEvent& e = *call.event;
+  RuntimeOp added = op;
+  const bool host_sync =
+      op.kind != RuntimeOpKind::kEventRecord && op.kind != RuntimeOpKind::kStreamWait;
+  if (host_sync) {
+    const std::int64_t call_end = graph_.input_end_ns(task);
+    if (awaited_end > call_end + options_.contradiction_tolerance_ns) {
+      drop(to_string(op.kind), task);
+      return;
+    }
+    added.tail_ns = std::clamp(call_end - std::max(graph_.input_start_ns[task], awaited_end),
+                               std::int64_t{0}, graph_.input_duration_ns[task]);
+  }
+  if (graph_.runtime_op[task] != kNone) {
+    // A runtime call and its driver child map to the same leaf; the outer call (first in
+    // time order) carries the cuda_sync record when there is one.
+    add_warning(graph_.warnings, "two synchronizing calls on one task, kept the first",
+                fmt::format("{}: '{}'", trace_.source, graph_.task_name(task)));
+    return;
+  }
+  const std::int32_t index = static_cast<std::int32_t>(graph_.runtime_ops.size());
+  graph_.runtime_op[task] = index;
+  graph_.runtime_ops.push_back(added);
+  scan.captured.push_back(op.kind == RuntimeOpKind::kEventRecord ? last_enqueued(op.stream, call.at)
+                                                                 : kNone);
+  ++graph_.stats.runtime_ops[static_cast<int>(op.kind)];
+  graph_.stats.inferred_runtime_ops += op.inferred;
+  if (op.kind == RuntimeOpKind::kEventRecord) {
+    scan.thread_records[call.thread].push_back(index);
+    if (e.correlation >= 0) scan.record_by_correlation[e.correlation] = index;
+    if (e.cuda_event >= 0) scan.record_by_event[e.cuda_event] = index;
+  }
+  if (op.kind == RuntimeOpKind::kStreamWait) {
+    add_edge(task, op.target, EdgeKind::kStreamWait);
+    if (wait_slack >= 0) waits_.push_back({index, op.target, wait_slack});
+  }
+}
+
+void RankBuilder::create_runtime_ops() {
+  if (too_many_) return;
+  RuntimeOpScan scan;
+  start_runtime_op_scan(scan);
   for (std::int32_t pos = 0; pos < n_; ++pos) {
     if (role_[pos] != Role::kHost) continue;
     const TraceEvent& e = event(pos);
     const std::int32_t thread = proc_[pos] - proc_base_;
     if (is_leaf_[pos] && launch_stream_[local(task_of_pos_[pos])] != kNone) {
-      last_launch_stream[thread] = launch_stream_[local(task_of_pos_[pos])];
+      scan.last_launch_stream[thread] = launch_stream_[local(task_of_pos_[pos])];
     }
     if (!is_call(e.kind)) continue;
-    const auto record_it = record_of_call.find(pos);
+    const auto record_it = scan.record_of_call.find(pos);
     const TraceEvent* record =
-        record_it == record_of_call.end() ? nullptr : &event(record_it->second);
-    CallClass cls = name_class_[e.name];
-    if (cls == CallClass::kAsyncCopy) {
-      // Blocking when the call ended no earlier than its copy did (it waited for the data).
-      const std::int32_t first = launched_first_[local(leaf_task_of(pos))];
-      bool blocked = first != kNone;
-      for (std::int32_t t = first; t != kNone; t = launched_next_[local(t)]) {
-        blocked = blocked && graph_.kind[t] == TaskKind::kMemcpy &&
-                  graph_.input_end_ns(t) <= e.start_ns + duration(e) &&
-                  graph_.input_end_ns(t) > e.start_ns;
-      }
-      if (!blocked) continue;
-      cls = CallClass::kSyncCopy;
-      ++graph_.stats.blocking_async_copies;
-    }
-    if (record != nullptr) {
-      switch (record->sync) {
-        case SyncKind::kStreamWaitEvent:
-          cls = CallClass::kStreamWait;
-          break;
-        case SyncKind::kEventSync:
-          cls = CallClass::kEventSync;
-          break;
-        case SyncKind::kStreamSync:
-          cls = CallClass::kStreamSync;
-          break;
-        case SyncKind::kContextSync:
-          cls = CallClass::kContextSync;
-          break;
-        case SyncKind::kNone:
-          break;
-      }
-    }
+        record_it == scan.record_of_call.end() ? nullptr : &event(record_it->second);
+    const CallClass cls = runtime_call_class(pos, record);
     if (cls == CallClass::kOther || cls == CallClass::kInvalid) continue;
-
     const std::int32_t task = leaf_task_of(pos);
-    const IssueKey at{graph_.input_start_ns[task], task};
+    const CallSite call{pos, &e, record, thread, task, IssueKey{graph_.input_start_ns[task], task}};
     RuntimeOp op;
     op.node = task;
     op.inferred = record == nullptr;
-    // Finds the cudaEventRecord a wait/sync refers to: by correlation (cuda_sync record), by
-    // CUDA event id, else (rules) the thread's latest record on a stream other than `not_on`.
-    const auto find_record = [&](std::int32_t not_on) {
-      if (record != nullptr && record->wait_on_event_correlation >= 0) {
-        auto it = record_by_correlation.find(record->wait_on_event_correlation);
-        if (it != record_by_correlation.end()) return it->second;
-      }
-      if (e.cuda_event >= 0) {
-        auto it = record_by_event.find(e.cuda_event);
-        if (it != record_by_event.end()) return it->second;
-      }
-      if (record != nullptr) return kNone;  // named a record we do not have: no guessing
-      const auto& records = thread_records[thread];
-      for (std::size_t k = records.size(), steps = 0; k > 0 && steps < 16; --k, ++steps) {
-        const std::int32_t candidate = records[k - 1];
-        const std::int32_t stream = graph_.runtime_ops[candidate].stream;
-        if (stream != kNone && stream != not_on) return candidate;
-      }
-      return kNone;
-    };
-    const auto producer_on_input = [&](const RuntimeOp& o) {
-      if (o.record != kNone) return captured[o.record - op_base];
-      return last_enqueued(o.stream, at);
-    };
-
     std::int64_t awaited_end = kMinTime;  // input end of what a host sync waits for
     std::int64_t wait_slack = -1;         // stream wait: target start − producer end (input)
-    bool valid = true;
-    switch (cls) {
-      case CallClass::kEventRecord: {
-        op.kind = RuntimeOpKind::kEventRecord;
-        auto hint = stream_hint.find(e.correlation);
-        if (hint != stream_hint.end()) {
-          op.stream = hint->second;
-          op.inferred = false;
-        } else {
-          op.stream = last_launch_stream[thread];  // rule: the thread's current stream
-          op.inferred = true;
-        }
-        break;
-      }
-      case CallClass::kStreamWait: {
-        op.kind = RuntimeOpKind::kStreamWait;
-        const std::int32_t waiting =
-            record != nullptr ? stream_of_record(*record, record->tid) : next_launch_stream[pos];
-        if (waiting == kNone) {
-          valid = false;
-          break;
-        }
-        op.record = find_record(waiting);
-        if (op.record == kNone) {
-          if (record != nullptr && record->wait_on_stream >= 0) {
-            op.stream = stream_of_record(*record, record->wait_on_stream);
-          } else if (!rank_has_records) {
-            // No cudaEventRecord in the trace: the closest earlier launch on another stream.
-            op.stream = preceding_launch_stream(task, waiting);
-            op.inferred = true;
-          }
-        }
-        if (op.record == kNone && op.stream == kNone) {
-          valid = false;
-          break;
-        }
-        op.target = next_enqueued(waiting, at);
-        if (op.target == kNone) {
-          valid = false;
-          break;
-        }
-        const std::int32_t producer = producer_on_input(op);
-        if (producer != kNone &&
-            graph_.input_end_ns(producer) >
-                graph_.input_start_ns[op.target] + options_.contradiction_tolerance_ns) {
-          drop("stream wait", task);
-          valid = false;
-          break;
-        }
-        if (producer != kNone) {
-          wait_slack = std::max<std::int64_t>(
-              0, graph_.input_start_ns[op.target] - graph_.input_end_ns(producer));
-        }
-        break;
-      }
-      case CallClass::kStreamSync: {
-        op.kind = RuntimeOpKind::kStreamSync;
-        op.stream =
-            record != nullptr ? stream_of_record(*record, record->tid) : last_launch_stream[thread];
-        const std::int32_t awaited = last_enqueued(op.stream, at);
-        if (awaited != kNone) awaited_end = graph_.input_end_ns(awaited);
-        valid = op.stream != kNone;
-        break;
-      }
-      case CallClass::kEventSync: {
-        op.kind = RuntimeOpKind::kEventSync;
-        op.record = find_record(kNone);  // any stream
-        if (op.record == kNone && record != nullptr && record->wait_on_stream >= 0) {
-          op.stream = stream_of_record(*record, record->wait_on_stream);
-        }
-        valid = op.record != kNone || op.stream != kNone;
-        const std::int32_t awaited = valid ? producer_on_input(op) : kNone;
-        if (awaited != kNone) awaited_end = graph_.input_end_ns(awaited);
-        break;
-      }
-      case CallClass::kContextSync: {
-        op.kind = RuntimeOpKind::kContextSync;
-        op.inferred = false;  // the whole device: nothing to guess
-        for (std::int32_t stream : graph_.ranks[rank_index_].streams) {
-          const std::int32_t awaited = last_enqueued(stream, at);
-          if (awaited != kNone) awaited_end = std::max(awaited_end, graph_.input_end_ns(awaited));
-        }
-        break;
-      }
-      case CallClass::kSyncCopy: {
-        op.kind = RuntimeOpKind::kSyncCopy;
-        op.inferred = false;
-        valid = launched_first_[local(task)] != kNone;
-        for (std::int32_t t = launched_first_[local(task)]; t != kNone;
-             t = launched_next_[local(t)]) {
-          awaited_end = std::max(awaited_end, graph_.input_end_ns(t));
-        }
-        break;
-      }
-      case CallClass::kOther:
-      case CallClass::kInvalid:
-      case CallClass::kAsyncCopy:
-        valid = false;
-        break;
-    }
-    if (!valid) continue;
-    const bool host_sync =
-        op.kind != RuntimeOpKind::kEventRecord && op.kind != RuntimeOpKind::kStreamWait;
-    if (host_sync) {
-      const std::int64_t call_end = graph_.input_end_ns(task);
-      if (awaited_end > call_end + options_.contradiction_tolerance_ns) {
-        drop(to_string(op.kind), task);
-        continue;
-      }
-      op.tail_ns = std::clamp(call_end - std::max(graph_.input_start_ns[task], awaited_end),
-                              std::int64_t{0}, graph_.input_duration_ns[task]);
-    }
-    if (graph_.runtime_op[task] != kNone) {
-      // A runtime call and its driver child map to the same leaf; the outer call (first in
-      // time order) carries the cuda_sync record when there is one.
-      add_warning(graph_.warnings, "two synchronizing calls on one task, kept the first",
-                  fmt::format("{}: '{}'", trace_.source, graph_.task_name(task)));
-      continue;
-    }
-    const std::int32_t index = static_cast<std::int32_t>(graph_.runtime_ops.size());
-    graph_.runtime_op[task] = index;
-    graph_.runtime_ops.push_back(op);
-    captured.push_back(op.kind == RuntimeOpKind::kEventRecord ? last_enqueued(op.stream, at)
-                                                              : kNone);
-    ++graph_.stats.runtime_ops[static_cast<int>(op.kind)];
-    graph_.stats.inferred_runtime_ops += op.inferred;
-    if (op.kind == RuntimeOpKind::kEventRecord) {
-      thread_records[thread].push_back(index);
-      if (e.correlation >= 0) record_by_correlation[e.correlation] = index;
-      if (e.cuda_event >= 0) record_by_event[e.cuda_event] = index;
-    }
-    if (op.kind == RuntimeOpKind::kStreamWait) {
-      add_edge(task, op.target, EdgeKind::kStreamWait);
-      if (wait_slack >= 0) waits_.push_back({index, op.target, wait_slack});
-    }
+    if (!resolve_runtime_op(scan, call, cls, op, awaited_end, wait_slack)) continue;
+    add_runtime_op(scan, call, op, awaited_end, wait_slack);
   }
 }
 

@@ -8,6 +8,7 @@
 
 #include "interposer/cublas_nccl_util.h"
 #include "interposer/emulator.h"
+#include "interposer/trace_schema.h"
 
 namespace powertrain::emu::libs {
 
@@ -172,28 +173,28 @@ inline void record_gemm(const GemmRecord& g) {
     const char* name = cuda_dtype_name(type);
     return name != nullptr ? name : "cuda_dtype_" + std::to_string(type);
   };
-  auto record = begin_work("gemm", g.start_ns);
-  record.field("api", g.api);
-  put(record, "m", g.m);
-  put(record, "n", g.n);
-  put(record, "k", g.k);
-  put(record, "batch", g.batch);
+  auto record = begin_work(trace_schema::op::kGemm, g.start_ns);
+  record.field(trace_schema::field::kApi, g.api);
+  put(record, trace_schema::field::kM, g.m);
+  put(record, trace_schema::field::kN, g.n);
+  put(record, trace_schema::field::kK, g.k);
+  put(record, trace_schema::field::kBatch, g.batch);
   record.field("transa", blas_op_text(g.transa));
   record.field("transb", blas_op_text(g.transb));
-  record.field("dtype_a", dtype(g.dtype_a));
-  record.field("dtype_b", dtype(g.dtype_b));
-  record.field("dtype_c", dtype(g.dtype_c));
+  record.field(trace_schema::field::kDtypeA, dtype(g.dtype_a));
+  record.field(trace_schema::field::kDtypeB, dtype(g.dtype_b));
+  record.field(trace_schema::field::kDtypeC, dtype(g.dtype_c));
   if (g.dtype_d >= 0) record.field("dtype_d", dtype(g.dtype_d));
-  record.field("compute", g.compute);
+  record.field(trace_schema::field::kCompute, g.compute);
   if (!g.scale.empty()) record.field("scale", g.scale);
   if (!g.epilogue.empty()) record.field("epilogue", g.epilogue);
   // 2·m·n·k·batch; exact as an integer while it fits, a double beyond (never overflows).
   const double flops = 2.0 * static_cast<double>(g.m) * static_cast<double>(g.n) *
                        static_cast<double>(g.k) * static_cast<double>(g.batch);
   if (flops < 9.0e18) {
-    put(record, "flops", 2 * g.m * g.n * g.k * g.batch);
+    put(record, trace_schema::field::kFlops, 2 * g.m * g.n * g.k * g.batch);
   } else {
-    record.field("flops", flops);
+    record.field(trace_schema::field::kFlops, flops);
   }
   // A work record: captured into a CUDA graph when its stream is capturing.
   end_work(record, g.device, g.stream, g.corr);

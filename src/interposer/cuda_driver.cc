@@ -33,6 +33,7 @@
 
 #include "interposer/cudart_impl.h"
 #include "interposer/cudart_internal.h"
+#include "interposer/trace_schema.h"
 
 namespace powertrain::emu::detail {
 namespace {
@@ -368,8 +369,8 @@ CUresult finish_load(CUmodule* out, Module* module, const char* api, std::int64_
     std::lock_guard<std::mutex> lock(s.mutex);
     s.modules.insert(module);
   }
-  auto record = begin_record("module_load", start, current_device());
-  record.field("api", std::string_view(api));
+  auto record = begin_record(trace_schema::op::kModuleLoad, start, current_device());
+  record.field(trace_schema::field::kApi, std::string_view(api));
   record.field("format", std::string_view(module->format));
   std::string names = "[";
   for (const std::string& name : module->names) {
@@ -440,6 +441,7 @@ constexpr ErrorText kErrors[] = {
 }  // namespace powertrain::emu::detail
 
 namespace detail = powertrain::emu::detail;
+namespace trace_schema = powertrain::trace_schema;
 namespace impl = powertrain::emu::detail::impl;
 using detail::ErrorScope;
 using detail::to_driver;
@@ -1367,12 +1369,12 @@ PT_EXPORT CUresult cuMemMap(CUdeviceptr pointer, size_t bytes, size_t offset,
     }
     s.mappings[address] = detail::Mapping{bytes, handle, device};
   }
-  auto record = powertrain::emu::begin_record("mem_map", start, device);
+  auto record = powertrain::emu::begin_record(trace_schema::op::kMemMap, start, device);
   record.field("ptr", static_cast<std::int64_t>(address));
-  record.field("bytes", static_cast<std::int64_t>(bytes));
+  record.field(trace_schema::field::kBytes, static_cast<std::int64_t>(bytes));
   record.field("offset", static_cast<std::int64_t>(offset));
   record.field("handle", static_cast<std::int64_t>(handle));
-  record.field("api", std::string_view(api));
+  record.field(trace_schema::field::kApi, std::string_view(api));
   powertrain::emu::end_record(record);
   return CUDA_SUCCESS;
 }
@@ -1406,10 +1408,10 @@ PT_EXPORT CUresult cuMemUnmap(CUdeviceptr pointer, size_t bytes) {
     }
     s.mappings.erase(first, last);
   }
-  auto record = powertrain::emu::begin_record("mem_unmap", start, device);
+  auto record = powertrain::emu::begin_record(trace_schema::op::kMemUnmap, start, device);
   record.field("ptr", static_cast<std::int64_t>(address));
-  record.field("bytes", static_cast<std::int64_t>(bytes));
-  record.field("api", std::string_view(api));
+  record.field(trace_schema::field::kBytes, static_cast<std::int64_t>(bytes));
+  record.field(trace_schema::field::kApi, std::string_view(api));
   powertrain::emu::end_record(record);
   return CUDA_SUCCESS;
 }

@@ -8,6 +8,7 @@
 
 #include "interposer/cudart_impl.h"
 #include "interposer/cudart_internal.h"
+#include "interposer/trace_schema.h"
 
 namespace powertrain::emu::detail {
 namespace {
@@ -477,6 +478,7 @@ SmLimits sm_limits() {
 }  // namespace powertrain::emu::detail
 
 namespace detail = powertrain::emu::detail;
+namespace trace_schema = powertrain::trace_schema;
 using detail::misuse;
 
 PT_EXPORT cudaError_t cudaGetDeviceCount(int* count) {
@@ -589,7 +591,7 @@ PT_EXPORT cudaError_t cudaDeviceReset() {
   cudaDeviceSynchronize();
   detail::release_device_allocations(device);
   detail::reset_streams_and_events(device);
-  detail::record_text("device_reset", device);
+  detail::record_text(trace_schema::op::kDeviceReset, device);
   return cudaSuccess;
 }
 

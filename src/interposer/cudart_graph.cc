@@ -19,6 +19,9 @@
 
 #include "interposer/cudart_impl.h"
 #include "interposer/cudart_internal.h"
+#include "interposer/trace_schema.h"
+
+namespace trace_schema = powertrain::trace_schema;
 
 namespace powertrain::emu::detail {
 
@@ -392,12 +395,12 @@ cudaError_t graph_launch(cudaGraphExec_t handle, cudaStream_t stream, bool per_t
   }
   const int tid = thread_index();
   const int dev = ref.device;
-  RecordBuilder launch = begin_record("graph_launch", start, dev);
-  launch.field("stream", ref.id);
-  launch.field("corr", next_correlation());
-  launch.field("graph", copy.id);
+  RecordBuilder launch = begin_record(trace_schema::op::kGraphLaunch, start, dev);
+  launch.field(trace_schema::field::kStream, ref.id);
+  launch.field(trace_schema::field::kCorr, next_correlation());
+  launch.field(trace_schema::field::kGraph, copy.id);
   launch.field("nodes", static_cast<std::int64_t>(copy.nodes.size()));
-  launch.field("api", std::string_view(api));
+  launch.field(trace_schema::field::kApi, std::string_view(api));
   end_record(launch);
 
   // Every replayed record carries the launch's entry time: one call, charged once.
@@ -649,6 +652,17 @@ cudaError_t add_node(cudaGraphNode_t* out, cudaGraph_t graph, const cudaGraphNod
   return cudaSuccess;
 }
 
+// add_node for a node that `build(api, &node)` makes from the call's parameters (its error, when
+// they are invalid, is the call's).
+template <typename Build>
+cudaError_t add_built_node(cudaGraphNode_t* out, cudaGraph_t graph, const cudaGraphNode_t* deps,
+                           std::size_t count, const char* api, Build&& build) {
+  Node node;
+  const cudaError_t error = build(api, &node);
+  if (error != cudaSuccess) return error;
+  return add_node(out, graph, deps, count, std::move(node), api);
+}
+
 Node work_node(Op op, cudaGraphNodeType type, const char* api) {
   Node node;
   node.record = make_record(op, now_ns(), current_device());
@@ -823,22 +837,20 @@ PT_EXPORT cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t* pGraphNode, cudaGr
                                              const cudaGraphNode_t* pDependencies,
                                              size_t numDependencies,
                                              const struct cudaKernelNodeParams* pNodeParams) {
-  const char* api = "cudaGraphAddKernelNode";
-  detail::Node node;
-  const cudaError_t error = detail::kernel_node(pNodeParams, api, &node);
-  if (error != cudaSuccess) return error;
-  return detail::add_node(pGraphNode, graph, pDependencies, numDependencies, std::move(node), api);
+  return detail::add_built_node(pGraphNode, graph, pDependencies, numDependencies,
+                                "cudaGraphAddKernelNode", [&](const char* api, detail::Node* node) {
+                                  return detail::kernel_node(pNodeParams, api, node);
+                                });
 }
 
 PT_EXPORT cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph,
                                              const cudaGraphNode_t* pDependencies,
                                              size_t numDependencies,
                                              const struct cudaMemcpy3DParms* pCopyParams) {
-  const char* api = "cudaGraphAddMemcpyNode";
-  detail::Node node;
-  const cudaError_t error = detail::memcpy3d_node(pCopyParams, api, &node);
-  if (error != cudaSuccess) return error;
-  return detail::add_node(pGraphNode, graph, pDependencies, numDependencies, std::move(node), api);
+  return detail::add_built_node(pGraphNode, graph, pDependencies, numDependencies,
+                                "cudaGraphAddMemcpyNode", [&](const char* api, detail::Node* node) {
+                                  return detail::memcpy3d_node(pCopyParams, api, node);
+                                });
 }
 
 PT_EXPORT cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t* pGraphNode, cudaGraph_t graph,
@@ -854,42 +866,40 @@ PT_EXPORT cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t* pGraphNode, cudaGr
                                              const cudaGraphNode_t* pDependencies,
                                              size_t numDependencies,
                                              const struct cudaMemsetParams* pMemsetParams) {
-  const char* api = "cudaGraphAddMemsetNode";
-  detail::Node node;
-  const cudaError_t error = detail::memset_node(pMemsetParams, api, &node);
-  if (error != cudaSuccess) return error;
-  return detail::add_node(pGraphNode, graph, pDependencies, numDependencies, std::move(node), api);
+  return detail::add_built_node(pGraphNode, graph, pDependencies, numDependencies,
+                                "cudaGraphAddMemsetNode", [&](const char* api, detail::Node* node) {
+                                  return detail::memset_node(pMemsetParams, api, node);
+                                });
 }
 
 PT_EXPORT cudaError_t cudaGraphAddHostNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph,
                                            const cudaGraphNode_t* pDependencies,
                                            size_t numDependencies,
                                            const struct cudaHostNodeParams* pNodeParams) {
-  const char* api = "cudaGraphAddHostNode";
-  detail::Node node;
-  const cudaError_t error = detail::host_node(pNodeParams, api, &node);
-  if (error != cudaSuccess) return error;
-  return detail::add_node(pGraphNode, graph, pDependencies, numDependencies, std::move(node), api);
+  return detail::add_built_node(pGraphNode, graph, pDependencies, numDependencies,
+                                "cudaGraphAddHostNode", [&](const char* api, detail::Node* node) {
+                                  return detail::host_node(pNodeParams, api, node);
+                                });
 }
 
 PT_EXPORT cudaError_t cudaGraphAddEventRecordNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph,
                                                   const cudaGraphNode_t* pDependencies,
                                                   size_t numDependencies, cudaEvent_t event) {
-  const char* api = "cudaGraphAddEventRecordNode";
-  detail::Node node;
-  const cudaError_t error = detail::event_node(event, true, api, &node);
-  if (error != cudaSuccess) return error;
-  return detail::add_node(pGraphNode, graph, pDependencies, numDependencies, std::move(node), api);
+  return detail::add_built_node(pGraphNode, graph, pDependencies, numDependencies,
+                                "cudaGraphAddEventRecordNode",
+                                [&](const char* api, detail::Node* node) {
+                                  return detail::event_node(event, true, api, node);
+                                });
 }
 
 PT_EXPORT cudaError_t cudaGraphAddEventWaitNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph,
                                                 const cudaGraphNode_t* pDependencies,
                                                 size_t numDependencies, cudaEvent_t event) {
-  const char* api = "cudaGraphAddEventWaitNode";
-  detail::Node node;
-  const cudaError_t error = detail::event_node(event, false, api, &node);
-  if (error != cudaSuccess) return error;
-  return detail::add_node(pGraphNode, graph, pDependencies, numDependencies, std::move(node), api);
+  return detail::add_built_node(pGraphNode, graph, pDependencies, numDependencies,
+                                "cudaGraphAddEventWaitNode",
+                                [&](const char* api, detail::Node* node) {
+                                  return detail::event_node(event, false, api, node);
+                                });
 }
 
 PT_EXPORT cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph,

@@ -18,6 +18,7 @@
 
 #include "interposer/cudart_impl.h"
 #include "interposer/cudart_internal.h"
+#include "interposer/trace_schema.h"
 
 namespace powertrain::emu::detail {
 namespace {
@@ -204,9 +205,9 @@ void* register_module_kernel(const std::string& mangled) {
     }
   }
   if (added) {
-    auto record = begin_record("register", start, current_device());
-    record.field("name", std::string_view(mangled));
-    record.field("display", demangle(mangled.c_str()));
+    auto record = begin_record(trace_schema::op::kRegister, start, current_device());
+    record.field(trace_schema::field::kName, std::string_view(mangled));
+    record.field(trace_schema::field::kDisplay, demangle(mangled.c_str()));
     end_record(record);
   }
   return reinterpret_cast<void*>(kKernelTag | static_cast<std::uintptr_t>(index));
@@ -298,6 +299,7 @@ cudaError_t launch_cooperative(const void* func, dim3 grid, dim3 block, size_t s
 }  // namespace powertrain::emu::detail
 
 namespace detail = powertrain::emu::detail;
+namespace trace_schema = powertrain::trace_schema;
 namespace impl = powertrain::emu::detail::impl;
 using detail::misuse;
 
@@ -346,9 +348,10 @@ PT_EXPORT void __cudaRegisterFunction(void** fatCubinHandle, const char* hostFun
       r.kernels.push_back(kernel);
     }
   }
-  auto record = powertrain::emu::begin_record("register", start, powertrain::emu::current_device());
-  record.field("name", std::string_view(deviceName));
-  record.field("display", detail::demangle(deviceName));
+  auto record = powertrain::emu::begin_record(trace_schema::op::kRegister, start,
+                                              powertrain::emu::current_device());
+  record.field(trace_schema::field::kName, std::string_view(deviceName));
+  record.field(trace_schema::field::kDisplay, detail::demangle(deviceName));
   powertrain::emu::end_record(record);
 }
 

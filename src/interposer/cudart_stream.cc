@@ -253,18 +253,28 @@ cudaError_t stream_get_device(cudaStream_t stream, int* device, bool per_thread,
   return cudaSuccess;
 }
 
-cudaError_t stream_get_flags(cudaStream_t stream, unsigned* flags, bool per_thread,
-                             const char* api) {
+namespace {
+// A property of a created stream read under the registry lock (0 for the default streams);
+// `what` names the output argument in the misuse message.
+template <typename T, typename Member>
+cudaError_t created_stream_property(cudaStream_t stream, T* out, bool per_thread, const char* api,
+                                    std::string_view what, Member member) {
   StreamRef ref;
   if (!stream_or_fail(stream, per_thread, api, &ref)) return cudaErrorInvalidResourceHandle;
-  if (flags == nullptr) return misuse(api, cudaErrorInvalidValue, "flags is NULL");
-  *flags = 0;
+  if (out == nullptr) return misuse(api, cudaErrorInvalidValue, std::string(what) + " is NULL");
+  *out = 0;
   const std::int64_t index = created_stream_index(stream);
   if (index >= 0) {
     std::lock_guard<std::mutex> lock(registry().mutex);
-    *flags = registry().streams[index].flags;
+    *out = registry().streams[index].*member;
   }
   return cudaSuccess;
+}
+}  // namespace
+
+cudaError_t stream_get_flags(cudaStream_t stream, unsigned* flags, bool per_thread,
+                             const char* api) {
+  return created_stream_property(stream, flags, per_thread, api, "flags", &StreamEntry::flags);
 }
 
 cudaError_t stream_get_id(cudaStream_t stream, unsigned long long* id, bool per_thread,
@@ -278,25 +288,24 @@ cudaError_t stream_get_id(cudaStream_t stream, unsigned long long* id, bool per_
 
 cudaError_t stream_get_priority(cudaStream_t stream, int* priority, bool per_thread,
                                 const char* api) {
-  StreamRef ref;
-  if (!stream_or_fail(stream, per_thread, api, &ref)) return cudaErrorInvalidResourceHandle;
-  if (priority == nullptr) return misuse(api, cudaErrorInvalidValue, "priority is NULL");
-  *priority = 0;
-  const std::int64_t index = created_stream_index(stream);
-  if (index >= 0) {
-    std::lock_guard<std::mutex> lock(registry().mutex);
-    *priority = registry().streams[index].priority;
-  }
-  return cudaSuccess;
+  return created_stream_property(stream, priority, per_thread, api, "priority",
+                                 &StreamEntry::priority);
 }
 
-cudaError_t event_record(cudaEvent_t event, cudaStream_t stream, unsigned flags, bool per_thread,
-                         const char* api) {
+namespace {
+// cudaEventRecord and cudaStreamWaitEvent: checks the stream, the flags (bits outside `allowed`
+// are refused) and the event, lets `on_event` update the live event under the registry lock,
+// and records `op` (stream, event, correlation).
+template <typename OnEvent>
+cudaError_t stream_event_call(Op op, cudaEvent_t event, cudaStream_t stream, unsigned flags,
+                              unsigned allowed, std::string_view flag_kind, bool per_thread,
+                              const char* api, OnEvent&& on_event) {
   const std::int64_t start = now_ns();
   StreamRef ref;
   if (!stream_or_fail(stream, per_thread, api, &ref)) return cudaErrorInvalidResourceHandle;
-  if ((flags & ~static_cast<unsigned>(cudaEventRecordExternal)) != 0) {
-    return misuse(api, cudaErrorInvalidValue, "unknown record flags " + std::to_string(flags));
+  if ((flags & ~allowed) != 0) {
+    return misuse(api, cudaErrorInvalidValue,
+                  "unknown " + std::string(flag_kind) + " flags " + std::to_string(flags));
   }
   std::int64_t id = -1;
   {
@@ -304,44 +313,34 @@ cudaError_t event_record(cudaEvent_t event, cudaStream_t stream, unsigned flags,
     std::lock_guard<std::mutex> lock(r.mutex);
     EventEntry* entry = nullptr;
     id = live_event(r, event, &entry);
-    if (id > 0) {
-      entry->recorded = true;
-      entry->record_t = start;
-    }
+    if (id > 0) on_event(*entry, start);
   }
   if (id < 0) return misuse(api, cudaErrorInvalidResourceHandle, bad_event_text(event));
-  Record record = make_record(Op::kEventRecord, start, ref.device);
+  Record record = make_record(op, start, ref.device);
   record.a[0] = ref.id;
   record.a[1] = id;
   record.a[2] = next_correlation();
   record.api = api;
   append(std::move(record));
   return cudaSuccess;
+}
+}  // namespace
+
+cudaError_t event_record(cudaEvent_t event, cudaStream_t stream, unsigned flags, bool per_thread,
+                         const char* api) {
+  return stream_event_call(Op::kEventRecord, event, stream, flags,
+                           static_cast<unsigned>(cudaEventRecordExternal), "record", per_thread,
+                           api, [](EventEntry& entry, std::int64_t start) {
+                             entry.recorded = true;
+                             entry.record_t = start;
+                           });
 }
 
 cudaError_t stream_wait_event(cudaStream_t stream, cudaEvent_t event, unsigned flags,
                               bool per_thread, const char* api) {
-  const std::int64_t start = now_ns();
-  StreamRef ref;
-  if (!stream_or_fail(stream, per_thread, api, &ref)) return cudaErrorInvalidResourceHandle;
-  if ((flags & ~static_cast<unsigned>(cudaEventWaitExternal)) != 0) {
-    return misuse(api, cudaErrorInvalidValue, "unknown wait flags " + std::to_string(flags));
-  }
-  std::int64_t id = -1;
-  {
-    Registry& r = registry();
-    std::lock_guard<std::mutex> lock(r.mutex);
-    EventEntry* entry = nullptr;
-    id = live_event(r, event, &entry);
-  }
-  if (id < 0) return misuse(api, cudaErrorInvalidResourceHandle, bad_event_text(event));
-  Record record = make_record(Op::kStreamWaitEvent, start, ref.device);
-  record.a[0] = ref.id;
-  record.a[1] = id;
-  record.a[2] = next_correlation();
-  record.api = api;
-  append(std::move(record));
-  return cudaSuccess;
+  return stream_event_call(Op::kStreamWaitEvent, event, stream, flags,
+                           static_cast<unsigned>(cudaEventWaitExternal), "wait", per_thread, api,
+                           [](EventEntry&, std::int64_t) {});
 }
 
 cudaError_t launch_host_func(cudaStream_t stream, cudaHostFn_t fn, void* user_data, bool per_thread,
@@ -576,7 +575,11 @@ PT_EXPORT cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int 
   return detail::create_event(event, flags, "cudaEventCreateWithFlags");
 }
 
-PT_EXPORT cudaError_t cudaEventDestroy(cudaEvent_t event) {
+namespace {
+// cudaEventDestroy and cudaEventSynchronize: finds the live event (`on_live` updates it under the
+// registry lock) and records `op` with its id on the event's device.
+template <typename OnLive>
+cudaError_t event_call(cudaEvent_t event, const char* api, detail::Op op, OnLive&& on_live) {
   const std::int64_t start = powertrain::emu::now_ns();
   std::int64_t id = -1;
   int device = 0;
@@ -586,18 +589,21 @@ PT_EXPORT cudaError_t cudaEventDestroy(cudaEvent_t event) {
     detail::EventEntry* entry = nullptr;
     id = detail::live_event(r, event, &entry);
     if (id > 0) {
-      entry->live = false;
+      on_live(*entry);
       device = entry->device;
     }
   }
-  if (id < 0) {
-    return misuse("cudaEventDestroy", cudaErrorInvalidResourceHandle,
-                  detail::bad_event_text(event));
-  }
-  detail::Record record = detail::make_record(detail::Op::kEventDestroy, start, device);
+  if (id < 0) return misuse(api, cudaErrorInvalidResourceHandle, detail::bad_event_text(event));
+  detail::Record record = detail::make_record(op, start, device);
   record.a[0] = id;
   detail::append(std::move(record));
   return cudaSuccess;
+}
+}  // namespace
+
+PT_EXPORT cudaError_t cudaEventDestroy(cudaEvent_t event) {
+  return event_call(event, "cudaEventDestroy", detail::Op::kEventDestroy,
+                    [](detail::EventEntry& entry) { entry.live = false; });
 }
 
 PT_EXPORT cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
@@ -621,24 +627,8 @@ PT_EXPORT cudaError_t cudaEventQuery(cudaEvent_t event) {
 }
 
 PT_EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t event) {
-  const std::int64_t start = powertrain::emu::now_ns();
-  std::int64_t id = -1;
-  int device = 0;
-  {
-    detail::Registry& r = detail::registry();
-    std::lock_guard<std::mutex> lock(r.mutex);
-    detail::EventEntry* entry = nullptr;
-    id = detail::live_event(r, event, &entry);
-    if (id > 0) device = entry->device;
-  }
-  if (id < 0) {
-    return misuse("cudaEventSynchronize", cudaErrorInvalidResourceHandle,
-                  detail::bad_event_text(event));
-  }
-  detail::Record record = detail::make_record(detail::Op::kEventSync, start, device);
-  record.a[0] = id;
-  detail::append(std::move(record));
-  return cudaSuccess;
+  return event_call(event, "cudaEventSynchronize", detail::Op::kEventSync,
+                    [](detail::EventEntry&) {});
 }
 
 // Emulated work takes no device time, so the elapsed time is the host time between the two

@@ -24,6 +24,9 @@
 #include <unordered_set>
 
 #include "interposer/cudart_internal.h"
+#include "interposer/trace_schema.h"
+
+namespace trace_schema = powertrain::trace_schema;
 
 namespace powertrain::emu::detail {
 namespace {
@@ -245,19 +248,19 @@ cudnnStatus_t convolution(Direction direction, cudnnHandle_t handle, const Tenso
     compute_name = "float32_fast_tf32";
   }
 
-  auto r = begin_work("gemm", start);
-  r.field("api", std::string_view(api));
-  r.field("m", gm);
-  r.field("n", gn);
-  r.field("k", gk);
-  r.field("batch", groups);
+  auto r = begin_work(trace_schema::op::kGemm, start);
+  r.field(trace_schema::field::kApi, std::string_view(api));
+  r.field(trace_schema::field::kM, gm);
+  r.field(trace_schema::field::kN, gn);
+  r.field(trace_schema::field::kK, gk);
+  r.field(trace_schema::field::kBatch, groups);
   r.field("transa", std::string_view("N"));
   r.field("transb", std::string_view("N"));
-  r.field("dtype_a", std::string_view(dtype != nullptr ? dtype : "float32"));
-  r.field("dtype_b", std::string_view(weights != nullptr ? weights : "float32"));
-  r.field("dtype_c", std::string_view(dtype != nullptr ? dtype : "float32"));
-  r.field("compute", std::string_view(compute_name));
-  r.field("flops", flops);
+  r.field(trace_schema::field::kDtypeA, std::string_view(dtype != nullptr ? dtype : "float32"));
+  r.field(trace_schema::field::kDtypeB, std::string_view(weights != nullptr ? weights : "float32"));
+  r.field(trace_schema::field::kDtypeC, std::string_view(dtype != nullptr ? dtype : "float32"));
+  r.field(trace_schema::field::kCompute, std::string_view(compute_name));
+  r.field(trace_schema::field::kFlops, flops);
   std::string conv = "{\"direction\":\"";
   conv += direction == Direction::kForward        ? "forward"
           : direction == Direction::kBackwardData ? "backward_data"
@@ -456,11 +459,15 @@ PT_EXPORT cudnnStatus_t cudnnDestroyTensorDescriptor(cudnnTensorDescriptor_t des
 }
 
 namespace {
-cudnnStatus_t set_tensor(cudnnTensorDescriptor_t desc, cudnnDataType_t dtype, int dims,
-                         const int* dim, const char* api) {
-  detail::Tensor* t = detail::live<detail::Tensor>(dnn().tensors, desc);
-  if (t == nullptr)
-    return detail::bad(api, "invalid tensor descriptor " + detail::pointer_text(desc));
+// Checks a shape (dims, positive extents, a known data type) and stores it in `shape`, a Tensor
+// or a Filter; `what` names the descriptor kind in the message for a stale handle.
+template <typename Shape>
+cudnnStatus_t set_shape(Shape* shape, const void* desc, const char* what, cudnnDataType_t dtype,
+                        int dims, const int* dim, const char* api) {
+  if (shape == nullptr) {
+    return detail::bad(api, std::string("invalid ") + what + " descriptor " +
+                                detail::pointer_text(desc));
+  }
   if (dims < 3 || dims > CUDNN_DIM_MAX || dim == nullptr) {
     return detail::bad(api, "nbDims " + std::to_string(dims) + " outside [3, 8]");
   }
@@ -470,11 +477,17 @@ cudnnStatus_t set_tensor(cudnnTensorDescriptor_t desc, cudnnDataType_t dtype, in
   if (detail::dtype_name(dtype) == nullptr) {
     return detail::bad(api, "unsupported data type " + std::to_string(dtype));
   }
-  t->dtype = dtype;
-  t->dims = dims;
-  std::copy(dim, dim + dims, t->dim);
-  t->set = true;
+  shape->dtype = dtype;
+  shape->dims = dims;
+  std::copy(dim, dim + dims, shape->dim);
+  shape->set = true;
   return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t set_tensor(cudnnTensorDescriptor_t desc, cudnnDataType_t dtype, int dims,
+                         const int* dim, const char* api) {
+  return set_shape(detail::live<detail::Tensor>(dnn().tensors, desc), desc, "tensor", dtype, dims,
+                   dim, api);
 }
 }  // namespace
 
@@ -512,23 +525,9 @@ namespace {
 cudnnStatus_t set_filter(cudnnFilterDescriptor_t desc, cudnnDataType_t dtype,
                          cudnnTensorFormat_t format, int dims, const int* dim, const char* api) {
   detail::Filter* f = detail::live<detail::Filter>(dnn().filters, desc);
-  if (f == nullptr)
-    return detail::bad(api, "invalid filter descriptor " + detail::pointer_text(desc));
-  if (dims < 3 || dims > CUDNN_DIM_MAX || dim == nullptr) {
-    return detail::bad(api, "nbDims " + std::to_string(dims) + " outside [3, 8]");
-  }
-  for (int i = 0; i < dims; ++i) {
-    if (dim[i] <= 0) return detail::bad(api, "dimension " + std::to_string(i) + " is not positive");
-  }
-  if (detail::dtype_name(dtype) == nullptr) {
-    return detail::bad(api, "unsupported data type " + std::to_string(dtype));
-  }
-  f->dtype = dtype;
-  f->format = format;
-  f->dims = dims;
-  std::copy(dim, dim + dims, f->dim);
-  f->set = true;
-  return CUDNN_STATUS_SUCCESS;
+  const cudnnStatus_t status = set_shape(f, desc, "filter", dtype, dims, dim, api);
+  if (status == CUDNN_STATUS_SUCCESS) f->format = format;
+  return status;
 }
 }  // namespace
 

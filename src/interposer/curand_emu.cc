@@ -18,6 +18,9 @@
 
 #include "interposer/cudart_impl.h"
 #include "interposer/cudart_internal.h"
+#include "interposer/trace_schema.h"
+
+namespace trace_schema = powertrain::trace_schema;
 
 namespace powertrain::emu::detail {
 namespace {
@@ -189,11 +192,11 @@ curandStatus_t generate(curandGenerator_t handle, void* out, std::size_t n, cons
   if (!stream_or_fail(g->stream, false, api, &ref)) return CURAND_STATUS_LAUNCH_FAILURE;
   if (info.backed) fill(*g, r, out, n);
 
-  auto call = begin_record("curand", start, ref.device);
-  call.field("api", std::string_view(api));
+  auto call = begin_record(trace_schema::op::kCurand, start, ref.device);
+  call.field(trace_schema::field::kApi, std::string_view(api));
   call.field("distribution", std::string_view(distribution_name(r.distribution)));
-  call.field("dtype", std::string_view(r.dtype));
-  call.field("count", static_cast<std::int64_t>(n));
+  call.field(trace_schema::field::kDtype, std::string_view(r.dtype));
+  call.field(trace_schema::field::kCount, static_cast<std::int64_t>(n));
   call.field("generator", static_cast<std::int64_t>(g->type));
   if (r.distribution == Distribution::kNormal || r.distribution == Distribution::kLogNormal) {
     call.field("mean", r.a);
@@ -201,7 +204,7 @@ curandStatus_t generate(curandGenerator_t handle, void* out, std::size_t n, cons
   } else if (r.distribution == Distribution::kPoisson) {
     call.field("lambda", r.a);
   }
-  call.field("stream", ref.id);
+  call.field(trace_schema::field::kStream, ref.id);
   end_record(call);
 
   const std::string name =

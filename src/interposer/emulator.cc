@@ -16,6 +16,9 @@
 
 #include "interposer/cudart_internal.h"
 #include "interposer/trace_log.h"
+#include "interposer/trace_schema.h"
+
+namespace trace_schema = powertrain::trace_schema;
 
 namespace powertrain::emu {
 namespace detail {
@@ -388,7 +391,7 @@ int report_unsupported(std::string_view api) {
                  "is recorded in the trace\n",
                  static_cast<int>(api.size()), api.data(), unsupported_return_text(api));
   }
-  detail::text_record("unsupported", "api", api);
+  detail::text_record(trace_schema::op::kUnsupported, trace_schema::field::kApi, api);
   return 801;  // cudaErrorNotSupported
 }
 
@@ -404,7 +407,8 @@ void report_misuse(std::string_view api, std::string_view what) {
         static_cast<int>(what.size()), what.data(),
         count == detail::kMisusePrintLimit ? " (further misuse is only in the trace)" : "");
   }
-  detail::text_record("misuse", "api", api, "what", what);
+  detail::text_record(trace_schema::op::kMisuse, trace_schema::field::kApi, api,
+                      trace_schema::field::kWhat, what);
 }
 
 void flush() { detail::write_log(false); }

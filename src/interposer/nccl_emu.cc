@@ -49,6 +49,9 @@
 
 #include "interposer/cublas_nccl_util.h"
 #include "interposer/emulator.h"
+#include "interposer/trace_schema.h"
+
+namespace trace_schema = powertrain::trace_schema;
 
 namespace {
 
@@ -204,11 +207,11 @@ void record_init(Comm& comm, std::string_view api, std::int64_t start_ns,
     rank = comm.rank;
     size = comm.size;
   }
-  auto record = emu::begin_record("comm_init", start_ns, comm.device);
-  record.field("comm", comm.id_hex);
-  put(record, "rank", rank);
-  put(record, "size", size);
-  record.field("api", api);
+  auto record = emu::begin_record(trace_schema::op::kCommInit, start_ns, comm.device);
+  record.field(trace_schema::field::kComm, comm.id_hex);
+  put(record, trace_schema::field::kRank, rank);
+  put(record, trace_schema::field::kSize, size);
+  record.field(trace_schema::field::kApi, api);
   if (parent != nullptr) record.field("parent", parent->id_hex);
   if (api == "ncclCommSplit") {
     put(record, "color", color);
@@ -327,6 +330,47 @@ struct Coll {
   int direction = -1;
   ncclComm_t comm = nullptr;
   cudaStream_t stream = nullptr;
+
+  // One call's arguments; the modifiers below set what differs between collectives.
+  static Coll call(const char* api, const char* coll, const void* send, const void* recv,
+                   std::size_t count, int dtype, ncclComm_t comm, cudaStream_t stream) {
+    return Coll{.api = api,
+                .coll = coll,
+                .send = send,
+                .recv = recv,
+                .count = count,
+                .dtype = dtype,
+                .comm = comm,
+                .stream = stream};
+  }
+  Coll& reduction(int reduce_op) {
+    has_op = true;
+    op = reduce_op;
+    return *this;
+  }
+  Coll& at_root(int root_rank) {
+    has_root = true;
+    root = root_rank;
+    return *this;
+  }
+  Coll& elements(Elems sent, Elems received) {
+    send_elems = sent;
+    recv_elems = received;
+    return *this;
+  }
+  Coll& only_root_sends() {
+    send_on_root_only = true;
+    return *this;
+  }
+  Coll& only_root_receives() {
+    recv_on_root_only = true;
+    return *this;
+  }
+  Coll& with_peer(int peer_rank, int send_or_recv) {
+    peer = peer_rank;
+    direction = send_or_recv;
+    return *this;
+  }
 };
 
 ncclResult_t enqueue(const Coll& c) {
@@ -398,24 +442,24 @@ ncclResult_t enqueue(const Coll& c) {
         elems == Elems::kCount ? c.count : c.count * static_cast<std::size_t>(size);
     return static_cast<std::int64_t>(n * elem);
   };
-  auto record = emu::begin_record("nccl", start_ns, comm->device);
-  record.field("coll", c.coll);
-  record.field("api", c.api);
-  record.field("comm", comm->id_hex);
-  put(record, "comm_rank", rank);
-  put(record, "comm_size", size);
-  put(record, "count", static_cast<std::int64_t>(c.count));
-  record.field("dtype", dtype);
-  put(record, "bytes", static_cast<std::int64_t>(c.count * elem));
+  auto record = emu::begin_record(trace_schema::op::kNccl, start_ns, comm->device);
+  record.field(trace_schema::field::kColl, c.coll);
+  record.field(trace_schema::field::kApi, c.api);
+  record.field(trace_schema::field::kComm, comm->id_hex);
+  put(record, trace_schema::field::kCommRank, rank);
+  put(record, trace_schema::field::kCommSize, size);
+  put(record, trace_schema::field::kCount, static_cast<std::int64_t>(c.count));
+  record.field(trace_schema::field::kDtype, dtype);
+  put(record, trace_schema::field::kBytes, static_cast<std::int64_t>(c.count * elem));
   put(record, "send_bytes", buffer_bytes(c.send_elems, c.send_on_root_only));
   put(record, "recv_bytes", buffer_bytes(c.recv_elems, c.recv_on_root_only));
-  if (c.direction >= 0) put(record, "peer", c.peer);
-  if (c.has_root) put(record, "root", c.root);
+  if (c.direction >= 0) put(record, trace_schema::field::kPeer, c.peer);
+  if (c.has_root) put(record, trace_schema::field::kRoot, c.root);
   if (c.has_op) record.field("redop", op_name(c.op));  // not "op": that key names the record
-  put(record, "stream", stream);
-  put(record, "seq", seq);
-  put(record, "corr", emu::next_correlation());
-  put(record, "group", t_group_depth > 0 ? t_group_id : 0);
+  put(record, trace_schema::field::kStream, stream);
+  put(record, trace_schema::field::kSeq, seq);
+  put(record, trace_schema::field::kCorr, emu::next_correlation());
+  put(record, trace_schema::field::kGroup, t_group_depth > 0 ? t_group_id : 0);
   emu::end_record(record);
   return ncclSuccess;
 }
@@ -874,10 +918,7 @@ PT_EXPORT const char* ncclGetErrorString(ncclResult_t result) {
   }
 }
 
-PT_EXPORT const char* ncclGetLastError(ncclComm_t comm) {
-  (void)comm;
-  return t_last_error;
-}
+PT_EXPORT const char* ncclGetLastError(ncclComm_t /*comm*/) { return t_last_error; }
 
 PT_EXPORT void ncclResetDebugInit() {}
 PT_EXPORT void ncclResetDebugInitInternal() {}
@@ -892,33 +933,33 @@ PT_EXPORT ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyn
   return ncclSuccess;
 }
 
-PT_EXPORT ncclResult_t ncclCommCount(const ncclComm_t comm, int* count) {
+namespace {
+// An int property of a live communicator, read under its lock; `what` names the output argument.
+template <typename Read>
+ncclResult_t comm_property(const ncclComm_t comm, int* out, const char* api, const char* what,
+                           Read&& read) {
   ncclResult_t result = ncclSuccess;
-  Comm* found = find_comm(comm, "ncclCommCount", &result, true);
+  Comm* found = find_comm(comm, api, &result, true);
   if (found == nullptr) return result;
-  if (count == nullptr) return misuse("ncclCommCount", "count is NULL", ncclInvalidArgument);
+  if (out == nullptr) return misuse(api, std::string(what) + " is NULL", ncclInvalidArgument);
   std::lock_guard lock(found->mu);
-  *count = found->size;
+  *out = read(*found);
   return ncclSuccess;
+}
+}  // namespace
+
+PT_EXPORT ncclResult_t ncclCommCount(const ncclComm_t comm, int* count) {
+  return comm_property(comm, count, "ncclCommCount", "count", [](const Comm& c) { return c.size; });
 }
 
 PT_EXPORT ncclResult_t ncclCommCuDevice(const ncclComm_t comm, int* device) {
-  ncclResult_t result = ncclSuccess;
-  Comm* found = find_comm(comm, "ncclCommCuDevice", &result, true);
-  if (found == nullptr) return result;
-  if (device == nullptr) return misuse("ncclCommCuDevice", "device is NULL", ncclInvalidArgument);
-  *device = found->device;
-  return ncclSuccess;
+  return comm_property(comm, device, "ncclCommCuDevice", "device",
+                       [](const Comm& c) { return c.device; });
 }
 
 PT_EXPORT ncclResult_t ncclCommUserRank(const ncclComm_t comm, int* rank) {
-  ncclResult_t result = ncclSuccess;
-  Comm* found = find_comm(comm, "ncclCommUserRank", &result, true);
-  if (found == nullptr) return result;
-  if (rank == nullptr) return misuse("ncclCommUserRank", "rank is NULL", ncclInvalidArgument);
-  std::lock_guard lock(found->mu);
-  *rank = found->rank;
-  return ncclSuccess;
+  return comm_property(comm, rank, "ncclCommUserRank", "rank",
+                       [](const Comm& c) { return c.rank; });
 }
 
 PT_EXPORT ncclResult_t ncclMemAlloc(void** ptr, size_t size) {
@@ -1052,193 +1093,93 @@ PT_EXPORT ncclResult_t ncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm) {
 PT_EXPORT ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count,
                                      ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
                                      cudaStream_t stream) {
-  Coll c;
-  c.api = "ncclAllReduce";
-  c.coll = "allreduce";
-  c.send = sendbuff;
-  c.recv = recvbuff;
-  c.count = count;
-  c.dtype = datatype;
-  c.has_op = true;
-  c.op = op;
-  c.comm = comm;
-  c.stream = stream;
-  return enqueue(c);
+  return enqueue(
+      Coll::call("ncclAllReduce", "allreduce", sendbuff, recvbuff, count, datatype, comm, stream)
+          .reduction(op));
 }
 
 PT_EXPORT ncclResult_t ncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
                                      ncclDataType_t datatype, ncclComm_t comm,
                                      cudaStream_t stream) {
-  Coll c;
-  c.api = "ncclAllGather";
-  c.coll = "allgather";
-  c.send = sendbuff;
-  c.recv = recvbuff;
-  c.recv_elems = Elems::kCountTimesSize;
-  c.count = sendcount;
-  c.dtype = datatype;
-  c.comm = comm;
-  c.stream = stream;
-  return enqueue(c);
+  return enqueue(Coll::call("ncclAllGather", "allgather", sendbuff, recvbuff, sendcount, datatype,
+                            comm, stream)
+                     .elements(Elems::kCount, Elems::kCountTimesSize));
 }
 
 PT_EXPORT ncclResult_t ncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
                                          ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
                                          cudaStream_t stream) {
-  Coll c;
-  c.api = "ncclReduceScatter";
-  c.coll = "reducescatter";
-  c.send = sendbuff;
-  c.recv = recvbuff;
-  c.send_elems = Elems::kCountTimesSize;
-  c.count = recvcount;
-  c.dtype = datatype;
-  c.has_op = true;
-  c.op = op;
-  c.comm = comm;
-  c.stream = stream;
-  return enqueue(c);
+  return enqueue(Coll::call("ncclReduceScatter", "reducescatter", sendbuff, recvbuff, recvcount,
+                            datatype, comm, stream)
+                     .reduction(op)
+                     .elements(Elems::kCountTimesSize, Elems::kCount));
 }
 
 PT_EXPORT ncclResult_t ncclBroadcast(const void* sendbuff, void* recvbuff, size_t count,
                                      ncclDataType_t datatype, int root, ncclComm_t comm,
                                      cudaStream_t stream) {
-  Coll c;
-  c.api = "ncclBroadcast";
-  c.coll = "broadcast";
-  c.send = sendbuff;
-  c.recv = recvbuff;
-  c.send_on_root_only = true;
-  c.count = count;
-  c.dtype = datatype;
-  c.has_root = true;
-  c.root = root;
-  c.comm = comm;
-  c.stream = stream;
-  return enqueue(c);
+  return enqueue(
+      Coll::call("ncclBroadcast", "broadcast", sendbuff, recvbuff, count, datatype, comm, stream)
+          .at_root(root)
+          .only_root_sends());
 }
 
 PT_EXPORT ncclResult_t ncclBcast(void* buff, size_t count, ncclDataType_t datatype, int root,
                                  ncclComm_t comm, cudaStream_t stream) {
-  Coll c;
-  c.api = "ncclBcast";
-  c.coll = "broadcast";
-  c.send = buff;
-  c.recv = buff;
-  c.send_on_root_only = true;
-  c.count = count;
-  c.dtype = datatype;
-  c.has_root = true;
-  c.root = root;
-  c.comm = comm;
-  c.stream = stream;
-  return enqueue(c);
+  return enqueue(Coll::call("ncclBcast", "broadcast", buff, buff, count, datatype, comm, stream)
+                     .at_root(root)
+                     .only_root_sends());
 }
 
 PT_EXPORT ncclResult_t ncclReduce(const void* sendbuff, void* recvbuff, size_t count,
                                   ncclDataType_t datatype, ncclRedOp_t op, int root,
                                   ncclComm_t comm, cudaStream_t stream) {
-  Coll c;
-  c.api = "ncclReduce";
-  c.coll = "reduce";
-  c.send = sendbuff;
-  c.recv = recvbuff;
-  c.recv_on_root_only = true;
-  c.count = count;
-  c.dtype = datatype;
-  c.has_op = true;
-  c.op = op;
-  c.has_root = true;
-  c.root = root;
-  c.comm = comm;
-  c.stream = stream;
-  return enqueue(c);
+  return enqueue(
+      Coll::call("ncclReduce", "reduce", sendbuff, recvbuff, count, datatype, comm, stream)
+          .reduction(op)
+          .at_root(root)
+          .only_root_receives());
 }
 
 PT_EXPORT ncclResult_t ncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count,
                                     ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream) {
-  Coll c;
-  c.api = "ncclAlltoAll";
-  c.coll = "alltoall";
-  c.send = sendbuff;
-  c.recv = recvbuff;
-  c.send_elems = Elems::kCountTimesSize;
-  c.recv_elems = Elems::kCountTimesSize;
-  c.count = count;
-  c.dtype = datatype;
-  c.comm = comm;
-  c.stream = stream;
-  return enqueue(c);
+  return enqueue(
+      Coll::call("ncclAlltoAll", "alltoall", sendbuff, recvbuff, count, datatype, comm, stream)
+          .elements(Elems::kCountTimesSize, Elems::kCountTimesSize));
 }
 
 PT_EXPORT ncclResult_t ncclGather(const void* sendbuff, void* recvbuff, size_t count,
                                   ncclDataType_t datatype, int root, ncclComm_t comm,
                                   cudaStream_t stream) {
-  Coll c;
-  c.api = "ncclGather";
-  c.coll = "gather";
-  c.send = sendbuff;
-  c.recv = recvbuff;
-  c.recv_elems = Elems::kCountTimesSize;
-  c.recv_on_root_only = true;
-  c.count = count;
-  c.dtype = datatype;
-  c.has_root = true;
-  c.root = root;
-  c.comm = comm;
-  c.stream = stream;
-  return enqueue(c);
+  return enqueue(
+      Coll::call("ncclGather", "gather", sendbuff, recvbuff, count, datatype, comm, stream)
+          .at_root(root)
+          .elements(Elems::kCount, Elems::kCountTimesSize)
+          .only_root_receives());
 }
 
 PT_EXPORT ncclResult_t ncclScatter(const void* sendbuff, void* recvbuff, size_t count,
                                    ncclDataType_t datatype, int root, ncclComm_t comm,
                                    cudaStream_t stream) {
-  Coll c;
-  c.api = "ncclScatter";
-  c.coll = "scatter";
-  c.send = sendbuff;
-  c.recv = recvbuff;
-  c.send_elems = Elems::kCountTimesSize;
-  c.send_on_root_only = true;
-  c.count = count;
-  c.dtype = datatype;
-  c.has_root = true;
-  c.root = root;
-  c.comm = comm;
-  c.stream = stream;
-  return enqueue(c);
+  return enqueue(
+      Coll::call("ncclScatter", "scatter", sendbuff, recvbuff, count, datatype, comm, stream)
+          .at_root(root)
+          .elements(Elems::kCountTimesSize, Elems::kCount)
+          .only_root_sends());
 }
 
 PT_EXPORT ncclResult_t ncclSend(const void* sendbuff, size_t count, ncclDataType_t datatype,
                                 int peer, ncclComm_t comm, cudaStream_t stream) {
-  Coll c;
-  c.api = "ncclSend";
-  c.coll = "send";
-  c.send = sendbuff;
-  c.recv_elems = Elems::kNone;
-  c.count = count;
-  c.dtype = datatype;
-  c.peer = peer;
-  c.direction = kSend;
-  c.comm = comm;
-  c.stream = stream;
-  return enqueue(c);
+  return enqueue(Coll::call("ncclSend", "send", sendbuff, nullptr, count, datatype, comm, stream)
+                     .elements(Elems::kCount, Elems::kNone)
+                     .with_peer(peer, kSend));
 }
 
 PT_EXPORT ncclResult_t ncclRecv(void* recvbuff, size_t count, ncclDataType_t datatype, int peer,
                                 ncclComm_t comm, cudaStream_t stream) {
-  Coll c;
-  c.api = "ncclRecv";
-  c.coll = "recv";
-  c.recv = recvbuff;
-  c.send_elems = Elems::kNone;
-  c.count = count;
-  c.dtype = datatype;
-  c.peer = peer;
-  c.direction = kRecv;
-  c.comm = comm;
-  c.stream = stream;
-  return enqueue(c);
+  return enqueue(Coll::call("ncclRecv", "recv", nullptr, recvbuff, count, datatype, comm, stream)
+                     .elements(Elems::kNone, Elems::kCount)
+                     .with_peer(peer, kRecv));
 }
 
 // ---- groups ---------------------------------------------------------------------------------
@@ -1274,50 +1215,32 @@ PT_EXPORT ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t* sim_info) {
 
 // ---- device API host helpers (symmetric-memory kernels): not emulated -----------------------
 
-PT_EXPORT ncclResult_t ncclDevCommCreate(ncclComm_t comm, const void* reqs, void* out_dev_comm) {
-  (void)comm;
-  (void)reqs;
-  (void)out_dev_comm;
+PT_EXPORT ncclResult_t ncclDevCommCreate(ncclComm_t /*comm*/, const void* /*reqs*/,
+                                         void* /*out_dev_comm*/) {
   return unsupported("ncclDevCommCreate");
 }
 
-PT_EXPORT ncclResult_t ncclDevCommDestroy(ncclComm_t comm, const void* dev_comm) {
-  (void)comm;
-  (void)dev_comm;
+PT_EXPORT ncclResult_t ncclDevCommDestroy(ncclComm_t /*comm*/, const void* /*dev_comm*/) {
   return unsupported("ncclDevCommDestroy");
 }
 
-PT_EXPORT ncclResult_t ncclGinBarrierCreateRequirement(ncclComm_t comm, Team team, int n_barriers,
-                                                       void* out_handle, void* out_req) {
-  (void)comm;
-  (void)team;
-  (void)n_barriers;
-  (void)out_handle;
-  (void)out_req;
+PT_EXPORT ncclResult_t ncclGinBarrierCreateRequirement(ncclComm_t /*comm*/, Team /*team*/,
+                                                       int /*n_barriers*/, void* /*out_handle*/,
+                                                       void* /*out_req*/) {
   return unsupported("ncclGinBarrierCreateRequirement");
 }
 
-PT_EXPORT ncclResult_t ncclLsaBarrierCreateRequirement(Team team, int n_barriers, void* out_handle,
-                                                       void* out_req) {
-  (void)team;
-  (void)n_barriers;
-  (void)out_handle;
-  (void)out_req;
+PT_EXPORT ncclResult_t ncclLsaBarrierCreateRequirement(Team /*team*/, int /*n_barriers*/,
+                                                       void* /*out_handle*/, void* /*out_req*/) {
   return unsupported("ncclLsaBarrierCreateRequirement");
 }
 
-PT_EXPORT ncclResult_t ncclLLA2ACreateRequirement(int n_blocks, int n_slots, void* out_handle,
-                                                  void* out_req) {
-  (void)n_blocks;
-  (void)n_slots;
-  (void)out_handle;
-  (void)out_req;
+PT_EXPORT ncclResult_t ncclLLA2ACreateRequirement(int /*n_blocks*/, int /*n_slots*/,
+                                                  void* /*out_handle*/, void* /*out_req*/) {
   return unsupported("ncclLLA2ACreateRequirement");
 }
 
-PT_EXPORT int ncclLLA2ACalcSlots(int max_elts, int max_elt_size) {
-  (void)max_elts;
-  (void)max_elt_size;
+PT_EXPORT int ncclLLA2ACalcSlots(int /*max_elts*/, int /*max_elt_size*/) {
   unsupported("ncclLLA2ACalcSlots");
   return 0;
 }
@@ -1339,8 +1262,7 @@ PT_EXPORT Team ncclTeamLsa(ncclComm_t comm) {
   return world_team(comm, "ncclTeamLsa");
 }
 
-PT_EXPORT Team ncclTeamRail(ncclComm_t comm) {
-  (void)comm;
+PT_EXPORT Team ncclTeamRail(ncclComm_t /*comm*/) {
   unsupported("ncclTeamRail");
   return Team{1, 0, 1};
 }

@@ -15,6 +15,9 @@
 #include <unordered_map>
 
 #include "interposer/cudart_internal.h"
+#include "interposer/trace_schema.h"
+
+namespace trace_schema = powertrain::trace_schema;
 
 namespace powertrain::emu::detail {
 namespace {
@@ -62,12 +65,12 @@ std::string message(const nvtxEventAttributes_t* a) {
 
 void record(std::string_view kind, const std::string& name, nvtxDomainHandle_t domain,
             std::int64_t depth, std::uint64_t id) {
-  auto r = begin_record("nvtx", now_ns(), current_device());
-  r.field("kind", kind);
-  if (kind != "pop" && kind != "end") r.field("name", name);
+  auto r = begin_record(trace_schema::op::kNvtx, now_ns(), current_device());
+  r.field(trace_schema::field::kKind, kind);
+  if (kind != "pop" && kind != "end") r.field(trace_schema::field::kName, name);
   if (domain != nullptr) r.field("domain", registered(domain));
   if (depth >= 0) r.field("depth", depth);
-  if (id != 0) r.field("id", static_cast<std::int64_t>(id));
+  if (id != 0) r.field(trace_schema::field::kId, static_cast<std::int64_t>(id));
   end_record(r);
 }
 

@@ -14,6 +14,9 @@
 #include <vector>
 
 #include "interposer/cudart_internal.h"
+#include "interposer/trace_schema.h"
+
+namespace trace_schema = powertrain::trace_schema;
 
 namespace powertrain::emu::detail {
 namespace {
@@ -89,8 +92,8 @@ void check_static_runtime() {
                "(error 35). Rebuild it with `nvcc -cudart shared` (CMake: "
                "CUDA_RUNTIME_LIBRARY Shared) to emulate it.\n");
   // In the trace as an unsupported "API" so the pipeline can explain an empty trace.
-  RecordBuilder record = begin_record("unsupported", now_ns(), 0);
-  record.field("api", "static-cudart");
+  RecordBuilder record = begin_record(trace_schema::op::kUnsupported, now_ns(), 0);
+  record.field(trace_schema::field::kApi, "static-cudart");
   end_record(record);
 }
 

@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -18,6 +17,7 @@
 #include <vector>
 
 #include "interposer/cudart_internal.h"
+#include "interposer/trace_format.h"
 
 namespace powertrain::emu::detail {
 namespace {
@@ -40,219 +40,6 @@ struct LogState {
 LogState& state() {
   static LogState* log = new LogState;  // never destroyed: records arrive during exit
   return *log;
-}
-
-void put_int(std::string& out, std::int64_t value) {
-  char buffer[24];
-  const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
-  out.append(buffer, result.ptr);
-}
-
-// Appends a string literal without strlen (formatting is most of an intercepted call's cost).
-template <std::size_t N>
-void put_literal(std::string& out, const char (&text)[N]) {
-  out.append(text, N - 1);
-}
-
-// `,"key":` as one literal.
-#define PT_KEY(name) ",\"" name "\":"
-
-const char* op_name(Op op) {
-  switch (op) {
-    case Op::kText:
-      return "";
-    case Op::kKernel:
-      return "kernel";
-    case Op::kMemcpy:
-      return "memcpy";
-    case Op::kMemset:
-      return "memset";
-    case Op::kMalloc:
-      return "malloc";
-    case Op::kFree:
-      return "free";
-    case Op::kStreamCreate:
-      return "stream_create";
-    case Op::kStreamDestroy:
-      return "stream_destroy";
-    case Op::kEventCreate:
-      return "event_create";
-    case Op::kEventDestroy:
-      return "event_destroy";
-    case Op::kEventRecord:
-      return "event_record";
-    case Op::kStreamWaitEvent:
-      return "stream_wait_event";
-    case Op::kStreamSync:
-      return "stream_sync";
-    case Op::kEventSync:
-      return "event_sync";
-    case Op::kDeviceSync:
-      return "device_sync";
-    case Op::kSetDevice:
-      return "set_device";
-    case Op::kHostFunc:
-      return "host_func";
-    case Op::kWork:
-      return "";
-  }
-  return "unknown";
-}
-
-void format(const Record& r, std::string& out) {
-  if (r.op == Op::kText) {
-    out += r.text;
-    out += '\n';
-    return;
-  }
-  if (r.op == Op::kWork) {
-    out += '{';
-    out += r.text;
-    put_literal(out, PT_KEY("t"));
-    put_int(out, r.t);
-    put_literal(out, PT_KEY("dt"));
-    put_int(out, r.dt);
-    put_literal(out, PT_KEY("tid"));
-    put_int(out, r.tid);
-    put_literal(out, PT_KEY("dev"));
-    put_int(out, r.dev);
-    if (r.graph != 0) {
-      put_literal(out, PT_KEY("graph"));
-      put_int(out, r.graph);
-    }
-    put_literal(out, PT_KEY("stream"));
-    put_int(out, r.a[0]);
-    put_literal(out, PT_KEY("corr"));
-    put_int(out, r.a[1]);
-    put_literal(out, "}\n");
-    return;
-  }
-  put_literal(out, "{\"op\":\"");
-  out += op_name(r.op);
-  put_literal(out, "\"" PT_KEY("t"));
-  put_int(out, r.t);
-  put_literal(out, PT_KEY("dt"));
-  put_int(out, r.dt);
-  put_literal(out, PT_KEY("tid"));
-  put_int(out, r.tid);
-  put_literal(out, PT_KEY("dev"));
-  put_int(out, r.dev);
-  if (r.graph != 0) {
-    put_literal(out, PT_KEY("graph"));
-    put_int(out, r.graph);
-  }
-  switch (r.op) {
-    case Op::kKernel:
-      put_literal(out, PT_KEY("stream"));
-      put_int(out, r.a[0]);
-      put_literal(out, PT_KEY("corr"));
-      put_int(out, r.a[1]);
-      put_literal(out, PT_KEY("name"));
-      append_kernel_json_name(out, r.a[2]);
-      put_literal(out, PT_KEY("grid") "[");
-      put_int(out, r.g[0]);
-      out += ',';
-      put_int(out, r.g[1]);
-      out += ',';
-      put_int(out, r.g[2]);
-      put_literal(out, "]" PT_KEY("block") "[");
-      put_int(out, r.g[3]);
-      out += ',';
-      put_int(out, r.g[4]);
-      out += ',';
-      put_int(out, r.g[5]);
-      put_literal(out, "]" PT_KEY("shmem"));
-      put_int(out, r.a[3]);
-      break;
-    case Op::kMemcpy:
-      put_literal(out, PT_KEY("stream"));
-      put_int(out, r.a[0]);
-      put_literal(out, PT_KEY("corr"));
-      put_int(out, r.a[1]);
-      put_literal(out, PT_KEY("kind") "\"");
-      out += copy_kind_name(static_cast<CopyKind>(r.sub));
-      put_literal(out, "\"" PT_KEY("bytes"));
-      put_int(out, r.a[2]);
-      out += r.flag ? PT_KEY("async") "true" : PT_KEY("async") "false";
-      break;
-    case Op::kMemset:
-      put_literal(out, PT_KEY("stream"));
-      put_int(out, r.a[0]);
-      put_literal(out, PT_KEY("corr"));
-      put_int(out, r.a[1]);
-      put_literal(out, PT_KEY("bytes"));
-      put_int(out, r.a[2]);
-      out += r.flag ? PT_KEY("async") "true" : PT_KEY("async") "false";
-      break;
-    case Op::kMalloc:
-    case Op::kFree:
-      put_literal(out, PT_KEY("ptr"));
-      put_int(out, r.a[0]);
-      put_literal(out, PT_KEY("bytes"));
-      put_int(out, r.a[1]);
-      if (r.op == Op::kMalloc) out += r.flag ? PT_KEY("ok") "true" : PT_KEY("ok") "false";
-      put_literal(out, PT_KEY("kind") "\"");
-      out += alloc_kind_name(static_cast<AllocKind>(r.sub));
-      put_literal(out, "\"" PT_KEY("used"));
-      put_int(out, r.a[2]);
-      if (r.a[3] != kInvalidStream) {
-        put_literal(out, PT_KEY("stream"));
-        put_int(out, r.a[3]);
-        put_literal(out, PT_KEY("corr"));
-        put_int(out, r.a[4]);
-      }
-      break;
-    case Op::kStreamCreate:
-      put_literal(out, PT_KEY("stream"));
-      put_int(out, r.a[0]);
-      put_literal(out, PT_KEY("flags"));
-      put_int(out, r.a[1]);
-      put_literal(out, PT_KEY("priority"));
-      put_int(out, r.a[2]);
-      break;
-    case Op::kStreamDestroy:
-    case Op::kStreamSync:
-      put_literal(out, PT_KEY("stream"));
-      put_int(out, r.a[0]);
-      break;
-    case Op::kEventCreate:
-      put_literal(out, PT_KEY("event"));
-      put_int(out, r.a[0]);
-      put_literal(out, PT_KEY("flags"));
-      put_int(out, r.a[1]);
-      break;
-    case Op::kEventDestroy:
-    case Op::kEventSync:
-      put_literal(out, PT_KEY("event"));
-      put_int(out, r.a[0]);
-      break;
-    case Op::kEventRecord:
-    case Op::kStreamWaitEvent:
-      put_literal(out, PT_KEY("stream"));
-      put_int(out, r.a[0]);
-      put_literal(out, PT_KEY("event"));
-      put_int(out, r.a[1]);
-      put_literal(out, PT_KEY("corr"));
-      put_int(out, r.a[2]);
-      break;
-    case Op::kHostFunc:
-      put_literal(out, PT_KEY("stream"));
-      put_int(out, r.a[0]);
-      put_literal(out, PT_KEY("corr"));
-      put_int(out, r.a[1]);
-      break;
-    case Op::kDeviceSync:
-    case Op::kSetDevice:
-    case Op::kText:
-    case Op::kWork:
-      break;
-  }
-  if (r.api != nullptr) {
-    put_literal(out, PT_KEY("api") "\"");
-    out += r.api;  // exported API names need no escaping
-    out += '"';
-  }
-  put_literal(out, "}\n");
 }
 
 void make_directories(const std::string& dir) {
@@ -282,13 +69,15 @@ void write_chunk(LogState& log, std::vector<Record>& records, bool final) {
     text += process_line_json();
     text += '\n';
   }
-  for (const Record& record : records) format(record, text);
+  for (const Record& record : records) format_record(record, text, append_kernel_json_name);
   log.written += static_cast<std::int64_t>(records.size());
   if (final) {
-    put_literal(text, "{\"op\":\"exit\"" PT_KEY("t"));
-    put_int(text, now_ns());
-    put_literal(text, PT_KEY("records"));
-    put_int(text, log.written);
+    using namespace format_detail;
+    put_literal(text, "{\"op\":\"");
+    text += trace_schema::op::kExit;
+    text += '"';
+    put_field<trace_schema::field::kT>(text, now_ns());
+    put_field<trace_schema::field::kRecords>(text, log.written);
     text += exit_line_fields();
     text += "}\n";
   }
@@ -317,36 +106,6 @@ std::int64_t steady_ns() {
 }
 
 }  // namespace
-
-const char* copy_kind_name(CopyKind kind) {
-  switch (kind) {
-    case CopyKind::kHtoD:
-      return "HtoD";
-    case CopyKind::kDtoH:
-      return "DtoH";
-    case CopyKind::kDtoD:
-      return "DtoD";
-    case CopyKind::kHtoH:
-      return "HtoH";
-    case CopyKind::kPtoP:
-      return "PtoP";
-  }
-  return "?";
-}
-
-const char* alloc_kind_name(AllocKind kind) {
-  switch (kind) {
-    case AllocKind::kDevice:
-      return "device";
-    case AllocKind::kHost:
-      return "host";
-    case AllocKind::kManaged:
-      return "managed";
-    case AllocKind::kAsync:
-      return "async";
-  }
-  return "?";
-}
 
 Record make_record(Op op, std::int64_t start_ns, int device) {
   Record record;

@@ -40,9 +40,6 @@ enum class CopyKind : std::uint8_t { kHtoD, kDtoH, kDtoD, kHtoH, kPtoP };
 /// Allocation kinds (`kind` of malloc/free records).
 enum class AllocKind : std::uint8_t { kDevice, kHost, kManaged, kAsync };
 
-const char* copy_kind_name(CopyKind kind);
-const char* alloc_kind_name(AllocKind kind);
-
 /// One trace line. Field use per op (a = a[], g = g[]):
 ///   kKernel: a0 stream, a1 corr, a2 kernel index, a3 shmem, g0-2 grid, g3-5 block, api
 ///   kMemcpy: a0 stream, a1 corr, a2 bytes, sub = CopyKind, flag = async, api

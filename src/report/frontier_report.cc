@@ -256,15 +256,13 @@ std::string baselines_summary(const study::FrontierRun& run) {
   return out;
 }
 
-std::string summary_json(const study::FrontierRun& run) {
+namespace {
+
+// The planning inputs as given.
+json inputs_json(const study::FrontierRun& run) {
   const frontier::PlanningProblem& problem = *run.problem;
-  const frontier::Frontier& frontier = *run.frontier;
   const double tau = problem.settings.unit_time_s;
-  const frontier::FrontierPoint& slowest = frontier.points.front();
-  const frontier::FrontierPoint& fastest = frontier.points.back();
-  const double t_min = fastest.time_units * tau;
-  json doc;
-  doc["inputs"] = {
+  return {
       {"profile", run.profile_source},
       {"schedule", std::string(pipeline::schedule_name(problem.spec.schedule))},
       {"stages", problem.spec.num_gpus},
@@ -276,6 +274,87 @@ std::string summary_json(const study::FrontierRun& run) {
       {"fit_method", std::string(frontier::fit_method_name(problem.settings.fit_method))},
       {"quantization", std::string(frontier::quantization_name(problem.settings.quantization))},
   };
+}
+
+// Per straggler slowdown of the run: T_opt, the planned point and its savings.
+json stragglers_json(const study::FrontierRun& run) {
+  json stragglers = json::array();
+  for (const frontier::StragglerOutcome& s : run.stragglers) {
+    stragglers.push_back({{"slowdown", s.slowdown},
+                          {"straggler_time_s", s.straggler_time_s},
+                          {"t_opt_s", s.target_time_s},
+                          {"point", s.point},
+                          {"planned_time_s", s.planned_time_s},
+                          {"energy_with_blocking_j", s.energy_j},
+                          {"baseline_energy_with_blocking_j", s.baseline_energy_j},
+                          {"savings_percent", 100.0 * s.savings_fraction}});
+  }
+  return stragglers;
+}
+
+// The fitted cost model of every (stage, instruction), and the fits that fell back.
+std::pair<json, json> fits_json(const frontier::PlanningProblem& problem) {
+  json fits = json::array();
+  json fallbacks = json::array();
+  for (std::size_t m = 0; m < problem.models.size(); ++m) {
+    if (problem.model_stage[m] < 0) continue;
+    const frontier::FitReport& fit = problem.models[m].fit();
+    fits.push_back({{"stage", problem.model_stage[m]},
+                    {"instruction", std::string(pipeline::instruction_name(problem.model_kind[m]))},
+                    {"model", fit.fell_back_to_piecewise_linear
+                                  ? "piecewise-linear (fallback)"
+                                  : std::string(frontier::cost_model_name(fit.kind))},
+                    {"fit_method", std::string(frontier::fit_method_name(fit.method))},
+                    {"fallback", std::string(frontier::fit_fallback_name(fit.fallback))},
+                    {"noise_tolerant_filter", fit.noise_filter},
+                    {"converged_start_guesses", fit.converged_starts},
+                    {"a", fit.a},
+                    {"b_per_unit", fit.b},
+                    {"c", fit.c},
+                    {"t0_units", fit.t0_units},
+                    {"pareto_points", fit.num_points},
+                    {"rms_error_j", fit.rms_error_j},
+                    {"max_relative_error", fit.max_relative_error}});
+    if (fit.fallback != frontier::FitFallback::kNone) {
+      fallbacks.push_back(
+          {{"stage", problem.model_stage[m]},
+           {"instruction", std::string(pipeline::instruction_name(problem.model_kind[m]))},
+           {"fallback", std::string(frontier::fit_fallback_name(fit.fallback))},
+           {"reason", fit.fallback_reason}});
+    }
+  }
+  return {fits, fallbacks};
+}
+
+// The baselines realized with measured clocks, each with the Perseus point that beats it.
+json baselines_json(const study::FrontierRun& run, const study::Baselines& b) {
+  json zeus_global = json::array(), zeus_per_stage = json::array();
+  for (const study::BaselinePoint& p : b.zeus_global) zeus_global.push_back(baseline_json(run, p));
+  for (const study::BaselinePoint& p : b.zeus_per_stage)
+    zeus_per_stage.push_back(baseline_json(run, p));
+  return {
+      {"all_max_clock", baseline_json(run, b.all_max_clock)},
+      {"zeus_global", zeus_global},
+      {"zeus_per_stage", zeus_per_stage},
+      {"envpipe", baseline_json(run, b.envpipe)},
+      {"definition",
+       "realized with measured clocks: time = longest path of measured instruction times, "
+       "energy = measured energies + P_blocking x (GPUs x time - busy time); perseus_* = the "
+       "realized frontier point with the least energy among those no slower than the baseline "
+       "point (null if none; then perseus_fastest_point is the fastest realized point)"},
+  };
+}
+
+}  // namespace
+
+std::string summary_json(const study::FrontierRun& run) {
+  const frontier::PlanningProblem& problem = *run.problem;
+  const frontier::Frontier& frontier = *run.frontier;
+  const double tau = problem.settings.unit_time_s;
+  const frontier::FrontierPoint& slowest = frontier.points.front();
+  const frontier::FrontierPoint& fastest = frontier.points.back();
+  const double t_min = fastest.time_units * tau;
+  json doc;
   doc["quantization"] = {
       {"rule", std::string(frontier::quantization_name(problem.settings.quantization))},
       {"meaning", problem.settings.quantization == frontier::Quantization::kCeil
@@ -309,68 +388,12 @@ std::string summary_json(const study::FrontierRun& run) {
        "vs all max "
        "clock, both measured"},
   };
-  json stragglers = json::array();
-  for (const frontier::StragglerOutcome& s : run.stragglers) {
-    stragglers.push_back({{"slowdown", s.slowdown},
-                          {"straggler_time_s", s.straggler_time_s},
-                          {"t_opt_s", s.target_time_s},
-                          {"point", s.point},
-                          {"planned_time_s", s.planned_time_s},
-                          {"energy_with_blocking_j", s.energy_j},
-                          {"baseline_energy_with_blocking_j", s.baseline_energy_j},
-                          {"savings_percent", 100.0 * s.savings_fraction}});
-  }
-  doc["stragglers_planned"] = stragglers;
-  json fits = json::array();
-  json fallbacks = json::array();
-  for (std::size_t m = 0; m < problem.models.size(); ++m) {
-    if (problem.model_stage[m] < 0) continue;
-    const frontier::FitReport& fit = problem.models[m].fit();
-    fits.push_back({{"stage", problem.model_stage[m]},
-                    {"instruction", std::string(pipeline::instruction_name(problem.model_kind[m]))},
-                    {"model", fit.fell_back_to_piecewise_linear
-                                  ? "piecewise-linear (fallback)"
-                                  : std::string(frontier::cost_model_name(fit.kind))},
-                    {"fit_method", std::string(frontier::fit_method_name(fit.method))},
-                    {"fallback", std::string(frontier::fit_fallback_name(fit.fallback))},
-                    {"noise_tolerant_filter", fit.noise_filter},
-                    {"converged_start_guesses", fit.converged_starts},
-                    {"a", fit.a},
-                    {"b_per_unit", fit.b},
-                    {"c", fit.c},
-                    {"t0_units", fit.t0_units},
-                    {"pareto_points", fit.num_points},
-                    {"rms_error_j", fit.rms_error_j},
-                    {"max_relative_error", fit.max_relative_error}});
-    if (fit.fallback != frontier::FitFallback::kNone) {
-      fallbacks.push_back(
-          {{"stage", problem.model_stage[m]},
-           {"instruction", std::string(pipeline::instruction_name(problem.model_kind[m]))},
-           {"fallback", std::string(frontier::fit_fallback_name(fit.fallback))},
-           {"reason", fit.fallback_reason}});
-    }
-  }
+  doc["inputs"] = inputs_json(run);
+  doc["stragglers_planned"] = stragglers_json(run);
+  const auto [fits, fallbacks] = fits_json(problem);
   doc["fits"] = fits;
   doc["fit_fallbacks"] = fallbacks;
-  if (run.baselines) {
-    const study::Baselines& b = *run.baselines;
-    json zeus_global = json::array(), zeus_per_stage = json::array();
-    for (const study::BaselinePoint& p : b.zeus_global)
-      zeus_global.push_back(baseline_json(run, p));
-    for (const study::BaselinePoint& p : b.zeus_per_stage)
-      zeus_per_stage.push_back(baseline_json(run, p));
-    doc["baselines"] = {
-        {"all_max_clock", baseline_json(run, b.all_max_clock)},
-        {"zeus_global", zeus_global},
-        {"zeus_per_stage", zeus_per_stage},
-        {"envpipe", baseline_json(run, b.envpipe)},
-        {"definition",
-         "realized with measured clocks: time = longest path of measured instruction times, "
-         "energy = measured energies + P_blocking x (GPUs x time - busy time); perseus_* = the "
-         "realized frontier point with the least energy among those no slower than the baseline "
-         "point (null if none; then perseus_fastest_point is the fastest realized point)"},
-    };
-  }
+  if (run.baselines) doc["baselines"] = baselines_json(run, *run.baselines);
   doc["solver"] = {{"iterations", frontier.stats.iterations},
                    {"seconds", frontier.stats.seconds},
                    {"max_critical_instructions", frontier.stats.max_critical_operations},

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+#include <utility>
 
 namespace powertrain::search {
 namespace {
@@ -87,6 +88,97 @@ SearchSpec default_search_spec() {
   return spec;
 }
 
+namespace {
+
+// "early_stop": false, or {"top": n, "patience": n}.
+core::Status parse_early_stop(const nlohmann::json& value, const std::string& source,
+                              const std::string& key, SearchSpec& spec) {
+  if (value.is_boolean() && !value.get<bool>()) {
+    spec.early_stop_patience = 0;
+    return core::Ok{};
+  }
+  if (!value.is_object())
+    return field_error(source, key, "must be false or an object {\"top\": n, \"patience\": n}");
+  for (const auto& [k, v] : value.items()) {
+    const std::string field = "early_stop." + k;
+    if (k != "top" && k != "patience")
+      return field_error(source, field, "is unknown (known: top, patience)");
+    auto n = positive_int(v, source, field, 1 << 20);
+    if (!n) return n.error();
+    (k == "top" ? spec.early_stop_top : spec.early_stop_patience) = *n;
+  }
+  return core::Ok{};
+}
+
+// A string field naming one of `names` (several names may give one value); `expected` lists
+// them for the error.
+template <typename Enum, std::size_t N>
+core::Status parse_named(const nlohmann::json& value, const std::string& source,
+                         const std::string& key,
+                         const std::pair<std::string_view, Enum> (&names)[N],
+                         std::string_view expected, Enum& out) {
+  auto s = string_field(value, source, key);
+  if (!s) return s.error();
+  for (const auto& [name, named] : names) {
+    if (*s == name) {
+      out = named;
+      return core::Ok{};
+    }
+  }
+  return field_error(source, key, fmt::format("must be {}, got '{}'", expected, *s));
+}
+
+// "objective": time, energy or both.
+core::Status parse_objective(const nlohmann::json& value, const std::string& source,
+                             const std::string& key, SearchSpec& spec) {
+  static constexpr std::pair<std::string_view, Objective> kNames[] = {
+      {"time", Objective::kTime}, {"energy", Objective::kEnergy}, {"both", Objective::kBoth}};
+  return parse_named(value, source, key, kNames, "time, energy or both", spec.objective);
+}
+
+// "algorithm": grid, random or cmaes.
+core::Status parse_algorithm(const nlohmann::json& value, const std::string& source,
+                             const std::string& key, SearchSpec& spec) {
+  static constexpr std::pair<std::string_view, Algorithm> kNames[] = {
+      {"grid", Algorithm::kGrid},
+      {"random", Algorithm::kRandom},
+      {"cmaes", Algorithm::kCmaes},
+      {"cma-es", Algorithm::kCmaes}};
+  return parse_named(value, source, key, kNames, "grid, random or cmaes", spec.algorithm);
+}
+
+// "knobs": {name: [values]}, each list sorted and deduplicated.
+core::Status parse_knobs(const nlohmann::json& value, const std::string& source,
+                         const std::string& key, SearchSpec& spec) {
+  if (!value.is_object()) return field_error(source, key, "must be an object");
+  for (const auto& [name, list] : value.items()) {
+    const std::string field = "knobs." + name;
+    const auto it = std::find(kKnobNames.begin(), kKnobNames.end(), name);
+    if (it == kKnobNames.end())
+      return field_error(source, field,
+                         "is unknown (known: tp, pp, microbatch_size, virtual_stages, "
+                         "recompute, sequence_parallel, distributed_optimizer)");
+    const int knob = static_cast<int>(it - kKnobNames.begin());
+    if (!list.is_array() || list.empty())
+      return field_error(source, field, "must be a non-empty array");
+    std::set<int> chosen;
+    for (const auto& item : list) {
+      if (is_boolean_knob(knob)) {
+        if (!item.is_boolean()) return field_error(source, field, "must be an array of true/false");
+        chosen.insert(item.get<bool>() ? 1 : 0);
+      } else {
+        auto n = positive_int(item, source, field, 1 << 16);
+        if (!n) return field_error(source, field, "must be an array of integers from 1 to 65536");
+        chosen.insert(*n);
+      }
+    }
+    spec.values[static_cast<std::size_t>(knob)].assign(chosen.begin(), chosen.end());
+  }
+  return core::Ok{};
+}
+
+}  // namespace
+
 core::Result<SearchSpec> parse_search_spec(std::string_view text, const std::string& source) {
   nlohmann::json doc;
   try {
@@ -145,69 +237,13 @@ core::Result<SearchSpec> parse_search_spec(std::string_view text, const std::str
       if (!value.is_boolean()) return field_error(source, key, "must be true or false");
       spec.pruning = value.get<bool>();
     } else if (key == "early_stop") {
-      if (value.is_boolean() && !value.get<bool>()) {
-        spec.early_stop_patience = 0;
-        continue;
-      }
-      if (!value.is_object())
-        return field_error(source, key, "must be false or an object {\"top\": n, \"patience\": n}");
-      for (const auto& [k, v] : value.items()) {
-        const std::string field = "early_stop." + k;
-        if (k != "top" && k != "patience")
-          return field_error(source, field, "is unknown (known: top, patience)");
-        auto n = positive_int(v, source, field, 1 << 20);
-        if (!n) return n.error();
-        (k == "top" ? spec.early_stop_top : spec.early_stop_patience) = *n;
-      }
+      if (auto parsed = parse_early_stop(value, source, key, spec); !parsed) return parsed.error();
     } else if (key == "objective") {
-      auto s = string_field(value, source, key);
-      if (!s) return s.error();
-      if (*s == "time")
-        spec.objective = Objective::kTime;
-      else if (*s == "energy")
-        spec.objective = Objective::kEnergy;
-      else if (*s == "both")
-        spec.objective = Objective::kBoth;
-      else
-        return field_error(source, key, fmt::format("must be time, energy or both, got '{}'", *s));
+      if (auto parsed = parse_objective(value, source, key, spec); !parsed) return parsed.error();
     } else if (key == "algorithm") {
-      auto s = string_field(value, source, key);
-      if (!s) return s.error();
-      if (*s == "grid")
-        spec.algorithm = Algorithm::kGrid;
-      else if (*s == "random")
-        spec.algorithm = Algorithm::kRandom;
-      else if (*s == "cmaes" || *s == "cma-es")
-        spec.algorithm = Algorithm::kCmaes;
-      else
-        return field_error(source, key, fmt::format("must be grid, random or cmaes, got '{}'", *s));
+      if (auto parsed = parse_algorithm(value, source, key, spec); !parsed) return parsed.error();
     } else if (key == "knobs") {
-      if (!value.is_object()) return field_error(source, key, "must be an object");
-      for (const auto& [name, list] : value.items()) {
-        const std::string field = "knobs." + name;
-        const auto it = std::find(kKnobNames.begin(), kKnobNames.end(), name);
-        if (it == kKnobNames.end())
-          return field_error(source, field,
-                             "is unknown (known: tp, pp, microbatch_size, virtual_stages, "
-                             "recompute, sequence_parallel, distributed_optimizer)");
-        const int knob = static_cast<int>(it - kKnobNames.begin());
-        if (!list.is_array() || list.empty())
-          return field_error(source, field, "must be a non-empty array");
-        std::set<int> chosen;
-        for (const auto& item : list) {
-          if (is_boolean_knob(knob)) {
-            if (!item.is_boolean())
-              return field_error(source, field, "must be an array of true/false");
-            chosen.insert(item.get<bool>() ? 1 : 0);
-          } else {
-            auto n = positive_int(item, source, field, 1 << 16);
-            if (!n)
-              return field_error(source, field, "must be an array of integers from 1 to 65536");
-            chosen.insert(*n);
-          }
-        }
-        spec.values[static_cast<std::size_t>(knob)].assign(chosen.begin(), chosen.end());
-      }
+      if (auto parsed = parse_knobs(value, source, key, spec); !parsed) return parsed.error();
     } else {
       return field_error(source, key,
                          "is unknown (known: model, gpu, num_gpus, global_batch, seq_len, "

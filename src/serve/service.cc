@@ -372,6 +372,44 @@ std::string local_time_id(long long unix_s) {
                      tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
 }
 
+// POST /profile settings in the query string of a CSV body: ?p_blocking_w=83.6&microbatches=12;
+// values that parse as JSON are numbers or booleans, the rest strings.
+json query_settings(const std::string& target) {
+  json settings = json::object();
+  const std::size_t q = target.find('?');
+  if (q != std::string::npos) {
+    for (const auto& [key, value] : parse_query(std::string_view(target).substr(q + 1))) {
+      json v = json::parse(value, nullptr, false);
+      settings[key] = v.is_discarded() ? json(value) : v;
+    }
+  }
+  return settings;
+}
+
+// POST /profile "rows" as profile CSV text; the first bad field as rows[i].field.
+std::optional<FieldError> rows_to_csv(const json& rows, std::string& csv) {
+  csv = "stage,instruction,frequency,time,energy\n";
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const json& row = rows[i];
+    if (!row.is_object()) return FieldError{fmt::format("rows[{}]", i), "expected object"};
+    int stage = 0, frequency = 0;
+    double time = 0, energy = 0;
+    std::optional<FieldError> e =
+        get_int(row, "stage", 0, profile::kMaxProfileStages - 1, true, stage);
+    if (!e) e = get_int(row, "frequency", 1, profile::kMaxProfileFrequencyMhz, true, frequency);
+    if (!e) e = get_number(row, "time", 0, profile::kMaxProfileTimeS, true, true, time);
+    if (!e) e = get_number(row, "energy", 0, profile::kMaxProfileEnergyJ, true, true, energy);
+    if (!e && (!row.contains("instruction") || !row["instruction"].is_string() ||
+               !pipeline::parse_profiled_instruction(row["instruction"].get<std::string>()))) {
+      e = FieldError{"instruction", "expected forward, backward or recompute"};
+    }
+    if (e) return FieldError{fmt::format("rows[{}].{}", i, e->field), e->message};
+    csv += fmt::format("{},{},{},{:.17g},{:.17g}\n", stage, row["instruction"].get<std::string>(),
+                       frequency, time, energy);
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 const char* job_status_name(JobStatus status) {
@@ -1353,14 +1391,7 @@ Response Service::post_profile(const std::string& job_id, const Request& request
   json settings;
   if (csv_body) {
     // Settings come in the query string: ?p_blocking_w=83.6&microbatches=12&unit_time_s=0.001
-    settings = json::object();
-    const std::size_t q = request.target.find('?');
-    if (q != std::string::npos) {
-      for (const auto& [key, value] : parse_query(std::string_view(request.target).substr(q + 1))) {
-        json v = json::parse(value, nullptr, false);
-        settings[key] = v.is_discarded() ? json(value) : v;
-      }
-    }
+    settings = query_settings(request.target);
     spec.csv = request.body;
   } else {
     if (auto e = parse_object(request.body, settings)) return field_error(*e);
@@ -1376,25 +1407,7 @@ Response Service::post_profile(const std::string& job_id, const Request& request
       if (!rows->is_array() || rows->empty()) {
         return field_error({"rows", "expected a non-empty list of rows"});
       }
-      spec.csv = "stage,instruction,frequency,time,energy\n";
-      for (std::size_t i = 0; i < rows->size(); ++i) {
-        const json& row = (*rows)[i];
-        if (!row.is_object()) return field_error({fmt::format("rows[{}]", i), "expected object"});
-        int stage = 0, frequency = 0;
-        double time = 0, energy = 0;
-        std::optional<FieldError> e =
-            get_int(row, "stage", 0, profile::kMaxProfileStages - 1, true, stage);
-        if (!e) e = get_int(row, "frequency", 1, profile::kMaxProfileFrequencyMhz, true, frequency);
-        if (!e) e = get_number(row, "time", 0, profile::kMaxProfileTimeS, true, true, time);
-        if (!e) e = get_number(row, "energy", 0, profile::kMaxProfileEnergyJ, true, true, energy);
-        if (!e && (!row.contains("instruction") || !row["instruction"].is_string() ||
-                   !pipeline::parse_profiled_instruction(row["instruction"].get<std::string>()))) {
-          e = FieldError{"instruction", "expected forward, backward or recompute"};
-        }
-        if (e) return field_error({fmt::format("rows[{}].{}", i, e->field), e->message});
-        spec.csv += fmt::format("{},{},{},{:.17g},{:.17g}\n", stage,
-                                row["instruction"].get<std::string>(), frequency, time, energy);
-      }
+      if (auto e = rows_to_csv(*rows, spec.csv)) return field_error(*e);
     }
   }
   if (auto e = get_int(settings, "microbatches", 1, kMaxMicrobatches, spec.microbatches == 0,

@@ -22,6 +22,18 @@ std::string_view to_string(KernelClass kind) {
   return "?";
 }
 
+device::WorkKind work_kind(KernelClass kind) {
+  switch (kind) {
+    case KernelClass::kMatmul:
+      return device::WorkKind::kMatmul;
+    case KernelClass::kMemory:
+      return device::WorkKind::kMemoryBound;
+    case KernelClass::kCollective:
+      return device::WorkKind::kCollective;
+  }
+  return device::WorkKind::kMemoryBound;
+}
+
 KernelClass classify_kernel(std::string_view name, graph::TaskKind kind, bool nccl) {
   if (nccl) return KernelClass::kCollective;
   if (kind != graph::TaskKind::kKernel) return KernelClass::kMemory;
@@ -49,7 +61,8 @@ EnergyReport timeline_energy(const graph::ExecutionGraph& graph,
   // The device model's power formula; measured durations already include any power capping,
   // so the clock is not lowered here (above_power_limit flags a modelled average above the cap).
   const double dynamic_w = device::dynamic_power_w(gpu, gpu.dvfs, report.clock_mhz);
-  const double activity[3] = {1.0, gpu.dvfs.memory_activity, gpu.dvfs.collective_activity};
+  const double activity[kKernelClassCount] = {1.0, gpu.dvfs.memory_activity,
+                                              gpu.dvfs.collective_activity};
 
   // Classify each name once per rank: kernel names repeat a lot.
   for (std::size_t r = 0; r < graph.ranks.size(); ++r) {

@@ -10,14 +10,24 @@
 #include <vector>
 
 #include "device/gpu.h"
+#include "device/work.h"
 #include "graph/execution_graph.h"
 #include "sim/metrics.h"
 #include "sim/simulator.h"
 
 namespace powertrain::sim {
 
+/// The one kernel class of a GPU task (docs/glossary.md): energy accounting (sim/), what-if
+/// selection (whatif::TaskClass reuses these values) and the emulator's estimates. The values
+/// index per-class arrays (kKernelClassCount of them).
 enum class KernelClass : std::uint8_t { kMatmul, kMemory, kCollective };
+inline constexpr int kKernelClassCount = 3;
 std::string_view to_string(KernelClass kind);
+
+/// The device model's work kind of a class: kMatmul → kMatmul, kMemory → kMemoryBound,
+/// kCollective → kCollective. The only mapping between the two enums; the device model's
+/// kAttention (tensor-core work at a lower efficiency) is kMatmul here, so no class maps to it.
+device::WorkKind work_kind(KernelClass kind);
 
 /// NCCL tasks → kCollective; names containing a GEMM/convolution/attention marker (gemm, matmul,
 /// bmm_, nvjet, xmma, wgmma, hmma, scudnn, winograd, dgrad, wgrad, fprop, convolve, fmha,
@@ -30,8 +40,8 @@ struct GpuEnergy {
   std::int64_t device = 0;
   double window_s = 0.0;  // the rank's step window (all steps)
   int steps = 1;
-  double busy_s[3] = {0.0, 0.0, 0.0};  // task time by KernelClass inside the window
-  double dynamic_j_by_class[3] = {0.0, 0.0, 0.0};
+  double busy_s[kKernelClassCount] = {0.0, 0.0, 0.0};  // task time by KernelClass inside the window
+  double dynamic_j_by_class[kKernelClassCount] = {0.0, 0.0, 0.0};
   double static_j = 0.0;   // static power × window
   double dynamic_j = 0.0;  // Σ dynamic power × activity(class) × task time
   double total_j = 0.0;

@@ -165,18 +165,12 @@ StepMetrics metrics_of_timeline(const graph::ExecutionGraph& graph,
                              ? static_cast<double>(busy) / static_cast<double>(m.window.length_ns())
                              : 0.0;
     metrics.job_step_time_ns = std::max(metrics.job_step_time_ns, m.step_time_ns);
-    metrics.job_breakdown.exposed_compute += m.breakdown.exposed_compute;
-    metrics.job_breakdown.exposed_communication += m.breakdown.exposed_communication;
-    metrics.job_breakdown.overlapped += m.breakdown.overlapped;
-    metrics.job_breakdown.other += m.breakdown.other;
+    metrics.job_breakdown += m.breakdown;
     metrics.job_mean_utilization += m.mean_utilization;
     metrics.ranks.push_back(std::move(m));
   }
   const double n = static_cast<double>(std::max<std::size_t>(graph.ranks.size(), 1));
-  metrics.job_breakdown.exposed_compute /= n;
-  metrics.job_breakdown.exposed_communication /= n;
-  metrics.job_breakdown.overlapped /= n;
-  metrics.job_breakdown.other /= n;
+  metrics.job_breakdown /= n;
   metrics.job_mean_utilization /= n;
   return metrics;
 }

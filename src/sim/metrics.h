@@ -37,6 +37,22 @@ struct Breakdown {
   double exposed_communication = 0.0;  // communication running, no compute
   double overlapped = 0.0;             // both
   double other = 0.0;                  // no GPU work: idle, host-bound
+
+  // Sums and means over ranks (each field on its own).
+  Breakdown& operator+=(const Breakdown& b) {
+    exposed_compute += b.exposed_compute;
+    exposed_communication += b.exposed_communication;
+    overlapped += b.overlapped;
+    other += b.other;
+    return *this;
+  }
+  Breakdown& operator/=(double n) {
+    exposed_compute /= n;
+    exposed_communication /= n;
+    overlapped /= n;
+    other /= n;
+    return *this;
+  }
 };
 
 /// The breakdown of `intervals` (any order, may overlap) clipped to `window`. O(k log k).

@@ -369,6 +369,93 @@ std::vector<LayerProfile::Task> block_tasks(const ExecutionGraph& graph,
 
 }  // namespace
 
+namespace {
+
+struct PipelineTransfers {
+  std::int64_t median_wire_ns = 0;
+  int first_pair = 0;  // transfers between the first two ranks
+};
+
+// Pipeline transfers: send/recv pairs (2-member groups of point-to-point kind, not a 2-rank
+// all-reduce); those between the first two ranks count the microbatches: an activation
+// forward per microbatch and step, and a gradient back when there is a backward.
+PipelineTransfers pipeline_transfers(const ExecutionGraph& graph) {
+  const auto point_to_point = [](const graph::CollectiveGroup& group) {
+    for (std::string_view marker : {"send", "recv", "Send", "Recv"})
+      if (group.collective.find(marker) != std::string::npos ||
+          group.name.find(marker) != std::string::npos)
+        return true;
+    return false;
+  };
+  std::vector<std::int64_t> p2p_wire_ns;
+  int first_pair_transfers = 0;
+  for (const graph::CollectiveGroup& group : graph.collectives) {
+    if (group.member_count != 2 || !point_to_point(group)) continue;
+    const std::int32_t a = graph.collective_members[group.first_member];
+    const std::int32_t b = graph.collective_members[group.first_member + 1];
+    p2p_wire_ns.push_back(std::min(graph.duration_ns[a], graph.duration_ns[b]));
+    const int ra = graph.rank_index_of(a), rb = graph.rank_index_of(b);
+    if (std::min(ra, rb) == 0 && std::max(ra, rb) == 1) ++first_pair_transfers;
+  }
+  return {median(p2p_wire_ns), first_pair_transfers};
+}
+
+// The GPU time of rank `d` outside its layers, per microbatch and step: the first and last
+// stages keep theirs (with one rank, its whole non-layer wall time), the middle stages' is
+// dropped (counted in dropped_ns).
+void add_non_layer_time(const ExecutionGraph& graph, const LayerDetection& d,
+                        const std::vector<std::int32_t>& sequence, const sim::TimeWindow& window,
+                        int per_stage_repeats, LayerProfile& profile) {
+  std::vector<char> in_layer(graph.task_count(), 0);
+  for (const LayerBlock* block : {&d.forward, &d.backward})
+    for (const auto& occurrence : block->occurrences)
+      for (std::int32_t t : occurrence) in_layer[t] = 1;
+  const std::int64_t first_layer_start =
+      graph.input_start_ns[d.forward.occurrences.front().front()];
+  std::int64_t before = 0, after = 0;
+  for (std::int32_t t : sequence) {
+    if (in_layer[t]) continue;
+    (graph.input_start_ns[t] < first_layer_start ? before : after) += graph.input_duration_ns[t];
+  }
+  const bool first = d.rank_index == 0;
+  const bool last = d.rank_index == profile.stages - 1;
+  if (first && last) {
+    // One rank: keep its whole non-layer wall time (host-bound idle included), so the job
+    // rebuilt at its own shape has its step time: the span before the first layer, and the
+    // rest of the window beyond the layers.
+    const sim::TimeWindow& w = window;
+    // The lead of every step: from the step's start to its first forward layer.
+    std::int64_t lead = 0;
+    const std::vector<std::int32_t>& steps = graph.ranks[d.rank_index].profiler_steps;
+    if (steps.size() < 2) {
+      lead = std::max<std::int64_t>(0, first_layer_start - w.start_ns);
+    } else {
+      for (std::int32_t span : steps) {
+        const std::int64_t step_start = graph.parents[span].input_start_ns;
+        for (const auto& occurrence : d.forward.occurrences) {
+          const std::int64_t t = graph.input_start_ns[occurrence.front()];
+          if (t < step_start) continue;
+          lead += t - step_start;
+          break;
+        }
+      }
+    }
+    const std::int64_t layer_ns = static_cast<std::int64_t>(d.forward.occurrences.size()) *
+                                  (profile.forward_layer_ns() + profile.backward_layer_ns());
+    const std::int64_t rest = std::max<std::int64_t>(0, w.length_ns() - lead - layer_ns);
+    profile.first_stage_extra_ns = lead / per_stage_repeats;
+    profile.last_stage_extra_ns = rest / per_stage_repeats;
+  } else if (first) {
+    profile.first_stage_extra_ns = (before + after) / per_stage_repeats;
+  } else if (last) {
+    profile.last_stage_extra_ns = (before + after) / per_stage_repeats;
+  } else {
+    profile.dropped_ns += (before + after) / profile.steps;
+  }
+}
+
+}  // namespace
+
 core::Result<LayerProfile> profile_layers(const ExecutionGraph& graph, int input_microbatches) {
   if (graph.ranks.empty()) return core::Error{"no ranks to profile"};
   LayerProfile profile;
@@ -394,27 +481,9 @@ core::Result<LayerProfile> profile_layers(const ExecutionGraph& graph, int input
   }());
   profile.steps = std::max(windows.front().steps, 1);
 
-  // Pipeline transfers: send/recv pairs (2-member groups of point-to-point kind, not a 2-rank
-  // all-reduce); those between the first two ranks count the microbatches: an activation
-  // forward per microbatch and step, and a gradient back when there is a backward.
-  const auto point_to_point = [](const graph::CollectiveGroup& group) {
-    for (std::string_view marker : {"send", "recv", "Send", "Recv"})
-      if (group.collective.find(marker) != std::string::npos ||
-          group.name.find(marker) != std::string::npos)
-        return true;
-    return false;
-  };
-  std::vector<std::int64_t> p2p_wire_ns;
-  int first_pair_transfers = 0;
-  for (const graph::CollectiveGroup& group : graph.collectives) {
-    if (group.member_count != 2 || !point_to_point(group)) continue;
-    const std::int32_t a = graph.collective_members[group.first_member];
-    const std::int32_t b = graph.collective_members[group.first_member + 1];
-    p2p_wire_ns.push_back(std::min(graph.duration_ns[a], graph.duration_ns[b]));
-    const int ra = graph.rank_index_of(a), rb = graph.rank_index_of(b);
-    if (std::min(ra, rb) == 0 && std::max(ra, rb) == 1) ++first_pair_transfers;
-  }
-  profile.p2p_ns = median(p2p_wire_ns);
+  const PipelineTransfers transfers = pipeline_transfers(graph);
+  profile.p2p_ns = transfers.median_wire_ns;
+  const int first_pair_transfers = transfers.first_pair;
   const bool has_backward = !detections.front().backward.occurrences.empty();
   if (input_microbatches > 0) {
     profile.microbatches = input_microbatches;
@@ -451,52 +520,8 @@ core::Result<LayerProfile> profile_layers(const ExecutionGraph& graph, int input
 
   // Non-layer GPU busy time of each rank.
   for (const LayerDetection& d : detections) {
-    std::vector<char> in_layer(graph.task_count(), 0);
-    for (const LayerBlock* block : {&d.forward, &d.backward})
-      for (const auto& occurrence : block->occurrences)
-        for (std::int32_t t : occurrence) in_layer[t] = 1;
-    const std::int64_t first_layer_start =
-        graph.input_start_ns[d.forward.occurrences.front().front()];
-    std::int64_t before = 0, after = 0;
-    for (std::int32_t t : sequences[d.rank_index]) {
-      if (in_layer[t]) continue;
-      (graph.input_start_ns[t] < first_layer_start ? before : after) += graph.input_duration_ns[t];
-    }
-    const bool first = d.rank_index == 0;
-    const bool last = d.rank_index == profile.stages - 1;
-    if (first && last) {
-      // One rank: keep its whole non-layer wall time (host-bound idle included), so the job
-      // rebuilt at its own shape has its step time: the span before the first layer, and the
-      // rest of the window beyond the layers.
-      const sim::TimeWindow& w = windows.front();
-      // The lead of every step: from the step's start to its first forward layer.
-      std::int64_t lead = 0;
-      const std::vector<std::int32_t>& steps = graph.ranks[d.rank_index].profiler_steps;
-      if (steps.size() < 2) {
-        lead = std::max<std::int64_t>(0, first_layer_start - w.start_ns);
-      } else {
-        for (std::int32_t span : steps) {
-          const std::int64_t step_start = graph.parents[span].input_start_ns;
-          for (const auto& occurrence : d.forward.occurrences) {
-            const std::int64_t t = graph.input_start_ns[occurrence.front()];
-            if (t < step_start) continue;
-            lead += t - step_start;
-            break;
-          }
-        }
-      }
-      const std::int64_t layer_ns = static_cast<std::int64_t>(d.forward.occurrences.size()) *
-                                    (profile.forward_layer_ns() + profile.backward_layer_ns());
-      const std::int64_t rest = std::max<std::int64_t>(0, w.length_ns() - lead - layer_ns);
-      profile.first_stage_extra_ns = lead / per_stage_repeats;
-      profile.last_stage_extra_ns = rest / per_stage_repeats;
-    } else if (first) {
-      profile.first_stage_extra_ns = (before + after) / per_stage_repeats;
-    } else if (last) {
-      profile.last_stage_extra_ns = (before + after) / per_stage_repeats;
-    } else {
-      profile.dropped_ns += (before + after) / profile.steps;
-    }
+    add_non_layer_time(graph, d, sequences[d.rank_index], windows.front(), per_stage_repeats,
+                       profile);
   }
   return profile;
 }

@@ -144,12 +144,11 @@ double one_f_one_b_step_s(int stages, int microbatches, double forward_s, double
   return (microbatches + stages - 1) * (forward_s + backward_s) + 2.0 * (stages - 1) * p2p_s;
 }
 
-core::Result<RestagedJob> build_pipeline_job(const LayerProfile& profile, const RestageSpec& spec) {
-  RestagedJob job;
-  job.profile = profile;
-  job.stages = spec.stages > 0 ? spec.stages : profile.stages;
-  job.microbatches = spec.microbatches > 0 ? spec.microbatches : profile.microbatches;
-  job.layers = spec.layers > 0 ? spec.layers : profile.layers;
+namespace {
+
+// Checks the re-staged shape (set in `job`) and the transfer time against the limits.
+core::Status check_restage(const LayerProfile& profile, const RestageSpec& spec,
+                           const RestagedJob& job) {
   if (profile.forward.empty() || profile.layers < 1)
     return core::Error{"the input profile has no layers to re-stage"};
   if (job.stages > job.layers)
@@ -173,6 +172,66 @@ core::Result<RestagedJob> build_pipeline_job(const LayerProfile& profile, const 
   if (tasks > 50'000'000)
     return core::Error{fmt::format(
         "re-staged pipeline too large: about {} GPU tasks (at most 50 million)", tasks)};
+  return core::Ok{};
+}
+
+// Per microbatch of one stage: the first and last compute task of its forward and backward,
+// and the compute task issued just before each (kNone when none).
+struct StageCompute {
+  std::vector<std::int32_t> first_of_forward, last_of_forward, issued_after_forward;
+  std::vector<std::int32_t> first_of_backward, last_of_backward, issued_after_backward;
+};
+
+// Writes stage `s`'s forward and backward compute in 1F1B order: its layers' kernels with their
+// gaps, plus the first stage's and the last stage's extra work.
+StageCompute write_stage_compute(PipelineGraphWriter& writer,
+                                 const std::vector<pipeline::ScheduledInstruction>& instructions,
+                                 const LayerProfile& profile, const RestagedJob& job, int s) {
+  const auto M = static_cast<std::size_t>(job.microbatches);
+  StageCompute c{std::vector<std::int32_t>(M, kNone), std::vector<std::int32_t>(M, kNone),
+                 std::vector<std::int32_t>(M, kNone), std::vector<std::int32_t>(M, kNone),
+                 std::vector<std::int32_t>(M, kNone), std::vector<std::int32_t>(M, kNone)};
+  std::int32_t previous_last = kNone;  // last compute task of the previous instruction
+  for (const pipeline::ScheduledInstruction& instruction : instructions) {
+    const bool forward = instruction.kind == pipeline::InstructionKind::kForward;
+    if (!forward && instruction.kind != pipeline::InstructionKind::kBackward) continue;
+    const int m = instruction.microbatch;
+    std::int32_t first = kNone, last = kNone;
+    auto emit = [&](const std::string& name, std::int64_t duration, std::int64_t gap) {
+      last = writer.add(kCompute, name, duration, first == kNone ? 0 : gap, false);
+      if (first == kNone) first = last;
+    };
+    if (forward) {
+      if (s == 0 && profile.first_stage_extra_ns > 0)
+        emit("embedding and other first-stage work", profile.first_stage_extra_ns, 0);
+      for (int layer = 0; layer < job.layers_per_stage[s]; ++layer)
+        for (const LayerProfile::Task& t : profile.forward) emit(t.name, t.duration_ns, t.gap_ns);
+      if (s == job.stages - 1 && profile.last_stage_extra_ns > 0)
+        emit("head, loss and other last-stage work", profile.last_stage_extra_ns, 0);
+      c.first_of_forward[m] = first;
+      c.last_of_forward[m] = last;
+      c.issued_after_forward[m] = previous_last;
+    } else {
+      for (int layer = 0; layer < job.layers_per_stage[s]; ++layer)
+        for (const LayerProfile::Task& t : profile.backward) emit(t.name, t.duration_ns, t.gap_ns);
+      c.first_of_backward[m] = first;
+      c.last_of_backward[m] = last;
+      c.issued_after_backward[m] = previous_last;
+    }
+    if (last != kNone) previous_last = last;
+  }
+  return c;
+}
+
+}  // namespace
+
+core::Result<RestagedJob> build_pipeline_job(const LayerProfile& profile, const RestageSpec& spec) {
+  RestagedJob job;
+  job.profile = profile;
+  job.stages = spec.stages > 0 ? spec.stages : profile.stages;
+  job.microbatches = spec.microbatches > 0 ? spec.microbatches : profile.microbatches;
+  job.layers = spec.layers > 0 ? spec.layers : profile.layers;
+  if (auto checked = check_restage(profile, spec, job); !checked) return checked.error();
   job.p2p_ns = spec.p2p_s >= 0.0 ? static_cast<std::int64_t>(std::llround(spec.p2p_s * 1e9))
                                  : profile.p2p_ns;
   job.layers_per_stage = spread_layers(job.layers, job.stages);
@@ -194,39 +253,7 @@ core::Result<RestagedJob> build_pipeline_job(const LayerProfile& profile, const 
 
   for (int s = 0; s < S; ++s) {
     writer.begin_rank(s, S);
-    std::int32_t previous_last = kNone;  // last compute task of the previous instruction
-    std::vector<std::int32_t> first_of_forward(M, kNone), last_of_forward(M, kNone);
-    std::vector<std::int32_t> first_of_backward(M, kNone), last_of_backward(M, kNone);
-    std::vector<std::int32_t> issued_after_forward(M, kNone), issued_after_backward(M, kNone);
-    for (const pipeline::ScheduledInstruction& instruction : (*order)[s]) {
-      const bool forward = instruction.kind == pipeline::InstructionKind::kForward;
-      if (!forward && instruction.kind != pipeline::InstructionKind::kBackward) continue;
-      const int m = instruction.microbatch;
-      std::int32_t first = kNone, last = kNone;
-      auto emit = [&](const std::string& name, std::int64_t duration, std::int64_t gap) {
-        last = writer.add(kCompute, name, duration, first == kNone ? 0 : gap, false);
-        if (first == kNone) first = last;
-      };
-      if (forward) {
-        if (s == 0 && profile.first_stage_extra_ns > 0)
-          emit("embedding and other first-stage work", profile.first_stage_extra_ns, 0);
-        for (int layer = 0; layer < job.layers_per_stage[s]; ++layer)
-          for (const LayerProfile::Task& t : profile.forward) emit(t.name, t.duration_ns, t.gap_ns);
-        if (s == S - 1 && profile.last_stage_extra_ns > 0)
-          emit("head, loss and other last-stage work", profile.last_stage_extra_ns, 0);
-        first_of_forward[m] = first;
-        last_of_forward[m] = last;
-        issued_after_forward[m] = previous_last;
-      } else {
-        for (int layer = 0; layer < job.layers_per_stage[s]; ++layer)
-          for (const LayerProfile::Task& t : profile.backward)
-            emit(t.name, t.duration_ns, t.gap_ns);
-        first_of_backward[m] = first;
-        last_of_backward[m] = last;
-        issued_after_backward[m] = previous_last;
-      }
-      if (last != kNone) previous_last = last;
-    }
+    const StageCompute c = write_stage_compute(writer, (*order)[s], profile, job, s);
     // Transfers: a receive is issued when the stage reaches the instruction that needs it; a
     // send when the instruction that produced it ends.
     const std::int64_t p2p = job.p2p_ns;
@@ -234,24 +261,24 @@ core::Result<RestagedJob> build_pipeline_job(const LayerProfile& profile, const 
       if (s > 0) {
         recv_prev[s][m] =
             writer.add(kRecvPrev, "ncclDevKernel_SendRecv (recv activation)", p2p, 0, true);
-        writer.depend(issued_after_forward[m], recv_prev[s][m]);
-        writer.depend(recv_prev[s][m], first_of_forward[m]);
+        writer.depend(c.issued_after_forward[m], recv_prev[s][m]);
+        writer.depend(recv_prev[s][m], c.first_of_forward[m]);
       }
       if (s + 1 < S) {
         send_next[s][m] =
             writer.add(kSendNext, "ncclDevKernel_SendRecv (send activation)", p2p, 0, true);
-        writer.depend(last_of_forward[m], send_next[s][m]);
+        writer.depend(c.last_of_forward[m], send_next[s][m]);
       }
       if (!profile.backward.empty() && s + 1 < S) {
         recv_next[s][m] =
             writer.add(kRecvNext, "ncclDevKernel_SendRecv (recv gradient)", p2p, 0, true);
-        writer.depend(issued_after_backward[m], recv_next[s][m]);
-        writer.depend(recv_next[s][m], first_of_backward[m]);
+        writer.depend(c.issued_after_backward[m], recv_next[s][m]);
+        writer.depend(recv_next[s][m], c.first_of_backward[m]);
       }
       if (!profile.backward.empty() && s > 0) {
         send_prev[s][m] =
             writer.add(kSendPrev, "ncclDevKernel_SendRecv (send gradient)", p2p, 0, true);
-        writer.depend(last_of_backward[m], send_prev[s][m]);
+        writer.depend(c.last_of_backward[m], send_prev[s][m]);
       }
     }
     writer.end_rank();

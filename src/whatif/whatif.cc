@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
+#include <string_view>
 
 #include "sim/energy.h"
 
@@ -12,28 +14,29 @@ namespace {
 
 bool in_class(const graph::ExecutionGraph& graph, std::int32_t task, TaskClass task_class) {
   const graph::TaskKind kind = graph.kind[task];
-  switch (task_class) {
-    case TaskClass::kAll:
-      return true;
-    case TaskClass::kGpu:
-      return graph::is_gpu(kind);
-    case TaskClass::kCpu:
-      return !graph::is_gpu(kind);
-    case TaskClass::kMatmul:
-    case TaskClass::kMemory:
-    case TaskClass::kCollective: {
-      if (!graph::is_gpu(kind)) return false;
-      const sim::KernelClass k =
-          sim::classify_kernel(graph.task_name(task), kind, graph.nccl[task] != 0);
-      return (task_class == TaskClass::kMatmul && k == sim::KernelClass::kMatmul) ||
-             (task_class == TaskClass::kMemory && k == sim::KernelClass::kMemory) ||
-             (task_class == TaskClass::kCollective && k == sim::KernelClass::kCollective);
-    }
-  }
-  return false;
+  if (task_class == TaskClass::kAll) return true;
+  if (task_class == TaskClass::kCpu) return !graph::is_gpu(kind);
+  if (!graph::is_gpu(kind)) return false;
+  const std::optional<sim::KernelClass> selected = kernel_class(task_class);
+  return !selected ||
+         sim::classify_kernel(graph.task_name(task), kind, graph.nccl[task] != 0) == *selected;
 }
 
 }  // namespace
+
+std::optional<sim::KernelClass> kernel_class(TaskClass task_class) {
+  switch (task_class) {
+    case TaskClass::kMatmul:
+    case TaskClass::kMemory:
+    case TaskClass::kCollective:
+      return static_cast<sim::KernelClass>(task_class);
+    case TaskClass::kAll:
+    case TaskClass::kGpu:
+    case TaskClass::kCpu:
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
 
 core::Result<DurationScaling> parse_duration_scaling(const std::string& text) {
   constexpr const char* kKnown = "all, gpu, cpu, matmul, memory, collective";
@@ -42,22 +45,27 @@ core::Result<DurationScaling> parse_duration_scaling(const std::string& text) {
     return core::Error{fmt::format("--scale '{}': expected CLASS=FACTOR ({})", text, kKnown)};
   const std::string name = text.substr(0, eq);
   DurationScaling scaling;
-  if (name == "all") {
-    scaling.task_class = TaskClass::kAll;
-  } else if (name == "gpu") {
-    scaling.task_class = TaskClass::kGpu;
-  } else if (name == "cpu") {
-    scaling.task_class = TaskClass::kCpu;
-  } else if (name == "matmul" || name == "gemm") {
-    scaling.task_class = TaskClass::kMatmul;
-  } else if (name == "memory") {
-    scaling.task_class = TaskClass::kMemory;
-  } else if (name == "collective" || name == "nccl") {
-    scaling.task_class = TaskClass::kCollective;
-  } else {
+  struct Name {
+    std::string_view name;
+    TaskClass task_class;
+  };
+  static constexpr Name kNames[] = {
+      {"all", TaskClass::kAll},
+      {"gpu", TaskClass::kGpu},
+      {"cpu", TaskClass::kCpu},
+      {"matmul", TaskClass::kMatmul},
+      {"gemm", TaskClass::kMatmul},
+      {"memory", TaskClass::kMemory},
+      {"collective", TaskClass::kCollective},
+      {"nccl", TaskClass::kCollective},
+  };
+  const auto found = std::find_if(std::begin(kNames), std::end(kNames),
+                                  [&](const Name& n) { return n.name == name; });
+  if (found == std::end(kNames)) {
     return core::Error{
         fmt::format("--scale '{}': unknown class '{}' (known: {})", text, name, kKnown)};
   }
+  scaling.task_class = found->task_class;
   const std::string number = text.substr(eq + 1);
   char* end = nullptr;
   const double factor = std::strtod(number.c_str(), &end);

@@ -2,23 +2,30 @@
 // what was measured (ExecutionGraph::input_* stay; duration_ns changes).
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/result.h"
 #include "graph/execution_graph.h"
+#include "sim/energy.h"
 
 namespace powertrain::whatif {
 
-/// Which tasks a scaling applies to.
-enum class TaskClass {
-  kAll,         // every task, host and GPU
-  kGpu,         // every GPU task
-  kMatmul,      // GEMM / convolution / attention kernels (sim::classify_kernel)
-  kMemory,      // other kernels, memcpy, memset
-  kCollective,  // NCCL kernels
-  kCpu,         // host tasks
+/// Which tasks a scaling applies to: a kernel class (sim::KernelClass, the one kernel-class enum;
+/// the same values) or one of the selectors all/gpu/cpu on top of it.
+enum class TaskClass : std::uint8_t {
+  kMatmul = static_cast<std::uint8_t>(sim::KernelClass::kMatmul),  // GEMM/convolution/attention
+  kMemory = static_cast<std::uint8_t>(sim::KernelClass::kMemory),  // other kernels, memcpy, memset
+  kCollective = static_cast<std::uint8_t>(sim::KernelClass::kCollective),  // NCCL kernels
+  kAll = sim::kKernelClassCount,  // every task, host and GPU
+  kGpu,                           // every GPU task
+  kCpu,                           // host tasks
 };
+
+/// The kernel class a TaskClass selects; nullopt for the selectors kAll, kGpu, kCpu.
+std::optional<sim::KernelClass> kernel_class(TaskClass task_class);
 
 struct DurationScaling {
   TaskClass task_class = TaskClass::kAll;

@@ -32,6 +32,28 @@ TEST(Csv, Errors) {
   EXPECT_EQ(error("a,b\n1,\"open\n"), "t.csv:2: unterminated quoted field");
 }
 
+TEST(Csv, TruncatedCorruptedAndEmptyInput) {
+  auto error = [](std::string_view text) {
+    auto table = parse_csv(text, "t.csv");
+    return table ? std::string("no error") : table.error().message;
+  };
+  // A file cut inside a row names the short row; a complete last row needs no newline.
+  EXPECT_EQ(error("a,b,c\n1,2,3\n4,5"), "t.csv:3: expected 3 fields as in the header, got 2");
+  auto no_newline = parse_csv("a,b\n1,2", "t.csv");
+  ASSERT_TRUE(no_newline) << no_newline.error().message;
+  ASSERT_EQ(no_newline->rows.size(), 1u);
+  EXPECT_EQ(no_newline->rows[0].fields[1], "2");
+  // Cut inside a quoted field: the row where the quote opened.
+  EXPECT_EQ(error("a,b\n1,2\n3,\"par"), "t.csv:3: unterminated quoted field");
+  // Corrupted bytes are one field: the row is short.
+  EXPECT_EQ(error(std::string_view("a,b\n\x01\x02\0\x7f\n", 9)),
+            "t.csv:2: expected 2 fields as in the header, got 1");
+  // Empty: nothing, only blank lines, or only a byte-order mark.
+  for (const char* empty : {"", "\n\n  \n", "\xEF\xBB\xBF"}) {
+    EXPECT_EQ(error(empty), "t.csv: empty file, expected a CSV header") << empty;
+  }
+}
+
 TEST(Csv, NumberAndIntegerFieldsNameTheirPlace) {
   EXPECT_EQ(*parse_finite_double("2.5", "t.csv", 7, "time"), 2.5);
   EXPECT_EQ(parse_finite_double("abc", "t.csv", 7, "time").error().message,

@@ -13,6 +13,7 @@
 #include "emulate/trace_writer.h"
 #include "emulate_test_util.h"
 #include "graph/execution_graph.h"
+#include "report/emulation_report.h"
 
 namespace powertrain::emulate {
 namespace {
@@ -362,7 +363,7 @@ TEST(Emulate, WritesSummaryAndPerfettoTraceAtomically) {
   for (int r = 0; r < 2; ++r) texts.push_back(data_parallel_program(r, 2));
   const EmulationResult res = run(texts);
   const auto out = dir.path() / "out";
-  ASSERT_TRUE(write_emulation_outputs(res, out).ok());
+  ASSERT_TRUE(report::write_emulation_outputs(res, out).ok());
   std::ifstream in(out / "summary.json");
   const auto summary = nlohmann::json::parse(in);
   EXPECT_GT(summary["job"]["predicted_step_s"].get<double>(), 0.0);

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <utility>
+
 #include "core/csv.h"
 
 namespace powertrain::profile {
@@ -77,6 +79,22 @@ TEST(ProfileCsv, ErrorsNameSourceLineAndField) {
   EXPECT_EQ(error_of(header + "0,forward,1410,0.1,-1\n"),
             "p.csv:2: field 'energy': expected joules in (0, 1e+12], got -1");
   EXPECT_EQ(error_of(header), "p.csv: no measurements (only a header)");
+}
+
+TEST(ProfileCsv, TruncatedCorruptedAndEmptyInput) {
+  const std::string header = "stage,instruction,frequency,time,energy\n";
+  const std::pair<std::string, std::string> cases[] = {
+      // Cut inside the last row.
+      {header + "0,forward,1410,0.1,1\n0,backward,14",
+       "p.csv:3: expected 5 fields as in the header, got 3"},
+      // Corrupted numbers name their field.
+      {header + "0,forward,1410,0.1x,1\n", "p.csv:2: field 'time': expected a number, got '0.1x'"},
+      {header + "0,forward,1410,nan,1\n",
+       "p.csv:2: field 'time': expected a finite number, got 'nan'"},
+      {header + "x,forward,1410,0.1,1\n", "p.csv:2: field 'stage': expected an integer, got 'x'"},
+      {"", "p.csv: empty file, expected a CSV header"},
+  };
+  for (const auto& [text, message] : cases) EXPECT_EQ(error_of(text), message) << text;
 }
 
 TEST(ProfileCsv, PipelineValidationNeedsEveryStageAndTwoClocks) {

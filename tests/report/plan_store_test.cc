@@ -111,5 +111,31 @@ TEST_F(PlanStoreTest, ErrorsNameFileLineAndField) {
             file("plans.csv") + ":1: missing column 'frequency_mhz'");
 }
 
+TEST_F(PlanStoreTest, TruncatedCorruptedAndEmptyFiles) {
+  struct Case {
+    const char* frontier;
+    const char* plans;
+    const char* file;
+    std::string message;  // after "<dir>/<file>"
+  };
+  const Case cases[] = {
+      // Cut inside the last row.
+      {"time,energy,realized_time,realized_energy\n3,30,3,31\n2,40", kPlans, "frontier.csv",
+       ":3: expected 4 fields as in the header, got 2"},
+      {kFrontier,
+       "point,gpu,slot,stage,instruction,microbatch,frequency_mhz\n0,0,0,0,forward,0,900\n1,0,0",
+       "plans.csv", ":3: expected 7 fields as in the header, got 3"},
+      // A corrupted number.
+      {"time,energy,realized_time,realized_energy\n3,3x0,3,31\n", kPlans, "frontier.csv",
+       ":2: field 'energy': expected a number, got '3x0'"},
+      // Empty files.
+      {"", kPlans, "frontier.csv", ": empty file"},
+      {kFrontier, "", "plans.csv", ": empty file"},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(error_of(c.frontier, c.plans), file(c.file) + c.message) << c.frontier;
+  }
+}
+
 }  // namespace
 }  // namespace powertrain::report

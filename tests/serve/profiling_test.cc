@@ -18,26 +18,15 @@
 #include "core/csv.h"
 #include "device/gpu.h"
 #include "serve/service.h"
+#include "service_test_util.h"
 
 namespace powertrain::serve {
 namespace {
 
 using nlohmann::json;
 
-std::unique_ptr<Service> make_service(const std::string& db = ":memory:") {
-  auto store = Store::open(db);
-  EXPECT_TRUE(store) << store.error().message;
-  ServiceOptions options;
-  options.background = false;
-  auto service = Service::create(std::move(*store), options);
-  EXPECT_TRUE(service) << service.error().message;
-  return std::move(*service);
-}
-
-Response call(Service& s, const std::string& method, const std::string& target,
-              const json& body = nullptr) {
-  return s.handle({method, target, body.is_null() ? "" : body.dump(), "application/json"});
-}
+using test::call;
+using test::make_service;
 
 // Measured (modelled) time and energy of one run of an instruction of a stage at a clock.
 struct Simulated {

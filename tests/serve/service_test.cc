@@ -16,26 +16,15 @@
 #include "frontier/solver.h"
 #include "profile/example_profile.h"
 #include "report/frontier_report.h"
+#include "service_test_util.h"
 
 namespace powertrain::serve {
 namespace {
 
 using nlohmann::json;
 
-std::unique_ptr<Service> make_service(const std::string& db = ":memory:") {
-  auto store = Store::open(db);
-  EXPECT_TRUE(store) << store.error().message;
-  ServiceOptions options;
-  options.background = false;
-  auto service = Service::create(std::move(*store), options);
-  EXPECT_TRUE(service) << service.error().message;
-  return std::move(*service);
-}
-
-Response call(Service& s, const std::string& method, const std::string& target,
-              const json& body = nullptr) {
-  return s.handle({method, target, body.is_null() ? "" : body.dump(), "application/json"});
-}
+using test::call;
+using test::make_service;
 
 std::string register_job(Service& s, int dp, int pp, int tp, json extra = json::object()) {
   json body = {{"job_id", ""},

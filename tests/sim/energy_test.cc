@@ -11,6 +11,12 @@ namespace {
 
 using graph::TaskKind;
 
+TEST(KernelClass, MapsToTheDeviceModelsWorkKind) {
+  EXPECT_EQ(work_kind(KernelClass::kMatmul), device::WorkKind::kMatmul);
+  EXPECT_EQ(work_kind(KernelClass::kMemory), device::WorkKind::kMemoryBound);
+  EXPECT_EQ(work_kind(KernelClass::kCollective), device::WorkKind::kCollective);
+}
+
 TEST(KernelClass, NameRules) {
   EXPECT_EQ(classify_kernel("volta_sgemm_64x64_nt", TaskKind::kKernel, false),
             KernelClass::kMatmul);

@@ -67,5 +67,19 @@ TEST(WhatIf, ParsesScalingsAndRefusesBadOnes) {
             std::string::npos);
 }
 
+TEST(WhatIf, TaskClassesAreTheKernelClassesPlusSelectors) {
+  // One kernel-class enum: the what-if classes name sim::KernelClass values, and all/gpu/cpu
+  // select no single class.
+  for (const sim::KernelClass k :
+       {sim::KernelClass::kMatmul, sim::KernelClass::kMemory, sim::KernelClass::kCollective}) {
+    const auto parsed = parse_duration_scaling(std::string(sim::to_string(k)) + "=2");
+    ASSERT_TRUE(parsed.ok()) << sim::to_string(k);
+    EXPECT_EQ(kernel_class(parsed->task_class), k);
+  }
+  for (const TaskClass selector : {TaskClass::kAll, TaskClass::kGpu, TaskClass::kCpu}) {
+    EXPECT_FALSE(kernel_class(selector).has_value());
+  }
+}
+
 }  // namespace
 }  // namespace powertrain::whatif

@@ -1,0 +1,151 @@
+// What `powertrain emulate` writes: summary.json (every number modelled or predicted, with its
+// unit) and emulated_trace.json for Perfetto.
+#include "report/emulation_report.h"
+
+#include <nlohmann/json.hpp>
+
+#include "report/json.h"
+#include "sim/replay_trace.h"
+
+namespace powertrain::report {
+
+using emulate::EstimatorUse;
+using emulate::HostCosts;
+using emulate::OutOfMemory;
+using emulate::RankReport;
+
+std::string emulation_summary_json(const emulate::EmulationResult& r) {
+  using nlohmann::json;
+  json doc;
+  doc["basis"] =
+      "modelled/predicted: durations from the kernel estimators and the host-cost model, replayed "
+      "by the execution-graph simulator; nothing here was measured on a GPU";
+  doc["units"] = "seconds (_s), joules (_j), bytes (_bytes), watts (_w); fractions in [0, 1]";
+  doc["gpu"] = {{"name", r.gpu.name},
+                {"display_name", r.gpu.display_name},
+                {"memory_bytes", static_cast<std::int64_t>(r.gpu.memory_gib * 1073741824.0)},
+                {"calibration", r.gpu.calibration}};
+  doc["topology"] = {{"nodes", r.nodes},
+                     {"gpus_per_node", r.gpus_per_node},
+                     {"gpus_in_traces", r.gpu_count},
+                     {"processes", r.ranks.size()}};
+  const int steps = r.ranks.empty() ? 1 : r.ranks.front().steps;
+  const bool detected = !r.ranks.empty() && r.ranks.front().steps_detected;
+  doc["job"] = {
+      {"predicted_step_s", r.job_step_s},
+      {"steps", steps},
+      {"iteration_rule", detected ? "repeated block of operations ending the trace (find_steps)"
+                                  : "whole trace (no repeated block with a host sync found)"},
+      {"predicted_breakdown", breakdown_json(r.job_breakdown)},
+      {"predicted_gpu_utilization", r.job_gpu_utilization},
+      {"predicted_gpu_span_s", r.job_gpu_span_s},
+      {"modelled_energy_j_per_step", r.energy_j_per_step},
+      {"modelled_static_j_per_step", r.static_j_per_step},
+      {"modelled_dynamic_j_per_step", r.dynamic_j_per_step},
+      {"modelled_average_power_w_per_gpu",
+       r.job_step_s > 0.0 && r.gpu_count > 0
+           ? r.energy_j_per_step / r.job_step_s / static_cast<double>(r.gpu_count)
+           : 0.0},
+      {"predicted_critical_path_s", r.critical_path_s},
+      {"collectives_joined", r.replay.collectives_joined},
+      {"replay_outcome",
+       r.replay.outcome == sim::ReplayOutcome::kComplete ? "complete" : "stalled"},
+      {"records", r.records}};
+  json ranks = json::array();
+  json gpus = json::array();
+  for (const RankReport& k : r.ranks) {
+    ranks.push_back({{"rank", k.rank},
+                     {"source", k.source},
+                     {"devices", k.devices},
+                     {"class", k.rank_class},
+                     {"simulated", k.simulated},
+                     {"representative_rank", k.representative_rank},
+                     {"predicted_step_s", k.step_s},
+                     {"steps", k.steps},
+                     {"predicted_breakdown", breakdown_json(k.breakdown)},
+                     {"predicted_gpu_utilization", k.gpu_utilization},
+                     {"predicted_gpu_span_s", k.gpu_span_s},
+                     {"modelled_energy_j_per_step", k.energy_j_per_step},
+                     {"peak_memory_bytes", k.peak_memory_bytes},
+                     {"gpu_tasks", k.gpu_tasks},
+                     {"out_of_memory", k.out_of_memory},
+                     {"unsupported_calls", k.unsupported_calls},
+                     {"misuse_calls", k.misuse_calls}});
+    for (int d = 0; d < k.devices; ++d) {
+      const std::int64_t index = k.first_gpu + d;
+      gpus.push_back({{"gpu", index},
+                      {"node", index / std::max(r.gpus_per_node, 1)},
+                      {"rank", k.rank},
+                      {"device", d},
+                      {"peak_memory_bytes", k.peak_memory_bytes[d]},
+                      {"modelled_energy_j_per_step", k.device_energy_j_per_step[d]}});
+    }
+  }
+  doc["ranks"] = ranks;
+  doc["gpus"] = gpus;
+  json oom = json::array();
+  for (const OutOfMemory& o : r.out_of_memory) {
+    oom.push_back({{"rank", o.rank},
+                   {"device", o.device},
+                   {"gpu", o.gpu},
+                   {"api", o.api},
+                   {"requested_bytes", o.bytes},
+                   {"used_bytes", o.used_bytes},
+                   {"where", o.where}});
+  }
+  doc["out_of_memory"] = oom;
+  doc["unsupported_calls"] = r.unsupported;
+  doc["misuse"] = r.misuse;
+  json classes = json::array();
+  for (std::size_t c = 0; c < r.classes.representative.size(); ++c) {
+    classes.push_back({{"class", c},
+                       {"representative_rank", r.collation.rank[r.classes.representative[c]]},
+                       {"ranks", r.classes.size[c]}});
+  }
+  doc["dedup"] = {{"enabled", r.classes.enabled},
+                  {"classes", classes},
+                  {"simulated_processes", r.classes.representative.size()},
+                  {"refinement_rounds", r.classes.refinement_rounds}};
+  json estimators = json::array();
+  for (const EstimatorUse& e : r.estimators) {
+    estimators.push_back({{"name", e.name}, {"basis", e.basis}, {"gpu_tasks", e.tasks}});
+  }
+  doc["estimators"] = estimators;
+  const HostCosts& c = r.host_costs;
+  doc["host_costs_s"] = {
+      {"launch", c.launch_ns * 1e-9},  {"gemm", c.gemm_ns * 1e-9},
+      {"nccl", c.nccl_ns * 1e-9},      {"copy", c.copy_ns * 1e-9},
+      {"sync_tail", c.sync_ns * 1e-9}, {"event", c.event_ns * 1e-9},
+      {"malloc", c.malloc_ns * 1e-9},  {"free", c.free_ns * 1e-9},
+      {"create", c.create_ns * 1e-9},  {"comm_init", c.comm_init_ns * 1e-9},
+      {"other", c.other_ns * 1e-9},    {"launch_latency", c.launch_latency_ns * 1e-9}};
+  json warnings = json::array();
+  for (const trace::TraceWarning& w : r.warnings) {
+    warnings.push_back({{"kind", w.kind}, {"count", w.count}, {"example", w.example}});
+  }
+  doc["warnings"] = warnings;
+  doc["analysis_wall_s"] = r.analysis_s;
+  return doc.dump(2) + "\n";
+}
+
+core::Status write_emulation_outputs(const emulate::EmulationResult& result,
+                                     core::AtomicOutputDirectory& out) {
+  sim::ChromeTraceOptions chrome;
+  chrome.label = "emulated";
+  if (auto status = out.write_file("emulated_trace.json",
+                                   sim::replay_chrome_trace(result.graph, result.replay, chrome));
+      !status) {
+    return status;
+  }
+  return out.write_file("summary.json", emulation_summary_json(result));
+}
+
+core::Status write_emulation_outputs(const emulate::EmulationResult& result,
+                                     const std::filesystem::path& dir) {
+  auto out = core::AtomicOutputDirectory::create(dir);
+  if (!out) return out.error();
+  if (auto status = write_emulation_outputs(result, *out); !status) return status;
+  return out->commit();
+}
+
+}  // namespace powertrain::report
