@@ -421,6 +421,15 @@ Frontier solve_incremental(const PlanningProblem& problem, const SolverOptions& 
   std::vector<int> compact_arc(n, -1);
   std::vector<int> arc_ops;  // critical instructions with a contracted arc, in critical order
   std::vector<BoundedArc> arcs;
+  // A key per arc of the critical DAG that survives renumbering: the instruction v (v), its
+  // source arc (n + v), its sink arc (2n + v), its arc to its i-th successor (3n + CSR index).
+  // arc_key[k] is the key of contracted arc k; key_flow holds the flows of the last network by
+  // key (valid where key_stamp == the load's stamp), so a new contraction starts from them.
+  std::vector<int> raw_key, arc_key;
+  std::vector<double> key_flow(3 * static_cast<std::size_t>(n) + successors.items.size(), 0.0);
+  std::vector<int> key_stamp(key_flow.size(), 0);
+  std::vector<double> initial_flows;
+  int stamp = 0;
   std::vector<int> lengthened, changed, last_changed;
   std::vector<char> touched(n, 0);
   IncrementalMinCut cut;
@@ -441,18 +450,31 @@ Frontier solve_incremental(const PlanningProblem& problem, const SolverOptions& 
     raw_to.clear();
     raw_op.clear();
     raw_free.clear();
-    auto add_raw = [&](int from, int to, int op, bool free) {
+    raw_key.clear();
+    auto add_raw = [&](int from, int to, int op, bool free, int key) {
       raw_from.push_back(from);
       raw_to.push_back(to);
       raw_op.push_back(op);
       raw_free.push_back(free);
+      raw_key.push_back(key);
     };
     for (int v : critical_ops) {
-      add_raw(in_node[v], out_node[v], v, lower[v] == 0.0 && std::isinf(upper[v]));
-      if (finish[v] - d[v] == 0) add_raw(source, in_node[v], -1, true);
-      if (finish[v] == makespan) add_raw(out_node[v], sink, -1, true);
+      add_raw(in_node[v], out_node[v], v, lower[v] == 0.0 && std::isinf(upper[v]), v);
+      if (finish[v] - d[v] == 0) add_raw(source, in_node[v], -1, true, n + v);
+      if (finish[v] == makespan) add_raw(out_node[v], sink, -1, true, 2 * n + v);
       for (const int* w = successors.begin(v); w != successors.end(v); ++w) {
-        if (critical_start[*w] == finish[v]) add_raw(out_node[v], in_node[*w], -1, true);
+        if (critical_start[*w] == finish[v]) {
+          add_raw(out_node[v], in_node[*w], -1, true,
+                  3 * n + static_cast<int>(w - successors.items.data()));
+        }
+      }
+    }
+    // The last network's flows by key.
+    if (have_structure) {
+      ++stamp;
+      for (std::size_t k = 0; k < arc_key.size(); ++k) {
+        key_flow[arc_key[k]] = cut.flow(static_cast<int>(k));
+        key_stamp[arc_key[k]] = stamp;
       }
     }
     const int num_compact = contraction.contract(
@@ -460,6 +482,8 @@ Frontier solve_incremental(const PlanningProblem& problem, const SolverOptions& 
         [&](int k) { return raw_from[k]; }, [&](int k) { return raw_to[k]; },
         [&](int k) { return raw_free[k] != 0; });
     arcs.clear();
+    arc_key.clear();
+    initial_flows.clear();
     for (int v : arc_ops) compact_arc[v] = -1;
     arc_ops.clear();
     for (std::size_t k = 0; k < raw_from.size(); ++k) {
@@ -471,8 +495,11 @@ Frontier solve_incremental(const PlanningProblem& problem, const SolverOptions& 
         arc_ops.push_back(v);
       }
       arcs.push_back({a, b, v >= 0 ? lower[v] : 0.0, v >= 0 ? upper[v] : kInfinity});
+      arc_key.push_back(raw_key[k]);
+      initial_flows.push_back(stamp > 0 && key_stamp[raw_key[k]] == stamp ? key_flow[raw_key[k]]
+                                                                          : 0.0);
     }
-    cut.load(num_compact, source, sink, arcs);
+    cut.load(num_compact, source, sink, arcs, initial_flows);
     have_structure = true;
   };
 
