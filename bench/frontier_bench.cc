@@ -96,7 +96,8 @@ void solve_case(benchmark::State& state, const frontier::PlanningProblem& proble
 }
 
 void run_case(benchmark::State& state, const core::Result<profile::Profile>& profile, int stages,
-              int microbatches, double p_blocking_w, double unit_time_s, bool reference = false) {
+              int microbatches, double p_blocking_w, double unit_time_s, bool reference = false,
+              frontier::Quantization quantization = frontier::Quantization::kCeil) {
   if (!profile) {
     state.SkipWithError(("profile unavailable: " + profile.error().message).c_str());
     return;
@@ -107,6 +108,7 @@ void run_case(benchmark::State& state, const core::Result<profile::Profile>& pro
   frontier::PlanningSettings settings;
   settings.unit_time_s = unit_time_s;
   settings.p_blocking_w = p_blocking_w;
+  settings.quantization = quantization;
   auto problem = frontier::build_planning_problem(*profile, spec, settings);
   if (!problem) {
     state.SkipWithError(problem.error().message.c_str());
@@ -134,6 +136,19 @@ void BM_A100_GPT3_175B(benchmark::State& state) {
 }
 BENCHMARK(BM_A100_GPT3_175B)
     ->ArgsProduct({{12, 24, 48, 96}, {0, 1}})
+    ->ArgNames({"mb", "reference"})
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1);
+
+// The issue-12 target case: the golden file's frontier (floor quantization, as the reference
+// solver), `powertrain frontier --profile ... --pp 8 --microbatches 96 --quantization floor`.
+void BM_A100_GPT3_175B_floor(benchmark::State& state) {
+  run_case(state, perseus_profile("gpt3-175b+a100_sxm_bf16.csv"), 8,
+           static_cast<int>(state.range(0)), 83.64, 1e-3, state.range(1) != 0,
+           frontier::Quantization::kFloor);
+}
+BENCHMARK(BM_A100_GPT3_175B_floor)
+    ->ArgsProduct({{96}, {0, 1}})
     ->ArgNames({"mb", "reference"})
     ->Unit(benchmark::kSecond)
     ->Iterations(1);

@@ -391,6 +391,21 @@ void IncrementalMinCut::load(int num_nodes, int source, int sink,
   recheck_infinite_ = true;
 }
 
+void IncrementalMinCut::load(int num_nodes, int source, int sink,
+                             const std::vector<BoundedArc>& arcs,
+                             const std::vector<double>& flows) {
+  const bool was_cold = cold_;
+  load(num_nodes, source, sink, arcs);
+  // load() keeps the flow (and cold_) when the endpoints are the same; after a rebuild cold_ is
+  // set and the flow is zero.
+  if (!cold_ || was_cold || flows.size() != arcs.size()) return;
+  for (int i = 0; i < num_arcs_; ++i) {
+    set_arc(i, upper_[i] - lower_[i], std::clamp(flows[i] - lower_[i], 0.0, upper_[i] - lower_[i]));
+  }
+  for (int v = 0; v < num_nodes_; ++v) mark(v);
+  cold_ = false;
+}
+
 void IncrementalMinCut::set_bounds(int arc, double lower, double upper) {
   assert(lower >= 0.0 && upper >= lower);
   const double old_lower = lower_[arc], old_upper = upper_[arc];

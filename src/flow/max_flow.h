@@ -117,6 +117,14 @@ class IncrementalMinCut {
   /// change (set_bounds for every arc; the flow stays warm); otherwise it is rebuilt from zero
   /// flow.
   void load(int num_nodes, int source, int sink, const std::vector<BoundedArc>& arcs);
+  /// As load, and when the arcs' endpoints differ from the loaded ones, starts from `flows` (one
+  /// per arc, clamped to its bounds) instead of zero: the next solve first repairs the flow at
+  /// every node (as after set_bounds), which keeps most of a previous network's flow when the new
+  /// one is mostly the same arcs renumbered. Same cut as from zero flow.
+  void load(int num_nodes, int source, int sink, const std::vector<BoundedArc>& arcs,
+            const std::vector<double>& flows);
+  /// Flow on a loaded arc (lower + flow above the lower bound); valid after a solve.
+  double flow(int arc) const { return lower_[arc] + arc_flow(arc); }
   /// Changes the bounds of arc `arc` (index into the loaded arcs).
   void set_bounds(int arc, double lower, double upper);
   /// Minimal minimum cut of the current bounds: kOptimal (then source_side() is valid) or

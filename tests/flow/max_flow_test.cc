@@ -141,6 +141,72 @@ TEST(IncrementalMinCut, SameCutsAsAFreshSolveWhileBoundsMove) {
   EXPECT_GT(warm, 1000);  // the warm path must really be exercised
 }
 
+TEST(IncrementalMinCut, ReloadWithCarriedFlowsGivesTheCutOfAFreshSolve) {
+  // A new network that shares most arcs with the last one (some dropped, some added, the rest
+  // shuffled into a new order and their bounds moved) is loaded with the last solve's flows on
+  // the shared arcs and zero on new ones, as the frontier solver does when the critical DAG's
+  // contraction changes. The flows are arbitrary for the new bounds (outside them, unbalanced),
+  // so the repair must rebalance every node; the cut must equal a fresh solve's, node by node,
+  // and the brute-force minimum on small networks.
+  std::mt19937 rng(83);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  long long compared = 0, warm_reloads = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    const int n = trial < 30 ? 5 + trial % 10 : 30 + 7 * (trial % 20);
+    std::vector<BoundedArc> arcs = random_dag(rng, n, 0.2);
+    IncrementalMinCut incremental;
+    incremental.load(n, 0, 1, arcs);
+    long long cold_before = -1;
+    for (int step = 0; step < 12; ++step) {
+      const CutOutcome outcome = incremental.solve();
+      if (incremental.cold_solves == cold_before) ++warm_reloads;
+      FlowNetwork scratch;
+      const MinCut fresh = min_cut_with_lower_bounds(n, 0, 1, arcs, scratch);
+      ASSERT_EQ(outcome, fresh.outcome) << "trial " << trial << " step " << step;
+      if (outcome == CutOutcome::kOptimal) {
+        ++compared;
+        for (int v = 0; v < n; ++v) {
+          ASSERT_EQ(incremental.source_side(v), fresh.source_side[v] != 0)
+              << "trial " << trial << " step " << step << " node " << v;
+        }
+        if (n <= 14) {
+          std::vector<char> side(n);
+          for (int v = 0; v < n; ++v) side[v] = incremental.source_side(v);
+          EXPECT_NEAR(cut_capacity(arcs, side), brute_force_min_cut(n, 0, 1, arcs).value,
+                      1e-9 * (1 + std::abs(fresh.value)));
+        }
+      }
+      if (outcome != CutOutcome::kOptimal) break;
+      // Next network: drop ~10 % of the arcs, move ~20 % of the bounds, add a few arcs from a
+      // fresh random DAG on the same nodes, shuffle; flows follow their arcs.
+      std::vector<std::pair<BoundedArc, double>> next;
+      for (std::size_t i = 0; i < arcs.size(); ++i) {
+        if (i + 1 >= static_cast<std::size_t>(n) || unit(rng) >= 0.1) {  // keep the path
+          BoundedArc arc = arcs[i];
+          if (unit(rng) < 0.2) {
+            arc.lower = unit(rng) < 0.3 ? 0.0 : std::round(unit(rng) * 40) / 4;
+            arc.upper = unit(rng) < 0.1 ? kInf : arc.lower + std::round(unit(rng) * 60) / 4;
+          }
+          next.push_back({arc, incremental.flow(static_cast<int>(i))});
+        }
+      }
+      const std::vector<BoundedArc> extra = random_dag(rng, n, 0.2);
+      for (std::size_t i = 0; i < extra.size(); i += 7) next.push_back({extra[i], 0.0});
+      std::shuffle(next.begin(), next.end(), rng);
+      arcs.clear();
+      std::vector<double> flows;
+      for (const auto& [arc, flow] : next) {
+        arcs.push_back(arc);
+        flows.push_back(flow);
+      }
+      cold_before = incremental.cold_solves;
+      incremental.load(n, 0, 1, arcs, flows);
+    }
+  }
+  EXPECT_GT(compared, 400);
+  EXPECT_GT(warm_reloads, 300);  // the carried flows are really used (the repair succeeds)
+}
+
 TEST(IncrementalMinCut, LargerNetworksNeedSeveralPhasesAndStillMatchFreshSolves) {
   // Networks of 100-400 nodes with long paths: a step's repaired flow is often not maximal, so
   // the forward levels and the blocking flow on them (several phases, augmenting paths that end

@@ -263,6 +263,52 @@ TEST(FrontierSolver, IncrementalEngineIsBitIdenticalToTheReferenceOnRandomPipeli
   EXPECT_GT(steps, 1000u);
 }
 
+TEST(FrontierSolver, IncrementalEngineIsBitIdenticalToTheReferenceOnRandomDags) {
+  // Not pipelines: random DAGs with one cost model per node and uneven fan-out, some with a hub
+  // of more successors than a node's critical-arc signature holds (27), where the incremental
+  // engine must fall back to listing the critical DAG every step. The signatures decide when
+  // the critical DAG (and so its contraction) is reused, so any change they miss shows up here
+  // as a different cut.
+  std::mt19937 rng(47);
+  std::uniform_int_distribution<int> base(1, 4), count(1, 9);
+  std::uniform_real_distribution<double> unit(0.0, 1.0), slope(0.2, 3.0);
+  std::size_t steps = 0;
+  for (int trial = 0; trial < 16; ++trial) {
+    const bool hub = trial % 4 == 3;
+    const int n = hub ? 40 + 2 * trial : 12 + 4 * trial;
+    PlanningProblem problem;
+    problem.spec.num_gpus = 2;
+    problem.settings.unit_time_s = 1.0;
+    problem.settings.p_blocking_w = 0.5;
+    for (int v = 0; v < n; ++v) problem.dag.add_operation({});
+    for (int v = 0; v < n; ++v) {
+      for (int w = v + 1; w < n; ++w) {
+        if (unit(rng) < (hub && v == 0 ? 0.9 : 3.0 / n)) problem.dag.add_edge(v, w);
+      }
+    }
+    ASSERT_TRUE(problem.dag.finalize());
+    if (hub) {
+      ASSERT_GT(problem.dag.successors[0].size(), 27u) << "trial " << trial;
+    }
+    for (int v = 0; v < n; ++v) {
+      std::vector<double> slopes;
+      for (int i = 0, options = count(rng); i + 1 < options; ++i) slopes.push_back(slope(rng));
+      std::sort(slopes.rbegin(), slopes.rend());  // decreasing drops: convex
+      std::vector<double> costs = {10.0 + slope(rng)};
+      for (double s : slopes) costs.push_back(costs.back() - s);
+      problem.model_of_operation.push_back(v);
+      problem.models.push_back(InstructionCostModel::from_costs(base(rng), costs, 1.0));
+      problem.model_stage.push_back(0);
+      problem.model_kind.push_back(pipeline::InstructionKind::kForward);
+    }
+    const std::string label = fmt::format("trial {} ({} nodes{})", trial, n, hub ? ", hub" : "");
+    const Frontier reference = solve_with(problem, false);
+    expect_identical(solve_with(problem, true), reference, label);
+    steps += reference.stats.iterations;
+  }
+  EXPECT_GT(steps, 300u);
+}
+
 TEST(FrontierSolver, IncrementalEngineIsBitIdenticalToBoykovKolmogorov) {
   // An independent max flow (Boost, from scratch every step) picks the same cuts.
   std::mt19937 rng(43);
