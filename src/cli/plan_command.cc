@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <optional>
 
 #include "cli/commands.h"
@@ -56,6 +57,29 @@ std::string profile_csv(const profile::Profile& profile) {
       csv += fmt::format("{},{},{},{:.9g},{:.9g}\n", e.stage, pipeline::instruction_name(e.kind),
                          o.frequency_mhz, o.time_s, o.energy_j);
   return csv;
+}
+
+// What the plan was built from and how its fastest point compares with the step (units in the
+// field names).
+std::string trace_plan_json(const study::TracePlan& plan, const std::string& step_basis,
+                            const study::FrontierRun& run) {
+  nlohmann::json doc;
+  doc["stages"] = plan.pipeline.stages;
+  doc["microbatches"] = plan.pipeline.microbatches;
+  doc["instructions"] = plan.pipeline.instructions.size();
+  doc["step_s"] = plan.replayed_step_s;
+  doc["step_basis"] = step_basis;
+  doc["instruction_makespan_s"] = plan.pipeline.makespan_s;
+  doc["outside_instructions_s"] = plan.outside_s;
+  doc["planned_t_min_s"] = plan.t_min_s();
+  doc["planned_t_min_error_pct"] = 100.0 * (plan.t_min_s() / plan.replayed_step_s - 1.0);
+  doc["realized_t_min_s"] = run.realized.back().time_s;
+  doc["unit_time_s"] = plan.problem.settings.unit_time_s;
+  doc["frontier_points"] = plan.frontier.points.size();
+  doc["basis"] =
+      "instruction times at max clock from the timeline; other clocks and all energies modelled "
+      "from the kernel mix";
+  return doc.dump(2) + "\n";
 }
 
 int run_plan(const PlanFlags& flags) {
@@ -135,6 +159,7 @@ int run_plan(const PlanFlags& flags) {
       {fmt::format("timeline_{:05d}.json", last), report::timeline_trace_json(run, last)},
       {"instructions.csv", instructions_csv(plan->pipeline)},
       {"profile.csv", profile_csv(plan->profile)},
+      {"trace_plan.json", trace_plan_json(*plan, step_basis, run)},
   };
   for (std::size_t point : {std::size_t{0}, last}) {
     const auto gpu_plan = report::gpu_plans_at(plan->problem, plan->frontier.durations_at(point));
@@ -183,7 +208,7 @@ int run_plan(const PlanFlags& flags) {
              run.baseline.time_s, run.baseline.energy_j);
   fmt::print(
       "  files         {}/: frontier.csv plans.csv summary.json baselines.csv frontier.svg "
-      "timeline_{:05d}.json instructions.csv profile.csv, plans of T* and T_min\n",
+      "timeline_{:05d}.json instructions.csv profile.csv trace_plan.json, plans of T* and T_min\n",
       output->target().string(), last);
   return 0;
 }

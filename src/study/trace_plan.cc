@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 #include <span>
@@ -268,7 +270,8 @@ core::Result<TracePipeline> find_pipeline(const graph::ExecutionGraph& graph,
         if (wire_ns > 0 && !blocking && part == 0 && receives(ins.kind, s, stages) &&
             group.transfer_before)
           ins.receive_s = static_cast<double>(wire_ns) * 1e-9;
-        std::int64_t first = INT64_MAX, last = INT64_MIN;
+        std::int64_t first = std::numeric_limits<std::int64_t>::max();
+        std::int64_t last = std::numeric_limits<std::int64_t>::min();
         for (std::int32_t t : ins.tasks) {
           first = std::min(first, start_ns[t]);
           last = std::max(last, end_ns[t]);
@@ -357,7 +360,8 @@ profile::Profile trace_profile(const TracePipeline& pipeline, const device::GpuS
     entry.kind = static_cast<InstructionKind>(key.second);
     for (int clock : gpu.clocks_mhz) {
       const device::WorkEstimate e = model_instruction(median, gpu, clock);
-      entry.options.push_back({clock, e.time_s, e.energy_j, 0});
+      // Profiles refuse zero times and energies (an instruction of zero-length tasks).
+      entry.options.push_back({clock, std::max(e.time_s, 1e-9), std::max(e.energy_j, 1e-12), 0});
     }
     profile.entries.push_back(std::move(entry));
   }
