@@ -159,8 +159,12 @@ core::Result<TracePipeline> find_pipeline(const graph::ExecutionGraph& graph,
   // The microbatch count whose 1F1B order cuts rank 0 into as many groups as observed (the count
   // grows with M; the others are checked against it).
   const std::size_t observed0 = groups[0].size();
+  // Binary search: every forward on stage 0 is followed by a send, so M ≤ groups, and the
+  // count of groups grows with M.
   int microbatches = 0;
-  for (int m = 1; m <= 100'000; ++m) {
+  int lo = 1, hi = static_cast<int>(std::min<std::size_t>(observed0, 100'000));
+  while (lo <= hi) {
+    const int m = lo + (hi - lo) / 2;
     auto order = order_for(stages, m);
     if (!order) return order.error();
     const std::size_t runs = expected_runs((*order)[0], 0, stages).size();
@@ -168,7 +172,10 @@ core::Result<TracePipeline> find_pipeline(const graph::ExecutionGraph& graph,
       microbatches = m;
       break;
     }
-    if (runs > observed0) break;
+    if (runs < observed0)
+      lo = m + 1;
+    else
+      hi = m - 1;
   }
   if (microbatches == 0)
     return core::Error{fmt::format(
@@ -239,18 +246,23 @@ core::Result<TracePipeline> find_pipeline(const graph::ExecutionGraph& graph,
           cut = static_cast<std::size_t>(count_of[k0]);
         } else {
           // Name evidence: the first part's names come from pure k0 groups, the rest from k1.
-          long long best = -1;
-          std::vector<int> in0(n), in1(n);
+          // score(c) = Σ_{i<c} (in0 − in1) + Σ_{i≥c} (in1 − in0), by prefix sums: O(n).
+          long long tail = 0;
+          std::vector<long long> delta(n);
           for (std::size_t i = 0; i < n; ++i) {
             const std::string& name = graph.task_name(group.tasks[i]);
-            in0[i] = names_of[k0].count(name) > 0 && names_of[k1].count(name) == 0;
-            in1[i] = names_of[k1].count(name) > 0 && names_of[k0].count(name) == 0;
+            const int in0 = names_of[k0].count(name) > 0 && names_of[k1].count(name) == 0;
+            const int in1 = names_of[k1].count(name) > 0 && names_of[k0].count(name) == 0;
+            delta[i] = in0 - in1;
+            tail -= delta[i];
           }
+          long long best = std::numeric_limits<long long>::min(), head = 0;
           for (std::size_t c = 1; c < n; ++c) {
-            long long score = 0;
-            for (std::size_t i = 0; i < c; ++i) score += in0[i] - in1[i];
-            for (std::size_t i = c; i < n; ++i) score += in1[i] - in0[i];
-            if (score > best) best = score, cut = c;
+            head += delta[c - 1];
+            tail += delta[c - 1];
+            const long long score = head + tail;
+            // Ties: names seen in neither (a last stage's head and loss) go to the forward.
+            if (score > best || (score == best && k0 == 0)) best = score, cut = c;
           }
         }
       }
@@ -329,9 +341,19 @@ device::WorkEstimate model_instruction(const TraceInstruction& instruction,
     w.memory_bytes = instruction.memory_s * gpu.memory_bandwidth_gb_s * 1e9 * p.memory_efficiency;
     work.push_back(w);
   }
-  device::WorkEstimate estimate =
-      work.empty() ? device::WorkEstimate{0.0, 0.0, clock_mhz, false}
-                   : device::estimate_work(gpu, std::span<const device::Work>(work), clock_mhz);
+  device::WorkEstimate estimate{0.0, 0.0, clock_mhz, false};
+  if (!work.empty()) {
+    estimate = device::estimate_work(gpu, std::span<const device::Work>(work), clock_mhz);
+    // The model may power-cap even the top clock; the trace says what the top clock takes, so
+    // scale time and energy (same power) to give exactly the measured busy time there.
+    const device::WorkEstimate top =
+        device::estimate_work(gpu, std::span<const device::Work>(work), gpu.max_clock_mhz());
+    const double busy = instruction.matmul_s + instruction.memory_s;
+    if (top.time_s > 0.0) {
+      estimate.time_s *= busy / top.time_s;
+      estimate.energy_j *= busy / top.time_s;
+    }
+  }
   const double transfer_w =
       p.static_power_w +
       device::dynamic_power_w(gpu, p, estimate.effective_clock_mhz) * p.collective_activity;

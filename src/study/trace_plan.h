@@ -59,7 +59,8 @@ core::Result<TracePipeline> find_pipeline(const graph::ExecutionGraph& graph,
 
 /// Time and energy of one instruction at `clock_mhz` on `gpu`: GEMM-class busy time runs as
 /// tensor-core work and memory-bound busy time as HBM work through device::estimate_work (so the
-/// former scales with 1/clock, the latter not, power-capped as the model says); idle gaps and the
+/// former scales with 1/clock, the latter not, power-capped as the model says; scaled so that the
+/// top clock takes the measured busy time, as the model may cap even there); idle gaps and the
 /// received transfer keep their time, at static power and at static + collective activity.
 device::WorkEstimate model_instruction(const TraceInstruction& instruction,
                                        const device::GpuSpec& gpu, double clock_mhz);
