@@ -204,6 +204,11 @@ int run_plan(const PlanFlags& flags) {
       "  energy        {:.3f} J at T_min .. {:.3f} J at T* per iteration (planned, "
       "modelled; {} frontier points)\n",
       points.back().energy_j, points.front().energy_j, points.size());
+  if (points.size() == 1) {
+    fmt::print(
+        "  note          one point: no instruction's time depends on the clock (no GEMM/attention-"
+        "class kernel names), so every instruction runs at its least-energy clock\n");
+  }
   fmt::print("  baseline      all max clock: {:.6f} s, {:.3f} J per iteration (modelled)\n",
              run.baseline.time_s, run.baseline.energy_j);
   fmt::print(

@@ -21,6 +21,8 @@ namespace {
 
 using pipeline::InstructionKind;
 
+constexpr std::int64_t kNotRun = std::numeric_limits<std::int64_t>::min();
+
 // Pipeline transfers: NCCL tasks of 2-member groups or named send/recv. Other collectives (data
 // or tensor parallel) neither cut instructions nor count as their compute.
 bool is_p2p(const graph::ExecutionGraph& graph, std::int32_t task) {
@@ -51,11 +53,14 @@ struct Group {
 };
 
 std::vector<Group> split_rank(const graph::ExecutionGraph& graph, int rank,
-                              const std::vector<std::int64_t>& start_ns, bool& any_p2p) {
+                              const std::vector<std::int64_t>& start_ns,
+                              const std::vector<std::int64_t>& end_ns, bool& any_p2p) {
   const graph::RankInfo& info = graph.ranks[static_cast<std::size_t>(rank)];
   std::vector<std::int32_t> tasks;
   for (std::int32_t t = info.first_task; t < info.end_task; ++t)
-    if (graph::is_gpu(graph.kind[t]) && (graph.nccl[t] == 0 || is_p2p(graph, t)))
+    // Tasks a partial replay never ran have no times (INT64_MIN).
+    if (graph::is_gpu(graph.kind[t]) && start_ns[t] != kNotRun && end_ns[t] >= start_ns[t] &&
+        (graph.nccl[t] == 0 || is_p2p(graph, t)))
       tasks.push_back(t);
   // Transfers first on ties: one issued when an instruction ends separates it from the next one
   // even when both start at the same nanosecond.
@@ -139,11 +144,12 @@ core::Result<TracePipeline> find_pipeline(const graph::ExecutionGraph& graph,
   // already waiting); longer ones include waiting, which the schedule's dependencies model.
   std::int64_t wire_ns = -1;
   for (std::int32_t t = 0; t < graph.task_count(); ++t)
-    if (graph::is_gpu(graph.kind[t]) && is_p2p(graph, t) && end_ns[t] > start_ns[t])
+    if (graph::is_gpu(graph.kind[t]) && is_p2p(graph, t) && start_ns[t] != kNotRun &&
+        end_ns[t] > start_ns[t])
       wire_ns = wire_ns < 0 ? end_ns[t] - start_ns[t] : std::min(wire_ns, end_ns[t] - start_ns[t]);
   for (int s = 0; s < stages; ++s) {
     bool any_p2p = false;
-    groups[s] = split_rank(graph, s, start_ns, any_p2p);
+    groups[s] = split_rank(graph, s, start_ns, end_ns, any_p2p);
     const graph::RankInfo& info = graph.ranks[static_cast<std::size_t>(s)];
     if (!any_p2p)
       return core::Error{fmt::format(

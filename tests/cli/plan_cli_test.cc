@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -134,6 +135,11 @@ TEST_F(PlanCliTest, PipelineTracePlansTheReplayedStep) {
     check_plan(out);
     const nlohmann::json plan = nlohmann::json::parse(slurp(out / "trace_plan.json"));
     EXPECT_GT(plan["frontier_points"].get<int>(), 10);  // GEMM time scales with the clock
+    std::cout << "  " << stages << " x " << microbatches << ": step "
+              << plan["step_s"].get<double>() << " s (replayed), planned T_min "
+              << plan["planned_t_min_s"].get<double>() << " s ("
+              << plan["planned_t_min_error_pct"].get<double>() << " %), "
+              << plan["frontier_points"].get<int>() << " frontier points\n";
   }
 }
 
