@@ -62,13 +62,14 @@ std::string profile_csv(const profile::Profile& profile) {
 // What the plan was built from and how its fastest point compares with the step (units in the
 // field names).
 std::string trace_plan_json(const study::TracePlan& plan, const std::string& step_basis,
-                            const study::FrontierRun& run) {
+                            double measured_step_s, const study::FrontierRun& run) {
   nlohmann::json doc;
   doc["stages"] = plan.pipeline.stages;
   doc["microbatches"] = plan.pipeline.microbatches;
   doc["instructions"] = plan.pipeline.instructions.size();
   doc["step_s"] = plan.replayed_step_s;
   doc["step_basis"] = step_basis;
+  if (measured_step_s > 0.0) doc["measured_step_s"] = measured_step_s;
   doc["instruction_makespan_s"] = plan.pipeline.makespan_s;
   doc["outside_instructions_s"] = plan.outside_s;
   doc["planned_t_min_s"] = plan.t_min_s();
@@ -98,6 +99,7 @@ int run_plan(const PlanFlags& flags) {
   sim::ReplayResult replayed;
   std::string source;
   const char* step_basis = "replayed from the measured trace";
+  double measured_step_s = -1.0;  // the trace's own step (--trace only)
   if (!flags.traces.empty()) {
     auto traces = replay::read_traces(flags.traces, true, stderr_progress(kCommand, flags.quiet));
     if (!traces) return fail(kCommand, traces.error().message);
@@ -105,6 +107,7 @@ int run_plan(const PlanFlags& flags) {
     if (!built) return fail(kCommand, built.error().message);
     graph = std::move(*built);
     replayed = replay::replay_graph(graph, *gpu).result;
+    measured_step_s = sim::metrics_of_input(graph).job_step_time_ns * 1e-9;
     source = flags.traces.size() == 1
                  ? flags.traces.front()
                  : fmt::format("{} (+{} more)", flags.traces.front(), flags.traces.size() - 1);
@@ -159,7 +162,7 @@ int run_plan(const PlanFlags& flags) {
       {fmt::format("timeline_{:05d}.json", last), report::timeline_trace_json(run, last)},
       {"instructions.csv", instructions_csv(plan->pipeline)},
       {"profile.csv", profile_csv(plan->profile)},
-      {"trace_plan.json", trace_plan_json(*plan, step_basis, run)},
+      {"trace_plan.json", trace_plan_json(*plan, step_basis, measured_step_s, run)},
   };
   for (std::size_t point : {std::size_t{0}, last}) {
     const auto gpu_plan = report::gpu_plans_at(plan->problem, plan->frontier.durations_at(point));
@@ -186,6 +189,9 @@ int run_plan(const PlanFlags& flags) {
              gpu->calibrated ? "calibrated model" : "spec-derived model");
   fmt::print("  source        {}\n", source);
   fmt::print("  step          {:.6f} s ({})\n", step_s, step_basis);
+  if (measured_step_s > 0.0)
+    fmt::print("                {:.6f} s measured in the trace (replay {:+.3f} %)\n",
+               measured_step_s, 100.0 * (step_s / measured_step_s - 1.0));
   fmt::print(
       "  instructions  {} found; makespan {:.6f} s; {:.6f} s outside them kept constant "
       "(host/non-pipeline time, as in the trace)\n",
