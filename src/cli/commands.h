@@ -35,6 +35,7 @@ Action add_diff_command(CLI::App& app);
 Action add_serve_command(CLI::App& app);
 Action add_measure_command(CLI::App& app);
 Action add_search_command(CLI::App& app);
+Action add_plan_command(CLI::App& app);
 
 /// All subcommands, in help order.
 const std::vector<Subcommand>& subcommands();

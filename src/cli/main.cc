@@ -49,6 +49,8 @@ const std::vector<Subcommand>& subcommands() {
        add_measure_command},
       {"search", "Energy-aware configuration search: time-energy frontier across parallel layouts",
        add_search_command},
+      {"plan", "Perseus frequency plan from a pipeline-parallel trace or emulated program",
+       add_plan_command},
   };
   return table;
 }
