@@ -18,6 +18,7 @@
 #include "kareus/surrogate.h"
 #include "kareus/systems.h"
 #include "profile/model_profile.h"
+#include "report/frontier_report.h"
 
 namespace powertrain::cli {
 namespace {
@@ -33,6 +34,7 @@ struct KareusFlags {
   bool table3 = false;
   bool table7 = true;
   std::string profiler = "model";
+  long long plan_points = 16;  // frontier points with plan files (0: all)
 };
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
@@ -146,15 +148,43 @@ int run_kareus(const KareusFlags& flags) {
   if (!output) return fail(kCommand, output.error().message);
   const std::string csv =
       "method,time_s,energy_j,static_j,dynamic_j\n" + frontier_csv(*r, p_static, "");
-  for (const auto& [name, contents] :
-       {std::pair<std::string, std::string>{"frontier.svg", frontier_svg(*r, job->description)},
-        {"frontier.csv", csv}}) {
+  std::vector<std::pair<std::string, std::string>> files = {
+      {"frontier.svg", frontier_svg(*r, job->description)}, {"frontier.csv", csv}};
+  // Zeus plan files (per-instruction clock) of every planned point of Kareus and of M+P, and
+  // every point's per-instruction schedule (clock, comm SMs, launch slot) in schedules.json.
+  std::size_t plan_files = 0;
+  for (const auto& [system, prefix] : {std::pair{kareus::kKareus, "kareus_"},
+                                       std::pair{kareus::kMegatronPerseus, "megatron_perseus_"}}) {
+    const kareus::SystemPlans& plans = *r->plans[static_cast<std::size_t>(system)];
+    for (std::size_t i : kareus::plan_points(plans.iteration.frontier.points.size(),
+                                             static_cast<std::size_t>(flags.plan_points))) {
+      auto plan = kareus::zeus_plan_at(plans, i);
+      if (!plan) return fail(kCommand, plan.error().message);
+      files.emplace_back(fmt::format("{}{}", prefix, report::zeus_plan_filename(i)),
+                         report::zeus_plan_py(*plan, kareus::planned_time_s(plans, i),
+                                              plans.iteration.frontier.points[i].energy_j,
+                                              plans.iteration.realized.at(i).time_s,
+                                              plans.iteration.realized.at(i).energy_j));
+      ++plan_files;
+    }
+  }
+  auto schedules = kareus::schedules_json(
+      gpu, options.params,
+      {{kareus::system_name(kareus::kKareus), r->plans[kareus::kKareus].get()},
+       {kareus::system_name(kareus::kMegatronPerseus), r->plans[kareus::kMegatronPerseus].get()}},
+      static_cast<std::size_t>(flags.plan_points));
+  if (!schedules) return fail(kCommand, schedules.error().message);
+  files.emplace_back("schedules.json", schedules->dump(1) + "\n");
+  for (const auto& [name, contents] : files) {
     if (auto written = output->write_file(name, contents); !written)
       return fail(kCommand, written.error().message);
   }
   if (auto committed = output->commit(); !committed)
     return fail(kCommand, committed.error().message);
-  fmt::print("\n  wrote {}/frontier.svg and frontier.csv\n", flags.out);
+  fmt::print(
+      "\n  wrote {}/frontier.svg, frontier.csv, schedules.json and {} Zeus plan files "
+      "(kareus_freqs_pipeline_*.py, megatron_perseus_freqs_pipeline_*.py)\n",
+      flags.out, plan_files);
   return 0;
 }
 
@@ -247,7 +277,8 @@ Action add_kareus_command(CLI::App& app) {
   add_model_job_options(app, flags->request);
   add_option_with_aliases(app, "--microbatches", {}, flags->request.microbatches,
                           "Microbatches per pipeline per iteration (8)", integer_in(1, 4096));
-  app.add_option("--out", flags->out, "Output directory (frontier.svg, frontier.csv)");
+  app.add_option("--out", flags->out,
+                 "Output directory (frontier.svg, frontier.csv, schedules.json, Zeus plan files)");
   app.add_option("--search", flags->search, "Per-partition search: mbo (default) or exhaustive")
       ->check(CLI::IsMember({"mbo", "exhaustive"}));
   add_option_with_aliases(app, "--seed", {}, flags->seed, "MBO seed (1)", integer_in(0, 1LL << 40));
@@ -263,6 +294,11 @@ Action add_kareus_command(CLI::App& app) {
                  "Partition measurements: model (default) or gpu (GPU 0 via libcuda and NVML, "
                  "5 s window and 5 s cooldown per candidate; docs/kareus.md)")
       ->check(CLI::IsMember({"model", "gpu"}));
+  add_option_with_aliases(app, "--plan-points", {}, flags->plan_points,
+                          "With --out: frontier points of Kareus and M+P that get Zeus plan files "
+                          "and schedules.json entries, spread evenly, always the slowest and the "
+                          "fastest (16; 0: every point)",
+                          integer_in(0, 1LL << 30));
   add_force_flag(app, flags->force);
   return [flags]() {
     if (flags->table3 && flags->profiler != "model")

@@ -77,10 +77,12 @@ core::Result<SystemsResult> run_systems(const profile::ModelJob& job, int microb
   std::vector<int>& clocks = out.clocks_mhz;  // App. C clock grid, shared by every method
   StageOptions megatron(pp), nanobatch(pp), kareus_opts(pp);
   std::vector<std::array<MicrobatchOption, 2>> megatron_max(pp), nanobatch_max(pp);
+  std::vector<std::array<MicrobatchWork, 2>> works(static_cast<std::size_t>(pp));
   for (int s = 0; s < pp; ++s) {
     for (int kind = 0; kind < 2; ++kind) {
       const auto& ops = kind == 0 ? job.stages[s].forward : job.stages[s].backward;
-      const MicrobatchWork mb = build_microbatch_work(ops, kind == 1, tp);
+      MicrobatchWork& mb = works[static_cast<std::size_t>(s)][static_cast<std::size_t>(kind)];
+      mb = build_microbatch_work(ops, kind == 1, tp);
       out.partition_types += mb.partitions.size();
       std::vector<std::vector<Evaluated>> found, defaults;
       for (const PartitionType& p : mb.partitions) {
@@ -166,6 +168,13 @@ core::Result<SystemsResult> run_systems(const profile::ModelJob& job, int microb
                                 {{n_point.time_s, n_point.energy_j * replicas}}};
   out.systems[kNanobatchingPerseus] = frontier_of(kNanobatchingPerseus, *np);
   out.systems[kKareus] = frontier_of(kKareus, *kp);
+  auto plans_of = [&](StageOptions& o, IterationFrontier& f) {
+    return std::make_shared<const SystemPlans>(
+        SystemPlans{std::move(o), works, std::move(f), replicas});
+  };
+  out.plans[kMegatronPerseus] = plans_of(megatron, *mp);
+  out.plans[kNanobatchingPerseus] = plans_of(nanobatch, *np);
+  out.plans[kKareus] = plans_of(kareus_opts, *kp);
   return out;
 }
 

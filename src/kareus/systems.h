@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -13,6 +14,7 @@
 
 #include "core/result.h"
 #include "kareus/compose.h"
+#include "kareus/plans.h"
 #include "kareus/profiler.h"
 #include "profile/model_profile.h"
 #include "workload/memory.h"
@@ -72,6 +74,10 @@ struct SystemsResult {
   std::size_t space_total = 0;      // candidates in the searched spaces (cache misses)
   std::size_t partition_types = 0;  // per (stage, direction), summed
   std::vector<int> clocks_mhz;      // the App. C clock grid
+  // What the Perseus-planned systems (M+P, N+P, Kareus) chose at each frontier point, for the
+  // plan files; realized point i of systems[k] is plans[k]->iteration.realized[i]. Null for
+  // Megatron-LM and Nanobatching (one all-max-clock point).
+  std::array<std::shared_ptr<const SystemPlans>, kNumSystems> plans;
 };
 
 /// Builds the microbatch options of every system and solves the Perseus iteration frontiers.

@@ -1,8 +1,11 @@
 // End-to-end tests of `powertrain kareus` on a small job (2 layers, TP 2 × PP 2, 512 tokens).
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -62,6 +65,26 @@ TEST_F(KareusCliTest, WritesTheFrontierOfEverySystem) {
   const std::string svg = slurp(out / "frontier.svg");
   EXPECT_EQ(svg.rfind("<svg", 0), 0u);
   EXPECT_TRUE(contains(svg, "Nanobatching + Perseus"));
+  // Plan files: a Zeus plan per planned point of Kareus and M+P, and the schedules of both.
+  for (const char* prefix : {"kareus_", "megatron_perseus_"}) {
+    const std::string plan = slurp(out / fmt::format("{}freqs_pipeline_00000.py", prefix));
+    EXPECT_EQ(plan.rfind("[\n  [('forward', ", 0), 0u) << plan;
+    EXPECT_TRUE(contains(plan, "# planned iteration time: ")) << plan;
+  }
+  const auto schedules = nlohmann::json::parse(slurp(out / "schedules.json"));
+  ASSERT_EQ(schedules.at("systems").size(), 2u);
+  EXPECT_EQ(schedules.at("systems").at(0).at("system"), "Kareus");
+  std::size_t kareus_points = 0;
+  for (const auto& entry : fs::directory_iterator(out))
+    kareus_points += entry.path().filename().string().rfind("kareus_freqs_pipeline_", 0) == 0;
+  EXPECT_EQ(kareus_points, schedules.at("systems").at(0).at("points").size());
+  std::size_t kareus_rows = 0;
+  for (std::size_t at = csv.find("\nKareus,"); at != std::string::npos;
+       at = csv.find("\nKareus,", at + 1))
+    ++kareus_rows;
+  // --plan-points 16 (default): 16 evenly spread points, the slowest (0) and the fastest too.
+  EXPECT_EQ(kareus_points, std::min<std::size_t>(16, kareus_rows));
+  EXPECT_TRUE(fs::exists(out / fmt::format("kareus_freqs_pipeline_{:05d}.py", kareus_rows - 1)));
   // Our own earlier output is replaced without --force.
   EXPECT_EQ(this->run(small({"--out", out.string(), "--search", "exhaustive"})).exit_code, 0);
 }
