@@ -106,6 +106,7 @@ TEST_F(KareusCliTest, BadFlagsAreUsageErrorsOnOneLine) {
                                                 {"--search", "random"},
                                                 {"--seed", "-1"},
                                                 {"--microbatches", "0"},
+                                                {"--plan-points", "-1"},
                                                 {"--no-such-flag"}}) {
     const CliRun run = this->run(small(extra));
     EXPECT_EQ(run.exit_code, 2) << extra.front() << ": " << run.err;
