@@ -223,6 +223,7 @@ int run_table3(const KareusFlags& flags) {
     {
       auto r = kareus::run_systems(*job, job->parallel.num_microbatches, options, &cache);
       if (!r) return fail(kCommand, w.label() + ": " + r.error().message);
+      r->plans = {};  // plan files come from single-job runs; free the solved frontiers
       csv += frontier_csv(*r, job->gpu.dvfs.static_power_w, w.label() + ",");
       if (output) {
         std::string name = w.label();
@@ -245,6 +246,7 @@ int run_table3(const KareusFlags& flags) {
       if (!job) return fail(kCommand, job.error().message);
       auto r = kareus::run_systems(*job, microbatches, options, &cache);
       if (!r) return fail(kCommand, r.error().message);
+      r->plans = {};
       table7.push_back(std::move(*r));
     }
   }

@@ -82,6 +82,11 @@ TEST_F(KareusPlans, ScheduleJsonCoversEveryInstructionWithinTheSearchedSpace) {
       {{"Kareus", result_->plans[kKareus].get()}, {"M+P", result_->plans[kMegatronPerseus].get()}});
   ASSERT_TRUE(doc) << doc.error().message;
   const json parsed = json::parse(doc->dump());  // what the file holds
+  // Every point of both frontiers (max_points 0).
+  ASSERT_EQ(parsed.at("systems").at(0).at("points").size(),
+            result_->systems[kKareus].points.size());
+  ASSERT_EQ(parsed.at("systems").at(1).at("points").size(),
+            result_->systems[kMegatronPerseus].points.size());
   ASSERT_EQ(parsed.at("stages").size(), 2u);
   ASSERT_EQ(parsed.at("systems").size(), 2u);
   std::size_t partitioned = 0, sequential = 0;
@@ -137,12 +142,12 @@ TEST_F(KareusPlans, ReEvaluatingAScheduleReproducesThePlannedPoint) {
   const device::GpuSpec& gpu = job_->gpu;
   const ConcurrencyParams params;
   const SystemPlans& plans = *result_->plans[kKareus];
-  auto doc = schedules_json(gpu, params, {{"Kareus", &plans}}, 64);
+  auto doc = schedules_json(gpu, params, {{"Kareus", &plans}});  // every point
   ASSERT_TRUE(doc) << doc.error().message;
   const json parsed = json::parse(doc->dump());
   const json& points = parsed.at("systems").at(0).at("points");
   const frontier::PlanningProblem& problem = plans.iteration.problem;
-  ASSERT_EQ(points.size(), std::min<std::size_t>(64, plans.iteration.frontier.points.size()));
+  ASSERT_EQ(points.size(), plans.iteration.frontier.points.size());
   double worst_gap = 0.0;
   for (std::size_t q = 0; q < points.size(); ++q) {
     const json& point = points.at(q);
