@@ -7,21 +7,14 @@
 #include <map>
 
 #include "kareus/search.h"
+#include "kareus_test_jobs.h"
 #include "profile/model_profile.h"
 
 namespace powertrain::kareus {
 namespace {
 
 PartitionType mlp_partition() {
-  profile::ModelJobRequest r;
-  r.model = "llama3.2-3b";
-  r.tp = 8;
-  r.pp = 2;
-  r.microbatch_size = 8;
-  r.seq_len = 4096;
-  auto job = profile::build_model_job(r);
-  EXPECT_TRUE(job.ok());
-  MicrobatchWork mb = build_microbatch_work(job->stages[1].forward, false, 8);
+  const MicrobatchWork mb = test_jobs::llama_tp8_stage1_forward();
   for (const PartitionType& p : mb.partitions)
     if (p.count > 10) return p;
   ADD_FAILURE() << "no repeated partition";
