@@ -95,8 +95,13 @@ int main(int argc, char** argv) {
   HttpConnection setup("127.0.0.1", port);
   nlohmann::json job = {
       {"job_id", ""}, {"pp_degree", 4}, {"dp_degree", 2}, {"tp_degree", 2}, {"world_size", 16}};
-  const std::string id =
-      nlohmann::json::parse(setup.request("POST", "/register_job", job.dump())->body);
+  const std::string registered = setup.request("POST", "/register_job", job.dump())->body;
+  const nlohmann::json registered_json = nlohmann::json::parse(registered, nullptr, false);
+  if (!registered_json.is_string()) {
+    fmt::print(stderr, "serve_bench: POST /register_job answered {}\n", registered);
+    return 1;
+  }
+  const std::string id = registered_json.get<std::string>();
   for (int rank = 0; rank < 16; ++rank) {
     nlohmann::json r = {{"rank", rank},
                         {"dp_rank", rank / 8},
