@@ -72,6 +72,13 @@ int main(int argc, char** argv) {
   const double seconds = argc > 2 ? std::atof(argv[2]) : 10.0;
   const int threads = argc > 3 ? std::atoi(argv[3]) : 2;
   const double rate = argc > 4 ? std::atof(argv[4]) : 0.0;
+  if (clients < 1 || clients > 100'000 || !(seconds > 0.0) || threads < 1 || threads > 256 ||
+      !(rate >= 0.0)) {
+    fmt::print(stderr,
+               "usage: serve_bench [CLIENTS 1..100000 = 1024] [SECONDS > 0 = 10] [THREADS 1..256 "
+               "= 2] [RATE req/s, 0 = closed loop]\n");
+    return 2;
+  }
   rlimit limit{};
   ::getrlimit(RLIMIT_NOFILE, &limit);
   limit.rlim_cur = limit.rlim_max;
@@ -99,6 +106,8 @@ int main(int argc, char** argv) {
   const nlohmann::json registered_json = nlohmann::json::parse(registered, nullptr, false);
   if (!registered_json.is_string()) {
     fmt::print(stderr, "serve_bench: POST /register_job answered {}\n", registered);
+    (*server)->stop();
+    server_thread.join();
     return 1;
   }
   const std::string id = registered_json.get<std::string>();
