@@ -13,6 +13,7 @@
 #include "core/atomic_output.h"
 #include "core/svg_plot.h"
 #include "kareus/compose.h"
+#include "kareus/large_scale.h"
 #include "kareus/paper_tables.h"
 #include "kareus/profiler_gpu.h"
 #include "kareus/surrogate.h"

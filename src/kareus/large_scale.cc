@@ -69,6 +69,12 @@ LargeScaleOptions paper_large_scale_options() {
   return o;
 }
 
+profile::ModelJobRequest table7_request(int microbatches) {
+  profile::ModelJobRequest r = paper_large_scale_options().request;
+  r.microbatches = microbatches;
+  return r;
+}
+
 core::Result<LargeScaleResult> emulate_large_scale(const LargeScaleOptions& options,
                                                    Profiler& profiler) {
   auto job = profile::build_model_job(options.request);

@@ -66,6 +66,9 @@ struct LargeScaleOptions {
 /// §6.3's setting: Llama 3.3 70B on A100 SXM, TP 8 × PP 10, microbatch 4 × 4096, Table 6's 2048
 /// microbatches per iteration (8192 samples), 10,240 / 5,120 / 2,560 / 1,280 GPUs.
 LargeScaleOptions paper_large_scale_options();
+/// One pipeline of that setting with `microbatches` per iteration (Tables 7-8 of `kareus
+/// --table3`).
+profile::ModelJobRequest table7_request(int microbatches);
 
 /// Searches every distinct partition type once (identical stages share results) through
 /// `profiler`, composes both methods' microbatch options per stage, then solves both iteration

@@ -293,18 +293,4 @@ core::Result<workload::MemoryEstimate> table3_memory(const profile::ModelJob& jo
                                    kTable3GpuMemoryGib * 1024.0 * 1024.0 * 1024.0);
 }
 
-profile::ModelJobRequest table7_request(int microbatches) {
-  profile::ModelJobRequest r;
-  r.model = "llama3.3-70b";
-  r.gpu = "a100-sxm";
-  r.tp = 8;
-  r.pp = 10;
-  r.microbatch_size = 4;
-  r.seq_len = 4096;
-  r.microbatches = microbatches;
-  r.precision = "bf16";
-  r.partition = "min-imbalance";
-  return r;
-}
-
 }  // namespace powertrain::kareus

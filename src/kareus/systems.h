@@ -140,7 +140,5 @@ inline constexpr bool kTable3Recompute = true;
 /// Per-GPU memory of the job on the testbed GPU (kTable3GpuMemoryGib) with kTable3Recompute.
 core::Result<workload::MemoryEstimate> table3_memory(const profile::ModelJob& job,
                                                      bool recompute = kTable3Recompute);
-/// §6.3: Llama 3.3 70B, TP 8 × PP 10, microbatch 4 × 4096, a100-sxm, bf16.
-profile::ModelJobRequest table7_request(int microbatches);
 
 }  // namespace powertrain::kareus
