@@ -36,6 +36,11 @@ int run_kareus_cluster(KareusClusterFlags flags) {
   const auto start = std::chrono::steady_clock::now();
   flags.options.exhaustive = flags.search == "exhaustive";
   flags.options.seed = static_cast<std::uint64_t>(flags.seed);
+  if (!flags.out.empty()) {
+    if (auto checked = core::check_output_directory(flags.out, output_policy(flags.force));
+        !checked)
+      return fail(kCommand, checked.error().message);
+  }
   auto job = profile::build_model_job(flags.options.request);
   if (!job) return fail(kCommand, job.error().message);
   auto profiler = kareus::make_profiler(flags.profiler, job->gpu, kareus::ConcurrencyParams{});

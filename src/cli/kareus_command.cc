@@ -113,6 +113,11 @@ kareus::SystemsOptions systems_options(const KareusFlags& flags) {
 }
 
 int run_kareus(const KareusFlags& flags) {
+  if (!flags.out.empty()) {
+    if (auto checked = core::check_output_directory(flags.out, output_policy(flags.force));
+        !checked)
+      return fail(kCommand, checked.error().message);
+  }
   auto job = profile::build_model_job(flags.request);
   if (!job) return fail(kCommand, job.error().message);
   if (flags.request.tp < 2 && flags.request.cp < 2)

@@ -130,6 +130,15 @@ TEST_F(KareusCliTest, NeverOverwritesAUsersDirectoryWithoutForce) {
   EXPECT_TRUE(contains(refused.err, "not written by powertrain")) << refused.err;
   EXPECT_EQ(slurp(mine / "notes.txt"), "precious");
   EXPECT_FALSE(fs::exists(mine / "frontier.csv"));
+  EXPECT_FALSE(contains(refused.out, "search:")) << "refused only after the run:\n" << refused.out;
+  // So does kareus-cluster.
+  const CliRun cluster =
+      this->run({"kareus-cluster", "--num-layers", "10", "--seq-len", "1024", "--global-batch",
+                 "128", "--gpus", "160", "--out", mine.string()});
+  EXPECT_EQ(cluster.exit_code, 1) << cluster.err;
+  EXPECT_TRUE(contains(cluster.err, "not written by powertrain")) << cluster.err;
+  EXPECT_FALSE(contains(cluster.out, "search:")) << "refused only after the run:\n" << cluster.out;
+  EXPECT_EQ(slurp(mine / "notes.txt"), "precious");
   // --table3 checks the directory before its long run.
   const CliRun table3 = this->run({"kareus", "--table3", "--out", mine.string()});
   EXPECT_EQ(table3.exit_code, 1) << table3.err;
