@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "core/csv.h"
+#include "emulate/collective_model.h"
 
 namespace powertrain::emulate {
 namespace {
@@ -141,17 +142,17 @@ std::optional<KernelEstimate> DeviceModelEstimator::estimate(const KernelQuery& 
       break;
     case OpKind::kNccl: {
       const int n = std::max(query.group_size, 1);
-      const double bus = collective_bus_bytes(r.collective, static_cast<double>(r.bytes), n);
-      double bandwidth = gpu.link_bandwidth_gb_s * 1e9 * gpu.dvfs.link_efficiency;
-      double latency = gpu.dvfs.link_latency_s;
-      if (query.spans_nodes) {
-        bandwidth = std::min(bandwidth, options_.inter_node_bandwidth_gb_s * 1e9);
-        latency += options_.inter_node_latency_s;
-      }
+      CollectiveQuery cq;
+      cq.kind = r.collective;
+      cq.bytes = static_cast<double>(r.bytes);
+      cq.ranks = n;
+      cq.nodes = query.nodes > 0 ? query.nodes : (query.spans_nodes ? 2 : 1);
+      cq.inter_node_bw_gb_s = options_.inter_node_bandwidth_gb_s;
+      const CollectiveTiming timing = model_collective(cq, fabric_of(gpu));
       out.kernel_class = sim::KernelClass::kCollective;
       out.work.kind = sim::work_kind(out.kernel_class);
-      out.work.link_bytes = bus;
-      seconds = n > 1 && bandwidth > 0.0 ? latency + bus / bandwidth : 0.0;
+      out.work.link_bytes = collective_bus_bytes(r.collective, static_cast<double>(r.bytes), n);
+      seconds = timing.seconds;
       break;
     }
     case OpKind::kHostFunc:

@@ -28,6 +28,7 @@ struct KernelQuery {
   // Collectives (nccl records): from the collation of the whole job.
   int group_size = 1;        // communicator size (2 for send/recv)
   bool spans_nodes = false;  // the ring or the pair crosses a node boundary
+  int nodes = 0;             // nodes the group spans (0: 1, or 2 when spans_nodes)
 };
 
 struct KernelEstimate {
@@ -64,10 +65,9 @@ struct DeviceModelOptions {
   /// Host↔device copies: effective PCIe bandwidth (GB/s) and latency (s).
   double pcie_bandwidth_gb_s = 25.0;
   double pcie_latency_s = 2e-6;
-  /// Collectives and transfers between nodes: per-GPU network bandwidth (GB/s; 400 Gb/s IB =
-  /// 50 GB/s) and the extra latency of a network hop (s).
+  /// Collectives between nodes: per-GPU network bandwidth (GB/s; 400 Gb/s IB = 50 GB/s); the
+  /// latency of a network hop is NCCL's (collective_model.cc).
   double inter_node_bandwidth_gb_s = 50.0;
-  double inter_node_latency_s = 5e-6;
   /// cudaLaunchHostFunc callbacks: time the stream is held by the host function (s).
   double host_function_s = 5e-6;
   /// SM clock for compute estimates, MHz (≤ 0: the GPU's highest clock).
@@ -77,12 +77,10 @@ struct DeviceModelOptions {
 /// GEMM records → device::Work matmul with the FLOPs from the shape and the bytes of A, B and C
 /// from the dtypes, timed by device::estimate_work at the clock; raw kernels → by name class
 /// (sim::classify_kernel) and launch size; memcpy by bytes over PCIe (HtoD/DtoH/HtoH), HBM (DtoD:
-/// read + write) or the GPU link (PtoP); memset by HBM bandwidth; collectives by a ring
-/// bandwidth–latency model: bus bytes (all-reduce 2(n−1)/n × B, all-gather/reduce-scatter
-/// (n−1)/n × B with B the full buffer = n × per-rank bytes, all-to-all (n−1)/n × B, broadcast/
-/// reduce/send/recv B) over the intra-node link (GpuSpec.link_bandwidth_gb_s ×
-/// dvfs.link_efficiency) or the inter-node bandwidth when the group spans nodes, plus
-/// dvfs.link_latency_s. Everything is at least kernel_floor_s.
+/// read + write) or the GPU link (PtoP); memset by HBM bandwidth; collectives by NCCL's
+/// algorithm/protocol model (emulate/collective_model.h: ring, tree, NVLS × LL, LL128, Simple,
+/// the fastest for the size) on the GPU's fabric, the inter-node bandwidth bounding groups that
+/// span nodes. Everything is at least kernel_floor_s.
 class DeviceModelEstimator final : public KernelEstimator {
  public:
   explicit DeviceModelEstimator(DeviceModelOptions options = {}) : options_(options) {}

@@ -208,6 +208,10 @@ void join_units(const NcclFusionContext& c, const std::vector<Unit>& units,
       q.name = trace.str(r.name);
       q.group_size = is_p2p(r.collective) ? 2 : r.comm_size;
       q.spans_nodes = g >= 0 ? col.groups[g].spans_nodes : r.comm_size > c.gpus_per_node;
+      if (q.spans_nodes) {
+        const int per_node = std::max(c.gpus_per_node, 1);
+        q.nodes = std::max(2, (q.group_size + per_node - 1) / per_node);
+      }
       const auto [estimate, by] = c.chain.estimate(q, c.gpu);
       if (used < 0) used = by;
       if (is_p2p(r.collective)) {

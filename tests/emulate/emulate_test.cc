@@ -9,6 +9,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "emulate/collective_model.h"
 #include "emulate/synthetic_programs.h"
 #include "emulate/trace_writer.h"
 #include "emulate_test_util.h"
@@ -97,8 +98,11 @@ TEST(Emulate, PipelineOf4RanksGivesThe1F1BTimeline) {
     ASSERT_EQ(res.ranks.size(), 4u);
     const device::GpuSpec gpu = *device::find_gpu("h100");
     const double bytes = spec.activation_elements * 2.0;
-    const double c = gpu.dvfs.link_latency_s +
-                     bytes / (gpu.link_bandwidth_gb_s * 1e9 * gpu.dvfs.link_efficiency);
+    CollectiveQuery send;
+    send.kind = Collective::kSend;
+    send.bytes = bytes;
+    send.ranks = 2;
+    const double c = std::max(model_collective(send, fabric_of(gpu)).seconds, 3e-6);
     const double f = 1e-3, b = 2e-3;
     const int p = spec.stages, m = microbatches;
     const double expected = (m + p - 1) * (f + b) + (2 * m + 2 * p - 5) * c;

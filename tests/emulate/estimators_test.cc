@@ -1,4 +1,4 @@
-// Kernel duration estimators: the ring model's bus bytes and bandwidths, copies, raw kernels,
+// Kernel duration estimators: collective bus bytes, copies, raw kernels,
 // the kernel table (parsing, errors, precedence in a chain).
 #include "emulate/estimators.h"
 
@@ -12,14 +12,6 @@ namespace {
 const device::GpuSpec& h100() {
   static const device::GpuSpec gpu = *device::find_gpu("h100");
   return gpu;
-}
-
-Record nccl(Collective kind, std::int64_t bytes) {
-  Record r;
-  r.op = OpKind::kNccl;
-  r.collective = kind;
-  r.bytes = bytes;
-  return r;
 }
 
 double seconds(const KernelEstimator& e, const Record& r, int n = 1, bool spans = false,
@@ -45,21 +37,7 @@ TEST(Estimators, BusBytesFollowNcclFactors) {
   EXPECT_DOUBLE_EQ(collective_bus_bytes(Collective::kAllReduce, 100, 1), 0);
 }
 
-TEST(Estimators, RingModelUsesLinkOrNetworkBandwidth) {
-  const DeviceModelEstimator model;
-  const double link = h100().link_bandwidth_gb_s * 1e9 * h100().dvfs.link_efficiency;
-  const double latency = h100().dvfs.link_latency_s;
-  const double bytes = 1 << 30;
-  EXPECT_NEAR(seconds(model, nccl(Collective::kAllReduce, 1 << 30), 8),
-              latency + 2.0 * 7 / 8 * bytes / link, 1e-12);
-  // Across nodes: 50 GB/s per GPU and the extra hop latency.
-  EXPECT_NEAR(seconds(model, nccl(Collective::kAllReduce, 1 << 30), 16, true),
-              latency + 5e-6 + 2.0 * 15 / 16 * bytes / 50e9, 1e-12);
-  EXPECT_NEAR(seconds(model, nccl(Collective::kSend, 1 << 20), 2), latency + (1 << 20) / link,
-              1e-12);
-  // One rank: a local copy, the kernel floor.
-  EXPECT_DOUBLE_EQ(seconds(model, nccl(Collective::kAllReduce, 1 << 30), 1), 3e-6);
-}
+// Collective durations: tests/emulate/collective_model_test.cc.
 
 TEST(Estimators, CopiesMemsetsAndRawKernels) {
   const DeviceModelEstimator model;
