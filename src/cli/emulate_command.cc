@@ -14,6 +14,7 @@
 #include "device/gpu.h"
 #include "emulate/emulate.h"
 #include "emulate/launcher.h"
+#include "emulate/two_pass.h"
 #include "report/emulation_report.h"
 
 namespace powertrain::cli {
@@ -41,6 +42,7 @@ struct EmulateFlags {
   bool whole_trace = false;
   bool quiet = false;
   bool force = false;
+  bool two_pass = false;
 };
 
 std::string gib(std::int64_t bytes) {
@@ -147,6 +149,9 @@ int run_emulate(const EmulateFlags& flags) {
                        "give a program after -- (e.g. powertrain emulate --gpu h100 -- ./prog) or "
                        "--traces DIR to analyse an earlier run, not both");
   }
+  if (flags.two_pass && flags.command.empty()) {
+    return usage_error(command, "--two-pass runs a program twice: give one after --");
+  }
   emulate::LayoutRequest request;
   request.gpus = flags.gpus;
   request.ranks = flags.ranks;
@@ -183,6 +188,7 @@ int run_emulate(const EmulateFlags& flags) {
 
   std::vector<std::string> trace_paths = flags.traces;
   fs::path run_dir;
+  emulate::LaunchOptions launch_options;
   int exit_code = 0;
   if (!flags.command.empty()) {
     auto interposer = emulate::find_interposer(flags.interposer, self_directory());
@@ -201,6 +207,15 @@ int run_emulate(const EmulateFlags& flags) {
       fmt::print(stderr, "emulate: starting {} of {}; interposer {}\n", layout->explanation,
                  flags.gpu, *interposer);
     }
+    if (flags.two_pass) {
+      // The program's own output comes from the second pass (its timings are predictions); the
+      // recording pass prints with host timings, so its output is held back.
+      launch.on_line = [](int, bool, std::string_view) {};
+      if (!flags.quiet) {
+        fmt::print(stderr, "emulate: pass 1 of 2: recording (program output held back)\n");
+      }
+    }
+    launch_options = launch;
     auto launched = emulate::launch(launch);
     if (!launched) return fail(command, launched.error().message);
     for (const auto& p : launched->processes) {
@@ -234,6 +249,33 @@ int run_emulate(const EmulateFlags& flags) {
   }
   if (auto written = report::write_emulation_outputs(*result, *output); !written) {
     return fail(command, written.error().message);
+  }
+  if (flags.two_pass && !run_dir.empty()) {
+    // Pass 2: the same program, its event timings answered from the prediction of pass 1.
+    const fs::path events_dir = output->staging() / "predicted_events";
+    if (auto written = emulate::write_predicted_events(*result, events_dir); !written) {
+      return fail(command, written.error().message);
+    }
+    emulate::LaunchOptions second = launch_options;
+    second.on_line = nullptr;
+    second.trace_dir = output->staging() / "traces-pass2";
+    second.event_times_dir = events_dir;
+    if (!flags.quiet) {
+      fmt::print(stderr,
+                 "emulate: pass 2 of 2: the program again; cudaEventElapsedTime reports the "
+                 "predicted device time of pass 1\n");
+    }
+    auto relaunched = emulate::launch(second);
+    if (!relaunched) return fail(command, relaunched.error().message);
+    for (const auto& p : relaunched->processes) {
+      if (!p.ok()) {
+        fmt::print(stderr, "emulate: pass 2: rank {} (pid {}) ended with {}\n", p.rank, p.pid,
+                   p.describe());
+        exit_code = 1;
+      }
+    }
+    std::error_code ec;
+    fs::remove_all(second.trace_dir, ec);
   }
   if (!run_dir.empty() && !flags.keep_traces) {
     std::error_code ec;
@@ -302,6 +344,10 @@ Action add_emulate_command(CLI::App& app) {
   app.add_flag("--whole-trace", flags->whole_trace,
                "One step = the whole trace (no search for repeated iterations)");
   app.add_flag("--quiet", flags->quiet, "No progress output");
+  app.add_flag("--two-pass", flags->two_pass,
+               "Run the program twice: record, predict, then run it again with "
+               "cudaEventElapsedTime answering the predicted device time (its printed timings "
+               "become predictions)");
   return [flags]() { return run_emulate(*flags); };
 }
 

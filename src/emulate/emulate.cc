@@ -241,7 +241,7 @@ class Pipeline {
         in.main_tid = main_thread(trace);
         in.steps = find_steps(trace, operation_hashes(trace), in.main_tid);
       }
-      auto rank_trace = build_rank_trace(in, opt_.host_costs);
+      auto rank_trace = build_rank_trace(in, opt_.host_costs, &events_[in.rank]);
       if (!rank_trace) return rank_trace.error();
       traces.push_back(std::move(*rank_trace));
     }
@@ -252,6 +252,10 @@ class Pipeline {
     merge_warnings(out_.warnings, out_.graph.warnings);
     merge_warnings(out_.warnings, out_.replay.warnings);
     report_ranks(procs_, opt_.device_model.clock_mhz, out_);
+    for (RankReport& rank : out_.ranks) {
+      if (const auto it = events_.find(rank.representative_rank); it != events_.end())
+        rank.predicted_events = it->second;
+    }
     return core::Ok{};
   }
 
@@ -371,8 +375,9 @@ class Pipeline {
   const EmulateOptions& opt_;
   EmulationResult& out_;
   EstimatorChain chain_;
-  std::vector<std::int32_t> simulated_;  // process indices, in rank order
-  std::vector<TimelineInput> inputs_;    // per simulated process
+  std::vector<std::int32_t> simulated_;                // process indices, in rank order
+  std::vector<TimelineInput> inputs_;                  // per simulated process
+  std::map<int, std::vector<PredictedEvent>> events_;  // by rank of the simulated process
 };
 
 }  // namespace

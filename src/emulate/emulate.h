@@ -75,6 +75,9 @@ struct RankReport {
   std::int64_t out_of_memory = 0;  // failed allocations
   std::int64_t unsupported_calls = 0;
   std::int64_t misuse_calls = 0;
+  /// Predicted completion of every cudaEventRecord (the representative's schedule), for a second
+  /// pass that reports predicted device time to the program (emulate --two-pass).
+  std::vector<PredictedEvent> predicted_events;
 };
 
 struct EstimatorUse {

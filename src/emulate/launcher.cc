@@ -227,6 +227,10 @@ std::vector<std::string> rank_environment(const LaunchOptions& o, const device::
       fmt::format("POWERTRAIN_EMU_CLOCK_MHZ={}", gpu.max_clock_mhz()),
       fmt::format("POWERTRAIN_EMU_DEVICES={}", o.devices_per_process),
       fmt::format("POWERTRAIN_EMU_JOB={}", o.job_id),
+      // Empty in a recording pass (an inherited value must not leak into it).
+      fmt::format("POWERTRAIN_EMU_EVENT_TIMES={}", o.event_times_dir.empty()
+                                                       ? std::string()
+                                                       : fs::absolute(o.event_times_dir).string()),
   };
 }
 

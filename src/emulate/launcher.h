@@ -53,6 +53,9 @@ struct LaunchOptions {
   std::string job_id;               // POWERTRAIN_EMU_JOB; empty: derived from pid and time
   double timeout_s = 0.0;           // > 0: SIGTERM (then SIGKILL after 5 s) when exceeded
   bool check_static_cudart = true;
+  /// Second pass of `emulate --two-pass`: the directory of predicted event times (rank-N.tsv,
+  /// write_predicted_events) that the interposer reports to cudaEventElapsedTime. Empty: none.
+  std::filesystem::path event_times_dir;
   /// Receives every output line of every process (without the newline); default: written to
   /// this process's stdout/stderr as "[rank N] line".
   std::function<void(int rank, bool is_stderr, std::string_view line)> on_line;
@@ -80,7 +83,7 @@ struct LaunchResult {
 /// The environment of rank `rank` (added to the inherited one): RANK, WORLD_SIZE, LOCAL_RANK,
 /// LOCAL_WORLD_SIZE, NODE_RANK, MASTER_ADDR=127.0.0.1, MASTER_PORT, LD_PRELOAD (interposer first,
 /// then any inherited entries), POWERTRAIN_EMU_DIR/_GPU/_GPU_NAME/_MEMORY_BYTES/_SM_COUNT/_CC/
-/// _CLOCK_MHZ/_DEVICES/_JOB. Entries are "NAME=value".
+/// _CLOCK_MHZ/_DEVICES/_JOB/_EVENT_TIMES. Entries are "NAME=value".
 std::vector<std::string> rank_environment(const LaunchOptions& options, const device::GpuSpec& gpu,
                                           int rank, int world_size, int master_port);
 

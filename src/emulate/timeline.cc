@@ -180,8 +180,12 @@ struct EventState {
 
 class Scheduler {
  public:
-  Scheduler(const TimelineInput& in, const HostCosts& costs)
-      : in_(in), t_(*in.trace), costs_(costs), out_(in.rank, in.world_size, in.trace->source) {
+  Scheduler(const TimelineInput& in, const HostCosts& costs, std::vector<PredictedEvent>* events)
+      : in_(in),
+        t_(*in.trace),
+        costs_(costs),
+        out_(in.rank, in.world_size, in.trace->source),
+        predicted_(events) {
     out_.host_pid(in.trace->process.pid);
   }
 
@@ -520,6 +524,12 @@ class Scheduler {
         EventState& ev = events_[r.event];
         const StreamState& s = stream(r.device, r.stream);
         ev = {s.last_end_ns, corr, r.stream, true};
+        if (predicted_ != nullptr) {
+          const std::int64_t reached = start + costs_.launch_latency_ns;
+          predicted_->push_back(
+              PredictedEvent{r.event, occurrences_[r.event]++,
+                             s.last_end_ns == kNever ? reached : std::max(reached, s.last_end_ns)});
+        }
         out_.host(EventKind::kCudaRuntime, "cudaEventRecord", start, cost, r.tid, corr)
             .last()
             .cuda_event = r.event;
@@ -637,12 +647,14 @@ class Scheduler {
   std::vector<std::int32_t> step_of_last_;
   std::vector<std::int64_t> step_start_;
   std::int64_t second_step_gap_ = 0;
+  std::vector<PredictedEvent>* predicted_ = nullptr;
+  std::unordered_map<std::int64_t, std::int32_t> occurrences_;  // event id → records so far
 };
 
 }  // namespace
 
-core::Result<trace::RankTrace> build_rank_trace(const TimelineInput& input,
-                                                const HostCosts& costs) {
+core::Result<trace::RankTrace> build_rank_trace(const TimelineInput& input, const HostCosts& costs,
+                                                std::vector<PredictedEvent>* events) {
   if (input.trace == nullptr) return core::Error{"timeline: no trace"};
   const std::size_t n = input.trace->records.size();
   if (input.work_ns.size() != n || input.work_name.size() != n ||
@@ -657,7 +669,8 @@ core::Result<trace::RankTrace> build_rank_trace(const TimelineInput& input,
       return core::Error{fmt::format("{}: step block out of range", input.trace->source)};
     }
   }
-  return Scheduler(input, costs).run();
+  if (events != nullptr) events->clear();
+  return Scheduler(input, costs, events).run();
 }
 
 std::int32_t main_thread(const ProcessTrace& trace) {

@@ -81,13 +81,26 @@ struct TimelineInput {
   std::int32_t main_tid = 0;     // the thread the steps are on
 };
 
+/// When a cudaEventRecord completes on the device in the modelled schedule: the occurrence-th
+/// record (0-based, in record order) of event `event` of the process. A second pass of the program
+/// reads these back (`emulate --two-pass`) so cudaEventElapsedTime reports predicted time.
+struct PredictedEvent {
+  std::int64_t event = 0;
+  std::int32_t occurrence = 0;
+  std::int64_t device_ns = 0;  // from the process's first record
+};
+
 /// Builds the RankTrace: host calls (cuda_runtime) at modelled times, gaps ≥ min_host_work_ns as
 /// host work (cpu_op), GPU tasks with the calls' correlation ids, cuda_sync records for stream
 /// waits and syncs (so the graph resolves them exactly), ProfilerStep#k spans for the steps.
 /// The timeline starts at the process's first record. A cudaDeviceSynchronize in a process with
 /// several devices becomes one stream sync per busy stream of its device. Errors: a record count
 /// that does not match the per-record vectors. O(records log records).
-core::Result<trace::RankTrace> build_rank_trace(const TimelineInput& input, const HostCosts& costs);
+/// `events` (optional) receives every cudaEventRecord's predicted completion: the later of the
+/// end of the work before it on its stream and its call's start + launch latency (an idle stream
+/// reaches the record as it would a launch).
+core::Result<trace::RankTrace> build_rank_trace(const TimelineInput& input, const HostCosts& costs,
+                                                std::vector<PredictedEvent>* events = nullptr);
 
 /// Iterations by a simple rule: the main thread's operation sequence (launches, copies, syncs,
 /// events, collectives; not allocations or setup calls) ends with a block repeated at least twice

@@ -5,8 +5,12 @@
 // enqueued: queries report completion, synchronisation only writes its record, and host
 // callbacks run synchronously in the calling thread.
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "interposer/cudart_impl.h"
@@ -36,7 +40,48 @@ struct EventEntry {
   bool live = false;
   bool recorded = false;
   std::int64_t record_t = 0;  // host time of the last cudaEventRecord
+  // Second pass of `emulate --two-pass`: the predicted device time of the last record.
+  bool predicted = false;
+  std::int64_t predicted_t = 0;
+  std::int32_t records = 0;  // cudaEventRecord calls so far (the occurrence of the next)
 };
+
+// Predicted event completions of this process (POWERTRAIN_EMU_EVENT_TIMES/rank-$RANK.tsv, lines
+// "event occurrence device_ns"), loaded on first use; empty without a second pass.
+struct PredictedEvents {
+  bool active = false;
+  std::map<std::pair<std::int64_t, std::int32_t>, std::int64_t> ns;
+};
+
+const PredictedEvents& predicted_events() {
+  static const PredictedEvents* loaded = [] {
+    auto* p = new PredictedEvents;  // never destroyed (calls arrive during exit)
+    const char* dir = std::getenv("POWERTRAIN_EMU_EVENT_TIMES");
+    if (dir == nullptr || *dir == '\0') return p;
+    const char* rank = std::getenv("RANK");
+    const std::string path =
+        std::string(dir) + "/rank-" + (rank != nullptr && *rank != '\0' ? rank : "0") + ".tsv";
+    p->active = true;
+    std::FILE* f = std::fopen(path.c_str(), "r");
+    if (f == nullptr) {
+      std::fprintf(stderr, "powertrain: two-pass: cannot read %s; event times are host time\n",
+                   path.c_str());
+      return p;
+    }
+    char line[256];
+    while (std::fgets(line, sizeof line, f) != nullptr) {
+      long long event = 0, occurrence = 0, ns = 0;
+      if (line[0] == '#') continue;
+      if (std::sscanf(line, "%lld %lld %lld", &event, &occurrence, &ns) == 3 && occurrence >= 0 &&
+          occurrence <= INT32_MAX) {
+        p->ns[{event, static_cast<std::int32_t>(occurrence)}] = ns;
+      }
+    }
+    std::fclose(f);
+    return p;
+  }();
+  return *loaded;
+}
 
 struct Registry {
   std::mutex mutex;
@@ -127,7 +172,7 @@ cudaError_t create_event(cudaEvent_t* out, unsigned flags, const char* api) {
     Registry& r = registry();
     std::lock_guard<std::mutex> lock(r.mutex);
     id = static_cast<std::int64_t>(r.events.size()) + 1;
-    r.events.push_back(EventEntry{device, flags, true, false, 0});
+    r.events.push_back(EventEntry{device, flags, true, false, 0, false, 0, 0});
   }
   *out = event_handle(id);
   Record record = make_record(Op::kEventCreate, start, device);
@@ -158,7 +203,7 @@ std::int64_t reserve_internal_event(int device) {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);
   const auto id = static_cast<std::int64_t>(r.events.size()) + 1;
-  r.events.push_back(EventEntry{device, cudaEventDisableTiming, false, false, 0});
+  r.events.push_back(EventEntry{device, cudaEventDisableTiming, false, false, 0, false, 0, 0});
   return id;
 }
 
@@ -313,7 +358,7 @@ cudaError_t stream_event_call(Op op, cudaEvent_t event, cudaStream_t stream, uns
     std::lock_guard<std::mutex> lock(r.mutex);
     EventEntry* entry = nullptr;
     id = live_event(r, event, &entry);
-    if (id > 0) on_event(*entry, start);
+    if (id > 0) on_event(*entry, start, id);
   }
   if (id < 0) return misuse(api, cudaErrorInvalidResourceHandle, bad_event_text(event));
   Record record = make_record(op, start, ref.device);
@@ -330,9 +375,26 @@ cudaError_t event_record(cudaEvent_t event, cudaStream_t stream, unsigned flags,
                          const char* api) {
   return stream_event_call(Op::kEventRecord, event, stream, flags,
                            static_cast<unsigned>(cudaEventRecordExternal), "record", per_thread,
-                           api, [](EventEntry& entry, std::int64_t start) {
+                           api, [](EventEntry& entry, std::int64_t start, std::int64_t id) {
                              entry.recorded = true;
                              entry.record_t = start;
+                             const std::int32_t occurrence = entry.records;
+                             if (entry.records < INT32_MAX) ++entry.records;
+                             const PredictedEvents& p = predicted_events();
+                             const auto it = p.ns.find({id, occurrence});
+                             entry.predicted = it != p.ns.end();
+                             if (entry.predicted) entry.predicted_t = it->second;
+                             if (p.active && !entry.predicted) {
+                               static bool warned = false;
+                               if (!warned) {
+                                 warned = true;
+                                 std::fprintf(stderr,
+                                              "powertrain: two-pass: event %lld record %d has no "
+                                              "predicted time (this run diverged from the "
+                                              "recorded one); its elapsed times are host time\n",
+                                              static_cast<long long>(id), occurrence);
+                               }
+                             }
                            });
 }
 
@@ -340,7 +402,7 @@ cudaError_t stream_wait_event(cudaStream_t stream, cudaEvent_t event, unsigned f
                               bool per_thread, const char* api) {
   return stream_event_call(Op::kStreamWaitEvent, event, stream, flags,
                            static_cast<unsigned>(cudaEventWaitExternal), "wait", per_thread, api,
-                           [](EventEntry&, std::int64_t) {});
+                           [](EventEntry&, std::int64_t, std::int64_t) {});
 }
 
 cudaError_t launch_host_func(cudaStream_t stream, cudaHostFn_t fn, void* user_data, bool per_thread,
@@ -632,8 +694,10 @@ PT_EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t event) {
 }
 
 // Emulated work takes no device time, so the elapsed time is the host time between the two
-// cudaEventRecord calls (documented in docs/emulate-interposer.md). Errors follow the runtime:
-// timing disabled or an event never recorded → cudaErrorInvalidResourceHandle.
+// cudaEventRecord calls (documented in docs/emulate-interposer.md) — or, in the second pass of
+// `emulate --two-pass`, the predicted device time between them when both records have one.
+// Errors follow the runtime: timing disabled or an event never recorded →
+// cudaErrorInvalidResourceHandle.
 PT_EXPORT cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
   const char* api = "cudaEventElapsedTime";
   if (ms == nullptr) return misuse(api, cudaErrorInvalidValue, "ms is NULL");
@@ -658,6 +722,9 @@ PT_EXPORT cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEve
     return detail::fail(cudaErrorInvalidResourceHandle);  // as the runtime: not a misuse report
   }
   if (!first.recorded || !second.recorded) return detail::fail(cudaErrorInvalidResourceHandle);
-  *ms = static_cast<float>(static_cast<double>(second.record_t - first.record_t) / 1e6);
+  const bool predicted = first.predicted && second.predicted;
+  const std::int64_t ns =
+      predicted ? second.predicted_t - first.predicted_t : second.record_t - first.record_t;
+  *ms = static_cast<float>(static_cast<double>(ns) / 1e6);
   return cudaSuccess;
 }
