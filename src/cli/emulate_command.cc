@@ -43,6 +43,8 @@ struct EmulateFlags {
   bool quiet = false;
   bool force = false;
   bool two_pass = false;
+  std::string host_time = "measured";
+  double modelled_host_gap_us = 1.0;
 };
 
 std::string gib(std::int64_t bytes) {
@@ -66,6 +68,18 @@ void print_result(const emulate::EmulationResult& r, const fs::path& out, bool k
   fmt::print(
       "  GPU span      {:.6f} s from the first GPU task to the last (all steps), predicted\n",
       r.job_gpu_span_s);
+  const emulate::HostCosts& hc = r.host_costs;
+  if (hc.host_time_modelled()) {
+    fmt::print(
+        "  host time     modelled: API costs (launch {:.1f} us, ...) + {:.3f} us between calls; "
+        "this machine's speed and load do not enter (--host-time model)\n",
+        hc.launch_ns * 1e-3, hc.modelled_host_gap_ns * 1e-3);
+  } else {
+    fmt::print("  host time     measured: the gaps between calls as this machine ran them{}\n",
+               hc.max_host_gap_ns > 0
+                   ? fmt::format(", capped at {:.3f} us", hc.max_host_gap_ns * 1e-3)
+                   : std::string());
+  }
   const sim::Breakdown& b = r.job_breakdown;
   fmt::print(
       "  breakdown     compute {:.1f} % / communication {:.1f} % / overlapped {:.1f} % / other "
@@ -181,6 +195,10 @@ int run_emulate(const EmulateFlags& flags) {
   options.device_model.inter_node_bandwidth_gb_s = flags.inter_node_gb_s;
   options.host_costs.max_host_gap_ns =
       static_cast<std::int64_t>(std::llround(flags.max_host_gap_us * 1e3));
+  if (flags.host_time == "model") {
+    options.host_costs.modelled_host_gap_ns =
+        static_cast<std::int64_t>(std::llround(flags.modelled_host_gap_us * 1e3));
+  }
   if (auto gpu = device::find_gpu(flags.gpu); !gpu) return fail(command, gpu.error().message);
 
   auto output = core::AtomicOutputDirectory::create(flags.out, output_policy(flags.force));
@@ -341,6 +359,14 @@ Action add_emulate_command(CLI::App& app) {
                           "Cap measured host gaps between calls at this many microseconds (0 = no "
                           "cap; removes the CPU machine's scheduling noise from the prediction)",
                           number_in(0.0, 1e9));
+  app.add_option("--host-time", flags->host_time,
+                 "Host time between calls: 'measured' (as this machine ran the program; default) "
+                 "or 'model' (API costs + --modelled-host-gap-us; independent of this machine)")
+      ->check(CLI::IsMember({"measured", "model"}));
+  app.add_option("--modelled-host-gap-us", flags->modelled_host_gap_us,
+                 "With --host-time model: host time between two calls of a thread, microseconds "
+                 "(default 1)")
+      ->check(number_in(0.0, 1e9));
   app.add_flag("--whole-trace", flags->whole_trace,
                "One step = the whole trace (no search for repeated iterations)");
   app.add_flag("--quiet", flags->quiet, "No progress output");

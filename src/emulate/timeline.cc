@@ -453,6 +453,7 @@ class Scheduler {
     } else if (!same_call) {
       gap = std::max<std::int64_t>(0, r.t_ns - th.recorded_end);
       if (costs_.max_host_gap_ns > 0) gap = std::min(gap, costs_.max_host_gap_ns);
+      if (costs_.host_time_modelled()) gap = costs_.modelled_host_gap_ns;
       // The first step owns only part of its gap (below): the host work is split there too, so
       // the ProfilerStep span and the host work nest.
       std::int64_t split = -1;

@@ -40,6 +40,11 @@ struct HostCosts {
   /// scheduling noise of the CPU machine (a loaded machine, many ranks on few cores); a cap keeps
   /// the prediction to the GPU-side structure when host speed is not the question.
   std::int64_t max_host_gap_ns = 0;
+  /// Host-time model (≥ 0): every gap between two calls of a thread is this long, whatever was
+  /// measured, so the prediction does not depend on the emulating machine's speed or load; the
+  /// program's own host work between calls is then not in the prediction. −1: measured gaps.
+  std::int64_t modelled_host_gap_ns = -1;
+  bool host_time_modelled() const { return modelled_host_gap_ns >= 0; }
 };
 
 /// Stream of the communicator bootstrap barriers (no program stream has this id): their tasks are

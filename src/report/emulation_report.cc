@@ -119,6 +119,10 @@ std::string emulation_summary_json(const emulate::EmulationResult& r) {
       {"malloc", c.malloc_ns * 1e-9},  {"free", c.free_ns * 1e-9},
       {"create", c.create_ns * 1e-9},  {"comm_init", c.comm_init_ns * 1e-9},
       {"other", c.other_ns * 1e-9},    {"launch_latency", c.launch_latency_ns * 1e-9}};
+  doc["host_time"] = {
+      {"mode", c.host_time_modelled() ? "modelled" : "measured"},
+      {"modelled_gap_s", c.host_time_modelled() ? c.modelled_host_gap_ns * 1e-9 : 0.0},
+      {"max_measured_gap_s", c.max_host_gap_ns * 1e-9}};
   json warnings = json::array();
   for (const trace::TraceWarning& w : r.warnings) {
     warnings.push_back({{"kind", w.kind}, {"count", w.count}, {"example", w.example}});

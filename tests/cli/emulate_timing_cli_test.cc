@@ -1,5 +1,6 @@
-// `powertrain emulate --two-pass` end to end on event_timing.cu (issue 18): the program's own
-// cudaEventElapsedTime table becomes the prediction.
+// `powertrain emulate --two-pass` and `--host-time model` end to end on event_timing.cu (issue
+// 18): the program's own cudaEventElapsedTime table becomes the prediction, and with the host
+// model the prediction does not move when the program's host work between launches does.
 // Skips when the emulation (CUDA headers, nvcc) was not built.
 #include <gtest/gtest.h>
 
@@ -60,18 +61,18 @@ class EmulateTimingTest : public testing_cli::CliTest {
   fs::path interposer_;
 };
 
-// Event start, 4 launches, event stop, per iteration (host gaps capped at 1 ns): start completes
-// 4 µs (launch latency) after its record call at T; the first launch is called at T + 1.5 (event
-// record cost) and its kernel starts 4 µs later, at T + 5.5; the four kernels run back to back
-// (each later launch is ready long before), ending at T + 405.5; stop completes then.
-// Elapsed = 405.5 − 4 = 401.5 µs, predicted.
+// Event start, 4 launches, event stop, per iteration (host-time model, 1 µs between calls):
+// start completes 4 µs (launch latency) after its record call at T; the first launch is called
+// at T + 1.5 (event record cost) + 1 (gap) and its kernel starts 4 µs later, at T + 6.5; the
+// four kernels run back to back (each later launch is ready long before), ending at T + 406.5;
+// stop completes then. Elapsed = 406.5 − 4 = 402.5 µs, predicted.
 TEST_F(EmulateTimingTest, TwoPassPrintsThePredictedEventTimes) {
   const fs::path out = dir_ / "out";
-  const CliRun r = emulate({"--two-pass", "--max-host-gap-us", "0.001", "--out", out.string()}, {});
+  const CliRun r = emulate({"--two-pass", "--host-time", "model", "--out", out.string()}, {});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   const std::map<int, double> times = printed(r.out);
   ASSERT_EQ(times.size(), 4u) << r.out;  // pass 1's output is held back: each line once
-  for (const auto& [iteration, us] : times) EXPECT_NEAR(us, 401.5, 0.01) << iteration;
+  for (const auto& [iteration, us] : times) EXPECT_NEAR(us, 402.5, 0.002) << iteration;
 
   // The printed numbers are exactly the written prediction (stop − start, per iteration).
   std::ifstream events(out / "predicted_events" / "rank-0.tsv");
@@ -92,6 +93,37 @@ TEST_F(EmulateTimingTest, TwoPassPrintsThePredictedEventTimes) {
     const double predicted_us = (by_event[order[1]].at(k) - by_event[order[0]].at(k)) * 1e-3;
     EXPECT_NEAR(times.at(k), predicted_us, 0.002) << k;
   }
+  const nlohmann::json summary = nlohmann::json::parse(slurp(out / "summary.json"));
+  EXPECT_EQ(summary["host_time"]["mode"], "modelled");
+}
+
+// The program's own host work between launches (busy loops of 5 ms) is in the measured
+// prediction (the GPU idles between the launches: > 3 × 5 ms between the events) but not in the
+// host-model one, which equals the run without host work exactly.
+TEST_F(EmulateTimingTest, HostModelIgnoresTheProgramsHostDelays) {
+  std::map<std::string, double> step_s;
+  std::map<std::string, std::map<int, double>> times;
+  for (const auto& [mode, delay] : std::vector<std::pair<std::string, std::string>>{
+           {"model", "0"}, {"model", "5000"}, {"measured", "5000"}}) {
+    const std::string key = mode + "/" + delay;
+    const fs::path out = dir_ / (mode + "-" + delay);
+    const CliRun r = emulate({"--two-pass", "--host-time", mode, "--out", out.string()}, {delay});
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    const nlohmann::json summary = nlohmann::json::parse(slurp(out / "summary.json"));
+    step_s[key] = summary["job"]["predicted_step_s"].get<double>();
+    times[key] = printed(r.out);
+    ASSERT_EQ(times[key].size(), 4u) << r.out;
+    // stdout says which mode produced the numbers.
+    EXPECT_NE(r.out.find(mode == "model" ? "host time     modelled" : "host time     measured"),
+              std::string::npos)
+        << r.out;
+  }
+  EXPECT_DOUBLE_EQ(step_s["model/0"], step_s["model/5000"]);
+  for (int k = 0; k < 4; ++k) {
+    EXPECT_DOUBLE_EQ(times["model/0"][k], times["model/5000"][k]) << k;
+    EXPECT_GT(times["measured/5000"][k], 3 * 5000.0) << k;
+  }
+  EXPECT_GT(step_s["measured/5000"], step_s["model/5000"] + 3 * 5e-3);
 }
 
 TEST_F(EmulateTimingTest, TwoPassNeedsAProgram) {
