@@ -43,6 +43,7 @@ inline constexpr char kModuleLoad[] = "module_load";
 inline constexpr char kMemMap[] = "mem_map";
 inline constexpr char kMemUnmap[] = "mem_unmap";
 inline constexpr char kCurand[] = "curand";
+inline constexpr char kFft[] = "fft";  // cuFFT execution (work: the kernel that follows)
 }  // namespace op
 
 /// Field names (keys). Which op carries which field: docs/emulation-trace.md.

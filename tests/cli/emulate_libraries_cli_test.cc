@@ -1,0 +1,296 @@
+// `powertrain emulate` on the library test programs of issue 18 (cuFFT, CUPTI, NCCL in stream
+// capture, ...): real nvcc-built programs run through the launcher and the interposer with no
+// GPU; their recorded operations are checked one by one in the kept trace and their predicted
+// kernels against the device model by hand. Skips when the emulation or a program is not built.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "cli_runner.h"
+#include "device/gpu.h"
+
+namespace powertrain {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using testing_cli::CliRun;
+using testing_cli::slurp;
+
+class EmulateLibrariesTest : public testing_cli::CliTest {
+ protected:
+  void SetUp() override {
+    testing_cli::CliTest::SetUp();
+#ifndef POWERTRAIN_HAVE_EMULATION
+    GTEST_SKIP() << "GPU emulation not built (no CUDA headers or nvcc at configure time)";
+#else
+    programs_ = POWERTRAIN_EMU_PROGRAM_DIR;
+    interposer_ = POWERTRAIN_INTERPOSER_PATH;
+#endif
+  }
+
+  bool built(const std::string& program) const { return fs::exists(programs_ / program); }
+
+  // Runs `program` under `powertrain emulate --keep-traces` into dir_/out; the summary is parsed.
+  CliRun emulate(const std::string& program, std::vector<std::string> flags = {}) {
+    std::vector<std::string> args = {"emulate",       "--interposer", interposer_.string(),
+                                     "--quiet",       "--gpu",        "h100",
+                                     "--keep-traces", "--out",        out().string()};
+    args.insert(args.end(), flags.begin(), flags.end());
+    args.push_back("--");
+    args.push_back((programs_ / program).string());
+    CliRun r = run(args);
+    if (fs::exists(out() / "summary.json")) summary_ = json::parse(slurp(out() / "summary.json"));
+    return r;
+  }
+
+  fs::path out() const { return dir_ / "out"; }
+
+  // Records of `op` in the one kept trace, in file order.
+  std::vector<json> kept(const std::string& op) const {
+    std::vector<json> records;
+    std::vector<fs::path> files;
+    for (const auto& entry : fs::directory_iterator(out() / "traces")) {
+      if (entry.path().extension() == ".jsonl") files.push_back(entry.path());
+    }
+    EXPECT_EQ(files.size(), 1u);
+    if (files.empty()) return records;
+    std::ifstream in(files.front());
+    std::string line;
+    while (std::getline(in, line)) {
+      json record = json::parse(line);
+      if (record.value("op", "") == op) records.push_back(std::move(record));
+    }
+    return records;
+  }
+
+  // Predicted durations (µs) of the timeline's kernels named `name`, in time order.
+  std::vector<double> predicted_us(const std::string& name) const {
+    const json trace = json::parse(slurp(out() / "emulated_trace.json"));
+    std::vector<std::pair<double, double>> found;
+    for (const auto& e : trace["traceEvents"]) {
+      if (e.value("ph", "") == "X" && e.value("name", "") == name) {
+        found.emplace_back(e["ts"].get<double>(), e["dur"].get<double>());
+      }
+    }
+    std::sort(found.begin(), found.end());
+    std::vector<double> durations;
+    for (const auto& [start, duration] : found) durations.push_back(duration);
+    return durations;
+  }
+
+  fs::path programs_;
+  fs::path interposer_;
+  json summary_;
+};
+
+// The device model's time (µs) of a memory-bound kernel of `blocks` x 256 threads moving 16 bytes
+// each (the raw-kernel estimate), at least the 3 µs kernel floor.
+double memory_bound_us(std::int64_t blocks) {
+  const device::GpuSpec gpu = *device::find_gpu("h100");
+  device::Work work;
+  work.kind = device::WorkKind::kMemoryBound;
+  work.memory_bytes = static_cast<double>(blocks) * 256.0 * 16.0;
+  const double s = device::estimate_work(gpu, std::span(&work, 1), gpu.max_clock_mhz()).time_s;
+  return std::max(s, 3e-6) * 1e6;
+}
+
+// simpleCUFFT-style program: every cuFFT execution is an `fft` record with its shape, FLOPs
+// (5·N·log2 N complex, 2.5·N·log2 N real, × batch) and bytes (passes × (in + out)), followed by
+// a memory-bound kernel moving those bytes; plans with more than one pass allocate their work
+// area as device memory; the wrong-type execution is misuse and cufftXtSetGPUs is reported
+// unsupported by name.
+TEST_F(EmulateLibrariesTest, CufftPlansAndExecutionsAreRecordedWithShapesFlopsAndBytes) {
+  if (!built("cufft_convolution")) GTEST_SKIP() << "cufft_convolution not built";
+  const CliRun r = emulate("cufft_convolution");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.err.find("cufftXtSetGPUs is not supported by the GPU emulator; it returns "
+                       "CUFFT_NOT_SUPPORTED (16)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(summary_["warnings"].size(), 0u) << summary_["warnings"].dump();
+  EXPECT_EQ(summary_["unsupported_calls"], json({{"cufftXtSetGPUs", 1}}));
+
+  struct Expected {
+    const char* api;
+    const char* type;
+    const char* direction;  // "" for real transforms
+    std::vector<int> n;
+    std::int64_t batch, flops, bytes, passes;
+    const char* dtype;
+    const char* kernel;
+  };
+  const std::int64_t big = 1 << 20;
+  const Expected expected[] = {
+      // 4096-point C2C, in place: 5·4096·12 FLOPs; 1 pass over 32 KiB in + 32 KiB out.
+      {"cufftExecC2C",
+       "C2C",
+       "forward",
+       {4096},
+       1,
+       245760,
+       65536,
+       1,
+       "complex64",
+       "cufft_c2c_float32"},
+      {"cufftExecC2C",
+       "C2C",
+       "forward",
+       {4096},
+       1,
+       245760,
+       65536,
+       1,
+       "complex64",
+       "cufft_c2c_float32"},
+      {"cufftExecC2C",
+       "C2C",
+       "inverse",
+       {4096},
+       1,
+       245760,
+       65536,
+       1,
+       "complex64",
+       "cufft_c2c_float32"},
+      // 256 x 512 R2C: 2.5·131072·17 FLOPs; 2 passes over 512 KiB in + 256·257·8 out.
+      {"cufftExecR2C",
+       "R2C",
+       "",
+       {256, 512},
+       1,
+       5570560,
+       2 * (524288 + 526336),
+       2,
+       "complex64",
+       "cufft_r2c_float32"},
+      // 64 x 1024-point D2Z and Z2D: 2.5·1024·10·64 FLOPs; 1 pass, 64·(1024·8 + 513·16) bytes.
+      {"cufftExecD2Z",
+       "D2Z",
+       "",
+       {1024},
+       64,
+       1638400,
+       524288 + 525312,
+       1,
+       "complex128",
+       "cufft_d2z_float64"},
+      {"cufftExecZ2D",
+       "Z2D",
+       "",
+       {1024},
+       64,
+       1638400,
+       525312 + 524288,
+       1,
+       "complex128",
+       "cufft_z2d_float64"},
+      // 2^20-point Z2Z: 5·2^20·20 FLOPs; 2 passes over 16 MiB in + 16 MiB out.
+      {"cufftExecZ2Z",
+       "Z2Z",
+       "forward",
+       {1 << 20},
+       1,
+       5 * big * 20,
+       2 * 2 * 16 * big,
+       2,
+       "complex128",
+       "cufft_z2z_float64"},
+      {"cufftExecZ2Z",
+       "Z2Z",
+       "inverse",
+       {1 << 20},
+       1,
+       5 * big * 20,
+       2 * 2 * 16 * big,
+       2,
+       "complex128",
+       "cufft_z2z_float64"},
+  };
+  const auto ffts = kept("fft");
+  const auto kernels = kept("kernel");
+  ASSERT_EQ(ffts.size(), std::size(expected));
+  // The program's own pointwise kernel comes after the second forward transform.
+  ASSERT_EQ(kernels.size(), std::size(expected) + 1);
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < ffts.size(); ++i) {
+    const Expected& e = expected[i];
+    const json& f = ffts[i];
+    SCOPED_TRACE(f.dump());
+    EXPECT_EQ(f["api"], e.api);
+    EXPECT_EQ(f["type"], e.type);
+    if (*e.direction != '\0') {
+      EXPECT_EQ(f["direction"], e.direction);
+    } else {
+      EXPECT_FALSE(f.contains("direction"));
+    }
+    EXPECT_EQ(f["n"], json(e.n));
+    EXPECT_EQ(f["rank"], e.n.size());
+    EXPECT_EQ(f["batch"], e.batch);
+    EXPECT_EQ(f["flops"].get<std::int64_t>(), e.flops);
+    EXPECT_EQ(f["bytes"].get<std::int64_t>(), e.bytes);
+    EXPECT_EQ(f["passes"], e.passes);
+    EXPECT_EQ(f["dtype"], e.dtype);
+    // Stream: the default stream, except the 2D plan bound to the program's stream (id 1).
+    EXPECT_EQ(f["stream"], i == 3 ? 1 : 0);
+    if (i == 2) {
+      EXPECT_EQ(kernels[k]["name"], "_Z31complex_pointwise_mul_and_scaleP6float2PKS_if");
+      ++k;
+    }
+    const json& kernel = kernels[k++];
+    EXPECT_EQ(kernel["name"], e.kernel);
+    EXPECT_EQ(kernel["t"], f["t"]);
+    EXPECT_EQ(kernel["stream"], f["stream"]);
+    EXPECT_EQ(kernel["grid"][0].get<std::int64_t>(), (e.bytes + 4095) / 4096);
+  }
+
+  // Work areas: the 2-pass plans allocate one output's size, freed by cufftDestroy.
+  std::vector<std::pair<std::string, std::int64_t>> allocations, frees;
+  for (const json& m : kept("malloc")) {
+    const std::string api = m.value("api", "");
+    if (api.rfind("cufft", 0) == 0) allocations.emplace_back(api, m["bytes"].get<std::int64_t>());
+  }
+  for (const json& m : kept("free")) {
+    const std::string api = m.value("api", "");
+    if (api.rfind("cufft", 0) == 0) frees.emplace_back(api, m["bytes"].get<std::int64_t>());
+  }
+  using Calls = std::vector<std::pair<std::string, std::int64_t>>;
+  EXPECT_EQ(allocations, (Calls{{"cufftMakePlan2d", 256 * 257 * 8}, {"cufftPlan1d", 16 * big}}));
+  EXPECT_EQ(frees, (Calls{{"cufftDestroy", 256 * 257 * 8}, {"cufftDestroy", 16 * big}}));
+  EXPECT_NE(r.out.find("work areas 526336 (2D R2C) and 16777216 bytes (2^20 Z2Z, estimated "
+                       "16777216), wrong type -> 3, cufftXtSetGPUs -> 16"),
+            std::string::npos)
+      << r.out;
+
+  const auto misuse = kept("misuse");
+  ASSERT_EQ(misuse.size(), 1u);
+  EXPECT_EQ(misuse[0]["api"], "cufftExecR2C");
+  EXPECT_NE(misuse[0]["what"].get<std::string>().find("is C2C, not R2C"), std::string::npos);
+
+  // Predicted: each transform's kernel at the memory-bound roofline of its bytes (the 2^20
+  // Z2Z moves 64 MiB: ~20 µs on the H100 model; the small ones sit at the 3 µs floor).
+  const std::vector<double> z2z = predicted_us("cufft_z2z_float64");
+  ASSERT_EQ(z2z.size(), 2u);
+  const double z2z_us = memory_bound_us((2 * 2 * 16 * big) / 4096);
+  for (double d : z2z) EXPECT_NEAR(d, z2z_us, 0.01);
+  EXPECT_GT(z2z_us, 10.0);
+  const std::vector<double> c2c = predicted_us("cufft_c2c_float32");
+  ASSERT_EQ(c2c.size(), 3u);
+  for (double d : c2c) EXPECT_NEAR(d, memory_bound_us(16), 0.01);
+  std::printf(
+      "predicted (H100 model): 2^20-point Z2Z %.2f us, 4096-point C2C %.2f us, R2C "
+      "256x512 %.2f us\n",
+      z2z_us, memory_bound_us(16), memory_bound_us(513));
+}
+
+}  // namespace
+}  // namespace powertrain
