@@ -292,5 +292,41 @@ TEST_F(EmulateLibrariesTest, CufftPlansAndExecutionsAreRecordedWithShapesFlopsAn
       z2z_us, memory_bound_us(16), memory_bound_us(513));
 }
 
+// CUPTI under emulation is "no profiler": the tracing calls return CUPTI_ERROR_NOT_SUPPORTED with a
+// result string that says so, are reported unsupported by name, and the client carries on; its
+// kernel is recorded and predicted as usual.
+TEST_F(EmulateLibrariesTest, CuptiReportsNoProfilerAndTheClientCarriesOn) {
+  if (!built("cupti_probe")) GTEST_SKIP() << "cupti_probe not built";
+  const CliRun r = emulate("cupti_probe");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  for (const char* call :
+       {"cuptiActivityRegisterCallbacks", "cuptiActivityEnable", "cuptiSubscribe"}) {
+    EXPECT_NE(r.out.find(std::string("cupti_probe: ") + call +
+                         " -> 27 (CUPTI_ERROR_NOT_SUPPORTED: no profiler under the powertrain "
+                         "GPU emulator)"),
+              std::string::npos)
+        << call << "\n"
+        << r.out;
+  }
+  EXPECT_NE(r.out.find("cupti_probe: CUPTI API 130001, profiler unavailable, 0 activity records, "
+                       "3 failed calls"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.err.find("cuptiActivityEnable is not supported by the GPU emulator; it returns "
+                       "CUPTI_ERROR_NOT_SUPPORTED (27): no profiler"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(summary_["warnings"].size(), 0u) << summary_["warnings"].dump();
+  EXPECT_EQ(summary_["unsupported_calls"], json({{"cuptiActivityEnable", 1},
+                                                 {"cuptiActivityRegisterCallbacks", 1},
+                                                 {"cuptiSubscribe", 1}}));
+  EXPECT_TRUE(kept("misuse").empty());
+  const auto kernels = kept("kernel");
+  ASSERT_EQ(kernels.size(), 1u);
+  EXPECT_NE(kernels[0]["name"].get<std::string>().find("scale"), std::string::npos);
+  EXPECT_EQ(kernels[0]["grid"], json::array({4096, 1, 1}));
+  EXPECT_EQ(kernels[0]["block"], json::array({256, 1, 1}));
+}
+
 }  // namespace
 }  // namespace powertrain

@@ -126,6 +126,16 @@ TEST_F(LibraryPrograms, EveryCufftFunctionIsDefined) {
                   "cufftGetVersion"});
 }
 
+TEST_F(LibraryPrograms, EveryCuptiFunctionIsDefined) {
+  // The CUPTI API only: libcupti also exports its own NVTX injection entry points
+  // (InitializeInjectionNvtx*), which only a program pointing NVTX_INJECTION64_PATH at libcupti
+  // would reach.
+  check_coverage("libcupti.so", 150,
+                 {"cuptiGetResultString", "cuptiGetVersion", "cuptiGetTimestamp",
+                  "cuptiActivityFlushAll", "cuptiFinalize"},
+                 "cupti");
+}
+
 // Implicit-GEMM records of each convolution, in order, with shapes, dtypes and FLOPs.
 TEST_F(LibraryPrograms, CudnnConvolutionsAreRecordedWithShapesAndFlops) {
   if (!std::filesystem::exists(program_path("cudnn_conv"))) GTEST_SKIP() << "not built";
