@@ -328,5 +328,59 @@ TEST_F(EmulateLibrariesTest, CuptiReportsNoProfilerAndTheClientCarriesOn) {
   EXPECT_EQ(kernels[0]["block"], json::array({256, 1, 1}));
 }
 
+// NCCL calls on a capturing stream are graph nodes: nothing is recorded at capture; every
+// cudaGraphLaunch replays the all-reduce with the communicator's next sequence number (so the two
+// devices' launches pair up call by call) and a group id of its own; the uncaptured all-reduce
+// afterwards continues the sequence. The pipeline joins every replayed collective.
+TEST_F(EmulateLibrariesTest, NcclCallsCapturedInAGraphAreReplayedAtEachLaunch) {
+  if (!built("nccl_graph")) GTEST_SKIP() << "nccl_graph not built";
+  const CliRun r = emulate("nccl_graph", {"--gpus", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("nccl_graph: 2 devices, 3 launches of a captured all-reduce: ok"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(summary_["warnings"].size(), 0u) << summary_["warnings"].dump();
+  EXPECT_TRUE(summary_["unsupported_calls"].empty()) << summary_["unsupported_calls"].dump();
+  EXPECT_TRUE(kept("misuse").empty());
+
+  const auto launches = kept("graph_launch");
+  ASSERT_EQ(launches.size(), 6u);  // 3 steps x 2 devices
+  const auto calls = kept("nccl");
+  ASSERT_EQ(calls.size(), 8u);         // 6 replayed + 2 uncaptured
+  std::map<std::int64_t, int> groups;  // group id → calls
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    const json& c = calls[i];
+    SCOPED_TRACE(c.dump());
+    EXPECT_EQ(c["coll"], "allreduce");
+    EXPECT_EQ(c["api"], "ncclAllReduce");
+    EXPECT_EQ(c["count"], 1 << 20);
+    EXPECT_EQ(c["bytes"], 4 << 20);
+    EXPECT_EQ(c["comm_size"], 2);
+    EXPECT_EQ(c["comm_rank"], i % 2);  // device order within each launch round
+    EXPECT_EQ(c["dev"], i % 2);
+    EXPECT_EQ(c["seq"], static_cast<int>(i / 2));
+    if (i < 6) {
+      // Replayed by the launch just before it, with that launch's entry time and graph.
+      EXPECT_EQ(c["t"], launches[i]["t"]);
+      EXPECT_EQ(c["graph"], launches[i]["graph"]);
+      EXPECT_EQ(c["stream"], launches[i]["stream"]);
+    } else {
+      EXPECT_FALSE(c.contains("graph"));
+    }
+    EXPECT_NE(c["group"], 0);
+    ++groups[c["group"].get<std::int64_t>()];
+  }
+  // Each launch's replay is its own group; the uncaptured pair is one group.
+  EXPECT_EQ(groups.size(), 7u);
+  const auto kernels = kept("kernel");
+  ASSERT_EQ(kernels.size(), 6u);
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    EXPECT_EQ(kernels[i]["graph"], launches[i]["graph"]);
+    EXPECT_NE(kernels[i]["name"].get<std::string>().find("produce_gradient"), std::string::npos);
+  }
+  // Joined across the two devices: 3 launches + the uncaptured call.
+  EXPECT_EQ(summary_["job"]["collectives_joined"].get<int>(), 4) << summary_["job"].dump();
+}
+
 }  // namespace
 }  // namespace powertrain
