@@ -59,10 +59,10 @@ constexpr OpName kOps[] = {
 
 // Records that describe the process but carry no work or dependency for the timeline: driver
 // module loads and virtual-memory mappings (the physical allocations are malloc/free records),
-// and cuRAND and cuFFT calls (their work is the kernel record that follows). NVTX records are
-// kept apart as annotations (annotation_line).
-constexpr std::string_view kInformationalOps[] = {ops::kModuleLoad, ops::kMemMap, ops::kMemUnmap,
-                                                  ops::kCurand, ops::kFft};
+// and cuRAND, cuFFT and cuSPARSE calls (their work is the kernel record that follows). NVTX
+// records are kept apart as annotations (annotation_line).
+constexpr std::string_view kInformationalOps[] = {
+    ops::kModuleLoad, ops::kMemMap, ops::kMemUnmap, ops::kCurand, ops::kFft, ops::kSparse};
 
 struct DtypeName {
   std::string_view name;

@@ -382,5 +382,61 @@ TEST_F(EmulateLibrariesTest, NcclCallsCapturedInAGraphAreReplayedAtEachLaunch) {
   EXPECT_EQ(summary_["job"]["collectives_joined"].get<int>(), 4) << summary_["job"].dump();
 }
 
+// conjugateGradient-style cuSPARSE program: each SpMV and the SpMM is a `sparse` record with its
+// shape, nnz, FLOPs and bytes by hand, followed by a memory-bound kernel moving those bytes, on
+// the handle's stream; cusparseCreateCoo is reported unsupported by name.
+TEST_F(EmulateLibrariesTest, CusparseSpmvAndSpmmAreRecordedWithNnzAndShapes) {
+  if (!built("cusparse_cg")) GTEST_SKIP() << "cusparse_cg not built";
+  const CliRun r = emulate("cusparse_cg");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("cusparse_cg: 1048576 rows, 3145726 nonzeros, 5 CG iterations, SpMM with 8 "
+                       "columns, cusparseCreateCoo -> CUSPARSE_STATUS_NOT_SUPPORTED"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(summary_["warnings"].size(), 0u) << summary_["warnings"].dump();
+  EXPECT_EQ(summary_["unsupported_calls"], json({{"cusparseCreateCoo", 1}}));
+  EXPECT_TRUE(kept("misuse").empty());
+
+  const std::int64_t n = 1 << 20, nnz = 3 * n - 2;
+  const std::int64_t matrix = nnz * (4 + 4) + (n + 1) * 4;  // values + columns + offsets
+  const std::int64_t spmv_bytes = matrix + n * 4 + 2 * n * 4;
+  const std::int64_t spmm_bytes = matrix + n * 8 * 4 + 2 * n * 8 * 4;
+  const auto products = kept("sparse");
+  ASSERT_EQ(products.size(), 6u);
+  std::vector<std::string> kernel_names;
+  for (const json& k : kept("kernel")) kernel_names.push_back(k["name"]);
+  ASSERT_EQ(kernel_names.size(), 11u);  // 5 x (SpMV, update) + SpMM
+  for (std::size_t i = 0; i < products.size(); ++i) {
+    const json& p = products[i];
+    SCOPED_TRACE(p.dump());
+    const bool spmm = i == 5;
+    EXPECT_EQ(p["api"], spmm ? "cusparseSpMM" : "cusparseSpMV");
+    EXPECT_EQ(p["format"], "csr");
+    EXPECT_EQ(p["op_a"], "N");
+    EXPECT_EQ(p["rows"], n);
+    EXPECT_EQ(p["cols"], n);
+    EXPECT_EQ(p["nnz"], nnz);
+    EXPECT_EQ(p["dtype"], "float32");
+    EXPECT_EQ(p["compute"], "float32");
+    EXPECT_EQ(p["flops"].get<std::int64_t>(), spmm ? 2 * nnz * 8 : 2 * nnz);
+    EXPECT_EQ(p["bytes"].get<std::int64_t>(), spmm ? spmm_bytes : spmv_bytes);
+    EXPECT_EQ(p["stream"], 1);
+    if (spmm) EXPECT_EQ(p["n"], 8);
+    EXPECT_EQ(kernel_names[2 * i],
+              spmm ? "cusparse_spmm_csr_float32" : "cusparse_spmv_csr_float32");
+    if (!spmm) EXPECT_NE(kernel_names[2 * i + 1].find("cg_update"), std::string::npos);
+  }
+  // Predicted at the memory-bound roofline of the bytes: about 13 µs per SpMV on the H100 model.
+  const std::vector<double> spmv = predicted_us("cusparse_spmv_csr_float32");
+  ASSERT_EQ(spmv.size(), 5u);
+  const double spmv_us = memory_bound_us((spmv_bytes + 4095) / 4096);
+  for (double d : spmv) EXPECT_NEAR(d, spmv_us, 0.01);
+  const std::vector<double> spmm = predicted_us("cusparse_spmm_csr_float32");
+  ASSERT_EQ(spmm.size(), 1u);
+  EXPECT_NEAR(spmm[0], memory_bound_us((spmm_bytes + 4095) / 4096), 0.01);
+  std::printf("predicted (H100 model): SpMV 2^20 rows, 3.1M nnz %.2f us; SpMM x8 %.2f us\n",
+              spmv_us, spmm[0]);
+}
+
 }  // namespace
 }  // namespace powertrain

@@ -126,6 +126,15 @@ TEST_F(LibraryPrograms, EveryCufftFunctionIsDefined) {
                   "cufftGetVersion"});
 }
 
+TEST_F(LibraryPrograms, EveryCusparseFunctionIsDefined) {
+  check_coverage("libcusparse.so", 300,
+                 {"cusparseCreate", "cusparseDestroy", "cusparseSetStream", "cusparseGetStream",
+                  "cusparseGetErrorName", "cusparseGetErrorString", "cusparseCreateCsr",
+                  "cusparseCreateDnVec", "cusparseCreateDnMat", "cusparseDestroySpMat",
+                  "cusparseDestroyDnVec", "cusparseDestroyDnMat", "cusparseSpMV_bufferSize",
+                  "cusparseSpMV", "cusparseSpMM_bufferSize", "cusparseSpMM"});
+}
+
 TEST_F(LibraryPrograms, EveryCuptiFunctionIsDefined) {
   // The CUPTI API only: libcupti also exports its own NVTX injection entry points
   // (InitializeInjectionNvtx*), which only a program pointing NVTX_INJECTION64_PATH at libcupti
