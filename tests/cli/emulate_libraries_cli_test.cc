@@ -438,5 +438,117 @@ TEST_F(EmulateLibrariesTest, CusparseSpmvAndSpmmAreRecordedWithNnzAndShapes) {
               spmv_us, spmm[0]);
 }
 
+// The device model's time (µs) of a matmul of `flops` at `precision` moving `bytes`.
+double matmul_us(double flops, double bytes, device::Precision precision) {
+  const device::GpuSpec gpu = *device::find_gpu("h100");
+  device::Work work;
+  work.kind = device::WorkKind::kMatmul;
+  work.precision = precision;
+  work.flops = flops;
+  work.memory_bytes = bytes;
+  const double s = device::estimate_work(gpu, std::span(&work, 1), gpu.max_clock_mhz()).time_s;
+  return std::max(s, 3e-6) * 1e6;
+}
+
+// cuDNN backend graphs: the fused attention (3 executions) and the fused convolution + bias +
+// ReLU are `dnn_graph` records with their operations, FLOPs and bytes, and `gemm` records per
+// matmul/convolution whose bytes are only the non-virtual tensors (Q+K, V+O; X+W+bias+Z), so
+// the attention is predicted at the tensor-core roofline as flash attention runs; a graph with
+// a normalization node is reported unsupported by name and a mismatched matmul is misuse.
+TEST_F(EmulateLibrariesTest, CudnnGraphAttentionAndConvolutionAreRecordedWithShapesAndFlops) {
+  if (!built("cudnn_graph_attention")) GTEST_SKIP() << "cudnn_graph_attention not built";
+  const CliRun r = emulate("cudnn_graph_attention");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("workspaces 0 and 0 bytes, normalization graph -> "
+                       "CUDNN_STATUS_NOT_SUPPORTED, mismatched matmul -> CUDNN_STATUS_BAD_PARAM"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(summary_["warnings"].size(), 0u) << summary_["warnings"].dump();
+  EXPECT_EQ(summary_["unsupported_calls"],
+            json({{"cudnnBackendFinalize(operation graph with "
+                   "CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR)",
+                   1}}));
+  const auto misuse = kept("misuse");
+  ASSERT_EQ(misuse.size(), 1u);
+  EXPECT_EQ(misuse[0]["api"], "cudnnBackendFinalize");
+  EXPECT_NE(misuse[0]["what"].get<std::string>().find("matmul shapes do not agree"),
+            std::string::npos);
+
+  // By hand. Attention, b·h = 16 heads of s = 1024, d = 64: each matmul 2·16·1024·1024·64 FLOPs,
+  // 4 pointwise/reduction passes over the 16·1024·1024 scores; bf16 Q, K, V, O of 2 MiB each.
+  const std::int64_t heads = 16, s = 1024, d = 64;
+  const std::int64_t mm = 2 * heads * s * s * d;  // 2,147,483,648
+  const std::int64_t qkvo = heads * s * d * 2;    // 2,097,152 bytes each
+  // Convolution: 2·N·K·P·Q·C·R·S, and 2 epilogue passes over the 8·128·56·56 outputs.
+  const std::int64_t conv = 2LL * 8 * 128 * 56 * 56 * 64 * 9;  // 3,699,376,128
+  const std::int64_t outputs = 8LL * 128 * 56 * 56;
+  const std::int64_t conv_bytes = 8LL * 64 * 56 * 56 * 2 + 128 * 64 * 9 * 2 + 128 * 2 + outputs * 2;
+  const auto graphs = kept("dnn_graph");
+  ASSERT_EQ(graphs.size(), 4u);
+  for (int i = 0; i < 3; ++i) {
+    SCOPED_TRACE(graphs[i].dump());
+    EXPECT_EQ(graphs[i]["api"], "cudnnBackendExecute");
+    EXPECT_EQ(graphs[i]["flops"].get<std::int64_t>(), 2 * mm + 4 * heads * s * s);
+    EXPECT_EQ(graphs[i]["bytes"].get<std::int64_t>(), 4 * qkvo);
+    ASSERT_EQ(graphs[i]["ops"].size(), 6u);
+    std::vector<std::string> ops;
+    for (const json& op : graphs[i]["ops"]) ops.push_back(op["op"]);
+    EXPECT_EQ(ops, (std::vector<std::string>{"matmul", "pointwise", "pointwise", "reduction",
+                                             "pointwise", "matmul"}));
+    EXPECT_EQ(graphs[i]["ops"][0]["a"], json::array({2, 8, 1024, 64}));
+    EXPECT_EQ(graphs[i]["ops"][0]["b"], json::array({2, 8, 64, 1024}));
+    EXPECT_EQ(graphs[i]["ops"][0]["virtual"], json::array({false, false, true}));
+    EXPECT_EQ(graphs[i]["stream"], 1);
+  }
+  EXPECT_EQ(graphs[3]["flops"].get<std::int64_t>(), conv + 2 * outputs);
+  EXPECT_EQ(graphs[3]["bytes"].get<std::int64_t>(), conv_bytes);
+  EXPECT_NE(graphs[3]["dnn_graph"], graphs[0]["dnn_graph"]);
+
+  struct Gemm {
+    std::int64_t m, n, k, batch, flops, bytes;
+    const char* dtype;
+  };
+  const Gemm qk = {s, s, d, heads, mm, 2 * qkvo, "bfloat16"};
+  const Gemm pv = {s, d, s, heads, mm, 2 * qkvo, "bfloat16"};
+  const Gemm cv = {8 * 56 * 56, 128, 64 * 9, 1, conv, conv_bytes, "float16"};
+  const Gemm expected[] = {qk, pv, qk, pv, qk, pv, cv};
+  const auto gemms = kept("gemm");
+  ASSERT_EQ(gemms.size(), std::size(expected));
+  for (std::size_t i = 0; i < gemms.size(); ++i) {
+    const json& g = gemms[i];
+    SCOPED_TRACE(g.dump());
+    EXPECT_EQ(g["api"], "cudnnBackendExecute");
+    EXPECT_EQ(g["m"], expected[i].m);
+    EXPECT_EQ(g["n"], expected[i].n);
+    EXPECT_EQ(g["k"], expected[i].k);
+    EXPECT_EQ(g["batch"], expected[i].batch);
+    EXPECT_EQ(g["flops"].get<std::int64_t>(), expected[i].flops);
+    EXPECT_EQ(g["bytes"].get<std::int64_t>(), expected[i].bytes);
+    EXPECT_EQ(g["dtype_a"], expected[i].dtype);
+    EXPECT_EQ(g["dnn_op"], i == 6 ? 0 : (i % 2 == 0 ? 0 : 5));
+    EXPECT_EQ(g["stream"], 1);
+  }
+  EXPECT_EQ(gemms[6]["conv"]["direction"], "forward");
+  EXPECT_EQ(gemms[6]["conv"]["output"], json::array({8, 128, 56, 56}));
+
+  // Predicted: each matmul at the roofline of its FLOPs and its own bytes (no S materialized).
+  const double qk_us = matmul_us(mm, 2 * qkvo, device::Precision::kBf16);
+  const double unfused_us =
+      matmul_us(mm, 2 * qkvo + heads * s * s * 4, device::Precision::kBf16);  // S written out
+  for (const char* name :
+       {"gemm_bfloat16_m1024_n1024_k64_b16", "gemm_bfloat16_m1024_n64_k1024_b16"}) {
+    const std::vector<double> got = predicted_us(name);
+    ASSERT_EQ(got.size(), 3u) << name;
+    for (double t : got) EXPECT_NEAR(t, qk_us, 0.01) << name;
+  }
+  const std::vector<double> conv_us = predicted_us("gemm_float16_m25088_n128_k576");
+  ASSERT_EQ(conv_us.size(), 1u);
+  EXPECT_NEAR(conv_us[0], matmul_us(conv, conv_bytes, device::Precision::kFp16), 0.01);
+  std::printf(
+      "predicted (H100 model): fused attention matmul %.2f us (with S written to memory "
+      "it would be %.2f us), fused conv+bias+ReLU %.2f us\n",
+      qk_us, unfused_us, conv_us[0]);
+}
+
 }  // namespace
 }  // namespace powertrain
