@@ -13,9 +13,12 @@
 //   work area = the output's size when there is more than one pass (the transpose buffer), else 0.
 // FFTs at these intensities (≈ 5·log2(N)/16 flop/byte for C2C fp32) are memory-bound on every GPU
 // of the catalog, so the kernel's bytes decide the predicted time; the FLOPs are recorded for
-// analysis. Multi-GPU (cufftXt*) and callback functions are reported unsupported by name
-// (generated stubs returning CUFFT_NOT_SUPPORTED).
+// analysis. cufftXtMakePlanMany/cufftXtGetSizeMany/cufftXtExec on one GPU (what torch.fft
+// calls, also for fp16 and bf16 transforms) map to the same plans. Multi-GPU cufftXt* calls and
+// callback functions are reported unsupported by name (generated stubs returning
+// CUFFT_NOT_SUPPORTED).
 #include <cufft.h>
+#include <cufftXt.h>
 
 #include <algorithm>
 #include <cmath>
@@ -42,6 +45,8 @@ struct Plan {
   std::int64_t n[kMaxRank] = {0, 0, 0};
   std::int64_t batch = 1;
   bool advanced_layout = false;  // inembed/onembed given: pointers are not size-checked
+  int real_bytes = 0;  // bytes of one real value: 0 = from the type (4 or 8); 2 = fp16/bf16
+  bool bf16 = false;   // with real_bytes 2: bfloat16 rather than float16
   cudaStream_t stream = nullptr;
   bool auto_allocate = true;
   std::size_t work_bytes = 0;
@@ -115,7 +120,8 @@ Sizes sizes_of(const Plan& p) {
   }
   s.passes = std::max(passes, 1);
   s.complex_side = half;
-  const std::int64_t real = is_double(p.type) ? 8 : 4, complex = 2 * real;
+  const std::int64_t real = p.real_bytes > 0 ? p.real_bytes : is_double(p.type) ? 8 : 4;
+  const std::int64_t complex = 2 * real;
   switch (p.type) {
     case CUFFT_C2C:
     case CUFFT_Z2Z:
@@ -162,6 +168,43 @@ cufftResult check_shape(int rank, const long long* n, long long batch, cufftType
   return CUFFT_SUCCESS;
 }
 
+constexpr cufftType kC2C = CUFFT_C2C, kZ2Z = CUFFT_Z2Z, kR2C = CUFFT_R2C, kD2Z = CUFFT_D2Z,
+                    kC2R = CUFFT_C2R, kZ2D = CUFFT_Z2D;
+
+// The transform of cufftXt's (input, output) data types on one GPU: its type and the bytes of
+// one real value (2 for fp16/bf16). False for combinations cuFFT does not transform.
+bool xt_type(cudaDataType in, cudaDataType out, cufftType* type, int* real_bytes, bool* bf16) {
+  struct Row {
+    cudaDataType in, out;
+    cufftType type;
+    int bytes;
+    bool bf16;
+  };
+  static constexpr Row kRows[] = {
+      {CUDA_C_32F, CUDA_C_32F, CUFFT_C2C, 4, false},
+      {CUDA_R_32F, CUDA_C_32F, CUFFT_R2C, 4, false},
+      {CUDA_C_32F, CUDA_R_32F, CUFFT_C2R, 4, false},
+      {CUDA_C_64F, CUDA_C_64F, CUFFT_Z2Z, 8, false},
+      {CUDA_R_64F, CUDA_C_64F, CUFFT_D2Z, 8, false},
+      {CUDA_C_64F, CUDA_R_64F, CUFFT_Z2D, 8, false},
+      {CUDA_C_16F, CUDA_C_16F, CUFFT_C2C, 2, false},
+      {CUDA_R_16F, CUDA_C_16F, CUFFT_R2C, 2, false},
+      {CUDA_C_16F, CUDA_R_16F, CUFFT_C2R, 2, false},
+      {CUDA_C_16BF, CUDA_C_16BF, CUFFT_C2C, 2, true},
+      {CUDA_R_16BF, CUDA_C_16BF, CUFFT_R2C, 2, true},
+      {CUDA_C_16BF, CUDA_R_16BF, CUFFT_C2R, 2, true},
+  };
+  for (const Row& row : kRows) {
+    if (row.in == in && row.out == out) {
+      *type = row.type;
+      *real_bytes = row.bytes;
+      *bf16 = row.bf16;
+      return true;
+    }
+  }
+  return false;
+}
+
 Plan* find(int handle) {
   auto it = fft().plans.find(handle);
   return it != fft().plans.end() && it->second.live ? &it->second : nullptr;
@@ -180,10 +223,13 @@ std::size_t work_bytes_of(const Plan& p) {
 // Sets the plan's shape and sizes (and allocates) its work area. `plan` may be a new handle
 // (cufftPlan*) or an empty one from cufftCreate (cufftMakePlan*).
 cufftResult make_plan(int handle, int rank, const long long* n, bool advanced, long long batch,
-                      cufftType type, std::size_t* work_size, const char* api) {
+                      cufftType type, std::size_t* work_size, const char* api, int real_bytes = 0,
+                      bool bf16 = false) {
   if (const cufftResult r = check_shape(rank, n, batch, type, api); r != CUFFT_SUCCESS) return r;
   Plan shape;
   shape.type = type;
+  shape.real_bytes = real_bytes;
+  shape.bf16 = bf16;
   shape.rank = rank;
   for (int i = 0; i < rank; ++i) shape.n[i] = n[i];
   shape.batch = batch;
@@ -244,7 +290,7 @@ cufftResult create_and_make(cufftHandle* out, int rank, const long long* n, bool
 
 // The work size a shape would need (cufftEstimate*, cufftGetSize*), without a plan.
 cufftResult estimate(int rank, const long long* n, long long batch, cufftType type,
-                     std::size_t* work_size, const char* api) {
+                     std::size_t* work_size, const char* api, int real_bytes = 0) {
   if (work_size == nullptr) {
     report_misuse(api, "workSize is NULL");
     return CUFFT_INVALID_VALUE;
@@ -255,6 +301,7 @@ cufftResult estimate(int rank, const long long* n, long long batch, cufftType ty
   shape.rank = rank;
   for (int i = 0; i < rank; ++i) shape.n[i] = n[i];
   shape.batch = batch;
+  shape.real_bytes = real_bytes;
   *work_size = work_bytes_of(shape);
   return CUFFT_SUCCESS;
 }
@@ -275,8 +322,9 @@ std::string dims_json(const Plan& p) {
   return s;
 }
 
-cufftResult execute(cufftHandle handle, const void* in, void* out, int direction, cufftType type,
-                    const char* api) {
+// `type` nullptr: the plan's own type (cufftXtExec).
+cufftResult execute(cufftHandle handle, const void* in, void* out, int direction,
+                    const cufftType* requested, const char* api) {
   const std::int64_t start = now_ns();
   Plan plan;
   {
@@ -285,6 +333,7 @@ cufftResult execute(cufftHandle handle, const void* in, void* out, int direction
     if (p == nullptr) return bad_plan(api, handle);
     plan = *p;
   }
+  const cufftType type = requested != nullptr ? *requested : plan.type;
   if (!plan.made) {
     report_misuse(api, "plan " + std::to_string(handle) + " was created but never made");
     return CUFFT_INVALID_PLAN;
@@ -324,8 +373,13 @@ cufftResult execute(cufftHandle handle, const void* in, void* out, int direction
   const double per_transform = (complex_to_complex ? 5.0 : 2.5) * n * std::log2(n);
   const auto flops = static_cast<std::int64_t>(std::llround(per_transform * plan.batch));
   const std::int64_t bytes = s.passes * (in_bytes + out_bytes);
-  const char* precision = is_double(type) ? "float64" : "float32";
-  const char* dtype = is_double(type) ? "complex128" : "complex64";
+  const bool half = plan.real_bytes == 2;
+  const char* precision = half              ? (plan.bf16 ? "bfloat16" : "float16")
+                          : is_double(type) ? "float64"
+                                            : "float32";
+  const char* dtype = half              ? (plan.bf16 ? "complex_bfloat16" : "complex32")
+                      : is_double(type) ? "complex128"
+                                        : "complex64";
 
   auto r = begin_record(trace_schema::op::kFft, start, ref.device);
   r.field(trace_schema::field::kApi, std::string_view(api));
@@ -611,28 +665,79 @@ PT_EXPORT cufftResult cufftGetProperty(libraryPropertyType type, int* value) {
 
 PT_EXPORT cufftResult cufftExecC2C(cufftHandle plan, cufftComplex* idata, cufftComplex* odata,
                                    int direction) {
-  return detail::execute(plan, idata, odata, direction, CUFFT_C2C, "cufftExecC2C");
+  return detail::execute(plan, idata, odata, direction, &detail::kC2C, "cufftExecC2C");
 }
 
 PT_EXPORT cufftResult cufftExecZ2Z(cufftHandle plan, cufftDoubleComplex* idata,
                                    cufftDoubleComplex* odata, int direction) {
-  return detail::execute(plan, idata, odata, direction, CUFFT_Z2Z, "cufftExecZ2Z");
+  return detail::execute(plan, idata, odata, direction, &detail::kZ2Z, "cufftExecZ2Z");
 }
 
 PT_EXPORT cufftResult cufftExecR2C(cufftHandle plan, cufftReal* idata, cufftComplex* odata) {
-  return detail::execute(plan, idata, odata, CUFFT_FORWARD, CUFFT_R2C, "cufftExecR2C");
+  return detail::execute(plan, idata, odata, CUFFT_FORWARD, &detail::kR2C, "cufftExecR2C");
 }
 
 PT_EXPORT cufftResult cufftExecD2Z(cufftHandle plan, cufftDoubleReal* idata,
                                    cufftDoubleComplex* odata) {
-  return detail::execute(plan, idata, odata, CUFFT_FORWARD, CUFFT_D2Z, "cufftExecD2Z");
+  return detail::execute(plan, idata, odata, CUFFT_FORWARD, &detail::kD2Z, "cufftExecD2Z");
 }
 
 PT_EXPORT cufftResult cufftExecC2R(cufftHandle plan, cufftComplex* idata, cufftReal* odata) {
-  return detail::execute(plan, idata, odata, CUFFT_INVERSE, CUFFT_C2R, "cufftExecC2R");
+  return detail::execute(plan, idata, odata, CUFFT_INVERSE, &detail::kC2R, "cufftExecC2R");
 }
 
 PT_EXPORT cufftResult cufftExecZ2D(cufftHandle plan, cufftDoubleComplex* idata,
                                    cufftDoubleReal* odata) {
-  return detail::execute(plan, idata, odata, CUFFT_INVERSE, CUFFT_Z2D, "cufftExecZ2D");
+  return detail::execute(plan, idata, odata, CUFFT_INVERSE, &detail::kZ2D, "cufftExecZ2D");
+}
+
+// ---- cufftXt on one GPU (torch.fft's calls) ---------------------------------------------------
+
+PT_EXPORT cufftResult cufftXtMakePlanMany(cufftHandle plan, int rank, long long int* n,
+                                          long long int* inembed, long long int istride,
+                                          long long int idist, cudaDataType input_type,
+                                          long long int* onembed, long long int ostride,
+                                          long long int odist, cudaDataType output_type,
+                                          long long int batch, size_t* work_size,
+                                          cudaDataType execution_type) {
+  (void)istride, (void)idist, (void)ostride, (void)odist, (void)execution_type;
+  const char* api = "cufftXtMakePlanMany";
+  cufftType type = CUFFT_C2C;
+  int real_bytes = 0;
+  bool bf16 = false;
+  if (!detail::xt_type(input_type, output_type, &type, &real_bytes, &bf16)) {
+    powertrain::emu::report_misuse(api, "no transform from data type " +
+                                            std::to_string(static_cast<int>(input_type)) + " to " +
+                                            std::to_string(static_cast<int>(output_type)));
+    return CUFFT_INVALID_TYPE;
+  }
+  return detail::make_plan(plan, rank, n, inembed != nullptr || onembed != nullptr, batch, type,
+                           work_size, api, real_bytes, bf16);
+}
+
+PT_EXPORT cufftResult cufftXtGetSizeMany(cufftHandle plan, int rank, long long int* n,
+                                         long long int* inembed, long long int istride,
+                                         long long int idist, cudaDataType input_type,
+                                         long long int* onembed, long long int ostride,
+                                         long long int odist, cudaDataType output_type,
+                                         long long int batch, size_t* work_size,
+                                         cudaDataType execution_type) {
+  (void)inembed, (void)istride, (void)idist, (void)onembed, (void)ostride, (void)odist;
+  (void)execution_type;
+  const char* api = "cufftXtGetSizeMany";
+  cufftType type = CUFFT_C2C;
+  int real_bytes = 0;
+  bool bf16 = false;
+  if (!detail::xt_type(input_type, output_type, &type, &real_bytes, &bf16)) {
+    return CUFFT_INVALID_TYPE;
+  }
+  {
+    std::lock_guard<std::mutex> lock(detail::fft().mutex);
+    if (detail::find(plan) == nullptr) return detail::bad_plan(api, plan);
+  }
+  return detail::estimate(rank, n, batch, type, work_size, api, real_bytes);
+}
+
+PT_EXPORT cufftResult cufftXtExec(cufftHandle plan, void* input, void* output, int direction) {
+  return detail::execute(plan, input, output, direction, nullptr, "cufftXtExec");
 }

@@ -2,10 +2,11 @@
 // FFT (forward transforms of a signal and a padded filter, a pointwise multiply-and-scale kernel,
 // the inverse transform, in place), a 2D real-to-complex transform planned with cufftCreate +
 // cufftMakePlan2d on a stream, a batched double-precision D2Z/Z2D pair (cufftPlanMany), and a
-// 2^20-point Z2Z transform whose plan needs a work area. Then two deliberate errors: executing
-// the C2C plan as R2C (CUFFT_INVALID_TYPE) and a multi-GPU call the emulator does not support
-// (cufftXtSetGPUs, CUFFT_NOT_SUPPORTED). Written for the emulator's tests; valid CUDA: the same
-// binary runs on a real GPU (where the multi-GPU call fails for a single-GPU plan).
+// 2^20-point Z2Z transform whose plan needs a work area, and a half-precision batched transform
+// through cufftXtMakePlanMany/cufftXtExec (as torch.fft does). Then two deliberate errors:
+// executing the C2C plan as R2C (CUFFT_INVALID_TYPE) and a multi-GPU call the emulator does not
+// support (cufftXtSetGPUs, CUFFT_NOT_SUPPORTED). Written for the emulator's tests; valid CUDA: the
+// same binary runs on a real GPU (where the multi-GPU call fails for a single-GPU plan).
 #include <cufft.h>
 #include <cufftXt.h>
 
@@ -101,9 +102,20 @@ int main() {
   FFT_CHECK(cufftGetSize(plan_big, &work_big));
   FFT_CHECK(cufftExecZ2Z(plan_big, d_big, d_big, CUFFT_FORWARD));
   FFT_CHECK(cufftExecZ2Z(plan_big, d_big, d_big, CUFFT_INVERSE));
+
+  // 5. What torch.fft calls: a cufftXt plan of 8 half-precision 1024-point transforms.
+  cufftHandle plan_half;
+  FFT_CHECK(cufftCreate(&plan_half));
+  long long half_n[1] = {1024};
+  size_t work_half = 0;
+  FFT_CHECK(cufftXtMakePlanMany(plan_half, 1, half_n, nullptr, 1, 1024, CUDA_C_16F, nullptr, 1,
+                                1024, CUDA_C_16F, 8, &work_half, CUDA_C_16F));
+  void* d_half = nullptr;
+  EMU_CHECK(cudaMalloc(&d_half, 8 * 1024 * 2 * sizeof(short)));  // 8 x 1024 complex fp16
+  FFT_CHECK(cufftXtExec(plan_half, d_half, d_half, CUFFT_FORWARD));
   EMU_CHECK(cudaDeviceSynchronize());
 
-  // 5. Errors: a C2C plan executed as R2C, and a multi-GPU call on a single-GPU plan.
+  // 6. Errors: a C2C plan executed as R2C, and a multi-GPU call on a single-GPU plan.
   const cufftResult wrong_type = cufftExecR2C(plan, reinterpret_cast<float*>(d_signal), d_filter);
   int gpus[2] = {0, 1};
   const cufftResult multi_gpu = cufftXtSetGPUs(plan, 2, gpus);
@@ -122,6 +134,8 @@ int main() {
   FFT_CHECK(cufftDestroy(forward));
   FFT_CHECK(cufftDestroy(backward));
   FFT_CHECK(cufftDestroy(plan_big));
+  FFT_CHECK(cufftDestroy(plan_half));
+  EMU_CHECK(cudaFree(d_half));
   EMU_CHECK(cudaFree(d_signal));
   EMU_CHECK(cudaFree(d_filter));
   EMU_CHECK(cudaFree(d_real));
