@@ -8,6 +8,9 @@
 // without a profiler: result strings (Kineto prints them with every failed call), the version,
 // the timestamp (host steady clock, ns, as CUPTI's own is a host clock), the last error, and the
 // flush/finalize calls, which succeed because there is nothing buffered.
+// CUDA 12 toolkits may keep CUPTI under extras/CUPTI: without its header there is nothing to
+// define (and the stub generator finds no lib64/libcupti.so either).
+#if __has_include(<cupti.h>)
 #include <cupti.h>
 
 #include <chrono>
@@ -68,3 +71,5 @@ PT_EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag) {
 }
 
 PT_EXPORT CUptiResult cuptiFinalize(void) { return CUPTI_SUCCESS; }
+
+#endif  // __has_include(<cupti.h>)
