@@ -119,7 +119,7 @@ std::uint64_t operation_hash(const ProcessTrace& trace, const Record& r,
     }
     case OpKind::kGemm:
       h = combine(combine(combine(h, r.m), r.n), r.k);
-      h = combine(combine(h, r.batch), r.stream);
+      h = combine(combine(combine(h, r.batch), r.stream), r.bytes);
       h = combine(h, static_cast<std::int64_t>(r.dtype_a) << 16 |
                          static_cast<std::int64_t>(r.dtype_b) << 8 |
                          static_cast<std::int64_t>(r.dtype_c));

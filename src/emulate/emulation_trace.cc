@@ -59,10 +59,11 @@ constexpr OpName kOps[] = {
 
 // Records that describe the process but carry no work or dependency for the timeline: driver
 // module loads and virtual-memory mappings (the physical allocations are malloc/free records),
-// and cuRAND calls (their work is the kernel record that follows). NVTX records are kept apart
-// as annotations (annotation_line).
+// and cuRAND, cuFFT, cuSPARSE and cuDNN-graph calls (their work is the kernel or gemm records
+// that follow). NVTX records are kept apart as annotations (annotation_line).
 constexpr std::string_view kInformationalOps[] = {ops::kModuleLoad, ops::kMemMap, ops::kMemUnmap,
-                                                  ops::kCurand};
+                                                  ops::kCurand,     ops::kFft,    ops::kSparse,
+                                                  ops::kDnnGraph};
 
 struct DtypeName {
   std::string_view name;
@@ -739,6 +740,9 @@ class Parser {
     if (!f.failed() && !(r.flops >= 0.0 && r.flops < 1e30)) {
       f.fail(field::kFlops, fmt::format("{} is out of range", r.flops));
     }
+    // Optional: the bytes a fused operation really moves (a cuDNN graph's matmul whose operands
+    // or result stay on chip); absent, the estimator counts A, B and C once.
+    r.bytes = f.count(field::kBytes, false, 0);
   }
 
   const std::string& source_;

@@ -92,9 +92,10 @@ std::optional<KernelEstimate> DeviceModelEstimator::estimate(const KernelQuery& 
       const double m = static_cast<double>(r.m), n = static_cast<double>(r.n),
                    k = static_cast<double>(r.k), batch = static_cast<double>(r.batch);
       w.flops = r.flops > 0.0 ? r.flops : 2.0 * m * n * k * batch;
-      w.memory_bytes =
-          batch * (m * k * element_bytes(r.dtype_a) + k * n * element_bytes(r.dtype_b) +
-                   m * n * element_bytes(r.dtype_c));
+      w.memory_bytes = r.bytes > 0 ? static_cast<double>(r.bytes)
+                                   : batch * (m * k * element_bytes(r.dtype_a) +
+                                              k * n * element_bytes(r.dtype_b) +
+                                              m * n * element_bytes(r.dtype_c));
       seconds = on_device(w);
       break;
     }

@@ -404,6 +404,8 @@ cudaError_t graph_launch(cudaGraphExec_t handle, cudaStream_t stream, bool per_t
   end_record(launch);
 
   // Every replayed record carries the launch's entry time: one call, charged once.
+  static std::atomic<std::int64_t> launches{0};
+  const std::int64_t launch_serial = ++launches;
   t_replaying = true;
   const auto emit = [&](Record r) {
     r.t = start;
@@ -456,6 +458,7 @@ cudaError_t graph_launch(cudaGraphExec_t handle, cudaStream_t stream, bool per_t
     // Event records and waits keep their event in a[1]; their correlation is a[2].
     const bool event_op = r.op == Op::kEventRecord || r.op == Op::kStreamWaitEvent;
     r.a[event_op ? 2 : 1] = next_correlation();
+    if (r.on_replay != nullptr) r.on_replay(r, launch_serial);
     emit(r);
     if (node.fn != nullptr) node.fn(node.user);
     if (copy.event_of[i] != 0) event_record(on, copy.event_of[i]);

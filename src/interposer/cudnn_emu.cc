@@ -422,6 +422,16 @@ PT_EXPORT cudnnStatus_t cudnnGetProperty(libraryPropertyType type, int* value) {
   }
 }
 
+namespace powertrain::emu::detail {
+// For the backend (graph) API in cudnn_graph_emu.cc: false for an invalid handle.
+bool cudnn_handle_stream(const void* handle, cudaStream_t* stream) {
+  const Handle* h = live<Handle>(dnn().handles, handle);
+  if (h == nullptr) return false;
+  *stream = h->stream;
+  return true;
+}
+}  // namespace powertrain::emu::detail
+
 PT_EXPORT cudnnStatus_t cudnnCreate(cudnnHandle_t* handle) {
   return detail::create<detail::Handle>(dnn().handles, handle, "cudnnCreate");
 }

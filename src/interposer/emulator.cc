@@ -366,13 +366,17 @@ const char* unsupported_return_text(std::string_view api) {
     return api.size() >= tail.size() && api.substr(api.size() - tail.size()) == tail;
   };
   const bool library = api.rfind("cublas", 0) == 0 || api.rfind("nccl", 0) == 0 ||
-                       api.rfind("pnccl", 0) == 0 || api.rfind("cudnn", 0) == 0;
+                       api.rfind("pnccl", 0) == 0 || api.rfind("cudnn", 0) == 0 ||
+                       api.rfind("cusparse", 0) == 0;
   if (library && (ends_with("String") || ends_with("Name") || ends_with("GetLastError"))) {
     return "a placeholder string";
   }
   if (api.rfind("cublas", 0) == 0) return "CUBLAS_STATUS_NOT_SUPPORTED (15)";
   if (api.rfind("curand", 0) == 0) return "CURAND_STATUS_INTERNAL_ERROR (999)";
   if (api.rfind("cudnn", 0) == 0) return "CUDNN_STATUS_NOT_SUPPORTED (3000)";
+  if (api.rfind("cufft", 0) == 0) return "CUFFT_NOT_SUPPORTED (16)";
+  if (api.rfind("cusparse", 0) == 0) return "CUSPARSE_STATUS_NOT_SUPPORTED (10)";
+  if (api.rfind("cupti", 0) == 0) return "CUPTI_ERROR_NOT_SUPPORTED (27): no profiler";
   if (api.rfind("cuda", 0) != 0 && api.rfind("cu", 0) == 0) return "CUDA_ERROR_NOT_SUPPORTED (801)";
   if (api.rfind("nccl", 0) == 0 || api.rfind("pnccl", 0) == 0) return "ncclInvalidUsage (5)";
   return "cudaErrorNotSupported (801)";

@@ -48,6 +48,7 @@
 #pragma GCC visibility pop
 
 #include "interposer/cublas_nccl_util.h"
+#include "interposer/cudart_internal.h"
 #include "interposer/emulator.h"
 #include "interposer/trace_schema.h"
 
@@ -373,6 +374,47 @@ struct Coll {
   }
 };
 
+// An NCCL call captured into a CUDA graph runs at every cudaGraphLaunch: each replay takes the
+// communicator's next sequence number (so the ranks' launches pair up call by call), and the
+// calls of one ncclGroupStart/End block form a new group at each launch. The capture stored the
+// communicator in a[2], (direction + 1) << 32 | (peer + 1) in a[3] and the group id in a[4].
+thread_local std::int64_t t_replay_launch = 0;
+thread_local int t_replay_groups = 0;
+thread_local std::int64_t t_replay_group_map[16][2];  // captured group id → this launch's id
+
+void replay_captured(emu::detail::Record& r, std::int64_t launch) {
+  auto* comm = reinterpret_cast<Comm*>(r.a[2]);
+  const int direction = static_cast<int>(r.a[3] >> 32) - 1;
+  const int peer = static_cast<int>(r.a[3] & 0xffffffffLL) - 1;
+  std::int64_t seq = 0;
+  {
+    std::lock_guard lock(comm->mu);
+    seq = direction >= 0 ? comm->p2p_seq[{peer, direction}]++ : comm->coll_seq++;
+  }
+  std::int64_t group = 0;
+  if (r.a[4] != 0) {
+    if (t_replay_launch != launch) {
+      t_replay_launch = launch;
+      t_replay_groups = 0;
+    }
+    for (int i = 0; i < t_replay_groups && group == 0; ++i) {
+      if (t_replay_group_map[i][0] == r.a[4]) group = t_replay_group_map[i][1];
+    }
+    if (group == 0) {
+      group = ++g_group_counter;
+      if (t_replay_groups < 16) {
+        t_replay_group_map[t_replay_groups][0] = r.a[4];
+        t_replay_group_map[t_replay_groups][1] = group;
+        ++t_replay_groups;
+      }
+    }
+  }
+  r.text.append(",\"").append(trace_schema::field::kSeq).append("\":");
+  r.text.append(std::to_string(seq));
+  r.text.append(",\"").append(trace_schema::field::kGroup).append("\":");
+  r.text.append(std::to_string(group));
+}
+
 ncclResult_t enqueue(const Coll& c) {
   const std::int64_t start_ns = emu::now_ns();
   ncclResult_t result = ncclSuccess;
@@ -430,11 +472,6 @@ ncclResult_t enqueue(const Coll& c) {
     return misuse(c.api, "invalid CUDA stream " + handle_text(c.stream), ncclInvalidArgument);
   }
 
-  std::int64_t seq = 0;
-  {
-    std::lock_guard lock(comm->mu);
-    seq = c.direction >= 0 ? comm->p2p_seq[{c.peer, c.direction}]++ : comm->coll_seq++;
-  }
   const std::size_t elem = dtype_size(c.dtype);
   auto buffer_bytes = [&](Elems elems, bool root_only) -> std::int64_t {
     if (elems == Elems::kNone || (root_only && !is_root)) return 0;
@@ -442,20 +479,44 @@ ncclResult_t enqueue(const Coll& c) {
         elems == Elems::kCount ? c.count : c.count * static_cast<std::size_t>(size);
     return static_cast<std::int64_t>(n * elem);
   };
+  const auto call_fields = [&](emu::RecordBuilder& record) {
+    record.field(trace_schema::field::kColl, c.coll);
+    record.field(trace_schema::field::kApi, c.api);
+    record.field(trace_schema::field::kComm, comm->id_hex);
+    put(record, trace_schema::field::kCommRank, rank);
+    put(record, trace_schema::field::kCommSize, size);
+    put(record, trace_schema::field::kCount, static_cast<std::int64_t>(c.count));
+    record.field(trace_schema::field::kDtype, dtype);
+    put(record, trace_schema::field::kBytes, static_cast<std::int64_t>(c.count * elem));
+    put(record, "send_bytes", buffer_bytes(c.send_elems, c.send_on_root_only));
+    put(record, "recv_bytes", buffer_bytes(c.recv_elems, c.recv_on_root_only));
+    if (c.direction >= 0) put(record, trace_schema::field::kPeer, c.peer);
+    if (c.has_root) put(record, trace_schema::field::kRoot, c.root);
+    if (c.has_op) record.field("redop", op_name(c.op));  // not "op": that key names the record
+  };
+  if (emu::detail::stream_capture_status(stream, nullptr, nullptr)) {
+    // A graph node (see replay_captured): recorded at each launch, not now.
+    emu::RecordBuilder work = emu::begin_work(trace_schema::op::kNccl, start_ns);
+    call_fields(work);
+    emu::detail::Record r =
+        emu::detail::make_record(emu::detail::Op::kWork, start_ns, comm->device);
+    r.a[0] = stream;
+    r.a[1] = emu::next_correlation();
+    r.a[2] = static_cast<std::int64_t>(reinterpret_cast<std::intptr_t>(comm));
+    r.a[3] = (static_cast<std::int64_t>(c.direction + 1) << 32) | (c.peer + 1);
+    r.a[4] = t_group_depth > 0 ? t_group_id : 0;
+    r.text = std::move(work.text());
+    r.on_replay = replay_captured;
+    emu::detail::append(std::move(r));
+    return ncclSuccess;
+  }
+  std::int64_t seq = 0;
+  {
+    std::lock_guard lock(comm->mu);
+    seq = c.direction >= 0 ? comm->p2p_seq[{c.peer, c.direction}]++ : comm->coll_seq++;
+  }
   auto record = emu::begin_record(trace_schema::op::kNccl, start_ns, comm->device);
-  record.field(trace_schema::field::kColl, c.coll);
-  record.field(trace_schema::field::kApi, c.api);
-  record.field(trace_schema::field::kComm, comm->id_hex);
-  put(record, trace_schema::field::kCommRank, rank);
-  put(record, trace_schema::field::kCommSize, size);
-  put(record, trace_schema::field::kCount, static_cast<std::int64_t>(c.count));
-  record.field(trace_schema::field::kDtype, dtype);
-  put(record, trace_schema::field::kBytes, static_cast<std::int64_t>(c.count * elem));
-  put(record, "send_bytes", buffer_bytes(c.send_elems, c.send_on_root_only));
-  put(record, "recv_bytes", buffer_bytes(c.recv_elems, c.recv_on_root_only));
-  if (c.direction >= 0) put(record, trace_schema::field::kPeer, c.peer);
-  if (c.has_root) put(record, trace_schema::field::kRoot, c.root);
-  if (c.has_op) record.field("redop", op_name(c.op));  // not "op": that key names the record
+  call_fields(record);
   put(record, trace_schema::field::kStream, stream);
   put(record, trace_schema::field::kSeq, seq);
   put(record, trace_schema::field::kCorr, emu::next_correlation());

@@ -67,6 +67,10 @@ struct Record {
   std::uint32_t g[6] = {0, 0, 0, 0, 0, 0};
   std::int64_t graph = 0;  // > 0: replayed by cudaGraphLaunch of this graph exec (`graph` field)
   std::string text;        // kText only: the whole JSON object
+  /// Graph nodes whose record must change at every replay (an NCCL call captured in a graph gets
+  /// a new sequence number per launch): called on the launch's copy before it is appended, with a
+  /// process-wide serial number of the launch.
+  void (*on_replay)(Record& record, std::int64_t launch) = nullptr;
 };
 
 /// Fills t/dt/tid/dev for a record of a call that started at `start_ns` (now = end of call).

@@ -43,6 +43,9 @@ inline constexpr char kModuleLoad[] = "module_load";
 inline constexpr char kMemMap[] = "mem_map";
 inline constexpr char kMemUnmap[] = "mem_unmap";
 inline constexpr char kCurand[] = "curand";
+inline constexpr char kFft[] = "fft";        // cuFFT execution (work: the kernel that follows)
+inline constexpr char kSparse[] = "sparse";  // cuSPARSE SpMV/SpMM (work: the kernel that follows)
+inline constexpr char kDnnGraph[] = "dnn_graph";  // cuDNN graph execution (work: gemm records)
 }  // namespace op
 
 /// Field names (keys). Which op carries which field: docs/emulation-trace.md.

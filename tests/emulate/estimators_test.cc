@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <span>
+
 #include "emulate_test_util.h"
 
 namespace powertrain::emulate {
@@ -135,6 +138,37 @@ TEST(Estimators, ChainAsksInOrder) {
   auto [modelled, by_model] = chain.estimate(q, h100());
   EXPECT_EQ(by_model, 1);
   EXPECT_DOUBLE_EQ(modelled.seconds, 3e-6);
+}
+
+}  // namespace
+}  // namespace powertrain::emulate
+
+// A GEMM record with `bytes` (a fused cuDNN graph's matmul: its result stays on chip) is timed
+// with those bytes instead of A + B + C: at the roofline, by hand from device::estimate_work.
+namespace powertrain::emulate {
+namespace {
+
+TEST(Estimators, GemmBytesFieldReplacesTheOperandBytes) {
+  const DeviceModelEstimator model;
+  Record r;
+  r.op = OpKind::kGemm;
+  r.m = 1024, r.n = 1024, r.k = 64, r.batch = 16;
+  r.dtype_a = r.dtype_b = r.dtype_c = Dtype::kBfloat16;
+  r.flops = 2.0 * 16 * 1024 * 1024 * 64;
+  const auto roofline = [&](double bytes) {
+    device::Work w;
+    w.kind = device::WorkKind::kMatmul;
+    w.precision = device::Precision::kBf16;
+    w.flops = r.flops;
+    w.memory_bytes = bytes;
+    return std::max(3e-6,
+                    device::estimate_work(h100(), std::span(&w, 1), h100().max_clock_mhz()).time_s);
+  };
+  const double operands = 16.0 * 2 * (1024 * 64 + 64 * 1024 + 1024 * 1024);
+  EXPECT_NEAR(seconds(model, r), roofline(operands), 1e-12);
+  r.bytes = 16 * 2 * 2 * 1024 * 64;  // Q and K only
+  EXPECT_NEAR(seconds(model, r), roofline(static_cast<double>(r.bytes)), 1e-12);
+  EXPECT_LT(seconds(model, r), roofline(operands));
 }
 
 }  // namespace

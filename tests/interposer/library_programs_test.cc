@@ -32,13 +32,15 @@ class LibraryPrograms : public EmulationTest {
     return symbols;
   }
 
-  // Checks that every function of the real `file` (next to libcudart) is defined by the
-  // interposer and that `hand_written` are not stubs.
+  // Checks that every function of the real `file` (next to libcudart) whose name starts with
+  // `prefix` is defined by the interposer and that `hand_written` are not stubs.
   void check_coverage(const std::string& file, std::size_t at_least,
-                      const std::vector<std::string>& hand_written) {
+                      const std::vector<std::string>& hand_written,
+                      const std::string& prefix = "") {
     const std::string real = (std::filesystem::path(kRealCudart).parent_path() / file).string();
     if (!std::filesystem::exists(real)) GTEST_SKIP() << real << " not found";
-    const auto theirs = functions(real);
+    auto theirs = functions(real);
+    std::erase_if(theirs, [&](const auto& entry) { return entry.first.rfind(prefix, 0) != 0; });
     ASSERT_GE(theirs.size(), at_least) << real;
     const auto ours = functions(kInterposerPath);
     std::size_t strong = 0;
@@ -94,6 +96,53 @@ TEST_F(LibraryPrograms, EveryCudnnFunctionIsDefined) {
                   "cudnnConvolutionForward",
                   "cudnnConvolutionBackwardData",
                   "cudnnConvolutionBackwardFilter"});
+}
+
+TEST_F(LibraryPrograms, EveryCufftFunctionIsDefined) {
+  check_coverage("libcufft.so.12", 50,
+                 {"cufftCreate",
+                  "cufftDestroy",
+                  "cufftPlan1d",
+                  "cufftPlan2d",
+                  "cufftPlan3d",
+                  "cufftPlanMany",
+                  "cufftMakePlan1d",
+                  "cufftMakePlan2d",
+                  "cufftMakePlan3d",
+                  "cufftMakePlanMany",
+                  "cufftMakePlanMany64",
+                  "cufftEstimate1d",
+                  "cufftGetSize",
+                  "cufftGetSizeMany64",
+                  "cufftSetStream",
+                  "cufftSetWorkArea",
+                  "cufftSetAutoAllocation",
+                  "cufftExecC2C",
+                  "cufftExecR2C",
+                  "cufftExecC2R",
+                  "cufftExecZ2Z",
+                  "cufftExecD2Z",
+                  "cufftExecZ2D",
+                  "cufftGetVersion"});
+}
+
+TEST_F(LibraryPrograms, EveryCusparseFunctionIsDefined) {
+  check_coverage("libcusparse.so", 300,
+                 {"cusparseCreate", "cusparseDestroy", "cusparseSetStream", "cusparseGetStream",
+                  "cusparseGetErrorName", "cusparseGetErrorString", "cusparseCreateCsr",
+                  "cusparseCreateDnVec", "cusparseCreateDnMat", "cusparseDestroySpMat",
+                  "cusparseDestroyDnVec", "cusparseDestroyDnMat", "cusparseSpMV_bufferSize",
+                  "cusparseSpMV", "cusparseSpMM_bufferSize", "cusparseSpMM"});
+}
+
+TEST_F(LibraryPrograms, EveryCuptiFunctionIsDefined) {
+  // The CUPTI API only: libcupti also exports its own NVTX injection entry points
+  // (InitializeInjectionNvtx*), which only a program pointing NVTX_INJECTION64_PATH at libcupti
+  // would reach.
+  check_coverage("libcupti.so", 150,
+                 {"cuptiGetResultString", "cuptiGetVersion", "cuptiGetTimestamp",
+                  "cuptiActivityFlushAll", "cuptiFinalize"},
+                 "cupti");
 }
 
 // Implicit-GEMM records of each convolution, in order, with shapes, dtypes and FLOPs.

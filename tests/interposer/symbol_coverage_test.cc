@@ -152,8 +152,9 @@ TEST_F(SymbolCoverage, OnlyTheCApiIsExported) {
     const bool api = name.rfind("cuda", 0) == 0 || name.rfind("__cuda", 0) == 0 ||
                      name.rfind("nccl", 0) == 0 || name.rfind("pnccl", 0) == 0 ||
                      name.rfind("cublas", 0) == 0 || name.rfind("curand", 0) == 0 ||
-                     name.rfind("cudnn", 0) == 0 || name.rfind("nvtx", 0) == 0 ||
-                     name == "InitializeInjectionNvtx2" || driver;
+                     name.rfind("cudnn", 0) == 0 || name.rfind("cufft", 0) == 0 ||
+                     name.rfind("cusparse", 0) == 0 || name.rfind("cupti", 0) == 0 ||
+                     name.rfind("nvtx", 0) == 0 || name == "InitializeInjectionNvtx2" || driver;
     EXPECT_TRUE(api) << name << " (" << type << ") is exported; internals must be hidden";
   }
 }

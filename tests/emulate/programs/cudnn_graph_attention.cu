@@ -1,0 +1,267 @@
+// cuDNN's backend (graph) API as cudnn-frontend and NVIDIA's graph samples drive it, with no
+// frontend library: a fused scaled-dot-product attention graph (S = Q·Kᵀ, scaled by a by-value
+// scalar, exponentiated, normalized by its row sums, O = P·V; bf16 Q/K/V/O, every intermediate
+// virtual) planned once (heuristics, engine config, execution plan, workspace query) and executed
+// 3 times; a fused convolution + bias + ReLU graph (fp16, NCHW) executed once; then a graph with
+// a normalization node the emulator does not support (reported by name) and a matmul whose
+// shapes disagree (refused at finalize). Valid cuDNN: the same binary runs on a real GPU (where
+// the attention graph needs a max-subtraction only for numerical range, not for validity).
+// Written for the emulator's tests.
+#include <cudnn.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "emu_check.h"
+
+#define DNN_CHECK(call)                                                         \
+  do {                                                                          \
+    const cudnnStatus_t dnn_status = (call);                                    \
+    if (dnn_status != CUDNN_STATUS_SUCCESS) {                                   \
+      std::fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, \
+                   cudnnGetErrorString(dnn_status));                            \
+      std::exit(1);                                                             \
+    }                                                                           \
+  } while (0)
+
+namespace {
+
+using Desc = cudnnBackendDescriptor_t;
+
+Desc make(cudnnBackendDescriptorType_t type) {
+  Desc d = nullptr;
+  DNN_CHECK(cudnnBackendCreateDescriptor(type, &d));
+  return d;
+}
+
+void set(Desc d, cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type, int64_t count,
+         const void* values) {
+  DNN_CHECK(cudnnBackendSetAttribute(d, name, type, count, values));
+}
+
+void set_desc(Desc d, cudnnBackendAttributeName_t name, Desc value) {
+  set(d, name, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &value);
+}
+
+// A packed tensor (row-major strides unless given).
+Desc tensor(int64_t uid, cudnnDataType_t type, std::vector<int64_t> dims,
+            std::vector<int64_t> strides = {}, bool is_virtual = false, bool by_value = false) {
+  if (strides.empty()) {
+    strides.assign(dims.size(), 1);
+    for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i) {
+      strides[i] = strides[i + 1] * dims[i + 1];
+    }
+  }
+  Desc t = make(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
+  const int64_t alignment = 16;
+  set(t, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &type);
+  set(t, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, dims.size(), dims.data());
+  set(t, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, strides.size(), strides.data());
+  set(t, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid);
+  set(t, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &alignment);
+  set(t, CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &is_virtual);
+  if (by_value) set(t, CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, 1, &by_value);
+  DNN_CHECK(cudnnBackendFinalize(t));
+  return t;
+}
+
+Desc matmul(Desc a, Desc b, Desc c) {
+  Desc mm = make(CUDNN_BACKEND_MATMUL_DESCRIPTOR);
+  const cudnnDataType_t compute = CUDNN_DATA_FLOAT;
+  set(mm, CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &compute);
+  DNN_CHECK(cudnnBackendFinalize(mm));
+  Desc op = make(CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR);
+  set_desc(op, CUDNN_ATTR_OPERATION_MATMUL_ADESC, a);
+  set_desc(op, CUDNN_ATTR_OPERATION_MATMUL_BDESC, b);
+  set_desc(op, CUDNN_ATTR_OPERATION_MATMUL_CDESC, c);
+  set_desc(op, CUDNN_ATTR_OPERATION_MATMUL_DESC, mm);
+  return op;  // finalized by the caller (the shape check is the point of one test)
+}
+
+Desc pointwise(cudnnPointwiseMode_t mode, Desc x, Desc b, Desc y) {
+  Desc pw = make(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
+  const cudnnDataType_t precision = CUDNN_DATA_FLOAT;
+  set(pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode);
+  set(pw, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &precision);
+  DNN_CHECK(cudnnBackendFinalize(pw));
+  Desc op = make(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
+  set_desc(op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, pw);
+  set_desc(op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, x);
+  if (b != nullptr) set_desc(op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, b);
+  set_desc(op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, y);
+  DNN_CHECK(cudnnBackendFinalize(op));
+  return op;
+}
+
+Desc reduction(cudnnReduceTensorOp_t mode, Desc x, Desc y) {
+  Desc red = make(CUDNN_BACKEND_REDUCTION_DESCRIPTOR);
+  const cudnnDataType_t compute = CUDNN_DATA_FLOAT;
+  set(red, CUDNN_ATTR_REDUCTION_OPERATOR, CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, 1, &mode);
+  set(red, CUDNN_ATTR_REDUCTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &compute);
+  DNN_CHECK(cudnnBackendFinalize(red));
+  Desc op = make(CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR);
+  set_desc(op, CUDNN_ATTR_OPERATION_REDUCTION_XDESC, x);
+  set_desc(op, CUDNN_ATTR_OPERATION_REDUCTION_YDESC, y);
+  set_desc(op, CUDNN_ATTR_OPERATION_REDUCTION_DESC, red);
+  DNN_CHECK(cudnnBackendFinalize(op));
+  return op;
+}
+
+// Operation graph → heuristics → engine config → execution plan.
+cudnnStatus_t build_graph(cudnnHandle_t handle, const std::vector<Desc>& ops, Desc* graph) {
+  *graph = make(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
+  set(*graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, ops.size(), ops.data());
+  set(*graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
+  return cudnnBackendFinalize(*graph);
+}
+
+Desc plan_for(cudnnHandle_t handle, Desc graph, int64_t* workspace) {
+  Desc heur = make(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
+  const cudnnBackendHeurMode_t mode = CUDNN_HEUR_MODE_A;
+  set_desc(heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph);
+  set(heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode);
+  DNN_CHECK(cudnnBackendFinalize(heur));
+  int64_t available = 0;
+  DNN_CHECK(cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                     CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &available, nullptr));
+  EMU_REQUIRE(available >= 1);
+  Desc cfg = make(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
+  int64_t returned = 0;
+  DNN_CHECK(cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                     CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &returned, &cfg));
+  Desc plan = make(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+  set(plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
+  set_desc(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, cfg);
+  DNN_CHECK(cudnnBackendFinalize(plan));
+  int64_t count = 0;
+  DNN_CHECK(cudnnBackendGetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
+                                     CUDNN_TYPE_INT64, 1, &count, workspace));
+  return plan;
+}
+
+Desc variant_pack(const std::vector<int64_t>& uids, const std::vector<void*>& pointers,
+                  void* workspace) {
+  Desc pack = make(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
+  set(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, uids.size(), uids.data());
+  set(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, pointers.size(),
+      pointers.data());
+  set(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace);
+  DNN_CHECK(cudnnBackendFinalize(pack));
+  return pack;
+}
+
+}  // namespace
+
+int main() {
+  cudnnHandle_t handle;
+  DNN_CHECK(cudnnCreate(&handle));
+  cudaStream_t stream;
+  EMU_CHECK(cudaStreamCreate(&stream));
+  DNN_CHECK(cudnnSetStream(handle, stream));
+
+  // ---- fused attention: batch 2, 8 heads, 1024 tokens, head dim 64 ----
+  const int64_t b = 2, h = 8, s = 1024, d = 64;
+  const size_t qkv_bytes = sizeof(uint16_t) * b * h * s * d;
+  void *q = nullptr, *k = nullptr, *v = nullptr, *o = nullptr;
+  for (void** p : {&q, &k, &v, &o}) EMU_CHECK(cudaMalloc(p, qkv_bytes));
+  Desc tq = tensor(1, CUDNN_DATA_BFLOAT16, {b, h, s, d});
+  // Kᵀ as a view of K [b, h, s, d]: dims [b, h, d, s].
+  Desc tkt = tensor(2, CUDNN_DATA_BFLOAT16, {b, h, d, s}, {h * s * d, s * d, 1, d});
+  Desc ts = tensor(3, CUDNN_DATA_FLOAT, {b, h, s, s}, {}, true);
+  Desc tscale = tensor(4, CUDNN_DATA_FLOAT, {1, 1, 1, 1}, {}, false, true);
+  Desc ts2 = tensor(5, CUDNN_DATA_FLOAT, {b, h, s, s}, {}, true);
+  Desc tp = tensor(6, CUDNN_DATA_FLOAT, {b, h, s, s}, {}, true);
+  Desc tl = tensor(7, CUDNN_DATA_FLOAT, {b, h, s, 1}, {}, true);
+  Desc tp2 = tensor(8, CUDNN_DATA_BFLOAT16, {b, h, s, s}, {}, true);
+  Desc tv = tensor(9, CUDNN_DATA_BFLOAT16, {b, h, s, d});
+  Desc to = tensor(10, CUDNN_DATA_BFLOAT16, {b, h, s, d});
+  Desc qk = matmul(tq, tkt, ts);
+  DNN_CHECK(cudnnBackendFinalize(qk));
+  Desc pv = matmul(tp2, tv, to);
+  DNN_CHECK(cudnnBackendFinalize(pv));
+  const std::vector<Desc> attention = {qk,
+                                       pointwise(CUDNN_POINTWISE_MUL, ts, tscale, ts2),
+                                       pointwise(CUDNN_POINTWISE_EXP, ts2, nullptr, tp),
+                                       reduction(CUDNN_REDUCE_TENSOR_ADD, tp, tl),
+                                       pointwise(CUDNN_POINTWISE_DIV, tp, tl, tp2),
+                                       pv};
+  Desc attention_graph = nullptr;
+  DNN_CHECK(build_graph(handle, attention, &attention_graph));
+  int64_t attention_workspace = -1;
+  Desc attention_plan = plan_for(handle, attention_graph, &attention_workspace);
+  float scale = 0.125f;  // 1/sqrt(64), passed by value
+  void* workspace = nullptr;
+  EMU_CHECK(cudaMalloc(&workspace, attention_workspace > 0 ? attention_workspace : 16));
+  Desc attention_pack = variant_pack({1, 2, 4, 9, 10}, {q, k, &scale, v, o}, workspace);
+  for (int step = 0; step < 3; ++step) {
+    DNN_CHECK(cudnnBackendExecute(handle, attention_plan, attention_pack));
+  }
+
+  // ---- fused convolution + bias + ReLU: 8 x 64 x 56 x 56 fp16, 128 3x3 filters ----
+  void *x = nullptr, *w = nullptr, *bias = nullptr, *z = nullptr;
+  EMU_CHECK(cudaMalloc(&x, sizeof(uint16_t) * 8 * 64 * 56 * 56));
+  EMU_CHECK(cudaMalloc(&w, sizeof(uint16_t) * 128 * 64 * 3 * 3));
+  EMU_CHECK(cudaMalloc(&bias, sizeof(uint16_t) * 128));
+  EMU_CHECK(cudaMalloc(&z, sizeof(uint16_t) * 8 * 128 * 56 * 56));
+  Desc tx = tensor(20, CUDNN_DATA_HALF, {8, 64, 56, 56});
+  Desc tw = tensor(21, CUDNN_DATA_HALF, {128, 64, 3, 3});
+  Desc ty = tensor(22, CUDNN_DATA_FLOAT, {8, 128, 56, 56}, {}, true);
+  Desc tb = tensor(23, CUDNN_DATA_HALF, {1, 128, 1, 1});
+  Desc ty2 = tensor(24, CUDNN_DATA_FLOAT, {8, 128, 56, 56}, {}, true);
+  Desc tz = tensor(25, CUDNN_DATA_HALF, {8, 128, 56, 56});
+  Desc conv = make(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
+  const int64_t spatial = 2, pad[2] = {1, 1}, stride[2] = {1, 1}, dilation[2] = {1, 1};
+  const cudnnDataType_t conv_compute = CUDNN_DATA_FLOAT;
+  const cudnnConvolutionMode_t conv_mode = CUDNN_CROSS_CORRELATION;
+  set(conv, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1, &spatial);
+  set(conv, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &conv_compute);
+  set(conv, CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &conv_mode);
+  set(conv, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, 2, pad);
+  set(conv, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, 2, pad);
+  set(conv, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, 2, stride);
+  set(conv, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, 2, dilation);
+  DNN_CHECK(cudnnBackendFinalize(conv));
+  Desc conv_op = make(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
+  const float alpha = 1.0f, beta = 0.0f;
+  set_desc(conv_op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, tx);
+  set_desc(conv_op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, tw);
+  set_desc(conv_op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, ty);
+  set_desc(conv_op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, conv);
+  set(conv_op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT, 1, &alpha);
+  set(conv_op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_TYPE_FLOAT, 1, &beta);
+  DNN_CHECK(cudnnBackendFinalize(conv_op));
+  const std::vector<Desc> conv_ops = {conv_op, pointwise(CUDNN_POINTWISE_ADD, ty, tb, ty2),
+                                      pointwise(CUDNN_POINTWISE_RELU_FWD, ty2, nullptr, tz)};
+  Desc conv_graph = nullptr;
+  DNN_CHECK(build_graph(handle, conv_ops, &conv_graph));
+  int64_t conv_workspace = -1;
+  Desc conv_plan = plan_for(handle, conv_graph, &conv_workspace);
+  Desc conv_pack = variant_pack({20, 21, 23, 25}, {x, w, bias, z}, workspace);
+  DNN_CHECK(cudnnBackendExecute(handle, conv_plan, conv_pack));
+  EMU_CHECK(cudaStreamSynchronize(stream));
+
+  // ---- refused: a normalization node, and a matmul whose inner dimensions differ ----
+  Desc norm = make(CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR);
+  const cudnnStatus_t norm_finalize = cudnnBackendFinalize(norm);
+  Desc norm_graph = nullptr;
+  const cudnnStatus_t norm_status = norm_finalize == CUDNN_STATUS_SUCCESS
+                                        ? build_graph(handle, {norm}, &norm_graph)
+                                        : norm_finalize;
+  Desc bad = matmul(tq, tv, to);  // [.., s, d] x [.., s, d]: d != s
+  const cudnnStatus_t bad_status = cudnnBackendFinalize(bad);
+
+  std::printf(
+      "cudnn_graph_attention: cuDNN %zu, workspaces %lld and %lld bytes, normalization "
+      "graph -> %s, mismatched matmul -> %s\n",
+      cudnnGetVersion(), static_cast<long long>(attention_workspace),
+      static_cast<long long>(conv_workspace), cudnnGetErrorString(norm_status),
+      cudnnGetErrorString(bad_status));
+  for (Desc desc :
+       {attention_pack, attention_plan, attention_graph, conv_pack, conv_plan, conv_graph}) {
+    DNN_CHECK(cudnnBackendDestroyDescriptor(desc));
+  }
+  for (void* p : {q, k, v, o, x, w, bias, z, workspace}) EMU_CHECK(cudaFree(p));
+  DNN_CHECK(cudnnDestroy(handle));
+  EMU_CHECK(cudaStreamDestroy(stream));
+  return norm_status != CUDNN_STATUS_SUCCESS && bad_status != CUDNN_STATUS_SUCCESS ? 0 : 1;
+}
