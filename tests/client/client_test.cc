@@ -120,6 +120,45 @@ TEST(ClientProtocol, BodiesAndRoutes) {
   EXPECT_EQ(url->prefix, "/pfo");
 }
 
+TEST(ClientProtocol, ProfilingDirectiveAndRequest) {
+  auto answer = parse_schedule_answer(
+      R"({"rank":1,"frequencies":[["forward",1210]],"profiling":{"phase":"sweep","clock_mhz":1210,)"
+      R"("reporting_rank":1,"stage_done":false,"iterations_per_clock":3,"iterations_at_clock":2}})",
+      1);
+  ASSERT_TRUE(answer) << answer.error().message;
+  ASSERT_TRUE(answer->profiling);
+  EXPECT_EQ(answer->profiling->phase, "sweep");
+  EXPECT_EQ(answer->profiling->clock_mhz, 1210);
+  EXPECT_EQ(answer->profiling->reporting_rank, 1);
+  EXPECT_EQ(answer->profiling->iterations_per_clock, 3);
+  EXPECT_EQ(answer->profiling->iterations_at_clock, 2);
+  EXPECT_FALSE(parse_schedule_answer(kSchedule, 0)->profiling);  // Zeus's shape: no directive
+  auto bad_phase =
+      parse_schedule_answer(R"({"rank":0,"frequencies":[],"profiling":{"phase":"warmup"}})", 0);
+  ASSERT_FALSE(bad_phase);
+  EXPECT_EQ(bad_phase.error().message,
+            "schedule for rank 0: field 'profiling.phase': expected p_blocking or sweep, got "
+            "'warmup'");
+  auto bad_clock = parse_schedule_answer(
+      R"({"rank":0,"frequencies":[],"profiling":{"phase":"sweep","clock_mhz":"fast"}})", 0);
+  ASSERT_FALSE(bad_clock);
+  EXPECT_NE(bad_clock.error().message.find("profiling.clock_mhz"), std::string::npos);
+  ProfilingRequest request;
+  EXPECT_EQ(profiling_request_json(request), "{}");
+  request.microbatches = 8;
+  request.p_blocking_w = 83.5;
+  EXPECT_EQ(nlohmann::json::parse(profiling_request_json(request)),
+            nlohmann::json({{"microbatches", 8}, {"p_blocking_w", 83.5}}));
+  ProfilingResult result;
+  result.rank = 2;
+  result.frequency_mhz = 1210;
+  result.iter_time_s = {0.5};
+  result.iter_energy_j = {100.0};
+  const auto posted = nlohmann::json::parse(profiling_result_json(result));
+  EXPECT_EQ(posted["frequency_mhz"], 1210);
+  EXPECT_FALSE(posted.contains("measurement"));
+}
+
 TEST(Client, ClocksInPlannedOrderOnClockThreadAndEnergyPosted) {
   StubServer server([](const StubRequest& r) { return pfo_routes(r); });
   ClientOptions options = fake_options(server.url());
