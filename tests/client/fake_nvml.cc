@@ -12,7 +12,9 @@
 //    so its time scales as 1 / f and its energy as P(f) / f;
 //  - the temperature cools from POWERTRAIN_FAKE_NVML_TEMP_C (default 30) toward 25 C with time
 //    constant POWERTRAIN_FAKE_NVML_COOL_TAU_S (default 1 s);
-//  - POWERTRAIN_FAKE_NVML_NO_ENERGY=1 makes the energy counter unsupported (power sampling path).
+//  - POWERTRAIN_FAKE_NVML_NO_ENERGY=1 makes the energy counter unsupported (power sampling path);
+//  - POWERTRAIN_FAKE_NVML_ENERGY_PERIOD_S=T makes the counter move at most every T seconds, as
+//    real NVML's (about 0.1 s): a read returns the value of the last update.
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -46,6 +48,8 @@ struct DeviceState {
   double energy_j = 0.0;
   unsigned locked_mhz = 0;  // 0: unlocked
   bool blocked = false;
+  double reported_j = 0.0;  // the counter's value at its last update
+  Clock::time_point next_update;
 };
 
 struct State {
@@ -116,7 +120,9 @@ void record(State& s, const std::string& line) {
 }
 
 bool valid(nvmlDevice_st* device) {
-  return device != nullptr && device >= g_devices && device < g_devices + device_count();
+  for (unsigned i = 0; i < device_count(); ++i)
+    if (device == &g_devices[i]) return true;
+  return false;
 }
 
 }  // namespace
@@ -128,7 +134,7 @@ int nvmlInit_v2() {
   std::lock_guard lock(s.mutex);
   if (s.init_count++ == 0) {
     s.start = Clock::now();
-    for (DeviceState& d : s.devices) d = DeviceState{s.start, 0.0, 0, false};
+    for (DeviceState& d : s.devices) d = DeviceState{s.start, 0.0, 0, false, 0.0, s.start};
     s.blocked_w = env_number("POWERTRAIN_FAKE_NVML_BLOCKED_W", 75.0);
     s.start_temp_c = env_number("POWERTRAIN_FAKE_NVML_TEMP_C", 30.0);
     s.cool_tau_s = env_number("POWERTRAIN_FAKE_NVML_COOL_TAU_S", 1.0);
@@ -228,7 +234,13 @@ int nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_st* device, unsigned long lon
   if (std::getenv("POWERTRAIN_FAKE_NVML_NO_ENERGY") != nullptr) return kNotSupported;
   DeviceState& d = s.devices[device->index];
   advance(s, d);
-  *mj = static_cast<unsigned long long>(d.energy_j * 1000.0);
+  const double period_s = env_number("POWERTRAIN_FAKE_NVML_ENERGY_PERIOD_S", 0.0);
+  if (!(period_s > 0.0) || d.last >= d.next_update) {
+    d.reported_j = d.energy_j;
+    d.next_update = d.last + std::chrono::duration_cast<Clock::duration>(
+                                 std::chrono::duration<double>(std::max(0.0, period_s)));
+  }
+  *mj = static_cast<unsigned long long>(d.reported_j * 1000.0);
   record(s,
          "nvmlDeviceGetTotalEnergyConsumption " + std::to_string(*mj) + device_tag(device->index));
   return kSuccess;
