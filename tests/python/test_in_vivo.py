@@ -32,6 +32,7 @@ def test_python_client_drives_the_sweep_and_follows_the_plan(fake_nvml):
     assert profiling["phase"] == "done"
     # P_blocking: rank 0's probe window on the blocked fake GPU (75 W).
     assert profiling["p_blocking_w"] == pytest.approx(75.0, rel=0.15)
+    ratios, power_errors = [], []
     for stage in profiling["stages"]:
         for name, series in stage["instructions"].items():
             kernel_s = example.FORWARD_S if name == "forward" else example.BACKWARD_S
@@ -39,12 +40,20 @@ def test_python_client_drives_the_sweep_and_follows_the_plan(fake_nvml):
             assert [p["frequency_mhz"] for p in points] == list(CLOCKS), (stage["stage"], name)
             for i, p in enumerate(points):
                 # Time scales as 1/f; the step's first kernel may start before the clock thread
-                # locked the new clock (then it runs at the previous, higher, swept clock).
+                # locked the new clock (then it runs at the previous, higher, swept clock), and
+                # sleeping overshoots by up to several ms on a loaded machine.
                 expected_s = kernel_s * 1410.0 / p["frequency_mhz"]
                 previous_s = kernel_s * 1410.0 / CLOCKS[max(0, i - 1)]
-                assert 0.97 * previous_s <= p["time_s"] <= 3.0 * expected_s, p
-                power_w = p["energy_j"] / p["time_s"]
-                assert power_w == pytest.approx(fake_power_w(p["frequency_mhz"]), rel=0.35), p
+                assert p["time_s"] >= 0.97 * previous_s, p
+                ratios.append(p["time_s"] / expected_s)
+                # Energy / time: the fake's P(f); the window opens and closes when the clock
+                # thread reaches the markers, late by a fraction of a ms (more under load).
+                power_error = abs(p["energy_j"] / p["time_s"] / fake_power_w(p["frequency_mhz"]) - 1)
+                assert power_error < 0.5, p
+                power_errors.append(power_error)
+            assert points[-1]["time_s"] > points[0]["time_s"]
+    assert sum(ratios) / len(ratios) < 2.0, ratios
+    assert sum(power_errors) / len(power_errors) < 0.1, power_errors
     assert frontier["status"] == "ready"
     assert len(frontier["points"]) >= 2 and frontier["t_min_s"] < frontier["t_star_s"]
     for rank, run in enumerate(result["ranks"]):
