@@ -39,6 +39,33 @@ void check(const core::Status& status) {
   if (!status) throw std::runtime_error(status.error().message);
 }
 
+// POST /profiling settings from keywords; unknown keys are a ValueError (a typo must not be a
+// silently ignored setting).
+client::ProfilingRequest profiling_request(const py::dict& settings) {
+  client::ProfilingRequest r;
+  for (const auto& [key, value] : settings) {
+    const std::string name = py::str(key);
+    if (name == "p_blocking_w") {
+      r.p_blocking_w = value.cast<double>();
+    } else if (name == "microbatches") {
+      r.microbatches = value.cast<int>();
+    } else if (name == "iterations_per_clock") {
+      r.iterations_per_clock = value.cast<int>();
+    } else if (name == "stop_after_rises") {
+      r.stop_after_rises = value.cast<int>();
+    } else if (name == "unit_time_s") {
+      r.unit_time_s = value.cast<double>();
+    } else if (name == "schedule") {
+      r.schedule = value.cast<std::string>();
+    } else {
+      throw py::value_error("start_profiling: unknown setting '" + name +
+                            "' (p_blocking_w, microbatches, iterations_per_clock, "
+                            "stop_after_rises, unit_time_s, schedule)");
+    }
+  }
+  return r;
+}
+
 py::array_t<double> array(const std::vector<double>& values) {
   py::array_t<double> out(static_cast<py::ssize_t>(values.size()));
   std::copy(values.begin(), values.end(), out.mutable_data());
@@ -255,7 +282,9 @@ PYBIND11_MODULE(_core, m) {
                       const std::string& nvml_library, bool use_nvml, bool control_clocks,
                       int report_every_iterations, double power_sample_period_s,
                       double request_timeout_s, std::vector<int> available_frequencies_mhz,
-                      bool quiet, int refresh_schedule_every_iterations) {
+                      bool quiet, int refresh_schedule_every_iterations, bool profile_in_vivo,
+                      std::optional<py::dict> start_profiling, int num_microbatches,
+                      double job_poll_period_s) {
             client::ClientOptions o;
             o.server_url = server_url;
             o.job_id = job_id;
@@ -278,6 +307,10 @@ PYBIND11_MODULE(_core, m) {
             o.available_frequencies_mhz = std::move(available_frequencies_mhz);
             o.quiet = quiet;
             o.refresh_schedule_every_iterations = refresh_schedule_every_iterations;
+            o.profile_in_vivo = profile_in_vivo;
+            if (start_profiling) o.start_profiling = profiling_request(*start_profiling);
+            o.num_microbatches = num_microbatches;
+            o.job_poll_period_s = job_poll_period_s;
             return unwrap(client::Client::create(o));
           }),
           py::kw_only(), py::arg("server_url") = "", py::arg("job_id") = "", py::arg("rank") = 0,
@@ -288,7 +321,9 @@ PYBIND11_MODULE(_core, m) {
           py::arg("control_clocks") = true, py::arg("report_every_iterations") = 0,
           py::arg("power_sample_period_s") = 0.1, py::arg("request_timeout_s") = 10.0,
           py::arg("available_frequencies_mhz") = std::vector<int>{}, py::arg("quiet") = false,
-          py::arg("refresh_schedule_every_iterations") = 0)
+          py::arg("refresh_schedule_every_iterations") = 0, py::arg("profile_in_vivo") = false,
+          py::arg("start_profiling") = py::none(), py::arg("num_microbatches") = 0,
+          py::arg("job_poll_period_s") = 0.25)
       .def("on_step_begin", [](client::Client& c) { check(c.on_step_begin()); })
       .def("on_step_end", [](client::Client& c) { check(c.on_step_end()); })
       .def("on_instruction_begin",
@@ -317,6 +352,19 @@ PYBIND11_MODULE(_core, m) {
           py::arg("slowdown") = py::none(), py::arg("delay_s") = py::none(),
           "POST /straggler: exactly one of rank/pipeline and one of slowdown/delay_s.")
       .def("clear_stragglers", [](client::Client& c) { check(c.clear_stragglers()); })
+      .def(
+          "start_profiling",
+          [](client::Client& c, const py::kwargs& settings) {
+            check(c.start_profiling(profiling_request(settings)));
+          },
+          "POST /profiling/{job}: in-vivo profiling with p_blocking_w=, microbatches=, "
+          "iterations_per_clock=, stop_after_rises=, unit_time_s=, schedule= (absent: server "
+          "defaults; no p_blocking_w: measured first).")
+      .def_property_readonly("p_blocking_requested", &client::Client::p_blocking_requested,
+                             "True when the schedule in effect asks this rank to measure "
+                             "P_blocking now (between steps: on_p_blocking_begin, block, end).")
+      .def("on_p_blocking_begin", [](client::Client& c) { check(c.on_p_blocking_begin()); })
+      .def("on_p_blocking_end", [](client::Client& c) { check(c.on_p_blocking_end()); })
       .def("refresh_schedule", [](client::Client& c) { check(c.refresh_schedule()); })
       .def(
           "fetch_frontier",
@@ -361,6 +409,12 @@ PYBIND11_MODULE(_core, m) {
         d["network_errors"] = s.network_errors;
         d["clock_errors"] = s.clock_errors;
         d["last_background_error"] = s.last_background_error;
+        d["profiling_phase"] = s.profiling_phase;
+        d["profiling_clock_mhz"] = s.profiling_clock_mhz;
+        d["profiling_results_posted"] = s.profiling_results_posted;
+        d["stale_results"] = s.stale_results;
+        d["sweep_iterations_skipped"] = s.sweep_iterations_skipped;
+        d["apportioned_iterations"] = s.apportioned_iterations;
         return d;
       });
 }

@@ -42,6 +42,10 @@ typedef struct powertrain_client_options {
   double schedule_timeout_s;             /* the schedule poll (default 3600) */
   int quiet;                             /* 1: no stderr line when NVML is missing */
   int refresh_schedule_every_iterations; /* re-fetch the schedule every N steps; 0: never */
+  /* In-vivo profiling (docs/client.md): follow the server's clock sweep, post swept iterations,
+   * then follow the characterized plan. */
+  int profile_in_vivo;
+  int num_microbatches; /* sent at job registration when > 0 (powertrain serve extension) */
 } powertrain_client_options;
 
 /* Fills defaults: one rank of a 1-GPU job, device 0, clock control on, no reporting. */
@@ -66,6 +70,23 @@ int powertrain_client_on_step_begin(powertrain_client* client);
 int powertrain_client_on_step_end(powertrain_client* client);
 int powertrain_client_on_instruction_begin(powertrain_client* client, const char* name);
 int powertrain_client_on_instruction_end(powertrain_client* client, const char* name);
+
+/* In-vivo profiling: queues POST /profiling/{job}. p_blocking_w < 0: the server has it measured
+ * first; microbatches, iterations_per_clock, stop_after_rises 0 and schedule NULL: server
+ * defaults (microbatches are required unless the job was registered with them). Retried while
+ * some pipeline stage has no registered rank. Implies profile_in_vivo for this client. */
+int powertrain_client_start_profiling(powertrain_client* client, double p_blocking_w,
+                                      int microbatches, int iterations_per_clock,
+                                      int stop_after_rises, const char* schedule);
+/* 1 when the schedule in effect asks this rank to measure P_blocking (and it has not): between
+ * two steps call _on_p_blocking_begin, keep the GPU blocked on P2P communication, then
+ * _on_p_blocking_end; the window is posted as the P_blocking measurement. 0 otherwise. */
+int powertrain_client_p_blocking_requested(powertrain_client* client);
+int powertrain_client_on_p_blocking_begin(powertrain_client* client);
+int powertrain_client_on_p_blocking_end(powertrain_client* client);
+/* The in-vivo profiling phase: "off", "waiting", "p_blocking", "sweep", "characterizing" or
+ * "planned" (a static string). */
+const char* powertrain_client_profiling_phase(powertrain_client* client);
 
 /* An iteration measured elsewhere (s, J), added to the next posted result. */
 int powertrain_client_report_iteration(powertrain_client* client, double time_s, double energy_j);

@@ -39,13 +39,24 @@ class PipelineFrequencyOptimizer:
 
     Rank 0 registers the job; other ranks get its id from torch.distributed (as Zeus does) or
     from the job_id argument.
+
+    In-vivo profiling (Perseus §5; docs/client.md): with start_profiling={...} (usually on rank 0:
+    the POST /profiling settings, e.g. microbatches=, iterations_per_clock=) or
+    profile_in_vivo=True (the other ranks), the same callbacks follow the server's clock sweep:
+    each step runs the clocks the server assigns, the stage's reporting rank posts every swept
+    iteration's per-instruction time and energy, and once the server has characterized the
+    frontier every rank follows its planned schedule. When the server asks this rank to measure
+    P_blocking, on_step_begin first calls p_blocking_probe() (which must keep the GPU blocked on
+    P2P communication, e.g. a recv whose peer sleeps) inside a measured window.
     """
 
     def __init__(self, rank, dp_rank, pp_rank, tp_rank, device_id, dp_degree, pp_degree,
                  tp_degree, world_size, server_url, job_metadata=None, *, job_id=None,
                  nvml_library="", report_every_iterations=0, wait_for_schedule_s=0.0,
                  sync=None, available_frequencies_mhz=None, quiet=False,
-                 refresh_schedule_every_iterations=0):
+                 refresh_schedule_every_iterations=0, profile_in_vivo=False,
+                 start_profiling=None, p_blocking_probe=None, num_microbatches=0,
+                 job_poll_period_s=0.25):
         if job_id is None and rank != 0:
             job_id = self._receive_job_id()
         common = dict(server_url=server_url, rank=rank, dp_rank=dp_rank, pp_rank=pp_rank,
@@ -55,7 +66,9 @@ class PipelineFrequencyOptimizer:
                       report_every_iterations=report_every_iterations,
                       available_frequencies_mhz=list(available_frequencies_mhz or []),
                       quiet=quiet,
-                      refresh_schedule_every_iterations=refresh_schedule_every_iterations)
+                      refresh_schedule_every_iterations=refresh_schedule_every_iterations,
+                      profile_in_vivo=profile_in_vivo, start_profiling=start_profiling,
+                      num_microbatches=num_microbatches, job_poll_period_s=job_poll_period_s)
         self._client = Client(job_id=job_id or "", **common)
         if rank == 0 and job_id is None and self._distributed():
             self._send_job_id(self._client.wait_for_job_id(60.0))
@@ -64,6 +77,7 @@ class PipelineFrequencyOptimizer:
                                % (wait_for_schedule_s,
                                   self._client.status["last_background_error"]))
         self._sync = sync if sync is not None else _default_sync(device_id)
+        self._p_blocking_probe = p_blocking_probe
 
     @staticmethod
     def _distributed():
@@ -92,7 +106,22 @@ class PipelineFrequencyOptimizer:
         return self._client.job_id
 
     def on_step_begin(self):
+        if self._p_blocking_probe is not None and self._client.p_blocking_requested:
+            if self._sync is not None:
+                self._sync()
+            self._client.on_p_blocking_begin()
+            try:
+                self._p_blocking_probe()
+                if self._sync is not None:
+                    self._sync()
+            finally:
+                self._client.on_p_blocking_end()
         self._client.on_step_begin()
+
+    @property
+    def profiling_phase(self):
+        """off, waiting, p_blocking, sweep, characterizing or planned (see docs/client.md)."""
+        return self._client.status["profiling_phase"]
 
     def on_step_end(self):
         self._client.on_step_end()

@@ -83,6 +83,8 @@ powertrain_client* powertrain_client_create(const powertrain_client_options* o, 
     options.schedule_timeout_s = o->schedule_timeout_s;
     options.quiet = o->quiet != 0;
     options.refresh_schedule_every_iterations = o->refresh_schedule_every_iterations;
+    options.profile_in_vivo = o->profile_in_vivo != 0;
+    options.num_microbatches = o->num_microbatches;
     auto created = powertrain::client::Client::create(options);
     if (!created) return report(created.error().message);
     return new powertrain_client{std::move(*created)};
@@ -135,6 +137,44 @@ int powertrain_client_on_instruction_end(powertrain_client* client, const char* 
     if (name == nullptr) return fail(POWERTRAIN_CLIENT_EINVAL, "instruction name is NULL");
     return from_status(c.on_instruction_end(name), POWERTRAIN_CLIENT_ESCHEDULE);
   });
+}
+
+int powertrain_client_start_profiling(powertrain_client* client, double p_blocking_w,
+                                      int microbatches, int iterations_per_clock,
+                                      int stop_after_rises, const char* schedule) {
+  return guarded(client, [&](auto& c) {
+    if (microbatches < 0 || iterations_per_clock < 0 || stop_after_rises < 0)
+      return fail(POWERTRAIN_CLIENT_EINVAL,
+                  "start_profiling: microbatches, iterations_per_clock and stop_after_rises "
+                  "must be >= 0");
+    powertrain::client::ProfilingRequest r;
+    r.p_blocking_w = p_blocking_w;
+    r.microbatches = microbatches;
+    r.iterations_per_clock = iterations_per_clock;
+    r.stop_after_rises = stop_after_rises;
+    r.schedule = or_empty(schedule);
+    return from_status(c.start_profiling(r), POWERTRAIN_CLIENT_EINVAL);
+  });
+}
+int powertrain_client_p_blocking_requested(powertrain_client* client) {
+  return client != nullptr && client->client->p_blocking_requested() ? 1 : 0;
+}
+int powertrain_client_on_p_blocking_begin(powertrain_client* client) {
+  return guarded(client, [&](auto& c) {
+    return from_status(c.on_p_blocking_begin(), POWERTRAIN_CLIENT_EINVAL);
+  });
+}
+int powertrain_client_on_p_blocking_end(powertrain_client* client) {
+  return guarded(client, [&](auto& c) {
+    return from_status(c.on_p_blocking_end(), POWERTRAIN_CLIENT_EINVAL);
+  });
+}
+const char* powertrain_client_profiling_phase(powertrain_client* client) {
+  if (client == nullptr) return "off";
+  const std::string phase = client->client->status().profiling_phase;
+  for (const char* name : {"waiting", "p_blocking", "sweep", "characterizing", "planned"})
+    if (phase == name) return name;
+  return "off";
 }
 
 int powertrain_client_report_iteration(powertrain_client* client, double time_s, double energy_j) {

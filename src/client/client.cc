@@ -16,6 +16,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <thread>
 
@@ -32,12 +33,46 @@ long current_thread_id() { return static_cast<long>(::syscall(SYS_gettid)); }
 double seconds(SteadyClock::duration d) { return std::chrono::duration<double>(d).count(); }
 
 struct ClockTask {
-  enum class Kind { kSetClock, kStepBegin, kStepEnd, kInstructionBegin, kInstructionEnd };
+  enum class Kind {
+    kSetClock,
+    kStepBegin,
+    kStepEnd,
+    kInstructionBegin,
+    kInstructionEnd,
+    kPBlockingBegin,
+    kPBlockingEnd
+  };
   Kind kind;
   int mhz = 0;
   std::string name;
   SteadyClock::time_point when;
+  // kStepBegin: the step runs under a profiling directive; sweep_mhz > 0 when this rank reports
+  // the step as a swept iteration at that clock.
+  bool profiling = false;
+  int sweep_mhz = 0;
+  int iterations_per_clock = 0;
 };
+
+// The in-vivo profiling loop as this client sees it (docs/client.md).
+enum class Loop { kOff, kWaiting, kPBlocking, kSweep, kCharacterizing, kPlanned };
+
+const char* loop_name(Loop loop) {
+  switch (loop) {
+    case Loop::kOff:
+      return "off";
+    case Loop::kWaiting:
+      return "waiting";
+    case Loop::kPBlocking:
+      return "p_blocking";
+    case Loop::kSweep:
+      return "sweep";
+    case Loop::kCharacterizing:
+      return "characterizing";
+    case Loop::kPlanned:
+      return "planned";
+  }
+  return "off";
+}
 
 // Serialized once per process: several clients must not repeat the same line.
 void print_nvml_message_once(const std::string& message) {
@@ -61,6 +96,17 @@ struct Client::State {
   bool job_registered = false;
   bool schedule_received = false;
   std::optional<Schedule> pending_schedule;
+  std::optional<ProfilingDirective> pending_directive;  // arrives with pending_schedule
+  Loop loop = Loop::kOff;
+  long long profiling_results_posted = 0;
+  long long stale_results = 0;
+  long long sweep_iterations_skipped = 0;
+  long long apportioned_iterations = 0;
+  int profiling_clock_mhz = 0;
+  std::atomic<bool> fetch_queued{false};  // a coalesced schedule fetch is waiting in the queue
+  std::atomic<bool> poll_queued{false};   // a GET /job poll is waiting or running
+  std::atomic<bool> p_blocking_done{false};
+  std::atomic<bool> p_blocking_in_flight{false};
   std::vector<AppliedClock> applied;
   std::vector<IterationMeasurement> iterations;
   ProfilingResult pending_result;
@@ -75,6 +121,9 @@ struct Client::State {
   std::size_t cursor = 0;
   int last_queued_mhz = -1;
   int steps_since_refresh = 0;
+  std::optional<ProfilingDirective> active_directive;
+  bool p_blocking_open = false;
+  SteadyClock::time_point last_poll;
 
   // Clock thread.
   std::mutex clock_mutex;
@@ -93,6 +142,11 @@ struct Client::State {
   double step_start_energy_j = -1.0;
   std::map<std::string, std::pair<SteadyClock::time_point, double>> open_instructions;
   std::map<std::string, std::vector<double>> step_time_breakdown, step_energy_breakdown;
+  bool step_profiling = false;
+  int step_sweep_mhz = 0, step_iterations_per_clock = 0;
+  std::map<int, int> sweep_posts;  // swept iterations posted per clock
+  SteadyClock::time_point p_blocking_start;
+  double p_blocking_start_energy_j = -1.0;
 
   // Network thread.
   std::mutex net_mutex;
@@ -152,6 +206,9 @@ struct Client::State {
         break;
       }
       case ClockTask::Kind::kStepBegin:
+        step_profiling = task.profiling;
+        step_sweep_mhz = task.sweep_mhz;
+        step_iterations_per_clock = task.iterations_per_clock;
         step_start = task.when;
         step_start_energy_j = read_energy_j();
         open_instructions.clear();
@@ -177,10 +234,99 @@ struct Client::State {
         m.time_s = seconds(task.when - step_start);
         m.energy_j =
             energy >= 0.0 && step_start_energy_j >= 0.0 ? energy - step_start_energy_j : -1.0;
-        add_iteration(m, step_time_breakdown, step_energy_breakdown);
+        if (!step_profiling) {
+          add_iteration(m, step_time_breakdown, step_energy_breakdown);
+          break;
+        }
+        // A profiling step: never mixed into the periodic results (the server would take a
+        // reporting rank's result for a swept iteration); the reporting rank posts it alone.
+        {
+          std::lock_guard lock(mutex);
+          iterations.push_back(m);
+          changed.notify_all();
+        }
+        if (step_sweep_mhz > 0) {
+          post_swept_iteration(m);
+        } else {
+          request_fetch();
+        }
+        break;
+      }
+      case ClockTask::Kind::kPBlockingBegin:
+        p_blocking_start = task.when;
+        p_blocking_start_energy_j = read_energy_j();
+        break;
+      case ClockTask::Kind::kPBlockingEnd: {
+        const double energy = read_energy_j();
+        const double time_s = seconds(task.when - p_blocking_start);
+        if (energy < 0.0 || p_blocking_start_energy_j < 0.0 || !(time_s > 0.0)) {
+          record_error("P_blocking: no energy measured (NVML energy unavailable)", clock_errors);
+          p_blocking_in_flight = false;
+          break;
+        }
+        ProfilingResult r;
+        r.rank = options.rank;
+        r.iter_time_s = {time_s};
+        r.iter_energy_j = {energy - p_blocking_start_energy_j};
+        r.measurement = "p_blocking";
+        post_profiling_result(std::move(r), true);
         break;
       }
     }
+  }
+
+  // The reporting rank's swept iteration: one iteration at one clock with every instruction's
+  // time and energy. Skipped when the clock already has its iterations (the server has moved on;
+  // the new schedule applies from a later step) or when no energy was measured.
+  void post_swept_iteration(const IterationMeasurement& m) {
+    int& posted = sweep_posts[step_sweep_mhz];
+    double time_sum = 0.0;
+    bool windows_ok = true;
+    for (const auto& [name, times] : step_time_breakdown) {
+      for (double t : times) {
+        time_sum += t;
+        windows_ok = windows_ok && t > 0.0;
+      }
+      auto e = step_energy_breakdown.find(name);
+      if (e == step_energy_breakdown.end() || e->second.size() != times.size()) {
+        windows_ok = false;
+        continue;
+      }
+      for (double energy : e->second) windows_ok = windows_ok && energy > 0.0;
+    }
+    if (posted >= step_iterations_per_clock || !(m.energy_j > 0.0) || !(time_sum > 0.0) ||
+        step_time_breakdown.empty()) {
+      {
+        std::lock_guard lock(mutex);
+        ++sweep_iterations_skipped;
+      }
+      request_fetch();
+      return;
+    }
+    ++posted;
+    ProfilingResult r;
+    r.rank = options.rank;
+    r.frequency_mhz = step_sweep_mhz;
+    r.iter_time_s = {m.time_s};
+    r.iter_energy_j = {m.energy_j};
+    for (const auto& [name, times] : step_time_breakdown) {
+      r.time_breakdown_s[name] = {times};
+      std::vector<double> energies;
+      if (windows_ok) {
+        energies = step_energy_breakdown.at(name);
+      } else {
+        // The energy counter did not move within some instruction (real NVML updates it about
+        // every 100 ms): split the iteration's measured energy by time — the whole stage runs
+        // one clock during the sweep, so its power is about the same for every instruction.
+        for (double t : times) energies.push_back(m.energy_j * t / time_sum);
+      }
+      r.energy_breakdown_j[name] = {energies};
+    }
+    if (!windows_ok) {
+      std::lock_guard lock(mutex);
+      ++apportioned_iterations;
+    }
+    post_profiling_result(std::move(r), false);
   }
 
   // Appends one iteration to the pending ProfilingResult and posts it every N iterations.
@@ -293,28 +439,36 @@ struct Client::State {
   // Sends with retries on connection errors (the server may still be starting; 6 tries, 0.2 s
   // doubling). 503 ("no schedule yet", "busy") is retried every second for up to
   // `wait_503_s`. Any other HTTP error status is final. Returns the body of a 200 answer.
-  std::optional<std::string> send(const std::string& method, const std::string& target,
-                                  const std::string& body, double timeout_s,
-                                  double wait_503_s = 0.0) {
-    const std::string what = method + " " + target;
+  // The final answer (any status), or nullopt when the server stayed unreachable or the client
+  // is closing.
+  std::optional<HttpResponse> exchange(const std::string& method, const std::string& target,
+                                       const std::string& body, double timeout_s,
+                                       double wait_503_s = 0.0) {
     const auto start = SteadyClock::now();
     double backoff_s = 0.2;
     for (int failures = 0; failures < 6;) {
       auto response = http->request(method, target, body, timeout_s);
-      if (response && response->status == 200) return response->body;
       if (response && response->status == 503 && seconds(SteadyClock::now() - start) < wait_503_s) {
         if (!pause(1.0)) return std::nullopt;
         continue;
       }
-      if (response) {
-        record_error(http_error(response->status, what, response->body), network_errors);
-        return std::nullopt;
-      }
+      if (response) return *response;
       record_error(response.error().message, network_errors);
       if (!pause(backoff_s)) return std::nullopt;
       backoff_s *= 2.0;
       ++failures;
     }
+    return std::nullopt;
+  }
+
+  std::optional<std::string> send(const std::string& method, const std::string& target,
+                                  const std::string& body, double timeout_s,
+                                  double wait_503_s = 0.0) {
+    auto response = exchange(method, target, body, timeout_s, wait_503_s);
+    if (!response) return std::nullopt;
+    if (response->status == 200) return std::move(response->body);
+    record_error(http_error(response->status, method + " " + target, response->body),
+                 network_errors);
     return std::nullopt;
   }
 
@@ -325,8 +479,8 @@ struct Client::State {
       id = job_id;
     }
     if (id.empty()) {
-      JobInfo job{options.pp_degree, options.dp_degree, options.tp_degree, options.world_size,
-                  options.job_metadata};
+      JobInfo job{options.pp_degree,  options.dp_degree,    options.tp_degree,
+                  options.world_size, options.job_metadata, options.num_microbatches};
       auto body = send("POST", kRegisterJobRoute, job_info_json(job), options.request_timeout_s);
       if (!body) return;
       auto parsed = parse_job_id(*body);
@@ -342,21 +496,134 @@ struct Client::State {
       std::lock_guard lock(mutex);
       job_registered = true;
     }
+    // The profiling rank starts the sweep first: until then a job registered without
+    // num_microbatches has no schedule to serve, and the fetch would wait for one.
+    if (options.start_profiling) return start_profiling_now(*options.start_profiling);
     fetch_schedule();
   }
 
-  void fetch_schedule() {
+  // `final_plan`: the frontier is ready, so a schedule without a profiling directive is its plan.
+  void fetch_schedule(bool final_plan = false) {
     const std::string id = current_job_id();
     if (id.empty()) return;
     auto body = send("GET", schedule_route(id, options.rank), "", options.schedule_timeout_s,
                      options.schedule_timeout_s);
     if (!body) return;
-    auto schedule = parse_schedule(*body, options.rank);
-    if (!schedule) return record_error(schedule.error().message, network_errors);
+    auto answer = parse_schedule_answer(*body, options.rank);
+    if (!answer) return record_error(answer.error().message, network_errors);
     std::lock_guard lock(mutex);
-    pending_schedule = std::move(*schedule);
+    pending_schedule = std::move(answer->frequencies);
+    pending_directive = answer->profiling;
     schedule_received = true;
+    if (answer->profiling) {
+      loop = answer->profiling->phase == "p_blocking" ? Loop::kPBlocking : Loop::kSweep;
+    } else if (loop == Loop::kPBlocking || loop == Loop::kSweep) {
+      loop = Loop::kCharacterizing;  // the sweep ended: the server solves the frontier
+    } else if (final_plan && (loop == Loop::kWaiting || loop == Loop::kCharacterizing)) {
+      loop = Loop::kPlanned;
+    }
     changed.notify_all();
+  }
+
+  // One schedule fetch queued at a time: profiling steps can end faster than the network answers.
+  void request_fetch() {
+    if (!http || fetch_queued.exchange(true)) return;
+    enqueue_net([this] {
+      fetch_queued = false;
+      fetch_schedule();
+    });
+  }
+
+  // Posts a swept iteration or a P_blocking window, then fetches the schedule (the sweep moves as
+  // results arrive). 409: the stage already left that clock — counted, not an error.
+  void post_profiling_result(ProfilingResult result, bool p_blocking) {
+    if (!http) return;
+    enqueue_net([this, p_blocking, result = std::move(result)] {
+      const std::string id = current_job_id();
+      if (id.empty()) return;
+      const std::string target = result_route(id);
+      auto response =
+          exchange("POST", target, profiling_result_json(result), options.request_timeout_s);
+      {
+        std::lock_guard lock(mutex);
+        if (response && response->status == 200) {
+          ++profiling_results_posted;
+          ++results_posted;
+        } else if (response && response->status == 409) {
+          ++stale_results;
+        } else if (response) {
+          ++network_errors;
+          last_error = http_error(response->status, "POST " + target, response->body);
+        }
+        changed.notify_all();
+      }
+      if (p_blocking) {
+        if (response && response->status == 200) p_blocking_done = true;
+        p_blocking_in_flight = false;
+      }
+      fetch_schedule();
+    });
+  }
+
+  // GET /job while waiting for the server to start profiling or to finish the frontier.
+  void poll_job() {
+    const std::string id = current_job_id();
+    std::optional<std::string> body;
+    if (!id.empty()) body = send("GET", job_route(id), "", options.request_timeout_s);
+    poll_queued = false;
+    if (!body) return;
+    const nlohmann::json j = nlohmann::json::parse(*body, nullptr, false);
+    if (!j.is_object()) return record_error("GET /job: expected a JSON object", network_errors);
+    auto text = [&j](const char* key) {
+      auto it = j.find(key);
+      return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+    };
+    const std::string status = text("status"), phase = text("profiling_phase");
+    Loop now;
+    {
+      std::lock_guard lock(mutex);
+      now = loop;
+    }
+    if (phase == "p_blocking" || phase == "sweep") {
+      fetch_schedule();  // the directive moves the loop to the phase
+    } else if (status == "ready") {
+      fetch_schedule(true);
+    } else if (status == "failed" && now == Loop::kCharacterizing) {
+      record_error(
+          "in-vivo profiling: the server could not characterize the frontier: " + text("error"),
+          network_errors);
+      std::lock_guard lock(mutex);
+      loop = Loop::kPlanned;  // keeps the all-max-clock schedule it serves
+    }
+  }
+
+  void start_profiling_now(const ProfilingRequest& request) {
+    const std::string id = current_job_id();
+    if (id.empty())
+      return record_error("start_profiling: the job is not registered", network_errors);
+    const std::string body = profiling_request_json(request);
+    const auto start = SteadyClock::now();
+    for (;;) {
+      auto response = exchange("POST", profiling_route(id), body, options.request_timeout_s);
+      if (!response) return;
+      if (response->status == 202 || response->status == 200) break;
+      // 422 naming "ranks": some stage has no registered rank yet; they register concurrently.
+      const nlohmann::json j = nlohmann::json::parse(response->body, nullptr, false);
+      const auto field = j.is_object() ? j.find("field") : j.end();
+      const bool ranks_missing =
+          response->status == 422 && field != j.end() && field->is_string() && *field == "ranks";
+      if (!ranks_missing || seconds(SteadyClock::now() - start) > options.schedule_timeout_s) {
+        return record_error(
+            http_error(response->status, "POST " + profiling_route(id), response->body),
+            network_errors);
+      }
+      if (!pause(0.1)) return;
+    }
+    {
+      std::lock_guard lock(mutex);
+      if (loop == Loop::kOff || loop == Loop::kPlanned) loop = Loop::kWaiting;
+    }
+    fetch_schedule();
   }
 
   void post_result(ProfilingResult result) {
@@ -398,7 +665,7 @@ core::Result<std::unique_ptr<Client>> Client::create(const ClientOptions& option
   if (options.report_every_iterations < 0 || options.refresh_schedule_every_iterations < 0)
     return bad("report_every_iterations and refresh_schedule_every_iterations must be >= 0");
   if (!(options.power_sample_period_s > 0.0) || !(options.request_timeout_s > 0.0) ||
-      !(options.schedule_timeout_s > 0.0))
+      !(options.schedule_timeout_s > 0.0) || !(options.job_poll_period_s > 0.0))
     return bad("periods and timeouts must be positive");
   if (!options.server_url.empty() && options.rank != 0 && options.job_id.empty()) {
     return bad(
@@ -410,6 +677,7 @@ core::Result<std::unique_ptr<Client>> Client::create(const ClientOptions& option
   state->options = options;
   state->job_id = options.job_id;
   state->pending_result.rank = options.rank;
+  state->loop = options.profile_in_vivo || options.start_profiling ? Loop::kWaiting : Loop::kOff;
   if (!options.server_url.empty()) {
     auto url = parse_url(options.server_url);
     if (!url) return url.error();
@@ -454,6 +722,7 @@ core::Result<std::unique_ptr<Client>> Client::create(const ClientOptions& option
   s->clock_thread = std::thread([s] { s->clock_loop(); });
   s->net_thread = std::thread([s] { s->net_loop(); });
   if (s->http) s->enqueue_net([s, rank] { s->register_and_fetch(rank); });
+
   return std::unique_ptr<Client>(new Client(std::move(state)));
 }
 
@@ -502,11 +771,23 @@ core::Status Client::on_step_begin() {
     if (s.pending_schedule) {
       s.active = std::move(*s.pending_schedule);
       s.pending_schedule.reset();
+      s.active_directive = std::move(s.pending_directive);
+      s.pending_directive.reset();
       s.has_active = true;
     }
+    const auto& d = s.active_directive;
+    s.profiling_clock_mhz = d && d->phase == "sweep" ? d->clock_mhz : 0;
   }
   s.cursor = 0;
-  s.enqueue_clock({ClockTask::Kind::kStepBegin, 0, "", now});
+  ClockTask task{ClockTask::Kind::kStepBegin, 0, "", now};
+  if (const auto& d = s.active_directive) {
+    task.profiling = true;
+    if (d->phase == "sweep" && !d->stage_done && d->reporting_rank == s.options.rank) {
+      task.sweep_mhz = d->clock_mhz;
+      task.iterations_per_clock = std::max(1, d->iterations_per_clock);
+    }
+  }
+  s.enqueue_clock(std::move(task));
   return core::Ok{};
 }
 
@@ -515,11 +796,23 @@ core::Status Client::on_step_end() {
   s.enqueue_clock({ClockTask::Kind::kStepEnd, 0, "", SteadyClock::now()});
   const std::size_t consumed = s.cursor;
   s.cursor = 0;
+  Loop loop;
+  {
+    std::lock_guard lock(s.mutex);
+    loop = s.loop;
+  }
   // Online servers change plans (stragglers, new profiles): poll at iteration boundaries.
+  // (Profiling steps fetch after every step from the clock thread instead.)
   const int every = s.options.refresh_schedule_every_iterations;
-  if (s.http && every > 0 && ++s.steps_since_refresh >= every) {
+  if (s.http && every > 0 && !s.active_directive && ++s.steps_since_refresh >= every) {
     s.steps_since_refresh = 0;
     s.enqueue_net([&s] { s.fetch_schedule(); });
+  }
+  const auto now = SteadyClock::now();
+  if (s.http && (loop == Loop::kWaiting || loop == Loop::kCharacterizing) &&
+      seconds(now - s.last_poll) >= s.options.job_poll_period_s && !s.poll_queued.exchange(true)) {
+    s.last_poll = now;
+    s.enqueue_net([&s] { s.poll_job(); });
   }
   if (s.has_active && consumed != s.active.size()) {
     return core::Error{fmt::format(
@@ -559,6 +852,41 @@ core::Status Client::on_instruction_begin(const std::string& name) {
 
 core::Status Client::on_instruction_end(const std::string& name) {
   state_->enqueue_clock({ClockTask::Kind::kInstructionEnd, 0, name, SteadyClock::now()});
+  return core::Ok{};
+}
+
+core::Status Client::start_profiling(const ProfilingRequest& request) {
+  State& s = *state_;
+  if (!s.http) return core::Error{"start_profiling: no server URL"};
+  s.enqueue_net([&s, request] { s.start_profiling_now(request); });
+  return core::Ok{};
+}
+
+bool Client::p_blocking_requested() const {
+  const State& s = *state_;
+  const auto& d = s.active_directive;
+  return d && d->phase == "p_blocking" && d->measure_p_blocking_rank == s.options.rank &&
+         !s.p_blocking_open && !s.p_blocking_done && !s.p_blocking_in_flight;
+}
+
+core::Status Client::on_p_blocking_begin() {
+  State& s = *state_;
+  if (!p_blocking_requested()) {
+    return core::Error{fmt::format(
+        "P_blocking: the schedule in effect does not ask rank {} to measure it (or it did)",
+        s.options.rank)};
+  }
+  s.p_blocking_open = true;
+  s.enqueue_clock({ClockTask::Kind::kPBlockingBegin, 0, "", SteadyClock::now()});
+  return core::Ok{};
+}
+
+core::Status Client::on_p_blocking_end() {
+  State& s = *state_;
+  if (!s.p_blocking_open) return core::Error{"P_blocking: on_p_blocking_begin was not called"};
+  s.p_blocking_open = false;
+  s.p_blocking_in_flight = true;
+  s.enqueue_clock({ClockTask::Kind::kPBlockingEnd, 0, "", SteadyClock::now()});
   return core::Ok{};
 }
 
@@ -604,6 +932,7 @@ core::Status Client::refresh_schedule() {
 void Client::set_schedule(Schedule schedule) {
   std::lock_guard lock(state_->mutex);
   state_->pending_schedule = std::move(schedule);
+  state_->pending_directive.reset();
   state_->schedule_received = true;
   state_->changed.notify_all();
 }
@@ -653,6 +982,12 @@ ClientStatus Client::status() const {
   st.network_errors = s.network_errors;
   st.clock_errors = s.clock_errors;
   st.nvml_message = s.nvml_message;
+  st.profiling_phase = loop_name(s.loop);
+  st.profiling_clock_mhz = s.profiling_clock_mhz;
+  st.profiling_results_posted = s.profiling_results_posted;
+  st.stale_results = s.stale_results;
+  st.sweep_iterations_skipped = s.sweep_iterations_skipped;
+  st.apportioned_iterations = s.apportioned_iterations;
   st.last_background_error = s.last_error;
   return st;
 }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@ struct ClientOptions {
   int dp_degree = 1, pp_degree = 1, tp_degree = 1, world_size = 1;
   int device_id = 0;  ///< NVML device index
   std::string job_metadata;
+  int num_microbatches = 0;    ///< sent at registration (powertrain serve extension) when > 0
   std::string nvml_library;    ///< "" → $POWERTRAIN_NVML_LIBRARY or libnvidia-ml.so.1
   bool use_nvml = true;        ///< false: no NVML at all (no clocks, no energy)
   bool control_clocks = true;  ///< false: measure only, never lock clocks
@@ -32,6 +34,16 @@ struct ClientOptions {
   double schedule_timeout_s = 3600.0;          ///< the server may hold /schedule until it has one
   std::vector<int> available_frequencies_mhz;  ///< overrides NVML's list (needed without NVML)
   bool quiet = false;                          ///< no stderr line when NVML is missing
+  /// In-vivo profiling (docs/client.md): expect the server to profile this job. While it does,
+  /// the schedule is fetched after every step and the stage's reporting rank posts every swept
+  /// iteration with its per-instruction time and energy; afterwards the client polls GET /job
+  /// until the frontier is characterized and then follows the planned schedule. (A schedule
+  /// carrying a profiling directive starts this even when false.)
+  bool profile_in_vivo = false;
+  /// POST /profiling/{job} with these settings once registered (retried while other stages'
+  /// ranks are not registered yet). Usually rank 0's; implies profile_in_vivo.
+  std::optional<ProfilingRequest> start_profiling;
+  double job_poll_period_s = 0.25;  ///< GET /job at most this often while waiting on the server
 };
 
 /// A clock the clock thread applied (for tests and logs).
@@ -55,8 +67,16 @@ struct ClientStatus {
   long long results_posted = 0;
   long long network_errors = 0;
   long long clock_errors = 0;
-  std::string nvml_message;           ///< why NVML is unavailable ("" when loaded)
-  std::string last_background_error;  ///< the latest network/NVML error of a worker thread
+  /// In-vivo profiling: "off", "waiting" (for the server to start it), "p_blocking", "sweep",
+  /// "characterizing" (the server solves the frontier) or "planned" (following its plan).
+  std::string profiling_phase;
+  int profiling_clock_mhz = 0;             ///< the sweep clock of the schedule in effect
+  long long profiling_results_posted = 0;  ///< swept iterations and P_blocking windows accepted
+  long long stale_results = 0;  ///< 409: swept iterations at a clock the server had already left
+  long long sweep_iterations_skipped = 0;  ///< not posted: the clock had enough, or no energy
+  long long apportioned_iterations = 0;    ///< per-instruction energy split by time (counter flat)
+  std::string nvml_message;                ///< why NVML is unavailable ("" when loaded)
+  std::string last_background_error;       ///< the latest network/NVML error of a worker thread
 };
 
 class Client {
@@ -83,6 +103,16 @@ class Client {
   core::Status on_step_end();
   core::Status on_instruction_begin(const std::string& name);
   core::Status on_instruction_end(const std::string& name);
+
+  /// In-vivo profiling: queues POST /profiling/{job} (see ClientOptions::start_profiling).
+  core::Status start_profiling(const ProfilingRequest& request);
+  /// True when the schedule in effect asks this rank to measure P_blocking and it has not yet:
+  /// then, between two steps, call on_p_blocking_begin(), keep the GPU blocked on P2P
+  /// communication (e.g. a recv whose peer sleeps), and on_p_blocking_end(). The window's
+  /// measured time and energy are posted as the P_blocking measurement.
+  bool p_blocking_requested() const;
+  core::Status on_p_blocking_begin();
+  core::Status on_p_blocking_end();
 
   /// Adds an iteration measured elsewhere (time s, energy J) to the next posted result.
   core::Status report_iteration(double time_s, double energy_j);

@@ -34,6 +34,10 @@ std::string straggler_route(const std::string& job_id) {
   return "/straggler/" + escape_path(job_id);
 }
 std::string frontier_route(const std::string& job_id) { return "/frontier/" + escape_path(job_id); }
+std::string profiling_route(const std::string& job_id) {
+  return "/profiling/" + escape_path(job_id);
+}
+std::string job_route(const std::string& job_id) { return "/job/" + escape_path(job_id); }
 
 std::string job_info_json(const JobInfo& job) {
   json j = {{"job_id", ""},
@@ -43,6 +47,7 @@ std::string job_info_json(const JobInfo& job) {
             {"world_size", job.world_size},
             {"job_metadata", nullptr}};
   if (!job.job_metadata.empty()) j["job_metadata"] = job.job_metadata;
+  if (job.num_microbatches > 0) j["num_microbatches"] = job.num_microbatches;
   return j.dump();
 }
 
@@ -61,6 +66,19 @@ std::string profiling_result_json(const ProfilingResult& result) {
             {"iter_energy", result.iter_energy_j}};
   if (!result.time_breakdown_s.empty()) j["time_breakdown"] = result.time_breakdown_s;
   if (!result.energy_breakdown_j.empty()) j["energy_breakdown"] = result.energy_breakdown_j;
+  if (result.frequency_mhz > 0) j["frequency_mhz"] = result.frequency_mhz;
+  if (!result.measurement.empty()) j["measurement"] = result.measurement;
+  return j.dump();
+}
+
+std::string profiling_request_json(const ProfilingRequest& r) {
+  json j = json::object();
+  if (r.p_blocking_w >= 0.0) j["p_blocking_w"] = r.p_blocking_w;
+  if (r.microbatches > 0) j["microbatches"] = r.microbatches;
+  if (r.iterations_per_clock > 0) j["iterations_per_clock"] = r.iterations_per_clock;
+  if (r.stop_after_rises > 0) j["stop_after_rises"] = r.stop_after_rises;
+  if (r.unit_time_s > 0.0) j["unit_time_s"] = r.unit_time_s;
+  if (!r.schedule.empty()) j["schedule"] = r.schedule;
   return j.dump();
 }
 
@@ -96,6 +114,12 @@ core::Result<std::string> parse_job_id(const std::string& body) {
 }
 
 core::Result<Schedule> parse_schedule(const std::string& body, int rank) {
+  auto answer = parse_schedule_answer(body, rank);
+  if (!answer) return answer.error();
+  return std::move(answer->frequencies);
+}
+
+core::Result<ScheduleAnswer> parse_schedule_answer(const std::string& body, int rank) {
   json j = json::parse(body, nullptr, false);
   auto bad = [&](const std::string& why) {
     return core::Error{fmt::format("schedule for rank {}: {}", rank, why)};
@@ -123,7 +147,37 @@ core::Result<Schedule> parse_schedule(const std::string& body, int rank) {
       return bad(fmt::format("frequencies[{}]: expected 1 to 100000 MHz, got {}", i, mhz));
     schedule.emplace_back(pair[0].get<std::string>(), static_cast<int>(mhz));
   }
-  return schedule;
+  ScheduleAnswer answer{std::move(schedule), std::nullopt};
+  auto p = j.find("profiling");
+  if (p == j.end() || p->is_null()) return answer;
+  if (!p->is_object() || !p->contains("phase") || !(*p)["phase"].is_string())
+    return bad("field 'profiling': expected an object with a 'phase'");
+  ProfilingDirective d;
+  d.phase = (*p)["phase"].get<std::string>();
+  if (d.phase != "p_blocking" && d.phase != "sweep")
+    return bad(fmt::format("field 'profiling.phase': expected p_blocking or sweep, got '{}'",
+                           d.phase.substr(0, 50)));
+  // Integer fields: absent ones keep their defaults; present ones must be integers in range.
+  auto integer = [&](const char* name, int& into, long long low) -> std::optional<core::Error> {
+    auto it = p->find(name);
+    if (it == p->end()) return std::nullopt;
+    if (!it->is_number_integer() || it->get<long long>() < low ||
+        it->get<long long>() > 100'000'000)
+      return bad(fmt::format("field 'profiling.{}': expected an integer >= {}", name, low));
+    into = static_cast<int>(it->get<long long>());
+    return std::nullopt;
+  };
+  if (auto e = integer("measure_p_blocking_rank", d.measure_p_blocking_rank, 0)) return *e;
+  if (auto e = integer("clock_mhz", d.clock_mhz, 1)) return *e;
+  if (auto e = integer("reporting_rank", d.reporting_rank, 0)) return *e;
+  if (auto e = integer("iterations_per_clock", d.iterations_per_clock, 1)) return *e;
+  if (auto e = integer("iterations_at_clock", d.iterations_at_clock, 0)) return *e;
+  if (auto it = p->find("stage_done"); it != p->end()) {
+    if (!it->is_boolean()) return bad("field 'profiling.stage_done': expected true or false");
+    d.stage_done = it->get<bool>();
+  }
+  answer.profiling = std::move(d);
+  return answer;
 }
 
 std::string http_error(int status, const std::string& what, const std::string& body) {

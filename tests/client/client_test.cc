@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
@@ -118,6 +119,112 @@ TEST(ClientProtocol, BodiesAndRoutes) {
   EXPECT_EQ(url->host, "localhost");
   EXPECT_EQ(url->port, "8000");
   EXPECT_EQ(url->prefix, "/pfo");
+}
+
+TEST(ClientProtocol, ProfilingDirectiveAndRequest) {
+  auto answer = parse_schedule_answer(
+      R"({"rank":1,"frequencies":[["forward",1210]],"profiling":{"phase":"sweep","clock_mhz":1210,)"
+      R"("reporting_rank":1,"stage_done":false,"iterations_per_clock":3,"iterations_at_clock":2}})",
+      1);
+  ASSERT_TRUE(answer) << answer.error().message;
+  ASSERT_TRUE(answer->profiling);
+  EXPECT_EQ(answer->profiling->phase, "sweep");
+  EXPECT_EQ(answer->profiling->clock_mhz, 1210);
+  EXPECT_EQ(answer->profiling->reporting_rank, 1);
+  EXPECT_EQ(answer->profiling->iterations_per_clock, 3);
+  EXPECT_EQ(answer->profiling->iterations_at_clock, 2);
+  EXPECT_FALSE(parse_schedule_answer(kSchedule, 0)->profiling);  // Zeus's shape: no directive
+  auto bad_phase =
+      parse_schedule_answer(R"({"rank":0,"frequencies":[],"profiling":{"phase":"warmup"}})", 0);
+  ASSERT_FALSE(bad_phase);
+  EXPECT_EQ(bad_phase.error().message,
+            "schedule for rank 0: field 'profiling.phase': expected p_blocking or sweep, got "
+            "'warmup'");
+  auto bad_clock = parse_schedule_answer(
+      R"({"rank":0,"frequencies":[],"profiling":{"phase":"sweep","clock_mhz":"fast"}})", 0);
+  ASSERT_FALSE(bad_clock);
+  EXPECT_NE(bad_clock.error().message.find("profiling.clock_mhz"), std::string::npos);
+  ProfilingRequest request;
+  EXPECT_EQ(profiling_request_json(request), "{}");
+  request.microbatches = 8;
+  request.p_blocking_w = 83.5;
+  EXPECT_EQ(nlohmann::json::parse(profiling_request_json(request)),
+            nlohmann::json({{"microbatches", 8}, {"p_blocking_w", 83.5}}));
+  ProfilingResult result;
+  result.rank = 2;
+  result.frequency_mhz = 1210;
+  result.iter_time_s = {0.5};
+  result.iter_energy_j = {100.0};
+  const auto posted = nlohmann::json::parse(profiling_result_json(result));
+  EXPECT_EQ(posted["frequency_mhz"], 1210);
+  EXPECT_FALSE(posted.contains("measurement"));
+}
+
+// Real NVML updates its energy counter about every 100 ms: most windows of a few-ms instruction
+// then read no change. The swept iteration's measured energy is split over its instructions by
+// time (one clock for the whole stage in the sweep), and the iteration is still posted.
+TEST(Client, SweptIterationWithCoarseEnergyCounterIsApportionedByTime) {
+  std::mutex mutex;
+  std::vector<std::string> results;
+  StubServer server([&](const StubRequest& r) -> StubResponse {
+    if (r.method == "GET" && r.target.rfind("/schedule/", 0) == 0) {
+      return {200,
+              R"({"rank":0,"frequencies":[["forward",1005],["forward",1005],["backward",1005],)"
+              R"(["backward",1005]],"profiling":{"phase":"sweep","clock_mhz":1005,)"
+              R"("reporting_rank":0,"stage_done":false,"iterations_per_clock":10,)"
+              R"("iterations_at_clock":0}})"};
+    }
+    if (r.method == "POST" && r.target.rfind("/result/", 0) == 0) {
+      std::lock_guard lock(mutex);
+      results.push_back(r.body);
+    }
+    return pfo_routes(r);
+  });
+  ::setenv("POWERTRAIN_FAKE_NVML_ENERGY_PERIOD_S", "0.02", 1);
+  ClientOptions options = fake_options(server.url());
+  options.profile_in_vivo = true;
+  auto created = Client::create(options);
+  ASSERT_TRUE(created) << created.error().message;
+  Client& client = **created;
+  ASSERT_TRUE(client.wait_for_schedule(10.0)) << client.status().last_background_error;
+  // The directive arrived with the schedule: every step is a swept iteration at 1005 MHz.
+  for (int i = 0; i < 4; ++i) run_iteration(client, 8);
+  ASSERT_TRUE(client.flush(10.0));
+  ::unsetenv("POWERTRAIN_FAKE_NVML_ENERGY_PERIOD_S");
+  const ClientStatus status = client.status();
+  EXPECT_EQ(status.profiling_phase, "sweep");
+  EXPECT_EQ(status.network_errors, 0) << status.last_background_error;
+  EXPECT_GE(status.apportioned_iterations, 1);
+  std::lock_guard lock(mutex);
+  ASSERT_GE(results.size(), 3u);
+  EXPECT_EQ(status.profiling_results_posted, static_cast<long long>(results.size()));
+  for (const auto& body : results) {
+    const auto j = nlohmann::json::parse(body);
+    EXPECT_EQ(j["frequency_mhz"], 1005);
+    ASSERT_EQ(j["iter_energy"].size(), 1u);
+    const double iteration_j = j["iter_energy"][0];
+    EXPECT_GT(iteration_j, 0.0);
+    // Every run's energy is positive; apportioned iterations split the iteration's energy by time.
+    double energy_sum = 0.0, time_sum = 0.0;
+    for (const char* name : {"forward", "backward"}) {
+      ASSERT_EQ(j["time_breakdown"][name][0].size(), 2u) << body;
+      for (std::size_t k = 0; k < 2; ++k) {
+        const double t = j["time_breakdown"][name][0][k], e = j["energy_breakdown"][name][0][k];
+        EXPECT_GE(t, 0.008);
+        EXPECT_GT(e, 0.0);
+        energy_sum += e;
+        time_sum += t;
+      }
+    }
+    const double ratio = j["energy_breakdown"]["forward"][0][0].get<double>() /
+                         j["time_breakdown"]["forward"][0][0].get<double>();
+    const double backward_ratio = j["energy_breakdown"]["backward"][0][1].get<double>() /
+                                  j["time_breakdown"]["backward"][0][1].get<double>();
+    if (std::abs(energy_sum - iteration_j) < 1e-9 * iteration_j) {
+      EXPECT_NEAR(ratio, iteration_j / time_sum, 1e-9 * ratio);  // the split is by time
+      EXPECT_NEAR(backward_ratio, ratio, 1e-9 * ratio);
+    }
+  }
 }
 
 TEST(Client, ClocksInPlannedOrderOnClockThreadAndEnergyPosted) {
