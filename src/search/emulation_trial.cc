@@ -334,9 +334,10 @@ TrialResult EmulationRunner::evaluate(const SearchSpec& spec, const TrialResult&
   }
   if (points.empty())
     return done(failed(r, TrialStatus::kInvalid, "plan --emulated wrote an empty frontier"));
-  // Keep a point only if it uses less energy than every faster one (slowest first).
+  // Keep a point only if it uses less energy than every point no slower (slowest first; of
+  // points with one time, the least energy is met first from the fast end).
   std::stable_sort(points.begin(), points.end(), [](const TrialPoint& a, const TrialPoint& b) {
-    return a.time_s != b.time_s ? a.time_s > b.time_s : a.energy_j < b.energy_j;
+    return a.time_s != b.time_s ? a.time_s > b.time_s : a.energy_j > b.energy_j;
   });
   double least = std::numeric_limits<double>::infinity();
   r.frontier.clear();
