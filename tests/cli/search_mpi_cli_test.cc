@@ -132,7 +132,11 @@ int count_lines(const fs::path& path) {
 }
 
 TEST_F(SearchMpiCliTest, KilledSearchResumesFromItsCheckpoint) {
-  const std::string spec = (dir_ / "spec.json").string();
+  // 4 × the batch of kSpec: trials take ~10 ms of CPU each, so the kill lands mid-search.
+  std::string text = kSpec;
+  text.replace(text.find("\"global_batch\": 32"), 18, "\"global_batch\": 128");
+  std::ofstream(dir_ / "spec128.json") << text;
+  const std::string spec = (dir_ / "spec128.json").string();
   const fs::path checkpoint = dir_ / "search.ckpt";
   const CliRun through =
       run({"search", spec, "--threads", "1", "--quiet", "--out", (dir_ / "through").string()});
