@@ -202,12 +202,13 @@ int run_search_command(const SearchFlags& flags) {
     fmt::print("  no configuration fits; see {}/trials.csv for why\n", output->target().string());
     return 0;
   }
-  fmt::print(
-      "  ranked by {} (modelled device, realized Perseus frontier points; energy is all {} GPUs "
-      "per "
-      "iteration):\n",
-      spec->objective == search::Objective::kEnergy ? "least energy (at T*)" : "T_min",
-      spec->num_gpus);
+  fmt::print("  ranked by {} ({}; energy is all {} GPUs per iteration):\n",
+             spec->objective == search::Objective::kEnergy ? "least energy (at T*)" : "T_min",
+             spec->emulation.enabled()
+                 ? "T_min = the step predicted by powertrain emulate; T* and energies from plan "
+                   "--emulated, modelled"
+                 : "modelled device, realized Perseus frontier points",
+             spec->num_gpus);
   fmt::print("{}", search::ranked_table(*spec, result, flags.top));
   const auto& fastest = result.frontier.front();
   const auto& leanest = result.frontier.back();
