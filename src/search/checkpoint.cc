@@ -156,14 +156,21 @@ core::Result<std::unique_ptr<Checkpoint>> Checkpoint::open(const std::string& pa
     if (!in) return core::Error{fmt::format("{}: cannot read checkpoint", path)};
     text = all.str();
   }
-  if (text->empty()) {
+  // Complete lines only: a search killed mid-write leaves a torn last line, which is cut off.
+  const std::size_t complete = text->rfind('\n') == std::string::npos ? 0 : text->rfind('\n') + 1;
+  if (complete == 0) {
+    // New, or killed while writing the header; anything else is not ours to overwrite.
+    if (header.compare(0, text->size(), *text) != 0)
+      return core::Error{fmt::format(
+          "{}:1: field 'powertrain_search_checkpoint' missing: not a search checkpoint", path)};
+    if (::ftruncate(c->fd_, 0) != 0)
+      return core::Error{
+          fmt::format("{}: cannot reset checkpoint: {}", path, std::strerror(errno))};
     if (!write_all(c->fd_, header) || ::fdatasync(c->fd_) != 0)
       return core::Error{
           fmt::format("{}: cannot write checkpoint: {}", path, std::strerror(errno))};
     return c;
   }
-  // Complete lines only: a search killed mid-write leaves a torn last line, which is cut off.
-  const std::size_t complete = text->rfind('\n') == std::string::npos ? 0 : text->rfind('\n') + 1;
   const std::string_view body(text->data(), complete);
   std::size_t begin = 0;
   int line = 0;
@@ -187,8 +194,6 @@ core::Result<std::unique_ptr<Checkpoint>> Checkpoint::open(const std::string& pa
       return core::Error{fmt::format("{}: field 'frontier' is empty for a planned trial", where)};
     c->done_[trial->config] = std::move(*trial);
   }
-  if (line == 0)
-    return core::Error{fmt::format("{}:1: field 'powertrain_search_checkpoint' missing", path)};
   if (complete != text->size() && ::ftruncate(c->fd_, static_cast<off_t>(complete)) != 0)
     return core::Error{
         fmt::format("{}: cannot cut off the torn last line: {}", path, std::strerror(errno))};

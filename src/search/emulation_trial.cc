@@ -8,8 +8,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -106,6 +108,7 @@ int run_process(const std::vector<std::string>& argv, const fs::path& out, const
   while (true) {
     const pid_t done = waitpid(pid, &status, WNOHANG);
     if (done == pid) break;
+    if (done < 0 && errno == EINTR) continue;
     if (done < 0) return -1;
     if (!killed && std::chrono::steady_clock::now() > deadline) {
       kill(-pid, SIGKILL);

@@ -131,6 +131,19 @@ TEST_F(CheckpointTest, TornLastLineIsCutAndOtherSpecsAreRefused) {
   other.seed = 99;
   EXPECT_TRUE(Checkpoint::open(path, other));
 
+  // A search killed while writing the header starts afresh; a file that is not a checkpoint
+  // is left alone.
+  const std::string header = slurp(path).substr(0, slurp(path).find('\n') + 1);
+  std::ofstream(dir_ / "torn.jsonl") << header.substr(0, 20);
+  auto torn = Checkpoint::open((dir_ / "torn.jsonl").string(), spec);
+  ASSERT_TRUE(torn) << torn.error().message;
+  EXPECT_EQ(slurp(dir_ / "torn.jsonl"), header);
+  std::ofstream(dir_ / "notes.txt") << "my notes, no newline";
+  auto notes = Checkpoint::open((dir_ / "notes.txt").string(), spec);
+  ASSERT_FALSE(notes);
+  EXPECT_NE(notes.error().message.find("notes.txt:1: field 'powertrain_search_checkpoint' missing"),
+            std::string::npos);
+  EXPECT_EQ(slurp(dir_ / "notes.txt"), "my notes, no newline");
   std::ofstream(dir_ / "garbage.jsonl") << "not json\n";
   auto garbage = Checkpoint::open((dir_ / "garbage.jsonl").string(), spec);
   ASSERT_FALSE(garbage);
