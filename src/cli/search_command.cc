@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <thread>
 
@@ -12,6 +13,7 @@
 #include "cli/flags.h"
 #include "core/atomic_output.h"
 #include "core/progress.h"
+#include "search/batch.h"
 #include "search/outputs.h"
 #include "search/search.h"
 
@@ -30,6 +32,10 @@ struct SearchFlags {
   std::string out = "powertrain-search";
   bool quiet = false;
   bool force = false;
+  std::string checkpoint;  // append-only trial log; resumes from it when it exists
+  std::string interposer;  // emulation backend: `emulate --interposer`
+  std::string work_dir;    // emulation backend: parent of the per-trial directories
+  bool keep_trials = false;
 };
 
 // "search: 120/960 trials, 85.3 trials/s, best tp2 pp1 mb4 v1 1.2345 s, ETA 10 s" on stderr: in
@@ -98,15 +104,55 @@ int run_search_command(const SearchFlags& flags) {
       (probe.reason.find("unknown") != std::string::npos ||
        probe.reason.find("no such") != std::string::npos))
     return fail(kCommand, fmt::format("{}: {}", spec->source, probe.reason));
-  auto output = core::AtomicOutputDirectory::create(flags.out, output_policy(flags.force));
-  if (!output) return fail(kCommand, output.error().message);
-
+  // Under mpirun every rank runs this command; rank 0 searches and writes, the others evaluate
+  // the trials it sends them.
+  auto world = search::mpi_start();
+  if (!world) return fail(kCommand, world.error().message);
+  struct Finish {
+    search::MpiWorld world;
+    ~Finish() { search::mpi_finish(world); }
+  } finish{*world};
+  // The machine's cores are shared by its ranks.
   const int threads = flags.threads > 0
                           ? flags.threads
-                          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+                          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) /
+                                            std::max(1, world->local_size));
+  search::EmulationRunner emulation;
+  {
+    std::error_code ec;
+    emulation.powertrain = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  }
+  emulation.interposer = flags.interposer;
+  emulation.work_root = flags.work_dir;
+  emulation.keep = flags.keep_trials;
+  if (world->rank > 0) {
+    search::BatchEvaluator worker(*spec, *world, threads, emulation, nullptr);
+    auto served = search::mpi_worker_loop(
+        *world, [&](const search::TrialResult& fits) { return worker.evaluate_one(fits); });
+    if (!served)
+      return fail(kCommand, fmt::format("rank {}: {}", world->rank, served.error().message));
+    return 0;
+  }
+  struct StopWorkers {
+    search::MpiWorld world;
+    ~StopWorkers() { search::mpi_stop_workers(world); }
+  } stop_workers{*world};
+  auto output = core::AtomicOutputDirectory::create(flags.out, output_policy(flags.force));
+  if (!output) return fail(kCommand, output.error().message);
+  std::unique_ptr<search::Checkpoint> checkpoint;
+  if (!flags.checkpoint.empty()) {
+    auto opened = search::Checkpoint::open(flags.checkpoint, *spec);
+    if (!opened) return fail(kCommand, opened.error().message);
+    checkpoint = std::move(*opened);
+  }
+
   SearchProgressLine progress(!flags.quiet);
   search::SearchOptions options;
   options.threads = threads;
+  search::BatchEvaluator evaluator(*spec, *world, threads, emulation, checkpoint.get());
+  options.evaluate_batch = [&](const search::SearchSpec& s, std::vector<search::TrialResult>& b) {
+    evaluator(s, b);
+  };
   search::SearchProgress last;
   const std::vector<search::TrialResult>* last_trials = nullptr;
   options.progress = [&](const search::SearchProgress& p,
@@ -116,6 +162,7 @@ int run_search_command(const SearchFlags& flags) {
     progress.update(*spec, p, trials);
   };
   search::SearchResult result = search::run_search(*spec, options);
+  if (!evaluator.error().empty()) return fail(kCommand, evaluator.error());
   {
     search::SearchProgress final_p = last;
     final_p.trials = result.decided;
@@ -142,17 +189,26 @@ int run_search_command(const SearchFlags& flags) {
       "{} pruned as OOM, {} pruned as dominated; {} structurally invalid{}\n",
       result.decided, result.grid_size, result.planned, result.oom, result.pruned_oom,
       result.pruned_dominated, result.invalid, result.early_stopped ? "; stopped early" : "");
-  fmt::print("  time          {:.2f} s measured wall time on {} thread(s), {:.1f} trials/s\n",
-             result.seconds, threads, result.seconds > 0 ? result.decided / result.seconds : 0.0);
+  fmt::print(
+      "  time          {:.2f} s measured wall time on {} rank(s) x {} thread(s), {:.1f} trials/s; "
+      "{} trial(s) {} here, {} from the checkpoint{}\n",
+      result.seconds, world->size, threads,
+      result.seconds > 0 ? result.decided / result.seconds : 0.0, evaluator.stats().evaluated,
+      spec->emulation.enabled() ? "emulated" : "planned", evaluator.stats().restored,
+      spec->emulation.enabled()
+          ? fmt::format(", {} reused an identical emulation", evaluator.stats().deduplicated)
+          : std::string());
   if (result.best < 0) {
     fmt::print("  no configuration fits; see {}/trials.csv for why\n", output->target().string());
     return 0;
   }
-  fmt::print(
-      "  ranked by {} (modelled device, realized Perseus frontier points; energy is all {} GPUs per "
-      "iteration):\n",
-      spec->objective == search::Objective::kEnergy ? "least energy (at T*)" : "T_min",
-      spec->num_gpus);
+  fmt::print("  ranked by {} ({}; energy is all {} GPUs per iteration):\n",
+             spec->objective == search::Objective::kEnergy ? "least energy (at T*)" : "T_min",
+             spec->emulation.enabled()
+                 ? "T_min = the step predicted by powertrain emulate; T* and energies from plan "
+                   "--emulated, modelled"
+                 : "modelled device, realized Perseus frontier points",
+             spec->num_gpus);
   fmt::print("{}", search::ranked_table(*spec, result, flags.top));
   const auto& fastest = result.frontier.front();
   const auto& leanest = result.frontier.back();
@@ -198,6 +254,14 @@ Action add_search_command(CLI::App& app) {
   app.add_option("--out", flags->out, "Output directory (default powertrain-search)");
   add_force_flag(app, flags->force);
   app.add_flag("--quiet", flags->quiet, "No progress line");
+  app.add_option("--checkpoint", flags->checkpoint,
+                 "Append-only log of finished trials; a search restarted with it skips them");
+  app.add_option("--interposer", flags->interposer,
+                 "Emulation backend: libpowertrain_cuda.so for `emulate` (default: its search)");
+  app.add_option("--work-dir", flags->work_dir,
+                 "Emulation backend: where per-trial directories go (default $TMPDIR or /tmp)");
+  app.add_flag("--keep-trials", flags->keep_trials,
+               "Emulation backend: keep each trial's emulation and plan directory");
   return [flags]() { return run_search_command(*flags); };
 }
 

@@ -112,7 +112,10 @@ std::string summary_json(const SearchSpec& spec, const SearchResult& result, int
   j["invalid"] = result.invalid;
   j["early_stopped"] = result.early_stopped;
   j["search_seconds_measured"] = result.seconds;
-  j["basis"] = "modelled (device model; planned Perseus frontiers)";
+  j["basis"] = spec.emulation.enabled()
+                   ? "emulated (T_min and baseline time: the step predicted by powertrain emulate; "
+                     "frontier points and energies: plan --emulated, modelled from the kernel mix)"
+                   : "modelled (device model; planned Perseus frontiers)";
   if (result.best >= 0) {
     const TrialResult& b = result.trials[static_cast<std::size_t>(result.best)];
     j["best"] = {{"trial", result.best},

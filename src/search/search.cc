@@ -162,6 +162,14 @@ class Driver {
 
   void plan(const std::vector<int>& indices) {
     if (indices.empty()) return;
+    if (options_.evaluate_batch) {
+      std::vector<TrialResult> batch;
+      for (int i : indices) batch.push_back(result_.trials[static_cast<std::size_t>(i)]);
+      options_.evaluate_batch(spec_, batch);
+      for (std::size_t i = 0; i < indices.size(); ++i)
+        result_.trials[static_cast<std::size_t>(indices[i])] = std::move(batch[i]);
+      return;
+    }
     std::atomic<std::size_t> next{0};
     auto work = [&]() {
       for (std::size_t i = next++; i < indices.size(); i = next++) {

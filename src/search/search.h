@@ -21,6 +21,11 @@ struct SearchProgress {
 
 struct SearchOptions {
   int threads = 1;  // concurrent plannings; results do not depend on it
+  /// Plans a batch of fitting configurations in place (each has its config and check_config's
+  /// fields; status kOk). Unset: evaluate_config on `threads` threads. The MPI runner, the
+  /// checkpoint and the emulation backend plug in here (src/search/batch.h). Results must not
+  /// depend on how the batch is spread.
+  std::function<void(const SearchSpec&, std::vector<TrialResult>& batch)> evaluate_batch;
   std::function<void(const SearchProgress&, const std::vector<TrialResult>&)> progress;
 };
 

@@ -10,6 +10,8 @@
 #include <sstream>
 #include <utility>
 
+#include "search/emulation_trial.h"
+
 namespace powertrain::search {
 namespace {
 
@@ -244,11 +246,14 @@ core::Result<SearchSpec> parse_search_spec(std::string_view text, const std::str
       if (auto parsed = parse_algorithm(value, source, key, spec); !parsed) return parsed.error();
     } else if (key == "knobs") {
       if (auto parsed = parse_knobs(value, source, key, spec); !parsed) return parsed.error();
+    } else if (key == "emulation") {
+      if (auto parsed = parse_emulation_spec(value, source, key, spec.emulation); !parsed)
+        return parsed.error();
     } else {
       return field_error(source, key,
                          "is unknown (known: model, gpu, num_gpus, global_batch, seq_len, "
                          "precision, knobs, objective, algorithm, seed, max_trials, pruning, "
-                         "early_stop, tau_steps, cmaes_population)");
+                         "early_stop, tau_steps, cmaes_population, emulation)");
     }
   }
   if (spec.grid_size() > 10'000'000)

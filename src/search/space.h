@@ -30,6 +30,19 @@ enum class Algorithm { kGrid, kRandom, kCmaes };
 std::string_view objective_name(Objective objective);
 std::string_view algorithm_name(Algorithm algorithm);
 
+/// The emulation trial backend (Maya mode, docs/search.md): each trial runs a real CUDA program
+/// under `powertrain emulate` and plans its frontier with `plan --emulated`. Templates take
+/// {tp} {pp} {dp} {mb} {microbatches} {v} {rc} {sp} {dopt} {gpus} {work_dir}.
+struct EmulationSpec {
+  std::string command;         // program and arguments, split at spaces; empty: model backend
+  std::string ranks = "{pp}";  // `emulate --ranks`
+  std::string gpu;             // `emulate --gpu`; empty: the spec's gpu
+  std::string kernel_table;    // `--kernel-table CSV` for both emulate and plan; empty: none
+  double max_host_gap_us = 10.0;
+  double timeout_s = 600.0;  // per emulation
+  bool enabled() const { return !command.empty(); }
+};
+
 struct SearchSpec {
   std::string source;  // file name, for messages
   std::string model = "gpt3-2.7b";
@@ -49,6 +62,7 @@ struct SearchSpec {
   int early_stop_patience = 20;  // `patience` consecutive valid trials (0 = never)
   int tau_steps = 10;            // τ = shortest instruction at the highest clock / tau_steps
   int cmaes_population = 0;      // 0 = 4 + 3 ln(dimensions)
+  EmulationSpec emulation;       // "emulation": {...}; unset: the model backend
 
   /// Grid size: product of the value counts.
   long long grid_size() const;
