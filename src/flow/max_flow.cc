@@ -735,10 +735,12 @@ CutOutcome IncrementalMinCut::solve() {
   bool augment = false;
   if (seeded) {
     const int outcome = seeded_search(tolerance);
-    if (outcome < 0)
+    if (outcome < 0) {
       augment = search_source_side(tolerance);
-    else
+    } else {
       augment = outcome == 1;
+      ++seeded_searches;
+    }
   } else {
     augment = search_source_side(tolerance);
   }

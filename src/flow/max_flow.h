@@ -134,6 +134,7 @@ class IncrementalMinCut {
   long long warm_solves = 0;  // solves that started from the previous flow
   long long cold_solves = 0;  // solves that started from zero (new structure or failed repair)
   long long phases = 0;       // augmenting phases over all solves (0 when the repair was enough)
+  long long seeded_searches = 0;  // first searches that started from the last source side
 
  private:
   // One direction of an arc in a node's adjacency: the arc itself at its tail, its reverse at its
