@@ -380,7 +380,11 @@ void IncrementalMinCut::load(int num_nodes, int source, int sink,
   sink_residual_.assign(num_nodes, 0.0);
   sink_flow_.assign(num_nodes, 0.0);
   distance_.assign(num_nodes, -1);
+  seed_valid_ = false;
+  touched_arcs_.clear();
   reached_.assign(num_nodes, 0);
+  is_candidate_.assign(num_nodes, 0);
+  candidates_.clear();
   demand_.resize(num_nodes);
   for (int v = 0; v < num_nodes; ++v) demand_[v] = node_demand(v);
   is_dirty_.assign(num_nodes, 0);
@@ -413,6 +417,7 @@ void IncrementalMinCut::set_bounds(int arc, double lower, double upper) {
   const double flow =
       cold_ ? 0.0 : std::clamp(old_lower + arc_flow(arc) - lower, 0.0, upper - lower);
   set_arc(arc, upper - lower, flow);
+  touched_arcs_.push_back(arc);
   lower_[arc] = lower;
   upper_[arc] = upper;
   if (std::isinf(old_upper) != std::isinf(upper)) recheck_infinite_ = true;
@@ -456,11 +461,13 @@ double IncrementalMinCut::flow_balance(int node) const {
 
 void IncrementalMinCut::clear_flow() {
   for (int i = 0; i < num_arcs_; ++i) set_arc(i, upper_[i] - lower_[i], 0.0);
+  seed_valid_ = false;
   for (int v = 0; v < num_nodes_; ++v) {
     const bool terminal = v == source_ || v == sink_;
     source_residual_[v] = terminal ? 0.0 : std::max(0.0, -demand_[v]);
     sink_residual_[v] = terminal ? 0.0 : std::max(0.0, demand_[v]);
     source_flow_[v] = sink_flow_[v] = 0.0;
+    note_supply(v);
   }
   cold_ = true;
 }
@@ -495,6 +502,7 @@ bool IncrementalMinCut::repair() {
       const double cut = std::min(flow, rest);
       if (cut <= 0.0) continue;
       set_arc(arc, upper_[arc] - lower_[arc], flow - cut);
+      touched_arcs_.push_back(arc);
       rest -= cut;
       const int other = entries_[e].head;
       mark(other);
@@ -514,6 +522,7 @@ bool IncrementalMinCut::repair() {
     sink_flow_[v] = to_sink;
     source_residual_[v] = std::max(0.0, -demand) - from_source;
     source_flow_[v] = from_source;
+    note_supply(v);
   }
   return true;
 }
@@ -537,16 +546,21 @@ bool IncrementalMinCut::infinite_path() {
   return false;
 }
 
+void IncrementalMinCut::note_supply(int node) {
+  if (source_residual_[node] > 0.0 && !is_candidate_[node]) {
+    is_candidate_[node] = 1;
+    candidates_.push_back(node);
+  }
+}
+
 bool IncrementalMinCut::search_source_side(double tolerance) {
   std::fill(distance_.begin(), distance_.end(), -1);
   queue_.clear();
-  starts_.clear();
-  for (int v = 0; v < num_nodes_; ++v) {
-    if (is_supply(v, tolerance)) {
-      distance_[v] = 0;
-      queue_.push_back(v);
-      starts_.push_back(v);
-    }
+  collect_starts(tolerance);
+  for (int v : starts_) {
+    distance_[v] = 0;
+    next_entry_[v] = first_entry_[v];
+    queue_.push_back(v);
   }
   demand_level_ = -1;
   for (std::size_t head = 0; head < queue_.size(); ++head) {
@@ -558,17 +572,79 @@ bool IncrementalMinCut::search_source_side(double tolerance) {
       const int w = entry.head;
       if (distance_[w] >= 0 || !(entry.residual > tolerance)) continue;
       distance_[w] = distance_[v] + 1;
+      next_entry_[w] = first_entry_[w];  // blocking_flow's current entry
       queue_.push_back(w);
       if (demand_level_ < 0 && is_demand(w, tolerance)) demand_level_ = distance_[w];
     }
   }
-  if (demand_level_ >= 0) return true;
-  for (int v = 0; v < num_nodes_; ++v) reached_[v] = distance_[v] >= 0;
-  return false;
+  // Otherwise distance_ marks the source side (source_side()) until the next search.
+  return demand_level_ >= 0;
+}
+
+void IncrementalMinCut::collect_starts(double tolerance) {
+  starts_.clear();
+  starts_.push_back(source_);
+  std::size_t kept = 0;
+  for (int v : candidates_) {
+    if (!(source_residual_[v] > 0.0)) {
+      is_candidate_[v] = 0;
+      continue;
+    }
+    candidates_[kept++] = v;
+    if (source_residual_[v] > tolerance) starts_.push_back(v);
+  }
+  candidates_.resize(kept);
+  std::sort(starts_.begin(), starts_.end());
+}
+
+int IncrementalMinCut::seeded_search(double tolerance) {
+  collect_starts(tolerance);
+  if (starts_ != seed_starts_) return -1;
+  // Since the last search, residuals changed only on touched arcs: the old source side S keeps its
+  // distances unless a touched arc lies inside S, and new nodes are reached only through the
+  // touched arcs' ends in S (the seeds).
+  seeds_.clear();
+  for (int arc : touched_arcs_) {
+    const bool tail_in = distance_[from_[arc]] >= 0, head_in = distance_[to_[arc]] >= 0;
+    if (tail_in && head_in) return -1;
+    if (tail_in) seeds_.push_back(from_[arc]);
+    if (head_in) seeds_.push_back(to_[arc]);
+  }
+  std::sort(seeds_.begin(), seeds_.end(), [&](int a, int b) {
+    return distance_[a] != distance_[b] ? distance_[a] < distance_[b] : a < b;
+  });
+  seeds_.erase(std::unique(seeds_.begin(), seeds_.end()), seeds_.end());
+  queue_.clear();  // the newly reached nodes, in order of distance
+  demand_level_ = -1;
+  std::size_t seed = 0, head = 0;
+  while (seed < seeds_.size() || head < queue_.size()) {
+    int v;
+    if (head == queue_.size() ||
+        (seed < seeds_.size() && distance_[seeds_[seed]] <= distance_[queue_[head]])) {
+      v = seeds_[seed++];
+    } else {
+      v = queue_[head++];
+    }
+    if (demand_level_ >= 0 && distance_[v] >= demand_level_) break;
+    const int next = distance_[v] + 1;
+    for (int e = first_entry_[v]; e < first_entry_[v + 1]; ++e) {
+      const Entry& entry = entries_[e];
+      if (!(entry.residual > tolerance)) continue;
+      const int w = entry.head;
+      if (distance_[w] >= 0) {
+        if (distance_[w] > next) return -1;  // a shorter way back into S: distances moved
+        continue;
+      }
+      distance_[w] = next;
+      next_entry_[w] = first_entry_[w];
+      queue_.push_back(w);
+      if (demand_level_ < 0 && is_demand(w, tolerance)) demand_level_ = next;
+    }
+  }
+  return demand_level_ >= 0 ? 1 : 0;
 }
 
 void IncrementalMinCut::blocking_flow(double tolerance) {
-  for (int v : queue_) next_entry_[v] = first_entry_[v];
   for (int start : starts_) {
     int v = start;
     path_.clear();
@@ -646,14 +722,38 @@ CutOutcome IncrementalMinCut::solve() {
   } else {
     ++warm_solves;
   }
-  for (int v : dirty_) is_dirty_[v] = 0;
-  dirty_.clear();
   const double tolerance = kRelativeTolerance * scale_;
+  // A node of the last source side that now has sink residual would end the first search early:
+  // search from scratch then.
+  bool seeded = seed_valid_ && tolerance == seed_tolerance_;
+  for (int v : dirty_) {
+    is_dirty_[v] = 0;
+    if (distance_[v] >= 0 && is_demand(v, tolerance)) seeded = false;
+  }
+  dirty_.clear();
   // The repaired flow is often maximal already: one search of the source side then decides.
-  while (search_source_side(tolerance)) {
+  bool augment = false;
+  if (seeded) {
+    const int outcome = seeded_search(tolerance);
+    if (outcome < 0) {
+      augment = search_source_side(tolerance);
+    } else {
+      augment = outcome == 1;
+      ++seeded_searches;
+    }
+  } else {
+    augment = search_source_side(tolerance);
+  }
+  while (augment) {
     ++phases;
     blocking_flow(tolerance);
+    augment = search_source_side(tolerance);
   }
+  // distance_ now labels the source side; the next solve's first search can start from it.
+  touched_arcs_.clear();
+  seed_valid_ = true;
+  seed_tolerance_ = tolerance;
+  seed_starts_.assign(starts_.begin(), starts_.end());
   cold_ = false;
   return CutOutcome::kOptimal;
 }

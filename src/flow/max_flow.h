@@ -130,10 +130,11 @@ class IncrementalMinCut {
   /// Minimal minimum cut of the current bounds: kOptimal (then source_side() is valid) or
   /// kUnbounded. Same answer as min_cut_with_lower_bounds on the same arcs.
   CutOutcome solve();
-  bool source_side(int node) const { return reached_[node] != 0; }
+  bool source_side(int node) const { return distance_[node] >= 0; }
   long long warm_solves = 0;  // solves that started from the previous flow
   long long cold_solves = 0;  // solves that started from zero (new structure or failed repair)
   long long phases = 0;       // augmenting phases over all solves (0 when the repair was enough)
+  long long seeded_searches = 0;  // first searches that started from the last source side
 
  private:
   // One direction of an arc in a node's adjacency: the arc itself at its tail, its reverse at its
@@ -150,9 +151,6 @@ class IncrementalMinCut {
     forward.residual = capacity - flow;
     entries_[forward.mate].residual = flow;
   }
-  bool is_supply(int node, double tolerance) const {
-    return node == source_ || source_residual_[node] > tolerance;
-  }
   bool is_demand(int node, double tolerance) const {
     return node == sink_ || sink_residual_[node] > tolerance;
   }
@@ -163,9 +161,20 @@ class IncrementalMinCut {
   void clear_flow();
   bool infinite_path();
   // Breadth-first levels from the source and the nodes with source residual. Returns false when
-  // no node with sink residual (nor the sink) is reached: the flow is maximal and reached_ is the
-  // source side. Otherwise the levels stop at the first level holding such a node (demand_level_).
+  // no node with sink residual (nor the sink) is reached: the flow is maximal and the labelled
+  // nodes are the source side (source_side()). Otherwise the levels stop at the first level holding
+  // such a node (demand_level_).
   bool search_source_side(double tolerance);
+  // The supplies (source and nodes with source residual) into starts_, in node order, from the
+  // nodes that may have source residual (kept as it is set) rather than a scan of every node.
+  void collect_starts(double tolerance);
+  // search_source_side from the last solve's source side S, whose labels distance_ still holds:
+  // when residuals changed only on arcs with at most one end in S (touched_arcs_) and the supplies
+  // are the same, S keeps its distances and only the touched arcs' ends in S lead out of it, so
+  // the search scans those and the newly reached nodes instead of S again. Returns 1 / 0 as
+  // search_source_side's true / false, or −1 when the premise fails (a touched arc inside S, other
+  // supplies, a shorter way back into S): then the labels are stale and the full search must run.
+  int seeded_search(double tolerance);
   // Augments along shortest paths of those levels (a blocking flow), pruning dead ends.
   void blocking_flow(double tolerance);
 
@@ -180,6 +189,15 @@ class IncrementalMinCut {
   std::vector<double> source_residual_, source_flow_, sink_residual_, sink_flow_;
   std::vector<int> distance_, next_entry_, queue_, path_, starts_;
   std::vector<char> reached_;
+  // Nodes whose source residual may be positive (is_candidate_ = 1), in no particular order.
+  std::vector<int> candidates_;
+  std::vector<char> is_candidate_;
+  void note_supply(int node);
+  // Arcs whose residual changed since the last search (set_bounds, repair), and that search's
+  // state.
+  std::vector<int> touched_arcs_, seeds_, seed_starts_;
+  bool seed_valid_ = false;
+  double seed_tolerance_ = 0.0;
   int demand_level_ = -1;
   std::vector<int> dirty_, work_;
   std::vector<char> is_dirty_, queued_;

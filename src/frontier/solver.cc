@@ -278,15 +278,18 @@ Frontier solve_reference(const PlanningProblem& problem, const SolverOptions& op
   return frontier;
 }
 
-// Compressed adjacency of the DAG (contiguous, unlike OperationDag's vectors of vectors).
+// Compressed adjacency of the DAG (contiguous, unlike OperationDag's vectors of vectors), over
+// topological positions: row i lists the positions of the neighbours of node order[i], in the
+// DAG's order.
 struct Csr {
   std::vector<int> start, items;
-  void build(const std::vector<std::vector<int>>& lists) {
+  void build(const std::vector<std::vector<int>>& lists, const std::vector<int>& order,
+             const std::vector<int>& position) {
     start.assign(lists.size() + 1, 0);
     items.clear();
-    for (std::size_t v = 0; v < lists.size(); ++v) {
-      items.insert(items.end(), lists[v].begin(), lists[v].end());
-      start[v + 1] = static_cast<int>(items.size());
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      for (int w : lists[order[i]]) items.push_back(position[w]);
+      start[i + 1] = static_cast<int>(items.size());
     }
   }
   const int* begin(int v) const { return items.data() + start[v]; }
@@ -303,7 +306,10 @@ void instruction_bounds(const InstructionCostModel& model, int d, double& lower,
   if (d > model.min_units()) upper = std::max(lower, model.cost(d - 1) - model.cost(d));
 }
 
-// The incremental engine. Per step it runs both longest-path passes; the backward pass also
+// The incremental engine. Per-node state is indexed by topological position (node order[i] is
+// position i), so both longest-path passes read their arrays sequentially and most neighbours
+// nearby; node ids appear only in the recorded changes and the energy sum. Per step it runs both
+// longest-path passes; the backward pass also
 // checks each node's critical-arc signature, and when none changed — 97 % of steps at 96
 // microbatches — the critical DAG and its contraction are reused, only the arcs of instructions
 // whose duration changed get new bounds, and IncrementalMinCut repairs the previous maximum flow
@@ -314,31 +320,35 @@ Frontier solve_incremental(const PlanningProblem& problem, const SolverOptions& 
   const auto started = std::chrono::steady_clock::now();
   const pipeline::OperationDag& dag = problem.dag;
   const int n = dag.size();
+  const std::vector<int>& order = dag.topological_order;  // node id at each position
+  std::vector<int> position(n);
+  for (int i = 0; i < n; ++i) position[order[i]] = i;
   Csr successors, predecessors;
-  successors.build(dag.successors);
-  predecessors.build(dag.predecessors);
-  const std::vector<int>& order = dag.topological_order;
+  successors.build(dag.successors, order, position);
+  predecessors.build(dag.predecessors, order, position);
 
   Frontier frontier;
   std::vector<const InstructionCostModel*> model(n);
   std::vector<int> d(n), fastest(n);
-  std::vector<double> cost(n), lower(n), upper(n);
+  std::vector<double> cost_by_id(n), lower(n), upper(n);
   auto refresh = [&](int v) {
-    cost[v] = model[v]->cost(d[v]);
+    cost_by_id[order[v]] = model[v]->cost(d[v]);
     instruction_bounds(*model[v], d[v], lower[v], upper[v]);
   };
   for (int v = 0; v < n; ++v) {
-    model[v] = &problem.model_of(v);
+    model[v] = &problem.model_of(order[v]);
     d[v] = model[v]->max_units();
     fastest[v] = model[v]->min_units();
     refresh(v);
   }
-  frontier.initial_units = d;
+  frontier.initial_units.resize(n);
+  for (int v = 0; v < n; ++v) frontier.initial_units[order[v]] = d[v];
   frontier.change_offsets.push_back(0);
-  // planned_energy with the costs cached: same terms in the same order, so the same bits.
+  // planned_energy with the costs cached: same terms in the same order (node ids), so the same
+  // bits.
   auto energy_at = [&](int time_units) {
     double energy = 0.0;
-    for (int v = 0; v < n; ++v) energy += cost[v];
+    for (int v = 0; v < n; ++v) energy += cost_by_id[v];
     return energy + problem.num_gpus() * time_units * problem.settings.unit_time_s *
                         problem.settings.p_blocking_w;
   };
@@ -348,7 +358,7 @@ Frontier solve_incremental(const PlanningProblem& problem, const SolverOptions& 
   std::vector<int> finish(n), latest_start(n), critical_start(n);
   auto forward = [&]() {
     int makespan = 0;
-    for (int v : order) {
+    for (int v = 0; v < n; ++v) {
       int start = 0;
       for (const int* p = predecessors.begin(v); p != predecessors.end(v); ++p)
         start = std::max(start, finish[*p]);
@@ -372,8 +382,7 @@ Frontier solve_incremental(const PlanningProblem& problem, const SolverOptions& 
   // Latest starts and critical starts; true when some node's signature changed.
   auto backward = [&](int makespan) {
     bool changed_signature = false;
-    for (auto it = order.rbegin(); it != order.rend(); ++it) {
-      const int v = *it;
+    for (int v = n - 1; v >= 0; --v) {
       int end = makespan;
       std::uint32_t tight = 0, bit = 1u << 4;
       const int f = finish[v];
@@ -402,12 +411,22 @@ Frontier solve_incremental(const PlanningProblem& problem, const SolverOptions& 
   std::vector<int> critical_ops;
   auto list_critical = [&]() {
     critical_ops.clear();
-    for (int v : order) {
+    for (int v = 0; v < n; ++v) {
       if (critical_start[v] >= 0) critical_ops.push_back(v);
     }
   };
 
-  const int lower_bound = longest_path(dag, fastest);
+  int lower_bound = 0;
+  {
+    std::vector<int> fastest_finish(n);
+    for (int v = 0; v < n; ++v) {
+      int start = 0;
+      for (const int* p = predecessors.begin(v); p != predecessors.end(v); ++p)
+        start = std::max(start, fastest_finish[*p]);
+      fastest_finish[v] = start + fastest[v];
+      lower_bound = std::max(lower_bound, fastest_finish[v]);
+    }
+  }
   int makespan_now = forward();
   const int slowest = makespan_now;
 
@@ -422,8 +441,9 @@ Frontier solve_incremental(const PlanningProblem& problem, const SolverOptions& 
   std::vector<int> compact_arc(n, -1);
   std::vector<int> arc_ops;  // critical instructions with a contracted arc, in critical order
   std::vector<BoundedArc> arcs;
-  // A key per arc of the critical DAG that survives renumbering: the instruction v (v), its
-  // source arc (n + v), its sink arc (2n + v), its arc to its i-th successor (3n + CSR index).
+  // A key per arc of the critical DAG that survives renumbering: the instruction at position v
+  // (v), its source arc (n + v), its sink arc (2n + v), its arc to its i-th successor (3n + CSR
+  // index).
   // arc_key[k] is the key of contracted arc k; key_flow holds the flows of the last network by
   // key (valid where key_stamp == the load's stamp), so a new contraction starts from them.
   std::vector<int> raw_key, arc_key;
@@ -431,8 +451,10 @@ Frontier solve_incremental(const PlanningProblem& problem, const SolverOptions& 
   std::vector<int> key_stamp(key_flow.size(), 0);
   std::vector<double> initial_flows;
   int stamp = 0;
-  std::vector<int> lengthened, changed, last_changed;
+  std::vector<int> lengthened, changed, last_changed, changed_ids;
   std::vector<char> touched(n, 0);
+  std::vector<int> to_end, through;  // longest paths, only when a slow-down must be undone
+  std::vector<int> d_by_id = frontier.initial_units;  // d by node id, for record_changes
   IncrementalMinCut cut;
   bool have_structure = false;
   long long last_report = -1;
@@ -553,15 +575,28 @@ Frontier solve_incremental(const PlanningProblem& problem, const SolverOptions& 
     // A slowed-down instruction may also lie on a path that had exactly one τ of slack; undo such
     // slow-downs until every path is at most T − τ (rare; done as in solve_reference).
     while (makespan_now > makespan - 1) {
-      Schedule schedule;
-      schedule.earliest_finish = finish;
-      schedule.makespan = makespan_now;
-      revert_slowdowns(longest_through(dag, d, schedule), makespan, lengthened, d, frontier.stats);
+      // longest_through over positions.
+      to_end.assign(n, 0);
+      through.resize(n);
+      for (int v = n - 1; v >= 0; --v) {
+        int tail = 0;
+        for (const int* w = successors.begin(v); w != successors.end(v); ++w)
+          tail = std::max(tail, to_end[*w]);
+        to_end[v] = d[v] + tail;
+        through[v] = finish[v] - d[v] + to_end[v];
+      }
+      revert_slowdowns(through, makespan, lengthened, d, frontier.stats);
       makespan_now = forward();
     }
     if (makespan_now < makespan - 1) ++frontier.stats.multi_unit_steps;
     for (int v : changed) refresh(v);
-    record_changes(changed, d, touched, frontier);
+    // record_changes over node ids: the same changes in the same order.
+    changed_ids.clear();
+    for (int v : changed) {
+      changed_ids.push_back(order[v]);
+      d_by_id[order[v]] = d[v];
+    }
+    record_changes(changed_ids, d_by_id, touched, frontier);
     std::swap(changed, last_changed);
     ++frontier.stats.iterations;
   }

@@ -250,6 +250,54 @@ TEST(IncrementalMinCut, LargerNetworksNeedSeveralPhasesAndStillMatchFreshSolves)
   EXPECT_GT(phases, 100);  // augmenting from a warm flow really happens
 }
 
+TEST(IncrementalMinCut, CutArcStepsStartFromTheLastSourceSideAndMatchFreshSolves) {
+  // As the frontier solver's steps: after each solve only arcs crossing the cut change, S→T ones
+  // get a larger upper bound with the old upper as lower bound (the flow stays feasible), T→S
+  // ones the old lower bound as upper bound. Then the first search starts from the last source
+  // side (seeded_searches); its cuts must still be a fresh solve's, node by node.
+  std::mt19937 rng(91);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  long long compared = 0, seeded = 0, phases = 0;
+  for (int trial = 0; trial < 10; ++trial) {
+    const int n = 80 + 30 * trial;
+    auto arcs = random_dag(rng, n, 0.12);
+    IncrementalMinCut incremental;
+    incremental.load(n, 0, 1, arcs);
+    for (int step = 0; step < 30; ++step) {
+      const CutOutcome outcome = incremental.solve();
+      FlowNetwork scratch;
+      const MinCut fresh = min_cut_with_lower_bounds(n, 0, 1, arcs, scratch);
+      ASSERT_EQ(outcome, fresh.outcome) << "trial " << trial << " step " << step;
+      if (outcome != CutOutcome::kOptimal) break;
+      ++compared;
+      for (int v = 0; v < n; ++v) {
+        ASSERT_EQ(incremental.source_side(v), fresh.source_side[v] != 0)
+            << "trial " << trial << " step " << step << " node " << v;
+      }
+      for (int i = 0; i < static_cast<int>(arcs.size()); ++i) {
+        BoundedArc& arc = arcs[i];
+        const bool from_s = fresh.source_side[arc.from] != 0, to_s = fresh.source_side[arc.to] != 0;
+        if (from_s && !to_s && std::isfinite(arc.upper)) {
+          arc.lower = arc.upper;
+          arc.upper = unit(rng) < 0.1 ? std::numeric_limits<double>::infinity()
+                                      : arc.lower + std::round(unit(rng) * 40) / 4;
+        } else if (!from_s && to_s) {
+          arc.upper = arc.lower;
+          arc.lower = std::max(0.0, arc.lower - std::round(unit(rng) * 20) / 4);
+        } else {
+          continue;
+        }
+        incremental.set_bounds(i, arc.lower, arc.upper);
+      }
+    }
+    seeded += incremental.seeded_searches;
+    phases += incremental.phases;
+  }
+  EXPECT_GT(compared, 150);
+  EXPECT_GT(seeded, 20);  // the seeded first search really runs (49 of the solves here)
+  EXPECT_GT(phases, 50);
+}
+
 TEST(MinCutWithLowerBounds, WarmStartGivesTheSameCutAsAColdStart) {
   // Like consecutive solver iterations: the arcs stay, their bounds move. The warm-started flow
   // must give the same (minimal) minimum cut as a fresh one and the brute-force optimum.
