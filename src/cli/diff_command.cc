@@ -5,11 +5,11 @@
 #include <nlohmann/json.hpp>
 
 #include "analyze/diff.h"
-#include "analyze/report.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "core/atomic_output.h"
 #include "replay/replay.h"
+#include "report/analysis_document.h"
 #include "report/csv.h"
 
 namespace powertrain::cli {
@@ -32,7 +32,7 @@ int run_diff(const DiffFlags& flags) {
   auto b = replay::read_traces({flags.b});
   if (!b) return fail(command, b.error().message);
   const analyze::TraceDiff diff = analyze::diff_traces(a->ranks, b->ranks);
-  nlohmann::json doc = analyze::diff_json(diff, flags.top);
+  nlohmann::json doc = report::diff_json(diff, flags.top);
   doc["a"] = flags.a;
   doc["b"] = flags.b;
   if (auto w = output->write_file("summary.json", doc.dump(2) + "\n"); !w)

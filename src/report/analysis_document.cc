@@ -1,9 +1,13 @@
-#include "analyze/report.h"
+#include "report/analysis_document.h"
 
 #include <cmath>
 #include <string_view>
 
-namespace powertrain::analyze {
+namespace powertrain::report {
+
+// Every type here is the analysis vocabulary (analyze/) that this writer renders.
+using namespace analyze;  // NOLINT(google-build-using-namespace)
+
 namespace {
 
 double s(std::int64_t ns) { return static_cast<double>(ns) * 1e-9; }
@@ -424,4 +428,4 @@ std::string html_report(const nlohmann::json& summary) {
   return html;
 }
 
-}  // namespace powertrain::analyze
+}  // namespace powertrain::report
