@@ -540,4 +540,30 @@ std::string zeus_plan_filename(std::size_t point) {
   return fmt::format("freqs_pipeline_{:05d}.py", point);
 }
 
+std::vector<OutputFile> frontier_files(const study::FrontierRun& run, std::size_t timeline_point) {
+  return {
+      {"frontier.csv", frontier_csv(run)},
+      {"plans.csv", plans_csv(run)},
+      {"summary.json", summary_json(run)},
+      {"baselines.csv", baselines_csv(run)},
+      {"frontier.svg", frontier_svg(run)},
+      {fmt::format("timeline_{:05d}.json", timeline_point),
+       timeline_trace_json(run, timeline_point)},
+  };
+}
+
+std::vector<OutputFile> plan_files(const study::FrontierRun& run, std::size_t point) {
+  const auto plan = gpu_plans_at(*run.problem, run.frontier->durations_at(point));
+  const frontier::FrontierPoint& planned = run.frontier->points.at(point);
+  const double planned_time_s = planned.time_units * run.problem->settings.unit_time_s;
+  const frontier::RealizedPlan& realized = run.realized.at(point);
+  return {
+      {zeus_plan_filename(point),
+       zeus_plan_py(plan, planned_time_s, planned.energy_j, realized.time_s, realized.energy_j)},
+      {fmt::format("plan_{:05d}.json", point),
+       plan_json(plan, point, planned_time_s, planned.energy_j, realized.time_s,
+                 realized.energy_j)},
+  };
+}
+
 }  // namespace powertrain::report
