@@ -24,4 +24,14 @@ std::string html_report(const nlohmann::json& summary);
 
 nlohmann::json diff_json(const analyze::TraceDiff& diff, int top_n);
 
+/// summary.json of `powertrain diff`: diff_json plus the two inputs as given.
+std::string diff_summary_json(const analyze::TraceDiff& diff, const std::string& a,
+                              const std::string& b, int top_n);
+
+/// diff.csv: one row per (kind, name), counts and times in seconds (measured).
+std::string diff_csv(const analyze::TraceDiff& diff);
+
+/// The console report of `powertrain diff`: totals and the `top_n` largest changes (ms).
+std::string diff_console(const analyze::TraceDiff& diff, int top_n, const std::string& directory);
+
 }  // namespace powertrain::report
