@@ -125,8 +125,8 @@ cudaError_t check_configuration(dim3 grid, dim3 block, std::size_t shmem, int ma
 }
 
 // The fields a kernel record carries: kernel index, dynamic shared bytes, grid and block.
-void set_launch_fields(Record& record, std::int64_t index, std::size_t shmem, dim3 grid,
-                       dim3 block, const char* api) {
+void set_launch_fields(Record& record, std::int64_t index, std::size_t shmem, dim3 grid, dim3 block,
+                       const char* api) {
   record.a[2] = index;
   record.a[3] = static_cast<std::int64_t>(shmem);
   record.g[0] = grid.x;
