@@ -8,13 +8,21 @@
 
 #include "analyze/analyze.h"
 #include "analyze/critical.h"
-#include "analyze/report.h"
 #include "core/result.h"
 #include "device/gpu.h"
 #include "graph/execution_graph.h"
 #include "replay/replay.h"
 
 namespace powertrain::analyze {
+
+/// Critical-path results and their context for the summary (absent when the replay failed).
+struct PathContext {
+  const graph::ExecutionGraph* graph = nullptr;
+  const std::vector<RankPath>* paths = nullptr;
+  std::string gpu;          // catalog name of the energy model's GPU
+  double clock_mhz = 0.0;   // SM clock of the energy estimate
+  std::string unavailable;  // why there is no critical path, when graph/paths are null
+};
 
 struct AnalysisRequest {
   std::vector<std::string> traces;  // files, directories or a .tar.gz of ranks

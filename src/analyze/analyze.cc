@@ -340,6 +340,124 @@ void add_exclusive_states(const std::vector<Span> (&merged)[kKernelTypes],
   }
 }
 
+// Launch calls by correlation: the first runtime/driver call carrying it.
+std::unordered_map<std::int64_t, std::int64_t> launch_starts(const trace::RankTrace& trace) {
+  std::unordered_map<std::int64_t, std::int64_t> launch_start;
+  for (const trace::TraceEvent& e : trace.events) {
+    if ((e.kind == trace::EventKind::kCudaRuntime || e.kind == trace::EventKind::kCudaDriver) &&
+        e.correlation >= 0)
+      launch_start.emplace(e.correlation, e.start_ns);
+  }
+  return launch_start;
+}
+
+// The rank's GPU work gathered in one pass: spans clipped to the window per kernel type and per
+// communication library, per-name and per-copy-direction statistics, events per stream.
+struct GpuWork {
+  std::vector<Span> by_type[kKernelTypes];
+  std::vector<Span> by_library[kCommLibraries];
+  std::map<std::string, KernelStat> stats;
+  std::map<std::string, MemcpyStat> copies;
+  std::map<std::pair<std::int64_t, std::int64_t>, std::vector<StreamEvent>> streams;
+};
+
+// Also counts, in `result`, the kernel types' time and events and the GPU events in the window.
+void collect_gpu_work(const trace::RankTrace& trace, const MemcpyBytes* bytes, GpuWork& work,
+                      RankAnalysis& result) {
+  const Window& window = result.window;
+  const std::unordered_map<std::int64_t, std::int64_t> launch_start = launch_starts(trace);
+  for (const trace::TraceEvent& e : trace.events) {
+    if (!trace::is_gpu_work(e.kind)) continue;
+    const std::string& name = trace.name_of(e);
+    const std::int64_t end = e.start_ns + e.duration_ns;
+    const KernelType type = kernel_type(e.kind, name);
+    const CommLibrary library =
+        type == KernelType::kCommunication ? comm_library(name) : CommLibrary::kNone;
+    const auto launch = launch_start.find(e.correlation);
+    work.streams[{e.pid, e.tid}].push_back(
+        {e.start_ns, end, launch == launch_start.end() ? kUnknown : launch->second});
+    const std::int64_t a = std::max(e.start_ns, window.start_ns);
+    const std::int64_t b = std::min(end, window.end_ns);
+    if (b > a ||
+        (e.duration_ns == 0 && e.start_ns >= window.start_ns && e.start_ns < window.end_ns)) {
+      if (b > a) {
+        work.by_type[static_cast<int>(type)].push_back({a, b});
+        work.by_library[static_cast<int>(library)].push_back({a, b});
+        result.types.sum_ns[static_cast<int>(type)] += b - a;
+      }
+      ++result.types.count[static_cast<int>(type)];
+    }
+    if (e.start_ns < window.start_ns || e.start_ns >= window.end_ns) continue;
+    ++result.gpu_events;
+    KernelStat& s = work.stats[name];
+    if (s.count == 0) {
+      s.name = name;
+      s.type = type;
+      s.library = library;
+      s.min_ns = e.duration_ns;
+      s.max_ns = e.duration_ns;
+    }
+    ++s.count;
+    s.total_ns += e.duration_ns;
+    s.min_ns = std::min(s.min_ns, e.duration_ns);
+    s.max_ns = std::max(s.max_ns, e.duration_ns);
+    if (e.kind == trace::EventKind::kGpuMemcpy) {
+      MemcpyStat& m = work.copies[memcpy_direction(name)];
+      m.direction = memcpy_direction(name);
+      ++m.count;
+      if (bytes != nullptr) {
+        if (const auto it = bytes->find(e.correlation); it != bytes->end() && it->second >= 0) {
+          ++m.with_bytes;
+          m.bytes += it->second;
+          m.duration_ns += e.duration_ns;
+        }
+      }
+    }
+  }
+}
+
+// Temporal breakdown, communication overlap, timeline bins and kernel-type states.
+void add_breakdowns(const std::vector<Span> (&by_type)[kKernelTypes], int timeline_bins,
+                    RankAnalysis& result) {
+  std::vector<Span> merged[kKernelTypes];
+  std::vector<Span> all;
+  for (int t = 0; t < kKernelTypes; ++t) {
+    merged[t] = merge_spans(by_type[t]);
+    result.types.union_ns[t] = total_length(merged[t]);
+    all.insert(all.end(), merged[t].begin(), merged[t].end());
+  }
+  const std::vector<Span> busy = merge_spans(all);
+  result.temporal.window_ns = result.window.length_ns();
+  const std::int64_t busy_ns = total_length(busy);
+  result.temporal.idle_ns = result.temporal.window_ns - busy_ns;
+  result.temporal.compute_ns = result.types.union_ns[0];
+  result.temporal.non_compute_ns = busy_ns - result.temporal.compute_ns;
+  const auto comp = static_cast<int>(KernelType::kComputation);
+  const auto comm = static_cast<int>(KernelType::kCommunication);
+  result.communication_ns = result.types.union_ns[comm];
+  result.overlap_ns = intersection_length(merged[comm], merged[comp]);
+
+  fill_timeline_bins(merged, result.window, timeline_bins, result);
+  add_exclusive_states(merged, result.types);
+}
+
+// Per communication library: kernels, summed and union time (needs result.kernels).
+void add_library_stats(const std::vector<Span> (&by_library)[kCommLibraries],
+                       RankAnalysis& result) {
+  for (int l = 1; l < kCommLibraries; ++l) {
+    if (by_library[l].empty()) continue;
+    LibraryStat lib;
+    lib.library = static_cast<CommLibrary>(l);
+    lib.union_ns = total_length(merge_spans(by_library[l]));
+    for (const KernelStat& s : result.kernels)
+      if (s.library == lib.library) {
+        lib.count += s.count;
+        lib.total_ns += s.total_ns;
+      }
+    result.libraries.push_back(lib);
+  }
+}
+
 }  // namespace
 
 RankAnalysis analyze_rank(const trace::RankTrace& trace, const AnalyzeOptions& options,
@@ -353,111 +471,18 @@ RankAnalysis analyze_rank(const trace::RankTrace& trace, const AnalyzeOptions& o
     if (trace.step_starts_ns[i] >= window.start_ns && trace.step_ends_ns[i] <= window.end_ns)
       result.steps.emplace_back(trace.step_starts_ns[i], trace.step_ends_ns[i]);
 
-  // Launch calls by correlation: the first runtime/driver call carrying it.
-  std::unordered_map<std::int64_t, std::int64_t> launch_start;
-  for (const trace::TraceEvent& e : trace.events) {
-    if ((e.kind == trace::EventKind::kCudaRuntime || e.kind == trace::EventKind::kCudaDriver) &&
-        e.correlation >= 0)
-      launch_start.emplace(e.correlation, e.start_ns);
-  }
+  GpuWork work;
+  collect_gpu_work(trace, bytes, work, result);
+  add_breakdowns(work.by_type, options.timeline_bins, result);
 
-  std::vector<Span> by_type[kKernelTypes];
-  std::vector<Span> by_library[kCommLibraries];
-  std::map<std::string, KernelStat> stats;
-  std::map<std::string, MemcpyStat> copies;
-  std::map<std::pair<std::int64_t, std::int64_t>, std::vector<StreamEvent>> streams;
-
-  for (const trace::TraceEvent& e : trace.events) {
-    if (!trace::is_gpu_work(e.kind)) continue;
-    const std::string& name = trace.name_of(e);
-    const std::int64_t end = e.start_ns + e.duration_ns;
-    const KernelType type = kernel_type(e.kind, name);
-    const CommLibrary library =
-        type == KernelType::kCommunication ? comm_library(name) : CommLibrary::kNone;
-    const auto launch = launch_start.find(e.correlation);
-    streams[{e.pid, e.tid}].push_back(
-        {e.start_ns, end, launch == launch_start.end() ? kUnknown : launch->second});
-    const std::int64_t a = std::max(e.start_ns, window.start_ns);
-    const std::int64_t b = std::min(end, window.end_ns);
-    if (b > a ||
-        (e.duration_ns == 0 && e.start_ns >= window.start_ns && e.start_ns < window.end_ns)) {
-      if (b > a) {
-        by_type[static_cast<int>(type)].push_back({a, b});
-        by_library[static_cast<int>(library)].push_back({a, b});
-        result.types.sum_ns[static_cast<int>(type)] += b - a;
-      }
-      ++result.types.count[static_cast<int>(type)];
-    }
-    if (e.start_ns < window.start_ns || e.start_ns >= window.end_ns) continue;
-    ++result.gpu_events;
-    KernelStat& s = stats[name];
-    if (s.count == 0) {
-      s.name = name;
-      s.type = type;
-      s.library = library;
-      s.min_ns = e.duration_ns;
-      s.max_ns = e.duration_ns;
-    }
-    ++s.count;
-    s.total_ns += e.duration_ns;
-    s.min_ns = std::min(s.min_ns, e.duration_ns);
-    s.max_ns = std::max(s.max_ns, e.duration_ns);
-    if (e.kind == trace::EventKind::kGpuMemcpy) {
-      MemcpyStat& m = copies[memcpy_direction(name)];
-      m.direction = memcpy_direction(name);
-      ++m.count;
-      if (bytes != nullptr) {
-        if (const auto it = bytes->find(e.correlation); it != bytes->end() && it->second >= 0) {
-          ++m.with_bytes;
-          m.bytes += it->second;
-          m.duration_ns += e.duration_ns;
-        }
-      }
-    }
-  }
-
-  // Temporal breakdown and kernel-type states.
-  std::vector<Span> merged[kKernelTypes];
-  std::vector<Span> all;
-  for (int t = 0; t < kKernelTypes; ++t) {
-    merged[t] = merge_spans(by_type[t]);
-    result.types.union_ns[t] = total_length(merged[t]);
-    all.insert(all.end(), merged[t].begin(), merged[t].end());
-  }
-  const std::vector<Span> busy = merge_spans(all);
-  result.temporal.window_ns = window.length_ns();
-  const std::int64_t busy_ns = total_length(busy);
-  result.temporal.idle_ns = result.temporal.window_ns - busy_ns;
-  result.temporal.compute_ns = result.types.union_ns[0];
-  result.temporal.non_compute_ns = busy_ns - result.temporal.compute_ns;
-  const auto comp = static_cast<int>(KernelType::kComputation);
-  const auto comm = static_cast<int>(KernelType::kCommunication);
-  result.communication_ns = result.types.union_ns[comm];
-  result.overlap_ns = intersection_length(merged[comm], merged[comp]);
-
-  fill_timeline_bins(merged, window, options.timeline_bins, result);
-  add_exclusive_states(merged, result.types);
-
-  for (auto& entry : stats) result.kernels.push_back(std::move(entry.second));
+  for (auto& entry : work.stats) result.kernels.push_back(std::move(entry.second));
   std::stable_sort(
       result.kernels.begin(), result.kernels.end(),
       [](const KernelStat& a, const KernelStat& b) { return a.total_ns > b.total_ns; });
+  add_library_stats(work.by_library, result);
+  for (auto& [direction, m] : work.copies) result.memcpy.push_back(m);
 
-  for (int l = 1; l < kCommLibraries; ++l) {
-    if (by_library[l].empty()) continue;
-    LibraryStat lib;
-    lib.library = static_cast<CommLibrary>(l);
-    lib.union_ns = total_length(merge_spans(by_library[l]));
-    for (const KernelStat& s : result.kernels)
-      if (s.library == lib.library) {
-        lib.count += s.count;
-        lib.total_ns += s.total_ns;
-      }
-    result.libraries.push_back(lib);
-  }
-  for (auto& [direction, m] : copies) result.memcpy.push_back(m);
-
-  for (auto& [key, events] : streams) {
+  for (auto& [key, events] : work.streams) {
     result.streams.push_back(
         stream_stats(key, events, window, options.consecutive_kernel_delay_ns));
   }

@@ -26,6 +26,9 @@
 namespace powertrain::cli {
 namespace {
 
+constexpr std::string_view kPBlockingRequired =
+    "--p-blocking-w: required with --profile (power in W of a GPU blocked on P2P communication)";
+
 struct FrontierFlags {
   std::string profile;
   bool pp_given = false;  // --pp (also the job's pipeline degree with --model)
@@ -84,180 +87,144 @@ core::Result<std::vector<std::size_t>> parse_emit_plans(const std::string& spec,
   return std::vector<std::size_t>(points.begin(), points.end());
 }
 
-int run_frontier(const FrontierFlags& flags) {
-  const char* kCommand = "frontier";
-  profile::ExampleDefaults example;
-  if (flags.model_mode && !flags.profile.empty())
-    return usage_error(kCommand, "give either --profile or --model/--gpu, not both");
-  if (!flags.model_mode && !flags.profile.empty() && flags.p_blocking_w < 0.0) {
-    return usage_error(
-        kCommand,
-        "--p-blocking-w: required with --profile (power in W of a GPU blocked on P2P "
-        "communication)");
-  }
-  if (auto checked = core::check_output_directory(flags.out, output_policy(flags.force));
-      !checked) {
-    return fail(kCommand, checked.error().message);
-  }
-  const bool builtin = flags.profile.empty() && !flags.model_mode;
-  std::optional<profile::ModelJob> job;
+// What is planned: the profile and where it came from.
+struct ProfileSource {
+  std::optional<profile::ModelJob> job;  // --model/--gpu: the profile is modelled
+  bool builtin = false;                  // neither --profile nor --model: the built-in example
+  profile::Profile profile;
+};
+
+// Models the job of --model/--gpu, reads --profile, or parses the built-in example.
+core::Result<ProfileSource> load_profile(const FrontierFlags& flags) {
+  ProfileSource source;
+  source.builtin = flags.profile.empty() && !flags.model_mode;
   if (flags.model_mode) {
     profile::ModelJobRequest request = flags.job;
     if (flags.microbatches > 0) request.microbatches = flags.microbatches;
     auto built = profile::build_model_job(request);
-    if (!built) return fail(kCommand, built.error().message);
-    job = std::move(*built);
+    if (!built) return built.error();
+    source.job = std::move(*built);
+    source.profile = profile::generate_profile(*source.job);
+    return source;
   }
-  core::Result<profile::Profile> profile =
-      job ? core::Result<profile::Profile>(profile::generate_profile(*job))
-          : builtin
-          ? [&]() -> core::Result<profile::Profile> {
+  if (source.builtin) {
     auto table = core::parse_csv(profile::example_profile_csv(), "<built-in example profile>");
     if (!table) return table.error();
-    return profile::parse_profile(*table);
-  }()
-      : profile::read_profile(flags.profile);
-  if (!profile) return fail(kCommand, profile.error().message);
-  if (job) {
-    fmt::print("powertrain frontier: profile modelled for {}\n", job->description);
-    print_job_summary(*job);
+    auto parsed = profile::parse_profile(*table);
+    if (!parsed) return parsed.error();
+    source.profile = std::move(*parsed);
+    return source;
   }
+  auto read = profile::read_profile(flags.profile);
+  if (!read) return read.error();
+  source.profile = std::move(*read);
+  return source;
+}
 
-  auto choices = parse_planning_choices(job && job->parallel.recompute && flags.schedule == "1f1b"
-                                            ? "1f1b-recompute"
-                                            : flags.schedule,
-                                        flags.cost_model, flags.quantization, flags.max_flow);
-  if (!choices) return usage_error(kCommand, choices.error().message);
+// Model chunks per GPU: --chunks for interleaved 1F1B, else 1.
+int chunks_per_gpu(const FrontierFlags& flags, pipeline::ScheduleKind schedule) {
+  return schedule == pipeline::ScheduleKind::kInterleavedOneFOneB ? std::max(1, flags.chunks) : 1;
+}
+
+// The pipeline to plan: the job's degree, --pp, or as many GPUs as the profile has stages.
+pipeline::PipelineSpec pipeline_spec(const FrontierFlags& flags, const PlanningChoices& choices,
+                                     const ProfileSource& source) {
+  const profile::ExampleDefaults example;
   pipeline::PipelineSpec spec;
-  spec.schedule = choices->schedule;
+  spec.schedule = choices.schedule;
   spec.chunks_per_gpu = flags.chunks;
-  const int chunks =
-      spec.schedule == pipeline::ScheduleKind::kInterleavedOneFOneB ? std::max(1, flags.chunks) : 1;
-  spec.num_gpus = job              ? job->parallel.pp
+  const int chunks = chunks_per_gpu(flags, spec.schedule);
+  spec.num_gpus = source.job       ? source.job->parallel.pp
                   : flags.pp_given ? flags.job.pp
-                                   : std::max(1, profile->num_stages() / chunks);
+                                   : std::max(1, source.profile.num_stages() / chunks);
   spec.num_microbatches = flags.microbatches > 0 ? flags.microbatches : example.microbatches;
   spec.data_loading_time_s = flags.data_loading_s;
   spec.optimizer_step_time_s = flags.optimizer_step_s;
   spec.p2p_time_s = flags.p2p_s;
+  return spec;
+}
 
-  if (!job && !builtin && profile->num_stages() != spec.num_profile_stages()) {
-    return fail(kCommand,
-                fmt::format("{}: has {} stage(s) but --pp {}{} needs {}; is the file truncated, "
-                            "or --pp wrong?",
-                            profile->source, profile->num_stages(), spec.num_gpus,
-                            chunks > 1 ? fmt::format(" x --chunks {}", chunks) : "",
-                            spec.num_profile_stages()));
-  }
+// Fit, cost model, quantization, tau and P_blocking (the flag, else the job's GPU, else the
+// example's). Errors are usage errors.
+core::Result<frontier::PlanningSettings> planning_settings(const FrontierFlags& flags,
+                                                           const PlanningChoices& choices,
+                                                           const ProfileSource& source) {
+  const profile::ExampleDefaults example;
   frontier::PlanningSettings settings;
   auto fit_method = frontier::parse_fit_method(flags.fit);
-  if (!fit_method) {
-    return usage_error(kCommand,
-                       fmt::format("--fit: unknown '{}'; known: reference, global", flags.fit));
-  }
+  if (!fit_method)
+    return core::Error{fmt::format("--fit: unknown '{}'; known: reference, global", flags.fit)};
   settings.fit_method = *fit_method;
-  settings.cost_model = choices->cost_model;
-  settings.quantization = choices->quantization;
+  settings.cost_model = choices.cost_model;
+  settings.quantization = choices.quantization;
   settings.unit_time_s = flags.unit_time_s > 0.0 ? flags.unit_time_s : example.unit_time_s;
   if (flags.p_blocking_w >= 0.0) {
     settings.p_blocking_w = flags.p_blocking_w;
-  } else if (job) {
-    settings.p_blocking_w = job->gpu.p_blocking_w;
-  } else if (builtin) {
+  } else if (source.job) {
+    settings.p_blocking_w = source.job->gpu.p_blocking_w;
+  } else if (source.builtin) {
     settings.p_blocking_w = example.p_blocking_w;
   } else {
-    return usage_error(
-        kCommand,
-        "--p-blocking-w: required with --profile (power in W of a GPU blocked on P2P "
-        "communication)");
+    return core::Error{std::string(kPBlockingRequired)};
   }
-  auto problem = frontier::build_planning_problem(*profile, spec, settings);
-  if (!problem) return fail(kCommand, problem.error().message);
-  // Validate the output location before spending time on the solve.
-  auto output = core::AtomicOutputDirectory::create(flags.out, output_policy(flags.force));
-  if (!output) return fail(kCommand, output.error().message);
+  return settings;
+}
 
+// Solves with a progress line over the time range from T* down to the T_min bound (tau units).
+frontier::Frontier solve_with_progress(const frontier::PlanningProblem& problem,
+                                       frontier::MaxFlowEngine engine, bool quiet) {
   frontier::SolverOptions options;
-  options.engine = choices->engine;
-  // Progress over the time range from T* down to the T_min bound, in units of tau.
-  core::ProgressLine progress("planning", "tau units from T* toward T_min", !flags.quiet);
+  options.engine = engine;
+  core::ProgressLine progress("planning", "tau units from T* toward T_min", !quiet);
   options.progress = [&progress](long long done, long long total) { progress.update(done, total); };
-  frontier::Frontier solved = frontier::solve_frontier(*problem, options);
+  frontier::Frontier solved = frontier::solve_frontier(problem, options);
   progress.finish();
-  // Ceil promises plans never slower than all max clock; floor stays the reference's frontier.
-  const bool pinned = settings.quantization == frontier::Quantization::kCeil &&
-                      frontier::pin_fastest_point(*problem, solved);
-  if (profile->merged_duplicate_rows > 0) {
+  return solved;
+}
+
+// Warnings about the input: averaged repeated rows and fits that fell back.
+void warn_about_input(const profile::Profile& profile, const frontier::PlanningProblem& problem) {
+  if (profile.merged_duplicate_rows > 0) {
     fmt::print(stderr,
                "warning: {}:{}: {} repeated (stage, instruction, frequency) row(s) averaged\n",
-               profile->source, profile->first_duplicate_line, profile->merged_duplicate_rows);
+               profile.source, profile.first_duplicate_line, profile.merged_duplicate_rows);
   }
-  if (const std::string fallbacks = frontier::fit_fallback_summary(*problem); !fallbacks.empty()) {
+  if (const std::string fallbacks = frontier::fit_fallback_summary(problem); !fallbacks.empty()) {
     fmt::print(stderr, "warning: exponential fit fell back for {}\n", fallbacks);
   }
+}
 
-  study::FrontierRun run = study::analyze(*problem, solved, profile->source, &*profile);
-  run.fastest_point_pinned = pinned;
-
-  auto emit = parse_emit_plans(flags.emit_plans, run);
-  if (!emit) return fail(kCommand, emit.error().message);
-  const std::size_t last = solved.points.size() - 1;
-  if (flags.timeline_point > static_cast<long long>(last)) {
-    return usage_error(kCommand, fmt::format("--timeline-point: expected 0 to {}, got {}", last,
-                                             flags.timeline_point));
-  }
-  const std::size_t timeline_point =
-      flags.timeline_point < 0 ? last : static_cast<std::size_t>(flags.timeline_point);
-
+// The console summary of a written run.
+void print_frontier_summary(const FrontierFlags& flags, const ProfileSource& source,
+                            const pipeline::PipelineSpec& spec, const study::FrontierRun& run,
+                            const std::string& directory, std::size_t timeline_point,
+                            std::size_t plans_written) {
+  const frontier::PlanningProblem& problem = *run.problem;
+  const frontier::Frontier& solved = *run.frontier;
+  const frontier::PlanningSettings& settings = problem.settings;
+  const profile::Profile& profile = source.profile;
+  const bool builtin = source.builtin;
   const double tau = settings.unit_time_s;
-  std::vector<std::pair<std::string, std::string>> files = {
-      {"frontier.csv", report::frontier_csv(run)},
-      {"plans.csv", report::plans_csv(run)},
-      {"summary.json", report::summary_json(run)},
-      {"baselines.csv", report::baselines_csv(run)},
-      {"frontier.svg", report::frontier_svg(run)},
-      {fmt::format("timeline_{:05d}.json", timeline_point),
-       report::timeline_trace_json(run, timeline_point)},
-  };
-  for (std::size_t point : *emit) {
-    const auto plan = report::gpu_plans_at(*problem, solved.durations_at(point));
-    const double planned_time = solved.points[point].time_units * tau;
-    files.emplace_back(
-        report::zeus_plan_filename(point),
-        report::zeus_plan_py(plan, planned_time, solved.points[point].energy_j,
-                             run.realized[point].time_s, run.realized[point].energy_j));
-    files.emplace_back(fmt::format("plan_{:05d}.json", point),
-                       report::plan_json(plan, point, planned_time, solved.points[point].energy_j,
-                                         run.realized[point].time_s, run.realized[point].energy_j));
-  }
-  for (const auto& [name, contents] : files) {
-    if (auto written = output->write_file(name, contents); !written)
-      return fail(kCommand, written.error().message);
-  }
-  if (auto committed = output->commit(); !committed)
-    return fail(kCommand, committed.error().message);
-
-  // Readable summary.
   const auto& first = solved.points.front();
   const auto& fastest = solved.points.back();
   const double t_min = fastest.time_units * tau;
-  const double paper_baseline = frontier::max_clock_energy_at(*problem, t_min);
+  const double paper_baseline = frontier::max_clock_energy_at(problem, t_min);
   double max_fit_error = 0.0;
-  for (const auto& model : problem->models)
+  for (const auto& model : problem.models)
     max_fit_error = std::max(max_fit_error, model.fit().max_relative_error);
   fmt::print(
       "powertrain frontier: {} stages x {} microbatches, {}, tau = {} s, P_blocking = {} W\n",
       spec.num_gpus, spec.num_microbatches, pipeline::schedule_name(spec.schedule), tau,
       settings.p_blocking_w);
-  fmt::print("  profile       {}{}\n", profile->source,
+  fmt::print("  profile       {}{}\n", profile.source,
              builtin ? " (run `powertrain example-profile` to see it)" : "");
-  if (!job && !builtin && !flags.pp_given) {
+  if (!source.job && !builtin && !flags.pp_given) {
     // Said aloud: a truncated profile would otherwise plan a shorter pipeline without a word.
     fmt::print("  note          --pp not given: planned the {} stage(s) found in the profile\n",
                spec.num_gpus);
   }
-  const char* basis = job ? "modelled" : "measured";
-  if (job) {
+  const char* basis = source.job ? "modelled" : "measured";
+  if (source.job) {
     fmt::print(
         "  note          the profile is modelled by the device model: 'measured' below means "
         "the modelled time and energy at a clock, not a GPU measurement\n");
@@ -300,13 +267,87 @@ int run_frontier(const FrontierFlags& flags) {
       "  files         {}/: frontier.csv plans.csv summary.json baselines.csv frontier.svg "
       "timeline_{:05d}.json "
       "and {} plan(s) as freqs_pipeline_NNNNN.py + plan_NNNNN.json\n",
-      output->target().string(), timeline_point, emit->size());
-  if (!builtin && profile->find(0, pipeline::InstructionKind::kRecompute) != nullptr &&
+      directory, timeline_point, plans_written);
+  if (!builtin && profile.find(0, pipeline::InstructionKind::kRecompute) != nullptr &&
       spec.schedule != pipeline::ScheduleKind::kOneFOneBEarlyRecompute) {
     fmt::print(
         "note: {} has recompute rows; they are planned only with --schedule 1f1b-recompute\n",
-        profile->source);
+        profile.source);
   }
+}
+
+int run_frontier(const FrontierFlags& flags) {
+  const char* kCommand = "frontier";
+  if (flags.model_mode && !flags.profile.empty())
+    return usage_error(kCommand, "give either --profile or --model/--gpu, not both");
+  if (!flags.model_mode && !flags.profile.empty() && flags.p_blocking_w < 0.0)
+    return usage_error(kCommand, std::string(kPBlockingRequired));
+  if (auto checked = core::check_output_directory(flags.out, output_policy(flags.force));
+      !checked) {
+    return fail(kCommand, checked.error().message);
+  }
+  auto source = load_profile(flags);
+  if (!source) return fail(kCommand, source.error().message);
+  const profile::Profile& profile = source->profile;
+  if (source->job) {
+    fmt::print("powertrain frontier: profile modelled for {}\n", source->job->description);
+    print_job_summary(*source->job);
+  }
+
+  auto choices = parse_planning_choices(
+      source->job && source->job->parallel.recompute && flags.schedule == "1f1b" ? "1f1b-recompute"
+                                                                                 : flags.schedule,
+      flags.cost_model, flags.quantization, flags.max_flow);
+  if (!choices) return usage_error(kCommand, choices.error().message);
+  const pipeline::PipelineSpec spec = pipeline_spec(flags, *choices, *source);
+  const int chunks = chunks_per_gpu(flags, spec.schedule);
+  if (!source->job && !source->builtin && profile.num_stages() != spec.num_profile_stages()) {
+    return fail(kCommand,
+                fmt::format("{}: has {} stage(s) but --pp {}{} needs {}; is the file truncated, "
+                            "or --pp wrong?",
+                            profile.source, profile.num_stages(), spec.num_gpus,
+                            chunks > 1 ? fmt::format(" x --chunks {}", chunks) : "",
+                            spec.num_profile_stages()));
+  }
+  auto settings = planning_settings(flags, *choices, *source);
+  if (!settings) return usage_error(kCommand, settings.error().message);
+  auto problem = frontier::build_planning_problem(profile, spec, *settings);
+  if (!problem) return fail(kCommand, problem.error().message);
+  // Validate the output location before spending time on the solve.
+  auto output = core::AtomicOutputDirectory::create(flags.out, output_policy(flags.force));
+  if (!output) return fail(kCommand, output.error().message);
+
+  frontier::Frontier solved = solve_with_progress(*problem, choices->engine, flags.quiet);
+  // Ceil promises plans never slower than all max clock; floor stays the reference's frontier.
+  const bool pinned = settings->quantization == frontier::Quantization::kCeil &&
+                      frontier::pin_fastest_point(*problem, solved);
+  warn_about_input(profile, *problem);
+
+  study::FrontierRun run = study::analyze(*problem, solved, profile.source, &profile);
+  run.fastest_point_pinned = pinned;
+
+  auto emit = parse_emit_plans(flags.emit_plans, run);
+  if (!emit) return fail(kCommand, emit.error().message);
+  const std::size_t last = solved.points.size() - 1;
+  if (flags.timeline_point > static_cast<long long>(last)) {
+    return usage_error(kCommand, fmt::format("--timeline-point: expected 0 to {}, got {}", last,
+                                             flags.timeline_point));
+  }
+  const std::size_t timeline_point =
+      flags.timeline_point < 0 ? last : static_cast<std::size_t>(flags.timeline_point);
+
+  std::vector<report::OutputFile> files = report::frontier_files(run, timeline_point);
+  for (std::size_t point : *emit) {
+    for (auto& file : report::plan_files(run, point)) files.push_back(std::move(file));
+  }
+  for (const auto& [name, contents] : files) {
+    if (auto written = output->write_file(name, contents); !written)
+      return fail(kCommand, written.error().message);
+  }
+  if (auto committed = output->commit(); !committed)
+    return fail(kCommand, committed.error().message);
+  print_frontier_summary(flags, *source, spec, run, output->target().string(), timeline_point,
+                         emit->size());
   return 0;
 }
 

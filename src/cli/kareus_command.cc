@@ -11,7 +11,6 @@
 #include "cli/flags.h"
 #include "cli/model_job_options.h"
 #include "core/atomic_output.h"
-#include "core/svg_plot.h"
 #include "kareus/compose.h"
 #include "kareus/large_scale.h"
 #include "kareus/paper_tables.h"
@@ -20,6 +19,7 @@
 #include "kareus/systems.h"
 #include "profile/model_profile.h"
 #include "report/frontier_report.h"
+#include "report/svg_plot.h"
 
 namespace powertrain::cli {
 namespace {
@@ -87,22 +87,22 @@ std::string frontier_csv(const kareus::SystemsResult& r, double p_static_w,
 }
 
 std::string frontier_svg(const kareus::SystemsResult& r, const std::string& description) {
-  core::PlotSpec plot;
+  report::PlotSpec plot;
   plot.title = fmt::format("Kareus vs baselines: {} (modelled)", description);
   plot.x_label = "iteration time (s, modelled)";
   plot.y_label = fmt::format("energy per iteration, {} GPUs (J, modelled)", r.gpus);
   for (std::size_t i = 0; i < r.systems.size(); ++i) {
     const kareus::SystemFrontier& m = r.systems[i];
-    core::PlotSeries series;
+    report::PlotSeries series;
     series.label = m.name;
     series.color = kColors[i];
     series.points = m.points;
-    series.style = m.points.size() > 1 ? core::PlotSeries::Style::kLineAndMarkers
-                                       : core::PlotSeries::Style::kMarkers;
+    series.style = m.points.size() > 1 ? report::PlotSeries::Style::kLineAndMarkers
+                                       : report::PlotSeries::Style::kMarkers;
     series.marker_radius_px = m.points.size() > 1 ? 2.0 : 5.0;
     plot.series.push_back(series);
   }
-  return core::render_svg_plot(plot);
+  return report::render_svg_plot(plot);
 }
 
 kareus::SystemsOptions systems_options(const KareusFlags& flags) {

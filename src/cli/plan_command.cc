@@ -83,6 +83,53 @@ std::string trace_plan_json(const study::TracePlan& plan, const std::string& ste
   return doc.dump(2) + "\n";
 }
 
+// The graph and its replay: the timeline the instructions are read from.
+struct Timeline {
+  graph::ExecutionGraph graph;
+  sim::ReplayResult replayed;
+  std::string source;
+  const char* step_basis = "replayed from the measured trace";
+  double measured_step_s = -1.0;  // the trace's own step (--trace only)
+};
+
+// Replays --trace, or emulates the kept traces of --emulated.
+core::Result<Timeline> read_timeline(const PlanFlags& flags, const device::GpuSpec& gpu) {
+  const char* kCommand = "plan";
+  Timeline timeline;
+  if (!flags.traces.empty()) {
+    auto traces = replay::read_traces(flags.traces, true, stderr_progress(kCommand, flags.quiet));
+    if (!traces) return traces.error();
+    auto built = graph::build_execution_graph(traces->ranks);
+    if (!built) return built.error();
+    timeline.graph = std::move(*built);
+    timeline.replayed = replay::replay_graph(timeline.graph, gpu).result;
+    timeline.measured_step_s = sim::metrics_of_input(timeline.graph).job_step_time_ns * 1e-9;
+    timeline.source = flags.traces.size() == 1 ? flags.traces.front()
+                                               : fmt::format("{} (+{} more)", flags.traces.front(),
+                                                             flags.traces.size() - 1);
+    return timeline;
+  }
+  const fs::path dir = fs::path(flags.emulated) / "traces";
+  if (!fs::is_directory(dir))
+    return core::Error{
+        fmt::format("{}: no traces/ directory (run `powertrain emulate` with "
+                    "--keep-traces)",
+                    flags.emulated)};
+  emulate::EmulateOptions options;
+  options.gpu = gpu.name;
+  options.dedup = false;  // every stage differs; simulate them all
+  options.kernel_table = flags.kernel_table;
+  options.host_costs.max_host_gap_ns =
+      static_cast<std::int64_t>(std::llround(flags.max_host_gap_us * 1e3));
+  auto emulated = emulate::emulate_trace_paths({dir.string()}, options);
+  if (!emulated) return emulated.error();
+  timeline.graph = std::move(emulated->graph);
+  timeline.replayed = std::move(emulated->replay);
+  timeline.source = dir.string();
+  timeline.step_basis = "predicted by the emulation";
+  return timeline;
+}
+
 int run_plan(const PlanFlags& flags) {
   const char* kCommand = "plan";
   if (flags.traces.empty() == flags.emulated.empty())
@@ -94,42 +141,13 @@ int run_plan(const PlanFlags& flags) {
   if (auto checked = core::check_output_directory(flags.out, output_policy(flags.force)); !checked)
     return fail(kCommand, checked.error().message);
 
-  // The graph and its replay: the timeline the instructions are read from.
-  graph::ExecutionGraph graph;
-  sim::ReplayResult replayed;
-  std::string source;
-  const char* step_basis = "replayed from the measured trace";
-  double measured_step_s = -1.0;  // the trace's own step (--trace only)
-  if (!flags.traces.empty()) {
-    auto traces = replay::read_traces(flags.traces, true, stderr_progress(kCommand, flags.quiet));
-    if (!traces) return fail(kCommand, traces.error().message);
-    auto built = graph::build_execution_graph(traces->ranks);
-    if (!built) return fail(kCommand, built.error().message);
-    graph = std::move(*built);
-    replayed = replay::replay_graph(graph, *gpu).result;
-    measured_step_s = sim::metrics_of_input(graph).job_step_time_ns * 1e-9;
-    source = flags.traces.size() == 1
-                 ? flags.traces.front()
-                 : fmt::format("{} (+{} more)", flags.traces.front(), flags.traces.size() - 1);
-  } else {
-    const fs::path dir = fs::path(flags.emulated) / "traces";
-    if (!fs::is_directory(dir))
-      return fail(kCommand, fmt::format("{}: no traces/ directory (run `powertrain emulate` with "
-                                        "--keep-traces)",
-                                        flags.emulated));
-    emulate::EmulateOptions options;
-    options.gpu = gpu->name;
-    options.dedup = false;  // every stage differs; simulate them all
-    options.kernel_table = flags.kernel_table;
-    options.host_costs.max_host_gap_ns =
-        static_cast<std::int64_t>(std::llround(flags.max_host_gap_us * 1e3));
-    auto emulated = emulate::emulate_trace_paths({dir.string()}, options);
-    if (!emulated) return fail(kCommand, emulated.error().message);
-    graph = std::move(emulated->graph);
-    replayed = std::move(emulated->replay);
-    source = dir.string();
-    step_basis = "predicted by the emulation";
-  }
+  auto timeline = read_timeline(flags, *gpu);
+  if (!timeline) return fail(kCommand, timeline.error().message);
+  const graph::ExecutionGraph& graph = timeline->graph;
+  const sim::ReplayResult& replayed = timeline->replayed;
+  const std::string& source = timeline->source;
+  const char* step_basis = timeline->step_basis;
+  const double measured_step_s = timeline->measured_step_s;
   if (replayed.outcome != sim::ReplayOutcome::kComplete)
     return fail(kCommand, "the replay of the trace did not complete; cannot plan from it");
   const double step_s = sim::metrics_of_replay(graph, replayed).job_step_time_ns * 1e-9;
@@ -153,27 +171,12 @@ int run_plan(const PlanFlags& flags) {
   const auto& points = plan->frontier.points;
   const std::size_t last = points.size() - 1;
   const double tau = plan->problem.settings.unit_time_s;
-  std::vector<std::pair<std::string, std::string>> files = {
-      {"frontier.csv", report::frontier_csv(run)},
-      {"plans.csv", report::plans_csv(run)},
-      {"summary.json", report::summary_json(run)},
-      {"baselines.csv", report::baselines_csv(run)},
-      {"frontier.svg", report::frontier_svg(run)},
-      {fmt::format("timeline_{:05d}.json", last), report::timeline_trace_json(run, last)},
-      {"instructions.csv", instructions_csv(plan->pipeline)},
-      {"profile.csv", profile_csv(plan->profile)},
-      {"trace_plan.json", trace_plan_json(*plan, step_basis, measured_step_s, run)},
-  };
+  std::vector<report::OutputFile> files = report::frontier_files(run, last);
+  files.emplace_back("instructions.csv", instructions_csv(plan->pipeline));
+  files.emplace_back("profile.csv", profile_csv(plan->profile));
+  files.emplace_back("trace_plan.json", trace_plan_json(*plan, step_basis, measured_step_s, run));
   for (std::size_t point : {std::size_t{0}, last}) {
-    const auto gpu_plan = report::gpu_plans_at(plan->problem, plan->frontier.durations_at(point));
-    const double planned = points[point].time_units * tau;
-    files.emplace_back(
-        report::zeus_plan_filename(point),
-        report::zeus_plan_py(gpu_plan, planned, points[point].energy_j, run.realized[point].time_s,
-                             run.realized[point].energy_j));
-    files.emplace_back(fmt::format("plan_{:05d}.json", point),
-                       report::plan_json(gpu_plan, point, planned, points[point].energy_j,
-                                         run.realized[point].time_s, run.realized[point].energy_j));
+    for (auto& file : report::plan_files(run, point)) files.push_back(std::move(file));
     if (last == 0) break;
   }
   for (const auto& [name, contents] : files)

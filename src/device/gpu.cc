@@ -55,16 +55,9 @@ std::vector<GpuSpec> build_catalog() {
     gpus.push_back(g);
   }
   {
-    GpuSpec g;
+    GpuSpec g = gpus.front();  // a100-sxm: the same chip; only what differs is set below
     g.name = "a100-pcie";
     g.display_name = "NVIDIA A100 PCIe 80GB";
-    g.clocks_mhz = clock_range(210, 1410, 15);
-    g.sm_count = 108;
-    g.peak_tflops_fp32 = 19.5;
-    g.peak_tflops_tf32 = 156;
-    g.peak_tflops_bf16 = 312;
-    g.peak_tflops_fp16 = 312;
-    g.memory_gib = 80;
     g.memory_bandwidth_gb_s = 1935;
     g.link_bandwidth_gb_s = 32;
     g.link_name = "PCIe 4.0 x16";
@@ -125,21 +118,11 @@ std::vector<GpuSpec> build_catalog() {
     gpus.push_back(g);
   }
   {
-    GpuSpec g;
+    GpuSpec g = gpus.back();  // h100-sxm: the same chip; only what differs is set below
     g.name = "h200";
     g.display_name = "NVIDIA H200 SXM 141GB";
-    g.clocks_mhz = clock_range(210, 1980, 15);
-    g.sm_count = 132;
-    g.peak_tflops_fp32 = 67;
-    g.peak_tflops_tf32 = 494.5;
-    g.peak_tflops_bf16 = 989.5;
-    g.peak_tflops_fp16 = 989.5;
-    g.peak_tflops_fp8 = 1979;
     g.memory_gib = 141;
     g.memory_bandwidth_gb_s = 4800;
-    g.link_bandwidth_gb_s = 450;
-    g.link_name = "NVLink 4 (900 GB/s bidirectional)";
-    g.tdp_w = 700;
     g.idle_power_w = 75;
     g.p_blocking_w = 115;
     g.sources =

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "interposer/cudart_impl.h"
 #include "interposer/cudart_internal.h"
@@ -273,180 +274,105 @@ void fill_cuda13(cudaDeviceProp* p, int device) {
   p->gpuPciSubsystemID = 0x16c110de;
 }
 
+// cudaDeviceGetAttribute values that are the same on every emulated device.
+constexpr std::pair<cudaDeviceAttr, int> kFixedAttributes[] = {
+    {cudaDevAttrGpuOverlap, 1},
+    {cudaDevAttrKernelExecTimeout, 0},
+    {cudaDevAttrIntegrated, 0},
+    {cudaDevAttrCanMapHostMemory, 1},
+    {cudaDevAttrComputeMode, 0},
+    {cudaDevAttrConcurrentKernels, 1},
+    {cudaDevAttrTccDriver, 0},
+    {cudaDevAttrUnifiedAddressing, 1},
+    {cudaDevAttrStreamPrioritiesSupported, 1},
+    {cudaDevAttrGlobalL1CacheSupported, 1},
+    {cudaDevAttrLocalL1CacheSupported, 1},
+    {cudaDevAttrManagedMemory, 1},
+    {cudaDevAttrIsMultiGpuBoard, 0},
+    {cudaDevAttrHostNativeAtomicSupported, 0},
+    {cudaDevAttrSingleToDoublePrecisionPerfRatio, 2},
+    {cudaDevAttrPageableMemoryAccess, 0},
+    {cudaDevAttrConcurrentManagedAccess, 1},
+    {cudaDevAttrComputePreemptionSupported, 1},
+    {cudaDevAttrCanUseHostPointerForRegisteredMem, 1},
+    {cudaDevAttrCooperativeLaunch, 1},
+    {cudaDevAttrCanFlushRemoteWrites, 0},
+    {cudaDevAttrHostRegisterSupported, 1},
+    {cudaDevAttrPageableMemoryAccessUsesHostPageTables, 0},
+    {cudaDevAttrDirectManagedMemAccessFromHost, 0},
+    {cudaDevAttrSparseCudaArraySupported, 1},
+    {cudaDevAttrHostRegisterReadOnlySupported, 1},
+    {cudaDevAttrTimelineSemaphoreInteropSupported, 1},
+    {cudaDevAttrMemoryPoolsSupported, 1},
+    {cudaDevAttrGPUDirectRDMASupported, 1},
+    {cudaDevAttrGPUDirectRDMAFlushWritesOptions, 1},
+    {cudaDevAttrGPUDirectRDMAWritesOrdering, 100},
+    {cudaDevAttrMemoryPoolSupportedHandleTypes, 9},
+    {cudaDevAttrDeferredMappingCudaArraySupported, 1},
+    {cudaDevAttrIpcEventSupport, 1},
+    {cudaDevAttrMemSyncDomainCount, 4},
+    {cudaDevAttrNumaConfig, 0},
+    {cudaDevAttrNumaId, -1},
+    {cudaDevAttrMpsEnabled, 0},
+    {cudaDevAttrHostNumaId, -1},
+};
+
 // cudaDeviceGetAttribute values; `ok` false for attributes CUDA does not define.
 int attribute_value(cudaDeviceAttr attr, int device, bool* ok) {
   cudaDeviceProp p;
   fill_cuda13(&p, device);
   const SmLimits l = sm_limits();
   *ok = true;
-  switch (attr) {
-    case cudaDevAttrMaxThreadsPerBlock:
-      return p.maxThreadsPerBlock;
-    case cudaDevAttrMaxBlockDimX:
-      return p.maxThreadsDim[0];
-    case cudaDevAttrMaxBlockDimY:
-      return p.maxThreadsDim[1];
-    case cudaDevAttrMaxBlockDimZ:
-      return p.maxThreadsDim[2];
-    case cudaDevAttrMaxGridDimX:
-      return p.maxGridSize[0];
-    case cudaDevAttrMaxGridDimY:
-      return p.maxGridSize[1];
-    case cudaDevAttrMaxGridDimZ:
-      return p.maxGridSize[2];
-    case cudaDevAttrMaxSharedMemoryPerBlock:
-      return static_cast<int>(p.sharedMemPerBlock);
-    case cudaDevAttrTotalConstantMemory:
-      return static_cast<int>(p.totalConstMem);
-    case cudaDevAttrWarpSize:
-      return p.warpSize;
-    case cudaDevAttrMaxPitch:
-      return static_cast<int>(p.memPitch);
-    case cudaDevAttrMaxRegistersPerBlock:
-      return p.regsPerBlock;
-    case cudaDevAttrClockRate:
-      return config().clock_mhz * 1000;  // kHz
-    case cudaDevAttrTextureAlignment:
-      return static_cast<int>(p.textureAlignment);
-    case cudaDevAttrGpuOverlap:
-      return 1;
-    case cudaDevAttrMultiProcessorCount:
-      return p.multiProcessorCount;
-    case cudaDevAttrKernelExecTimeout:
-      return 0;
-    case cudaDevAttrIntegrated:
-      return 0;
-    case cudaDevAttrCanMapHostMemory:
-      return 1;
-    case cudaDevAttrComputeMode:
-      return 0;
-    case cudaDevAttrMaxTexture1DWidth:
-      return p.maxTexture1D;
-    case cudaDevAttrMaxTexture2DWidth:
-      return p.maxTexture2D[0];
-    case cudaDevAttrMaxTexture2DHeight:
-      return p.maxTexture2D[1];
-    case cudaDevAttrMaxTexture3DWidth:
-      return p.maxTexture3D[0];
-    case cudaDevAttrMaxTexture3DHeight:
-      return p.maxTexture3D[1];
-    case cudaDevAttrMaxTexture3DDepth:
-      return p.maxTexture3D[2];
-    case cudaDevAttrSurfaceAlignment:
-      return static_cast<int>(p.surfaceAlignment);
-    case cudaDevAttrConcurrentKernels:
-      return 1;
-    case cudaDevAttrEccEnabled:
-      return p.ECCEnabled;
-    case cudaDevAttrPciBusId:
-      return p.pciBusID;
-    case cudaDevAttrPciDeviceId:
-      return p.pciDeviceID;
-    case cudaDevAttrTccDriver:
-      return 0;
-    case cudaDevAttrMemoryClockRate:
-      return l.memory_clock_khz;
-    case cudaDevAttrGlobalMemoryBusWidth:
-      return p.memoryBusWidth;
-    case cudaDevAttrL2CacheSize:
-      return p.l2CacheSize;
-    case cudaDevAttrMaxThreadsPerMultiProcessor:
-      return p.maxThreadsPerMultiProcessor;
-    case cudaDevAttrAsyncEngineCount:
-      return p.asyncEngineCount;
-    case cudaDevAttrUnifiedAddressing:
-      return 1;
-    case cudaDevAttrPciDomainId:
-      return p.pciDomainID;
-    case cudaDevAttrTexturePitchAlignment:
-      return static_cast<int>(p.texturePitchAlignment);
-    case cudaDevAttrComputeCapabilityMajor:
-      return p.major;
-    case cudaDevAttrComputeCapabilityMinor:
-      return p.minor;
-    case cudaDevAttrStreamPrioritiesSupported:
-      return 1;
-    case cudaDevAttrGlobalL1CacheSupported:
-      return 1;
-    case cudaDevAttrLocalL1CacheSupported:
-      return 1;
-    case cudaDevAttrMaxSharedMemoryPerMultiprocessor:
-      return static_cast<int>(p.sharedMemPerMultiprocessor);
-    case cudaDevAttrMaxRegistersPerMultiprocessor:
-      return p.regsPerMultiprocessor;
-    case cudaDevAttrManagedMemory:
-      return 1;
-    case cudaDevAttrIsMultiGpuBoard:
-      return 0;
-    case cudaDevAttrMultiGpuBoardGroupID:
-      return p.multiGpuBoardGroupID;
-    case cudaDevAttrHostNativeAtomicSupported:
-      return 0;
-    case cudaDevAttrSingleToDoublePrecisionPerfRatio:
-      return 2;
-    case cudaDevAttrPageableMemoryAccess:
-      return 0;
-    case cudaDevAttrConcurrentManagedAccess:
-      return 1;
-    case cudaDevAttrComputePreemptionSupported:
-      return 1;
-    case cudaDevAttrCanUseHostPointerForRegisteredMem:
-      return 1;
-    case cudaDevAttrCooperativeLaunch:
-      return 1;
-    case cudaDevAttrMaxSharedMemoryPerBlockOptin:
-      return static_cast<int>(p.sharedMemPerBlockOptin);
-    case cudaDevAttrCanFlushRemoteWrites:
-      return 0;
-    case cudaDevAttrHostRegisterSupported:
-      return 1;
-    case cudaDevAttrPageableMemoryAccessUsesHostPageTables:
-      return 0;
-    case cudaDevAttrDirectManagedMemAccessFromHost:
-      return 0;
-    case cudaDevAttrMaxBlocksPerMultiprocessor:
-      return p.maxBlocksPerMultiProcessor;
-    case cudaDevAttrMaxPersistingL2CacheSize:
-      return p.persistingL2CacheMaxSize;
-    case cudaDevAttrMaxAccessPolicyWindowSize:
-      return p.accessPolicyMaxWindowSize;
-    case cudaDevAttrReservedSharedMemoryPerBlock:
-      return static_cast<int>(p.reservedSharedMemPerBlock);
-    case cudaDevAttrSparseCudaArraySupported:
-      return 1;
-    case cudaDevAttrHostRegisterReadOnlySupported:
-      return 1;
-    case cudaDevAttrTimelineSemaphoreInteropSupported:
-      return 1;
-    case cudaDevAttrMemoryPoolsSupported:
-      return 1;
-    case cudaDevAttrGPUDirectRDMASupported:
-      return 1;
-    case cudaDevAttrGPUDirectRDMAFlushWritesOptions:
-      return 1;
-    case cudaDevAttrGPUDirectRDMAWritesOrdering:
-      return 100;
-    case cudaDevAttrMemoryPoolSupportedHandleTypes:
-      return 9;
-    case cudaDevAttrClusterLaunch:
-      return p.clusterLaunch;
-    case cudaDevAttrDeferredMappingCudaArraySupported:
-      return 1;
-    case cudaDevAttrIpcEventSupport:
-      return 1;
-    case cudaDevAttrMemSyncDomainCount:
-      return 4;
-    case cudaDevAttrNumaConfig:
-      return 0;
-    case cudaDevAttrNumaId:
-      return -1;
-    case cudaDevAttrMpsEnabled:
-      return 0;
-    case cudaDevAttrHostNumaId:
-      return -1;
-    default:
-      break;
-  }
+  for (const auto& [fixed, value] : kFixedAttributes)
+    if (fixed == attr) return value;
+  // The rest follow the configured GPU (the properties cudaGetDeviceProperties reports).
+  const std::pair<cudaDeviceAttr, int> from_properties[] = {
+      {cudaDevAttrMaxThreadsPerBlock, p.maxThreadsPerBlock},
+      {cudaDevAttrMaxBlockDimX, p.maxThreadsDim[0]},
+      {cudaDevAttrMaxBlockDimY, p.maxThreadsDim[1]},
+      {cudaDevAttrMaxBlockDimZ, p.maxThreadsDim[2]},
+      {cudaDevAttrMaxGridDimX, p.maxGridSize[0]},
+      {cudaDevAttrMaxGridDimY, p.maxGridSize[1]},
+      {cudaDevAttrMaxGridDimZ, p.maxGridSize[2]},
+      {cudaDevAttrMaxSharedMemoryPerBlock, static_cast<int>(p.sharedMemPerBlock)},
+      {cudaDevAttrTotalConstantMemory, static_cast<int>(p.totalConstMem)},
+      {cudaDevAttrWarpSize, p.warpSize},
+      {cudaDevAttrMaxPitch, static_cast<int>(p.memPitch)},
+      {cudaDevAttrMaxRegistersPerBlock, p.regsPerBlock},
+      {cudaDevAttrClockRate, config().clock_mhz * 1000},  // kHz
+      {cudaDevAttrTextureAlignment, static_cast<int>(p.textureAlignment)},
+      {cudaDevAttrMultiProcessorCount, p.multiProcessorCount},
+      {cudaDevAttrMaxTexture1DWidth, p.maxTexture1D},
+      {cudaDevAttrMaxTexture2DWidth, p.maxTexture2D[0]},
+      {cudaDevAttrMaxTexture2DHeight, p.maxTexture2D[1]},
+      {cudaDevAttrMaxTexture3DWidth, p.maxTexture3D[0]},
+      {cudaDevAttrMaxTexture3DHeight, p.maxTexture3D[1]},
+      {cudaDevAttrMaxTexture3DDepth, p.maxTexture3D[2]},
+      {cudaDevAttrSurfaceAlignment, static_cast<int>(p.surfaceAlignment)},
+      {cudaDevAttrEccEnabled, p.ECCEnabled},
+      {cudaDevAttrPciBusId, p.pciBusID},
+      {cudaDevAttrPciDeviceId, p.pciDeviceID},
+      {cudaDevAttrMemoryClockRate, l.memory_clock_khz},
+      {cudaDevAttrGlobalMemoryBusWidth, p.memoryBusWidth},
+      {cudaDevAttrL2CacheSize, p.l2CacheSize},
+      {cudaDevAttrMaxThreadsPerMultiProcessor, p.maxThreadsPerMultiProcessor},
+      {cudaDevAttrAsyncEngineCount, p.asyncEngineCount},
+      {cudaDevAttrPciDomainId, p.pciDomainID},
+      {cudaDevAttrTexturePitchAlignment, static_cast<int>(p.texturePitchAlignment)},
+      {cudaDevAttrComputeCapabilityMajor, p.major},
+      {cudaDevAttrComputeCapabilityMinor, p.minor},
+      {cudaDevAttrMaxSharedMemoryPerMultiprocessor, static_cast<int>(p.sharedMemPerMultiprocessor)},
+      {cudaDevAttrMaxRegistersPerMultiprocessor, p.regsPerMultiprocessor},
+      {cudaDevAttrMultiGpuBoardGroupID, p.multiGpuBoardGroupID},
+      {cudaDevAttrMaxSharedMemoryPerBlockOptin, static_cast<int>(p.sharedMemPerBlockOptin)},
+      {cudaDevAttrMaxBlocksPerMultiprocessor, p.maxBlocksPerMultiProcessor},
+      {cudaDevAttrMaxPersistingL2CacheSize, p.persistingL2CacheMaxSize},
+      {cudaDevAttrMaxAccessPolicyWindowSize, p.accessPolicyMaxWindowSize},
+      {cudaDevAttrReservedSharedMemoryPerBlock, static_cast<int>(p.reservedSharedMemPerBlock)},
+      {cudaDevAttrClusterLaunch, p.clusterLaunch},
+  };
+  for (const auto& [known, value] : from_properties)
+    if (known == attr) return value;
   // Defined but not modelled (texture/surface extents of other shapes, interop flags): 0, as a
   // device without the feature would answer. Values CUDA does not define are invalid.
   const int value = static_cast<int>(attr);

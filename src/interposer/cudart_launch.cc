@@ -124,6 +124,20 @@ cudaError_t check_configuration(dim3 grid, dim3 block, std::size_t shmem, int ma
   return cudaSuccess;
 }
 
+// The fields a kernel record carries: kernel index, dynamic shared bytes, grid and block.
+void set_launch_fields(Record& record, std::int64_t index, std::size_t shmem, dim3 grid, dim3 block,
+                       const char* api) {
+  record.a[2] = index;
+  record.a[3] = static_cast<std::int64_t>(shmem);
+  record.g[0] = grid.x;
+  record.g[1] = grid.y;
+  record.g[2] = grid.z;
+  record.g[3] = block.x;
+  record.g[4] = block.y;
+  record.g[5] = block.z;
+  record.api = api;
+}
+
 cudaError_t launch_index(std::int64_t index, int max_dynamic_shared, dim3 grid, dim3 block,
                          std::size_t shmem, cudaStream_t stream, bool per_thread, const char* api,
                          std::int64_t start) {
@@ -134,15 +148,7 @@ cudaError_t launch_index(std::int64_t index, int max_dynamic_shared, dim3 grid, 
   Record record = make_record(Op::kKernel, start, ref.device);
   record.a[0] = ref.id;
   record.a[1] = next_correlation();
-  record.a[2] = index;
-  record.a[3] = static_cast<std::int64_t>(shmem);
-  record.g[0] = grid.x;
-  record.g[1] = grid.y;
-  record.g[2] = grid.z;
-  record.g[3] = block.x;
-  record.g[4] = block.y;
-  record.g[5] = block.z;
-  record.api = api;
+  set_launch_fields(record, index, shmem, grid, block, api);
   append(std::move(record));
   return cudaSuccess;
 }
@@ -171,15 +177,7 @@ cudaError_t make_kernel_record(const void* func, dim3 grid, dim3 block, std::siz
   const cudaError_t error = check_configuration(grid, block, shmem, max_dynamic_shared, api);
   if (error != cudaSuccess) return error;
   Record record = make_record(Op::kKernel, now_ns(), current_device());
-  record.a[2] = index;
-  record.a[3] = static_cast<std::int64_t>(shmem);
-  record.g[0] = grid.x;
-  record.g[1] = grid.y;
-  record.g[2] = grid.z;
-  record.g[3] = block.x;
-  record.g[4] = block.y;
-  record.g[5] = block.z;
-  record.api = api;
+  set_launch_fields(record, index, shmem, grid, block, api);
   *out = std::move(record);
   return cudaSuccess;
 }

@@ -75,6 +75,50 @@ profile::ModelJobRequest table7_request(int microbatches) {
   return r;
 }
 
+namespace {
+
+// One microbatch count's realized plans for a pipeline; configurations with the same count share
+// them.
+struct Solved {
+  std::vector<frontier::RealizedPlan> perseus, kareus;
+  frontier::RealizedPlan megatron;
+  double solve_s = 0.0;
+};
+
+// A configuration's row: the pipeline's plans scaled to every copy (tp × pipelines), fastest
+// points and the reductions vs Megatron-LM and, on the frontiers, vs Megatron-LM + Perseus.
+LargeScaleRow large_scale_row(const study::ClusterConfig& config, const study::ClusterShape& shape,
+                              const Solved& solved, int tp) {
+  const double copies = double(tp) * double(shape.pipelines);
+  LargeScaleRow row;
+  row.config = config;
+  row.shape = shape;
+  row.solve_s = solved.solve_s;
+  row.megatron = {solved.megatron.time_s, solved.megatron.energy_j * copies};
+  row.perseus = scaled(solved.perseus, copies);
+  row.kareus = scaled(solved.kareus, copies);
+  row.perseus_fastest = fastest(row.perseus);
+  row.kareus_fastest = fastest(row.kareus);
+  auto pct = [](double ours, double base) { return 100.0 * (1.0 - ours / base); };
+  row.perseus_time_reduction_pct = pct(row.perseus_fastest.time_s, row.megatron.time_s);
+  row.kareus_time_reduction_pct = pct(row.kareus_fastest.time_s, row.megatron.time_s);
+  row.perseus_energy_reduction_pct = pct(row.perseus_fastest.energy_j, row.megatron.energy_j);
+  row.kareus_energy_reduction_pct = pct(row.kareus_fastest.energy_j, row.megatron.energy_j);
+  // Fig. 8 definitions: iso-time at M+P's fastest time, iso-energy at M+P's least energy.
+  double mp_t_min = 1e300, mp_e_min = 1e300;
+  for (const ClusterPoint& p : row.perseus)
+    mp_t_min = std::min(mp_t_min, p.time_s), mp_e_min = std::min(mp_e_min, p.energy_j);
+  const auto mp_e = least_energy_within(row.perseus, mp_t_min);
+  const auto mp_t = least_time_within(row.perseus, mp_e_min);
+  if (auto e = least_energy_within(row.kareus, mp_t_min); e && mp_e)
+    row.iso_time_energy_reduction_pct = pct(*e, *mp_e);
+  if (auto t = least_time_within(row.kareus, mp_e_min); t && mp_t)
+    row.iso_energy_time_reduction_pct = pct(*t, *mp_t);
+  return row;
+}
+
+}  // namespace
+
 core::Result<LargeScaleResult> emulate_large_scale(const LargeScaleOptions& options,
                                                    Profiler& profiler) {
   auto job = profile::build_model_job(options.request);
@@ -151,11 +195,6 @@ core::Result<LargeScaleResult> emulate_large_scale(const LargeScaleOptions& opti
   double shortest = 1e300;
   for (const auto& stage : megatron_max) shortest = std::min(shortest, stage[0].time_s);
   const double tau = shortest / 1000.0;
-  struct Solved {
-    std::vector<frontier::RealizedPlan> perseus, kareus;
-    frontier::RealizedPlan megatron;
-    double solve_s = 0.0;
-  };
   std::map<int, Solved> by_microbatches;  // configurations with the same M share the solve
   for (std::size_t i = 0; i < configs.size(); ++i) {
     const int m = shapes[i].microbatches_per_pipeline;
@@ -170,33 +209,7 @@ core::Result<LargeScaleResult> emulate_large_scale(const LargeScaleOptions& opti
       solved.solve_s = seconds_since(start);
       it = by_microbatches.emplace(m, std::move(solved)).first;
     }
-    const Solved& solved = it->second;
-    const double copies = double(tp) * double(shapes[i].pipelines);
-    LargeScaleRow row;
-    row.config = configs[i];
-    row.shape = shapes[i];
-    row.solve_s = solved.solve_s;
-    row.megatron = {solved.megatron.time_s, solved.megatron.energy_j * copies};
-    row.perseus = scaled(solved.perseus, copies);
-    row.kareus = scaled(solved.kareus, copies);
-    row.perseus_fastest = fastest(row.perseus);
-    row.kareus_fastest = fastest(row.kareus);
-    auto pct = [](double ours, double base) { return 100.0 * (1.0 - ours / base); };
-    row.perseus_time_reduction_pct = pct(row.perseus_fastest.time_s, row.megatron.time_s);
-    row.kareus_time_reduction_pct = pct(row.kareus_fastest.time_s, row.megatron.time_s);
-    row.perseus_energy_reduction_pct = pct(row.perseus_fastest.energy_j, row.megatron.energy_j);
-    row.kareus_energy_reduction_pct = pct(row.kareus_fastest.energy_j, row.megatron.energy_j);
-    // Fig. 8 definitions: iso-time at M+P's fastest time, iso-energy at M+P's least energy.
-    double mp_t_min = 1e300, mp_e_min = 1e300;
-    for (const ClusterPoint& p : row.perseus)
-      mp_t_min = std::min(mp_t_min, p.time_s), mp_e_min = std::min(mp_e_min, p.energy_j);
-    const auto mp_e = least_energy_within(row.perseus, mp_t_min);
-    const auto mp_t = least_time_within(row.perseus, mp_e_min);
-    if (auto e = least_energy_within(row.kareus, mp_t_min); e && mp_e)
-      row.iso_time_energy_reduction_pct = pct(*e, *mp_e);
-    if (auto t = least_time_within(row.kareus, mp_e_min); t && mp_t)
-      row.iso_energy_time_reduction_pct = pct(*t, *mp_t);
-    result.rows.push_back(std::move(row));
+    result.rows.push_back(large_scale_row(configs[i], shapes[i], it->second, tp));
   }
   return result;
 }

@@ -1,6 +1,7 @@
 #include "kareus/search.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <numeric>
 #include <random>
@@ -177,6 +178,91 @@ std::vector<std::size_t> top_k(const std::vector<double>& score, const std::vect
   return order;
 }
 
+// Normalization of the search's objectives: the initial sample's maxima.
+struct Scales {
+  double time_s = 0.0;
+  double dynamic_j = 0.0;
+  double total_j = 0.0;
+  double static_j = 0.0;  // time_s × static power
+};
+
+// Exploitation: the predicted hypervolume improvement of each open schedule on three (time,
+// energy) views (total, dynamic, static energy), each normalized, reference 1.1 × worst.
+std::array<std::vector<double>, 3> exploitation_scores(const std::vector<Evaluated>& evaluated,
+                                                       const std::vector<double>& t_hat,
+                                                       const std::vector<double>& e_hat,
+                                                       const Scales& scale, double p_static) {
+  std::array<std::vector<double>, 3> hvi;
+  for (int view = 0; view < 3; ++view) {
+    std::vector<Point2> observed;
+    double max_x = 0.0, max_y = 0.0;
+    auto energy_of = [&](double t_abs, double dyn_abs) {
+      if (view == 0) return (t_abs * p_static + dyn_abs) / scale.total_j;
+      if (view == 1) return dyn_abs / scale.dynamic_j;
+      return t_abs * p_static / scale.static_j;
+    };
+    for (const Evaluated& e : evaluated) {
+      const Point2 p{e.cost.time_s / scale.time_s, energy_of(e.cost.time_s, e.cost.dynamic_j)};
+      observed.push_back(p);
+      max_x = std::max(max_x, p.x), max_y = std::max(max_y, p.y);
+    }
+    const Point2 ref{1.1 * max_x, 1.1 * max_y};
+    const std::vector<Point2> front = pareto_front(observed);
+    hvi[view].resize(t_hat.size());
+    for (std::size_t j = 0; j < t_hat.size(); ++j) {
+      const double t_abs = t_hat[j] * scale.time_s, dyn_abs = e_hat[j] * scale.dynamic_j;
+      hvi[view][j] =
+          hypervolume_improvement(front, {t_abs / scale.time_s, energy_of(t_abs, dyn_abs)}, ref);
+    }
+  }
+  return hvi;
+}
+
+// Exploration: the disagreement of a bootstrap ensemble about each open schedule.
+core::Result<std::vector<double>> ensemble_uncertainty(const FeatureMatrix& x,
+                                                       const std::vector<double>& yt,
+                                                       const std::vector<double>& ye,
+                                                       const FeatureMatrix& query,
+                                                       const MboOptions& options,
+                                                       std::uint64_t seed, std::mt19937_64& rng) {
+  std::vector<double> unc(query.size(), 0.0);
+  std::vector<std::vector<double>> ts, es;
+  const std::size_t m = std::max<std::size_t>(
+      1, static_cast<std::size_t>(std::lround(options.bootstrap_fraction * double(x.size()))));
+  for (int member = 0; member < options.ensemble_size; ++member) {
+    FeatureMatrix bx;
+    std::vector<double> bt, be;
+    for (std::size_t s = 0; s < m; ++s) {
+      const std::size_t r = static_cast<std::size_t>(rng() % x.size());
+      bx.push_back(x[r]), bt.push_back(yt[r]), be.push_back(ye[r]);
+    }
+    auto pt = fit_predict(bx, bt, query, seed + 10 + 2 * member);
+    if (!pt) return pt.error();
+    auto pe = fit_predict(bx, be, query, seed + 11 + 2 * member);
+    if (!pe) return pe.error();
+    ts.push_back(std::move(*pt)), es.push_back(std::move(*pe));
+  }
+  for (std::size_t j = 0; j < query.size(); ++j) {
+    std::vector<double> a, c;
+    for (int member = 0; member < options.ensemble_size; ++member)
+      a.push_back(ts[member][j]), c.push_back(es[member][j]);
+    unc[j] = stddev(a) + stddev(c);
+  }
+  return unc;
+}
+
+// Stop when the moving average of the relative HV improvement over R batches is below ε.
+bool hypervolume_settled(const std::vector<double>& hypervolumes, const MboOptions& options) {
+  const std::size_t h = hypervolumes.size();
+  if (h <= static_cast<std::size_t>(options.stop_window)) return false;
+  double sum = 0.0;
+  for (int r = 0; r < options.stop_window; ++r) {
+    const double now = hypervolumes[h - 1 - r], before = hypervolumes[h - 2 - r];
+    sum += before > 0.0 ? (now - before) / before : 1.0;
+  }
+  return sum / options.stop_window < options.stop_epsilon;
+}
+
 }  // namespace
 
 core::Result<MboResult> run_mbo(const device::GpuSpec& gpu, const ConcurrencyParams& params,
@@ -215,18 +301,18 @@ core::Result<MboResult> run_mbo(Profiler& profiler, const PartitionType& partiti
     if (auto status = evaluate(order[i], Pass::kInitial); !status) return status.error();
   }
   // Normalization: the initial sample's maxima.
-  double t_scale = 0.0, dyn_scale = 0.0, total_scale = 0.0;
+  Scales scale;
   for (const Evaluated& e : result.evaluated) {
-    t_scale = std::max(t_scale, e.cost.time_s);
-    dyn_scale = std::max(dyn_scale, e.cost.dynamic_j);
-    total_scale = std::max(total_scale, e.cost.energy_j);
+    scale.time_s = std::max(scale.time_s, e.cost.time_s);
+    scale.dynamic_j = std::max(scale.dynamic_j, e.cost.dynamic_j);
+    scale.total_j = std::max(scale.total_j, e.cost.energy_j);
   }
-  const double static_scale = t_scale * p_static;
+  scale.static_j = scale.time_s * p_static;
   const Point2 fixed_ref{1.1, 1.1};
   auto measured_hv = [&] {
     std::vector<Point2> pts;
     for (const Evaluated& e : result.evaluated)
-      pts.push_back({e.cost.time_s / t_scale, e.cost.energy_j / total_scale});
+      pts.push_back({e.cost.time_s / scale.time_s, e.cost.energy_j / scale.total_j});
     return hypervolume(pts, fixed_ref);
   };
   result.hypervolumes.push_back(measured_hv());
@@ -242,8 +328,8 @@ core::Result<MboResult> run_mbo(Profiler& profiler, const PartitionType& partiti
     std::vector<double> yt, ye;
     for (const Evaluated& e : result.evaluated) {
       x.push_back(features(space, e.schedule));
-      yt.push_back(e.cost.time_s / t_scale);
-      ye.push_back(e.cost.dynamic_j / dyn_scale);
+      yt.push_back(e.cost.time_s / scale.time_s);
+      ye.push_back(e.cost.dynamic_j / scale.dynamic_j);
     }
     std::vector<std::size_t> open;
     FeatureMatrix query;
@@ -257,56 +343,10 @@ core::Result<MboResult> run_mbo(Profiler& profiler, const PartitionType& partiti
     if (!t_hat) return t_hat.error();
     auto e_hat = fit_predict(x, ye, query, seed + 1);
     if (!e_hat) return e_hat.error();
-    // Exploitation: HVI on three (time, energy) views, each normalized, reference 1.1 × worst.
-    std::vector<double> hvi[3];
-    for (int view = 0; view < 3; ++view) {
-      std::vector<Point2> observed;
-      double max_x = 0.0, max_y = 0.0;
-      auto energy_of = [&](double t_abs, double dyn_abs) {
-        if (view == 0) return (t_abs * p_static + dyn_abs) / total_scale;
-        if (view == 1) return dyn_abs / dyn_scale;
-        return t_abs * p_static / static_scale;
-      };
-      for (const Evaluated& e : result.evaluated) {
-        const Point2 p{e.cost.time_s / t_scale, energy_of(e.cost.time_s, e.cost.dynamic_j)};
-        observed.push_back(p);
-        max_x = std::max(max_x, p.x), max_y = std::max(max_y, p.y);
-      }
-      const Point2 ref{1.1 * max_x, 1.1 * max_y};
-      const std::vector<Point2> front = pareto_front(observed);
-      hvi[view].resize(open.size());
-      for (std::size_t j = 0; j < open.size(); ++j) {
-        const double t_abs = (*t_hat)[j] * t_scale, dyn_abs = (*e_hat)[j] * dyn_scale;
-        hvi[view][j] =
-            hypervolume_improvement(front, {t_abs / t_scale, energy_of(t_abs, dyn_abs)}, ref);
-      }
-    }
-    // Exploration: disagreement of a bootstrap ensemble.
-    std::vector<double> unc(open.size(), 0.0);
-    {
-      std::vector<std::vector<double>> ts, es;
-      const std::size_t m = std::max<std::size_t>(
-          1, static_cast<std::size_t>(std::lround(options.bootstrap_fraction * double(x.size()))));
-      for (int member = 0; member < options.ensemble_size; ++member) {
-        FeatureMatrix bx;
-        std::vector<double> bt, be;
-        for (std::size_t s = 0; s < m; ++s) {
-          const std::size_t r = static_cast<std::size_t>(rng() % x.size());
-          bx.push_back(x[r]), bt.push_back(yt[r]), be.push_back(ye[r]);
-        }
-        auto pt = fit_predict(bx, bt, query, seed + 10 + 2 * member);
-        if (!pt) return pt.error();
-        auto pe = fit_predict(bx, be, query, seed + 11 + 2 * member);
-        if (!pe) return pe.error();
-        ts.push_back(std::move(*pt)), es.push_back(std::move(*pe));
-      }
-      for (std::size_t j = 0; j < open.size(); ++j) {
-        std::vector<double> a, c;
-        for (int member = 0; member < options.ensemble_size; ++member)
-          a.push_back(ts[member][j]), c.push_back(es[member][j]);
-        unc[j] = stddev(a) + stddev(c);
-      }
-    }
+    const std::array<std::vector<double>, 3> hvi =
+        exploitation_scores(result.evaluated, *t_hat, *e_hat, scale, p_static);
+    auto unc = ensemble_uncertainty(x, yt, ye, query, options, seed, rng);
+    if (!unc) return unc.error();
     // Multi-pass selection.
     std::vector<bool> chosen(open.size(), false);
     std::vector<std::pair<std::size_t, Pass>> batch;
@@ -322,23 +362,14 @@ core::Result<MboResult> run_mbo(Profiler& profiler, const PartitionType& partiti
     const std::size_t rest = static_cast<std::size_t>(options.batch_size) > batch.size()
                                  ? static_cast<std::size_t>(options.batch_size) - batch.size()
                                  : 0;
-    take(unc, rest, Pass::kUncertainty, false);
+    take(*unc, rest, Pass::kUncertainty, false);
     for (const auto& [j, pass] : batch)
       if (auto status = evaluate(open[j], pass); !status) return status.error();
     result.batches = b;
     result.hypervolumes.push_back(measured_hv());
-    // Stop when the moving average of the relative HV improvement over R batches is below ε.
-    const std::size_t h = result.hypervolumes.size();
-    if (h > static_cast<std::size_t>(options.stop_window)) {
-      double sum = 0.0;
-      for (int r = 0; r < options.stop_window; ++r) {
-        const double now = result.hypervolumes[h - 1 - r], before = result.hypervolumes[h - 2 - r];
-        sum += before > 0.0 ? (now - before) / before : 1.0;
-      }
-      if (sum / options.stop_window < options.stop_epsilon) {
-        result.converged = b < options.max_batches;
-        break;
-      }
+    if (hypervolume_settled(result.hypervolumes, options)) {
+      result.converged = b < options.max_batches;
+      break;
     }
   }
   return result;

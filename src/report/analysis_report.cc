@@ -6,7 +6,7 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 
-#include "analyze/report.h"
+#include "report/analysis_document.h"
 #include "report/csv.h"
 
 namespace powertrain::report {
@@ -18,7 +18,7 @@ std::string shorten(const std::string& name, std::size_t width) {
 }
 
 nlohmann::json summary(const analyze::AnalysisRun& run, const AnalysisEcho& echo) {
-  nlohmann::json doc = analyze::analysis_json(run.ranks, run.context(), echo.top);
+  nlohmann::json doc = analysis_json(run.ranks, run.context(), echo.top);
   doc["traces"] = echo.traces;
   doc["window"] = echo.window;
   doc["kernel_wait_threshold_s"] = echo.kernel_wait_us * 1e-6;
@@ -115,7 +115,7 @@ core::Status write_analysis(const analyze::AnalysisRun& run, const AnalysisEcho&
   const nlohmann::json doc = summary(run, echo);
   if (auto w = output.write_file("summary.json", doc.dump(2) + "\n"); !w) return w;
   if (auto w = output.write_file("kernels.csv", analysis_kernels_csv(run)); !w) return w;
-  return output.write_file("report.html", analyze::html_report(doc));
+  return output.write_file("report.html", html_report(doc));
 }
 
 std::string analysis_console(const analyze::AnalysisRun& run, const AnalysisEcho& echo,

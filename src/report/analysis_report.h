@@ -20,7 +20,7 @@ struct AnalysisEcho {
   int top = 10;  // kernels listed per rank
 };
 
-/// summary.json: analyze::analysis_json plus the request and the notes.
+/// summary.json: analysis_json (analysis_document.h) plus the request and the notes.
 std::string analysis_summary_json(const analyze::AnalysisRun& run, const AnalysisEcho& echo);
 
 /// kernels.csv: one row per (rank, kernel name), times in seconds (measured).

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
-#include "core/svg_plot.h"
+#include "report/svg_plot.h"
 
 namespace powertrain::report {
 namespace {
@@ -179,7 +179,7 @@ std::string cluster_summary_json(const study::ClusterEmulation& emulation) {
 std::string cluster_svg(const study::ClusterEmulation& emulation) {
   static const char* const kColors[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728",
                                         "#9467bd", "#8c564b", "#e377c2", "#17becf"};
-  core::PlotSpec spec;
+  PlotSpec spec;
   spec.title = "Cluster energy savings vs straggler slowdown (Perseus Figure 8); ★ at T' = T*";
   spec.x_label = "straggler slowdown T'/T_min";
   spec.y_label = "cluster energy savings vs all max clock (%)";
@@ -189,8 +189,8 @@ std::string cluster_svg(const study::ClusterEmulation& emulation) {
     const std::string name =
         fmt::format("Perseus, {} GPUs = {} pipelines x {} microbatches (planned)", c.config.gpus,
                     c.shape.pipelines, c.shape.microbatches_per_pipeline);
-    core::PlotSeries perseus{name, {}, color};
-    perseus.style = core::PlotSeries::Style::kLineAndMarkers;
+    PlotSeries perseus{name, {}, color};
+    perseus.style = PlotSeries::Style::kLineAndMarkers;
     // The ★ point joins the line so that the peak at T′ = T* is drawn where it is.
     std::vector<study::ClusterSlowdownResult> points = c.slowdowns;
     points.push_back(c.at_t_star);
@@ -203,7 +203,7 @@ std::string cluster_svg(const study::ClusterEmulation& emulation) {
     spec.annotations.push_back(
         {c.at_t_star.slowdown, percent(c.at_t_star.perseus.savings_fraction), "★", color});
   }
-  return core::render_svg_plot(spec);
+  return render_svg_plot(spec);
 }
 
 }  // namespace powertrain::report

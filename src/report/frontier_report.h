@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "frontier/evaluate.h"
@@ -58,5 +59,16 @@ std::string timeline_trace_json(const study::FrontierRun& run, std::size_t point
 
 /// The plan file name for a point, e.g. freqs_pipeline_00012.py.
 std::string zeus_plan_filename(std::size_t point);
+
+/// One output file: (name, contents).
+using OutputFile = std::pair<std::string, std::string>;
+
+/// The files of every frontier run, in this order: frontier.csv, plans.csv, summary.json,
+/// baselines.csv, frontier.svg and timeline_NNNNN.json of `timeline_point`.
+std::vector<OutputFile> frontier_files(const study::FrontierRun& run, std::size_t timeline_point);
+
+/// The plan of one point as freqs_pipeline_NNNNN.py (Zeus) and plan_NNNNN.json, with its planned
+/// and realized time and energy.
+std::vector<OutputFile> plan_files(const study::FrontierRun& run, std::size_t point);
 
 }  // namespace powertrain::report

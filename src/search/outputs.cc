@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 
-#include "core/svg_plot.h"
+#include "report/svg_plot.h"
 
 namespace powertrain::search {
 namespace {
@@ -58,23 +58,23 @@ std::string frontier_csv(const SearchSpec& spec, const SearchResult& result) {
 }
 
 std::string frontier_svg(const SearchSpec& spec, const SearchResult& result) {
-  core::PlotSpec plot;
+  report::PlotSpec plot;
   plot.title = fmt::format("{} on {} x {}: time-energy frontier across configurations (modelled)",
                            spec.model, spec.num_gpus, spec.gpu);
   plot.x_label = "iteration time (s, realized, modelled)";
   plot.y_label = "energy per iteration, all GPUs (J, realized, modelled)";
-  core::PlotSeries all;
+  report::PlotSeries all;
   all.label = "every configuration's frontier";
   all.color = "#bbbbbb";
-  all.style = core::PlotSeries::Style::kMarkers;
+  all.style = report::PlotSeries::Style::kMarkers;
   all.marker_radius_px = 1.5;
   for (const TrialResult& t : result.trials)
     if (t.usable())
       for (const TrialPoint& p : t.frontier) all.points.emplace_back(p.time_s, p.energy_j);
-  core::PlotSeries front;
+  report::PlotSeries front;
   front.label = "cross-configuration frontier";
   front.color = "#d62728";
-  front.style = core::PlotSeries::Style::kLineAndMarkers;
+  front.style = report::PlotSeries::Style::kLineAndMarkers;
   for (const ParetoPoint& p : result.frontier) front.points.emplace_back(p.time_s, p.energy_j);
   plot.series = {all, front};
   if (!result.frontier.empty()) {
@@ -89,7 +89,7 @@ std::string frontier_svg(const SearchSpec& spec, const SearchResult& result) {
       if (plot.annotations.size() >= 8) break;
     }
   }
-  return core::render_svg_plot(plot);
+  return report::render_svg_plot(plot);
 }
 
 std::string summary_json(const SearchSpec& spec, const SearchResult& result, int threads) {

@@ -125,28 +125,26 @@ core::Result<std::vector<std::vector<pipeline::ScheduledInstruction>>> order_for
   return pipeline::schedule_order(spec);
 }
 
-}  // namespace
-
-core::Result<TracePipeline> find_pipeline(const graph::ExecutionGraph& graph,
-                                          const std::vector<std::int64_t>& start_ns,
-                                          const std::vector<std::int64_t>& end_ns) {
-  const int stages = static_cast<int>(graph.ranks.size());
-  if (stages < 2)
-    return core::Error{fmt::format(
-        "no pipeline structure: {} rank(s) in the trace; a pipeline needs one rank per stage "
-        "(at least 2) with send/recv between them",
-        stages)};
-  if (start_ns.size() != static_cast<std::size_t>(graph.task_count()) ||
-      end_ns.size() != start_ns.size())
-    return core::Error{"internal: timeline size differs from the graph's task count"};
-  std::vector<std::vector<Group>> groups(static_cast<std::size_t>(stages));
-  // The wire time of one transfer: the shortest transfer of the job (one whose partner was
-  // already waiting); longer ones include waiting, which the schedule's dependencies model.
+// The wire time of one transfer: the shortest transfer of the job (one whose partner was
+// already waiting); longer ones include waiting, which the schedule's dependencies model.
+std::int64_t shortest_transfer_ns(const graph::ExecutionGraph& graph,
+                                  const std::vector<std::int64_t>& start_ns,
+                                  const std::vector<std::int64_t>& end_ns) {
   std::int64_t wire_ns = -1;
   for (std::int32_t t = 0; t < graph.task_count(); ++t)
     if (graph::is_gpu(graph.kind[t]) && is_p2p(graph, t) && start_ns[t] != kNotRun &&
         end_ns[t] > start_ns[t])
       wire_ns = wire_ns < 0 ? end_ns[t] - start_ns[t] : std::min(wire_ns, end_ns[t] - start_ns[t]);
+  return wire_ns;
+}
+
+// Each rank's GPU work cut at its transfers, without the set-up and optimizer work outside the
+// pipeline.
+core::Result<std::vector<std::vector<Group>>> groups_per_stage(
+    const graph::ExecutionGraph& graph, const std::vector<std::int64_t>& start_ns,
+    const std::vector<std::int64_t>& end_ns) {
+  const int stages = static_cast<int>(graph.ranks.size());
+  std::vector<std::vector<Group>> groups(static_cast<std::size_t>(stages));
   for (int s = 0; s < stages; ++s) {
     bool any_p2p = false;
     groups[s] = split_rank(graph, s, start_ns, end_ns, any_p2p);
@@ -162,51 +160,146 @@ core::Result<TracePipeline> find_pipeline(const graph::ExecutionGraph& graph,
       groups[s].erase(groups[s].begin());
     if (s > 0 && !groups[s].empty() && !groups[s].back().transfer_after) groups[s].pop_back();
   }
-  // The microbatch count whose 1F1B order cuts rank 0 into as many groups as observed (the count
-  // grows with M; the others are checked against it).
-  const std::size_t observed0 = groups[0].size();
+  return groups;
+}
+
+// The microbatch count whose 1F1B order cuts rank 0 into as many groups as observed (the count
+// grows with M; the others are checked against it).
+core::Result<int> microbatches_of(const graph::ExecutionGraph& graph, int stages,
+                                  std::size_t observed0) {
   // Binary search: every forward on stage 0 is followed by a send, so M ≤ groups, and the
   // count of groups grows with M.
-  int microbatches = 0;
   int lo = 1, hi = static_cast<int>(std::min<std::size_t>(observed0, 100'000));
   while (lo <= hi) {
     const int m = lo + (hi - lo) / 2;
     auto order = order_for(stages, m);
     if (!order) return order.error();
     const std::size_t runs = expected_runs((*order)[0], 0, stages).size();
-    if (runs == observed0) {
-      microbatches = m;
-      break;
-    }
+    if (runs == observed0) return m;
     if (runs < observed0)
       lo = m + 1;
     else
       hi = m - 1;
   }
-  if (microbatches == 0)
-    return core::Error{fmt::format(
-        "no pipeline structure: rank {} has {} groups of GPU work between NCCL transfers, which "
-        "no synchronous 1F1B pipeline of {} stages gives (not pipeline-parallel, or another "
-        "schedule)",
-        graph.ranks[0].rank, observed0, stages)};
-  auto order = order_for(stages, microbatches);
-  if (!order) return order.error();
-  // Sends on the compute stream (the usual case for NCCL P2P issued in the training loop)?
+  return core::Error{fmt::format(
+      "no pipeline structure: rank {} has {} groups of GPU work between NCCL transfers, which "
+      "no synchronous 1F1B pipeline of {} stages gives (not pipeline-parallel, or another "
+      "schedule)",
+      graph.ranks[0].rank, observed0, stages)};
+}
+
+// Sends on the compute stream (the usual case for NCCL P2P issued in the training loop)?
+bool sends_block_stream(const std::vector<std::vector<Group>>& groups) {
   std::size_t sends_seen = 0, sends_blocking = 0;
   for (const auto& rank_groups : groups)
     for (const Group& g : rank_groups) {
       sends_seen += g.transfer_after;
       sends_blocking += g.blocking_after;
     }
-  const bool blocking = 2 * sends_blocking > sends_seen;
+  return 2 * sends_blocking > sends_seen;
+}
+
+using Runs = std::vector<std::vector<pipeline::ScheduledInstruction>>;  // per group
+
+// Where a group holding two instructions (`run`, k0 then k1) is cut: by the task count of
+// single-instruction groups of either kind on the stage, else by kernel names.
+core::Result<std::size_t> cut_of_pair(const graph::ExecutionGraph& graph, int stage,
+                                      const Group& group,
+                                      const std::vector<pipeline::ScheduledInstruction>& run,
+                                      const std::array<long long, 2>& count_of,
+                                      const std::array<std::set<std::string>, 2>& names_of) {
+  const int k0 = run[0].kind == InstructionKind::kForward ? 0 : 1;
+  const int k1 = 1 - k0;
+  const std::size_t n = group.tasks.size();
+  if (n < 2)
+    return core::Error{fmt::format(
+        "no pipeline structure: rank {} has a group of {} GPU task(s) where a {} and a {} "
+        "should run",
+        graph.ranks[stage].rank, n, pipeline::instruction_name(run[0].kind),
+        pipeline::instruction_name(run[1].kind))};
+  if (count_of[k1] > 0 && static_cast<std::size_t>(count_of[k1]) < n)
+    return n - static_cast<std::size_t>(count_of[k1]);
+  if (count_of[k0] > 0 && static_cast<std::size_t>(count_of[k0]) < n)
+    return static_cast<std::size_t>(count_of[k0]);
+  // Name evidence: the first part's names come from pure k0 groups, the rest from k1.
+  // score(c) = Σ_{i<c} (in0 − in1) + Σ_{i≥c} (in1 − in0), by prefix sums: O(n).
+  std::size_t cut = n;
+  long long tail = 0;
+  std::vector<long long> delta(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::string& name = graph.task_name(group.tasks[i]);
+    const int in0 = names_of[k0].count(name) > 0 && names_of[k1].count(name) == 0;
+    const int in1 = names_of[k1].count(name) > 0 && names_of[k0].count(name) == 0;
+    delta[i] = in0 - in1;
+    tail -= delta[i];
+  }
+  long long best = std::numeric_limits<long long>::min(), head = 0;
+  for (std::size_t c = 1; c < n; ++c) {
+    head += delta[c - 1];
+    tail += delta[c - 1];
+    const long long score = head + tail;
+    // Ties: names seen in neither (a last stage's head and loss) go to the forward.
+    if (score > best || (score == best && k0 == 0)) best = score, cut = c;
+  }
+  return cut;
+}
+
+// Matmul, memory and idle time of an instruction's tasks within its span.
+void add_task_times(const graph::ExecutionGraph& graph, const std::vector<std::int64_t>& start_ns,
+                    const std::vector<std::int64_t>& end_ns, TraceInstruction& ins) {
+  std::int64_t first = std::numeric_limits<std::int64_t>::max();
+  std::int64_t last = std::numeric_limits<std::int64_t>::min();
+  for (std::int32_t t : ins.tasks) {
+    first = std::min(first, start_ns[t]);
+    last = std::max(last, end_ns[t]);
+    const double d = static_cast<double>(end_ns[t] - start_ns[t]) * 1e-9;
+    if (sim::classify_kernel(graph.task_name(t), graph.kind[t], false) == sim::KernelClass::kMatmul)
+      ins.matmul_s += d;
+    else
+      ins.memory_s += d;
+  }
+  ins.start_s = static_cast<double>(first) * 1e-9;
+  ins.end_s = static_cast<double>(last) * 1e-9;
+  const double span = ins.end_s - ins.start_s;
+  const double busy = ins.matmul_s + ins.memory_s;
+  if (busy > span && busy > 0.0) {  // overlapping streams: scale busy time into the span
+    ins.matmul_s *= span / busy;
+    ins.memory_s *= span / busy;
+  }
+  ins.idle_s = std::max(0.0, span - ins.matmul_s - ins.memory_s);
+}
+
+}  // namespace
+
+core::Result<TracePipeline> find_pipeline(const graph::ExecutionGraph& graph,
+                                          const std::vector<std::int64_t>& start_ns,
+                                          const std::vector<std::int64_t>& end_ns) {
+  const int stages = static_cast<int>(graph.ranks.size());
+  if (stages < 2)
+    return core::Error{fmt::format(
+        "no pipeline structure: {} rank(s) in the trace; a pipeline needs one rank per stage "
+        "(at least 2) with send/recv between them",
+        stages)};
+  if (start_ns.size() != static_cast<std::size_t>(graph.task_count()) ||
+      end_ns.size() != start_ns.size())
+    return core::Error{"internal: timeline size differs from the graph's task count"};
+  const std::int64_t wire_ns = shortest_transfer_ns(graph, start_ns, end_ns);
+  auto found_groups = groups_per_stage(graph, start_ns, end_ns);
+  if (!found_groups) return found_groups.error();
+  const std::vector<std::vector<Group>>& groups = *found_groups;
+  auto found_microbatches = microbatches_of(graph, stages, groups[0].size());
+  if (!found_microbatches) return found_microbatches.error();
+  const int microbatches = *found_microbatches;
+  auto order = order_for(stages, microbatches);
+  if (!order) return order.error();
+  const bool blocking = sends_block_stream(groups);
 
   TracePipeline pipeline;
   pipeline.stages = stages;
   pipeline.microbatches = microbatches;
   // Kernel names of groups that hold exactly one instruction, by kind (for splitting pairs).
   std::array<std::set<std::string>, 2> names_of;
-  std::vector<std::vector<std::vector<pipeline::ScheduledInstruction>>> runs(
-      static_cast<std::size_t>(stages));
+  std::vector<Runs> runs(static_cast<std::size_t>(stages));
   for (int s = 0; s < stages; ++s) {
     runs[s] = expected_runs((*order)[s], s, stages);
     if (runs[s].size() != groups[s].size())
@@ -237,40 +330,9 @@ core::Result<TracePipeline> find_pipeline(const graph::ExecutionGraph& graph,
             "internal: {} instructions between two transfers on stage {}", run.size(), s)};
       std::size_t cut = group.tasks.size();
       if (run.size() == 2) {
-        const int k0 = run[0].kind == InstructionKind::kForward ? 0 : 1;
-        const int k1 = 1 - k0;
-        const std::size_t n = group.tasks.size();
-        if (n < 2)
-          return core::Error{fmt::format(
-              "no pipeline structure: rank {} has a group of {} GPU task(s) where a {} and a {} "
-              "should run",
-              graph.ranks[s].rank, n, pipeline::instruction_name(run[0].kind),
-              pipeline::instruction_name(run[1].kind))};
-        if (count_of[k1] > 0 && static_cast<std::size_t>(count_of[k1]) < n) {
-          cut = n - static_cast<std::size_t>(count_of[k1]);
-        } else if (count_of[k0] > 0 && static_cast<std::size_t>(count_of[k0]) < n) {
-          cut = static_cast<std::size_t>(count_of[k0]);
-        } else {
-          // Name evidence: the first part's names come from pure k0 groups, the rest from k1.
-          // score(c) = Σ_{i<c} (in0 − in1) + Σ_{i≥c} (in1 − in0), by prefix sums: O(n).
-          long long tail = 0;
-          std::vector<long long> delta(n);
-          for (std::size_t i = 0; i < n; ++i) {
-            const std::string& name = graph.task_name(group.tasks[i]);
-            const int in0 = names_of[k0].count(name) > 0 && names_of[k1].count(name) == 0;
-            const int in1 = names_of[k1].count(name) > 0 && names_of[k0].count(name) == 0;
-            delta[i] = in0 - in1;
-            tail -= delta[i];
-          }
-          long long best = std::numeric_limits<long long>::min(), head = 0;
-          for (std::size_t c = 1; c < n; ++c) {
-            head += delta[c - 1];
-            tail += delta[c - 1];
-            const long long score = head + tail;
-            // Ties: names seen in neither (a last stage's head and loss) go to the forward.
-            if (score > best || (score == best && k0 == 0)) best = score, cut = c;
-          }
-        }
+        auto pair_cut = cut_of_pair(graph, s, group, run, count_of, names_of);
+        if (!pair_cut) return pair_cut.error();
+        cut = *pair_cut;
       }
       for (std::size_t part = 0; part < run.size(); ++part) {
         TraceInstruction ins;
@@ -288,27 +350,7 @@ core::Result<TracePipeline> find_pipeline(const graph::ExecutionGraph& graph,
         if (wire_ns > 0 && !blocking && part == 0 && receives(ins.kind, s, stages) &&
             group.transfer_before)
           ins.receive_s = static_cast<double>(wire_ns) * 1e-9;
-        std::int64_t first = std::numeric_limits<std::int64_t>::max();
-        std::int64_t last = std::numeric_limits<std::int64_t>::min();
-        for (std::int32_t t : ins.tasks) {
-          first = std::min(first, start_ns[t]);
-          last = std::max(last, end_ns[t]);
-          const double d = static_cast<double>(end_ns[t] - start_ns[t]) * 1e-9;
-          if (sim::classify_kernel(graph.task_name(t), graph.kind[t], false) ==
-              sim::KernelClass::kMatmul)
-            ins.matmul_s += d;
-          else
-            ins.memory_s += d;
-        }
-        ins.start_s = static_cast<double>(first) * 1e-9;
-        ins.end_s = static_cast<double>(last) * 1e-9;
-        const double span = ins.end_s - ins.start_s;
-        const double busy = ins.matmul_s + ins.memory_s;
-        if (busy > span && busy > 0.0) {  // overlapping streams: scale busy time into the span
-          ins.matmul_s *= span / busy;
-          ins.memory_s *= span / busy;
-        }
-        ins.idle_s = std::max(0.0, span - ins.matmul_s - ins.memory_s);
+        add_task_times(graph, start_ns, end_ns, ins);
         pipeline.instructions.push_back(std::move(ins));
       }
     }

@@ -101,9 +101,8 @@ const char* const kKnownFields[] = {"name",
                                     "token_type_vocab",
                                     "source"};
 
-}  // namespace
-
-core::Result<ModelSpec> parse_model_json(std::string_view text, const std::string& source) {
+// The document as one flat JSON object of known fields; size and depth are limited first.
+core::Result<json> parse_flat_object(std::string_view text, const std::string& source) {
   if (text.size() > kMaxModelJsonBytes) {
     return Error{fmt::format("{}: model file is larger than {} bytes", source, kMaxModelJsonBytes)};
   }
@@ -142,10 +141,11 @@ core::Result<ModelSpec> parse_model_json(std::string_view text, const std::strin
                       source, key.substr(0, 40))};
     }
   }
-  FieldReader r(doc, source);
-  ModelSpec m;
-  m.source = source;
-  m.name = std::filesystem::path(source).stem().string();
+  return doc;
+}
+
+// name (default: the file's stem) and source (default: the path).
+core::Status read_names(const json& doc, const FieldReader& r, ModelSpec& m) {
   for (const char* field : {"name", "source"}) {
     if (auto it = doc.find(field); it != doc.end()) {
       if (!it->is_string() || it->get<std::string>().empty() ||
@@ -155,7 +155,11 @@ core::Result<ModelSpec> parse_model_json(std::string_view text, const std::strin
       (std::string_view(field) == "name" ? m.name : m.source) = it->get<std::string>();
     }
   }
+  return core::Ok{};
+}
 
+// The architecture and the sizes: layers, widths, heads (head_dim derived when absent).
+core::Status read_shape(const FieldReader& r, ModelSpec& m) {
   auto arch = r.choice<Architecture>("architecture",
                                      {{"decoder", Architecture::kDecoder},
                                       {"encoder", Architecture::kEncoder},
@@ -196,7 +200,11 @@ core::Result<ModelSpec> parse_model_json(std::string_view text, const std::strin
     }
     m.head_dim = m.hidden_size / m.num_heads;
   }
+  return core::Ok{};
+}
 
+// The switches: gated MLP, tied embeddings, biases, norms, position encoding.
+core::Status read_features(const FieldReader& r, ModelSpec& m) {
   struct BoolField {
     const char* name;
     bool* target;
@@ -229,7 +237,21 @@ core::Result<ModelSpec> parse_model_json(std::string_view text, const std::strin
       NormKind::kLayerNorm);
   if (!norm) return norm.error();
   m.norm = *norm;
+  return core::Ok{};
+}
 
+}  // namespace
+
+core::Result<ModelSpec> parse_model_json(std::string_view text, const std::string& source) {
+  auto doc = parse_flat_object(text, source);
+  if (!doc) return doc.error();
+  FieldReader r(*doc, source);
+  ModelSpec m;
+  m.source = source;
+  m.name = std::filesystem::path(source).stem().string();
+  if (auto names = read_names(*doc, r, m); !names) return names.error();
+  if (auto shape = read_shape(r, m); !shape) return shape.error();
+  if (auto features = read_features(r, m); !features) return features.error();
   core::Status valid = validate_model(m, source);
   if (!valid) return valid.error();
   return m;

@@ -19,18 +19,26 @@ std::string lower(std::string_view text) {
   return out;
 }
 
+// The attention shape every model states: name, architecture, layers, width and heads.
+ModelSpec transformer(std::string name, Architecture architecture, int layers, int hidden,
+                      int heads, int kv_heads, int head_dim) {
+  ModelSpec m;
+  m.name = std::move(name);
+  m.architecture = architecture;
+  m.num_layers = layers;
+  m.hidden_size = hidden;
+  m.num_heads = heads;
+  m.num_kv_heads = kv_heads;
+  m.head_dim = head_dim;
+  return m;
+}
+
 // GPT-3 as in Brown et al. 2020, Table 2.1: 2048-token context, GPT-2 BPE vocabulary of 50257,
 // learned positions, LayerNorm, biases, dropout 0.1 (GPT-2/Megatron default), 4h MLP, tied
 // embeddings. Head counts follow d_head = 128 (80 for 2.7B) where the table is inconsistent.
 ModelSpec gpt3(std::string name, int layers, int hidden, int heads, std::string source) {
-  ModelSpec m;
-  m.name = std::move(name);
-  m.architecture = Architecture::kDecoder;
-  m.num_layers = layers;
-  m.hidden_size = hidden;
-  m.num_heads = heads;
-  m.num_kv_heads = heads;
-  m.head_dim = hidden / heads;
+  ModelSpec m = transformer(std::move(name), Architecture::kDecoder, layers, hidden, heads, heads,
+                            hidden / heads);
   m.ffn_hidden_size = 4 * hidden;
   m.vocab_size = 50257;
   m.default_seq_len = 2048;
@@ -52,14 +60,8 @@ ModelSpec bloom(std::string name, int layers, int hidden, int heads, std::string
 // Llama 3 / Qwen3 family: SwiGLU, RMSNorm, rotary positions, no biases, no dropout, GQA.
 ModelSpec llama_like(std::string name, int layers, int hidden, int heads, int kv_heads,
                      int head_dim, int ffn, int vocab, int seq_len, bool tied, std::string source) {
-  ModelSpec m;
-  m.name = std::move(name);
-  m.architecture = Architecture::kDecoder;
-  m.num_layers = layers;
-  m.hidden_size = hidden;
-  m.num_heads = heads;
-  m.num_kv_heads = kv_heads;
-  m.head_dim = head_dim;
+  ModelSpec m = transformer(std::move(name), Architecture::kDecoder, layers, hidden, heads,
+                            kv_heads, head_dim);
   m.ffn_hidden_size = ffn;
   m.gated_mlp = true;
   m.vocab_size = vocab;
@@ -108,15 +110,8 @@ std::vector<ModelSpec> make_builtin_models() {
     // HF t5-3b config.json: d_model 1024, d_ff 16384, 32 heads of d_kv 128, 24 + 24 layers,
     // vocab 32128, ReLU MLP, RMS-style T5LayerNorm, no biases, relative position bias,
     // dropout 0.1, shared (tied) embeddings. Sequence length 512 as T5 pre-training.
-    ModelSpec m;
-    m.name = "t5-3b";
-    m.architecture = Architecture::kEncoderDecoder;
-    m.num_layers = 48;
+    ModelSpec m = transformer("t5-3b", Architecture::kEncoderDecoder, 48, 1024, 32, 32, 128);
     m.num_encoder_layers = 24;
-    m.hidden_size = 1024;
-    m.num_heads = 32;
-    m.num_kv_heads = 32;
-    m.head_dim = 128;
     m.ffn_hidden_size = 16384;
     m.vocab_size = 32128;
     m.default_seq_len = 512;

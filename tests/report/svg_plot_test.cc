@@ -1,6 +1,6 @@
-// Tests for the SVG chart renderer (core/svg_plot.h).
+// Tests for the SVG chart renderer (report/svg_plot.h).
 
-#include "core/svg_plot.h"
+#include "report/svg_plot.h"
 
 #include <gtest/gtest.h>
 
@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-namespace powertrain::core {
+namespace powertrain::report {
 namespace {
 
 std::size_t count_of(std::string_view haystack, std::string_view needle) {
@@ -385,4 +385,4 @@ TEST(SvgPlot, LegendListsOnlyLabelledSeriesAndAvoidsData) {
 }
 
 }  // namespace
-}  // namespace powertrain::core
+}  // namespace powertrain::report

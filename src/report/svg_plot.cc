@@ -1,6 +1,6 @@
 // Implementation of the dependency-free SVG chart renderer (see svg_plot.h).
 
-#include "core/svg_plot.h"
+#include "report/svg_plot.h"
 
 #include <fmt/format.h>
 
@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-namespace powertrain::core {
+namespace powertrain::report {
 namespace {
 
 constexpr double kPadFraction = 0.04;  // Fraction of the data span added on each side.
@@ -598,4 +598,4 @@ std::string render_svg_plot(const PlotSpec& spec) {
   return out;
 }
 
-}  // namespace powertrain::core
+}  // namespace powertrain::report

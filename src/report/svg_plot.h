@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-namespace powertrain::core {
+namespace powertrain::report {
 
 /// Upper bound on the number of marker glyphs drawn for one series. Denser series are thinned by a
 /// fixed stride (every k-th finite point) so that the SVG stays small; lines are never thinned.
@@ -65,4 +65,4 @@ struct PlotSpec {
 /// XML-escaped (control characters and invalid UTF-8 are replaced).
 std::string render_svg_plot(const PlotSpec& spec);
 
-}  // namespace powertrain::core
+}  // namespace powertrain::report

@@ -1,9 +1,17 @@
-#include "analyze/report.h"
+#include "report/analysis_document.h"
+
+#include <fmt/core.h>
 
 #include <cmath>
 #include <string_view>
 
-namespace powertrain::analyze {
+#include "report/csv.h"
+
+namespace powertrain::report {
+
+// Every type here is the analysis vocabulary (analyze/) that this writer renders.
+using namespace analyze;  // NOLINT(google-build-using-namespace)
+
 namespace {
 
 double s(std::int64_t ns) { return static_cast<double>(ns) * 1e-9; }
@@ -424,4 +432,44 @@ std::string html_report(const nlohmann::json& summary) {
   return html;
 }
 
-}  // namespace powertrain::analyze
+std::string diff_summary_json(const TraceDiff& diff, const std::string& a, const std::string& b,
+                              int top_n) {
+  nlohmann::json doc = diff_json(diff, top_n);
+  doc["a"] = a;
+  doc["b"] = b;
+  return doc.dump(2) + "\n";
+}
+
+std::string diff_csv(const TraceDiff& diff) {
+  std::string csv =
+      "kind,name,status,count_a,count_b,total_a_s,total_b_s,mean_a_s,mean_b_s,delta_s\n";
+  for (const auto& r : diff.rows)
+    csv += fmt::format("{},{},{},{},{},{:.9f},{:.9f},{:.9f},{:.9f},{:.9f}\n", r.kind,
+                       csv_field(r.name), analyze::to_string(r.status), r.count_a, r.count_b,
+                       r.total_a_ns * 1e-9, r.total_b_ns * 1e-9, r.mean_a_ns() * 1e-9,
+                       r.mean_b_ns() * 1e-9, r.delta_ns() * 1e-9);
+  return csv;
+}
+
+std::string diff_console(const TraceDiff& diff, int top_n, const std::string& directory) {
+  std::string out = fmt::format(
+      "powertrain diff: A {} rank(s), B {} rank(s); {} names, {} added in B, {} removed "
+      "(measured)\n",
+      diff.ranks_a, diff.ranks_b, diff.rows.size(), diff.added, diff.removed);
+  out += fmt::format("  GPU time A {:.3f} ms, B {:.3f} ms; op time A {:.3f} ms, B {:.3f} ms\n",
+                     diff.gpu_total_a_ns * 1e-6, diff.gpu_total_b_ns * 1e-6,
+                     diff.op_total_a_ns * 1e-6, diff.op_total_b_ns * 1e-6);
+  out += fmt::format("  {:<4} {:<8} {:<56} {:>8} {:>8} {:>11} {:>11} {:>11}\n", "kind", "status",
+                     "name", "count A", "count B", "total A ms", "total B ms", "delta ms");
+  for (std::size_t i = 0; i < diff.rows.size() && static_cast<int>(i) < top_n; ++i) {
+    const auto& r = diff.rows[i];
+    std::string name = r.name.size() > 56 ? r.name.substr(0, 53) + "..." : r.name;
+    out += fmt::format("  {:<4} {:<8} {:<56} {:>8} {:>8} {:>11.3f} {:>11.3f} {:>+11.3f}\n", r.kind,
+                       analyze::to_string(r.status), name, r.count_a, r.count_b,
+                       r.total_a_ns * 1e-6, r.total_b_ns * 1e-6, r.delta_ns() * 1e-6);
+  }
+  out += fmt::format("  files         {}/: summary.json diff.csv\n", directory);
+  return out;
+}
+
+}  // namespace powertrain::report
