@@ -200,6 +200,18 @@ TEST(GraphBuilder, ProfilerStepsAreKeptEvenWithoutParentSpans) {
   EXPECT_EQ(g.parents[g.ranks[0].profiler_steps[1]].lead_ns, 10);
 }
 
+TEST(GraphBuilder, ProfilerStepsWrittenAsCpuOpsAreSteps) {
+  // Older PyTorch writes ProfilerStep#N with cat "cpu_op"; the reader takes them as steps, so
+  // must the step windows (before: the window fell back to first-to-last task).
+  RankTraceBuilder b;
+  b.host(EventKind::kCpuOp, "ProfilerStep#7", 0, 100).op("a", 10, 10);
+  b.host(EventKind::kCpuOp, "ProfilerStep#8", 100, 100).op("b", 110, 10);
+  const ExecutionGraph g = build({b.build()});
+  ASSERT_EQ(g.ranks[0].profiler_steps.size(), 2u);
+  EXPECT_EQ(g.parents[g.ranks[0].profiler_steps[0]].input_start_ns, 0);
+  EXPECT_EQ(g.parents[g.ranks[0].profiler_steps[1]].input_duration_ns, 100);
+}
+
 TEST(GraphBuilder, UnsortedEventsAreSortedWithAWarning) {
   trace::RankTrace t = RankTraceBuilder().op("late", 100, 10).op("early", 0, 10).build();
   std::swap(t.events[0], t.events[1]);  // late first
