@@ -350,6 +350,8 @@ struct Mutation {
   Expect expect;
   std::function<void(std::vector<MutableTrace>&, std::mt19937_64&)> apply;
   bool multi_rank_only = false;
+  /// Keeps the information only when the events carry args.correlation (flows are dropped).
+  bool needs_args_correlation = false;
 };
 
 inline void shuffle_object(OJson& o, std::mt19937_64& rng) {
@@ -505,8 +507,8 @@ inline std::vector<Mutation> all_mutations() {
                [](auto& ts, auto&) { rename_arg(ts, "External id", "external id"); }});
   m.push_back({"correlation_id_key", Expect::kExact,
                [](auto& ts, auto&) { rename_arg(ts, "correlation", "correlationId"); }});
-  m.push_back(
-      {"no_ac2g_flows", Expect::kExact, [](auto& ts, auto&) { drop_flows(ts, true, false); }});
+  m.push_back({"no_ac2g_flows", Expect::kExact,
+               [](auto& ts, auto&) { drop_flows(ts, true, false); }, false, true});
   m.push_back(
       {"no_fwdbwd_flows", Expect::kExact, [](auto& ts, auto&) { drop_flows(ts, false, true); }});
   m.push_back({"metadata_events", Expect::kExact, [](auto& ts, auto& rng) {
@@ -584,6 +586,7 @@ inline std::vector<Mutation> all_mutations() {
                    for (OJson& e : events_of(t)) {
                      if (!e.is_object() || !e.contains("pid") || !e.contains("tid")) continue;
                      if (is_gpu_cat(cat_of(e)) || cat_of(e) == "gpu_user_annotation") continue;
+                     if (ph_of(e) == "f") continue;  // a flow's GPU end (device/stream ids)
                      if (cat_of(e) == "cuda_sync" && e.contains("args") &&
                          e["args"].contains("stream"))
                        continue;  // GPU-side records keep device/stream ids
