@@ -261,8 +261,41 @@ TEST(GraphBuilder, CollectiveSeenOnOneRankOnlyIsCountedAndNotJoined) {
   EXPECT_TRUE(g.collectives[0].joined);
   EXPECT_FALSE(g.collectives[1].joined);
   EXPECT_EQ(g.stats.collectives_measured, 1);
-  ASSERT_EQ(g.warnings.size(), 1u);
-  EXPECT_EQ(g.warnings[0].kind, "unmatched collective (replayed with its measured duration)");
+  ASSERT_EQ(g.warnings.size(), 2u);
+  EXPECT_EQ(g.warnings[0].kind,
+            "collectives matched across ranks by end time (a rank's trace lacks some)");
+  EXPECT_EQ(g.warnings[1].kind, "unmatched collective (replayed with its measured duration)");
+}
+
+// Rank 1's trace lacks a collective (its window opened later, or the profiler lost the kernel)
+// and its clock is 30 µs ahead: by plain order its n-th collective would join rank 0's n-th and
+// every later join would pair different collectives. Matching by end time pairs the right ones.
+TEST(GraphBuilder, CollectivesMissingOnARankAreMatchedByEndTime) {
+  for (int missing : {0, 2}) {
+    SCOPED_TRACE(missing);
+    RankTraceBuilder r0(0, 2), r1(1, 2);
+    const std::int64_t skew = 30'000;
+    for (int i = 0; i < 4; ++i) {
+      const std::int64_t t = 1'000'000 * i;
+      r0.runtime("cudaLaunchKernel", t, 5, i + 1);
+      r0.nccl_kernel("ncclKernel_AllReduce", t + 5'000, 200'000 - 1'000 * i, i + 1, 20);
+      if (i == missing) continue;
+      r1.runtime("cudaLaunchKernel", t + skew + 50'000, 5, i + 1);
+      // Ends with rank 0's (+ skew, + a few µs of jitter), as NCCL members do.
+      r1.nccl_kernel("ncclKernel_AllReduce", t + skew + 60'000, 145'000 - 1'000 * i + 3 * i, i + 1,
+                     20);
+    }
+    const ExecutionGraph g = build({r0.build(), r1.build()});
+    std::int64_t joined = 0;
+    for (const CollectiveGroup& c : g.collectives) {
+      if (!c.joined) continue;
+      ++joined;
+      const std::int32_t a = g.collective_members[c.first_member];
+      const std::int32_t b = g.collective_members[c.first_member + 1];
+      EXPECT_NEAR(static_cast<double>(g.input_end_ns(b) - g.input_end_ns(a)), skew, 100.0);
+    }
+    EXPECT_EQ(joined, 3);
+  }
 }
 
 TEST(GraphBuilder, OneRankOfALargerJobReplaysItsCollectivesMeasured) {
