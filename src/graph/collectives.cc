@@ -185,6 +185,69 @@ std::vector<std::vector<std::int64_t>> align_ordinals(
   return ordinals;
 }
 
+// Ranks on different hosts record on clocks that differ by up to milliseconds, and a joined
+// collective ends on all ranks at one simulated instant: the replay would then carry the clock
+// offset into every rank's timeline as waiting. Members of one collective end within microseconds
+// of each other, so a rank's offset is the median, over its joined collectives, of its end minus
+// the group's median end. A rank is moved onto the first rank's clock (all its measured times
+// shift; lags and durations are relative and stay) when its offset to it exceeds 20 µs and the
+// collectives agree on it (median deviation under a quarter of it); same-host traces (DLRM: ends
+// within 2–7 µs) are kept as they are.
+void align_rank_clocks(ExecutionGraph& graph) {
+  const std::size_t ranks = graph.ranks.size();
+  if (ranks < 2) return;
+  std::vector<std::vector<std::int64_t>> deltas(ranks);
+  std::vector<std::int64_t> ends;
+  for (const CollectiveGroup& group : graph.collectives) {
+    if (!group.joined) continue;
+    ends.clear();
+    for (std::int32_t k = 0; k < group.member_count; ++k) {
+      ends.push_back(graph.input_end_ns(
+          graph.collective_members[static_cast<std::size_t>(group.first_member + k)]));
+    }
+    const double center = median_of(ends);
+    for (std::int32_t k = 0; k < group.member_count; ++k) {
+      const std::int32_t task =
+          graph.collective_members[static_cast<std::size_t>(group.first_member + k)];
+      deltas[static_cast<std::size_t>(graph.rank_index_of(task))].push_back(
+          graph.input_end_ns(task) - static_cast<std::int64_t>(center));
+    }
+  }
+  // Offsets relative to the first rank's clock (the one the replay's times are then on).
+  std::vector<double> raw(ranks, 0.0), spread(ranks, 0.0);
+  for (std::size_t r = 0; r < ranks; ++r) {
+    if (deltas[r].empty()) continue;
+    raw[r] = median_of(deltas[r]);
+    std::vector<std::int64_t> deviations;
+    for (std::int64_t d : deltas[r])
+      deviations.push_back(static_cast<std::int64_t>(std::abs(static_cast<double>(d) - raw[r])));
+    spread[r] = median_of(deviations);
+  }
+  std::vector<std::int64_t> offsets(ranks, 0);
+  bool any = false;
+  for (std::size_t r = 1; r < ranks; ++r) {
+    if (deltas[r].size() < 2 || deltas[0].size() < 2) continue;
+    const double offset = raw[r] - raw[0];
+    if (std::abs(offset) > 20'000.0 && std::max(spread[r], spread[0]) * 4 < std::abs(offset)) {
+      offsets[r] = static_cast<std::int64_t>(offset);
+      any = true;
+    }
+  }
+  if (!any) return;
+  for (std::size_t r = 0; r < ranks; ++r) {
+    if (offsets[r] == 0) continue;
+    const RankInfo& info = graph.ranks[r];
+    for (std::int32_t task = info.first_task; task < info.end_task; ++task)
+      graph.input_start_ns[static_cast<std::size_t>(task)] -= offsets[r];
+    add_warning(graph.warnings, "rank clock aligned to its peers by collective ends",
+                fmt::format("rank {}: {:+.3f} ms", info.rank, -offsets[r] * 1e-6));
+  }
+  for (ParentSpan& span : graph.parents) {
+    const std::int32_t r = graph.rank_index_of(span.first_leaf);
+    span.input_start_ns -= offsets[static_cast<std::size_t>(r)];
+  }
+}
+
 }  // namespace
 
 void match_collectives(const std::vector<const trace::RankTrace*>& traces, ExecutionGraph& graph) {
@@ -304,6 +367,7 @@ void match_collectives(const std::vector<const trace::RankTrace*>& traces, Execu
     }
     graph.collectives.push_back(std::move(group));
   }
+  align_rank_clocks(graph);
 }
 
 }  // namespace powertrain::graph::detail

@@ -292,9 +292,35 @@ TEST(GraphBuilder, CollectivesMissingOnARankAreMatchedByEndTime) {
       ++joined;
       const std::int32_t a = g.collective_members[c.first_member];
       const std::int32_t b = g.collective_members[c.first_member + 1];
-      EXPECT_NEAR(static_cast<double>(g.input_end_ns(b) - g.input_end_ns(a)), skew, 100.0);
+      // The right pairs end together once rank 1's clock offset is removed.
+      EXPECT_NEAR(static_cast<double>(g.input_end_ns(b) - g.input_end_ns(a)), 0.0, 10.0);
     }
     EXPECT_EQ(joined, 3);
+  }
+}
+
+// Rank 1 recorded on a clock 1.5 ms ahead (another host): its collectives end 1.5 ms after rank
+// 0's on the trace's clocks. Its measured times move onto rank 0's clock, so the joins do not
+// turn the offset into waiting; ranks whose ends agree within 20 µs are left as they are.
+TEST(GraphBuilder, RankClockOffsetIsRemovedByCollectiveEnds) {
+  for (std::int64_t skew : {1'500'000, 5'000}) {
+    SCOPED_TRACE(skew);
+    RankTraceBuilder r0(0, 2), r1(1, 2);
+    for (int i = 0; i < 3; ++i) {
+      const std::int64_t t = 1'000'000 * i;
+      r0.runtime("cudaLaunchKernel", t, 5, i + 1).step(i, t, 900'000);
+      r0.nccl_kernel("ncclKernel_AllReduce", t + 5'000, 200'000, i + 1, 20);
+      r1.runtime("cudaLaunchKernel", t + skew + 50'000, 5, i + 1).step(i, t + skew, 900'000);
+      r1.nccl_kernel("ncclKernel_AllReduce", t + skew + 60'000, 145'000 + 2 * i, i + 1, 20);
+    }
+    const ExecutionGraph g = build({r0.build(), r1.build()});
+    const std::int64_t moved = skew > 20'000 ? skew : 0;
+    const std::int32_t first1 = g.ranks[1].first_task;
+    // Within the collectives' few ns of end jitter.
+    EXPECT_NEAR(static_cast<double>(g.input_start_ns[first1]), 50'000 + skew - moved, 10.0);
+    EXPECT_NEAR(static_cast<double>(g.parents[g.ranks[1].profiler_steps[0]].input_start_ns),
+                skew - moved, 10.0);
+    EXPECT_EQ(g.input_start_ns[g.ranks[0].first_task], 0);
   }
 }
 
