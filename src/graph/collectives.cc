@@ -335,6 +335,17 @@ void match_collectives(const std::vector<const trace::RankTrace*>& traces, Execu
     group.member_count = static_cast<std::int32_t>(members[g].size());
     group.expected_members = expected[g];
     group.joined = group.member_count >= 2 && group.member_count == group.expected_members;
+    // A member recorded without a duration (0: a lost or clipped timestamp) gives no wire time
+    // and no ready time to join on: the group is replayed with its measured durations.
+    bool timed = true;
+    for (std::int32_t task : members[g]) timed = timed && graph.input_duration_ns[task] > 0;
+    if (group.joined && !timed) {
+      group.joined = false;
+      add_warning(
+          graph.warnings,
+          "collective with a zero-duration member (replayed with measured durations)",
+          fmt::format("'{}' on {} ranks", graph.task_name(members[g].front()), group.member_count));
+    }
     const std::int32_t first = members[g].front();
     group.name = graph.task_name(first);
     if (infos[g] != nullptr) {

@@ -324,6 +324,21 @@ TEST(GraphBuilder, RankClockOffsetIsRemovedByCollectiveEnds) {
   }
 }
 
+// A member written with a zero duration (a lost timestamp) has no wire time to join on: joined,
+// it would end every member at the last arrival (0 wire time), well before their measured ends.
+TEST(GraphBuilder, CollectiveWithAZeroDurationMemberIsReplayedMeasured) {
+  RankTraceBuilder r0(0, 2), r1(1, 2);
+  r0.runtime("cudaLaunchKernel", 0, 5, 1).nccl_kernel("ncclKernel_AllReduce", 5, 50, 1, 20);
+  r1.runtime("cudaLaunchKernel", 0, 5, 1).nccl_kernel("ncclKernel_AllReduce", 20, 0, 1, 20);
+  const ExecutionGraph g = build({r0.build(), r1.build()});
+  ASSERT_EQ(g.collectives.size(), 1u);
+  EXPECT_FALSE(g.collectives[0].joined);
+  EXPECT_EQ(g.stats.collectives_measured, 2);
+  ASSERT_FALSE(g.warnings.empty());
+  EXPECT_EQ(g.warnings[0].kind,
+            "collective with a zero-duration member (replayed with measured durations)");
+}
+
 TEST(GraphBuilder, OneRankOfALargerJobReplaysItsCollectivesMeasured) {
   RankTraceBuilder r(5, 8);
   r.runtime("cudaLaunchKernel", 0, 5, 1).nccl_kernel("ncclKernel_AllReduce", 5, 50, 1, 20);
