@@ -6,7 +6,9 @@
 //   kHonest — 0 lost tasks, the verdict consistent with the errors (or a one-line error);
 //   kError  — a one-line error naming the file.
 // Seeds per case: POWERTRAIN_MUTATION_SEEDS (default 1); the big real traces (resnet, nccl_data,
-// b200) only with POWERTRAIN_MUTATION_HEAVY=1 (bench-sized run, see docs/replay.md).
+// b200) only with POWERTRAIN_MUTATION_HEAVY=1 (bench-sized run, see docs/replay.md);
+// POWERTRAIN_MUTATION_VERBOSE=1 lists every unfaithful case with its reason and warnings;
+// POWERTRAIN_MUTATION_ONLY=<mutation> runs that mutation alone.
 #include <gtest/gtest.h>
 
 #include <cctype>
@@ -17,6 +19,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 
 #include "../support/kineto_shapes.h"
 #include "../support/trace_mutations.h"
@@ -116,6 +119,7 @@ struct PipelineRun {
   std::int64_t released_shift_ns = 0;
   bool faithful = false;
   std::string first_reason;
+  std::vector<std::string> warnings;
   std::int64_t launch_edges = 0;  // GPU tasks tied to their launch call by correlation
   // A what-if (GPU work × 0.7): information-keeping rewrites must predict the same step.
   double whatif_step_ns = 0;
@@ -158,6 +162,10 @@ PipelineRun run_pipeline(const std::vector<std::string>& files,
   run.faithful = v.faithful;
   if (!v.reasons.empty()) run.first_reason = v.reasons[0].text;
   run.launch_edges = graph->stats.edges[static_cast<int>(graph::EdgeKind::kLaunch)];
+  for (const auto& w : graph->warnings)
+    run.warnings.push_back(fmt::format("graph ({}): {} — {}", w.count, w.kind, w.example));
+  for (const auto& w : r.warnings)
+    run.warnings.push_back(fmt::format("replay ({}): {} — {}", w.count, w.kind, w.example));
   graph::ExecutionGraph changed = *graph;
   whatif::scale_durations(changed, {whatif::TaskClass::kGpu, 0.7});
   const ReplayResult w = replay(changed);
@@ -232,6 +240,7 @@ TEST_P(TraceMutations, EveryMutationReplaysFaithfullyOrSaysWhy) {
   const int seeds = env_int("POWERTRAIN_MUTATION_SEEDS", 1);
   const bool heavy = env_int("POWERTRAIN_MUTATION_HEAVY", 0) != 0;
   const bool verbose = env_int("POWERTRAIN_MUTATION_VERBOSE", 0) != 0;
+  const char* only = std::getenv("POWERTRAIN_MUTATION_ONLY");  // one mutation, no combinations
   for (const char* h : kHeavy) {
     if (GetParam() == h && !heavy) GTEST_SKIP() << "big trace: POWERTRAIN_MUTATION_HEAVY=1 runs it";
   }
@@ -298,6 +307,7 @@ TEST_P(TraceMutations, EveryMutationReplaysFaithfullyOrSaysWhy) {
         std::printf("  NOT faithful: %s × %s (seed %llu): step %+.3f %%, breakdown %.3f pp: %s\n",
                     input.name.c_str(), label.c_str(), static_cast<unsigned long long>(seed),
                     run.max_rank_error_pct, run.breakdown_pp, run.first_reason.c_str());
+        for (const std::string& w : run.warnings) std::printf("    %s\n", w.c_str());
       }
       if (!problem.empty()) {
         ++tally.failures;
@@ -325,10 +335,12 @@ TEST_P(TraceMutations, EveryMutationReplaysFaithfullyOrSaysWhy) {
     for (int seed = 0; seed < seeds; ++seed) {
       for (const auto& m : mutations) {
         if (m.multi_rank_only && !multi) continue;
+        if (only != nullptr && m.name != std::string_view(only)) continue;
         run_case(m.name, expectation(m), {&m}, 1000 * seed + 17);
       }
       // Combinations: 2–4 information-keeping mutations together (exact), and those with one
       // damaging mutation (honest).
+      if (only != nullptr) continue;
       std::mt19937_64 pick(static_cast<std::uint64_t>(seed) * 7919 + input.name.size());
       for (int c = 0; c < 2; ++c) {
         std::vector<const test_support::Mutation*> chain;
