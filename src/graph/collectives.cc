@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <string>
 #include <string_view>
@@ -335,10 +336,18 @@ void match_collectives(const std::vector<const trace::RankTrace*>& traces, Execu
     group.member_count = static_cast<std::int32_t>(members[g].size());
     group.expected_members = expected[g];
     group.joined = group.member_count >= 2 && group.member_count == group.expected_members;
-    // A member recorded without a duration (0: a lost or clipped timestamp) gives no wire time
-    // and no ready time to join on: the group is replayed with its measured durations.
+    // A member recorded without a duration (0: a lost or clipped timestamp) that ends before the
+    // last member started cannot have waited for it: it gives no ready time and no wire time to
+    // join on, so the group is replayed with its measured durations. (A zero-length last
+    // arrival, a zero-time transfer, is consistent and still joins.)
+    std::int64_t last_start = std::numeric_limits<std::int64_t>::min();
+    for (std::int32_t task : members[g])
+      last_start = std::max(last_start, graph.input_start_ns[task]);
     bool timed = true;
-    for (std::int32_t task : members[g]) timed = timed && graph.input_duration_ns[task] > 0;
+    for (std::int32_t task : members[g]) {
+      if (graph.input_duration_ns[task] <= 0 && graph.input_end_ns(task) < last_start)
+        timed = false;
+    }
     if (group.joined && !timed) {
       group.joined = false;
       add_warning(

@@ -1,8 +1,8 @@
 // Issue 13 item 2 on the console: when the replay cannot reproduce a trace, the first line of
 // `powertrain replay` and `powertrain analyze` says NOT FAITHFUL, and the exit status is non-zero
-// only with --strict. The unfaithful input is a generated two-rank DDP trace whose second rank's
-// NCCL kernels lost their durations (written as 0; tests/support/trace_mutations.h): the replay's
-// collective joins, timed by the shortest member, cannot reproduce the measured ones.
+// only with --strict. The unfaithful input is a generated two-rank DDP trace in which every other
+// all-reduce of the second rank ends 100 µs before its peer's (tests/support/trace_mutations.h):
+// members of one collective end together, so no replay with joins can reproduce it.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -21,8 +21,8 @@ using test_support::OJson;
 
 class VerdictCli : public CliTest {
  protected:
-  // Writes the two ranks of the DDP shape into `dir`; with `damage` the second rank's NCCL
-  // kernels have zero durations.
+  // Writes the two ranks of the DDP shape into `dir`; with `damage` every other all-reduce of
+  // the second rank ends 100 µs early.
   fs::path write_ddp(const char* name, bool damage) {
     const test_support::GeneratedTraces g =
         test_support::make_shape_traces(test_support::Shape::kTwoRanksDdp, 3);
@@ -31,8 +31,13 @@ class VerdictCli : public CliTest {
     for (std::size_t f = 0; f < g.files.size(); ++f) {
       test_support::MutableTrace t = test_support::load_mutable(g.files[f], g.names[f]);
       if (f == 1 && damage) {
+        int nccl = 0;
         for (OJson& e : test_support::events_of(t)) {
-          if (test_support::is_x(e) && test_support::name_of(e).rfind("nccl", 0) == 0) e["dur"] = 0;
+          // Every other all-reduce ends 100 µs before its peer's: no join can reproduce that,
+          // and the offsets disagree, so it is not a clock offset either.
+          if (test_support::is_x(e) && test_support::name_of(e).rfind("nccl", 0) == 0 &&
+              ++nccl % 2 == 0)
+            e["dur"] = e["dur"].get<std::int64_t>() - 100'000;
         }
       }
       std::ofstream(dir / g.names[f], std::ios::binary) << test_support::write_mutable(t);

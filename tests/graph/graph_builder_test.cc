@@ -328,11 +328,16 @@ TEST(GraphBuilder, RankClockOffsetIsRemovedByCollectiveEnds) {
 // it would end every member at the last arrival (0 wire time), well before their measured ends.
 TEST(GraphBuilder, CollectiveWithAZeroDurationMemberIsReplayedMeasured) {
   RankTraceBuilder r0(0, 2), r1(1, 2);
-  r0.runtime("cudaLaunchKernel", 0, 5, 1).nccl_kernel("ncclKernel_AllReduce", 5, 50, 1, 20);
-  r1.runtime("cudaLaunchKernel", 0, 5, 1).nccl_kernel("ncclKernel_AllReduce", 20, 0, 1, 20);
+  r0.runtime("cudaLaunchKernel", 0, 5, 1).nccl_kernel("ncclKernel_AllReduce", 20, 50, 1, 20);
+  r1.runtime("cudaLaunchKernel", 0, 5, 1).nccl_kernel("ncclKernel_AllReduce", 5, 0, 1, 20);
   const ExecutionGraph g = build({r0.build(), r1.build()});
   ASSERT_EQ(g.collectives.size(), 1u);
-  EXPECT_FALSE(g.collectives[0].joined);
+  EXPECT_FALSE(g.collectives[0].joined);  // rank 1's ended (5) before rank 0's started (20)
+  // A zero-length last arrival (a zero-time transfer) is consistent and joins.
+  RankTraceBuilder q0(0, 2), q1(1, 2);
+  q0.runtime("cudaLaunchKernel", 0, 5, 1).nccl_kernel("ncclKernel_AllReduce", 5, 50, 1, 20);
+  q1.runtime("cudaLaunchKernel", 0, 5, 1).nccl_kernel("ncclKernel_AllReduce", 55, 0, 1, 20);
+  EXPECT_TRUE(build({q0.build(), q1.build()}).collectives[0].joined);
   EXPECT_EQ(g.stats.collectives_measured, 2);
   ASSERT_FALSE(g.warnings.empty());
   EXPECT_EQ(g.warnings[0].kind,
