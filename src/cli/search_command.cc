@@ -139,9 +139,10 @@ int run_search_command(const SearchFlags& flags) {
              spec->pruning ? ", pruning on" : ", pruning off");
   fmt::print(
       "  trials        {} decided of a {}-configuration grid: {} planned, {} OOM (memory model), "
-      "{} pruned as OOM, {} pruned as dominated; {} structurally invalid{}\n",
+      "{} pruned as OOM, {} pruned as dominated, {} pruned by bounds; {} structurally invalid{}\n",
       result.decided, result.grid_size, result.planned, result.oom, result.pruned_oom,
-      result.pruned_dominated, result.invalid, result.early_stopped ? "; stopped early" : "");
+      result.pruned_dominated, result.pruned_bound, result.invalid,
+      result.early_stopped ? "; stopped early" : "");
   fmt::print("  time          {:.2f} s measured wall time on {} thread(s), {:.1f} trials/s\n",
              result.seconds, threads, result.seconds > 0 ? result.decided / result.seconds : 0.0);
   if (result.best < 0) {
@@ -149,7 +150,8 @@ int run_search_command(const SearchFlags& flags) {
     return 0;
   }
   fmt::print(
-      "  ranked by {} (modelled device, realized Perseus frontier points; energy is all {} GPUs per "
+      "  ranked by {} (modelled device, realized Perseus frontier points; energy is all {} GPUs "
+      "per "
       "iteration):\n",
       spec->objective == search::Objective::kEnergy ? "least energy (at T*)" : "T_min",
       spec->num_gpus);

@@ -109,6 +109,7 @@ std::string summary_json(const SearchSpec& spec, const SearchResult& result, int
   j["oom"] = result.oom;
   j["pruned_oom"] = result.pruned_oom;
   j["pruned_dominated"] = result.pruned_dominated;
+  j["pruned_bound"] = result.pruned_bound;
   j["invalid"] = result.invalid;
   j["early_stopped"] = result.early_stopped;
   j["search_seconds_measured"] = result.seconds;

@@ -59,7 +59,8 @@ TrialStatus prune_status(const SearchSpec& spec, const Config& c,
         if (dominator) *dominator = static_cast<int>(i);
         return TrialStatus::kPrunedOom;
       }
-    } else if (h.status == TrialStatus::kOk) {
+    } else if (h.status == TrialStatus::kOk || h.status == TrialStatus::kPrunedBound) {
+      // (A bound-pruned configuration fits too; only its planning was skipped.)
       const bool dominated =
           // Maya's distributed-optimizer tactic is left out: here the sharded Adam step is
           // shorter by dp, which can outweigh the parameter all-gather (docs/search.md).
@@ -160,13 +161,36 @@ class Driver {
     return out;
   }
 
+  // The bound tactic: skip planning a configuration when a point of the cross-configuration
+  // frontier of the trials planned before this batch is no slower than its time bound and uses less
+  // energy than its energy bound, so none of its points can be on the frontier or be the best
+  // (docs/search.md). The frontier is frozen per batch, so results do not depend on threads.
+  std::string bound_reason(double time_s, double energy_j) const {
+    // front_ is fastest first with falling energy: the last point no slower than time_s has the
+    // least energy among those.
+    auto it = std::upper_bound(front_.begin(), front_.end(), time_s,
+                               [](double t, const ParetoPoint& p) { return t < p.time_s; });
+    if (it == front_.begin()) return {};
+    const ParetoPoint& p = *std::prev(it);
+    if (!(p.energy_j < energy_j)) return {};
+    return fmt::format(
+        "frontier point {:.6g} s {:.6g} J of {} beats its bounds {:.6g} s {:.6g} J", p.time_s,
+        p.energy_j, config_label(spec_, result_.trials[static_cast<std::size_t>(p.trial)].config),
+        time_s, energy_j);
+  }
+
   void plan(const std::vector<int>& indices) {
     if (indices.empty()) return;
+    if (spec_.pruning) front_ = cross_frontier(result_.trials);
+    BoundFilter skip;
+    if (spec_.pruning && !front_.empty())
+      skip = [this](double time_s, double energy_j) { return bound_reason(time_s, energy_j); };
     std::atomic<std::size_t> next{0};
     auto work = [&]() {
       for (std::size_t i = next++; i < indices.size(); i = next++) {
-        TrialResult& slot = result_.trials[static_cast<std::size_t>(indices[i])];
-        slot = evaluate_config(spec_, slot.config);
+        const Config config = result_.trials[static_cast<std::size_t>(indices[i])].config;
+        TrialResult planned = evaluate_config(spec_, config, skip);
+        result_.trials[static_cast<std::size_t>(indices[i])] = std::move(planned);
       }
     };
     const int threads = std::clamp(options_.threads, 1,
@@ -179,6 +203,12 @@ class Driver {
 
   void observe(int index) {
     const TrialResult& trial = result_.trials[static_cast<std::size_t>(index)];
+    if (trial.status == TrialStatus::kPrunedBound) {
+      // Never the best (a planned point is faster), so it leaves the top-k as it is.
+      ++unchanged_;
+      maybe_stop();
+      return;
+    }
     if (!trial.usable()) return;
     const double value = objective_value(spec_.objective, trial);
     if (best_ < 0 || value < best_value_) {
@@ -193,6 +223,10 @@ class Driver {
     const bool changed =
         std::find(top_.begin(), top_.end(), std::make_pair(value, index)) != top_.end();
     unchanged_ = changed ? 0 : unchanged_ + 1;
+    maybe_stop();
+  }
+
+  void maybe_stop() {
     if (spec_.algorithm != Algorithm::kGrid && spec_.early_stop_patience > 0 &&
         top_.size() >= static_cast<std::size_t>(spec_.early_stop_top) &&
         unchanged_ >= spec_.early_stop_patience)
@@ -211,13 +245,15 @@ class Driver {
 
   double fitness(int trial) const {
     if (trial < 0) return kInf;
-    const auto t = static_cast<std::size_t>(trial);
-    if (result_.trials[t].status == TrialStatus::kPrunedDominated) {
-      // Maya's tactic copies the dominator's runtime.
-      return objective_value(spec_.objective,
-                             result_.trials[static_cast<std::size_t>(result_.dominator[t])]);
-    }
-    return objective_value(spec_.objective, result_.trials[t]);
+    auto t = static_cast<std::size_t>(trial);
+    // Maya's tactic copies the dominator's runtime.
+    if (result_.trials[t].status == TrialStatus::kPrunedDominated)
+      t = static_cast<std::size_t>(result_.dominator[t]);
+    const TrialResult& r = result_.trials[t];
+    // A bound-pruned configuration ranks by its bounds; its T_min is no less than bound_time_s.
+    if (r.status == TrialStatus::kPrunedBound)
+      return spec_.objective == Objective::kEnergy ? r.bound_energy_j : r.bound_time_s;
+    return objective_value(spec_.objective, r);
   }
 
   SearchResult finish() {
@@ -234,6 +270,9 @@ class Driver {
           break;
         case TrialStatus::kPrunedDominated:
           ++result_.pruned_dominated;
+          break;
+        case TrialStatus::kPrunedBound:
+          ++result_.pruned_bound;
           break;
         case TrialStatus::kInvalid:
           ++result_.invalid;
@@ -257,6 +296,7 @@ class Driver {
   int best_ = -1;
   double best_value_ = kInf;
   std::vector<std::pair<double, int>> top_;
+  std::vector<ParetoPoint> front_;  // cross frontier before the batch being planned
   int unchanged_ = 0;
 };
 

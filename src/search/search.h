@@ -42,7 +42,7 @@ struct SearchResult {
   long long grid_size = 0;
   long long decided = 0;  // valid configurations decided (planned + OOM + pruned)
   long long planned = 0;
-  long long oom = 0, pruned_oom = 0, pruned_dominated = 0, invalid = 0;
+  long long oom = 0, pruned_oom = 0, pruned_dominated = 0, pruned_bound = 0, invalid = 0;
   bool early_stopped = false;
   double seconds = 0.0;
 };
