@@ -172,6 +172,19 @@ int run_search_command(const SearchFlags& flags) {
       search::config_label(*spec, result.trials[static_cast<std::size_t>(fastest.trial)].config),
       leanest.energy_j, leanest.time_s,
       search::config_label(*spec, result.trials[static_cast<std::size_t>(leanest.trial)].config));
+  if (const search::EnergyAwareSaving saving = search::energy_aware_saving(result, 0.05);
+      saving.reference_trial >= 0) {
+    fmt::print(
+        "  energy-aware  within 5 % of {} at max clocks ({:.4f} s, {:.1f} J): {} plan point {} "
+        "{:.4f} s {:.1f} J, {:.1f} % less energy (realized, modelled)\n",
+        search::config_label(
+            *spec, result.trials[static_cast<std::size_t>(saving.reference_trial)].config),
+        saving.reference_time_s, saving.reference_energy_j,
+        search::config_label(*spec,
+                             result.trials[static_cast<std::size_t>(saving.chosen.trial)].config),
+        saving.chosen.point, saving.chosen.time_s, saving.chosen.energy_j,
+        100.0 * saving.saving_fraction);
+  }
   fmt::print("  files         {}/: trials.csv frontier.csv frontier.svg summary.json\n",
              output->target().string());
   (void)last_trials;

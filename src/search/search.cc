@@ -103,6 +103,28 @@ std::vector<ParetoPoint> cross_frontier(const std::vector<TrialResult>& trials) 
   return front;
 }
 
+EnergyAwareSaving energy_aware_saving(const SearchResult& result, double slack) {
+  EnergyAwareSaving out;
+  for (std::size_t t = 0; t < result.trials.size(); ++t) {
+    const TrialResult& trial = result.trials[t];
+    if (!trial.usable()) continue;
+    if (out.reference_trial < 0 ||
+        trial.t_min_s < result.trials[static_cast<std::size_t>(out.reference_trial)].t_min_s)
+      out.reference_trial = static_cast<int>(t);
+  }
+  if (out.reference_trial < 0 || result.frontier.empty()) return out;
+  const TrialResult& ref = result.trials[static_cast<std::size_t>(out.reference_trial)];
+  out.reference_time_s = ref.baseline_time_s;
+  out.reference_energy_j = ref.baseline_energy_j;
+  out.time_budget_s = (1.0 + slack) * ref.baseline_time_s;
+  // Fastest first with falling energy: the last point within the budget uses the least energy.
+  out.chosen = result.frontier.front();
+  for (const ParetoPoint& p : result.frontier)
+    if (p.time_s <= out.time_budget_s) out.chosen = p;
+  out.saving_fraction = 1.0 - out.chosen.energy_j / out.reference_energy_j;
+  return out;
+}
+
 namespace {
 
 class Driver {
@@ -123,6 +145,7 @@ class Driver {
   std::vector<int> run_batch(const std::vector<Config>& proposals) {
     std::vector<int> out;
     std::vector<int> to_plan;
+    const std::size_t first = result_.trials.size();
     for (const Config& c : proposals) {
       if (auto it = seen_.find(c); it != seen_.end()) {
         out.push_back(it->second);
@@ -136,28 +159,31 @@ class Driver {
       seen_[c] = index;
       out.push_back(index);
       int dominator = -1;
-      TrialResult trial;
+      // Structural checks first: they cost nothing, and a configuration that cannot exist is no
+      // trial, whether or not a tactic would also have skipped it.
+      TrialResult trial = check_config(spec_, c);
       TrialStatus pruned = TrialStatus::kOk;
-      if (spec_.pruning) pruned = prune_status(spec_, c, result_.trials, &dominator);
+      if (spec_.pruning && trial.status != TrialStatus::kInvalid)
+        pruned = prune_status(spec_, c, result_.trials, &dominator);
       if (pruned != TrialStatus::kOk) {
-        trial.config = c;
         trial.status = pruned;
         trial.reason = fmt::format(
             "{} {}",
             pruned == TrialStatus::kPrunedOom ? "needs no less memory than OOM"
                                               : "no faster than fitting",
             config_label(spec_, result_.trials[static_cast<std::size_t>(dominator)].config));
-      } else {
-        trial = check_config(spec_, c);
-        if (trial.status == TrialStatus::kOk) to_plan.push_back(index);
+      } else if (trial.status == TrialStatus::kOk) {
+        to_plan.push_back(index);
       }
       if (trial.status != TrialStatus::kInvalid) ++result_.decided;
       result_.trials.push_back(std::move(trial));
       result_.dominator.push_back(dominator);
     }
     plan(to_plan);
-    // Early stopping and counts, in proposal order.
-    for (int index : to_plan) observe(index);
+    // Early stopping, in proposal order, over every configuration that fits (Maya: "the top 5
+    // unchanged for 20 consecutive non-OOMing configs"); a pruned-dominated one enters with the
+    // value it copies from its dominator, as Maya reports the copied runtime to the tuner.
+    for (std::size_t i = first; i < result_.trials.size(); ++i) observe(static_cast<int>(i));
     return out;
   }
 
@@ -185,12 +211,24 @@ class Driver {
     BoundFilter skip;
     if (spec_.pruning && !front_.empty())
       skip = [this](double time_s, double energy_j) { return bound_reason(time_s, energy_j); };
+    // Longest first, so a long solve does not start last and leave the other threads idle: the
+    // solver's steps grow with the pipeline's instructions (microbatches x stages x chunks). The
+    // order of planning does not change any result.
+    std::vector<int> order = indices;
+    auto cost = [&](int index) {
+      const TrialResult& t = result_.trials[static_cast<std::size_t>(index)];
+      const ConfigValues c = values_of(spec_, t.config);
+      return static_cast<double>(t.num_microbatches) * c.pp * c.virtual_stages *
+             (c.recompute ? 1.5 : 1.0);
+    };
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return cost(a) > cost(b); });
     std::atomic<std::size_t> next{0};
     auto work = [&]() {
-      for (std::size_t i = next++; i < indices.size(); i = next++) {
-        const Config config = result_.trials[static_cast<std::size_t>(indices[i])].config;
+      for (std::size_t i = next++; i < order.size(); i = next++) {
+        const auto slot = static_cast<std::size_t>(order[i]);
+        const Config config = result_.trials[slot].config;
         TrialResult planned = evaluate_config(spec_, config, skip);
-        result_.trials[static_cast<std::size_t>(indices[i])] = std::move(planned);
+        result_.trials[slot] = std::move(planned);
       }
     };
     const int threads = std::clamp(options_.threads, 1,
@@ -203,15 +241,13 @@ class Driver {
 
   void observe(int index) {
     const TrialResult& trial = result_.trials[static_cast<std::size_t>(index)];
-    if (trial.status == TrialStatus::kPrunedBound) {
-      // Never the best (a planned point is faster), so it leaves the top-k as it is.
-      ++unchanged_;
-      maybe_stop();
+    // Bound-pruned ones enter with their bounds (for time, its T_min: every instruction at its
+    // fastest option); they are never the best, as a planned point is no slower.
+    if (trial.status != TrialStatus::kOk && trial.status != TrialStatus::kPrunedDominated &&
+        trial.status != TrialStatus::kPrunedBound)
       return;
-    }
-    if (!trial.usable()) return;
-    const double value = objective_value(spec_.objective, trial);
-    if (best_ < 0 || value < best_value_) {
+    const double value = fitness(index);
+    if (trial.usable() && (best_ < 0 || value < best_value_)) {
       best_ = index;
       best_value_ = value;
     }
@@ -334,7 +370,8 @@ SearchResult run_search(const SearchSpec& spec, const SearchOptions& options) {
       while (!driver.done() && stale < 8 && es.sigma() > 1e-3) {
         const auto xs = es.ask();
         std::vector<Config> proposals;
-        for (const auto& x : xs) proposals.push_back(decode_unit_point(spec, x));
+        for (const auto& x : xs)
+          proposals.push_back(repair_config(spec, decode_unit_point(spec, x)));
         const std::size_t before = driver.num_trials();
         const std::size_t known = proposals.size();
         std::vector<int> trials = driver.run_batch(proposals);

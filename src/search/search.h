@@ -57,6 +57,18 @@ SearchResult run_search(const SearchSpec& spec, const SearchOptions& options = {
 /// Pareto filter (least time and energy) over every point of every planned trial.
 std::vector<ParetoPoint> cross_frontier(const std::vector<TrialResult>& trials);
 
+/// The least-energy point of the cross-configuration frontier that is at most (1 + slack) × the
+/// all-max-clock time of the fastest configuration, against that configuration at max clocks.
+struct EnergyAwareSaving {
+  int reference_trial = -1;  // the time-optimal configuration (least T_min), -1 if none planned
+  double reference_time_s = 0.0;    // its all-max-clock iteration time (modelled)
+  double reference_energy_j = 0.0;  // its all-max-clock energy, all GPUs (modelled)
+  ParetoPoint chosen;               // the least-energy frontier point within the time budget
+  double time_budget_s = 0.0;       // (1 + slack) × reference_time_s
+  double saving_fraction = 0.0;     // 1 − chosen energy / reference energy
+};
+EnergyAwareSaving energy_aware_saving(const SearchResult& result, double slack);
+
 /// The pruning tactics alone: why `config` would be skipped given the decided trials (status
 /// kPrunedOom or kPrunedDominated, `dominator` set to the trial it follows), or kOk if not.
 TrialStatus prune_status(const SearchSpec& spec, const Config& config,

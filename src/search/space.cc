@@ -323,4 +323,35 @@ Config decode_unit_point(const SearchSpec& spec, const std::vector<double>& x) {
   return c;
 }
 
+Config repair_config(const SearchSpec& spec, Config c) {
+  auto at = [&](int knob) -> int& { return c.index[static_cast<std::size_t>(knob)]; };
+  auto value = [&](int knob) {
+    return spec.values[static_cast<std::size_t>(knob)][static_cast<std::size_t>(at(knob))];
+  };
+  // Lowers a boolean knob to off when off is one of its values.
+  auto switch_off = [&](int knob) {
+    if (value(knob) != 0 && spec.values[static_cast<std::size_t>(knob)].front() == 0) at(knob) = 0;
+  };
+  while (spec.num_gpus % (value(kTp) * value(kPp)) != 0) {
+    if (at(kPp) > 0)
+      --at(kPp);
+    else if (at(kTp) > 0)
+      --at(kTp);
+    else
+      return c;  // nothing divides: left invalid
+  }
+  const int dp = spec.num_gpus / (value(kTp) * value(kPp));
+  if (value(kTp) == 1) switch_off(kSequenceParallel);
+  if (dp == 1) switch_off(kDistributedOptimizer);
+  while (spec.global_batch % (value(kMicrobatchSize) * dp) != 0 && at(kMicrobatchSize) > 0)
+    --at(kMicrobatchSize);
+  const int microbatches = spec.global_batch % (value(kMicrobatchSize) * dp) == 0
+                               ? spec.global_batch / (value(kMicrobatchSize) * dp)
+                               : 0;
+  if (value(kVirtualStages) > 1 &&
+      (value(kPp) == 1 || value(kRecompute) != 0 || microbatches % value(kPp) != 0))
+    at(kVirtualStages) = 0;
+  return c;
+}
+
 }  // namespace powertrain::search

@@ -87,4 +87,13 @@ std::vector<Config> grid_configs(const SearchSpec& spec);
 /// floor(x_k × count_k), clamped): the CMA-ES relaxation.
 Config decode_unit_point(const SearchSpec& spec, const std::vector<double>& x);
 
+/// The structurally valid configuration a CMA-ES proposal stands for, so the relaxation never
+/// lands in an impossible region: sequence parallelism with tp 1 and the distributed optimizer
+/// with dp 1 are switched off (Megatron runs them as without); pp, then tp, step down until tp·pp
+/// divides the GPU count; the microbatch steps down until microbatch·dp divides the global batch;
+/// virtual stages drop to the least value when interleaving is impossible (pp 1, recomputation,
+/// microbatches not a multiple of pp). Valid configurations are returned unchanged. Megatron's
+/// model-dependent rules are not repaired (those proposals stay invalid).
+Config repair_config(const SearchSpec& spec, Config config);
+
 }  // namespace powertrain::search

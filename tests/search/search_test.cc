@@ -66,6 +66,33 @@ TEST(SearchSpec, DecodeCoversEveryValue) {
   EXPECT_EQ(decode_unit_point(spec, std::vector<double>(kNumKnobs, 2.0)).index[kTp], 3);
 }
 
+// The CMA-ES relaxation never proposes an impossible configuration: every grid point repairs to a
+// structurally valid one, and valid ones stay as they are.
+TEST(SearchSpec, RepairMapsEveryConfigurationToAValidOne) {
+  for (int gpus : {8, 16, 64}) {
+    SearchSpec spec = default_search_spec();
+    spec.model = "gpt3-2.7b";
+    spec.gpu = "h100";
+    spec.num_gpus = gpus;
+    spec.global_batch = 64;  // 64 / (6 x dp) is never whole: microbatch 6 steps down
+    int repaired = 0;
+    for (const Config& c : grid_configs(spec)) {
+      const Config r = repair_config(spec, c);
+      const TrialResult before = check_config(spec, c);
+      const TrialResult after = check_config(spec, r);
+      if (before.status != TrialStatus::kInvalid) {
+        EXPECT_EQ(r, c) << config_label(spec, c);
+      } else {
+        ++repaired;
+        EXPECT_NE(after.status, TrialStatus::kInvalid)
+            << gpus << " GPUs: " << config_label(spec, c) << " -> " << config_label(spec, r) << ": "
+            << after.reason;
+      }
+    }
+    EXPECT_GT(repaired, 1000);
+  }
+}
+
 double sphere(const std::vector<double>& x) {
   double s = 0.0;
   for (double v : x) s += (v - 1.0) * (v - 1.0);
@@ -117,6 +144,29 @@ TEST(SearchTrial, PlansAFrontierForGpt3OnH100) {
   EXPECT_LE(r.t_min_s, r.baseline_time_s * (1.0 + 1e-9));
   EXPECT_LE(r.energy_at_t_min_j, r.baseline_energy_j * (1.0 + 1e-9));
   EXPECT_LT(r.energy_at_t_star_j, r.baseline_energy_j);
+  // The bound tactic's lower bounds hold for every realized point, and the time bound is T_min
+  // (every instruction at its fastest option) up to its 1e-9 margin.
+  EXPECT_GT(r.bound_time_s, 0.0);
+  EXPECT_LE(r.bound_time_s, r.t_min_s);
+  EXPECT_NEAR(r.bound_time_s, r.t_min_s, 1e-6 * r.t_min_s);
+  for (const TrialPoint& p : r.frontier) {
+    EXPECT_LE(r.bound_time_s, p.time_s);
+    EXPECT_LE(r.bound_energy_j, p.energy_j);
+  }
+  // A filter that rejects it returns its bounds and no frontier; one that accepts plans as usual.
+  double seen_time_s = 0.0;
+  const TrialResult skipped = evaluate_config(spec, c, [&](double time_s, double) {
+    seen_time_s = time_s;
+    return std::string("beaten");
+  });
+  EXPECT_EQ(skipped.status, TrialStatus::kPrunedBound);
+  EXPECT_EQ(skipped.reason, "beaten");
+  EXPECT_TRUE(skipped.frontier.empty());
+  EXPECT_EQ(seen_time_s, r.bound_time_s);
+  const TrialResult kept = evaluate_config(spec, c, [](double, double) { return std::string(); });
+  ASSERT_EQ(kept.status, TrialStatus::kOk);
+  EXPECT_EQ(kept.t_min_s, r.t_min_s);
+  EXPECT_EQ(kept.frontier.size(), r.frontier.size());
 }
 
 TEST(SearchTrial, StructuralErrorsAreInvalidNotOom) {
@@ -259,6 +309,27 @@ TEST(SearchDeterminism, SameResultWhateverTheThreadCount) {
     EXPECT_EQ(c.trials[i].t_min_s, d.trials[i].t_min_s);
   }
   EXPECT_EQ(frontier_csv(spec, c), frontier_csv(spec, d));
+}
+
+TEST(SearchFrontier, EnergyAwareSavingPicksTheLeastEnergyWithinTheTimeBudget) {
+  SearchResult result;
+  result.trials.resize(3);
+  for (auto& t : result.trials) t.status = TrialStatus::kOk;
+  // Trial 1 is time-optimal: T_min 1.0 s; at max clocks 1.0 s and 100 J.
+  result.trials[0].t_min_s = 1.2;
+  result.trials[1].t_min_s = 1.0;
+  result.trials[1].baseline_time_s = 1.0;
+  result.trials[1].baseline_energy_j = 100.0;
+  result.trials[2].status = TrialStatus::kOom;
+  result.frontier = {{1, 2, 1.0, 95.0}, {1, 1, 1.04, 90.0}, {0, 3, 1.045, 85.0}, {0, 0, 1.3, 60.0}};
+  const EnergyAwareSaving s = energy_aware_saving(result, 0.05);
+  EXPECT_EQ(s.reference_trial, 1);
+  EXPECT_DOUBLE_EQ(s.time_budget_s, 1.05);
+  // By hand: the points at 1.0, 1.04 and 1.045 s are within 1.05 s; the least energy is 85 J.
+  EXPECT_EQ(s.chosen.trial, 0);
+  EXPECT_EQ(s.chosen.point, 3);
+  EXPECT_NEAR(s.saving_fraction, 0.15, 1e-12);
+  EXPECT_EQ(energy_aware_saving(SearchResult{}, 0.05).reference_trial, -1);
 }
 
 TEST(SearchFrontier, ParetoFilterKeepsOnlyNonDominatedPoints) {
