@@ -18,6 +18,9 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr std::size_t kBatch = 64;  // grid/random proposals decided before planning in parallel
+// λ: with repaired proposals, 8 reached 2 % of the grid's best within 15 % of the valid
+// configurations on every seed tried, where 12 needed more trials (docs/search.md).
+constexpr int kCmaesPopulation = 8;
 
 int idx(const Config& c, int knob) { return c.index[static_cast<std::size_t>(knob)]; }
 
@@ -364,7 +367,7 @@ SearchResult run_search(const SearchSpec& spec, const SearchOptions& options) {
       std::vector<double> mean(kNumKnobs, 0.5);
       if (restart > 0)
         for (double& m : mean) m = unit();
-      CmaEs es(mean, 0.3, spec.cmaes_population > 0 ? spec.cmaes_population : 12,
+      CmaEs es(mean, 0.3, spec.cmaes_population > 0 ? spec.cmaes_population : kCmaesPopulation,
                spec.seed + static_cast<std::uint64_t>(restart));
       int stale = 0;
       while (!driver.done() && stale < 8 && es.sigma() > 1e-3) {

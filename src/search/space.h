@@ -48,7 +48,7 @@ struct SearchSpec {
   int early_stop_top = 5;        // early stop when the best `top` are unchanged for
   int early_stop_patience = 20;  // `patience` consecutive valid trials (0 = never)
   int tau_steps = 10;            // τ = shortest instruction at the highest clock / tau_steps
-  int cmaes_population = 0;      // 0 = 4 + 3 ln(dimensions)
+  int cmaes_population = 0;      // 0 = 8
 
   /// Grid size: product of the value counts.
   long long grid_size() const;
