@@ -197,7 +197,8 @@ Action add_search_command(CLI::App& app) {
   auto flags = std::make_shared<SearchFlags>();
   app.add_option("spec", flags->spec, "Search space JSON (docs/search.md, examples/search_*.json)")
       ->required();
-  app.add_option("--algorithm", flags->algorithm, "grid, random or cmaes (default: the spec's)");
+  app.add_option("--algorithm", flags->algorithm,
+                 "grid, random, cmaes or nsga2 (default: the spec's)");
   app.add_option("--objective", flags->objective, "time, energy or both (default: the spec's)");
   add_option_with_aliases(app, "--seed", {}, flags->seed, "Seed for random and cmaes",
                           integer_in(0, 1'000'000'000'000LL));

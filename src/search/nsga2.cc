@@ -92,24 +92,43 @@ std::vector<std::vector<int>> non_dominated_fronts(const std::vector<std::vector
   return fronts;
 }
 
-std::vector<Nsga2Individual> nsga2_minimize(
-    const std::function<std::vector<double>(const std::vector<double>&)>& f,
-    const std::vector<double>& lower, const std::vector<double>& upper,
-    const Nsga2Options& options) {
-  const std::size_t n = lower.size();
-  const std::size_t size = static_cast<std::size_t>(std::max(4, options.population / 2 * 2));
-  Rng rng(options.seed);
-  std::vector<Nsga2Individual> pop(size);
-  for (auto& p : pop) {
-    p.x.resize(n);
-    for (std::size_t i = 0; i < n; ++i) p.x[i] = lower[i] + rng.unit() * (upper[i] - lower[i]);
-    p.objectives = f(p.x);
+struct Nsga2::State {
+  std::vector<double> lower, upper;
+  Nsga2Options options;
+  Rng rng;
+  std::vector<Nsga2Individual> pop;
+  std::vector<std::vector<double>> asked;
+  bool started = false;
+  State(std::vector<double> lo, std::vector<double> hi, const Nsga2Options& o)
+      : lower(std::move(lo)), upper(std::move(hi)), options(o), rng(o.seed) {}
+};
+
+Nsga2::Nsga2(std::vector<double> lower, std::vector<double> upper, const Nsga2Options& options)
+    : state_(std::make_unique<State>(std::move(lower), std::move(upper), options)) {}
+Nsga2::~Nsga2() = default;
+const std::vector<Nsga2Individual>& Nsga2::population() const { return state_->pop; }
+
+std::vector<std::vector<double>> Nsga2::ask() {
+  State& st = *state_;
+  const std::size_t n = st.lower.size();
+  const std::size_t size = static_cast<std::size_t>(std::max(4, st.options.population / 2 * 2));
+  const auto& lower = st.lower;
+  const auto& upper = st.upper;
+  Rng& rng = st.rng;
+  st.asked.clear();
+  if (!st.started) {
+    for (std::size_t k = 0; k < size; ++k) {
+      std::vector<double> x(n);
+      for (std::size_t i = 0; i < n; ++i) x[i] = lower[i] + rng.unit() * (upper[i] - lower[i]);
+      st.asked.push_back(std::move(x));
+    }
+    return st.asked;
   }
-  rank_population(pop);
+  const auto& pop = st.pop;
   const double mutation_rate = n > 0 ? 1.0 / static_cast<double>(n) : 0.0;
   auto tournament = [&]() -> const Nsga2Individual& {
-    const auto& a = pop[rng.below(size)];
-    const auto& b = pop[rng.below(size)];
+    const auto& a = pop[rng.below(pop.size())];
+    const auto& b = pop[rng.below(pop.size())];
     return crowded_less(b, a) ? b : a;
   };
   // Polynomial mutation (Deb's bounded form).
@@ -119,55 +138,75 @@ std::vector<Nsga2Individual> nsga2_minimize(
       const double range = upper[i] - lower[i];
       if (!(range > 0.0)) continue;
       const double d1 = (x[i] - lower[i]) / range, d2 = (upper[i] - x[i]) / range;
-      const double u = rng.unit(), power = 1.0 / (options.eta_mutation + 1.0);
+      const double u = rng.unit(), power = 1.0 / (st.options.eta_mutation + 1.0);
       double dq;
       if (u < 0.5) {
-        const double v = 2.0 * u + (1.0 - 2.0 * u) * std::pow(1.0 - d1, options.eta_mutation + 1.0);
+        const double v =
+            2.0 * u + (1.0 - 2.0 * u) * std::pow(1.0 - d1, st.options.eta_mutation + 1.0);
         dq = std::pow(v, power) - 1.0;
       } else {
         const double v =
-            2.0 * (1.0 - u) + 2.0 * (u - 0.5) * std::pow(1.0 - d2, options.eta_mutation + 1.0);
+            2.0 * (1.0 - u) + 2.0 * (u - 0.5) * std::pow(1.0 - d2, st.options.eta_mutation + 1.0);
         dq = 1.0 - std::pow(v, power);
       }
       x[i] = std::clamp(x[i] + dq * range, lower[i], upper[i]);
     }
   };
-  for (int g = 0; g < options.generations; ++g) {
-    std::vector<Nsga2Individual> children;
-    while (children.size() < size) {
-      std::vector<double> c1 = tournament().x, c2 = tournament().x;
-      if (rng.unit() < options.crossover_probability) {
-        // Simulated binary crossover, per coordinate with probability 1/2.
-        for (std::size_t i = 0; i < n; ++i) {
-          if (rng.unit() >= 0.5) continue;
-          const double u = rng.unit();
-          const double beta =
-              u <= 0.5 ? std::pow(2.0 * u, 1.0 / (options.eta_crossover + 1.0))
-                       : std::pow(1.0 / (2.0 * (1.0 - u)), 1.0 / (options.eta_crossover + 1.0));
-          const double a = c1[i], b = c2[i];
-          c1[i] = std::clamp(0.5 * ((1.0 + beta) * a + (1.0 - beta) * b), lower[i], upper[i]);
-          c2[i] = std::clamp(0.5 * ((1.0 - beta) * a + (1.0 + beta) * b), lower[i], upper[i]);
-        }
-      }
-      for (auto* c : {&c1, &c2}) {
-        mutate(*c);
-        Nsga2Individual child;
-        child.x = std::move(*c);
-        child.objectives = f(child.x);
-        children.push_back(std::move(child));
+  while (st.asked.size() < size) {
+    std::vector<double> c1 = tournament().x, c2 = tournament().x;
+    if (rng.unit() < st.options.crossover_probability) {
+      // Simulated binary crossover, per coordinate with probability 1/2.
+      const double e = 1.0 / (st.options.eta_crossover + 1.0);
+      for (std::size_t i = 0; i < n; ++i) {
+        if (rng.unit() >= 0.5) continue;
+        const double u = rng.unit();
+        const double beta = u <= 0.5 ? std::pow(2.0 * u, e) : std::pow(1.0 / (2.0 * (1.0 - u)), e);
+        const double a = c1[i], b = c2[i];
+        c1[i] = std::clamp(0.5 * ((1.0 + beta) * a + (1.0 - beta) * b), lower[i], upper[i]);
+        c2[i] = std::clamp(0.5 * ((1.0 - beta) * a + (1.0 + beta) * b), lower[i], upper[i]);
       }
     }
-    children.resize(size);
-    // Elitist survival: the best `size` of parents and children by rank, then crowding.
-    for (auto& p : pop) children.push_back(std::move(p));
-    rank_population(children);
-    std::stable_sort(children.begin(), children.end(), crowded_less);
-    children.resize(size);
-    pop = std::move(children);
-    rank_population(pop);
+    mutate(c1);
+    mutate(c2);
+    st.asked.push_back(std::move(c1));
+    if (st.asked.size() < size) st.asked.push_back(std::move(c2));
+  }
+  return st.asked;
+}
+
+void Nsga2::tell(const std::vector<std::vector<double>>& objectives) {
+  State& st = *state_;
+  std::vector<Nsga2Individual> next;
+  for (std::size_t i = 0; i < st.asked.size() && i < objectives.size(); ++i) {
+    Nsga2Individual child;
+    child.x = st.asked[i];
+    child.objectives = objectives[i];
+    next.push_back(std::move(child));
+  }
+  const std::size_t size = next.size();
+  // Elitist survival: the best `size` of parents and children by rank, then crowding.
+  for (auto& p : st.pop) next.push_back(std::move(p));
+  rank_population(next);
+  std::stable_sort(next.begin(), next.end(), crowded_less);
+  next.resize(size);
+  st.pop = std::move(next);
+  rank_population(st.pop);
+  st.started = true;
+}
+
+std::vector<Nsga2Individual> nsga2_minimize(
+    const std::function<std::vector<double>(const std::vector<double>&)>& f,
+    const std::vector<double>& lower, const std::vector<double>& upper,
+    const Nsga2Options& options) {
+  Nsga2 ga(lower, upper, options);
+  for (int g = 0; g <= options.generations; ++g) {
+    const auto xs = ga.ask();
+    std::vector<std::vector<double>> objectives;
+    for (const auto& x : xs) objectives.push_back(f(x));
+    ga.tell(objectives);
   }
   std::vector<Nsga2Individual> front;
-  for (const auto& p : pop)
+  for (const auto& p : ga.population())
     if (p.rank == 0) front.push_back(p);
   std::stable_sort(front.begin(), front.end(),
                    [](const Nsga2Individual& a, const Nsga2Individual& b) {

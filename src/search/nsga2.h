@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <vector>
 
 namespace powertrain::search {
@@ -23,6 +24,24 @@ struct Nsga2Individual {
   std::vector<double> objectives;
   int rank = 0;  // 0 = the first non-dominated front
   double crowding = 0.0;
+};
+
+/// Ask/tell form, for callers that evaluate a generation at once: the first ask() is the random
+/// initial population, later ones the children of the current population; tell() takes the
+/// objectives of the last ask() in order (+inf allowed) and keeps the best by rank and crowding.
+class Nsga2 {
+ public:
+  Nsga2(std::vector<double> lower, std::vector<double> upper, const Nsga2Options& options);
+  Nsga2(const Nsga2&) = delete;
+  Nsga2& operator=(const Nsga2&) = delete;
+  ~Nsga2();
+  std::vector<std::vector<double>> ask();
+  void tell(const std::vector<std::vector<double>>& objectives);
+  const std::vector<Nsga2Individual>& population() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
 };
 
 /// Non-dominated fronts of `points` (indices), best front first. O(objectives × n²).

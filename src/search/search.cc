@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "search/cmaes.h"
+#include "search/nsga2.h"
 
 namespace powertrain::search {
 namespace {
@@ -295,6 +296,18 @@ class Driver {
     return objective_value(spec_.objective, r);
   }
 
+  // (T_min, least energy) for NSGA-II, with the same stand-ins as fitness(); +inf when unknown.
+  std::vector<double> objectives(int trial) const {
+    if (trial < 0) return {kInf, kInf};
+    auto t = static_cast<std::size_t>(trial);
+    if (result_.trials[t].status == TrialStatus::kPrunedDominated)
+      t = static_cast<std::size_t>(result_.dominator[t]);
+    const TrialResult& r = result_.trials[t];
+    if (r.status == TrialStatus::kPrunedBound) return {r.bound_time_s, r.bound_energy_j};
+    if (!r.usable()) return {kInf, kInf};
+    return {r.t_min_s, r.energy_at_t_star_j};
+  }
+
   SearchResult finish() {
     for (const TrialResult& t : result_.trials) {
       switch (t.status) {
@@ -356,6 +369,26 @@ SearchResult run_search(const SearchSpec& spec, const SearchOptions& options) {
       driver.run_batch(std::vector<Config>(order.begin() + static_cast<long>(begin),
                                            order.begin() + static_cast<long>(end)));
       driver.report();
+    }
+  } else if (spec.algorithm == Algorithm::kNsga2) {
+    // NSGA-II over the unit cube with the CMA-ES decoding and repair; the two objectives are a
+    // configuration's T_min and its least energy (at T*). The GPU count is fixed by the spec.
+    Nsga2Options ga_options;
+    ga_options.population = spec.cmaes_population > 0 ? spec.cmaes_population : 24;
+    ga_options.seed = spec.seed;
+    Nsga2 ga(std::vector<double>(kNumKnobs, 0.0), std::vector<double>(kNumKnobs, 1.0), ga_options);
+    int stale = 0;
+    while (!driver.done() && stale < 20) {
+      const auto xs = ga.ask();
+      std::vector<Config> proposals;
+      for (const auto& x : xs) proposals.push_back(repair_config(spec, decode_unit_point(spec, x)));
+      const std::size_t before = driver.num_trials();
+      const std::vector<int> trials = driver.run_batch(proposals);
+      std::vector<std::vector<double>> objectives;
+      for (int t : trials) objectives.push_back(driver.objectives(t));
+      ga.tell(objectives);
+      driver.report();
+      stale = driver.num_trials() > before ? 0 : stale + 1;
     }
   } else {
     // CMA-ES over the unit cube; each coordinate's value is floor(x × count). Restarts from a

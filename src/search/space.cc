@@ -66,6 +66,8 @@ std::string_view algorithm_name(Algorithm algorithm) {
       return "random";
     case Algorithm::kCmaes:
       return "cmaes";
+    case Algorithm::kNsga2:
+      return "nsga2";
   }
   return "?";
 }
@@ -136,15 +138,14 @@ core::Status parse_objective(const nlohmann::json& value, const std::string& sou
   return parse_named(value, source, key, kNames, "time, energy or both", spec.objective);
 }
 
-// "algorithm": grid, random or cmaes.
+// "algorithm": grid, random, cmaes or nsga2.
 core::Status parse_algorithm(const nlohmann::json& value, const std::string& source,
                              const std::string& key, SearchSpec& spec) {
   static constexpr std::pair<std::string_view, Algorithm> kNames[] = {
-      {"grid", Algorithm::kGrid},
-      {"random", Algorithm::kRandom},
-      {"cmaes", Algorithm::kCmaes},
-      {"cma-es", Algorithm::kCmaes}};
-  return parse_named(value, source, key, kNames, "grid, random or cmaes", spec.algorithm);
+      {"grid", Algorithm::kGrid},   {"random", Algorithm::kRandom},
+      {"cmaes", Algorithm::kCmaes}, {"cma-es", Algorithm::kCmaes},
+      {"nsga2", Algorithm::kNsga2}, {"nsga-ii", Algorithm::kNsga2}};
+  return parse_named(value, source, key, kNames, "grid, random, cmaes or nsga2", spec.algorithm);
 }
 
 // "knobs": {name: [values]}, each list sorted and deduplicated.

@@ -26,7 +26,7 @@ enum Knob : int {
 std::string_view knob_name(int knob);
 
 enum class Objective { kTime, kEnergy, kBoth };
-enum class Algorithm { kGrid, kRandom, kCmaes };
+enum class Algorithm { kGrid, kRandom, kCmaes, kNsga2 };
 std::string_view objective_name(Objective objective);
 std::string_view algorithm_name(Algorithm algorithm);
 
@@ -48,7 +48,7 @@ struct SearchSpec {
   int early_stop_top = 5;        // early stop when the best `top` are unchanged for
   int early_stop_patience = 20;  // `patience` consecutive valid trials (0 = never)
   int tau_steps = 10;            // τ = shortest instruction at the highest clock / tau_steps
-  int cmaes_population = 0;      // 0 = 8
+  int cmaes_population = 0;      // 0 = 8 (CMA-ES λ; NSGA-II: 0 = 24)
 
   /// Grid size: product of the value counts.
   long long grid_size() const;

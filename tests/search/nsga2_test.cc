@@ -8,6 +8,8 @@
 #include <cmath>
 #include <random>
 
+#include "search/search.h"
+
 namespace powertrain::search {
 namespace {
 
@@ -87,6 +89,42 @@ TEST(Nsga2, FrontsMatchBruteForce) {
       if (dominates(points[q], points[p])) expected = std::max(expected, rank[q] + 1);
     EXPECT_EQ(rank[p], expected) << p;
   }
+}
+
+}  // namespace
+}  // namespace powertrain::search
+
+namespace powertrain::search {
+namespace {
+
+// `--algorithm nsga2` in the search: within its budget, the same trials whatever the thread count,
+// and a cross-configuration frontier.
+TEST(Nsga2Search, RunsWithinBudgetAndRepeats) {
+  SearchSpec spec = default_search_spec();
+  spec.source = "test";
+  spec.model = "gpt3-2.7b";
+  spec.gpu = "h100";
+  spec.num_gpus = 64;
+  spec.global_batch = 192;
+  spec.algorithm = Algorithm::kNsga2;
+  spec.max_trials = 30;
+  SearchOptions one, two;
+  one.threads = 1;
+  two.threads = 2;
+  const SearchResult a = run_search(spec, one);
+  const SearchResult b = run_search(spec, two);
+  EXPECT_LE(a.decided, 30);
+  EXPECT_GT(a.planned, 5);
+  EXPECT_EQ(a.invalid, 0);  // proposals are repaired
+  ASSERT_FALSE(a.frontier.empty());
+  ASSERT_EQ(a.trials.size(), b.trials.size());
+  for (std::size_t i = 0; i < a.trials.size(); ++i) {
+    EXPECT_EQ(a.trials[i].config, b.trials[i].config);
+    EXPECT_EQ(a.trials[i].t_min_s, b.trials[i].t_min_s);
+  }
+  auto parsed = parse_search_spec(R"({"algorithm": "nsga2"})", "s.json");
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_EQ(parsed->algorithm, Algorithm::kNsga2);
 }
 
 }  // namespace
