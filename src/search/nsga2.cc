@@ -41,7 +41,8 @@ void assign_crowding(std::vector<Nsga2Individual>& pop, const std::vector<int>& 
     pop[static_cast<std::size_t>(order.front())].crowding = inf;
     pop[static_cast<std::size_t>(order.back())].crowding = inf;
     const double span = obj(order.back()) - obj(order.front());
-    if (!(span > 0.0)) continue;
+    // Infeasible points (+inf) sit at the ends; no finite span, no interior distances (no NaN).
+    if (!(span > 0.0) || !std::isfinite(span)) continue;
     for (std::size_t j = 1; j + 1 < order.size(); ++j)
       pop[static_cast<std::size_t>(order[j])].crowding +=
           (obj(order[j + 1]) - obj(order[j - 1])) / span;
@@ -116,7 +117,7 @@ std::vector<std::vector<double>> Nsga2::ask() {
   const auto& upper = st.upper;
   Rng& rng = st.rng;
   st.asked.clear();
-  if (!st.started) {
+  if (!st.started || st.pop.empty()) {
     for (std::size_t k = 0; k < size; ++k) {
       std::vector<double> x(n);
       for (std::size_t i = 0; i < n; ++i) x[i] = lower[i] + rng.unit() * (upper[i] - lower[i]);
