@@ -56,7 +56,9 @@ void BatchEvaluator::operator()(const SearchSpec& spec, std::vector<TrialResult>
   }
   auto on_done = [&](std::size_t i) {
     ++stats_.evaluated;
-    if (checkpoint_ != nullptr)
+    // A bound-pruned verdict is not logged: it is cheap to decide again and depends on the
+    // frontier found before it.
+    if (checkpoint_ != nullptr && batch[i].status != TrialStatus::kPrunedBound)
       if (auto appended = checkpoint_->append(batch[i]); !appended && error_.empty())
         error_ = appended.error().message;
   };
