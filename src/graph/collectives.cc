@@ -339,13 +339,19 @@ void match_collectives(const std::vector<const trace::RankTrace*>& traces, Execu
     // A member recorded without a duration (0: a lost or clipped timestamp) that ends before the
     // last member started cannot have waited for it: it gives no ready time and no wire time to
     // join on, so the group is replayed with its measured durations. (A zero-length last
-    // arrival, a zero-time transfer, is consistent and still joins.)
+    // arrival, a zero-time transfer, is consistent and still joins.) A group whose members are
+    // all instants carries no timing to lose: it is a barrier at the last arrival, which is how
+    // the emulator writes its communicator bootstrap.
     std::int64_t last_start = std::numeric_limits<std::int64_t>::min();
-    for (std::int32_t task : members[g])
+    bool any_duration = false;
+    for (std::int32_t task : members[g]) {
       last_start = std::max(last_start, graph.input_start_ns[task]);
+      any_duration = any_duration || graph.input_duration_ns[task] > 0;
+    }
     bool timed = true;
     for (std::int32_t task : members[g]) {
-      if (graph.input_duration_ns[task] <= 0 && graph.input_end_ns(task) < last_start)
+      if (any_duration && graph.input_duration_ns[task] <= 0 &&
+          graph.input_end_ns(task) < last_start)
         timed = false;
     }
     if (group.joined && !timed) {
