@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "interposer/cudart_internal.h"
+#include "interposer/cudnn_dtype.h"
 #include "interposer/trace_schema.h"
 
 namespace trace_schema = powertrain::trace_schema;
@@ -143,30 +144,8 @@ std::string describe_type(cudnnBackendDescriptorType_t t) {
 }
 
 const char* dtype_name(std::int64_t t) {
-  switch (t) {
-    case CUDNN_DATA_FLOAT:
-      return "float32";
-    case CUDNN_DATA_DOUBLE:
-      return "float64";
-    case CUDNN_DATA_HALF:
-      return "float16";
-    case CUDNN_DATA_INT8:
-      return "int8";
-    case CUDNN_DATA_INT32:
-      return "int32";
-    case CUDNN_DATA_UINT8:
-      return "uint8";
-    case CUDNN_DATA_BFLOAT16:
-      return "bfloat16";
-    case CUDNN_DATA_INT64:
-      return "int64";
-    case CUDNN_DATA_FP8_E4M3:
-      return "float8_e4m3";
-    case CUDNN_DATA_FP8_E5M2:
-      return "float8_e5m2";
-    default:
-      return "unknown";
-  }
+  const char* name = cudnn_dtype_name(t);
+  return name != nullptr ? name : "unknown";
 }
 
 std::int64_t dtype_bytes(std::int64_t t) {
