@@ -1,5 +1,5 @@
-// The trace's dtype names of cuDNN data types, shared by the legacy (cudnn_emu.cc) and backend
-// graph (cudnn_graph_emu.cc) emulations. Include after <cudnn.h>.
+// The trace's dtype names and element sizes of cuDNN data types, shared by the legacy
+// (cudnn_emu.cc) and backend graph (cudnn_graph_emu.cc) emulations. Include after <cudnn.h>.
 #pragma once
 
 #include <cstdint>
@@ -31,6 +31,23 @@ inline const char* cudnn_dtype_name(std::int64_t t) {
       return "float8_e5m2";
     default:
       return nullptr;
+  }
+}
+
+/// Bytes per element (1 for the 8-bit and unnamed types).
+inline int cudnn_dtype_bytes(std::int64_t t) {
+  switch (t) {
+    case CUDNN_DATA_DOUBLE:
+    case CUDNN_DATA_INT64:
+      return 8;
+    case CUDNN_DATA_FLOAT:
+    case CUDNN_DATA_INT32:
+      return 4;
+    case CUDNN_DATA_HALF:
+    case CUDNN_DATA_BFLOAT16:
+      return 2;
+    default:
+      return 1;
   }
 }
 

@@ -267,19 +267,7 @@ namespace powertrain::emu::detail {
 namespace {
 
 std::size_t dtype_bytes(cudnnDataType_t t) {
-  switch (t) {
-    case CUDNN_DATA_DOUBLE:
-    case CUDNN_DATA_INT64:
-      return 8;
-    case CUDNN_DATA_FLOAT:
-    case CUDNN_DATA_INT32:
-      return 4;
-    case CUDNN_DATA_HALF:
-    case CUDNN_DATA_BFLOAT16:
-      return 2;
-    default:
-      return 1;
-  }
+  return static_cast<std::size_t>(cudnn_dtype_bytes(t));
 }
 
 std::size_t tensor_bytes(const Tensor& t) {

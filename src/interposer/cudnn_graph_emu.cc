@@ -148,21 +148,7 @@ const char* dtype_name(std::int64_t t) {
   return name != nullptr ? name : "unknown";
 }
 
-std::int64_t dtype_bytes(std::int64_t t) {
-  switch (t) {
-    case CUDNN_DATA_DOUBLE:
-    case CUDNN_DATA_INT64:
-      return 8;
-    case CUDNN_DATA_FLOAT:
-    case CUDNN_DATA_INT32:
-      return 4;
-    case CUDNN_DATA_HALF:
-    case CUDNN_DATA_BFLOAT16:
-      return 2;
-    default:
-      return 1;
-  }
-}
+std::int64_t dtype_bytes(std::int64_t t) { return cudnn_dtype_bytes(t); }
 
 // ---- attribute access (caller holds the mutex) ---------------------------------------------
 
