@@ -626,13 +626,21 @@ PT_EXPORT cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t* node
 namespace powertrain::emu::detail {
 namespace {
 
-// Adds `node` to `graph` after `deps`; the common part of every cudaGraphAdd*Node.
-cudaError_t add_node(cudaGraphNode_t* out, cudaGraph_t graph, const cudaGraphNode_t* deps,
-                     std::size_t count, Node node, const char* api) {
+// The output and dependency pointers every cudaGraphAdd*Node takes.
+cudaError_t check_add_arguments(const cudaGraphNode_t* out, const cudaGraphNode_t* deps,
+                                std::size_t count, const char* api) {
   if (out == nullptr) return misuse(api, cudaErrorInvalidValue, "pGraphNode is NULL");
   if (count > 0 && deps == nullptr) {
     return misuse(api, cudaErrorInvalidValue, "pDependencies is NULL");
   }
+  return cudaSuccess;
+}
+
+// Adds `node` to `graph` after `deps`; the common part of every cudaGraphAdd*Node.
+cudaError_t add_node(cudaGraphNode_t* out, cudaGraph_t graph, const cudaGraphNode_t* deps,
+                     std::size_t count, Node node, const char* api) {
+  if (const cudaError_t error = check_add_arguments(out, deps, count, api); error != cudaSuccess)
+    return error;
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
   Graph* g = live_graph(s, graph);
@@ -776,10 +784,8 @@ cudaError_t event_node(cudaEvent_t event, bool record, const char* api, Node* ou
 // (empty) on its sinks, so what follows the child node waits for the whole child.
 cudaError_t add_child(cudaGraphNode_t* out, cudaGraph_t graph, const cudaGraphNode_t* deps,
                       std::size_t count, cudaGraph_t child, const char* api) {
-  if (out == nullptr) return misuse(api, cudaErrorInvalidValue, "pGraphNode is NULL");
-  if (count > 0 && deps == nullptr) {
-    return misuse(api, cudaErrorInvalidValue, "pDependencies is NULL");
-  }
+  if (const cudaError_t error = check_add_arguments(out, deps, count, api); error != cudaSuccess)
+    return error;
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
   Graph* g = live_graph(s, graph);
