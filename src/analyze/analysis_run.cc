@@ -30,6 +30,11 @@ void add_critical_paths(const std::vector<trace::RankTrace>& traces, const devic
     windows.push_back(w);
   }
   run.paths = critical_paths(*run.graph, replayed.result, energy, windows);
+  // The path is only as good as the replay: judge it as `powertrain replay` does.
+  const sim::StepMetrics input = sim::metrics_of_input(*run.graph);
+  const sim::ReplayAccuracy accuracy =
+      sim::compare_replay(*run.graph, replayed.result, input, replayed.metrics);
+  run.verdict = sim::judge_replay(*run.graph, replayed.result, input, replayed.metrics, accuracy);
   run.gpu = energy.gpu;
   run.clock_mhz = energy.clock_mhz;
 }

@@ -12,6 +12,7 @@
 #include "device/gpu.h"
 #include "graph/execution_graph.h"
 #include "replay/replay.h"
+#include "sim/metrics.h"
 
 namespace powertrain::analyze {
 
@@ -39,6 +40,9 @@ struct AnalysisRun {
   std::string gpu;              // catalog name of the energy model's GPU
   double clock_mhz = 0.0;
   std::string unavailable;
+  /// Whether the replay behind the critical path reproduces the trace (replay's verdict);
+  /// absent when there was no replay.
+  std::optional<sim::Verdict> verdict;
 
   /// The critical-path context for the writers; points into this run.
   PathContext context() const;

@@ -25,6 +25,7 @@ struct AnalyzeFlags {
   bool no_critical_path = false;
   bool quiet = false;
   bool force = false;
+  bool strict = false;  // exit non-zero when the replay does not reproduce the trace
 };
 
 int run_analyze(const AnalyzeFlags& flags) {
@@ -56,7 +57,7 @@ int run_analyze(const AnalyzeFlags& flags) {
   if (auto c = output->commit(); !c) return fail(command, c.error().message);
   const double total_s = std::chrono::duration<double>(Clock::now() - started).count();
   fmt::print("{}", report::analysis_console(*run, echo, total_s, output->target()));
-  return 0;
+  return flags.strict && run->verdict && !run->verdict->faithful ? 3 : 0;
 }
 
 }  // namespace
@@ -84,6 +85,9 @@ Action add_analyze_command(CLI::App& app) {
                   device::kDefaultGpu));
   app.add_flag("--no-critical-path", flags->no_critical_path,
                "Skip the replay (and the critical path)");
+  app.add_flag("--strict", flags->strict,
+               "Exit with status 3 when the replay behind the critical path does not reproduce "
+               "the trace");
   add_force_flag(app, flags->force);
   add_input_limit_flag(app);
   app.add_flag("--quiet", flags->quiet, "No progress output");

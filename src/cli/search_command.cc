@@ -110,9 +110,10 @@ void print_summary(const search::SearchSpec& spec, const search::SearchResult& r
              spec.pruning ? ", pruning on" : ", pruning off");
   fmt::print(
       "  trials        {} decided of a {}-configuration grid: {} planned, {} OOM (memory model), "
-      "{} pruned as OOM, {} pruned as dominated; {} structurally invalid{}\n",
+      "{} pruned as OOM, {} pruned as dominated, {} pruned by bounds; {} structurally invalid{}\n",
       result.decided, result.grid_size, result.planned, result.oom, result.pruned_oom,
-      result.pruned_dominated, result.invalid, result.early_stopped ? "; stopped early" : "");
+      result.pruned_dominated, result.pruned_bound, result.invalid,
+      result.early_stopped ? "; stopped early" : "");
   fmt::print(
       "  time          {:.2f} s measured wall time on {} rank(s) x {} thread(s), {:.1f} trials/s; "
       "{} trial(s) {} here, {} from the checkpoint{}\n",
@@ -150,6 +151,19 @@ void print_summary(const search::SearchSpec& spec, const search::SearchResult& r
       search::config_label(spec, result.trials[static_cast<std::size_t>(fastest.trial)].config),
       leanest.energy_j, leanest.time_s,
       search::config_label(spec, result.trials[static_cast<std::size_t>(leanest.trial)].config));
+  if (const search::EnergyAwareSaving saving = search::energy_aware_saving(result, 0.05);
+      saving.reference_trial >= 0) {
+    fmt::print(
+        "  energy-aware  within 5 % of {} at max clocks ({:.4f} s, {:.1f} J): {} plan point {} "
+        "{:.4f} s {:.1f} J, {:.1f} % less energy (realized, modelled)\n",
+        search::config_label(
+            spec, result.trials[static_cast<std::size_t>(saving.reference_trial)].config),
+        saving.reference_time_s, saving.reference_energy_j,
+        search::config_label(spec,
+                             result.trials[static_cast<std::size_t>(saving.chosen.trial)].config),
+        saving.chosen.point, saving.chosen.time_s, saving.chosen.energy_j,
+        100.0 * saving.saving_fraction);
+  }
   fmt::print("  files         {}/: trials.csv frontier.csv frontier.svg summary.json\n",
              out.string());
 }
@@ -212,9 +226,8 @@ int run_search_command(const SearchFlags& flags) {
   search::SearchOptions options;
   options.threads = threads;
   search::BatchEvaluator evaluator(*spec, *world, threads, emulation, checkpoint.get());
-  options.evaluate_batch = [&](const search::SearchSpec& s, std::vector<search::TrialResult>& b) {
-    evaluator(s, b);
-  };
+  options.evaluate_batch = [&](const search::SearchSpec& s, std::vector<search::TrialResult>& b,
+                               const search::BoundFilter& skip) { evaluator(s, b, skip); };
   search::SearchProgress last;
   const std::vector<search::TrialResult>* last_trials = nullptr;
   options.progress = [&](const search::SearchProgress& p,
@@ -253,7 +266,8 @@ Action add_search_command(CLI::App& app) {
   auto flags = std::make_shared<SearchFlags>();
   app.add_option("spec", flags->spec, "Search space JSON (docs/search.md, examples/search_*.json)")
       ->required();
-  app.add_option("--algorithm", flags->algorithm, "grid, random or cmaes (default: the spec's)");
+  app.add_option("--algorithm", flags->algorithm,
+                 "grid, random, cmaes or nsga2 (default: the spec's)");
   app.add_option("--objective", flags->objective, "time, energy or both (default: the spec's)");
   add_option_with_aliases(app, "--seed", {}, flags->seed, "Seed for random and cmaes",
                           integer_in(0, 1'000'000'000'000LL));

@@ -5,6 +5,9 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -17,6 +20,235 @@ namespace {
 // "ncclKernel_AllReduce_RING_LL_Sum_float"
 std::string_view kernel_base_name(std::string_view name) { return name.substr(0, name.find('(')); }
 
+double median_of(std::vector<std::int64_t>& v) {
+  if (v.empty()) return 0.0;
+  const std::size_t mid = v.size() / 2;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
+  return static_cast<double>(v[mid]);
+}
+
+// How well rank A's n-th collective of a group pairs with the reference rank's (n + shift)-th:
+// kernel names that differ, then the spread of their end-time differences (members of one
+// collective end within microseconds of each other, whatever the ranks' clock offset).
+struct ShiftScore {
+  double mismatched = 1.0;  // fraction of pairs whose kernels differ
+  double spread_ns = 0.0;   // median |difference − median difference|
+  std::int64_t pairs = 0;
+};
+
+ShiftScore score_shift(const ExecutionGraph& graph, const std::vector<std::int32_t>& tasks,
+                       const std::vector<std::int32_t>& ref, std::int64_t shift) {
+  ShiftScore score;
+  std::vector<std::int64_t> diffs;
+  std::int64_t mismatched = 0;
+  const std::int64_t n = static_cast<std::int64_t>(tasks.size());
+  const std::int64_t m = static_cast<std::int64_t>(ref.size());
+  for (std::int64_t i = std::max<std::int64_t>(0, -shift); i < n && i + shift < m; ++i) {
+    const std::int32_t a = tasks[static_cast<std::size_t>(i)];
+    const std::int32_t b = ref[static_cast<std::size_t>(i + shift)];
+    if (kernel_base_name(graph.task_name(a)) != kernel_base_name(graph.task_name(b))) ++mismatched;
+    diffs.push_back(graph.input_end_ns(a) - graph.input_end_ns(b));
+  }
+  score.pairs = static_cast<std::int64_t>(diffs.size());
+  if (diffs.empty()) return score;
+  score.mismatched = static_cast<double>(mismatched) / static_cast<double>(diffs.size());
+  const double center = median_of(diffs);
+  std::vector<std::int64_t> deviations;
+  deviations.reserve(diffs.size());
+  for (std::int64_t d : diffs)
+    deviations.push_back(static_cast<std::int64_t>(std::abs(static_cast<double>(d) - center)));
+  score.spread_ns = median_of(deviations);
+  return score;
+}
+
+// Collectives matched by their order on each rank (no Seq) misalign when a rank's trace lacks
+// some of them: the profiling window cut it at a different point, or the profiler lost a kernel.
+// Returns each rank's ordinals for one process group (position n → the ordinal it is matched
+// under). Ranks with as many collectives as the longest sequence (the reference) whose plain
+// order pairs well keep it. Otherwise the rank's clock offset to the reference is the median end
+// difference under the best whole-sequence shift, and each collective takes the reference ordinal
+// whose end (offset removed) is nearest with the same kernel, within max(4 × spread, 50 µs), each
+// at most once; the rest get ordinals no other rank has (replayed measured).
+std::vector<std::vector<std::int64_t>> align_ordinals(
+    const ExecutionGraph& graph, const std::vector<std::vector<std::int32_t>>& by_rank,
+    std::vector<bool>* realigned) {
+  std::vector<std::vector<std::int64_t>> ordinals(by_rank.size());
+  realigned->assign(by_rank.size(), false);
+  std::size_t ref = 0;
+  for (std::size_t r = 0; r < by_rank.size(); ++r)
+    if (by_rank[r].size() > by_rank[ref].size()) ref = r;
+  const std::vector<std::int32_t>& ref_tasks = by_rank[ref];
+  const std::int64_t m = static_cast<std::int64_t>(ref_tasks.size());
+  std::vector<std::pair<std::int64_t, std::int64_t>> ref_ends;  // (end, ordinal), sorted
+  for (std::int64_t j = 0; j < m; ++j)
+    ref_ends.emplace_back(graph.input_end_ns(ref_tasks[static_cast<std::size_t>(j)]), j);
+  std::sort(ref_ends.begin(), ref_ends.end());
+  constexpr std::int64_t kMaxShift = 64;
+  for (std::size_t r = 0; r < by_rank.size(); ++r) {
+    const std::vector<std::int32_t>& tasks = by_rank[r];
+    const std::int64_t n = static_cast<std::int64_t>(tasks.size());
+    std::vector<std::int64_t>& out = ordinals[r];
+    out.resize(tasks.size());
+    for (std::int64_t i = 0; i < n; ++i) out[static_cast<std::size_t>(i)] = i;
+    if (r == ref || n == 0) continue;
+    // Every whole-sequence shift with enough pairs; the best agree on kernel names and spread
+    // their end differences least. Periodic collectives fit several shifts equally well (a
+    // shift by one period looks like a clock offset of one period): the smallest offset wins,
+    // clocks of one job being far closer than a step.
+    const std::int64_t min_pairs = std::max<std::int64_t>(2, (std::min(n, m) + 1) / 2);
+    std::vector<std::pair<std::int64_t, ShiftScore>> candidates;
+    for (std::int64_t shift = -std::min(n - 1, kMaxShift); shift <= std::min(m - 1, kMaxShift);
+         ++shift) {
+      const ShiftScore s = score_shift(graph, tasks, ref_tasks, shift);
+      if (s.pairs >= min_pairs || shift == 0) candidates.emplace_back(shift, s);
+    }
+    double least_mismatch = 1.0, least_spread = 0.0;
+    bool first = true;
+    for (const auto& [shift, s] : candidates) {
+      if (s.pairs < min_pairs) continue;
+      if (first || s.mismatched < least_mismatch ||
+          (s.mismatched == least_mismatch && s.spread_ns < least_spread)) {
+        least_mismatch = s.mismatched;
+        least_spread = s.spread_ns;
+        first = false;
+      }
+    }
+    std::int64_t best = 0;
+    ShiftScore best_score = score_shift(graph, tasks, ref_tasks, 0);
+    double best_offset = -1.0;
+    for (const auto& [shift, s] : candidates) {
+      if (first || s.pairs < min_pairs || s.mismatched > least_mismatch ||
+          s.spread_ns > std::max(2.0 * least_spread, least_spread + 10'000.0))
+        continue;
+      std::vector<std::int64_t> d;
+      for (std::int64_t i = std::max<std::int64_t>(0, -shift); i < n && i + shift < m; ++i) {
+        d.push_back(graph.input_end_ns(tasks[static_cast<std::size_t>(i)]) -
+                    graph.input_end_ns(ref_tasks[static_cast<std::size_t>(i + shift)]));
+      }
+      const double offset = std::abs(median_of(d));
+      if (best_offset < 0 || offset < best_offset ||
+          (offset == best_offset && std::abs(shift) < std::abs(best))) {
+        best = shift;
+        best_score = s;
+        best_offset = offset;
+      }
+    }
+    const ShiftScore plain = score_shift(graph, tasks, ref_tasks, 0);
+    const bool plain_fits =
+        !first && plain.mismatched <= least_mismatch &&
+        plain.spread_ns <= std::max(2.0 * least_spread, least_spread + 10'000.0);
+    if (n == m && (best == 0 || plain_fits)) continue;  // a complete trace keeps its plain order
+    std::vector<std::int64_t> diffs;
+    for (std::int64_t i = std::max<std::int64_t>(0, -best); i < n && i + best < m; ++i) {
+      diffs.push_back(graph.input_end_ns(tasks[static_cast<std::size_t>(i)]) -
+                      graph.input_end_ns(ref_tasks[static_cast<std::size_t>(i + best)]));
+    }
+    const double offset = median_of(diffs);
+    const double tolerance = std::max(4.0 * best_score.spread_ns, 50'000.0);
+    // Nearest reference end per collective; a reference ordinal taken twice goes to the nearer.
+    std::vector<std::int64_t> match(tasks.size(), -1);
+    std::vector<double> distance(tasks.size(), 0.0);
+    std::unordered_map<std::int64_t, std::size_t> taken;  // reference ordinal → position
+    for (std::size_t i = 0; i < tasks.size(); ++i) {
+      const double t = static_cast<double>(graph.input_end_ns(tasks[i])) - offset;
+      auto it = std::lower_bound(ref_ends.begin(), ref_ends.end(),
+                                 std::make_pair(static_cast<std::int64_t>(t), std::int64_t{-1}));
+      double nearest = tolerance;
+      std::int64_t chosen = -1;
+      for (auto c : {it, it == ref_ends.begin() ? it : std::prev(it)}) {
+        if (c == ref_ends.end()) continue;
+        const double d = std::abs(static_cast<double>(c->first) - t);
+        const std::int32_t peer = ref_tasks[static_cast<std::size_t>(c->second)];
+        if (d <= nearest && kernel_base_name(graph.task_name(peer)) ==
+                                kernel_base_name(graph.task_name(tasks[i]))) {
+          nearest = d;
+          chosen = c->second;
+        }
+      }
+      if (chosen < 0) continue;
+      auto [slot, inserted] = taken.try_emplace(chosen, i);
+      if (!inserted) {
+        if (distance[slot->second] <= nearest) continue;
+        match[slot->second] = -1;
+        slot->second = i;
+      }
+      match[i] = chosen;
+      distance[i] = nearest;
+    }
+    for (std::size_t i = 0; i < tasks.size(); ++i) {
+      // Unmatched: an ordinal past every reference one, unique to this rank.
+      out[i] = match[i] >= 0
+                   ? match[i]
+                   : m + static_cast<std::int64_t>(r) * (n + 1) + static_cast<std::int64_t>(i);
+    }
+    (*realigned)[r] = true;
+  }
+  return ordinals;
+}
+
+// Ranks on different hosts record on clocks that differ by up to milliseconds, and a joined
+// collective ends on all ranks at one simulated instant: the replay would then carry the clock
+// offset into every rank's timeline as waiting. Members of one collective end within microseconds
+// of each other, so a rank's offset is the median, over its joined collectives, of its end minus
+// the group's median end. A rank is moved onto the first rank's clock (all its measured times
+// shift; lags and durations are relative and stay) when its offset to it exceeds 20 µs and the
+// collectives agree on it (median deviation under a quarter of it); same-host traces (DLRM: ends
+// within 2–7 µs) are kept as they are.
+void align_rank_clocks(ExecutionGraph& graph) {
+  const std::size_t ranks = graph.ranks.size();
+  if (ranks < 2) return;
+  std::vector<std::vector<std::int64_t>> deltas(ranks);
+  std::vector<std::int64_t> ends;
+  for (const CollectiveGroup& group : graph.collectives) {
+    if (!group.joined) continue;
+    ends.clear();
+    for (std::int32_t k = 0; k < group.member_count; ++k) {
+      ends.push_back(graph.input_end_ns(
+          graph.collective_members[static_cast<std::size_t>(group.first_member + k)]));
+    }
+    const double center = median_of(ends);
+    for (std::int32_t k = 0; k < group.member_count; ++k) {
+      const std::int32_t task =
+          graph.collective_members[static_cast<std::size_t>(group.first_member + k)];
+      deltas[static_cast<std::size_t>(graph.rank_index_of(task))].push_back(
+          graph.input_end_ns(task) - static_cast<std::int64_t>(center));
+    }
+  }
+  // Offsets relative to the first rank's clock (the one the replay's times are then on).
+  std::vector<double> raw(ranks, 0.0), spread(ranks, 0.0);
+  for (std::size_t r = 0; r < ranks; ++r) {
+    if (deltas[r].empty()) continue;
+    raw[r] = median_of(deltas[r]);
+    std::vector<std::int64_t> deviations;
+    for (std::int64_t d : deltas[r])
+      deviations.push_back(static_cast<std::int64_t>(std::abs(static_cast<double>(d) - raw[r])));
+    spread[r] = median_of(deviations);
+  }
+  std::vector<std::int64_t> offsets(ranks, 0);
+  bool any = false;
+  for (std::size_t r = 1; r < ranks; ++r) {
+    if (deltas[r].size() < 2 || deltas[0].size() < 2) continue;
+    const double offset = raw[r] - raw[0];
+    if (std::abs(offset) > 20'000.0 && std::max(spread[r], spread[0]) * 4 < std::abs(offset)) {
+      offsets[r] = static_cast<std::int64_t>(offset);
+      any = true;
+    }
+  }
+  if (!any) return;
+  for (std::size_t r = 0; r < ranks; ++r) {
+    if (offsets[r] == 0) continue;
+    const RankInfo& info = graph.ranks[r];
+    for (std::int32_t task = info.first_task; task < info.end_task; ++task)
+      graph.input_start_ns[static_cast<std::size_t>(task)] -= offsets[r];
+    add_warning(graph.warnings, "rank clock aligned to its peers by collective ends",
+                fmt::format("rank {}: {:+.3f} ms", info.rank, -offsets[r] * 1e-6));
+  }
+  for (ParentSpan& span : graph.parents) {
+    const std::int32_t r = graph.rank_index_of(span.first_leaf);
+    span.input_start_ns -= offsets[static_cast<std::size_t>(r)];
+  }
+}
+
 }  // namespace
 
 void match_collectives(const std::vector<const trace::RankTrace*>& traces, ExecutionGraph& graph) {
@@ -26,6 +258,42 @@ void match_collectives(const std::vector<const trace::RankTrace*>& traces, Execu
   std::vector<std::int32_t> expected;
   const std::int32_t loaded = static_cast<std::int32_t>(traces.size());
   std::string key;
+  auto info_of = [&](std::size_t r, std::int32_t task) -> const trace::CollectiveInfo* {
+    const trace::RankTrace& trace = *traces[r];
+    const trace::TraceEvent& e = trace.events[graph.event_index[task]];
+    return e.collective >= 0 && static_cast<std::size_t>(e.collective) < trace.collectives.size()
+               ? &trace.collectives[e.collective]
+               : nullptr;
+  };
+  // Collectives without Seq, per process group and rank, in order.
+  std::map<std::string, std::vector<std::vector<std::int32_t>>> ordered;
+  if (traces.size() > 1) {
+    for (std::size_t r = 0; r < traces.size(); ++r) {
+      const RankInfo& rank = graph.ranks[r];
+      for (std::int32_t task = rank.first_task; task < rank.end_task; ++task) {
+        if (!graph.nccl[task]) continue;
+        const trace::CollectiveInfo* info = info_of(r, task);
+        if (info != nullptr && info->sequence >= 0) continue;
+        auto& lists = ordered[info != nullptr ? info->process_group : std::string()];
+        lists.resize(traces.size());
+        lists[r].push_back(task);
+      }
+    }
+  }
+  // Ordinal of every such collective (task → ordinal), aligned across ranks.
+  std::unordered_map<std::int32_t, std::int64_t> aligned;
+  for (const auto& [group, lists] : ordered) {
+    std::vector<bool> realigned;
+    const auto ordinals = align_ordinals(graph, lists, &realigned);
+    for (std::size_t r = 0; r < lists.size(); ++r) {
+      for (std::size_t i = 0; i < lists[r].size(); ++i) aligned[lists[r][i]] = ordinals[r][i];
+      if (!realigned[r]) continue;
+      add_warning(graph.warnings,
+                  "collectives matched across ranks by end time (a rank's trace lacks some)",
+                  fmt::format("rank {}: {} collectives of group '{}'", graph.ranks[r].rank,
+                              lists[r].size(), group));
+    }
+  }
   for (std::size_t r = 0; r < traces.size(); ++r) {
     const trace::RankTrace& trace = *traces[r];
     const RankInfo& rank = graph.ranks[r];
@@ -42,7 +310,9 @@ void match_collectives(const std::vector<const trace::RankTrace*>& traces, Execu
       if (info != nullptr && info->sequence >= 0) {
         key = fmt::format("{}\x1fs{}", group, info->sequence);
       } else {
-        key = fmt::format("{}\x1fo{}", group, ordinal[group]++);
+        auto found = aligned.find(task);
+        key = fmt::format("{}\x1fo{}", group,
+                          found != aligned.end() ? found->second : ordinal[group]++);
       }
       auto [it, inserted] =
           group_of_key.try_emplace(key, static_cast<std::int32_t>(members.size()));
@@ -66,6 +336,25 @@ void match_collectives(const std::vector<const trace::RankTrace*>& traces, Execu
     group.member_count = static_cast<std::int32_t>(members[g].size());
     group.expected_members = expected[g];
     group.joined = group.member_count >= 2 && group.member_count == group.expected_members;
+    // A member recorded without a duration (0: a lost or clipped timestamp) that ends before the
+    // last member started cannot have waited for it: it gives no ready time and no wire time to
+    // join on, so the group is replayed with its measured durations. (A zero-length last
+    // arrival, a zero-time transfer, is consistent and still joins.)
+    std::int64_t last_start = std::numeric_limits<std::int64_t>::min();
+    for (std::int32_t task : members[g])
+      last_start = std::max(last_start, graph.input_start_ns[task]);
+    bool timed = true;
+    for (std::int32_t task : members[g]) {
+      if (graph.input_duration_ns[task] <= 0 && graph.input_end_ns(task) < last_start)
+        timed = false;
+    }
+    if (group.joined && !timed) {
+      group.joined = false;
+      add_warning(
+          graph.warnings,
+          "collective with a zero-duration member (replayed with measured durations)",
+          fmt::format("'{}' on {} ranks", graph.task_name(members[g].front()), group.member_count));
+    }
     const std::int32_t first = members[g].front();
     group.name = graph.task_name(first);
     if (infos[g] != nullptr) {
@@ -98,6 +387,7 @@ void match_collectives(const std::vector<const trace::RankTrace*>& traces, Execu
     }
     graph.collectives.push_back(std::move(group));
   }
+  align_rank_clocks(graph);
 }
 
 }  // namespace powertrain::graph::detail

@@ -215,7 +215,9 @@ void RankBuilder::create_tasks() {
   for (std::int32_t pos = 0; pos < n_; ++pos) {
     if (role_[pos] != Role::kHost) continue;
     const TraceEvent& e = event(pos);
-    const bool step = e.kind == EventKind::kUserAnnotation && name_is_step_[e.name];
+    // Older PyTorch writes ProfilerStep#N as a cpu_op (the reader takes both, so do the windows).
+    const bool step = (e.kind == EventKind::kUserAnnotation || e.kind == EventKind::kCpuOp) &&
+                      name_is_step_[e.name];
     if (is_leaf_[pos] && !step) continue;
     if (!is_leaf_[pos] && !step && !options_.keep_parent_spans) continue;
     const std::int32_t first = is_leaf_[pos] ? task_of_pos_[pos] : task_of_pos_[first_leaf_[pos]];

@@ -23,6 +23,13 @@ nlohmann::json summary(const analyze::AnalysisRun& run, const AnalysisEcho& echo
   doc["window"] = echo.window;
   doc["kernel_wait_threshold_s"] = echo.kernel_wait_us * 1e-6;
   doc["notes"] = run.notes;
+  if (run.verdict) {
+    doc["faithful"] = run.verdict->faithful;
+    nlohmann::json reasons = nlohmann::json::array();
+    for (const auto& r : run.verdict->reasons)
+      reasons.push_back({{"text", r.text}, {"explained_s_per_step", r.explained_s}});
+    doc["reasons"] = reasons;
+  }
   return doc;
 }
 
@@ -121,6 +128,17 @@ core::Status write_analysis(const analyze::AnalysisRun& run, const AnalysisEcho&
 std::string analysis_console(const analyze::AnalysisRun& run, const AnalysisEcho& echo,
                              double total_s, const std::filesystem::path& directory) {
   std::string out;
+  // The critical path comes from the replay: say first when the replay does not reproduce the
+  // trace (the measured quantities stay valid).
+  if (run.verdict && !run.verdict->faithful) {
+    line(out,
+         "verdict: NOT FAITHFUL - the replay does not reproduce the trace; the critical path is "
+         "not reliable (measured quantities are):\n");
+    for (const auto& reason : run.verdict->reasons)
+      line(out, "  - {} ({:.6f} s per step)\n", reason.text, reason.explained_s);
+  } else if (run.verdict) {
+    line(out, "verdict: FAITHFUL - the replay behind the critical path reproduces the trace\n");
+  }
   line(out, "powertrain analyze: {} rank(s), window {}; measured from the trace ({:.2f} s)\n",
        run.ranks.size(), echo.window, total_s);
   append_ranks(out, run);

@@ -29,9 +29,10 @@ class BatchEvaluator {
                  Checkpoint* checkpoint);
 
   /// For SearchOptions::evaluate_batch. Errors writing the checkpoint are kept (error()).
-  void operator()(const SearchSpec& spec, std::vector<TrialResult>& batch);
-  /// One trial on this rank (the workers' function too).
-  TrialResult evaluate_one(const TrialResult& fits) const;
+  void operator()(const SearchSpec& spec, std::vector<TrialResult>& batch, const BoundFilter& skip);
+  /// One trial on this rank (the workers' function too, without `skip`: they do not hold the
+  /// frontier; run_search applies the bound tactic to their results).
+  TrialResult evaluate_one(const TrialResult& fits, const BoundFilter& skip = {}) const;
 
   const BatchStats& stats() const { return stats_; }
   const std::string& error() const { return error_; }

@@ -49,6 +49,8 @@ std::string encode_trial(const TrialResult& t) {
             {"energy_at_t_star_j", t.energy_at_t_star_j},
             {"baseline_time_s", t.baseline_time_s},
             {"baseline_energy_j", t.baseline_energy_j},
+            {"bound_time_s", t.bound_time_s},
+            {"bound_energy_j", t.bound_energy_j},
             {"frontier", points},
             {"eval_s", t.seconds}};
   return j.dump();
@@ -100,7 +102,9 @@ core::Result<TrialResult> decode_trial(std::string_view line, const std::string&
         number("energy_at_t_min_j", t.energy_at_t_min_j), number("t_star_s", t.t_star_s),
         number("energy_at_t_star_j", t.energy_at_t_star_j),
         number("baseline_time_s", t.baseline_time_s),
-        number("baseline_energy_j", t.baseline_energy_j), number("eval_s", t.seconds)})
+        number("baseline_energy_j", t.baseline_energy_j),
+        number("bound_time_s", t.bound_time_s), number("bound_energy_j", t.bound_energy_j),
+        number("eval_s", t.seconds)})
     if (!status) return status.error();
   if (!j.contains("frontier") || !j["frontier"].is_array())
     return core::Error{fmt::format("{}: field 'frontier' must be an array", where)};

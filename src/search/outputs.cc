@@ -109,6 +109,7 @@ std::string summary_json(const SearchSpec& spec, const SearchResult& result, int
   j["oom"] = result.oom;
   j["pruned_oom"] = result.pruned_oom;
   j["pruned_dominated"] = result.pruned_dominated;
+  j["pruned_bound"] = result.pruned_bound;
   j["invalid"] = result.invalid;
   j["early_stopped"] = result.early_stopped;
   j["search_seconds_measured"] = result.seconds;
@@ -126,6 +127,23 @@ std::string summary_json(const SearchSpec& spec, const SearchResult& result, int
                  {"energy_at_t_star_j", b.energy_at_t_star_j},
                  {"baseline_time_s", b.baseline_time_s},
                  {"baseline_energy_j", b.baseline_energy_j}};
+  }
+  if (const EnergyAwareSaving saving = energy_aware_saving(result, 0.05);
+      saving.reference_trial >= 0) {
+    const TrialResult& c = result.trials[static_cast<std::size_t>(saving.chosen.trial)];
+    j["energy_aware_at_5pct_more_time"] = {
+        {"reference", "time-optimal configuration at max clocks (modelled)"},
+        {"reference_config",
+         config_label(spec,
+                      result.trials[static_cast<std::size_t>(saving.reference_trial)].config)},
+        {"reference_time_s", saving.reference_time_s},
+        {"reference_energy_j", saving.reference_energy_j},
+        {"time_budget_s", saving.time_budget_s},
+        {"chosen_config", config_label(spec, c.config)},
+        {"chosen_plan_point", saving.chosen.point},
+        {"chosen_time_s", saving.chosen.time_s},
+        {"chosen_energy_j", saving.chosen.energy_j},
+        {"energy_saving_fraction", saving.saving_fraction}};
   }
   nlohmann::json front = nlohmann::json::array();
   for (const ParetoPoint& p : result.frontier)

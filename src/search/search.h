@@ -24,8 +24,10 @@ struct SearchOptions {
   /// Plans a batch of fitting configurations in place (each has its config and check_config's
   /// fields; status kOk). Unset: evaluate_config on `threads` threads. The MPI runner, the
   /// checkpoint and the emulation backend plug in here (src/search/batch.h). Results must not
-  /// depend on how the batch is spread.
-  std::function<void(const SearchSpec&, std::vector<TrialResult>& batch)> evaluate_batch;
+  /// depend on how the batch is spread. `skip` is the bound tactic's filter for this batch (may be
+  /// empty); trials planned without it are pruned by it afterwards, so using it is only a saving.
+  std::function<void(const SearchSpec&, std::vector<TrialResult>& batch, const BoundFilter& skip)>
+      evaluate_batch;
   std::function<void(const SearchProgress&, const std::vector<TrialResult>&)> progress;
 };
 
@@ -47,7 +49,7 @@ struct SearchResult {
   long long grid_size = 0;
   long long decided = 0;  // valid configurations decided (planned + OOM + pruned)
   long long planned = 0;
-  long long oom = 0, pruned_oom = 0, pruned_dominated = 0, invalid = 0;
+  long long oom = 0, pruned_oom = 0, pruned_dominated = 0, pruned_bound = 0, invalid = 0;
   bool early_stopped = false;
   double seconds = 0.0;
 };
@@ -61,6 +63,18 @@ SearchResult run_search(const SearchSpec& spec, const SearchOptions& options = {
 
 /// Pareto filter (least time and energy) over every point of every planned trial.
 std::vector<ParetoPoint> cross_frontier(const std::vector<TrialResult>& trials);
+
+/// The least-energy point of the cross-configuration frontier that is at most (1 + slack) × the
+/// all-max-clock time of the fastest configuration, against that configuration at max clocks.
+struct EnergyAwareSaving {
+  int reference_trial = -1;  // the time-optimal configuration (least T_min), -1 if none planned
+  double reference_time_s = 0.0;    // its all-max-clock iteration time (modelled)
+  double reference_energy_j = 0.0;  // its all-max-clock energy, all GPUs (modelled)
+  ParetoPoint chosen;               // the least-energy frontier point within the time budget
+  double time_budget_s = 0.0;       // (1 + slack) × reference_time_s
+  double saving_fraction = 0.0;     // 1 − chosen energy / reference energy
+};
+EnergyAwareSaving energy_aware_saving(const SearchResult& result, double slack);
 
 /// The pruning tactics alone: why `config` would be skipped given the decided trials (status
 /// kPrunedOom or kPrunedDominated, `dominator` set to the trial it follows), or kOk if not.

@@ -68,6 +68,8 @@ std::string_view algorithm_name(Algorithm algorithm) {
       return "random";
     case Algorithm::kCmaes:
       return "cmaes";
+    case Algorithm::kNsga2:
+      return "nsga2";
   }
   return "?";
 }
@@ -138,15 +140,14 @@ core::Status parse_objective(const nlohmann::json& value, const std::string& sou
   return parse_named(value, source, key, kNames, "time, energy or both", spec.objective);
 }
 
-// "algorithm": grid, random or cmaes.
+// "algorithm": grid, random, cmaes or nsga2.
 core::Status parse_algorithm(const nlohmann::json& value, const std::string& source,
                              const std::string& key, SearchSpec& spec) {
   static constexpr std::pair<std::string_view, Algorithm> kNames[] = {
-      {"grid", Algorithm::kGrid},
-      {"random", Algorithm::kRandom},
-      {"cmaes", Algorithm::kCmaes},
-      {"cma-es", Algorithm::kCmaes}};
-  return parse_named(value, source, key, kNames, "grid, random or cmaes", spec.algorithm);
+      {"grid", Algorithm::kGrid},   {"random", Algorithm::kRandom},
+      {"cmaes", Algorithm::kCmaes}, {"cma-es", Algorithm::kCmaes},
+      {"nsga2", Algorithm::kNsga2}, {"nsga-ii", Algorithm::kNsga2}};
+  return parse_named(value, source, key, kNames, "grid, random, cmaes or nsga2", spec.algorithm);
 }
 
 // "knobs": {name: [values]}, each list sorted and deduplicated.
@@ -325,6 +326,37 @@ Config decode_unit_point(const SearchSpec& spec, const std::vector<double>& x) {
     c.index[static_cast<std::size_t>(k)] =
         std::clamp(static_cast<int>(std::floor(u * n)), 0, n - 1);
   }
+  return c;
+}
+
+Config repair_config(const SearchSpec& spec, Config c) {
+  auto at = [&](int knob) -> int& { return c.index[static_cast<std::size_t>(knob)]; };
+  auto value = [&](int knob) {
+    return spec.values[static_cast<std::size_t>(knob)][static_cast<std::size_t>(at(knob))];
+  };
+  // Lowers a boolean knob to off when off is one of its values.
+  auto switch_off = [&](int knob) {
+    if (value(knob) != 0 && spec.values[static_cast<std::size_t>(knob)].front() == 0) at(knob) = 0;
+  };
+  while (spec.num_gpus % (value(kTp) * value(kPp)) != 0) {
+    if (at(kPp) > 0)
+      --at(kPp);
+    else if (at(kTp) > 0)
+      --at(kTp);
+    else
+      return c;  // nothing divides: left invalid
+  }
+  const int dp = spec.num_gpus / (value(kTp) * value(kPp));
+  if (value(kTp) == 1) switch_off(kSequenceParallel);
+  if (dp == 1) switch_off(kDistributedOptimizer);
+  while (spec.global_batch % (value(kMicrobatchSize) * dp) != 0 && at(kMicrobatchSize) > 0)
+    --at(kMicrobatchSize);
+  const int microbatches = spec.global_batch % (value(kMicrobatchSize) * dp) == 0
+                               ? spec.global_batch / (value(kMicrobatchSize) * dp)
+                               : 0;
+  if (value(kVirtualStages) > 1 &&
+      (value(kPp) == 1 || value(kRecompute) != 0 || microbatches % value(kPp) != 0))
+    at(kVirtualStages) = 0;
   return c;
 }
 

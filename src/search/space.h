@@ -26,7 +26,7 @@ enum Knob : int {
 std::string_view knob_name(int knob);
 
 enum class Objective { kTime, kEnergy, kBoth };
-enum class Algorithm { kGrid, kRandom, kCmaes };
+enum class Algorithm { kGrid, kRandom, kCmaes, kNsga2 };
 std::string_view objective_name(Objective objective);
 std::string_view algorithm_name(Algorithm algorithm);
 
@@ -61,7 +61,7 @@ struct SearchSpec {
   int early_stop_top = 5;        // early stop when the best `top` are unchanged for
   int early_stop_patience = 20;  // `patience` consecutive valid trials (0 = never)
   int tau_steps = 10;            // τ = shortest instruction at the highest clock / tau_steps
-  int cmaes_population = 0;      // 0 = 4 + 3 ln(dimensions)
+  int cmaes_population = 0;      // 0 = 8 (CMA-ES λ; NSGA-II: 0 = 24)
   EmulationSpec emulation;       // "emulation": {...}; unset: the model backend
 
   /// Grid size: product of the value counts.
@@ -100,5 +100,14 @@ std::vector<Config> grid_configs(const SearchSpec& spec);
 /// The configuration nearest a point of the unit cube (coordinate k picks value
 /// floor(x_k × count_k), clamped): the CMA-ES relaxation.
 Config decode_unit_point(const SearchSpec& spec, const std::vector<double>& x);
+
+/// The structurally valid configuration a CMA-ES proposal stands for, so the relaxation never
+/// lands in an impossible region: sequence parallelism with tp 1 and the distributed optimizer
+/// with dp 1 are switched off (Megatron runs them as without); pp, then tp, step down until tp·pp
+/// divides the GPU count; the microbatch steps down until microbatch·dp divides the global batch;
+/// virtual stages drop to the least value when interleaving is impossible (pp 1, recomputation,
+/// microbatches not a multiple of pp). Valid configurations are returned unchanged. Megatron's
+/// model-dependent rules are not repaired (those proposals stay invalid).
+Config repair_config(const SearchSpec& spec, Config config);
 
 }  // namespace powertrain::search

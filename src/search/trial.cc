@@ -98,6 +98,8 @@ std::string_view status_name(TrialStatus status) {
       return "pruned-oom";
     case TrialStatus::kPrunedDominated:
       return "pruned-dominated";
+    case TrialStatus::kPrunedBound:
+      return "pruned-bound";
   }
   return "?";
 }
@@ -106,7 +108,21 @@ TrialResult check_config(const SearchSpec& spec, const Config& config) {
   return check(spec, config, nullptr);
 }
 
-TrialResult evaluate_config(const SearchSpec& spec, const Config& config) {
+TrialResult pruned_by_bound(TrialResult planned, std::string reason) {
+  TrialResult r;
+  r.config = std::move(planned.config);
+  r.status = TrialStatus::kPrunedBound;
+  r.reason = std::move(reason);
+  r.dp = planned.dp;
+  r.num_microbatches = planned.num_microbatches;
+  r.peak_memory_gib = planned.peak_memory_gib;
+  r.bound_time_s = planned.bound_time_s;
+  r.bound_energy_j = planned.bound_energy_j;
+  r.seconds = planned.seconds;
+  return r;
+}
+
+TrialResult evaluate_config(const SearchSpec& spec, const Config& config, const BoundFilter& skip) {
   const auto started = std::chrono::steady_clock::now();
   profile::ModelJob job;
   TrialResult r = check(spec, config, &job);
@@ -158,13 +174,48 @@ TrialResult evaluate_config(const SearchSpec& spec, const Config& config) {
   settings.cost_model = frontier::CostModelKind::kPiecewiseLinear;
   auto problem = frontier::build_planning_problem(profile, pipe, settings);
   if (!problem) return done(invalid(r, problem.error().message));
+  // The pipeline's energy stands for one tensor-parallel rank of one data-parallel replica.
+  const double replicas = static_cast<double>(c.tp) * r.dp;
+  // Lower bounds on every realized point, for the bound tactic: realized time is the longest path
+  // of the chosen options' times, so no less than with every node at its fastest option; realized
+  // energy is Σ (e − P_blocking·t) + P_blocking·GPUs·time, each term no less than its least option.
+  // Shrunk by 1e-9 so summation order cannot make a bound exceed a realized value.
+  {
+    const pipeline::OperationDag& dag = problem->dag;
+    std::vector<double> fastest(dag.operations.size(), 0.0);
+    double above_blocking_j = 0.0;
+    for (std::size_t v = 0; v < fastest.size(); ++v) {
+      const pipeline::Operation& op = dag.operations[v];
+      if (!pipeline::is_profiled(op.kind)) {
+        fastest[v] = op.constant_time_s;
+        continue;
+      }
+      double t = std::numeric_limits<double>::infinity(), e = t;
+      for (const auto& option : problem->model_of(static_cast<int>(v)).options()) {
+        t = std::min(t, option.time_s);
+        e = std::min(e, option.energy_j - settings.p_blocking_w * option.time_s);
+      }
+      fastest[v] = t;
+      above_blocking_j += e;
+    }
+    const double time_s = frontier::longest_path(dag, fastest);
+    r.bound_time_s = time_s * (1.0 - 1e-9);
+    const double pipe_j = above_blocking_j + settings.p_blocking_w * dag.num_gpus * time_s;
+    const double energy_j = (pipe_j + per_iter_extra_j) * replicas;
+    r.bound_energy_j = energy_j - std::abs(energy_j) * 1e-9;
+  }
+  if (skip) {
+    if (std::string why = skip(r.bound_time_s, r.bound_energy_j); !why.empty()) {
+      r.status = TrialStatus::kPrunedBound;
+      r.reason = std::move(why);
+      return done(std::move(r));
+    }
+  }
   frontier::Frontier solved = frontier::solve_frontier(*problem);
   frontier::pin_fastest_point(*problem, solved);
 
-  // The pipeline's energy stands for one tensor-parallel rank of one data-parallel replica.
   // Points are the realized ones (modelled time and energy at the planned clocks, without the τ
   // rounding), Pareto-filtered: rounding can make a planned point realize no better than another.
-  const double replicas = static_cast<double>(c.tp) * r.dp;
   const std::vector<frontier::RealizedPlan> realized = frontier::realize_frontier(*problem, solved);
   std::vector<TrialPoint> points;
   for (std::size_t i = 0; i < realized.size(); ++i)

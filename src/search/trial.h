@@ -3,6 +3,7 @@
 // frontier points.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@ enum class TrialStatus {
   kOom,              // the memory model says it does not fit
   kPrunedOom,        // skipped: a config needing no more memory already ran out
   kPrunedDominated,  // skipped: a config that is never slower and no more energy already fits
+  kPrunedBound,      // not planned: a point already found beats its time and energy lower bounds
 };
 std::string_view status_name(TrialStatus status);
 
@@ -39,6 +41,10 @@ struct TrialResult {
   double energy_at_t_star_j = 0.0;
   double baseline_time_s = 0.0;  // all max clock (modelled)
   double baseline_energy_j = 0.0;
+  // Lower bounds on every realized point (kOk and kPrunedBound): time with every instruction at its
+  // fastest option, energy with each at its least energy above blocking power (modelled).
+  double bound_time_s = 0.0;
+  double bound_energy_j = 0.0;
   std::vector<TrialPoint> frontier;  // slowest (T*) first
   double seconds = 0.0;              // wall time of the evaluation
   bool usable() const { return status == TrialStatus::kOk; }
@@ -48,7 +54,17 @@ struct TrialResult {
 /// configuration fits, else kInvalid or kOom with the reason.
 TrialResult check_config(const SearchSpec& spec, const Config& config);
 
-/// check_config, then the frontier when it fits. Thread-safe (no shared state).
-TrialResult evaluate_config(const SearchSpec& spec, const Config& config);
+/// Decides whether a fitting configuration whose realized points all lie at or above
+/// (time_s, energy_j) needs planning: a non-empty reason skips it as kPrunedBound.
+using BoundFilter = std::function<std::string(double time_s, double energy_j)>;
+
+/// check_config, then the frontier when it fits. Before solving, the lower bounds are passed to
+/// `skip` (when set). Thread-safe (no shared state; `skip` must be safe to call concurrently).
+TrialResult evaluate_config(const SearchSpec& spec, const Config& config,
+                            const BoundFilter& skip = {});
+
+/// A planned trial turned into the one evaluate_config returns when `skip` prunes it: the checks'
+/// fields and the bounds stay, the plan's are cleared.
+TrialResult pruned_by_bound(TrialResult planned, std::string reason);
 
 }  // namespace powertrain::search

@@ -443,7 +443,8 @@ error_code parse_args(od::object& args, EventFields& f, const ParseState& state,
     std::int64_t number = 0;
     switch (first) {
       case 'c':
-        if (key_is(key, "correlation")) {
+        // "correlationId" is how CUPTI and some converters spell it.
+        if (key_is(key, "correlation") || key_is(key, "correlationId")) {
           if (parse_integer(value.raw_json_token(), &number)) f.correlation = number;
           found |= kArgCorrelation;
         } else if (all && key_is(key, "cuda_sync_kind")) {
@@ -455,7 +456,8 @@ error_code parse_args(od::object& args, EventFields& f, const ParseState& state,
         }
         break;
       case 'E':
-        if (key_is(key, "External id")) {
+      case 'e':  // "external id" (lower case) in some PyTorch versions
+        if (key_is(key, "External id") || key_is(key, "external id")) {
           if (parse_integer(value.raw_json_token(), &number)) f.external_id = number;
           found |= kArgExternalId;
         }

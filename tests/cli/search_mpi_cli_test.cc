@@ -173,7 +173,7 @@ TEST_F(SearchMpiCliTest, KilledSearchResumesFromItsCheckpoint) {
       << "logged " << logged << "\n"
       << resumed.out;
   expect_same_outputs(dir_ / "through", dir_ / "killed");
-  // Every planned trial is in the log now, once.
+  // Every planned trial is in the log now, once (bound-pruned verdicts are not logged).
   const nlohmann::json summary = nlohmann::json::parse(slurp(dir_ / "killed" / "summary.json"));
   EXPECT_EQ(count_lines(checkpoint) - 1, summary["planned"].get<int>());
 

@@ -200,6 +200,18 @@ TEST(GraphBuilder, ProfilerStepsAreKeptEvenWithoutParentSpans) {
   EXPECT_EQ(g.parents[g.ranks[0].profiler_steps[1]].lead_ns, 10);
 }
 
+TEST(GraphBuilder, ProfilerStepsWrittenAsCpuOpsAreSteps) {
+  // Older PyTorch writes ProfilerStep#N with cat "cpu_op"; the reader takes them as steps, so
+  // must the step windows (before: the window fell back to first-to-last task).
+  RankTraceBuilder b;
+  b.host(EventKind::kCpuOp, "ProfilerStep#7", 0, 100).op("a", 10, 10);
+  b.host(EventKind::kCpuOp, "ProfilerStep#8", 100, 100).op("b", 110, 10);
+  const ExecutionGraph g = build({b.build()});
+  ASSERT_EQ(g.ranks[0].profiler_steps.size(), 2u);
+  EXPECT_EQ(g.parents[g.ranks[0].profiler_steps[0]].input_start_ns, 0);
+  EXPECT_EQ(g.parents[g.ranks[0].profiler_steps[1]].input_duration_ns, 100);
+}
+
 TEST(GraphBuilder, UnsortedEventsAreSortedWithAWarning) {
   trace::RankTrace t = RankTraceBuilder().op("late", 100, 10).op("early", 0, 10).build();
   std::swap(t.events[0], t.events[1]);  // late first
@@ -249,8 +261,87 @@ TEST(GraphBuilder, CollectiveSeenOnOneRankOnlyIsCountedAndNotJoined) {
   EXPECT_TRUE(g.collectives[0].joined);
   EXPECT_FALSE(g.collectives[1].joined);
   EXPECT_EQ(g.stats.collectives_measured, 1);
-  ASSERT_EQ(g.warnings.size(), 1u);
-  EXPECT_EQ(g.warnings[0].kind, "unmatched collective (replayed with its measured duration)");
+  ASSERT_EQ(g.warnings.size(), 2u);
+  EXPECT_EQ(g.warnings[0].kind,
+            "collectives matched across ranks by end time (a rank's trace lacks some)");
+  EXPECT_EQ(g.warnings[1].kind, "unmatched collective (replayed with its measured duration)");
+}
+
+// Rank 1's trace lacks a collective (its window opened later, or the profiler lost the kernel)
+// and its clock is 30 µs ahead: by plain order its n-th collective would join rank 0's n-th and
+// every later join would pair different collectives. Matching by end time pairs the right ones.
+TEST(GraphBuilder, CollectivesMissingOnARankAreMatchedByEndTime) {
+  for (int missing : {0, 2}) {
+    SCOPED_TRACE(missing);
+    RankTraceBuilder r0(0, 2), r1(1, 2);
+    const std::int64_t skew = 30'000;
+    for (int i = 0; i < 4; ++i) {
+      const std::int64_t t = 1'000'000 * i;
+      r0.runtime("cudaLaunchKernel", t, 5, i + 1);
+      r0.nccl_kernel("ncclKernel_AllReduce", t + 5'000, 200'000 - 1'000 * i, i + 1, 20);
+      if (i == missing) continue;
+      r1.runtime("cudaLaunchKernel", t + skew + 50'000, 5, i + 1);
+      // Ends with rank 0's (+ skew, + a few µs of jitter), as NCCL members do.
+      r1.nccl_kernel("ncclKernel_AllReduce", t + skew + 60'000, 145'000 - 1'000 * i + 3 * i, i + 1,
+                     20);
+    }
+    const ExecutionGraph g = build({r0.build(), r1.build()});
+    std::int64_t joined = 0;
+    for (const CollectiveGroup& c : g.collectives) {
+      if (!c.joined) continue;
+      ++joined;
+      const std::int32_t a = g.collective_members[c.first_member];
+      const std::int32_t b = g.collective_members[c.first_member + 1];
+      // The right pairs end together once rank 1's clock offset is removed.
+      EXPECT_NEAR(static_cast<double>(g.input_end_ns(b) - g.input_end_ns(a)), 0.0, 10.0);
+    }
+    EXPECT_EQ(joined, 3);
+  }
+}
+
+// Rank 1 recorded on a clock 1.5 ms ahead (another host): its collectives end 1.5 ms after rank
+// 0's on the trace's clocks. Its measured times move onto rank 0's clock, so the joins do not
+// turn the offset into waiting; ranks whose ends agree within 20 µs are left as they are.
+TEST(GraphBuilder, RankClockOffsetIsRemovedByCollectiveEnds) {
+  for (std::int64_t skew : {1'500'000, 5'000}) {
+    SCOPED_TRACE(skew);
+    RankTraceBuilder r0(0, 2), r1(1, 2);
+    for (int i = 0; i < 3; ++i) {
+      const std::int64_t t = 1'000'000 * i;
+      r0.runtime("cudaLaunchKernel", t, 5, i + 1).step(i, t, 900'000);
+      r0.nccl_kernel("ncclKernel_AllReduce", t + 5'000, 200'000, i + 1, 20);
+      r1.runtime("cudaLaunchKernel", t + skew + 50'000, 5, i + 1).step(i, t + skew, 900'000);
+      r1.nccl_kernel("ncclKernel_AllReduce", t + skew + 60'000, 145'000 + 2 * i, i + 1, 20);
+    }
+    const ExecutionGraph g = build({r0.build(), r1.build()});
+    const std::int64_t moved = skew > 20'000 ? skew : 0;
+    const std::int32_t first1 = g.ranks[1].first_task;
+    // Within the collectives' few ns of end jitter.
+    EXPECT_NEAR(static_cast<double>(g.input_start_ns[first1]), 50'000 + skew - moved, 10.0);
+    EXPECT_NEAR(static_cast<double>(g.parents[g.ranks[1].profiler_steps[0]].input_start_ns),
+                skew - moved, 10.0);
+    EXPECT_EQ(g.input_start_ns[g.ranks[0].first_task], 0);
+  }
+}
+
+// A member written with a zero duration (a lost timestamp) has no wire time to join on: joined,
+// it would end every member at the last arrival (0 wire time), well before their measured ends.
+TEST(GraphBuilder, CollectiveWithAZeroDurationMemberIsReplayedMeasured) {
+  RankTraceBuilder r0(0, 2), r1(1, 2);
+  r0.runtime("cudaLaunchKernel", 0, 5, 1).nccl_kernel("ncclKernel_AllReduce", 20, 50, 1, 20);
+  r1.runtime("cudaLaunchKernel", 0, 5, 1).nccl_kernel("ncclKernel_AllReduce", 5, 0, 1, 20);
+  const ExecutionGraph g = build({r0.build(), r1.build()});
+  ASSERT_EQ(g.collectives.size(), 1u);
+  EXPECT_FALSE(g.collectives[0].joined);  // rank 1's ended (5) before rank 0's started (20)
+  // A zero-length last arrival (a zero-time transfer) is consistent and joins.
+  RankTraceBuilder q0(0, 2), q1(1, 2);
+  q0.runtime("cudaLaunchKernel", 0, 5, 1).nccl_kernel("ncclKernel_AllReduce", 5, 50, 1, 20);
+  q1.runtime("cudaLaunchKernel", 0, 5, 1).nccl_kernel("ncclKernel_AllReduce", 55, 0, 1, 20);
+  EXPECT_TRUE(build({q0.build(), q1.build()}).collectives[0].joined);
+  EXPECT_EQ(g.stats.collectives_measured, 2);
+  ASSERT_FALSE(g.warnings.empty());
+  EXPECT_EQ(g.warnings[0].kind,
+            "collective with a zero-duration member (replayed with measured durations)");
 }
 
 TEST(GraphBuilder, OneRankOfALargerJobReplaysItsCollectivesMeasured) {

@@ -70,6 +70,8 @@ TEST(TrialCodec, RoundTripsExactly) {
   t.energy_at_t_star_j = 1e-300;
   t.baseline_time_s = 5e300;
   t.baseline_energy_j = 7.0;
+  t.bound_time_s = 0.1 + 0.7;  // the bound tactic re-tests restored and MPI results with these
+  t.bound_energy_j = 2.0 / 7.0;
   t.frontier = {{2.0 / 3.0, 1e-300, 0}, {1.0 / 3.0, 123456.789e-3, 4}};
   t.seconds = 0.0123;
   auto back = decode_trial(encode_trial(t), "x");
@@ -79,6 +81,8 @@ TEST(TrialCodec, RoundTripsExactly) {
   EXPECT_EQ(back->reason, t.reason);
   EXPECT_EQ(back->peak_memory_gib, t.peak_memory_gib);  // bit for bit
   EXPECT_EQ(back->t_min_s, t.t_min_s);
+  EXPECT_EQ(back->bound_time_s, t.bound_time_s);
+  EXPECT_EQ(back->bound_energy_j, t.bound_energy_j);
   ASSERT_EQ(back->frontier.size(), 2u);
   EXPECT_EQ(back->frontier[1].plan_point, 4);
   EXPECT_EQ(back->frontier[0].energy_j, 1e-300);
@@ -166,13 +170,14 @@ TEST_F(CheckpointTest, ResumedSearchSkipsFinishedTrialsAndMatches) {
     BatchEvaluator evaluator(spec, MpiWorld{}, 1, EmulationRunner{}, c->get());
     SearchOptions options;
     int planned = 0;
-    options.evaluate_batch = [&](const SearchSpec& s, std::vector<TrialResult>& batch) {
+    options.evaluate_batch = [&](const SearchSpec& s, std::vector<TrialResult>& batch,
+                                const BoundFilter& skip) {
       std::vector<TrialResult> first;
       for (TrialResult& t : batch) {
         if (planned++ >= 2) break;
         first.push_back(t);
       }
-      evaluator(s, first);
+      evaluator(s, first, skip);
       for (std::size_t i = 0; i < first.size(); ++i) batch[i] = first[i];
     };
     run_search(spec, options);
@@ -183,12 +188,14 @@ TEST_F(CheckpointTest, ResumedSearchSkipsFinishedTrialsAndMatches) {
   EXPECT_EQ((*c)->restored(), 2u);
   BatchEvaluator evaluator(spec, MpiWorld{}, 2, EmulationRunner{}, c->get());
   SearchOptions options;
-  options.evaluate_batch = [&](const SearchSpec& s, std::vector<TrialResult>& batch) {
-    evaluator(s, batch);
+  options.evaluate_batch = [&](const SearchSpec& s, std::vector<TrialResult>& batch,
+                                const BoundFilter& skip) {
+    evaluator(s, batch, skip);
   };
   const SearchResult resumed = run_search(spec, options);
   EXPECT_EQ(evaluator.stats().restored, 2);
-  EXPECT_EQ(evaluator.stats().evaluated, through.planned - 2);
+  // Bound-pruned trials go through the evaluator too (pruned there before solving).
+  EXPECT_EQ(evaluator.stats().evaluated, through.planned + through.pruned_bound - 2);
   // Same decisions and values (eval_s differs: a measured wall time).
   auto strip = [](std::string csv) {
     std::string out;
@@ -207,11 +214,13 @@ TEST_F(CheckpointTest, ResumedSearchSkipsFinishedTrialsAndMatches) {
   auto again = Checkpoint::open(path, spec);
   ASSERT_TRUE(again);
   BatchEvaluator third(spec, MpiWorld{}, 1, EmulationRunner{}, again->get());
-  options.evaluate_batch = [&](const SearchSpec& s, std::vector<TrialResult>& batch) {
-    third(s, batch);
+  options.evaluate_batch = [&](const SearchSpec& s, std::vector<TrialResult>& batch,
+                                const BoundFilter& skip) {
+    third(s, batch, skip);
   };
   const SearchResult replayed = run_search(spec, options);
-  EXPECT_EQ(third.stats().evaluated, 0);
+  // Only bound-pruned trials are decided again (their verdict depends on the frontier before them).
+  EXPECT_EQ(third.stats().evaluated, through.pruned_bound);
   EXPECT_EQ(trials_csv(spec, replayed), trials_csv(spec, resumed));  // eval_s restored too
 }
 

@@ -111,8 +111,9 @@ TEST_F(EmulationSearchTest, TinySearchEmulatesEachDistinctCommandOnce) {
   runner.work_root = dir_.string();
   BatchEvaluator evaluator(spec, MpiWorld{}, 2, runner, nullptr);
   SearchOptions options;
-  options.evaluate_batch = [&](const SearchSpec& s, std::vector<TrialResult>& batch) {
-    evaluator(s, batch);
+  options.evaluate_batch = [&](const SearchSpec& s, std::vector<TrialResult>& batch,
+                                const BoundFilter& skip) {
+    evaluator(s, batch, skip);
   };
   const SearchResult result = run_search(spec, options);
   EXPECT_EQ(result.planned, 6) << result.trials.size();

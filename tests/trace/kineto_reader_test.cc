@@ -432,6 +432,20 @@ TEST(KinetoReader, FieldOrderDoesNotMatter) {
   EXPECT_TRUE(trace.warnings.empty());
 }
 
+TEST(KinetoReader, CorrelationIdAndLowerCaseExternalIdAreAliases) {
+  // Converters and some PyTorch versions spell the keys "correlationId" and "external id".
+  const RankTrace trace = parse_ok(trace_json({
+      R"j({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 0, "dur": 1, "args": {"external id": 4, "correlationId": 8}})j",
+      R"j({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 2, "dur": 2, "args": {"correlationId": 8, "external id": 4}})j",
+  }));
+  ASSERT_EQ(trace.events.size(), 2u);
+  for (const TraceEvent& e : trace.events) {
+    EXPECT_EQ(e.correlation, 8);
+    EXPECT_EQ(e.external_id, 4);
+  }
+  EXPECT_EQ(warning(trace, "launch"), nullptr);  // the kernel has its launch
+}
+
 TEST(KinetoReader, ChromeArrayFormatAndEscapedNames) {
   const RankTrace trace = parse_ok(
       R"j([{"ph": "X", "cat": "cpu_op", "name": "a\"b\u00e9", "pid": 1, "tid": 1, "ts": 1, "dur": 1},
