@@ -156,35 +156,35 @@ fs::path self_directory() {
   return ec ? fs::current_path() : exe.parent_path();
 }
 
-int run_emulate(const EmulateFlags& flags) {
-  const char* command = "emulate";
+// The flag combinations CLI11 cannot check; empty when they are fine.
+std::string check_mode(const EmulateFlags& flags) {
   if (flags.traces.empty() == flags.command.empty()) {
-    return usage_error(command,
-                       "give a program after -- (e.g. powertrain emulate --gpu h100 -- ./prog) or "
-                       "--traces DIR to analyse an earlier run, not both");
+    return "give a program after -- (e.g. powertrain emulate --gpu h100 -- ./prog) or "
+           "--traces DIR to analyse an earlier run, not both";
   }
   if (flags.two_pass && flags.command.empty()) {
-    return usage_error(command, "--two-pass runs a program twice: give one after --");
+    return "--two-pass runs a program twice: give one after --";
   }
-  emulate::LayoutRequest request;
-  request.gpus = flags.gpus;
-  request.ranks = flags.ranks;
-  request.nodes = flags.nodes;
-  request.gpus_per_node = flags.gpus_per_node;
-  request.devices_per_process = flags.devices_per_process;
-  auto layout = emulate::resolve_layout(request);
-  if (!layout) return usage_error(command, layout.error().message);
+  return {};
+}
+
+// The ranges CLI11 cannot check; empty when they are fine.
+std::string check_ranges(const EmulateFlags& flags) {
   if (flags.timeout_s < 0 || !(flags.inter_node_gb_s > 0)) {
-    return usage_error(command, "--timeout-s must be >= 0 and --inter-node-bandwidth-gb-s > 0");
+    return "--timeout-s must be >= 0 and --inter-node-bandwidth-gb-s > 0";
   }
   if (!(flags.max_host_gap_us >= 0.0) || flags.max_host_gap_us > 1e9) {
-    return usage_error(command, "--max-host-gap-us must be in [0, 1e9] microseconds");
+    return "--max-host-gap-us must be in [0, 1e9] microseconds";
   }
+  return {};
+}
+
+emulate::EmulateOptions emulate_options(const EmulateFlags& flags, const emulate::Layout& layout) {
   emulate::EmulateOptions options;
   options.gpu = flags.gpu;
   if (!flags.command.empty() || flags.gpus > 0 || flags.nodes > 0 || flags.gpus_per_node > 0) {
-    options.nodes = layout->nodes;
-    options.gpus_per_node = layout->gpus_per_node;
+    options.nodes = layout.nodes;
+    options.gpus_per_node = layout.gpus_per_node;
   } else {
     options.nodes = 0;  // traces without a topology: as many nodes of 8 as their GPUs need
     options.gpus_per_node = 8;
@@ -199,6 +199,113 @@ int run_emulate(const EmulateFlags& flags) {
     options.host_costs.modelled_host_gap_ns =
         static_cast<std::int64_t>(std::llround(flags.modelled_host_gap_us * 1e3));
   }
+  return options;
+}
+
+// Prints each process that did not end cleanly; 1 when there was one, else 0.
+int report_failed_processes(const emulate::LaunchResult& launched, const char* pass) {
+  int exit_code = 0;
+  for (const auto& p : launched.processes) {
+    if (!p.ok()) {
+      fmt::print(stderr, "emulate: {}rank {} (pid {}) ended with {}\n", pass, p.rank, p.pid,
+                 p.describe());
+      exit_code = 1;
+    }
+  }
+  return exit_code;
+}
+
+// Keeps what a failed run recorded for a look at the failure (the staging dir is removed). Never
+// over an existing path: the first free "<out>.traces[-N]".
+void keep_failed_traces(const fs::path& run_dir, const std::string& out) {
+  fs::path kept = fs::path(out).string() + ".traces";
+  std::error_code ec;
+  for (int n = 2; fs::exists(fs::symlink_status(kept, ec)) && n < 1000; ++n)
+    kept = fs::path(out).string() + fmt::format(".traces-{}", n);
+  fs::rename(run_dir, kept, ec);
+  if (!ec) fmt::print(stderr, "emulate: traces kept in {}\n", kept.string());
+}
+
+// Pass 1 (or the only pass): runs the program under the interposer, its traces in `run_dir`.
+// Returns the process exit summary (0 or 1), or the error; `launch` is kept for pass 2.
+core::Result<int> run_program(const EmulateFlags& flags, const emulate::Layout& layout,
+                              const fs::path& run_dir, emulate::LaunchOptions& launch) {
+  auto interposer = emulate::find_interposer(flags.interposer, self_directory());
+  if (!interposer) return interposer.error();
+  launch.command = flags.command;
+  launch.gpu = flags.gpu;
+  launch.nodes = layout.nodes;
+  launch.gpus_per_node = layout.gpus_per_node;
+  launch.devices_per_process = layout.devices_per_process;
+  launch.trace_dir = run_dir;
+  launch.interposer = *interposer;
+  launch.timeout_s = flags.timeout_s;
+  if (!flags.quiet) {
+    fmt::print(stderr, "emulate: starting {} of {}; interposer {}\n", layout.explanation, flags.gpu,
+               *interposer);
+  }
+  if (flags.two_pass) {
+    // The program's own output comes from the second pass (its timings are predictions); the
+    // recording pass prints with host timings, so its output is held back.
+    launch.on_line = [](int, bool, std::string_view) {};
+    if (!flags.quiet) {
+      fmt::print(stderr, "emulate: pass 1 of 2: recording (program output held back)\n");
+    }
+  }
+  auto launched = emulate::launch(launch);
+  if (!launched) return launched.error();
+  const int exit_code = report_failed_processes(*launched, "");
+  if (!flags.quiet) {
+    fmt::print(stderr,
+               "emulate: {} process(es) finished in {:.2f} s (wall clock of the emulated run)\n",
+               launched->processes.size(), launched->wall_s);
+  }
+  return exit_code;
+}
+
+// Pass 2: the same program, its event timings answered from the prediction of pass 1. Returns the
+// process exit summary (0 or 1), or the error.
+core::Result<int> run_second_pass(const EmulateFlags& flags, const emulate::EmulationResult& result,
+                                  const emulate::LaunchOptions& first,
+                                  core::AtomicOutputDirectory& output) {
+  const fs::path events_dir = output.staging() / "predicted_events";
+  if (auto written = emulate::write_predicted_events(result, events_dir); !written) {
+    return written.error();
+  }
+  emulate::LaunchOptions second = first;
+  second.on_line = nullptr;
+  second.trace_dir = output.staging() / "traces-pass2";
+  second.event_times_dir = events_dir;
+  if (!flags.quiet) {
+    fmt::print(stderr,
+               "emulate: pass 2 of 2: the program again; cudaEventElapsedTime reports the "
+               "predicted device time of pass 1\n");
+  }
+  auto relaunched = emulate::launch(second);
+  if (!relaunched) return relaunched.error();
+  const int exit_code = report_failed_processes(*relaunched, "pass 2: ");
+  std::error_code ec;
+  fs::remove_all(second.trace_dir, ec);
+  return exit_code;
+}
+
+int run_emulate(const EmulateFlags& flags) {
+  const char* command = "emulate";
+  if (const std::string problem = check_mode(flags); !problem.empty()) {
+    return usage_error(command, problem);
+  }
+  emulate::LayoutRequest request;
+  request.gpus = flags.gpus;
+  request.ranks = flags.ranks;
+  request.nodes = flags.nodes;
+  request.gpus_per_node = flags.gpus_per_node;
+  request.devices_per_process = flags.devices_per_process;
+  auto layout = emulate::resolve_layout(request);
+  if (!layout) return usage_error(command, layout.error().message);
+  if (const std::string problem = check_ranges(flags); !problem.empty()) {
+    return usage_error(command, problem);
+  }
+  const emulate::EmulateOptions options = emulate_options(flags, *layout);
   if (auto gpu = device::find_gpu(flags.gpu); !gpu) return fail(command, gpu.error().message);
 
   auto output = core::AtomicOutputDirectory::create(flags.out, output_policy(flags.force));
@@ -209,91 +316,25 @@ int run_emulate(const EmulateFlags& flags) {
   emulate::LaunchOptions launch_options;
   int exit_code = 0;
   if (!flags.command.empty()) {
-    auto interposer = emulate::find_interposer(flags.interposer, self_directory());
-    if (!interposer) return fail(command, interposer.error().message);
     run_dir = output->staging() / "traces";
-    emulate::LaunchOptions launch;
-    launch.command = flags.command;
-    launch.gpu = flags.gpu;
-    launch.nodes = layout->nodes;
-    launch.gpus_per_node = layout->gpus_per_node;
-    launch.devices_per_process = layout->devices_per_process;
-    launch.trace_dir = run_dir;
-    launch.interposer = *interposer;
-    launch.timeout_s = flags.timeout_s;
-    if (!flags.quiet) {
-      fmt::print(stderr, "emulate: starting {} of {}; interposer {}\n", layout->explanation,
-                 flags.gpu, *interposer);
-    }
-    if (flags.two_pass) {
-      // The program's own output comes from the second pass (its timings are predictions); the
-      // recording pass prints with host timings, so its output is held back.
-      launch.on_line = [](int, bool, std::string_view) {};
-      if (!flags.quiet) {
-        fmt::print(stderr, "emulate: pass 1 of 2: recording (program output held back)\n");
-      }
-    }
-    launch_options = launch;
-    auto launched = emulate::launch(launch);
-    if (!launched) return fail(command, launched.error().message);
-    for (const auto& p : launched->processes) {
-      if (!p.ok()) {
-        fmt::print(stderr, "emulate: rank {} (pid {}) ended with {}\n", p.rank, p.pid,
-                   p.describe());
-        exit_code = 1;
-      }
-    }
-    if (!flags.quiet) {
-      fmt::print(stderr,
-                 "emulate: {} process(es) finished in {:.2f} s (wall clock of the emulated run)\n",
-                 launched->processes.size(), launched->wall_s);
-    }
+    auto ran = run_program(flags, *layout, run_dir, launch_options);
+    if (!ran) return fail(command, ran.error().message);
+    exit_code = *ran;
     trace_paths = {run_dir.string()};
   }
   if (!flags.quiet) fmt::print(stderr, "emulate: analysing traces ...\n");
   auto result = emulate::emulate_trace_paths(trace_paths, options);
   if (!result) {
-    if (!run_dir.empty()) {
-      // Keep what the run recorded for a look at the failure (the staging dir is removed).
-      // Never over an existing path: the first free "<out>.traces[-N]".
-      fs::path kept = fs::path(flags.out).string() + ".traces";
-      std::error_code ec;
-      for (int n = 2; fs::exists(fs::symlink_status(kept, ec)) && n < 1000; ++n)
-        kept = fs::path(flags.out).string() + fmt::format(".traces-{}", n);
-      fs::rename(run_dir, kept, ec);
-      if (!ec) fmt::print(stderr, "emulate: traces kept in {}\n", kept.string());
-    }
+    if (!run_dir.empty()) keep_failed_traces(run_dir, flags.out);
     return fail(command, result.error().message);
   }
   if (auto written = report::write_emulation_outputs(*result, *output); !written) {
     return fail(command, written.error().message);
   }
   if (flags.two_pass && !run_dir.empty()) {
-    // Pass 2: the same program, its event timings answered from the prediction of pass 1.
-    const fs::path events_dir = output->staging() / "predicted_events";
-    if (auto written = emulate::write_predicted_events(*result, events_dir); !written) {
-      return fail(command, written.error().message);
-    }
-    emulate::LaunchOptions second = launch_options;
-    second.on_line = nullptr;
-    second.trace_dir = output->staging() / "traces-pass2";
-    second.event_times_dir = events_dir;
-    if (!flags.quiet) {
-      fmt::print(stderr,
-                 "emulate: pass 2 of 2: the program again; cudaEventElapsedTime reports the "
-                 "predicted device time of pass 1\n");
-    }
-    auto relaunched = emulate::launch(second);
-    if (!relaunched) return fail(command, relaunched.error().message);
-    for (const auto& p : relaunched->processes) {
-      if (!p.ok()) {
-        fmt::print(stderr, "emulate: pass 2: rank {} (pid {}) ended with {}\n", p.rank, p.pid,
-                   p.describe());
-        exit_code = 1;
-      }
-    }
-    std::error_code ec;
-    fs::remove_all(second.trace_dir, ec);
+    auto second = run_second_pass(flags, *result, launch_options, *output);
+    if (!second) return fail(command, second.error().message);
+    exit_code = std::max(exit_code, *second);
   }
   if (!run_dir.empty() && !flags.keep_traces) {
     std::error_code ec;

@@ -79,25 +79,101 @@ class SearchProgressLine {
   Clock::time_point last_ = Clock::now() - std::chrono::hours(1);
 };
 
-int run_search_command(const SearchFlags& flags) {
-  const char* kCommand = "search";
-  auto spec = search::read_search_spec(flags.spec);
-  if (!spec) return fail(kCommand, spec.error().message);
+// The command-line flags that override the spec file's values (parsed as the spec's own JSON,
+// so a bad value reads like one in the file).
+core::Status apply_flag_overrides(const SearchFlags& flags, search::SearchSpec& spec) {
   if (!flags.algorithm.empty()) {
     auto overridden = search::parse_search_spec(
         fmt::format("{{\"algorithm\": \"{}\"}}", flags.algorithm), "--algorithm");
-    if (!overridden) return usage_error(kCommand, overridden.error().message);
-    spec->algorithm = overridden->algorithm;
+    if (!overridden) return overridden.error();
+    spec.algorithm = overridden->algorithm;
   }
   if (!flags.objective.empty()) {
     auto overridden = search::parse_search_spec(
         fmt::format("{{\"objective\": \"{}\"}}", flags.objective), "--objective");
-    if (!overridden) return usage_error(kCommand, overridden.error().message);
-    spec->objective = overridden->objective;
+    if (!overridden) return overridden.error();
+    spec.objective = overridden->objective;
   }
-  if (flags.seed >= 0) spec->seed = static_cast<std::uint64_t>(flags.seed);
-  if (flags.max_trials > 0) spec->max_trials = flags.max_trials;
-  if (flags.no_pruning) spec->pruning = false;
+  if (flags.seed >= 0) spec.seed = static_cast<std::uint64_t>(flags.seed);
+  if (flags.max_trials > 0) spec.max_trials = flags.max_trials;
+  if (flags.no_pruning) spec.pruning = false;
+  return core::Ok{};
+}
+
+// The run's printed summary: counts, measured time, the ranked table and the frontier's ends.
+void print_summary(const search::SearchSpec& spec, const search::SearchResult& result,
+                   const search::MpiWorld& world, int threads, const search::BatchStats& stats,
+                   const std::filesystem::path& out, int top) {
+  fmt::print("powertrain search: {} on {} x {}, global batch {}, {} search, objective {}{}\n",
+             spec.model, spec.num_gpus, spec.gpu, spec.global_batch,
+             search::algorithm_name(spec.algorithm), search::objective_name(spec.objective),
+             spec.pruning ? ", pruning on" : ", pruning off");
+  fmt::print(
+      "  trials        {} decided of a {}-configuration grid: {} planned, {} OOM (memory model), "
+      "{} pruned as OOM, {} pruned as dominated, {} pruned by bounds; {} structurally invalid{}\n",
+      result.decided, result.grid_size, result.planned, result.oom, result.pruned_oom,
+      result.pruned_dominated, result.pruned_bound, result.invalid,
+      result.early_stopped ? "; stopped early" : "");
+  fmt::print(
+      "  time          {:.2f} s measured wall time on {} rank(s) x {} thread(s), {:.1f} trials/s; "
+      "{} trial(s) {} here, {} from the checkpoint{}\n",
+      result.seconds, world.size, threads,
+      result.seconds > 0 ? result.decided / result.seconds : 0.0, stats.evaluated,
+      spec.emulation.enabled() ? "emulated" : "planned", stats.restored,
+      spec.emulation.enabled()
+          ? fmt::format(", {} reused an identical emulation", stats.deduplicated)
+          : std::string());
+  if (result.best < 0) {
+    fmt::print("  no configuration fits; see {}/trials.csv for why\n", out.string());
+    return;
+  }
+  fmt::print("  ranked by {} ({}; energy is all {} GPUs per iteration):\n",
+             spec.objective == search::Objective::kEnergy ? "least energy (at T*)" : "T_min",
+             spec.emulation.enabled()
+                 ? "T_min = the step predicted by powertrain emulate; T* and energies from plan "
+                   "--emulated, modelled"
+                 : "modelled device, realized Perseus frontier points",
+             spec.num_gpus);
+  fmt::print("{}", search::ranked_table(spec, result, top));
+  const auto& fastest = result.frontier.front();
+  const auto& leanest = result.frontier.back();
+  fmt::print(
+      "  frontier      {} points across {} configuration(s): fastest {:.4f} s at {:.1f} J ({}), "
+      "least energy {:.1f} J at {:.4f} s ({}) (realized at the planned clocks, modelled)\n",
+      result.frontier.size(),
+      [&] {
+        std::vector<int> seen;
+        for (const auto& p : result.frontier)
+          if (std::find(seen.begin(), seen.end(), p.trial) == seen.end()) seen.push_back(p.trial);
+        return seen.size();
+      }(),
+      fastest.time_s, fastest.energy_j,
+      search::config_label(spec, result.trials[static_cast<std::size_t>(fastest.trial)].config),
+      leanest.energy_j, leanest.time_s,
+      search::config_label(spec, result.trials[static_cast<std::size_t>(leanest.trial)].config));
+  if (const search::EnergyAwareSaving saving = search::energy_aware_saving(result, 0.05);
+      saving.reference_trial >= 0) {
+    fmt::print(
+        "  energy-aware  within 5 % of {} at max clocks ({:.4f} s, {:.1f} J): {} plan point {} "
+        "{:.4f} s {:.1f} J, {:.1f} % less energy (realized, modelled)\n",
+        search::config_label(
+            spec, result.trials[static_cast<std::size_t>(saving.reference_trial)].config),
+        saving.reference_time_s, saving.reference_energy_j,
+        search::config_label(spec,
+                             result.trials[static_cast<std::size_t>(saving.chosen.trial)].config),
+        saving.chosen.point, saving.chosen.time_s, saving.chosen.energy_j,
+        100.0 * saving.saving_fraction);
+  }
+  fmt::print("  files         {}/: trials.csv frontier.csv frontier.svg summary.json\n",
+             out.string());
+}
+
+int run_search_command(const SearchFlags& flags) {
+  const char* kCommand = "search";
+  auto spec = search::read_search_spec(flags.spec);
+  if (!spec) return fail(kCommand, spec.error().message);
+  if (auto overridden = apply_flag_overrides(flags, *spec); !overridden)
+    return usage_error(kCommand, overridden.error().message);
   // A bad model or GPU name fails here, once, not as an invalid trial per configuration.
   if (auto probe = search::check_config(*spec, search::Config{});
       probe.status == search::TrialStatus::kInvalid &&
@@ -151,7 +227,7 @@ int run_search_command(const SearchFlags& flags) {
   options.threads = threads;
   search::BatchEvaluator evaluator(*spec, *world, threads, emulation, checkpoint.get());
   options.evaluate_batch = [&](const search::SearchSpec& s, std::vector<search::TrialResult>& b,
-                                const search::BoundFilter& skip) { evaluator(s, b, skip); };
+                               const search::BoundFilter& skip) { evaluator(s, b, skip); };
   search::SearchProgress last;
   const std::vector<search::TrialResult>* last_trials = nullptr;
   options.progress = [&](const search::SearchProgress& p,
@@ -179,68 +255,7 @@ int run_search_command(const SearchFlags& flags) {
   if (auto committed = output->commit(); !committed)
     return fail(kCommand, committed.error().message);
 
-  fmt::print("powertrain search: {} on {} x {}, global batch {}, {} search, objective {}{}\n",
-             spec->model, spec->num_gpus, spec->gpu, spec->global_batch,
-             search::algorithm_name(spec->algorithm), search::objective_name(spec->objective),
-             spec->pruning ? ", pruning on" : ", pruning off");
-  fmt::print(
-      "  trials        {} decided of a {}-configuration grid: {} planned, {} OOM (memory model), "
-      "{} pruned as OOM, {} pruned as dominated, {} pruned by bounds; {} structurally invalid{}\n",
-      result.decided, result.grid_size, result.planned, result.oom, result.pruned_oom,
-      result.pruned_dominated, result.pruned_bound, result.invalid,
-      result.early_stopped ? "; stopped early" : "");
-  fmt::print(
-      "  time          {:.2f} s measured wall time on {} rank(s) x {} thread(s), {:.1f} trials/s; "
-      "{} trial(s) {} here, {} from the checkpoint{}\n",
-      result.seconds, world->size, threads,
-      result.seconds > 0 ? result.decided / result.seconds : 0.0, evaluator.stats().evaluated,
-      spec->emulation.enabled() ? "emulated" : "planned", evaluator.stats().restored,
-      spec->emulation.enabled()
-          ? fmt::format(", {} reused an identical emulation", evaluator.stats().deduplicated)
-          : std::string());
-  if (result.best < 0) {
-    fmt::print("  no configuration fits; see {}/trials.csv for why\n", output->target().string());
-    return 0;
-  }
-  fmt::print("  ranked by {} ({}; energy is all {} GPUs per iteration):\n",
-             spec->objective == search::Objective::kEnergy ? "least energy (at T*)" : "T_min",
-             spec->emulation.enabled()
-                 ? "T_min = the step predicted by powertrain emulate; T* and energies from plan "
-                   "--emulated, modelled"
-                 : "modelled device, realized Perseus frontier points",
-             spec->num_gpus);
-  fmt::print("{}", search::ranked_table(*spec, result, flags.top));
-  const auto& fastest = result.frontier.front();
-  const auto& leanest = result.frontier.back();
-  fmt::print(
-      "  frontier      {} points across {} configuration(s): fastest {:.4f} s at {:.1f} J ({}), "
-      "least energy {:.1f} J at {:.4f} s ({}) (realized at the planned clocks, modelled)\n",
-      result.frontier.size(),
-      [&] {
-        std::vector<int> seen;
-        for (const auto& p : result.frontier)
-          if (std::find(seen.begin(), seen.end(), p.trial) == seen.end()) seen.push_back(p.trial);
-        return seen.size();
-      }(),
-      fastest.time_s, fastest.energy_j,
-      search::config_label(*spec, result.trials[static_cast<std::size_t>(fastest.trial)].config),
-      leanest.energy_j, leanest.time_s,
-      search::config_label(*spec, result.trials[static_cast<std::size_t>(leanest.trial)].config));
-  if (const search::EnergyAwareSaving saving = search::energy_aware_saving(result, 0.05);
-      saving.reference_trial >= 0) {
-    fmt::print(
-        "  energy-aware  within 5 % of {} at max clocks ({:.4f} s, {:.1f} J): {} plan point {} "
-        "{:.4f} s {:.1f} J, {:.1f} % less energy (realized, modelled)\n",
-        search::config_label(
-            *spec, result.trials[static_cast<std::size_t>(saving.reference_trial)].config),
-        saving.reference_time_s, saving.reference_energy_j,
-        search::config_label(*spec,
-                             result.trials[static_cast<std::size_t>(saving.chosen.trial)].config),
-        saving.chosen.point, saving.chosen.time_s, saving.chosen.energy_j,
-        100.0 * saving.saving_fraction);
-  }
-  fmt::print("  files         {}/: trials.csv frontier.csv frontier.svg summary.json\n",
-             output->target().string());
+  print_summary(*spec, result, *world, threads, evaluator.stats(), output->target(), flags.top);
   (void)last_trials;
   return 0;
 }

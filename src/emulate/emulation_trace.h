@@ -11,27 +11,14 @@
 #include <vector>
 
 #include "core/result.h"
+#include "interposer/trace_schema.h"
 #include "trace/trace_events.h"
 
 namespace powertrain::emulate {
 
 enum class OpKind : std::uint8_t {
   kRegister,
-  kKernel,
-  kMemcpy,
-  kMemset,
-  kMalloc,
-  kFree,
-  kStreamCreate,
-  kStreamDestroy,
-  kEventCreate,
-  kEventDestroy,
-  kEventRecord,
-  kStreamWaitEvent,
-  kStreamSync,
-  kEventSync,
-  kDeviceSync,
-  kSetDevice,
+  POWERTRAIN_TRACE_SHARED_OPS(POWERTRAIN_TRACE_ENUMERATOR)  // kKernel … kSetDevice (trace_schema.h)
   kCommInit,
   kNccl,
   kGemm,

@@ -626,13 +626,21 @@ PT_EXPORT cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t* node
 namespace powertrain::emu::detail {
 namespace {
 
-// Adds `node` to `graph` after `deps`; the common part of every cudaGraphAdd*Node.
-cudaError_t add_node(cudaGraphNode_t* out, cudaGraph_t graph, const cudaGraphNode_t* deps,
-                     std::size_t count, Node node, const char* api) {
+// The output and dependency pointers every cudaGraphAdd*Node takes.
+cudaError_t check_add_arguments(const cudaGraphNode_t* out, const cudaGraphNode_t* deps,
+                                std::size_t count, const char* api) {
   if (out == nullptr) return misuse(api, cudaErrorInvalidValue, "pGraphNode is NULL");
   if (count > 0 && deps == nullptr) {
     return misuse(api, cudaErrorInvalidValue, "pDependencies is NULL");
   }
+  return cudaSuccess;
+}
+
+// Adds `node` to `graph` after `deps`; the common part of every cudaGraphAdd*Node.
+cudaError_t add_node(cudaGraphNode_t* out, cudaGraph_t graph, const cudaGraphNode_t* deps,
+                     std::size_t count, Node node, const char* api) {
+  if (const cudaError_t error = check_add_arguments(out, deps, count, api); error != cudaSuccess)
+    return error;
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
   Graph* g = live_graph(s, graph);
@@ -776,10 +784,8 @@ cudaError_t event_node(cudaEvent_t event, bool record, const char* api, Node* ou
 // (empty) on its sinks, so what follows the child node waits for the whole child.
 cudaError_t add_child(cudaGraphNode_t* out, cudaGraph_t graph, const cudaGraphNode_t* deps,
                       std::size_t count, cudaGraph_t child, const char* api) {
-  if (out == nullptr) return misuse(api, cudaErrorInvalidValue, "pGraphNode is NULL");
-  if (count > 0 && deps == nullptr) {
-    return misuse(api, cudaErrorInvalidValue, "pDependencies is NULL");
-  }
+  if (const cudaError_t error = check_add_arguments(out, deps, count, api); error != cudaSuccess)
+    return error;
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
   Graph* g = live_graph(s, graph);
@@ -836,25 +842,29 @@ PT_EXPORT cudaError_t cudaGraphCreate(cudaGraph_t* pGraph, unsigned int flags) {
   return cudaSuccess;
 }
 
-PT_EXPORT cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph,
-                                             const cudaGraphNode_t* pDependencies,
-                                             size_t numDependencies,
-                                             const struct cudaKernelNodeParams* pNodeParams) {
-  return detail::add_built_node(pGraphNode, graph, pDependencies, numDependencies,
-                                "cudaGraphAddKernelNode", [&](const char* api, detail::Node* node) {
-                                  return detail::kernel_node(pNodeParams, api, node);
-                                });
-}
+// A cudaGraphAdd*Node entry point whose node is built from one kind-specific parameter by
+// BUILD (an expression of `api` and `node`); the first four parameters are every kind's.
+#define PT_GRAPH_ADD_BUILT_NODE(NAME, PARAMETER, BUILD)                                        \
+  PT_EXPORT cudaError_t NAME(cudaGraphNode_t* pGraphNode, cudaGraph_t graph,                   \
+                             const cudaGraphNode_t* pDependencies, size_t numDependencies,     \
+                             PARAMETER) {                                                      \
+    return detail::add_built_node(pGraphNode, graph, pDependencies, numDependencies, #NAME,    \
+                                  [&](const char* api, detail::Node* node) { return BUILD; }); \
+  }
 
-PT_EXPORT cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph,
-                                             const cudaGraphNode_t* pDependencies,
-                                             size_t numDependencies,
-                                             const struct cudaMemcpy3DParms* pCopyParams) {
-  return detail::add_built_node(pGraphNode, graph, pDependencies, numDependencies,
-                                "cudaGraphAddMemcpyNode", [&](const char* api, detail::Node* node) {
-                                  return detail::memcpy3d_node(pCopyParams, api, node);
-                                });
-}
+PT_GRAPH_ADD_BUILT_NODE(cudaGraphAddKernelNode, const struct cudaKernelNodeParams* pNodeParams,
+                        detail::kernel_node(pNodeParams, api, node))
+PT_GRAPH_ADD_BUILT_NODE(cudaGraphAddMemcpyNode, const struct cudaMemcpy3DParms* pCopyParams,
+                        detail::memcpy3d_node(pCopyParams, api, node))
+PT_GRAPH_ADD_BUILT_NODE(cudaGraphAddMemsetNode, const struct cudaMemsetParams* pMemsetParams,
+                        detail::memset_node(pMemsetParams, api, node))
+PT_GRAPH_ADD_BUILT_NODE(cudaGraphAddHostNode, const struct cudaHostNodeParams* pNodeParams,
+                        detail::host_node(pNodeParams, api, node))
+PT_GRAPH_ADD_BUILT_NODE(cudaGraphAddEventRecordNode, cudaEvent_t event,
+                        detail::event_node(event, true, api, node))
+PT_GRAPH_ADD_BUILT_NODE(cudaGraphAddEventWaitNode, cudaEvent_t event,
+                        detail::event_node(event, false, api, node))
+#undef PT_GRAPH_ADD_BUILT_NODE
 
 PT_EXPORT cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t* pGraphNode, cudaGraph_t graph,
                                                const cudaGraphNode_t* pDependencies,
@@ -863,46 +873,6 @@ PT_EXPORT cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t* pGraphNode, cuda
   const char* api = "cudaGraphAddMemcpyNode1D";
   return detail::add_node(pGraphNode, graph, pDependencies, numDependencies,
                           detail::copy_node(count, detail::copy_kind(kind, dst, src), api), api);
-}
-
-PT_EXPORT cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph,
-                                             const cudaGraphNode_t* pDependencies,
-                                             size_t numDependencies,
-                                             const struct cudaMemsetParams* pMemsetParams) {
-  return detail::add_built_node(pGraphNode, graph, pDependencies, numDependencies,
-                                "cudaGraphAddMemsetNode", [&](const char* api, detail::Node* node) {
-                                  return detail::memset_node(pMemsetParams, api, node);
-                                });
-}
-
-PT_EXPORT cudaError_t cudaGraphAddHostNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph,
-                                           const cudaGraphNode_t* pDependencies,
-                                           size_t numDependencies,
-                                           const struct cudaHostNodeParams* pNodeParams) {
-  return detail::add_built_node(pGraphNode, graph, pDependencies, numDependencies,
-                                "cudaGraphAddHostNode", [&](const char* api, detail::Node* node) {
-                                  return detail::host_node(pNodeParams, api, node);
-                                });
-}
-
-PT_EXPORT cudaError_t cudaGraphAddEventRecordNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph,
-                                                  const cudaGraphNode_t* pDependencies,
-                                                  size_t numDependencies, cudaEvent_t event) {
-  return detail::add_built_node(pGraphNode, graph, pDependencies, numDependencies,
-                                "cudaGraphAddEventRecordNode",
-                                [&](const char* api, detail::Node* node) {
-                                  return detail::event_node(event, true, api, node);
-                                });
-}
-
-PT_EXPORT cudaError_t cudaGraphAddEventWaitNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph,
-                                                const cudaGraphNode_t* pDependencies,
-                                                size_t numDependencies, cudaEvent_t event) {
-  return detail::add_built_node(pGraphNode, graph, pDependencies, numDependencies,
-                                "cudaGraphAddEventWaitNode",
-                                [&](const char* api, detail::Node* node) {
-                                  return detail::event_node(event, false, api, node);
-                                });
 }
 
 PT_EXPORT cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph,

@@ -24,6 +24,7 @@
 #include <unordered_set>
 
 #include "interposer/cudart_internal.h"
+#include "interposer/cudnn_dtype.h"
 #include "interposer/trace_schema.h"
 
 namespace trace_schema = powertrain::trace_schema;
@@ -126,32 +127,7 @@ cudnnStatus_t bad(const char* api, const std::string& what) {
   return CUDNN_STATUS_BAD_PARAM;
 }
 
-const char* dtype_name(cudnnDataType_t t) {
-  switch (t) {
-    case CUDNN_DATA_FLOAT:
-      return "float32";
-    case CUDNN_DATA_DOUBLE:
-      return "float64";
-    case CUDNN_DATA_HALF:
-      return "float16";
-    case CUDNN_DATA_INT8:
-      return "int8";
-    case CUDNN_DATA_INT32:
-      return "int32";
-    case CUDNN_DATA_UINT8:
-      return "uint8";
-    case CUDNN_DATA_BFLOAT16:
-      return "bfloat16";
-    case CUDNN_DATA_INT64:
-      return "int64";
-    case CUDNN_DATA_FP8_E4M3:
-      return "float8_e4m3";
-    case CUDNN_DATA_FP8_E5M2:
-      return "float8_e5m2";
-    default:
-      return nullptr;
-  }
-}
+const char* dtype_name(cudnnDataType_t t) { return cudnn_dtype_name(t); }
 
 // Output extent of one spatial dimension.
 int output_extent(int in, int filter, int pad, int stride, int dilation) {
@@ -291,19 +267,7 @@ namespace powertrain::emu::detail {
 namespace {
 
 std::size_t dtype_bytes(cudnnDataType_t t) {
-  switch (t) {
-    case CUDNN_DATA_DOUBLE:
-    case CUDNN_DATA_INT64:
-      return 8;
-    case CUDNN_DATA_FLOAT:
-    case CUDNN_DATA_INT32:
-      return 4;
-    case CUDNN_DATA_HALF:
-    case CUDNN_DATA_BFLOAT16:
-      return 2;
-    default:
-      return 1;
-  }
+  return static_cast<std::size_t>(cudnn_dtype_bytes(t));
 }
 
 std::size_t tensor_bytes(const Tensor& t) {
@@ -475,8 +439,8 @@ template <typename Shape>
 cudnnStatus_t set_shape(Shape* shape, const void* desc, const char* what, cudnnDataType_t dtype,
                         int dims, const int* dim, const char* api) {
   if (shape == nullptr) {
-    return detail::bad(api, std::string("invalid ") + what + " descriptor " +
-                                detail::pointer_text(desc));
+    return detail::bad(
+        api, std::string("invalid ") + what + " descriptor " + detail::pointer_text(desc));
   }
   if (dims < 3 || dims > CUDNN_DIM_MAX || dim == nullptr) {
     return detail::bad(api, "nbDims " + std::to_string(dims) + " outside [3, 8]");

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "interposer/cudart_internal.h"
+#include "interposer/cudnn_dtype.h"
 #include "interposer/trace_schema.h"
 
 namespace trace_schema = powertrain::trace_schema;
@@ -143,47 +144,11 @@ std::string describe_type(cudnnBackendDescriptorType_t t) {
 }
 
 const char* dtype_name(std::int64_t t) {
-  switch (t) {
-    case CUDNN_DATA_FLOAT:
-      return "float32";
-    case CUDNN_DATA_DOUBLE:
-      return "float64";
-    case CUDNN_DATA_HALF:
-      return "float16";
-    case CUDNN_DATA_INT8:
-      return "int8";
-    case CUDNN_DATA_INT32:
-      return "int32";
-    case CUDNN_DATA_UINT8:
-      return "uint8";
-    case CUDNN_DATA_BFLOAT16:
-      return "bfloat16";
-    case CUDNN_DATA_INT64:
-      return "int64";
-    case CUDNN_DATA_FP8_E4M3:
-      return "float8_e4m3";
-    case CUDNN_DATA_FP8_E5M2:
-      return "float8_e5m2";
-    default:
-      return "unknown";
-  }
+  const char* name = cudnn_dtype_name(t);
+  return name != nullptr ? name : "unknown";
 }
 
-std::int64_t dtype_bytes(std::int64_t t) {
-  switch (t) {
-    case CUDNN_DATA_DOUBLE:
-    case CUDNN_DATA_INT64:
-      return 8;
-    case CUDNN_DATA_FLOAT:
-    case CUDNN_DATA_INT32:
-      return 4;
-    case CUDNN_DATA_HALF:
-    case CUDNN_DATA_BFLOAT16:
-      return 2;
-    default:
-      return 1;
-  }
-}
+std::int64_t dtype_bytes(std::int64_t t) { return cudnn_dtype_bytes(t); }
 
 // ---- attribute access (caller holds the mutex) ---------------------------------------------
 
@@ -703,6 +668,139 @@ PT_EXPORT cudnnStatus_t cudnnBackendGetAttribute(cudnnBackendDescriptor_t const 
   return CUDNN_STATUS_SUCCESS;
 }
 
+namespace {
+
+// A matmul operation's GEMM (C = A·B, batched over C's leading dimensions).
+detail::OpWork matmul_work(const detail::Desc& desc, const std::vector<detail::Tensor>& tensors,
+                           std::int64_t op_bytes) {
+  const detail::Desc* op = &desc;
+  detail::OpWork w;
+  const detail::Tensor &a = tensors[0], &b = tensors[1], &c = tensors[2];
+  const std::size_t r = c.dims.size();
+  w.gemm = true;
+  w.m = c.dims[r - 2], w.n = c.dims[r - 1], w.k = a.dims[r - 1];
+  for (std::size_t i = 0; i + 2 < r; ++i) w.batch = detail::mul(w.batch, c.dims[i]);
+  w.flops = detail::mul(detail::mul(2 * w.batch, w.m), detail::mul(w.n, w.k));
+  w.bytes = op_bytes;
+  w.dtype_a = detail::dtype_name(a.dtype), w.dtype_b = detail::dtype_name(b.dtype);
+  w.dtype_c = detail::dtype_name(c.dtype);
+  const detail::Desc* mm =
+      detail::child(*op, CUDNN_ATTR_OPERATION_MATMUL_DESC, CUDNN_BACKEND_MATMUL_DESCRIPTOR);
+  std::int64_t comp = CUDNN_DATA_FLOAT;
+  if (mm != nullptr) detail::one_int(*mm, CUDNN_ATTR_MATMUL_COMP_TYPE, &comp);
+  w.compute = detail::dtype_name(comp);
+  w.json = "{\"op\":\"matmul\",\"a\":" + detail::dims_json(a.dims) +
+           ",\"b\":" + detail::dims_json(b.dims) + ",\"c\":" + detail::dims_json(c.dims) +
+           ",\"virtual\":[" + (a.is_virtual ? "true," : "false,") +
+           (b.is_virtual ? "true," : "false,") + (c.is_virtual ? "true]" : "false]") +
+           ",\"flops\":" + std::to_string(w.flops) + "}";
+  return w;
+}
+
+// A forward convolution as its implicit GEMM (one per group).
+detail::OpWork convolution_work(const detail::ConvShape& s, std::int64_t op_bytes) {
+  detail::OpWork w;
+  const std::int64_t groups = s.x.dims[1] / s.w.dims[1];
+  std::int64_t out_points = 1, filter_points = 1;
+  for (std::size_t i = 2; i < s.y.dims.size(); ++i) {
+    out_points = detail::mul(out_points, s.y.dims[i]);
+    filter_points = detail::mul(filter_points, s.w.dims[i]);
+  }
+  w.gemm = true;
+  w.m = detail::mul(s.x.dims[0], out_points), w.n = s.w.dims[0] / groups;
+  w.k = detail::mul(s.w.dims[1], filter_points), w.batch = groups;
+  w.flops = detail::mul(detail::mul(2 * w.m, s.w.dims[0]), w.k);
+  w.bytes = op_bytes;
+  w.dtype_a = w.dtype_c = detail::dtype_name(s.x.dtype);
+  w.dtype_b = detail::dtype_name(s.w.dtype);
+  w.compute = "float32";
+  w.conv = "{\"direction\":\"forward\",\"input\":" + detail::dims_json(s.x.dims) +
+           ",\"filter\":" + detail::dims_json(s.w.dims) +
+           ",\"output\":" + detail::dims_json(s.y.dims) + ",\"pad\":" + detail::dims_json(s.pre) +
+           ",\"stride\":" + detail::dims_json(s.stride) +
+           ",\"dilation\":" + detail::dims_json(s.dilation) +
+           ",\"groups\":" + std::to_string(groups) + "}";
+  w.json = "{\"op\":\"convolution_forward\",\"x\":" + detail::dims_json(s.x.dims) +
+           ",\"w\":" + detail::dims_json(s.w.dims) + ",\"y\":" + detail::dims_json(s.y.dims) +
+           ",\"flops\":" + std::to_string(w.flops) + "}";
+  return w;
+}
+
+// A pointwise or reduction operation (a fused epilogue): its FLOPs and JSON; its bytes go to
+// `epilogue_bytes` (and its dtype to `epilogue_dtype` when it moves any).
+detail::OpWork epilogue_work(const detail::Desc& desc, const std::vector<detail::Tensor>& tensors,
+                             std::int64_t op_bytes, std::int64_t& epilogue_bytes,
+                             std::string& epilogue_dtype) {
+  const detail::Desc* op = &desc;
+  detail::OpWork w;
+  // Pointwise (one FLOP per output element) or reduction (one per input element).
+  const bool pointwise = op->type == CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR;
+  const detail::Tensor& counted_tensor = pointwise ? tensors.back() : tensors.front();
+  w.flops = counted_tensor.elements();
+  std::int64_t mode = -1;
+  const detail::Desc* mode_desc =
+      pointwise ? detail::child(*op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR,
+                                CUDNN_BACKEND_POINTWISE_DESCRIPTOR)
+                : detail::child(*op, CUDNN_ATTR_OPERATION_REDUCTION_DESC,
+                                CUDNN_BACKEND_REDUCTION_DESCRIPTOR);
+  if (mode_desc != nullptr) {
+    detail::one_int(*mode_desc,
+                    pointwise ? CUDNN_ATTR_POINTWISE_MODE : CUDNN_ATTR_REDUCTION_OPERATOR, &mode);
+  }
+  epilogue_bytes = detail::add(epilogue_bytes, op_bytes);
+  if (op_bytes > 0) epilogue_dtype = detail::dtype_name(tensors.back().dtype);
+  w.json = std::string("{\"op\":\"") + (pointwise ? "pointwise" : "reduction") +
+           "\",\"mode\":" + std::to_string(mode) +
+           ",\"y\":" + detail::dims_json(tensors.back().dims) +
+           ",\"flops\":" + std::to_string(w.flops) + "}";
+  return w;
+}
+
+// The dnn_graph record: the graph's operations with their FLOPs, its totals and its stream.
+void write_graph_record(const std::vector<detail::OpWork>& work, std::int64_t graph_id,
+                        std::int64_t total_flops, std::int64_t total_bytes, const char* api,
+                        std::int64_t start, const detail::StreamRef& ref) {
+  auto r = powertrain::emu::begin_record(trace_schema::op::kDnnGraph, start, ref.device);
+  r.field(trace_schema::field::kApi, std::string_view(api));
+  r.field("dnn_graph", graph_id);
+  std::string ops = "[";
+  for (std::size_t i = 0; i < work.size(); ++i) {
+    if (i > 0) ops += ',';
+    ops += work[i].json;
+  }
+  ops += ']';
+  r.raw("ops", ops);
+  r.field(trace_schema::field::kFlops, total_flops);
+  r.field(trace_schema::field::kBytes, total_bytes);
+  r.field(trace_schema::field::kStream, ref.id);
+  powertrain::emu::end_record(r);
+}
+
+// One GEMM record of a graph's matmul or convolution, tied to the graph by dnn_graph/dnn_op.
+void write_gemm_record(const detail::OpWork& w, std::size_t i, std::int64_t graph_id,
+                       const char* api, std::int64_t start, const detail::StreamRef& ref) {
+  auto g = powertrain::emu::begin_work(trace_schema::op::kGemm, start);
+  g.field(trace_schema::field::kApi, std::string_view(api));
+  g.field(trace_schema::field::kM, w.m);
+  g.field(trace_schema::field::kN, w.n);
+  g.field(trace_schema::field::kK, w.k);
+  g.field(trace_schema::field::kBatch, w.batch);
+  g.field("transa", std::string_view("N"));
+  g.field("transb", std::string_view("N"));
+  g.field(trace_schema::field::kDtypeA, std::string_view(w.dtype_a));
+  g.field(trace_schema::field::kDtypeB, std::string_view(w.dtype_b));
+  g.field(trace_schema::field::kDtypeC, std::string_view(w.dtype_c));
+  g.field(trace_schema::field::kCompute, std::string_view(w.compute));
+  g.field(trace_schema::field::kFlops, w.flops);
+  if (w.bytes > 0) g.field(trace_schema::field::kBytes, w.bytes);
+  g.field("dnn_graph", graph_id);
+  g.field("dnn_op", static_cast<std::int64_t>(i));
+  if (!w.conv.empty()) g.raw("conv", w.conv);
+  powertrain::emu::end_work(g, ref.device, ref.id, 0);
+}
+
+}  // namespace
+
 PT_EXPORT cudnnStatus_t cudnnBackendExecute(cudnnHandle_t handle,
                                             cudnnBackendDescriptor_t plan_handle,
                                             cudnnBackendDescriptor_t pack_handle) {
@@ -778,72 +876,11 @@ PT_EXPORT cudnnStatus_t cudnnBackendExecute(cudnnHandle_t handle,
         return CUDNN_STATUS_BAD_PARAM;
       }
       if (op->type == CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR) {
-        const detail::Tensor &a = tensors[0], &b = tensors[1], &c = tensors[2];
-        const std::size_t r = c.dims.size();
-        w.gemm = true;
-        w.m = c.dims[r - 2], w.n = c.dims[r - 1], w.k = a.dims[r - 1];
-        for (std::size_t i = 0; i + 2 < r; ++i) w.batch = detail::mul(w.batch, c.dims[i]);
-        w.flops = detail::mul(detail::mul(2 * w.batch, w.m), detail::mul(w.n, w.k));
-        w.bytes = op_bytes;
-        w.dtype_a = detail::dtype_name(a.dtype), w.dtype_b = detail::dtype_name(b.dtype);
-        w.dtype_c = detail::dtype_name(c.dtype);
-        const detail::Desc* mm =
-            detail::child(*op, CUDNN_ATTR_OPERATION_MATMUL_DESC, CUDNN_BACKEND_MATMUL_DESCRIPTOR);
-        std::int64_t comp = CUDNN_DATA_FLOAT;
-        if (mm != nullptr) detail::one_int(*mm, CUDNN_ATTR_MATMUL_COMP_TYPE, &comp);
-        w.compute = detail::dtype_name(comp);
-        w.json = "{\"op\":\"matmul\",\"a\":" + detail::dims_json(a.dims) +
-                 ",\"b\":" + detail::dims_json(b.dims) + ",\"c\":" + detail::dims_json(c.dims) +
-                 ",\"virtual\":[" + (a.is_virtual ? "true," : "false,") +
-                 (b.is_virtual ? "true," : "false,") + (c.is_virtual ? "true]" : "false]") +
-                 ",\"flops\":" + std::to_string(w.flops) + "}";
+        w = matmul_work(*op, tensors, op_bytes);
       } else if (op->type == CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR) {
-        const std::int64_t groups = s.x.dims[1] / s.w.dims[1];
-        std::int64_t out_points = 1, filter_points = 1;
-        for (std::size_t i = 2; i < s.y.dims.size(); ++i) {
-          out_points = detail::mul(out_points, s.y.dims[i]);
-          filter_points = detail::mul(filter_points, s.w.dims[i]);
-        }
-        w.gemm = true;
-        w.m = detail::mul(s.x.dims[0], out_points), w.n = s.w.dims[0] / groups;
-        w.k = detail::mul(s.w.dims[1], filter_points), w.batch = groups;
-        w.flops = detail::mul(detail::mul(2 * w.m, s.w.dims[0]), w.k);
-        w.bytes = op_bytes;
-        w.dtype_a = w.dtype_c = detail::dtype_name(s.x.dtype);
-        w.dtype_b = detail::dtype_name(s.w.dtype);
-        w.compute = "float32";
-        w.conv = "{\"direction\":\"forward\",\"input\":" + detail::dims_json(s.x.dims) +
-                 ",\"filter\":" + detail::dims_json(s.w.dims) +
-                 ",\"output\":" + detail::dims_json(s.y.dims) +
-                 ",\"pad\":" + detail::dims_json(s.pre) +
-                 ",\"stride\":" + detail::dims_json(s.stride) +
-                 ",\"dilation\":" + detail::dims_json(s.dilation) +
-                 ",\"groups\":" + std::to_string(groups) + "}";
-        w.json = "{\"op\":\"convolution_forward\",\"x\":" + detail::dims_json(s.x.dims) +
-                 ",\"w\":" + detail::dims_json(s.w.dims) + ",\"y\":" + detail::dims_json(s.y.dims) +
-                 ",\"flops\":" + std::to_string(w.flops) + "}";
+        w = convolution_work(s, op_bytes);
       } else {
-        // Pointwise (one FLOP per output element) or reduction (one per input element).
-        const bool pointwise = op->type == CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR;
-        const detail::Tensor& counted_tensor = pointwise ? tensors.back() : tensors.front();
-        w.flops = counted_tensor.elements();
-        std::int64_t mode = -1;
-        const detail::Desc* mode_desc =
-            pointwise ? detail::child(*op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR,
-                                      CUDNN_BACKEND_POINTWISE_DESCRIPTOR)
-                      : detail::child(*op, CUDNN_ATTR_OPERATION_REDUCTION_DESC,
-                                      CUDNN_BACKEND_REDUCTION_DESCRIPTOR);
-        if (mode_desc != nullptr) {
-          detail::one_int(*mode_desc,
-                          pointwise ? CUDNN_ATTR_POINTWISE_MODE : CUDNN_ATTR_REDUCTION_OPERATOR,
-                          &mode);
-        }
-        epilogue_bytes = detail::add(epilogue_bytes, op_bytes);
-        if (op_bytes > 0) epilogue_dtype = detail::dtype_name(tensors.back().dtype);
-        w.json = std::string("{\"op\":\"") + (pointwise ? "pointwise" : "reduction") +
-                 "\",\"mode\":" + std::to_string(mode) +
-                 ",\"y\":" + detail::dims_json(tensors.back().dims) +
-                 ",\"flops\":" + std::to_string(w.flops) + "}";
+        w = epilogue_work(*op, tensors, op_bytes, epilogue_bytes, epilogue_dtype);
       }
       total_flops = detail::add(total_flops, w.flops);
       work.push_back(std::move(w));
@@ -851,20 +888,7 @@ PT_EXPORT cudnnStatus_t cudnnBackendExecute(cudnnHandle_t handle,
   }
   detail::StreamRef ref;
   if (!detail::stream_or_fail(stream, false, api, &ref)) return CUDNN_STATUS_EXECUTION_FAILED;
-  auto r = powertrain::emu::begin_record(trace_schema::op::kDnnGraph, start, ref.device);
-  r.field(trace_schema::field::kApi, std::string_view(api));
-  r.field("dnn_graph", graph_id);
-  std::string ops = "[";
-  for (std::size_t i = 0; i < work.size(); ++i) {
-    if (i > 0) ops += ',';
-    ops += work[i].json;
-  }
-  ops += ']';
-  r.raw("ops", ops);
-  r.field(trace_schema::field::kFlops, total_flops);
-  r.field(trace_schema::field::kBytes, total_bytes);
-  r.field(trace_schema::field::kStream, ref.id);
-  powertrain::emu::end_record(r);
+  write_graph_record(work, graph_id, total_flops, total_bytes, api, start, ref);
 
   // The fused epilogue's bytes go to the last matmul/convolution.
   std::size_t last_gemm = work.size();
@@ -883,24 +907,7 @@ PT_EXPORT cudnnStatus_t cudnnBackendExecute(cudnnHandle_t handle,
   for (std::size_t i = 0; i < work.size(); ++i) {
     const detail::OpWork& w = work[i];
     if (!w.gemm) continue;
-    auto g = powertrain::emu::begin_work(trace_schema::op::kGemm, start);
-    g.field(trace_schema::field::kApi, std::string_view(api));
-    g.field(trace_schema::field::kM, w.m);
-    g.field(trace_schema::field::kN, w.n);
-    g.field(trace_schema::field::kK, w.k);
-    g.field(trace_schema::field::kBatch, w.batch);
-    g.field("transa", std::string_view("N"));
-    g.field("transb", std::string_view("N"));
-    g.field(trace_schema::field::kDtypeA, std::string_view(w.dtype_a));
-    g.field(trace_schema::field::kDtypeB, std::string_view(w.dtype_b));
-    g.field(trace_schema::field::kDtypeC, std::string_view(w.dtype_c));
-    g.field(trace_schema::field::kCompute, std::string_view(w.compute));
-    g.field(trace_schema::field::kFlops, w.flops);
-    if (w.bytes > 0) g.field(trace_schema::field::kBytes, w.bytes);
-    g.field("dnn_graph", graph_id);
-    g.field("dnn_op", static_cast<std::int64_t>(i));
-    if (!w.conv.empty()) g.raw("conv", w.conv);
-    powertrain::emu::end_work(g, ref.device, ref.id, 0);
+    write_gemm_record(w, i, graph_id, api, start, ref);
   }
   return CUDNN_STATUS_SUCCESS;
 }

@@ -97,6 +97,15 @@ cusparseStatus_t destroy(std::unordered_set<const void*>& set, const void* handl
   return CUSPARSE_STATUS_INVALID_VALUE;
 }
 
+// The handle's state, or null after reporting the misuse (the caller returns NOT_INITIALIZED).
+const SparseHandle* live_handle(cusparseHandle_t handle, const char* api) {
+  const auto* h = live<SparseHandle>(sparse().handles, handle);
+  if (h == nullptr) {
+    report_misuse(api, "invalid or destroyed cuSPARSE handle " + pointer_text(handle));
+  }
+  return h;
+}
+
 cusparseStatus_t bad(const char* api, const std::string& what) {
   report_misuse(api, what);
   return CUSPARSE_STATUS_INVALID_VALUE;
@@ -196,11 +205,8 @@ cusparseStatus_t spmv(cusparseHandle_t handle, cusparseOperation_t op_a, const v
                       const void* vec_x, const void* vec_y, cudaDataType compute, bool run,
                       const char* api) {
   const std::int64_t start = now_ns();
-  const auto* h = live<SparseHandle>(sparse().handles, handle);
-  if (h == nullptr) {
-    report_misuse(api, "invalid or destroyed cuSPARSE handle " + pointer_text(handle));
-    return CUSPARSE_STATUS_NOT_INITIALIZED;
-  }
+  const SparseHandle* h = live_handle(handle, api);
+  if (h == nullptr) return CUSPARSE_STATUS_NOT_INITIALIZED;
   const auto* a = live<Csr>(sparse().csrs, mat_a);
   const auto* x = live<DnVec>(sparse().vectors, vec_x);
   const auto* y = live<DnVec>(sparse().vectors, vec_y);
@@ -225,11 +231,8 @@ cusparseStatus_t spmm(cusparseHandle_t handle, cusparseOperation_t op_a, cuspars
                       const void* mat_a, const void* mat_b, const void* mat_c, cudaDataType compute,
                       bool run, const char* api) {
   const std::int64_t start = now_ns();
-  const auto* h = live<SparseHandle>(sparse().handles, handle);
-  if (h == nullptr) {
-    report_misuse(api, "invalid or destroyed cuSPARSE handle " + pointer_text(handle));
-    return CUSPARSE_STATUS_NOT_INITIALIZED;
-  }
+  const SparseHandle* h = live_handle(handle, api);
+  if (h == nullptr) return CUSPARSE_STATUS_NOT_INITIALIZED;
   const auto* a = live<Csr>(sparse().csrs, mat_a);
   const auto* b = live<DnMat>(sparse().matrices, mat_b);
   const auto* c = live<DnMat>(sparse().matrices, mat_c);

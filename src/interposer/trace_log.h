@@ -10,26 +10,14 @@
 #include <string>
 #include <string_view>
 
+#include "interposer/trace_schema.h"
+
 namespace powertrain::emu::detail {
 
 /// Binary record kinds; kText carries a complete JSON object in Record::text.
 enum class Op : std::uint8_t {
   kText,
-  kKernel,
-  kMemcpy,
-  kMemset,
-  kMalloc,
-  kFree,
-  kStreamCreate,
-  kStreamDestroy,
-  kEventCreate,
-  kEventDestroy,
-  kEventRecord,
-  kStreamWaitEvent,
-  kStreamSync,
-  kEventSync,
-  kDeviceSync,
-  kSetDevice,
+  POWERTRAIN_TRACE_SHARED_OPS(POWERTRAIN_TRACE_ENUMERATOR)  // kKernel … kSetDevice (trace_schema.h)
   kHostFunc,
   kWork,  // a library's GPU work (cuBLAS GEMM, cuDNN convolution): its own fields in `text`
 };

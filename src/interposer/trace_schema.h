@@ -131,3 +131,24 @@ inline constexpr std::string_view kCollectives[] = {
 inline constexpr int kVersion = 1;
 
 }  // namespace powertrain::trace_schema
+
+/// The record kinds that both the interposer's binary log (emu::detail::Op) and the reader
+/// (emulate::OpKind) name, in their common order: each enum lists its own kinds around this one
+/// list, so the two cannot drift apart. X(name) is called once per kind.
+#define POWERTRAIN_TRACE_SHARED_OPS(X) \
+  X(kKernel)                           \
+  X(kMemcpy)                           \
+  X(kMemset)                           \
+  X(kMalloc)                           \
+  X(kFree)                             \
+  X(kStreamCreate)                     \
+  X(kStreamDestroy)                    \
+  X(kEventCreate)                      \
+  X(kEventDestroy)                     \
+  X(kEventRecord)                      \
+  X(kStreamWaitEvent)                  \
+  X(kStreamSync)                       \
+  X(kEventSync)                        \
+  X(kDeviceSync)                       \
+  X(kSetDevice)
+#define POWERTRAIN_TRACE_ENUMERATOR(name) name,

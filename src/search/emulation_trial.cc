@@ -209,6 +209,85 @@ std::string emulation_key(const SearchSpec& spec, const TrialResult& fits) {
                      expand_template(e.command, spec, fits, "{work_dir}"));
 }
 
+namespace {
+
+// The whole positive number `text` is, or 0.
+int parse_ranks(const std::string& text) {
+  try {
+    std::size_t used = 0;
+    const int ranks = std::stoi(text, &used);
+    return used == text.size() && ranks >= 1 ? ranks : 0;
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+// The emulation's summary.json, or null when it is missing or not JSON.
+nlohmann::json read_summary(const fs::path& path) {
+  if (!fs::exists(path)) return nlohmann::json();
+  nlohmann::json summary = nlohmann::json::parse(slurp(path), nullptr, false);
+  return summary.is_discarded() ? nlohmann::json() : summary;
+}
+
+// Largest peak_memory_bytes over the summary's GPUs (0 when none says).
+double peak_memory_bytes(const nlohmann::json& summary) {
+  double peak_bytes = 0.0;
+  if (summary.contains("gpus") && summary["gpus"].is_array())
+    for (const auto& g : summary["gpus"])
+      if (g.contains("peak_memory_bytes") && g["peak_memory_bytes"].is_number())
+        peak_bytes = std::max(peak_bytes, g["peak_memory_bytes"].get<double>());
+  return peak_bytes;
+}
+
+// The plan's frontier.csv (time,energy,realized_time,realized_energy; one pipeline, slowest
+// first) as realized points, energies times `replicas`; an error names the bad line.
+core::Result<std::vector<TrialPoint>> read_plan_frontier(const fs::path& path, double replicas) {
+  std::vector<TrialPoint> points;
+  std::istringstream in(slurp(path));
+  std::string line;
+  std::getline(in, line);  // header
+  int index = 0;
+  while (std::getline(in, line)) {
+    double cols[4] = {0, 0, 0, 0};
+    if (std::sscanf(line.c_str(), "%lf,%lf,%lf,%lf", &cols[0], &cols[1], &cols[2], &cols[3]) != 4)
+      return core::Error{fmt::format("plan frontier.csv line {}: expected 4 numbers", index + 2)};
+    points.push_back({cols[2], cols[3] * replicas, index++});
+  }
+  return points;
+}
+
+// Keeps a point only if it uses less energy than every point no slower (slowest first; of points
+// with one time, the least energy is met first from the fast end).
+std::vector<TrialPoint> pareto_points(std::vector<TrialPoint> points) {
+  std::stable_sort(points.begin(), points.end(), [](const TrialPoint& a, const TrialPoint& b) {
+    return a.time_s != b.time_s ? a.time_s > b.time_s : a.energy_j > b.energy_j;
+  });
+  double least = std::numeric_limits<double>::infinity();
+  std::vector<TrialPoint> frontier;
+  for (auto it = points.rbegin(); it != points.rend(); ++it) {
+    if (it->energy_j < least) {
+      least = it->energy_j;
+      frontier.push_back(*it);
+    }
+  }
+  std::reverse(frontier.begin(), frontier.end());
+  return frontier;
+}
+
+// The "all max clock" energy of the plan's baselines.csv (baseline,label,time,energy; that row
+// first) times `replicas`; `fallback` when there is none.
+double read_baseline_energy_j(const fs::path& path, double replicas, double fallback) {
+  std::istringstream in(slurp(path));
+  std::string line;
+  std::getline(in, line);
+  if (std::getline(in, line))
+    if (const std::size_t comma = line.rfind(','); comma != std::string::npos)
+      return std::strtod(line.c_str() + comma + 1, nullptr) * replicas;
+  return fallback;
+}
+
+}  // namespace
+
 TrialResult EmulationRunner::evaluate(const SearchSpec& spec, const TrialResult& fits) const {
   const auto started = std::chrono::steady_clock::now();
   auto done = [&](TrialResult r) {
@@ -230,14 +309,7 @@ TrialResult EmulationRunner::evaluate(const SearchSpec& spec, const TrialResult&
   TrialDir dir{pattern, keep};
   const std::string gpu = e.gpu.empty() ? spec.gpu : e.gpu;
   const std::string ranks_text = expand_template(e.ranks, spec, fits, dir.path.string());
-  int ranks = 0;
-  try {
-    std::size_t used = 0;
-    ranks = std::stoi(ranks_text, &used);
-    if (used != ranks_text.size() || ranks < 1) ranks = 0;
-  } catch (const std::exception&) {
-    ranks = 0;
-  }
+  const int ranks = parse_ranks(ranks_text);
   if (ranks < 1 || spec.num_gpus % ranks != 0)
     return done(failed(r, TrialStatus::kInvalid,
                        fmt::format("emulation.ranks '{}' is not a positive divisor of {} GPUs",
@@ -268,11 +340,7 @@ TrialResult EmulationRunner::evaluate(const SearchSpec& spec, const TrialResult&
   emulate.insert(emulate.end(), program.begin(), program.end());
   const int emulated =
       run_process(emulate, dir.path / "emulate.out", dir.path / "emulate.err", e.timeout_s + 60.0);
-  nlohmann::json summary;
-  if (fs::exists(dir.path / "emu" / "summary.json")) {
-    summary = nlohmann::json::parse(slurp(dir.path / "emu" / "summary.json"), nullptr, false);
-    if (summary.is_discarded()) summary = nlohmann::json();
-  }
+  nlohmann::json summary = read_summary(dir.path / "emu" / "summary.json");
   if (summary.is_object() && summary.contains("out_of_memory") &&
       summary["out_of_memory"].is_array() && !summary["out_of_memory"].empty()) {
     const auto& first = summary["out_of_memory"][0];
@@ -307,59 +375,20 @@ TrialResult EmulationRunner::evaluate(const SearchSpec& spec, const TrialResult&
 
   // The program covers `ranks` of the job's GPUs; the rest run the same work (replicas).
   const double replicas = static_cast<double>(spec.num_gpus / ranks);
-  double peak_bytes = 0.0;
-  if (summary.contains("gpus") && summary["gpus"].is_array())
-    for (const auto& g : summary["gpus"])
-      if (g.contains("peak_memory_bytes") && g["peak_memory_bytes"].is_number())
-        peak_bytes = std::max(peak_bytes, g["peak_memory_bytes"].get<double>());
-  r.peak_memory_gib = peak_bytes / (1024.0 * 1024.0 * 1024.0);
+  r.peak_memory_gib = peak_memory_bytes(summary) / (1024.0 * 1024.0 * 1024.0);
   const auto& job = summary["job"];
   if (!job.is_object() || !job.contains("predicted_step_s") || !job["predicted_step_s"].is_number())
     return done(
         failed(r, TrialStatus::kInvalid, "emulate summary.json has no job.predicted_step_s"));
   const double step_s = job["predicted_step_s"].get<double>();
 
-  // frontier.csv: time,energy,realized_time,realized_energy (one pipeline), slowest first.
-  std::vector<TrialPoint> points;
-  {
-    std::istringstream in(slurp(dir.path / "plan" / "frontier.csv"));
-    std::string line;
-    std::getline(in, line);  // header
-    int index = 0;
-    while (std::getline(in, line)) {
-      double cols[4] = {0, 0, 0, 0};
-      if (std::sscanf(line.c_str(), "%lf,%lf,%lf,%lf", &cols[0], &cols[1], &cols[2], &cols[3]) != 4)
-        return done(
-            failed(r, TrialStatus::kInvalid,
-                   fmt::format("plan frontier.csv line {}: expected 4 numbers", index + 2)));
-      points.push_back({cols[2], cols[3] * replicas, index++});
-    }
-  }
-  if (points.empty())
+  auto points = read_plan_frontier(dir.path / "plan" / "frontier.csv", replicas);
+  if (!points) return done(failed(r, TrialStatus::kInvalid, points.error().message));
+  if (points->empty())
     return done(failed(r, TrialStatus::kInvalid, "plan --emulated wrote an empty frontier"));
-  // Keep a point only if it uses less energy than every point no slower (slowest first; of
-  // points with one time, the least energy is met first from the fast end).
-  std::stable_sort(points.begin(), points.end(), [](const TrialPoint& a, const TrialPoint& b) {
-    return a.time_s != b.time_s ? a.time_s > b.time_s : a.energy_j > b.energy_j;
-  });
-  double least = std::numeric_limits<double>::infinity();
-  r.frontier.clear();
-  for (auto it = points.rbegin(); it != points.rend(); ++it) {
-    if (it->energy_j < least) {
-      least = it->energy_j;
-      r.frontier.push_back(*it);
-    }
-  }
-  std::reverse(r.frontier.begin(), r.frontier.end());
-  // baselines.csv: baseline,label,time,energy; "all max clock" first.
-  {
-    std::istringstream in(slurp(dir.path / "plan" / "baselines.csv"));
-    std::string line;
-    std::getline(in, line);
-    if (std::getline(in, line))
-      if (const std::size_t comma = line.rfind(','); comma != std::string::npos)
-        r.baseline_energy_j = std::strtod(line.c_str() + comma + 1, nullptr) * replicas;
-  }
+  r.frontier = pareto_points(std::move(*points));
+  r.baseline_energy_j =
+      read_baseline_energy_j(dir.path / "plan" / "baselines.csv", replicas, r.baseline_energy_j);
   // The trial's time is the emulated step (predicted at the top clock); energies from the plan.
   r.baseline_time_s = step_s;
   r.t_min_s = step_s;

@@ -29,20 +29,25 @@ int launched_size() {
   return 0;
 }
 
+// Evaluates trials from the shared queue until it is empty (one thread's share).
+void drain_queue(std::vector<TrialResult>& batch, const std::vector<std::size_t>& todo,
+                 std::atomic<std::size_t>& next, const TrialFunction& evaluate,
+                 const std::function<void(std::size_t)>& on_done, std::mutex& done_mutex) {
+  for (std::size_t k = next++; k < todo.size(); k = next++) {
+    const std::size_t i = todo[k];
+    TrialResult r = evaluate(batch[i]);
+    std::lock_guard<std::mutex> lock(done_mutex);
+    batch[i] = std::move(r);
+    if (on_done) on_done(i);
+  }
+}
+
 // Local trials: threads pull from the shared queue until it is empty.
 void run_local(std::vector<TrialResult>& batch, const std::vector<std::size_t>& todo,
                std::atomic<std::size_t>& next, int threads, const TrialFunction& evaluate,
                const std::function<void(std::size_t)>& on_done, std::mutex& done_mutex,
                std::vector<std::thread>& pool) {
-  auto work = [&]() {
-    for (std::size_t k = next++; k < todo.size(); k = next++) {
-      const std::size_t i = todo[k];
-      TrialResult r = evaluate(batch[i]);
-      std::lock_guard<std::mutex> lock(done_mutex);
-      batch[i] = std::move(r);
-      if (on_done) on_done(i);
-    }
-  };
+  auto work = [&]() { drain_queue(batch, todo, next, evaluate, on_done, done_mutex); };
   for (int t = 0; t < threads; ++t) pool.emplace_back(work);
 }
 
@@ -156,13 +161,7 @@ void distribute_trials(const MpiWorld& world, std::vector<TrialResult>& batch,
     const int extra =
         std::clamp(threads, 1, static_cast<int>(std::min<std::size_t>(todo.size(), 256))) - 1;
     run_local(batch, todo, next, extra, evaluate, on_done, done_mutex, pool);
-    for (std::size_t k = next++; k < todo.size(); k = next++) {
-      const std::size_t i = todo[k];
-      TrialResult r = evaluate(batch[i]);
-      std::lock_guard<std::mutex> lock(done_mutex);
-      batch[i] = std::move(r);
-      if (on_done) on_done(i);
-    }
+    drain_queue(batch, todo, next, evaluate, on_done, done_mutex);
     for (auto& t : pool) t.join();
     return;
   }
