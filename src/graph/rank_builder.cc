@@ -298,7 +298,8 @@ void RankBuilder::link_launches() {
 // GPU work whose correlation no call carries (older CUPTI, INVALID or missing records) was still
 // issued by the host: by stream FIFO order no later than the next launched task on its stream,
 // and no later than its own start. Anchor it to the leaf that the thread launching that stream's
-// work was running then (time nesting, as older traces link ops to runtime calls). Work that
+// work was running then (time nesting, as older traces link ops to runtime calls), or the last
+// one before it that could issue such work (not a sync the thread was blocked in). Work that
 // starts before the thread's first leaf was launched before the profiling window: left alone.
 void RankBuilder::anchor_launchless() {
   std::vector<std::vector<std::int32_t>> by_stream(graph_.processors.size() - proc_base_);
@@ -333,12 +334,34 @@ void RankBuilder::anchor_launchless() {
       auto it = std::upper_bound(
           thread.begin(), thread.end(), bound,
           [&](std::int64_t t, std::int32_t leaf) { return t < graph_.input_start_ns[leaf]; });
+      // A thread blocked in a sync issues nothing, and a copy call issues only its copy: skip
+      // such leaves, else a sync would await work it "issued" itself (issue 13: +25 % step).
+      const bool copy = graph_.kind[task] == TaskKind::kMemcpy;
+      while (it != thread.begin() && !can_issue(*std::prev(it), copy)) --it;
       if (it == thread.begin()) continue;  // launched before the window
       const std::int32_t anchor = *std::prev(it);
       add_edge(anchor, task, EdgeKind::kAnchor);
       launch_of_[local(task)] = anchor;
       ++graph_.stats.gpu_tasks_anchored;
     }
+  }
+}
+
+// Whether host leaf `leaf` can have issued GPU work without a launch link: not while its thread
+// was blocked in a stream/event/device sync, and a copy call only a copy.
+bool RankBuilder::can_issue(std::int32_t leaf, bool copy) const {
+  const std::uint32_t name = graph_.name[leaf];
+  if (name >= name_class_.size()) return true;
+  switch (name_class_[name]) {
+    case CallClass::kContextSync:
+    case CallClass::kStreamSync:
+    case CallClass::kEventSync:
+      return false;
+    case CallClass::kSyncCopy:
+    case CallClass::kAsyncCopy:
+      return copy;
+    default:
+      return true;
   }
 }
 

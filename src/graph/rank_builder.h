@@ -131,6 +131,7 @@ class RankBuilder {
   std::int32_t find_launch(std::int64_t correlation) const;
   void link_launches();
   void anchor_launchless();
+  bool can_issue(std::int32_t leaf, bool copy) const;
   void link_streams();
   // The last task on `stream` whose launch was issued before `at` (input timeline), or kNone.
   std::int32_t last_enqueued(std::int32_t stream, IssueKey at) const;

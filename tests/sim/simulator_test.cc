@@ -116,6 +116,45 @@ void check_event_record_and_wait(bool with_sync_record) {
 TEST(Replay, EventRecordAndStreamWaitFromCudaSyncRecords) { check_event_record_and_wait(true); }
 TEST(Replay, EventRecordAndStreamWaitFromNamingRules) { check_event_record_and_wait(false); }
 
+// Issue 13 (DLRM rank 3 with correlations dropped: +25 % step): a copy and a kernel without a
+// launch link run while their thread is blocked in cudaStreamSynchronize. The thread issued
+// them before the sync, so they must not be anchored to the sync itself: the builder would not
+// count them as awaited (issued at the call) while the simulator would, and the sync would wait
+// for the copy and then add its whole measured duration again as tail.
+TEST(Replay, WorkWithoutLaunchRunningDuringASyncIsIssuedBeforeIt) {
+  RankTraceBuilder b;
+  b.kernel("before_window", 0, 5'000, 900);  // launched before the window, holds the stream
+  b.op("host_work", 50, 30);
+  b.runtime("cudaMemcpyAsync", 100, 10, 1);                            // its copy lost the link
+  b.runtime("cudaStreamSynchronize", 200, 4'820, 2);                   // returns at copy end + 10
+  b.kernel("lost_link", 3'000, 100, 901, /*stream=*/8);                // issued before the sync
+  b.gpu(trace::EventKind::kGpuMemcpy, "Memcpy HtoD", 5'000, 10, 902);  // awaited by the sync
+  b.sync_record(SyncKind::kStreamSync, 200, 4'820, 2, 7);
+  b.op("after_sync", 5'030, 5);
+  b.runtime("cudaLaunchKernel", 5'040, 5, 3);  // later launches bound both streams' issue order
+  b.kernel("next", 5'050, 10, 3);
+  b.runtime("cudaLaunchKernel", 5'046, 5, 4);
+  b.kernel("next_on_8", 5'100, 10, 4, /*stream=*/8);
+  ExecutionGraph g = build({b.build()});
+  const std::int32_t sync = find_task(g, 0, "cudaStreamSynchronize");
+  const std::int32_t copy = find_task(g, 0, "Memcpy HtoD");
+  const std::int32_t kernel = find_task(g, 0, "lost_link");
+  EXPECT_EQ(g.stats.gpu_tasks_anchored, 2);
+  for (std::uint32_t e = g.edge_begin[sync]; e < g.edge_begin[sync + 1]; ++e) {
+    EXPECT_NE(g.edge_dst[e], copy) << "a blocked thread issued the copy";
+    EXPECT_NE(g.edge_dst[e], kernel) << "a blocked thread issued the kernel";
+  }
+  ASSERT_NE(g.runtime_op[sync], graph::kNone);
+  EXPECT_EQ(g.runtime_ops[g.runtime_op[sync]].tail_ns, 10);  // the sync waited for the copy
+  const ReplayResult r = replay(g);
+  expect_faithful(g, r);
+  // What-if: the copy takes 1 µs longer, the sync returns 1 µs later (it waits for it).
+  ExecutionGraph slower = g;
+  slower.duration_ns[copy] += 1'000;
+  const ReplayResult s = replay(slower);
+  EXPECT_EQ(s.end_ns[sync], g.input_end_ns(sync) + 1'000);
+}
+
 TEST(Replay, StreamWaitWithoutAnyEventRecordUsesTheClosestLaunchOnAnotherStream) {
   RankTraceBuilder b;  // 2022 style: waits, no records, no cuda_sync
   b.runtime("cudaLaunchKernel", 0, 5, 1);

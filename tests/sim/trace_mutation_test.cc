@@ -5,12 +5,15 @@
 //   kExact  — 0 lost tasks, every rank's step within 1 %, faithful, measured step as unmutated;
 //   kHonest — 0 lost tasks, the verdict consistent with the errors (or a one-line error);
 //   kError  — a one-line error naming the file.
+// A mutation may also bound the step error alone (Mutation::max_step_error_pct: partial loss of
+// launch correlations must still replay every rank's step within 1 %, faithful or not).
 // Seeds per case: POWERTRAIN_MUTATION_SEEDS (default 1); the big real traces (resnet, nccl_data,
 // b200) only with POWERTRAIN_MUTATION_HEAVY=1 (bench-sized run, see docs/replay.md);
 // POWERTRAIN_MUTATION_VERBOSE=1 lists every unfaithful case with its reason and warnings;
 // POWERTRAIN_MUTATION_ONLY=<mutation> runs that mutation alone.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cmath>
@@ -183,7 +186,7 @@ struct Tally {
 
 // Checks one case against its expectation; returns an empty string when it holds.
 std::string check(const PipelineRun& base, const PipelineRun& run, Expect expect,
-                  const std::vector<std::string>& names) {
+                  const std::vector<std::string>& names, double max_step_error_pct) {
   auto names_a_file = [&](const std::string& message) {
     for (const std::string& n : names) {
       if (message.find(n) != std::string::npos) return true;
@@ -207,6 +210,11 @@ std::string check(const PipelineRun& base, const PipelineRun& run, Expect expect
                        run.max_rank_error_pct, run.breakdown_pp);
   }
   if (!run.faithful && run.first_reason.empty()) return "not faithful without a reason";
+  if (max_step_error_pct >= 0 &&
+      (run.max_rank_error_pct > max_step_error_pct || run.breakdown_pp > 2.0)) {
+    return fmt::format("step error {:.3f} % / breakdown {:.3f} pp, bound {} % / 2 pp",
+                       run.max_rank_error_pct, run.breakdown_pp, max_step_error_pct);
+  }
   if (run.whatif_lost != 0) return fmt::format("what-if lost {} tasks", run.whatif_lost);
   if (expect == Expect::kExact) {
     if (!run.faithful) {
@@ -278,6 +286,8 @@ TEST_P(TraceMutations, EveryMutationReplaysFaithfullyOrSaysWhy) {
     auto run_case = [&](const std::string& label, Expect expect,
                         const std::vector<const test_support::Mutation*>& chain,
                         std::uint64_t seed) {
+      // A single mutation's own step bound (combinations keep their expectation only).
+      const double bound = chain.size() == 1 ? chain[0]->max_step_error_pct : -1.0;
       const auto case_start = std::chrono::steady_clock::now();
       std::mt19937_64 rng(seed);
       std::vector<MutableTrace> traces = original;
@@ -288,7 +298,7 @@ TEST_P(TraceMutations, EveryMutationReplaysFaithfullyOrSaysWhy) {
         names.push_back(t.name);
       }
       const PipelineRun run = run_pipeline(files, names);
-      const std::string problem = check(base, run, expect, names);
+      const std::string problem = check(base, run, expect, names, bound);
       Tally& tally = tallies[label];
       tally.seconds +=
           std::chrono::duration<double>(std::chrono::steady_clock::now() - case_start).count();
@@ -369,6 +379,38 @@ TEST_P(TraceMutations, EveryMutationReplaysFaithfullyOrSaysWhy) {
   }
   std::printf("%s: %zu mutations, %d seed(s): %d cases, %d failed, %.1f s\n", GetParam().c_str(),
               mutations.size(), seeds, total, failures, wall_s);
+}
+
+// Issue 13, pinned: the seed that made DLRM +34 % long (rank 3: work without a launch link that
+// ran during a cudaStreamSynchronize was anchored to it) — ctest's default seed does not hit it.
+TEST(TraceMutationCases, DlrmCorrelationsDroppedWithoutFlowsSeed1017StaysWithinOnePercent) {
+  const Input input = load_input("param/dlrm_kineto_8ranks.tar.gz");
+  if (input.json.empty()) GTEST_SKIP() << "param/dlrm_kineto_8ranks.tar.gz is absent";
+  std::vector<MutableTrace> traces;
+  std::vector<std::string> written;
+  for (std::size_t f = 0; f < input.json.size(); ++f) {
+    traces.push_back(test_support::load_mutable(input.json[f], input.names[f]));
+    written.push_back(test_support::write_mutable(traces.back()));
+  }
+  const PipelineRun base = run_pipeline(written, input.names);
+  ASSERT_TRUE(base.ok) << base.error;
+  const std::vector<test_support::Mutation> mutations = test_support::all_mutations();
+  const auto m = std::find_if(mutations.begin(), mutations.end(), [](const auto& x) {
+    return std::string_view(x.name) == "correlation_dropped_no_flows";
+  });
+  ASSERT_NE(m, mutations.end());
+  std::mt19937_64 rng(1017);
+  m->apply(traces, rng);
+  std::vector<std::string> files, names;
+  for (const MutableTrace& t : traces) {
+    files.push_back(test_support::write_mutable(t));
+    names.push_back(t.name);
+  }
+  const PipelineRun run = run_pipeline(files, names);
+  ASSERT_TRUE(run.ok) << run.error;
+  EXPECT_EQ(check(base, run, m->expect, names, m->max_step_error_pct), "");
+  EXPECT_LE(run.max_rank_error_pct, 1.0) << run.first_reason;  // was 34.4 %
+  EXPECT_TRUE(run.faithful) << run.first_reason;
 }
 
 INSTANTIATE_TEST_SUITE_P(Inputs, TraceMutations, ::testing::ValuesIn(input_names()),

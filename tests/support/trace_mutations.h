@@ -352,6 +352,10 @@ struct Mutation {
   bool multi_rank_only = false;
   /// Keeps the information only when the events carry args.correlation (flows are dropped).
   bool needs_args_correlation = false;
+  /// Alone, the replay must still reproduce every rank's step within this (%) and the breakdown
+  /// within 2 pp, faithful or not (a verdict may still be NOT faithful for released
+  /// dependencies); negative: no bound beyond the expectation.
+  double max_step_error_pct = -1.0;
 };
 
 inline void shuffle_object(OJson& o, std::mt19937_64& rng) {
@@ -753,7 +757,8 @@ inline std::vector<Mutation> all_mutations() {
                    if (t.time_format == F::kRelative3) t.time_format = F::kEpoch3;
                  }
                }});
-  m.push_back({"correlation_dropped_keep_flows", Expect::kHonest, [](auto& ts, auto& rng) {
+  m.push_back({"correlation_dropped_keep_flows", Expect::kHonest,
+               [](auto& ts, auto& rng) {
                  const double f = uniform(rng, 0.05, 1.0);
                  for (auto& t : ts) {
                    for (OJson& e : events_of(t)) {
@@ -761,8 +766,10 @@ inline std::vector<Mutation> all_mutations() {
                        e["args"].erase("correlation");
                    }
                  }
-               }});
-  m.push_back({"correlation_dropped_no_flows", Expect::kHonest, [](auto& ts, auto& rng) {
+               },
+               false, false, 1.0});
+  m.push_back({"correlation_dropped_no_flows", Expect::kHonest,
+               [](auto& ts, auto& rng) {
                  drop_flows(ts, true, true);
                  const double f = uniform(rng, 0.01, 0.5);
                  const int which = static_cast<int>(rng() % 3);  // GPU side, host side, both
@@ -774,7 +781,8 @@ inline std::vector<Mutation> all_mutations() {
                      if (chance(rng, f)) e["args"].erase("correlation");
                    }
                  }
-               }});
+               },
+               false, false, 1.0});
   m.push_back({"window_truncated", Expect::kHonest, [](auto& ts, auto& rng) {
                  // The profiler window cut at both ends: events starting outside dropped; events
                  // crossing the end clipped (or dropped), as a stopped profiler leaves them.
