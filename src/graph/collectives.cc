@@ -249,30 +249,26 @@ void align_rank_clocks(ExecutionGraph& graph) {
   }
 }
 
-}  // namespace
+// The collective metadata of a task's event (nullptr when it has none).
+const trace::CollectiveInfo* collective_info_of(const trace::RankTrace& trace,
+                                                const ExecutionGraph& graph, std::int32_t task) {
+  const trace::TraceEvent& e = trace.events[graph.event_index[task]];
+  return e.collective >= 0 && static_cast<std::size_t>(e.collective) < trace.collectives.size()
+             ? &trace.collectives[e.collective]
+             : nullptr;
+}
 
-void match_collectives(const std::vector<const trace::RankTrace*>& traces, ExecutionGraph& graph) {
-  std::unordered_map<std::string, std::int32_t> group_of_key;
-  std::vector<std::vector<std::int32_t>> members;
-  std::vector<const trace::CollectiveInfo*> infos;
-  std::vector<std::int32_t> expected;
-  const std::int32_t loaded = static_cast<std::int32_t>(traces.size());
-  std::string key;
-  auto info_of = [&](std::size_t r, std::int32_t task) -> const trace::CollectiveInfo* {
-    const trace::RankTrace& trace = *traces[r];
-    const trace::TraceEvent& e = trace.events[graph.event_index[task]];
-    return e.collective >= 0 && static_cast<std::size_t>(e.collective) < trace.collectives.size()
-               ? &trace.collectives[e.collective]
-               : nullptr;
-  };
-  // Collectives without Seq, per process group and rank, in order.
+// Ordinals of the collectives without a sequence number (task → ordinal), per process group and
+// aligned across ranks; warns where a rank's trace lacks some and they were matched by end time.
+std::unordered_map<std::int32_t, std::int64_t> aligned_ordinals_without_sequence(
+    const std::vector<const trace::RankTrace*>& traces, ExecutionGraph& graph) {
   std::map<std::string, std::vector<std::vector<std::int32_t>>> ordered;
   if (traces.size() > 1) {
     for (std::size_t r = 0; r < traces.size(); ++r) {
       const RankInfo& rank = graph.ranks[r];
       for (std::int32_t task = rank.first_task; task < rank.end_task; ++task) {
         if (!graph.nccl[task]) continue;
-        const trace::CollectiveInfo* info = info_of(r, task);
+        const trace::CollectiveInfo* info = collective_info_of(*traces[r], graph, task);
         if (info != nullptr && info->sequence >= 0) continue;
         auto& lists = ordered[info != nullptr ? info->process_group : std::string()];
         lists.resize(traces.size());
@@ -280,7 +276,6 @@ void match_collectives(const std::vector<const trace::RankTrace*>& traces, Execu
       }
     }
   }
-  // Ordinal of every such collective (task → ordinal), aligned across ranks.
   std::unordered_map<std::int32_t, std::int64_t> aligned;
   for (const auto& [group, lists] : ordered) {
     std::vector<bool> realigned;
@@ -294,6 +289,24 @@ void match_collectives(const std::vector<const trace::RankTrace*>& traces, Execu
                               lists[r].size(), group));
     }
   }
+  return aligned;
+}
+
+// Every rank's collectives grouped by key (process group and sequence number, else aligned or
+// plain ordinal), in order of first appearance.
+struct KeyedCollectives {
+  std::vector<std::vector<std::int32_t>> members;
+  std::vector<const trace::CollectiveInfo*> infos;
+  std::vector<std::int32_t> expected;  // group size from metadata, else the world size
+};
+
+KeyedCollectives group_by_key(const std::vector<const trace::RankTrace*>& traces,
+                              ExecutionGraph& graph,
+                              const std::unordered_map<std::int32_t, std::int64_t>& aligned) {
+  KeyedCollectives out;
+  std::unordered_map<std::string, std::int32_t> group_of_key;
+  const std::int32_t loaded = static_cast<std::int32_t>(traces.size());
+  std::string key;
   for (std::size_t r = 0; r < traces.size(); ++r) {
     const trace::RankTrace& trace = *traces[r];
     const RankInfo& rank = graph.ranks[r];
@@ -301,11 +314,7 @@ void match_collectives(const std::vector<const trace::RankTrace*>& traces, Execu
     for (std::int32_t task = rank.first_task; task < rank.end_task; ++task) {
       if (!graph.nccl[task]) continue;
       ++graph.stats.collectives;
-      const trace::TraceEvent& e = trace.events[graph.event_index[task]];
-      const trace::CollectiveInfo* info =
-          e.collective >= 0 && static_cast<std::size_t>(e.collective) < trace.collectives.size()
-              ? &trace.collectives[e.collective]
-              : nullptr;
+      const trace::CollectiveInfo* info = collective_info_of(trace, graph, task);
       const std::string group = info != nullptr ? info->process_group : std::string();
       if (info != nullptr && info->sequence >= 0) {
         key = fmt::format("{}\x1fs{}", group, info->sequence);
@@ -315,84 +324,102 @@ void match_collectives(const std::vector<const trace::RankTrace*>& traces, Execu
                           found != aligned.end() ? found->second : ordinal[group]++);
       }
       auto [it, inserted] =
-          group_of_key.try_emplace(key, static_cast<std::int32_t>(members.size()));
+          group_of_key.try_emplace(key, static_cast<std::int32_t>(out.members.size()));
       if (inserted) {
-        members.emplace_back();
-        infos.push_back(info);
+        out.members.emplace_back();
+        out.infos.push_back(info);
         std::int32_t size = loaded;
         if (info != nullptr && info->group_size > 0) {
           size = static_cast<std::int32_t>(info->group_size);
         } else if (trace.world_size > 1) {
           size = trace.world_size;
         }
-        expected.push_back(size);
+        out.expected.push_back(size);
       }
-      members[it->second].push_back(task);
+      out.members[it->second].push_back(task);
     }
   }
-  for (std::size_t g = 0; g < members.size(); ++g) {
-    CollectiveGroup group;
-    group.first_member = static_cast<std::int32_t>(graph.collective_members.size());
-    group.member_count = static_cast<std::int32_t>(members[g].size());
-    group.expected_members = expected[g];
-    group.joined = group.member_count >= 2 && group.member_count == group.expected_members;
-    // A member recorded without a duration (0: a lost or clipped timestamp) that ends before the
-    // last member started cannot have waited for it: it gives no ready time and no wire time to
-    // join on, so the group is replayed with its measured durations. (A zero-length last
-    // arrival, a zero-time transfer, is consistent and still joins.) A group whose members are
-    // all instants carries no timing to lose: it is a barrier at the last arrival, which is how
-    // the emulator writes its communicator bootstrap.
-    std::int64_t last_start = std::numeric_limits<std::int64_t>::min();
-    bool any_duration = false;
-    for (std::int32_t task : members[g]) {
-      last_start = std::max(last_start, graph.input_start_ns[task]);
-      any_duration = any_duration || graph.input_duration_ns[task] > 0;
-    }
-    bool timed = true;
-    for (std::int32_t task : members[g]) {
-      if (any_duration && graph.input_duration_ns[task] <= 0 &&
-          graph.input_end_ns(task) < last_start)
-        timed = false;
-    }
-    if (group.joined && !timed) {
-      group.joined = false;
-      add_warning(
-          graph.warnings,
-          "collective with a zero-duration member (replayed with measured durations)",
-          fmt::format("'{}' on {} ranks", graph.task_name(members[g].front()), group.member_count));
-    }
-    const std::int32_t first = members[g].front();
-    group.name = graph.task_name(first);
-    if (infos[g] != nullptr) {
-      group.collective = infos[g]->name;
-      const std::int64_t elements = std::max(infos[g]->in_elements, infos[g]->out_elements);
-      if (elements > 0 && infos[g]->element_bytes > 0) {
-        group.message_bytes = elements * infos[g]->element_bytes;
-      }
-    }
-    for (std::int32_t task : members[g]) {
-      if (kernel_base_name(graph.task_name(task)) != kernel_base_name(group.name)) {
-        add_warning(graph.warnings, "matched collectives have different kernels",
-                    fmt::format("'{}' (rank {}) vs '{}' (rank {})", group.name,
-                                graph.ranks[graph.rank_index_of(first)].rank, graph.task_name(task),
-                                graph.ranks[graph.rank_index_of(task)].rank));
-      }
-      graph.collective[task] = static_cast<std::int32_t>(g);
-      graph.collective_members.push_back(task);
-    }
-    if (group.joined) {
-      ++graph.stats.collective_groups_joined;
-    } else {
-      graph.stats.collectives_measured += group.member_count;
-      // Peers that should be in the input but are not: the matching failed for this one.
-      if (group.member_count < std::min(group.expected_members, loaded)) {
-        add_warning(graph.warnings, "unmatched collective (replayed with its measured duration)",
-                    fmt::format("'{}' on {} of {} ranks", group.name, group.member_count,
-                                std::min(group.expected_members, loaded)));
-      }
-    }
-    graph.collectives.push_back(std::move(group));
+  return out;
+}
+
+// A member recorded without a duration (0: a lost or clipped timestamp) that ends before the
+// last member started cannot have waited for it: it gives no ready time and no wire time to join
+// on, so the group is replayed with its measured durations. (A zero-length last arrival, a
+// zero-time transfer, is consistent and still joins.) A group whose members are all instants
+// carries no timing to lose: it is a barrier at the last arrival, which is how the emulator writes
+// its communicator bootstrap.
+bool members_carry_join_timing(const ExecutionGraph& graph,
+                               const std::vector<std::int32_t>& members) {
+  std::int64_t last_start = std::numeric_limits<std::int64_t>::min();
+  bool any_duration = false;
+  for (std::int32_t task : members) {
+    last_start = std::max(last_start, graph.input_start_ns[task]);
+    any_duration = any_duration || graph.input_duration_ns[task] > 0;
   }
+  for (std::int32_t task : members) {
+    if (any_duration && graph.input_duration_ns[task] <= 0 && graph.input_end_ns(task) < last_start)
+      return false;
+  }
+  return true;
+}
+
+// Appends collective group `g` (its members, kind and size) to the graph, with its warnings.
+void add_collective_group(ExecutionGraph& graph, std::size_t g,
+                          const std::vector<std::int32_t>& members,
+                          const trace::CollectiveInfo* info, std::int32_t expected,
+                          std::int32_t loaded) {
+  CollectiveGroup group;
+  group.first_member = static_cast<std::int32_t>(graph.collective_members.size());
+  group.member_count = static_cast<std::int32_t>(members.size());
+  group.expected_members = expected;
+  group.joined = group.member_count >= 2 && group.member_count == group.expected_members;
+  if (group.joined && !members_carry_join_timing(graph, members)) {
+    group.joined = false;
+    add_warning(
+        graph.warnings, "collective with a zero-duration member (replayed with measured durations)",
+        fmt::format("'{}' on {} ranks", graph.task_name(members.front()), group.member_count));
+  }
+  const std::int32_t first = members.front();
+  group.name = graph.task_name(first);
+  if (info != nullptr) {
+    group.collective = info->name;
+    const std::int64_t elements = std::max(info->in_elements, info->out_elements);
+    if (elements > 0 && info->element_bytes > 0) {
+      group.message_bytes = elements * info->element_bytes;
+    }
+  }
+  for (std::int32_t task : members) {
+    if (kernel_base_name(graph.task_name(task)) != kernel_base_name(group.name)) {
+      add_warning(graph.warnings, "matched collectives have different kernels",
+                  fmt::format("'{}' (rank {}) vs '{}' (rank {})", group.name,
+                              graph.ranks[graph.rank_index_of(first)].rank, graph.task_name(task),
+                              graph.ranks[graph.rank_index_of(task)].rank));
+    }
+    graph.collective[task] = static_cast<std::int32_t>(g);
+    graph.collective_members.push_back(task);
+  }
+  if (group.joined) {
+    ++graph.stats.collective_groups_joined;
+  } else {
+    graph.stats.collectives_measured += group.member_count;
+    // Peers that should be in the input but are not: the matching failed for this one.
+    if (group.member_count < std::min(group.expected_members, loaded)) {
+      add_warning(graph.warnings, "unmatched collective (replayed with its measured duration)",
+                  fmt::format("'{}' on {} of {} ranks", group.name, group.member_count,
+                              std::min(group.expected_members, loaded)));
+    }
+  }
+  graph.collectives.push_back(std::move(group));
+}
+
+}  // namespace
+
+void match_collectives(const std::vector<const trace::RankTrace*>& traces, ExecutionGraph& graph) {
+  const auto aligned = aligned_ordinals_without_sequence(traces, graph);
+  const KeyedCollectives keyed = group_by_key(traces, graph, aligned);
+  const std::int32_t loaded = static_cast<std::int32_t>(traces.size());
+  for (std::size_t g = 0; g < keyed.members.size(); ++g)
+    add_collective_group(graph, g, keyed.members[g], keyed.infos[g], keyed.expected[g], loaded);
   align_rank_clocks(graph);
 }
 
