@@ -6,10 +6,7 @@
 // remaining backwards; in the steady state each send is grouped with the receive it overlaps
 // (send_forward_recv_backward / send_backward_recv_forward), which keeps real NCCL deadlock
 // free. argv[1] or $POWERTRAIN_EMU_DIR: directory for the unique id; argv[2]: microbatches.
-#include <algorithm>
-#include <vector>
-
-#include "nccl_program_util.h"
+#include "pipeline_1f1b.h"
 
 __global__ void fwd_stage(const float* in, float* out, int n, int stage) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -23,19 +20,10 @@ __global__ void bwd_stage(const float* grad_out, const float* activation, float*
 
 namespace {
 
-constexpr int kHidden = 1 << 16;  // activation elements per microbatch
-constexpr int kBlock = 256;
+using pipeline_1f1b::kBlock;
+using pipeline_1f1b::kHidden;
 
-struct Stage {
-  int stage = 0;
-  int stages = 1;
-  ncclComm_t comm = nullptr;
-  cudaStream_t stream = nullptr;
-  std::vector<float*> input, output, grad_output, grad_input;  // per microbatch
-
-  bool first() const { return stage == 0; }
-  bool last() const { return stage == stages - 1; }
-
+struct Stage : pipeline_1f1b::StageTransfers {
   void forward(int mb) {
     fwd_stage<<<kHidden / kBlock, kBlock, 0, stream>>>(input[mb], output[mb], kHidden, stage);
     EMU_CHECK(cudaGetLastError());
@@ -44,34 +32,6 @@ struct Stage {
     bwd_stage<<<kHidden / kBlock, kBlock, 0, stream>>>(grad_output[mb], output[mb], grad_input[mb],
                                                        kHidden);
     EMU_CHECK(cudaGetLastError());
-  }
-  void recv_forward(int mb) {
-    if (!first()) NCCL_CHECK(ncclRecv(input[mb], kHidden, ncclFloat32, stage - 1, comm, stream));
-  }
-  void send_forward(int mb) {
-    if (!last()) NCCL_CHECK(ncclSend(output[mb], kHidden, ncclFloat32, stage + 1, comm, stream));
-  }
-  void recv_backward(int mb) {
-    if (!last()) {
-      NCCL_CHECK(ncclRecv(grad_output[mb], kHidden, ncclFloat32, stage + 1, comm, stream));
-    }
-  }
-  void send_backward(int mb) {
-    if (!first()) {
-      NCCL_CHECK(ncclSend(grad_input[mb], kHidden, ncclFloat32, stage - 1, comm, stream));
-    }
-  }
-  void send_forward_recv_backward(int fwd_mb, int bwd_mb) {
-    NCCL_CHECK(ncclGroupStart());
-    send_forward(fwd_mb);
-    recv_backward(bwd_mb);
-    NCCL_CHECK(ncclGroupEnd());
-  }
-  void send_backward_recv_forward(int bwd_mb, int fwd_mb) {
-    NCCL_CHECK(ncclGroupStart());
-    send_backward(bwd_mb);
-    recv_forward(fwd_mb);
-    NCCL_CHECK(ncclGroupEnd());
   }
 };
 
@@ -88,58 +48,7 @@ int main(int argc, char** argv) {
   Stage s;
   s.stage = rank;
   s.stages = world;
-  const ncclUniqueId id = exchange_unique_id(exchange_dir(argc, argv), "nccl_pipeline.id", rank);
-  NCCL_CHECK(ncclCommInitRank(&s.comm, world, id, rank));
-  EMU_CHECK(cudaStreamCreate(&s.stream));
-  for (auto* buffers : {&s.input, &s.output, &s.grad_output, &s.grad_input}) {
-    buffers->resize(microbatches);
-    for (float*& buffer : *buffers) EMU_CHECK(cudaMalloc(&buffer, kHidden * sizeof(float)));
-  }
-  if (s.first()) {  // the data loader's input for stage 0
-    for (float* buffer : s.input) {
-      EMU_CHECK(cudaMemsetAsync(buffer, 0, kHidden * sizeof(float), s.stream));
-    }
-  }
-  if (s.last()) {  // the loss gradient for the last stage
-    for (float* buffer : s.grad_output) {
-      EMU_CHECK(cudaMemsetAsync(buffer, 0, kHidden * sizeof(float), s.stream));
-    }
-  }
-
-  const int warmup = std::min(world - rank - 1, microbatches);
-  const int remaining = microbatches - warmup;
-  int f = 0;  // next forward microbatch
-  int b = 0;  // next backward microbatch
-  for (int i = 0; i < warmup; ++i, ++f) {
-    s.recv_forward(f);
-    s.forward(f);
-    s.send_forward(f);
-  }
-  if (remaining > 0) s.recv_forward(f);
-  for (int i = 0; i < remaining; ++i, ++b) {
-    s.forward(f);
-    s.send_forward_recv_backward(f, b);
-    ++f;
-    s.backward(b);
-    if (i == remaining - 1) {
-      s.send_backward(b);
-    } else {
-      s.send_backward_recv_forward(b, f);
-    }
-  }
-  for (int i = 0; i < warmup; ++i, ++b) {
-    s.recv_backward(b);
-    s.backward(b);
-    s.send_backward(b);
-  }
-  EMU_REQUIRE(f == microbatches && b == microbatches);
-  EMU_CHECK(cudaStreamSynchronize(s.stream));
-
-  for (auto* buffers : {&s.input, &s.output, &s.grad_output, &s.grad_input}) {
-    for (float* buffer : *buffers) EMU_CHECK(cudaFree(buffer));
-  }
-  NCCL_CHECK(ncclCommDestroy(s.comm));
-  EMU_CHECK(cudaStreamDestroy(s.stream));
+  const int warmup = pipeline_1f1b::run_job(s, microbatches, "nccl_pipeline.id", argc, argv);
   std::printf("stage %d/%d: ok (%d microbatches, %d warm-up)\n", rank, world, microbatches, warmup);
   return 0;
 }
