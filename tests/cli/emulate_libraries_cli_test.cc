@@ -17,6 +17,7 @@
 
 #include "cli_runner.h"
 #include "device/gpu.h"
+#include "emulation_cli_test.h"
 
 namespace powertrain {
 namespace {
@@ -26,18 +27,8 @@ using nlohmann::json;
 using testing_cli::CliRun;
 using testing_cli::slurp;
 
-class EmulateLibrariesTest : public testing_cli::CliTest {
+class EmulateLibrariesTest : public testing_cli::EmulationCliTest {
  protected:
-  void SetUp() override {
-    testing_cli::CliTest::SetUp();
-#ifndef POWERTRAIN_HAVE_EMULATION
-    GTEST_SKIP() << "GPU emulation not built (no CUDA headers or nvcc at configure time)";
-#else
-    programs_ = POWERTRAIN_EMU_PROGRAM_DIR;
-    interposer_ = POWERTRAIN_INTERPOSER_PATH;
-#endif
-  }
-
   bool built(const std::string& program) const { return fs::exists(programs_ / program); }
 
   // Runs `program` under `powertrain emulate --keep-traces` into dir_/out; the summary is parsed.
@@ -88,8 +79,6 @@ class EmulateLibrariesTest : public testing_cli::CliTest {
     return durations;
   }
 
-  fs::path programs_;
-  fs::path interposer_;
   json summary_;
 };
 

@@ -16,6 +16,7 @@
 
 #include "cli_runner.h"
 #include "device/gpu.h"
+#include "emulation_cli_test.h"
 
 namespace powertrain {
 namespace {
@@ -30,19 +31,9 @@ struct Kernel {
   double duration_us = 0.0;
 };
 
-class EmulateProgramsTest : public testing_cli::CliTest {
+class EmulateProgramsTest : public testing_cli::EmulationCliTest {
  protected:
-  void SetUp() override {
-    testing_cli::CliTest::SetUp();
-#ifndef POWERTRAIN_HAVE_EMULATION
-    GTEST_SKIP() << "GPU emulation not built (no CUDA headers or nvcc at configure time)";
-#else
-    programs_ = POWERTRAIN_EMU_PROGRAM_DIR;
-    interposer_ = POWERTRAIN_INTERPOSER_PATH;
-    if (!fs::exists(programs_ / "nccl_pipeline"))
-      GTEST_SKIP() << "emulation test programs not built in " << programs_;
-#endif
-  }
+  const char* required_program() const override { return "nccl_pipeline"; }
 
   CliRun emulate(std::vector<std::string> flags, const std::vector<std::string>& program) {
     std::vector<std::string> args = {"emulate", "--interposer", interposer_.string(), "--quiet"};
@@ -86,9 +77,6 @@ class EmulateProgramsTest : public testing_cli::CliTest {
     }
     return records;
   }
-
-  fs::path programs_;
-  fs::path interposer_;
 };
 
 TEST_F(EmulateProgramsTest, PipelineOfFourRanksHasThe1F1BOrderAndBubbles) {

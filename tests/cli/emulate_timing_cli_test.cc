@@ -16,6 +16,7 @@
 #include "cli_runner.h"
 #include "device/gpu.h"
 #include "emulate/collective_model.h"
+#include "emulation_cli_test.h"
 
 namespace powertrain {
 namespace {
@@ -24,20 +25,15 @@ namespace fs = std::filesystem;
 using testing_cli::CliRun;
 using testing_cli::slurp;
 
-class EmulateTimingTest : public testing_cli::CliTest {
+class EmulateTimingTest : public testing_cli::EmulationCliTest {
  protected:
+  const char* required_program() const override { return "event_timing"; }
+
   void SetUp() override {
-    testing_cli::CliTest::SetUp();
-#ifndef POWERTRAIN_HAVE_EMULATION
-    GTEST_SKIP() << "GPU emulation not built (no CUDA headers or nvcc at configure time)";
-#else
-    programs_ = POWERTRAIN_EMU_PROGRAM_DIR;
-    interposer_ = POWERTRAIN_INTERPOSER_PATH;
-    if (!fs::exists(programs_ / "event_timing"))
-      GTEST_SKIP() << "emulation test program event_timing not built in " << programs_;
+    testing_cli::EmulationCliTest::SetUp();
+    if (IsSkipped()) return;
     // 100 µs per launch of the program's kernel, so the expectations below are hand-computed.
     std::ofstream(dir_ / "kernels.csv") << "name,duration_us\nscale,100\n";
-#endif
   }
 
   CliRun emulate(std::vector<std::string> flags, const std::vector<std::string>& args) {
@@ -58,9 +54,6 @@ class EmulateTimingTest : public testing_cli::CliTest {
       values[std::stoi((*it)[1])] = std::stod((*it)[2]);
     return values;
   }
-
-  fs::path programs_;
-  fs::path interposer_;
 };
 
 // Event start, 4 launches, event stop, per iteration (host-time model, 1 µs between calls):
