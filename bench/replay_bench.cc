@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -50,8 +51,24 @@ const Job& job(int ranks, std::size_t megabytes_total) {
     if (size == megabytes_total) return j;
   }
   Job j;
-  j.dir = fs::temp_directory_path() / ("powertrain-replay-bench-" + std::to_string(::getpid()) +
-                                       "-" + std::to_string(megabytes_total));
+  // POWERTRAIN_REPLAY_BENCH_DIR keeps the generated job between processes, so that alternating
+  // binaries read the same bytes (and a run does not spend ~30 s generating 1 GiB first).
+  const char* keep = std::getenv("POWERTRAIN_REPLAY_BENCH_DIR");
+  if (keep != nullptr && *keep != '\0') {
+    j.dir =
+        fs::path(keep) / ("job-" + std::to_string(ranks) + "-" + std::to_string(megabytes_total));
+    std::error_code error;
+    if (fs::exists(j.dir / ("rank" + std::to_string(ranks - 1) + ".json"), error)) {
+      for (int r = 0; r < ranks; ++r) {
+        j.bytes += fs::file_size(j.dir / ("rank" + std::to_string(r) + ".json"));
+      }
+      jobs.emplace_back(megabytes_total, j);
+      return jobs.back().second;
+    }
+  } else {
+    j.dir = fs::temp_directory_path() / ("powertrain-replay-bench-" + std::to_string(::getpid()) +
+                                         "-" + std::to_string(megabytes_total));
+  }
   fs::create_directories(j.dir);
   for (int r = 0; r < ranks; ++r) {
     trace::SyntheticTraceSpec spec;

@@ -1273,6 +1273,11 @@ Response Service::post_profiling(const std::string& job_id, const Request& reque
     return field_error(*e);
   }
   if (p_blocking >= 0.0) p.p_blocking_w = p_blocking;
+  bool restart = false;
+  if (auto it = j.find("restart"); it != j.end()) {
+    if (!it->is_boolean()) return field_error({"restart", "expected true or false"});
+    restart = it->get<bool>();
+  }
   if (auto it = j.find("schedule"); it != j.end()) {
     const auto kind =
         it->is_string() ? pipeline::parse_schedule(it->get<std::string>()) : std::nullopt;
@@ -1316,6 +1321,33 @@ Response Service::post_profiling(const std::string& job_id, const Request& reque
   p.p_blocking_rank = p.stages.front().reporting_rank();
   p.phase = p.p_blocking_w ? InVivoProfiling::Phase::kSweep : InVivoProfiling::Phase::kPBlocking;
   std::lock_guard write(write_mutex_);
+  if (!restart) {
+    // A profiling rank that died and was relaunched posts its settings again: the sweep goes on
+    // where its acknowledged results left it (restarting would discard them). Other settings
+    // while a sweep exists are a conflict, unless the caller asks for a fresh sweep.
+    std::shared_lock lock(state_mutex_);
+    const Job& job = *jobs_.at(job_id);
+    if (job.in_vivo) {
+      const InVivoProfiling& current = *job.in_vivo;
+      const bool same = current.microbatches == p.microbatches && current.schedule == p.schedule &&
+                        current.unit_time_s == p.unit_time_s &&
+                        current.settings.iterations_per_clock == p.settings.iterations_per_clock &&
+                        current.settings.stop_after_rises == p.settings.stop_after_rises &&
+                        (!p.p_blocking_w || current.p_blocking_w == p.p_blocking_w);
+      if (!same) {
+        return error_response(
+            409, fmt::format("job {} already has an in-vivo sweep ({}) with other settings; post "
+                             "\"restart\": true to discard it and start over",
+                             job_id, phase_name(current.phase)));
+      }
+      return json_response(200, {{"job_id", job_id},
+                                 {"status", current.phase == InVivoProfiling::Phase::kDone
+                                                ? job_status_name(job.status)
+                                                : "profiling"},
+                                 {"phase", phase_name(current.phase)},
+                                 {"resumed", true}});
+    }
+  }
   if (auto ok = store_->put_profiling(
           job_id, p.to_json().dump(-1, ' ', false, json::error_handler_t::replace));
       !ok) {

@@ -375,6 +375,7 @@ core::Status parse_document(char* data, std::size_t size, std::size_t capacity, 
   // Reserve for the densest real traces (~300 bytes per event); untouched capacity costs address
   // space, not memory, and saves the copies of growing a vector of millions of events.
   state.trace.events.reserve(std::min(size / 256, state.options.max_events));
+  state.sort_keys.reserve(state.trace.events.capacity());
   DocumentWalk walk(data, size, capacity, state);
   return walk.run();
 }

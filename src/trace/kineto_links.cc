@@ -61,74 +61,175 @@ void fill_correlations_from_flows(ParseState& state) {
   }
 }
 
-// Adds the time base (events whose start or end would overflow int64 are dropped), then sorts by
-// (start, longer first, file order).
-void apply_base_and_sort(ParseState& state) {
+bool is_launch_kind(EventKind kind) {
+  return kind == EventKind::kCudaRuntime || kind == EventKind::kCudaDriver;
+}
+
+bool is_host_collective_kind(EventKind kind) {
+  return kind == EventKind::kCpuOp || kind == EventKind::kUserAnnotation;
+}
+
+// What linking needs to know about the ordered events, gathered in the pass that puts them in
+// order (while each event is in cache) instead of in passes of their own over ~100 bytes per event.
+struct OrderedLists {
+  std::vector<std::pair<std::int64_t, std::uint32_t>> launches;  // (correlation, event), in order
+  std::vector<std::int64_t> gpu_correlations;                    // of kernels, memcpys, memsets
+  std::vector<std::uint32_t> host_collectives;  // cpu ops / annotations with collective metadata
+};
+
+// Writes events in their final order, adding the time base, dropping exact copies of an event (a
+// trace written twice into one file, or a merge tool run twice: kept once, counted in a warning,
+// so that time and energy are not counted twice) and filling OrderedLists. Copies have the same
+// (start, duration), so they sit in one run of the ordered events and only that run is compared.
+class OrderedPlacer {
+ public:
+  OrderedPlacer(std::vector<TraceEvent>& out, std::int64_t base, OrderedLists& lists)
+      : out_(out), base_(base), lists_(lists) {}
+
+  /// `in_place`: `out` is the events themselves and `event` is at or after position size().
+  template <bool in_place>
+  void place(const TraceEvent& event) {
+    const std::int64_t start = event.start_ns + base_;
+    if (kept_ > 0 &&
+        (start != out_[run_begin_].start_ns || event.duration_ns != out_[run_begin_].duration_ns)) {
+      run_begin_ = kept_;
+    }
+    for (std::size_t j = run_begin_; j < kept_; ++j) {
+      if (same(out_[j], event, start)) {
+        ++dropped_;
+        return;
+      }
+    }
+    const auto index = static_cast<std::uint32_t>(kept_);
+    if constexpr (in_place) {
+      if (&out_[kept_] != &event) out_[kept_] = event;
+      out_[kept_].start_ns = start;
+    } else {
+      out_.push_back(event);
+      out_.back().start_ns = start;
+    }
+    ++kept_;
+    if (event.correlation >= 0) {
+      if (is_launch_kind(event.kind)) {
+        lists_.launches.emplace_back(event.correlation, index);
+      } else if (is_gpu_work(event.kind)) {
+        lists_.gpu_correlations.push_back(event.correlation);
+      }
+    }
+    if (event.collective >= 0 && is_host_collective_kind(event.kind)) {
+      lists_.host_collectives.push_back(index);
+    }
+  }
+
+  std::size_t kept() const { return kept_; }
+  std::int64_t dropped() const { return dropped_; }
+
+ private:
+  static bool same(const TraceEvent& a, const TraceEvent& b, std::int64_t b_start) {
+    return a.kind == b.kind && a.name == b.name && a.start_ns == b_start &&
+           a.duration_ns == b.duration_ns && a.pid == b.pid && a.tid == b.tid &&
+           a.correlation == b.correlation && a.external_id == b.external_id && a.sync == b.sync &&
+           a.wait_on_stream == b.wait_on_stream &&
+           a.wait_on_event_correlation == b.wait_on_event_correlation &&
+           a.cuda_event == b.cuda_event && a.nccl == b.nccl;
+  }
+
+  std::vector<TraceEvent>& out_;
+  std::int64_t base_;
+  OrderedLists& lists_;
+  std::size_t kept_ = 0;
+  std::size_t run_begin_ = 0;  // first kept event of the current (start, duration) run
+  std::int64_t dropped_ = 0;
+};
+
+// Adds the time base (events whose start or end would overflow int64 are dropped), sorts by
+// (start, longer first, file order), drops exact duplicates and fills `lists`.
+void order_events(ParseState& state, OrderedLists& lists) {
   std::vector<TraceEvent>& events = state.trace.events;
   const std::int64_t base = state.has_base_time ? state.base_time_ns : 0;
-  // Sort compact keys rather than the 96-byte events: far fewer cache misses. Built in the same
-  // pass that applies the base (one pass over the events less).
-  struct Key {
-    std::int64_t start_ns;
-    std::int64_t duration_ns;
-    std::uint32_t index;
-  };
-  std::vector<Key> keys;
-  keys.reserve(events.size());
-  std::uint32_t kept = 0;
-  for (std::size_t i = 0; i < events.size(); ++i) {
-    TraceEvent& event = events[i];
-    std::int64_t start = 0;
-    std::int64_t end = 0;
-    if (__builtin_add_overflow(event.start_ns, base, &start) ||
-        __builtin_add_overflow(start, event.duration_ns, &end)) {
-      state.warnings.add("event time out of the int64 ns range (skipped)", [&] {
-        return fmt::format("event '{}'", clip(state.trace.names[event.name]));
-      });
-      continue;
+  constexpr std::int64_t kSmallBase = std::int64_t{1} << 61;
+  std::vector<SortKey> keys;
+  std::int64_t placed_base = base;  // what the placement still has to add
+  if (state.times_small && base > -kSmallBase && base < kSmallBase &&
+      state.sort_keys.size() == events.size()) {
+    // No event can overflow: the keys written during the walk (before the base) order the events
+    // exactly as keys with the base would.
+    keys = std::move(state.sort_keys);
+  } else {
+    // Sort compact keys rather than the 96-byte events: far fewer cache misses.
+    keys.reserve(events.size());
+    std::uint32_t kept = 0;
+    for (std::size_t i = 0; i < events.size(); ++i) {
+      TraceEvent& event = events[i];
+      std::int64_t start = 0;
+      std::int64_t end = 0;
+      if (__builtin_add_overflow(event.start_ns, base, &start) ||
+          __builtin_add_overflow(start, event.duration_ns, &end)) {
+        state.warnings.add("event time out of the int64 ns range (skipped)", [&] {
+          return fmt::format("event '{}'", clip(state.trace.names[event.name]));
+        });
+        continue;
+      }
+      event.start_ns = start;
+      if (kept != i) events[kept] = event;
+      keys.push_back(SortKey{start, event.duration_ns, kept});
+      ++kept;
     }
-    event.start_ns = start;
-    if (kept != i) events[kept] = event;
-    keys.push_back(Key{start, event.duration_ns, kept});
-    ++kept;
+    events.resize(kept);
+    placed_base = 0;
   }
-  events.resize(kept);
-  const auto before = [](const Key& x, const Key& y) {
+  state.sort_keys = {};
+  const std::size_t count = events.size();
+  lists.launches.reserve(count / 4);
+  lists.gpu_correlations.reserve(count / 4);
+  const auto before = [](const SortKey& x, const SortKey& y) {
     if (x.start_ns != y.start_ns) return x.start_ns < y.start_ns;
     if (x.duration_ns != y.duration_ns) return x.duration_ns > y.duration_ns;
     return x.index < y.index;
   };
-  if (std::is_sorted(keys.begin(), keys.end(), before)) return;
-  std::sort(keys.begin(), keys.end(), before);
-  // Gather into the thread's scratch vector (independent reads, prefetched a few keys ahead;
-  // sequential writes), then swap: the sorted events keep that memory and the scratch takes this
-  // trace's old buffer for the next trace. Following the permutation's cycles in place instead
-  // made nearly every store miss the cache; gathering into fresh memory paid a page fault per
-  // 4 KiB. Both cost ~0.01 s more per 390 k events.
-  std::vector<TraceEvent>& scratch = sort_scratch();
-  if (scratch.capacity() > 2 * events.size() + 4096) std::vector<TraceEvent>().swap(scratch);
-  scratch.clear();
-  scratch.reserve(events.size());
-  constexpr std::size_t kAhead = 8;
-  for (std::size_t i = 0; i < keys.size(); ++i) {
-    if (i + kAhead < keys.size()) __builtin_prefetch(&events[keys[i + kAhead].index]);
-    scratch.push_back(events[keys[i].index]);
+  std::int64_t dropped = 0;
+  if (std::is_sorted(keys.begin(), keys.end(), before)) {
+    OrderedPlacer placer(events, placed_base, lists);
+    for (std::size_t i = 0; i < count; ++i) placer.template place<true>(events[i]);
+    events.resize(placer.kept());
+    dropped = placer.dropped();
+  } else {
+    std::sort(keys.begin(), keys.end(), before);
+    // Gather into the thread's scratch vector (independent reads, prefetched a few keys ahead;
+    // sequential writes), then swap: the sorted events keep that memory and the scratch takes
+    // this trace's old buffer for the next trace. Following the permutation's cycles in place
+    // instead made nearly every store miss the cache; gathering into fresh memory paid a page
+    // fault per 4 KiB. Both cost ~0.01 s more per 390 k events.
+    std::vector<TraceEvent>& scratch = sort_scratch();
+    if (scratch.capacity() > 2 * count + 4096) std::vector<TraceEvent>().swap(scratch);
+    scratch.clear();
+    scratch.reserve(count);
+    OrderedPlacer placer(scratch, placed_base, lists);
+    constexpr std::size_t kAhead = 8;
+    for (std::size_t i = 0; i < count; ++i) {
+      if (i + kAhead < count) __builtin_prefetch(&events[keys[i + kAhead].index]);
+      placer.template place<false>(events[keys[i].index]);
+    }
+    dropped = placer.dropped();
+    events.swap(scratch);
+    release_sort_scratch_outside_scope();
   }
-  events.swap(scratch);
-  release_sort_scratch_outside_scope();
+  if (dropped > 0) {
+    state.warnings.add(
+        "exact duplicate events dropped (same name, time, thread/stream and links)",
+        [&] { return fmt::format("{} of {} events", dropped, count); }, dropped);
+  }
 }
 
 // Collective-bearing host events per thread, in start order, to find the op that launched an
 // NCCL kernel by time nesting.
 class EnclosingCollectives {
  public:
-  explicit EnclosingCollectives(const std::vector<TraceEvent>& events) : events_(events) {
-    for (std::uint32_t i = 0; i < events.size(); ++i) {
-      const TraceEvent& e = events[i];
-      if (e.collective >= 0 &&
-          (e.kind == EventKind::kCpuOp || e.kind == EventKind::kUserAnnotation)) {
-        by_thread_[ThreadKey{e.pid, e.tid}].push_back(i);
-      }
+  EnclosingCollectives(const std::vector<TraceEvent>& events,
+                       const std::vector<std::uint32_t>& host_collectives)
+      : events_(events) {
+    for (const std::uint32_t i : host_collectives) {
+      by_thread_[ThreadKey{events[i].pid, events[i].tid}].push_back(i);
     }
   }
 
@@ -170,17 +271,8 @@ class EnclosingCollectives {
 // and binary searches (which cost ~0.01 s per 100 k lookups on large traces).
 class CorrelationIndex {
  public:
-  explicit CorrelationIndex(const std::vector<TraceEvent>& events) {
-    // One pass over the (large) events into compact lists; the rest works on those.
-    for (std::uint32_t i = 0; i < events.size(); ++i) {
-      const TraceEvent& e = events[i];
-      if (e.correlation < 0) continue;
-      if (is_launch_kind(e.kind)) {
-        launches_.emplace_back(e.correlation, i);
-      } else if (is_gpu_work(e.kind)) {
-        gpu_correlations_.push_back(e.correlation);
-      }
-    }
+  explicit CorrelationIndex(OrderedLists& lists)
+      : launches_(std::move(lists.launches)), gpu_correlations_(std::move(lists.gpu_correlations)) {
     for (const auto& [correlation, index] : launches_) {
       min_ = std::min(min_, correlation);
       max_ = std::max(max_, correlation);
@@ -234,9 +326,6 @@ class CorrelationIndex {
   }
 
  private:
-  static bool is_launch_kind(EventKind kind) {
-    return kind == EventKind::kCudaRuntime || kind == EventKind::kCudaDriver;
-  }
   static constexpr std::uint32_t kNone = UINT32_MAX;
   std::int64_t min_ = INT64_MAX;
   std::int64_t max_ = -1;
@@ -247,17 +336,21 @@ class CorrelationIndex {
   std::vector<std::int64_t> gpu_correlations_;                    // sorted
 };
 
-void link_correlations_and_collectives(ParseState& state) {
+// Returns the events that carry collective metadata, in order.
+std::vector<std::uint32_t> link_correlations_and_collectives(ParseState& state,
+                                                             OrderedLists& lists) {
   RankTrace& trace = state.trace;
   std::vector<TraceEvent>& events = trace.events;
-  const CorrelationIndex correlations(events);
+  const CorrelationIndex correlations(lists);
   const auto launch_of = [&](std::int64_t correlation) {
     return correlations.launch_of(correlation);
   };
 
-  const EnclosingCollectives enclosing(events);
+  const EnclosingCollectives enclosing(events, lists.host_collectives);
+  std::vector<std::uint32_t> with_collective;
   for (std::uint32_t i = 0; i < events.size(); ++i) {
     TraceEvent& e = events[i];
+    if (e.collective >= 0) with_collective.push_back(i);
     const std::uint16_t flags = state.name_flags[e.name];
     const std::string& name = trace.names[e.name];
     if (is_gpu_work(e.kind)) {
@@ -293,6 +386,7 @@ void link_correlations_and_collectives(ParseState& state) {
         }
         e.collective = static_cast<std::int32_t>(trace.collectives.size());
         trace.collectives.push_back(std::move(info));
+        with_collective.push_back(i);
       }
     } else if (e.kind == EventKind::kCudaRuntime || e.kind == EventKind::kCudaDriver) {
       if ((flags & kNameLaunch) == 0) continue;
@@ -311,62 +405,24 @@ void link_correlations_and_collectives(ParseState& state) {
       });
     }
   }
+  return with_collective;
 }
 
 }  // namespace
 
-// Exact copies of an event (same kind, name, time, thread or stream, links): a trace written twice
-// into one file, or a merge tool run twice. Kept once, counted in a warning, so that time and energy
-// are not counted twice. Events are sorted by (start, -duration), so copies sit in one run.
-void drop_duplicate_events(ParseState& state) {
-  std::vector<TraceEvent>& events = state.trace.events;
-  auto same = [](const TraceEvent& a, const TraceEvent& b) {
-    return a.kind == b.kind && a.name == b.name && a.start_ns == b.start_ns &&
-           a.duration_ns == b.duration_ns && a.pid == b.pid && a.tid == b.tid &&
-           a.correlation == b.correlation && a.external_id == b.external_id &&
-           a.sync == b.sync && a.wait_on_stream == b.wait_on_stream &&
-           a.wait_on_event_correlation == b.wait_on_event_correlation &&
-           a.cuda_event == b.cuda_event && a.nccl == b.nccl;
-  };
-  std::size_t kept = 0;
-  std::int64_t dropped = 0;
-  std::size_t run_begin = 0;  // first kept event of the current (start, duration) run
-  for (std::size_t i = 0; i < events.size(); ++i) {
-    if (kept > 0 && (events[i].start_ns != events[run_begin].start_ns ||
-                     events[i].duration_ns != events[run_begin].duration_ns)) {
-      run_begin = kept;
-    }
-    bool duplicate = false;
-    for (std::size_t j = run_begin; j < kept && !duplicate; ++j) duplicate = same(events[j], events[i]);
-    if (duplicate) {
-      ++dropped;
-      continue;
-    }
-    if (kept != i) events[kept] = events[i];
-    ++kept;
-  }
-  events.resize(kept);
-  if (dropped > 0) {
-    state.warnings.add(
-        "exact duplicate events dropped (same name, time, thread/stream and links)",
-        [&] { return fmt::format("{} of {} events", dropped, kept + static_cast<std::size_t>(dropped)); },
-        dropped);
-  }
-}
-
 RankTrace finish_trace(ParseState& state) {
   RankTrace& trace = state.trace;
   fill_correlations_from_flows(state);
-  apply_base_and_sort(state);
-  drop_duplicate_events(state);
-
-  link_correlations_and_collectives(state);
+  OrderedLists lists;
+  order_events(state, lists);
+  const std::vector<std::uint32_t> with_collective =
+      link_correlations_and_collectives(state, lists);
 
   // Collectives in the order of their events (those of dropped events are dropped).
   std::vector<CollectiveInfo> collectives;
-  for (std::uint32_t i = 0; i < trace.events.size(); ++i) {
+  collectives.reserve(with_collective.size());
+  for (const std::uint32_t i : with_collective) {
     TraceEvent& event = trace.events[i];
-    if (event.collective < 0) continue;
     collectives.push_back(std::move(trace.collectives[event.collective]));
     collectives.back().event = static_cast<std::int32_t>(i);
     event.collective = static_cast<std::int32_t>(collectives.size() - 1);

@@ -77,30 +77,8 @@ void ParseState::prefault_events() {
   events_prefaulted = until;
 }
 
-namespace {
-
-// A cheap hash of a name's length and first and last 8 bytes: enough to spread the few hundred
-// distinct names of a trace over the cache's slots.
-std::size_t name_slot(std::string_view raw) {
-  std::uint64_t head = 0;
-  std::uint64_t tail = 0;
-  const std::size_t n = std::min<std::size_t>(raw.size(), 8);
-  if (n > 0) {  // an absent name is an empty view with no data
-    std::memcpy(&head, raw.data(), n);
-    std::memcpy(&tail, raw.data() + raw.size() - n, n);
-  }
-  const std::uint64_t h =
-      (head ^ (tail * 0x9E3779B97F4A7C15ull) ^ raw.size()) * 0xff51afd7ed558ccdull;
-  return static_cast<std::size_t>(h >> 56) % ParseState::kNameCacheSlots;
-}
-
-}  // namespace
-
-std::uint32_t intern_name(ParseState& state, std::string_view raw) {
-  // Most events repeat a recent name: a direct-mapped cache of raw texts without escapes (whose
-  // interning is the identity and never warns) avoids hashing long kernel names every time.
-  ParseState::CachedName& cached = state.name_cache[name_slot(raw)];
-  if (cached.index != UINT32_MAX && cached.raw == raw) return cached.index;
+std::uint32_t intern_name_uncached(ParseState& state, std::string_view raw,
+                                   ParseState::CachedName& cached) {
   std::string_view key = raw;
   std::string decoded;
   const bool escaped = raw.find('\\') != std::string_view::npos;

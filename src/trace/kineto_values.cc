@@ -146,21 +146,6 @@ bool starts_with(std::string_view text, std::string_view prefix) {
 
 }  // namespace
 
-std::string_view trim_token(std::string_view token) {
-  while (!token.empty() && (token.back() == ' ' || token.back() == '\n' || token.back() == '\r' ||
-                            token.back() == '\t')) {
-    token.remove_suffix(1);
-  }
-  return token;
-}
-
-bool string_contents(std::string_view token, std::string_view* contents) {
-  token = trim_token(token);
-  if (token.size() < 2 || token.front() != '"' || token.back() != '"') return false;
-  *contents = token.substr(1, token.size() - 2);
-  return true;
-}
-
 bool parse_us_as_ns_slow(std::string_view token, std::int64_t* ns) {
   return parse_number_token(token, 3, ns);  // strings, exponents, more digits, rounding
 }

@@ -9,11 +9,23 @@
 namespace powertrain::trace::detail {
 
 /// Removes the whitespace simdjson's raw tokens carry after the value.
-std::string_view trim_token(std::string_view token);
+// Inline, like string_contents: called for several fields of every event.
+inline std::string_view trim_token(std::string_view token) {
+  while (!token.empty() && (token.back() == ' ' || token.back() == '\n' || token.back() == '\r' ||
+                            token.back() == '\t')) {
+    token.remove_suffix(1);
+  }
+  return token;
+}
 
 /// When `token` (trimmed) is a JSON string, stores its raw, still escaped contents and returns
 /// true.
-bool string_contents(std::string_view token, std::string_view* contents);
+inline bool string_contents(std::string_view token, std::string_view* contents) {
+  token = trim_token(token);
+  if (token.size() < 2 || token.front() != '"' || token.back() != '"') return false;
+  *contents = token.substr(1, token.size() - 2);
+  return true;
+}
 
 /// Parses a decimal count of microseconds — a JSON integer or float, or a string holding one —
 /// into integer nanoseconds, rounded to the nearest (half away from zero). Exact for plain decimal

@@ -317,5 +317,118 @@ TEST(ServeProfilingState, ResultsMidSweepSurviveARestartAndStaleClocksAreRefused
   std::filesystem::remove(db);
 }
 
+// Issue 16: the profiling rank's process dies mid-sweep and its relaunch posts the same
+// POST /profiling again (it cannot know the sweep already started). The sweep must go on where
+// the acknowledged results left it — also across a server restart — not start over; other
+// settings are a 409 conflict unless "restart": true; results for a clock the stage already left
+// are 409 and change nothing.
+TEST(ServeProfilingState, RelaunchedProfilingRankResumesTheSweepInsteadOfRestartingIt) {
+  const std::string db = (std::filesystem::path(::testing::TempDir()) /
+                          fmt::format("profiling-resume-{}.db", ::getpid()))
+                             .string();
+  std::filesystem::remove(db);
+  std::string id;
+  const std::vector<int> clocks = {1410, 1200, 1000, 800, 600};
+  const json settings = {
+      {"iterations_per_clock", 2}, {"stop_after_rises", 1}, {"p_blocking_w", 60.0}};
+  auto post = [&](Service& s, int mhz, double energy) {
+    const double t1 = 0.01 * 1410.0 / mhz;
+    json t = {{"forward", {{t1, t1}}}, {"backward", {{2 * t1, 2 * t1}}}};
+    json e = {{"forward", {{energy, energy}}}, {"backward", {{2 * energy, 2 * energy}}}};
+    return call(s, "POST", "/result/" + id,
+                {{"rank", 0},
+                 {"frequency_mhz", mhz},
+                 {"iter_time", {6 * t1}},
+                 {"iter_energy", {6 * energy}},
+                 {"time_breakdown", t},
+                 {"energy_breakdown", e}});
+  };
+  auto sweep_state = [&](Service& s) {
+    const json state = json::parse(call(s, "GET", "/profiling/" + id).body);
+    return std::make_tuple(state["phase"].get<std::string>(),
+                           state["stages"][0]["clock_mhz"].get<int>(),
+                           state["stages"][0]["iterations_at_clock"].get<int>(),
+                           state["stages"][0]["instructions"]["forward"]["points"].size());
+  };
+  {
+    auto s = make_service(db);
+    Response r = call(*s, "POST", "/register_job",
+                      {{"job_id", ""},
+                       {"pp_degree", 1},
+                       {"dp_degree", 1},
+                       {"tp_degree", 1},
+                       {"world_size", 1},
+                       {"num_microbatches", 2}});
+    id = json::parse(r.body);
+    const json rank = {{"rank", 0},
+                       {"dp_rank", 0},
+                       {"pp_rank", 0},
+                       {"tp_rank", 0},
+                       {"available_frequencies", clocks}};
+    ASSERT_EQ(call(*s, "POST", "/register_rank/" + id, rank).status, 200);
+    r = call(*s, "POST", "/profiling/" + id, settings);
+    ASSERT_EQ(r.status, 202) << r.body;
+    for (int i = 0; i < 2; ++i) ASSERT_EQ(post(*s, 1410, 1.0).status, 200);  // 1410 measured
+    ASSERT_EQ(post(*s, 1200, 0.8).status, 200);                              // 1 of 2 at 1200
+    EXPECT_EQ(sweep_state(*s), std::make_tuple(std::string("sweep"), 1200, 1, std::size_t{1}));
+
+    // The relaunched process registers its rank and posts the same settings again.
+    ASSERT_EQ(call(*s, "POST", "/register_rank/" + id, rank).status, 200);
+    r = call(*s, "POST", "/profiling/" + id, settings);
+    ASSERT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(json::parse(r.body)["resumed"], true);
+    EXPECT_EQ(json::parse(r.body)["phase"], "sweep");
+    EXPECT_EQ(sweep_state(*s), std::make_tuple(std::string("sweep"), 1200, 1, std::size_t{1}));
+    // Its schedule is the clock the sweep is at, with the iterations already counted.
+    const json sched = json::parse(call(*s, "GET", "/schedule/" + id + "?rank=0").body);
+    EXPECT_EQ(sched["profiling"]["clock_mhz"], 1200);
+    EXPECT_EQ(sched["profiling"]["iterations_at_clock"], 1);
+
+    // Other settings: 409, nothing changed; a malformed restart flag: 422 naming it.
+    json other = settings;
+    other["iterations_per_clock"] = 3;
+    r = call(*s, "POST", "/profiling/" + id, other);
+    EXPECT_EQ(r.status, 409) << r.body;
+    r = call(*s, "POST", "/profiling/" + id, {{"iterations_per_clock", 2}, {"restart", "yes"}});
+    EXPECT_EQ(r.status, 422);
+    EXPECT_EQ(json::parse(r.body)["field"], "restart");
+    // A late result of the dead process for the clock the stage left: 409, not counted.
+    EXPECT_EQ(post(*s, 1410, 5.0).status, 409);
+    EXPECT_EQ(sweep_state(*s), std::make_tuple(std::string("sweep"), 1200, 1, std::size_t{1}));
+  }
+  // The server restarts too (kill and relaunch): the same POST still resumes.
+  auto s = make_service(db);
+  Response r = call(*s, "POST", "/profiling/" + id, settings);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(sweep_state(*s), std::make_tuple(std::string("sweep"), 1200, 1, std::size_t{1}));
+  ASSERT_EQ(post(*s, 1200, 0.8).status, 200);  // 2 of 2 at 1200
+  for (double energy : {0.7, 0.7}) ASSERT_EQ(post(*s, 1000, energy).status, 200);
+  for (double energy : {0.9, 0.9}) ASSERT_EQ(post(*s, 800, energy).status, 200);
+  json state = json::parse(call(*s, "GET", "/profiling/" + id).body);
+  ASSERT_EQ(state["phase"], "done");
+  // Each clock measured once, with the means of the accepted results only (1410: 1.0, not 5.0).
+  const json& points = state["stages"][0]["instructions"]["forward"]["points"];
+  ASSERT_EQ(points.size(), 4u);
+  const double expected_energy[] = {1.0, 0.8, 0.7, 0.9};
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(points[i]["frequency_mhz"], clocks[i]);
+    EXPECT_NEAR(points[i]["energy_j"].get<double>(), expected_energy[i], 1e-12);
+  }
+  const std::string profile_csv = state["profile_csv"];
+
+  // After the sweep: the same POST leaves the profile alone; "restart": true starts over.
+  r = call(*s, "POST", "/profiling/" + id, settings);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body)["phase"], "done");
+  EXPECT_EQ(json::parse(call(*s, "GET", "/profiling/" + id).body)["profile_csv"], profile_csv);
+  json restart = settings;
+  restart["restart"] = true;
+  r = call(*s, "POST", "/profiling/" + id, restart);
+  ASSERT_EQ(r.status, 202) << r.body;
+  EXPECT_EQ(sweep_state(*s), std::make_tuple(std::string("sweep"), 1410, 0, std::size_t{0}));
+  s.reset();
+  std::filesystem::remove(db);
+}
+
 }  // namespace
 }  // namespace powertrain::serve

@@ -100,6 +100,70 @@ TEST(KinetoIngest, SortIsTheStableSortOfTheFileOrderWithManyTies) {
   }
 }
 
+// The ordering pass adds the time base, drops exact copies and sorts in one go, with the sort keys
+// written during the walk when no event can overflow, and a checked pass otherwise. Both paths,
+// on input already in order and shuffled, against brute force: the kept events with start =
+// ts + base, copies dropped once each, events whose start or end overflows int64 dropped.
+TEST(KinetoIngest, TimeBaseDuplicatesAndOverflowOnTheFastAndCheckedPaths) {
+  std::uint64_t seed = 99;
+  std::vector<Spec> unique = shuffled_ops(400, seed);
+  std::vector<Spec> with_copies = unique;
+  for (int i = 0; i < 400; i += 7) with_copies.push_back(unique[static_cast<std::size_t>(i)]);
+  for (const bool in_order : {true, false}) {
+    std::vector<Spec> specs = with_copies;
+    if (in_order) {
+      specs = {};
+      for (const std::string& name : expected_order(with_copies)) {
+        const auto it = std::find_if(with_copies.begin(), with_copies.end(),
+                                     [&](const Spec& s) { return s.name == name; });
+        specs.push_back(*it);
+      }
+    } else {
+      for (std::size_t i = specs.size() - 1; i > 0; --i) {
+        std::swap(specs[i], specs[static_cast<std::size_t>(mix(seed) % (i + 1))]);
+      }
+    }
+    // A base well inside int64 (the fast path) and one that pushes later events past INT64_MAX.
+    for (const std::int64_t base :
+         {std::int64_t{1'700'000'000'000'000'000}, INT64_MAX - std::int64_t{30'000}}) {
+      std::string json = document_of(specs);
+      json.insert(json.rfind('}'), ", \"baseTimeNanoseconds\": " + std::to_string(base));
+      const RankTrace trace = parse_ok(json);
+      std::vector<Spec> kept;  // brute force: drop overflowing events, then copies
+      std::int64_t overflowed = 0;
+      for (const Spec& s : specs) {
+        if (s.ts_us * 1000 + s.dur_us * 1000 > INT64_MAX - base) {
+          ++overflowed;
+          continue;
+        }
+        kept.push_back(s);
+      }
+      std::vector<Spec> distinct;
+      for (const Spec& s : kept) {
+        if (std::none_of(distinct.begin(), distinct.end(),
+                         [&](const Spec& d) { return d.name == s.name; })) {
+          distinct.push_back(s);
+        }
+      }
+      const std::string label =
+          (in_order ? "in order, base " : "shuffled, base ") + std::to_string(base);
+      EXPECT_EQ(names_in_order(trace), expected_order(distinct)) << label;
+      EXPECT_EQ(warning_count(trace, "int64 ns range"), overflowed) << label;
+      EXPECT_EQ(warning_count(trace, "exact duplicate"),
+                static_cast<std::int64_t>(kept.size() - distinct.size()))
+          << label;
+      for (const TraceEvent& e : trace.events) {
+        const auto it = std::find_if(distinct.begin(), distinct.end(),
+                                     [&](const Spec& d) { return d.name == trace.name_of(e); });
+        ASSERT_NE(it, distinct.end());
+        EXPECT_EQ(e.start_ns, it->ts_us * 1000 + base) << label;
+        EXPECT_EQ(e.duration_ns, it->dur_us * 1000) << label;
+      }
+      if (base == INT64_MAX - 30'000) EXPECT_GT(overflowed, 0) << label;
+    }
+  }
+}
+
 TEST(KinetoIngest, TracesOfDifferentSizesReadTogetherAsAlone) {
   // read_kineto_traces reuses one sort buffer across its traces: big, small, big again.
   const fs::path dir = fs::temp_directory_path() /
