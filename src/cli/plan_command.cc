@@ -173,7 +173,7 @@ int run_plan(const PlanFlags& flags) {
   const double tau = plan->problem.settings.unit_time_s;
   std::vector<report::OutputFile> files = report::frontier_files(run, last);
   files.emplace_back("instructions.csv", instructions_csv(plan->pipeline));
-  files.emplace_back("profile.csv", profile_csv(plan->profile));
+  files.emplace_back("profile.csv", (profile_csv)(plan->profile));  // ours, not ADL's
   files.emplace_back("trace_plan.json", trace_plan_json(*plan, step_basis, measured_step_s, run));
   for (std::size_t point : {std::size_t{0}, last}) {
     for (auto& file : report::plan_files(run, point)) files.push_back(std::move(file));
