@@ -8,14 +8,10 @@
 #include <system_error>
 #include <utility>
 
+#include "cli/flags.h"
+
 namespace powertrain::cli {
 namespace {
-
-std::string trimmed(const std::string& text) {
-  const auto begin = text.find_first_not_of(" \t");
-  if (begin == std::string::npos) return "";
-  return text.substr(begin, text.find_last_not_of(" \t") - begin + 1);
-}
 
 core::Result<long long> parse_count(const std::string& flag, const std::string& text) {
   const std::string item = trimmed(text);
