@@ -15,13 +15,14 @@
 #include "core/input_limits.h"
 
 namespace powertrain::cli {
-namespace {
 
 std::string trimmed(const std::string& text) {
   const auto begin = text.find_first_not_of(" \t");
   if (begin == std::string::npos) return "";
   return text.substr(begin, text.find_last_not_of(" \t") - begin + 1);
 }
+
+namespace {
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<std::size_t> row(b.size() + 1);

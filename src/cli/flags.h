@@ -23,6 +23,9 @@ int usage_error(const std::string& command, const std::string& message);
 /// A progress callback that prints "<command>: <line>" to stderr; empty (no output) when `quiet`.
 std::function<void(const std::string&)> stderr_progress(const std::string& command, bool quiet);
 
+/// `text` without leading and trailing blanks and tabs.
+std::string trimmed(const std::string& text);
+
 /// An integer in [min, max] (text checked before conversion, so overflow is a usage error).
 CLI::Validator integer_in(long long min, long long max);
 /// A finite number in [min, max]; with `min_exclusive`, in (min, max].

@@ -12,6 +12,7 @@
 #include "core/atomic_output.h"
 #include "kareus/large_scale.h"
 #include "kareus/profiler_gpu.h"
+#include "report/kareus_report.h"
 
 namespace powertrain::cli {
 namespace {
@@ -26,11 +27,6 @@ struct KareusClusterFlags {
   std::string out;
   bool force = false;
 };
-
-std::string pct(std::optional<double> v) { return v ? fmt::format("{:.1f}", *v) : "—"; }
-std::string deviation(std::optional<double> ours, std::optional<double> paper) {
-  return ours && paper ? fmt::format("{:+.1f}", *ours - *paper) : "—";
-}
 
 int run_kareus_cluster(KareusClusterFlags flags) {
   const auto start = std::chrono::steady_clock::now();
@@ -50,82 +46,13 @@ int run_kareus_cluster(KareusClusterFlags flags) {
   const double total_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-  fmt::print(
-      "powertrain kareus-cluster: {}, global batch {} samples = {} microbatches (Kareus §6.3, "
-      "Table 6)\n",
-      result->description, flags.options.global_batch,
-      flags.options.global_batch / std::max(1, flags.options.request.microbatch_size));
-  fmt::print(
-      "  profiler: {}; search: {} of {} schedules of {} distinct partition types ({}, seed {})\n",
-      result->profiler, result->evaluated, result->space, result->partition_types, flags.search,
-      flags.seed);
-  fmt::print(
-      "  times and energies modelled (profiler model) per iteration; energy of all GPUs = tp × "
-      "pipelines × one pipeline's realized energy\n\n");
-  fmt::print("  {:>6s} {:>9s} {:>4s} | {:>9s} {:>10s} | {:>9s} {:>10s} | {:>9s} {:>10s}\n", "GPUs",
-             "pipelines", "M", "Meg. t s", "Meg. E MJ", "M+P t s", "M+P E MJ", "Kar. t s",
-             "Kar. E MJ");
-  for (const auto& r : result->rows)
-    fmt::print(
-        "  {:>6d} {:>9d} {:>4d} | {:>9.3f} {:>10.3f} | {:>9.3f} {:>10.3f} | {:>9.3f} {:>10.3f}\n",
-        r.config.gpus, r.shape.pipelines, r.shape.microbatches_per_pipeline, r.megatron.time_s,
-        r.megatron.energy_j / 1e6, r.perseus_fastest.time_s, r.perseus_fastest.energy_j / 1e6,
-        r.kareus_fastest.time_s, r.kareus_fastest.energy_j / 1e6);
-  fmt::print(
-      "\n  Table 7 (max throughput vs Megatron-LM, %): ours / paper / deviation (pp)\n"
-      "  {:>6s} {:>4s} | {:>20s} | {:>20s} | {:>20s} | {:>20s}\n",
-      "GPUs", "M", "M+P time red.", "Kareus time red.", "M+P energy red.", "Kareus energy red.");
-  for (const auto& r : result->rows) {
-    const auto paper = kareus::paper_large_scale_row(r.shape.microbatches_per_pipeline);
-    auto cell = [&](double ours, std::optional<double> p) {
-      return fmt::format("{:>6.1f} {:>6s} {:>6s}", ours, p ? fmt::format("{:.1f}", *p) : "—",
-                         deviation(ours, p));
-    };
-    fmt::print("  {:>6d} {:>4d} | {} | {} | {} | {}\n", r.config.gpus,
-               r.shape.microbatches_per_pipeline,
-               cell(r.perseus_time_reduction_pct,
-                    paper ? std::optional(paper->mp_time_pct) : std::nullopt),
-               cell(r.kareus_time_reduction_pct,
-                    paper ? std::optional(paper->kareus_time_pct) : std::nullopt),
-               cell(r.perseus_energy_reduction_pct,
-                    paper ? std::optional(paper->mp_energy_pct) : std::nullopt),
-               cell(r.kareus_energy_reduction_pct,
-                    paper ? std::optional(paper->kareus_energy_pct) : std::nullopt));
-  }
-  fmt::print(
-      "\n  Table 8 (Kareus vs Megatron-LM + Perseus, %): ours / paper / deviation (pp)\n"
-      "  {:>6s} {:>4s} | {:>22s} | {:>22s}\n",
-      "GPUs", "M", "iso-time energy red.", "iso-energy time red.");
-  for (const auto& r : result->rows) {
-    const auto paper = kareus::paper_large_scale_row(r.shape.microbatches_per_pipeline);
-    const std::optional<double> pe =
-        paper ? std::optional(paper->iso_time_energy_pct) : std::nullopt;
-    const std::optional<double> pt =
-        paper ? std::optional(paper->iso_energy_time_pct) : std::nullopt;
-    fmt::print("  {:>6d} {:>4d} | {:>8s} {:>6s} {:>6s} | {:>8s} {:>6s} {:>6s}\n", r.config.gpus,
-               r.shape.microbatches_per_pipeline, pct(r.iso_time_energy_reduction_pct), pct(pe),
-               deviation(r.iso_time_energy_reduction_pct, pe), pct(r.iso_energy_time_reduction_pct),
-               pct(pt), deviation(r.iso_energy_time_reduction_pct, pt));
-  }
-  fmt::print("\n  wall time (measured): search {:.2f} s, total {:.2f} s\n", result->search_s,
-             total_s);
+  report::print_large_scale(stdout, *result, flags.options, flags.search, flags.seed, total_s);
 
   if (flags.out.empty()) return 0;
   auto output = core::AtomicOutputDirectory::create(flags.out, output_policy(flags.force));
   if (!output) return fail(kCommand, output.error().message);
-  std::string csv = "gpus,pipelines,microbatches,method,time_s,energy_j\n";
-  for (const auto& r : result->rows) {
-    auto rows = [&](const char* method, const std::vector<kareus::ClusterPoint>& points) {
-      for (const auto& p : points)
-        csv += fmt::format("{},{},{},{},{:.9g},{:.9g}\n", r.config.gpus, r.shape.pipelines,
-                           r.shape.microbatches_per_pipeline, method, p.time_s, p.energy_j);
-    };
-    rows("Megatron-LM", {r.megatron});
-    rows("Megatron-LM + Perseus", r.perseus);
-    rows("Kareus", r.kareus);
-  }
   for (const auto& [name, contents] :
-       {std::pair<std::string, std::string>{"large_scale.csv", csv},
+       {std::pair<std::string, std::string>{"large_scale.csv", report::large_scale_csv(*result)},
         {"kareus_profile.csv", profile::profile_csv(result->kareus_profile)},
         {"megatron_profile.csv", profile::profile_csv(result->megatron_profile)}}) {
     if (auto written = output->write_file(name, contents); !written)

@@ -3,6 +3,8 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <utility>
@@ -204,6 +206,113 @@ std::string cluster_svg(const study::ClusterEmulation& emulation) {
         {c.at_t_star.slowdown, percent(c.at_t_star.perseus.savings_fraction), "★", color});
   }
   return render_svg_plot(spec);
+}
+
+void print_cluster_summary(std::FILE* out, const study::ClusterEmulation& emulation,
+                           const std::string& out_dir, bool stages_from_profile) {
+  const auto& first = emulation.configs.front().config;
+  // One energy unit for the whole table, large enough to keep a few significant digits.
+  double largest_j = 0.0;
+  for (const auto& c : emulation.configs) {
+    for (const auto& s : c.slowdowns) largest_j = std::max(largest_j, s.baseline.cluster_energy_j);
+  }
+  const auto [unit, joules_per_unit] = largest_j >= 1e6   ? std::pair{"MJ", 1e6}
+                                       : largest_j >= 1e3 ? std::pair{"kJ", 1e3}
+                                                          : std::pair{"J", 1.0};
+  fmt::print(
+      out,
+      "powertrain cluster: {} pipeline stages, {}, tau = {} s, P_blocking = {} W, global batch {} "
+      "samples, microbatch {} sample(s)\n",
+      first.pipeline_stages, pipeline::schedule_name(emulation.pipeline.schedule),
+      emulation.planning.unit_time_s, emulation.planning.p_blocking_w, first.global_batch_samples,
+      first.microbatch_samples);
+  fmt::print(out, "  profile   {}\n", emulation.profile_source);
+  const bool pinned = std::any_of(emulation.configs.begin(), emulation.configs.end(),
+                                  [](const auto& c) { return c.fastest_point_pinned; });
+  fmt::print(out, "  quantization  {}{}\n",
+             frontier::quantization_name(emulation.planning.quantization),
+             emulation.planning.quantization == frontier::Quantization::kCeil
+                 ? (pinned ? " (plans never slower than all max clock; T_min's plan pinned to it)"
+                           : " (plans never slower than all max clock)")
+                 : " (the reference's rule: realized plans may be slower than planned)");
+  fmt::print(
+      out,
+      "  model     per configuration, one straggler pipeline takes T' = slowdown x T_min at all "
+      "max clock;\n"
+      "            the other N-1 run Perseus's plan for T_opt = min(T*, T') and block at "
+      "P_blocking until T'.\n"
+      "            Energies: {} per iteration of the whole cluster (every GPU, tensor-parallel "
+      "ones included).\n"
+      "            base  = every pipeline at max clock (measured energies, planned T_min), "
+      "blocking until T'.\n"
+      "            saved = Perseus planned (fitted cost model) vs base: intrinsic (its T_min plan "
+      "alone)\n"
+      "                    + extrinsic (the rest, from slowing to T_opt); pipeline = one "
+      "non-straggler.\n"
+      "            realized, EnvPipe = measured clocks vs max clock measured, T' = slowdown x "
+      "measured max-clock time.\n"
+      "            All savings are % of the baseline energy.\n",
+      unit);
+  for (const study::ClusterConfigResult& c : emulation.configs) {
+    fmt::print(
+        out,
+        "\n{} GPUs = {} pipelines x (TP{} x PP{}), {} microbatches per pipeline: T_min = {:.3f} s, "
+        "T* = {:.3f} s (planned), T*/T_min = {:.3f} (the star)\n",
+        c.config.gpus, c.shape.pipelines, c.config.tensor_parallel, c.config.pipeline_stages,
+        c.shape.microbatches_per_pipeline, c.t_min_s, c.t_star_s, c.t_star_s / c.t_min_s);
+    fmt::print(
+        out,
+        "  no straggler: Perseus T_min plan saves {:.2f} % per pipeline (planned, Perseus Table "
+        "6); EnvPipe {:.2f} % at {:.3f} s vs max clock {:.3f} s (measured)\n",
+        100.0 * c.pipeline_intrinsic_fraction, 100.0 * c.envpipe_fraction, c.envpipe_time_s,
+        c.max_clock_time_s);
+    fmt::print(out, "  {:>8} {:>8} {:>8} {:>9} {:>10} | {:>7} {:>9} {:>9} {:>8} | {:>8} {:>8}\n",
+               "T'/T_min", "T' s", "T_opt s", fmt::format("base {}", unit),
+               fmt::format("Perseus {}", unit), "saved %", "intrins %", "extrins %", "pipeln %",
+               "realiz %", "EnvPipe %");
+    for (const study::ClusterSlowdownResult& s : c.slowdowns) {
+      fmt::print(
+          out,
+          "  {:>8.3f} {:>8.3f} {:>8.3f} {:>9.3f} {:>10.3f} | {:>7.2f} {:>9.2f} {:>9.2f} {:>8.2f} | "
+          "{:>8.2f} {:>8.2f}\n",
+          s.slowdown, s.straggler_time_s, s.target_time_s,
+          s.baseline.cluster_energy_j / joules_per_unit,
+          s.perseus.cluster_energy_j / joules_per_unit, 100.0 * s.perseus.savings_fraction,
+          100.0 * s.intrinsic_fraction, 100.0 * s.extrinsic_fraction,
+          100.0 * s.perseus.pipeline_savings_fraction, 100.0 * s.perseus_realized.savings_fraction,
+          100.0 * s.envpipe.savings_fraction);
+    }
+    const auto& star = c.at_t_star;
+    fmt::print(
+        out,
+        "  at T' = T*: saved {:.2f} % (intrinsic {:.2f} + extrinsic {:.2f}); solved in {:.2f} s, "
+        "{} frontier points\n",
+        100.0 * star.perseus.savings_fraction, 100.0 * star.intrinsic_fraction,
+        100.0 * star.extrinsic_fraction, c.solve_seconds, c.frontier_points);
+  }
+  fmt::print(out, "\n  files     {}/: cluster.csv summary.json cluster.svg\n", out_dir);
+  if (stages_from_profile) {
+    // Said aloud: a truncated profile would otherwise plan a shorter pipeline without a word.
+    fmt::print(out, "  note      --pp not given: planned the {} stage(s) found in the profile\n",
+               first.pipeline_stages);
+  }
+}
+
+void print_cluster_progress(study::ClusterSettings& settings, std::FILE* out) {
+  settings.on_config_start = [out](std::size_t index, std::size_t count,
+                                   const study::ClusterConfig& config,
+                                   const study::ClusterShape& shape) {
+    fmt::print(out, "cluster: [{}/{}] {} GPUs = {} pipelines x {} microbatches: planning...",
+               index + 1, count, config.gpus, shape.pipelines, shape.microbatches_per_pipeline);
+    std::fflush(out);
+  };
+  settings.on_config_done = [out](std::size_t, std::size_t, double seconds) {
+    if (seconds > 0.0) {
+      fmt::print(out, " solved in {:.2f} s\n", seconds);
+    } else {
+      fmt::print(out, " same pipeline as before, reused\n");
+    }
+  };
 }
 
 }  // namespace powertrain::report

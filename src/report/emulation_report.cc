@@ -2,6 +2,10 @@
 // unit) and emulated_trace.json for Perfetto.
 #include "report/emulation_report.h"
 
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "report/json.h"
@@ -13,6 +17,17 @@ using emulate::EstimatorUse;
 using emulate::HostCosts;
 using emulate::OutOfMemory;
 using emulate::RankReport;
+
+namespace {
+
+std::string gib(std::int64_t bytes) {
+  if (bytes < (std::int64_t{1} << 30)) {
+    return fmt::format("{:.2f} MiB", static_cast<double>(bytes) / 1048576.0);
+  }
+  return fmt::format("{:.2f} GiB", static_cast<double>(bytes) / 1073741824.0);
+}
+
+}  // namespace
 
 std::string emulation_summary_json(const emulate::EmulationResult& r) {
   using nlohmann::json;
@@ -150,6 +165,107 @@ core::Status write_emulation_outputs(const emulate::EmulationResult& result,
   if (!out) return out.error();
   if (auto status = write_emulation_outputs(result, *out); !status) return status;
   return out->commit();
+}
+
+void print_emulation_summary(std::FILE* to, const emulate::EmulationResult& r,
+                             const std::filesystem::path& out, bool kept_traces) {
+  const std::int64_t capacity = static_cast<std::int64_t>(r.gpu.memory_gib * 1073741824.0);
+  fmt::print(
+      to,
+      "powertrain emulate: {} process(es), {} GPU(s) of {} on {} node(s) x {} GPU(s); {} records; "
+      "{} rank class(es) simulated{}\n",
+      r.ranks.size(), r.gpu_count, r.gpu.name, r.nodes, r.gpus_per_node, r.records,
+      r.classes.representative.size(), r.classes.enabled ? " (dedup)" : " (no dedup)");
+  const bool detected = !r.ranks.empty() && r.ranks.front().steps_detected;
+  fmt::print(to, "  step time     {:.6f} s per step, predicted ({})\n", r.job_step_s,
+             detected ? fmt::format("{} repeated iteration(s) found", r.ranks.front().steps)
+                      : std::string("whole trace as one step"));
+  fmt::print(
+      to, "  GPU span      {:.6f} s from the first GPU task to the last (all steps), predicted\n",
+      r.job_gpu_span_s);
+  const emulate::HostCosts& hc = r.host_costs;
+  if (hc.host_time_modelled()) {
+    fmt::print(
+        to,
+        "  host time     modelled: API costs (launch {:.1f} us, ...) + {:.3f} us between calls; "
+        "this machine's speed and load do not enter (--host-time model)\n",
+        hc.launch_ns * 1e-3, hc.modelled_host_gap_ns * 1e-3);
+  } else {
+    fmt::print(to, "  host time     measured: the gaps between calls as this machine ran them{}\n",
+               hc.max_host_gap_ns > 0
+                   ? fmt::format(", capped at {:.3f} us", hc.max_host_gap_ns * 1e-3)
+                   : std::string());
+  }
+  const sim::Breakdown& b = r.job_breakdown;
+  fmt::print(
+      to,
+      "  breakdown     compute {:.1f} % / communication {:.1f} % / overlapped {:.1f} % / other "
+      "{:.1f} % of the step, predicted; GPU busy {:.1f} %\n",
+      100 * b.exposed_compute, 100 * b.exposed_communication, 100 * b.overlapped, 100 * b.other,
+      100 * r.job_gpu_utilization);
+  fmt::print(to,
+             "  energy        {:.3f} J per step on {} GPU(s) (static {:.3f} J, dynamic {:.3f} J), "
+             "average {:.1f} W per GPU; modelled\n",
+             r.energy_j_per_step, r.gpu_count, r.static_j_per_step, r.dynamic_j_per_step,
+             r.job_step_s > 0 && r.gpu_count > 0
+                 ? r.energy_j_per_step / r.job_step_s / static_cast<double>(r.gpu_count)
+                 : 0.0);
+  std::int64_t peak = 0;
+  int peak_rank = 0, peak_device = 0;
+  for (const auto& rank : r.ranks) {
+    for (std::size_t d = 0; d < rank.peak_memory_bytes.size(); ++d) {
+      if (rank.peak_memory_bytes[d] > peak) {
+        peak = rank.peak_memory_bytes[d];
+        peak_rank = rank.rank;
+        peak_device = static_cast<int>(d);
+      }
+    }
+  }
+  fmt::print(to, "  peak memory   {} of {} per GPU (rank {} device {}), recorded by the emulator\n",
+             gib(peak), gib(capacity), peak_rank, peak_device);
+  for (std::size_t i = 0; i < r.out_of_memory.size() && i < 8; ++i) {
+    const auto& o = r.out_of_memory[i];
+    fmt::print(to, "  OUT OF MEMORY rank {} device {}: {} of {} bytes failed ({} in use) at {}\n",
+               o.rank, o.device, o.api, o.bytes,
+               o.used_bytes >= 0 ? gib(o.used_bytes) : std::string("?"), o.where);
+  }
+  if (r.out_of_memory.size() > 8) {
+    fmt::print(to, "  OUT OF MEMORY ... {} more in summary.json\n", r.out_of_memory.size() - 8);
+  }
+  for (const auto& [api, count] : r.unsupported) {
+    fmt::print(to, "  unsupported   {} called {} time(s): not emulated, returned an error\n", api,
+               count);
+  }
+  for (const auto& [what, count] : r.misuse) {
+    fmt::print(to, "  misuse        {} ({} time(s))\n", what, count);
+  }
+  fmt::print(to, "  {:>5} {:>5} {:>16} {:>25} {:>13} {:>11}\n", "rank", "class", "step s (pred.)",
+             "comp/comm/ovl/other %", "J/step (mod.)", "peak GiB");
+  const std::size_t shown = r.ranks.size() <= 32 ? r.ranks.size() : 16;
+  for (std::size_t i = 0; i < shown; ++i) {
+    const auto& k = r.ranks[i];
+    const std::int64_t rank_peak =
+        k.peak_memory_bytes.empty()
+            ? 0
+            : *std::max_element(k.peak_memory_bytes.begin(), k.peak_memory_bytes.end());
+    fmt::print(
+        to, "  {:>5} {:>5} {:>16.6f} {:>6.1f}/{:>4.1f}/{:>4.1f}/{:>5.1f}   {:>13.3f} {:>11.2f}\n",
+        k.rank, k.rank_class, k.step_s, 100 * k.breakdown.exposed_compute,
+        100 * k.breakdown.exposed_communication, 100 * k.breakdown.overlapped,
+        100 * k.breakdown.other, k.energy_j_per_step,
+        static_cast<double>(rank_peak) / 1073741824.0);
+  }
+  if (shown < r.ranks.size())
+    fmt::print(to, "  ... {} more ranks in summary.json\n", r.ranks.size() - shown);
+  std::int64_t warned = 0;
+  for (const auto& w : r.warnings) warned += w.count;
+  if (warned > 0) {
+    fmt::print(to, "  warnings      {} ({} kind(s); first: {}: {})\n", warned, r.warnings.size(),
+               r.warnings.front().kind, r.warnings.front().example);
+  }
+  fmt::print(to,
+             "  files         {}/: summary.json emulated_trace.json (open in ui.perfetto.dev){}\n",
+             out.string(), kept_traces ? " traces/" : "");
 }
 
 }  // namespace powertrain::report

@@ -2,6 +2,7 @@
 // modelled or predicted (nothing is measured on a GPU) and carries its unit in its name.
 #pragma once
 
+#include <cstdio>
 #include <filesystem>
 #include <string>
 
@@ -22,5 +23,10 @@ core::Status write_emulation_outputs(const emulate::EmulationResult& result,
 /// The same into `dir`, replaced atomically as a whole.
 core::Status write_emulation_outputs(const emulate::EmulationResult& result,
                                      const std::filesystem::path& dir);
+
+/// The console summary: step time, host-time basis, breakdown, energy, memory (and any
+/// out-of-memory, unsupported or misused call), the per-rank table and the files in `out`.
+void print_emulation_summary(std::FILE* to, const emulate::EmulationResult& result,
+                             const std::filesystem::path& out, bool kept_traces);
 
 }  // namespace powertrain::report

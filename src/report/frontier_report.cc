@@ -566,4 +566,102 @@ std::vector<OutputFile> plan_files(const study::FrontierRun& run, std::size_t po
   };
 }
 
+// Warnings about the input: averaged repeated rows and fits that fell back.
+void print_input_warnings(std::FILE* to, const profile::Profile& profile,
+                          const frontier::PlanningProblem& problem) {
+  if (profile.merged_duplicate_rows > 0) {
+    fmt::print(to, "warning: {}:{}: {} repeated (stage, instruction, frequency) row(s) averaged\n",
+               profile.source, profile.first_duplicate_line, profile.merged_duplicate_rows);
+  }
+  if (const std::string fallbacks = frontier::fit_fallback_summary(problem); !fallbacks.empty()) {
+    fmt::print(to, "warning: exponential fit fell back for {}\n", fallbacks);
+  }
+}
+
+// The console summary of a written run.
+void print_frontier_summary(std::FILE* to, const study::ProfileSource& source,
+                            const pipeline::PipelineSpec& spec, const study::FrontierRun& run,
+                            const std::string& directory, std::size_t timeline_point,
+                            std::size_t plans_written, bool pp_given) {
+  const frontier::PlanningProblem& problem = *run.problem;
+  const frontier::Frontier& solved = *run.frontier;
+  const frontier::PlanningSettings& settings = problem.settings;
+  const profile::Profile& profile = source.profile;
+  const bool builtin = source.builtin;
+  const double tau = settings.unit_time_s;
+  const auto& first = solved.points.front();
+  const auto& fastest = solved.points.back();
+  const double t_min = fastest.time_units * tau;
+  const double paper_baseline = frontier::max_clock_energy_at(problem, t_min);
+  double max_fit_error = 0.0;
+  for (const auto& model : problem.models)
+    max_fit_error = std::max(max_fit_error, model.fit().max_relative_error);
+  fmt::print(
+      to, "powertrain frontier: {} stages x {} microbatches, {}, tau = {} s, P_blocking = {} W\n",
+      spec.num_gpus, spec.num_microbatches, pipeline::schedule_name(spec.schedule), tau,
+      settings.p_blocking_w);
+  fmt::print(to, "  profile       {}{}\n", profile.source,
+             builtin ? " (run `powertrain example-profile` to see it)" : "");
+  if (!source.job && !builtin && !pp_given) {
+    // Said aloud: a truncated profile would otherwise plan a shorter pipeline without a word.
+    fmt::print(to, "  note          --pp not given: planned the {} stage(s) found in the profile\n",
+               spec.num_gpus);
+  }
+  const char* basis = source.job ? "modelled" : "measured";
+  if (source.job) {
+    fmt::print(
+        to,
+        "  note          the profile is modelled by the device model: 'measured' below means "
+        "the modelled time and energy at a clock, not a GPU measurement\n");
+  }
+  fmt::print(to, "  cost model    {} fit ({}), largest fit error {:.2f} % of {} energy\n",
+             frontier::cost_model_name(settings.cost_model),
+             frontier::fit_method_name(settings.fit_method), 100.0 * max_fit_error, basis);
+  fmt::print(to, "  quantization  {}{}\n", frontier::quantization_name(settings.quantization),
+             settings.quantization == frontier::Quantization::kCeil
+                 ? " (realized points never slower than planned)"
+                 : " (reference solver's rule; realized may exceed planned)");
+  fmt::print(
+      to,
+      "  frontier      {} points, T_min = {:.4f} s .. T* = {:.4f} s (planned); solved in {:.2f} "
+      "s\n",
+      solved.points.size(), t_min, first.time_units * tau, solved.stats.seconds);
+  fmt::print(to, "  baseline      all max clock: {:.4f} s, {:.1f} J per iteration ({})\n",
+             run.baseline.time_s, run.baseline.energy_j, basis);
+  fmt::print(
+      to,
+      "  at T_min      {:.1f} J planned: {:.2f} % less than max clock at T_min ({:.1f} J, Perseus "
+      "Table 6 "
+      "definition)\n",
+      fastest.energy_j, 100.0 * (1.0 - fastest.energy_j / paper_baseline), paper_baseline);
+  fmt::print(to,
+             "                realized with {} clocks: {:.4f} s, {:.1f} J ({:+.2f} % energy vs "
+             "baseline)\n",
+             basis, run.realized.back().time_s, run.realized.back().energy_j,
+             100.0 * (run.realized.back().energy_j / run.baseline.energy_j - 1.0));
+  fmt::print(to, "  at T*         {:.1f} J planned (least energy), {:.2f} % slower than T_min\n",
+             first.energy_j, 100.0 * (first.time_units * tau / t_min - 1.0));
+  fmt::print(
+      to,
+      "  stragglers    slowdown T'/T_min -> plan point, planned time, savings incl. blocking "
+      "(planned)\n");
+  for (const auto& s : run.stragglers) {
+    fmt::print(to, "                {:.2f}x  T' = {:.4f} s -> point {:5d}, {:.4f} s, {}\n",
+               s.slowdown, s.straggler_time_s, s.point, s.planned_time_s,
+               core::savings_phrase(s.savings_fraction));
+  }
+  fmt::print(to, "{}", baselines_summary(run));
+  fmt::print(to,
+             "  files         {}/: frontier.csv plans.csv summary.json baselines.csv frontier.svg "
+             "timeline_{:05d}.json "
+             "and {} plan(s) as freqs_pipeline_NNNNN.py + plan_NNNNN.json\n",
+             directory, timeline_point, plans_written);
+  if (!builtin && profile.find(0, pipeline::InstructionKind::kRecompute) != nullptr &&
+      spec.schedule != pipeline::ScheduleKind::kOneFOneBEarlyRecompute) {
+    fmt::print(
+        to, "note: {} has recompute rows; they are planned only with --schedule 1f1b-recompute\n",
+        profile.source);
+  }
+}
+
 }  // namespace powertrain::report

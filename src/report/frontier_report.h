@@ -2,6 +2,7 @@
 // the frontier plot and a Perfetto timeline.
 #pragma once
 
+#include <cstdio>
 #include <string>
 #include <utility>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "frontier/evaluate.h"
 #include "frontier/problem.h"
 #include "frontier/solver.h"
+#include "study/frontier_inputs.h"
 #include "study/frontier_run.h"
 
 namespace powertrain::report {
@@ -70,5 +72,17 @@ std::vector<OutputFile> frontier_files(const study::FrontierRun& run, std::size_
 /// The plan of one point as freqs_pipeline_NNNNN.py (Zeus) and plan_NNNNN.json, with its planned
 /// and realized time and energy.
 std::vector<OutputFile> plan_files(const study::FrontierRun& run, std::size_t point);
+
+/// Warnings about the input on `to`: averaged repeated rows and fits that fell back.
+void print_input_warnings(std::FILE* to, const profile::Profile& profile,
+                          const frontier::PlanningProblem& problem);
+
+/// The console summary of a written run: settings, the frontier's ends, savings at T_min and T*,
+/// the straggler table, the baselines, the files in `directory` and notes (a stage count taken
+/// from the profile when !pp_given, recompute rows left unplanned).
+void print_frontier_summary(std::FILE* to, const study::ProfileSource& source,
+                            const pipeline::PipelineSpec& spec, const study::FrontierRun& run,
+                            const std::string& directory, std::size_t timeline_point,
+                            std::size_t plans_written, bool pp_given);
 
 }  // namespace powertrain::report

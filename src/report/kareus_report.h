@@ -1,0 +1,48 @@
+// What `powertrain kareus` prints and writes: the systems' tables, frontier.csv rows, the frontier
+// plot, Zeus plan files and schedules.json. Every number is modelled unless a GPU profiler measured
+// the partitions.
+#pragma once
+
+#include <cstddef>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "device/gpu.h"
+#include "kareus/large_scale.h"
+#include "kareus/systems.h"
+#include "report/frontier_report.h"
+
+namespace powertrain::report {
+
+/// The search counts, the basis of the numbers, and the max-throughput and frontier tables.
+void print_kareus_systems(std::FILE* to, const kareus::SystemsResult& r, double p_static_w,
+                          const std::string& search, bool modelled_profiler);
+
+/// frontier.csv rows (no header), each prefixed with `workload` ("" or "label,"):
+/// method,time_s,energy_j,static_j,dynamic_j.
+std::string kareus_frontier_rows(const kareus::SystemsResult& r, double p_static_w,
+                                 const std::string& workload);
+
+/// The five systems' frontiers, one series each (modelled).
+std::string kareus_frontier_svg(const kareus::SystemsResult& r, const std::string& description);
+
+/// frontier.svg, frontier.csv, Zeus plan files of up to `plan_points` points of Kareus and M+P
+/// (kareus_freqs_pipeline_*.py, megatron_perseus_freqs_pipeline_*.py) and schedules.json.
+core::Result<std::vector<OutputFile>> kareus_job_files(const kareus::SystemsResult& r,
+                                                       const std::string& description,
+                                                       const device::GpuSpec& gpu,
+                                                       const kareus::ConcurrencyParams& params,
+                                                       std::size_t plan_points);
+
+/// `kareus-cluster`'s console text: the setting, the per-configuration table, Tables 7 and 8 next
+/// to the paper's values with the deviation, and the measured wall time (`total_s`).
+void print_large_scale(std::FILE* to, const kareus::LargeScaleResult& result,
+                       const kareus::LargeScaleOptions& options, const std::string& search,
+                       long long seed, double total_s);
+
+/// large_scale.csv: every system's realized frontier per configuration (all GPUs).
+std::string large_scale_csv(const kareus::LargeScaleResult& result);
+
+}  // namespace powertrain::report
