@@ -106,9 +106,8 @@ core::Result<TrialResult> decode_trial(std::string_view line, const std::string&
         number("energy_at_t_min_j", t.energy_at_t_min_j), number("t_star_s", t.t_star_s),
         number("energy_at_t_star_j", t.energy_at_t_star_j),
         number("baseline_time_s", t.baseline_time_s),
-        number("baseline_energy_j", t.baseline_energy_j),
-        number("bound_time_s", t.bound_time_s), number("bound_energy_j", t.bound_energy_j),
-        number("eval_s", t.seconds)})
+        number("baseline_energy_j", t.baseline_energy_j), number("bound_time_s", t.bound_time_s),
+        number("bound_energy_j", t.bound_energy_j), number("eval_s", t.seconds)})
     if (!status) return status.error();
   // Optional: logs written before the bound's lines existed have only its corner.
   if (j.contains("bound_lines")) {
@@ -117,8 +116,8 @@ core::Result<TrialResult> decode_trial(std::string_view line, const std::string&
     for (const json& l : j["bound_lines"]) {
       if (!l.is_array() || l.size() != 3 || !l[0].is_number() || !l[1].is_number() ||
           !l[2].is_number())
-        return core::Error{fmt::format(
-            "{}: field 'bound_lines' must hold [time_s, energy_j, slope_w]", where)};
+        return core::Error{
+            fmt::format("{}: field 'bound_lines' must hold [time_s, energy_j, slope_w]", where)};
       t.bound_lines.push_back({l[0].get<double>(), l[1].get<double>(), l[2].get<double>()});
     }
   }
@@ -193,8 +192,8 @@ core::Result<std::unique_ptr<Checkpoint>> Checkpoint::open(const std::string& pa
           fmt::format("{}: cannot write checkpoint: {}", path, std::strerror(errno))};
     return c;
   }
-  const auto line_count = std::count(text->begin(), text->begin() + static_cast<long>(complete),
-                                     '\n');
+  const auto line_count =
+      std::count(text->begin(), text->begin() + static_cast<long>(complete), '\n');
   if (complete != text->size())
     c->warnings_.push_back(fmt::format(
         "{}:{}: ignoring a truncated last line ({} bytes without a newline, left by a search "

@@ -4,10 +4,10 @@
 
 #include <algorithm>
 #include <array>
-#include <map>
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <map>
 
 #include "frontier/evaluate.h"
 #include "frontier/problem.h"
@@ -91,24 +91,22 @@ TrialResult check(const SearchSpec& spec, const Config& config, profile::ModelJo
 // convex hull of its options' (t, h), made non-increasing. The least Σ h with Σ t ≤ budget is then
 // a convex piecewise-linear function of the budget, found greedily by the segments' slopes.
 struct ChainBound {
-  double offset_s = 0.0;    // time outside the chain's profiled instructions on its longest path
-  double fastest_s = 0.0;   // Σ t of the chain's instructions at their fastest options
+  double offset_s = 0.0;     // time outside the chain's profiled instructions on its longest path
+  double fastest_s = 0.0;    // Σ t of the chain's instructions at their fastest options
   double h_fastest_j = 0.0;  // Σ h at those options
   std::vector<double> slope_w, end_dt_s, end_dh_j;  // segments, steepest first; cumulative ends
 
   // Least Σ h with Σ t ≤ time_s − offset_s, and the right derivative there.
   std::pair<double, double> at(double time_s) const {
     const double x = std::max(0.0, time_s - offset_s - fastest_s);
-    const auto k = static_cast<std::size_t>(
-        std::upper_bound(end_dt_s.begin(), end_dt_s.end(), x) - end_dt_s.begin());
+    const auto k = static_cast<std::size_t>(std::upper_bound(end_dt_s.begin(), end_dt_s.end(), x) -
+                                            end_dt_s.begin());
     if (k == end_dt_s.size()) return {h_fastest_j + (k == 0 ? 0.0 : end_dh_j[k - 1]), 0.0};
     const double start_dt = k == 0 ? 0.0 : end_dt_s[k - 1];
     const double start_dh = k == 0 ? 0.0 : end_dh_j[k - 1];
     return {h_fastest_j + start_dh + slope_w[k] * (x - start_dt), slope_w[k]};
   }
-  double end_s() const {
-    return offset_s + fastest_s + (end_dt_s.empty() ? 0.0 : end_dt_s.back());
-  }
+  double end_s() const { return offset_s + fastest_s + (end_dt_s.empty() ? 0.0 : end_dt_s.back()); }
 };
 
 // Segments (slope, Δt, Δh) of the non-increasing lower convex hull of an instruction's options'
@@ -126,7 +124,8 @@ std::vector<std::array<double, 3>> hull_segments(const frontier::InstructionCost
       const auto& a = hull[hull.size() - 2];
       const auto& b = hull.back();
       // Drop b when it lies on or above the segment a–p.
-      if ((b.second - a.second) * (p.first - a.first) >= (p.second - a.second) * (b.first - a.first))
+      if ((b.second - a.second) * (p.first - a.first) >=
+          (p.second - a.second) * (b.first - a.first))
         hull.pop_back();
       else
         break;
@@ -167,6 +166,8 @@ void set_bounds(const frontier::PlanningProblem& problem, double p_blocking_w,
       t = std::min(t, option.time_s);
       e = std::min(e, option.energy_j - p_blocking_w * option.time_s);
     }
+    // No options (not built by the problem builder): no bounds, so the tactic never skips it.
+    if (!std::isfinite(t) || !std::isfinite(e)) return;
     fastest[v] = t;
     above_blocking_j += e;
   }
@@ -209,11 +210,10 @@ void set_bounds(const frontier::PlanningProblem& problem, double p_blocking_w,
       ++uses[model];
       chain.fastest_s += fastest[u];
       const auto& options = problem.model_of(v).options();
-      const auto first = std::min_element(options.begin(), options.end(),
-                                          [](const auto& a, const auto& b) {
-                                            return a.time_s < b.time_s ||
-                                                   (a.time_s == b.time_s && a.energy_j < b.energy_j);
-                                          });
+      const auto first =
+          std::min_element(options.begin(), options.end(), [](const auto& a, const auto& b) {
+            return a.time_s < b.time_s || (a.time_s == b.time_s && a.energy_j < b.energy_j);
+          });
       chain.h_fastest_j += first->energy_j - p_blocking_w * first->time_s;
     }
     std::vector<std::array<double, 3>> segments;
@@ -224,7 +224,8 @@ void set_bounds(const frontier::PlanningProblem& problem, double p_blocking_w,
                  .emplace(model, hull_segments(problem.models.at(static_cast<std::size_t>(model)),
                                                p_blocking_w))
                  .first;
-      for (const auto& seg : it->second) segments.push_back({seg[0], seg[1] * count, seg[2] * count});
+      for (const auto& seg : it->second)
+        segments.push_back({seg[0], seg[1] * count, seg[2] * count});
     }
     std::stable_sort(segments.begin(), segments.end(),
                      [](const auto& a, const auto& b) { return a[0] < b[0]; });

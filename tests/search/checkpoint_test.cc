@@ -188,8 +188,9 @@ TEST_F(CheckpointTest, GarbledLastLineIsIgnoredWithAWarning) {
     EXPECT_EQ((*c)->restored(), 1u);
     ASSERT_EQ((*c)->warnings().size(), 1u);
     EXPECT_EQ((*c)->warnings()[0],
-              path + ":3: ignoring a truncated last line (not JSON); it is cut off and that "
-                     "trial runs again");
+              path +
+                  ":3: ignoring a truncated last line (not JSON); it is cut off and that "
+                  "trial runs again");
   }
   EXPECT_EQ(slurp(path), whole);
   // In the middle it is an error that names the line.

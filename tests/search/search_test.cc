@@ -182,9 +182,9 @@ TEST(SearchTrial, PlansAFrontierForGpt3OnH100) {
 TEST(SearchTrial, EnergyBoundCurveHoldsForEveryRealizedPoint) {
   const SearchSpec spec = gpt3_spec(16);
   // (tp, pp, mb, v, recompute, sp, dopt) value indices.
-  const std::vector<std::array<int, 7>> layouts = {
-      {0, 1, 0, 0, 0, 0, 1}, {0, 1, 0, 2, 0, 0, 1}, {1, 2, 1, 0, 1, 1, 0},
-      {0, 3, 0, 0, 0, 0, 1}, {1, 1, 1, 1, 0, 1, 0}, {0, 0, 0, 0, 0, 0, 1}};
+  const std::vector<std::array<int, 7>> layouts = {{0, 1, 0, 0, 0, 0, 1}, {0, 1, 0, 2, 0, 0, 1},
+                                                   {1, 2, 1, 0, 1, 1, 0}, {0, 3, 0, 0, 0, 0, 1},
+                                                   {1, 1, 1, 1, 0, 1, 0}, {0, 0, 0, 0, 0, 0, 1}};
   int tight = 0;
   for (const auto& layout : layouts) {
     Config c;
@@ -223,8 +223,8 @@ TEST(SearchTrial, EnergyBoundCurveHoldsForEveryRealizedPoint) {
   hand.bound_lines = {{1.0, 10.0, -4.0}, {3.0, 1.0, 2.0}};
   EXPECT_NEAR(EnergyBound(hand).least(0.0, std::numeric_limits<double>::infinity()), 4.0 / 3.0,
               1e-12);
-  EXPECT_NEAR(EnergyBound(hand).least(1.0, 2.0), 6.0, 1e-12);   // falling: at its end
-  EXPECT_NEAR(EnergyBound(hand).least(3.5, 4.0), 2.0, 1e-12);   // rising: at its start
+  EXPECT_NEAR(EnergyBound(hand).least(1.0, 2.0), 6.0, 1e-12);  // falling: at its end
+  EXPECT_NEAR(EnergyBound(hand).least(3.5, 4.0), 2.0, 1e-12);  // rising: at its start
   EXPECT_EQ(EnergyBound(hand).least(0.0, 0.5), std::numeric_limits<double>::infinity());
 }
 
