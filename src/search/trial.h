@@ -72,6 +72,7 @@ using BoundFilter = std::function<std::string(const TrialResult& bounds)>;
 
 /// The energy bound of a configuration as a function of time: the maximum of its bound_lines, or
 /// bound_energy_j when there are none, for times from bound_time_s on (it has no points before).
+/// Keeps a reference to `bounds`, which must outlive it.
 class EnergyBound {
  public:
   explicit EnergyBound(const TrialResult& bounds);
