@@ -293,6 +293,9 @@ TEST_P(Gpt3OnH100, GridFinishesAndPruningKeepsTheOptimumAndFrontier) {
   ASSERT_GE(run.pruned.best, 0);
   EXPECT_EQ(full.pruned_oom + full.pruned_dominated, 0);
   EXPECT_LT(run.pruned.planned, full.planned);
+  // The energy bound as a function of time skips most configurations: 56 of 380 planned on 8
+  // GPUs (198 with the corner bound alone).
+  EXPECT_LE(run.pruned.planned, 70);
   const TrialResult& a = full.trials[static_cast<std::size_t>(full.best)];
   const TrialResult& b = run.pruned.trials[static_cast<std::size_t>(run.pruned.best)];
   // The same best T_min (configurations may tie at the τ grid).
