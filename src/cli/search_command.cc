@@ -108,6 +108,7 @@ int run_search_command(const SearchFlags& flags) {
     auto opened = search::Checkpoint::open(flags.checkpoint, *spec);
     if (!opened) return fail(kCommand, opened.error().message);
     checkpoint = std::move(*opened);
+    for (const std::string& w : checkpoint->warnings()) fmt::print(stderr, "warning: {}\n", w);
   }
 
   report::SearchProgressLine progress(!flags.quiet);

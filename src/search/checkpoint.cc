@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -37,6 +38,8 @@ bool write_all(int fd, std::string_view text) {
 std::string encode_trial(const TrialResult& t) {
   json points = json::array();
   for (const TrialPoint& p : t.frontier) points.push_back({p.time_s, p.energy_j, p.plan_point});
+  json lines = json::array();
+  for (const BoundLine& l : t.bound_lines) lines.push_back({l.time_s, l.energy_j, l.slope_w});
   json j = {{"config", t.config.index},
             {"status", std::string(status_name(t.status))},
             {"reason", t.reason},
@@ -51,6 +54,7 @@ std::string encode_trial(const TrialResult& t) {
             {"baseline_energy_j", t.baseline_energy_j},
             {"bound_time_s", t.bound_time_s},
             {"bound_energy_j", t.bound_energy_j},
+            {"bound_lines", lines},
             {"frontier", points},
             {"eval_s", t.seconds}};
   return j.dump();
@@ -102,10 +106,21 @@ core::Result<TrialResult> decode_trial(std::string_view line, const std::string&
         number("energy_at_t_min_j", t.energy_at_t_min_j), number("t_star_s", t.t_star_s),
         number("energy_at_t_star_j", t.energy_at_t_star_j),
         number("baseline_time_s", t.baseline_time_s),
-        number("baseline_energy_j", t.baseline_energy_j),
-        number("bound_time_s", t.bound_time_s), number("bound_energy_j", t.bound_energy_j),
-        number("eval_s", t.seconds)})
+        number("baseline_energy_j", t.baseline_energy_j), number("bound_time_s", t.bound_time_s),
+        number("bound_energy_j", t.bound_energy_j), number("eval_s", t.seconds)})
     if (!status) return status.error();
+  // Optional: logs written before the bound's lines existed have only its corner.
+  if (j.contains("bound_lines")) {
+    if (!j["bound_lines"].is_array())
+      return core::Error{fmt::format("{}: field 'bound_lines' must be an array", where)};
+    for (const json& l : j["bound_lines"]) {
+      if (!l.is_array() || l.size() != 3 || !l[0].is_number() || !l[1].is_number() ||
+          !l[2].is_number())
+        return core::Error{
+            fmt::format("{}: field 'bound_lines' must hold [time_s, energy_j, slope_w]", where)};
+      t.bound_lines.push_back({l[0].get<double>(), l[1].get<double>(), l[2].get<double>()});
+    }
+  }
   if (!j.contains("frontier") || !j["frontier"].is_array())
     return core::Error{fmt::format("{}: field 'frontier' must be an array", where)};
   for (const json& p : j["frontier"]) {
@@ -161,12 +176,14 @@ core::Result<std::unique_ptr<Checkpoint>> Checkpoint::open(const std::string& pa
     text = all.str();
   }
   // Complete lines only: a search killed mid-write leaves a torn last line, which is cut off.
-  const std::size_t complete = text->rfind('\n') == std::string::npos ? 0 : text->rfind('\n') + 1;
+  std::size_t complete = text->rfind('\n') == std::string::npos ? 0 : text->rfind('\n') + 1;
+  const std::string not_ours = fmt::format(
+      "{}:1: not a powertrain search checkpoint (line 1 is not its "
+      "{{\"powertrain_search_checkpoint\": 1, ...}} header); use another --checkpoint file",
+      path);
   if (complete == 0) {
     // New, or killed while writing the header; anything else is not ours to overwrite.
-    if (header.compare(0, text->size(), *text) != 0)
-      return core::Error{fmt::format(
-          "{}:1: field 'powertrain_search_checkpoint' missing: not a search checkpoint", path)};
+    if (header.compare(0, text->size(), *text) != 0) return core::Error{not_ours};
     if (::ftruncate(c->fd_, 0) != 0)
       return core::Error{
           fmt::format("{}: cannot reset checkpoint: {}", path, std::strerror(errno))};
@@ -175,22 +192,43 @@ core::Result<std::unique_ptr<Checkpoint>> Checkpoint::open(const std::string& pa
           fmt::format("{}: cannot write checkpoint: {}", path, std::strerror(errno))};
     return c;
   }
+  const auto line_count =
+      std::count(text->begin(), text->begin() + static_cast<long>(complete), '\n');
+  if (complete != text->size())
+    c->warnings_.push_back(fmt::format(
+        "{}:{}: ignoring a truncated last line ({} bytes without a newline, left by a search "
+        "killed while writing it); it is cut off and that trial runs again",
+        path, line_count + 1, text->size() - complete));
   const std::string_view body(text->data(), complete);
   std::size_t begin = 0;
   int line = 0;
   while (begin < body.size()) {
     const std::size_t end = body.find('\n', begin);
     const std::string_view row = body.substr(begin, end - begin);
+    const std::size_t row_begin = begin;
     begin = end + 1;
     ++line;
     const std::string where = fmt::format("{}:{}", path, line);
     if (line == 1) {
+      const json head = json::parse(row, nullptr, false);
+      if (head.is_discarded() || !head.is_object() ||
+          !head.contains("powertrain_search_checkpoint"))
+        return core::Error{not_ours};
       if (std::string(row) + "\n" != header)
         return core::Error{fmt::format(
             "{}: field 'spec' differs from this search's (model, GPUs, batch, knobs, tau_steps "
             "or emulation changed); use another --checkpoint file",
             where)};
       continue;
+    }
+    // A last line that is not JSON at all is a torn write that got a newline afterwards (e.g. a
+    // copy of a torn log); any other bad line is an error.
+    if (begin == body.size() && json::parse(row, nullptr, false).is_discarded()) {
+      c->warnings_.push_back(fmt::format(
+          "{}: ignoring a truncated last line (not JSON); it is cut off and that trial runs again",
+          where));
+      complete = row_begin;
+      break;
     }
     auto trial = decode_trial(row, where);
     if (!trial) return trial.error();

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/result.h"
 #include "search/space.h"
@@ -28,7 +29,8 @@ std::string checkpoint_fingerprint(const SearchSpec& spec);
 /// The log: line 1 is {"powertrain_search_checkpoint": 1, "spec": fingerprint}, then one
 /// encode_trial line per finished trial, each written with one write(2) and fdatasync'd, so a
 /// search killed at any moment leaves every earlier line intact; a torn last line is dropped
-/// (and cut off) when the log is reopened. Thread-safe.
+/// (and cut off, with a warning) when the log is reopened. A file whose line 1 is not the header
+/// is refused as not a checkpoint, and left alone. Thread-safe.
 class Checkpoint {
  public:
   /// Opens `path`, creating it (with the header) when missing, else reading its trials.
@@ -43,6 +45,8 @@ class Checkpoint {
   core::Status append(const TrialResult& trial);
   std::size_t restored() const { return restored_; }  // trials read when opened
   const std::string& path() const { return path_; }
+  /// What open() tolerated (a truncated last line), one line each, naming file:line.
+  const std::vector<std::string>& warnings() const { return warnings_; }
 
  private:
   Checkpoint() = default;
@@ -50,6 +54,7 @@ class Checkpoint {
   int fd_ = -1;
   std::map<Config, TrialResult> done_;
   std::size_t restored_ = 0;
+  std::vector<std::string> warnings_;
   mutable std::mutex mutex_;
 };
 

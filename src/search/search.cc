@@ -191,22 +191,28 @@ class Driver {
     return out;
   }
 
-  // The bound tactic: skip planning a configuration when a point of the cross-configuration
-  // frontier of the trials planned before this batch is no slower than its time bound and uses less
-  // energy than its energy bound, so none of its points can be on the frontier or be the best
-  // (docs/search.md). The frontier is frozen per batch, so results do not depend on threads.
-  std::string bound_reason(double time_s, double energy_j) const {
-    // front_ is fastest first with falling energy: the last point no slower than time_s has the
-    // least energy among those.
-    auto it = std::upper_bound(front_.begin(), front_.end(), time_s,
+  // The bound tactic: skip planning a configuration when, at every time it could reach (no less
+  // than its time bound), a point of the cross-configuration frontier of the trials planned before
+  // this batch is no slower and uses less energy than its energy bound at that time, so none of its
+  // points can be on the frontier or be the best (docs/search.md). The frontier is frozen per
+  // batch, so results do not depend on threads.
+  std::string bound_reason(const TrialResult& bounds) const {
+    // front_ is fastest first with falling energy: between two of its points' times, the earlier
+    // one has the least energy among the points no slower.
+    auto it = std::upper_bound(front_.begin(), front_.end(), bounds.bound_time_s,
                                [](double t, const ParetoPoint& p) { return t < p.time_s; });
     if (it == front_.begin()) return {};
+    const EnergyBound bound(bounds);
+    for (auto p = std::prev(it); p != front_.end(); ++p) {
+      const double hi_s = std::next(p) == front_.end() ? kInf : std::next(p)->time_s;
+      if (!(p->energy_j < bound.least(p->time_s, hi_s))) return {};
+    }
     const ParetoPoint& p = *std::prev(it);
-    if (!(p.energy_j < energy_j)) return {};
     return fmt::format(
-        "frontier point {:.6g} s {:.6g} J of {} beats its bounds {:.6g} s {:.6g} J", p.time_s,
-        p.energy_j, config_label(spec_, result_.trials[static_cast<std::size_t>(p.trial)].config),
-        time_s, energy_j);
+        "frontier points from {:.6g} s {:.6g} J of {} beat its bounds from {:.6g} s {:.6g} J",
+        p.time_s, p.energy_j,
+        config_label(spec_, result_.trials[static_cast<std::size_t>(p.trial)].config),
+        bounds.bound_time_s, bound.least(bounds.bound_time_s, bounds.bound_time_s));
   }
 
   void plan(const std::vector<int>& indices) {
@@ -214,7 +220,7 @@ class Driver {
     if (spec_.pruning) front_ = cross_frontier(result_.trials);
     BoundFilter skip;
     if (spec_.pruning && !front_.empty())
-      skip = [this](double time_s, double energy_j) { return bound_reason(time_s, energy_j); };
+      skip = [this](const TrialResult& bounds) { return bound_reason(bounds); };
     // Longest first, so a long solve does not start last and leave the other threads idle: the
     // solver's steps grow with the pipeline's instructions (microbatches x stages x chunks). The
     // order of planning does not change any result.
@@ -236,7 +242,7 @@ class Driver {
         // MPI workers and checkpointed trials were planned without this batch's frozen frontier:
         // apply the bound tactic here too, so every rank count and resume gives the same result.
         if (skip && slot.status == TrialStatus::kOk)
-          if (std::string why = skip(slot.bound_time_s, slot.bound_energy_j); !why.empty())
+          if (std::string why = skip(slot); !why.empty())
             slot = pruned_by_bound(std::move(slot), std::move(why));
       }
       return;

@@ -3,9 +3,11 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <map>
 
 #include "frontier/evaluate.h"
 #include "frontier/problem.h"
@@ -84,7 +86,243 @@ TrialResult check(const SearchSpec& spec, const Config& config, profile::ModelJo
   return r;
 }
 
+// One GPU's chain of instructions (it runs them in order, and the DAG links them), relaxed: each
+// instruction's energy above blocking power, h = e − P_blocking·t, is no less than the lower
+// convex hull of its options' (t, h), made non-increasing. The least Σ h with Σ t ≤ budget is then
+// a convex piecewise-linear function of the budget, found greedily by the segments' slopes.
+struct ChainBound {
+  double offset_s = 0.0;     // time outside the chain's profiled instructions on its longest path
+  double fastest_s = 0.0;    // Σ t of the chain's instructions at their fastest options
+  double h_fastest_j = 0.0;  // Σ h at those options
+  std::vector<double> slope_w, end_dt_s, end_dh_j;  // segments, steepest first; cumulative ends
+
+  // Least Σ h with Σ t ≤ time_s − offset_s, and the right derivative there.
+  std::pair<double, double> at(double time_s) const {
+    const double x = std::max(0.0, time_s - offset_s - fastest_s);
+    const auto k = static_cast<std::size_t>(std::upper_bound(end_dt_s.begin(), end_dt_s.end(), x) -
+                                            end_dt_s.begin());
+    if (k == end_dt_s.size()) return {h_fastest_j + (k == 0 ? 0.0 : end_dh_j[k - 1]), 0.0};
+    const double start_dt = k == 0 ? 0.0 : end_dt_s[k - 1];
+    const double start_dh = k == 0 ? 0.0 : end_dh_j[k - 1];
+    return {h_fastest_j + start_dh + slope_w[k] * (x - start_dt), slope_w[k]};
+  }
+  double end_s() const { return offset_s + fastest_s + (end_dt_s.empty() ? 0.0 : end_dt_s.back()); }
+};
+
+// Segments (slope, Δt, Δh) of the non-increasing lower convex hull of an instruction's options'
+// (t, h), fastest first.
+std::vector<std::array<double, 3>> hull_segments(const frontier::InstructionCostModel& model,
+                                                 double p_blocking_w) {
+  std::vector<std::pair<double, double>> pts;
+  for (const auto& option : model.options())
+    pts.emplace_back(option.time_s, option.energy_j - p_blocking_w * option.time_s);
+  std::sort(pts.begin(), pts.end());
+  std::vector<std::pair<double, double>> hull;
+  for (const auto& p : pts) {
+    if (!hull.empty() && hull.back().first == p.first) continue;  // same t: the first has least h
+    while (hull.size() >= 2) {
+      const auto& a = hull[hull.size() - 2];
+      const auto& b = hull.back();
+      // Drop b when it lies on or above the segment a–p.
+      if ((b.second - a.second) * (p.first - a.first) >=
+          (p.second - a.second) * (b.first - a.first))
+        hull.pop_back();
+      else
+        break;
+    }
+    hull.push_back(p);
+  }
+  std::vector<std::array<double, 3>> segments;
+  for (std::size_t i = 1; i < hull.size(); ++i) {
+    const double dt = hull[i].first - hull[i - 1].first;
+    const double dh = hull[i].second - hull[i - 1].second;
+    if (!(dh < 0.0)) break;  // past the least h: slower options cannot lower the bound
+    segments.push_back({dh / dt, dt, dh});
+  }
+  return segments;
+}
+
+// Lower bounds on every realized point of a problem: bound_time_s, bound_energy_j (the corner,
+// energy at the least Σ h) and bound_lines, tangents of the convex bound
+//   E(T) ≥ replicas · (Σ_gpu chain_gpu(T) + P_blocking·GPUs·T + per_iter_extra_j).
+// Realized energy is Σ h + P_blocking·GPUs·T (+ the once-per-iteration work), and each GPU's chain
+// lies on a path of the DAG whose other nodes take at least their fastest times, so the chain's
+// instructions share at most T − (that path's other time). Everything is shrunk by 1e-9 so that
+// summation order cannot make a bound exceed a realized value.
+void set_bounds(const frontier::PlanningProblem& problem, double p_blocking_w,
+                double per_iter_extra_j, double replicas, TrialResult& r) {
+  const pipeline::OperationDag& dag = problem.dag;
+  const std::size_t n = dag.operations.size();
+  std::vector<double> fastest(n, 0.0);
+  double above_blocking_j = 0.0;
+  for (std::size_t v = 0; v < n; ++v) {
+    const pipeline::Operation& op = dag.operations[v];
+    if (!pipeline::is_profiled(op.kind)) {
+      fastest[v] = op.constant_time_s;
+      continue;
+    }
+    double t = std::numeric_limits<double>::infinity(), e = t;
+    for (const auto& option : problem.model_of(static_cast<int>(v)).options()) {
+      t = std::min(t, option.time_s);
+      e = std::min(e, option.energy_j - p_blocking_w * option.time_s);
+    }
+    // No options (not built by the problem builder): no bounds, so the tactic never skips it.
+    if (!std::isfinite(t) || !std::isfinite(e)) return;
+    fastest[v] = t;
+    above_blocking_j += e;
+  }
+  const double time_s = frontier::longest_path(dag, fastest);
+  r.bound_time_s = time_s * (1.0 - 1e-9);
+  const double gpus = static_cast<double>(dag.num_gpus);
+  {
+    const double pipe_j = above_blocking_j + p_blocking_w * gpus * time_s;
+    const double energy_j = (pipe_j + per_iter_extra_j) * replicas;
+    r.bound_energy_j = energy_j - std::abs(energy_j) * 1e-9;
+  }
+
+  // Longest paths with fastest times into each node's start and out of each node's end.
+  std::vector<double> head(n, 0.0), tail(n, 0.0);
+  for (int v : dag.topological_order)
+    for (int s : dag.successors[static_cast<std::size_t>(v)])
+      head[static_cast<std::size_t>(s)] =
+          std::max(head[static_cast<std::size_t>(s)],
+                   head[static_cast<std::size_t>(v)] + fastest[static_cast<std::size_t>(v)]);
+  for (auto it = dag.topological_order.rbegin(); it != dag.topological_order.rend(); ++it)
+    for (int s : dag.successors[static_cast<std::size_t>(*it)])
+      tail[static_cast<std::size_t>(*it)] =
+          std::max(tail[static_cast<std::size_t>(*it)],
+                   fastest[static_cast<std::size_t>(s)] + tail[static_cast<std::size_t>(s)]);
+  std::vector<ChainBound> chains;
+  std::map<int, std::vector<std::array<double, 3>>> hulls;  // per cost model
+  for (const std::vector<int>& order : dag.gpu_order) {
+    if (order.empty()) continue;
+    ChainBound chain;
+    chain.offset_s = head[static_cast<std::size_t>(order.front())] +
+                     tail[static_cast<std::size_t>(order.back())];
+    std::map<int, int> uses;  // cost model → instructions of this chain
+    for (int v : order) {
+      const auto u = static_cast<std::size_t>(v);
+      if (!pipeline::is_profiled(dag.operations[u].kind)) {
+        chain.offset_s += fastest[u];
+        continue;
+      }
+      const int model = problem.model_of_operation[u];
+      ++uses[model];
+      chain.fastest_s += fastest[u];
+      const auto& options = problem.model_of(v).options();
+      const auto first =
+          std::min_element(options.begin(), options.end(), [](const auto& a, const auto& b) {
+            return a.time_s < b.time_s || (a.time_s == b.time_s && a.energy_j < b.energy_j);
+          });
+      chain.h_fastest_j += first->energy_j - p_blocking_w * first->time_s;
+    }
+    std::vector<std::array<double, 3>> segments;
+    for (const auto& [model, count] : uses) {
+      auto it = hulls.find(model);
+      if (it == hulls.end())
+        it = hulls
+                 .emplace(model, hull_segments(problem.models.at(static_cast<std::size_t>(model)),
+                                               p_blocking_w))
+                 .first;
+      for (const auto& seg : it->second)
+        segments.push_back({seg[0], seg[1] * count, seg[2] * count});
+    }
+    std::stable_sort(segments.begin(), segments.end(),
+                     [](const auto& a, const auto& b) { return a[0] < b[0]; });
+    double dt = 0.0, dh = 0.0;
+    for (const auto& seg : segments) {
+      dt += seg[1];
+      dh += seg[2];
+      chain.slope_w.push_back(seg[0]);
+      chain.end_dt_s.push_back(dt);
+      chain.end_dh_j.push_back(dh);
+    }
+    chains.push_back(std::move(chain));
+  }
+  // The bound and its right derivative at T.
+  auto bound = [&](double t) {
+    double e = p_blocking_w * gpus * t + per_iter_extra_j, slope = p_blocking_w * gpus;
+    for (const ChainBound& chain : chains) {
+      const auto [h, s] = chain.at(t);
+      e += h;
+      slope += s;
+    }
+    return std::pair<double, double>(e * replicas, slope * replicas);
+  };
+  double end_s = time_s;
+  for (const ChainBound& chain : chains) end_s = std::max(end_s, chain.end_s());
+  // Tangents at T_min's bound and where every chain is flat, then where the maximum of the
+  // tangents is furthest below the bound, up to 32 lines or a gap of 1e-6.
+  auto tangent = [&](double t) {
+    const auto [e, s] = bound(t);
+    return BoundLine{t, e, s};
+  };
+  std::vector<BoundLine> lines = {tangent(time_s)};
+  if (end_s > time_s) lines.push_back(tangent(end_s));
+  while (lines.size() < 32) {
+    double worst_gap = 1e-6;
+    std::size_t worst = 0;
+    double worst_t = 0.0;
+    for (std::size_t i = 1; i < lines.size(); ++i) {
+      const BoundLine& a = lines[i - 1];
+      const BoundLine& b = lines[i];
+      if (!(a.slope_w < b.slope_w)) continue;
+      double x = (b.energy_j - a.energy_j + a.slope_w * a.time_s - b.slope_w * b.time_s) /
+                 (a.slope_w - b.slope_w);
+      x = std::clamp(x, a.time_s, b.time_s);
+      const double below = a.energy_j + a.slope_w * (x - a.time_s);
+      const double gap = (bound(x).first - below) / std::max(1e-300, std::abs(bound(x).first));
+      if (gap > worst_gap) {
+        worst_gap = gap;
+        worst = i;
+        worst_t = x;
+      }
+    }
+    if (worst == 0) break;
+    lines.insert(lines.begin() + static_cast<long>(worst), tangent(worst_t));
+  }
+  for (BoundLine& line : lines) line.energy_j -= std::abs(line.energy_j) * 1e-9;
+  r.bound_lines = std::move(lines);
+}
+
 }  // namespace
+
+EnergyBound::EnergyBound(const TrialResult& bounds) : bounds_(bounds) {
+  argmin_s_ = bounds.bound_time_s;
+  const std::vector<BoundLine>& lines = bounds.bound_lines;
+  // A maximum of lines is convex; its least value from bound_time_s on lies there or where two
+  // lines cross.
+  double least = at(argmin_s_);
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    for (std::size_t j = i + 1; j < lines.size(); ++j) {
+      const BoundLine& a = lines[i];
+      const BoundLine& b = lines[j];
+      if (a.slope_w == b.slope_w) continue;
+      const double x = (b.energy_j - a.energy_j + a.slope_w * a.time_s - b.slope_w * b.time_s) /
+                       (a.slope_w - b.slope_w);
+      if (!(x > bounds.bound_time_s) || !std::isfinite(x)) continue;
+      if (const double e = at(x); e < least) {
+        least = e;
+        argmin_s_ = x;
+      }
+    }
+  }
+}
+
+double EnergyBound::at(double time_s) const {
+  if (bounds_.bound_lines.empty()) return bounds_.bound_energy_j;
+  double e = -std::numeric_limits<double>::infinity();
+  for (const BoundLine& line : bounds_.bound_lines)
+    e = std::max(e, line.energy_j + line.slope_w * (time_s - line.time_s));
+  return e;
+}
+
+double EnergyBound::least(double lo_s, double hi_s) const {
+  lo_s = std::max(lo_s, bounds_.bound_time_s);
+  if (!(lo_s <= hi_s)) return std::numeric_limits<double>::infinity();
+  // Convex: over an interval, least at the point nearest the overall minimum.
+  return at(std::clamp(argmin_s_, lo_s, hi_s));
+}
 
 std::string_view status_name(TrialStatus status) {
   switch (status) {
@@ -118,6 +356,7 @@ TrialResult pruned_by_bound(TrialResult planned, std::string reason) {
   r.peak_memory_gib = planned.peak_memory_gib;
   r.bound_time_s = planned.bound_time_s;
   r.bound_energy_j = planned.bound_energy_j;
+  r.bound_lines = std::move(planned.bound_lines);
   r.seconds = planned.seconds;
   return r;
 }
@@ -176,36 +415,9 @@ TrialResult evaluate_config(const SearchSpec& spec, const Config& config, const 
   if (!problem) return done(invalid(r, problem.error().message));
   // The pipeline's energy stands for one tensor-parallel rank of one data-parallel replica.
   const double replicas = static_cast<double>(c.tp) * r.dp;
-  // Lower bounds on every realized point, for the bound tactic: realized time is the longest path
-  // of the chosen options' times, so no less than with every node at its fastest option; realized
-  // energy is Σ (e − P_blocking·t) + P_blocking·GPUs·time, each term no less than its least option.
-  // Shrunk by 1e-9 so summation order cannot make a bound exceed a realized value.
-  {
-    const pipeline::OperationDag& dag = problem->dag;
-    std::vector<double> fastest(dag.operations.size(), 0.0);
-    double above_blocking_j = 0.0;
-    for (std::size_t v = 0; v < fastest.size(); ++v) {
-      const pipeline::Operation& op = dag.operations[v];
-      if (!pipeline::is_profiled(op.kind)) {
-        fastest[v] = op.constant_time_s;
-        continue;
-      }
-      double t = std::numeric_limits<double>::infinity(), e = t;
-      for (const auto& option : problem->model_of(static_cast<int>(v)).options()) {
-        t = std::min(t, option.time_s);
-        e = std::min(e, option.energy_j - settings.p_blocking_w * option.time_s);
-      }
-      fastest[v] = t;
-      above_blocking_j += e;
-    }
-    const double time_s = frontier::longest_path(dag, fastest);
-    r.bound_time_s = time_s * (1.0 - 1e-9);
-    const double pipe_j = above_blocking_j + settings.p_blocking_w * dag.num_gpus * time_s;
-    const double energy_j = (pipe_j + per_iter_extra_j) * replicas;
-    r.bound_energy_j = energy_j - std::abs(energy_j) * 1e-9;
-  }
+  set_bounds(*problem, settings.p_blocking_w, per_iter_extra_j, replicas, r);
   if (skip) {
-    if (std::string why = skip(r.bound_time_s, r.bound_energy_j); !why.empty()) {
+    if (std::string why = skip(r); !why.empty()) {
       r.status = TrialStatus::kPrunedBound;
       r.reason = std::move(why);
       return done(std::move(r));

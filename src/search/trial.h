@@ -28,6 +28,14 @@ struct TrialPoint {
   int plan_point = 0;     // the Perseus frontier point (clock plan) it comes from, 0 = T*
 };
 
+/// A line below every realized point of a configuration's frontier: a point (t, e) has
+/// e ≥ energy_j + slope_w·(t − time_s). The bound tactic's curve is the maximum of such lines.
+struct BoundLine {
+  double time_s = 0.0;
+  double energy_j = 0.0;
+  double slope_w = 0.0;
+};
+
 struct TrialResult {
   Config config;
   TrialStatus status = TrialStatus::kInvalid;
@@ -45,6 +53,10 @@ struct TrialResult {
   // fastest option, energy with each at its least energy above blocking power (modelled).
   double bound_time_s = 0.0;
   double bound_energy_j = 0.0;
+  // A tighter energy bound as a function of time (kOk and kPrunedBound of the model backend;
+  // empty elsewhere, when only bound_energy_j applies): tangents of the convex lower bound from
+  // each GPU's chain of instructions (docs/search.md, the bound tactic).
+  std::vector<BoundLine> bound_lines;
   std::vector<TrialPoint> frontier;  // slowest (T*) first
   double seconds = 0.0;              // wall time of the evaluation
   bool usable() const { return status == TrialStatus::kOk; }
@@ -54,9 +66,25 @@ struct TrialResult {
 /// configuration fits, else kInvalid or kOom with the reason.
 TrialResult check_config(const SearchSpec& spec, const Config& config);
 
-/// Decides whether a fitting configuration whose realized points all lie at or above
-/// (time_s, energy_j) needs planning: a non-empty reason skips it as kPrunedBound.
-using BoundFilter = std::function<std::string(double time_s, double energy_j)>;
+/// Decides whether a fitting configuration needs planning from its bounds (bound_time_s,
+/// bound_energy_j, bound_lines): a non-empty reason skips it as kPrunedBound.
+using BoundFilter = std::function<std::string(const TrialResult& bounds)>;
+
+/// The energy bound of a configuration as a function of time: the maximum of its bound_lines, or
+/// bound_energy_j when there are none, for times from bound_time_s on (it has no points before).
+/// Keeps a reference to `bounds`, which must outlive it.
+class EnergyBound {
+ public:
+  explicit EnergyBound(const TrialResult& bounds);
+  /// The least energy any realized point can have at a time in [lo_s, hi_s] (hi_s may be +inf);
+  /// +inf when the interval ends before bound_time_s.
+  double least(double lo_s, double hi_s) const;
+
+ private:
+  double at(double time_s) const;
+  const TrialResult& bounds_;
+  double argmin_s_ = 0.0;  // where the convex maximum of lines is least, from bound_time_s on
+};
 
 /// check_config, then the frontier when it fits. Before solving, the lower bounds are passed to
 /// `skip` (when set). Thread-safe (no shared state; `skip` must be safe to call concurrently).

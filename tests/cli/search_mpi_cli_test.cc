@@ -184,6 +184,16 @@ TEST_F(SearchMpiCliTest, KilledSearchResumesFromItsCheckpoint) {
   EXPECT_EQ(other.exit_code, 1);
   EXPECT_NE(other.err.find(checkpoint.string() + ":1: field 'spec' differs"), std::string::npos)
       << other.err;
+  // A file that is no checkpoint at all (here a spec) is called that, and left as it was.
+  const std::string spec_text = slurp(dir_ / "other.json");
+  const CliRun not_one = run({"search", (dir_ / "other.json").string(), "--quiet", "--checkpoint",
+                              (dir_ / "other.json").string(), "--out", (dir_ / "x").string()});
+  EXPECT_EQ(not_one.exit_code, 1);
+  EXPECT_NE(
+      not_one.err.find((dir_ / "other.json").string() + ":1: not a powertrain search checkpoint"),
+      std::string::npos)
+      << not_one.err;
+  EXPECT_EQ(slurp(dir_ / "other.json"), spec_text);
 }
 
 }  // namespace

@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
+#include <limits>
 #include <map>
 
 #include "search/cmaes.h"
@@ -155,18 +157,75 @@ TEST(SearchTrial, PlansAFrontierForGpt3OnH100) {
   }
   // A filter that rejects it returns its bounds and no frontier; one that accepts plans as usual.
   double seen_time_s = 0.0;
-  const TrialResult skipped = evaluate_config(spec, c, [&](double time_s, double) {
-    seen_time_s = time_s;
+  std::size_t seen_lines = 0;
+  const TrialResult skipped = evaluate_config(spec, c, [&](const TrialResult& bounds) {
+    seen_time_s = bounds.bound_time_s;
+    seen_lines = bounds.bound_lines.size();
     return std::string("beaten");
   });
   EXPECT_EQ(skipped.status, TrialStatus::kPrunedBound);
   EXPECT_EQ(skipped.reason, "beaten");
   EXPECT_TRUE(skipped.frontier.empty());
   EXPECT_EQ(seen_time_s, r.bound_time_s);
-  const TrialResult kept = evaluate_config(spec, c, [](double, double) { return std::string(); });
+  EXPECT_EQ(seen_lines, r.bound_lines.size());
+  EXPECT_EQ(skipped.bound_lines.size(), r.bound_lines.size());
+  const TrialResult kept =
+      evaluate_config(spec, c, [](const TrialResult&) { return std::string(); });
   ASSERT_EQ(kept.status, TrialStatus::kOk);
   EXPECT_EQ(kept.t_min_s, r.t_min_s);
   EXPECT_EQ(kept.frontier.size(), r.frontier.size());
+}
+
+// The energy bound as a function of time holds for every realized point of layouts with every
+// schedule (1F1B, recomputation, interleaving; deep and shallow pipelines), is tighter than the
+// corner bound, and near T_min comes close to the realized energy.
+TEST(SearchTrial, EnergyBoundCurveHoldsForEveryRealizedPoint) {
+  const SearchSpec spec = gpt3_spec(16);
+  // (tp, pp, mb, v, recompute, sp, dopt) value indices.
+  const std::vector<std::array<int, 7>> layouts = {{0, 1, 0, 0, 0, 0, 1}, {0, 1, 0, 2, 0, 0, 1},
+                                                   {1, 2, 1, 0, 1, 1, 0}, {0, 3, 0, 0, 0, 0, 1},
+                                                   {1, 1, 1, 1, 0, 1, 0}, {0, 0, 0, 0, 0, 0, 1}};
+  int tight = 0;
+  for (const auto& layout : layouts) {
+    Config c;
+    c.index = layout;
+    const TrialResult r = evaluate_config(spec, c);
+    ASSERT_EQ(r.status, TrialStatus::kOk) << config_label(spec, c) << ": " << r.reason;
+    ASSERT_FALSE(r.bound_lines.empty());
+    const EnergyBound bound(r);
+    for (const TrialPoint& p : r.frontier) {
+      EXPECT_LE(bound.least(p.time_s, p.time_s), p.energy_j)
+          << config_label(spec, c) << " point " << p.plan_point << " at " << p.time_s << " s";
+      // Over an interval it is no more than at either end.
+      EXPECT_LE(bound.least(r.bound_time_s, p.time_s), bound.least(p.time_s, p.time_s));
+    }
+    // Over all times it is no more than the least realized energy, and never below the corner.
+    EXPECT_LE(bound.least(0.0, std::numeric_limits<double>::infinity()), r.energy_at_t_star_j);
+    EXPECT_GE(bound.least(r.bound_time_s, r.bound_time_s), r.bound_energy_j);
+    EXPECT_EQ(bound.least(0.0, 0.5 * r.bound_time_s), std::numeric_limits<double>::infinity());
+    // At T_min: more than 60 % of the way from the corner to the realized energy.
+    const double at_t_min = bound.least(r.t_min_s, r.t_min_s);
+    const double closed = (at_t_min - r.bound_energy_j) / (r.energy_at_t_min_j - r.bound_energy_j);
+    EXPECT_GT(closed, 0.6) << config_label(spec, c);  // 0.71 to 1.0 measured
+    if (closed > 0.85) ++tight;
+  }
+  EXPECT_GE(tight, 3);
+  // Without lines (an old checkpoint's trial) the corner applies at every time.
+  TrialResult corner;
+  corner.bound_time_s = 2.0;
+  corner.bound_energy_j = 5.0;
+  EXPECT_EQ(EnergyBound(corner).least(1.0, 3.0), 5.0);
+  EXPECT_EQ(EnergyBound(corner).least(0.0, 1.0), std::numeric_limits<double>::infinity());
+  // A hand-made curve, max(10 − 4(t − 1), 1 + 2(t − 3)) from t = 1: the lines cross where
+  // 14 − 4t = 2t − 5, t = 19/6, e = 4/3.
+  TrialResult hand;
+  hand.bound_time_s = 1.0;
+  hand.bound_lines = {{1.0, 10.0, -4.0}, {3.0, 1.0, 2.0}};
+  EXPECT_NEAR(EnergyBound(hand).least(0.0, std::numeric_limits<double>::infinity()), 4.0 / 3.0,
+              1e-12);
+  EXPECT_NEAR(EnergyBound(hand).least(1.0, 2.0), 6.0, 1e-12);  // falling: at its end
+  EXPECT_NEAR(EnergyBound(hand).least(3.5, 4.0), 2.0, 1e-12);  // rising: at its start
+  EXPECT_EQ(EnergyBound(hand).least(0.0, 0.5), std::numeric_limits<double>::infinity());
 }
 
 TEST(SearchTrial, StructuralErrorsAreInvalidNotOom) {
@@ -234,6 +293,9 @@ TEST_P(Gpt3OnH100, GridFinishesAndPruningKeepsTheOptimumAndFrontier) {
   ASSERT_GE(run.pruned.best, 0);
   EXPECT_EQ(full.pruned_oom + full.pruned_dominated, 0);
   EXPECT_LT(run.pruned.planned, full.planned);
+  // The energy bound as a function of time skips most configurations: 56 of 380 planned on 8
+  // GPUs (198 with the corner bound alone).
+  EXPECT_LE(run.pruned.planned, 70);
   const TrialResult& a = full.trials[static_cast<std::size_t>(full.best)];
   const TrialResult& b = run.pruned.trials[static_cast<std::size_t>(run.pruned.best)];
   // The same best T_min (configurations may tie at the τ grid).
