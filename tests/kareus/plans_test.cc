@@ -161,7 +161,7 @@ TEST_F(KareusPlans, ReEvaluatingAScheduleReproducesThePlannedPoint) {
         const int clock = ins.at("clock_mhz").get<int>();
         Cost total;
         if (ins.at("execution") == "sequential") {
-          total = sequential_cost(gpu, mb.sequential, clock);
+          total = sequential_cost(gpu, params, mb.sequential_kernels, clock);
         } else {
           total = evaluate_solo(gpu, params, mb.solo, clock);
           for (const json& part : ins.at("partitions")) {
