@@ -23,7 +23,9 @@ std::vector<MicrobatchOption> microbatch_frontier(
   std::vector<MicrobatchOption> all;
   for (int clock : clocks_mhz) {
     if (include_sequential) {
-      const Cost c = sequential_cost(gpu, microbatch.sequential, clock);
+      const Cost c = microbatch.sequential_kernels.empty()
+                         ? sequential_cost(gpu, params, microbatch.sequential, clock)
+                         : sequential_cost(gpu, params, microbatch.sequential_kernels, clock);
       all.push_back({c.time_s, c.energy_j, clock, true, {}});
     }
     // No candidates given (Megatron-LM only): the partitioned execution is not considered.

@@ -20,9 +20,10 @@ double hbm_rate(const device::GpuSpec& gpu) {
   return gpu.memory_bandwidth_gb_s * 1e9 * gpu.dvfs.memory_efficiency;
 }
 
-// Time of the kernel's math at clock f on a fraction of the SMs (infinite bandwidth).
+// Time of the kernel's math at clock f on a fraction of the SMs (infinite bandwidth), its tiles
+// filling those SMs with efficiency `fill`.
 double flop_time(const device::GpuSpec& gpu, const device::Work& w, double speed,
-                 double sm_fraction) {
+                 double sm_fraction, double fill) {
   if (w.flops <= 0.0) return 0.0;
   const device::DvfsParams& p = gpu.dvfs;
   double rate = 0.0;
@@ -34,7 +35,7 @@ double flop_time(const device::GpuSpec& gpu, const device::Work& w, double speed
     rate =
         peak * 1e12 * (w.kind == WorkKind::kMatmul ? p.matmul_efficiency : p.attention_efficiency);
   }
-  return w.flops / (rate * speed * sm_fraction);
+  return w.flops / (rate * speed * sm_fraction * fill);
 }
 
 double activity(const device::GpuSpec& gpu, const device::Work& w) {
@@ -75,16 +76,54 @@ Cost run_at(const device::GpuSpec& gpu, const ConcurrencyParams& params,
     cost.time_s += dt;
     cost.energy_j += dt * (p.static_power_w + dynamic_w * act);
   };
+  // The collective alone (no compute kernel running) for up to dt; returns the time it ran.
+  auto comm_alone = [&](double dt) {
+    const double t_comm = latency_left > 0.0 ? latency_left : comm_left / rate;
+    dt = std::min(dt, t_comm);
+    add_phase(dt, comm_activity);
+    if (latency_left > 0.0) {
+      latency_left -= dt;
+    } else {
+      comm_left -= dt * rate;
+    }
+    if (latency_left < 1e-15) latency_left = 0.0;
+    if (comm_left < 1e-6) comm_left = 0.0;
+    return dt;
+  };
+  const bool size_effects = params.kernel_size_effects;
+  const int all_sms = std::max(1, gpu.sm_count);
   for (std::size_t i = 0; i < compute.size(); ++i) {
     if (comm && static_cast<int>(i) == slot) comm_started = true;
     const device::Work& w = compute[i].work;
+    // Launch gaps: the compute stream idles (static power), a running collective goes on.
+    double gap = size_effects
+                     ? std::max(1, compute[i].launches) * params.kernel_size.launch_overhead_s
+                     : 0.0;
+    while (gap > 1e-15) {
+      if (comm_started && (comm_left > 0.0 || latency_left > 0.0)) {
+        gap -= comm_alone(gap);
+      } else {
+        add_phase(gap, 0.0);
+        gap = 0.0;
+      }
+    }
+    const device::KernelShape& shape = compute[i].shape;
+    const device::WaveFill fill_all =
+        size_effects ? device::wave_fill(w.kind, shape, all_sms, params.kernel_size)
+                     : device::WaveFill{};
+    // Next to a collective the SM share stays fluid ((N−k)/N above): the grid is sized for the
+    // whole GPU, blocks are scheduled as SMs free up and the comm kernel's CTAs co-reside with
+    // compute CTAs, so the wave fill is the kernel's on all N SMs.
+    const device::WaveFill& fill_shared = fill_all;
     double left = 1.0;  // fraction of the kernel still to run
     while (left > 1e-12) {
       const bool both = comm_started && (comm_left > 0.0 || latency_left > 0.0);
       const double sm_fraction = both ? (n - sms) / n : 1.0;
-      const double t_flop = flop_time(gpu, w, speed, sm_fraction);
+      const device::WaveFill& fill = both ? fill_shared : fill_all;
+      const double t_flop = flop_time(gpu, w, speed, sm_fraction, fill.efficiency);
+      const double kernel_bytes = w.memory_bytes + fill.extra_bytes;
       // Bandwidth the kernel would use at its compute-bound speed (all of it when memory bound).
-      const double want_c = t_flop > 0.0 ? std::min(bandwidth, w.memory_bytes / t_flop) : bandwidth;
+      const double want_c = t_flop > 0.0 ? std::min(bandwidth, kernel_bytes / t_flop) : bandwidth;
       double b_c = bandwidth, comm_speed = 0.0;
       if (both && latency_left <= 0.0) {
         const double want_m = rate * comm_hbm_per_link_byte;
@@ -92,7 +131,7 @@ Cost run_at(const device::GpuSpec& gpu, const ConcurrencyParams& params,
         b_c = bc;
         comm_speed = want_m > 0.0 ? rate * std::min(1.0, bm / want_m) : rate;
       }
-      const double t_mem = w.memory_bytes > 0.0 ? w.memory_bytes / b_c : 0.0;
+      const double t_mem = kernel_bytes > 0.0 ? kernel_bytes / b_c : 0.0;
       const double t_kernel = std::max(t_flop, t_mem);  // whole kernel at these rates
       double dt = left * t_kernel;
       if (both) {
@@ -100,7 +139,8 @@ Cost run_at(const device::GpuSpec& gpu, const ConcurrencyParams& params,
         const double t_comm = latency_left > 0.0 ? latency_left : comm_left / comm_speed;
         dt = std::min(dt, t_comm);
       }
-      const double act = activity(gpu, w) * sm_fraction + (both ? comm_activity : 0.0);
+      const double act =
+          activity(gpu, w) * sm_fraction * fill.efficiency + (both ? comm_activity : 0.0);
       add_phase(dt, act);
       if (t_kernel > 0.0)
         left -= dt / t_kernel;
@@ -184,8 +224,13 @@ Cost evaluate_solo(const device::GpuSpec& gpu, const ConcurrencyParams& params,
   });
 }
 
-Cost sequential_cost(const device::GpuSpec& gpu, const std::vector<workload::Op>& ops,
-                     double clock_mhz) {
+Cost sequential_cost(const device::GpuSpec& gpu, const ConcurrencyParams& params,
+                     const std::vector<workload::Op>& ops, double clock_mhz) {
+  if (params.kernel_size_effects) {
+    std::vector<Kernel> kernels;
+    for (const workload::Op& op : ops) kernels.push_back({op.name, op.work, 1, {}});
+    return sequential_cost(gpu, params, kernels, clock_mhz);
+  }
   const std::vector<device::Work> works = workload::works_of(ops);
   const device::WorkEstimate e = device::estimate_work(gpu, works, clock_mhz);
   Cost c;
@@ -196,6 +241,31 @@ Cost sequential_cost(const device::GpuSpec& gpu, const std::vector<workload::Op>
   c.effective_clock_mhz = e.effective_clock_mhz;
   c.power_capped = e.power_capped;
   return c;
+}
+
+Cost sequential_cost(const device::GpuSpec& gpu, const ConcurrencyParams& params,
+                     const std::vector<Kernel>& kernels, double clock_mhz) {
+  if (!params.kernel_size_effects) {
+    std::vector<workload::Op> ops;
+    for (const Kernel& k : kernels) ops.push_back({k.name, k.work});
+    return sequential_cost(gpu, params, ops, clock_mhz);
+  }
+  return power_capped(gpu, clock_mhz, [&](double f) {
+    Cost total;
+    for (const Kernel& k : kernels) {
+      // A collective alone on all SMs: R(N) is the link rate (to 1e-6), as estimate_work.
+      Cost c = k.work.kind == WorkKind::kCollective
+                   ? run_at(gpu, params, {}, &k, gpu.sm_count, 0, f)
+                   : run_at(gpu, params, {k}, nullptr, 0, 0, f);
+      total.time_s += c.time_s;
+      total.energy_j += c.energy_j;
+      total.exposed_comm_s += c.exposed_comm_s;
+    }
+    total.effective_clock_mhz = f;
+    total.static_j = gpu.dvfs.static_power_w * total.time_s;
+    total.dynamic_j = total.energy_j - total.static_j;
+    return total;
+  });
 }
 
 }  // namespace powertrain::kareus

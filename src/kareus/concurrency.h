@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "device/gpu.h"
+#include "device/kernel_efficiency.h"
 #include "kareus/partition.h"
 
 namespace powertrain::kareus {
@@ -24,6 +25,12 @@ struct ConcurrencyParams {
   double comm_memory_amplification = 3.0;
   /// SMs that NCCL-style kernels take in the Nanobatching baseline (launched as soon as possible).
   int default_comm_sms = 24;
+  /// Kernel-size terms (device/kernel_efficiency.h): wave quantization of GEMM and attention tiles
+  /// over the SMs a kernel gets, split-K partial traffic and a launch gap per kernel. Applied to
+  /// the sequential (Megatron-LM) and the partitioned paths alike. false: the plain roofline
+  /// (sequential_cost is then exactly device::estimate_work).
+  bool kernel_size_effects = true;
+  device::KernelSizeParams kernel_size;
 };
 
 /// One execution schedule of a partition (Kareus §3, §4.1).
@@ -46,11 +53,14 @@ struct Cost {
 
 /// Runs the partition: compute kernels one after another; the collective starts with compute
 /// kernel `launch_slot` and runs on k SMs until its bytes are sent. While both run:
-///  - compute time of a kernel = max(flops / (peak × eff × f/f_max × (N−k)/N), bytes / b_c),
+///  - compute time of a kernel = max(flops / (peak × eff × f/f_max × (N−k)/N × w), bytes / b_c),
+///    w the wave fill of its tiles on the GPU's N SMs (1 without kernel_size_effects), and
+///    before each launch a gap of launch_overhead_s with the compute stream idle,
 ///  - the collective sends at R(k) while it gets the HBM bandwidth it needs,
 ///  - HBM bandwidth B = peak × memory_efficiency is split max-min fairly between the kernel's
 ///    demand (bytes per second at its compute-bound speed) and the collective's.
-/// Power = P_static + P_dyn(f) × (a_c × (N−k)/N + a_comm × R(k)/R_link), where a_c is 1 for GEMMs
+/// Power = P_static + P_dyn(f) × (a_c × (N−k)/N × w + a_comm × R(k)/R_link) (SMs idle in a
+/// partial last wave draw no dynamic power), where a_c is 1 for GEMMs
 /// and attention and DvfsParams::memory_activity for memory-bound kernels, a_comm =
 /// collective_activity and P_dyn(f) = dynamic_power_w × f/f_max × v(f)² (the device model's).
 /// Alone, a kernel has all N SMs. If the average power exceeds the power limit, the partition runs
@@ -68,8 +78,13 @@ Cost evaluate_solo(const device::GpuSpec& gpu, const ConcurrencyParams& params,
 double comm_rate_bytes_s(const device::GpuSpec& gpu, const ConcurrencyParams& params,
                          const device::Work& comm, int sms);
 
-/// A Cost from the device model (Megatron-LM's sequential execution of full-microbatch ops).
-Cost sequential_cost(const device::GpuSpec& gpu, const std::vector<workload::Op>& ops,
-                     double clock_mhz);
+/// Megatron-LM's sequential execution of full-microbatch ops: the same model as evaluate_solo
+/// (kernel-size terms included) with every collective alone at the full link rate and every op
+/// one launch; without params.kernel_size_effects exactly device::estimate_work.
+Cost sequential_cost(const device::GpuSpec& gpu, const ConcurrencyParams& params,
+                     const std::vector<workload::Op>& ops, double clock_mhz);
+/// The same for kernels with their shapes (MicrobatchWork::sequential_kernels).
+Cost sequential_cost(const device::GpuSpec& gpu, const ConcurrencyParams& params,
+                     const std::vector<Kernel>& kernels, double clock_mhz);
 
 }  // namespace powertrain::kareus

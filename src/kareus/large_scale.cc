@@ -19,9 +19,10 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 std::string partition_key(const PartitionType& p) {
   std::string key = fmt::format("{}|{}|{}", p.backward, p.group_size, p.name);
   auto add = [&](const Kernel& k) {
-    key += fmt::format("|{}:{}:{}:{:a}:{:a}:{:a}", k.name, static_cast<int>(k.work.kind),
-                       static_cast<int>(k.work.precision), k.work.flops, k.work.memory_bytes,
-                       k.work.link_bytes);
+    key += fmt::format("|{}:{}:{}:{:a}:{:a}:{:a}:{:a}:{:a}:{:a}:{:a}:{}", k.name,
+                       static_cast<int>(k.work.kind), static_cast<int>(k.work.precision),
+                       k.work.flops, k.work.memory_bytes, k.work.link_bytes, k.shape.rows,
+                       k.shape.cols, k.shape.depth, k.shape.token_invariant_bytes, k.launches);
   };
   for (const Kernel& k : p.compute) add(k);
   add(p.comm);
@@ -152,8 +153,10 @@ core::Result<LargeScaleResult> emulate_large_scale(const LargeScaleOptions& opti
   std::vector<std::array<MicrobatchOption, 2>> megatron_max(static_cast<std::size_t>(pp));
   for (std::size_t s = 0; s < job->stages.size() && s < static_cast<std::size_t>(pp); ++s) {
     for (int kind = 0; kind < 2; ++kind) {
-      const auto& ops = kind == 0 ? job->stages[s].forward : job->stages[s].backward;
-      const MicrobatchWork mb = build_microbatch_work(ops, kind == 1, tp);
+      const std::vector<workload::Op> ops =
+          microbatch_ops(job->stages[s], kind == 1, job->parallel.recompute);
+      const MicrobatchWork mb =
+          build_microbatch_work(ops, kind == 1, tp, shape_context(job->model, job->parallel));
       std::vector<std::vector<Evaluated>> found;
       for (const PartitionType& p : mb.partitions) {
         const SearchSpace space = default_search_space(gpu, params, p);

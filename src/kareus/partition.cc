@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cmath>
 #include <tuple>
 
 namespace powertrain::kareus {
@@ -10,29 +11,103 @@ namespace powertrain::kareus {
 using device::WorkKind;
 
 device::Work nanobatch_work(const device::Work& work) {
-  device::Work half = work;
-  half.flops *= 0.5;
-  half.memory_bytes *= 0.5;
-  half.link_bytes *= 0.5;
+  device::KernelShape none;
+  return device::token_fraction(work, none, 0.5);
+}
+
+Kernel nanobatch_kernel(const Kernel& full) {
+  Kernel half = full;
+  half.work = device::token_fraction(full.work, half.shape, 0.5);
   return half;
+}
+
+ShapeContext shape_context(const workload::ModelSpec& spec,
+                           const workload::ParallelConfig& config) {
+  ShapeContext c;
+  const double cp = std::max(1, config.cp), tp = std::max(1, config.tp);
+  c.tokens = double(config.microbatch_size) * config.seq_len / cp;
+  c.hidden = spec.hidden_size;
+  c.heads = spec.num_heads / tp;
+  c.keys = config.seq_len;
+  c.operand_bytes = workload::gemm_operand_bytes(config.precision);
+  c.activation_bytes = workload::activation_element_bytes(config.precision);
+  return c;
+}
+
+namespace {
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+bool close_to(double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(std::abs(b), 1.0); }
+
+}  // namespace
+
+device::KernelShape op_shape(const workload::Op& op, const ShapeContext& ctx) {
+  device::KernelShape shape;
+  const device::Work& w = op.work;
+  const double m = ctx.tokens, h = ctx.hidden;
+  if (m <= 0.0 || h <= 0.0) return shape;
+  if (w.kind == WorkKind::kAttention) {
+    if (ctx.heads > 0.0 && ctx.keys > 0.0) shape = {m, ctx.heads, ctx.keys, false, 0.0};
+    return shape;
+  }
+  if (w.kind != WorkKind::kMatmul) return shape;
+  std::string base = op.name;
+  int role = 0;  // 0 forward, 1 dgrad, 2 wgrad
+  if (ends_with(base, "_dgrad")) {
+    role = 1;
+    base.resize(base.size() - 6);
+  } else if (ends_with(base, "_wgrad")) {
+    role = 2;
+    base.resize(base.size() - 6);
+  }
+  const bool projection = ends_with(base, "_proj") || ends_with(base, "mlp_fc1") ||
+                          ends_with(base, "mlp_fc2") || base == "lm_head" ||
+                          base == "lm_head_transform";
+  if (!projection) return shape;
+  const bool to_hidden =
+      ends_with(base, "out_proj") || ends_with(base, "down_proj") || ends_with(base, "mlp_fc2");
+  const double kn = w.flops / (2.0 * m);
+  const double k = to_hidden ? kn / h : h, n = to_hidden ? h : kn / h;
+  const double pg = ctx.operand_bytes, pa = ctx.activation_bytes;
+  double bytes = 0.0;
+  switch (role) {
+    case 0:
+      shape = {m, n, k, false, k * n * pg};
+      bytes = (m * k + k * n) * pg + m * n * pa;
+      break;
+    case 1:
+      shape = {m, k, n, false, k * n * pg};
+      bytes = (m * n + k * n) * pg + m * k * pa;
+      break;
+    default:
+      shape = {k, n, m, true, k * n * 8.0};
+      bytes = (m * k + m * n) * pg + k * n * 8.0;
+      break;
+  }
+  if (!close_to(bytes, w.memory_bytes)) return {};  // not layer_ops' GEMM: no shape
+  return shape;
 }
 
 namespace {
 
 // Merges consecutive memory-bound ops into one launch slot (short kernels: more launch timings
 // would add little, §4.5).
-std::vector<Kernel> to_kernels(const std::vector<workload::Op>& ops) {
+std::vector<Kernel> to_kernels(const std::vector<workload::Op>& ops, const ShapeContext& shapes) {
   std::vector<Kernel> kernels;
   for (const workload::Op& op : ops) {
-    const device::Work w = nanobatch_work(op.work);
-    if (!kernels.empty() && w.kind == WorkKind::kMemoryBound &&
+    const Kernel k = nanobatch_kernel({op.name, op.work, 1, op_shape(op, shapes)});
+    if (!kernels.empty() && k.work.kind == WorkKind::kMemoryBound &&
         kernels.back().work.kind == WorkKind::kMemoryBound) {
       Kernel& last = kernels.back();
       last.name += "+" + op.name;
-      last.work.flops += w.flops;
-      last.work.memory_bytes += w.memory_bytes;
+      last.work.flops += k.work.flops;
+      last.work.memory_bytes += k.work.memory_bytes;
+      ++last.launches;
     } else {
-      kernels.push_back({op.name, w});
+      kernels.push_back(k);
     }
   }
   return kernels;
@@ -43,11 +118,18 @@ auto work_key(const device::Work& w) {
                          w.memory_bytes, w.link_bytes, w.backward);
 }
 
+auto shape_key(const Kernel& k) {
+  return std::make_tuple(k.launches, k.shape.rows, k.shape.cols, k.shape.depth,
+                         k.shape.tokens_in_depth, k.shape.token_invariant_bytes);
+}
+
 bool same_kernels(const PartitionType& a, const std::vector<Kernel>& compute, const Kernel& comm) {
   if (a.compute.size() != compute.size() || work_key(a.comm.work) != work_key(comm.work))
     return false;
   for (std::size_t i = 0; i < compute.size(); ++i)
-    if (work_key(a.compute[i].work) != work_key(compute[i].work)) return false;
+    if (work_key(a.compute[i].work) != work_key(compute[i].work) ||
+        shape_key(a.compute[i]) != shape_key(compute[i]))
+      return false;
   return true;
 }
 
@@ -60,10 +142,12 @@ std::string segment_name(const std::vector<Kernel>& kernels) {
 }  // namespace
 
 MicrobatchWork build_microbatch_work(const std::vector<workload::Op>& ops, bool backward,
-                                     int group_size) {
+                                     int group_size, const ShapeContext& shapes) {
   MicrobatchWork out;
   out.backward = backward;
   out.sequential = ops;
+  for (const workload::Op& op : ops)
+    out.sequential_kernels.push_back({op.name, op.work, 1, op_shape(op, shapes)});
   // Segments S_0..S_n of compute ops and the collectives C_0..C_{n-1} between them; consecutive
   // collectives are fused into one kernel sharing an SM allocation (§4.5).
   std::vector<std::vector<workload::Op>> segments(1);
@@ -91,7 +175,7 @@ MicrobatchWork build_microbatch_work(const std::vector<workload::Op>& ops, bool 
     }
   }
   std::vector<std::vector<Kernel>> kernels;
-  for (const auto& segment : segments) kernels.push_back(to_kernels(segment));
+  for (const auto& segment : segments) kernels.push_back(to_kernels(segment, shapes));
   if (collectives.empty()) {
     for (const Kernel& k : kernels.front()) out.solo.push_back(k);
     for (const Kernel& k : kernels.front()) out.solo.push_back(k);  // both nanobatches
@@ -125,6 +209,15 @@ MicrobatchWork build_microbatch_work(const std::vector<workload::Op>& ops, bool 
   }
   for (const Kernel& k : kernels.back()) out.solo.push_back(k);  // B:S_n
   return out;
+}
+
+std::vector<workload::Op> microbatch_ops(const workload::StageWork& stage, bool backward,
+                                         bool recompute) {
+  if (!backward) return stage.forward;
+  if (!recompute) return stage.backward;
+  std::vector<workload::Op> ops = stage.recompute;
+  ops.insert(ops.end(), stage.backward.begin(), stage.backward.end());
+  return ops;
 }
 
 }  // namespace powertrain::kareus

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "device/kernel_efficiency.h"
 #include "device/work.h"
 #include "workload/job.h"
 
@@ -15,7 +16,28 @@ namespace powertrain::kareus {
 struct Kernel {
   std::string name;  // "input_norm" or "attn_residual+mlp_norm" when merged
   device::Work work;
+  int launches = 1;           // kernel launches in the slot (merged memory-bound ops: one each)
+  device::KernelShape shape;  // GEMM / attention tiles (unknown: no wave term)
 };
+
+/// What a workload::Op does not carry but its kernel's shape needs (kernel-size terms): every
+/// GEMM of workload::layer_ops has m = the rank's tokens of the microbatch.
+struct ShapeContext {
+  double tokens = 0.0;  // b · s / cp (0: shapes unknown)
+  double hidden = 0.0;  // h
+  double heads = 0.0;   // query heads per TP rank
+  double keys = 0.0;    // keys each query row attends to: s
+  double operand_bytes = 2.0;
+  double activation_bytes = 2.0;
+};
+ShapeContext shape_context(const workload::ModelSpec& spec, const workload::ParallelConfig& config);
+
+/// The shape of an op's kernel: projections (`*_proj`, `mlp_fc1/2`, `lm_head*`, with `_dgrad` /
+/// `_wgrad`) take k = hidden, or n = hidden for out_proj, down_proj and fc2; the other dimension
+/// is FLOPs / (2 m k); fused attention is (tokens, heads, keys). A GEMM's shape is kept only when
+/// it reproduces the op's HBM bytes by workload::layer_ops' formulas (to 1e-9 relative);
+/// otherwise, and for every other op, it is unknown.
+device::KernelShape op_shape(const workload::Op& op, const ShapeContext& ctx);
 
 /// A partition type: identical partitions (every Transformer layer's) are optimized once.
 struct PartitionType {
@@ -30,16 +52,20 @@ struct PartitionType {
 /// One forward or backward microbatch of a stage in both execution models.
 struct MicrobatchWork {
   bool backward = false;
-  std::vector<workload::Op> sequential;   // Megatron-LM: the full microbatch, one kernel at a time
-  std::vector<PartitionType> partitions;  // partitioned overlap; empty without collectives
+  std::vector<workload::Op> sequential;    // Megatron-LM: the full microbatch, one kernel at a time
+  std::vector<Kernel> sequential_kernels;  // the same ops as kernels, with their shapes
+  std::vector<PartitionType> partitions;   // partitioned overlap; empty without collectives
   /// Nanobatch kernels that run alone: the first nanobatch's compute before its first collective
   /// and the second nanobatch's compute after its last one (each nanobatch's half of the work).
   std::vector<Kernel> solo;
 };
 
-/// Halves flops, HBM and link bytes (a nanobatch is half the microbatch's sequences). Weight reads
-/// of GEMMs are halved too: a small underestimate of a nanobatch's traffic.
+/// Half the microbatch's sequences: flops, link and HBM bytes halve (work without a shape).
 device::Work nanobatch_work(const device::Work& work);
+/// The same with the kernel's shape: device::token_fraction(…, 0.5), so weight reads and the fp32
+/// weight-gradient accumulation (KernelShape::token_invariant_bytes) are moved by each nanobatch
+/// again, and the shape's token dimension halves.
+Kernel nanobatch_kernel(const Kernel& full);
 
 /// Splits a microbatch's ops (forward or backward, in execution order) into partitions. With
 /// collectives C_0..C_{n-1} separating compute segments S_0..S_n, nanobatches A and B run
@@ -49,6 +75,13 @@ device::Work nanobatch_work(const device::Work& work);
 /// runs exposed, as a solo kernel). `group_size`: the tensor-parallel degree, used for collectives
 /// whose Op::group_size is 0 (context-parallel K/V all-gathers carry cp). O(ops²) worst case.
 MicrobatchWork build_microbatch_work(const std::vector<workload::Op>& ops, bool backward,
-                                     int group_size);
+                                     int group_size, const ShapeContext& shapes = {});
+
+/// The ops of one forward or backward microbatch of a stage in execution order. With `recompute`
+/// (full activation recomputation) the backward is the stage's forward again (StageWork::recompute)
+/// and then its backward, as Megatron runs it: recomputation costs time and energy in every
+/// backward, sequential or partitioned.
+std::vector<workload::Op> microbatch_ops(const workload::StageWork& stage, bool backward,
+                                         bool recompute);
 
 }  // namespace powertrain::kareus

@@ -34,10 +34,12 @@ const SearchCache::Entry& SearchCache::insert(const std::string& key, Entry entr
 
 namespace {
 
-void append_work(std::string& key, const device::Work& w) {
-  key += fmt::format("{},{},{:a},{:a},{:a},{};", static_cast<int>(w.kind),
+void append_work(std::string& key, const Kernel& k) {
+  const device::Work& w = k.work;
+  key += fmt::format("{},{},{:a},{:a},{:a},{},{:a},{:a},{:a},{:a},{},{};", static_cast<int>(w.kind),
                      static_cast<int>(w.precision), w.flops, w.memory_bytes, w.link_bytes,
-                     w.backward ? 1 : 0);
+                     w.backward ? 1 : 0, k.shape.rows, k.shape.cols, k.shape.depth,
+                     k.shape.token_invariant_bytes, k.shape.tokens_in_depth ? 1 : 0, k.launches);
 }
 
 // Everything the search result depends on: GPU, model constants, search settings and the
@@ -54,8 +56,11 @@ std::string cache_key(const device::GpuSpec& gpu, const SystemsOptions& o, const
                      o.params.comm_memory_amplification, o.params.default_comm_sms,
                      o.exhaustive ? 1 : 0, o.seed, p.group_size, p.backward ? 1 : 0);
   key += o.profiler ? o.profiler->name() + "|" : "model|";
-  append_work(key, p.comm.work);
-  for (const Kernel& k : p.compute) append_work(key, k.work);
+  const device::KernelSizeParams& ks = o.params.kernel_size;
+  key += fmt::format("{}|{:a}|{}|{:a}|{:a}|", o.params.kernel_size_effects ? 1 : 0, ks.tile,
+                     ks.max_split_k, ks.min_split_depth, ks.launch_overhead_s);
+  append_work(key, p.comm);
+  for (const Kernel& k : p.compute) append_work(key, k);
   return key;
 }
 
@@ -80,9 +85,10 @@ core::Result<SystemsResult> run_systems(const profile::ModelJob& job, int microb
   std::vector<std::array<MicrobatchWork, 2>> works(static_cast<std::size_t>(pp));
   for (int s = 0; s < pp; ++s) {
     for (int kind = 0; kind < 2; ++kind) {
-      const auto& ops = kind == 0 ? job.stages[s].forward : job.stages[s].backward;
+      const std::vector<workload::Op> ops =
+          microbatch_ops(job.stages[s], kind == 1, job.parallel.recompute);
       MicrobatchWork& mb = works[static_cast<std::size_t>(s)][static_cast<std::size_t>(kind)];
-      mb = build_microbatch_work(ops, kind == 1, tp);
+      mb = build_microbatch_work(ops, kind == 1, tp, shape_context(job.model, job.parallel));
       out.partition_types += mb.partitions.size();
       std::vector<std::vector<Evaluated>> found, defaults;
       for (const PartitionType& p : mb.partitions) {
@@ -195,8 +201,9 @@ std::vector<PartitionType> unique_partition_types(const profile::ModelJob& job) 
   const SystemsOptions none;
   for (const workload::StageWork& stage : job.stages) {
     for (int kind = 0; kind < 2; ++kind) {
-      const MicrobatchWork mb = build_microbatch_work(kind == 0 ? stage.forward : stage.backward,
-                                                      kind == 1, job.parallel.tp);
+      const MicrobatchWork mb =
+          build_microbatch_work(microbatch_ops(stage, kind == 1, job.parallel.recompute), kind == 1,
+                                job.parallel.tp, shape_context(job.model, job.parallel));
       for (const PartitionType& p : mb.partitions) {
         const std::string key = cache_key(job.gpu, none, p);
         if (std::find(keys.begin(), keys.end(), key) != keys.end()) continue;

@@ -40,7 +40,8 @@ TEST(KareusConcurrency, ComputeBoundKernelWithCollectiveOnKSms) {
   device::GpuSpec gpu = a100();
   gpu.dvfs.link_latency_s = 0.0;
   gpu.dvfs.power_limit_w = 1e6;
-  const ConcurrencyParams params;
+  ConcurrencyParams params;
+  params.kernel_size_effects = false;  // the roofline terms alone (kernel_size_test.cc: the rest)
   PartitionType p;
   p.compute = {matmul(100e12)};    // alone: 100e12 / (312e12 × eff) s
   p.comm = collective(40e6, 0.0);  // no HBM traffic: only SMs are shared
@@ -70,6 +71,7 @@ TEST(KareusConcurrency, MemoryBoundKernelSharesHbmBandwidthFairly) {
   gpu.dvfs.link_latency_s = 0.0;
   gpu.dvfs.power_limit_w = 1e6;
   ConcurrencyParams params;
+  params.kernel_size_effects = false;
   params.comm_memory_amplification = 1.0;
   PartitionType p;
   p.compute = {memory(1e9)};
@@ -113,13 +115,14 @@ TEST(KareusConcurrency, PowerCapThrottlesTheClock) {
 
 TEST(KareusConcurrency, SoloKernelsMatchTheDeviceModel) {
   const device::GpuSpec gpu = a100();
-  const ConcurrencyParams params;
+  ConcurrencyParams params;
+  params.kernel_size_effects = false;  // the device model's plain roofline
   std::vector<Kernel> kernels = {matmul(30e12), memory(3e9)};
   std::vector<workload::Op> ops;
   for (const Kernel& k : kernels) ops.push_back({k.name, k.work});
   for (int f : {1410, 1200, 900}) {
     const Cost a = evaluate_solo(gpu, params, kernels, f);
-    const Cost b = sequential_cost(gpu, ops, f);
+    const Cost b = sequential_cost(gpu, params, ops, f);
     EXPECT_NEAR(a.time_s, b.time_s, 1e-9 * b.time_s) << f;
     EXPECT_NEAR(a.energy_j, b.energy_j, 1e-6 * b.energy_j) << f;
   }
