@@ -718,7 +718,7 @@ PT_EXPORT cudaError_t cudaEventQuery(cudaEvent_t event) {
     r.not_ready_in_a_row = 0;
     return cudaSuccess;
   }
-  r.modelled_host_ns += detail::kPollNs;
+  if (r.modelled_host_ns < INT64_MAX - detail::kPollNs) r.modelled_host_ns += detail::kPollNs;
   ++r.not_ready_in_a_row;
   return cudaErrorNotReady;  // not an error: the last error is left alone, as in the runtime
 }

@@ -219,7 +219,12 @@ const char* op_text(cublasOperation_t op) {
 constexpr std::int64_t kBlock = 64;
 std::int64_t panel_lwork(std::int64_t n) { return std::max<std::int64_t>(1, kBlock * n); }
 std::int64_t syevd_lwork(cusolverEigMode_t jobz, std::int64_t n) {
-  return jobz == CUSOLVER_EIG_MODE_VECTOR ? 1 + 6 * n + 2 * n * n : 2 * n + 1;
+  if (jobz != CUSOLVER_EIG_MODE_VECTOR) return 2 * n + 1;
+  std::int64_t square = 0;  // n < 2^31, but 2·n² can still exceed int64: saturate
+  if (__builtin_mul_overflow(2 * n, n, &square) || square > (std::int64_t{1} << 58)) {
+    return std::int64_t{1} << 58;
+  }
+  return 1 + 6 * n + square;
 }
 std::int64_t gesvd_lwork(std::int64_t m, std::int64_t n) {
   const std::int64_t lo = std::min(m, n), hi = std::max(m, n);
