@@ -67,6 +67,10 @@ std::uint64_t operation_hash(const ProcessTrace& trace, const Record& r,
       h = combine(h, str(r.name));
       for (int i = 0; i < 3; ++i) h = combine(combine(h, r.grid[i]), r.block[i]);
       h = combine(combine(h, r.shared_bytes), r.stream);
+      // A library kernel's own work (cuFFT, cuSPARSE); plain launches hash as before.
+      if (r.bytes > 0 || r.flops > 0.0) {
+        h = combine(combine(h, r.bytes), static_cast<std::int64_t>(std::min(r.flops, 9.0e18)));
+      }
       break;
     case OpKind::kMemcpy:
     case OpKind::kMemset:

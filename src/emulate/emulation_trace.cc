@@ -635,6 +635,12 @@ class Parser {
     f.triple(field::kGrid, r.grid);
     f.triple(field::kBlock, r.block);
     r.shared_bytes = f.count(field::kShmem, false);
+    // Optional: a library kernel's modelled work (cuFFT, cuSPARSE), timed by its roofline.
+    r.flops = f.has(field::kFlops) ? f.number(field::kFlops) : 0.0;
+    if (!f.failed() && !(r.flops >= 0.0 && r.flops < 1e30)) {
+      f.fail(field::kFlops, fmt::format("{} is out of range", r.flops));
+    }
+    r.bytes = f.count(field::kBytes, false);
     if (const std::string_view launch_api = f.string(field::kApi, false); !launch_api.empty()) {
       r.detail = intern(launch_api);
     }

@@ -105,7 +105,7 @@ struct Record {
   MemoryKind memory = MemoryKind::kDevice;
   bool async = false;
   bool ok = true;
-  std::int64_t bytes = 0;
+  std::int64_t bytes = 0;        // also a library kernel's modelled bytes (cuFFT, cuSPARSE), else 0
   std::int64_t used_bytes = -1;  // bytes in use on the device after a malloc/free
   // nccl, comm_init
   Collective collective = Collective::kAllReduce;
@@ -121,7 +121,7 @@ struct Record {
   std::int64_t m = 0, n = 0, k = 0, batch = 1;
   Dtype dtype_a = Dtype::kUnknown, dtype_b = Dtype::kUnknown, dtype_c = Dtype::kUnknown;
   std::uint32_t compute = kNoString;
-  double flops = 0.0;
+  double flops = 0.0;  // gemm; also a library kernel's modelled FLOPs (cuFFT, cuSPARSE), else 0
 
   /// Launched threads (double: six factors up to 2^31 overflow any integer type).
   double threads() const {

@@ -100,6 +100,15 @@ std::optional<KernelEstimate> DeviceModelEstimator::estimate(const KernelQuery& 
       break;
     }
     case OpKind::kKernel: {
+      if (r.flops > 0.0 || r.bytes > 0) {
+        // A library kernel with its own work (cuFFT, cuSPARSE): the roofline of its FLOPs on the
+        // fp32 units and its bytes over HBM, whichever binds.
+        out.work.kind = device::WorkKind::kMemoryBound;
+        out.work.flops = r.flops;
+        out.work.memory_bytes = static_cast<double>(r.bytes);
+        seconds = on_device(out.work);
+        break;
+      }
       const double threads = r.threads();
       out.kernel_class = sim::classify_kernel(query.name, graph::TaskKind::kKernel, false);
       device::Work& w = out.work;

@@ -527,9 +527,9 @@ class Scheduler {
         ev = {s.last_end_ns, corr, r.stream, true};
         if (predicted_ != nullptr) {
           const std::int64_t reached = start + costs_.launch_latency_ns;
-          predicted_->push_back(
-              PredictedEvent{r.event, occurrences_[r.event]++,
-                             s.last_end_ns == kNever ? reached : std::max(reached, s.last_end_ns)});
+          predicted_->push_back(PredictedEvent{
+              r.event, occurrences_[r.event]++,
+              s.last_end_ns == kNever ? reached : std::max(reached, s.last_end_ns), start + cost});
         }
         out_.host(EventKind::kCudaRuntime, "cudaEventRecord", start, cost, r.tid, corr)
             .last()

@@ -93,6 +93,9 @@ struct PredictedEvent {
   std::int64_t event = 0;
   std::int32_t occurrence = 0;
   std::int64_t device_ns = 0;  // from the process's first record
+  // When the cudaEventRecord call returns on the modelled host clock (same origin): pass 2 starts
+  // its modelled host clock there for cudaEventQuery polls.
+  std::int64_t host_ns = 0;
 };
 
 /// Builds the RankTrace: host calls (cuda_runtime) at modelled times, gaps ≥ min_host_work_ns as

@@ -15,9 +15,10 @@ core::Status write_predicted_events(const EmulationResult& result,
     const std::filesystem::path path = dir / fmt::format("rank-{}.tsv", rank.rank);
     std::ofstream out(path);
     out << "# powertrain emulate: predicted cudaEventRecord completions (modelled): event\t"
-           "occurrence\tdevice_ns\n";
-    for (const PredictedEvent& e : rank.predicted_events)
-      out << e.event << '\t' << e.occurrence << '\t' << e.device_ns << '\n';
+           "occurrence\tdevice_ns\thost_ns\n";
+    for (const PredictedEvent& e : rank.predicted_events) {
+      out << e.event << '\t' << e.occurrence << '\t' << e.device_ns << '\t' << e.host_ns << '\n';
+    }
     out.flush();
     if (!out) return core::Error{fmt::format("{}: cannot write", path.string())};
   }

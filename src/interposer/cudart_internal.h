@@ -182,9 +182,11 @@ bool remove_mapping(void* address);  // false: no mapping starts there
 void* register_module_kernel(const std::string& mangled);
 /// A library's memory-bound work as a kernel record named `name` on `stream` (resolved for `api`),
 /// sized so the raw-kernel estimate (16 bytes per thread) moves `bytes`: 256-thread blocks. The
-/// record has entry time `start_ns`. False (and the error reported) for an invalid stream.
+/// record has entry time `start_ns`. With `flops` > 0 the record also carries `flops` and
+/// `bytes` fields, and the estimator times it by the roofline of both (cuFFT, cuSPARSE) instead
+/// of the grid. False (and the error reported) for an invalid stream.
 bool append_sized_kernel(const std::string& name, std::size_t bytes, const void* stream,
-                         const char* api, std::int64_t start_ns);
+                         const char* api, std::int64_t start_ns, std::int64_t flops = 0);
 /// The kernel handle (cudaKernel_t/cudaFunction_t) of kernel index `index` (a kernel record's
 /// a[2]).
 void* kernel_handle(std::int64_t index);

@@ -212,7 +212,7 @@ void* register_module_kernel(const std::string& mangled) {
 }
 
 bool append_sized_kernel(const std::string& name, std::size_t bytes, const void* stream,
-                         const char* api, std::int64_t start_ns) {
+                         const char* api, std::int64_t start_ns, std::int64_t flops) {
   StreamRef ref;
   if (!stream_or_fail(stream, false, api, &ref)) return false;
   void* kernel = register_module_kernel(name);
@@ -228,6 +228,10 @@ bool append_sized_kernel(const std::string& name, std::size_t bytes, const void*
   record.dev = ref.device;
   record.a[0] = ref.id;
   record.a[1] = next_correlation();
+  if (flops > 0) {
+    // The kernel's own work (trace_format.h appends it after the launch fields).
+    record.text = ",\"flops\":" + std::to_string(flops) + ",\"bytes\":" + std::to_string(bytes);
+  }
   append(std::move(record));
   return true;
 }

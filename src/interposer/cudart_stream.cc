@@ -4,6 +4,7 @@
 // ids are never reused, so a destroyed handle stays invalid. Work completes the moment it is
 // enqueued: queries report completion, synchronisation only writes its record, and host
 // callbacks run synchronously in the calling thread.
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -43,15 +44,28 @@ struct EventEntry {
   // Second pass of `emulate --two-pass`: the predicted device time of the last record.
   bool predicted = false;
   std::int64_t predicted_t = 0;
-  std::int32_t records = 0;  // cudaEventRecord calls so far (the occurrence of the next)
+  std::int64_t predicted_host_t = -1;  // when that record call returns on the modelled host clock
+  std::int32_t records = 0;            // cudaEventRecord calls so far (the occurrence of the next)
 };
 
 // Predicted event completions of this process (POWERTRAIN_EMU_EVENT_TIMES/rank-$RANK.tsv, lines
-// "event occurrence device_ns"), loaded on first use; empty without a second pass.
+// "event occurrence device_ns host_ns"), loaded on first use; empty without a second pass.
+struct PredictedTime {
+  std::int64_t device_ns = 0;
+  std::int64_t host_ns = -1;  // -1: not in the file (an older 3-column file)
+};
 struct PredictedEvents {
   bool active = false;
-  std::map<std::pair<std::int64_t, std::int32_t>, std::int64_t> ns;
+  std::map<std::pair<std::int64_t, std::int32_t>, PredictedTime> ns;
 };
+
+// cudaEventQuery polls in the second pass: each "not ready" answer advances the modelled host
+// clock by one poll — the query call (1 µs, the host model's cost of other calls) and the
+// default modelled gap between two calls (1 µs) — so a polling loop ends when the clock reaches
+// the event's predicted completion, after ⌈(device − host) / 2 µs⌉ answers. Bounded: a query
+// answers "ready" after kMaxNotReady consecutive "not ready" answers (2 s of modelled polling).
+constexpr std::int64_t kPollNs = 2000;
+constexpr std::int64_t kMaxNotReady = 1000000;
 
 const PredictedEvents& predicted_events() {
   static const PredictedEvents* loaded = [] {
@@ -70,11 +84,11 @@ const PredictedEvents& predicted_events() {
     }
     char line[256];
     while (std::fgets(line, sizeof line, f) != nullptr) {
-      long long event = 0, occurrence = 0, ns = 0;
+      long long event = 0, occurrence = 0, ns = 0, host = -1;
       if (line[0] == '#') continue;
-      if (std::sscanf(line, "%lld %lld %lld", &event, &occurrence, &ns) == 3 && occurrence >= 0 &&
-          occurrence <= INT32_MAX) {
-        p->ns[{event, static_cast<std::int32_t>(occurrence)}] = ns;
+      const int fields = std::sscanf(line, "%lld %lld %lld %lld", &event, &occurrence, &ns, &host);
+      if (fields >= 3 && occurrence >= 0 && occurrence <= INT32_MAX) {
+        p->ns[{event, static_cast<std::int32_t>(occurrence)}] = {ns, fields == 4 ? host : -1};
       }
     }
     std::fclose(f);
@@ -87,6 +101,11 @@ struct Registry {
   std::mutex mutex;
   std::vector<StreamEntry> streams;  // index = id - kFirstCreatedStream
   std::vector<EventEntry> events;    // index = id - 1
+  // Second pass: the modelled host clock (ns from the process's first record) as far as the
+  // predicted events tell it — set at each predicted record's return, advanced by event
+  // synchronizations and by cudaEventQuery polls. Its "not ready" answers in a row.
+  std::int64_t modelled_host_ns = 0;
+  std::int64_t not_ready_in_a_row = 0;
 };
 
 Registry& registry() {
@@ -373,29 +392,34 @@ cudaError_t stream_event_call(Op op, cudaEvent_t event, cudaStream_t stream, uns
 
 cudaError_t event_record(cudaEvent_t event, cudaStream_t stream, unsigned flags, bool per_thread,
                          const char* api) {
-  return stream_event_call(Op::kEventRecord, event, stream, flags,
-                           static_cast<unsigned>(cudaEventRecordExternal), "record", per_thread,
-                           api, [](EventEntry& entry, std::int64_t start, std::int64_t id) {
-                             entry.recorded = true;
-                             entry.record_t = start;
-                             const std::int32_t occurrence = entry.records;
-                             if (entry.records < INT32_MAX) ++entry.records;
-                             const PredictedEvents& p = predicted_events();
-                             const auto it = p.ns.find({id, occurrence});
-                             entry.predicted = it != p.ns.end();
-                             if (entry.predicted) entry.predicted_t = it->second;
-                             if (p.active && !entry.predicted) {
-                               static bool warned = false;
-                               if (!warned) {
-                                 warned = true;
-                                 std::fprintf(stderr,
-                                              "powertrain: two-pass: event %lld record %d has no "
-                                              "predicted time (this run diverged from the "
-                                              "recorded one); its elapsed times are host time\n",
-                                              static_cast<long long>(id), occurrence);
-                               }
-                             }
-                           });
+  return stream_event_call(
+      Op::kEventRecord, event, stream, flags, static_cast<unsigned>(cudaEventRecordExternal),
+      "record", per_thread, api, [](EventEntry& entry, std::int64_t start, std::int64_t id) {
+        entry.recorded = true;
+        entry.record_t = start;
+        const std::int32_t occurrence = entry.records;
+        if (entry.records < INT32_MAX) ++entry.records;
+        const PredictedEvents& p = predicted_events();
+        const auto it = p.ns.find({id, occurrence});
+        entry.predicted = it != p.ns.end();
+        if (entry.predicted) {
+          entry.predicted_t = it->second.device_ns;
+          entry.predicted_host_t = it->second.host_ns;
+          Registry& r = registry();  // its mutex is held here
+          r.modelled_host_ns = std::max(r.modelled_host_ns, it->second.host_ns);
+        }
+        if (p.active && !entry.predicted) {
+          static bool warned = false;
+          if (!warned) {
+            warned = true;
+            std::fprintf(stderr,
+                         "powertrain: two-pass: event %lld record %d has no "
+                         "predicted time (this run diverged from the "
+                         "recorded one); its elapsed times are host time\n",
+                         static_cast<long long>(id), occurrence);
+          }
+        }
+      });
 }
 
 cudaError_t stream_wait_event(cudaStream_t stream, cudaEvent_t event, unsigned flags,
@@ -677,6 +701,10 @@ PT_EXPORT cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t s
   return impl::event_record(event, stream, flags, false, "cudaEventRecordWithFlags");
 }
 
+// Single pass: recorded work is complete at once (a never-recorded event also reports success).
+// Second pass of --two-pass: "not ready" while the modelled host clock is before the last
+// record's predicted completion; each such answer is one poll (kPollNs) of the clock, so a
+// polling loop spins as long as it would on the predicted timeline, and never forever.
 PT_EXPORT cudaError_t cudaEventQuery(cudaEvent_t event) {
   detail::Registry& r = detail::registry();
   std::unique_lock<std::mutex> lock(r.mutex);
@@ -685,12 +713,25 @@ PT_EXPORT cudaError_t cudaEventQuery(cudaEvent_t event) {
     lock.unlock();
     return misuse("cudaEventQuery", cudaErrorInvalidResourceHandle, detail::bad_event_text(event));
   }
-  return cudaSuccess;  // recorded work is complete; a never-recorded event also reports success
+  if (!entry->recorded || !entry->predicted || entry->predicted_host_t < 0 ||
+      r.modelled_host_ns >= entry->predicted_t || r.not_ready_in_a_row >= detail::kMaxNotReady) {
+    r.not_ready_in_a_row = 0;
+    return cudaSuccess;
+  }
+  if (r.modelled_host_ns < INT64_MAX - detail::kPollNs) r.modelled_host_ns += detail::kPollNs;
+  ++r.not_ready_in_a_row;
+  return cudaErrorNotReady;  // not an error: the last error is left alone, as in the runtime
 }
 
 PT_EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t event) {
   return event_call(event, "cudaEventSynchronize", detail::Op::kEventSync,
-                    [](detail::EventEntry&) {});
+                    [](detail::EventEntry& entry) {
+                      // Second pass: the host waited for the predicted completion.
+                      if (entry.predicted && entry.predicted_host_t >= 0) {
+                        detail::Registry& r = detail::registry();  // its mutex is held here
+                        r.modelled_host_ns = std::max(r.modelled_host_ns, entry.predicted_t);
+                      }
+                    });
 }
 
 // Emulated work takes no device time, so the elapsed time is the host time between the two

@@ -4,8 +4,10 @@
 // cudnnBackendFinalize: tensors (type, dimensions, strides, unique id), matmul and convolution
 // operations (shapes must agree), pointwise and reduction operations, operation graphs, engine
 // heuristics (one engine, no workspace), engine configs, execution plans and variant packs.
-// An operation graph with any other operation (normalization, resampling, SDPA nodes, RNG, ...)
-// fails to finalize with CUDNN_STATUS_NOT_SUPPORTED and is reported by name
+// Convolution backward data/filter, normalization forward/backward (layer, RMS, batch, ...) and
+// the fused SDPA forward/backward nodes are checked and recorded too. An operation graph with any
+// other operation (resampling, RNG, reshape, MoE, ...) fails to finalize with
+// CUDNN_STATUS_NOT_SUPPORTED and is reported by name
 // ("cudnnBackendFinalize(operation graph with CUDNN_BACKEND_OPERATION_..._DESCRIPTOR)").
 //
 // cudnnBackendExecute checks that every non-virtual tensor has device memory in the variant pack
@@ -323,16 +325,40 @@ cudnnStatus_t finalize_matmul(const Desc& d) {
 }
 
 struct ConvShape {
-  Tensor x, w, y;
+  Tensor x, w, y;  // backward data: x = dX, y = dY; backward filter: w = dW, y = dY
   std::vector<std::int64_t> pre, post, stride, dilation;
+  cudnnBackendDescriptorType_t direction = CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR;
 };
 
+bool is_convolution(cudnnBackendDescriptorType_t t) {
+  return t == CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR ||
+         t == CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR ||
+         t == CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR;
+}
+
+// The X, W, Y tensors and convolution descriptor of a forward, backward-data or backward-filter
+// operation (the gradients stand in for the tensor they have the shape of).
 bool conv_shape(const Desc& d, ConvShape* s) {
-  const Desc* dx = tensor_child(d, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X);
-  const Desc* dw = tensor_child(d, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W);
-  const Desc* dy = tensor_child(d, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y);
-  const Desc* conv = child(d, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC,
-                           CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
+  int x = CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X,
+      w = CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W,
+      y = CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y,
+      c = CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC;
+  if (d.type == CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR) {
+    x = CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX,
+    w = CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W;
+    y = CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY;
+    c = CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC;
+  } else if (d.type == CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR) {
+    x = CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X;
+    w = CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW;
+    y = CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY;
+    c = CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC;
+  }
+  s->direction = d.type;
+  const Desc* dx = tensor_child(d, x);
+  const Desc* dw = tensor_child(d, w);
+  const Desc* dy = tensor_child(d, y);
+  const Desc* conv = child(d, c, CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
   if (dx == nullptr || dw == nullptr || dy == nullptr || conv == nullptr) return false;
   s->x = tensor_of(*dx), s->w = tensor_of(*dw), s->y = tensor_of(*dy);
   s->pre = int64s(*conv, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS);
@@ -384,9 +410,133 @@ std::vector<int> tensor_attrs(cudnnBackendDescriptorType_t type) {
               CUDNN_ATTR_OPERATION_POINTWISE_TDESC, CUDNN_ATTR_OPERATION_POINTWISE_YDESC};
     case CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR:
       return {CUDNN_ATTR_OPERATION_REDUCTION_XDESC, CUDNN_ATTR_OPERATION_REDUCTION_YDESC};
+    case CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR:
+      return {CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX};
+    case CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR:
+      return {CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW};
+    // Normalizations: X first, the output last (epsilon and the momentum are by-value scalars).
+    case CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR:
+      return {CUDNN_ATTR_OPERATION_NORM_FWD_XDESC,
+              CUDNN_ATTR_OPERATION_NORM_FWD_SCALE_DESC,
+              CUDNN_ATTR_OPERATION_NORM_FWD_BIAS_DESC,
+              CUDNN_ATTR_OPERATION_NORM_FWD_MEAN_DESC,
+              CUDNN_ATTR_OPERATION_NORM_FWD_INV_VARIANCE_DESC,
+              CUDNN_ATTR_OPERATION_NORM_FWD_INPUT_RUNNING_MEAN_DESC,
+              CUDNN_ATTR_OPERATION_NORM_FWD_INPUT_RUNNING_VAR_DESC,
+              CUDNN_ATTR_OPERATION_NORM_FWD_OUTPUT_RUNNING_MEAN_DESC,
+              CUDNN_ATTR_OPERATION_NORM_FWD_OUTPUT_RUNNING_VAR_DESC,
+              CUDNN_ATTR_OPERATION_NORM_FWD_YDESC};
+    case CUDNN_BACKEND_OPERATION_NORM_BACKWARD_DESCRIPTOR:
+      return {CUDNN_ATTR_OPERATION_NORM_BWD_XDESC,
+              CUDNN_ATTR_OPERATION_NORM_BWD_DYDESC,
+              CUDNN_ATTR_OPERATION_NORM_BWD_SCALE_DESC,
+              CUDNN_ATTR_OPERATION_NORM_BWD_MEAN_DESC,
+              CUDNN_ATTR_OPERATION_NORM_BWD_INV_VARIANCE_DESC,
+              CUDNN_ATTR_OPERATION_NORM_BWD_DSCALE_DESC,
+              CUDNN_ATTR_OPERATION_NORM_BWD_DBIAS_DESC,
+              CUDNN_ATTR_OPERATION_NORM_BWD_DXDESC};
+    // Fused attention nodes: Q, K, V, O first (the scale is a by-value scalar).
+    case CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR:
+      return {CUDNN_ATTR_OPERATION_SDPA_FWD_QDESC, CUDNN_ATTR_OPERATION_SDPA_FWD_KDESC,
+              CUDNN_ATTR_OPERATION_SDPA_FWD_VDESC, CUDNN_ATTR_OPERATION_SDPA_FWD_ODESC,
+              CUDNN_ATTR_OPERATION_SDPA_FWD_STATSDESC};
+    case CUDNN_BACKEND_OPERATION_SDPA_BWD_DESCRIPTOR:
+      return {CUDNN_ATTR_OPERATION_SDPA_BWD_QDESC,   CUDNN_ATTR_OPERATION_SDPA_BWD_KDESC,
+              CUDNN_ATTR_OPERATION_SDPA_BWD_VDESC,   CUDNN_ATTR_OPERATION_SDPA_BWD_ODESC,
+              CUDNN_ATTR_OPERATION_SDPA_BWD_DODDESC, CUDNN_ATTR_OPERATION_SDPA_BWD_STATSDESC,
+              CUDNN_ATTR_OPERATION_SDPA_BWD_DQDESC,  CUDNN_ATTR_OPERATION_SDPA_BWD_DKDESC,
+              CUDNN_ATTR_OPERATION_SDPA_BWD_DVDESC};
     default:
       return {};
   }
+}
+
+bool is_norm(cudnnBackendDescriptorType_t t) {
+  return t == CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR ||
+         t == CUDNN_BACKEND_OPERATION_NORM_BACKWARD_DESCRIPTOR;
+}
+bool is_sdpa(cudnnBackendDescriptorType_t t) {
+  return t == CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR ||
+         t == CUDNN_BACKEND_OPERATION_SDPA_BWD_DESCRIPTOR;
+}
+
+// A normalization: X and its output (Y forward; dY and dX backward) of the same shape.
+cudnnStatus_t finalize_norm(const Desc& d) {
+  const bool forward = d.type == CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR;
+  const Desc* dx = tensor_child(
+      d, forward ? CUDNN_ATTR_OPERATION_NORM_FWD_XDESC : CUDNN_ATTR_OPERATION_NORM_BWD_XDESC);
+  const Desc* dy = tensor_child(
+      d, forward ? CUDNN_ATTR_OPERATION_NORM_FWD_YDESC : CUDNN_ATTR_OPERATION_NORM_BWD_DXDESC);
+  const Desc* ddy = forward ? dy : tensor_child(d, CUDNN_ATTR_OPERATION_NORM_BWD_DYDESC);
+  std::int64_t mode = 0;
+  if (dx == nullptr || dy == nullptr || ddy == nullptr ||
+      !one_int(d, forward ? CUDNN_ATTR_OPERATION_NORM_FWD_MODE : CUDNN_ATTR_OPERATION_NORM_BWD_MODE,
+               &mode)) {
+    return bad(std::string("normalization ") + (forward ? "forward" : "backward") +
+               " without a mode and finalized X and " + (forward ? "Y" : "dY, dX") + " tensors");
+  }
+  const Tensor x = tensor_of(*dx), y = tensor_of(*dy), g = tensor_of(*ddy);
+  if (x.dims != y.dims || x.dims != g.dims) {
+    return bad("normalization shapes do not agree: X " + dims_json(x.dims) + ", output " +
+               dims_json(y.dims));
+  }
+  return CUDNN_STATUS_SUCCESS;
+}
+
+struct SdpaShape {
+  Tensor q, k, v, o;
+  bool forward = true;
+};
+
+bool sdpa_shape(const Desc& d, SdpaShape* s) {
+  s->forward = d.type == CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR;
+  const int names[4] = {
+      s->forward ? CUDNN_ATTR_OPERATION_SDPA_FWD_QDESC : CUDNN_ATTR_OPERATION_SDPA_BWD_QDESC,
+      s->forward ? CUDNN_ATTR_OPERATION_SDPA_FWD_KDESC : CUDNN_ATTR_OPERATION_SDPA_BWD_KDESC,
+      s->forward ? CUDNN_ATTR_OPERATION_SDPA_FWD_VDESC : CUDNN_ATTR_OPERATION_SDPA_BWD_VDESC,
+      s->forward ? CUDNN_ATTR_OPERATION_SDPA_FWD_ODESC : CUDNN_ATTR_OPERATION_SDPA_BWD_ODESC};
+  Tensor* out[4] = {&s->q, &s->k, &s->v, &s->o};
+  for (int i = 0; i < 4; ++i) {
+    const Desc* t = tensor_child(d, names[i]);
+    if (t == nullptr) return false;
+    *out[i] = tensor_of(*t);
+  }
+  if (!s->forward) {
+    for (int name : {CUDNN_ATTR_OPERATION_SDPA_BWD_DODDESC, CUDNN_ATTR_OPERATION_SDPA_BWD_DQDESC,
+                     CUDNN_ATTR_OPERATION_SDPA_BWD_DKDESC, CUDNN_ATTR_OPERATION_SDPA_BWD_DVDESC}) {
+      if (tensor_child(d, name) == nullptr) return false;
+    }
+  }
+  return true;
+}
+
+// Q [b, h, s_q, d], K [b, h_kv, s_kv, d], V [b, h_kv, s_kv, d_v], O [b, h, s_q, d_v]; h_kv
+// divides h (grouped-query attention).
+cudnnStatus_t finalize_sdpa(const Desc& d) {
+  SdpaShape s;
+  if (!sdpa_shape(d, &s)) {
+    return bad(std::string("SDPA ") +
+               (s.forward ? "forward without finalized Q, K, V, O"
+                          : "backward without finalized Q, K, V, O, dO, dQ, dK, dV") +
+               " tensors");
+  }
+  const auto& q = s.q.dims;
+  const auto& k = s.k.dims;
+  const auto& v = s.v.dims;
+  const auto& o = s.o.dims;
+  const bool ok = q.size() == 4 && k.size() == 4 && v.size() == 4 && o.size() == 4 &&
+                  k[0] == q[0] && v[0] == q[0] && o[0] == q[0] && v[1] == k[1] && k[1] > 0 &&
+                  q[1] % k[1] == 0 && o[1] == q[1] && k[3] == q[3] && v[2] == k[2] &&
+                  o[2] == q[2] && o[3] == v[3];
+  if (!ok) {
+    return bad("SDPA shapes do not agree: Q " + dims_json(q) + ", K " + dims_json(k) + ", V " +
+               dims_json(v) + ", O " + dims_json(o));
+  }
+  return CUDNN_STATUS_SUCCESS;
 }
 
 bool supported_operation(cudnnBackendDescriptorType_t type) { return !tensor_attrs(type).empty(); }
@@ -435,7 +585,15 @@ cudnnStatus_t finalize(Desc& d) {
     case CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR:
       return finalize_matmul(d);
     case CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR:
+    case CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR:
+    case CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR:
       return finalize_conv(d);
+    case CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR:
+    case CUDNN_BACKEND_OPERATION_NORM_BACKWARD_DESCRIPTOR:
+      return finalize_norm(d);
+    case CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR:
+    case CUDNN_BACKEND_OPERATION_SDPA_BWD_DESCRIPTOR:
+      return finalize_sdpa(d);
     case CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR:
       return finalize_pointwise(d);
     case CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR:
@@ -697,7 +855,8 @@ detail::OpWork matmul_work(const detail::Desc& desc, const std::vector<detail::T
   return w;
 }
 
-// A forward convolution as its implicit GEMM (one per group).
+// A convolution (forward, backward data or backward filter) as its implicit GEMM (one per group),
+// oriented as the legacy API records it; the FLOPs are the same in the three directions.
 detail::OpWork convolution_work(const detail::ConvShape& s, std::int64_t op_bytes) {
   detail::OpWork w;
   const std::int64_t groups = s.x.dims[1] / s.w.dims[1];
@@ -707,21 +866,79 @@ detail::OpWork convolution_work(const detail::ConvShape& s, std::int64_t op_byte
     filter_points = detail::mul(filter_points, s.w.dims[i]);
   }
   w.gemm = true;
-  w.m = detail::mul(s.x.dims[0], out_points), w.n = s.w.dims[0] / groups;
-  w.k = detail::mul(s.w.dims[1], filter_points), w.batch = groups;
-  w.flops = detail::mul(detail::mul(2 * w.m, s.w.dims[0]), w.k);
+  const std::int64_t rows = detail::mul(s.x.dims[0], out_points);      // N·P·Q
+  const std::int64_t inner = detail::mul(s.w.dims[1], filter_points);  // (C/g)·R·S
+  const std::int64_t k_per_group = s.w.dims[0] / groups;
+  const char* direction = "forward";
+  if (s.direction == CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR) {
+    w.m = rows, w.n = inner, w.k = k_per_group, direction = "backward_data";
+  } else if (s.direction == CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR) {
+    w.m = k_per_group, w.n = inner, w.k = rows, direction = "backward_filter";
+  } else {
+    w.m = rows, w.n = k_per_group, w.k = inner;
+  }
+  w.batch = groups;
+  w.flops = detail::mul(detail::mul(2 * rows, s.w.dims[0]), inner);
   w.bytes = op_bytes;
   w.dtype_a = w.dtype_c = detail::dtype_name(s.x.dtype);
   w.dtype_b = detail::dtype_name(s.w.dtype);
   w.compute = "float32";
-  w.conv = "{\"direction\":\"forward\",\"input\":" + detail::dims_json(s.x.dims) +
-           ",\"filter\":" + detail::dims_json(s.w.dims) +
-           ",\"output\":" + detail::dims_json(s.y.dims) + ",\"pad\":" + detail::dims_json(s.pre) +
-           ",\"stride\":" + detail::dims_json(s.stride) +
-           ",\"dilation\":" + detail::dims_json(s.dilation) +
-           ",\"groups\":" + std::to_string(groups) + "}";
-  w.json = "{\"op\":\"convolution_forward\",\"x\":" + detail::dims_json(s.x.dims) +
-           ",\"w\":" + detail::dims_json(s.w.dims) + ",\"y\":" + detail::dims_json(s.y.dims) +
+  w.conv =
+      std::string("{\"direction\":\"") + direction + "\",\"input\":" + detail::dims_json(s.x.dims) +
+      ",\"filter\":" + detail::dims_json(s.w.dims) + ",\"output\":" + detail::dims_json(s.y.dims) +
+      ",\"pad\":" + detail::dims_json(s.pre) + ",\"stride\":" + detail::dims_json(s.stride) +
+      ",\"dilation\":" + detail::dims_json(s.dilation) + ",\"groups\":" + std::to_string(groups) +
+      "}";
+  w.json = std::string("{\"op\":\"convolution_") + direction +
+           "\",\"x\":" + detail::dims_json(s.x.dims) + ",\"w\":" + detail::dims_json(s.w.dims) +
+           ",\"y\":" + detail::dims_json(s.y.dims) + ",\"flops\":" + std::to_string(w.flops) + "}";
+  return w;
+}
+
+// A fused attention node (flash attention) as one GEMM record: m = s_q, n = s_kv, k = d, batch =
+// b·h. FLOPs: forward Q·Kᵀ and P·V, 2·b·h·s_q·s_kv·(d + d_v); backward recomputes S = Q·Kᵀ and
+// computes dV = Pᵀ·dO, dP = dO·Vᵀ, dQ = dS·K, dK = dSᵀ·Q: 2·b·h·s_q·s_kv·(3·d + 2·d_v) (2.5× the
+// forward for d = d_v). Softmax and scaling are not counted (elementwise, hidden under the
+// matmuls). Bytes: the non-virtual tensors, once (the S/P matrices stay on chip).
+detail::OpWork sdpa_work(const detail::SdpaShape& s, std::int64_t op_bytes) {
+  detail::OpWork w;
+  const std::int64_t b = s.q.dims[0], h = s.q.dims[1], sq = s.q.dims[2], skv = s.k.dims[2],
+                     d = s.q.dims[3], dv = s.v.dims[3];
+  w.gemm = true;
+  w.m = sq, w.n = skv, w.k = d, w.batch = detail::mul(b, h);
+  const std::int64_t per_d = s.forward ? detail::add(d, dv) : detail::add(3 * d, 2 * dv);
+  w.flops = detail::mul(detail::mul(2 * w.batch, detail::mul(sq, skv)), per_d);
+  w.bytes = op_bytes;
+  w.dtype_a = w.dtype_b = detail::dtype_name(s.q.dtype);
+  w.dtype_c = detail::dtype_name(s.o.dtype);
+  w.compute = "float32";
+  w.json = std::string("{\"op\":\"sdpa_") + (s.forward ? "forward" : "backward") +
+           "\",\"q\":" + detail::dims_json(s.q.dims) + ",\"k\":" + detail::dims_json(s.k.dims) +
+           ",\"v\":" + detail::dims_json(s.v.dims) + ",\"o\":" + detail::dims_json(s.o.dims) +
+           ",\"flops\":" + std::to_string(w.flops) + "}";
+  return w;
+}
+
+// A normalization (layer, RMS, batch, instance, group norm; forward or backward): memory-bound.
+// FLOPs (modelled, counted in the dnn_graph record and the graph's kernel): 5 per element of X
+// forward (mean, variance, normalize, scale, shift), 8 backward; its bytes (every non-virtual
+// tensor once) go with the graph's other non-GEMM work.
+detail::OpWork norm_work(const detail::Desc& op, const std::vector<detail::Tensor>& tensors,
+                         std::int64_t op_bytes, std::int64_t& epilogue_bytes,
+                         std::string& epilogue_dtype) {
+  detail::OpWork w;
+  const bool forward = op.type == CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR;
+  w.flops = detail::mul(forward ? 5 : 8, tensors.front().elements());
+  std::int64_t mode = -1;
+  detail::one_int(
+      op, forward ? CUDNN_ATTR_OPERATION_NORM_FWD_MODE : CUDNN_ATTR_OPERATION_NORM_BWD_MODE, &mode);
+  epilogue_bytes = detail::add(epilogue_bytes, op_bytes);
+  epilogue_dtype = detail::dtype_name(tensors.front().dtype);
+  const char* names[] = {"layer_norm", "instance_norm", "batch_norm", "group_norm",
+                         "rms_norm",   "ada_layer_norm"};  // cudnnBackendNormMode_t
+  const char* mode_name = mode >= 0 && mode < 6 ? names[mode] : "unknown";
+  w.json = std::string("{\"op\":\"norm_") + (forward ? "forward" : "backward") + "\",\"mode\":\"" +
+           mode_name + "\",\"x\":" + detail::dims_json(tensors.front().dims) +
            ",\"flops\":" + std::to_string(w.flops) + "}";
   return w;
 }
@@ -815,6 +1032,8 @@ PT_EXPORT cudnnStatus_t cudnnBackendExecute(cudnnHandle_t handle,
   std::vector<detail::OpWork> work;
   std::int64_t graph_id = 0, total_flops = 0, total_bytes = 0, epilogue_bytes = 0;
   std::string epilogue_dtype = "unknown";
+  bool has_norm = false;
+  std::int64_t norm_flops = 0;
   {
     std::lock_guard<std::mutex> lock(gs().mutex);
     const detail::Desc* plan = detail::find(plan_handle);
@@ -868,17 +1087,24 @@ PT_EXPORT cudnnStatus_t cudnnBackendExecute(cudnnHandle_t handle,
       total_bytes = detail::add(total_bytes, op_bytes);
       detail::OpWork w;
       detail::ConvShape s;
+      detail::SdpaShape attention;
       if (tensors.size() < 2 ||
           (op->type == CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR && tensors.size() != 3) ||
-          (op->type == CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR &&
-           !detail::conv_shape(*op, &s))) {
+          (detail::is_convolution(op->type) && !detail::conv_shape(*op, &s)) ||
+          (detail::is_sdpa(op->type) && !detail::sdpa_shape(*op, &attention))) {
         powertrain::emu::report_misuse(api, "an operation of the graph lost its tensors");
         return CUDNN_STATUS_BAD_PARAM;
       }
       if (op->type == CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR) {
         w = matmul_work(*op, tensors, op_bytes);
-      } else if (op->type == CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR) {
+      } else if (detail::is_convolution(op->type)) {
         w = convolution_work(s, op_bytes);
+      } else if (detail::is_sdpa(op->type)) {
+        w = sdpa_work(attention, op_bytes);
+      } else if (detail::is_norm(op->type)) {
+        w = norm_work(*op, tensors, op_bytes, epilogue_bytes, epilogue_dtype);
+        has_norm = true;
+        norm_flops = detail::add(norm_flops, w.flops);
       } else {
         w = epilogue_work(*op, tensors, op_bytes, epilogue_bytes, epilogue_dtype);
       }
@@ -896,10 +1122,12 @@ PT_EXPORT cudnnStatus_t cudnnBackendExecute(cudnnHandle_t handle,
     if (work[i].gemm) last_gemm = i;
   }
   if (last_gemm == work.size()) {
+    // A normalization graph is one kernel carrying its FLOPs and bytes (timed by their roofline);
+    // a pointwise/reduction-only graph a raw kernel sized for its bytes.
     return detail::append_sized_kernel(
-               "cudnn_graph_pointwise_" + epilogue_dtype,
+               (has_norm ? "cudnn_graph_norm_" : "cudnn_graph_pointwise_") + epilogue_dtype,
                static_cast<std::size_t>(std::max<std::int64_t>(epilogue_bytes, 1)), stream, api,
-               start)
+               start, has_norm ? std::max<std::int64_t>(norm_flops, 1) : 0)
                ? CUDNN_STATUS_SUCCESS
                : CUDNN_STATUS_EXECUTION_FAILED;
   }

@@ -11,12 +11,12 @@
 //            per dimension runs in one pass through shared memory, larger ones in more.
 //   bytes  = passes · batch · (input + output bytes): each pass reads and writes the data once.
 //   work area = the output's size when there is more than one pass (the transpose buffer), else 0.
-// FFTs at these intensities (≈ 5·log2(N)/16 flop/byte for C2C fp32) are memory-bound on every GPU
-// of the catalog, so the kernel's bytes decide the predicted time; the FLOPs are recorded for
-// analysis. cufftXtMakePlanMany/cufftXtGetSizeMany/cufftXtExec on one GPU (what torch.fft
-// calls, also for fp16 and bf16 transforms) map to the same plans. Multi-GPU cufftXt* calls and
-// callback functions are reported unsupported by name (generated stubs returning
-// CUFFT_NOT_SUPPORTED).
+// The kernel record carries both the FLOPs and the bytes, and the estimator takes the roofline of
+// the two (FLOPs on the fp32 units); at these intensities (≈ 5·log2(N)/16 flop/byte for C2C fp32)
+// the bytes bind on every GPU of the catalog. cufftXtMakePlanMany/cufftXtGetSizeMany/cufftXtExec on
+// one GPU (what torch.fft calls, also for fp16 and bf16 transforms) map to the same plans.
+// Multi-GPU cufftXt* calls and callback functions are reported unsupported by name (generated stubs
+// returning CUFFT_NOT_SUPPORTED).
 #include <cufft.h>
 #include <cufftXt.h>
 
@@ -404,7 +404,8 @@ cufftResult execute(cufftHandle handle, const void* in, void* out, int direction
     name.push_back(static_cast<char>(*c + ('a' - 'A') * (*c >= 'A' && *c <= 'Z')));
   }
   name.append("_").append(precision);
-  return append_sized_kernel(name, static_cast<std::size_t>(bytes), plan.stream, api, start)
+  return append_sized_kernel(name, static_cast<std::size_t>(bytes), plan.stream, api, start,
+                             std::max<std::int64_t>(flops, 1))
              ? CUFFT_SUCCESS
              : CUFFT_EXEC_FAILED;
 }

@@ -2,8 +2,9 @@
 // PyTorch's sparse matmuls call it: handle and stream, CSR and dense vector/matrix descriptors,
 // SpMV and SpMM with their buffer-size queries. An SpMV/SpMM is validated (descriptors live, shapes
 // agree, data in device memory) and recorded as a `sparse` record with the shape, nnz, dtypes,
-// FLOPs and bytes, followed by a memory-bound kernel named cusparse_<op>_csr_<dtype> sized to
-// move those bytes (sparse products are memory-bound). Model, not measured:
+// FLOPs and bytes, followed by a kernel named cusparse_<op>_csr_<dtype> carrying the same FLOPs
+// and bytes, timed by their roofline (FLOPs on the fp32 units): memory-bound unless rows are dense
+// (SpMM binds on FLOPs from about 150 nonzeros per row on an H100). Model, not measured:
 //   SpMV y = α·op(A)·x + β·y:  FLOPs 2·nnz; bytes nnz·(value + column index) + (rows+1)·offset
 //                              + |x|·value + 2·|y|·value (y read and written)
 //   SpMM C = α·op(A)·B + β·C:  FLOPs 2·nnz·n; bytes the matrix + |B|·value + 2·|C|·value
@@ -191,7 +192,8 @@ cusparseStatus_t record(const SparseHandle& h, const char* what, const Csr& a,
   end_record(r);
   std::string name = std::string("cusparse_") + what + "_csr_";
   name += dtype != nullptr ? dtype : "unknown";
-  return append_sized_kernel(name, static_cast<std::size_t>(bytes), h.stream, api, start)
+  return append_sized_kernel(name, static_cast<std::size_t>(bytes), h.stream, api, start,
+                             std::max<std::int64_t>(flops, 1))
              ? CUSPARSE_STATUS_SUCCESS
              : CUSPARSE_STATUS_EXECUTION_FAILED;
 }

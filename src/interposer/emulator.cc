@@ -376,6 +376,7 @@ const char* unsupported_return_text(std::string_view api) {
   if (api.rfind("cudnn", 0) == 0) return "CUDNN_STATUS_NOT_SUPPORTED (3000)";
   if (api.rfind("cufft", 0) == 0) return "CUFFT_NOT_SUPPORTED (16)";
   if (api.rfind("cusparse", 0) == 0) return "CUSPARSE_STATUS_NOT_SUPPORTED (10)";
+  if (api.rfind("cusolver", 0) == 0) return "CUSOLVER_STATUS_NOT_SUPPORTED (9)";
   if (api.rfind("cupti", 0) == 0) return "CUPTI_ERROR_NOT_SUPPORTED (27): no profiler";
   if (api.rfind("cuda", 0) != 0 && api.rfind("cu", 0) == 0) return "CUDA_ERROR_NOT_SUPPORTED (801)";
   if (api.rfind("nccl", 0) == 0 || api.rfind("pnccl", 0) == 0) return "ncclInvalidUsage (5)";

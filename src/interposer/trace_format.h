@@ -198,6 +198,7 @@ void format_record(const Record& r, std::string& out, KernelName&& kernel_name) 
       put_triple<field::kGrid>(out, r.g);
       put_triple<field::kBlock>(out, r.g + 3);
       put_field<field::kShmem>(out, r.a[3]);
+      out += r.text;  // a library kernel's ,"flops":..,"bytes":.. (append_sized_kernel), or ""
       break;
     case Op::kMemcpy:
       put_stream_corr(out, r.a[0], r.a[1]);

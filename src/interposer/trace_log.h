@@ -29,7 +29,8 @@ enum class CopyKind : std::uint8_t { kHtoD, kDtoH, kDtoD, kHtoH, kPtoP };
 enum class AllocKind : std::uint8_t { kDevice, kHost, kManaged, kAsync };
 
 /// One trace line. Field use per op (a = a[], g = g[]):
-///   kKernel: a0 stream, a1 corr, a2 kernel index, a3 shmem, g0-2 grid, g3-5 block, api
+///   kKernel: a0 stream, a1 corr, a2 kernel index, a3 shmem, g0-2 grid, g3-5 block, api; text:
+///            "" or a library kernel's pre-formatted ,"flops":N,"bytes":M
 ///   kMemcpy: a0 stream, a1 corr, a2 bytes, sub = CopyKind, flag = async, api
 ///   kMemset: a0 stream, a1 corr, a2 bytes, flag = async, api
 ///   kMalloc: a0 ptr, a1 bytes, a2 used after, sub = AllocKind, flag = ok, a3 stream, a4 corr

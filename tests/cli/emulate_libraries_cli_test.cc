@@ -384,23 +384,114 @@ double matmul_us(double flops, double bytes, device::Precision precision) {
   return std::max(s, 3e-6) * 1e6;
 }
 
+// cuSolverDn_LinearSolver-style program: each dense cuSOLVER call is a `gemm` record (the GEMM
+// estimator times it by FLOPs and bytes) with a `solver` object; FLOPs are the LAPACK leading-order
+// counts by hand, bytes every matrix argument once (A read and written); the _bufferSize answers
+// are the documented LAPACK workspaces; cusolverDnSgesvdj_bufferSize is reported unsupported by
+// name and a getrs with ldb < n is misuse.
+TEST_F(EmulateLibrariesTest, CusolverDenseCallsAreRecordedWithShapesFlopsAndBytes) {
+  if (!built("cusolver_lu")) GTEST_SKIP() << "cusolver_lu not built";
+  const CliRun r = emulate("cusolver_lu");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  // Workspaces (elements): 64·n for getrf/potrf/geqrf, 64·8 for ormqr (side L: n = 8), dsyevd's
+  // 1 + 6·64 + 2·64², dgesvd's max(3·64 + 128, 5·64); Xgetrf 64·8192 floats in bytes.
+  EXPECT_NE(r.out.find("cusolver_lu: 64x64 LU solve, info 0, workspaces getrf 4096 potrf 4096 "
+                       "geqrf 4096 ormqr 512 syevd 8577 gesvd 320 elements, Xgetrf 2097152 bytes; "
+                       "gesvdj -> 9, ldb < n -> 3"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.err.find("cusolverDnSgesvdj_bufferSize is not supported by the GPU emulator; it "
+                       "returns CUSOLVER_STATUS_NOT_SUPPORTED (9)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(summary_["warnings"].size(), 0u) << summary_["warnings"].dump();
+  EXPECT_EQ(summary_["unsupported_calls"], json({{"cusolverDnSgesvdj_bufferSize", 1}}));
+  const auto misuse = kept("misuse");
+  ASSERT_EQ(misuse.size(), 1u);
+  EXPECT_EQ(misuse[0]["api"], "cusolverDnDgetrs");
+
+  struct Expected {
+    const char* api;
+    const char* routine;
+    std::int64_t m, n, k, flops, bytes;
+    const char* dtype;
+  };
+  const std::int64_t big = 8192;
+  // clang-format off
+  const Expected expected[] = {
+      // LU 64 x 64: 2/3·64³ = 174,762.7; A read + written (2·64²·8) + 64 int pivots.
+      {"cusolverDnDgetrf", "getrf", 64, 64, 64, 174763, 2 * 4096 * 8 + 64 * 4, "float64"},
+      // Two triangular solves: 2·64²·1; A once, b read and written.
+      {"cusolverDnDgetrs", "getrs", 64, 64, 1, 8192, (4096 + 2 * 64) * 8, "float64"},
+      // Cholesky: 64³/3 = 87,381.3; one triangle read and written (64²·4).
+      {"cusolverDnSpotrf", "potrf", 64, 64, 64, 87381, 4096 * 4, "float32"},
+      {"cusolverDnSpotrs", "potrs", 64, 64, 4, 2 * 4096 * 4, (4096 + 2 * 64 * 4) * 4, "float32"},
+      // QR 128 x 64: 2·128·64² − 2/3·64³ = 436,906.7; A read + written, tau.
+      {"cusolverDnDgeqrf", "geqrf", 128, 64, 64, 436907, (2 * 128 * 64 + 64) * 8, "float64"},
+      // Q^T·C, C 128 x 8 from 64 reflectors: 4·128·8·64 − 2·8·64²; reflectors, tau, C in and out.
+      {"cusolverDnDormqr", "ormqr", 128, 8, 64, 196608, (128 * 64 + 64 + 2 * 128 * 8) * 8,
+       "float64"},
+      // Eigenvalues and vectors: 9·64³; A read + written, W.
+      {"cusolverDnDsyevd", "syevd", 64, 64, 64, 9 * 262144, (2 * 4096 + 64) * 8, "float64"},
+      // Singular values only, 128 x 64: 4·128·64² − 4/3·64³ = 1,747,626.7.
+      {"cusolverDnDgesvd", "gesvd", 128, 64, 64, 1747627, (2 * 128 * 64 + 64) * 8, "float64"},
+      // 64-bit API, 8192² floats: 2/3·8192³; 64-bit pivots.
+      {"cusolverDnXgetrf", "getrf", big, big, big, 366503875925, 2 * big * big * 4 + big * 8,
+       "float32"},
+      {"cusolverDnXgetrs", "getrs", big, big, 1, 2 * big * big, (big * big + 2 * big) * 4,
+       "float32"},
+  };
+  // clang-format on
+  const auto gemms = kept("gemm");
+  ASSERT_EQ(gemms.size(), std::size(expected));
+  for (std::size_t i = 0; i < gemms.size(); ++i) {
+    const json& g = gemms[i];
+    const Expected& e = expected[i];
+    SCOPED_TRACE(g.dump());
+    EXPECT_EQ(g["api"], e.api);
+    EXPECT_EQ(g["solver"]["routine"], e.routine);
+    EXPECT_EQ(g["m"], e.m);
+    EXPECT_EQ(g["n"], e.n);
+    EXPECT_EQ(g["k"], e.k);
+    EXPECT_EQ(g["flops"].get<std::int64_t>(), e.flops);
+    EXPECT_EQ(g["bytes"].get<std::int64_t>(), e.bytes);
+    EXPECT_EQ(g["dtype_a"], e.dtype);
+    EXPECT_EQ(g["stream"], 1);  // the handle's stream
+  }
+  EXPECT_EQ(gemms[0]["solver"]["pivoting"], "partial");
+  EXPECT_EQ(gemms[2]["solver"]["uplo"], "L");
+  EXPECT_EQ(gemms[3]["solver"]["nrhs"], 4);
+  EXPECT_EQ(gemms[5]["solver"]["side"], "L");
+  EXPECT_EQ(gemms[5]["solver"]["trans"], "T");
+  EXPECT_EQ(gemms[6]["solver"]["jobz"], "V");
+  EXPECT_EQ(gemms[7]["solver"]["jobu"], "N");
+
+  // The 8192² LU is compute-bound: predicted at the fp32 roofline of its FLOPs.
+  const std::vector<double> lu = predicted_us("gemm_float32_m8192_n8192_k8192");
+  ASSERT_EQ(lu.size(), 1u);
+  const double lu_us =
+      matmul_us(366503875925.0, 2.0 * big * big * 4 + big * 8, device::Precision::kFp32);
+  EXPECT_NEAR(lu[0], lu_us, 0.01);
+  std::printf("predicted (H100 model): sgetrf 8192 x 8192 %.1f us\n", lu[0]);
+}
+
 // cuDNN backend graphs: the fused attention (3 executions) and the fused convolution + bias +
 // ReLU are `dnn_graph` records with their operations, FLOPs and bytes, and `gemm` records per
 // matmul/convolution whose bytes are only the non-virtual tensors (Q+K, V+O; X+W+bias+Z), so
 // the attention is predicted at the tensor-core roofline as flash attention runs; a graph with
-// a normalization node is reported unsupported by name and a mismatched matmul is misuse.
+// a resampling node is reported unsupported by name and a mismatched matmul is misuse.
 TEST_F(EmulateLibrariesTest, CudnnGraphAttentionAndConvolutionAreRecordedWithShapesAndFlops) {
   if (!built("cudnn_graph_attention")) GTEST_SKIP() << "cudnn_graph_attention not built";
   const CliRun r = emulate("cudnn_graph_attention");
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
-  EXPECT_NE(r.out.find("workspaces 0 and 0 bytes, normalization graph -> "
+  EXPECT_NE(r.out.find("workspaces 0 and 0 bytes, resampling graph -> "
                        "CUDNN_STATUS_NOT_SUPPORTED, mismatched matmul -> CUDNN_STATUS_BAD_PARAM"),
             std::string::npos)
       << r.out;
   EXPECT_EQ(summary_["warnings"].size(), 0u) << summary_["warnings"].dump();
   EXPECT_EQ(summary_["unsupported_calls"],
             json({{"cudnnBackendFinalize(operation graph with "
-                   "CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR)",
+                   "CUDNN_BACKEND_OPERATION_RESAMPLE_FWD_DESCRIPTOR)",
                    1}}));
   const auto misuse = kept("misuse");
   ASSERT_EQ(misuse.size(), 1u);
@@ -482,6 +573,116 @@ TEST_F(EmulateLibrariesTest, CudnnGraphAttentionAndConvolutionAreRecordedWithSha
       "predicted (H100 model): fused attention matmul %.2f us (with S written to memory "
       "it would be %.2f us), fused conv+bias+ReLU %.2f us\n",
       qk_us, unfused_us, conv_us[0]);
+}
+
+// The training-side backend nodes: LayerNorm forward/backward and RMSNorm forward are one
+// kernel each carrying their modelled FLOPs (5 per element forward, 8 backward) and the bytes of
+// their tensors (timed by the roofline: memory-bound); convolution backward data/filter are GEMM
+// records oriented as the legacy API's; the SDPA forward/backward nodes are GEMM records with
+// the flash-attention FLOPs (2·b·h·s²·(d + d_v) and 2·b·h·s²·(3d + 2d_v)) and only Q/K/V/O (and
+// their gradients, the statistics) as bytes. Nothing is unsupported or misused.
+TEST_F(EmulateLibrariesTest, CudnnGraphNormsConvolutionBackwardAndSdpaNodesAreRecorded) {
+  if (!built("cudnn_graph_training")) GTEST_SKIP() << "cudnn_graph_training not built";
+  const CliRun r = emulate("cudnn_graph_training");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_EQ(summary_["warnings"].size(), 0u) << summary_["warnings"].dump();
+  EXPECT_TRUE(summary_["unsupported_calls"].empty()) << summary_["unsupported_calls"].dump();
+  EXPECT_TRUE(kept("misuse").empty());
+
+  const auto graphs = kept("dnn_graph");
+  ASSERT_EQ(graphs.size(), 7u);
+  const std::vector<std::string> ops = {"norm_forward",
+                                        "norm_forward",
+                                        "norm_backward",
+                                        "convolution_backward_data",
+                                        "convolution_backward_filter",
+                                        "sdpa_forward",
+                                        "sdpa_backward"};
+  for (std::size_t i = 0; i < graphs.size(); ++i) {
+    ASSERT_EQ(graphs[i]["ops"].size(), 1u);
+    EXPECT_EQ(graphs[i]["ops"][0]["op"], ops[i]) << i;
+  }
+  EXPECT_EQ(graphs[0]["ops"][0]["mode"], "layer_norm");
+  EXPECT_EQ(graphs[1]["ops"][0]["mode"], "rms_norm");
+
+  // Normalizations, 4096 x 1024 bf16 (8 MiB per activation), fp32 scale/bias (4 KiB) and
+  // statistics (16 KiB).
+  const std::int64_t elements = 4096LL * 1024, act = elements * 2, vec = 1024 * 4, stat = 4096 * 4;
+  const std::int64_t ln_fwd = act + 2 * vec + 2 * stat + act;  // X, scale, bias, mean, 1/σ, Y
+  const std::int64_t rms_fwd = act + vec + act;                // X, scale, Y
+  const std::int64_t ln_bwd = 2 * act + vec + 2 * stat + 2 * vec + act;  // X, dY, scale, stats,
+                                                                         // dscale, dbias, dX
+  EXPECT_EQ(graphs[0]["flops"].get<std::int64_t>(), 5 * elements);
+  EXPECT_EQ(graphs[0]["bytes"].get<std::int64_t>(), ln_fwd);
+  EXPECT_EQ(graphs[1]["bytes"].get<std::int64_t>(), rms_fwd);
+  EXPECT_EQ(graphs[2]["flops"].get<std::int64_t>(), 8 * elements);
+  EXPECT_EQ(graphs[2]["bytes"].get<std::int64_t>(), ln_bwd);
+  std::vector<json> norm_kernels;
+  for (const json& k : kept("kernel")) {
+    if (k["name"] == "cudnn_graph_norm_bfloat16") norm_kernels.push_back(k);
+  }
+  ASSERT_EQ(norm_kernels.size(), 3u);
+  const std::int64_t norm_flops[] = {5 * elements, 5 * elements, 8 * elements};
+  const std::int64_t norm_bytes[] = {ln_fwd, rms_fwd, ln_bwd};
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(norm_kernels[i]["flops"].get<std::int64_t>(), norm_flops[i]) << i;
+    EXPECT_EQ(norm_kernels[i]["bytes"].get<std::int64_t>(), norm_bytes[i]) << i;
+  }
+  // Memory-bound at the roofline: the bytes over HBM.
+  const device::GpuSpec gpu = *device::find_gpu("h100");
+  const std::vector<double> norm_us = predicted_us("cudnn_graph_norm_bfloat16");
+  ASSERT_EQ(norm_us.size(), 3u);
+  for (int i = 0; i < 3; ++i) {
+    const double bytes_us = static_cast<double>(norm_bytes[i]) /
+                            (gpu.memory_bandwidth_gb_s * 1e9 * gpu.dvfs.memory_efficiency) * 1e6;
+    EXPECT_NEAR(norm_us[i], std::max(bytes_us, 3.0), 0.01) << i;
+  }
+
+  // Convolutions (8 x 64 x 56 x 56 fp16, 128 3x3): 2·N·K·P·Q·C·R·S either way.
+  const std::int64_t conv = 2LL * 8 * 128 * 56 * 56 * 64 * 9;
+  const std::int64_t x_bytes = 8LL * 64 * 56 * 56 * 2, w_bytes = 128 * 64 * 9 * 2,
+                     dy_bytes = 8LL * 128 * 56 * 56 * 2;
+  // Attention, b·h = 16 heads of 1024 tokens, d = 64: forward 2·16·1024²·128, backward
+  // 2·16·1024²·320; bf16 tensors of 2 MiB, statistics 64 KiB.
+  const std::int64_t heads = 16, s = 1024, qkvo = heads * s * 64 * 2, stats = heads * s * 4;
+  struct Gemm {
+    std::int64_t m, n, k, batch, flops, bytes;
+    const char* dtype;
+  };
+  const Gemm expected[] = {
+      {8 * 56 * 56, 64 * 9, 128, 1, conv, w_bytes + dy_bytes + x_bytes, "float16"},
+      {128, 64 * 9, 8 * 56 * 56, 1, conv, x_bytes + dy_bytes + w_bytes, "float16"},
+      {s, s, 64, heads, 2 * heads * s * s * 128, 4 * qkvo + stats, "bfloat16"},
+      {s, s, 64, heads, 2 * heads * s * s * 320, 8 * qkvo + stats, "bfloat16"},
+  };
+  const auto gemms = kept("gemm");
+  ASSERT_EQ(gemms.size(), std::size(expected));
+  for (std::size_t i = 0; i < gemms.size(); ++i) {
+    const json& g = gemms[i];
+    SCOPED_TRACE(g.dump());
+    EXPECT_EQ(g["m"], expected[i].m);
+    EXPECT_EQ(g["n"], expected[i].n);
+    EXPECT_EQ(g["k"], expected[i].k);
+    EXPECT_EQ(g["batch"], expected[i].batch);
+    EXPECT_EQ(g["flops"].get<std::int64_t>(), expected[i].flops);
+    EXPECT_EQ(g["bytes"].get<std::int64_t>(), expected[i].bytes);
+    EXPECT_EQ(g["dtype_a"], expected[i].dtype);
+  }
+  EXPECT_EQ(gemms[0]["conv"]["direction"], "backward_data");
+  EXPECT_EQ(gemms[1]["conv"]["direction"], "backward_filter");
+  // The SDPA forward is compute-bound at the bf16 tensor-core roofline.
+  const std::vector<double> sdpa = predicted_us("gemm_bfloat16_m1024_n1024_k64_b16");
+  ASSERT_EQ(sdpa.size(), 2u);
+  EXPECT_NEAR(sdpa[0],
+              matmul_us(2.0 * heads * s * s * 128, 4 * qkvo + stats, device::Precision::kBf16),
+              0.01);
+  EXPECT_NEAR(sdpa[1],
+              matmul_us(2.0 * heads * s * s * 320, 8 * qkvo + stats, device::Precision::kBf16),
+              0.01);
+  std::printf(
+      "predicted (H100 model): LayerNorm fwd %.2f us, bwd %.2f us; SDPA fwd %.2f us, "
+      "bwd %.2f us\n",
+      norm_us[0], norm_us[2], sdpa[0], sdpa[1]);
 }
 
 }  // namespace

@@ -152,6 +152,70 @@ TEST_F(EmulateTimingTest, NcclBenchmarkPrintsTheModelledBusBandwidth) {
   EXPECT_NEAR(table.at(8).first, 8 * (5.0 + 1.0) + 0.5, 1.0);  // host-bound
 }
 
+// event_polling.cu spins on cudaEventQuery after each launch of a 250 µs kernel. Single pass:
+// every query answers "ready" at once (0 polls). Second pass: "not ready" while the modelled host
+// clock — at the record call's return (host_ns), never moving back, 2 µs per poll — is before
+// the record's predicted completion (device_ns). Iteration 0 by hand (host model, 1 µs gaps):
+// the launch call at L costs 3 µs, its kernel runs from L + 4 (launch latency) to L + 254; the
+// record call starts at L + 4 and returns at L + 5.5; ⌈(254 − 5.5) / 2⌉ = 125 polls. After
+// cudaEventSynchronize the clock is past the event: 0 polls.
+TEST_F(EmulateTimingTest, TwoPassEventQueryPollsUntilThePredictedCompletion) {
+  if (!fs::exists(programs_ / "event_polling")) GTEST_SKIP() << "program not built";
+  std::ofstream(dir_ / "spin.csv") << "name,duration_us\nspin,250\n";
+  const auto polls_of = [](const std::string& out) {
+    std::map<int, long long> polls;
+    const std::regex line(R"(iteration (\d+) polls (\d+))");
+    for (std::sregex_iterator it(out.begin(), out.end(), line), end; it != end; ++it)
+      polls[std::stoi((*it)[1])] = std::stoll((*it)[2]);
+    return polls;
+  };
+  const auto emulate_polling = [&](const fs::path& out, bool two_pass) {
+    std::vector<std::string> args = {"emulate",     "--interposer",   interposer_.string(),
+                                     "--quiet",     "--kernel-table", (dir_ / "spin.csv").string(),
+                                     "--host-time", "model",          "--out",
+                                     out.string()};
+    if (two_pass) args.push_back("--two-pass");
+    args.push_back("--");
+    args.push_back((programs_ / "event_polling").string());
+    return run(args);
+  };
+  const CliRun single = emulate_polling(dir_ / "single", false);
+  ASSERT_EQ(single.exit_code, 0) << single.err << single.out;
+  EXPECT_EQ(polls_of(single.out), (std::map<int, long long>{{0, 0}, {1, 0}, {2, 0}}));
+  EXPECT_NE(single.out.find("after sync polls 0"), std::string::npos) << single.out;
+
+  const fs::path out = dir_ / "two";
+  const CliRun r = emulate_polling(out, true);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const std::map<int, long long> polls = polls_of(r.out);
+  ASSERT_EQ(polls.size(), 3u) << r.out;
+  EXPECT_EQ(polls.at(0), 125) << r.out;
+  EXPECT_NE(r.out.find("after sync polls 0"), std::string::npos) << r.out;
+
+  // Every count follows from the written prediction: (device_ns, host_ns) per record.
+  std::ifstream events(out / "predicted_events" / "rank-0.tsv");
+  ASSERT_TRUE(events.good());
+  std::vector<std::pair<std::int64_t, std::int64_t>> records;
+  std::string text;
+  while (std::getline(events, text)) {
+    if (text.empty() || text[0] == '#') continue;
+    std::istringstream fields(text);
+    std::int64_t event = 0, occurrence = 0, device_ns = 0, host_ns = -1;
+    fields >> event >> occurrence >> device_ns >> host_ns;
+    ASSERT_GE(host_ns, 0) << text;
+    records.emplace_back(device_ns, host_ns);
+  }
+  ASSERT_EQ(records.size(), 4u);
+  std::int64_t clock = 0;
+  for (int k = 0; k < 3; ++k) {
+    clock = std::max(clock, records[k].second);
+    const std::int64_t expected =
+        records[k].first > clock ? (records[k].first - clock + 1999) / 2000 : 0;
+    EXPECT_EQ(polls.at(k), expected) << k;
+    clock += expected * 2000;
+  }
+}
+
 TEST_F(EmulateTimingTest, TwoPassNeedsAProgram) {
   const CliRun r = run({"emulate", "--two-pass", "--traces", dir_.string()});
   EXPECT_EQ(r.exit_code, 2) << r.err;

@@ -140,6 +140,35 @@ TEST(Estimators, ChainAsksInOrder) {
   EXPECT_DOUBLE_EQ(modelled.seconds, 3e-6);
 }
 
+// A library kernel with its own FLOPs and bytes (cuFFT, cuSPARSE) is timed by the roofline of the
+// two, not by its grid: bytes over HBM while they bind, FLOPs at the fp32 peak once they do.
+TEST(Estimators, LibraryKernelsUseTheRooflineOfTheirFlopsAndBytes) {
+  const DeviceModelEstimator model;
+  const double memory_rate = h100().memory_bandwidth_gb_s * 1e9 * h100().dvfs.memory_efficiency;
+  const double fp32_rate = h100().peak_tflops_fp32 * 1e12;
+  Record k;
+  k.op = OpKind::kKernel;
+  k.grid[0] = 1;  // the grid no longer decides
+  k.block[0] = 256;
+  // A 2^20-point Z2Z FFT: 5·2^20·20 FLOPs, 2 passes over 16 MiB in + out: memory-bound.
+  k.flops = 5.0 * (1 << 20) * 20;
+  k.bytes = 2LL * 2 * 16 * (1 << 20);
+  EXPECT_NEAR(seconds(model, k, 1, false, "cufft_z2z_float64"), k.bytes / memory_rate, 1e-12);
+  EXPECT_GT(k.bytes / memory_rate, k.flops / fp32_rate);
+  // An SpMM with 512 nonzeros per row and 256 right-hand sides (2^16 rows, fp32): FLOPs
+  // 2·nnz·256 against nnz·8 + (rows+1)·4 + 3·rows·256·4 bytes — the FLOPs bind.
+  const double rows = 1 << 16, nnz = rows * 512;
+  k.flops = 2.0 * nnz * 256;
+  k.bytes = static_cast<std::int64_t>(nnz * 8 + (rows + 1) * 4 + 3 * rows * 256 * 4);
+  const double flop_s = k.flops / fp32_rate;
+  ASSERT_GT(flop_s, k.bytes / memory_rate);
+  EXPECT_NEAR(seconds(model, k, 1, false, "cusparse_spmm_csr_float32"), flop_s, 1e-12);
+  // Without the fields the same record is a raw kernel again (16 bytes per thread, the floor).
+  k.flops = 0.0;
+  k.bytes = 0;
+  EXPECT_DOUBLE_EQ(seconds(model, k, 1, false, "cusparse_spmm_csr_float32"), 3e-6);
+}
+
 }  // namespace
 }  // namespace powertrain::emulate
 

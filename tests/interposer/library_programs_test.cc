@@ -135,6 +135,38 @@ TEST_F(LibraryPrograms, EveryCusparseFunctionIsDefined) {
                   "cusparseSpMV", "cusparseSpMM_bufferSize", "cusparseSpMM"});
 }
 
+TEST_F(LibraryPrograms, EveryCusolverFunctionIsDefined) {
+  // The cuSOLVER API only: libcusolver also exports internal cublas*batch* helpers of its own,
+  // which programs never call.
+  check_coverage("libcusolver.so.12", 700,
+                 {"cusolverDnCreate",
+                  "cusolverDnDestroy",
+                  "cusolverDnSetStream",
+                  "cusolverDnGetStream",
+                  "cusolverDnCreateParams",
+                  "cusolverDnDestroyParams",
+                  "cusolverGetProperty",
+                  "cusolverDnDgetrf_bufferSize",
+                  "cusolverDnDgetrf",
+                  "cusolverDnDgetrs",
+                  "cusolverDnSpotrf",
+                  "cusolverDnSpotrs",
+                  "cusolverDnZgeqrf",
+                  "cusolverDnDormqr",
+                  "cusolverDnCunmqr",
+                  "cusolverDnDsyevd",
+                  "cusolverDnZheevd",
+                  "cusolverDnDgesvd",
+                  "cusolverDnXgetrf_bufferSize",
+                  "cusolverDnXgetrf",
+                  "cusolverDnXgetrs",
+                  "cusolverDnXpotrf",
+                  "cusolverDnXpotrs",
+                  "cusolverDnXgeqrf",
+                  "cusolverDnXsyevd"},
+                 "cusolver");
+}
+
 TEST_F(LibraryPrograms, EveryCuptiFunctionIsDefined) {
   // The CUPTI API only: libcupti also exports its own NVTX injection entry points
   // (InitializeInjectionNvtx*), which only a program pointing NVTX_INJECTION64_PATH at libcupti

@@ -1,0 +1,882 @@
+// cuSOLVER's dense API (cusolverDn) on the emulated devices, as NVIDIA's cuSolverDn_LinearSolver
+// sample and PyTorch's torch.linalg call it: handle, stream and params; LU (getrf/getrs),
+// Cholesky (potrf/potrs), QR (geqrf, ormqr/unmqr), the symmetric/Hermitian eigensolver
+// (syevd/heevd) and the SVD (gesvd) in S/D/C/Z with their _bufferSize queries, and the 64-bit
+// API's Xgetrf/Xgetrs/Xpotrf/Xpotrs/Xgeqrf/Xsyevd. A call is validated (handle live, shapes and
+// leading dimensions, matrices, pivots and `info` in device memory) and recorded as a `gemm`
+// record — a factorization is dominated by its blocked GEMM updates, so the GEMM estimator times
+// it by FLOPs and bytes — with a `solver` object naming the routine and its options. The numerics
+// are not computed: `info` is set to 0 (success) and getrf's pivots to 1..min(m,n) (no row
+// exchange) where the memory is backed, so programs that check them go on. Model, not measured
+// (leading-order LAPACK operation counts, LAWN 41; Golub & Van Loan for the eigen/SVD solvers;
+// complex counts are 4x the real ones):
+//   getrf m x n, k = min(m,n): 2·(m·n·k − (m+n)·k²/2 + k³/3)   (2/3·n³ square)
+//   getrs / potrs:             2·n²·nrhs
+//   potrf:                     n³/3
+//   geqrf:                     2·m·n·k − (m+n)·k² + 2/3·k³      (2mn² − 2/3 n³ for m ≥ n)
+//   ormqr side L / R:          4·m·n·k − 2·n·k² / 4·m·n·k − 2·m·k²
+//   syevd:                     4/3·n³ values only, 9·n³ with vectors (symmetric QR bound)
+//   gesvd (m ≥ n):             4·m·n² − 4/3·n³ values only, 4·m²·n + 8·m·n² + 9·n³ with vectors
+//   bytes: every matrix argument read once, outputs written once (A is read and written).
+//   _bufferSize: LAPACK's workspace with a block of 64 columns (getrf/potrf/geqrf: 64·n,
+//   ormqr: 64·(n or m)), dsyevd's 1 + 6n + 2n² (2n + 1 values only) and dgesvd's
+//   max(3·min + max, 5·min) elements; the X API reports them in bytes on the device, 0 on the host.
+// Every other cusolver function (cusolverSp, cusolverRf, the batched and mixed-precision
+// solvers, ...) is a generated stub that reports its name and returns
+// CUSOLVER_STATUS_NOT_SUPPORTED (9).
+#include <cusolverDn.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <unordered_set>
+
+#include "interposer/cublas_nccl_util.h"
+#include "interposer/cudart_internal.h"
+#include "interposer/trace_schema.h"
+
+namespace trace_schema = powertrain::trace_schema;
+
+namespace powertrain::emu::detail {
+namespace {
+
+struct SolverHandle {
+  cudaStream_t stream = nullptr;
+};
+
+struct SolverState {
+  std::mutex mutex;
+  std::unordered_set<const void*> handles, params;
+};
+
+SolverState& solver() {
+  static SolverState* s = new SolverState;  // never destroyed: calls may come from atexit
+  return *s;
+}
+
+bool live(std::unordered_set<const void*>& set, const void* handle) {
+  std::lock_guard<std::mutex> lock(solver().mutex);
+  return set.count(handle) > 0;
+}
+
+cusolverStatus_t bad(const char* api, const std::string& what) {
+  report_misuse(api, what);
+  return CUSOLVER_STATUS_INVALID_VALUE;
+}
+
+// The handle's stream, or false after reporting the misuse (NOT_INITIALIZED).
+bool handle_stream(cusolverDnHandle_t handle, const char* api, cudaStream_t* stream) {
+  std::lock_guard<std::mutex> lock(solver().mutex);
+  if (solver().handles.count(handle) == 0) {
+    report_misuse(api, "invalid or destroyed cuSOLVER handle " + pointer_text(handle));
+    return false;
+  }
+  *stream = reinterpret_cast<const SolverHandle*>(handle)->stream;
+  return true;
+}
+
+/// The element type of a routine: S, D, C, Z (or the X API's cudaDataType).
+struct Type {
+  cudaDataType dtype = CUDA_R_64F;
+  int bytes = 8;       // one element
+  int real_bytes = 8;  // eigen/singular values, tau of real routines
+  bool complex = false;
+};
+constexpr Type kS{CUDA_R_32F, 4, 4, false};
+constexpr Type kD{CUDA_R_64F, 8, 8, false};
+constexpr Type kC{CUDA_C_32F, 8, 4, true};
+constexpr Type kZ{CUDA_C_64F, 16, 8, true};
+
+bool type_of(cudaDataType t, Type* out) {
+  switch (t) {
+    case CUDA_R_32F:
+      *out = kS;
+      return true;
+    case CUDA_R_64F:
+      *out = kD;
+      return true;
+    case CUDA_C_32F:
+      *out = kC;
+      return true;
+    case CUDA_C_64F:
+      *out = kZ;
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Dimensions are at most 2^31 (int in the legacy API, checked for the X API), so the products
+// below stay far from int64 overflow: 2^31 · 2^31 · 16 < 2^67 would not, hence doubles for
+// FLOPs and bytes, saturated when written.
+std::int64_t saturate(double value) {
+  if (!(value > 0.0)) return 0;
+  return value >= 9.0e18 ? static_cast<std::int64_t>(9.0e18) : std::llround(value);
+}
+
+// A column-major rows x cols matrix with leading dimension ld in device memory (NULL is fine when
+// it holds nothing).
+bool device_matrix(const void* pointer, std::int64_t rows, std::int64_t cols, std::int64_t ld,
+                   int element_bytes) {
+  if (rows == 0 || cols == 0) return true;
+  const double extent =
+      (static_cast<double>(cols - 1) * static_cast<double>(ld) + static_cast<double>(rows)) *
+      element_bytes;
+  const PointerInfo info = lookup_pointer(pointer);
+  return info.known && info.device_side && static_cast<double>(info.available) >= extent;
+}
+
+bool device_array(const void* pointer, double bytes) {
+  if (bytes <= 0.0) return true;
+  const PointerInfo info = lookup_pointer(pointer);
+  return info.known && info.device_side && static_cast<double>(info.available) >= bytes;
+}
+
+// `info` must be device memory; set to 0 (success) where it is backed.
+bool set_info(int* info, const char* api) {
+  const PointerInfo p = info != nullptr ? lookup_pointer(info) : PointerInfo{};
+  if (!p.known || !p.device_side || p.available < sizeof(int)) {
+    report_misuse(api, "info " + pointer_text(info) + " is not device memory of an int");
+    return false;
+  }
+  if (p.backed) std::memset(info, 0, sizeof(int));
+  return true;
+}
+
+// What one call records.
+struct Call {
+  const char* api = "";
+  const char* routine = "";
+  Type type;
+  std::int64_t m = 0, n = 0, k = 0;  // matrix m x n; k: nrhs, reflectors or min(m, n)
+  double flops = 0.0, bytes = 0.0;
+  std::string options;  // extra JSON members of the `solver` object (",\"uplo\":\"L\"", ...)
+  std::int64_t start = 0;
+};
+
+cusolverStatus_t record(cusolverDnHandle_t handle, const Call& c) {
+  cudaStream_t stream = nullptr;
+  if (!handle_stream(handle, c.api, &stream)) return CUSOLVER_STATUS_NOT_INITIALIZED;
+  if (c.m == 0 || c.n == 0) return CUSOLVER_STATUS_SUCCESS;  // nothing launched
+  int device = 0;
+  const std::int64_t stream_id = emu::stream_id(stream, false, &device);
+  if (stream_id == kInvalidStream) {
+    report_misuse(c.api, "the handle's stream " + pointer_text(stream) +
+                             " is not a live CUDA stream (destroyed after cusolverDnSetStream?)");
+    return CUSOLVER_STATUS_EXECUTION_FAILED;
+  }
+  const char* dtype = libs::cuda_dtype_name(c.type.dtype);
+  const double flops = c.type.complex ? 4.0 * c.flops : c.flops;
+  auto r = begin_work(trace_schema::op::kGemm, c.start);
+  r.field(trace_schema::field::kApi, std::string_view(c.api));
+  r.field(trace_schema::field::kM, c.m);
+  r.field(trace_schema::field::kN, c.n);
+  r.field(trace_schema::field::kK, std::max<std::int64_t>(c.k, 1));
+  r.field(trace_schema::field::kBatch, std::int64_t{1});
+  r.field("transa", std::string_view("N"));
+  r.field("transb", std::string_view("N"));
+  r.field(trace_schema::field::kDtypeA, std::string_view(dtype));
+  r.field(trace_schema::field::kDtypeB, std::string_view(dtype));
+  r.field(trace_schema::field::kDtypeC, std::string_view(dtype));
+  r.field(trace_schema::field::kCompute, std::string_view(dtype));
+  r.field(trace_schema::field::kFlops, saturate(flops));
+  r.field(trace_schema::field::kBytes, saturate(c.bytes));
+  r.raw("solver", std::string("{\"routine\":\"") + c.routine + "\"" + c.options + "}");
+  end_work(r, device, stream_id, 0);  // captured into a CUDA graph like a kernel
+  return CUSOLVER_STATUS_SUCCESS;
+}
+
+bool valid_shape(std::int64_t m, std::int64_t n, std::int64_t lda) {
+  const std::int64_t limit = std::int64_t{1} << 31;
+  return m >= 0 && n >= 0 && m < limit && n < limit && lda >= std::max<std::int64_t>(1, m) &&
+         lda < limit;
+}
+
+std::string shape_text(std::int64_t m, std::int64_t n, std::int64_t ld) {
+  return std::to_string(m) + " x " + std::to_string(n) + " with leading dimension " +
+         std::to_string(ld);
+}
+
+std::string option(const char* key, const char* value) {
+  return std::string(",\"") + key + "\":\"" + value + "\"";
+}
+std::string option(const char* key, std::int64_t value) {
+  return std::string(",\"") + key + "\":" + std::to_string(value);
+}
+
+const char* fill_text(cublasFillMode_t uplo) {
+  return uplo == CUBLAS_FILL_MODE_LOWER ? "L" : uplo == CUBLAS_FILL_MODE_UPPER ? "U" : "full";
+}
+const char* op_text(cublasOperation_t op) {
+  return op == CUBLAS_OP_N ? "N" : op == CUBLAS_OP_T ? "T" : "C";
+}
+
+// ---- workspace models (elements) ----------------------------------------------------------
+
+constexpr std::int64_t kBlock = 64;
+std::int64_t panel_lwork(std::int64_t n) { return std::max<std::int64_t>(1, kBlock * n); }
+std::int64_t syevd_lwork(cusolverEigMode_t jobz, std::int64_t n) {
+  if (jobz != CUSOLVER_EIG_MODE_VECTOR) return 2 * n + 1;
+  std::int64_t square = 0;  // n < 2^31, but 2·n² can still exceed int64: saturate
+  if (__builtin_mul_overflow(2 * n, n, &square) || square > (std::int64_t{1} << 58)) {
+    return std::int64_t{1} << 58;
+  }
+  return 1 + 6 * n + square;
+}
+std::int64_t gesvd_lwork(std::int64_t m, std::int64_t n) {
+  const std::int64_t lo = std::min(m, n), hi = std::max(m, n);
+  return std::max<std::int64_t>(1, std::max(3 * lo + hi, 5 * lo));
+}
+cusolverStatus_t put_lwork(int* lwork, std::int64_t elements, const char* api) {
+  if (lwork == nullptr) return bad(api, "the workspace size pointer is NULL");
+  if (elements > 2147483647) return bad(api, "the workspace exceeds the 32-bit API's int size");
+  *lwork = static_cast<int>(elements);
+  return CUSOLVER_STATUS_SUCCESS;
+}
+cusolverStatus_t put_bytes(size_t* device, size_t* host, std::int64_t elements, const Type& t,
+                           const char* api) {
+  if (device == nullptr || host == nullptr) return bad(api, "a workspace size pointer is NULL");
+  *device = static_cast<size_t>(elements) * static_cast<size_t>(t.bytes);
+  *host = 0;
+  return CUSOLVER_STATUS_SUCCESS;
+}
+
+// ---- the routines (legacy and X API share these) -------------------------------------------
+
+cusolverStatus_t getrf(cusolverDnHandle_t handle, const Type& t, std::int64_t m, std::int64_t n,
+                       const void* a, std::int64_t lda, const void* work, double work_bytes,
+                       void* ipiv, int ipiv_bytes, int* info, const char* api) {
+  const std::int64_t start = now_ns();
+  if (!valid_shape(m, n, lda)) return bad(api, "invalid matrix " + shape_text(m, n, lda));
+  if (!device_matrix(a, m, n, lda, t.bytes)) {
+    return bad(api, "A " + pointer_text(a) + " is not device memory of " + shape_text(m, n, lda));
+  }
+  const std::int64_t k = std::min(m, n);
+  if (work != nullptr && !device_array(work, work_bytes)) {
+    return bad(api, "the workspace " + pointer_text(work) + " is not device memory of " +
+                        std::to_string(static_cast<std::int64_t>(work_bytes)) + " bytes");
+  }
+  if (ipiv != nullptr && !device_array(ipiv, static_cast<double>(k) * ipiv_bytes)) {
+    return bad(api, "the pivots " + pointer_text(ipiv) + " are not device memory of " +
+                        std::to_string(k) + " indices");
+  }
+  if (!set_info(info, api)) return CUSOLVER_STATUS_INVALID_VALUE;
+  // Pivots 1..k (no row exchange) where backed, so a solve with them stays in range.
+  if (ipiv != nullptr && lookup_pointer(ipiv).backed) {
+    for (std::int64_t i = 0; i < k; ++i) {
+      if (ipiv_bytes == 8) {
+        static_cast<std::int64_t*>(ipiv)[i] = i + 1;
+      } else {
+        static_cast<int*>(ipiv)[i] = static_cast<int>(i + 1);
+      }
+    }
+  }
+  Call c;
+  c.api = api, c.routine = "getrf", c.type = t, c.m = m, c.n = n, c.k = k, c.start = start;
+  const double dm = static_cast<double>(m), dn = static_cast<double>(n),
+               dk = static_cast<double>(k);
+  c.flops = 2.0 * (dm * dn * dk - (dm + dn) * dk * dk / 2.0 + dk * dk * dk / 3.0);
+  c.bytes = 2.0 * dm * dn * t.bytes + dk * ipiv_bytes;
+  c.options = option("pivoting", ipiv != nullptr ? "partial" : "none");
+  return record(handle, c);
+}
+
+cusolverStatus_t solve(cusolverDnHandle_t handle, const Type& t, const char* routine,
+                       const std::string& options, std::int64_t n, std::int64_t nrhs, const void* a,
+                       std::int64_t lda, const void* b, std::int64_t ldb, int* info,
+                       const char* api) {
+  const std::int64_t start = now_ns();
+  if (!valid_shape(n, n, lda) || !valid_shape(n, nrhs, ldb)) {
+    return bad(api,
+               "invalid system: A " + shape_text(n, n, lda) + ", B " + shape_text(n, nrhs, ldb));
+  }
+  if (!device_matrix(a, n, n, lda, t.bytes) || !device_matrix(b, n, nrhs, ldb, t.bytes)) {
+    return bad(api, "A " + pointer_text(a) + " or B " + pointer_text(b) +
+                        " is not device memory of its matrix");
+  }
+  if (!set_info(info, api)) return CUSOLVER_STATUS_INVALID_VALUE;
+  Call c;
+  c.api = api, c.routine = routine, c.type = t, c.m = n, c.n = n, c.k = nrhs, c.start = start;
+  const double dn = static_cast<double>(n), dr = static_cast<double>(nrhs);
+  c.flops = 2.0 * dn * dn * dr;
+  c.bytes = (dn * dn + 2.0 * dn * dr) * t.bytes;
+  c.options = options + option("nrhs", nrhs);
+  return record(handle, c);
+}
+
+cusolverStatus_t potrf(cusolverDnHandle_t handle, const Type& t, cublasFillMode_t uplo,
+                       std::int64_t n, const void* a, std::int64_t lda, const void* work,
+                       double work_bytes, int* info, const char* api) {
+  const std::int64_t start = now_ns();
+  if (!valid_shape(n, n, lda)) return bad(api, "invalid matrix " + shape_text(n, n, lda));
+  if (uplo != CUBLAS_FILL_MODE_LOWER && uplo != CUBLAS_FILL_MODE_UPPER) {
+    return bad(api, "uplo must be CUBLAS_FILL_MODE_LOWER or CUBLAS_FILL_MODE_UPPER");
+  }
+  if (!device_matrix(a, n, n, lda, t.bytes)) {
+    return bad(api, "A " + pointer_text(a) + " is not device memory of " + shape_text(n, n, lda));
+  }
+  if (work != nullptr && !device_array(work, work_bytes)) {
+    return bad(api, "the workspace " + pointer_text(work) + " is not device memory of " +
+                        std::to_string(static_cast<std::int64_t>(work_bytes)) + " bytes");
+  }
+  if (!set_info(info, api)) return CUSOLVER_STATUS_INVALID_VALUE;
+  Call c;
+  c.api = api, c.routine = "potrf", c.type = t, c.m = n, c.n = n, c.k = n, c.start = start;
+  const double dn = static_cast<double>(n);
+  c.flops = dn * dn * dn / 3.0;
+  c.bytes = dn * dn * t.bytes;  // one triangle read and written
+  c.options = option("uplo", fill_text(uplo));
+  return record(handle, c);
+}
+
+cusolverStatus_t geqrf(cusolverDnHandle_t handle, const Type& t, std::int64_t m, std::int64_t n,
+                       const void* a, std::int64_t lda, const void* tau, const void* work,
+                       double work_bytes, int* info, const char* api) {
+  const std::int64_t start = now_ns();
+  if (!valid_shape(m, n, lda)) return bad(api, "invalid matrix " + shape_text(m, n, lda));
+  const std::int64_t k = std::min(m, n);
+  if (!device_matrix(a, m, n, lda, t.bytes) ||
+      !device_array(tau, static_cast<double>(k) * t.bytes)) {
+    return bad(api, "A " + pointer_text(a) + " or tau " + pointer_text(tau) +
+                        " is not device memory of its size");
+  }
+  if (work != nullptr && !device_array(work, work_bytes)) {
+    return bad(api, "the workspace " + pointer_text(work) + " is not device memory of " +
+                        std::to_string(static_cast<std::int64_t>(work_bytes)) + " bytes");
+  }
+  if (!set_info(info, api)) return CUSOLVER_STATUS_INVALID_VALUE;
+  Call c;
+  c.api = api, c.routine = "geqrf", c.type = t, c.m = m, c.n = n, c.k = k, c.start = start;
+  const double dm = static_cast<double>(m), dn = static_cast<double>(n),
+               dk = static_cast<double>(k);
+  c.flops = 2.0 * dm * dn * dk - (dm + dn) * dk * dk + 2.0 / 3.0 * dk * dk * dk;
+  c.bytes = (2.0 * dm * dn + dk) * t.bytes;
+  return record(handle, c);
+}
+
+cusolverStatus_t ormqr(cusolverDnHandle_t handle, const Type& t, cublasSideMode_t side,
+                       cublasOperation_t trans, std::int64_t m, std::int64_t n, std::int64_t k,
+                       const void* a, std::int64_t lda, const void* tau, const void* c_matrix,
+                       std::int64_t ldc, const void* work, double work_bytes, int* info, bool run,
+                       const char* api) {
+  const std::int64_t start = now_ns();
+  const bool left = side == CUBLAS_SIDE_LEFT;
+  const std::int64_t order = left ? m : n;  // Q is order x order, from k reflectors
+  if (!valid_shape(m, n, ldc) || k < 0 || k > order || !valid_shape(order, k, lda)) {
+    return bad(api, "invalid shapes: C " + shape_text(m, n, ldc) + ", " + std::to_string(k) +
+                        " reflectors of length " + std::to_string(order) + " in lda " +
+                        std::to_string(lda));
+  }
+  if (!run) return CUSOLVER_STATUS_SUCCESS;  // size queries may pass NULL matrices
+  if (!device_matrix(a, order, k, lda, t.bytes) ||
+      !device_array(tau, static_cast<double>(k) * t.bytes) ||
+      !device_matrix(c_matrix, m, n, ldc, t.bytes)) {
+    return bad(api, "A, tau or C is not device memory of its size");
+  }
+  if (work != nullptr && !device_array(work, work_bytes)) {
+    return bad(api, "the workspace " + pointer_text(work) + " is not device memory of " +
+                        std::to_string(static_cast<std::int64_t>(work_bytes)) + " bytes");
+  }
+  if (!set_info(info, api)) return CUSOLVER_STATUS_INVALID_VALUE;
+  Call c;
+  c.api = api, c.routine = t.complex ? "unmqr" : "ormqr", c.type = t, c.m = m, c.n = n, c.k = k;
+  c.start = start;
+  const double dm = static_cast<double>(m), dn = static_cast<double>(n),
+               dk = static_cast<double>(k);
+  c.flops =
+      left ? 4.0 * dm * dn * dk - 2.0 * dn * dk * dk : 4.0 * dm * dn * dk - 2.0 * dm * dk * dk;
+  c.bytes = (static_cast<double>(order) * dk + dk + 2.0 * dm * dn) * t.bytes;
+  c.options = option("side", left ? "L" : "R") + option("trans", op_text(trans));
+  return record(handle, c);
+}
+
+cusolverStatus_t syevd(cusolverDnHandle_t handle, const Type& t, cusolverEigMode_t jobz,
+                       cublasFillMode_t uplo, std::int64_t n, const void* a, std::int64_t lda,
+                       const void* w, const void* work, double work_bytes, int* info, bool run,
+                       const char* api) {
+  const std::int64_t start = now_ns();
+  if (!valid_shape(n, n, lda)) return bad(api, "invalid matrix " + shape_text(n, n, lda));
+  if (jobz != CUSOLVER_EIG_MODE_NOVECTOR && jobz != CUSOLVER_EIG_MODE_VECTOR) {
+    return bad(api, "jobz must be CUSOLVER_EIG_MODE_NOVECTOR or CUSOLVER_EIG_MODE_VECTOR");
+  }
+  if (!run) return CUSOLVER_STATUS_SUCCESS;  // size queries may pass NULL matrices
+  if (!device_matrix(a, n, n, lda, t.bytes) ||
+      !device_array(w, static_cast<double>(n) * t.real_bytes)) {
+    return bad(api, "A " + pointer_text(a) + " or W " + pointer_text(w) +
+                        " is not device memory of its size");
+  }
+  if (work != nullptr && !device_array(work, work_bytes)) {
+    return bad(api, "the workspace " + pointer_text(work) + " is not device memory of " +
+                        std::to_string(static_cast<std::int64_t>(work_bytes)) + " bytes");
+  }
+  if (!set_info(info, api)) return CUSOLVER_STATUS_INVALID_VALUE;
+  const bool vectors = jobz == CUSOLVER_EIG_MODE_VECTOR;
+  Call c;
+  c.api = api, c.routine = t.complex ? "heevd" : "syevd", c.type = t, c.m = n, c.n = n, c.k = n;
+  c.start = start;
+  const double dn = static_cast<double>(n);
+  c.flops = (vectors ? 9.0 : 4.0 / 3.0) * dn * dn * dn;
+  c.bytes = 2.0 * dn * dn * t.bytes + dn * t.real_bytes;
+  c.options = option("jobz", vectors ? "V" : "N") + option("uplo", fill_text(uplo));
+  return record(handle, c);
+}
+
+cusolverStatus_t gesvd(cusolverDnHandle_t handle, const Type& t, signed char jobu,
+                       signed char jobvt, std::int64_t m, std::int64_t n, const void* a,
+                       std::int64_t lda, const void* s, const void* u, std::int64_t ldu,
+                       const void* vt, std::int64_t ldvt, const void* work, double work_bytes,
+                       int* info, const char* api) {
+  const std::int64_t start = now_ns();
+  if (!valid_shape(m, n, lda)) return bad(api, "invalid matrix " + shape_text(m, n, lda));
+  if (m < n)
+    return bad(api, "gesvd needs m >= n (got " + std::to_string(m) + " x " + std::to_string(n) +
+                        "): cuSOLVER's restriction");
+  const std::string jobs = "AaSsOoNn";
+  if (jobs.find(static_cast<char>(jobu)) == std::string::npos ||
+      jobs.find(static_cast<char>(jobvt)) == std::string::npos) {
+    return bad(api, "jobu and jobvt must be one of A, S, O, N");
+  }
+  const auto upper = [](signed char c) { return static_cast<char>(c & ~0x20); };
+  const char ju = upper(jobu), jv = upper(jobvt);
+  const std::int64_t u_cols = ju == 'A' ? m : n;  // VT is n x n for A and S alike
+  const bool u_out = ju == 'A' || ju == 'S', vt_out = jv == 'A' || jv == 'S';
+  if (!device_matrix(a, m, n, lda, t.bytes) ||
+      !device_array(s, static_cast<double>(n) * t.real_bytes) ||
+      (u_out &&
+       (ldu < std::max<std::int64_t>(1, m) || !device_matrix(u, m, u_cols, ldu, t.bytes))) ||
+      (vt_out &&
+       (ldvt < std::max<std::int64_t>(1, n) || !device_matrix(vt, n, n, ldvt, t.bytes)))) {
+    return bad(api, "A, S, U or VT is not device memory of its size");
+  }
+  if (work != nullptr && !device_array(work, work_bytes)) {
+    return bad(api, "the workspace " + pointer_text(work) + " is not device memory of " +
+                        std::to_string(static_cast<std::int64_t>(work_bytes)) + " bytes");
+  }
+  if (!set_info(info, api)) return CUSOLVER_STATUS_INVALID_VALUE;
+  const bool vectors = ju != 'N' || jv != 'N';
+  Call c;
+  c.api = api, c.routine = "gesvd", c.type = t, c.m = m, c.n = n, c.k = n, c.start = start;
+  const double dm = static_cast<double>(m), dn = static_cast<double>(n);
+  c.flops = vectors ? 4.0 * dm * dm * dn + 8.0 * dm * dn * dn + 9.0 * dn * dn * dn
+                    : 4.0 * dm * dn * dn - 4.0 / 3.0 * dn * dn * dn;
+  c.bytes = 2.0 * dm * dn * t.bytes + dn * t.real_bytes +
+            (u_out ? dm * static_cast<double>(u_cols) * t.bytes : 0.0) +
+            (vt_out ? dn * dn * t.bytes : 0.0);
+  c.options =
+      option("jobu", std::string(1, ju).c_str()) + option("jobvt", std::string(1, jv).c_str());
+  return record(handle, c);
+}
+
+}  // namespace
+}  // namespace powertrain::emu::detail
+
+namespace detail = powertrain::emu::detail;
+using detail::solver;
+
+// ---- handle, params, versions ----------------------------------------------------------------
+
+PT_EXPORT cusolverStatus_t cusolverDnCreate(cusolverDnHandle_t* handle) {
+  if (handle == nullptr) return detail::bad("cusolverDnCreate", "the handle pointer is NULL");
+  auto* h = new detail::SolverHandle;
+  {
+    std::lock_guard<std::mutex> lock(solver().mutex);
+    solver().handles.insert(h);
+  }
+  *handle = reinterpret_cast<cusolverDnHandle_t>(h);
+  return CUSOLVER_STATUS_SUCCESS;
+}
+
+PT_EXPORT cusolverStatus_t cusolverDnDestroy(cusolverDnHandle_t handle) {
+  std::lock_guard<std::mutex> lock(solver().mutex);
+  if (solver().handles.erase(handle) == 0) {
+    powertrain::emu::report_misuse("cusolverDnDestroy", "invalid or destroyed cuSOLVER handle " +
+                                                            detail::pointer_text(handle));
+    return CUSOLVER_STATUS_NOT_INITIALIZED;
+  }
+  delete reinterpret_cast<detail::SolverHandle*>(handle);
+  return CUSOLVER_STATUS_SUCCESS;
+}
+
+PT_EXPORT cusolverStatus_t cusolverDnSetStream(cusolverDnHandle_t handle, cudaStream_t stream) {
+  const char* api = "cusolverDnSetStream";
+  detail::StreamRef ref;
+  if (!detail::stream_or_fail(stream, false, api, &ref)) return CUSOLVER_STATUS_INVALID_VALUE;
+  std::lock_guard<std::mutex> lock(solver().mutex);
+  if (solver().handles.count(handle) == 0) {
+    powertrain::emu::report_misuse(api, "invalid or destroyed cuSOLVER handle");
+    return CUSOLVER_STATUS_NOT_INITIALIZED;
+  }
+  reinterpret_cast<detail::SolverHandle*>(handle)->stream = stream;
+  return CUSOLVER_STATUS_SUCCESS;
+}
+
+PT_EXPORT cusolverStatus_t cusolverDnGetStream(cusolverDnHandle_t handle, cudaStream_t* stream) {
+  if (stream == nullptr) return CUSOLVER_STATUS_INVALID_VALUE;
+  return detail::handle_stream(handle, "cusolverDnGetStream", stream)
+             ? CUSOLVER_STATUS_SUCCESS
+             : CUSOLVER_STATUS_NOT_INITIALIZED;
+}
+
+PT_EXPORT cusolverStatus_t cusolverDnCreateParams(cusolverDnParams_t* params) {
+  if (params == nullptr) return detail::bad("cusolverDnCreateParams", "the pointer is NULL");
+  // An opaque token: the only option (cusolverDnSetAdvOptions' algorithm) changes no estimate.
+  auto* p = new char(0);
+  {
+    std::lock_guard<std::mutex> lock(solver().mutex);
+    solver().params.insert(p);
+  }
+  *params = reinterpret_cast<cusolverDnParams_t>(p);
+  return CUSOLVER_STATUS_SUCCESS;
+}
+
+PT_EXPORT cusolverStatus_t cusolverDnDestroyParams(cusolverDnParams_t params) {
+  std::lock_guard<std::mutex> lock(solver().mutex);
+  if (solver().params.erase(params) == 0) {
+    powertrain::emu::report_misuse("cusolverDnDestroyParams",
+                                   "invalid or destroyed params " + detail::pointer_text(params));
+    return CUSOLVER_STATUS_INVALID_VALUE;
+  }
+  delete reinterpret_cast<char*>(params);
+  return CUSOLVER_STATUS_SUCCESS;
+}
+
+PT_EXPORT cusolverStatus_t cusolverDnSetAdvOptions(cusolverDnParams_t params,
+                                                   cusolverDnFunction_t function,
+                                                   cusolverAlgMode_t algo) {
+  (void)function, (void)algo;
+  return detail::live(solver().params, params) ? CUSOLVER_STATUS_SUCCESS
+                                               : CUSOLVER_STATUS_INVALID_VALUE;
+}
+
+PT_EXPORT cusolverStatus_t cusolverGetProperty(libraryPropertyType type, int* value) {
+  if (value == nullptr) return CUSOLVER_STATUS_INVALID_VALUE;
+  switch (type) {
+    case MAJOR_VERSION:
+      *value = CUSOLVER_VER_MAJOR;
+      return CUSOLVER_STATUS_SUCCESS;
+    case MINOR_VERSION:
+      *value = CUSOLVER_VER_MINOR;
+      return CUSOLVER_STATUS_SUCCESS;
+    case PATCH_LEVEL:
+      *value = CUSOLVER_VER_PATCH;
+      return CUSOLVER_STATUS_SUCCESS;
+    default:
+      return CUSOLVER_STATUS_INVALID_VALUE;
+  }
+}
+
+PT_EXPORT cusolverStatus_t cusolverGetVersion(int* version) {
+  if (version == nullptr) return CUSOLVER_STATUS_INVALID_VALUE;
+  *version = CUSOLVER_VERSION;
+  return CUSOLVER_STATUS_SUCCESS;
+}
+
+// ---- S/D/C/Z entry points ----------------------------------------------------------------------
+
+// One definition per precision: P is the letter, T the element type, R the real type, TYPE the
+// detail::Type, ORM the name of the Q multiplication (ormqr/unmqr) and EV the eigensolver's
+// (syevd/heevd).
+#define PT_SOLVER_DENSE(P, T, R, TYPE, ORM, EV)                                                    \
+  PT_EXPORT cusolverStatus_t cusolverDn##P##getrf_bufferSize(cusolverDnHandle_t handle, int m,     \
+                                                             int n, T* a, int lda, int* lwork) {   \
+    (void)a;                                                                                       \
+    const char* api = "cusolverDn" #P "getrf_bufferSize";                                          \
+    if (!detail::valid_shape(m, n, lda)) {                                                         \
+      return detail::bad(api, "invalid matrix " + detail::shape_text(m, n, lda));                  \
+    }                                                                                              \
+    cudaStream_t stream = nullptr;                                                                 \
+    if (!detail::handle_stream(handle, api, &stream)) return CUSOLVER_STATUS_NOT_INITIALIZED;      \
+    return detail::put_lwork(lwork, detail::panel_lwork(n), api);                                  \
+  }                                                                                                \
+  PT_EXPORT cusolverStatus_t cusolverDn##P##getrf(cusolverDnHandle_t handle, int m, int n, T* a,   \
+                                                  int lda, T* work, int* ipiv, int* info) {        \
+    return detail::getrf(handle, TYPE, m, n, a, lda, work,                                         \
+                         static_cast<double>(detail::panel_lwork(n)) * sizeof(T), ipiv,            \
+                         sizeof(int), info, "cusolverDn" #P "getrf");                              \
+  }                                                                                                \
+  PT_EXPORT cusolverStatus_t cusolverDn##P##getrs(                                                 \
+      cusolverDnHandle_t handle, cublasOperation_t trans, int n, int nrhs, const T* a, int lda,    \
+      const int* ipiv, T* b, int ldb, int* info) {                                                 \
+    const char* api = "cusolverDn" #P "getrs";                                                     \
+    if (ipiv != nullptr && !detail::device_array(ipiv, static_cast<double>(n) * sizeof(int))) {    \
+      return detail::bad(api, "the pivots are not device memory of n indices");                    \
+    }                                                                                              \
+    return detail::solve(handle, TYPE, "getrs", detail::option("trans", detail::op_text(trans)),   \
+                         n, nrhs, a, lda, b, ldb, info, api);                                      \
+  }                                                                                                \
+  PT_EXPORT cusolverStatus_t cusolverDn##P##potrf_bufferSize(                                      \
+      cusolverDnHandle_t handle, cublasFillMode_t uplo, int n, T* a, int lda, int* lwork) {        \
+    (void)a, (void)uplo;                                                                           \
+    const char* api = "cusolverDn" #P "potrf_bufferSize";                                          \
+    if (!detail::valid_shape(n, n, lda)) {                                                         \
+      return detail::bad(api, "invalid matrix " + detail::shape_text(n, n, lda));                  \
+    }                                                                                              \
+    cudaStream_t stream = nullptr;                                                                 \
+    if (!detail::handle_stream(handle, api, &stream)) return CUSOLVER_STATUS_NOT_INITIALIZED;      \
+    return detail::put_lwork(lwork, detail::panel_lwork(n), api);                                  \
+  }                                                                                                \
+  PT_EXPORT cusolverStatus_t cusolverDn##P##potrf(cusolverDnHandle_t handle,                       \
+                                                  cublasFillMode_t uplo, int n, T* a, int lda,     \
+                                                  T* work, int lwork, int* info) {                 \
+    return detail::potrf(handle, TYPE, uplo, n, a, lda, work,                                      \
+                         static_cast<double>(std::max(lwork, 0)) * sizeof(T), info,                \
+                         "cusolverDn" #P "potrf");                                                 \
+  }                                                                                                \
+  PT_EXPORT cusolverStatus_t cusolverDn##P##potrs(cusolverDnHandle_t handle,                       \
+                                                  cublasFillMode_t uplo, int n, int nrhs,          \
+                                                  const T* a, int lda, T* b, int ldb, int* info) { \
+    return detail::solve(handle, TYPE, "potrs", detail::option("uplo", detail::fill_text(uplo)),   \
+                         n, nrhs, a, lda, b, ldb, info, "cusolverDn" #P "potrs");                  \
+  }                                                                                                \
+  PT_EXPORT cusolverStatus_t cusolverDn##P##geqrf_bufferSize(cusolverDnHandle_t handle, int m,     \
+                                                             int n, T* a, int lda, int* lwork) {   \
+    (void)a;                                                                                       \
+    const char* api = "cusolverDn" #P "geqrf_bufferSize";                                          \
+    if (!detail::valid_shape(m, n, lda)) {                                                         \
+      return detail::bad(api, "invalid matrix " + detail::shape_text(m, n, lda));                  \
+    }                                                                                              \
+    cudaStream_t stream = nullptr;                                                                 \
+    if (!detail::handle_stream(handle, api, &stream)) return CUSOLVER_STATUS_NOT_INITIALIZED;      \
+    return detail::put_lwork(lwork, detail::panel_lwork(n), api);                                  \
+  }                                                                                                \
+  PT_EXPORT cusolverStatus_t cusolverDn##P##geqrf(cusolverDnHandle_t handle, int m, int n, T* a,   \
+                                                  int lda, T* tau, T* work, int lwork,             \
+                                                  int* info) {                                     \
+    return detail::geqrf(handle, TYPE, m, n, a, lda, tau, work,                                    \
+                         static_cast<double>(std::max(lwork, 0)) * sizeof(T), info,                \
+                         "cusolverDn" #P "geqrf");                                                 \
+  }                                                                                                \
+  PT_EXPORT cusolverStatus_t cusolverDn##P##ORM##_bufferSize(                                      \
+      cusolverDnHandle_t handle, cublasSideMode_t side, cublasOperation_t trans, int m, int n,     \
+      int k, const T* a, int lda, const T* tau, const T* c, int ldc, int* lwork) {                 \
+    const char* api = "cusolverDn" #P #ORM "_bufferSize";                                          \
+    const cusolverStatus_t s = detail::ormqr(handle, TYPE, side, trans, m, n, k, a, lda, tau, c,   \
+                                             ldc, nullptr, 0.0, nullptr, false, api);              \
+    if (s != CUSOLVER_STATUS_SUCCESS) return s;                                                    \
+    cudaStream_t stream = nullptr;                                                                 \
+    if (!detail::handle_stream(handle, api, &stream)) return CUSOLVER_STATUS_NOT_INITIALIZED;      \
+    return detail::put_lwork(lwork, detail::panel_lwork(side == CUBLAS_SIDE_LEFT ? n : m), api);   \
+  }                                                                                                \
+  PT_EXPORT cusolverStatus_t cusolverDn##P##ORM(                                                   \
+      cusolverDnHandle_t handle, cublasSideMode_t side, cublasOperation_t trans, int m, int n,     \
+      int k, const T* a, int lda, const T* tau, T* c, int ldc, T* work, int lwork, int* info) {    \
+    return detail::ormqr(handle, TYPE, side, trans, m, n, k, a, lda, tau, c, ldc, work,            \
+                         static_cast<double>(std::max(lwork, 0)) * sizeof(T), info, true,          \
+                         "cusolverDn" #P #ORM);                                                    \
+  }                                                                                                \
+  PT_EXPORT cusolverStatus_t cusolverDn##P##EV##_bufferSize(                                       \
+      cusolverDnHandle_t handle, cusolverEigMode_t jobz, cublasFillMode_t uplo, int n, const T* a, \
+      int lda, const R* w, int* lwork) {                                                           \
+    const char* api = "cusolverDn" #P #EV "_bufferSize";                                           \
+    const cusolverStatus_t s =                                                                     \
+        detail::syevd(handle, TYPE, jobz, uplo, n, a, lda, w, nullptr, 0.0, nullptr, false, api);  \
+    if (s != CUSOLVER_STATUS_SUCCESS) return s;                                                    \
+    cudaStream_t stream = nullptr;                                                                 \
+    if (!detail::handle_stream(handle, api, &stream)) return CUSOLVER_STATUS_NOT_INITIALIZED;      \
+    return detail::put_lwork(lwork, detail::syevd_lwork(jobz, n), api);                            \
+  }                                                                                                \
+  PT_EXPORT cusolverStatus_t cusolverDn##P##EV(cusolverDnHandle_t handle, cusolverEigMode_t jobz,  \
+                                               cublasFillMode_t uplo, int n, T* a, int lda, R* w,  \
+                                               T* work, int lwork, int* info) {                    \
+    return detail::syevd(handle, TYPE, jobz, uplo, n, a, lda, w, work,                             \
+                         static_cast<double>(std::max(lwork, 0)) * sizeof(T), info, true,          \
+                         "cusolverDn" #P #EV);                                                     \
+  }                                                                                                \
+  PT_EXPORT cusolverStatus_t cusolverDn##P##gesvd_bufferSize(cusolverDnHandle_t handle, int m,     \
+                                                             int n, int* lwork) {                  \
+    const char* api = "cusolverDn" #P "gesvd_bufferSize";                                          \
+    if (m < 0 || n < 0) return detail::bad(api, "negative dimensions");                            \
+    cudaStream_t stream = nullptr;                                                                 \
+    if (!detail::handle_stream(handle, api, &stream)) return CUSOLVER_STATUS_NOT_INITIALIZED;      \
+    return detail::put_lwork(lwork, detail::gesvd_lwork(m, n), api);                               \
+  }                                                                                                \
+  PT_EXPORT cusolverStatus_t cusolverDn##P##gesvd(                                                 \
+      cusolverDnHandle_t handle, signed char jobu, signed char jobvt, int m, int n, T* a, int lda, \
+      R* s, T* u, int ldu, T* vt, int ldvt, T* work, int lwork, R* rwork, int* info) {             \
+    (void)rwork;                                                                                   \
+    return detail::gesvd(handle, TYPE, jobu, jobvt, m, n, a, lda, s, u, ldu, vt, ldvt, work,       \
+                         static_cast<double>(std::max(lwork, 0)) * sizeof(T), info,                \
+                         "cusolverDn" #P "gesvd");                                                 \
+  }
+
+PT_SOLVER_DENSE(S, float, float, detail::kS, ormqr, syevd)
+PT_SOLVER_DENSE(D, double, double, detail::kD, ormqr, syevd)
+PT_SOLVER_DENSE(C, cuComplex, float, detail::kC, unmqr, heevd)
+PT_SOLVER_DENSE(Z, cuDoubleComplex, double, detail::kZ, unmqr, heevd)
+#undef PT_SOLVER_DENSE
+
+// ---- the 64-bit (X) API ----------------------------------------------------------------------
+
+namespace {
+
+// The element type of an X call (A's type; the compute type must be the same precision class),
+// or false after reporting the misuse.
+bool x_type(cusolverDnHandle_t handle, cusolverDnParams_t params, cudaDataType a,
+            cudaDataType compute, const char* api, detail::Type* out) {
+  (void)handle;
+  if (params != nullptr && !detail::live(solver().params, params)) {
+    powertrain::emu::report_misuse(api,
+                                   "invalid or destroyed params " + detail::pointer_text(params));
+    return false;
+  }
+  detail::Type compute_type;
+  if (!detail::type_of(a, out) || !detail::type_of(compute, &compute_type)) {
+    powertrain::emu::report_misuse(
+        api, "data type " + std::to_string(static_cast<int>(a)) + " or compute type " +
+                 std::to_string(static_cast<int>(compute)) +
+                 " is not one of CUDA_R_32F, CUDA_R_64F, CUDA_C_32F, CUDA_C_64F");
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+PT_EXPORT cusolverStatus_t cusolverDnXgetrf_bufferSize(
+    cusolverDnHandle_t handle, cusolverDnParams_t params, int64_t m, int64_t n, cudaDataType type_a,
+    const void* a, int64_t lda, cudaDataType compute, size_t* device_bytes, size_t* host_bytes) {
+  (void)a;
+  const char* api = "cusolverDnXgetrf_bufferSize";
+  detail::Type t;
+  if (!x_type(handle, params, type_a, compute, api, &t)) return CUSOLVER_STATUS_INVALID_VALUE;
+  if (!detail::valid_shape(m, n, lda)) {
+    return detail::bad(api, "invalid matrix " + detail::shape_text(m, n, lda));
+  }
+  cudaStream_t stream = nullptr;
+  if (!detail::handle_stream(handle, api, &stream)) return CUSOLVER_STATUS_NOT_INITIALIZED;
+  return detail::put_bytes(device_bytes, host_bytes, detail::panel_lwork(n), t, api);
+}
+
+PT_EXPORT cusolverStatus_t cusolverDnXgetrf(cusolverDnHandle_t handle, cusolverDnParams_t params,
+                                            int64_t m, int64_t n, cudaDataType type_a, void* a,
+                                            int64_t lda, int64_t* ipiv, cudaDataType compute,
+                                            void* device_buffer, size_t device_bytes,
+                                            void* host_buffer, size_t host_bytes, int* info) {
+  (void)host_buffer, (void)host_bytes;
+  const char* api = "cusolverDnXgetrf";
+  detail::Type t;
+  if (!x_type(handle, params, type_a, compute, api, &t)) return CUSOLVER_STATUS_INVALID_VALUE;
+  return detail::getrf(handle, t, m, n, a, lda, device_buffer, static_cast<double>(device_bytes),
+                       ipiv, sizeof(int64_t), info, api);
+}
+
+PT_EXPORT cusolverStatus_t cusolverDnXgetrs(cusolverDnHandle_t handle, cusolverDnParams_t params,
+                                            cublasOperation_t trans, int64_t n, int64_t nrhs,
+                                            cudaDataType type_a, const void* a, int64_t lda,
+                                            const int64_t* ipiv, cudaDataType type_b, void* b,
+                                            int64_t ldb, int* info) {
+  const char* api = "cusolverDnXgetrs";
+  detail::Type t;
+  if (!x_type(handle, params, type_a, type_b, api, &t)) return CUSOLVER_STATUS_INVALID_VALUE;
+  if (ipiv != nullptr && !detail::device_array(ipiv, static_cast<double>(n) * sizeof(int64_t))) {
+    return detail::bad(api, "the pivots are not device memory of n indices");
+  }
+  return detail::solve(handle, t, "getrs", detail::option("trans", detail::op_text(trans)), n, nrhs,
+                       a, lda, b, ldb, info, api);
+}
+
+PT_EXPORT cusolverStatus_t cusolverDnXpotrf_bufferSize(cusolverDnHandle_t handle,
+                                                       cusolverDnParams_t params,
+                                                       cublasFillMode_t uplo, int64_t n,
+                                                       cudaDataType type_a, const void* a,
+                                                       int64_t lda, cudaDataType compute,
+                                                       size_t* device_bytes, size_t* host_bytes) {
+  (void)a, (void)uplo;
+  const char* api = "cusolverDnXpotrf_bufferSize";
+  detail::Type t;
+  if (!x_type(handle, params, type_a, compute, api, &t)) return CUSOLVER_STATUS_INVALID_VALUE;
+  if (!detail::valid_shape(n, n, lda)) {
+    return detail::bad(api, "invalid matrix " + detail::shape_text(n, n, lda));
+  }
+  cudaStream_t stream = nullptr;
+  if (!detail::handle_stream(handle, api, &stream)) return CUSOLVER_STATUS_NOT_INITIALIZED;
+  return detail::put_bytes(device_bytes, host_bytes, detail::panel_lwork(n), t, api);
+}
+
+PT_EXPORT cusolverStatus_t cusolverDnXpotrf(cusolverDnHandle_t handle, cusolverDnParams_t params,
+                                            cublasFillMode_t uplo, int64_t n, cudaDataType type_a,
+                                            void* a, int64_t lda, cudaDataType compute,
+                                            void* device_buffer, size_t device_bytes,
+                                            void* host_buffer, size_t host_bytes, int* info) {
+  (void)host_buffer, (void)host_bytes;
+  const char* api = "cusolverDnXpotrf";
+  detail::Type t;
+  if (!x_type(handle, params, type_a, compute, api, &t)) return CUSOLVER_STATUS_INVALID_VALUE;
+  return detail::potrf(handle, t, uplo, n, a, lda, device_buffer, static_cast<double>(device_bytes),
+                       info, api);
+}
+
+PT_EXPORT cusolverStatus_t cusolverDnXpotrs(cusolverDnHandle_t handle, cusolverDnParams_t params,
+                                            cublasFillMode_t uplo, int64_t n, int64_t nrhs,
+                                            cudaDataType type_a, const void* a, int64_t lda,
+                                            cudaDataType type_b, void* b, int64_t ldb, int* info) {
+  const char* api = "cusolverDnXpotrs";
+  detail::Type t;
+  if (!x_type(handle, params, type_a, type_b, api, &t)) return CUSOLVER_STATUS_INVALID_VALUE;
+  return detail::solve(handle, t, "potrs", detail::option("uplo", detail::fill_text(uplo)), n, nrhs,
+                       a, lda, b, ldb, info, api);
+}
+
+PT_EXPORT cusolverStatus_t cusolverDnXgeqrf_bufferSize(
+    cusolverDnHandle_t handle, cusolverDnParams_t params, int64_t m, int64_t n, cudaDataType type_a,
+    const void* a, int64_t lda, cudaDataType type_tau, const void* tau, cudaDataType compute,
+    size_t* device_bytes, size_t* host_bytes) {
+  (void)a, (void)tau, (void)type_tau;
+  const char* api = "cusolverDnXgeqrf_bufferSize";
+  detail::Type t;
+  if (!x_type(handle, params, type_a, compute, api, &t)) return CUSOLVER_STATUS_INVALID_VALUE;
+  if (!detail::valid_shape(m, n, lda)) {
+    return detail::bad(api, "invalid matrix " + detail::shape_text(m, n, lda));
+  }
+  cudaStream_t stream = nullptr;
+  if (!detail::handle_stream(handle, api, &stream)) return CUSOLVER_STATUS_NOT_INITIALIZED;
+  return detail::put_bytes(device_bytes, host_bytes, detail::panel_lwork(n), t, api);
+}
+
+PT_EXPORT cusolverStatus_t cusolverDnXgeqrf(cusolverDnHandle_t handle, cusolverDnParams_t params,
+                                            int64_t m, int64_t n, cudaDataType type_a, void* a,
+                                            int64_t lda, cudaDataType type_tau, void* tau,
+                                            cudaDataType compute, void* device_buffer,
+                                            size_t device_bytes, void* host_buffer,
+                                            size_t host_bytes, int* info) {
+  (void)host_buffer, (void)host_bytes, (void)type_tau;
+  const char* api = "cusolverDnXgeqrf";
+  detail::Type t;
+  if (!x_type(handle, params, type_a, compute, api, &t)) return CUSOLVER_STATUS_INVALID_VALUE;
+  return detail::geqrf(handle, t, m, n, a, lda, tau, device_buffer,
+                       static_cast<double>(device_bytes), info, api);
+}
+
+PT_EXPORT cusolverStatus_t cusolverDnXsyevd_bufferSize(
+    cusolverDnHandle_t handle, cusolverDnParams_t params, cusolverEigMode_t jobz,
+    cublasFillMode_t uplo, int64_t n, cudaDataType type_a, const void* a, int64_t lda,
+    cudaDataType type_w, const void* w, cudaDataType compute, size_t* device_bytes,
+    size_t* host_bytes) {
+  (void)type_w;
+  const char* api = "cusolverDnXsyevd_bufferSize";
+  detail::Type t;
+  if (!x_type(handle, params, type_a, compute, api, &t)) return CUSOLVER_STATUS_INVALID_VALUE;
+  const cusolverStatus_t s =
+      detail::syevd(handle, t, jobz, uplo, n, a, lda, w, nullptr, 0.0, nullptr, false, api);
+  if (s != CUSOLVER_STATUS_SUCCESS) return s;
+  cudaStream_t stream = nullptr;
+  if (!detail::handle_stream(handle, api, &stream)) return CUSOLVER_STATUS_NOT_INITIALIZED;
+  return detail::put_bytes(device_bytes, host_bytes, detail::syevd_lwork(jobz, n), t, api);
+}
+
+PT_EXPORT cusolverStatus_t cusolverDnXsyevd(cusolverDnHandle_t handle, cusolverDnParams_t params,
+                                            cusolverEigMode_t jobz, cublasFillMode_t uplo,
+                                            int64_t n, cudaDataType type_a, void* a, int64_t lda,
+                                            cudaDataType type_w, void* w, cudaDataType compute,
+                                            void* device_buffer, size_t device_bytes,
+                                            void* host_buffer, size_t host_bytes, int* info) {
+  (void)host_buffer, (void)host_bytes, (void)type_w;
+  const char* api = "cusolverDnXsyevd";
+  detail::Type t;
+  if (!x_type(handle, params, type_a, compute, api, &t)) return CUSOLVER_STATUS_INVALID_VALUE;
+  return detail::syevd(handle, t, jobz, uplo, n, a, lda, w, device_buffer,
+                       static_cast<double>(device_bytes), info, true, api);
+}

@@ -1,0 +1,108 @@
+// Shared by the cuDNN backend-API test programs (cudnn_graph_*.cu): descriptor creation and
+// attributes, packed tensors, operation graph -> heuristics -> engine config -> execution plan,
+// variant packs. Every call is checked (DNN_CHECK exits non-zero with the call and its status).
+#pragma once
+
+#include <cudnn.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "emu_check.h"
+
+#define DNN_CHECK(call)                                                         \
+  do {                                                                          \
+    const cudnnStatus_t dnn_status = (call);                                    \
+    if (dnn_status != CUDNN_STATUS_SUCCESS) {                                   \
+      std::fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, \
+                   cudnnGetErrorString(dnn_status));                            \
+      std::exit(1);                                                             \
+    }                                                                           \
+  } while (0)
+
+namespace cudnn_graph_util {
+
+using Desc = cudnnBackendDescriptor_t;
+
+inline Desc make(cudnnBackendDescriptorType_t type) {
+  Desc d = nullptr;
+  DNN_CHECK(cudnnBackendCreateDescriptor(type, &d));
+  return d;
+}
+
+inline void set(Desc d, cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type,
+                int64_t count, const void* values) {
+  DNN_CHECK(cudnnBackendSetAttribute(d, name, type, count, values));
+}
+
+inline void set_desc(Desc d, cudnnBackendAttributeName_t name, Desc value) {
+  set(d, name, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &value);
+}
+
+// A packed tensor (row-major strides unless given).
+inline Desc tensor(int64_t uid, cudnnDataType_t type, std::vector<int64_t> dims,
+                   std::vector<int64_t> strides = {}, bool is_virtual = false,
+                   bool by_value = false) {
+  if (strides.empty()) {
+    strides.assign(dims.size(), 1);
+    for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i) {
+      strides[i] = strides[i + 1] * dims[i + 1];
+    }
+  }
+  Desc t = make(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
+  const int64_t alignment = 16;
+  set(t, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &type);
+  set(t, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, dims.size(), dims.data());
+  set(t, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, strides.size(), strides.data());
+  set(t, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid);
+  set(t, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &alignment);
+  set(t, CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &is_virtual);
+  if (by_value) set(t, CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, 1, &by_value);
+  DNN_CHECK(cudnnBackendFinalize(t));
+  return t;
+}
+
+// Operation graph → heuristics → engine config → execution plan.
+inline cudnnStatus_t build_graph(cudnnHandle_t handle, const std::vector<Desc>& ops, Desc* graph) {
+  *graph = make(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
+  set(*graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, ops.size(), ops.data());
+  set(*graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
+  return cudnnBackendFinalize(*graph);
+}
+
+inline Desc plan_for(cudnnHandle_t handle, Desc graph, int64_t* workspace) {
+  Desc heur = make(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
+  const cudnnBackendHeurMode_t mode = CUDNN_HEUR_MODE_A;
+  set_desc(heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph);
+  set(heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode);
+  DNN_CHECK(cudnnBackendFinalize(heur));
+  int64_t available = 0;
+  DNN_CHECK(cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                     CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &available, nullptr));
+  EMU_REQUIRE(available >= 1);
+  Desc cfg = make(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
+  int64_t returned = 0;
+  DNN_CHECK(cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                     CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &returned, &cfg));
+  Desc plan = make(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+  set(plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
+  set_desc(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, cfg);
+  DNN_CHECK(cudnnBackendFinalize(plan));
+  int64_t count = 0;
+  DNN_CHECK(cudnnBackendGetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
+                                     CUDNN_TYPE_INT64, 1, &count, workspace));
+  return plan;
+}
+
+inline Desc variant_pack(const std::vector<int64_t>& uids, const std::vector<void*>& pointers,
+                         void* workspace) {
+  Desc pack = make(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
+  set(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, uids.size(), uids.data());
+  set(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, pointers.size(),
+      pointers.data());
+  set(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace);
+  DNN_CHECK(cudnnBackendFinalize(pack));
+  return pack;
+}
+
+}  // namespace cudnn_graph_util
