@@ -406,6 +406,44 @@ inline void drop_flows(std::vector<MutableTrace>& ts, bool ac2g, bool fwdbwd) {
   }
 }
 
+// The runtime/driver calls that a cuda_sync record names (by correlation): removed (`drop`) or
+// stripped of their correlation and ac2g flow.
+inline void strip_sync_calls(std::vector<MutableTrace>& ts, bool drop) {
+  for (MutableTrace& t : ts) {
+    std::set<std::int64_t> synced;
+    for (const OJson& e : events_of(t)) {
+      if (is_x(e) && cat_of(e) == "cuda_sync" && e.contains("args") && e["args"].is_object() &&
+          e["args"].contains("correlation") && e["args"]["correlation"].is_number_integer()) {
+        synced.insert(e["args"]["correlation"].template get<std::int64_t>());
+      }
+    }
+    if (synced.empty()) continue;
+    const auto corr_of = [](const OJson& e) -> std::int64_t {
+      if (!e.contains("args") || !e["args"].is_object() || !e["args"].contains("correlation") ||
+          !e["args"]["correlation"].is_number_integer())
+        return -1;
+      return e["args"]["correlation"].template get<std::int64_t>();
+    };
+    OJson kept = OJson::array();
+    for (OJson& e : events_of(t)) {
+      const std::string c = cat_of(e);
+      const bool call = is_x(e) && (c == "cuda_runtime" || c == "cuda_driver" || c == "Runtime");
+      if (call && synced.count(corr_of(e)) != 0) {
+        if (drop) continue;
+        e["args"].erase("correlation");
+        if (e["args"].contains("External id") && e["args"]["External id"].is_number_integer() &&
+            synced.count(e["args"]["External id"].template get<std::int64_t>()) != 0)
+          e["args"].erase("External id");
+      }
+      if (ph_of(e) == "s" && e.contains("id") && e["id"].is_number_integer() &&
+          synced.count(e["id"].template get<std::int64_t>()) != 0)
+        continue;
+      kept.push_back(std::move(e));
+    }
+    events_of(t) = std::move(kept);
+  }
+}
+
 inline std::vector<Mutation> all_mutations() {
   using F = MutableTrace::TimeFormat;
   std::vector<Mutation> m;
@@ -746,6 +784,28 @@ inline std::vector<Mutation> all_mutations() {
                    std::vector<OJson> v(events.begin(), events.end());
                    std::shuffle(v.begin(), v.end(), rng);
                    events = OJson(v);
+                 }
+               }});
+  // A synchronizing call whose cuda_sync record stays: the call not written at all, or written
+  // without its correlation (and its ac2g flow). The record still says what was awaited and for
+  // how long the host waited, so the information is intact.
+  m.push_back({"sync_calls_dropped_keep_records", Expect::kExact,
+               [](auto& ts, auto&) { strip_sync_calls(ts, true); }});
+  m.push_back({"sync_call_correlations_dropped", Expect::kExact,
+               [](auto& ts, auto&) { strip_sync_calls(ts, false); }});
+  // Launch and GPU records disagree on every correlation (no flows): the pairs are found again
+  // by stream order and time.
+  m.push_back({"gpu_correlations_renumbered", Expect::kExact, [](auto& ts, auto&) {
+                 drop_flows(ts, true, false);
+                 for (auto& t : ts) {
+                   for (OJson& e : events_of(t)) {
+                     if (!is_x(e) || !is_gpu_cat(cat_of(e)) || !e.contains("args") ||
+                         !e["args"].is_object() || !e["args"].contains("correlation") ||
+                         !e["args"]["correlation"].is_number_integer())
+                       continue;
+                     e["args"]["correlation"] =
+                         e["args"]["correlation"].template get<std::int64_t>() + 900'000'000;
+                   }
                  }
                }});
   // --- information lost or damaged: honest verdict, no lost task ---
