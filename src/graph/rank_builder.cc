@@ -9,6 +9,8 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <unordered_map>
 
@@ -464,6 +466,7 @@ void RankBuilder::pair_orphan_launches() {
     std::int32_t leaf;
     std::int32_t thread;
     std::uint8_t mask;
+    bool invalid;  // Kineto's INVALID record: may have launched anything
     bool used = false;
   };
   std::vector<std::uint8_t> has_gpu;  // per correlation position: some GPU work carries it
@@ -479,14 +482,17 @@ void RankBuilder::pair_orphan_launches() {
     for (std::int32_t pos = 0; pos < n_; ++pos) {
       if (role_[pos] != Role::kHost || !is_call(event(pos).kind)) continue;
       const TraceEvent& e = event(pos);
-      const std::uint8_t mask = e.name < name_launch_.size() ? name_launch_[e.name] : 0;
+      if (e.name >= name_launch_.size()) continue;
+      const bool invalid = name_class_[e.name] == CallClass::kInvalid;
+      const std::uint8_t mask =
+          invalid ? kLaunchesKernel | kLaunchesCopy | kLaunchesSet : name_launch_[e.name];
       if (mask == 0) continue;
       if (e.correlation >= 0 &&
           std::binary_search(gpu_correlations.begin(), gpu_correlations.end(), e.correlation)) {
         continue;
       }
       const std::int32_t leaf = leaf_task_of(pos);
-      orphans.push_back({graph_.input_start_ns[leaf], leaf, proc_[pos], mask});
+      orphans.push_back({graph_.input_start_ns[leaf], leaf, proc_[pos], mask, invalid});
     }
   }
   if (orphans.empty()) return;
@@ -506,8 +512,45 @@ void RankBuilder::pair_orphan_launches() {
   std::stable_sort(launchless.begin(), launchless.end(), [&](std::int32_t a, std::int32_t b) {
     return graph_.input_start_ns[a] < graph_.input_start_ns[b];
   });
+  const auto pair = [&](std::int32_t task, std::int32_t call) {
+    add_edge(call, task, EdgeKind::kLaunch);
+    launch_of_[local(task)] = call;
+    if (launch_stream_[local(call)] == kNone) launch_stream_[local(call)] = graph_.processor[task];
+    launched_next_[local(task)] = launched_first_[local(call)];
+    launched_first_[local(call)] = task;
+    ++graph_.stats.gpu_tasks_paired;
+    add_warning(graph_.warnings,
+                "GPU task paired with a launch call by stream order and time "
+                "(correlations differ)",
+                fmt::format("{}: '{}' with '{}' at {} ns", trace_.source, graph_.task_name(task),
+                            graph_.task_name(call), graph_.input_start_ns[call]));
+  };
+  // First the strongest evidence: a copy call that outlasted a copy started during it (it
+  // blocked until the data landed: loss.item()) launched the copy that ended last within it,
+  // whichever stream ran other work meanwhile.
+  std::vector<std::int32_t> copies;
+  for (const std::int32_t task : launchless) {
+    if (graph_.kind[task] == TaskKind::kMemcpy) copies.push_back(task);
+  }
+  for (Orphan& o : orphans) {
+    if ((o.mask & kLaunchesCopy) == 0 || copies.empty()) continue;
+    const std::int64_t call_end = graph_.input_end_ns(o.leaf);
+    auto it = std::lower_bound(
+        copies.begin(), copies.end(), o.start_ns,
+        [&](std::int32_t t, std::int64_t v) { return graph_.input_start_ns[t] < v; });
+    std::int32_t best = kNone;
+    for (int steps = 0; it != copies.end() && steps < 64; ++it, ++steps) {
+      if (graph_.input_start_ns[*it] > call_end) break;
+      if (launch_of_[local(*it)] != kNone || graph_.input_end_ns(*it) > call_end) continue;
+      if (best == kNone || graph_.input_end_ns(*it) > graph_.input_end_ns(best)) best = *it;
+    }
+    if (best == kNone) continue;
+    o.used = true;
+    pair(best, o.leaf);
+  }
   std::unordered_map<std::int64_t, std::int32_t> call_of_correlation;
   for (const std::int32_t task : launchless) {
+    if (launch_of_[local(task)] != kNone) continue;  // a blocking copy, paired above
     const TraceEvent& e = trace_.events[graph_.event_index[task]];
     const auto& list = by_stream[graph_.processor[task] - proc_base_];
     const std::size_t at = static_cast<std::size_t>(index_in_stream[local(task)]);
@@ -540,32 +583,36 @@ void RankBuilder::pair_orphan_launches() {
                                                                          : kLaunchesKernel;
       auto first = std::upper_bound(orphans.begin(), orphans.end(), lower,
                                     [](std::int64_t t, const Orphan& o) { return t < o.start_ns; });
-      std::int32_t fallback = kNone;
-      for (auto it = first; it != orphans.end() && it->start_ns <= upper; ++it) {
-        if (it->used || (it->mask & need) == 0) continue;
-        if (thread == kNone || it->thread == thread) {
+      // The earliest call that fits (FIFO), on the stream's launching thread first, then on
+      // other threads; INVALID records count as launches of any kind (kernels: last). (Taking the
+      // latest for work that started on an idle stream mispaired 2–20 % of the real traces' work: a
+      // kernel often starts after the next launch call has begun.) At most kScan calls are looked
+      // at from the preferred end (bounded work per task).
+      constexpr int kScan = 1024;
+      const auto last =
+          std::upper_bound(first, orphans.end(), upper,
+                           [](std::int64_t t, const Orphan& o) { return t < o.start_ns; });
+      int best_tier = 4;
+      const auto consider = [&](std::vector<Orphan>::const_iterator it) {
+        if (it->used || (it->mask & need) == 0) return;
+        // INVALID records were mostly copies: a kernel takes one only when no launch fits.
+        const int tier = (it->invalid && need != kLaunchesCopy ? 2 : 0) +
+                         (thread == kNone || it->thread == thread ? 0 : 1);
+        if (tier < best_tier) {
+          best_tier = tier;
           chosen = static_cast<std::int32_t>(it - orphans.begin());
-          break;
         }
-        if (fallback == kNone) fallback = static_cast<std::int32_t>(it - orphans.begin());
+      };
+      int scanned = 0;
+      for (auto it = first; it != last && scanned < kScan && best_tier > 0; ++it, ++scanned) {
+        consider(it);
       }
-      if (chosen == kNone) chosen = fallback;
       if (chosen == kNone) continue;
       orphans[chosen].used = true;
       chosen = orphans[chosen].leaf;
       if (e.correlation >= 0) call_of_correlation.emplace(e.correlation, chosen);
     }
-    add_edge(chosen, task, EdgeKind::kLaunch);
-    launch_of_[local(task)] = chosen;
-    if (launch_stream_[local(chosen)] == kNone)
-      launch_stream_[local(chosen)] = graph_.processor[task];
-    launched_next_[local(task)] = launched_first_[local(chosen)];
-    launched_first_[local(chosen)] = task;
-    ++graph_.stats.gpu_tasks_paired;
-    add_warning(graph_.warnings,
-                "GPU task paired with a launch call by stream order and time (correlations differ)",
-                fmt::format("{}: '{}' with '{}' at {} ns", trace_.source, graph_.task_name(task),
-                            graph_.task_name(chosen), graph_.input_start_ns[chosen]));
+    pair(task, chosen);
   }
 }
 
