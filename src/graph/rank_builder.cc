@@ -146,6 +146,13 @@ void RankBuilder::place_unattached_sync_records() {
   const auto has = [](const std::vector<std::int64_t>& sorted, std::int64_t c) {
     return c >= 0 && std::binary_search(sorted.begin(), sorted.end(), c);
   };
+  bool unattached = false;  // the common case: every record has its call (no sweep needed)
+  for (std::int32_t pos = 0; pos < n_ && !unattached; ++pos) {
+    const TraceEvent& e = event(pos);
+    unattached = e.kind == EventKind::kCudaSync && e.sync != SyncKind::kNone &&
+                 !has(call_correlations, e.correlation);
+  }
+  if (!unattached) return;
   struct Open {
     std::int32_t pos;
     std::int64_t start_ns, end_ns;

@@ -246,7 +246,7 @@ inline Quirks quirks_of(Shape s) {
       q.second_device = true;
       break;
     case Shape::kDeepPythonStack:
-      q.python_depth = 3000;
+      q.python_depth = 2000;
       break;
     case Shape::kFullNcclMetadata:
       q.full_nccl = true;
