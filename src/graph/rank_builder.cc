@@ -532,9 +532,9 @@ void RankBuilder::pair_orphan_launches() {
                 fmt::format("{}: '{}' with '{}' at {} ns", trace_.source, graph_.task_name(task),
                             graph_.task_name(call), graph_.input_start_ns[call]));
   };
-  // First the strongest evidence: a copy call that outlasted a copy started during it (it
-  // blocked until the data landed: loss.item()) launched the copy that ended last within it,
-  // whichever stream ran other work meanwhile.
+  // First the strongest evidence: a copy call that returned within 50 µs after a copy started
+  // during it ended (it blocked until the data landed: loss.item()) launched the copy that ended
+  // last within it, whichever stream ran other work meanwhile.
   std::vector<std::int32_t> copies;
   for (const std::int32_t task : launchless) {
     if (graph_.kind[task] == TaskKind::kMemcpy) copies.push_back(task);
@@ -551,7 +551,10 @@ void RankBuilder::pair_orphan_launches() {
       if (launch_of_[local(*it)] != kNone || graph_.input_end_ns(*it) > call_end) continue;
       if (best == kNone || graph_.input_end_ns(*it) > graph_.input_end_ns(best)) best = *it;
     }
-    if (best == kNone) continue;
+    // It returned right after its copy landed; a call that outlasts other copies by more was
+    // not blocked on them (ResNet: a 70 ms call spanning copies queued 90 ms earlier).
+    constexpr std::int64_t kMaxTailNs = 50'000;
+    if (best == kNone || call_end - graph_.input_end_ns(best) > kMaxTailNs) continue;
     o.used = true;
     pair(best, o.leaf);
   }
