@@ -123,6 +123,8 @@ struct GraphStats {
   std::int64_t dropped_contradicted = 0;  // syncs/waits whose resolution contradicts the input
   std::int64_t gpu_tasks_without_launch = 0;
   std::int64_t gpu_tasks_anchored = 0;  // of those, anchored to host activity (EdgeKind::kAnchor)
+  // Of those, paired with a launch call whose correlation matches no GPU work (kLaunch edge).
+  std::int64_t gpu_tasks_paired = 0;
   std::int64_t blocking_async_copies = 0;  // cudaMemcpyAsync calls that returned after their copy
   std::int64_t collectives = 0;            // NCCL GPU tasks
   std::int64_t collective_groups_joined = 0;

@@ -36,6 +36,10 @@ enum class CallClass : std::uint8_t {
 
 CallClass classify_call(std::string_view name);
 
+/// What GPU work a launching call can enqueue (bit mask), by its name; 0 for other calls.
+enum LaunchMask : std::uint8_t { kLaunchesKernel = 1, kLaunchesCopy = 2, kLaunchesSet = 4 };
+std::uint8_t launch_mask(std::string_view name);
+
 inline bool is_host(EventKind kind) {
   return kind == EventKind::kCpuOp || kind == EventKind::kUserAnnotation ||
          kind == EventKind::kPythonFunction || kind == EventKind::kCudaRuntime ||
@@ -125,11 +129,15 @@ class RankBuilder {
   std::int32_t find_stream(std::int64_t device, std::int64_t stream) const;
   // Pops a finished frame; a frame that got no child is a leaf.
   void pop_frame(std::vector<Frame>& stack);
+  // cuda_sync records whose correlation no call carries: attached by time to the host call
+  // around them, else placed on the host thread that was waiting as a task of their own.
+  void place_unattached_sync_records();
   void find_leaves();
   void create_tasks();
   void add_edge(std::int32_t src, std::int32_t dst, EdgeKind kind);
   std::int32_t find_launch(std::int64_t correlation) const;
   void link_launches();
+  void pair_orphan_launches();
   void anchor_launchless();
   bool can_issue(std::int32_t leaf, bool copy) const;
   void link_streams();
@@ -170,8 +178,13 @@ class RankBuilder {
   std::size_t edge_base_ = 0;
   bool too_many_ = false;
   std::vector<std::uint32_t> order_;  // empty when the events are already sorted
+  // place_unattached_sync_records: record position → host (pid, tid) it becomes a task on, and
+  // call position → the record attached to it by time.
+  std::unordered_map<std::int32_t, std::pair<std::int64_t, std::int64_t>> record_host_;
+  std::unordered_map<std::int32_t, std::int32_t> record_of_call_by_time_;
   std::vector<CallClass> name_class_;
   std::vector<std::uint8_t> name_is_step_;
+  std::vector<std::uint8_t> name_launch_;  // launch_mask of each name
 
   std::unordered_map<ProcessorKey, std::int32_t, ProcessorKeyHash> processor_index_;
   bool have_last_key_ = false;

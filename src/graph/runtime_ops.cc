@@ -57,6 +57,24 @@ CallClass classify_call(std::string_view name) {
   return CallClass::kOther;
 }
 
+std::uint8_t launch_mask(std::string_view name) {
+  const auto starts = [&](std::string_view prefix) {
+    return name.substr(0, prefix.size()) == prefix;
+  };
+  for (std::string_view prefix :
+       {"cudaLaunch", "cuLaunch", "cudaGraphLaunch", "cuGraphLaunch", "hipLaunch", "hipExtLaunch",
+        "hipExtModuleLaunch", "hipModuleLaunch", "hipGraphLaunch"}) {
+    if (starts(prefix)) return kLaunchesKernel;
+  }
+  for (std::string_view prefix : {"cudaMemcpy", "cuMemcpy", "hipMemcpy"}) {
+    if (starts(prefix)) return kLaunchesCopy;
+  }
+  for (std::string_view prefix : {"cudaMemset", "cuMemset", "hipMemset"}) {
+    if (starts(prefix)) return kLaunchesSet;
+  }
+  return 0;
+}
+
 // The stream of the closest launch before `task` (rank-wide) on a stream other than `not_on`.
 std::int32_t RankBuilder::preceding_launch_stream(std::int32_t task, std::int32_t not_on) const {
   auto it = std::lower_bound(launches_.begin(), launches_.end(), task);
@@ -106,10 +124,14 @@ struct CallSite {
 
 void RankBuilder::start_runtime_op_scan(RuntimeOpScan& scan) const {
   // cuda_sync records attach to their host call by correlation.
+  for (const auto& [call, record] : record_of_call_by_time_)
+    scan.record_of_call.emplace(call, record);
   for (std::int32_t pos = 0; pos < n_; ++pos) {
-    if (role_[pos] != Role::kSyncRecord) continue;
+    const bool placed = role_[pos] == Role::kHost && event(pos).kind == EventKind::kCudaSync;
+    if (role_[pos] != Role::kSyncRecord && !placed) continue;
     const TraceEvent& r = event(pos);
-    const std::int32_t call = find_launch(r.correlation);
+    // A record placed on the host is its own call.
+    const std::int32_t call = placed ? pos : find_launch(r.correlation);
     if (call != kNone) scan.record_of_call.emplace(call, pos);
     if (r.wait_on_event_correlation >= 0 && r.wait_on_stream >= 0) {
       const std::int32_t stream = stream_of_record(r, r.wait_on_stream);
@@ -375,7 +397,7 @@ void RankBuilder::create_runtime_ops() {
     if (is_leaf_[pos] && launch_stream_[local(task_of_pos_[pos])] != kNone) {
       scan.last_launch_stream[thread] = launch_stream_[local(task_of_pos_[pos])];
     }
-    if (!is_call(e.kind)) continue;
+    if (!is_call(e.kind) && e.kind != EventKind::kCudaSync) continue;
     const auto record_it = scan.record_of_call.find(pos);
     const TraceEvent* record =
         record_it == scan.record_of_call.end() ? nullptr : &event(record_it->second);

@@ -12,6 +12,7 @@
 #include "sim/metrics.h"
 #include "sim/simulator.h"
 #include "trace/kineto_reader.h"
+#include "whatif/whatif.h"
 
 namespace powertrain::sim {
 namespace {
@@ -65,6 +66,88 @@ TEST_P(TraceShapes, ReplaysWithoutLostTasksWithinOnePercent) {
   for (std::int64_t t : generated.step_time_ns) truth = std::max(truth, t);
   EXPECT_NEAR(static_cast<double>(in.job_step_time_ns), static_cast<double>(truth), 1000.0);
 }
+
+// What a replay of generated traces predicts: the measured and replayed step, a what-if's step
+// (GPU work × 0.7: it moves tasks only through the inferred dependencies) and the launch links.
+struct Prediction {
+  double step_ns = 0, replay_step_ns = 0, whatif_step_ns = 0;
+  std::int64_t launch_links = 0, lost = 0;
+  bool faithful = false;
+};
+
+Prediction predict(const test_support::GeneratedTraces& generated) {
+  std::vector<trace::RankTrace> traces;
+  for (std::size_t f = 0; f < generated.files.size(); ++f) {
+    auto t = trace::parse_kineto_bytes(generated.files[f], generated.names[f], static_cast<int>(f));
+    EXPECT_TRUE(t.ok()) << t.error().message;
+    if (!t.ok()) return {};
+    traces.push_back(std::move(*t));
+  }
+  auto graph = graph::build_execution_graph(traces);
+  EXPECT_TRUE(graph.ok()) << graph.error().message;
+  if (!graph.ok()) return {};
+  Prediction p;
+  const ReplayResult r = replay(*graph);
+  const StepMetrics in = metrics_of_input(*graph);
+  const StepMetrics out = metrics_of_replay(*graph, r);
+  p.step_ns = in.job_step_time_ns;
+  p.replay_step_ns = out.job_step_time_ns;
+  p.faithful = judge_replay(*graph, r, in, out, compare_replay(*graph, r, in, out)).faithful;
+  p.launch_links = graph->stats.edges[static_cast<int>(graph::EdgeKind::kLaunch)];
+  graph::ExecutionGraph changed = *graph;
+  whatif::scale_durations(changed, {whatif::TaskClass::kGpu, 0.7});
+  const ReplayResult w = replay(changed);
+  p.whatif_step_ns = metrics_of_replay(changed, w).job_step_time_ns;
+  p.lost = r.stalled_tasks + w.stalled_tasks + (graph->task_count() - r.tasks_run) +
+           (changed.task_count() - w.tasks_run);
+  return p;
+}
+
+// Shapes that leave out part of the information (a sync's call, every launch correlation) must
+// predict what the same model written with it predicts: the host waits and launches are found
+// again from the cuda_sync records and from stream order and time (issue 13).
+struct WithoutAndWith {
+  Shape shape;
+  test_support::Quirks reference;
+};
+
+class TraceShapeReferences : public ::testing::TestWithParam<WithoutAndWith> {};
+
+TEST_P(TraceShapeReferences, WhatIfMatchesTheTraceWithTheInformation) {
+  const Prediction without = predict(test_support::make_shape_traces(GetParam().shape));
+  const Prediction with = predict(test_support::make_traces(GetParam().reference, "reference"));
+  std::printf(
+      "%s: what-if step %.1f us, with the information %.1f us (%+.4f %%); launch links "
+      "%lld vs %lld\n",
+      test_support::shape_name(GetParam().shape), without.whatif_step_ns / 1e3,
+      with.whatif_step_ns / 1e3, 100.0 * (without.whatif_step_ns / with.whatif_step_ns - 1.0),
+      static_cast<long long>(without.launch_links), static_cast<long long>(with.launch_links));
+  EXPECT_EQ(without.lost, 0);
+  EXPECT_TRUE(without.faithful);
+  EXPECT_EQ(without.step_ns, with.step_ns);
+  EXPECT_EQ(without.launch_links, with.launch_links);
+  // The reference itself must be sensitive: the what-if moves its step.
+  EXPECT_LT(with.whatif_step_ns, 0.95 * with.replay_step_ns);
+  EXPECT_NEAR(without.whatif_step_ns, with.whatif_step_ns, 0.001 * with.whatif_step_ns);
+}
+
+std::vector<WithoutAndWith> references() {
+  std::vector<WithoutAndWith> cases;
+  for (Shape s : {Shape::kSyncRecordsWithoutCalls, Shape::kSyncCallsWithoutCorrelation,
+                  Shape::kGpuCorrelationsRenumbered}) {
+    test_support::Quirks q = test_support::quirks_of(s);
+    q.sync_calls_written = true;
+    q.sync_call_correlation = true;
+    q.renumber_gpu_correlations = false;
+    cases.push_back({s, q});
+  }
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Corpus, TraceShapeReferences, ::testing::ValuesIn(references()),
+                         [](const ::testing::TestParamInfo<WithoutAndWith>& info) {
+                           return std::string(test_support::shape_name(info.param.shape));
+                         });
 
 INSTANTIATE_TEST_SUITE_P(Corpus, TraceShapes, ::testing::ValuesIn(test_support::all_shapes()),
                          ShapeName);

@@ -19,23 +19,31 @@
 namespace powertrain::test_support {
 
 enum class Shape {
-  kBaseline,               // 2024 layout: relative ts, flows and args, records, metadata
-  kEpochTimestamps,        // no baseTimeNanoseconds: integer epoch µs, gzip
-  kTwoProcessesInOneFile,  // two host processes and two devices in one file
-  kOneRankOfEight,         // distributedInfo world_size 8, only rank 3 present
-  kTwoRanksDdp,            // two files, collectives joined across ranks
-  kCopiesWithoutLaunch,    // memcpy/memset whose correlation no runtime call carries
-  kNoEventRecord,          // cudaStreamWaitEvent present, cudaEventRecord never written
-  kContradictingWaits,     // waits on a stream the thread launches to only later
-  kWindowCut,              // work launched before the window running at its start; cut at end
-  kCudaGraphs,             // cudaGraphLaunch: one call, many kernels with its correlation
-  kNcclWithoutMetadata,    // bare NCCL kernels, no record_param_comms args
-  kRocm,                   // hipLaunchKernel, hipExtModuleLaunchKernel, hip* calls
-  kStringAndNegativeIds,   // string host pid, negative tid, pid -1 overhead events
-  kFlowsOnly,              // correlation only in ac2g flows
-  kNoFlows,                // correlation only in args
-  kInvalidRuntimeNames,    // some launches recorded as "INVALID"
-  kOldPytorchV100,         // epoch ts, no records, no flows, launchless copies, INVALID, cut
+  kBaseline,                     // 2024 layout: relative ts, flows and args, records, metadata
+  kEpochTimestamps,              // no baseTimeNanoseconds: integer epoch µs, gzip
+  kTwoProcessesInOneFile,        // two host processes and two devices in one file
+  kOneRankOfEight,               // distributedInfo world_size 8, only rank 3 present
+  kTwoRanksDdp,                  // two files, collectives joined across ranks
+  kCopiesWithoutLaunch,          // memcpy/memset whose correlation no runtime call carries
+  kNoEventRecord,                // cudaStreamWaitEvent present, cudaEventRecord never written
+  kContradictingWaits,           // waits on a stream the thread launches to only later
+  kWindowCut,                    // work launched before the window running at its start; cut at end
+  kCudaGraphs,                   // cudaGraphLaunch: one call, many kernels with its correlation
+  kNcclWithoutMetadata,          // bare NCCL kernels, no record_param_comms args
+  kRocm,                         // hipLaunchKernel, hipExtModuleLaunchKernel, hip* calls
+  kStringAndNegativeIds,         // string host pid, negative tid, pid -1 overhead events
+  kFlowsOnly,                    // correlation only in ac2g flows
+  kNoFlows,                      // correlation only in args
+  kInvalidRuntimeNames,          // some launches recorded as "INVALID"
+  kOldPytorchV100,               // epoch ts, no records, no flows, launchless copies, INVALID, cut
+  kSyncRecordsWithoutCalls,      // host syncs only as cuda_sync records, their calls not written
+  kSyncCallsWithoutCorrelation,  // sync calls without args.correlation; records carry it
+  kGpuCorrelationsRenumbered,    // no GPU record's correlation matches its launch call
+  kPytorch18Names,               // Kernel/Runtime/Memcpy/Memset, cuLaunchKernel, gpu annotations
+  kDisplayTimeUnitNs,            // "displayTimeUnit": "ns" with fractional-µs timestamps
+  kTwoDevicesOneProcess,         // one process launching kernels on two devices
+  kDeepPythonStack,              // a python_function chain thousands deep around the steps
+  kFullNcclMetadata,             // NCCL args on kernels, graph node ids, pg_config, nccl_version
 };
 
 inline const char* shape_name(Shape s) {
@@ -74,13 +82,29 @@ inline const char* shape_name(Shape s) {
       return "invalid_runtime_names";
     case Shape::kOldPytorchV100:
       return "old_pytorch_v100";
+    case Shape::kSyncRecordsWithoutCalls:
+      return "sync_records_without_calls";
+    case Shape::kSyncCallsWithoutCorrelation:
+      return "sync_calls_without_correlation";
+    case Shape::kGpuCorrelationsRenumbered:
+      return "gpu_correlations_renumbered";
+    case Shape::kPytorch18Names:
+      return "pytorch_1_8_names";
+    case Shape::kDisplayTimeUnitNs:
+      return "display_time_unit_ns";
+    case Shape::kTwoDevicesOneProcess:
+      return "two_devices_one_process";
+    case Shape::kDeepPythonStack:
+      return "deep_python_stack";
+    case Shape::kFullNcclMetadata:
+      return "full_nccl_metadata";
   }
   return "?";
 }
 
 inline std::vector<Shape> all_shapes() {
   std::vector<Shape> shapes;
-  for (int s = 0; s <= static_cast<int>(Shape::kOldPytorchV100); ++s) {
+  for (int s = 0; s <= static_cast<int>(Shape::kFullNcclMetadata); ++s) {
     shapes.push_back(static_cast<Shape>(s));
   }
   return shapes;
@@ -105,6 +129,20 @@ struct Quirks {
   bool args_correlation = true;
   bool flows = true;
   bool invalid_names = false;
+  // Host syncs (cudaStreamSynchronize in item(), cudaDeviceSynchronize at the step end) with
+  // their cuda_sync records; how their calls are written.
+  bool host_syncs = false;
+  bool sync_records = true;
+  bool sync_calls_written = true;
+  bool sync_call_correlation = true;
+  bool renumber_gpu_correlations = false;  // every GPU record's correlation shifted
+  bool old_names = false;                  // PyTorch 1.8: Kernel/Runtime/Memcpy/Memset, Operator
+  bool driver_launches = false;            // kernels launched by cuLaunchKernel (cuda_driver)
+  bool gpu_annotations = false;            // gpu_user_annotation spans on the compute stream
+  bool display_ns = false;     // "displayTimeUnit": "ns" (ts stay µs, the format's rule)
+  bool second_device = false;  // every other kernel on device 1 of the same process
+  int python_depth = 0;        // python_function chain around all steps
+  bool full_nccl = false;      // kernel NCCL args, graph node ids, pg_config in distributedInfo
 };
 
 inline Quirks quirks_of(Shape s) {
@@ -180,6 +218,42 @@ inline Quirks quirks_of(Shape s) {
       q.invalid_names = true;
       q.nccl_metadata = false;
       break;
+    case Shape::kSyncRecordsWithoutCalls:
+      q.host_syncs = true;
+      q.sync_calls_written = false;
+      break;
+    case Shape::kSyncCallsWithoutCorrelation:
+      q.host_syncs = true;
+      q.sync_call_correlation = false;
+      q.flows = false;
+      break;
+    case Shape::kGpuCorrelationsRenumbered:
+      q.renumber_gpu_correlations = true;
+      q.cuda_graphs = true;
+      q.flows = false;
+      q.host_syncs = true;
+      break;
+    case Shape::kPytorch18Names:
+      q.old_names = true;
+      q.driver_launches = true;
+      q.gpu_annotations = true;
+      q.relative_time = false;
+      break;
+    case Shape::kDisplayTimeUnitNs:
+      q.display_ns = true;
+      break;
+    case Shape::kTwoDevicesOneProcess:
+      q.second_device = true;
+      break;
+    case Shape::kDeepPythonStack:
+      q.python_depth = 2000;
+      break;
+    case Shape::kFullNcclMetadata:
+      q.full_nccl = true;
+      q.cuda_graphs = true;
+      q.ranks = 2;
+      q.world_size = 2;
+      break;
   }
   return q;
 }
@@ -206,7 +280,17 @@ struct HostEvent {
   std::int64_t start, dur;
   std::int64_t correlation = -1;
   std::int64_t cuda_event = -1;
-  std::string args;  // extra args, ", "-joined JSON members
+  std::string args{};  // extra args, ", "-joined JSON members
+  bool write_correlation = true;
+};
+
+// A cuda_sync record: the host's wait in a synchronizing call (on the device's row; stream −1
+// for a context sync).
+struct SyncRecord {
+  const char* kind;
+  std::int64_t stream;
+  std::int64_t start, dur;
+  std::int64_t correlation;
 };
 
 struct GpuEvent {
@@ -231,6 +315,8 @@ struct RankModel {
   std::map<std::int64_t, std::int64_t> event_time;   // CUDA event → time its work ended
   std::vector<HostEvent> host;
   std::vector<GpuEvent> gpu;
+  std::vector<SyncRecord> syncs;
+  std::vector<std::size_t> step_gpu_begin;  // index into gpu where each step's work starts
   std::int64_t correlation = 0;
   std::int64_t window_start = 0, window_end = 0;
   std::vector<std::pair<std::int64_t, std::int64_t>> steps;
@@ -252,11 +338,13 @@ struct RankModel {
     return {start, correlation};
   }
   // GPU work enqueued by the call at `call_start`: FIFO on its stream, 3 µs launch latency.
+  // Streams of another device are keyed 1000 × device + stream.
   std::int64_t enqueue(const char* cat, const std::string& name, std::int64_t stream,
                        std::int64_t call_start, std::int64_t dur, std::int64_t corr,
                        std::string args = "") {
     const std::int64_t start = std::max(call_start + 3 * kUs, free(stream));
-    gpu.push_back({cat, name, device, stream, start, dur, corr, true, std::move(args)});
+    gpu.push_back({cat, name, stream >= 1000 ? static_cast<int>(stream / 1000) : device, stream,
+                   start, dur, corr, true, std::move(args)});
     stream_free[stream] = start + dur;
     return start + dur;
   }
@@ -278,16 +366,17 @@ inline std::string gzip_bytes(const std::string& text) {
 
 }  // namespace detail
 
-/// Runs the ground-truth model of `steps` training steps on every rank of the shape and writes
-/// the traces. Deterministic.
-inline GeneratedTraces make_shape_traces(Shape shape, int steps = 3) {
+/// The same with quirks given directly (a reference trace for a shape: the model written with the
+/// information the shape's writer leaves out); `label` names the files.
+inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, int steps = 3) {
   using detail::HostEvent;
   using detail::kUs;
   using detail::RankModel;
-  const Quirks q = quirks_of(shape);
   const std::int64_t base_ns = 1'711'964'646'000'000'000;
   const std::int64_t compute = 7, comm = 13, side = 20;
-  const std::string launch = q.rocm ? "hipLaunchKernel" : "cudaLaunchKernel";
+  const std::string launch = q.rocm              ? "hipLaunchKernel"
+                             : q.driver_launches ? "cuLaunchKernel"
+                                                 : "cudaLaunchKernel";
   const std::string ext_launch = q.rocm ? "hipExtModuleLaunchKernel" : "cudaLaunchKernel";
   const std::string copy_async = q.rocm ? "hipMemcpyAsync" : "cudaMemcpyAsync";
   const std::string set_async = q.rocm ? "hipMemsetAsync" : "cudaMemsetAsync";
@@ -350,6 +439,12 @@ inline GeneratedTraces make_shape_traces(Shape shape, int steps = 3) {
             "Name\": \"0\", \"Seq\": {}",
             q.world_size, sequence);
       }
+      if (q.full_nccl) {
+        meta += fmt::format(
+            ", \"Process Group Description\": \"default_pg\", \"Process Group Ranks\": "
+            "\"[0, 1]\", \"Rank\": {}, \"In split size\": \"[]\", \"Out split size\": \"[]\"",
+            m.rank);
+      }
       m.gpu.push_back({"kernel", nccl_kernel, m.device, comm, ready[r], end - ready[r],
                        launched[r].second, true, meta});
       m.stream_free[comm] = end;
@@ -375,7 +470,10 @@ inline GeneratedTraces make_shape_traces(Shape shape, int steps = 3) {
     const std::int64_t op_start = m.host_ns;
     m.host_ns += 3 * kUs;
     const auto [start, corr] = m.call(how, 5 * kUs);
-    m.enqueue("kernel", fmt::format("kernel_{}_{}", name, i % 5), stream, start,
+    // One process driving two GPUs: every other forward kernel runs on device 1.
+    const std::int64_t on =
+        q.second_device && name == "linear" && i % 2 == 1 ? 1000 + stream : stream;
+    m.enqueue("kernel", fmt::format("kernel_{}_{}", name, i % 5), on, start,
               kernel_us(m.rank, i) * kUs, corr);
     m.host_ns += 2 * kUs;
     m.host.push_back({"cpu_op", "aten::" + name, m.process, 1, op_start, m.host_ns - op_start});
@@ -395,6 +493,32 @@ inline GeneratedTraces make_shape_traces(Shape shape, int steps = 3) {
     }
     m.host.push_back({"cpu_op", blocking ? "aten::_local_scalar_dense" : "aten::copy_", m.process,
                       1, op_start, m.host_ns - op_start});
+    m.host_ns += 2 * kUs;
+  };
+
+  // A synchronizing call that returns once `ready` has passed, with its cuda_sync record.
+  auto host_sync = [&](RankModel& m, const std::string& name, const char* kind, std::int64_t stream,
+                       std::int64_t ready) {
+    const auto [start, corr] = m.call(name, 3 * kUs);
+    const std::int64_t end = std::max(start + 3 * kUs, ready + 2 * kUs);
+    HostEvent& h = m.host.back();
+    h.dur = end - start;
+    if (!q.sync_calls_written) h.cat = nullptr;
+    h.write_correlation = q.sync_call_correlation;
+    m.host_ns = end + kUs;
+    if (q.sync_records) m.syncs.push_back({kind, stream, start + kUs, end - start - 2 * kUs, corr});
+  };
+  // loss.item() in newer PyTorch: an async D2H copy to pinned memory, then a stream sync.
+  auto item = [&](RankModel& m) {
+    const std::int64_t op_start = m.host_ns;
+    m.host_ns += 2 * kUs;
+    const auto [start, corr] = m.call(copy_async, 4 * kUs);
+    m.enqueue("gpu_memcpy", "Memcpy DtoH (Device -> Pinned)", compute, start, 5 * kUs, corr);
+    host_sync(m, q.rocm ? "hipStreamSynchronize" : "cudaStreamSynchronize", "Stream Sync", compute,
+              m.free(compute));
+    m.host_ns += kUs;
+    m.host.push_back(
+        {"cpu_op", "aten::_local_scalar_dense", m.process, 1, op_start, m.host_ns - op_start});
     m.host_ns += 2 * kUs;
   };
 
@@ -420,7 +544,10 @@ inline GeneratedTraces make_shape_traces(Shape shape, int steps = 3) {
   }
 
   for (int s = 0; s < steps; ++s) {
-    each([&](int, RankModel& m) { m.steps.emplace_back(m.host_ns, 0); });
+    each([&](int, RankModel& m) {
+      m.steps.emplace_back(m.host_ns, 0);
+      m.step_gpu_begin.push_back(m.gpu.size());
+    });
     each([&](int, RankModel& m) {
       copy(m, "gpu_memcpy", copy_async, "Memcpy HtoD (Pageable -> Device)", compute, 25 * kUs,
            false, false);
@@ -433,8 +560,9 @@ inline GeneratedTraces make_shape_traces(Shape shape, int steps = 3) {
         const std::int64_t op_start = m.host_ns;
         const auto [start, corr] = m.call(graph_launch, 9 * kUs);
         for (int k = 0; k < 6; ++k) {
-          m.enqueue("kernel", fmt::format("graph_kernel_{}", k), compute, start, (20 + 3 * k) * kUs,
-                    corr);
+          m.enqueue(
+              "kernel", fmt::format("graph_kernel_{}", k), compute, start, (20 + 3 * k) * kUs, corr,
+              q.full_nccl ? fmt::format("\"graph id\": 1, \"graph node id\": {}", 40 + k) : "");
         }
         m.host.push_back(
             {"cpu_op", "CUDAGraph::replay", m.process, 1, op_start, m.host_ns - op_start});
@@ -465,6 +593,16 @@ inline GeneratedTraces make_shape_traces(Shape shape, int steps = 3) {
       for (int i = 0; i < 4; ++i) op(m, "adam_step", i, compute, launch);
       copy(m, "gpu_memcpy", copy_async, "Memcpy DtoH (Device -> Pageable)", compute, 6 * kUs, false,
            true);  // loss.item()
+      if (q.host_syncs) {
+        for (int i = 4; i < 6; ++i) op(m, "adam_step", i, compute, launch);
+        item(m);
+        for (int i = 6; i < 8; ++i) op(m, "adam_step", i, compute, launch);
+        // torch.cuda.synchronize(): no op around it, the step's annotation only.
+        std::int64_t ready = 0;
+        for (const auto& [stream, free_ns] : m.stream_free) ready = std::max(ready, free_ns);
+        host_sync(m, q.rocm ? "hipDeviceSynchronize" : "cudaDeviceSynchronize", "Context Sync", -1,
+                  ready);
+      }
       m.host_ns += 20 * kUs;
       m.steps.back().second = m.host_ns;
     });
@@ -507,8 +645,22 @@ inline GeneratedTraces make_shape_traces(Shape shape, int steps = 3) {
     out.step_time_ns.push_back((last_end - first_start) / (steps * per_file));
     std::string doc =
         "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [{\"id\": 0, \"name\": "
-        "\"Tesla V100-SXM2-32GB\", \"totalGlobalMem\": 34089730048, \"numSms\": 80}]";
-    if (per_file == 1) {
+        "\"Tesla V100-SXM2-32GB\", \"totalGlobalMem\": 34089730048, \"numSms\": 80}";
+    if (q.second_device) {
+      doc +=
+          ", {\"id\": 1, \"name\": \"Tesla V100-SXM2-32GB\", \"totalGlobalMem\": 34089730048, "
+          "\"numSms\": 80}";
+    }
+    doc += "]";
+    if (q.display_ns) doc += ",\n  \"displayTimeUnit\": \"ns\"";
+    if (per_file == 1 && q.full_nccl) {
+      fmt::format_to(std::back_inserter(doc),
+                     ",\n  \"distributedInfo\": {{\"backend\": \"nccl\", \"rank\": {}, "
+                     "\"world_size\": {}, \"pg_count\": 1, \"pg_config\": [{{\"pg_name\": "
+                     "\"0\", \"pg_desc\": \"default_pg\", \"backend_config\": \"cuda:nccl\", "
+                     "\"pg_size\": {}, \"ranks\": [0, 1]}}], \"nccl_version\": \"2.21.5\"}}",
+                     ranks[f].rank, q.world_size, q.world_size);
+    } else if (per_file == 1) {
       fmt::format_to(std::back_inserter(doc),
                      ",\n  \"distributedInfo\": {{\"backend\": \"nccl\", \"rank\": {}, "
                      "\"world_size\": {}}}",
@@ -527,6 +679,21 @@ inline GeneratedTraces make_shape_traces(Shape shape, int steps = 3) {
     auto tid_text = [&](const RankModel& m) {
       return q.string_ids ? std::string("-549452224") : fmt::format("{}", 4000 + m.process);
     };
+    // PyTorch 1.8 category names; driver calls in their own category.
+    auto category = [&](const char* cat, const std::string& name) -> std::string {
+      const std::string c = cat;
+      if (c == "cuda_runtime" && name.rfind("cu", 0) == 0 && name.rfind("cuda", 0) != 0) {
+        return "cuda_driver";
+      }
+      if (!q.old_names) return c;
+      if (c == "cpu_op" || c == "user_annotation") return "Operator";
+      if (c == "cuda_runtime") return "Runtime";
+      if (c == "kernel") return "Kernel";
+      if (c == "gpu_memcpy") return "Memcpy";
+      if (c == "gpu_memset") return "Memset";
+      return c;
+    };
+    const char* flow_cat = q.old_names ? "async" : "ac2g";
     for (int p = 0; p < per_file; ++p) {
       RankModel& m = ranks[f * per_file + p];
       auto in_window = [&](std::int64_t start) { return !q.window_cut || (start < m.window_end); };
@@ -536,8 +703,18 @@ inline GeneratedTraces make_shape_traces(Shape shape, int steps = 3) {
                         m.steps[i].first, m.steps[i].second - m.steps[i].first});
       }
       int invalid_every = 0;
+      // A deep Python stack around every step (frames end with the last step: the next ops follow).
+      for (int k = 0; k < q.python_depth; ++k) {
+        const std::int64_t lead = q.python_depth - k;
+        host.push_back({"python_function", fmt::format("train.py({}): run_{}", 10 + k, k),
+                        m.process, 1, m.steps.front().first - lead,
+                        m.steps.back().second - m.steps.front().first + lead, -1, -1,
+                        fmt::format("\"Python id\": {}, \"Python parent id\": {}", k + 1, k)});
+      }
       for (const HostEvent& h : host) {
-        if (h.cat == nullptr || !in_window(h.start) || h.start < m.window_start) continue;
+        if (h.cat == nullptr || !in_window(h.start) || h.start < m.window_start - q.python_depth) {
+          continue;
+        }
         sep();
         std::string name = h.name;
         // Older PyTorch wrote some launches' names as "INVALID" (a capture-info record).
@@ -547,13 +724,13 @@ inline GeneratedTraces make_shape_traces(Shape shape, int steps = 3) {
         fmt::format_to(std::back_inserter(doc),
                        "{{\"ph\": \"X\", \"cat\": \"{}\", \"name\": \"{}\", \"pid\": {}, \"tid\": "
                        "{}, \"ts\": ",
-                       h.cat, name, pid_text(m), tid_text(m));
+                       category(h.cat, h.name), name, pid_text(m), tid_text(m));
         ts(doc, h.start);
         doc += ", \"dur\": ";
         dur(doc, h.dur);
         doc += ", \"args\": {";
         std::vector<std::string> args;
-        if (h.correlation >= 0 && q.args_correlation) {
+        if (h.correlation >= 0 && q.args_correlation && h.write_correlation) {
           args.push_back(fmt::format("\"correlation\": {}", h.correlation));
           args.push_back(fmt::format("\"External id\": {}", h.correlation));
         }
@@ -561,13 +738,15 @@ inline GeneratedTraces make_shape_traces(Shape shape, int steps = 3) {
         if (!h.args.empty()) args.push_back(h.args);
         for (std::size_t a = 0; a < args.size(); ++a) doc += (a ? ", " : "") + args[a];
         doc += "}}";
-        if (h.correlation >= 0 && q.flows && h.cat == std::string("cuda_runtime")) {
+        if (h.correlation >= 0 && q.flows && h.cat == std::string("cuda_runtime") &&
+            h.write_correlation) {
           sep();
           fmt::format_to(std::back_inserter(doc),
                          "{{\"ph\": \"s\", \"id\": {}, \"pid\": {}, \"tid\": {}, \"ts\": ",
                          h.correlation, pid_text(m), tid_text(m));
           ts(doc, h.start);
-          doc += ", \"cat\": \"ac2g\", \"name\": \"ac2g\"}";
+          fmt::format_to(std::back_inserter(doc), ", \"cat\": \"{}\", \"name\": \"{}\"}}", flow_cat,
+                         flow_cat);
         }
       }
       if (q.string_ids) {  // Kineto's overhead rows
@@ -578,19 +757,58 @@ inline GeneratedTraces make_shape_traces(Shape shape, int steps = 3) {
         ts(doc, m.window_start);
         doc += ", \"dur\": 1}";
       }
+      for (const detail::SyncRecord& r : m.syncs) {
+        sep();
+        fmt::format_to(std::back_inserter(doc),
+                       "{{\"ph\": \"X\", \"cat\": \"cuda_sync\", \"name\": \"{}\", \"pid\": {}, "
+                       "\"tid\": {}, \"ts\": ",
+                       r.kind, m.device, r.stream);
+        ts(doc, r.start);
+        doc += ", \"dur\": ";
+        dur(doc, r.dur);
+        fmt::format_to(
+            std::back_inserter(doc),
+            ", \"args\": {{\"External id\": {}, \"cuda_sync_kind\": \"{}\", \"stream\": {}, "
+            "\"correlation\": {}, \"device\": {}, \"context\": 1}}}}",
+            r.correlation, r.kind, r.stream, r.correlation, m.device);
+      }
+      if (q.gpu_annotations) {  // a span per step over the step's work on the compute stream
+        for (std::size_t k = 0; k < m.step_gpu_begin.size(); ++k) {
+          const std::size_t end =
+              k + 1 < m.step_gpu_begin.size() ? m.step_gpu_begin[k + 1] : m.gpu.size();
+          std::int64_t first = INT64_MAX, last = INT64_MIN;
+          for (std::size_t g = m.step_gpu_begin[k]; g < end; ++g) {
+            if (m.gpu[g].stream != compute) continue;
+            first = std::min(first, m.gpu[g].start);
+            last = std::max(last, m.gpu[g].start + m.gpu[g].dur);
+          }
+          if (first > last) continue;
+          sep();
+          fmt::format_to(std::back_inserter(doc),
+                         "{{\"ph\": \"X\", \"cat\": \"gpu_user_annotation\", \"name\": "
+                         "\"ProfilerStep#{}\", \"pid\": {}, \"tid\": {}, \"ts\": ",
+                         k, m.device, compute);
+          ts(doc, first);
+          doc += ", \"dur\": ";
+          dur(doc, last - first);
+          doc += ", \"args\": {}}";
+        }
+      }
       for (const detail::GpuEvent& g : m.gpu) {
         if (!in_window(g.start)) continue;  // cut: the profiler stopped before it ran
         sep();
-        const std::int64_t corr = g.linked ? g.correlation : g.correlation + 50'000'000;
+        std::int64_t corr = g.linked ? g.correlation : g.correlation + 50'000'000;
+        if (q.renumber_gpu_correlations) corr += 70'000'000;
+        const std::int64_t stream = g.stream % 1000;
         fmt::format_to(std::back_inserter(doc),
                        "{{\"ph\": \"X\", \"cat\": \"{}\", \"name\": \"{}\", \"pid\": {}, \"tid\": "
                        "{}, \"ts\": ",
-                       g.cat, g.name, g.device, g.stream);
+                       category(g.cat, g.name), g.name, g.device, stream);
         ts(doc, g.start);
         doc += ", \"dur\": ";
         dur(doc, g.dur);
         fmt::format_to(std::back_inserter(doc), ", \"args\": {{\"device\": {}, \"stream\": {}",
-                       g.device, g.stream);
+                       g.device, stream);
         if (q.args_correlation || !g.linked) {
           fmt::format_to(std::back_inserter(doc), ", \"correlation\": {}, \"External id\": {}",
                          corr, corr);
@@ -601,9 +819,11 @@ inline GeneratedTraces make_shape_traces(Shape shape, int steps = 3) {
           sep();
           fmt::format_to(std::back_inserter(doc),
                          "{{\"ph\": \"f\", \"id\": {}, \"pid\": {}, \"tid\": {}, \"ts\": ", corr,
-                         g.device, g.stream);
+                         g.device, stream);
           ts(doc, g.start);
-          doc += ", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"bp\": \"e\"}";
+          fmt::format_to(std::back_inserter(doc),
+                         ", \"cat\": \"{}\", \"name\": \"{}\", \"bp\": \"e\"}}", flow_cat,
+                         flow_cat);
         }
       }
     }
@@ -611,10 +831,16 @@ inline GeneratedTraces make_shape_traces(Shape shape, int steps = 3) {
     if (q.relative_time)
       fmt::format_to(std::back_inserter(doc), ",\n  \"baseTimeNanoseconds\": {}", base_ns);
     doc += "\n}\n";
-    out.names.push_back(fmt::format("{}_rank{}.json{}", shape_name(shape), f, q.gzip ? ".gz" : ""));
+    out.names.push_back(fmt::format("{}_rank{}.json{}", label, f, q.gzip ? ".gz" : ""));
     out.files.push_back(q.gzip ? detail::gzip_bytes(doc) : std::move(doc));
   }
   return out;
+}
+
+/// Runs the ground-truth model of `steps` training steps on every rank of the shape and writes
+/// the traces. Deterministic.
+inline GeneratedTraces make_shape_traces(Shape shape, int steps = 3) {
+  return make_traces(quirks_of(shape), shape_name(shape), steps);
 }
 
 }  // namespace powertrain::test_support

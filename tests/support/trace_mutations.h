@@ -356,6 +356,8 @@ struct Mutation {
   /// within 2 pp, faithful or not (a verdict may still be NOT faithful for released
   /// dependencies); negative: no bound beyond the expectation.
   double max_step_error_pct = -1.0;
+  /// kExact: how far the what-if step may be from the unmutated trace's (%).
+  double whatif_tolerance_pct = 0.5;
 };
 
 inline void shuffle_object(OJson& o, std::mt19937_64& rng) {
@@ -403,6 +405,44 @@ inline void drop_flows(std::vector<MutableTrace>& ts, bool ac2g, bool fwdbwd) {
       kept.push_back(std::move(e));
     }
     events = std::move(kept);
+  }
+}
+
+// The runtime/driver calls that a cuda_sync record names (by correlation): removed (`drop`) or
+// stripped of their correlation and ac2g flow.
+inline void strip_sync_calls(std::vector<MutableTrace>& ts, bool drop) {
+  for (MutableTrace& t : ts) {
+    std::set<std::int64_t> synced;
+    for (const OJson& e : events_of(t)) {
+      if (is_x(e) && cat_of(e) == "cuda_sync" && e.contains("args") && e["args"].is_object() &&
+          e["args"].contains("correlation") && e["args"]["correlation"].is_number_integer()) {
+        synced.insert(e["args"]["correlation"].template get<std::int64_t>());
+      }
+    }
+    if (synced.empty()) continue;
+    const auto corr_of = [](const OJson& e) -> std::int64_t {
+      if (!e.contains("args") || !e["args"].is_object() || !e["args"].contains("correlation") ||
+          !e["args"]["correlation"].is_number_integer())
+        return -1;
+      return e["args"]["correlation"].template get<std::int64_t>();
+    };
+    OJson kept = OJson::array();
+    for (OJson& e : events_of(t)) {
+      const std::string c = cat_of(e);
+      const bool call = is_x(e) && (c == "cuda_runtime" || c == "cuda_driver" || c == "Runtime");
+      if (call && synced.count(corr_of(e)) != 0) {
+        if (drop) continue;
+        e["args"].erase("correlation");
+        if (e["args"].contains("External id") && e["args"]["External id"].is_number_integer() &&
+            synced.count(e["args"]["External id"].template get<std::int64_t>()) != 0)
+          e["args"].erase("External id");
+      }
+      if (ph_of(e) == "s" && e.contains("id") && e["id"].is_number_integer() &&
+          synced.count(e["id"].template get<std::int64_t>()) != 0)
+        continue;
+      kept.push_back(std::move(e));
+    }
+    events_of(t) = std::move(kept);
   }
 }
 
@@ -607,7 +647,10 @@ inline std::vector<Mutation> all_mutations() {
                  for (auto& t : ts) {
                    for (OJson& e : events_of(t)) {
                      const std::string n = name_of(e);
-                     if (!is_x(e) || n.rfind("ProfilerStep#", 0) != 0) continue;
+                     // Host steps only: a gpu_user_annotation of that name stays on its stream.
+                     if (!is_x(e) || n.rfind("ProfilerStep#", 0) != 0 ||
+                         cat_of(e) == "gpu_user_annotation")
+                       continue;
                      e["cat"] = "cpu_op";
                      e["name"] = fmt::format("ProfilerStep#{}", 1000 + std::stoll(n.substr(13)));
                    }
@@ -748,6 +791,32 @@ inline std::vector<Mutation> all_mutations() {
                    events = OJson(v);
                  }
                }});
+  // A synchronizing call whose cuda_sync record stays: the call not written at all, or written
+  // without its correlation (and its ac2g flow). The record still says what was awaited and for
+  // how long the host waited, so the information is intact.
+  m.push_back({"sync_calls_dropped_keep_records", Expect::kExact,
+               [](auto& ts, auto&) { strip_sync_calls(ts, true); }});
+  m.push_back({"sync_call_correlations_dropped", Expect::kExact,
+               [](auto& ts, auto&) { strip_sync_calls(ts, false); }});
+  // Launch and GPU records disagree on every correlation (no flows): the pairs are found again
+  // by stream order and time.
+  // Pairing by time cannot tell which of two idle streams one thread launched to first (two
+  // devices of one process: the what-if moves by 0.8 %), hence the what-if bound of 1 %.
+  m.push_back({"gpu_correlations_renumbered", Expect::kExact,
+               [](auto& ts, auto&) {
+                 drop_flows(ts, true, false);
+                 for (auto& t : ts) {
+                   for (OJson& e : events_of(t)) {
+                     if (!is_x(e) || !is_gpu_cat(cat_of(e)) || !e.contains("args") ||
+                         !e["args"].is_object() || !e["args"].contains("correlation") ||
+                         !e["args"]["correlation"].is_number_integer())
+                       continue;
+                     e["args"]["correlation"] =
+                         e["args"]["correlation"].template get<std::int64_t>() + 900'000'000;
+                   }
+                 }
+               },
+               false, false, -1.0, 1.0});
   // --- information lost or damaged: honest verdict, no lost task ---
   m.push_back(
       {"no_flows_at_all", Expect::kHonest, [](auto& ts, auto&) { drop_flows(ts, true, true); }});
@@ -925,6 +994,13 @@ inline std::vector<Mutation> all_mutations() {
                  const std::string full = write_mutable(t);
                  t.truncate_at = static_cast<std::int64_t>(static_cast<double>(full.size()) *
                                                            uniform(rng, 0.02, 0.98));
+               }});
+  // A comma after the last event (hand-edited or concatenated files): not JSON; refused with the
+  // byte offset rather than guessed at (docs/robustness.md).
+  m.push_back({"trailing_comma", Expect::kError, [](auto& ts, auto& rng) {
+                 MutableTrace& t = ts[rng() % ts.size()];
+                 t.indent = -1;
+                 t.raw_replacements.emplace_back("\n]", ",\n]");
                }});
   m.push_back({"garbage_after_document", Expect::kError, [](auto& ts, auto& rng) {
                  ts[rng() % ts.size()].suffix = "\n{\"traceEvents\": [";
