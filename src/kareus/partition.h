@@ -17,7 +17,7 @@ struct Kernel {
   std::string name;  // "input_norm" or "attn_residual+mlp_norm" when merged
   device::Work work;
   int launches = 1;           // kernel launches in the slot (merged memory-bound ops: one each)
-  device::KernelShape shape;  // GEMM / attention tiles (unknown: no wave term)
+  device::KernelShape shape{};  // GEMM / attention tiles (unknown: no wave term)
 };
 
 /// What a workload::Op does not carry but its kernel's shape needs (kernel-size terms): every
