@@ -205,13 +205,15 @@ Cost evaluate_partition(const device::GpuSpec& gpu, const ConcurrencyParams& par
   });
 }
 
-Cost evaluate_solo(const device::GpuSpec& gpu, const ConcurrencyParams& params,
-                   const std::vector<Kernel>& kernels, double clock_mhz) {
+namespace {
+// Kernels one after another, a collective alone on `collective_sms` SMs.
+Cost one_at_a_time(const device::GpuSpec& gpu, const ConcurrencyParams& params,
+                   const std::vector<Kernel>& kernels, double clock_mhz, int collective_sms) {
   return power_capped(gpu, clock_mhz, [&](double f) {
     Cost total;
     for (const Kernel& k : kernels) {
       Cost c = k.work.kind == WorkKind::kCollective
-                   ? run_at(gpu, params, {}, &k, params.default_comm_sms, 0, f)
+                   ? run_at(gpu, params, {}, &k, collective_sms, 0, f)
                    : run_at(gpu, params, {k}, nullptr, 0, 0, f);
       total.time_s += c.time_s;
       total.energy_j += c.energy_j;
@@ -222,6 +224,12 @@ Cost evaluate_solo(const device::GpuSpec& gpu, const ConcurrencyParams& params,
     total.dynamic_j = total.energy_j - total.static_j;
     return total;
   });
+}
+}  // namespace
+
+Cost evaluate_solo(const device::GpuSpec& gpu, const ConcurrencyParams& params,
+                   const std::vector<Kernel>& kernels, double clock_mhz) {
+  return one_at_a_time(gpu, params, kernels, clock_mhz, params.default_comm_sms);
 }
 
 Cost sequential_cost(const device::GpuSpec& gpu, const ConcurrencyParams& params,
@@ -250,22 +258,8 @@ Cost sequential_cost(const device::GpuSpec& gpu, const ConcurrencyParams& params
     for (const Kernel& k : kernels) ops.push_back({k.name, k.work});
     return sequential_cost(gpu, params, ops, clock_mhz);
   }
-  return power_capped(gpu, clock_mhz, [&](double f) {
-    Cost total;
-    for (const Kernel& k : kernels) {
-      // A collective alone on all SMs: R(N) is the link rate (to 1e-6), as estimate_work.
-      Cost c = k.work.kind == WorkKind::kCollective
-                   ? run_at(gpu, params, {}, &k, gpu.sm_count, 0, f)
-                   : run_at(gpu, params, {k}, nullptr, 0, 0, f);
-      total.time_s += c.time_s;
-      total.energy_j += c.energy_j;
-      total.exposed_comm_s += c.exposed_comm_s;
-    }
-    total.effective_clock_mhz = f;
-    total.static_j = gpu.dvfs.static_power_w * total.time_s;
-    total.dynamic_j = total.energy_j - total.static_j;
-    return total;
-  });
+  // A collective alone on all SMs: R(N) is the link rate (to 1e-6), as estimate_work.
+  return one_at_a_time(gpu, params, kernels, clock_mhz, gpu.sm_count);
 }
 
 }  // namespace powertrain::kareus
