@@ -733,13 +733,11 @@ bool x_type(cusolverDnHandle_t handle, cusolverDnParams_t params, cudaDataType a
   return true;
 }
 
-}  // namespace
-
-PT_EXPORT cusolverStatus_t cusolverDnXgetrf_bufferSize(
-    cusolverDnHandle_t handle, cusolverDnParams_t params, int64_t m, int64_t n, cudaDataType type_a,
-    const void* a, int64_t lda, cudaDataType compute, size_t* device_bytes, size_t* host_bytes) {
-  (void)a;
-  const char* api = "cusolverDnXgetrf_bufferSize";
+// The workspace query of the X factorizations (getrf, potrf, geqrf): one panel of n columns.
+cusolverStatus_t x_panel_buffer_size(cusolverDnHandle_t handle, cusolverDnParams_t params,
+                                     int64_t m, int64_t n, cudaDataType type_a, int64_t lda,
+                                     cudaDataType compute, size_t* device_bytes, size_t* host_bytes,
+                                     const char* api) {
   detail::Type t;
   if (!x_type(handle, params, type_a, compute, api, &t)) return CUSOLVER_STATUS_INVALID_VALUE;
   if (!detail::valid_shape(m, n, lda)) {
@@ -748,6 +746,16 @@ PT_EXPORT cusolverStatus_t cusolverDnXgetrf_bufferSize(
   cudaStream_t stream = nullptr;
   if (!detail::handle_stream(handle, api, &stream)) return CUSOLVER_STATUS_NOT_INITIALIZED;
   return detail::put_bytes(device_bytes, host_bytes, detail::panel_lwork(n), t, api);
+}
+
+}  // namespace
+
+PT_EXPORT cusolverStatus_t cusolverDnXgetrf_bufferSize(
+    cusolverDnHandle_t handle, cusolverDnParams_t params, int64_t m, int64_t n, cudaDataType type_a,
+    const void* a, int64_t lda, cudaDataType compute, size_t* device_bytes, size_t* host_bytes) {
+  (void)a;
+  return x_panel_buffer_size(handle, params, m, n, type_a, lda, compute, device_bytes, host_bytes,
+                             "cusolverDnXgetrf_bufferSize");
 }
 
 PT_EXPORT cusolverStatus_t cusolverDnXgetrf(cusolverDnHandle_t handle, cusolverDnParams_t params,
@@ -785,15 +793,8 @@ PT_EXPORT cusolverStatus_t cusolverDnXpotrf_bufferSize(cusolverDnHandle_t handle
                                                        int64_t lda, cudaDataType compute,
                                                        size_t* device_bytes, size_t* host_bytes) {
   (void)a, (void)uplo;
-  const char* api = "cusolverDnXpotrf_bufferSize";
-  detail::Type t;
-  if (!x_type(handle, params, type_a, compute, api, &t)) return CUSOLVER_STATUS_INVALID_VALUE;
-  if (!detail::valid_shape(n, n, lda)) {
-    return detail::bad(api, "invalid matrix " + detail::shape_text(n, n, lda));
-  }
-  cudaStream_t stream = nullptr;
-  if (!detail::handle_stream(handle, api, &stream)) return CUSOLVER_STATUS_NOT_INITIALIZED;
-  return detail::put_bytes(device_bytes, host_bytes, detail::panel_lwork(n), t, api);
+  return x_panel_buffer_size(handle, params, n, n, type_a, lda, compute, device_bytes, host_bytes,
+                             "cusolverDnXpotrf_bufferSize");
 }
 
 PT_EXPORT cusolverStatus_t cusolverDnXpotrf(cusolverDnHandle_t handle, cusolverDnParams_t params,
@@ -825,15 +826,8 @@ PT_EXPORT cusolverStatus_t cusolverDnXgeqrf_bufferSize(
     const void* a, int64_t lda, cudaDataType type_tau, const void* tau, cudaDataType compute,
     size_t* device_bytes, size_t* host_bytes) {
   (void)a, (void)tau, (void)type_tau;
-  const char* api = "cusolverDnXgeqrf_bufferSize";
-  detail::Type t;
-  if (!x_type(handle, params, type_a, compute, api, &t)) return CUSOLVER_STATUS_INVALID_VALUE;
-  if (!detail::valid_shape(m, n, lda)) {
-    return detail::bad(api, "invalid matrix " + detail::shape_text(m, n, lda));
-  }
-  cudaStream_t stream = nullptr;
-  if (!detail::handle_stream(handle, api, &stream)) return CUSOLVER_STATUS_NOT_INITIALIZED;
-  return detail::put_bytes(device_bytes, host_bytes, detail::panel_lwork(n), t, api);
+  return x_panel_buffer_size(handle, params, m, n, type_a, lda, compute, device_bytes, host_bytes,
+                             "cusolverDnXgeqrf_bufferSize");
 }
 
 PT_EXPORT cusolverStatus_t cusolverDnXgeqrf(cusolverDnHandle_t handle, cusolverDnParams_t params,
