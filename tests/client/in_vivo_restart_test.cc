@@ -10,9 +10,9 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "../support/in_process_server.h"
 #include "client/client.h"
 #include "client/http.h"
-#include "serve/server.h"
 
 namespace powertrain::client {
 namespace {
@@ -50,16 +50,9 @@ TEST(ClientInVivoRestart, ARelaunchedProfilingRankResumesTheSweep) {
   FakeKernels fake;
   ASSERT_NE(fake.dl, nullptr) << ::dlerror();
   ASSERT_NE(fake.run_kernel, nullptr);
-  auto store = serve::Store::open(":memory:");
-  ASSERT_TRUE(store) << store.error().message;
-  auto service = serve::Service::create(std::move(*store), serve::ServiceOptions{});
-  ASSERT_TRUE(service) << service.error().message;
-  serve::ServerOptions server_options;
-  server_options.access_log = false;
-  auto server = serve::Server::start(**service, server_options);
-  ASSERT_TRUE(server) << server.error().message;
-  std::thread server_thread([&] { (*server)->run(); });
-  const std::string url = "http://127.0.0.1:" + std::to_string((*server)->port());
+  testing_support::InProcessServer server;
+  ASSERT_TRUE(server.started());
+  const std::string url = server.url();
   HttpClient http(*parse_url(url));
   auto get = [&](const std::string& target) {
     auto r = http.request("GET", target, "", 30.0);
@@ -138,8 +131,7 @@ TEST(ClientInVivoRestart, ARelaunchedProfilingRankResumesTheSweep) {
   EXPECT_EQ(get("/frontier/" + job_id)["status"], "ready");
 
   second->reset();
-  (*server)->stop();
-  server_thread.join();
+  server.stop();
 }
 
 }  // namespace

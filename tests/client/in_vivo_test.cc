@@ -15,9 +15,9 @@
 #include <regex>
 #include <thread>
 
+#include "../support/in_process_server.h"
 #include "client/client.h"
 #include "client/http.h"
-#include "serve/server.h"
 
 namespace powertrain::client {
 namespace {
@@ -126,16 +126,9 @@ TEST(ClientInVivo, ClientDrivesTheSweepServerBuildsFrontierClientFollowsPlan) {
   ASSERT_NE(fake.run_kernel, nullptr);
   DeviceCountGuard devices;
 
-  auto store = serve::Store::open(":memory:");
-  ASSERT_TRUE(store) << store.error().message;
-  auto service = serve::Service::create(std::move(*store), serve::ServiceOptions{});
-  ASSERT_TRUE(service) << service.error().message;
-  serve::ServerOptions server_options;
-  server_options.access_log = false;
-  auto server = serve::Server::start(**service, server_options);
-  ASSERT_TRUE(server) << server.error().message;
-  std::thread server_thread([&] { (*server)->run(); });
-  const std::string url = "http://127.0.0.1:" + std::to_string((*server)->port());
+  testing_support::InProcessServer server;
+  ASSERT_TRUE(server.started());
+  const std::string url = server.url();
 
   fake.clear_log();
   ClientOptions o;
@@ -298,8 +291,7 @@ TEST(ClientInVivo, ClientDrivesTheSweepServerBuildsFrontierClientFollowsPlan) {
 
   rank1->reset();
   rank0->reset();
-  (*server)->stop();
-  server_thread.join();
+  server.stop();
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "../support/in_process_server.h"
 #include "client/client.h"
 #include "client/http.h"
 #include "core/csv.h"
@@ -14,7 +15,6 @@
 #include "frontier/solver.h"
 #include "profile/example_profile.h"
 #include "report/frontier_report.h"
-#include "serve/server.h"
 
 namespace powertrain::client {
 namespace {
@@ -52,18 +52,11 @@ void run_iteration(Client& client, const Schedule& schedule) {
 }
 
 TEST(ClientWithServe, RegisterScheduleResultsAndStraggler) {
-  auto store = serve::Store::open(":memory:");
-  ASSERT_TRUE(store) << store.error().message;
   serve::ServiceOptions service_options;
   service_options.background = false;
-  auto service = serve::Service::create(std::move(*store), service_options);
-  ASSERT_TRUE(service) << service.error().message;
-  serve::ServerOptions server_options;
-  server_options.access_log = false;
-  auto server = serve::Server::start(**service, server_options);
-  ASSERT_TRUE(server) << server.error().message;
-  std::thread server_thread([&] { (*server)->run(); });
-  const std::string url = "http://127.0.0.1:" + std::to_string((*server)->port());
+  testing_support::InProcessServer server(service_options);
+  ASSERT_TRUE(server.started());
+  const std::string url = server.url();
 
   std::vector<std::unique_ptr<Client>> ranks;
   std::string job_id;
@@ -153,8 +146,7 @@ TEST(ClientWithServe, RegisterScheduleResultsAndStraggler) {
   EXPECT_EQ(nlohmann::json::parse(*frontier_json)["serving"]["point"], point);
 
   ranks.clear();
-  (*server)->stop();
-  server_thread.join();
+  server.stop();
 }
 
 }  // namespace
