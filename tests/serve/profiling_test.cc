@@ -62,6 +62,24 @@ std::vector<std::pair<int, std::pair<double, double>>> expected_sweep(
 
 class ServeProfiling : public testing_cli::CliTest {};
 
+// One stage-0 instruction time at a clock of the fake sweep: 10 ms at 1410 MHz, scaling as 1/f.
+double sweep_time_s(int mhz) { return 0.01 * 1410.0 / mhz; }
+
+// Rank 0's POST /result at a clock: forward t, backward 2t (two microbatches each), the given
+// energy per forward.
+Response post_sweep_result(Service& s, const std::string& id, int mhz, double energy) {
+  const double t1 = sweep_time_s(mhz);
+  json t = {{"forward", {{t1, t1}}}, {"backward", {{2 * t1, 2 * t1}}}};
+  json e = {{"forward", {{energy, energy}}}, {"backward", {{2 * energy, 2 * energy}}}};
+  return call(s, "POST", "/result/" + id,
+              {{"rank", 0},
+               {"frequency_mhz", mhz},
+               {"iter_time", {6 * t1}},
+               {"iter_energy", {6 * energy}},
+               {"time_breakdown", t},
+               {"energy_breakdown", e}});
+}
+
 TEST_F(ServeProfiling, SweepBuildsTheProfileAndFrontierPowertrainFrontierGives) {
   auto gpu = device::find_gpu("a100-sxm");
   ASSERT_TRUE(gpu) << gpu.error().message;
@@ -242,18 +260,8 @@ TEST(ServeProfilingState, ResultsMidSweepSurviveARestartAndStaleClocksAreRefused
   std::filesystem::remove(db);
   std::string id;
   const std::vector<int> clocks = {1410, 1200, 1000, 800, 600};
-  auto time_at = [](int mhz) { return 0.01 * 1410.0 / mhz; };
   auto post = [&](Service& s, int mhz, double energy) {
-    const double t1 = time_at(mhz);
-    json t = {{"forward", {{t1, t1}}}, {"backward", {{2 * t1, 2 * t1}}}};
-    json e = {{"forward", {{energy, energy}}}, {"backward", {{2 * energy, 2 * energy}}}};
-    return call(s, "POST", "/result/" + id,
-                {{"rank", 0},
-                 {"frequency_mhz", mhz},
-                 {"iter_time", {6 * t1}},
-                 {"iter_energy", {6 * energy}},
-                 {"time_breakdown", t},
-                 {"energy_breakdown", e}});
+    return post_sweep_result(s, id, mhz, energy);
   };
   {
     auto s = make_service(db);
@@ -310,7 +318,7 @@ TEST(ServeProfilingState, ResultsMidSweepSurviveARestartAndStaleClocksAreRefused
     EXPECT_EQ(row[0], "0");
     EXPECT_EQ(row[1], name);
     EXPECT_EQ(std::stoi(row[2]), mhz);
-    EXPECT_NEAR(std::stod(row[3]), time_at(mhz) * (name == "forward" ? 1 : 2), 1e-15);
+    EXPECT_NEAR(std::stod(row[3]), sweep_time_s(mhz) * (name == "forward" ? 1 : 2), 1e-15);
     EXPECT_NEAR(std::stod(row[4]), energy, 1e-15);
   }
   EXPECT_EQ(json::parse(call(*s, "GET", "/frontier/" + id).body)["status"], "ready");
@@ -332,16 +340,7 @@ TEST(ServeProfilingState, RelaunchedProfilingRankResumesTheSweepInsteadOfRestart
   const json settings = {
       {"iterations_per_clock", 2}, {"stop_after_rises", 1}, {"p_blocking_w", 60.0}};
   auto post = [&](Service& s, int mhz, double energy) {
-    const double t1 = 0.01 * 1410.0 / mhz;
-    json t = {{"forward", {{t1, t1}}}, {"backward", {{2 * t1, 2 * t1}}}};
-    json e = {{"forward", {{energy, energy}}}, {"backward", {{2 * energy, 2 * energy}}}};
-    return call(s, "POST", "/result/" + id,
-                {{"rank", 0},
-                 {"frequency_mhz", mhz},
-                 {"iter_time", {6 * t1}},
-                 {"iter_energy", {6 * energy}},
-                 {"time_breakdown", t},
-                 {"energy_breakdown", e}});
+    return post_sweep_result(s, id, mhz, energy);
   };
   auto sweep_state = [&](Service& s) {
     const json state = json::parse(call(s, "GET", "/profiling/" + id).body);
