@@ -6,17 +6,7 @@
 // Valid CUDA/cuDNN: the same binary runs on a real GPU.
 #include <cudnn.h>
 
-#include "emu_check.h"
-
-#define DNN_CHECK(call)                                                         \
-  do {                                                                          \
-    const cudnnStatus_t dnn_status = (call);                                    \
-    if (dnn_status != CUDNN_STATUS_SUCCESS) {                                   \
-      std::fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, \
-                   cudnnGetErrorString(dnn_status));                            \
-      std::exit(1);                                                             \
-    }                                                                           \
-  } while (0)
+#include "dnn_check.h"
 
 int main() {
   cudnnHandle_t dnn;

@@ -8,17 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "emu_check.h"
-
-#define DNN_CHECK(call)                                                         \
-  do {                                                                          \
-    const cudnnStatus_t dnn_status = (call);                                    \
-    if (dnn_status != CUDNN_STATUS_SUCCESS) {                                   \
-      std::fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, \
-                   cudnnGetErrorString(dnn_status));                            \
-      std::exit(1);                                                             \
-    }                                                                           \
-  } while (0)
+#include "dnn_check.h"
 
 namespace cudnn_graph_util {
 
