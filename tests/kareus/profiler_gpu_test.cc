@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <memory>
 #include <sstream>
 #include <thread>
 
@@ -195,6 +196,69 @@ TEST(KareusGpuProfiler, ErrorsNameTheCallAndTheClockIsStillReset) {
   // Out-of-range schedules are rejected before touching the GPU.
   EXPECT_FALSE((*opened)->measure(p, {1200, 0, 0}));
   EXPECT_FALSE((*opened)->measure(p, {1200, 12, 99}));
+}
+
+// §5.3's defaults (5 s window, 5 s cooldown) on the profiler's own clock: a virtual clock that
+// advances 0.75 s per reading, so the window closes after the 7th run (5.25 s ≥ 5 s) and each
+// candidate sleeps exactly one 5 s cooldown, also when it fails; nothing waits for real.
+TEST(KareusGpuProfiler, FiveSecondWindowAndFiveSecondCooldownOnTheProfilersClock) {
+  const GpuProfilerOptions defaults;
+  EXPECT_EQ(defaults.window_s, 5.0);
+  EXPECT_EQ(defaults.cooldown_s, 5.0);
+  auto virtual_s = std::make_shared<double>(0.0);
+  auto sleeps = std::make_shared<std::vector<double>>();
+  GpuProfilerOptions o = fake_options(nullptr);
+  o.window_s = defaults.window_s;
+  o.cooldown_s = defaults.cooldown_s;
+  o.now_s = [virtual_s] { return *virtual_s += 0.75; };
+  o.sleep_s = [virtual_s, sleeps](double s) {
+    sleeps->push_back(s);
+    *virtual_s += s;
+  };
+  auto opened = GpuProfiler::open(o);
+  ASSERT_TRUE(opened) << opened.error().message;
+  const PartitionType p = attention_partition();
+  auto cost = (*opened)->measure(p, {1200, 12, 2});
+  ASSERT_TRUE(cost) << cost.error().message;
+  const GpuReading& r = (*opened)->last_reading();
+  EXPECT_EQ(r.runs, 7);                  // 0.75 s × 7 = 5.25 s is the first reading ≥ 5 s
+  EXPECT_DOUBLE_EQ(r.window_s, 5.25);    // the window is what the clock says, not the option
+  EXPECT_DOUBLE_EQ(cost->time_s, 0.75);  // window ÷ runs
+  EXPECT_EQ(*sleeps, std::vector<double>({5.0}));
+  EXPECT_EQ(r.cooldown_s, 5.0);
+  // Energy is the counter difference ÷ runs whatever the clock says (the fake integrates wall
+  // time, so it is small here but never negative), and static = P_static × time.
+  EXPECT_GE(cost->energy_j, 0.0);
+  EXPECT_NEAR(cost->static_j, (*opened)->static_power_w() * 0.75, 1e-9);
+
+  // A failing run mid-window: the clock is reset and the GPU still cools down for 5 s.
+  clear_logs();
+  ::setenv("POWERTRAIN_FAKE_CUDA_FAIL", "cuLaunchKernel", 1);
+  auto failed = (*opened)->measure(p, {1200, 12, 2});
+  ::unsetenv("POWERTRAIN_FAKE_CUDA_FAIL");
+  ASSERT_FALSE(failed);
+  EXPECT_EQ(*sleeps, std::vector<double>({5.0, 5.0}));
+  EXPECT_NE(nvml_log().find("nvmlDeviceResetGpuLockedClocks"), std::string::npos);
+
+  // No energy counter (NVML_ERROR_NOT_SUPPORTED): one line naming the call, clock reset, cooled.
+  clear_logs();
+  ::setenv("POWERTRAIN_FAKE_NVML_NO_ENERGY", "1", 1);
+  auto no_energy = (*opened)->measure(p, {1200, 12, 2});
+  ::unsetenv("POWERTRAIN_FAKE_NVML_NO_ENERGY");
+  ASSERT_FALSE(no_energy);
+  EXPECT_TRUE(starts_with(no_energy.error().message, "GPU profiler: NVML "))
+      << no_energy.error().message;
+  EXPECT_NE(no_energy.error().message.find("nvmlDeviceGetTotalEnergyConsumption"),
+            std::string::npos)
+      << no_energy.error().message;
+  EXPECT_EQ(no_energy.error().message.find('\n'), std::string::npos);
+  EXPECT_NE(nvml_log().find("nvmlDeviceResetGpuLockedClocks"), std::string::npos);
+  EXPECT_EQ(*sleeps, std::vector<double>({5.0, 5.0, 5.0}));
+
+  // A clock the GPU refuses: nothing ran, so nothing to cool down from.
+  auto refused = (*opened)->measure(p, {1500, 12, 2});
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(sleeps->size(), 3u);
 }
 
 TEST(KareusGpuProfiler, MeasuredIdleStaticPowerIsTheCounterOverItsWindow) {
