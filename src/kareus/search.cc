@@ -163,12 +163,12 @@ double stddev(const std::vector<double>& v) {
   return std::sqrt(s / double(v.size()));
 }
 
-// Indices of the k largest positive scores among `open` not yet chosen (ties: lower index).
+// Indices of the k largest scores not yet chosen (ties: lower index).
 std::vector<std::size_t> top_k(const std::vector<double>& score, const std::vector<bool>& skip,
-                               std::size_t k, bool positive_only) {
+                               std::size_t k) {
   std::vector<std::size_t> order;
   for (std::size_t i = 0; i < score.size(); ++i)
-    if (!skip[i] && (!positive_only || score[i] > 0.0)) order.push_back(i);
+    if (!skip[i]) order.push_back(i);
   const std::size_t take = std::min(k, order.size());
   std::partial_sort(order.begin(), order.begin() + static_cast<long>(take), order.end(),
                     [&](std::size_t a, std::size_t b) {
@@ -186,37 +186,75 @@ struct Scales {
   double static_j = 0.0;  // time_s × static power
 };
 
-// Exploitation: the predicted hypervolume improvement of each open schedule on three (time,
-// energy) views (total, dynamic, static energy), each normalized, reference 1.1 × worst.
-std::array<std::vector<double>, 3> exploitation_scores(const std::vector<Evaluated>& evaluated,
-                                                       const std::vector<double>& t_hat,
-                                                       const std::vector<double>& e_hat,
-                                                       const Scales& scale, double p_static) {
-  std::array<std::vector<double>, 3> hvi;
-  for (int view = 0; view < 3; ++view) {
-    std::vector<Point2> observed;
-    double max_x = 0.0, max_y = 0.0;
-    auto energy_of = [&](double t_abs, double dyn_abs) {
-      if (view == 0) return (t_abs * p_static + dyn_abs) / scale.total_j;
-      if (view == 1) return dyn_abs / scale.dynamic_j;
-      return t_abs * p_static / scale.static_j;
-    };
-    for (const Evaluated& e : evaluated) {
-      const Point2 p{e.cost.time_s / scale.time_s, energy_of(e.cost.time_s, e.cost.dynamic_j)};
-      observed.push_back(p);
-      max_x = std::max(max_x, p.x), max_y = std::max(max_y, p.y);
-    }
-    const Point2 ref{1.1 * max_x, 1.1 * max_y};
-    const std::vector<Point2> front = pareto_front(observed);
-    hvi[view].resize(t_hat.size());
-    for (std::size_t j = 0; j < t_hat.size(); ++j) {
-      const double t_abs = t_hat[j] * scale.time_s, dyn_abs = e_hat[j] * scale.dynamic_j;
-      hvi[view][j] =
-          hypervolume_improvement(front, {t_abs / scale.time_s, energy_of(t_abs, dyn_abs)}, ref);
+// Exploitation (Alg. 1's three HVI passes): the (time, energy) views of total, dynamic and static
+// energy, each normalized, reference 1.1 × the worst observed.
+class ExploitationViews {
+ public:
+  ExploitationViews(const std::vector<Evaluated>& evaluated, const std::vector<double>& t_hat,
+                    const std::vector<double>& e_hat, const Scales& scale, double p_static)
+      : t_hat_(t_hat), e_hat_(e_hat), scale_(scale), p_static_(p_static) {
+    for (int view = 0; view < 3; ++view) {
+      std::vector<Point2> observed;
+      double max_x = 0.0, max_y = 0.0;
+      for (const Evaluated& e : evaluated) {
+        const Point2 p = point(view, e.cost.time_s, e.cost.dynamic_j);
+        observed.push_back(p);
+        max_x = std::max(max_x, p.x), max_y = std::max(max_y, p.y);
+      }
+      reference_[view] = {1.1 * max_x, 1.1 * max_y};
+      front_[view] = pareto_front(std::move(observed));
     }
   }
-  return hvi;
-}
+
+  // TopK by HVI on `view`, taken greedily: each pick's predicted point joins every view's front
+  // (a "believer" in the surrogate) before the next pick is scored. Independent TopK scores every
+  // candidate against the same front, so a batch spends its k picks on one gap (trees predict
+  // whole blocks of schedules identically: the same predicted point k times); greedily, the k
+  // picks are the best k together. Picks need a positive predicted improvement.
+  std::vector<std::size_t> take(int view, std::size_t k, const std::vector<bool>& skip) {
+    std::vector<std::size_t> picks;
+    const std::size_t n = t_hat_.size();
+    for (std::size_t round = 0; round < k; ++round) {
+      std::size_t best = n;
+      double best_hvi = 0.0;
+      for (std::size_t j = 0; j < n; ++j) {
+        if (skip[j] || std::find(picks.begin(), picks.end(), j) != picks.end()) continue;
+        const double hvi =
+            hypervolume_improvement(front_[view], predicted(view, j), reference_[view]);
+        if (hvi > best_hvi) best_hvi = hvi, best = j;
+      }
+      if (best == n) break;
+      picks.push_back(best);
+      believe(best);
+    }
+    return picks;
+  }
+  // Adds candidate j's predicted point to every view's front (a pick of another pass).
+  void believe(std::size_t j) {
+    for (int view = 0; view < 3; ++view) {
+      std::vector<Point2> pts = front_[view];
+      pts.push_back(predicted(view, j));
+      front_[view] = pareto_front(std::move(pts));
+    }
+  }
+
+ private:
+  Point2 point(int view, double t_abs, double dyn_abs) const {
+    const double x = t_abs / scale_.time_s;
+    if (view == 0) return {x, (t_abs * p_static_ + dyn_abs) / scale_.total_j};
+    if (view == 1) return {x, dyn_abs / scale_.dynamic_j};
+    return {x, t_abs * p_static_ / scale_.static_j};
+  }
+  Point2 predicted(int view, std::size_t j) const {
+    return point(view, t_hat_[j] * scale_.time_s, e_hat_[j] * scale_.dynamic_j);
+  }
+  const std::vector<double>& t_hat_;
+  const std::vector<double>& e_hat_;
+  Scales scale_;
+  double p_static_;
+  std::array<std::vector<Point2>, 3> front_;
+  std::array<Point2, 3> reference_;
+};
 
 // Exploration: the disagreement of a bootstrap ensemble about each open schedule.
 core::Result<std::vector<double>> ensemble_uncertainty(const FeatureMatrix& x,
@@ -249,6 +287,41 @@ core::Result<std::vector<double>> ensemble_uncertainty(const FeatureMatrix& x,
     unc[j] = stddev(a) + stddev(c);
   }
   return unc;
+}
+
+// A Latin hypercube sample of `count` distinct candidates: per dimension (clock, SMs, slot) a
+// random permutation of `count` strata, each stratum a contiguous range of that dimension's
+// values; a candidate drawn twice moves to the next unsampled SM count at the same clock and slot
+// (then to any unsampled candidate), so clock and slot strata stay exact.
+std::vector<std::size_t> latin_hypercube(const SearchSpace& space, std::size_t count,
+                                         std::mt19937_64& rng) {
+  auto permutation = [&] {
+    std::vector<std::size_t> p(count);
+    std::iota(p.begin(), p.end(), 0);
+    for (std::size_t i = count; i-- > 1;)
+      std::swap(p[i], p[static_cast<std::size_t>(rng() % (i + 1))]);
+    return p;
+  };
+  auto draw = [&](std::size_t stratum, std::size_t size) {
+    const std::size_t lo = stratum * size / count;
+    const std::size_t hi = std::max(lo + 1, (stratum + 1) * size / count);
+    return lo + static_cast<std::size_t>(rng() % (hi - lo));
+  };
+  const std::size_t clocks = space.clocks_mhz.size(), sms = space.comm_sms.size(),
+                    slots = space.launch_slots.size();
+  const std::vector<std::size_t> pc = permutation(), pk = permutation(), ps = permutation();
+  std::vector<bool> taken(space.size(), false);
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::size_t c = draw(pc[i], clocks), k = draw(pk[i], sms), s = draw(ps[i], slots);
+    std::size_t index = (c * sms + k) * slots + s;
+    for (std::size_t step = 1; taken[index] && step < sms; ++step)
+      index = (c * sms + (k + step) % sms) * slots + s;
+    while (taken[index]) index = static_cast<std::size_t>(rng() % space.size());
+    taken[index] = true;
+    out.push_back(index);
+  }
+  return out;
 }
 
 // Stop when the moving average of the relative HV improvement over R batches is below ε.
@@ -291,15 +364,13 @@ core::Result<MboResult> run_mbo(Profiler& profiler, const PartitionType& partiti
     done[i] = true;
     return core::Ok{};
   };
-  // Initial random sample (partial Fisher–Yates on raw engine output: portable across libraries).
-  std::vector<std::size_t> order(n);
-  std::iota(order.begin(), order.end(), 0);
+  // Initial random sample, stratified per dimension (a Latin hypercube over clock × comm SMs ×
+  // launch slot): every clock, SM count and slot range gets its share of the N_init samples, so
+  // the surrogates see each knob's effect across the space rather than where uniform draws happen
+  // to cluster. Raw engine output only (portable across standard libraries).
   const std::size_t initial = std::min<std::size_t>(n, std::max(1, options.initial_samples));
-  for (std::size_t i = 0; i < initial; ++i) {
-    const std::size_t j = i + static_cast<std::size_t>(rng() % (n - i));
-    std::swap(order[i], order[j]);
-    if (auto status = evaluate(order[i], Pass::kInitial); !status) return status.error();
-  }
+  for (std::size_t index : latin_hypercube(space, initial, rng))
+    if (auto status = evaluate(index, Pass::kInitial); !status) return status.error();
   // Normalization: the initial sample's maxima.
   Scales scale;
   for (const Evaluated& e : result.evaluated) {
@@ -343,26 +414,25 @@ core::Result<MboResult> run_mbo(Profiler& profiler, const PartitionType& partiti
     if (!t_hat) return t_hat.error();
     auto e_hat = fit_predict(x, ye, query, seed + 1);
     if (!e_hat) return e_hat.error();
-    const std::array<std::vector<double>, 3> hvi =
-        exploitation_scores(result.evaluated, *t_hat, *e_hat, scale, p_static);
+    ExploitationViews views(result.evaluated, *t_hat, *e_hat, scale, p_static);
     auto unc = ensemble_uncertainty(x, yt, ye, query, options, seed, rng);
     if (!unc) return unc.error();
     // Multi-pass selection.
     std::vector<bool> chosen(open.size(), false);
     std::vector<std::pair<std::size_t, Pass>> batch;
-    auto take = [&](const std::vector<double>& score, std::size_t k, Pass pass, bool positive) {
-      for (std::size_t j : top_k(score, chosen, k, positive)) {
+    auto choose = [&](const std::vector<std::size_t>& picks, Pass pass) {
+      for (std::size_t j : picks) {
         chosen[j] = true;
         batch.emplace_back(j, pass);
       }
     };
-    take(hvi[0], k_total, Pass::kTotal, true);
-    take(hvi[1], k_dyn, Pass::kDynamic, true);
-    take(hvi[2], k_stat, Pass::kStatic, true);
+    choose(views.take(0, k_total, chosen), Pass::kTotal);
+    choose(views.take(1, k_dyn, chosen), Pass::kDynamic);
+    choose(views.take(2, k_stat, chosen), Pass::kStatic);
     const std::size_t rest = static_cast<std::size_t>(options.batch_size) > batch.size()
                                  ? static_cast<std::size_t>(options.batch_size) - batch.size()
                                  : 0;
-    take(*unc, rest, Pass::kUncertainty, false);
+    choose(top_k(*unc, chosen, rest), Pass::kUncertainty);
     for (const auto& [j, pass] : batch)
       if (auto status = evaluate(open[j], pass); !status) return status.error();
     result.batches = b;

@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <random>
+#include <set>
 
 #include "kareus/surrogate.h"
 #include "kareus_test_jobs.h"
@@ -111,6 +113,39 @@ TEST(KareusMbo, ReachesNinetyNinePercentOfExhaustiveHypervolumeWithTenPercentOfT
                            << space.size() << " with " << surrogate_name();
     // Beats random sampling of the same size on average.
     EXPECT_GT(result->batches, 0);
+  }
+}
+
+// The initial sample is a Latin hypercube: with N_init = 48 samples over 35 clocks × 30 SM counts
+// × 3 slots every clock and every SM count is sampled (uniform draws leave ~9 of the 35 clocks
+// out on average: 35 × (34/35)^48), each slot 16 times, and no candidate twice.
+TEST(KareusMbo, InitialSampleCoversEveryClockAndSmCount) {
+  const device::GpuSpec gpu = *device::find_gpu("a100-sxm");
+  const PartitionType p = llama_attention_partition();
+  SearchSpace space;
+  for (int f : gpu.clocks_mhz)
+    if (f >= 900) space.clocks_mhz.push_back(f);
+  for (int k = 1; k <= 30; ++k) space.comm_sms.push_back(k);
+  space.launch_slots = {0, 1, 2};
+  ASSERT_EQ(space.clocks_mhz.size(), 35u);
+  for (std::uint64_t seed : {1u, 2u, 3u}) {
+    auto r =
+        run_mbo(gpu, ConcurrencyParams{}, p, space,
+                MboOptions{.initial_samples = 48, .batch_size = 4, .max_batches = 0, .seed = seed});
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    ASSERT_EQ(r->evaluated.size(), 48u);
+    std::set<int> clocks, sms, indices;
+    std::map<int, int> per_slot;
+    for (const Evaluated& e : r->evaluated) {
+      clocks.insert(e.schedule.clock_mhz);
+      sms.insert(e.schedule.comm_sms);
+      indices.insert(static_cast<int>(e.index));
+      ++per_slot[e.schedule.launch_slot];
+    }
+    EXPECT_EQ(clocks.size(), 35u) << seed;
+    EXPECT_EQ(sms.size(), 30u) << seed;
+    EXPECT_EQ(indices.size(), 48u) << seed;
+    for (int slot : {0, 1, 2}) EXPECT_EQ(per_slot[slot], 16) << seed;
   }
 }
 

@@ -73,7 +73,7 @@ INSTANTIATE_TEST_SUITE_P(Table3, KareusOrdering, ::testing::Range(0, 12),
 
 // Must-show 1 on a representative subset (every distinct partition type of one TP 8 and one
 // CP 2 + TP 4 workload: attention/MLP all-reduces, K/V all-gathers and reduce-scatters, edge
-// layers); bench/kareus_bench.cc runs all 12 workloads' types.
+// layers), seeds 1-3 each; bench/kareus_bench.cc runs all 12 workloads' types.
 TEST(KareusTable3, MboReachesNinetyNinePercentOfExhaustiveHypervolumeOnTenPercent) {
   const ConcurrencyParams params;
   int types = 0;
@@ -83,22 +83,17 @@ TEST(KareusTable3, MboReachesNinetyNinePercentOfExhaustiveHypervolumeOnTenPercen
     for (const PartitionType& p : unique_partition_types(job)) {
       const SearchSpace space = global_search_space(job.gpu, p);
       const std::vector<Evaluated> all = exhaustive(job.gpu, params, p, space);
-      // Seed 1; where it stops short of 99 % (with the kernel-size terms one CP type does:
-      // 0.987 after 160 of 4200 evaluations, seeds 2 and 3 reach 0.994 and 0.996), the median of
-      // seeds 1–3 must reach it and no seed may fall below 98 %.
-      std::vector<double> ratios;
+      // Every seed on its own (no median): ≥ 99 % of the exhaustive hypervolume, ≤ 10 % of the
+      // space evaluated.
       for (std::uint64_t seed = 1; seed <= 3; ++seed) {
         auto mbo = run_mbo(job.gpu, params, p, space, app_c_options(p, seed));
         ASSERT_TRUE(mbo.ok()) << mbo.error().message;
         const double fraction = double(mbo->evaluated.size()) / double(space.size());
-        EXPECT_LE(fraction, 0.10) << w.label() << ": " << p.name;
-        ratios.push_back(hypervolume_ratio(mbo->evaluated, all));
-        EXPECT_GE(ratios.back(), 0.98) << w.label() << ": " << p.name << " seed " << seed << " ("
-                                       << mbo->evaluated.size() << " of " << space.size() << ")";
-        if (seed == 1 && ratios.back() >= 0.99) break;
+        EXPECT_LE(fraction, 0.10) << w.label() << ": " << p.name << " seed " << seed;
+        EXPECT_GE(hypervolume_ratio(mbo->evaluated, all), 0.99)
+            << w.label() << ": " << p.name << " seed " << seed << " (" << mbo->evaluated.size()
+            << " of " << space.size() << ")";
       }
-      std::sort(ratios.begin(), ratios.end());
-      EXPECT_GE(ratios[ratios.size() / 2], 0.99) << w.label() << ": " << p.name;
       ++types;
     }
   }
