@@ -12,8 +12,7 @@ namespace {
 
 std::vector<profile::ModelJob> table3_jobs() {
   std::vector<profile::ModelJob> jobs;
-  for (const Table3Workload& w : table3_workloads())
-    jobs.push_back(*profile::build_model_job(table3_request(w)));
+  for (const Table3Workload& w : table3_workloads()) jobs.push_back(*build_table3_job(w));
   return jobs;
 }
 

@@ -293,6 +293,13 @@ profile::ModelJobRequest table3_request(const Table3Workload& w) {
   return r;
 }
 
+core::Result<profile::ModelJob> build_table3_job(const Table3Workload& w) {
+  auto job = profile::build_model_job(table3_request(w));
+  if (!job) return job.error();
+  job->gpu.dvfs.power_limit_w = std::min(job->gpu.dvfs.power_limit_w, kTable3PowerLimitW);
+  return job;
+}
+
 core::Result<workload::MemoryEstimate> table3_memory(const profile::ModelJob& job, bool recompute) {
   workload::ParallelConfig config = job.parallel;
   config.recompute = recompute;

@@ -18,7 +18,7 @@ core::Result<Table3Run> run_table3(
   for (const Table3Workload& w : table3_workloads()) {
     Table3Outcome o;
     o.workload = w;
-    auto job = profile::build_model_job(table3_request(w));
+    auto job = build_table3_job(w);
     if (!job) return core::Error{w.label() + ": " + job.error().message};
     auto memory = table3_memory(*job);
     if (!memory) return core::Error{w.label() + ": " + memory.error().message};
