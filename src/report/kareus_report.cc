@@ -209,4 +209,14 @@ std::string large_scale_csv(const kareus::LargeScaleResult& result) {
   return csv;
 }
 
+OutputFile KareusTable3Files::add(const kareus::Table3Outcome& outcome,
+                                  const profile::ModelJob& job) {
+  const std::string label = outcome.workload.label();
+  csv += kareus_frontier_rows(*outcome.result, job.gpu.dvfs.static_power_w, label + ",");
+  std::string name = label;
+  for (char& c : name)
+    if (c == ' ' || c == '+') c = '_';
+  return {"frontier_" + name + ".svg", kareus_frontier_svg(*outcome.result, job.description)};
+}
+
 }  // namespace powertrain::report
