@@ -11,7 +11,6 @@
 #include "core/atomic_output.h"
 #include "kareus/job_run.h"
 #include "kareus/paper_tables.h"
-#include "kareus/surrogate.h"
 #include "kareus/table3_run.h"
 #include "report/kareus_report.h"
 
@@ -37,19 +36,15 @@ int run_kareus(const KareusFlags& flags) {
   }
   const kareus::JobRunSettings& settings = flags.settings;
   const bool modelled = settings.profiler == "model";
-  const kareus::JobRunHooks hooks{
-      .job_built =
-          [&](const profile::ModelJob& job) {
-            fmt::print("powertrain kareus: {} ({} microbatches, surrogate: {})\n", job.description,
-                       settings.request.microbatches, kareus::surrogate_name());
-          },
-      .profiler_ready =
-          [&](const kareus::Profiler& profiler) {
-            fmt::print("  profiler: {}{}\n", profiler.name(),
-                       modelled ? ""
-                                : " (partition candidates measured; solo kernels, sequential "
-                                  "microbatches and the composition modelled)");
-          }};
+  const kareus::JobRunHooks hooks{.job_built =
+                                      [&](const profile::ModelJob& job) {
+                                        report::print_kareus_job(stdout, job,
+                                                                 settings.request.microbatches);
+                                      },
+                                  .profiler_ready =
+                                      [&](const kareus::Profiler& profiler) {
+                                        report::print_kareus_profiler(stdout, profiler, modelled);
+                                      }};
   auto run = kareus::run_job(settings, hooks);
   if (!run) return fail(kCommand, run.error().message);
   const device::GpuSpec& gpu = run->job.gpu;
@@ -85,10 +80,7 @@ int run_table3(const KareusFlags& flags) {
     output.emplace(std::move(*created));
   }
   report::KareusTable3Files table3_files;
-  fmt::print(
-      "powertrain kareus --table3: 12 workloads of Kareus Table 3 × 5 systems (modelled; A100 "
-      "SXM4 {:.0f} GB as on the paper's p4d.24xlarge testbed; search {}, surrogate {})\n",
-      kareus::kTable3GpuMemoryGib, flags.settings.search, kareus::surrogate_name());
+  report::print_kareus_table3_header(stdout, flags.settings.search);
   auto run = kareus::run_table3(
       kareus::systems_options(flags.settings.search, flags.settings.seed), flags.table7,
       [&](const kareus::Table3Outcome& o, const profile::ModelJob& job) -> core::Status {

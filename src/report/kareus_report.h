@@ -11,12 +11,20 @@
 #include "core/result.h"
 #include "device/gpu.h"
 #include "kareus/large_scale.h"
+#include "kareus/profiler.h"
 #include "kareus/systems.h"
 #include "kareus/table3_run.h"
 #include "profile/model_profile.h"
 #include "report/frontier_report.h"
 
 namespace powertrain::report {
+
+/// The `kareus` command's first lines: the modelled job, then the profiler (what it measures).
+void print_kareus_job(std::FILE* to, const profile::ModelJob& job, int microbatches);
+void print_kareus_profiler(std::FILE* to, const kareus::Profiler& profiler, bool modelled_profiler);
+
+/// The `kareus --table3` run's first line: what runs, on which GPU, with which search.
+void print_kareus_table3_header(std::FILE* to, const std::string& search);
 
 /// The search counts, the basis of the numbers, and the max-throughput and frontier tables.
 void print_kareus_systems(std::FILE* to, const kareus::SystemsResult& r, double p_static_w,
