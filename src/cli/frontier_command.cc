@@ -42,7 +42,7 @@ int run_frontier(const FrontierFlags& flags) {
           [](const profile::Profile& profile, const frontier::PlanningProblem& problem) {
             report::print_input_warnings(stderr, profile, problem);
           }};
-  study::FrontierPlanError error;
+  core::FlowError error;
   const auto plan = study::plan_frontier(flags.settings, hooks, error);
   if (!plan)
     return error.usage ? usage_error(kCommand, error.message) : fail(kCommand, error.message);

@@ -37,7 +37,7 @@ int run_search_command(const SearchFlags& flags) {
       .progress = [&](const search::SearchSpec& spec, const search::SearchProgress& p,
                       const std::vector<search::TrialResult>& trials,
                       bool final_line) { progress.update(spec, p, trials, final_line); }};
-  search::SearchRunError error;
+  core::FlowError error;
   const auto run = search::run_search_settings(flags.settings, hooks, error);
   if (!run)
     return error.usage ? usage_error(kCommand, error.message) : fail(kCommand, error.message);

@@ -14,8 +14,8 @@
 namespace powertrain::search {
 namespace {
 
-std::unique_ptr<SearchRun> failed(SearchRunError& error, std::string message, bool usage) {
-  error = SearchRunError{.message = std::move(message), .usage = usage};
+std::unique_ptr<SearchRun> failed(core::FlowError& error, std::string message, bool usage) {
+  error = core::FlowError{.message = std::move(message), .usage = usage};
   return nullptr;
 }
 
@@ -58,7 +58,7 @@ MpiSession::~MpiSession() {
 }
 
 std::unique_ptr<SearchRun> run_search_settings(const SearchSettings& settings,
-                                               const SearchHooks& hooks, SearchRunError& error) {
+                                               const SearchHooks& hooks, core::FlowError& error) {
   auto run = std::make_unique<SearchRun>();
   auto spec = read_search_spec(settings.spec);
   if (!spec) return failed(error, spec.error().message, false);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/flow_error.h"
 #include "core/result.h"
 #include "search/batch.h"
 #include "search/mpi_runner.h"
@@ -63,15 +64,9 @@ struct SearchRun {
   BatchStats stats;
 };
 
-/// An error of run_search_settings; `usage` when a command-line override is wrong.
-struct SearchRunError {
-  std::string message;
-  bool usage = false;
-};
-
 /// Runs the search `settings` ask for (under mpirun on every rank). On failure returns an empty
 /// pointer and fills `error`.
 std::unique_ptr<SearchRun> run_search_settings(const SearchSettings& settings,
-                                               const SearchHooks& hooks, SearchRunError& error);
+                                               const SearchHooks& hooks, core::FlowError& error);
 
 }  // namespace powertrain::search

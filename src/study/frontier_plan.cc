@@ -23,8 +23,8 @@ frontier::Frontier solve_with_progress(const frontier::PlanningProblem& problem,
   return solved;
 }
 
-std::unique_ptr<FrontierPlan> failed(FrontierPlanError& error, std::string message, bool usage) {
-  error = FrontierPlanError{.message = std::move(message), .usage = usage};
+std::unique_ptr<FrontierPlan> failed(core::FlowError& error, std::string message, bool usage) {
+  error = core::FlowError{.message = std::move(message), .usage = usage};
   return nullptr;
 }
 
@@ -48,7 +48,7 @@ FrontierRequest frontier_request(const FrontierSettings& settings) {
 }  // namespace
 
 std::unique_ptr<FrontierPlan> plan_frontier(const FrontierSettings& settings,
-                                            const FrontierHooks& hooks, FrontierPlanError& error) {
+                                            const FrontierHooks& hooks, core::FlowError& error) {
   if (settings.model_mode && !settings.profile.empty())
     return failed(error, "give either --profile or --model/--gpu, not both", true);
   if (!settings.model_mode && !settings.profile.empty() && settings.p_blocking_w < 0.0)

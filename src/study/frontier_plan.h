@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/flow_error.h"
 #include "core/result.h"
 #include "frontier/problem.h"
 #include "frontier/solver.h"
@@ -62,17 +63,11 @@ struct FrontierPlan {
   std::size_t timeline_point = 0;  // the point whose timeline is written
 };
 
-/// An error of plan_frontier; `usage` when what was asked for is wrong (not the data).
-struct FrontierPlanError {
-  std::string message;
-  bool usage = false;
-};
-
 /// Plans the frontier `settings` ask for: checks, before_load, load the profile, profile_loaded,
 /// build the problem, before_solve, solve (a progress line unless quiet; with ceil quantization
 /// the fastest point pinned to all max clock), solved, analyse, pick the points to write. On
 /// failure returns an empty pointer and fills `error`.
 std::unique_ptr<FrontierPlan> plan_frontier(const FrontierSettings& settings,
-                                            const FrontierHooks& hooks, FrontierPlanError& error);
+                                            const FrontierHooks& hooks, core::FlowError& error);
 
 }  // namespace powertrain::study

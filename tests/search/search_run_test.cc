@@ -37,7 +37,7 @@ class SearchRunTest : public ::testing::Test {
 };
 
 TEST_F(SearchRunTest, OverridesAreUsageErrorsAndAMissingSpecIsNot) {
-  SearchRunError error;
+  core::FlowError error;
   SearchSettings bad_algorithm = settings_;
   bad_algorithm.algorithm = "annealing";
   EXPECT_FALSE(run_search_settings(bad_algorithm, {}, error));
@@ -73,7 +73,7 @@ TEST_F(SearchRunTest, SearchesLikeRunSearchByHand) {
       .warning = {},
       .progress = [&](const SearchSpec&, const SearchProgress&, const std::vector<TrialResult>&,
                       bool final_line) { last_was_final = final_line; }};
-  SearchRunError error;
+  core::FlowError error;
   SearchSettings settings = settings_;
   settings.seed = 5;  // overrides the spec's
   const auto run = run_search_settings(settings, hooks, error);

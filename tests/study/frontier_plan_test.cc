@@ -36,7 +36,7 @@ TEST(FrontierPlanTest, PlansTheExampleCallingTheHooksInOrder) {
       },
       .solved = [&](const profile::Profile&,
                     const frontier::PlanningProblem&) { calls.push_back("solved"); }};
-  FrontierPlanError error;
+  core::FlowError error;
   const auto plan = plan_frontier(example(), hooks, error);
   ASSERT_TRUE(plan) << error.message;
   EXPECT_EQ(calls,
@@ -52,7 +52,7 @@ TEST(FrontierPlanTest, PlansTheExampleCallingTheHooksInOrder) {
 }
 
 TEST(FrontierPlanTest, CommandLineMistakesAreUsageErrorsAndDataOnesAreNot) {
-  FrontierPlanError error;
+  core::FlowError error;
   FrontierSettings both = example();
   both.profile = "profile.csv";
   both.model_mode = true;
