@@ -99,8 +99,8 @@ core::Result<ClusterNumbers> parse_cluster_numbers(const ClusterFlags& flags) {
     }
   }
   n.slowdowns = std::move(*slowdowns);
-  auto choices =
-      parse_planning_choices(flags.schedule, flags.cost_model, flags.quantization, flags.max_flow);
+  auto choices = study::parse_planning_choices(flags.schedule, flags.cost_model, flags.quantization,
+                                               flags.max_flow);
   if (!choices) return choices.error();
   n.choices = *choices;
   if (!flags.stages.empty()) {

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "cli/planning_flags.h"
 #include "core/result.h"
 #include "profile/model_profile.h"
+#include "study/planning_choices.h"
 
 namespace powertrain::cli {
 
@@ -41,7 +41,7 @@ struct ClusterNumbers {
   long long tp = 1, global_batch = 0, microbatch = 1, chunks = 1;
   std::vector<long long> gpus;
   std::vector<double> slowdowns;
-  PlanningChoices choices;
+  study::PlanningChoices choices;
   std::optional<long long> stages;  // --pp when given
 };
 

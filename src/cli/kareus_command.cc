@@ -3,19 +3,15 @@
 // Nanobatching+Perseus, all modelled (docs/kareus.md).
 #include <fmt/core.h>
 
-#include <memory>
 #include <optional>
 
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "cli/model_job_options.h"
 #include "core/atomic_output.h"
+#include "kareus/job_run.h"
 #include "kareus/paper_tables.h"
-#include "kareus/profiler_gpu.h"
-#include "kareus/surrogate.h"
-#include "kareus/systems.h"
 #include "kareus/table3_run.h"
-#include "profile/model_profile.h"
 #include "report/kareus_report.h"
 
 namespace powertrain::cli {
@@ -24,23 +20,13 @@ namespace {
 constexpr const char* kCommand = "kareus";
 
 struct KareusFlags {
-  profile::ModelJobRequest request;
+  kareus::JobRunSettings settings;
   std::string out;
   bool force = false;
-  std::string search = "mbo";
-  long long seed = 1;
   bool table3 = false;
   bool table7 = true;
-  std::string profiler = "model";
   long long plan_points = 16;  // frontier points with plan files (0: all)
 };
-
-kareus::SystemsOptions systems_options(const KareusFlags& flags) {
-  kareus::SystemsOptions o;
-  o.exhaustive = flags.search == "exhaustive";
-  o.seed = static_cast<std::uint64_t>(flags.seed);
-  return o;
-}
 
 int run_kareus(const KareusFlags& flags) {
   if (!flags.out.empty()) {
@@ -48,32 +34,27 @@ int run_kareus(const KareusFlags& flags) {
         !checked)
       return fail(kCommand, checked.error().message);
   }
-  auto job = profile::build_model_job(flags.request);
-  if (!job) return fail(kCommand, job.error().message);
-  if (flags.request.tp < 2 && flags.request.cp < 2)
-    return fail(kCommand,
-                "--tp or --cp must be at least 2: partitions pair collectives with compute");
-  const device::GpuSpec& gpu = job->gpu;
-  fmt::print("powertrain kareus: {} ({} microbatches, surrogate: {})\n", job->description,
-             flags.request.microbatches, kareus::surrogate_name());
-  kareus::SystemsOptions options = systems_options(flags);
-  auto profiler = kareus::make_profiler(flags.profiler, gpu, options.params);
-  if (!profiler) return fail(kCommand, profiler.error().message);
-  if (flags.profiler != "model") options.profiler = profiler->get();
-  fmt::print("  profiler: {}{}\n", (*profiler)->name(),
-             flags.profiler == "model"
-                 ? ""
-                 : " (partition candidates measured; solo kernels, sequential microbatches and "
-                   "the composition modelled)");
-  auto r = kareus::run_systems(*job, flags.request.microbatches, options, nullptr);
-  if (!r) return fail(kCommand, r.error().message);
-  report::print_kareus_systems(stdout, *r, gpu.dvfs.static_power_w, flags.search,
-                               flags.profiler == "model");
+  const kareus::JobRunSettings& settings = flags.settings;
+  const bool modelled = settings.profiler == "model";
+  const kareus::JobRunHooks hooks{.job_built =
+                                      [&](const profile::ModelJob& job) {
+                                        report::print_kareus_job(stdout, job,
+                                                                 settings.request.microbatches);
+                                      },
+                                  .profiler_ready =
+                                      [&](const kareus::Profiler& profiler) {
+                                        report::print_kareus_profiler(stdout, profiler, modelled);
+                                      }};
+  auto run = kareus::run_job(settings, hooks);
+  if (!run) return fail(kCommand, run.error().message);
+  const device::GpuSpec& gpu = run->job.gpu;
+  report::print_kareus_systems(stdout, run->result, gpu.dvfs.static_power_w, settings.search,
+                               modelled);
 
   if (flags.out.empty()) return 0;
   auto output = core::AtomicOutputDirectory::create(flags.out, output_policy(flags.force));
   if (!output) return fail(kCommand, output.error().message);
-  auto files = report::kareus_job_files(*r, job->description, gpu, options.params,
+  auto files = report::kareus_job_files(run->result, run->job.description, gpu, run->options.params,
                                         static_cast<std::size_t>(flags.plan_points));
   if (!files) return fail(kCommand, files.error().message);
   for (const auto& [name, contents] : *files) {
@@ -98,25 +79,17 @@ int run_table3(const KareusFlags& flags) {
     if (!created) return fail(kCommand, created.error().message);
     output.emplace(std::move(*created));
   }
-  std::string csv = "workload,method,time_s,energy_j,static_j,dynamic_j\n";
-  fmt::print(
-      "powertrain kareus --table3: 12 workloads of Kareus Table 3 × 5 systems (modelled; A100 "
-      "SXM4 {:.0f} GB as on the paper's p4d.24xlarge testbed; search {}, surrogate {})\n",
-      kareus::kTable3GpuMemoryGib, flags.search, kareus::surrogate_name());
+  report::KareusTable3Files table3_files;
+  report::print_kareus_table3_header(stdout, flags.settings.search);
   auto run = kareus::run_table3(
-      systems_options(flags), flags.table7,
+      kareus::systems_options(flags.settings.search, flags.settings.seed), flags.table7,
       [&](const kareus::Table3Outcome& o, const profile::ModelJob& job) -> core::Status {
-        const std::string label = o.workload.label();
-        csv += report::kareus_frontier_rows(*o.result, job.gpu.dvfs.static_power_w, label + ",");
+        auto svg = table3_files.add(o, job);
         if (output) {
-          std::string name = label;
-          for (char& c : name)
-            if (c == ' ' || c == '+') c = '_';
-          auto written = output->write_file(
-              "frontier_" + name + ".svg", report::kareus_frontier_svg(*o.result, job.description));
-          if (!written) return written.error();
+          if (auto written = output->write_file(svg.first, svg.second); !written)
+            return written.error();
         }
-        fmt::print("  {:<28s} memory (modelled): {}\n", label, o.memory_verdict);
+        fmt::print("  {:<28s} memory (modelled): {}\n", o.workload.label(), o.memory_verdict);
         return core::Ok{};
       });
   if (!run) return fail(kCommand, run.error().message);
@@ -125,8 +98,8 @@ int run_table3(const KareusFlags& flags) {
   const std::string md = kareus::paper_tables_markdown(run->outcomes, run->table7);
   fmt::print("{}", md);
   if (!output) return 0;
-  for (const auto& [name, contents] :
-       {std::pair<std::string, std::string>{"tables.md", md}, {"frontiers.csv", csv}}) {
+  for (const auto& [name, contents] : {std::pair<std::string, std::string>{"tables.md", md},
+                                       {"frontiers.csv", table3_files.csv}}) {
     if (auto written = output->write_file(name, contents); !written)
       return fail(kCommand, written.error().message);
   }
@@ -140,21 +113,17 @@ int run_table3(const KareusFlags& flags) {
 
 Action add_kareus_command(CLI::App& app) {
   auto flags = std::make_shared<KareusFlags>();
-  flags->request.model = "llama3.2-3b";
-  flags->request.tp = 8;
-  flags->request.pp = 2;
-  flags->request.microbatch_size = 8;
-  flags->request.seq_len = 4096;
-  flags->request.microbatches = 8;
-  add_model_job_options(app, flags->request);
-  add_option_with_aliases(app, "--microbatches", {}, flags->request.microbatches,
+  add_model_job_options(app, flags->settings.request);
+  add_option_with_aliases(app, "--microbatches", {}, flags->settings.request.microbatches,
                           "Microbatches per pipeline per iteration (8)", integer_in(1, 4096));
   app.add_option("--out", flags->out,
                  "Output directory (frontier.svg, frontier.csv, schedules.json, Zeus plan files)");
-  app.add_option("--search", flags->search, "Per-partition search: mbo (default) or exhaustive")
+  app.add_option("--search", flags->settings.search,
+                 "Per-partition search: mbo (default) or exhaustive")
       ->check(CLI::IsMember({"mbo", "exhaustive"}));
-  add_option_with_aliases(app, "--seed", {}, flags->seed, "MBO seed (1)", integer_in(0, 1LL << 40));
-  add_option_with_aliases(app, "--cp", {}, flags->request.cp,
+  add_option_with_aliases(app, "--seed", {}, flags->settings.seed, "MBO seed (1)",
+                          integer_in(0, 1LL << 40));
+  add_option_with_aliases(app, "--cp", {}, flags->settings.request.cp,
                           "Context-parallel degree: K/V all-gather over cp ranks (1)",
                           integer_in(1, 64));
   app.add_flag("--table3", flags->table3,
@@ -162,7 +131,7 @@ Action add_kareus_command(CLI::App& app) {
                "and print Tables 1, 4, 5, 7, 8 next to the paper's values; job flags are ignored");
   app.add_flag("!--no-table7", flags->table7,
                "With --table3: skip the Llama 3.3 70B runs of Tables 7-8");
-  app.add_option("--profiler", flags->profiler,
+  app.add_option("--profiler", flags->settings.profiler,
                  "Partition measurements: model (default) or gpu (GPU 0 via libcuda and NVML, "
                  "5 s window and 5 s cooldown per candidate; docs/kareus.md)")
       ->check(CLI::IsMember({"model", "gpu"}));
@@ -173,7 +142,7 @@ Action add_kareus_command(CLI::App& app) {
                           integer_in(0, 1LL << 30));
   add_force_flag(app, flags->force);
   return [flags]() {
-    if (flags->table3 && flags->profiler != "model")
+    if (flags->table3 && flags->settings.profiler != "model")
       return usage_error(kCommand, "--table3 runs on the model profiler only (drop --profiler)");
     return flags->table3 ? run_table3(*flags) : run_kareus(*flags);
   };

@@ -236,6 +236,14 @@ cusolverStatus_t put_lwork(int* lwork, std::int64_t elements, const char* api) {
   *lwork = static_cast<int>(elements);
   return CUSOLVER_STATUS_SUCCESS;
 }
+// The 32-bit API's getrf, potrf and geqrf workspace queries: a panel of the m x n matrix.
+cusolverStatus_t panel_buffer_size(cusolverDnHandle_t handle, int m, int n, int lda, int* lwork,
+                                   const char* api) {
+  if (!valid_shape(m, n, lda)) return bad(api, "invalid matrix " + shape_text(m, n, lda));
+  cudaStream_t stream = nullptr;
+  if (!handle_stream(handle, api, &stream)) return CUSOLVER_STATUS_NOT_INITIALIZED;
+  return put_lwork(lwork, panel_lwork(n), api);
+}
 cusolverStatus_t put_bytes(size_t* device, size_t* host, std::int64_t elements, const Type& t,
                            const char* api) {
   if (device == nullptr || host == nullptr) return bad(api, "a workspace size pointer is NULL");
@@ -583,13 +591,8 @@ PT_EXPORT cusolverStatus_t cusolverGetVersion(int* version) {
   PT_EXPORT cusolverStatus_t cusolverDn##P##getrf_bufferSize(cusolverDnHandle_t handle, int m,     \
                                                              int n, T* a, int lda, int* lwork) {   \
     (void)a;                                                                                       \
-    const char* api = "cusolverDn" #P "getrf_bufferSize";                                          \
-    if (!detail::valid_shape(m, n, lda)) {                                                         \
-      return detail::bad(api, "invalid matrix " + detail::shape_text(m, n, lda));                  \
-    }                                                                                              \
-    cudaStream_t stream = nullptr;                                                                 \
-    if (!detail::handle_stream(handle, api, &stream)) return CUSOLVER_STATUS_NOT_INITIALIZED;      \
-    return detail::put_lwork(lwork, detail::panel_lwork(n), api);                                  \
+    return detail::panel_buffer_size(handle, m, n, lda, lwork,                                     \
+                                     "cusolverDn" #P "getrf_bufferSize");                          \
   }                                                                                                \
   PT_EXPORT cusolverStatus_t cusolverDn##P##getrf(cusolverDnHandle_t handle, int m, int n, T* a,   \
                                                   int lda, T* work, int* ipiv, int* info) {        \
@@ -610,13 +613,8 @@ PT_EXPORT cusolverStatus_t cusolverGetVersion(int* version) {
   PT_EXPORT cusolverStatus_t cusolverDn##P##potrf_bufferSize(                                      \
       cusolverDnHandle_t handle, cublasFillMode_t uplo, int n, T* a, int lda, int* lwork) {        \
     (void)a, (void)uplo;                                                                           \
-    const char* api = "cusolverDn" #P "potrf_bufferSize";                                          \
-    if (!detail::valid_shape(n, n, lda)) {                                                         \
-      return detail::bad(api, "invalid matrix " + detail::shape_text(n, n, lda));                  \
-    }                                                                                              \
-    cudaStream_t stream = nullptr;                                                                 \
-    if (!detail::handle_stream(handle, api, &stream)) return CUSOLVER_STATUS_NOT_INITIALIZED;      \
-    return detail::put_lwork(lwork, detail::panel_lwork(n), api);                                  \
+    return detail::panel_buffer_size(handle, n, n, lda, lwork,                                     \
+                                     "cusolverDn" #P "potrf_bufferSize");                          \
   }                                                                                                \
   PT_EXPORT cusolverStatus_t cusolverDn##P##potrf(cusolverDnHandle_t handle,                       \
                                                   cublasFillMode_t uplo, int n, T* a, int lda,     \
@@ -634,13 +632,8 @@ PT_EXPORT cusolverStatus_t cusolverGetVersion(int* version) {
   PT_EXPORT cusolverStatus_t cusolverDn##P##geqrf_bufferSize(cusolverDnHandle_t handle, int m,     \
                                                              int n, T* a, int lda, int* lwork) {   \
     (void)a;                                                                                       \
-    const char* api = "cusolverDn" #P "geqrf_bufferSize";                                          \
-    if (!detail::valid_shape(m, n, lda)) {                                                         \
-      return detail::bad(api, "invalid matrix " + detail::shape_text(m, n, lda));                  \
-    }                                                                                              \
-    cudaStream_t stream = nullptr;                                                                 \
-    if (!detail::handle_stream(handle, api, &stream)) return CUSOLVER_STATUS_NOT_INITIALIZED;      \
-    return detail::put_lwork(lwork, detail::panel_lwork(n), api);                                  \
+    return detail::panel_buffer_size(handle, m, n, lda, lwork,                                     \
+                                     "cusolverDn" #P "geqrf_bufferSize");                          \
   }                                                                                                \
   PT_EXPORT cusolverStatus_t cusolverDn##P##geqrf(cusolverDnHandle_t handle, int m, int n, T* a,   \
                                                   int lda, T* tau, T* work, int lwork,             \

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "kareus/plans.h"
+#include "kareus/surrogate.h"
 #include "report/svg_plot.h"
 
 namespace powertrain::report {
@@ -207,6 +208,37 @@ std::string large_scale_csv(const kareus::LargeScaleResult& result) {
     rows("Kareus", r.kareus);
   }
   return csv;
+}
+
+OutputFile KareusTable3Files::add(const kareus::Table3Outcome& outcome,
+                                  const profile::ModelJob& job) {
+  const std::string label = outcome.workload.label();
+  csv += kareus_frontier_rows(*outcome.result, job.gpu.dvfs.static_power_w, label + ",");
+  std::string name = label;
+  for (char& c : name)
+    if (c == ' ' || c == '+') c = '_';
+  return {"frontier_" + name + ".svg", kareus_frontier_svg(*outcome.result, job.description)};
+}
+
+void print_kareus_job(std::FILE* to, const profile::ModelJob& job, int microbatches) {
+  fmt::print(to, "powertrain kareus: {} ({} microbatches, surrogate: {})\n", job.description,
+             microbatches, kareus::surrogate_name());
+}
+
+void print_kareus_profiler(std::FILE* to, const kareus::Profiler& profiler,
+                           bool modelled_profiler) {
+  fmt::print(to, "  profiler: {}{}\n", profiler.name(),
+             modelled_profiler ? ""
+                               : " (partition candidates measured; solo kernels, sequential "
+                                 "microbatches and the composition modelled)");
+}
+
+void print_kareus_table3_header(std::FILE* to, const std::string& search) {
+  fmt::print(
+      to,
+      "powertrain kareus --table3: 12 workloads of Kareus Table 3 × 5 systems (modelled; A100 "
+      "SXM4 {:.0f} GB as on the paper's p4d.24xlarge testbed; search {}, surrogate {})\n",
+      kareus::kTable3GpuMemoryGib, search, kareus::surrogate_name());
 }
 
 }  // namespace powertrain::report

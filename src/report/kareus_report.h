@@ -11,10 +11,20 @@
 #include "core/result.h"
 #include "device/gpu.h"
 #include "kareus/large_scale.h"
+#include "kareus/profiler.h"
 #include "kareus/systems.h"
+#include "kareus/table3_run.h"
+#include "profile/model_profile.h"
 #include "report/frontier_report.h"
 
 namespace powertrain::report {
+
+/// The `kareus` command's first lines: the modelled job, then the profiler (what it measures).
+void print_kareus_job(std::FILE* to, const profile::ModelJob& job, int microbatches);
+void print_kareus_profiler(std::FILE* to, const kareus::Profiler& profiler, bool modelled_profiler);
+
+/// The `kareus --table3` run's first line: what runs, on which GPU, with which search.
+void print_kareus_table3_header(std::FILE* to, const std::string& search);
 
 /// The search counts, the basis of the numbers, and the max-throughput and frontier tables.
 void print_kareus_systems(std::FILE* to, const kareus::SystemsResult& r, double p_static_w,
@@ -24,6 +34,14 @@ void print_kareus_systems(std::FILE* to, const kareus::SystemsResult& r, double 
 /// method,time_s,energy_j,static_j,dynamic_j.
 std::string kareus_frontier_rows(const kareus::SystemsResult& r, double p_static_w,
                                  const std::string& workload);
+
+/// The --table3 run's files as its workloads finish: frontiers.csv's rows (all workloads) and a
+/// frontier_<label>.svg per workload (blanks and '+' in the label as '_').
+struct KareusTable3Files {
+  std::string csv = "workload,method,time_s,energy_j,static_j,dynamic_j\n";
+  /// Adds the workload's rows to `csv` and returns its SVG file.
+  OutputFile add(const kareus::Table3Outcome& outcome, const profile::ModelJob& job);
+};
 
 /// The five systems' frontiers, one series each (modelled).
 std::string kareus_frontier_svg(const kareus::SystemsResult& r, const std::string& description);

@@ -410,6 +410,39 @@ std::optional<FieldError> rows_to_csv(const json& rows, std::string& csv) {
   return std::nullopt;
 }
 
+// One sweep per pipeline stage, reported by the stage's lowest registered rank (its replicas
+// share the clocks), over the instructions the schedule gives that stage.
+std::optional<FieldError> add_profiled_stages(
+    const JobInfo& info, const std::map<int, RankInfo>& ranks,
+    const std::vector<std::vector<pipeline::ScheduledInstruction>>& order, InVivoProfiling& p) {
+  for (int stage = 0; stage < info.pp_degree; ++stage) {
+    const RankInfo* reporter = nullptr;
+    for (const auto& [r, rank] : ranks) {
+      if (rank.pp_rank == stage) {
+        reporter = &rank;
+        break;
+      }
+    }
+    if (!reporter) {
+      return FieldError{"ranks", fmt::format("pipeline stage {} has no registered rank; "
+                                             "register the ranks before profiling",
+                                             stage)};
+    }
+    std::vector<std::string> names;
+    for (pipeline::InstructionKind kind :
+         {pipeline::InstructionKind::kForward, pipeline::InstructionKind::kBackward,
+          pipeline::InstructionKind::kRecompute}) {
+      const auto& gpu = order[static_cast<std::size_t>(stage)];
+      if (std::any_of(gpu.begin(), gpu.end(), [&](const auto& ins) { return ins.kind == kind; })) {
+        names.emplace_back(pipeline::instruction_name(kind));
+      }
+    }
+    p.stages.emplace_back(stage, reporter->rank, reporter->available_frequencies, names,
+                          p.settings);
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 const char* job_status_name(JobStatus status) {
@@ -1292,32 +1325,7 @@ Response Service::post_profiling(const std::string& job_id, const Request& reque
   spec.num_microbatches = p.microbatches;
   auto order = pipeline::schedule_order(spec);
   if (!order) return field_error({"microbatches", order.error().message});
-  for (int stage = 0; stage < info.pp_degree; ++stage) {
-    // The stage's lowest registered rank reports; its clocks are swept (replicas share them).
-    const RankInfo* reporter = nullptr;
-    for (const auto& [r, rank] : ranks) {
-      if (rank.pp_rank == stage) {
-        reporter = &rank;
-        break;
-      }
-    }
-    if (!reporter) {
-      return field_error({"ranks", fmt::format("pipeline stage {} has no registered rank; "
-                                               "register the ranks before profiling",
-                                               stage)});
-    }
-    std::vector<std::string> names;
-    for (pipeline::InstructionKind kind :
-         {pipeline::InstructionKind::kForward, pipeline::InstructionKind::kBackward,
-          pipeline::InstructionKind::kRecompute}) {
-      const auto& gpu = (*order)[static_cast<std::size_t>(stage)];
-      if (std::any_of(gpu.begin(), gpu.end(), [&](const auto& ins) { return ins.kind == kind; })) {
-        names.emplace_back(pipeline::instruction_name(kind));
-      }
-    }
-    p.stages.emplace_back(stage, reporter->rank, reporter->available_frequencies, names,
-                          p.settings);
-  }
+  if (auto e = add_profiled_stages(info, ranks, *order, p)) return field_error(*e);
   p.p_blocking_rank = p.stages.front().reporting_rank();
   p.phase = p.p_blocking_w ? InVivoProfiling::Phase::kSweep : InVivoProfiling::Phase::kPBlocking;
   std::lock_guard write(write_mutex_);

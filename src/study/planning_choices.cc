@@ -1,8 +1,8 @@
-#include "cli/planning_flags.h"
+#include "study/planning_choices.h"
 
 #include <fmt/core.h>
 
-namespace powertrain::cli {
+namespace powertrain::study {
 
 core::Result<PlanningChoices> parse_planning_choices(const std::string& schedule,
                                                      const std::string& cost_model,
@@ -41,4 +41,4 @@ core::Result<PlanningChoices> parse_planning_choices(const std::string& schedule
   return choices;
 }
 
-}  // namespace powertrain::cli
+}  // namespace powertrain::study

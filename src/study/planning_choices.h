@@ -1,5 +1,5 @@
-// Flags shared by the commands that plan a frontier (frontier, cluster): schedule, cost model,
-// quantization and max-flow engine, parsed once with the same one-line errors.
+// Planning choices shared by the flows that plan a frontier (frontier, cluster): schedule, cost
+// model, quantization and max-flow engine, parsed once with the same one-line errors.
 #pragma once
 
 #include <string>
@@ -9,7 +9,7 @@
 #include "frontier/solver.h"
 #include "pipeline/schedule.h"
 
-namespace powertrain::cli {
+namespace powertrain::study {
 
 struct PlanningChoices {
   pipeline::ScheduleKind schedule = pipeline::ScheduleKind::kOneFOneB;
@@ -24,4 +24,4 @@ core::Result<PlanningChoices> parse_planning_choices(const std::string& schedule
                                                      const std::string& quantization,
                                                      const std::string& max_flow);
 
-}  // namespace powertrain::cli
+}  // namespace powertrain::study
