@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 
 #include "trace/kineto_parser.h"
 #include "trace/kineto_values.h"
@@ -111,6 +112,30 @@ constexpr Category kCategories[] = {
     {"privateuse1_driver", EventKind::kOther},
 };
 
+// kCategories by a hash of length, first and last byte: one comparison per event instead of a
+// walk down the list (the names are distinct under it: checked at compile time).
+constexpr std::size_t kCategorySlots = 128;
+constexpr std::size_t category_slot(std::string_view text) {
+  return (text.size() + 2 * static_cast<unsigned char>(text.front()) +
+          5 * static_cast<unsigned char>(text.back())) %
+         kCategorySlots;
+}
+struct CategoryTable {
+  std::int8_t slot[kCategorySlots] = {};  // index into kCategories + 1; 0 = none
+  bool distinct = true;
+};
+constexpr CategoryTable make_category_table() {
+  CategoryTable table;
+  for (std::size_t i = 0; i < std::size(kCategories); ++i) {
+    std::int8_t& entry = table.slot[category_slot(kCategories[i].name)];
+    if (entry != 0) table.distinct = false;
+    entry = static_cast<std::int8_t>(i + 1);
+  }
+  return table;
+}
+constexpr CategoryTable kCategoryTable = make_category_table();
+static_assert(kCategoryTable.distinct, "two categories share a slot: change category_slot");
+
 bool is_flow_category(std::string_view cat) {
   return cat == "ac2g" || cat == "async_cpu_to_gpu" || cat == "async";
 }
@@ -122,14 +147,12 @@ void read_category(std::string_view token, EventFields& f) {
   if (f.cat != Value::kOk) return;
   const std::string_view text = f.cat_text;
   if (text.empty()) return;
-  for (const Category& category : kCategories) {
-    // Length and first byte first: nearly always one full comparison per event, not several.
-    if (category.name.size() == text.size() && category.name[0] == text[0] &&
-        std::memcmp(category.name.data(), text.data(), text.size()) == 0) {
-      f.category_known = true;
-      f.kind = category.kind;
-      return;
-    }
+  const std::int8_t entry = kCategoryTable.slot[category_slot(text)];
+  if (entry == 0) return;
+  const Category& category = kCategories[entry - 1];
+  if (category.name == text) {
+    f.category_known = true;
+    f.kind = category.kind;
   }
 }
 
@@ -315,7 +338,9 @@ bool commit(ParseState& state, EventFields& f) {
   if (state.trace.events.size() >= state.options.max_events) return false;
 
   if (state.trace.events.size() >= state.events_prefaulted) state.prefault_events();
-  TraceEvent& event = state.trace.events.emplace_back();
+  // Built here and appended at the end: emplace_back() value-initializes, zeroing all 96 bytes
+  // with a slow-starting `rep stos` before the defaults are written.
+  TraceEvent event;
   event.kind = kind;
   event.name = name;
   event.start_ns = f.ts_ns;
@@ -332,7 +357,7 @@ bool commit(ParseState& state, EventFields& f) {
     state.times_small = false;
   }
   state.sort_keys.push_back(SortKey{event.start_ns, event.duration_ns,
-                                    static_cast<std::uint32_t>(state.trace.events.size() - 1)});
+                                    static_cast<std::uint32_t>(state.trace.events.size())});
   event.pid = f.pid == Value::kOk && parse_integer(f.pid_token, &event.pid)
                   ? event.pid
                   : thread_id(state, f.pid, f.pid_token, "pid", f);
@@ -382,6 +407,7 @@ bool commit(ParseState& state, EventFields& f) {
   if (host && (flags & kNameProfilerStep) != 0) {
     state.steps.emplace_back(event.start_ns, event.start_ns + event.duration_ns);
   }
+  state.trace.events.push_back(event);
   return true;
 }
 
@@ -454,8 +480,10 @@ error_code parse_args(od::object& args, EventFields& f, const ParseState& state,
     f.extra = f.extra_slot;
   }
   for (auto field_result : args) {
-    od::field field;
-    if (const error_code error = std::move(field_result).get(field); error != SUCCESS) return error;
+    // The field is used in place: copying it out of the result (get) stored its parts with two
+    // narrow writes and reloaded them with one wide read, a store-forwarding stall per field.
+    if (const error_code error = field_result.error(); error != SUCCESS) return error;
+    od::field&& field = std::move(field_result).value_unsafe();
     const od::raw_json_string key = field.key();
     const char first = key.raw()[0];
     od::value& value = field.value();
@@ -561,8 +589,10 @@ error_code parse_args(od::object& args, EventFields& f, const ParseState& state,
 
 error_code parse_event(od::object& object, EventFields& f, ParseState& state) {
   for (auto field_result : object) {
-    od::field field;
-    if (const error_code error = std::move(field_result).get(field); error != SUCCESS) return error;
+    // The field is used in place: copying it out of the result (get) stored its parts with two
+    // narrow writes and reloaded them with one wide read, a store-forwarding stall per field.
+    if (const error_code error = field_result.error(); error != SUCCESS) return error;
+    od::field&& field = std::move(field_result).value_unsafe();
     const od::raw_json_string key = field.key();
     const char* k = key.raw();
     od::value& value = field.value();
@@ -636,12 +666,13 @@ EventsOutcome parse_events(od::array& events, ParseState& state, bool skip_first
   Extra extra;
   bool first = true;
   for (auto element_result : events) {
-    od::value element;
-    if ((outcome.error = element_result.get(element)) != SUCCESS) {
+    // Used in place, not copied out of the result (see parse_event).
+    if ((outcome.error = element_result.error()) != SUCCESS) {
       outcome.restart = last_start;
       outcome.restart_skips_first = true;
       return outcome;
     }
+    od::value&& element = std::move(element_result).value_unsafe();
     const char* start = element.raw_json_token().data();
     if (first && skip_first) {  // committed by the previous window
       first = false;
@@ -649,8 +680,9 @@ EventsOutcome parse_events(od::array& events, ParseState& state, bool skip_first
       continue;
     }
     first = false;
-    od::object object;
-    const error_code type_error = element.get_object().get(object);
+    simdjson::simdjson_result<od::object> object_result = element.get_object();
+    const error_code type_error = object_result.error();
+    od::object&& object = std::move(object_result).value_unsafe();  // used only on SUCCESS
     if (type_error == simdjson::INCORRECT_TYPE) {
       // A bracket, comma or NUL where a value should be is a structural error (a cut window ends
       // like this), not an element of another type.

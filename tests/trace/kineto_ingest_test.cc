@@ -268,3 +268,113 @@ TEST(KinetoIngest, NameCacheKeepsCollidingAndEscapedNamesApart) {
 
 }  // namespace
 }  // namespace powertrain::trace
+
+namespace powertrain::trace {
+namespace {
+
+// The category lookup (a hash of length, first and last byte, then one comparison) against the
+// list written out here: every known name gives its kind with no warning; names that share its
+// length and first and last bytes, differ in case, or are a prefix or extension of a known one
+// are unknown (kOther, one warning each).
+TEST(KinetoIngest, CategoryLookupMatchesTheListAndRejectsNearMisses) {
+  const std::vector<std::pair<std::string, EventKind>> known = {
+      {"cpu_op", EventKind::kCpuOp},
+      {"python_function", EventKind::kPythonFunction},
+      {"cuda_runtime", EventKind::kCudaRuntime},
+      {"kernel", EventKind::kKernel},
+      {"cuda_driver", EventKind::kCudaDriver},
+      {"gpu_memcpy", EventKind::kGpuMemcpy},
+      {"gpu_memset", EventKind::kGpuMemset},
+      {"user_annotation", EventKind::kUserAnnotation},
+      {"gpu_user_annotation", EventKind::kGpuUserAnnotation},
+      {"cuda_sync", EventKind::kCudaSync},
+      {"Operator", EventKind::kCpuOp},
+      {"Runtime", EventKind::kCudaRuntime},
+      {"Kernel", EventKind::kKernel},
+      {"Memcpy", EventKind::kGpuMemcpy},
+      {"Memset", EventKind::kGpuMemset},
+      {"overhead", EventKind::kOther},
+      {"Trace", EventKind::kOther},
+      {"cuda_event", EventKind::kOther},
+      {"cpu_instant_event", EventKind::kOther},
+      {"external_correlation", EventKind::kOther},
+      {"cuda_profiler_range", EventKind::kOther},
+      {"collective_comm", EventKind::kOther},
+      {"glow_runtime", EventKind::kOther},
+      {"mtia_runtime", EventKind::kOther},
+      {"mtia_ccp_events", EventKind::kOther},
+      {"hpu_op", EventKind::kOther},
+      {"xpu_runtime", EventKind::kOther},
+      {"xpu_driver", EventKind::kOther},
+      {"privateuse1_runtime", EventKind::kOther},
+      {"privateuse1_driver", EventKind::kOther},
+  };
+  std::vector<std::string> unknown = {"CPU_OP", "cpu_o", "cpu_opp", "kernels", "Kerne", "x"};
+  for (const auto& [name, kind] : known) {
+    // Same length, first and last byte: the same hash slot as `name`, so only the full
+    // comparison can tell them apart.
+    std::string twin = name;
+    if (twin.size() > 2) {
+      twin[1] = twin[1] == 'z' ? 'y' : 'z';
+      unknown.push_back(twin);
+    }
+  }
+  for (const auto& [name, kind] : known) {
+    const std::string json = document({"{\"ph\": \"X\", \"cat\": \"" + name +
+                                       "\", \"name\": \"n\", \"pid\": 1, \"tid\": 2, \"ts\": 5, "
+                                       "\"dur\": 1, \"args\": {\"correlation\": 7}}"});
+    const RankTrace trace = parse_ok(json);
+    ASSERT_EQ(trace.events.size(), 1u) << name;
+    EXPECT_EQ(trace.events[0].kind, kind) << name;
+    EXPECT_EQ(warning_count(trace, "unknown category"), 0) << name;
+  }
+  for (const std::string& name : unknown) {
+    const std::string json = document({"{\"ph\": \"X\", \"cat\": \"" + name +
+                                       "\", \"name\": \"n\", \"pid\": 1, \"tid\": 2, \"ts\": 5, "
+                                       "\"dur\": 1}"});
+    const RankTrace trace = parse_ok(json);
+    ASSERT_EQ(trace.events.size(), 1u) << name;
+    EXPECT_EQ(trace.events[0].kind, EventKind::kOther) << name;
+    EXPECT_EQ(warning_count(trace, "unknown category '" + name + "'"), 1) << name;
+  }
+}
+
+// Events are built field by field before they are appended: every field an event does not give
+// keeps TraceEvent's default, next to events that give them all.
+TEST(KinetoIngest, FieldsAnEventLacksKeepTheirDefaults) {
+  const RankTrace trace = parse_ok(document({
+      "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaStreamWaitEvent\", \"pid\": 3, "
+      "\"tid\": 4, \"ts\": 1, \"dur\": 2, \"args\": {\"External id\": 9, \"correlation\": 11, "
+      "\"cuda_event\": 12}}",
+      "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"bare\", \"ts\": 3}",
+  }));
+  ASSERT_EQ(trace.events.size(), 2u);
+  const TraceEvent& full = trace.events[0];
+  EXPECT_EQ(full.pid, 3);
+  EXPECT_EQ(full.tid, 4);
+  EXPECT_EQ(full.start_ns, 1000);
+  EXPECT_EQ(full.duration_ns, 2000);
+  EXPECT_EQ(full.external_id, 9);
+  EXPECT_EQ(full.correlation, 11);
+  EXPECT_EQ(full.cuda_event, 12);
+  EXPECT_EQ(full.sync, SyncKind::kStreamWaitEvent);
+  const TraceEvent defaults;
+  const TraceEvent& bare = trace.events[1];
+  EXPECT_EQ(trace.name_of(bare), "bare");
+  EXPECT_EQ(bare.kind, EventKind::kCpuOp);
+  EXPECT_EQ(bare.start_ns, 3000);
+  EXPECT_EQ(bare.duration_ns, defaults.duration_ns);
+  EXPECT_EQ(bare.pid, defaults.pid);
+  EXPECT_EQ(bare.tid, defaults.tid);
+  EXPECT_EQ(bare.correlation, defaults.correlation);
+  EXPECT_EQ(bare.external_id, defaults.external_id);
+  EXPECT_EQ(bare.cuda_event, defaults.cuda_event);
+  EXPECT_EQ(bare.sync, defaults.sync);
+  EXPECT_EQ(bare.wait_on_stream, defaults.wait_on_stream);
+  EXPECT_EQ(bare.wait_on_event_correlation, defaults.wait_on_event_correlation);
+  EXPECT_EQ(bare.nccl, defaults.nccl);
+  EXPECT_EQ(bare.collective, defaults.collective);
+}
+
+}  // namespace
+}  // namespace powertrain::trace
