@@ -14,6 +14,14 @@ namespace {
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
 // Residuals below this fraction of the largest finite bound are rounding noise.
 constexpr double kRelativeTolerance = 1e-11;
+// label_augment's work per solve (entries scanned, relabels), as a multiple of the network's size;
+// past it the phases finish the flow. And the relabels (as a share of the nodes) after which all
+// labels are recomputed: a path saturated deep in this long, thin network raises whole regions
+// behind it, which one backward search fixes for less than relabelling them two by two. Both
+// chosen by timing the 16 x 128 case (docs/benchmarks.md, sixth round); any value gives the same
+// cuts.
+constexpr double kLabelBudget = 8.0;
+constexpr double kRelabelShare = 0.03;
 
 }  // namespace
 
@@ -389,6 +397,10 @@ void IncrementalMinCut::load(int num_nodes, int source, int sink,
   for (int v = 0; v < num_nodes; ++v) demand_[v] = node_demand(v);
   is_dirty_.assign(num_nodes, 0);
   queued_.assign(num_nodes, 0);
+  label_.assign(num_nodes, 0);
+  current_.assign(num_nodes, 0);
+  current_call_.assign(num_nodes, 0);
+  label_call_ = 0;
   dirty_.clear();
   clear_flow();
   rescale_ = true;
@@ -701,6 +713,130 @@ void IncrementalMinCut::blocking_flow(double tolerance) {
   }
 }
 
+// Distances to the nearest demand (node with sink residual, or the sink) in the residual network,
+// by a backward breadth-first search; nodes that reach none get num_nodes_.
+void IncrementalMinCut::compute_labels(double tolerance) {
+  ++global_labels;
+  std::fill(label_.begin(), label_.end(), num_nodes_);
+  queue_.clear();
+  for (int v = 0; v < num_nodes_; ++v) {
+    if (v != source_ && is_demand(v, tolerance)) {
+      label_[v] = 0;
+      queue_.push_back(v);
+    }
+  }
+  for (std::size_t head = 0; head < queue_.size(); ++head) {
+    const int x = queue_[head];
+    for (int e = first_entry_[x]; e < first_entry_[x + 1]; ++e) {
+      const int w = entries_[e].head;
+      if (label_[w] != num_nodes_ || !(entries_[entries_[e].mate].residual > tolerance)) continue;
+      label_[w] = label_[x] + 1;
+      queue_.push_back(w);
+    }
+  }
+}
+
+// Any maximum flow gives the same minimal cut (residual reachability from the source), so the
+// augmenting paths are free. Dinic's phases label the whole ~7,000-node network from the source
+// to find ~2 paths of ~530 arcs per phase at 16 x 128, ~5 phases per solve that augments. Here one
+// backward search labels every node with its distance to a demand, and paths then advance from each
+// supply along entries whose head is one label lower (a dead end is relabelled to 1 + its lowest
+// residual neighbour and the path retreats), so each further path costs about its length instead
+// of a phase. Labels need not stay exact: stale ones cost relabels, not correctness, and after
+// kRelabelShare·nodes relabels they are recomputed. The search that follows decides whether the
+// flow is maximal; the phases finish it when this gave up (work bound).
+bool IncrementalMinCut::label_augment(double tolerance) {
+  // Labels kept from the last solve are useless: at a maximum flow the whole source side reaches
+  // no demand. So every call starts from exact ones.
+  compute_labels(tolerance);
+  long long budget =
+      static_cast<long long>(kLabelBudget * (static_cast<double>(entries_.size()) + num_nodes_));
+  if (label_call_ == std::numeric_limits<int>::max()) {
+    std::fill(current_call_.begin(), current_call_.end(), 0);
+    label_call_ = 0;
+  }
+  const int call = ++label_call_;
+  auto entry_of = [&](int v) -> int& {
+    if (current_call_[v] != call) {
+      current_call_[v] = call;
+      current_[v] = first_entry_[v];
+    }
+    return current_[v];
+  };
+  bool augmented = false;
+  const long long relabel_limit = std::max(1LL, static_cast<long long>(kRelabelShare * num_nodes_));
+  long long relabels = 0;
+  for (int start : starts_) {
+    int v = start;
+    path_.clear();
+    while (label_[start] < num_nodes_) {
+      if (--budget < 0) return augmented;
+      if (v != source_ && is_demand(v, tolerance)) {
+        double bottleneck = start == source_ ? kInfinity : source_residual_[start];
+        for (int e : path_) bottleneck = std::min(bottleneck, entries_[e].residual);
+        if (v != sink_) bottleneck = std::min(bottleneck, sink_residual_[v]);
+        if (!std::isfinite(bottleneck)) return augmented;  // unbounded: left to the phases
+        if (start != source_) {
+          source_residual_[start] -= bottleneck;
+          source_flow_[start] += bottleneck;
+        }
+        for (int e : path_) {
+          entries_[e].residual -= bottleneck;
+          entries_[entries_[e].mate].residual += bottleneck;
+          touched_arcs_.push_back(arc_of_entry_[e] / 2);
+        }
+        if (v != sink_) {
+          sink_residual_[v] -= bottleneck;
+          sink_flow_[v] += bottleneck;
+        }
+        ++label_paths;
+        augmented = true;
+        if (start != source_ && !(source_residual_[start] > tolerance)) break;
+        std::size_t keep = 0;
+        while (keep < path_.size() && entries_[path_[keep]].residual > tolerance) ++keep;
+        path_.resize(keep);
+        v = keep == 0 ? start : entries_[path_.back()].head;
+        continue;
+      }
+      bool advanced = false;
+      const int want = label_[v] - 1;
+      for (int& e = entry_of(v); e < first_entry_[v + 1]; ++e) {
+        const Entry& entry = entries_[e];
+        --budget;
+        if (label_[entry.head] == want && entry.residual > tolerance) {
+          path_.push_back(e);
+          v = entry.head;
+          advanced = true;
+          break;
+        }
+      }
+      if (advanced) continue;
+      // Dead end: relabel to one more than the lowest residual neighbour, then retreat.
+      int lowest = num_nodes_ - 1;
+      for (int e = first_entry_[v]; e < first_entry_[v + 1]; ++e) {
+        if (entries_[e].residual > tolerance) lowest = std::min(lowest, label_[entries_[e].head]);
+      }
+      budget -= first_entry_[v + 1] - first_entry_[v];
+      label_[v] = (v == sink_ || is_demand(v, tolerance)) ? 0 : lowest + 1;
+      if (++relabels > relabel_limit) {
+        // Saturations deep in a thin network raise whole regions step by step: relabel them all.
+        compute_labels(tolerance);
+        budget -= num_nodes_;
+        relabels = 0;
+        path_.clear();
+        v = start;
+        continue;
+      }
+      current_[v] = first_entry_[v];
+      if (path_.empty()) continue;
+      const int e = path_.back();
+      path_.pop_back();
+      v = entries_[entries_[e].mate].head;
+    }
+  }
+  return augmented;
+}
+
 CutOutcome IncrementalMinCut::solve() {
   for (int v : dirty_) demand_[v] = node_demand(v);
   if (recheck_infinite_) {
@@ -744,6 +880,7 @@ CutOutcome IncrementalMinCut::solve() {
   } else {
     augment = search_source_side(tolerance);
   }
+  if (augment && label_augment(tolerance)) augment = search_source_side(tolerance);
   while (augment) {
     ++phases;
     blocking_flow(tolerance);

@@ -110,7 +110,10 @@ MinCut min_cut_with_lower_bounds(int num_nodes, int source, int sink,
 /// ends only, so a step costs a few searches of the network and no allocation. The terminal arcs
 /// that turn lower bounds into node demands (source→v, v→sink) are not stored as arcs: each node
 /// keeps their residuals, so searches scan only the bounded arcs, stored in adjacency order
-/// (residual next to head) for sequential reads.
+/// (residual next to head) for sequential reads. When the repaired flow is not maximal, it is
+/// augmented first along distance-to-demand labels (shortest-augmenting-path style, bounded work),
+/// then by Dinic phases if needed: other augmenting paths than a fresh solve's, the same minimal
+/// cut (residual reachability from the source is the same set for every maximum flow).
 class IncrementalMinCut {
  public:
   /// Loads a network. With the same node count and arc endpoints as the loaded one, only bounds
@@ -131,10 +134,12 @@ class IncrementalMinCut {
   /// kUnbounded. Same answer as min_cut_with_lower_bounds on the same arcs.
   CutOutcome solve();
   bool source_side(int node) const { return distance_[node] >= 0; }
-  long long warm_solves = 0;  // solves that started from the previous flow
-  long long cold_solves = 0;  // solves that started from zero (new structure or failed repair)
-  long long phases = 0;       // augmenting phases over all solves (0 when the repair was enough)
+  long long warm_solves = 0;      // solves that started from the previous flow
+  long long cold_solves = 0;      // solves that started from zero (new structure or failed repair)
+  long long phases = 0;           // Dinic phases over all solves (0 when the repair was enough)
   long long seeded_searches = 0;  // first searches that started from the last source side
+  long long label_paths = 0;      // augmenting paths found along distance-to-demand labels
+  long long global_labels = 0;    // backward searches that (re)computed those labels
 
  private:
   // One direction of an arc in a node's adjacency: the arc itself at its tail, its reverse at its
@@ -177,6 +182,11 @@ class IncrementalMinCut {
   int seeded_search(double tolerance);
   // Augments along shortest paths of those levels (a blocking flow), pruning dead ends.
   void blocking_flow(double tolerance);
+  // Augmenting paths from the supplies along distance-to-demand labels (advance/retreat with
+  // relabels, as in the shortest-augmenting-path algorithm), bounded work; see max_flow.cc.
+  // Returns true when it augmented.
+  bool label_augment(double tolerance);
+  void compute_labels(double tolerance);
 
   int num_nodes_ = -1, num_arcs_ = 0, source_ = 0, sink_ = 1;
   std::vector<int> from_, to_;
@@ -200,6 +210,9 @@ class IncrementalMinCut {
   double seed_tolerance_ = 0.0;
   int demand_level_ = -1;
   std::vector<int> dirty_, work_;
+  // label_augment: distance-to-demand labels, current entries with the call that last reset them.
+  std::vector<int> label_, current_, current_call_;
+  int label_call_ = 0;
   std::vector<char> is_dirty_, queued_;
   double scale_ = 0.0;  // largest |finite bound|; the tolerance is a fixed fraction of it
   bool rescale_ = false, recheck_infinite_ = true, unbounded_ = false, cold_ = true;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <random>
 
@@ -209,12 +210,13 @@ TEST(IncrementalMinCut, ReloadWithCarriedFlowsGivesTheCutOfAFreshSolve) {
 
 TEST(IncrementalMinCut, LargerNetworksNeedSeveralPhasesAndStillMatchFreshSolves) {
   // Networks of 100-400 nodes with long paths: a step's repaired flow is often not maximal, so
-  // the forward levels and the blocking flow on them (several phases, augmenting paths that end
-  // at a node's implicit sink arc or at the sink itself) are exercised, and the source side is
-  // compared with a fresh solve node by node.
+  // the augmenting paths along distance-to-demand labels (label_paths) and, where those give up,
+  // the forward levels and the blocking flow on them (augmenting paths that end at a node's
+  // implicit sink arc or at the sink itself) are exercised, and the source side is compared with a
+  // fresh solve (Dinic from zero flow, other augmenting paths) node by node.
   std::mt19937 rng(57);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
-  long long compared = 0, phases = 0, warm = 0;
+  long long compared = 0, phases = 0, warm = 0, label_paths = 0, relabels = 0;
   for (int trial = 0; trial < 12; ++trial) {
     const int n = 100 + 25 * trial;
     auto arcs = random_dag(rng, n, 0.15);
@@ -244,10 +246,16 @@ TEST(IncrementalMinCut, LargerNetworksNeedSeveralPhasesAndStillMatchFreshSolves)
     }
     phases += incremental.phases;
     warm += incremental.warm_solves;
+    label_paths += incremental.label_paths;
+    relabels += incremental.global_labels;
   }
   EXPECT_GT(compared, 200);
   EXPECT_GT(warm, 200);
-  EXPECT_GT(phases, 100);  // augmenting from a warm flow really happens
+  // Augmenting from a warm flow really happens, mostly along the labels.
+  EXPECT_GT(label_paths, 100);
+  EXPECT_GT(relabels, 100);
+  std::printf("label paths %lld, label computations %lld, phases %lld\n", label_paths, relabels,
+              phases);
 }
 
 TEST(IncrementalMinCut, CutArcStepsStartFromTheLastSourceSideAndMatchFreshSolves) {
@@ -257,7 +265,7 @@ TEST(IncrementalMinCut, CutArcStepsStartFromTheLastSourceSideAndMatchFreshSolves
   // side (seeded_searches); its cuts must still be a fresh solve's, node by node.
   std::mt19937 rng(91);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
-  long long compared = 0, seeded = 0, phases = 0;
+  long long compared = 0, seeded = 0, augmented = 0;
   for (int trial = 0; trial < 10; ++trial) {
     const int n = 80 + 30 * trial;
     auto arcs = random_dag(rng, n, 0.12);
@@ -291,11 +299,11 @@ TEST(IncrementalMinCut, CutArcStepsStartFromTheLastSourceSideAndMatchFreshSolves
       }
     }
     seeded += incremental.seeded_searches;
-    phases += incremental.phases;
+    augmented += incremental.phases + incremental.label_paths;
   }
   EXPECT_GT(compared, 150);
   EXPECT_GT(seeded, 20);  // the seeded first search really runs (49 of the solves here)
-  EXPECT_GT(phases, 50);
+  EXPECT_GT(augmented, 50);
 }
 
 TEST(MinCutWithLowerBounds, WarmStartGivesTheSameCutAsAColdStart) {
