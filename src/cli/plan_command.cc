@@ -24,6 +24,8 @@ struct PlanFlags {
   double p_blocking_w = -1.0;
   std::string kernel_table;
   double max_host_gap_us = 0.0;
+  std::string host_time = "measured";
+  double modelled_host_gap_us = 1.0;
   std::string out = "powertrain-out";
   bool force = false;
   bool quiet = false;
@@ -45,6 +47,7 @@ int run_plan(const PlanFlags& flags) {
   request.emulated = flags.emulated;
   request.kernel_table = flags.kernel_table;
   request.max_host_gap_us = flags.max_host_gap_us;
+  if (flags.host_time == "model") request.modelled_host_gap_us = flags.modelled_host_gap_us;
   request.progress = stderr_progress(kCommand, flags.quiet);
   request.options.unit_time_s = flags.unit_time_s;
   request.options.p_blocking_w = flags.p_blocking_w;
@@ -93,6 +96,13 @@ Action add_plan_command(CLI::App& app) {
   add_option_with_aliases(app, "--max-host-gap-us", {}, flags->max_host_gap_us,
                           "With --emulated: cap on host gaps between calls, us (as for emulate)",
                           number_in(0.0, 1e9));
+  app.add_option("--host-time", flags->host_time,
+                 "With --emulated: host time between calls, 'measured' (default) or 'model' "
+                 "(--modelled-host-gap-us; as for emulate)")
+      ->check(CLI::IsMember({"measured", "model"}));
+  app.add_option("--modelled-host-gap-us", flags->modelled_host_gap_us,
+                 "With --host-time model: host time between two calls of a thread, us (default 1)")
+      ->check(number_in(0.0, 1e9));
   app.add_option("--out", flags->out,
                  "Output directory: new, empty or an earlier powertrain output (default "
                  "powertrain-out)");

@@ -152,7 +152,9 @@ std::string checkpoint_fingerprint(const SearchSpec& spec) {
                       {"ranks", e.ranks},
                       {"gpu", e.gpu},
                       {"kernel_table", e.kernel_table},
-                      {"max_host_gap_us", e.max_host_gap_us}};
+                      {"max_host_gap_us", e.max_host_gap_us},
+                      {"host_time", e.host_time},
+                      {"modelled_host_gap_us", e.modelled_host_gap_us}};
   }
   return j.dump();
 }

@@ -39,6 +39,11 @@ struct EmulationSpec {
   std::string gpu;             // `emulate --gpu`; empty: the spec's gpu
   std::string kernel_table;    // `--kernel-table CSV` for both emulate and plan; empty: none
   double max_host_gap_us = 10.0;
+  // "model": every host gap between calls is modelled_host_gap_us, so a trial's numbers do not
+  // depend on this machine's load (identical across runs); "measured": the program's own host
+  // time as it ran here (capped by max_host_gap_us), which varies from run to run.
+  std::string host_time = "model";
+  double modelled_host_gap_us = 1.0;
   double timeout_s = 600.0;  // per emulation
   bool enabled() const { return !command.empty(); }
 };

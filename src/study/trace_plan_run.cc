@@ -44,6 +44,9 @@ core::Status read_timeline(const TracePlanRequest& request, const device::GpuSpe
   options.kernel_table = request.kernel_table;
   options.host_costs.max_host_gap_ns =
       static_cast<std::int64_t>(std::llround(request.max_host_gap_us * 1e3));
+  if (request.modelled_host_gap_us >= 0.0)
+    options.host_costs.modelled_host_gap_ns =
+        static_cast<std::int64_t>(std::llround(request.modelled_host_gap_us * 1e3));
   auto emulated = emulate::emulate_trace_paths({dir.string()}, options);
   if (!emulated) return emulated.error();
   timeline.graph = std::move(emulated->graph);

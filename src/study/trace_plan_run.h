@@ -20,6 +20,8 @@ struct TracePlanRequest {
   std::string emulated;             // output directory of `emulate --keep-traces`
   std::string kernel_table;         // emulated only: CSV of profiled kernels
   double max_host_gap_us = 0.0;     // emulated only: cap on host gaps between calls
+  double modelled_host_gap_us =
+      -1;  // emulated only: >= 0 replaces every host gap (host time model)
   TracePlanOptions options;
   std::function<void(const std::string&)> progress;  // reading the traces (may be empty)
 };

@@ -40,6 +40,11 @@ TEST(EmulationSpec, ParsesAndNamesTheField) {
             "s.json: field 'emulation.command' is required");
   EXPECT_EQ(error(R"({"emulation": {"command": "p", "timeout_s": 0}})"),
             "s.json: field 'emulation.timeout_s' must be a number > 0");
+  EXPECT_EQ(spec->emulation.host_time, "model");  // the default: repeatable numbers
+  EXPECT_EQ(error(R"({"emulation": {"command": "p", "host_time": "wall"}})"),
+            "s.json: field 'emulation.host_time' must be \"model\" or \"measured\"");
+  EXPECT_EQ(error(R"({"emulation": {"command": "p", "modelled_host_gap_us": -1}})"),
+            "s.json: field 'emulation.modelled_host_gap_us' must be a number >= 0");
   EXPECT_NE(error(R"({"emulation": {"command": "p", "colour": 1}})")
                 .find("'emulation.colour' is unknown"),
             std::string::npos);
@@ -112,9 +117,7 @@ TEST_F(EmulationSearchTest, TinySearchEmulatesEachDistinctCommandOnce) {
   BatchEvaluator evaluator(spec, MpiWorld{}, 2, runner, nullptr);
   SearchOptions options;
   options.evaluate_batch = [&](const SearchSpec& s, std::vector<TrialResult>& batch,
-                                const BoundFilter& skip) {
-    evaluator(s, batch, skip);
-  };
+                               const BoundFilter& skip) { evaluator(s, batch, skip); };
   const SearchResult result = run_search(spec, options);
   EXPECT_EQ(result.planned, 6) << result.trials.size();
   EXPECT_EQ(evaluator.stats().evaluated, 4);
@@ -160,6 +163,50 @@ TEST_F(EmulationSearchTest, TinySearchEmulatesEachDistinctCommandOnce) {
   const TrialResult& fastest =
       result.trials[static_cast<std::size_t>(result.frontier.front().trial)];
   EXPECT_EQ(values_of(spec, fastest.config).pp, 2);
+}
+
+// With the host time modelled (the default), an emulated trial does not depend on this machine's
+// load: two emulations of one configuration give the same numbers bit for bit, so MPI and threaded
+// searches write the same files. (With "measured", the program's host gaps vary from run to run.)
+TEST_F(EmulationSearchTest, ModelledHostTimeRepeatsExactly) {
+  SearchSpec spec = default_search_spec();
+  spec.source = "test";
+  spec.model = "gpt3-1.3b";
+  spec.gpu = "h100";
+  spec.num_gpus = 4;
+  spec.global_batch = 8;
+  spec.values[kTp] = {1};
+  spec.values[kPp] = {2};
+  spec.values[kMicrobatchSize] = {1};
+  spec.values[kVirtualStages] = {1};
+  spec.values[kRecompute] = {0};
+  spec.values[kSequenceParallel] = {0};
+  spec.values[kDistributedOptimizer] = {0};
+  spec.emulation.command = program_.string() + " {work_dir} {microbatches} {mb}";
+  auto once = [&]() {
+    EmulationRunner runner;
+    runner.powertrain = POWERTRAIN_CLI_PATH;
+    runner.interposer = POWERTRAIN_INTERPOSER_PATH;
+    runner.work_root = dir_.string();
+    BatchEvaluator evaluator(spec, MpiWorld{}, 1, runner, nullptr);  // its own dedup table
+    SearchOptions options;
+    options.evaluate_batch = [&](const SearchSpec& s, std::vector<TrialResult>& batch,
+                                 const BoundFilter& skip) { evaluator(s, batch, skip); };
+    return run_search(spec, options);
+  };
+  const SearchResult a = once();
+  const SearchResult b = once();
+  ASSERT_EQ(a.planned, 1);
+  ASSERT_EQ(b.planned, 1);
+  const TrialResult& x = a.trials.front();
+  const TrialResult& y = b.trials.front();
+  EXPECT_EQ(x.t_min_s, y.t_min_s);
+  EXPECT_EQ(x.baseline_energy_j, y.baseline_energy_j);
+  ASSERT_EQ(x.frontier.size(), y.frontier.size());
+  for (std::size_t i = 0; i < x.frontier.size(); ++i) {
+    EXPECT_EQ(x.frontier[i].time_s, y.frontier[i].time_s);
+    EXPECT_EQ(x.frontier[i].energy_j, y.frontier[i].energy_j);
+  }
 }
 
 TEST_F(EmulationSearchTest, FailedProgramIsAnInvalidTrialWithTheReason) {
