@@ -642,11 +642,11 @@ TEST_F(EmulateLibrariesTest, CudnnGraphAttentionAndConvolutionAreRecordedWithSha
 
 // Causal attention as cudnn-frontend builds it (GEN_INDEX of S's rows and columns, CMP_GE,
 // BINARY_SELECT of −inf): flash attention skips the masked tiles, so the two attention matmuls
-// do only the kept fraction of the work. By hand for s = 1024: the mask keeps
-// Σ_i min(i + 1, 1024) = 1024·1025/2 of the 1024² scores, a fraction 1025/2048, so each matmul
-// carries 2·16·1024²·64 · 1025/2048 = 1,074,790,400 FLOPs instead of 2,147,483,648. The same
+// do only the kept fraction of the work. By hand for s = 4096: the mask keeps
+// Σ_i min(i + 1, 4096) = 4096·4097/2 of the 4096² scores, a fraction 4097/8192, so each matmul
+// carries 2·16·4096²·64 · 4097/8192 = 17,184,063,488 FLOPs instead of 34,359,738,368. The same
 // graph without the mask (executed first) keeps the full count; the predicted matmul time halves
-// with the FLOPs (compute-bound at these shapes).
+// with the FLOPs (compute-bound at these shapes: 57.9 µs → 28.9 µs on the H100 model).
 TEST_F(EmulateLibrariesTest, CudnnGraphCausalMaskHalvesTheAttentionMatmuls) {
   if (!built("cudnn_graph_causal")) GTEST_SKIP() << "cudnn_graph_causal not built";
   const CliRun r = emulate("cudnn_graph_causal");
@@ -657,10 +657,10 @@ TEST_F(EmulateLibrariesTest, CudnnGraphCausalMaskHalvesTheAttentionMatmuls) {
   EXPECT_TRUE(summary_["unsupported_calls"].empty()) << summary_["unsupported_calls"].dump();
   EXPECT_TRUE(kept("misuse").empty());
 
-  const std::int64_t heads = 16, s = 1024, d = 64;
-  const std::int64_t full = 2 * heads * s * s * d;  // 2,147,483,648
+  const std::int64_t heads = 16, s = 4096, d = 64;
+  const std::int64_t full = 2 * heads * s * s * d;  // 34,359,738,368
   const std::int64_t causal = full / (2 * s) * (s + 1);
-  ASSERT_EQ(causal, 1'074'790'400);
+  ASSERT_EQ(causal, 17'184'063'488);
   const auto gemms = kept("gemm");
   ASSERT_EQ(gemms.size(), 4u);
   for (std::size_t i = 0; i < gemms.size(); ++i) {
@@ -679,7 +679,7 @@ TEST_F(EmulateLibrariesTest, CudnnGraphCausalMaskHalvesTheAttentionMatmuls) {
   EXPECT_EQ(graphs[0]["flops"].get<std::int64_t>(), 2 * full + 4 * scores);
   EXPECT_EQ(graphs[1]["flops"].get<std::int64_t>(), 2 * causal + 8 * scores);
 
-  const std::vector<double> qk = predicted_us("gemm_bfloat16_m1024_n1024_k64_b16");
+  const std::vector<double> qk = predicted_us("gemm_bfloat16_m4096_n4096_k64_b16");
   ASSERT_EQ(qk.size(), 2u);
   EXPECT_GT(qk[1], 0.45 * qk[0]);
   EXPECT_LT(qk[1], 0.55 * qk[0]);

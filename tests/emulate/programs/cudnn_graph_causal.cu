@@ -1,7 +1,7 @@
 // Causal attention through cuDNN's backend API as cudnn-frontend builds it (its causal_mask):
 // S = Q·Kᵀ, scaled; row and column indices of S (GEN_INDEX on axes 2 and 3), kept where
 // row ≥ column (CMP_GE), −inf elsewhere (BINARY_SELECT); exp, normalized by the row sums;
-// O = P·V. bf16 Q/K/V/O [2, 8, 1024, 64], every intermediate virtual. The same attention without
+// O = P·V. bf16 Q/K/V/O [2, 8, 4096, 64], every intermediate virtual. The same attention without
 // the mask is executed first, then the causal graph, once each, so a test can compare the two.
 // Valid cuDNN: the same binary runs on a real GPU (which would want a max-subtraction for range).
 // Written for the emulator's tests.
@@ -60,7 +60,7 @@ int main() {
   EMU_CHECK(cudaStreamCreate(&stream));
   DNN_CHECK(cudnnSetStream(handle, stream));
 
-  const int64_t b = 2, h = 8, s = 1024, d = 64;
+  const int64_t b = 2, h = 8, s = 4096, d = 64;
   const size_t qkv_bytes = sizeof(uint16_t) * b * h * s * d;
   void *q = nullptr, *k = nullptr, *v = nullptr, *o = nullptr;
   for (void** p : {&q, &k, &v, &o}) EMU_CHECK(cudaMalloc(p, qkv_bytes));
