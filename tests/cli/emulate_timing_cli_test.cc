@@ -195,7 +195,7 @@ TEST_F(EmulateTimingTest, NcclHostTimedBenchmarkPrintsTheModelledBandwidthUnderT
   const auto table = table_of(r.out);
   ASSERT_EQ(table.size(), 3u) << r.out;
   const auto [us, busbw] = table.at(q.bytes);
-  EXPECT_GE(us, 0.5 * model.seconds * 1e6);   // single pass: a few µs
+  EXPECT_GE(us, 0.5 * model.seconds * 1e6);     // single pass: a few µs
   EXPECT_LE(us, model.seconds * 1e6 + 5000.0);  // sleep overshoot on a loaded machine
   EXPECT_GE(busbw, 0.2 * model.bus_bw_gb_s);
   std::printf(
@@ -330,9 +330,9 @@ TEST_F(EmulateTimingTest, TwoPassPacesHostTimedWaitsToThePrediction) {
   }
   std::sort(printed_us.begin(), printed_us.end());
   EXPECT_GE(printed_us[printed_us.size() / 2], 900.0);
-  EXPECT_GE(paced.at({"query", 0}).polls + paced.at({"query", 1}).polls +
-                paced.at({"query", 2}).polls,
-            1);
+  EXPECT_GE(
+      paced.at({"query", 0}).polls + paced.at({"query", 1}).polls + paced.at({"query", 2}).polls,
+      1);
   std::printf(
       "host_timer under --two-pass (predicted 1007 us per wait): query %.1f %.1f %.1f, "
       "stream %.1f %.1f %.1f, device %.1f %.1f %.1f us\n",
