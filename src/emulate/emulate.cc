@@ -241,7 +241,7 @@ class Pipeline {
         in.main_tid = main_thread(trace);
         in.steps = find_steps(trace, operation_hashes(trace), in.main_tid);
       }
-      auto rank_trace = build_rank_trace(in, opt_.host_costs, &events_[in.rank]);
+      auto rank_trace = build_rank_trace(in, opt_.host_costs, &events_[in.rank], &syncs_[in.rank]);
       if (!rank_trace) return rank_trace.error();
       traces.push_back(std::move(*rank_trace));
     }
@@ -255,6 +255,8 @@ class Pipeline {
     for (RankReport& rank : out_.ranks) {
       if (const auto it = events_.find(rank.representative_rank); it != events_.end())
         rank.predicted_events = it->second;
+      if (const auto it = syncs_.find(rank.representative_rank); it != syncs_.end())
+        rank.predicted_syncs = it->second;
     }
     return core::Ok{};
   }
@@ -378,6 +380,7 @@ class Pipeline {
   std::vector<std::int32_t> simulated_;                // process indices, in rank order
   std::vector<TimelineInput> inputs_;                  // per simulated process
   std::map<int, std::vector<PredictedEvent>> events_;  // by rank of the simulated process
+  std::map<int, std::vector<PredictedSync>> syncs_;    // by rank of the simulated process
 };
 
 }  // namespace

@@ -78,6 +78,9 @@ struct RankReport {
   /// Predicted completion of every cudaEventRecord (the representative's schedule), for a second
   /// pass that reports predicted device time to the program (emulate --two-pass).
   std::vector<PredictedEvent> predicted_events;
+  /// Modelled return of every stream/device synchronization (same schedule), for the second
+  /// pass's pacing.
+  std::vector<PredictedSync> predicted_syncs;
 };
 
 struct EstimatorUse {

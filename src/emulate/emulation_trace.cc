@@ -585,8 +585,11 @@ class Parser {
         r.flags = f.integer(field::kFlags, false, 0);
         break;
       case OpKind::kStreamDestroy:
-      case OpKind::kStreamSync:
         r.stream = f.integer(field::kStream);
+        break;
+      case OpKind::kStreamSync:  // api: cudaStreamQuery when a query answered "ready"
+        r.stream = f.integer(field::kStream);
+        read_api(f, r, false);
         break;
       case OpKind::kEventCreate:
       case OpKind::kEventDestroy:

@@ -180,12 +180,14 @@ struct EventState {
 
 class Scheduler {
  public:
-  Scheduler(const TimelineInput& in, const HostCosts& costs, std::vector<PredictedEvent>* events)
+  Scheduler(const TimelineInput& in, const HostCosts& costs, std::vector<PredictedEvent>* events,
+            std::vector<PredictedSync>* syncs)
       : in_(in),
         t_(*in.trace),
         costs_(costs),
         out_(in.rank, in.world_size, in.trace->source),
-        predicted_(events) {
+        predicted_(events),
+        syncs_(syncs) {
     out_.host_pid(in.trace->process.pid);
   }
 
@@ -556,9 +558,13 @@ class Scheduler {
         break;
       }
       case OpKind::kStreamSync: {
+        // A cudaStreamQuery that answered "ready" is written as a stream_sync with its api: the
+        // program went on as if the stream were done, so the host waits for it here too.
         end = sync_end(start, cost, stream(r.device, r.stream).last_end_ns);
-        out_.host(EventKind::kCudaRuntime, "cudaStreamSynchronize", start, end - start, r.tid,
-                  corr);
+        note_sync(r.device, r.stream, end);
+        const std::string_view name =
+            r.name != kNoString ? t_.str(r.name) : std::string_view("cudaStreamSynchronize");
+        out_.host(EventKind::kCudaRuntime, name, start, end - start, r.tid, corr);
         out_.sync_record(SyncKind::kStreamSync, start, end - start, corr, r.stream, -1, -1,
                          r.device);
         plain_call = false;
@@ -582,6 +588,7 @@ class Scheduler {
       case OpKind::kDeviceSync:
       case OpKind::kDeviceReset:  // waits for the device's work like a synchronize
         end = device_sync(r, i, start, cost);
+        if (r.op == OpKind::kDeviceSync) note_sync(r.device, -1, end);
         plain_call = false;
         break;
       case OpKind::kStreamCreate:
@@ -650,12 +657,21 @@ class Scheduler {
   std::int64_t second_step_gap_ = 0;
   std::vector<PredictedEvent>* predicted_ = nullptr;
   std::unordered_map<std::int64_t, std::int32_t> occurrences_;  // event id → records so far
+  std::vector<PredictedSync>* syncs_ = nullptr;
+  std::map<std::pair<std::int32_t, std::int64_t>, std::int32_t> sync_occurrences_;
+
+  void note_sync(std::int32_t device, std::int64_t stream_id, std::int64_t end) {
+    if (syncs_ == nullptr) return;
+    syncs_->push_back(
+        PredictedSync{device, stream_id, sync_occurrences_[{device, stream_id}]++, end});
+  }
 };
 
 }  // namespace
 
 core::Result<trace::RankTrace> build_rank_trace(const TimelineInput& input, const HostCosts& costs,
-                                                std::vector<PredictedEvent>* events) {
+                                                std::vector<PredictedEvent>* events,
+                                                std::vector<PredictedSync>* syncs) {
   if (input.trace == nullptr) return core::Error{"timeline: no trace"};
   const std::size_t n = input.trace->records.size();
   if (input.work_ns.size() != n || input.work_name.size() != n ||
@@ -671,7 +687,8 @@ core::Result<trace::RankTrace> build_rank_trace(const TimelineInput& input, cons
     }
   }
   if (events != nullptr) events->clear();
-  return Scheduler(input, costs, events).run();
+  if (syncs != nullptr) syncs->clear();
+  return Scheduler(input, costs, events, syncs).run();
 }
 
 std::int32_t main_thread(const ProcessTrace& trace) {

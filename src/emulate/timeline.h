@@ -98,6 +98,18 @@ struct PredictedEvent {
   std::int64_t host_ns = 0;
 };
 
+/// When a host-blocking wait returns on the modelled host clock: the occurrence-th (0-based, in
+/// record order) `stream_sync` record of (device, stream) — cudaStreamSynchronize, or a
+/// cudaStreamQuery that answered "ready" (the program then went on as if the stream were done) —
+/// or `device_sync` of `device` (stream −1). A second pass paces these calls in real time, so a
+/// program's own host timer around them measures the prediction (`emulate --two-pass`).
+struct PredictedSync {
+  std::int32_t device = 0;
+  std::int64_t stream = -1;  // −1: cudaDeviceSynchronize
+  std::int32_t occurrence = 0;
+  std::int64_t return_ns = 0;  // from the process's first record
+};
+
 /// Builds the RankTrace: host calls (cuda_runtime) at modelled times, gaps ≥ min_host_work_ns as
 /// host work (cpu_op), GPU tasks with the calls' correlation ids, cuda_sync records for stream
 /// waits and syncs (so the graph resolves them exactly), ProfilerStep#k spans for the steps.
@@ -107,8 +119,10 @@ struct PredictedEvent {
 /// `events` (optional) receives every cudaEventRecord's predicted completion: the later of the
 /// end of the work before it on its stream and its call's start + launch latency (an idle stream
 /// reaches the record as it would a launch).
+/// `syncs` (optional) receives every stream and device synchronization's modelled return.
 core::Result<trace::RankTrace> build_rank_trace(const TimelineInput& input, const HostCosts& costs,
-                                                std::vector<PredictedEvent>* events = nullptr);
+                                                std::vector<PredictedEvent>* events = nullptr,
+                                                std::vector<PredictedSync>* syncs = nullptr);
 
 /// Iterations by a simple rule: the main thread's operation sequence (launches, copies, syncs,
 /// events, collectives; not allocations or setup calls) ends with a block repeated at least twice

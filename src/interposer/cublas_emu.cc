@@ -7,11 +7,14 @@
 // CUBLAS_STATUS_NOT_INITIALIZED and are reported as misuse; handle objects are never freed, so a
 // stale handle can never alias a live one.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #pragma GCC visibility push(default)
 #include <cublas_v2.h>
@@ -20,6 +23,8 @@
 
 #include "interposer/cublas_common.h"
 #include "interposer/cublas_nccl_util.h"
+#include "interposer/cudart_impl.h"
+#include "interposer/cudart_internal.h"
 #include "interposer/emulator.h"
 
 namespace {
@@ -865,3 +870,458 @@ PT_EXPORT cublasStatus_t cublasGemmGroupedBatchedEx_64(
                  n_array, k_array, lda_array, ldb_array, ldc_array, group_count, group_size,
                  Precision::kExplicit, Atype, Btype, Ctype, computeType);
 }
+
+// ---- level 1 and level 2 (vectors, GEMV) ----------------------------------------------------
+// Memory-bound kernels `cublas_<op>_<dtype>` carrying their FLOPs and the bytes they move (timed
+// by the roofline of the two). Vectors must be device memory of their span (else a misuse report
+// and CUBLAS_STATUS_EXECUTION_FAILED, where the GPU would fault). Where every operand is backed
+// memory the operation is computed for real, as copies move real bytes, so a program that reads
+// a norm or a dot product back sees the value of the data it copied in (data written by kernels
+// is of course not there); otherwise results are 0. A scalar result in host pointer mode is a
+// blocking call in cuBLAS: it is followed by a stream synchronization record.
+
+namespace {
+
+namespace detail = powertrain::emu::detail;
+
+std::int64_t sat_mul(std::int64_t a, std::int64_t b) {
+  std::int64_t r = 0;
+  return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+}
+std::int64_t sat_add(std::int64_t a, std::int64_t b) {
+  std::int64_t r = 0;
+  return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
+// A strided vector operand: its span and whether it is real memory.
+struct Vec {
+  Vec(const void* pointer, std::int64_t count, std::int64_t increment, std::size_t bytes)
+      : p(pointer), n(count), inc(increment), elem(static_cast<std::int64_t>(bytes)) {}
+  const void* p = nullptr;
+  std::int64_t n = 0, inc = 1, elem = 4;
+  bool backed = false;
+  std::int64_t span_bytes() const {
+    if (n <= 0) return 0;
+    const std::int64_t step = inc == INT64_MIN ? INT64_MAX : (inc < 0 ? -inc : inc);
+    return sat_mul(sat_add(sat_mul(n - 1, step), 1), elem);
+  }
+  // Element i in BLAS order (a negative increment walks from the end).
+  std::int64_t offset(std::int64_t i) const { return inc >= 0 ? i * inc : (n - 1 - i) * -inc; }
+};
+
+// Checks that `v` lies in device memory; fills v.backed.
+bool device_vector(Vec& v, const char* api, const char* what) {
+  if (v.n <= 0) return true;
+  const detail::PointerInfo info = detail::lookup_pointer(v.p);
+  if (!info.known || !info.device_side ||
+      info.available < static_cast<std::size_t>(v.span_bytes())) {
+    emu::report_misuse(api, std::string(what) + " " + detail::pointer_text(v.p) +
+                                " is not device memory of " + std::to_string(v.span_bytes()) +
+                                " bytes");
+    return false;
+  }
+  v.backed = info.backed;
+  return true;
+}
+
+template <typename T>
+const char* type_name() {
+  return sizeof(T) == 8 ? "float64" : "float32";
+}
+
+// A scalar argument (alpha, beta) in the handle's pointer mode; `ok` false when a device scalar
+// is not device memory. Unbacked device scalars read as 1 (alpha) — only values are affected.
+template <typename T>
+T read_scalar(const T* p, cublasPointerMode_t mode, bool* ok, const char* api, const char* what) {
+  *ok = true;
+  if (p == nullptr) {
+    *ok = false;
+    emu::report_misuse(api, std::string(what) + " is NULL");
+    return T(0);
+  }
+  if (mode == CUBLAS_POINTER_MODE_HOST) return *p;
+  const detail::PointerInfo info = detail::lookup_pointer(p);
+  if (!info.known || info.available < sizeof(T)) {
+    *ok = false;
+    emu::report_misuse(api, std::string(what) + " " + detail::pointer_text(p) +
+                                " is not device memory (CUBLAS_POINTER_MODE_DEVICE)");
+    return T(0);
+  }
+  return info.backed ? *p : T(1);
+}
+
+struct Blas1 {
+  const char* api;
+  cublasHandle_t handle;
+  cudaStream_t stream = nullptr;
+  cublasPointerMode_t mode = CUBLAS_POINTER_MODE_HOST;
+  std::int64_t start = 0;
+};
+
+// Finds the handle and reads its stream and pointer mode.
+bool open_call(Blas1& c) {
+  c.start = emu::now_ns();
+  Handle* h = find_handle(c.handle, c.api);
+  if (h == nullptr) return false;
+  std::lock_guard lock(h->mu);
+  c.stream = h->stream;
+  c.mode = h->pointer_mode;
+  return true;
+}
+
+cublasStatus_t finish(const Blas1& c, const char* op, const char* dtype, std::int64_t flops,
+                      std::int64_t bytes, bool blocking) {
+  const std::string name = std::string("cublas_") + op + "_" + dtype;
+  if (!detail::append_sized_kernel(name, static_cast<std::size_t>(std::max<std::int64_t>(bytes, 1)),
+                                   c.stream, c.api, c.start, flops)) {
+    return CUBLAS_STATUS_EXECUTION_FAILED;
+  }
+  if (blocking && c.mode == CUBLAS_POINTER_MODE_HOST) {
+    detail::impl::stream_synchronize(c.stream, false, c.api, true);
+  }
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+template <typename T>
+T* at(const Vec& v, std::int64_t i) {
+  return reinterpret_cast<T*>(const_cast<char*>(static_cast<const char*>(v.p)) +
+                              v.offset(i) * v.elem);
+}
+
+// Writes a scalar result in the handle's pointer mode; false (misuse) for a bad pointer.
+template <typename R>
+bool write_result(R* result, R value, const Blas1& c) {
+  if (result == nullptr) {
+    emu::report_misuse(c.api, "result is NULL");
+    return false;
+  }
+  if (c.mode == CUBLAS_POINTER_MODE_HOST) {
+    *result = value;
+    return true;
+  }
+  const detail::PointerInfo info = detail::lookup_pointer(result);
+  if (!info.known || info.available < sizeof(R)) {
+    emu::report_misuse(c.api, "result " + detail::pointer_text(result) +
+                                  " is not device memory (CUBLAS_POINTER_MODE_DEVICE)");
+    return false;
+  }
+  if (info.backed) *result = value;
+  return true;
+}
+
+bool bad_sizes(const Blas1& c, std::int64_t n, std::int64_t incx, std::int64_t incy, bool two) {
+  if (n < 0 || incx == 0 || (two && incy == 0)) {
+    emu::report_misuse(c.api, "invalid n " + std::to_string(n) + " or increment (incx " +
+                                  std::to_string(incx) +
+                                  (two ? ", incy " + std::to_string(incy) : std::string()) + ")");
+    return true;
+  }
+  return false;
+}
+
+// y = alpha·x + y
+template <typename T>
+cublasStatus_t axpy(Blas1 c, std::int64_t n, const T* alpha, const T* x, std::int64_t incx, T* y,
+                    std::int64_t incy) {
+  if (!open_call(c)) return CUBLAS_STATUS_NOT_INITIALIZED;
+  if (bad_sizes(c, n, incx, incy, true)) return CUBLAS_STATUS_INVALID_VALUE;
+  bool ok = true;
+  const T a = read_scalar(alpha, c.mode, &ok, c.api, "alpha");
+  if (!ok) return CUBLAS_STATUS_INVALID_VALUE;
+  Vec vx{x, n, incx, sizeof(T)}, vy{y, n, incy, sizeof(T)};
+  if (!device_vector(vx, c.api, "x") || !device_vector(vy, c.api, "y"))
+    return CUBLAS_STATUS_EXECUTION_FAILED;
+  if (vx.backed && vy.backed) {
+    for (std::int64_t i = 0; i < n; ++i) *at<T>(vy, i) += a * *at<T>(vx, i);
+  }
+  return finish(c, "axpy", type_name<T>(), sat_mul(2, n), sat_mul(sat_mul(3, n), sizeof(T)), false);
+}
+
+// x = alpha·x
+template <typename T>
+cublasStatus_t scal(Blas1 c, std::int64_t n, const T* alpha, T* x, std::int64_t incx) {
+  if (!open_call(c)) return CUBLAS_STATUS_NOT_INITIALIZED;
+  if (bad_sizes(c, n, incx, 1, false)) return CUBLAS_STATUS_INVALID_VALUE;
+  bool ok = true;
+  const T a = read_scalar(alpha, c.mode, &ok, c.api, "alpha");
+  if (!ok) return CUBLAS_STATUS_INVALID_VALUE;
+  Vec vx{x, n, incx, sizeof(T)};
+  if (!device_vector(vx, c.api, "x")) return CUBLAS_STATUS_EXECUTION_FAILED;
+  if (vx.backed) {
+    for (std::int64_t i = 0; i < n; ++i) *at<T>(vx, i) *= a;
+  }
+  return finish(c, "scal", type_name<T>(), n, sat_mul(sat_mul(2, n), sizeof(T)), false);
+}
+
+// y = x (copy) or x ↔ y (swap)
+template <typename T>
+cublasStatus_t copy_or_swap(Blas1 c, bool swap, std::int64_t n, T* x, std::int64_t incx, T* y,
+                            std::int64_t incy) {
+  if (!open_call(c)) return CUBLAS_STATUS_NOT_INITIALIZED;
+  if (bad_sizes(c, n, incx, incy, true)) return CUBLAS_STATUS_INVALID_VALUE;
+  Vec vx{x, n, incx, sizeof(T)}, vy{y, n, incy, sizeof(T)};
+  if (!device_vector(vx, c.api, "x") || !device_vector(vy, c.api, "y"))
+    return CUBLAS_STATUS_EXECUTION_FAILED;
+  if (vx.backed && vy.backed) {
+    for (std::int64_t i = 0; i < n; ++i) {
+      if (swap) {
+        std::swap(*at<T>(vx, i), *at<T>(vy, i));
+      } else {
+        *at<T>(vy, i) = *at<T>(vx, i);
+      }
+    }
+  }
+  return finish(c, swap ? "swap" : "copy", type_name<T>(), 0,
+                sat_mul(sat_mul(swap ? 4 : 2, n), sizeof(T)), false);
+}
+
+enum class Reduce { kDot, kNrm2, kAsum };
+
+// dot(x, y), ‖x‖₂ or Σ|x| into `result`
+template <typename T>
+cublasStatus_t reduce(Blas1 c, Reduce what, std::int64_t n, const T* x, std::int64_t incx,
+                      const T* y, std::int64_t incy, T* result) {
+  if (!open_call(c)) return CUBLAS_STATUS_NOT_INITIALIZED;
+  const bool two = what == Reduce::kDot;
+  if (bad_sizes(c, n, incx, two ? incy : 1, two)) return CUBLAS_STATUS_INVALID_VALUE;
+  Vec vx{x, n, incx, sizeof(T)}, vy{y, two ? n : 0, incy, sizeof(T)};
+  if (!device_vector(vx, c.api, "x") || (two && !device_vector(vy, c.api, "y")))
+    return CUBLAS_STATUS_EXECUTION_FAILED;
+  double sum = 0;  // accumulated in double: the value, not cuBLAS's rounding, is the point
+  if (vx.backed && (!two || vy.backed)) {
+    for (std::int64_t i = 0; i < n; ++i) {
+      const double v = *at<T>(vx, i);
+      sum += what == Reduce::kDot ? v * *at<T>(vy, i) : what == Reduce::kNrm2 ? v * v : std::abs(v);
+    }
+  }
+  if (what == Reduce::kNrm2) sum = std::sqrt(sum);
+  if (!write_result(result, static_cast<T>(sum), c)) return CUBLAS_STATUS_INVALID_VALUE;
+  const char* op = what == Reduce::kDot ? "dot" : what == Reduce::kNrm2 ? "nrm2" : "asum";
+  return finish(c, op, type_name<T>(), sat_mul(two || what == Reduce::kNrm2 ? 2 : 1, n),
+                sat_mul(sat_mul(two ? 2 : 1, n), sizeof(T)), true);
+}
+
+// 1-based index of the first element of largest (or smallest) magnitude; 0 for n ≤ 0.
+template <typename T, typename R>
+cublasStatus_t iamax(Blas1 c, bool largest, std::int64_t n, const T* x, std::int64_t incx,
+                     R* result) {
+  if (!open_call(c)) return CUBLAS_STATUS_NOT_INITIALIZED;
+  if (n < 0) n = 0;  // cuBLAS answers 0 for n ≤ 0 or incx ≤ 0
+  if (incx <= 0) n = 0;
+  Vec vx{x, n, incx, sizeof(T)};
+  if (!device_vector(vx, c.api, "x")) return CUBLAS_STATUS_EXECUTION_FAILED;
+  std::int64_t best = n > 0 ? 1 : 0;
+  if (vx.backed && n > 0) {
+    T value = std::abs(*at<T>(vx, 0));
+    for (std::int64_t i = 1; i < n; ++i) {
+      const T v = std::abs(*at<T>(vx, i));
+      if (largest ? v > value : v < value) value = v, best = i + 1;
+    }
+  }
+  if (!write_result(result, static_cast<R>(best), c)) return CUBLAS_STATUS_INVALID_VALUE;
+  return finish(c, largest ? "iamax" : "iamin", type_name<T>(), n, sat_mul(n, sizeof(T)), true);
+}
+
+// y = alpha·op(A)·x + beta·y, A m×n column-major with leading dimension lda.
+template <typename T>
+cublasStatus_t gemv(Blas1 c, cublasOperation_t trans, std::int64_t m, std::int64_t n,
+                    const T* alpha, const T* A, std::int64_t lda, const T* x, std::int64_t incx,
+                    const T* beta, T* y, std::int64_t incy) {
+  if (!open_call(c)) return CUBLAS_STATUS_NOT_INITIALIZED;
+  if (libs::blas_op_text(trans) == nullptr || m < 0 || n < 0 ||
+      lda < std::max<std::int64_t>(1, m) || incx == 0 || incy == 0) {
+    emu::report_misuse(c.api, "invalid trans " + std::to_string(static_cast<int>(trans)) + ", m " +
+                                  std::to_string(m) + ", n " + std::to_string(n) + ", lda " +
+                                  std::to_string(lda) + " or increment");
+    return CUBLAS_STATUS_INVALID_VALUE;
+  }
+  if (m == 0 || n == 0) return CUBLAS_STATUS_SUCCESS;
+  bool ok = true;
+  const T a = read_scalar(alpha, c.mode, &ok, c.api, "alpha");
+  const T b = ok ? read_scalar(beta, c.mode, &ok, c.api, "beta") : T(0);
+  if (!ok) return CUBLAS_STATUS_INVALID_VALUE;
+  const bool t = trans != CUBLAS_OP_N;
+  const std::int64_t xs = t ? m : n, ys = t ? n : m;
+  Vec va{A, n, lda, sizeof(T)}, vx{x, xs, incx, sizeof(T)}, vy{y, ys, incy, sizeof(T)};
+  // A's span: n columns of lda elements, the last one m long.
+  va.n = sat_add(sat_mul(n - 1, lda), m);
+  va.inc = 1;
+  if (!device_vector(va, c.api, "A") || !device_vector(vx, c.api, "x") ||
+      !device_vector(vy, c.api, "y"))
+    return CUBLAS_STATUS_EXECUTION_FAILED;
+  if (va.backed && vx.backed && vy.backed) {
+    const T* base = static_cast<const T*>(A);
+    std::vector<double> out(static_cast<std::size_t>(ys), 0.0);
+    for (std::int64_t j = 0; j < n; ++j) {
+      for (std::int64_t i = 0; i < m; ++i) {
+        const double aij = base[j * lda + i];
+        if (t) {
+          out[static_cast<std::size_t>(j)] += aij * *at<T>(vx, i);
+        } else {
+          out[static_cast<std::size_t>(i)] += aij * *at<T>(vx, j);
+        }
+      }
+    }
+    for (std::int64_t i = 0; i < ys; ++i) {
+      T& yi = *at<T>(vy, i);
+      yi = static_cast<T>(a * out[static_cast<std::size_t>(i)] + (b == T(0) ? T(0) : b * yi));
+    }
+  }
+  const std::int64_t bytes =
+      sat_mul(sat_add(sat_add(sat_mul(m, n), xs), sat_mul(b == T(0) ? 1 : 2, ys)), sizeof(T));
+  return finish(c, "gemv", type_name<T>(), sat_mul(2, sat_mul(m, n)), bytes, false);
+}
+
+}  // namespace
+
+#define PT_BLAS1_TYPED(S, s, T)                                                                    \
+  PT_EXPORT cublasStatus_t cublas##S##axpy_v2(cublasHandle_t handle, int n, const T* alpha,        \
+                                              const T* x, int incx, T* y, int incy) {              \
+    return axpy<T>({"cublas" #S "axpy_v2", handle}, n, alpha, x, incx, y, incy);                   \
+  }                                                                                                \
+  PT_EXPORT cublasStatus_t cublas##S##axpy_v2_64(cublasHandle_t handle, int64_t n, const T* alpha, \
+                                                 const T* x, int64_t incx, T* y, int64_t incy) {   \
+    return axpy<T>({"cublas" #S "axpy_v2_64", handle}, n, alpha, x, incx, y, incy);                \
+  }                                                                                                \
+  PT_EXPORT cublasStatus_t cublas##S##scal_v2(cublasHandle_t handle, int n, const T* alpha, T* x,  \
+                                              int incx) {                                          \
+    return scal<T>({"cublas" #S "scal_v2", handle}, n, alpha, x, incx);                            \
+  }                                                                                                \
+  PT_EXPORT cublasStatus_t cublas##S##scal_v2_64(cublasHandle_t handle, int64_t n, const T* alpha, \
+                                                 T* x, int64_t incx) {                             \
+    return scal<T>({"cublas" #S "scal_v2_64", handle}, n, alpha, x, incx);                         \
+  }                                                                                                \
+  PT_EXPORT cublasStatus_t cublas##S##copy_v2(cublasHandle_t handle, int n, const T* x, int incx,  \
+                                              T* y, int incy) {                                    \
+    return copy_or_swap<T>({"cublas" #S "copy_v2", handle}, false, n, const_cast<T*>(x), incx, y,  \
+                           incy);                                                                  \
+  }                                                                                                \
+  PT_EXPORT cublasStatus_t cublas##S##copy_v2_64(cublasHandle_t handle, int64_t n, const T* x,     \
+                                                 int64_t incx, T* y, int64_t incy) {               \
+    return copy_or_swap<T>({"cublas" #S "copy_v2_64", handle}, false, n, const_cast<T*>(x), incx,  \
+                           y, incy);                                                               \
+  }                                                                                                \
+  PT_EXPORT cublasStatus_t cublas##S##swap_v2(cublasHandle_t handle, int n, T* x, int incx, T* y,  \
+                                              int incy) {                                          \
+    return copy_or_swap<T>({"cublas" #S "swap_v2", handle}, true, n, x, incx, y, incy);            \
+  }                                                                                                \
+  PT_EXPORT cublasStatus_t cublas##S##swap_v2_64(cublasHandle_t handle, int64_t n, T* x,           \
+                                                 int64_t incx, T* y, int64_t incy) {               \
+    return copy_or_swap<T>({"cublas" #S "swap_v2_64", handle}, true, n, x, incx, y, incy);         \
+  }                                                                                                \
+  PT_EXPORT cublasStatus_t cublas##S##dot_v2(cublasHandle_t handle, int n, const T* x, int incx,   \
+                                             const T* y, int incy, T* result) {                    \
+    return reduce<T>({"cublas" #S "dot_v2", handle}, Reduce::kDot, n, x, incx, y, incy, result);   \
+  }                                                                                                \
+  PT_EXPORT cublasStatus_t cublas##S##dot_v2_64(cublasHandle_t handle, int64_t n, const T* x,      \
+                                                int64_t incx, const T* y, int64_t incy,            \
+                                                T* result) {                                       \
+    return reduce<T>({"cublas" #S "dot_v2_64", handle}, Reduce::kDot, n, x, incx, y, incy,         \
+                     result);                                                                      \
+  }                                                                                                \
+  PT_EXPORT cublasStatus_t cublas##S##nrm2_v2(cublasHandle_t handle, int n, const T* x, int incx,  \
+                                              T* result) {                                         \
+    return reduce<T>({"cublas" #S "nrm2_v2", handle}, Reduce::kNrm2, n, x, incx, nullptr, 1,       \
+                     result);                                                                      \
+  }                                                                                                \
+  PT_EXPORT cublasStatus_t cublas##S##nrm2_v2_64(cublasHandle_t handle, int64_t n, const T* x,     \
+                                                 int64_t incx, T* result) {                        \
+    return reduce<T>({"cublas" #S "nrm2_v2_64", handle}, Reduce::kNrm2, n, x, incx, nullptr, 1,    \
+                     result);                                                                      \
+  }                                                                                                \
+  PT_EXPORT cublasStatus_t cublas##S##asum_v2(cublasHandle_t handle, int n, const T* x, int incx,  \
+                                              T* result) {                                         \
+    return reduce<T>({"cublas" #S "asum_v2", handle}, Reduce::kAsum, n, x, incx, nullptr, 1,       \
+                     result);                                                                      \
+  }                                                                                                \
+  PT_EXPORT cublasStatus_t cublas##S##asum_v2_64(cublasHandle_t handle, int64_t n, const T* x,     \
+                                                 int64_t incx, T* result) {                        \
+    return reduce<T>({"cublas" #S "asum_v2_64", handle}, Reduce::kAsum, n, x, incx, nullptr, 1,    \
+                     result);                                                                      \
+  }                                                                                                \
+  PT_EXPORT cublasStatus_t cublasI##s##amax_v2(cublasHandle_t handle, int n, const T* x, int incx, \
+                                               int* result) {                                      \
+    return iamax<T, int>({"cublasI" #s "amax_v2", handle}, true, n, x, incx, result);              \
+  }                                                                                                \
+  PT_EXPORT cublasStatus_t cublasI##s##amax_v2_64(cublasHandle_t handle, int64_t n, const T* x,    \
+                                                  int64_t incx, int64_t* result) {                 \
+    return iamax<T, int64_t>({"cublasI" #s "amax_v2_64", handle}, true, n, x, incx, result);       \
+  }                                                                                                \
+  PT_EXPORT cublasStatus_t cublasI##s##amin_v2(cublasHandle_t handle, int n, const T* x, int incx, \
+                                               int* result) {                                      \
+    return iamax<T, int>({"cublasI" #s "amin_v2", handle}, false, n, x, incx, result);             \
+  }                                                                                                \
+  PT_EXPORT cublasStatus_t cublasI##s##amin_v2_64(cublasHandle_t handle, int64_t n, const T* x,    \
+                                                  int64_t incx, int64_t* result) {                 \
+    return iamax<T, int64_t>({"cublasI" #s "amin_v2_64", handle}, false, n, x, incx, result);      \
+  }                                                                                                \
+  PT_EXPORT cublasStatus_t cublas##S##gemv_v2(                                                     \
+      cublasHandle_t handle, cublasOperation_t trans, int m, int n, const T* alpha, const T* A,    \
+      int lda, const T* x, int incx, const T* beta, T* y, int incy) {                              \
+    return gemv<T>({"cublas" #S "gemv_v2", handle}, trans, m, n, alpha, A, lda, x, incx, beta, y,  \
+                   incy);                                                                          \
+  }                                                                                                \
+  PT_EXPORT cublasStatus_t cublas##S##gemv_v2_64(                                                  \
+      cublasHandle_t handle, cublasOperation_t trans, int64_t m, int64_t n, const T* alpha,        \
+      const T* A, int64_t lda, const T* x, int64_t incx, const T* beta, T* y, int64_t incy) {      \
+    return gemv<T>({"cublas" #S "gemv_v2_64", handle}, trans, m, n, alpha, A, lda, x, incx, beta,  \
+                   y, incy);                                                                       \
+  }
+
+PT_BLAS1_TYPED(S, s, float)
+PT_BLAS1_TYPED(D, d, double)
+
+// ---- TRSM (cuSolverDn_LinearSolver's QR path) -------------------------------------------------
+// op(A)·X = alpha·B (left) or X·op(A) = alpha·B (right), A triangular: m²n (left) or mn² (right)
+// FLOPs, recorded as the GEMM of the same FLOPs — m × n with k half the triangle's order — so the
+// GEMM estimator times it. Nothing is solved (B keeps its values).
+namespace {
+
+template <typename T, Precision P>
+cublasStatus_t trsm(const char* api, cublasHandle_t handle, cublasSideMode_t side,
+                    cublasFillMode_t uplo, cublasOperation_t trans, cublasDiagType_t diag,
+                    std::int64_t m, std::int64_t n, const T* alpha, const T* A, std::int64_t lda,
+                    T* B, std::int64_t ldb) {
+  const std::int64_t start_ns = emu::now_ns();
+  const bool left = side == CUBLAS_SIDE_LEFT;
+  const std::int64_t order = left ? m : n;
+  if ((side != CUBLAS_SIDE_LEFT && side != CUBLAS_SIDE_RIGHT) ||
+      (uplo != CUBLAS_FILL_MODE_LOWER && uplo != CUBLAS_FILL_MODE_UPPER) ||
+      libs::blas_op_text(trans) == nullptr ||
+      (diag != CUBLAS_DIAG_NON_UNIT && diag != CUBLAS_DIAG_UNIT) || m < 0 || n < 0 ||
+      lda < std::max<std::int64_t>(1, order) || ldb < std::max<std::int64_t>(1, m)) {
+    if (find_handle(handle, api) == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+    return misuse(api,
+                  "invalid side/uplo/trans/diag or sizes (m=" + std::to_string(m) +
+                      ", n=" + std::to_string(n) + ", lda=" + std::to_string(lda) +
+                      ", ldb=" + std::to_string(ldb) + ")",
+                  CUBLAS_STATUS_INVALID_VALUE);
+  }
+  (void)alpha, (void)A, (void)B;
+  Gemm g =
+      typed(make(api, handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, (order + 1) / 2,
+                 std::max<std::int64_t>(1, m), std::max<std::int64_t>(1, (order + 1) / 2), ldb),
+            P);
+  return run_gemm(g, start_ns);
+}
+
+}  // namespace
+
+#define PT_TRSM(S, T, P)                                                                           \
+  PT_EXPORT cublasStatus_t cublas##S##trsm_v2(cublasHandle_t handle, cublasSideMode_t side,        \
+                                              cublasFillMode_t uplo, cublasOperation_t trans,      \
+                                              cublasDiagType_t diag, int m, int n, const T* alpha, \
+                                              const T* A, int lda, T* B, int ldb) {                \
+    return trsm<T, P>("cublas" #S "trsm_v2", handle, side, uplo, trans, diag, m, n, alpha, A, lda, \
+                      B, ldb);                                                                     \
+  }                                                                                                \
+  PT_EXPORT cublasStatus_t cublas##S##trsm_v2_64(                                                  \
+      cublasHandle_t handle, cublasSideMode_t side, cublasFillMode_t uplo,                         \
+      cublasOperation_t trans, cublasDiagType_t diag, int64_t m, int64_t n, const T* alpha,        \
+      const T* A, int64_t lda, T* B, int64_t ldb) {                                                \
+    return trsm<T, P>("cublas" #S "trsm_v2_64", handle, side, uplo, trans, diag, m, n, alpha, A,   \
+                      lda, B, ldb);                                                                \
+  }
+
+PT_TRSM(S, float, Precision::kFloat32)
+PT_TRSM(D, double, Precision::kFloat64)

@@ -506,6 +506,7 @@ PT_EXPORT cudaError_t cudaDeviceGetAttribute(int* value, enum cudaDeviceAttr att
 
 PT_EXPORT cudaError_t cudaDeviceSynchronize() {
   const std::int64_t start = powertrain::emu::now_ns();
+  detail::impl::pace_device_synchronize(powertrain::emu::current_device());
   detail::append(
       detail::make_record(detail::Op::kDeviceSync, start, powertrain::emu::current_device()));
   return cudaSuccess;

@@ -37,7 +37,9 @@ struct Node {
   bool empty = false;    // no work: an empty node or a child graph's join (dependencies only)
   bool inlined = false;  // copied from a child graph: not one of the graph's own nodes
   cudaGraphNodeType type = cudaGraphNodeTypeKernel;
-  cudaKernelNodeParams kernel{};  // explicit kernel nodes: the parameters as given
+  cudaKernelNodeParams kernel{};   // explicit kernel nodes: the parameters as given
+  cudaMemAllocNodeParams alloc{};  // memory alloc nodes: the parameters with dptr filled in
+  void* free_ptr = nullptr;        // memory free nodes
 };
 
 struct Graph;
@@ -369,6 +371,19 @@ cudaError_t end_capture(cudaStream_t stream, cudaGraph_t* out, bool per_thread, 
   }
   graph->capturing = false;
   *out = reinterpret_cast<cudaGraph_t>(graph);
+  return cudaSuccess;
+}
+
+cudaError_t graph_upload(cudaGraphExec_t handle, cudaStream_t stream, bool per_thread,
+                         const char* api) {
+  StreamRef ref;
+  if (!stream_or_fail(stream, per_thread, api, &ref)) return cudaErrorInvalidResourceHandle;
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (live_exec(s, handle) == nullptr) {
+    return misuse(api, cudaErrorInvalidValue,
+                  "invalid or destroyed graph exec " + pointer_text(handle));
+  }
   return cudaSuccess;
 }
 
@@ -939,6 +954,17 @@ PT_EXPORT cudaError_t cudaGraphAddNode(cudaGraphNode_t* pGraphNode, cudaGraph_t 
     case cudaGraphNodeTypeGraph:
       return detail::add_child(pGraphNode, graph, pDependencies, numDependencies,
                                nodeParams->graph.graph, api);
+    case cudaGraphNodeTypeMemAlloc: {
+      cudaMemAllocNodeParams p{nodeParams->alloc.poolProps, nodeParams->alloc.accessDescs,
+                               nodeParams->alloc.accessDescCount, nodeParams->alloc.bytesize,
+                               nullptr};
+      error = cudaGraphAddMemAllocNode(pGraphNode, graph, pDependencies, numDependencies, &p);
+      if (error == cudaSuccess) nodeParams->alloc.dptr = p.dptr;
+      return error;
+    }
+    case cudaGraphNodeTypeMemFree:
+      return cudaGraphAddMemFreeNode(pGraphNode, graph, pDependencies, numDependencies,
+                                     nodeParams->free.dptr);
     case cudaGraphNodeTypeConditional:
       // Conditional nodes (if/while/switch bodies decided on the device) are not emulated.
       return detail::fail(static_cast<cudaError_t>(
@@ -1067,4 +1093,156 @@ PT_EXPORT cudaError_t cudaGraphClone(cudaGraph_t* pGraphClone, cudaGraph_t origi
   s.graphs.insert(clone);
   *pGraphClone = reinterpret_cast<cudaGraph_t>(clone);
   return cudaSuccess;
+}
+
+// ---- memory nodes (graphMemoryNodes) ---------------------------------------------------------
+// An alloc node's memory is allocated (and counted) when the node is added and its address is
+// fixed for the graph's life, as the runtime's graph pool gives a fixed virtual address. It is
+// never given back: after a free node runs, the runtime's graph pool also keeps the physical
+// memory until cudaDeviceGraphMemTrim, and a launch-time reuse is not modelled. At launch both
+// node kinds only order their dependencies (empty nodes).
+namespace powertrain::emu::detail {
+namespace {
+std::mutex g_graph_mem_mutex;
+std::map<int, std::uint64_t> g_graph_mem_bytes;  // device → bytes of alloc nodes
+}  // namespace
+}  // namespace powertrain::emu::detail
+
+PT_EXPORT cudaError_t cudaGraphAddMemAllocNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph,
+                                               const cudaGraphNode_t* pDependencies,
+                                               size_t numDependencies,
+                                               struct cudaMemAllocNodeParams* nodeParams) {
+  const char* api = "cudaGraphAddMemAllocNode";
+  if (nodeParams == nullptr) return misuse(api, cudaErrorInvalidValue, "nodeParams is NULL");
+  if (nodeParams->bytesize == 0) return misuse(api, cudaErrorInvalidValue, "bytesize is 0");
+  if (nodeParams->poolProps.allocType != cudaMemAllocationTypePinned ||
+      nodeParams->poolProps.location.type != cudaMemLocationTypeDevice ||
+      nodeParams->poolProps.location.id < 0 ||
+      nodeParams->poolProps.location.id >= detail::config().devices) {
+    return misuse(api, cudaErrorInvalidValue,
+                  "poolProps must be pinned memory on a valid device (location id " +
+                      std::to_string(nodeParams->poolProps.location.id) + ")");
+  }
+  const int device = nodeParams->poolProps.location.id;
+  void* pointer = nullptr;
+  const cudaError_t allocated =
+      detail::allocate_on_device(&pointer, nodeParams->bytesize, device, api);
+  if (allocated != cudaSuccess) return allocated;
+  detail::Node node;
+  node.empty = true;
+  node.type = cudaGraphNodeTypeMemAlloc;
+  node.alloc = *nodeParams;
+  node.alloc.dptr = pointer;
+  node.alloc.accessDescs = nullptr;  // the caller's array is not kept
+  const cudaError_t error =
+      detail::add_node(pGraphNode, graph, pDependencies, numDependencies, std::move(node), api);
+  if (error != cudaSuccess) {
+    powertrain::emu::free_device_memory(pointer, api);  // the graph was invalid
+    return error;
+  }
+  nodeParams->dptr = pointer;
+  std::lock_guard<std::mutex> lock(detail::g_graph_mem_mutex);
+  detail::g_graph_mem_bytes[device] += nodeParams->bytesize;
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t cudaGraphAddMemFreeNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph,
+                                              const cudaGraphNode_t* pDependencies,
+                                              size_t numDependencies, void* dptr) {
+  const char* api = "cudaGraphAddMemFreeNode";
+  const detail::PointerInfo info = detail::lookup_pointer(dptr);
+  if (!info.known || !info.device_side || info.base != reinterpret_cast<std::uintptr_t>(dptr)) {
+    return misuse(
+        api, cudaErrorInvalidValue,
+        "dptr " + detail::pointer_text(dptr) + " is not the start of a device allocation");
+  }
+  detail::Node node;
+  node.empty = true;
+  node.type = cudaGraphNodeTypeMemFree;
+  node.free_ptr = dptr;
+  return detail::add_node(pGraphNode, graph, pDependencies, numDependencies, std::move(node), api);
+}
+
+namespace {
+// The node behind a handle, if it is of `type` (lock held by the caller).
+const detail::Node* typed_node(detail::State& s, cudaGraphNode_t node, cudaGraphNodeType type) {
+  const auto* ref = reinterpret_cast<const detail::NodeRef*>(node);
+  if (s.node_refs.count(ref) == 0 || !ref->graph->live) return nullptr;
+  const detail::Node& n = ref->graph->nodes[static_cast<std::size_t>(ref->index)];
+  return n.type == type ? &n : nullptr;
+}
+}  // namespace
+
+PT_EXPORT cudaError_t cudaGraphMemAllocNodeGetParams(cudaGraphNode_t node,
+                                                     struct cudaMemAllocNodeParams* params_out) {
+  detail::State& s = detail::state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  const detail::Node* n = typed_node(s, node, cudaGraphNodeTypeMemAlloc);
+  if (n == nullptr || params_out == nullptr) {
+    return misuse("cudaGraphMemAllocNodeGetParams", cudaErrorInvalidValue,
+                  "not a memory alloc node, or params_out NULL");
+  }
+  *params_out = n->alloc;
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t cudaGraphMemFreeNodeGetParams(cudaGraphNode_t node, void* dptr_out) {
+  detail::State& s = detail::state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  const detail::Node* n = typed_node(s, node, cudaGraphNodeTypeMemFree);
+  if (n == nullptr || dptr_out == nullptr) {
+    return misuse("cudaGraphMemFreeNodeGetParams", cudaErrorInvalidValue,
+                  "not a memory free node, or dptr_out NULL");
+  }
+  *static_cast<void**>(dptr_out) = n->free_ptr;
+  return cudaSuccess;
+}
+
+namespace {
+bool graph_mem_device(int device, const char* api) {
+  if (device >= 0 && device < detail::config().devices) return true;
+  misuse(api, cudaErrorInvalidDevice, "device " + std::to_string(device) + " does not exist");
+  return false;
+}
+}  // namespace
+
+PT_EXPORT cudaError_t cudaDeviceGraphMemTrim(int device) {
+  if (!graph_mem_device(device, "cudaDeviceGraphMemTrim")) return cudaErrorInvalidDevice;
+  return cudaSuccess;  // nothing is cached beyond the alloc nodes' own memory
+}
+
+// Used and reserved graph memory: the alloc nodes' bytes (current = high: never given back).
+PT_EXPORT cudaError_t cudaDeviceGetGraphMemAttribute(int device,
+                                                     enum cudaGraphMemAttributeType attr,
+                                                     void* value) {
+  const char* api = "cudaDeviceGetGraphMemAttribute";
+  if (!graph_mem_device(device, api)) return cudaErrorInvalidDevice;
+  if (value == nullptr) return misuse(api, cudaErrorInvalidValue, "value is NULL");
+  if (attr < cudaGraphMemAttrUsedMemCurrent || attr > cudaGraphMemAttrReservedMemHigh) {
+    return misuse(api, cudaErrorInvalidValue,
+                  "unknown attribute " + std::to_string(static_cast<int>(attr)));
+  }
+  std::lock_guard<std::mutex> lock(detail::g_graph_mem_mutex);
+  const auto it = detail::g_graph_mem_bytes.find(device);
+  *static_cast<std::uint64_t*>(value) = it == detail::g_graph_mem_bytes.end() ? 0 : it->second;
+  return cudaSuccess;
+}
+
+// Only the high watermarks can be set, and only to 0 (as the runtime); they stay at the current
+// value here, which never decreases.
+PT_EXPORT cudaError_t cudaDeviceSetGraphMemAttribute(int device,
+                                                     enum cudaGraphMemAttributeType attr,
+                                                     void* value) {
+  const char* api = "cudaDeviceSetGraphMemAttribute";
+  if (!graph_mem_device(device, api)) return cudaErrorInvalidDevice;
+  if (value == nullptr ||
+      (attr != cudaGraphMemAttrUsedMemHigh && attr != cudaGraphMemAttrReservedMemHigh) ||
+      *static_cast<const std::uint64_t*>(value) != 0) {
+    return misuse(api, cudaErrorInvalidValue, "only a high watermark can be reset, to 0");
+  }
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t cudaGraphUpload(cudaGraphExec_t graphExec, cudaStream_t stream) {
+  return powertrain::emu::detail::impl::graph_upload(graphExec, stream, false, "cudaGraphUpload");
 }

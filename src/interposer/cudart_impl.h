@@ -9,7 +9,10 @@ namespace powertrain::emu::detail::impl {
 
 // Streams and events (cudart_stream.cc).
 cudaError_t stream_query(cudaStream_t stream, bool per_thread, const char* api);
-cudaError_t stream_synchronize(cudaStream_t stream, bool per_thread, const char* api);
+/// `named`: the record carries `api` (a library call that waits for its result, e.g. a cuBLAS
+/// reduction in host pointer mode).
+cudaError_t stream_synchronize(cudaStream_t stream, bool per_thread, const char* api,
+                               bool named = false);
 cudaError_t stream_get_device(cudaStream_t stream, int* device, bool per_thread, const char* api);
 cudaError_t stream_get_flags(cudaStream_t stream, unsigned* flags, bool per_thread,
                              const char* api);
@@ -71,6 +74,12 @@ cudaError_t begin_capture(cudaStream_t stream, cudaStreamCaptureMode mode, bool 
                           const char* api);
 cudaError_t end_capture(cudaStream_t stream, cudaGraph_t* out, bool per_thread, const char* api);
 cudaError_t graph_launch(cudaGraphExec_t exec, cudaStream_t stream, bool per_thread,
+                         const char* api);
+/// Second pass of `emulate --two-pass`: waits (real time) until cudaDeviceSynchronize of `device`
+/// may return on the paced predicted schedule; no-op otherwise (cudart_stream.cc).
+void pace_device_synchronize(int device);
+/// cudaGraphUpload: checks the exec and the stream (nothing to upload to an emulated device).
+cudaError_t graph_upload(cudaGraphExec_t exec, cudaStream_t stream, bool per_thread,
                          const char* api);
 
 }  // namespace powertrain::emu::detail::impl

@@ -173,6 +173,9 @@ std::int64_t used_bytes(int device);
 /// handle and is not a device pointer. A cuMemMap'ed range is a known, unaccounted device range
 /// (real memory when `backed`) that cudaFree refuses.
 cudaError_t allocate_physical(void** handle, std::size_t bytes, int device, const char* api);
+/// A device allocation on `device` (not necessarily the current one), recorded as a `malloc`
+/// named `api` (CUDA graph memory alloc nodes).
+cudaError_t allocate_on_device(void** out, std::size_t bytes, int device, const char* api);
 cudaError_t release_physical(void* handle, const char* api);
 bool add_mapping(void* address, std::size_t bytes, int device, bool backed);  // false: overlaps
 bool remove_mapping(void* address);  // false: no mapping starts there

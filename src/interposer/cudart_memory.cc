@@ -428,6 +428,15 @@ cudaError_t allocate_physical(void** handle, std::size_t bytes, int device, cons
   return allocate(request, start, handle);
 }
 
+cudaError_t allocate_on_device(void** out, std::size_t bytes, int device, const char* api) {
+  const std::int64_t start = now_ns();
+  AllocRequest request;
+  request.bytes = bytes;
+  request.api = api;
+  request.device = device;
+  return allocate(request, start, out);
+}
+
 cudaError_t release_physical(void* handle, const char* api) {
   return deallocate(handle, FreeAs::kPhysical, api, kInvalidStream, now_ns());
 }

@@ -240,3 +240,7 @@ PT_EXPORT cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* pGr
 PT_EXPORT cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream) {
   return impl::graph_launch(graphExec, stream, true, PT_NAME_SZ(cudaGraphLaunch));
 }
+
+PT_EXPORT cudaError_t cudaGraphUpload(cudaGraphExec_t graphExec, cudaStream_t stream) {
+  return impl::graph_upload(graphExec, stream, true, PT_NAME_SZ(cudaGraphUpload));
+}

@@ -4,6 +4,8 @@
 // ids are never reused, so a destroyed handle stays invalid. Work completes the moment it is
 // enqueued: queries report completion, synchronisation only writes its record, and host
 // callbacks run synchronously in the calling thread.
+#include <time.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -11,6 +13,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -95,6 +98,94 @@ const PredictedEvents& predicted_events() {
     return p;
   }();
   return *loaded;
+}
+
+// Second pass: the modelled return of each stream/device synchronization of pass 1
+// (POWERTRAIN_EMU_EVENT_TIMES/syncs-rank-$RANK.tsv, lines "device stream occurrence return_ns";
+// stream −1 = cudaDeviceSynchronize; a cudaStreamQuery that answered "ready" counts as a stream
+// synchronization). The calls are paced in real time: a wait returns no earlier than the real
+// time of the previous paced return plus the modelled time between the two returns, so a host
+// timer (std::chrono, nccl-tests' own) around them measures the predicted time wherever this
+// machine is faster than the prediction. One wait is capped at kMaxPaceNs.
+constexpr std::int64_t kMaxPaceNs = 10'000'000'000;
+struct SyncPacer {
+  bool active = false;
+  std::map<std::tuple<int, std::int64_t, std::int32_t>, std::int64_t> return_ns;
+  std::mutex mutex;
+  std::map<std::pair<int, std::int64_t>, std::int32_t> next;  // occurrences so far
+  std::int64_t real_anchor_ns = 0;                            // now_ns() at the last paced return
+  std::int64_t modelled_anchor_ns = 0;
+};
+
+SyncPacer& sync_pacer() {
+  static SyncPacer* loaded = [] {
+    auto* p = new SyncPacer;  // never destroyed (calls arrive during exit)
+    const char* dir = std::getenv("POWERTRAIN_EMU_EVENT_TIMES");
+    if (dir == nullptr || *dir == '\0') return p;
+    const char* rank = std::getenv("RANK");
+    const std::string path = std::string(dir) + "/syncs-rank-" +
+                             (rank != nullptr && *rank != '\0' ? rank : "0") + ".tsv";
+    std::FILE* f = std::fopen(path.c_str(), "r");
+    if (f == nullptr) return p;  // an older first pass: no pacing
+    p->active = true;
+    char line[256];
+    while (std::fgets(line, sizeof line, f) != nullptr) {
+      long long device = 0, stream = 0, occurrence = 0, ns = 0;
+      if (line[0] == '#') continue;
+      if (std::sscanf(line, "%lld %lld %lld %lld", &device, &stream, &occurrence, &ns) == 4 &&
+          device >= 0 && device <= INT32_MAX && occurrence >= 0 && occurrence <= INT32_MAX) {
+        p->return_ns[{static_cast<int>(device), stream, static_cast<std::int32_t>(occurrence)}] =
+            ns;
+      }
+    }
+    std::fclose(f);
+    return p;
+  }();
+  return *loaded;
+}
+
+// The real time (now_ns clock) before which the next synchronization of (device, stream) must not
+// return in the second pass, or -1 when it has no prediction. Does not consume the occurrence.
+std::int64_t pace_deadline(int device, std::int64_t stream) {
+  SyncPacer& p = sync_pacer();
+  if (!p.active) return -1;
+  std::lock_guard<std::mutex> lock(p.mutex);
+  const auto found = p.next.find({device, stream});
+  const std::int32_t occurrence = found == p.next.end() ? 0 : found->second;
+  const auto it = p.return_ns.find({device, stream, occurrence});
+  if (it == p.return_ns.end()) return -1;
+  const std::int64_t ahead =
+      std::clamp<std::int64_t>(it->second - p.modelled_anchor_ns, 0, kMaxPaceNs);
+  return p.real_anchor_ns + ahead;
+}
+
+// The synchronization of (device, stream) returns now: consumes its occurrence and moves the
+// anchor (real now, its modelled return), so this machine's earlier slowness is not carried on.
+void pace_return(int device, std::int64_t stream) {
+  SyncPacer& p = sync_pacer();
+  if (!p.active) return;
+  std::lock_guard<std::mutex> lock(p.mutex);
+  std::int32_t& occurrence = p.next[{device, stream}];
+  const auto it = p.return_ns.find({device, stream, occurrence});
+  if (occurrence < INT32_MAX) ++occurrence;
+  if (it == p.return_ns.end()) return;
+  p.real_anchor_ns = now_ns();
+  p.modelled_anchor_ns = it->second;
+}
+
+void sleep_ns(std::int64_t ns) {
+  if (ns <= 0) return;
+  timespec ts{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
+  while (nanosleep(&ts, &ts) != 0) {
+  }
+}
+
+// Blocks until `deadline` (now_ns clock; -1: no wait).
+void wait_until(std::int64_t deadline) {
+  if (deadline < 0) return;
+  for (std::int64_t left = deadline - now_ns(); left > 0; left = deadline - now_ns()) {
+    sleep_ns(left);
+  }
 }
 
 struct Registry {
@@ -289,24 +380,52 @@ void reset_streams_and_events(int device) {
 
 namespace impl {
 
+// All enqueued work is complete in the emulator, so a single pass answers "ready" at once. The
+// answer is recorded as a stream_sync named after the call: the program goes on as if the stream
+// were done, so the timeline makes the host wait for it there. Second pass: "not ready" until the
+// paced return of that synchronization (a polling loop then spins about as long as predicted).
 cudaError_t stream_query(cudaStream_t stream, bool per_thread, const char* api) {
-  StreamRef ref;
-  if (!stream_or_fail(stream, per_thread, api, &ref)) return cudaErrorInvalidResourceHandle;
-  return cudaSuccess;  // all enqueued work is complete in the emulator
-}
-
-cudaError_t stream_accept(cudaStream_t stream, bool per_thread, const char* api) {
-  return stream_query(stream, per_thread, api);
-}
-
-cudaError_t stream_synchronize(cudaStream_t stream, bool per_thread, const char* api) {
   const std::int64_t start = now_ns();
   StreamRef ref;
   if (!stream_or_fail(stream, per_thread, api, &ref)) return cudaErrorInvalidResourceHandle;
+  if (stream_capture_status(ref.id, nullptr, nullptr)) return cudaSuccess;  // not a sync point
+  const std::int64_t deadline = pace_deadline(ref.device, ref.id);
+  if (deadline >= 0 && start < deadline) {
+    // Sleep part of the rest so the loop does not burn a shared core; not an error, so the last
+    // error stays alone, as in the runtime.
+    sleep_ns(std::min<std::int64_t>(deadline - start, 100'000));
+    return cudaErrorNotReady;
+  }
+  pace_return(ref.device, ref.id);
   Record record = make_record(Op::kStreamSync, start, ref.device);
   record.a[0] = ref.id;
+  record.api = api;
   append(std::move(record));
   return cudaSuccess;
+}
+
+cudaError_t stream_accept(cudaStream_t stream, bool per_thread, const char* api) {
+  StreamRef ref;
+  if (!stream_or_fail(stream, per_thread, api, &ref)) return cudaErrorInvalidResourceHandle;
+  return cudaSuccess;
+}
+
+cudaError_t stream_synchronize(cudaStream_t stream, bool per_thread, const char* api, bool named) {
+  const std::int64_t start = now_ns();
+  StreamRef ref;
+  if (!stream_or_fail(stream, per_thread, api, &ref)) return cudaErrorInvalidResourceHandle;
+  wait_until(pace_deadline(ref.device, ref.id));
+  pace_return(ref.device, ref.id);
+  Record record = make_record(Op::kStreamSync, start, ref.device);
+  record.a[0] = ref.id;
+  if (named) record.api = api;
+  append(std::move(record));
+  return cudaSuccess;
+}
+
+void pace_device_synchronize(int device) {
+  wait_until(pace_deadline(device, -1));
+  pace_return(device, -1);
 }
 
 cudaError_t stream_get_device(cudaStream_t stream, int* device, bool per_thread, const char* api) {
@@ -601,6 +720,46 @@ PT_EXPORT cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream,
   return impl::stream_get_capture_info(stream, captureStatus_out, id_out, graph_out,
                                        dependencies_out, edgeData_out, numDependencies_out, false,
                                        "cudaStreamGetCaptureInfo");
+}
+
+// CUDA 12's names: `cudaStreamGetCaptureInfo` compiles to `_v2` (no edge data; PyTorch's CUDA 12
+// builds call it at every allocation during capture) and `_v3` is CUDA 13's signature.
+PT_EXPORT cudaError_t cudaStreamGetCaptureInfo_v2(cudaStream_t stream,
+                                                  enum cudaStreamCaptureStatus* captureStatus_out,
+                                                  unsigned long long* id_out,
+                                                  cudaGraph_t* graph_out,
+                                                  const cudaGraphNode_t** dependencies_out,
+                                                  size_t* numDependencies_out) {
+  return impl::stream_get_capture_info(stream, captureStatus_out, id_out, graph_out,
+                                       dependencies_out, nullptr, numDependencies_out, false,
+                                       "cudaStreamGetCaptureInfo_v2");
+}
+
+PT_EXPORT cudaError_t cudaStreamGetCaptureInfo_v2_ptsz(
+    cudaStream_t stream, enum cudaStreamCaptureStatus* captureStatus_out,
+    unsigned long long* id_out, cudaGraph_t* graph_out, const cudaGraphNode_t** dependencies_out,
+    size_t* numDependencies_out) {
+  return impl::stream_get_capture_info(stream, captureStatus_out, id_out, graph_out,
+                                       dependencies_out, nullptr, numDependencies_out, true,
+                                       "cudaStreamGetCaptureInfo_v2_ptsz");
+}
+
+PT_EXPORT cudaError_t cudaStreamGetCaptureInfo_v3(
+    cudaStream_t stream, enum cudaStreamCaptureStatus* captureStatus_out,
+    unsigned long long* id_out, cudaGraph_t* graph_out, const cudaGraphNode_t** dependencies_out,
+    const cudaGraphEdgeData** edgeData_out, size_t* numDependencies_out) {
+  return impl::stream_get_capture_info(stream, captureStatus_out, id_out, graph_out,
+                                       dependencies_out, edgeData_out, numDependencies_out, false,
+                                       "cudaStreamGetCaptureInfo_v3");
+}
+
+PT_EXPORT cudaError_t cudaStreamGetCaptureInfo_v3_ptsz(
+    cudaStream_t stream, enum cudaStreamCaptureStatus* captureStatus_out,
+    unsigned long long* id_out, cudaGraph_t* graph_out, const cudaGraphNode_t** dependencies_out,
+    const cudaGraphEdgeData** edgeData_out, size_t* numDependencies_out) {
+  return impl::stream_get_capture_info(stream, captureStatus_out, id_out, graph_out,
+                                       dependencies_out, edgeData_out, numDependencies_out, true,
+                                       "cudaStreamGetCaptureInfo_v3_ptsz");
 }
 
 PT_EXPORT cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode* mode) {

@@ -660,7 +660,20 @@ struct OpWork {
   std::int64_t m = 0, n = 0, k = 0, batch = 1, flops = 0, bytes = 0;
   std::string dtype_a, dtype_b, dtype_c, compute;
   std::string conv;  // convolutions: the shape object
+  // Matmuls: the dims of A and C (for the causal mask's attention matmuls); pointwise: its mode
+  // and the dims of its X.
+  std::vector<std::int64_t> a_dims, c_dims;
+  std::int64_t pointwise_mode = -1;
+  std::vector<std::int64_t> x_dims;
 };
+
+// Elements (i, j) of an s_q × s_kv score matrix a causal mask keeps (j ≤ i, top-left aligned as
+// cudnn-frontend's causal_mask): Σ_i min(i + 1, s_kv).
+inline std::int64_t causal_kept(std::int64_t sq, std::int64_t skv) {
+  if (sq <= 0 || skv <= 0) return 0;
+  if (sq <= skv) return mul(sq, sq + 1) / 2;
+  return add(mul(skv, skv + 1) / 2, mul(sq - skv, skv));
+}
 
 }  // namespace
 }  // namespace powertrain::emu::detail
@@ -964,6 +977,7 @@ detail::OpWork epilogue_work(const detail::Desc& desc, const std::vector<detail:
     detail::one_int(*mode_desc,
                     pointwise ? CUDNN_ATTR_POINTWISE_MODE : CUDNN_ATTR_REDUCTION_OPERATOR, &mode);
   }
+  if (pointwise) w.pointwise_mode = mode;
   epilogue_bytes = detail::add(epilogue_bytes, op_bytes);
   if (op_bytes > 0) epilogue_dtype = detail::dtype_name(tensors.back().dtype);
   w.json = std::string("{\"op\":\"") + (pointwise ? "pointwise" : "reduction") +
@@ -971,6 +985,36 @@ detail::OpWork epilogue_work(const detail::Desc& desc, const std::vector<detail:
            ",\"y\":" + detail::dims_json(tensors.back().dims) +
            ",\"flops\":" + std::to_string(w.flops) + "}";
   return w;
+}
+
+// A causal mask as cudnn-frontend builds it (GEN_INDEX of the rows and of the columns of the
+// score matrix S, a comparison, BINARY_SELECT of −inf where it fails): flash attention skips the
+// masked tiles, so the attention matmuls — the one producing S (Q·Kᵀ) and the one consuming it
+// (P·V), recognised by S's dims — do only the kept fraction of their work (about half for
+// s_q = s_kv). The comparison's direction and the alignment are not read: top-left, diagonal kept.
+void apply_causal_mask(std::vector<detail::OpWork>& work) {
+  const std::vector<std::int64_t>* scores = nullptr;
+  bool select = false, compare = false;
+  for (const detail::OpWork& w : work) {
+    if (w.pointwise_mode == CUDNN_POINTWISE_GEN_INDEX && w.x_dims.size() >= 2) scores = &w.x_dims;
+    if (w.pointwise_mode == CUDNN_POINTWISE_BINARY_SELECT) select = true;
+    if (w.pointwise_mode >= CUDNN_POINTWISE_CMP_GT && w.pointwise_mode <= CUDNN_POINTWISE_CMP_LE)
+      compare = true;
+  }
+  if (scores == nullptr || !select || !compare) return;
+  const std::int64_t sq = (*scores)[scores->size() - 2], skv = scores->back();
+  const std::int64_t all = detail::mul(sq, skv);
+  if (all <= 0) return;
+  const std::int64_t kept = detail::causal_kept(sq, skv);
+  for (detail::OpWork& w : work) {
+    if (!w.gemm || (w.c_dims != *scores && w.a_dims != *scores)) continue;
+    // flops · kept / all without overflow: kept ≤ all.
+    w.flops = static_cast<std::int64_t>(static_cast<long double>(w.flops) * kept / all);
+    const std::size_t at = w.json.rfind(",\"flops\":");
+    if (at != std::string::npos) {
+      w.json = w.json.substr(0, at) + ",\"causal\":true,\"flops\":" + std::to_string(w.flops) + "}";
+    }
+  }
 }
 
 // The dnn_graph record: the graph's operations with their FLOPs, its totals and its stream.
@@ -1097,6 +1141,8 @@ PT_EXPORT cudnnStatus_t cudnnBackendExecute(cudnnHandle_t handle,
       }
       if (op->type == CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR) {
         w = matmul_work(*op, tensors, op_bytes);
+        w.a_dims = tensors[0].dims;
+        w.c_dims = tensors[2].dims;
       } else if (detail::is_convolution(op->type)) {
         w = convolution_work(s, op_bytes);
       } else if (detail::is_sdpa(op->type)) {
@@ -1107,11 +1153,13 @@ PT_EXPORT cudnnStatus_t cudnnBackendExecute(cudnnHandle_t handle,
         norm_flops = detail::add(norm_flops, w.flops);
       } else {
         w = epilogue_work(*op, tensors, op_bytes, epilogue_bytes, epilogue_dtype);
+        w.x_dims = tensors.front().dims;
       }
-      total_flops = detail::add(total_flops, w.flops);
       work.push_back(std::move(w));
     }
   }
+  apply_causal_mask(work);
+  for (const detail::OpWork& w : work) total_flops = detail::add(total_flops, w.flops);
   detail::StreamRef ref;
   if (!detail::stream_or_fail(stream, false, api, &ref)) return CUDNN_STATUS_EXECUTION_FAILED;
   write_graph_record(work, graph_id, total_flops, total_bytes, api, start, ref);

@@ -372,6 +372,71 @@ TEST_F(EmulateLibrariesTest, CusparseSpmvAndSpmmAreRecordedWithNnzAndShapes) {
               spmv_us, spmm[0]);
 }
 
+// conjugateGradient/simpleCUBLAS-style cuBLAS level 1 and 2: values computed on the copied-in
+// data (checked by the program itself), one memory-bound kernel per call carrying its FLOPs and
+// bytes by hand (n = 4096 floats: dot 2n FLOPs over 2n·4 bytes, axpy 2n over 3n·4, ...), a
+// stream synchronization named after each reduction that returns its scalar to the host, none
+// for the one in device pointer mode, a TRSM as the GEMM of its FLOPs, and a misuse for a host
+// array.
+TEST_F(EmulateLibrariesTest, CublasLevel1And2AreComputedAndRecorded) {
+  if (!built("cublas_level12")) GTEST_SKIP() << "cublas_level12 not built";
+  const CliRun r = emulate("cublas_level12");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("cublas_level12: dot 8390656 nrm2 4.5552 amax 4096 gemv_n 5 7 9 gemv_t 6 "
+                       "15 ddot 16384 device_dot 3 bad CUBLAS_STATUS_EXECUTION_FAILED"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(summary_["warnings"].size(), 0u) << summary_["warnings"].dump();
+  EXPECT_TRUE(summary_["unsupported_calls"].empty()) << summary_["unsupported_calls"].dump();
+  const auto misuse = kept("misuse");
+  ASSERT_EQ(misuse.size(), 1u);
+  EXPECT_EQ(misuse[0]["api"], "cublasSscal_v2");
+
+  const std::int64_t n = 4096;
+  struct Expected {
+    const char* name;
+    std::int64_t flops, bytes;  // flops 0: a plain copy kernel (no work fields)
+  };
+  const Expected expected[] = {
+      {"cublas_dot_float32", 2 * n, 2 * n * 4},
+      {"cublas_axpy_float32", 2 * n, 3 * n * 4},
+      {"cublas_scal_float32", n, 2 * n * 4},
+      {"cublas_copy_float32", 0, 2 * n * 4},
+      {"cublas_nrm2_float32", 6, 12},
+      {"cublas_iamax_float32", n, n * 4},
+      {"cublas_gemv_float32", 12, (6 + 2 + 3) * 4},
+      {"cublas_gemv_float32", 12, (6 + 3 + 2) * 4},
+      {"cublas_dot_float64", 2 * n, 2 * n * 8},
+      {"cublas_dot_float32", 6, 24},
+  };
+  const auto kernels = kept("kernel");
+  ASSERT_EQ(kernels.size(), std::size(expected));
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    const json& k = kernels[i];
+    SCOPED_TRACE(k.dump());
+    EXPECT_EQ(k["name"], expected[i].name);
+    EXPECT_EQ(k["stream"], 1);
+    if (expected[i].flops > 0) {
+      EXPECT_EQ(k["flops"].get<std::int64_t>(), expected[i].flops);
+      EXPECT_EQ(k["bytes"].get<std::int64_t>(), expected[i].bytes);
+    } else {
+      EXPECT_FALSE(k.contains("flops"));
+      EXPECT_EQ(k["grid"][0], expected[i].bytes / 16 / 256);  // 16 bytes per thread
+    }
+  }
+  // The triangular solve: the GEMM of the same FLOPs (2·64·8·32 = 64²·8).
+  const auto gemms = kept("gemm");
+  ASSERT_EQ(gemms.size(), 1u);
+  EXPECT_EQ(gemms[0]["api"], "cublasStrsm_v2");
+  EXPECT_EQ(gemms[0]["m"], 64);
+  EXPECT_EQ(gemms[0]["n"], 8);
+  EXPECT_EQ(gemms[0]["k"], 32);
+  std::vector<std::string> waits;
+  for (const json& s : kept("stream_sync")) waits.push_back(s.value("api", "(plain)"));
+  EXPECT_EQ(waits, (std::vector<std::string>{"cublasSdot_v2", "cublasSnrm2_v2", "cublasIsamax_v2",
+                                             "(plain)", "cublasDdot_v2"}));
+}
+
 // The device model's time (µs) of a matmul of `flops` at `precision` moving `bytes`.
 double matmul_us(double flops, double bytes, device::Precision precision) {
   const device::GpuSpec gpu = *device::find_gpu("h100");
@@ -573,6 +638,53 @@ TEST_F(EmulateLibrariesTest, CudnnGraphAttentionAndConvolutionAreRecordedWithSha
       "predicted (H100 model): fused attention matmul %.2f us (with S written to memory "
       "it would be %.2f us), fused conv+bias+ReLU %.2f us\n",
       qk_us, unfused_us, conv_us[0]);
+}
+
+// Causal attention as cudnn-frontend builds it (GEN_INDEX of S's rows and columns, CMP_GE,
+// BINARY_SELECT of −inf): flash attention skips the masked tiles, so the two attention matmuls
+// do only the kept fraction of the work. By hand for s = 4096: the mask keeps
+// Σ_i min(i + 1, 4096) = 4096·4097/2 of the 4096² scores, a fraction 4097/8192, so each matmul
+// carries 2·16·4096²·64 · 4097/8192 = 17,184,063,488 FLOPs instead of 34,359,738,368. The same
+// graph without the mask (executed first) keeps the full count; the predicted matmul time halves
+// with the FLOPs (compute-bound at these shapes: 57.9 µs → 28.9 µs on the H100 model).
+TEST_F(EmulateLibrariesTest, CudnnGraphCausalMaskHalvesTheAttentionMatmuls) {
+  if (!built("cudnn_graph_causal")) GTEST_SKIP() << "cudnn_graph_causal not built";
+  const CliRun r = emulate("cudnn_graph_causal");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("cudnn_graph_causal: causal attention, 10 operations"), std::string::npos)
+      << r.out;
+  EXPECT_EQ(summary_["warnings"].size(), 0u) << summary_["warnings"].dump();
+  EXPECT_TRUE(summary_["unsupported_calls"].empty()) << summary_["unsupported_calls"].dump();
+  EXPECT_TRUE(kept("misuse").empty());
+
+  const std::int64_t heads = 16, s = 4096, d = 64;
+  const std::int64_t full = 2 * heads * s * s * d;  // 34,359,738,368
+  const std::int64_t causal = full / (2 * s) * (s + 1);
+  ASSERT_EQ(causal, 17'184'063'488);
+  const auto gemms = kept("gemm");
+  ASSERT_EQ(gemms.size(), 4u);
+  for (std::size_t i = 0; i < gemms.size(); ++i) {
+    SCOPED_TRACE(gemms[i].dump());
+    EXPECT_EQ(gemms[i]["flops"].get<std::int64_t>(), i < 2 ? full : causal);
+    EXPECT_EQ(gemms[i]["batch"], heads);
+  }
+  const auto graphs = kept("dnn_graph");
+  ASSERT_EQ(graphs.size(), 2u);
+  ASSERT_EQ(graphs[1]["ops"].size(), 10u);
+  EXPECT_EQ(graphs[1]["ops"][0]["causal"], true);
+  EXPECT_EQ(graphs[1]["ops"][9]["causal"], true);
+  EXPECT_FALSE(graphs[0]["ops"][0].contains("causal"));
+  // Total: the matmuls plus one FLOP per output element of each pointwise/reduction pass.
+  const std::int64_t scores = heads * s * s;
+  EXPECT_EQ(graphs[0]["flops"].get<std::int64_t>(), 2 * full + 4 * scores);
+  EXPECT_EQ(graphs[1]["flops"].get<std::int64_t>(), 2 * causal + 8 * scores);
+
+  const std::vector<double> qk = predicted_us("gemm_bfloat16_m4096_n4096_k64_b16");
+  ASSERT_EQ(qk.size(), 2u);
+  EXPECT_GT(qk[1], 0.45 * qk[0]);
+  EXPECT_LT(qk[1], 0.55 * qk[0]);
+  std::printf("predicted (H100 model): attention Q*K^T matmul %.2f us full, %.2f us causal\n",
+              qk[0], qk[1]);
 }
 
 // The training-side backend nodes: LayerNorm forward/backward and RMSNorm forward are one

@@ -301,6 +301,36 @@ TEST_F(EmulateProgramsTest, ExplicitGraphIsPredictedLikeTheCapturedOne) {
   EXPECT_EQ(unsupported[0]["api"], "cudaGraphAddNode(conditional node)");
 }
 
+// graphMemoryNodes-style program: explicit alloc/free nodes (and the generic cudaGraphAddNode
+// forms) are allocated and counted when added, their parameters read back; the graph is
+// uploaded and launched 3 times; a capture with cudaMallocAsync/cudaFreeAsync is launched twice.
+// Nothing is unsupported; the kernels replay at every launch.
+TEST_F(EmulateProgramsTest, GraphMemoryNodesAreAllocatedAndTheGraphsRun) {
+  if (!fs::exists(programs_ / "graph_memory_nodes")) GTEST_SKIP() << "program not built";
+  const fs::path out = dir_ / "out";
+  const CliRun r = emulate({"--keep-traces", "--out", out.string()},
+                           {(programs_ / "graph_memory_nodes").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("graph_memory_nodes: used 1048576 reserved 1048576 params_match 1 "
+                       "generic_dptr 1 captured_launches 2"),
+            std::string::npos)
+      << r.out;
+  const nlohmann::json summary = nlohmann::json::parse(slurp(out / "summary.json"));
+  EXPECT_EQ(summary["warnings"].size(), 0u) << summary["warnings"].dump();
+  EXPECT_TRUE(summary["unsupported_calls"].empty()) << summary["unsupported_calls"].dump();
+  EXPECT_TRUE(kept(out, "misuse").empty());
+  std::vector<std::pair<std::string, std::int64_t>> mallocs;
+  for (const auto& m : kept(out, "malloc")) mallocs.emplace_back(m["api"], m["bytes"]);
+  EXPECT_EQ(mallocs, (std::vector<std::pair<std::string, std::int64_t>>{
+                         {"cudaGraphAddMemAllocNode", 1 << 20},
+                         {"cudaGraphAddMemAllocNode", 4096},  // the generic form
+                         {"cudaMallocAsync", 1 << 20}}));
+  EXPECT_EQ(kept(out, "graph_launch").size(), 5u);
+  const auto launched = kept(out, "kernel");
+  ASSERT_EQ(launched.size(), 5u);
+  for (const auto& k : launched) EXPECT_TRUE(k.contains("graph")) << k.dump();
+}
+
 // cuDNN convolutions are predicted as their implicit GEMMs at the device model's roofline
 // (TF32 for the fp32 layer, FP16 for the grouped one), 4 per step; cuRAND kernels and NVTX ranges
 // (the launcher sets NVTX_INJECTION64_PATH) pass through the pipeline without warnings, the

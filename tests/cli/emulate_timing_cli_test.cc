@@ -4,6 +4,7 @@
 // Skips when the emulation (CUDA headers, nvcc) was not built.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -152,6 +153,57 @@ TEST_F(EmulateTimingTest, NcclBenchmarkPrintsTheModelledBusBandwidth) {
   EXPECT_NEAR(table.at(8).first, 8 * (5.0 + 1.0) + 0.5, 1.0);  // host-bound
 }
 
+// nccl_host_timer.cu times as nccl-tests does: std::chrono around 20 grouped all-reduces on 8
+// devices and a cudaStreamQuery polling loop (testStreamSynchronize). Single pass it prints this
+// machine's host time (absurd bandwidths: the collectives take no time here). With --two-pass the
+// polls are paced to the prediction, so the printed 256 MB time is the collective model's
+// (1,006 µs, busbw ≈ 467 GB/s) plus what this machine's sleeps overshoot, less any stall of this
+// machine between the warm-up's return and the timer's start (real time): bounded loosely.
+TEST_F(EmulateTimingTest, NcclHostTimedBenchmarkPrintsTheModelledBandwidthUnderTwoPass) {
+  if (!fs::exists(programs_ / "nccl_host_timer")) GTEST_SKIP() << "program not built";
+  const auto table_of = [](const std::string& out) {
+    std::map<double, std::pair<double, double>> table;  // size → (time_us, busbw)
+    const std::regex line(R"(size (\d+) time_us ([0-9.]+) algbw [0-9.]+ busbw ([0-9.]+))");
+    for (std::sregex_iterator it(out.begin(), out.end(), line), end; it != end; ++it)
+      table[std::stod((*it)[1])] = {std::stod((*it)[2]), std::stod((*it)[3])};
+    return table;
+  };
+  const auto emulate_nccl = [&](const fs::path& out, bool two_pass) {
+    std::vector<std::string> args = {
+        "emulate", "--interposer", interposer_.string(), "--quiet", "--gpus", "8", "--host-time",
+        "model",   "--out",        out.string()};
+    if (two_pass) args.push_back("--two-pass");
+    args.push_back("--");
+    args.push_back((programs_ / "nccl_host_timer").string());
+    return run(args);
+  };
+  emulate::CollectiveQuery q;
+  q.kind = emulate::Collective::kAllReduce;
+  q.bytes = 256.0 * 1024 * 1024;
+  q.ranks = 8;
+  const emulate::CollectiveTiming model =
+      emulate::model_collective(q, emulate::fabric_of(*device::find_gpu("h100")));
+
+  const CliRun single = emulate_nccl(dir_ / "single", false);
+  ASSERT_EQ(single.exit_code, 0) << single.err << single.out;
+  const auto host = table_of(single.out);
+  ASSERT_EQ(host.size(), 3u) << single.out;
+  EXPECT_LT(host.at(q.bytes).first, 0.5 * model.seconds * 1e6) << "host time only";
+
+  const CliRun r = emulate_nccl(dir_ / "two", true);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const auto table = table_of(r.out);
+  ASSERT_EQ(table.size(), 3u) << r.out;
+  const auto [us, busbw] = table.at(q.bytes);
+  EXPECT_GE(us, 0.5 * model.seconds * 1e6);     // single pass: a few µs
+  EXPECT_LE(us, model.seconds * 1e6 + 5000.0);  // sleep overshoot on a loaded machine
+  EXPECT_GE(busbw, 0.2 * model.bus_bw_gb_s);
+  std::printf(
+      "nccl_host_timer 256 MB under --two-pass: %.1f us, busbw %.1f GB/s printed by the "
+      "program (model %.1f us, %.1f GB/s); single pass %.1f us\n",
+      us, busbw, model.seconds * 1e6, model.bus_bw_gb_s, host.at(q.bytes).first);
+}
+
 // event_polling.cu spins on cudaEventQuery after each launch of a 250 µs kernel. Single pass:
 // every query answers "ready" at once (0 polls). Second pass: "not ready" while the modelled host
 // clock — at the record call's return (host_ns), never moving back, 2 µs per poll — is before
@@ -214,6 +266,102 @@ TEST_F(EmulateTimingTest, TwoPassEventQueryPollsUntilThePredictedCompletion) {
     EXPECT_EQ(polls.at(k), expected) << k;
     clock += expected * 2000;
   }
+}
+
+// host_timer.cu times 4 launches of a 250 µs kernel and the wait with std::chrono, as
+// nccl-tests' *_perf do: the wait polls cudaStreamQuery (nccl-tests' testStreamSynchronize),
+// calls cudaStreamSynchronize or cudaDeviceSynchronize. Single pass: every wait returns at once,
+// so the printed times are this machine's host time (µs). Pass 1 records a query that answered
+// "ready" as a stream synchronization (the program went on as if the stream were done), so the
+// host waits there in the prediction; pass 2 paces each wait in real time to the modelled
+// return, so the program's own clock measures the prediction. By hand (host model, 1 µs gaps):
+// from the previous wait's return, the first launch is called 1 µs later, its kernel starts
+// 4 µs (launch latency) after the call, the four kernels run back to back and a wait returns
+// 2 µs after its work ends: each wait returns 1 + 4 + 1000 + 2 = 1007 µs after the previous one.
+// The printed times are real time, so they are only bounded: at least the prediction less the real
+// host time between the previous wait and the timer's start (a few µs), and at most the prediction
+// plus sleep overshoot.
+TEST_F(EmulateTimingTest, TwoPassPacesHostTimedWaitsToThePrediction) {
+  if (!fs::exists(programs_ / "host_timer")) GTEST_SKIP() << "program not built";
+  std::ofstream(dir_ / "spin.csv") << "name,duration_us\nspin,250\n";
+  struct Line {
+    double us = 0;
+    long long polls = 0;
+  };
+  const auto printed = [](const std::string& out) {
+    std::map<std::pair<std::string, int>, Line> lines;
+    const std::regex line(R"((query|stream|device) iteration (\d+) host_us ([0-9.]+) polls (\d+))");
+    for (std::sregex_iterator it(out.begin(), out.end(), line), end; it != end; ++it) {
+      lines[{(*it)[1], std::stoi((*it)[2])}] = {std::stod((*it)[3]), std::stoll((*it)[4])};
+    }
+    return lines;
+  };
+  const auto emulate_timer = [&](const fs::path& out, bool two_pass) {
+    std::vector<std::string> args = {"emulate",     "--interposer",   interposer_.string(),
+                                     "--quiet",     "--kernel-table", (dir_ / "spin.csv").string(),
+                                     "--host-time", "model",          "--out",
+                                     out.string()};
+    if (two_pass) args.push_back("--two-pass");
+    args.push_back("--");
+    args.push_back((programs_ / "host_timer").string());
+    return run(args);
+  };
+  const CliRun single = emulate_timer(dir_ / "single", false);
+  ASSERT_EQ(single.exit_code, 0) << single.err << single.out;
+  const auto host = printed(single.out);
+  ASSERT_EQ(host.size(), 9u) << single.out;
+  for (const auto& [key, line] : host) {
+    EXPECT_LT(line.us, 500.0) << key.first << key.second;  // host time only
+    EXPECT_EQ(line.polls, 0) << key.first << key.second;
+  }
+
+  const fs::path out = dir_ / "two";
+  const CliRun r = emulate_timer(out, true);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const auto paced = printed(r.out);
+  ASSERT_EQ(paced.size(), 9u) << r.out;
+  // Real time either way: a stall of this machine between a paced return and the next timer
+  // start shortens that iteration's print, an oversleep lengthens it. So the median is checked.
+  std::vector<double> printed_us;
+  for (const auto& [key, line] : paced) {
+    SCOPED_TRACE(key.first + " iteration " + std::to_string(key.second));
+    printed_us.push_back(line.us);
+    EXPECT_LE(line.us, 1007.0 + 100'000.0);  // sleep overshoot on a loaded machine
+  }
+  std::sort(printed_us.begin(), printed_us.end());
+  EXPECT_GE(printed_us[printed_us.size() / 2], 900.0);
+  EXPECT_GE(
+      paced.at({"query", 0}).polls + paced.at({"query", 1}).polls + paced.at({"query", 2}).polls,
+      1);
+  std::printf(
+      "host_timer under --two-pass (predicted 1007 us per wait): query %.1f %.1f %.1f, "
+      "stream %.1f %.1f %.1f, device %.1f %.1f %.1f us\n",
+      paced.at({"query", 0}).us, paced.at({"query", 1}).us, paced.at({"query", 2}).us,
+      paced.at({"stream", 0}).us, paced.at({"stream", 1}).us, paced.at({"stream", 2}).us,
+      paced.at({"device", 0}).us, paced.at({"device", 1}).us, paced.at({"device", 2}).us);
+
+  // The modelled returns pass 2 paced to: 6 stream waits (3 queries, then 3 synchronizes, in
+  // order) and 3 device waits, each 1007 µs after the previous wait (by hand, above).
+  std::ifstream syncs(out / "predicted_events" / "syncs-rank-0.tsv");
+  ASSERT_TRUE(syncs.good());
+  std::vector<std::int64_t> returns;
+  std::vector<std::int64_t> streams;
+  std::string text;
+  while (std::getline(syncs, text)) {
+    if (text.empty() || text[0] == '#') continue;
+    std::istringstream fields(text);
+    std::int64_t device = -1, stream = 0, occurrence = -1, return_ns = 0;
+    fields >> device >> stream >> occurrence >> return_ns;
+    EXPECT_EQ(device, 0) << text;
+    const auto k = static_cast<std::int64_t>(streams.size());
+    EXPECT_EQ(occurrence, k < 6 ? k : k - 6) << text;
+    streams.push_back(stream);
+    returns.push_back(return_ns);
+  }
+  ASSERT_EQ(returns.size(), 9u);
+  for (int k = 0; k < 6; ++k) EXPECT_EQ(streams[k], streams[0]) << k;
+  for (int k = 6; k < 9; ++k) EXPECT_EQ(streams[k], -1) << k;
+  for (int k = 1; k < 9; ++k) EXPECT_EQ(returns[k] - returns[k - 1], 1'007'000) << k;
 }
 
 TEST_F(EmulateTimingTest, TwoPassNeedsAProgram) {

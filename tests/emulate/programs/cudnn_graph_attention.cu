@@ -14,53 +14,7 @@
 
 #include "cudnn_graph_util.h"
 
-namespace {
-
 using namespace cudnn_graph_util;
-
-Desc matmul(Desc a, Desc b, Desc c) {
-  Desc mm = make(CUDNN_BACKEND_MATMUL_DESCRIPTOR);
-  const cudnnDataType_t compute = CUDNN_DATA_FLOAT;
-  set(mm, CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &compute);
-  DNN_CHECK(cudnnBackendFinalize(mm));
-  Desc op = make(CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR);
-  set_desc(op, CUDNN_ATTR_OPERATION_MATMUL_ADESC, a);
-  set_desc(op, CUDNN_ATTR_OPERATION_MATMUL_BDESC, b);
-  set_desc(op, CUDNN_ATTR_OPERATION_MATMUL_CDESC, c);
-  set_desc(op, CUDNN_ATTR_OPERATION_MATMUL_DESC, mm);
-  return op;  // finalized by the caller (the shape check is the point of one test)
-}
-
-Desc pointwise(cudnnPointwiseMode_t mode, Desc x, Desc b, Desc y) {
-  Desc pw = make(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
-  const cudnnDataType_t precision = CUDNN_DATA_FLOAT;
-  set(pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode);
-  set(pw, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &precision);
-  DNN_CHECK(cudnnBackendFinalize(pw));
-  Desc op = make(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
-  set_desc(op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, pw);
-  set_desc(op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, x);
-  if (b != nullptr) set_desc(op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, b);
-  set_desc(op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, y);
-  DNN_CHECK(cudnnBackendFinalize(op));
-  return op;
-}
-
-Desc reduction(cudnnReduceTensorOp_t mode, Desc x, Desc y) {
-  Desc red = make(CUDNN_BACKEND_REDUCTION_DESCRIPTOR);
-  const cudnnDataType_t compute = CUDNN_DATA_FLOAT;
-  set(red, CUDNN_ATTR_REDUCTION_OPERATOR, CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, 1, &mode);
-  set(red, CUDNN_ATTR_REDUCTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &compute);
-  DNN_CHECK(cudnnBackendFinalize(red));
-  Desc op = make(CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR);
-  set_desc(op, CUDNN_ATTR_OPERATION_REDUCTION_XDESC, x);
-  set_desc(op, CUDNN_ATTR_OPERATION_REDUCTION_YDESC, y);
-  set_desc(op, CUDNN_ATTR_OPERATION_REDUCTION_DESC, red);
-  DNN_CHECK(cudnnBackendFinalize(op));
-  return op;
-}
-
-}  // namespace
 
 int main() {
   cudnnHandle_t handle;
