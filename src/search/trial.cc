@@ -290,8 +290,13 @@ void set_bounds(const frontier::PlanningProblem& problem, double p_blocking_w,
 EnergyBound::EnergyBound(const TrialResult& bounds) : bounds_(bounds) {
   argmin_s_ = bounds.bound_time_s;
   const std::vector<BoundLine>& lines = bounds.bound_lines;
-  // A maximum of lines is convex; its least value from bound_time_s on lies there or where two
-  // lines cross.
+  // A maximum of lines is convex; its least value from bound_time_s on lies there, where two
+  // lines cross, or (when every line falls) nowhere: it falls for ever, least at the far end.
+  if (!lines.empty() &&
+      std::all_of(lines.begin(), lines.end(), [](const BoundLine& l) { return l.slope_w < 0.0; })) {
+    argmin_s_ = std::numeric_limits<double>::infinity();
+    return;
+  }
   double least = at(argmin_s_);
   for (std::size_t i = 0; i < lines.size(); ++i) {
     for (std::size_t j = i + 1; j < lines.size(); ++j) {
