@@ -258,7 +258,10 @@ void set_bounds(const frontier::PlanningProblem& problem, double p_blocking_w,
     return BoundLine{t, e, s};
   };
   std::vector<BoundLine> lines = {tangent(time_s)};
-  if (end_s > time_s) lines.push_back(tangent(end_s));
+  // From end_s on every chain is flat, so the right derivative there is the blocking power alone.
+  // Set it directly: end_s − offset − fastest can round just below the last segment's end, and
+  // that segment's falling slope would leave every line falling.
+  if (end_s > time_s) lines.push_back({end_s, bound(end_s).first, p_blocking_w * gpus * replicas});
   while (lines.size() < 32) {
     double worst_gap = 1e-6;
     std::size_t worst = 0;
