@@ -302,7 +302,7 @@ inline Quirks quirks_of(Shape s) {
       q.overlapping_schedules = true;
       break;
     case Shape::kMissingStepAnnotation:
-      q.missing_step = 2;
+      q.missing_step = 1;
       q.first_step_number = 5;
       break;
     case Shape::kStepsFromArbitraryStart:
