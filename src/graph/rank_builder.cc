@@ -396,7 +396,7 @@ std::int32_t RankBuilder::normalize_thread_steps(std::vector<std::int32_t>& step
     if (!kept.empty()) {
       const std::int64_t overlap =
           std::min(group_end, end_of(s)) - std::max(group_begin, begin_of(s));
-      if (overlap > 0 && 2 * overlap > std::min(dur_of(s), dur_of(kept.back()))) {
+      if (overlap > 0 && overlap > std::min(dur_of(s), dur_of(kept.back())) / 2) {
         if (dur_of(s) > dur_of(kept.back())) kept.back() = s;
         group_end = std::max(group_end, end_of(s));
         ++merged;
@@ -424,8 +424,8 @@ std::int32_t RankBuilder::normalize_thread_steps(std::vector<std::int32_t>& step
   if (kept.size() >= 3) {
     const std::int64_t median = median_dur();
     const std::size_t before = kept.size();
-    if (2 * dur_of(kept.back()) < median) kept.pop_back();
-    if (2 * dur_of(kept.front()) < median) kept.erase(kept.begin());
+    if (dur_of(kept.back()) < median / 2) kept.pop_back();
+    if (dur_of(kept.front()) < median / 2) kept.erase(kept.begin());
     if (kept.size() < before) {
       add_warning(graph_.warnings, "ProfilerStep span cut by the trace window, not counted",
                   fmt::format("{}: {} edge span(s) shorter than half the median step {} ns",
@@ -455,7 +455,12 @@ std::int32_t RankBuilder::normalize_thread_steps(std::vector<std::int32_t>& step
       const std::int64_t skipped = numbers[k] - numbers[k - 1] - 1;
       const std::int64_t gap = begin_of(kept[k]) - end_of(kept[k - 1]);
       // Each missing step took at least half a median step between its neighbours.
-      if (skipped > 0 && skipped <= 1'000'000 && 2 * gap >= skipped * median) missing += skipped;
+      // (in double: skipped × median can pass 2^63 on a malformed trace)
+      if (skipped > 0 && skipped <= 1'000'000 &&
+          2.0 * static_cast<double>(gap) >=
+              static_cast<double>(skipped) * static_cast<double>(median)) {
+        missing += skipped;
+      }
     }
     missing = std::min<std::int64_t>(missing, 1'000'000);
     if (missing > 0) {
