@@ -108,7 +108,10 @@ struct RankInfo {
   std::vector<std::int32_t> streams;         // processor indices of its GPU streams
   std::vector<std::int32_t> threads;         // processor indices of its host threads
   std::vector<std::int32_t> profiler_steps;  // ParentSpan indices of ProfilerStep#N, in time order
-  std::int64_t default_launch_lag_ns = 0;    // median launch→start delay of launch-bound tasks
+  // Steps the spans stand for when not one per span (threads or processes of one file stepping
+  // together, steps whose span is missing); 0: one per span.
+  std::int32_t step_count = 0;
+  std::int64_t default_launch_lag_ns = 0;  // median launch→start delay of launch-bound tasks
 };
 
 /// Counts of what the builder found and decided (for reports and tests).

@@ -9,9 +9,11 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <map>
 #include <unordered_map>
 
 namespace powertrain::graph::detail {
@@ -349,6 +351,126 @@ void RankBuilder::create_tasks() {
     graph_.parents.push_back(span);
     ++graph_.stats.parent_spans;
   }
+  normalize_profiler_steps();
+}
+
+// One step window per training step, as the user means it. Profilers write a step twice (again
+// inside a torch.compile region, or two profilers' schedules over the same steps), leave one
+// step's span out, or stop in the middle of the last step; the spans left out of the list stay
+// parent spans.
+// Per host thread: several processes in one file (or threads) run their steps at the same time,
+// so a rank's step count is its threads' largest.
+void RankBuilder::normalize_profiler_steps() {
+  RankInfo& info = graph_.ranks[rank_index_];
+  std::map<std::int32_t, std::vector<std::int32_t>> by_thread;
+  for (std::int32_t s : info.profiler_steps) by_thread[graph_.parents[s].processor].push_back(s);
+  std::vector<std::int32_t> all;
+  std::int32_t count = 0;
+  for (auto& [thread, steps] : by_thread) {
+    count = std::max(count, normalize_thread_steps(steps));
+    all.insert(all.end(), steps.begin(), steps.end());
+  }
+  std::stable_sort(all.begin(), all.end(), [&](std::int32_t a, std::int32_t b) {
+    return graph_.parents[a].input_start_ns < graph_.parents[b].input_start_ns;
+  });
+  info.step_count =
+      all.size() == info.profiler_steps.size() && count == static_cast<std::int32_t>(all.size())
+          ? 0
+          : count;
+  info.profiler_steps = std::move(all);
+}
+
+std::int32_t RankBuilder::normalize_thread_steps(std::vector<std::int32_t>& steps) {
+  if (steps.size() < 2) return static_cast<std::int32_t>(steps.size());
+  const auto begin_of = [&](std::int32_t i) { return graph_.parents[i].input_start_ns; };
+  const auto dur_of = [&](std::int32_t i) { return graph_.parents[i].input_duration_ns; };
+  const auto end_of = [&](std::int32_t i) { return begin_of(i) + dur_of(i); };
+  std::stable_sort(steps.begin(), steps.end(),
+                   [&](std::int32_t a, std::int32_t b) { return begin_of(a) < begin_of(b); });
+
+  // Spans sharing most of their time are one step (adjacent steps share at most a rounding
+  // error): the longest stands for it.
+  std::vector<std::int32_t> kept;
+  std::int64_t group_begin = 0, group_end = 0, merged = 0;
+  for (std::int32_t s : steps) {
+    if (!kept.empty()) {
+      const std::int64_t overlap =
+          std::min(group_end, end_of(s)) - std::max(group_begin, begin_of(s));
+      if (overlap > 0 && overlap > std::min(dur_of(s), dur_of(kept.back())) / 2) {
+        if (dur_of(s) > dur_of(kept.back())) kept.back() = s;
+        group_end = std::max(group_end, end_of(s));
+        ++merged;
+        continue;
+      }
+    }
+    kept.push_back(s);
+    group_begin = begin_of(s);
+    group_end = end_of(s);
+  }
+  if (merged > 0) {
+    add_warning(graph_.warnings, "ProfilerStep spans over the same step counted once",
+                fmt::format("{}: {} span(s) nested in or overlapping another step's", trace_.source,
+                            merged));
+  }
+
+  // A step at either end shorter than half the median step is one the profiler's window cut
+  // (started or stopped mid-step): a part of a step, not a step.
+  auto median_dur = [&] {
+    std::vector<std::int64_t> d;
+    for (std::int32_t s : kept) d.push_back(dur_of(s));
+    std::nth_element(d.begin(), d.begin() + static_cast<std::ptrdiff_t>(d.size() / 2), d.end());
+    return d[d.size() / 2];
+  };
+  if (kept.size() >= 3) {
+    const std::int64_t median = median_dur();
+    const std::size_t before = kept.size();
+    if (dur_of(kept.back()) < median / 2) kept.pop_back();
+    if (dur_of(kept.front()) < median / 2) kept.erase(kept.begin());
+    if (kept.size() < before) {
+      add_warning(graph_.warnings, "ProfilerStep span cut by the trace window, not counted",
+                  fmt::format("{}: {} edge span(s) shorter than half the median step {} ns",
+                              trace_.source, before - kept.size(), median));
+    }
+  }
+
+  // Numbers that skip with the skipped steps' time between the spans: steps whose span is
+  // missing. Only when every number reads and they rise with time.
+  std::int64_t missing = 0;
+  if (kept.size() >= 2) {
+    const std::int64_t median = median_dur();
+    std::vector<std::int64_t> numbers;
+    for (std::int32_t s : kept) {
+      const std::uint32_t index = graph_.parents[s].name;
+      if (index >= trace_.names.size()) break;
+      const std::string_view name = trace_.names[index];
+      constexpr std::string_view kPrefix = "ProfilerStep#";
+      std::int64_t n = -1;
+      const char* last = name.data() + name.size();
+      const auto [ptr, ec] = std::from_chars(name.data() + kPrefix.size(), last, n);
+      if (ec != std::errc() || ptr != last || n < 0) break;
+      if (!numbers.empty() && n <= numbers.back()) break;
+      numbers.push_back(n);
+    }
+    for (std::size_t k = 1; numbers.size() == kept.size() && k < kept.size(); ++k) {
+      const std::int64_t skipped = numbers[k] - numbers[k - 1] - 1;
+      const std::int64_t gap = begin_of(kept[k]) - end_of(kept[k - 1]);
+      // Each missing step took at least half a median step between its neighbours.
+      // (in double: skipped × median can pass 2^63 on a malformed trace)
+      if (skipped > 0 && skipped <= 1'000'000 &&
+          2.0 * static_cast<double>(gap) >=
+              static_cast<double>(skipped) * static_cast<double>(median)) {
+        missing += skipped;
+      }
+    }
+    missing = std::min<std::int64_t>(missing, 1'000'000);
+    if (missing > 0) {
+      add_warning(graph_.warnings, "ProfilerStep numbers skip: steps without a span counted",
+                  fmt::format("{}: {} step(s) between spans #{} and #{}", trace_.source, missing,
+                              numbers.front(), numbers.back()));
+    }
+  }
+  steps = std::move(kept);
+  return static_cast<std::int32_t>(steps.size() + static_cast<std::size_t>(missing));
 }
 
 void RankBuilder::add_edge(std::int32_t src, std::int32_t dst, EdgeKind kind) {

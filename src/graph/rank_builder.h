@@ -134,6 +134,8 @@ class RankBuilder {
   void place_unattached_sync_records();
   void find_leaves();
   void create_tasks();
+  void normalize_profiler_steps();
+  std::int32_t normalize_thread_steps(std::vector<std::int32_t>& steps);
   void add_edge(std::int32_t src, std::int32_t dst, EdgeKind kind);
   std::int32_t find_launch(std::int64_t correlation) const;
   void link_launches();

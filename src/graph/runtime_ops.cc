@@ -45,7 +45,7 @@ CallClass classify_call(std::string_view name) {
       name == "cudaMemcpyToSymbol" || name == "cudaMemcpyFromSymbol" || name == "cuMemcpyDtoH_v2" ||
       name == "cuMemcpyHtoD_v2" || name == "cuMemcpyDtoH" || name == "cuMemcpyHtoD" ||
       name == "hipMemcpy" || name == "hipMemcpy2D" || name == "hipMemcpyDtoH" ||
-      name == "hipMemcpyHtoD") {
+      name == "hipMemcpyHtoD" || name == "hipMemcpyWithStream") {
     return CallClass::kSyncCopy;
   }
   // Async copies block too when the host memory is pageable (a D2H loss.item()); decided per

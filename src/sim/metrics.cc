@@ -124,7 +124,10 @@ std::vector<TimeWindow> step_windows(const graph::ExecutionGraph& graph,
       ++steps;
     }
     if (steps > 0) {
-      window.steps = steps;
+      // The spans' own count unless they stand for another (all of them ran: a whole replay).
+      window.steps = rank.step_count > 0 && steps == static_cast<int>(rank.profiler_steps.size())
+                         ? rank.step_count
+                         : steps;
       window.profiler_steps = true;
     } else {
       for (std::int32_t v = rank.first_task; v < rank.end_task; ++v) {

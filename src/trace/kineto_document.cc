@@ -92,6 +92,20 @@ class DocumentWalk {
     return core::Error{
         fmt::format("{}: invalid JSON: {}", state_.trace.source, simdjson::error_message(error))};
   }
+  // A last window that does not parse: most often the writer stopped mid-event (the profiler
+  // died or a copy was cut); say where the readable events end and where the file does.
+  core::Error truncation_error(const char* from, error_code error) const {
+    if (error == simdjson::UNCLOSED_STRING || error == simdjson::INCOMPLETE_ARRAY_OR_OBJECT) {
+      return core::Error{fmt::format(
+          "{}: invalid JSON, truncated: the document ends at byte {} inside an event that starts "
+          "after byte {} "
+          "(the profiler or a copy stopped mid-write): {}",
+          state_.trace.source, end_ - data_, from - data_, simdjson::error_message(error))};
+    }
+    return core::Error{fmt::format("{}: invalid JSON between byte {} and its end at byte {}: {}",
+                                   state_.trace.source, from - data_, end_ - data_,
+                                   simdjson::error_message(error))};
+  }
   core::Error error_at(const char* where, std::string_view what) const {
     return core::Error{
         fmt::format("{}: invalid JSON at byte {}: {}", state_.trace.source, where - data_, what)};
@@ -219,7 +233,7 @@ core::Status DocumentWalk::prologue(char* first, char** events_open) {
       }
     }
     if (whole) {
-      if (failed) return iterated ? json_error(doc, error) : stage1_error(error);
+      if (failed) return iterated ? json_error(doc, error) : truncation_error(first, error);
       apply(fields);
       return core::Ok{};  // an object without traceEvents
     }
@@ -269,7 +283,7 @@ core::Status DocumentWalk::events(char* open, const char** after) {
     }
     const bool progress = outcome.committed > 0;
     if (!progress) {
-      if (close == end_) return iterated ? json_error(doc, error) : stage1_error(error);
+      if (close == end_) return iterated ? json_error(doc, error) : truncation_error(open, error);
       size *= 2;  // one element larger than the window (or a real error further on)
       continue;
     }

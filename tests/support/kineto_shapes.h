@@ -44,6 +44,16 @@ enum class Shape {
   kTwoDevicesOneProcess,         // one process launching kernels on two devices
   kDeepPythonStack,              // a python_function chain thousands deep around the steps
   kFullNcclMetadata,             // NCCL args on kernels, graph node ids, pg_config, nccl_version
+  kNestedProfilerSteps,          // ProfilerStep#N again inside a compiled region inside itself
+  kOverlappingProfilerSchedules,  // a second profiler's ProfilerStep series, shifted, renumbered
+  kMissingStepAnnotation,         // one step's ProfilerStep span not written
+  kStepsFromArbitraryStart,       // ProfilerStep#1037, #1038, ...
+  kLastStepCut,                   // the profiler stopped 40 % into one more step
+  kSyncCallsWithoutRecords,       // stream/event/device syncs, no cuda_sync records (older PyTorch)
+  kSyncMemcpyMidStep,             // a synchronous cudaMemcpy DtoH between forward and backward
+  kRocmModuleLaunches,            // hipModuleLaunchKernel, hipExtLaunchKernel, hipMemcpyWithStream
+  kHugeStreamIds,                 // stream ids above 2^31, the same ids on two devices
+  kPytorch24,                     // cudaLaunchKernelExC, Triton via cuLaunchKernel(Ex), M/C/i rows
 };
 
 inline const char* shape_name(Shape s) {
@@ -98,13 +108,33 @@ inline const char* shape_name(Shape s) {
       return "deep_python_stack";
     case Shape::kFullNcclMetadata:
       return "full_nccl_metadata";
+    case Shape::kNestedProfilerSteps:
+      return "nested_profiler_steps";
+    case Shape::kOverlappingProfilerSchedules:
+      return "overlapping_profiler_schedules";
+    case Shape::kMissingStepAnnotation:
+      return "missing_step_annotation";
+    case Shape::kStepsFromArbitraryStart:
+      return "steps_from_arbitrary_start";
+    case Shape::kLastStepCut:
+      return "last_step_cut";
+    case Shape::kSyncCallsWithoutRecords:
+      return "sync_calls_without_records";
+    case Shape::kSyncMemcpyMidStep:
+      return "sync_memcpy_mid_step";
+    case Shape::kRocmModuleLaunches:
+      return "rocm_module_launches";
+    case Shape::kHugeStreamIds:
+      return "huge_stream_ids";
+    case Shape::kPytorch24:
+      return "pytorch_2_4";
   }
   return "?";
 }
 
 inline std::vector<Shape> all_shapes() {
   std::vector<Shape> shapes;
-  for (int s = 0; s <= static_cast<int>(Shape::kFullNcclMetadata); ++s) {
+  for (int s = 0; s <= static_cast<int>(Shape::kPytorch24); ++s) {
     shapes.push_back(static_cast<Shape>(s));
   }
   return shapes;
@@ -143,6 +173,17 @@ struct Quirks {
   bool second_device = false;  // every other kernel on device 1 of the same process
   int python_depth = 0;        // python_function chain around all steps
   bool full_nccl = false;      // kernel NCCL args, graph node ids, pg_config in distributedInfo
+  // ProfilerStep windows.
+  int first_step_number = 0;           // ProfilerStep#N numbering starts here
+  int missing_step = -1;               // this step's ProfilerStep span is not written
+  bool nested_step_spans = false;      // ProfilerStep#N again inside a compiled region inside it
+  bool overlapping_schedules = false;  // a second profiler's series from step 1, 3 µs later
+  bool cut_last_step = false;          // one more step, its span cut 40 % in (profiler stopped)
+  bool event_sync = false;             // cudaEventSynchronize on the bucket's event (host_syncs)
+  bool sync_memcpy = false;            // a blocking cudaMemcpy DtoH between forward and backward
+  bool rocm_variants = false;    // hipModuleLaunchKernel, hipExtLaunchKernel, hipMemcpyWithStream
+  bool huge_stream_ids = false;  // stream ids written + 2^32 (CUPTI/ROCm ids are not small)
+  bool pytorch24 = false;        // cudaLaunchKernelExC, Triton via cuLaunchKernel(Ex), M/C/i rows
 };
 
 inline Quirks quirks_of(Shape s) {
@@ -254,6 +295,54 @@ inline Quirks quirks_of(Shape s) {
       q.ranks = 2;
       q.world_size = 2;
       break;
+    case Shape::kNestedProfilerSteps:
+      q.nested_step_spans = true;
+      break;
+    case Shape::kOverlappingProfilerSchedules:
+      q.overlapping_schedules = true;
+      break;
+    case Shape::kMissingStepAnnotation:
+      q.missing_step = 1;
+      q.first_step_number = 5;
+      break;
+    case Shape::kStepsFromArbitraryStart:
+      q.first_step_number = 1037;
+      q.ranks = 2;
+      q.world_size = 2;
+      break;
+    case Shape::kLastStepCut:
+      q.cut_last_step = true;
+      q.ranks = 2;
+      q.world_size = 2;
+      break;
+    case Shape::kSyncCallsWithoutRecords:
+      q.host_syncs = true;
+      q.event_sync = true;
+      q.sync_records = false;
+      q.write_event_records = true;
+      break;
+    case Shape::kSyncMemcpyMidStep:
+      q.sync_memcpy = true;
+      q.flows = false;
+      break;
+    case Shape::kRocmModuleLaunches:
+      q.rocm = true;
+      q.rocm_variants = true;
+      q.sync_memcpy = true;
+      q.host_syncs = true;
+      q.event_sync = true;
+      break;
+    case Shape::kHugeStreamIds:
+      q.huge_stream_ids = true;
+      q.second_device = true;
+      q.host_syncs = true;
+      break;
+    case Shape::kPytorch24:
+      q.pytorch24 = true;
+      q.gpu_annotations = true;
+      q.string_ids = true;
+      q.cuda_graphs = true;
+      break;
   }
   return q;
 }
@@ -263,8 +352,8 @@ struct GeneratedTraces {
   std::vector<std::string> names;
   bool gzip = false;
   int steps = 0;
-  // Ground truth per file: ProfilerStep spans' first start to last end over their count (the
-  // metric's definition; a file with several processes counts all their spans).
+  // Ground truth per file: first step start to last step end over the steps run (processes in
+  // one file run theirs at the same time: each step counts once).
   std::vector<std::int64_t> step_time_ns;
 };
 
@@ -320,6 +409,7 @@ struct RankModel {
   std::int64_t correlation = 0;
   std::int64_t window_start = 0, window_end = 0;
   std::vector<std::pair<std::int64_t, std::int64_t>> steps;
+  std::pair<std::int64_t, std::int64_t> cut_step{0, 0};  // a step the window cut (not in steps)
 
   std::int64_t free(std::int64_t stream) {
     auto it = stream_free.find(stream);
@@ -374,11 +464,18 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
   using detail::RankModel;
   const std::int64_t base_ns = 1'711'964'646'000'000'000;
   const std::int64_t compute = 7, comm = 13, side = 20;
-  const std::string launch = q.rocm              ? "hipLaunchKernel"
+  const std::string launch = q.rocm_variants     ? "hipModuleLaunchKernel"
+                             : q.rocm            ? "hipLaunchKernel"
                              : q.driver_launches ? "cuLaunchKernel"
+                             : q.pytorch24       ? "cudaLaunchKernelExC"
                                                  : "cudaLaunchKernel";
-  const std::string ext_launch = q.rocm ? "hipExtModuleLaunchKernel" : "cudaLaunchKernel";
+  const std::string ext_launch = q.rocm_variants ? "hipExtLaunchKernel"
+                                 : q.rocm        ? "hipExtModuleLaunchKernel"
+                                 : q.pytorch24   ? "cuLaunchKernelEx"
+                                                 : "cudaLaunchKernel";
   const std::string copy_async = q.rocm ? "hipMemcpyAsync" : "cudaMemcpyAsync";
+  // Synchronous copies (they return once the data has landed).
+  const std::string copy_sync = q.rocm_variants ? "hipMemcpyWithStream" : "cudaMemcpy";
   const std::string set_async = q.rocm ? "hipMemsetAsync" : "cudaMemsetAsync";
   const std::string record = q.rocm ? "hipEventRecord" : "cudaEventRecord";
   const std::string wait = q.rocm ? "hipStreamWaitEvent" : "cudaStreamWaitEvent";
@@ -387,6 +484,12 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
       q.rocm ? "ncclDevKernel_Generic(ncclDevComm*, unsigned long, ncclWork*)"
              : "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)";
 
+  // A stream's id as written (streams of device 1 are keyed 1000 + id in the model): ids above
+  // 2^31 with huge_stream_ids, the same ids on both devices.
+  auto stream_out = [&](std::int64_t stream) -> std::int64_t {
+    if (stream < 0) return stream;
+    return q.huge_stream_ids ? 2'147'483'648 + (stream % 1000) * 4096 : stream % 1000;
+  };
   std::vector<RankModel> ranks(static_cast<std::size_t>(q.ranks));
   for (int r = 0; r < q.ranks; ++r) {
     RankModel& m = ranks[r];
@@ -457,7 +560,7 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
   auto record_event = [&](RankModel& m, std::int64_t stream, std::int64_t event) {
     auto [start, corr] = m.call(record, 3 * kUs, event);
     (void)start;
-    m.host.back().args = fmt::format("\"stream\": {}", stream);
+    m.host.back().args = fmt::format("\"stream\": {}", stream_out(stream));
     if (!q.write_event_records) m.host.back().cat = nullptr;  // not written
     m.event_time[event] = m.free(stream);
   };
@@ -473,8 +576,12 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
     // One process driving two GPUs: every other forward kernel runs on device 1.
     const std::int64_t on =
         q.second_device && name == "linear" && i % 2 == 1 ? 1000 + stream : stream;
-    m.enqueue("kernel", fmt::format("kernel_{}_{}", name, i % 5), on, start,
-              kernel_us(m.rank, i) * kUs, corr);
+    // Triton kernels (torch.compile) are launched through the driver API.
+    const bool triton = how.rfind("cuLaunch", 0) == 0 && q.pytorch24;
+    m.enqueue("kernel",
+              triton ? fmt::format("triton_poi_fused_{}_{}", name, i % 5)
+                     : fmt::format("kernel_{}_{}", name, i % 5),
+              on, start, kernel_us(m.rank, i) * kUs, corr);
     m.host_ns += 2 * kUs;
     m.host.push_back({"cpu_op", "aten::" + name, m.process, 1, op_start, m.host_ns - op_start});
     m.host_ns += 2 * kUs;
@@ -543,15 +650,22 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
     });
   }
 
-  for (int s = 0; s < steps; ++s) {
+  // With a cut last step the model runs one more step; its span is cut when written.
+  for (int s = 0; s < steps + (q.cut_last_step ? 1 : 0); ++s) {
     each([&](int, RankModel& m) {
       m.steps.emplace_back(m.host_ns, 0);
       m.step_gpu_begin.push_back(m.gpu.size());
+      // Room for the compiled region and the inner span between the step's start and its work.
+      if (q.nested_step_spans) m.host_ns += 4 * kUs;
     });
     each([&](int, RankModel& m) {
       copy(m, "gpu_memcpy", copy_async, "Memcpy HtoD (Pageable -> Device)", compute, 25 * kUs,
            false, false);
       for (int i = 0; i < 6; ++i) op(m, "linear", i, compute, i == 3 ? ext_launch : launch);
+      if (q.sync_memcpy) {  // a host-side metric read back synchronously mid-step
+        copy(m, "gpu_memcpy", copy_sync, "Memcpy DtoH (Device -> Pageable)", compute, 9 * kUs,
+             false, true);
+      }
       copy(m, "gpu_memset", set_async, "Memset (Device)", compute, 8 * kUs, q.copies_without_launch,
            false);
       copy(m, "gpu_memcpy", copy_async, "Memcpy DtoD (Device -> Device)", compute, 15 * kUs,
@@ -589,6 +703,17 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
       }
       for (int i = 4; i < 8; ++i) op(m, "linear_backward", i, compute, launch);
       record_event(m, comm, event_id + 2);
+      if (q.event_sync) {  // the host waits for the all-reduce (e.g. a gradient-norm check)
+        const auto [start, corr] =
+            m.call(q.rocm ? "hipEventSynchronize" : "cudaEventSynchronize", 3 * kUs, event_id + 2);
+        (void)corr;
+        const std::int64_t end = std::max(start + 3 * kUs, m.event_time[event_id + 2] + 2 * kUs);
+        m.host.back().dur = end - start;
+        m.host_ns = end + kUs;
+        if (q.sync_records) {
+          m.syncs.push_back({"Event Sync", -1, start + kUs, end - start - 2 * kUs, corr});
+        }
+      }
       wait_event(m, compute, event_id + 2);
       for (int i = 0; i < 4; ++i) op(m, "adam_step", i, compute, launch);
       copy(m, "gpu_memcpy", copy_async, "Memcpy DtoH (Device -> Pageable)", compute, 6 * kUs, false,
@@ -608,10 +733,21 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
     });
     event_id += 3;
   }
+  // The profiler stopped 40 % into the extra step: its span ends there (its ground truth is not a
+  // step); nothing that starts later is written.
+  each([&](int, RankModel& m) {
+    if (!q.cut_last_step) return;
+    const auto [start, end] = m.steps.back();
+    m.steps.pop_back();
+    m.step_gpu_begin.pop_back();
+    m.cut_step = {start, start + (end - start) * 2 / 5};
+  });
   // The next step's launches: their GPU work ends after the window closes.
   each([&](int, RankModel& m) {
     for (int i = 0; i < 3; ++i) op(m, "linear", i, compute, launch);
-    m.window_end = q.window_cut ? m.host_ns : std::max(m.host_ns, m.free(compute)) + 10 * kUs;
+    m.window_end = q.window_cut      ? m.host_ns
+                   : q.cut_last_step ? m.cut_step.second
+                                     : std::max(m.host_ns, m.free(compute)) + 10 * kUs;
   });
 
   GeneratedTraces out;
@@ -642,7 +778,8 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
       first_start = std::min(first_start, ranks[f * per_file + p].steps.front().first);
       last_end = std::max(last_end, ranks[f * per_file + p].steps.back().second);
     }
-    out.step_time_ns.push_back((last_end - first_start) / (steps * per_file));
+    // Processes in one file run their steps at the same time: a step of the file is a step of each.
+    out.step_time_ns.push_back((last_end - first_start) / steps);
     std::string doc =
         "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [{\"id\": 0, \"name\": "
         "\"Tesla V100-SXM2-32GB\", \"totalGlobalMem\": 34089730048, \"numSms\": 80}";
@@ -696,13 +833,38 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
     const char* flow_cat = q.old_names ? "async" : "ac2g";
     for (int p = 0; p < per_file; ++p) {
       RankModel& m = ranks[f * per_file + p];
-      auto in_window = [&](std::int64_t start) { return !q.window_cut || (start < m.window_end); };
-      std::vector<HostEvent> host = m.host;
-      for (std::size_t i = 0; i < m.steps.size(); ++i) {
-        host.push_back({"user_annotation", fmt::format("ProfilerStep#{}", i), m.process, 1,
-                        m.steps[i].first, m.steps[i].second - m.steps[i].first});
+      const bool cut = q.window_cut || q.cut_last_step;
+      auto in_window = [&](std::int64_t start) { return !cut || (start < m.window_end); };
+      std::vector<HostEvent> host;
+      for (const HostEvent& h : m.host) {
+        // A stopped profiler writes no host event still open at the stop.
+        if (!q.cut_last_step || h.start + h.dur <= m.window_end) host.push_back(h);
       }
+      auto step_span = [&](const char* cat, std::int64_t number, std::int64_t start,
+                           std::int64_t end) {
+        host.push_back(
+            {cat, fmt::format("ProfilerStep#{}", number), m.process, 1, start, end - start});
+      };
+      for (std::size_t i = 0; i < m.steps.size(); ++i) {
+        const auto [start, end] = m.steps[i];
+        const std::int64_t number = q.first_step_number + static_cast<std::int64_t>(i);
+        if (static_cast<int>(i) == q.missing_step) continue;
+        step_span("user_annotation", number, start, end);
+        if (q.nested_step_spans) {  // torch.compile'd loop: the step again inside its region
+          host.push_back({"cpu_op", "Torch-Compiled Region: 0/0", m.process, 1, start + kUs,
+                          end - start - 2 * kUs});
+          step_span("user_annotation", number, start + 2 * kUs, end - 2 * kUs);
+        }
+        // A second profiler started at step 1: its own numbering, its step() 3 µs later.
+        if (q.overlapping_schedules && i >= 1)
+          step_span("user_annotation", static_cast<std::int64_t>(i) - 1, start + 3 * kUs,
+                    end + 3 * kUs);
+      }
+      if (q.cut_last_step)
+        step_span("user_annotation", q.first_step_number + steps, m.cut_step.first,
+                  m.cut_step.second);
       int invalid_every = 0;
+      int interleave = 0;
       // A deep Python stack around every step (frames end with the last step: the next ops follow).
       for (int k = 0; k < q.python_depth; ++k) {
         const std::int64_t lead = q.python_depth - k;
@@ -738,6 +900,31 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
         if (!h.args.empty()) args.push_back(h.args);
         for (std::size_t a = 0; a < args.size(); ++a) doc += (a ? ", " : "") + args[a];
         doc += "}}";
+        // PyTorch 2.4+: metadata, counters and instants between the events.
+        if (q.pytorch24 && ++interleave % 7 == 0) {
+          sep();
+          fmt::format_to(std::back_inserter(doc),
+                         "{{\"name\": \"thread_name\", \"ph\": \"M\", \"ts\": {}, \"pid\": {}, "
+                         "\"tid\": {}, \"args\": {{\"name\": \"thread {}\"}}}}",
+                         (h.start - base_ns) / 1000, pid_text(m), tid_text(m), interleave);
+          sep();
+          doc += "{\"ph\": \"C\", \"name\": \"Memory\", \"pid\": ";
+          doc += pid_text(m);
+          doc += ", \"ts\": ";
+          ts(doc, h.start);
+          fmt::format_to(std::back_inserter(doc), ", \"args\": {{\"Total Reserved\": {}}}}}",
+                         1'000'000 + interleave);
+          sep();
+          doc +=
+              "{\"ph\": \"i\", \"s\": \"t\", \"cat\": \"cpu_instant_event\", \"name\": "
+              "\"[memory]\", \"pid\": ";
+          doc += pid_text(m);
+          doc += ", \"tid\": ";
+          doc += tid_text(m);
+          doc += ", \"ts\": ";
+          ts(doc, h.start);
+          doc += ", \"args\": {\"Addr\": 139, \"Bytes\": 512, \"Device Type\": 1}}";
+        }
         if (h.correlation >= 0 && q.flows && h.cat == std::string("cuda_runtime") &&
             h.write_correlation) {
           sep();
@@ -762,7 +949,7 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
         fmt::format_to(std::back_inserter(doc),
                        "{{\"ph\": \"X\", \"cat\": \"cuda_sync\", \"name\": \"{}\", \"pid\": {}, "
                        "\"tid\": {}, \"ts\": ",
-                       r.kind, m.device, r.stream);
+                       r.kind, m.device, stream_out(r.stream));
         ts(doc, r.start);
         doc += ", \"dur\": ";
         dur(doc, r.dur);
@@ -770,7 +957,7 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
             std::back_inserter(doc),
             ", \"args\": {{\"External id\": {}, \"cuda_sync_kind\": \"{}\", \"stream\": {}, "
             "\"correlation\": {}, \"device\": {}, \"context\": 1}}}}",
-            r.correlation, r.kind, r.stream, r.correlation, m.device);
+            r.correlation, r.kind, stream_out(r.stream), r.correlation, m.device);
       }
       if (q.gpu_annotations) {  // a span per step over the step's work on the compute stream
         for (std::size_t k = 0; k < m.step_gpu_begin.size(); ++k) {
@@ -787,7 +974,7 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
           fmt::format_to(std::back_inserter(doc),
                          "{{\"ph\": \"X\", \"cat\": \"gpu_user_annotation\", \"name\": "
                          "\"ProfilerStep#{}\", \"pid\": {}, \"tid\": {}, \"ts\": ",
-                         k, m.device, compute);
+                         k, m.device, stream_out(compute));
           ts(doc, first);
           doc += ", \"dur\": ";
           dur(doc, last - first);
@@ -799,7 +986,7 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
         sep();
         std::int64_t corr = g.linked ? g.correlation : g.correlation + 50'000'000;
         if (q.renumber_gpu_correlations) corr += 70'000'000;
-        const std::int64_t stream = g.stream % 1000;
+        const std::int64_t stream = stream_out(g.stream);
         fmt::format_to(std::back_inserter(doc),
                        "{{\"ph\": \"X\", \"cat\": \"{}\", \"name\": \"{}\", \"pid\": {}, \"tid\": "
                        "{}, \"ts\": ",

@@ -505,6 +505,25 @@ TEST(KinetoReader, ErrorsNameTheFileAndSayWhatIsWrong) {
             std::string::npos);  // not UTF-8
 }
 
+// A profiler that died mid-write leaves a document cut inside an event: one line naming the
+// file, that it is truncated and the byte where it ends (never a shorter trace replayed).
+TEST(KinetoReader, FileCutInsideAnEventNamesWhereItEnds) {
+  const std::string whole =
+      "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, "
+      "\"tid\": 7, \"ts\": 10, \"dur\": 5}, {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": "
+      "\"a_long_kernel_name\", \"pid\": 0, \"tid\": 7, \"ts\": 20, \"dur\": 5}]}";
+  const std::string cut = whole.substr(0, whole.find("long_kernel"));
+  auto t = parse_kineto_bytes(cut, "died.json", 0);
+  ASSERT_FALSE(t.ok());
+  const std::string& message = t.error().message;
+  EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  EXPECT_EQ(message.rfind("died.json: invalid JSON, truncated: the document ends at byte " +
+                              std::to_string(cut.size()),
+                          0),
+            0u)
+      << message;
+}
+
 // The windowed walk must give exactly what a whole-document walk gives, wherever it cuts.
 TEST(KinetoReader, WindowSizeDoesNotChangeTheResult) {
   SyntheticTraceSpec spec;
