@@ -108,7 +108,9 @@ TEST_F(ReplayLibraryTest, SummaryEchoesTheRequest) {
   options.gpu = gpu_;
   auto run = replay({path("rank0.json")}, options);
   ASSERT_TRUE(run);
-  report::ReplayRequest request{.command = "replay", .traces = {path("rank0.json")}};
+  report::ReplayRequest request;
+  request.command = "replay";
+  request.traces = {path("rank0.json")};
   const auto doc = nlohmann::json::parse(report::replay_summary_json(*run, request));
   EXPECT_EQ(doc["traces"][0], path("rank0.json"));
   EXPECT_EQ(doc["ranks"].size(), run->graph.ranks.size());
