@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <vector>
 
@@ -57,6 +58,8 @@ TEST(CmaesMargin, PlainCmaEsStallsOnTheBinaryKnobsAndMarginFindsTheOptimum) {
     EXPECT_LT(sigma_plain, 1e-4) << "seed " << seed;
     // Margin: both binaries flip to 1 and the continuous part still converges.
     EXPECT_LT(with_margin, 1e-8) << "seed " << seed;
+    std::printf("[ margin  ] seed %d: best f plain %.3g (final sigma %.2g), with margin %.3g\n",
+                static_cast<int>(seed), plain, sigma_plain, with_margin);
   }
 }
 
@@ -78,6 +81,8 @@ TEST(CmaesMargin, KeepsTheMarginalFlipProbabilityOfEachDiscreteCoordinate) {
     }
     es.tell(values);
   }
+  std::printf("[ margin  ] samples on the other side of 2400: binary %d, 3-level %d\n",
+              flips[0], flips[1]);
   // α = 1/(n·λ) = 1/24: about 100 of 2400 samples expected on the other side.
   EXPECT_GE(flips[0], 40);
   EXPECT_GE(flips[1], 40);
