@@ -64,8 +64,9 @@ void CmaEs::apply_margin() {
     const int levels = levels_[static_cast<std::size_t>(i)];
     if (levels < 2) continue;
     const double m = mean_(i);
-    // Index of the value m decodes to (clamped like decode_unit_point).
-    const int j = std::clamp(static_cast<int>(std::floor(m * levels)), 0, levels - 1);
+    if (!std::isfinite(m)) continue;
+    // Index of the value m decodes to (clamped like decode_unit_point, in double: no overflow).
+    const int j = static_cast<int>(std::clamp(std::floor(m * levels), 0.0, levels - 1.0));
     const double scale = sigma_ * a_(i) * std::sqrt(std::max(c_(i, i), 1e-300));
     if (!(scale > 0.0) || !std::isfinite(scale)) continue;
     if (j == 0 || j == levels - 1) {
@@ -97,7 +98,10 @@ void CmaEs::apply_margin() {
     up = std::clamp(up, 1e-10, 0.5 - 1e-10);
     const double q_low = normal_quantile(1.0 - low), q_up = normal_quantile(1.0 - up);
     // Solve m - σA√C·q_low = lo_t and m + σA√C·q_up = up_t for A and m (σ, C fixed).
-    a_(i) = (up_t - lo_t) / ((q_low + q_up) * sigma_ * std::sqrt(std::max(c_(i, i), 1e-300)));
+    const double a =
+        (up_t - lo_t) / ((q_low + q_up) * sigma_ * std::sqrt(std::max(c_(i, i), 1e-300)));
+    if (!std::isfinite(a)) continue;  // σ underflowed: nothing left to correct
+    a_(i) = a;
     mean_(i) = (lo_t * q_up + up_t * q_low) / (q_low + q_up);
   }
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "search/cmaes.h"
+#include "search/space.h"
 
 namespace powertrain::search {
 namespace {
@@ -81,13 +82,25 @@ TEST(CmaesMargin, KeepsTheMarginalFlipProbabilityOfEachDiscreteCoordinate) {
     }
     es.tell(values);
   }
-  std::printf("[ margin  ] samples on the other side of 2400: binary %d, 3-level %d\n",
-              flips[0], flips[1]);
+  std::printf("[ margin  ] samples on the other side of 2400: binary %d, 3-level %d\n", flips[0],
+              flips[1]);
   // α = 1/(n·λ) = 1/24: about 100 of 2400 samples expected on the other side.
   EXPECT_GE(flips[0], 40);
   EXPECT_GE(flips[1], 40);
   EXPECT_LE(flips[0], 300);
   EXPECT_LE(flips[1], 300);
+}
+
+TEST(CmaesMargin, IsTheDefaultAndTheSpecKeyIsChecked) {
+  auto spec = parse_search_spec("{}", "s.json");
+  ASSERT_TRUE(spec) << spec.error().message;
+  EXPECT_TRUE(spec->cmaes_margin);
+  auto off = parse_search_spec(R"({"cmaes_margin": false})", "s.json");
+  ASSERT_TRUE(off) << off.error().message;
+  EXPECT_FALSE(off->cmaes_margin);
+  auto bad = parse_search_spec(R"({"cmaes_margin": 1})", "s.json");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("cmaes_margin"), std::string::npos) << bad.error().message;
 }
 
 }  // namespace
