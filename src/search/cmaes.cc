@@ -28,6 +28,82 @@ CmaEs::CmaEs(std::vector<double> mean, double sigma, int lambda, std::uint64_t s
   ps_ = Eigen::VectorXd::Zero(n_);
   c_ = b_ = inv_sqrt_c_ = Eigen::MatrixXd::Identity(n_, n_);
   d_ = Eigen::VectorXd::Ones(n_);
+  a_ = Eigen::VectorXd::Ones(n_);
+}
+
+void CmaEs::set_margin(std::vector<int> levels, double alpha) {
+  levels.resize(static_cast<std::size_t>(n_), 0);
+  levels_ = std::move(levels);
+  alpha_ = alpha > 0.0 ? alpha : 1.0 / (static_cast<double>(n_) * lambda_);
+  alpha_ = std::min(alpha_, 0.25);
+}
+
+namespace {
+
+double normal_cdf(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); }
+
+// Φ⁻¹(p) for p in (0, 1): bisection on erfc, ample for a handful of calls per generation.
+double normal_quantile(double p) {
+  double lo = -40.0, hi = 40.0;
+  for (int i = 0; i < 200 && hi - lo > 1e-14; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (normal_cdf(mid) < p ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
+}  // namespace
+
+// The margin correction of CMA-ES with Margin (Hamano et al. 2022, and the cmaes library's
+// CMAwM): for each discrete coordinate, with the marginal N(m_i, (σ A_i)² C_ii), take the
+// thresholds around m_i. At an end value (one neighbour) move m_i towards the threshold until
+// the tail beyond it is α; in between, reset m_i and A_i so each side's tail is at least α/2.
+void CmaEs::apply_margin() {
+  if (levels_.empty()) return;
+  for (int i = 0; i < n_; ++i) {
+    const int levels = levels_[static_cast<std::size_t>(i)];
+    if (levels < 2) continue;
+    const double m = mean_(i);
+    if (!std::isfinite(m)) continue;
+    // Index of the value m decodes to (clamped like decode_unit_point, in double: no overflow).
+    const int j = static_cast<int>(std::clamp(std::floor(m * levels), 0.0, levels - 1.0));
+    const double scale = sigma_ * a_(i) * std::sqrt(std::max(c_(i, i), 1e-300));
+    if (!(scale > 0.0) || !std::isfinite(scale)) continue;
+    if (j == 0 || j == levels - 1) {
+      // One neighbour: the threshold between this end value and the next.
+      const double t = (j == 0 ? 1.0 : static_cast<double>(levels - 1)) / levels;
+      const double tail = j == 0 ? 1.0 - normal_cdf((t - m) / scale) : normal_cdf((t - m) / scale);
+      if (tail >= alpha_) continue;
+      const double dist = scale * normal_quantile(1.0 - alpha_);
+      mean_(i) = j == 0 ? t - dist : t + dist;
+      continue;
+    }
+    const double lo_t = static_cast<double>(j) / levels, up_t = static_cast<double>(j + 1) / levels;
+    double low = normal_cdf((lo_t - m) / scale);
+    double up = 1.0 - normal_cdf((up_t - m) / scale);
+    const double mid = 1.0 - low - up;
+    const double half = alpha_ / 2.0;
+    low = std::max(low, half);
+    up = std::max(up, half);
+    // Take the excess back from the parts above the floor, in proportion (as CMAwM does).
+    const double excess = 1.0 - low - up - mid;
+    const double denom = low + mid + up - 3.0 * half;
+    if (denom > 0.0) {
+      const double nl = low + excess * (low - half) / denom;
+      const double nu = up + excess * (up - half) / denom;
+      low = nl;
+      up = nu;
+    }
+    low = std::clamp(low, 1e-10, 0.5 - 1e-10);
+    up = std::clamp(up, 1e-10, 0.5 - 1e-10);
+    const double q_low = normal_quantile(1.0 - low), q_up = normal_quantile(1.0 - up);
+    // Solve m - σA√C·q_low = lo_t and m + σA√C·q_up = up_t for A and m (σ, C fixed).
+    const double a =
+        (up_t - lo_t) / ((q_low + q_up) * sigma_ * std::sqrt(std::max(c_(i, i), 1e-300)));
+    if (!std::isfinite(a)) continue;  // σ underflowed: nothing left to correct
+    a_(i) = a;
+    mean_(i) = (lo_t * q_up + up_t * q_low) / (q_low + q_up);
+  }
 }
 
 // Box–Muller on the raw 64-bit engine: the same numbers with every standard library.
@@ -45,6 +121,8 @@ std::vector<std::vector<double>> CmaEs::ask() {
     for (int i = 0; i < n_; ++i) z(i) = normal();
     Eigen::VectorXd x = mean_ + sigma_ * (b_ * d_.cwiseProduct(z));
     last_.push_back(x);
+    // The margin's A widens the discrete coordinates of what is evaluated, not of x itself.
+    if (!levels_.empty()) x = mean_ + a_.cwiseProduct(x - mean_);
     out.emplace_back(x.data(), x.data() + n_);
   }
   return out;
@@ -83,6 +161,7 @@ void CmaEs::tell(const std::vector<double>& fitness) {
   d_ = eig.eigenvalues().cwiseMax(1e-300).cwiseSqrt();
   b_ = eig.eigenvectors();
   inv_sqrt_c_ = b_ * d_.cwiseInverse().asDiagonal() * b_.transpose();
+  apply_margin();
 }
 
 double cmaes_minimize(const std::function<double(const std::vector<double>&)>& f,

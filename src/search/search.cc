@@ -423,6 +423,11 @@ SearchResult run_search(const SearchSpec& spec, const SearchOptions& options) {
         for (double& m : mean) m = unit();
       CmaEs es(mean, 0.3, spec.cmaes_population > 0 ? spec.cmaes_population : kCmaesPopulation,
                spec.seed + static_cast<std::uint64_t>(restart));
+      if (spec.cmaes_margin) {
+        std::vector<int> levels;
+        for (const auto& v : spec.values) levels.push_back(static_cast<int>(v.size()));
+        es.set_margin(std::move(levels));
+      }
       int stale = 0;
       while (!driver.done() && stale < 8 && es.sigma() > 1e-3) {
         const auto xs = es.ask();

@@ -236,6 +236,9 @@ core::Result<SearchSpec> parse_search_spec(std::string_view text, const std::str
       if (!n) return n.error();
       if (*n < 2) return field_error(source, key, "must be at least 2");
       spec.cmaes_population = *n;
+    } else if (key == "cmaes_margin") {
+      if (!value.is_boolean()) return field_error(source, key, "must be true or false");
+      spec.cmaes_margin = value.get<bool>();
     } else if (key == "pruning") {
       if (!value.is_boolean()) return field_error(source, key, "must be true or false");
       spec.pruning = value.get<bool>();
@@ -254,7 +257,7 @@ core::Result<SearchSpec> parse_search_spec(std::string_view text, const std::str
       return field_error(source, key,
                          "is unknown (known: model, gpu, num_gpus, global_batch, seq_len, "
                          "precision, knobs, objective, algorithm, seed, max_trials, pruning, "
-                         "early_stop, tau_steps, cmaes_population, emulation)");
+                         "early_stop, tau_steps, cmaes_population, cmaes_margin, emulation)");
     }
   }
   if (spec.grid_size() > 10'000'000)

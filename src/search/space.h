@@ -67,6 +67,7 @@ struct SearchSpec {
   int early_stop_patience = 20;  // `patience` consecutive valid trials (0 = never)
   int tau_steps = 10;            // τ = shortest instruction at the highest clock / tau_steps
   int cmaes_population = 0;      // 0 = 8 (CMA-ES λ; NSGA-II: 0 = 24)
+  bool cmaes_margin = true;      // CMA-ES with Margin on the (all discrete) knob coordinates
   EmulationSpec emulation;       // "emulation": {...}; unset: the model backend
 
   /// Grid size: product of the value counts.
