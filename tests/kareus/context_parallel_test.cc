@@ -57,8 +57,11 @@ TEST(ContextParallel, SplitsTheSequenceAndGathersKeysAndValues) {
   EXPECT_DOUBLE_EQ(ag->work.link_bytes, 0.5 * gathered);
   EXPECT_DOUBLE_EQ(ag->work.memory_bytes, 1.5 * gathered);
   // It runs right before attention; backward reduce-scatters dK, dV after attention's backward.
-  for (std::size_t i = 0; i + 1 < f2.size(); ++i)
-    if (f2[i].name == "attn_cp_kv_all_gather") EXPECT_EQ(f2[i + 1].name, "attention");
+  for (std::size_t i = 0; i + 1 < f2.size(); ++i) {
+    if (f2[i].name == "attn_cp_kv_all_gather") {
+      EXPECT_EQ(f2[i + 1].name, "attention");
+    }
+  }
   const auto& b2 = cp2.stages[1].backward;
   bool seen = false;
   for (std::size_t i = 0; i + 1 < b2.size(); ++i)
