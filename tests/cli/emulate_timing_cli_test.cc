@@ -47,6 +47,19 @@ class EmulateTimingTest : public testing_cli::EmulationCliTest {
     return run(all);
   }
 
+  // PROGRAM under the host model with a 250 µs "spin" kernel, in one pass or with --two-pass.
+  CliRun emulate_spin(const std::string& program, const fs::path& out, bool two_pass) {
+    std::ofstream(dir_ / "spin.csv") << "name,duration_us\nspin,250\n";
+    std::vector<std::string> args = {"emulate",     "--interposer",   interposer_.string(),
+                                     "--quiet",     "--kernel-table", (dir_ / "spin.csv").string(),
+                                     "--host-time", "model",          "--out",
+                                     out.string()};
+    if (two_pass) args.push_back("--two-pass");
+    args.push_back("--");
+    args.push_back((programs_ / program).string());
+    return run(args);
+  }
+
   // The program's printed "iteration I elapsed_us X", by iteration.
   static std::map<int, double> printed(const std::string& out) {
     std::map<int, double> values;
@@ -195,7 +208,7 @@ TEST_F(EmulateTimingTest, NcclHostTimedBenchmarkPrintsTheModelledBandwidthUnderT
   const auto table = table_of(r.out);
   ASSERT_EQ(table.size(), 3u) << r.out;
   const auto [us, busbw] = table.at(q.bytes);
-  EXPECT_GE(us, 0.5 * model.seconds * 1e6);     // single pass: a few µs
+  EXPECT_GE(us, 0.5 * model.seconds * 1e6);  // single pass: a few µs
   // Sleep overshoot on a loaded machine can reach tens of ms, so only a loose upper bound.
   EXPECT_LE(us, model.seconds * 1e6 + 100'000.0);
   EXPECT_LE(busbw, 2.0 * model.bus_bw_gb_s);
@@ -214,7 +227,6 @@ TEST_F(EmulateTimingTest, NcclHostTimedBenchmarkPrintsTheModelledBandwidthUnderT
 // cudaEventSynchronize the clock is past the event: 0 polls.
 TEST_F(EmulateTimingTest, TwoPassEventQueryPollsUntilThePredictedCompletion) {
   if (!fs::exists(programs_ / "event_polling")) GTEST_SKIP() << "program not built";
-  std::ofstream(dir_ / "spin.csv") << "name,duration_us\nspin,250\n";
   const auto polls_of = [](const std::string& out) {
     std::map<int, long long> polls;
     const std::regex line(R"(iteration (\d+) polls (\d+))");
@@ -223,14 +235,7 @@ TEST_F(EmulateTimingTest, TwoPassEventQueryPollsUntilThePredictedCompletion) {
     return polls;
   };
   const auto emulate_polling = [&](const fs::path& out, bool two_pass) {
-    std::vector<std::string> args = {"emulate",     "--interposer",   interposer_.string(),
-                                     "--quiet",     "--kernel-table", (dir_ / "spin.csv").string(),
-                                     "--host-time", "model",          "--out",
-                                     out.string()};
-    if (two_pass) args.push_back("--two-pass");
-    args.push_back("--");
-    args.push_back((programs_ / "event_polling").string());
-    return run(args);
+    return emulate_spin("event_polling", out, two_pass);
   };
   const CliRun single = emulate_polling(dir_ / "single", false);
   ASSERT_EQ(single.exit_code, 0) << single.err << single.out;
@@ -284,7 +289,6 @@ TEST_F(EmulateTimingTest, TwoPassEventQueryPollsUntilThePredictedCompletion) {
 // plus sleep overshoot.
 TEST_F(EmulateTimingTest, TwoPassPacesHostTimedWaitsToThePrediction) {
   if (!fs::exists(programs_ / "host_timer")) GTEST_SKIP() << "program not built";
-  std::ofstream(dir_ / "spin.csv") << "name,duration_us\nspin,250\n";
   struct Line {
     double us = 0;
     long long polls = 0;
@@ -298,14 +302,7 @@ TEST_F(EmulateTimingTest, TwoPassPacesHostTimedWaitsToThePrediction) {
     return lines;
   };
   const auto emulate_timer = [&](const fs::path& out, bool two_pass) {
-    std::vector<std::string> args = {"emulate",     "--interposer",   interposer_.string(),
-                                     "--quiet",     "--kernel-table", (dir_ / "spin.csv").string(),
-                                     "--host-time", "model",          "--out",
-                                     out.string()};
-    if (two_pass) args.push_back("--two-pass");
-    args.push_back("--");
-    args.push_back((programs_ / "host_timer").string());
-    return run(args);
+    return emulate_spin("host_timer", out, two_pass);
   };
   const CliRun single = emulate_timer(dir_ / "single", false);
   ASSERT_EQ(single.exit_code, 0) << single.err << single.out;
