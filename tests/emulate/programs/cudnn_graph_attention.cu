@@ -17,11 +17,8 @@
 using namespace cudnn_graph_util;
 
 int main() {
-  cudnnHandle_t handle;
-  DNN_CHECK(cudnnCreate(&handle));
   cudaStream_t stream;
-  EMU_CHECK(cudaStreamCreate(&stream));
-  DNN_CHECK(cudnnSetStream(handle, stream));
+  cudnnHandle_t handle = handle_on_new_stream(&stream);
 
   // ---- fused attention: batch 2, 8 heads, 1024 tokens, head dim 64 ----
   const int64_t b = 2, h = 8, s = 1024, d = 64;
@@ -73,18 +70,7 @@ int main() {
   Desc tb = tensor(23, CUDNN_DATA_HALF, {1, 128, 1, 1});
   Desc ty2 = tensor(24, CUDNN_DATA_FLOAT, {8, 128, 56, 56}, {}, true);
   Desc tz = tensor(25, CUDNN_DATA_HALF, {8, 128, 56, 56});
-  Desc conv = make(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
-  const int64_t spatial = 2, pad[2] = {1, 1}, stride[2] = {1, 1}, dilation[2] = {1, 1};
-  const cudnnDataType_t conv_compute = CUDNN_DATA_FLOAT;
-  const cudnnConvolutionMode_t conv_mode = CUDNN_CROSS_CORRELATION;
-  set(conv, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1, &spatial);
-  set(conv, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &conv_compute);
-  set(conv, CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &conv_mode);
-  set(conv, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, 2, pad);
-  set(conv, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, 2, pad);
-  set(conv, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, 2, stride);
-  set(conv, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, 2, dilation);
-  DNN_CHECK(cudnnBackendFinalize(conv));
+  Desc conv = convolution(1);
   Desc conv_op = make(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
   const float alpha = 1.0f, beta = 0.0f;
   set_desc(conv_op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, tx);

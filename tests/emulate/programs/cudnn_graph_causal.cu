@@ -15,50 +15,9 @@
 
 using namespace cudnn_graph_util;
 
-namespace {
-
-Desc gen_index(Desc x, Desc y, int64_t axis) {
-  Desc pw = make(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
-  const cudnnPointwiseMode_t mode = CUDNN_POINTWISE_GEN_INDEX;
-  const cudnnDataType_t precision = CUDNN_DATA_FLOAT;
-  set(pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode);
-  set(pw, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &precision);
-  set(pw, CUDNN_ATTR_POINTWISE_AXIS, CUDNN_TYPE_INT64, 1, &axis);
-  DNN_CHECK(cudnnBackendFinalize(pw));
-  Desc op = make(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
-  set_desc(op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, pw);
-  set_desc(op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, x);
-  set_desc(op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, y);
-  DNN_CHECK(cudnnBackendFinalize(op));
-  return op;
-}
-
-// y = mask ? x : b (cuDNN's BINARY_SELECT: X, B and the mask T).
-Desc select(Desc x, Desc b, Desc mask, Desc y) {
-  Desc pw = make(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
-  const cudnnPointwiseMode_t mode = CUDNN_POINTWISE_BINARY_SELECT;
-  const cudnnDataType_t precision = CUDNN_DATA_FLOAT;
-  set(pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode);
-  set(pw, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &precision);
-  DNN_CHECK(cudnnBackendFinalize(pw));
-  Desc op = make(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
-  set_desc(op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, pw);
-  set_desc(op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, x);
-  set_desc(op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, b);
-  set_desc(op, CUDNN_ATTR_OPERATION_POINTWISE_TDESC, mask);
-  set_desc(op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, y);
-  DNN_CHECK(cudnnBackendFinalize(op));
-  return op;
-}
-
-}  // namespace
-
 int main() {
-  cudnnHandle_t handle;
-  DNN_CHECK(cudnnCreate(&handle));
   cudaStream_t stream;
-  EMU_CHECK(cudaStreamCreate(&stream));
-  DNN_CHECK(cudnnSetStream(handle, stream));
+  cudnnHandle_t handle = handle_on_new_stream(&stream);
 
   const int64_t b = 2, h = 8, s = 4096, d = 64;
   const size_t qkv_bytes = sizeof(uint16_t) * b * h * s * d;
@@ -94,10 +53,11 @@ int main() {
       Desc col = virt(CUDNN_DATA_INT32, scores);
       Desc keep = virt(CUDNN_DATA_BOOLEAN, scores);
       Desc masked = virt(CUDNN_DATA_FLOAT, scores);
-      ops.push_back(gen_index(ts2, row, 2));
-      ops.push_back(gen_index(ts2, col, 3));
+      ops.push_back(pointwise(CUDNN_POINTWISE_GEN_INDEX, ts2, nullptr, row, nullptr, 2));
+      ops.push_back(pointwise(CUDNN_POINTWISE_GEN_INDEX, ts2, nullptr, col, nullptr, 3));
       ops.push_back(pointwise(CUDNN_POINTWISE_CMP_GE, row, col, keep));
-      ops.push_back(select(ts2, tneg, keep, masked));
+      // y = keep ? x : b (BINARY_SELECT: X, B and the mask T)
+      ops.push_back(pointwise(CUDNN_POINTWISE_BINARY_SELECT, ts2, tneg, masked, keep));
       logits = masked;
     }
     Desc tp = virt(CUDNN_DATA_FLOAT, scores);

@@ -35,30 +35,11 @@ void* device_bytes(size_t bytes) {
   return p;
 }
 
-Desc convolution(int64_t pad) {
-  Desc conv = make(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
-  const int64_t spatial = 2, pads[2] = {pad, pad}, ones[2] = {1, 1};
-  const cudnnDataType_t compute = CUDNN_DATA_FLOAT;
-  const cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
-  set(conv, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1, &spatial);
-  set(conv, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &compute);
-  set(conv, CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode);
-  set(conv, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, 2, pads);
-  set(conv, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, 2, pads);
-  set(conv, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, 2, ones);
-  set(conv, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, 2, ones);
-  DNN_CHECK(cudnnBackendFinalize(conv));
-  return conv;
-}
-
 }  // namespace
 
 int main() {
-  cudnnHandle_t handle;
-  DNN_CHECK(cudnnCreate(&handle));
   cudaStream_t stream;
-  EMU_CHECK(cudaStreamCreate(&stream));
-  DNN_CHECK(cudnnSetStream(handle, stream));
+  cudnnHandle_t handle = handle_on_new_stream(&stream);
   void* workspace = device_bytes(16);
   float epsilon = 1e-5f;
   const float alpha = 1.0f, beta = 0.0f;

@@ -109,16 +109,21 @@ inline Desc matmul(Desc a, Desc b, Desc c) {
   return op;  // finalized by the caller (the shape check is the point of one test)
 }
 
-inline Desc pointwise(cudnnPointwiseMode_t mode, Desc x, Desc b, Desc y) {
+// A pointwise operation y = mode(x[, b]); `mask` is BINARY_SELECT's T input, `axis` GEN_INDEX's
+// axis (each left out when null / negative).
+inline Desc pointwise(cudnnPointwiseMode_t mode, Desc x, Desc b, Desc y, Desc mask = nullptr,
+                      int64_t axis = -1) {
   Desc pw = make(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
   const cudnnDataType_t precision = CUDNN_DATA_FLOAT;
   set(pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode);
   set(pw, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &precision);
+  if (axis >= 0) set(pw, CUDNN_ATTR_POINTWISE_AXIS, CUDNN_TYPE_INT64, 1, &axis);
   DNN_CHECK(cudnnBackendFinalize(pw));
   Desc op = make(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
   set_desc(op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, pw);
   set_desc(op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, x);
   if (b != nullptr) set_desc(op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, b);
+  if (mask != nullptr) set_desc(op, CUDNN_ATTR_OPERATION_POINTWISE_TDESC, mask);
   set_desc(op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, y);
   DNN_CHECK(cudnnBackendFinalize(op));
   return op;
@@ -136,6 +141,32 @@ inline Desc reduction(cudnnReduceTensorOp_t mode, Desc x, Desc y) {
   set_desc(op, CUDNN_ATTR_OPERATION_REDUCTION_DESC, red);
   DNN_CHECK(cudnnBackendFinalize(op));
   return op;
+}
+
+// A 2-D cross-correlation (fp32 compute), padding `pad` on every side, unit strides and dilations.
+inline Desc convolution(int64_t pad) {
+  Desc conv = make(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
+  const int64_t spatial = 2, pads[2] = {pad, pad}, ones[2] = {1, 1};
+  const cudnnDataType_t compute = CUDNN_DATA_FLOAT;
+  const cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
+  set(conv, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1, &spatial);
+  set(conv, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &compute);
+  set(conv, CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode);
+  set(conv, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, 2, pads);
+  set(conv, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, 2, pads);
+  set(conv, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, 2, ones);
+  set(conv, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, 2, ones);
+  DNN_CHECK(cudnnBackendFinalize(conv));
+  return conv;
+}
+
+// A cuDNN handle working on a new stream (returned in `stream`).
+inline cudnnHandle_t handle_on_new_stream(cudaStream_t* stream) {
+  cudnnHandle_t handle;
+  DNN_CHECK(cudnnCreate(&handle));
+  EMU_CHECK(cudaStreamCreate(stream));
+  DNN_CHECK(cudnnSetStream(handle, *stream));
+  return handle;
 }
 
 }  // namespace cudnn_graph_util

@@ -12,54 +12,24 @@ constexpr int kIters = 5;
 
 int main() {
   const int ndev = 8;
-  int visible = 0;
-  EMU_CHECK(cudaGetDeviceCount(&visible));
-  if (visible < ndev) {
-    std::fprintf(stderr, "needs %d devices, %d visible\n", ndev, visible);
-    return 1;
-  }
-  std::vector<ncclComm_t> comms(ndev);
-  NCCL_CHECK(ncclCommInitAll(comms.data(), ndev, nullptr));
   const size_t sizes[] = {8, size_t{1} << 20, size_t{256} << 20};
-  const size_t max_bytes = sizes[2];
-  std::vector<cudaStream_t> streams(ndev);
-  std::vector<float*> bufs(ndev);
-  for (int i = 0; i < ndev; ++i) {
-    EMU_CHECK(cudaSetDevice(i));
-    EMU_CHECK(cudaStreamCreate(&streams[i]));
-    EMU_CHECK(cudaMalloc(&bufs[i], max_bytes));
-  }
+  const SingleProcessDevices devices = init_all_devices(ndev, sizes[2], cudaStreamDefault);
   EMU_CHECK(cudaSetDevice(0));
   cudaEvent_t start, stop;
   EMU_CHECK(cudaEventCreate(&start));
   EMU_CHECK(cudaEventCreate(&stop));
-  const auto all_reduce = [&](size_t bytes) {
-    NCCL_CHECK(ncclGroupStart());
-    for (int i = 0; i < ndev; ++i) {
-      NCCL_CHECK(ncclAllReduce(bufs[i], bufs[i], bytes / sizeof(float), ncclFloat32, ncclSum,
-                               comms[i], streams[i]));
-    }
-    NCCL_CHECK(ncclGroupEnd());
-  };
   for (const size_t bytes : sizes) {
-    all_reduce(bytes);
-    for (int i = 0; i < ndev; ++i) EMU_CHECK(cudaStreamSynchronize(streams[i]));
-    EMU_CHECK(cudaEventRecord(start, streams[0]));
-    for (int it = 0; it < kIters; ++it) all_reduce(bytes);
-    EMU_CHECK(cudaEventRecord(stop, streams[0]));
+    all_reduce_all(devices, bytes);
+    for (int i = 0; i < ndev; ++i) EMU_CHECK(cudaStreamSynchronize(devices.streams[i]));
+    EMU_CHECK(cudaEventRecord(start, devices.streams[0]));
+    for (int it = 0; it < kIters; ++it) all_reduce_all(devices, bytes);
+    EMU_CHECK(cudaEventRecord(stop, devices.streams[0]));
     EMU_CHECK(cudaEventSynchronize(stop));
-    for (int i = 0; i < ndev; ++i) EMU_CHECK(cudaStreamSynchronize(streams[i]));
+    for (int i = 0; i < ndev; ++i) EMU_CHECK(cudaStreamSynchronize(devices.streams[i]));
     float ms = 0.0f;
     EMU_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    const double us = ms * 1e3 / kIters;
-    const double algbw = static_cast<double>(bytes) / (us * 1e-6) / 1e9;
-    std::printf("size %zu time_us %.2f algbw %.2f busbw %.2f\n", bytes, us, algbw,
-                algbw * 2.0 * (ndev - 1) / ndev);
+    print_bandwidth(bytes, ms * 1e3 / kIters, ndev);
   }
-  for (int i = 0; i < ndev; ++i) {
-    EMU_CHECK(cudaSetDevice(i));
-    EMU_CHECK(cudaFree(bufs[i]));
-    NCCL_CHECK(ncclCommDestroy(comms[i]));
-  }
+  destroy_all_devices(devices);
   return 0;
 }

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "emu_check.h"
 
@@ -79,4 +80,63 @@ inline int select_device(int local_rank) {
   const int device = local_rank % count;
   EMU_CHECK(cudaSetDevice(device));
   return device;
+}
+
+/// One process driving `ndev` GPUs, as nccl-tests' `-g ndev` does: ncclCommInitAll, then per
+/// device a stream (created with `stream_flags`) and one `max_bytes` buffer.
+struct SingleProcessDevices {
+  std::vector<ncclComm_t> comms;
+  std::vector<cudaStream_t> streams;
+  std::vector<float*> bufs;
+};
+
+/// Exits 1 (with a message) when fewer than `ndev` devices are visible.
+inline SingleProcessDevices init_all_devices(int ndev, size_t max_bytes,
+                                             unsigned int stream_flags) {
+  int visible = 0;
+  EMU_CHECK(cudaGetDeviceCount(&visible));
+  if (visible < ndev) {
+    std::fprintf(stderr, "needs %d devices, %d visible\n", ndev, visible);
+    std::exit(1);
+  }
+  SingleProcessDevices devices{std::vector<ncclComm_t>(ndev), std::vector<cudaStream_t>(ndev),
+                               std::vector<float*>(ndev)};
+  NCCL_CHECK(ncclCommInitAll(devices.comms.data(), ndev, nullptr));
+  for (int i = 0; i < ndev; ++i) {
+    EMU_CHECK(cudaSetDevice(i));
+    // cudaStreamCreate for default streams: the emulation trace names the entry point called.
+    if (stream_flags == cudaStreamDefault) {
+      EMU_CHECK(cudaStreamCreate(&devices.streams[i]));
+    } else {
+      EMU_CHECK(cudaStreamCreateWithFlags(&devices.streams[i], stream_flags));
+    }
+    EMU_CHECK(cudaMalloc(&devices.bufs[i], max_bytes));
+  }
+  return devices;
+}
+
+/// One grouped in-place fp32 sum all-reduce of `bytes` on every device.
+inline void all_reduce_all(const SingleProcessDevices& devices, size_t bytes) {
+  NCCL_CHECK(ncclGroupStart());
+  for (size_t i = 0; i < devices.comms.size(); ++i) {
+    NCCL_CHECK(ncclAllReduce(devices.bufs[i], devices.bufs[i], bytes / sizeof(float), ncclFloat32,
+                             ncclSum, devices.comms[i], devices.streams[i]));
+  }
+  NCCL_CHECK(ncclGroupEnd());
+}
+
+/// Prints nccl-tests' line for one size: algbw = size / time, busbw = algbw × 2(n−1)/n.
+inline void print_bandwidth(size_t bytes, double us, int ndev) {
+  const double algbw = static_cast<double>(bytes) / (us * 1e-6) / 1e9;
+  std::printf("size %zu time_us %.2f algbw %.2f busbw %.2f\n", bytes, us, algbw,
+              algbw * 2.0 * (ndev - 1) / ndev);
+}
+
+/// Frees the buffers and destroys the communicators, device by device.
+inline void destroy_all_devices(const SingleProcessDevices& devices) {
+  for (size_t i = 0; i < devices.comms.size(); ++i) {
+    EMU_CHECK(cudaSetDevice(static_cast<int>(i)));
+    EMU_CHECK(cudaFree(devices.bufs[i]));
+    NCCL_CHECK(ncclCommDestroy(devices.comms[i]));
+  }
 }
