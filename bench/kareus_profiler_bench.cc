@@ -1,6 +1,7 @@
 // Kareus: the model profiler's cost per candidate, and the §6.3 large-scale emulation.
 #include <benchmark/benchmark.h>
 
+#include "kareus/job_run.h"
 #include "kareus/profiler.h"
 #include "kareus/search.h"
 #include "profile/model_profile.h"
@@ -9,13 +10,7 @@ namespace powertrain::kareus {
 namespace {
 
 PartitionType llama_3b_partition() {
-  profile::ModelJobRequest r;
-  r.model = "llama3.2-3b";
-  r.tp = 8;
-  r.pp = 2;
-  r.microbatch_size = 8;
-  r.seq_len = 4096;
-  auto job = profile::build_model_job(r);
+  auto job = profile::build_model_job(JobRunSettings::default_job_request());
   MicrobatchWork mb = build_microbatch_work(job->stages[1].forward, false, 8);
   for (const PartitionType& p : mb.partitions)
     if (p.count > 10 && p.compute.size() >= 4) return p;

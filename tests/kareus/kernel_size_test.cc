@@ -6,6 +6,7 @@
 #include "device/kernel_efficiency.h"
 #include "kareus/compose.h"
 #include "kareus/concurrency.h"
+#include "kareus/job_run.h"
 #include "kareus/partition.h"
 #include "profile/model_profile.h"
 
@@ -90,13 +91,7 @@ TEST(KareusKernelSize, NanobatchRereadsWeightsAndAccumulatesGradients) {
 
 TEST(KareusKernelSize, ShapesOfTheJobsGemmsAndAttention) {
   // Llama 3.2 3B (h 3072, 24 heads of 128, 8 KV heads, FFN 8192), TP 8, 8 × 4096 tokens.
-  profile::ModelJobRequest r;
-  r.model = "llama3.2-3b";
-  r.tp = 8;
-  r.pp = 2;
-  r.microbatch_size = 8;
-  r.seq_len = 4096;
-  auto job = profile::build_model_job(r);
+  auto job = profile::build_model_job(JobRunSettings::default_job_request());
   ASSERT_TRUE(job.ok()) << job.error().message;
   const ShapeContext ctx = shape_context(job->model, job->parallel);
   EXPECT_EQ(ctx.tokens, 32768.0);

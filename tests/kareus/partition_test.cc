@@ -3,19 +3,14 @@
 
 #include <gtest/gtest.h>
 
+#include "kareus/job_run.h"
 #include "profile/model_profile.h"
 
 namespace powertrain::kareus {
 namespace {
 
 profile::ModelJob llama_job(bool sequence_parallel) {
-  profile::ModelJobRequest r;
-  r.model = "llama3.2-3b";
-  r.gpu = "a100-sxm";
-  r.tp = 8;
-  r.pp = 2;
-  r.microbatch_size = 8;
-  r.seq_len = 4096;
+  profile::ModelJobRequest r = JobRunSettings::default_job_request();
   r.sequence_parallel = sequence_parallel;
   auto job = profile::build_model_job(r);
   EXPECT_TRUE(job.ok());
