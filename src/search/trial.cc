@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 
 #include "frontier/evaluate.h"
 #include "frontier/problem.h"
@@ -142,23 +143,22 @@ std::vector<std::array<double, 3>> hull_segments(const frontier::InstructionCost
   return segments;
 }
 
-// Lower bounds on every realized point of a problem: bound_time_s, bound_energy_j (the corner,
-// energy at the least Σ h) and bound_lines, tangents of the convex bound
-//   E(T) ≥ replicas · (Σ_gpu chain_gpu(T) + P_blocking·GPUs·T + per_iter_extra_j).
-// Realized energy is Σ h + P_blocking·GPUs·T (+ the once-per-iteration work), and each GPU's chain
-// lies on a path of the DAG whose other nodes take at least their fastest times, so the chain's
-// instructions share at most T − (that path's other time). Everything is shrunk by 1e-9 so that
-// summation order cannot make a bound exceed a realized value.
-void set_bounds(const frontier::PlanningProblem& problem, double p_blocking_w,
-                double per_iter_extra_j, double replicas, TrialResult& r) {
+// Every operation's fastest time and Σ over profiled instructions of the least h = e −
+// P_blocking·t; nullopt when an instruction has no options (not built by the problem builder).
+struct FastestTimes {
+  std::vector<double> time_s;
+  double above_blocking_j = 0.0;
+};
+
+std::optional<FastestTimes> fastest_times(const frontier::PlanningProblem& problem,
+                                          double p_blocking_w) {
   const pipeline::OperationDag& dag = problem.dag;
   const std::size_t n = dag.operations.size();
-  std::vector<double> fastest(n, 0.0);
-  double above_blocking_j = 0.0;
+  FastestTimes fastest{std::vector<double>(n, 0.0), 0.0};
   for (std::size_t v = 0; v < n; ++v) {
     const pipeline::Operation& op = dag.operations[v];
     if (!pipeline::is_profiled(op.kind)) {
-      fastest[v] = op.constant_time_s;
+      fastest.time_s[v] = op.constant_time_s;
       continue;
     }
     double t = std::numeric_limits<double>::infinity(), e = t;
@@ -166,20 +166,20 @@ void set_bounds(const frontier::PlanningProblem& problem, double p_blocking_w,
       t = std::min(t, option.time_s);
       e = std::min(e, option.energy_j - p_blocking_w * option.time_s);
     }
-    // No options (not built by the problem builder): no bounds, so the tactic never skips it.
-    if (!std::isfinite(t) || !std::isfinite(e)) return;
-    fastest[v] = t;
-    above_blocking_j += e;
+    if (!std::isfinite(t) || !std::isfinite(e)) return std::nullopt;
+    fastest.time_s[v] = t;
+    fastest.above_blocking_j += e;
   }
-  const double time_s = frontier::longest_path(dag, fastest);
-  r.bound_time_s = time_s * (1.0 - 1e-9);
-  const double gpus = static_cast<double>(dag.num_gpus);
-  {
-    const double pipe_j = above_blocking_j + p_blocking_w * gpus * time_s;
-    const double energy_j = (pipe_j + per_iter_extra_j) * replicas;
-    r.bound_energy_j = energy_j - std::abs(energy_j) * 1e-9;
-  }
+  return fastest;
+}
 
+// Every GPU's chain relaxed to a ChainBound: its offset is the longest path (fastest times) into
+// its first instruction and out of its last plus its unprofiled operations; its segments are its
+// instructions' hull segments, merged by slope.
+std::vector<ChainBound> chain_bounds(const frontier::PlanningProblem& problem,
+                                     const std::vector<double>& fastest, double p_blocking_w) {
+  const pipeline::OperationDag& dag = problem.dag;
+  const std::size_t n = dag.operations.size();
   // Longest paths with fastest times into each node's start and out of each node's end.
   std::vector<double> head(n, 0.0), tail(n, 0.0);
   for (int v : dag.topological_order)
@@ -239,29 +239,43 @@ void set_bounds(const frontier::PlanningProblem& problem, double p_blocking_w,
     }
     chains.push_back(std::move(chain));
   }
+  return chains;
+}
+
+// The convex bound E(T) = replicas · (Σ chain(T) + P_blocking·GPUs·T + per_iter_extra_j).
+struct ChainsEnergyBound {
+  std::vector<ChainBound> chains;
+  double blocking_w = 0.0;  // P_blocking · GPUs
+  double per_iter_extra_j = 0.0;
+  double replicas = 1.0;
+
   // The bound and its right derivative at T.
-  auto bound = [&](double t) {
-    double e = p_blocking_w * gpus * t + per_iter_extra_j, slope = p_blocking_w * gpus;
+  std::pair<double, double> at(double t) const {
+    double e = blocking_w * t + per_iter_extra_j, slope = blocking_w;
     for (const ChainBound& chain : chains) {
       const auto [h, s] = chain.at(t);
       e += h;
       slope += s;
     }
-    return std::pair<double, double>(e * replicas, slope * replicas);
-  };
+    return {e * replicas, slope * replicas};
+  }
+};
+
+// Tangents of `bound` at T_min (`time_s`) and where every chain is flat, then where the maximum
+// of the tangents is furthest below the bound, up to 32 lines or a gap of 1e-6.
+std::vector<BoundLine> tangent_lines(const ChainsEnergyBound& bound, double time_s) {
   double end_s = time_s;
-  for (const ChainBound& chain : chains) end_s = std::max(end_s, chain.end_s());
-  // Tangents at T_min's bound and where every chain is flat, then where the maximum of the
-  // tangents is furthest below the bound, up to 32 lines or a gap of 1e-6.
+  for (const ChainBound& chain : bound.chains) end_s = std::max(end_s, chain.end_s());
   auto tangent = [&](double t) {
-    const auto [e, s] = bound(t);
+    const auto [e, s] = bound.at(t);
     return BoundLine{t, e, s};
   };
   std::vector<BoundLine> lines = {tangent(time_s)};
   // From end_s on every chain is flat, so the right derivative there is the blocking power alone.
   // Set it directly: end_s − offset − fastest can round just below the last segment's end, and
   // that segment's falling slope would leave every line falling.
-  if (end_s > time_s) lines.push_back({end_s, bound(end_s).first, p_blocking_w * gpus * replicas});
+  if (end_s > time_s)
+    lines.push_back({end_s, bound.at(end_s).first, bound.blocking_w * bound.replicas});
   while (lines.size() < 32) {
     double worst_gap = 1e-6;
     std::size_t worst = 0;
@@ -274,7 +288,8 @@ void set_bounds(const frontier::PlanningProblem& problem, double p_blocking_w,
                  (a.slope_w - b.slope_w);
       x = std::clamp(x, a.time_s, b.time_s);
       const double below = a.energy_j + a.slope_w * (x - a.time_s);
-      const double gap = (bound(x).first - below) / std::max(1e-300, std::abs(bound(x).first));
+      const double gap =
+          (bound.at(x).first - below) / std::max(1e-300, std::abs(bound.at(x).first));
       if (gap > worst_gap) {
         worst_gap = gap;
         worst = i;
@@ -284,6 +299,33 @@ void set_bounds(const frontier::PlanningProblem& problem, double p_blocking_w,
     if (worst == 0) break;
     lines.insert(lines.begin() + static_cast<long>(worst), tangent(worst_t));
   }
+  return lines;
+}
+
+// Lower bounds on every realized point of a problem: bound_time_s, bound_energy_j (the corner,
+// energy at the least Σ h) and bound_lines, tangents of the convex bound
+//   E(T) ≥ replicas · (Σ_gpu chain_gpu(T) + P_blocking·GPUs·T + per_iter_extra_j).
+// Realized energy is Σ h + P_blocking·GPUs·T (+ the once-per-iteration work), and each GPU's chain
+// lies on a path of the DAG whose other nodes take at least their fastest times, so the chain's
+// instructions share at most T − (that path's other time). Everything is shrunk by 1e-9 so that
+// summation order cannot make a bound exceed a realized value.
+void set_bounds(const frontier::PlanningProblem& problem, double p_blocking_w,
+                double per_iter_extra_j, double replicas, TrialResult& r) {
+  const pipeline::OperationDag& dag = problem.dag;
+  // No options for an instruction: no bounds, so the tactic never skips it.
+  const std::optional<FastestTimes> fastest = fastest_times(problem, p_blocking_w);
+  if (!fastest) return;
+  const double time_s = frontier::longest_path(dag, fastest->time_s);
+  r.bound_time_s = time_s * (1.0 - 1e-9);
+  const double gpus = static_cast<double>(dag.num_gpus);
+  {
+    const double pipe_j = fastest->above_blocking_j + p_blocking_w * gpus * time_s;
+    const double energy_j = (pipe_j + per_iter_extra_j) * replicas;
+    r.bound_energy_j = energy_j - std::abs(energy_j) * 1e-9;
+  }
+  const ChainsEnergyBound bound{chain_bounds(problem, fastest->time_s, p_blocking_w),
+                                p_blocking_w * gpus, per_iter_extra_j, replicas};
+  std::vector<BoundLine> lines = tangent_lines(bound, time_s);
   for (BoundLine& line : lines) line.energy_j -= std::abs(line.energy_j) * 1e-9;
   r.bound_lines = std::move(lines);
 }
