@@ -20,22 +20,8 @@ namespace {
 const char* const kCommand = "cluster";
 
 int run_cluster(const ClusterFlags& flags) {
-  if (flags.profile.empty() && !flags.model_mode)
-    return usage_error(kCommand,
-                       "--profile or --model/--gpu: required (a Perseus profile CSV, or a "
-                       "built-in model on a GPU type)");
-  if (!flags.profile.empty() && flags.model_mode)
-    return usage_error(kCommand, "give either --profile or --model/--gpu, not both");
-  if (flags.p_blocking_w.empty() && !flags.model_mode) {
-    return usage_error(
-        kCommand, "--p-blocking-w: required (power in W of a GPU blocked on P2P communication)");
-  }
-  if (flags.gpus.empty())
-    return usage_error(kCommand, "--gpus: required (e.g. 1024,2048,4096,8192)");
-  if (flags.global_batch.empty()) {
-    return usage_error(kCommand,
-                       "--global-batch: required (samples per iteration of the whole job)");
-  }
+  if (auto required = check_required_cluster_flags(flags); !required)
+    return usage_error(kCommand, required.error().message);
   if (auto checked = core::check_output_directory(flags.out, output_policy(flags.force));
       !checked) {
     return fail(kCommand, checked.error().message);

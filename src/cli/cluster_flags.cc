@@ -57,6 +57,22 @@ core::Result<std::vector<T>> parse_list(const std::string& flag, const std::stri
 
 }  // namespace
 
+core::Status check_required_cluster_flags(const ClusterFlags& flags) {
+  if (flags.profile.empty() && !flags.model_mode)
+    return core::Error{
+        "--profile or --model/--gpu: required (a Perseus profile CSV, or a built-in model on a "
+        "GPU type)"};
+  if (!flags.profile.empty() && flags.model_mode)
+    return core::Error{"give either --profile or --model/--gpu, not both"};
+  if (flags.p_blocking_w.empty() && !flags.model_mode)
+    return core::Error{
+        "--p-blocking-w: required (power in W of a GPU blocked on P2P communication)"};
+  if (flags.gpus.empty()) return core::Error{"--gpus: required (e.g. 1024,2048,4096,8192)"};
+  if (flags.global_batch.empty())
+    return core::Error{"--global-batch: required (samples per iteration of the whole job)"};
+  return core::Ok{};
+}
+
 // Errors are usage errors (exit 2), naming the flag.
 core::Result<ClusterNumbers> parse_cluster_numbers(const ClusterFlags& flags) {
   ClusterNumbers n;

@@ -45,6 +45,10 @@ struct ClusterNumbers {
   std::optional<long long> stages;  // --pp when given
 };
 
+// The flags the command cannot run without (a source, --p-blocking-w with a profile, --gpus,
+// --global-batch), and not both sources. Errors are usage errors (exit 2), naming the flag.
+core::Status check_required_cluster_flags(const ClusterFlags& flags);
+
 // Errors are usage errors (exit 2), naming the flag.
 core::Result<ClusterNumbers> parse_cluster_numbers(const ClusterFlags& flags);
 

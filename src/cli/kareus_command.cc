@@ -63,10 +63,7 @@ int run_kareus(const KareusFlags& flags) {
   }
   if (auto committed = output->commit(); !committed)
     return fail(kCommand, committed.error().message);
-  fmt::print(
-      "\n  wrote {}/frontier.svg, frontier.csv, schedules.json and {} Zeus plan files "
-      "(kareus_freqs_pipeline_*.py, megatron_perseus_freqs_pipeline_*.py)\n",
-      flags.out, files->size() - 3);
+  report::print_kareus_job_written(stdout, flags.out, files->size());
   return 0;
 }
 
@@ -89,12 +86,11 @@ int run_table3(const KareusFlags& flags) {
           if (auto written = output->write_file(svg.first, svg.second); !written)
             return written.error();
         }
-        fmt::print("  {:<28s} memory (modelled): {}\n", o.workload.label(), o.memory_verdict);
+        report::print_kareus_table3_memory(stdout, o);
         return core::Ok{};
       });
   if (!run) return fail(kCommand, run.error().message);
-  fmt::print("  partition-type searches: {} run, {} reused from identical types\n\n",
-             run->searches_run, run->searches_reused);
+  report::print_kareus_table3_searches(stdout, *run);
   const std::string md = kareus::paper_tables_markdown(run->outcomes, run->table7);
   fmt::print("{}", md);
   if (!output) return 0;
@@ -105,7 +101,7 @@ int run_table3(const KareusFlags& flags) {
   }
   if (auto committed = output->commit(); !committed)
     return fail(kCommand, committed.error().message);
-  fmt::print("  wrote {}/tables.md, frontiers.csv and frontier_*.svg\n", flags.out);
+  report::print_kareus_table3_written(stdout, flags.out);
   return 0;
 }
 

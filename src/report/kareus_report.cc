@@ -241,4 +241,25 @@ void print_kareus_table3_header(std::FILE* to, const std::string& search) {
       kareus::kTable3GpuMemoryGib, search, kareus::surrogate_name());
 }
 
+void print_kareus_job_written(std::FILE* to, const std::string& out, std::size_t files) {
+  fmt::print(to,
+             "\n  wrote {}/frontier.svg, frontier.csv, schedules.json and {} Zeus plan files "
+             "(kareus_freqs_pipeline_*.py, megatron_perseus_freqs_pipeline_*.py)\n",
+             out, files - 3);
+}
+
+void print_kareus_table3_memory(std::FILE* to, const kareus::Table3Outcome& outcome) {
+  fmt::print(to, "  {:<28s} memory (modelled): {}\n", outcome.workload.label(),
+             outcome.memory_verdict);
+}
+
+void print_kareus_table3_searches(std::FILE* to, const kareus::Table3Run& run) {
+  fmt::print(to, "  partition-type searches: {} run, {} reused from identical types\n\n",
+             run.searches_run, run.searches_reused);
+}
+
+void print_kareus_table3_written(std::FILE* to, const std::string& out) {
+  fmt::print(to, "  wrote {}/tables.md, frontiers.csv and frontier_*.svg\n", out);
+}
+
 }  // namespace powertrain::report

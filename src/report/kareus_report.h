@@ -63,4 +63,14 @@ void print_large_scale(std::FILE* to, const kareus::LargeScaleResult& result,
 /// large_scale.csv: every system's realized frontier per configuration (all GPUs).
 std::string large_scale_csv(const kareus::LargeScaleResult& result);
 
+/// `kareus --out`'s last line: what was written to `out` (`files` files, all but three of them
+/// Zeus plan files).
+void print_kareus_job_written(std::FILE* to, const std::string& out, std::size_t files);
+
+/// `kareus --table3`'s lines after the header: a workload's modelled memory as it finishes, the
+/// search counts before the tables, and what was written to `out`.
+void print_kareus_table3_memory(std::FILE* to, const kareus::Table3Outcome& outcome);
+void print_kareus_table3_searches(std::FILE* to, const kareus::Table3Run& run);
+void print_kareus_table3_written(std::FILE* to, const std::string& out);
+
 }  // namespace powertrain::report
