@@ -42,10 +42,12 @@ int run_frontier(const FrontierFlags& flags) {
           [](const profile::Profile& profile, const frontier::PlanningProblem& problem) {
             report::print_input_warnings(stderr, profile, problem);
           }};
-  core::FlowError error;
-  const auto plan = study::plan_frontier(flags.settings, hooks, error);
-  if (!plan)
+  const auto planned = study::plan_frontier(flags.settings, hooks);
+  if (!planned) {
+    const core::FlowError& error = planned.error();
     return error.usage ? usage_error(kCommand, error.message) : fail(kCommand, error.message);
+  }
+  const std::unique_ptr<study::FrontierPlan>& plan = *planned;
 
   std::vector<report::OutputFile> files = report::frontier_files(plan->run, plan->timeline_point);
   for (std::size_t point : plan->emit) {

@@ -37,10 +37,12 @@ int run_search_command(const SearchFlags& flags) {
       .progress = [&](const search::SearchSpec& spec, const search::SearchProgress& p,
                       const std::vector<search::TrialResult>& trials,
                       bool final_line) { progress.update(spec, p, trials, final_line); }};
-  core::FlowError error;
-  const auto run = search::run_search_settings(flags.settings, hooks, error);
-  if (!run)
+  const auto searched = search::run_search_settings(flags.settings, hooks);
+  if (!searched) {
+    const core::FlowError& error = searched.error();
     return error.usage ? usage_error(kCommand, error.message) : fail(kCommand, error.message);
+  }
+  const std::unique_ptr<search::SearchRun>& run = *searched;
   if (run->worker) return 0;
   const search::SearchSpec& spec = run->spec;
   const std::vector<std::pair<std::string, std::string>> files = {

@@ -3,6 +3,9 @@
 #pragma once
 
 #include <string>
+#include <utility>
+
+#include "core/result.h"
 
 namespace powertrain::core {
 
@@ -10,6 +13,22 @@ namespace powertrain::core {
 struct FlowError {
   std::string message;
   bool usage = false;
+};
+
+/// What a flow's entry returns: its value or a FlowError (a core::Result that also keeps whether
+/// the request is at fault).
+template <typename T>
+class [[nodiscard]] FlowResult : public Result<T> {
+ public:
+  FlowResult(T value) : Result<T>(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  FlowResult(FlowError error)                           // NOLINT(google-explicit-constructor)
+      : Result<T>(Error{std::move(error.message)}), usage_(error.usage) {}
+
+  /// Precondition: !ok().
+  FlowError error() const { return FlowError{Result<T>::error().message, usage_}; }
+
+ private:
+  bool usage_ = false;
 };
 
 }  // namespace powertrain::core

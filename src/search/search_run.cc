@@ -14,9 +14,8 @@
 namespace powertrain::search {
 namespace {
 
-std::unique_ptr<SearchRun> failed(core::FlowError& error, std::string message, bool usage) {
-  error = core::FlowError{.message = std::move(message), .usage = usage};
-  return nullptr;
+core::FlowError failed(std::string message, bool usage) {
+  return core::FlowError{.message = std::move(message), .usage = usage};
 }
 
 // The command-line values that override the spec file's (parsed as the spec's own JSON, so a
@@ -57,20 +56,20 @@ MpiSession::~MpiSession() {
   mpi_finish(world_);
 }
 
-std::unique_ptr<SearchRun> run_search_settings(const SearchSettings& settings,
-                                               const SearchHooks& hooks, core::FlowError& error) {
+core::FlowResult<std::unique_ptr<SearchRun>> run_search_settings(const SearchSettings& settings,
+                                                                 const SearchHooks& hooks) {
   auto run = std::make_unique<SearchRun>();
   auto spec = read_search_spec(settings.spec);
-  if (!spec) return failed(error, spec.error().message, false);
+  if (!spec) return failed(spec.error().message, false);
   if (auto overridden = apply_overrides(settings, *spec); !overridden)
-    return failed(error, overridden.error().message, true);
+    return failed(overridden.error().message, true);
   // A bad model or GPU name fails here, once, not as an invalid trial per configuration.
   if (auto probe = check_config(*spec, Config{});
       probe.status == TrialStatus::kInvalid && (probe.reason.find("unknown") != std::string::npos ||
                                                 probe.reason.find("no such") != std::string::npos))
-    return failed(error, fmt::format("{}: {}", spec->source, probe.reason), false);
+    return failed(fmt::format("{}: {}", spec->source, probe.reason), false);
   auto world = mpi_start();
-  if (!world) return failed(error, world.error().message, false);
+  if (!world) return failed(world.error().message, false);
   run->spec = std::move(*spec);
   // The machine's cores are shared by its ranks.
   run->threads = settings.threads > 0
@@ -84,19 +83,18 @@ std::unique_ptr<SearchRun> run_search_settings(const SearchSettings& settings,
     auto served =
         mpi_worker_loop(*world, [&](const TrialResult& fits) { return worker.evaluate_one(fits); });
     if (!served)
-      return failed(error, fmt::format("rank {}: {}", world->rank, served.error().message), false);
+      return failed(fmt::format("rank {}: {}", world->rank, served.error().message), false);
     run->worker = true;
     return run;
   }
   run->mpi = std::make_unique<MpiSession>(*world);
   if (hooks.before_search) {
-    if (auto ready = hooks.before_search(); !ready)
-      return failed(error, ready.error().message, false);
+    if (auto ready = hooks.before_search(); !ready) return failed(ready.error().message, false);
   }
   std::unique_ptr<Checkpoint> checkpoint;
   if (!settings.checkpoint.empty()) {
     auto opened = Checkpoint::open(settings.checkpoint, run->spec);
-    if (!opened) return failed(error, opened.error().message, false);
+    if (!opened) return failed(opened.error().message, false);
     checkpoint = std::move(*opened);
     for (const std::string& w : checkpoint->warnings())
       if (hooks.warning) hooks.warning(w);
@@ -113,7 +111,7 @@ std::unique_ptr<SearchRun> run_search_settings(const SearchSettings& settings,
     if (hooks.progress) hooks.progress(run->spec, p, trials, false);
   };
   run->result = run_search(run->spec, options);
-  if (!evaluator.error().empty()) return failed(error, evaluator.error(), false);
+  if (!evaluator.error().empty()) return failed(evaluator.error(), false);
   SearchProgress final_progress = last;
   final_progress.trials = run->result.decided;
   if (hooks.progress) hooks.progress(run->spec, final_progress, run->result.trials, true);

@@ -64,9 +64,8 @@ struct SearchRun {
   BatchStats stats;
 };
 
-/// Runs the search `settings` ask for (under mpirun on every rank). On failure returns an empty
-/// pointer and fills `error`.
-std::unique_ptr<SearchRun> run_search_settings(const SearchSettings& settings,
-                                               const SearchHooks& hooks, core::FlowError& error);
+/// Runs the search `settings` ask for (under mpirun on every rank).
+core::FlowResult<std::unique_ptr<SearchRun>> run_search_settings(const SearchSettings& settings,
+                                                                 const SearchHooks& hooks);
 
 }  // namespace powertrain::search

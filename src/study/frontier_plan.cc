@@ -23,9 +23,8 @@ frontier::Frontier solve_with_progress(const frontier::PlanningProblem& problem,
   return solved;
 }
 
-std::unique_ptr<FrontierPlan> failed(core::FlowError& error, std::string message, bool usage) {
-  error = core::FlowError{.message = std::move(message), .usage = usage};
-  return nullptr;
+core::FlowError failed(std::string message, bool usage) {
+  return core::FlowError{.message = std::move(message), .usage = usage};
 }
 
 FrontierRequest frontier_request(const FrontierSettings& settings) {
@@ -47,19 +46,18 @@ FrontierRequest frontier_request(const FrontierSettings& settings) {
 
 }  // namespace
 
-std::unique_ptr<FrontierPlan> plan_frontier(const FrontierSettings& settings,
-                                            const FrontierHooks& hooks, core::FlowError& error) {
+core::FlowResult<std::unique_ptr<FrontierPlan>> plan_frontier(const FrontierSettings& settings,
+                                                              const FrontierHooks& hooks) {
   if (settings.model_mode && !settings.profile.empty())
-    return failed(error, "give either --profile or --model/--gpu, not both", true);
+    return failed("give either --profile or --model/--gpu, not both", true);
   if (!settings.model_mode && !settings.profile.empty() && settings.p_blocking_w < 0.0)
-    return failed(error, std::string(kFrontierPBlockingRequired), true);
+    return failed(std::string(kFrontierPBlockingRequired), true);
   if (hooks.before_load) {
-    if (auto checked = hooks.before_load(); !checked)
-      return failed(error, checked.error().message, false);
+    if (auto checked = hooks.before_load(); !checked) return failed(checked.error().message, false);
   }
   const FrontierRequest request = frontier_request(settings);
   auto source = load_profile(request);
-  if (!source) return failed(error, source.error().message, false);
+  if (!source) return failed(source.error().message, false);
   if (hooks.profile_loaded) hooks.profile_loaded(*source);
   const profile::Profile& profile = source->profile;
 
@@ -68,12 +66,11 @@ std::unique_ptr<FrontierPlan> plan_frontier(const FrontierSettings& settings,
           ? "1f1b-recompute"
           : settings.schedule,
       settings.cost_model, settings.quantization, settings.max_flow);
-  if (!choices) return failed(error, choices.error().message, true);
+  if (!choices) return failed(choices.error().message, true);
   const pipeline::PipelineSpec spec = pipeline_spec(request, choices->schedule, *source);
   const int chunks = chunks_per_gpu(request, spec.schedule);
   if (!source->job && !source->builtin && profile.num_stages() != spec.num_profile_stages()) {
-    return failed(error,
-                  fmt::format("{}: has {} stage(s) but --pp {}{} needs {}; is the file truncated, "
+    return failed(fmt::format("{}: has {} stage(s) but --pp {}{} needs {}; is the file truncated, "
                               "or --pp wrong?",
                               profile.source, profile.num_stages(), spec.num_gpus,
                               chunks > 1 ? fmt::format(" x --chunks {}", chunks) : "",
@@ -81,13 +78,12 @@ std::unique_ptr<FrontierPlan> plan_frontier(const FrontierSettings& settings,
                   false);
   }
   auto planning = planning_settings(request, choices->cost_model, choices->quantization, *source);
-  if (!planning) return failed(error, planning.error().message, true);
+  if (!planning) return failed(planning.error().message, true);
   auto problem = frontier::build_planning_problem(profile, spec, *planning);
-  if (!problem) return failed(error, problem.error().message, false);
+  if (!problem) return failed(problem.error().message, false);
   // Validate the output location before spending time on the solve.
   if (hooks.before_solve) {
-    if (auto ready = hooks.before_solve(); !ready)
-      return failed(error, ready.error().message, false);
+    if (auto ready = hooks.before_solve(); !ready) return failed(ready.error().message, false);
   }
 
   auto plan = std::make_unique<FrontierPlan>(FrontierPlan{.source = std::move(*source),
@@ -108,12 +104,11 @@ std::unique_ptr<FrontierPlan> plan_frontier(const FrontierSettings& settings,
   plan->run.fastest_point_pinned = pinned;
 
   auto emit = parse_plan_points(settings.emit_plans, plan->run);
-  if (!emit) return failed(error, emit.error().message, false);
+  if (!emit) return failed(emit.error().message, false);
   plan->emit = std::move(*emit);
   const std::size_t last = plan->frontier.points.size() - 1;
   if (settings.timeline_point > static_cast<long long>(last)) {
     return failed(
-        error,
         fmt::format("--timeline-point: expected 0 to {}, got {}", last, settings.timeline_point),
         true);
   }

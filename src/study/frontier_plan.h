@@ -65,9 +65,8 @@ struct FrontierPlan {
 
 /// Plans the frontier `settings` ask for: checks, before_load, load the profile, profile_loaded,
 /// build the problem, before_solve, solve (a progress line unless quiet; with ceil quantization
-/// the fastest point pinned to all max clock), solved, analyse, pick the points to write. On
-/// failure returns an empty pointer and fills `error`.
-std::unique_ptr<FrontierPlan> plan_frontier(const FrontierSettings& settings,
-                                            const FrontierHooks& hooks, core::FlowError& error);
+/// the fastest point pinned to all max clock), solved, analyse, pick the points to write.
+core::FlowResult<std::unique_ptr<FrontierPlan>> plan_frontier(const FrontierSettings& settings,
+                                                              const FrontierHooks& hooks);
 
 }  // namespace powertrain::study

@@ -11,6 +11,13 @@
 namespace powertrain::search {
 namespace {
 
+// The flow's error (an empty one, after a failed expectation, when it succeeded).
+template <typename T>
+core::FlowError failure(const core::FlowResult<T>& result) {
+  EXPECT_FALSE(result);
+  return result ? core::FlowError{} : result.error();
+}
+
 namespace fs = std::filesystem;
 
 // Two configurations (pp 1 and 2) of a small job: a fraction of a second to plan.
@@ -40,13 +47,13 @@ TEST_F(SearchRunTest, OverridesAreUsageErrorsAndAMissingSpecIsNot) {
   core::FlowError error;
   SearchSettings bad_algorithm = settings_;
   bad_algorithm.algorithm = "annealing";
-  EXPECT_FALSE(run_search_settings(bad_algorithm, {}, error));
+  error = failure(run_search_settings(bad_algorithm, {}));
   EXPECT_TRUE(error.usage);
   EXPECT_NE(error.message.find("--algorithm"), std::string::npos);
 
   SearchSettings missing = settings_;
   missing.spec = (dir_ / "absent.json").string();
-  EXPECT_FALSE(run_search_settings(missing, {}, error));
+  error = failure(run_search_settings(missing, {}));
   EXPECT_FALSE(error.usage);
 
   // The caller's output directory failing stops the search before any trial.
@@ -56,7 +63,7 @@ TEST_F(SearchRunTest, OverridesAreUsageErrorsAndAMissingSpecIsNot) {
       .warning = {},
       .progress = [&](const SearchSpec&, const SearchProgress&, const std::vector<TrialResult>&,
                       bool) { progressed = true; }};
-  EXPECT_FALSE(run_search_settings(settings_, refuse, error));
+  error = failure(run_search_settings(settings_, refuse));
   EXPECT_FALSE(error.usage);
   EXPECT_EQ(error.message, "out: not empty");
   EXPECT_FALSE(progressed);
@@ -73,11 +80,11 @@ TEST_F(SearchRunTest, SearchesLikeRunSearchByHand) {
       .warning = {},
       .progress = [&](const SearchSpec&, const SearchProgress&, const std::vector<TrialResult>&,
                       bool final_line) { last_was_final = final_line; }};
-  core::FlowError error;
   SearchSettings settings = settings_;
   settings.seed = 5;  // overrides the spec's
-  const auto run = run_search_settings(settings, hooks, error);
-  ASSERT_TRUE(run) << error.message;
+  const auto searched = run_search_settings(settings, hooks);
+  ASSERT_TRUE(searched) << searched.error().message;
+  const auto& run = *searched;
   EXPECT_FALSE(run->worker);
   EXPECT_EQ(run->mpi->world().rank, 0);
   EXPECT_EQ(run->threads, 1);

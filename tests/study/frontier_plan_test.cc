@@ -11,6 +11,13 @@
 namespace powertrain::study {
 namespace {
 
+// The flow's error (an empty one, after a failed expectation, when it succeeded).
+template <typename T>
+core::FlowError failure(const core::FlowResult<T>& result) {
+  EXPECT_FALSE(result);
+  return result ? core::FlowError{} : result.error();
+}
+
 FrontierSettings example(const std::string& emit = "tstar,tmin") {
   FrontierSettings settings;
   settings.emit_plans = emit;
@@ -36,9 +43,9 @@ TEST(FrontierPlanTest, PlansTheExampleCallingTheHooksInOrder) {
       },
       .solved = [&](const profile::Profile&,
                     const frontier::PlanningProblem&) { calls.push_back("solved"); }};
-  core::FlowError error;
-  const auto plan = plan_frontier(example(), hooks, error);
-  ASSERT_TRUE(plan) << error.message;
+  const auto planned = plan_frontier(example(), hooks);
+  ASSERT_TRUE(planned) << planned.error().message;
+  const auto& plan = *planned;
   EXPECT_EQ(calls,
             (std::vector<std::string>{"before_load", "profile_loaded", "before_solve", "solved"}));
   ASSERT_GE(plan->frontier.points.size(), 2u);
@@ -56,32 +63,32 @@ TEST(FrontierPlanTest, CommandLineMistakesAreUsageErrorsAndDataOnesAreNot) {
   FrontierSettings both = example();
   both.profile = "profile.csv";
   both.model_mode = true;
-  EXPECT_FALSE(plan_frontier(both, {}, error));
+  error = failure(plan_frontier(both, {}));
   EXPECT_TRUE(error.usage);
   EXPECT_EQ(error.message, "give either --profile or --model/--gpu, not both");
 
   FrontierSettings no_p_blocking = example();
   no_p_blocking.profile = "profile.csv";
-  EXPECT_FALSE(plan_frontier(no_p_blocking, {}, error));
+  error = failure(plan_frontier(no_p_blocking, {}));
   EXPECT_TRUE(error.usage);
   EXPECT_EQ(error.message, std::string(kFrontierPBlockingRequired));
 
   FrontierSettings schedule = example();
   schedule.schedule = "zigzag";
-  EXPECT_FALSE(plan_frontier(schedule, {}, error));
+  error = failure(plan_frontier(schedule, {}));
   EXPECT_TRUE(error.usage);
   EXPECT_NE(error.message.find("--schedule: unknown 'zigzag'"), std::string::npos);
 
   FrontierSettings far_point = example();
   far_point.timeline_point = 1'000'000;
-  EXPECT_FALSE(plan_frontier(far_point, {}, error));
+  error = failure(plan_frontier(far_point, {}));
   EXPECT_TRUE(error.usage);
   EXPECT_EQ(error.message.rfind("--timeline-point: expected 0 to ", 0), 0u);
 
   FrontierSettings missing = example();
   missing.profile = "/nonexistent/profile.csv";
   missing.p_blocking_w = 80.0;
-  EXPECT_FALSE(plan_frontier(missing, {}, error));
+  error = failure(plan_frontier(missing, {}));
   EXPECT_FALSE(error.usage);
 
   // A hook's error stops the flow before the solve, as a data error.
@@ -91,7 +98,7 @@ TEST(FrontierPlanTest, CommandLineMistakesAreUsageErrorsAndDataOnesAreNot) {
       .profile_loaded = {},
       .before_solve = []() -> core::Status { return core::Error{"out: not empty"}; },
       .solved = [&](const profile::Profile&, const frontier::PlanningProblem&) { solved = true; }};
-  EXPECT_FALSE(plan_frontier(example(), refuse, error));
+  error = failure(plan_frontier(example(), refuse));
   EXPECT_FALSE(error.usage);
   EXPECT_EQ(error.message, "out: not empty");
   EXPECT_FALSE(solved);
