@@ -372,6 +372,7 @@ void IncrementalMinCut::load(int num_nodes, int source, int sink,
   }
   for (int v = 0; v < num_nodes; ++v) first_entry_[v + 1] += first_entry_[v];
   entries_.resize(2 * static_cast<std::size_t>(m));
+  back_.resize(2 * static_cast<std::size_t>(m));
   arc_of_entry_.resize(2 * static_cast<std::size_t>(m));
   forward_.resize(m);
   next_entry_.assign(first_entry_.begin(), first_entry_.end() - 1);
@@ -379,6 +380,8 @@ void IncrementalMinCut::load(int num_nodes, int source, int sink,
     const int f = next_entry_[from_[i]]++, r = next_entry_[to_[i]]++;
     entries_[f] = {to_[i], r, upper_[i] - lower_[i]};
     entries_[r] = {from_[i], f, 0.0};
+    back_[f] = 0.0;
+    back_[r] = upper_[i] - lower_[i];
     arc_of_entry_[f] = 2 * i;
     arc_of_entry_[r] = 2 * i + 1;
     forward_[i] = f;
@@ -393,6 +396,8 @@ void IncrementalMinCut::load(int num_nodes, int source, int sink,
   reached_.assign(num_nodes, 0);
   is_candidate_.assign(num_nodes, 0);
   candidates_.clear();
+  is_demand_candidate_.assign(num_nodes, 0);
+  demand_candidates_.clear();
   demand_.resize(num_nodes);
   for (int v = 0; v < num_nodes; ++v) demand_[v] = node_demand(v);
   is_dirty_.assign(num_nodes, 0);
@@ -480,6 +485,7 @@ void IncrementalMinCut::clear_flow() {
     sink_residual_[v] = terminal ? 0.0 : std::max(0.0, demand_[v]);
     source_flow_[v] = sink_flow_[v] = 0.0;
     note_supply(v);
+    note_demand(v);
   }
   cold_ = true;
 }
@@ -535,6 +541,7 @@ bool IncrementalMinCut::repair() {
     source_residual_[v] = std::max(0.0, -demand) - from_source;
     source_flow_[v] = from_source;
     note_supply(v);
+    note_demand(v);
   }
   return true;
 }
@@ -563,6 +570,42 @@ void IncrementalMinCut::note_supply(int node) {
     is_candidate_[node] = 1;
     candidates_.push_back(node);
   }
+}
+
+void IncrementalMinCut::note_demand(int node) {
+  if (sink_residual_[node] > 0.0 && !is_demand_candidate_[node]) {
+    is_demand_candidate_[node] = 1;
+    demand_candidates_.push_back(node);
+  }
+}
+
+bool IncrementalMinCut::push_path(int start, int v) {
+  double bottleneck = start == source_ ? kInfinity : source_residual_[start];
+  for (int e : path_) bottleneck = std::min(bottleneck, entries_[e].residual);
+  if (v != sink_) bottleneck = std::min(bottleneck, sink_residual_[v]);
+  if (!std::isfinite(bottleneck)) return false;
+  if (start != source_) {
+    source_residual_[start] -= bottleneck;
+    source_flow_[start] += bottleneck;
+  }
+  for (int e : path_) {
+    const int mate = entries_[e].mate;
+    entries_[e].residual -= bottleneck;
+    entries_[mate].residual += bottleneck;
+    back_[mate] -= bottleneck;
+    back_[e] += bottleneck;
+  }
+  if (v != sink_) {
+    sink_residual_[v] -= bottleneck;
+    sink_flow_[v] += bottleneck;
+  }
+  return true;
+}
+
+std::size_t IncrementalMinCut::unsaturated_prefix(double tolerance) const {
+  std::size_t keep = 0;
+  while (keep < path_.size() && entries_[path_[keep]].residual > tolerance) ++keep;
+  return keep;
 }
 
 bool IncrementalMinCut::search_source_side(double tolerance) {
@@ -662,27 +705,13 @@ void IncrementalMinCut::blocking_flow(double tolerance) {
     path_.clear();
     while (true) {
       if (distance_[v] == demand_level_ && is_demand(v, tolerance)) {
-        double bottleneck = start == source_ ? kInfinity : source_residual_[start];
-        for (int e : path_) bottleneck = std::min(bottleneck, entries_[e].residual);
-        if (v != sink_) bottleneck = std::min(bottleneck, sink_residual_[v]);
-        assert(std::isfinite(bottleneck));  // infinite paths are found before (unbounded_)
-        if (start != source_) {
-          source_residual_[start] -= bottleneck;
-          source_flow_[start] += bottleneck;
-        }
-        for (int e : path_) {
-          entries_[e].residual -= bottleneck;
-          entries_[entries_[e].mate].residual += bottleneck;
-        }
-        if (v != sink_) {
-          sink_residual_[v] -= bottleneck;
-          sink_flow_[v] += bottleneck;
-        }
+        // Infinite paths are found before (unbounded_).
+        [[maybe_unused]] const bool pushed = push_path(start, v);
+        assert(pushed);
         if (start != source_ && !(source_residual_[start] > tolerance)) break;
         // Retreat to the tail of the first saturated arc; when only v's sink arc was, v is now
         // a dead end and the search below retreats from it.
-        std::size_t keep = 0;
-        while (keep < path_.size() && entries_[path_[keep]].residual > tolerance) ++keep;
+        const std::size_t keep = unsaturated_prefix(tolerance);
         if (keep < path_.size()) {
           path_.resize(keep);
           v = keep == 0 ? start : entries_[path_.back()].head;
@@ -713,42 +742,92 @@ void IncrementalMinCut::blocking_flow(double tolerance) {
   }
 }
 
-// Distances to the nearest demand (node with sink residual, or the sink) in the residual network,
-// by a backward breadth-first search; nodes that reach none get num_nodes_.
-void IncrementalMinCut::compute_labels(double tolerance) {
+// Distances from the supplies (the source and the nodes with source residual) through residual
+// arcs, by a breadth-first search; nodes that no supply reaches get num_nodes_. The hot loop works
+// on raw pointers (stores to label_ would otherwise reload the members).
+//
+// The partial search: the nodes labelled below exact_below are a prefix of label_order_ (they were
+// labelled below it by the last search and have not changed since, and every other label only
+// rose), and since labels are lower bounds on distances, they are exactly the nodes at distance
+// below exact_below. The breadth-first search restarted from the last layer of that prefix (the
+// nodes at exact_below − 1) over the nodes after it gives the same distances as a search from the
+// supplies, and leaves label_order_ in label order again.
+void IncrementalMinCut::compute_labels(double tolerance, int exact_below) {
   ++global_labels;
-  std::fill(label_.begin(), label_.end(), num_nodes_);
-  queue_.clear();
-  for (int v = 0; v < num_nodes_; ++v) {
-    if (v != source_ && is_demand(v, tolerance)) {
-      label_[v] = 0;
-      queue_.push_back(v);
+  const int n = num_nodes_;
+  int* label = label_.data();
+  label_order_.resize(static_cast<std::size_t>(n));  // every node enters at most once
+  int* order = label_order_.data();
+  int head = 0, tail = 0;
+  if (exact_below <= 0) {
+    std::fill(label, label + n, n);
+    // starts_ holds this solve's supplies; pushes since only lowered source residuals.
+    for (int v : starts_) {
+      if (v == source_ || source_residual_[v] > tolerance) {
+        label[v] = 0;
+        order[tail++] = v;
+      }
+    }
+  } else {
+    // First positions with a label ≥ exact_below and ≥ exact_below − 1 (labels along the prefix
+    // are nondecreasing; after it all are ≥ exact_below).
+    auto first_at_least = [&](int level) {
+      return static_cast<int>(std::partition_point(order, order + label_count_,
+                                                   [&](int v) { return label[v] < level; }) -
+                              order);
+    };
+    tail = first_at_least(exact_below);
+    head = first_at_least(exact_below - 1);
+    for (int i = tail; i < label_count_; ++i) label[order[i]] = n;
+  }
+  const int searched_from = exact_below <= 0 ? 0 : tail;
+  const Entry* entries = entries_.data();
+  const int* first = first_entry_.data();
+  for (; head < tail; ++head) {
+    const int x = order[head];
+    const int next = label[x] + 1;
+    for (int e = first[x], end = first[x + 1]; e < end; ++e) {
+      const int w = entries[e].head;
+      if (label[w] != n || !(entries[e].residual > tolerance)) continue;
+      label[w] = next;
+      order[tail++] = w;
     }
   }
-  for (std::size_t head = 0; head < queue_.size(); ++head) {
-    const int x = queue_[head];
-    for (int e = first_entry_[x]; e < first_entry_[x + 1]; ++e) {
-      const int w = entries_[e].head;
-      if (label_[w] != num_nodes_ || !(entries_[entries_[e].mate].residual > tolerance)) continue;
-      label_[w] = label_[x] + 1;
-      queue_.push_back(w);
-    }
+  label_count_ = tail;
+  labelled_nodes += tail - searched_from;
+  if (exact_below <= 0) return;
+  ++partial_labels;
+  if (verify_labels) {
+    const std::vector<int> partial(label_.begin(), label_.end());
+    const long long counted = global_labels, nodes = labelled_nodes;
+    compute_labels(tolerance, 0);
+    global_labels = counted;
+    labelled_nodes = nodes;
+    for (int v = 0; v < n; ++v)
+      label_mismatches += partial[static_cast<std::size_t>(v)] != label_[v];
   }
 }
 
 // Any maximum flow gives the same minimal cut (residual reachability from the source), so the
 // augmenting paths are free. Dinic's phases label the whole ~7,000-node network from the source
 // to find ~2 paths of ~530 arcs per phase at 16 x 128, ~5 phases per solve that augments. Here one
-// backward search labels every node with its distance to a demand, and paths then advance from each
-// supply along entries whose head is one label lower (a dead end is relabelled to 1 + its lowest
-// residual neighbour and the path retreats), so each further path costs about its length instead
-// of a phase. Labels need not stay exact: stale ones cost relabels, not correctness, and after
-// kRelabelShare·nodes relabels they are recomputed. The search that follows decides whether the
-// flow is maximal; the phases finish it when this gave up (work bound).
+// search labels every node with its distance from the supplies, and paths then run backwards from
+// each demand along arcs whose tail is one label lower (a dead end is relabelled to 1 + its lowest
+// residual in-neighbour and the path retreats), so each further path costs about its length
+// instead of a phase. Labels need not stay exact: stale ones cost relabels, not correctness, and
+// after kRelabelShare·nodes relabels they are recomputed — only behind the lowest arc saturated
+// since (below it every label is still exact; at 16 x 128 about a fifth of the labels are kept per
+// search, docs/benchmarks.md, seventh round). The search that follows decides whether the flow
+// is maximal; the phases finish it when this gave up (work bound).
 bool IncrementalMinCut::label_augment(double tolerance) {
-  // Labels kept from the last solve are useless: at a maximum flow the whole source side reaches
-  // no demand. So every call starts from exact ones.
-  compute_labels(tolerance);
+  // Labels kept from the last solve are useless: at a maximum flow no demand is reachable from a
+  // supply. So every call starts from exact ones.
+  compute_labels(tolerance, 0);
+  // Labels below exact_below are exact distances (all are, right after a search): a push removes
+  // only arcs it saturates, whose heads lie at label[tail] + 1, and adds reverse arcs that lead one
+  // label down, so every node below the lowest saturated arc's head keeps its distance — unless the
+  // supply at the path's start ran out (then none is known). Relabels happen only at or above it.
+  int exact_below = num_nodes_ + 1;
   long long budget =
       static_cast<long long>(kLabelBudget * (static_cast<double>(entries_.size()) + num_nodes_));
   if (label_call_ == std::numeric_limits<int>::max()) {
@@ -763,39 +842,43 @@ bool IncrementalMinCut::label_augment(double tolerance) {
     }
     return current_[v];
   };
+  auto is_supply = [&](int v) { return v == source_ || source_residual_[v] > tolerance; };
+  // The demands, in node order.
+  ends_.clear();
+  ends_.push_back(sink_);
+  std::size_t kept = 0;
+  for (int v : demand_candidates_) {
+    if (!(sink_residual_[v] > 0.0)) {
+      is_demand_candidate_[v] = 0;
+      continue;
+    }
+    demand_candidates_[kept++] = v;
+    if (v != source_ && v != sink_ && sink_residual_[v] > tolerance) ends_.push_back(v);
+  }
+  demand_candidates_.resize(kept);
+  std::sort(ends_.begin(), ends_.end());
   bool augmented = false;
   const long long relabel_limit = std::max(1LL, static_cast<long long>(kRelabelShare * num_nodes_));
   long long relabels = 0;
-  for (int start : starts_) {
-    int v = start;
+  // path_ holds the arcs' entries at their tails, from the demand backwards.
+  for (int end : ends_) {
+    int v = end;
     path_.clear();
-    while (label_[start] < num_nodes_) {
+    while (label_[end] < num_nodes_) {
       if (--budget < 0) return augmented;
-      if (v != source_ && is_demand(v, tolerance)) {
-        double bottleneck = start == source_ ? kInfinity : source_residual_[start];
-        for (int e : path_) bottleneck = std::min(bottleneck, entries_[e].residual);
-        if (v != sink_) bottleneck = std::min(bottleneck, sink_residual_[v]);
-        if (!std::isfinite(bottleneck)) return augmented;  // unbounded: left to the phases
-        if (start != source_) {
-          source_residual_[start] -= bottleneck;
-          source_flow_[start] += bottleneck;
-        }
+      if (v != sink_ && is_supply(v)) {
+        if (!push_path(v, end)) return augmented;  // unbounded: left to the phases
         for (int e : path_) {
-          entries_[e].residual -= bottleneck;
-          entries_[entries_[e].mate].residual += bottleneck;
-          touched_arcs_.push_back(arc_of_entry_[e] / 2);
+          if (!(entries_[e].residual > tolerance))
+            exact_below = std::min(exact_below, label_[entries_[e].head]);
         }
-        if (v != sink_) {
-          sink_residual_[v] -= bottleneck;
-          sink_flow_[v] += bottleneck;
-        }
+        if (v != source_ && !(source_residual_[v] > tolerance)) exact_below = 0;
         ++label_paths;
         augmented = true;
-        if (start != source_ && !(source_residual_[start] > tolerance)) break;
-        std::size_t keep = 0;
-        while (keep < path_.size() && entries_[path_[keep]].residual > tolerance) ++keep;
+        if (end != sink_ && !(sink_residual_[end] > tolerance)) break;
+        const std::size_t keep = unsaturated_prefix(tolerance);
         path_.resize(keep);
-        v = keep == 0 ? start : entries_[path_.back()].head;
+        v = keep == 0 ? end : entries_[entries_[path_.back()].mate].head;
         continue;
       }
       bool advanced = false;
@@ -803,35 +886,36 @@ bool IncrementalMinCut::label_augment(double tolerance) {
       for (int& e = entry_of(v); e < first_entry_[v + 1]; ++e) {
         const Entry& entry = entries_[e];
         --budget;
-        if (label_[entry.head] == want && entry.residual > tolerance) {
-          path_.push_back(e);
+        if (label_[entry.head] == want && back_[e] > tolerance) {
+          path_.push_back(entry.mate);
           v = entry.head;
           advanced = true;
           break;
         }
       }
       if (advanced) continue;
-      // Dead end: relabel to one more than the lowest residual neighbour, then retreat.
+      // Dead end: relabel to one more than the lowest residual in-neighbour, then retreat.
       int lowest = num_nodes_ - 1;
       for (int e = first_entry_[v]; e < first_entry_[v + 1]; ++e) {
-        if (entries_[e].residual > tolerance) lowest = std::min(lowest, label_[entries_[e].head]);
+        if (back_[e] > tolerance) lowest = std::min(lowest, label_[entries_[e].head]);
       }
       budget -= first_entry_[v + 1] - first_entry_[v];
-      label_[v] = (v == sink_ || is_demand(v, tolerance)) ? 0 : lowest + 1;
+      label_[v] = (v != sink_ && is_supply(v)) ? 0 : lowest + 1;
       if (++relabels > relabel_limit) {
-        // Saturations deep in a thin network raise whole regions step by step: relabel them all.
-        compute_labels(tolerance);
+        // Saturations in a thin network raise whole regions step by step: relabel them at once.
+        compute_labels(tolerance, exact_below);
+        exact_below = num_nodes_ + 1;
         budget -= num_nodes_;
         relabels = 0;
         path_.clear();
-        v = start;
+        v = end;
         continue;
       }
       current_[v] = first_entry_[v];
       if (path_.empty()) continue;
       const int e = path_.back();
       path_.pop_back();
-      v = entries_[entries_[e].mate].head;
+      v = entries_[e].head;
     }
   }
   return augmented;

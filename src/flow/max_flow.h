@@ -111,7 +111,8 @@ MinCut min_cut_with_lower_bounds(int num_nodes, int source, int sink,
 /// that turn lower bounds into node demands (source→v, v→sink) are not stored as arcs: each node
 /// keeps their residuals, so searches scan only the bounded arcs, stored in adjacency order
 /// (residual next to head) for sequential reads. When the repaired flow is not maximal, it is
-/// augmented first along distance-to-demand labels (shortest-augmenting-path style, bounded work),
+/// augmented first along distance-from-supply labels (shortest-augmenting-path style, backwards
+/// from the demands, bounded work, labels repaired only behind saturated arcs),
 /// then by Dinic phases if needed: other augmenting paths than a fresh solve's, the same minimal
 /// cut (residual reachability from the source is the same set for every maximum flow).
 class IncrementalMinCut {
@@ -138,8 +139,14 @@ class IncrementalMinCut {
   long long cold_solves = 0;      // solves that started from zero (new structure or failed repair)
   long long phases = 0;           // Dinic phases over all solves (0 when the repair was enough)
   long long seeded_searches = 0;  // first searches that started from the last source side
-  long long label_paths = 0;      // augmenting paths found along distance-to-demand labels
-  long long global_labels = 0;    // backward searches that (re)computed those labels
+  long long label_paths = 0;      // augmenting paths found along distance-from-supply labels
+  long long global_labels = 0;    // searches that (re)computed those labels
+  long long labelled_nodes = 0;   // nodes those searches labelled (the kept ones not counted)
+  long long partial_labels = 0;   // of global_labels, those that kept the labels below a saturation
+  // Test hook: after every partial label search, search from the supplies again and count the
+  // nodes whose label differs (must stay 0).
+  bool verify_labels = false;
+  long long label_mismatches = 0;
 
  private:
   // One direction of an arc in a node's adjacency: the arc itself at its tail, its reverse at its
@@ -152,10 +159,18 @@ class IncrementalMinCut {
   bool is_reverse(int entry) const { return (arc_of_entry_[entry] & 1) != 0; }
   double arc_flow(int arc) const { return entries_[entries_[forward_[arc]].mate].residual; }
   void set_arc(int arc, double capacity, double flow) {
-    Entry& forward = entries_[forward_[arc]];
+    const int f = forward_[arc];
+    Entry& forward = entries_[f];
     forward.residual = capacity - flow;
     entries_[forward.mate].residual = flow;
+    back_[f] = flow;
+    back_[forward.mate] = capacity - flow;
   }
+  // Pushes path_'s bottleneck (with the supply's source residual and the demand's sink residual)
+  // from supply `start` to demand `v`; false, pushing nothing, when it is infinite.
+  bool push_path(int start, int v);
+  // Length of path_'s prefix before its first arc at or below the tolerance.
+  std::size_t unsaturated_prefix(double tolerance) const;
   bool is_demand(int node, double tolerance) const {
     return node == sink_ || sink_residual_[node] > tolerance;
   }
@@ -182,16 +197,22 @@ class IncrementalMinCut {
   int seeded_search(double tolerance);
   // Augments along shortest paths of those levels (a blocking flow), pruning dead ends.
   void blocking_flow(double tolerance);
-  // Augmenting paths from the supplies along distance-to-demand labels (advance/retreat with
+  // Augmenting paths from the demands back along distance-from-supply labels (advance/retreat with
   // relabels, as in the shortest-augmenting-path algorithm), bounded work; see max_flow.cc.
   // Returns true when it augmented.
   bool label_augment(double tolerance);
-  void compute_labels(double tolerance);
+  // Labels every node with its exact distance from the supplies. With exact_below ≥ 1, the labels
+  // below it are known to be exact distances still (see label_augment) and only the rest is
+  // searched again, from the nodes at exact_below − 1; the result is the same as a full search's.
+  void compute_labels(double tolerance, int exact_below);
 
   int num_nodes_ = -1, num_arcs_ = 0, source_ = 0, sink_ = 1;
   std::vector<int> from_, to_;
   std::vector<double> lower_, upper_, demand_;
   std::vector<Entry> entries_;
+  // Per entry, the mate's residual (the arc's other direction), kept equal to it bit for bit so
+  // that label_augment's backward path search reads it in adjacency order, not through `mate`.
+  std::vector<double> back_;
   std::vector<int> arc_of_entry_;  // 2·arc at the arc's tail, 2·arc + 1 at its head
   std::vector<int> first_entry_;   // CSR over nodes, entries in arc order
   std::vector<int> forward_;       // per arc: its entry at the tail
@@ -203,6 +224,11 @@ class IncrementalMinCut {
   std::vector<int> candidates_;
   std::vector<char> is_candidate_;
   void note_supply(int node);
+  // Nodes whose sink residual may be positive, as candidates_ for the source residual: the demands
+  // label_augment's paths start from, without a scan of every node.
+  std::vector<int> demand_candidates_;
+  std::vector<char> is_demand_candidate_;
+  void note_demand(int node);
   // Arcs whose residual changed since the last search (set_bounds, repair), and that search's
   // state.
   std::vector<int> touched_arcs_, seeds_, seed_starts_;
@@ -210,8 +236,13 @@ class IncrementalMinCut {
   double seed_tolerance_ = 0.0;
   int demand_level_ = -1;
   std::vector<int> dirty_, work_;
-  // label_augment: distance-to-demand labels, current entries with the call that last reset them.
+  // label_augment: distance-from-supply labels, current entries with the call that last reset them.
   std::vector<int> label_, current_, current_call_;
+  // The nodes with a finite label in the order the last compute_labels labelled them, so in
+  // nondecreasing label order as of then; label_count_ of them.
+  std::vector<int> label_order_;
+  std::vector<int> ends_;  // label_augment's demands
+  int label_count_ = 0;
   int label_call_ = 0;
   std::vector<char> is_dirty_, queued_;
   double scale_ = 0.0;  // largest |finite bound|; the tolerance is a fixed fraction of it

@@ -375,8 +375,8 @@ class IncrementalSolver {
 
  private:
   void refresh(int v);
-  double energy_at(int time_units) const;
-  int forward();
+  double energy_at(int time_units);
+  int forward(int from);
   int fastest_makespan() const;
   bool backward(int makespan);
   void list_critical();
@@ -403,9 +403,15 @@ class IncrementalSolver {
   std::vector<const InstructionCostModel*> model_;
   std::vector<int> d_, fastest_;
   std::vector<double> cost_by_id_, lower_, upper_;
+  // energy_at's running sums: energy_prefix_[i] = cost_by_id_[0] + ... + cost_by_id_[i − 1], added
+  // in that order from 0.0 (so the same bits as one loop), valid below energy_stale_ (the lowest
+  // id whose cost changed since).
+  std::vector<double> energy_prefix_;
+  int energy_stale_ = 0;
   // latest_start = latest finish − duration, and critical_start = the start of a node with zero
   // slack (−1 otherwise), so the inner loops read one array per neighbour.
   std::vector<int> finish_, latest_start_, critical_start_;
+  std::vector<int> finish_max_;  // running maximum of finish_ over positions 0..i
   bool signatures_usable_ = true;
   std::vector<std::uint32_t> signature_;
   std::vector<int> critical_ops_;  // zero slack, in topological order, after the backward pass
@@ -450,9 +456,11 @@ IncrementalSolver::IncrementalSolver(const PlanningProblem& problem, const Solve
       cost_by_id_(n_),
       lower_(n_),
       upper_(n_),
+      energy_prefix_(n_ + 1, 0.0),
       finish_(n_),
       latest_start_(n_),
       critical_start_(n_),
+      finish_max_(n_),
       signature_(n_, 0),
       in_node_(n_, -1),
       out_node_(n_, -1),
@@ -482,25 +490,32 @@ IncrementalSolver::IncrementalSolver(const PlanningProblem& problem, const Solve
 
 void IncrementalSolver::refresh(int v) {
   cost_by_id_[order_[v]] = model_[v]->cost(d_[v]);
+  energy_stale_ = std::min(energy_stale_, order_[v]);
   instruction_bounds(*model_[v], d_[v], lower_[v], upper_[v]);
 }
 
-// planned_energy with the costs cached: same terms in the same order (node ids), so the same bits.
-double IncrementalSolver::energy_at(int time_units) const {
-  double energy = 0.0;
-  for (int v = 0; v < n_; ++v) energy += cost_by_id_[v];
-  return energy + problem_.num_gpus() * time_units * problem_.settings.unit_time_s *
-                      problem_.settings.p_blocking_w;
+// planned_energy with the costs cached: same terms in the same order (node ids), so the same bits;
+// the partial sums before the lowest changed id are kept from the last call.
+double IncrementalSolver::energy_at(int time_units) {
+  for (int v = energy_stale_; v < n_; ++v)
+    energy_prefix_[v + 1] = energy_prefix_[v] + cost_by_id_[v];
+  energy_stale_ = n_;
+  return energy_prefix_[n_] + problem_.num_gpus() * time_units * problem_.settings.unit_time_s *
+                                  problem_.settings.p_blocking_w;
 }
 
-int IncrementalSolver::forward() {
-  int makespan = 0;
-  for (int v = 0; v < n_; ++v) {
+// Earliest finishes from position `from` on: a finish depends only on durations at its position
+// and before, so when no duration before `from` changed since the last pass, those finishes (and
+// their running maximum) still hold.
+int IncrementalSolver::forward(int from) {
+  int makespan = from > 0 ? finish_max_[from - 1] : 0;
+  for (int v = from; v < n_; ++v) {
     int start = 0;
     for (const int* p = predecessors_.begin(v); p != predecessors_.end(v); ++p)
       start = std::max(start, finish_[*p]);
     finish_[v] = start + d_[v];
     makespan = std::max(makespan, finish_[v]);
+    finish_max_[v] = makespan;
   }
   return makespan;
 }
@@ -656,7 +671,7 @@ void IncrementalSolver::record_step() {
 
 Frontier IncrementalSolver::run() {
   const auto started = std::chrono::steady_clock::now();
-  int makespan_now = forward();
+  int makespan_now = forward(0);
   ProgressReporter progress(options_, makespan_now, fastest_makespan());
   while (true) {
     frontier_.points.push_back({makespan_now, energy_at(makespan_now)});
@@ -684,10 +699,12 @@ Frontier IncrementalSolver::run() {
         arc_ops_, [&](int v) { return cut_.source_side(contraction_.node(in_node_[v])); },
         [&](int v) { return cut_.source_side(contraction_.node(out_node_[v])); }, model_.data(), d_,
         changed_, lengthened_);
-    makespan_now = forward();
+    // Durations changed only at changed_'s positions (the reverts too: lengthened_ is a subset).
+    const int from = changed_.empty() ? n_ : *std::min_element(changed_.begin(), changed_.end());
+    makespan_now = forward(from);
     while (makespan_now > makespan - 1) {
       undo_overshoot(makespan);
-      makespan_now = forward();
+      makespan_now = forward(from);
     }
     if (makespan_now < makespan - 1) ++frontier_.stats.multi_unit_steps;
     record_step();
