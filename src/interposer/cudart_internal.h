@@ -164,6 +164,21 @@ struct PointerInfo {
 };
 PointerInfo lookup_pointer(const void* pointer);
 
+/// The emulator's cudaIpcMemHandle_t / cudaIpcEventHandle_t contents (both 64 bytes): which
+/// process exported what. Another process of the job cannot reach that memory (each emulated
+/// process has its own), so it opens a stand-in of the same size (cudart_memory.cc).
+struct IpcHandle {
+  char magic[8];            // kIpcMagic: a handle made by this emulator
+  std::int64_t pid = 0;     // the exporting process
+  std::uint64_t value = 0;  // the allocation's base address, or the event id
+  std::uint64_t bytes = 0;  // the allocation's size (memory handles)
+  std::int32_t device = 0;  // the allocation's or event's device
+  std::uint32_t flags = 0;  // the event's flags (event handles)
+};
+inline constexpr char kIpcMagic[8] = {'P', 'T', 'E', 'M', 'U', 'I', 'P', 'C'};
+static_assert(sizeof(IpcHandle) <= sizeof(cudaIpcMemHandle_t) &&
+              sizeof(IpcHandle) <= sizeof(cudaIpcEventHandle_t));
+
 /// Per-device peak bytes in use (for the exit line) and current bytes in use.
 std::vector<std::int64_t> peak_used_per_device();
 std::int64_t used_bytes(int device);

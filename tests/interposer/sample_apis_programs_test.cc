@@ -1,0 +1,111 @@
+// The runtime calls of NVIDIA's cuda-samples that the emulator used to answer with a stub
+// (issue 18): memory pools (streamOrderedAllocation[P2P]), graph structure queries and capture
+// into an existing graph (the graph samples print their graphs), IPC handles (simpleIPC). Each
+// test program runs under the interposer and its results and trace records are checked one by one.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "interposer_test_util.h"
+
+namespace powertrain::testing_emu {
+namespace {
+
+using nlohmann::json;
+
+class SampleApiPrograms : public EmulationTest {
+ protected:
+  void skip_unless_built(const std::string& name) {
+    if (!std::filesystem::exists(program_path(name))) GTEST_SKIP() << name << " not built";
+  }
+};
+
+// A pool made on device 1, opened to device 0, allocates on its own device from a device-0
+// stream; its used/high counters follow the allocation and the reset; attributes read back as
+// set. Three misuses are refused by name; nothing is unsupported.
+TEST_F(SampleApiPrograms, MemoryPoolsAreCreatedOpenedAndCounted) {
+  skip_unless_built("mem_pools");
+  const ProgramRun run =
+      run_program("mem_pools", Mode::kPreload, {{"POWERTRAIN_EMU_DEVICES", "2"}});
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_NE(run.out.find("mem_pools: threshold_max 1 follow 1 peer_rw 1 own_rw 1 device 1 "
+                         "used 1048576 reserved 1048576 after_free 0 high 1048576 "
+                         "high_after_reset 0"),
+            std::string::npos)
+      << run.out;
+  const Trace trace = only_trace();
+  EXPECT_TRUE(trace.of("unsupported").empty());
+  std::vector<std::tuple<std::string, int, std::int64_t>> mallocs;
+  for (const json& m : trace.of("malloc")) {
+    if (m.at("ok").get<bool>()) mallocs.emplace_back(m.at("api"), m.at("dev"), m.at("bytes"));
+  }
+  EXPECT_EQ(mallocs, (std::vector<std::tuple<std::string, int, std::int64_t>>{
+                         {"cudaMallocAsync", 0, 4096}, {"cudaMallocFromPoolAsync", 1, 1 << 20}}));
+  std::vector<std::string> misuse;
+  for (const json& m : trace.of("misuse")) misuse.push_back(m.at("api"));
+  EXPECT_EQ(misuse, (std::vector<std::string>{"cudaMemPoolSetAccess", "cudaMemPoolDestroy",
+                                              "cudaMallocFromPoolAsync"}));
+  EXPECT_EQ(trace.of("free").size(), 2u);
+}
+
+// Structure queries answer with the program's own nodes and edges (a child graph is one node,
+// depending on what it was added after); capture into the graph appends after the child node and
+// returns the same graph; the 4 + 2 + 2 kernels replay at each of the 2 launches.
+TEST_F(SampleApiPrograms, GraphStructureQueriesAndCaptureIntoAGraph) {
+  skip_unless_built("graph_structure");
+  const ProgramRun run = run_program("graph_structure");
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_NE(run.out.find("graph_structure: nodes 5 edges 5 roots 1 root_is_a 1 deps_of_d 2 "
+                         "dependents_of_a 2 child_deps 1 captured_into_same 1 nodes_after 7 "
+                         "edges_after 7"),
+            std::string::npos)
+      << run.out;
+  EXPECT_EQ(run.err.find("not supported"), std::string::npos) << run.err;
+  const Trace trace = only_trace();
+  EXPECT_TRUE(trace.of("unsupported").empty());
+  EXPECT_TRUE(trace.of("misuse").empty());
+  const auto launches = trace.of("graph_launch");
+  ASSERT_EQ(launches.size(), 2u);
+  for (const json& l : launches) EXPECT_EQ(l.at("nodes"), 8) << l.dump();
+  const auto kernels = trace.of("kernel");
+  ASSERT_EQ(kernels.size(), 16u);  // nothing was launched outside the graph
+  for (const json& k : kernels) EXPECT_TRUE(k.contains("graph")) << k.dump();
+}
+
+// The same process and a forked child open the exported buffer itself; a fresh process opens a
+// stand-in allocation of the same size (recorded in its trace, freed on close) and is told once
+// that emulated processes share no memory. The refused misuses are recorded by name.
+TEST_F(SampleApiPrograms, IpcHandlesOpenAcrossProcesses) {
+  skip_unless_built("ipc_handles");
+  const ProgramRun run = run_program("ipc_handles");
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_NE(run.out.find("ipc: same process same_pointer 1 device_memory 1"), std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("ipc: forked child same_pointer 1 device_memory 1"), std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("ipc: other process same_pointer 0 device_memory 1"), std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("ipc: parent done"), std::string::npos) << run.out;
+  EXPECT_NE(run.err.find("emulated processes share no memory"), std::string::npos) << run.err;
+  const std::vector<Trace> traces = load_traces(trace_dir());
+  ASSERT_EQ(traces.size(), 3u);
+  int stand_ins = 0;
+  std::multiset<std::string> misuse;
+  for (const Trace& t : traces) {
+    EXPECT_TRUE(t.of("unsupported").empty());
+    for (const json& m : t.of("malloc")) stand_ins += m.at("api") == "cudaIpcOpenMemHandle";
+    for (const json& f : t.of("free")) {
+      if (f.at("api") == "cudaIpcCloseMemHandle") EXPECT_EQ(f.at("bytes"), 1 << 20);
+    }
+    for (const json& m : t.of("misuse")) misuse.insert(m.at("api").get<std::string>());
+  }
+  EXPECT_EQ(stand_ins, 1);
+  EXPECT_EQ(misuse, (std::multiset<std::string>{"cudaIpcGetEventHandle", "cudaIpcGetMemHandle",
+                                                "cudaIpcCloseMemHandle"}));
+}
+
+}  // namespace
+}  // namespace powertrain::testing_emu
