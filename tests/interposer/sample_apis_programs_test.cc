@@ -98,7 +98,9 @@ TEST_F(SampleApiPrograms, IpcHandlesOpenAcrossProcesses) {
     EXPECT_TRUE(t.of("unsupported").empty());
     for (const json& m : t.of("malloc")) stand_ins += m.at("api") == "cudaIpcOpenMemHandle";
     for (const json& f : t.of("free")) {
-      if (f.at("api") == "cudaIpcCloseMemHandle") EXPECT_EQ(f.at("bytes"), 1 << 20);
+      if (f.at("api") == "cudaIpcCloseMemHandle") {
+        EXPECT_EQ(f.at("bytes"), 1 << 20);
+      }
     }
     for (const json& m : t.of("misuse")) misuse.insert(m.at("api").get<std::string>());
   }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -97,8 +98,7 @@ int main(int argc, char** argv) {
   const pid_t forked = fork();
   if (forked == 0) {
     open_and_use("forked child", mem, ev, buffer);
-    std::fflush(stdout);
-    _exit(0);
+    std::exit(0);  // not _exit: the child's emulator writes its trace at exit
   }
   int status = 0;
   EMU_REQUIRE(waitpid(forked, &status, 0) == forked && WIFEXITED(status) &&
