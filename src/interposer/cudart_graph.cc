@@ -877,10 +877,9 @@ PT_EXPORT cudaError_t cudaGraphGetRootNodes(cudaGraph_t graph, cudaGraphNode_t* 
   return cudaSuccess;
 }
 
-PT_EXPORT cudaError_t cudaGraphGetEdges(cudaGraph_t graph, cudaGraphNode_t* from,
-                                        cudaGraphNode_t* to, cudaGraphEdgeData* edgeData,
-                                        size_t* numEdges) {
-  const char* api = "cudaGraphGetEdges";
+namespace {
+cudaError_t graph_get_edges(cudaGraph_t graph, cudaGraphNode_t* from, cudaGraphNode_t* to,
+                            cudaGraphEdgeData* edgeData, size_t* numEdges, const char* api) {
   detail::State& s = detail::state();
   std::lock_guard<std::mutex> lock(s.mutex);
   detail::Graph* g = detail::live_graph(s, graph);
@@ -905,34 +904,30 @@ PT_EXPORT cudaError_t cudaGraphGetEdges(cudaGraph_t graph, cudaGraphNode_t* from
   return cudaSuccess;
 }
 
-PT_EXPORT cudaError_t cudaGraphNodeGetDependencies(cudaGraphNode_t node,
-                                                   cudaGraphNode_t* pDependencies,
-                                                   cudaGraphEdgeData* edgeData,
-                                                   size_t* pNumDependencies) {
+cudaError_t node_get_dependencies(cudaGraphNode_t node, cudaGraphNode_t* pDependencies,
+                                  cudaGraphEdgeData* edgeData, size_t* pNumDependencies,
+                                  const char* api) {
   detail::State& s = detail::state();
   std::lock_guard<std::mutex> lock(s.mutex);
   detail::Graph* g = nullptr;
   int index = 0;
   if (!detail::live_node(s, node, &g, &index) || pNumDependencies == nullptr) {
-    return misuse("cudaGraphNodeGetDependencies", cudaErrorInvalidValue,
-                  "invalid node or pNumDependencies NULL");
+    return misuse(api, cudaErrorInvalidValue, "invalid node or pNumDependencies NULL");
   }
   detail::write_nodes(s, g, detail::own_dependencies(*g, index), pDependencies, edgeData,
                       pNumDependencies);
   return cudaSuccess;
 }
 
-PT_EXPORT cudaError_t cudaGraphNodeGetDependentNodes(cudaGraphNode_t node,
-                                                     cudaGraphNode_t* pDependentNodes,
-                                                     cudaGraphEdgeData* edgeData,
-                                                     size_t* pNumDependentNodes) {
+cudaError_t node_get_dependent_nodes(cudaGraphNode_t node, cudaGraphNode_t* pDependentNodes,
+                                     cudaGraphEdgeData* edgeData, size_t* pNumDependentNodes,
+                                     const char* api) {
   detail::State& s = detail::state();
   std::lock_guard<std::mutex> lock(s.mutex);
   detail::Graph* g = nullptr;
   int index = 0;
   if (!detail::live_node(s, node, &g, &index) || pNumDependentNodes == nullptr) {
-    return misuse("cudaGraphNodeGetDependentNodes", cudaErrorInvalidValue,
-                  "invalid node or pNumDependentNodes NULL");
+    return misuse(api, cudaErrorInvalidValue, "invalid node or pNumDependentNodes NULL");
   }
   std::vector<int> users;
   for (const auto& [a, b] : detail::own_edges(*g)) {
@@ -940,6 +935,67 @@ PT_EXPORT cudaError_t cudaGraphNodeGetDependentNodes(cudaGraphNode_t node,
   }
   detail::write_nodes(s, g, users, pDependentNodes, edgeData, pNumDependentNodes);
   return cudaSuccess;
+}
+}  // namespace
+
+// CUDA 13 signatures (with edge data). CUDA 12 has the same names without the edge data and the
+// edge-data forms as `_v2`: the CUDA 12 drop-in reads its calls with CUDA 12's parameters (the
+// count is then in the edge-data slot).
+PT_EXPORT cudaError_t cudaGraphGetEdges(cudaGraph_t graph, cudaGraphNode_t* from,
+                                        cudaGraphNode_t* to, cudaGraphEdgeData* edgeData,
+                                        size_t* numEdges) {
+  if (detail::cudart_abi() == 12) {
+    return graph_get_edges(graph, from, to, nullptr, reinterpret_cast<size_t*>(edgeData),
+                           "cudaGraphGetEdges");
+  }
+  return graph_get_edges(graph, from, to, edgeData, numEdges, "cudaGraphGetEdges");
+}
+
+PT_EXPORT cudaError_t cudaGraphGetEdges_v2(cudaGraph_t graph, cudaGraphNode_t* from,
+                                           cudaGraphNode_t* to, cudaGraphEdgeData* edgeData,
+                                           size_t* numEdges) {
+  return graph_get_edges(graph, from, to, edgeData, numEdges, "cudaGraphGetEdges_v2");
+}
+
+PT_EXPORT cudaError_t cudaGraphNodeGetDependencies(cudaGraphNode_t node,
+                                                   cudaGraphNode_t* pDependencies,
+                                                   cudaGraphEdgeData* edgeData,
+                                                   size_t* pNumDependencies) {
+  if (detail::cudart_abi() == 12) {
+    return node_get_dependencies(node, pDependencies, nullptr, reinterpret_cast<size_t*>(edgeData),
+                                 "cudaGraphNodeGetDependencies");
+  }
+  return node_get_dependencies(node, pDependencies, edgeData, pNumDependencies,
+                               "cudaGraphNodeGetDependencies");
+}
+
+PT_EXPORT cudaError_t cudaGraphNodeGetDependencies_v2(cudaGraphNode_t node,
+                                                      cudaGraphNode_t* pDependencies,
+                                                      cudaGraphEdgeData* edgeData,
+                                                      size_t* pNumDependencies) {
+  return node_get_dependencies(node, pDependencies, edgeData, pNumDependencies,
+                               "cudaGraphNodeGetDependencies_v2");
+}
+
+PT_EXPORT cudaError_t cudaGraphNodeGetDependentNodes(cudaGraphNode_t node,
+                                                     cudaGraphNode_t* pDependentNodes,
+                                                     cudaGraphEdgeData* edgeData,
+                                                     size_t* pNumDependentNodes) {
+  if (detail::cudart_abi() == 12) {
+    return node_get_dependent_nodes(node, pDependentNodes, nullptr,
+                                    reinterpret_cast<size_t*>(edgeData),
+                                    "cudaGraphNodeGetDependentNodes");
+  }
+  return node_get_dependent_nodes(node, pDependentNodes, edgeData, pNumDependentNodes,
+                                  "cudaGraphNodeGetDependentNodes");
+}
+
+PT_EXPORT cudaError_t cudaGraphNodeGetDependentNodes_v2(cudaGraphNode_t node,
+                                                        cudaGraphNode_t* pDependentNodes,
+                                                        cudaGraphEdgeData* edgeData,
+                                                        size_t* pNumDependentNodes) {
+  return node_get_dependent_nodes(node, pDependentNodes, edgeData, pNumDependentNodes,
+                                  "cudaGraphNodeGetDependentNodes_v2");
 }
 
 // ---- explicit graph construction ------------------------------------------------------------
@@ -1285,12 +1341,9 @@ PT_EXPORT cudaError_t cudaGraphAddNode(cudaGraphNode_t* pGraphNode, cudaGraph_t 
   return detail::add_node(pGraphNode, graph, pDependencies, numDependencies, std::move(node), api);
 }
 
-PT_EXPORT cudaError_t cudaGraphAddDependencies(cudaGraph_t graph, const cudaGraphNode_t* from,
-                                               const cudaGraphNode_t* to,
-                                               const cudaGraphEdgeData* edgeData,
-                                               size_t numDependencies) {
-  (void)edgeData;
-  const char* api = "cudaGraphAddDependencies";
+namespace {
+cudaError_t add_dependencies(cudaGraph_t graph, const cudaGraphNode_t* from,
+                             const cudaGraphNode_t* to, size_t numDependencies, const char* api) {
   if (numDependencies > 0 && (from == nullptr || to == nullptr)) {
     return misuse(api, cudaErrorInvalidValue, "from or to is NULL");
   }
@@ -1309,6 +1362,27 @@ PT_EXPORT cudaError_t cudaGraphAddDependencies(cudaGraph_t graph, const cudaGrap
     detail::add_unique(g->nodes[b].deps, {a});
   }
   return cudaSuccess;
+}
+}  // namespace
+
+// CUDA 13's signature; CUDA 12's has no edge data (its count is in that slot: see
+// cudaGraphGetEdges) and names the edge-data form `_v2`. Edge data orders nothing here.
+PT_EXPORT cudaError_t cudaGraphAddDependencies(cudaGraph_t graph, const cudaGraphNode_t* from,
+                                               const cudaGraphNode_t* to,
+                                               const cudaGraphEdgeData* edgeData,
+                                               size_t numDependencies) {
+  if (detail::cudart_abi() == 12) {
+    numDependencies = static_cast<size_t>(reinterpret_cast<std::uintptr_t>(edgeData));
+  }
+  return add_dependencies(graph, from, to, numDependencies, "cudaGraphAddDependencies");
+}
+
+PT_EXPORT cudaError_t cudaGraphAddDependencies_v2(cudaGraph_t graph, const cudaGraphNode_t* from,
+                                                  const cudaGraphNode_t* to,
+                                                  const cudaGraphEdgeData* edgeData,
+                                                  size_t numDependencies) {
+  (void)edgeData;
+  return add_dependencies(graph, from, to, numDependencies, "cudaGraphAddDependencies_v2");
 }
 
 PT_EXPORT cudaError_t cudaGraphNodeGetType(cudaGraphNode_t node, enum cudaGraphNodeType* pType) {

@@ -840,8 +840,14 @@ struct IpcOpened {
   bool stand_in = false;  // a local allocation cudaIpcCloseMemHandle frees
   int opens = 0;
 };
-std::mutex g_ipc_mutex;
-std::map<const void*, IpcOpened> g_ipc_opened;  // by the pointer cudaIpcOpenMemHandle returned
+struct IpcState {
+  std::mutex mutex;
+  std::map<const void*, IpcOpened> opened;  // by the pointer cudaIpcOpenMemHandle returned
+};
+IpcState& ipc_state() {
+  static IpcState* s = new IpcState;  // never destroyed (calls arrive during exit)
+  return *s;
+}
 }  // namespace
 }  // namespace powertrain::emu::detail
 
@@ -900,8 +906,9 @@ PT_EXPORT cudaError_t cudaIpcOpenMemHandle(void** devPtr, cudaIpcMemHandle_t han
     stand_in = true;
   }
   {
-    std::lock_guard<std::mutex> lock(detail::g_ipc_mutex);
-    detail::IpcOpened& o = detail::g_ipc_opened[opened];
+    detail::IpcState& ipc = detail::ipc_state();
+    std::lock_guard<std::mutex> lock(ipc.mutex);
+    detail::IpcOpened& o = ipc.opened[opened];
     o.stand_in = stand_in;
     ++o.opens;
   }
@@ -912,15 +919,16 @@ PT_EXPORT cudaError_t cudaIpcOpenMemHandle(void** devPtr, cudaIpcMemHandle_t han
 PT_EXPORT cudaError_t cudaIpcCloseMemHandle(void* devPtr) {
   bool free_it = false;
   {
-    std::lock_guard<std::mutex> lock(detail::g_ipc_mutex);
-    const auto it = detail::g_ipc_opened.find(devPtr);
-    if (it == detail::g_ipc_opened.end()) {
+    detail::IpcState& ipc = detail::ipc_state();
+    std::lock_guard<std::mutex> lock(ipc.mutex);
+    const auto it = ipc.opened.find(devPtr);
+    if (it == ipc.opened.end()) {
       return misuse("cudaIpcCloseMemHandle", cudaErrorInvalidValue,
                     detail::pointer_text(devPtr) + " was not opened with cudaIpcOpenMemHandle");
     }
     if (--it->second.opens == 0) {
       free_it = it->second.stand_in;
-      detail::g_ipc_opened.erase(it);
+      ipc.opened.erase(it);
     }
   }
   if (free_it) powertrain::emu::free_device_memory(devPtr, "cudaIpcCloseMemHandle");

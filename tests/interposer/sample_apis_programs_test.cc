@@ -2,8 +2,12 @@
 // (issue 18): memory pools (streamOrderedAllocation[P2P]), graph structure queries and capture
 // into an existing graph (the graph samples print their graphs), IPC handles (simpleIPC). Each
 // test program runs under the interposer and its results and trace records are checked one by one.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <string>
@@ -107,6 +111,74 @@ TEST_F(SampleApiPrograms, IpcHandlesOpenAcrossProcesses) {
   EXPECT_EQ(stand_ins, 1);
   EXPECT_EQ(misuse, (std::multiset<std::string>{"cudaIpcGetEventHandle", "cudaIpcGetMemHandle",
                                                 "cudaIpcCloseMemHandle"}));
+}
+
+// The graph edge calls whose signatures changed in CUDA 13 (edge data added; CUDA 12 has the old
+// form under the plain name and the edge-data form as `_v2`): the CUDA 12 drop-in reads a plain
+// call with CUDA 12's parameters. Run in a child that dlopens libcudart.so.12 (its constructor
+// must not run in the test binary): two empty nodes, one edge added the CUDA 12 way and one with
+// `_v2`, then counted back with both forms. Returns the failing step, 0 when all passed.
+TEST_F(SampleApiPrograms, Cuda12DropInReadsTheCuda12GraphEdgeSignatures) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setenv("POWERTRAIN_EMU_DIR", (dir_ / "trace").c_str(), 1);
+    void* lib = ::dlopen((std::string(kCudartDir) + "/libcudart.so.12").c_str(), RTLD_NOW);
+    if (lib == nullptr) ::_exit(100);
+    using Create = int (*)(void**, unsigned);
+    using AddEmpty = int (*)(void**, void*, const void* const*, size_t);
+    using Add12 = int (*)(void*, const void* const*, const void* const*, size_t);
+    using Add13 = int (*)(void*, const void* const*, const void* const*, const void*, size_t);
+    using Edges12 = int (*)(void*, void**, void**, size_t*);
+    using Edges13 = int (*)(void*, void**, void**, void*, size_t*);
+    using Deps12 = int (*)(void*, void**, size_t*);
+    using Deps13 = int (*)(void*, void**, void*, size_t*);
+    auto create = reinterpret_cast<Create>(::dlsym(lib, "cudaGraphCreate"));
+    auto add_empty = reinterpret_cast<AddEmpty>(::dlsym(lib, "cudaGraphAddEmptyNode"));
+    auto add12 = reinterpret_cast<Add12>(::dlsym(lib, "cudaGraphAddDependencies"));
+    auto add13 = reinterpret_cast<Add13>(::dlsym(lib, "cudaGraphAddDependencies_v2"));
+    auto edges12 = reinterpret_cast<Edges12>(::dlsym(lib, "cudaGraphGetEdges"));
+    auto edges13 = reinterpret_cast<Edges13>(::dlsym(lib, "cudaGraphGetEdges_v2"));
+    auto deps12 = reinterpret_cast<Deps12>(::dlsym(lib, "cudaGraphNodeGetDependencies"));
+    auto deps13 = reinterpret_cast<Deps13>(::dlsym(lib, "cudaGraphNodeGetDependencies_v2"));
+    auto users12 = reinterpret_cast<Deps12>(::dlsym(lib, "cudaGraphNodeGetDependentNodes"));
+    if (!create || !add_empty || !add12 || !add13 || !edges12 || !edges13 || !deps12 || !deps13 ||
+        !users12) {
+      ::_exit(1);
+    }
+    void* graph = nullptr;
+    void* a = nullptr;
+    void* b = nullptr;
+    void* c = nullptr;
+    if (create(&graph, 0) != 0 || add_empty(&a, graph, nullptr, 0) != 0 ||
+        add_empty(&b, graph, nullptr, 0) != 0 || add_empty(&c, graph, nullptr, 0) != 0) {
+      ::_exit(2);
+    }
+    if (add12(graph, &a, &b, 1) != 0) ::_exit(3);           // a → b, CUDA 12 form
+    if (add13(graph, &b, &c, nullptr, 1) != 0) ::_exit(4);  // b → c, edge-data form
+    size_t count = 0;
+    if (edges12(graph, nullptr, nullptr, &count) != 0 || count != 2) ::_exit(5);
+    count = 0;
+    if (edges13(graph, nullptr, nullptr, nullptr, &count) != 0 || count != 2) ::_exit(6);
+    void* from[2] = {};
+    void* to[2] = {};
+    count = 2;
+    if (edges12(graph, from, to, &count) != 0 || count != 2 || from[0] != a || to[0] != b ||
+        from[1] != b || to[1] != c) {
+      ::_exit(7);
+    }
+    void* dep = nullptr;
+    count = 1;
+    if (deps12(c, &dep, &count) != 0 || count != 1 || dep != b) ::_exit(8);
+    count = 0;
+    if (deps13(b, nullptr, nullptr, &count) != 0 || count != 1) ::_exit(9);
+    count = 1;
+    if (users12(a, &dep, &count) != 0 || count != 1 || dep != b) ::_exit(10);
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "see the step numbers in the test body";
 }
 
 }  // namespace
