@@ -81,7 +81,8 @@ struct Exec {
 
 struct Capture {
   Graph* graph = nullptr;
-  std::vector<int> tail;  // nodes the stream's next work depends on
+  std::vector<int> tail;                      // nodes the stream's next work depends on
+  std::vector<cudaGraphNode_t> tail_handles;  // cudaStreamGetCaptureInfo's answer (kept alive)
   std::int64_t origin = 0;
   std::uint64_t id = 0;
 };
@@ -390,6 +391,50 @@ bool take_captured() {
   t_pending_fn = nullptr;
   t_pending_user = nullptr;
   return captured;
+}
+
+bool capture_dependencies(std::int64_t stream, const cudaGraphNode_t** nodes, std::size_t* count) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  const auto it = s.capturing.find(stream);
+  if (it == s.capturing.end()) return false;
+  Capture& c = it->second;
+  c.tail_handles.clear();
+  for (int n : c.tail) {
+    c.tail_handles.push_back(reinterpret_cast<cudaGraphNode_t>(node_handle(s, c.graph, n)));
+  }
+  if (nodes != nullptr) *nodes = c.tail_handles.empty() ? nullptr : c.tail_handles.data();
+  if (count != nullptr) *count = c.tail_handles.size();
+  return true;
+}
+
+cudaError_t update_capture_dependencies(std::int64_t stream, const cudaGraphNode_t* nodes,
+                                        std::size_t count, unsigned flags, const char* api) {
+  if (flags != cudaStreamAddCaptureDependencies && flags != cudaStreamSetCaptureDependencies) {
+    return misuse(api, cudaErrorInvalidValue, "unknown flags " + std::to_string(flags));
+  }
+  if (count > 0 && nodes == nullptr) return misuse(api, cudaErrorInvalidValue, "nodes is NULL");
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  const auto it = s.capturing.find(stream);
+  if (it == s.capturing.end()) {
+    return misuse(api, cudaErrorIllegalState,
+                  "stream " + std::to_string(stream) + " is not capturing");
+  }
+  Capture& c = it->second;
+  std::vector<int> deps;
+  for (std::size_t i = 0; i < count; ++i) {
+    const int d = node_index(s, c.graph, nodes[i]);
+    if (d < 0) {
+      return misuse(
+          api, cudaErrorInvalidValue,
+          "dependency " + pointer_text(nodes[i]) + " is not a node of the capture's graph");
+    }
+    add_unique(deps, {d});
+  }
+  if (flags == cudaStreamSetCaptureDependencies) c.tail.clear();
+  add_unique(c.tail, deps);
+  return cudaSuccess;
 }
 
 bool stream_capture_status(std::int64_t stream, unsigned long long* id, cudaGraph_t* graph) {

@@ -35,6 +35,10 @@ cudaError_t stream_get_capture_info(cudaStream_t stream, cudaStreamCaptureStatus
                                     const cudaGraphNode_t** dependencies,
                                     const cudaGraphEdgeData** edge_data, size_t* num_dependencies,
                                     bool per_thread, const char* api);
+/// cudaStreamUpdateCaptureDependencies (cudart_stream.cc over cudart_graph.cc's capture state).
+cudaError_t update_capture_dependencies(cudaStream_t stream, cudaGraphNode_t* dependencies,
+                                        size_t count, unsigned flags, bool per_thread,
+                                        const char* api);
 /// Validates the stream only (stream attributes, memory attach/prefetch hints: accepted no-ops).
 cudaError_t stream_accept(cudaStream_t stream, bool per_thread, const char* api);
 

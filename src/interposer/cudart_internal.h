@@ -139,6 +139,13 @@ void set_pending_host_fn(cudaHostFn_t fn, void* user);
 bool take_captured();
 /// True when trace stream `stream` is capturing (with the capture's id and graph).
 bool stream_capture_status(std::int64_t stream, unsigned long long* id, cudaGraph_t* graph);
+/// The capturing stream's current dependencies (the nodes its next work will depend on), as node
+/// handles valid until the capture changes; false when `stream` is not capturing.
+bool capture_dependencies(std::int64_t stream, const cudaGraphNode_t** nodes, std::size_t* count);
+/// cudaStreamUpdateCaptureDependencies: adds `nodes` to, or (cudaStreamSetCaptureDependencies)
+/// replaces, the capturing stream's dependencies.
+cudaError_t update_capture_dependencies(std::int64_t stream, const cudaGraphNode_t* nodes,
+                                        std::size_t count, unsigned flags, const char* api);
 
 /// A kernel record (kKernel: a[2] kernel index, shmem, grid, block, api; stream and correlation
 /// left for the caller) for `func` after checking the configuration like a launch; the error is

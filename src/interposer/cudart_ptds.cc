@@ -232,6 +232,16 @@ PT_EXPORT cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStrea
   return impl::begin_capture(stream, mode, true, PT_NAME_SZ(cudaStreamBeginCapture));
 }
 
+PT_EXPORT cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t stream,
+                                                          cudaGraphNode_t* dependencies,
+                                                          const cudaGraphEdgeData* dependencyData,
+                                                          size_t numDependencies,
+                                                          unsigned int flags) {
+  (void)dependencyData;
+  return impl::update_capture_dependencies(stream, dependencies, numDependencies, flags, true,
+                                           PT_NAME_SZ(cudaStreamUpdateCaptureDependencies));
+}
+
 PT_EXPORT cudaError_t cudaStreamBeginCaptureToGraph(cudaStream_t stream, cudaGraph_t graph,
                                                     const cudaGraphNode_t* dependencies,
                                                     const cudaGraphEdgeData* dependencyData,

@@ -609,14 +609,25 @@ cudaError_t stream_get_capture_info(cudaStream_t stream, cudaStreamCaptureStatus
   if (error != cudaSuccess) return error;
   if (id != nullptr) *id = 0;
   if (graph != nullptr) *graph = nullptr;
+  if (dependencies != nullptr) *dependencies = nullptr;
+  if (edge_data != nullptr) *edge_data = nullptr;  // all default edges
+  if (num_dependencies != nullptr) *num_dependencies = 0;
   if (*status == cudaStreamCaptureStatusActive) {
     StreamRef ref;
-    if (stream_or_fail(stream, per_thread, api, &ref)) stream_capture_status(ref.id, id, graph);
+    if (stream_or_fail(stream, per_thread, api, &ref)) {
+      stream_capture_status(ref.id, id, graph);
+      capture_dependencies(ref.id, dependencies, num_dependencies);
+    }
   }
-  if (dependencies != nullptr) *dependencies = nullptr;
-  if (edge_data != nullptr) *edge_data = nullptr;
-  if (num_dependencies != nullptr) *num_dependencies = 0;
   return cudaSuccess;
+}
+
+cudaError_t update_capture_dependencies(cudaStream_t stream, cudaGraphNode_t* dependencies,
+                                        size_t count, unsigned flags, bool per_thread,
+                                        const char* api) {
+  StreamRef ref;
+  if (!stream_or_fail(stream, per_thread, api, &ref)) return cudaErrorInvalidResourceHandle;
+  return detail::update_capture_dependencies(ref.id, dependencies, count, flags, api);
 }
 
 }  // namespace impl
@@ -765,6 +776,30 @@ PT_EXPORT cudaError_t cudaStreamGetCaptureInfo_v3_ptsz(
   return impl::stream_get_capture_info(stream, captureStatus_out, id_out, graph_out,
                                        dependencies_out, edgeData_out, numDependencies_out, true,
                                        "cudaStreamGetCaptureInfo_v3_ptsz");
+}
+
+PT_EXPORT cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t stream,
+                                                          cudaGraphNode_t* dependencies,
+                                                          const cudaGraphEdgeData* dependencyData,
+                                                          size_t numDependencies,
+                                                          unsigned int flags) {
+  (void)dependencyData;  // edge data orders nothing here
+  if (detail::cudart_abi() == 12) {
+    // CUDA 12's signature has no edge data: (stream, dependencies, count, flags).
+    flags = static_cast<unsigned>(numDependencies);
+    numDependencies = static_cast<size_t>(reinterpret_cast<std::uintptr_t>(dependencyData));
+  }
+  return impl::update_capture_dependencies(stream, dependencies, numDependencies, flags, false,
+                                           "cudaStreamUpdateCaptureDependencies");
+}
+
+// CUDA 12's edge-data form.
+PT_EXPORT cudaError_t cudaStreamUpdateCaptureDependencies_v2(
+    cudaStream_t stream, cudaGraphNode_t* dependencies, const cudaGraphEdgeData* dependencyData,
+    size_t numDependencies, unsigned int flags) {
+  (void)dependencyData;
+  return impl::update_capture_dependencies(stream, dependencies, numDependencies, flags, false,
+                                           "cudaStreamUpdateCaptureDependencies_v2");
 }
 
 PT_EXPORT cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode* mode) {

@@ -57,14 +57,15 @@ TEST_F(SampleApiPrograms, MemoryPoolsAreCreatedOpenedAndCounted) {
 
 // Structure queries answer with the program's own nodes and edges (a child graph is one node,
 // depending on what it was added after); capture into the graph appends after the child node and
-// returns the same graph; the 4 + 2 + 2 kernels replay at each of the 2 launches.
+// returns the same graph, its dependencies read and extended (one more edge, D → the second
+// captured kernel); the 4 + 2 + 2 kernels replay at each of the 2 launches.
 TEST_F(SampleApiPrograms, GraphStructureQueriesAndCaptureIntoAGraph) {
   skip_unless_built("graph_structure");
   const ProgramRun run = run_program("graph_structure");
   ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
   EXPECT_NE(run.out.find("graph_structure: nodes 5 edges 5 roots 1 root_is_a 1 deps_of_d 2 "
                          "dependents_of_a 2 child_deps 1 captured_into_same 1 nodes_after 7 "
-                         "edges_after 7"),
+                         "edges_after 8"),
             std::string::npos)
       << run.out;
   EXPECT_EQ(run.err.find("not supported"), std::string::npos) << run.err;

@@ -153,7 +153,8 @@ TEST_F(SymbolCoverage, CoreEntryPointsAreHandWritten) {
                            "cudaIpcGetEventHandle",
                            "cudaIpcOpenEventHandle",
                            "cudaGraphInstantiateWithParams",
-                           "cudaGraphExecGetFlags"}) {
+                           "cudaGraphExecGetFlags",
+                           "cudaStreamUpdateCaptureDependencies"}) {
     const auto it = ours.find(name);
     ASSERT_NE(it, ours.end()) << name;
     EXPECT_EQ(it->second, 'T') << name << " is only a generated stub";

@@ -2,10 +2,11 @@
 // D, and a child graph after D), its structure read back with cudaGraphGetRootNodes,
 // cudaGraphGetEdges and cudaGraphNodeGetDependencies/DependentNodes (count first, then the
 // handles), then more work captured into the same graph after the child node with
-// cudaStreamBeginCaptureToGraph; the graph is instantiated with cudaGraphInstantiateWithParams
-// (upload flag, read back with cudaGraphExecGetFlags) and launched twice. Prints
-// "graph_structure: nodes N edges E roots R root_is_a 1 deps_of_d 2 dependents_of_a 2
-// child_deps 1 captured_into_same 1 nodes_after N2 edges_after E2".
+// cudaStreamBeginCaptureToGraph (the second kernel also after D, through
+// cudaStreamGetCaptureInfo and cudaStreamUpdateCaptureDependencies); the graph is instantiated with
+// cudaGraphInstantiateWithParams (upload flag, read back with cudaGraphExecGetFlags) and launched
+// twice. Prints "graph_structure: nodes N edges E roots R root_is_a 1 deps_of_d 2 dependents_of_a 2
+// child_deps 1 captured_into_same 1 nodes_after 7 edges_after 8".
 // Valid CUDA: the same binary runs on a real GPU.
 #include <algorithm>
 #include <vector>
@@ -87,6 +88,18 @@ int main() {
   EMU_CHECK(cudaStreamIsCapturing(s, &status));
   EMU_REQUIRE(status == cudaStreamCaptureStatusActive);
   step<<<n / 256, 256, 0, s>>>(x, n, 2.0f);
+  // The capture's dependencies are the kernel just captured; add D to them (PyTorch joins side
+  // work into a capture this way), so the next kernel depends on both.
+  const cudaGraphNode_t* capture_deps = nullptr;
+  size_t capture_dep_count = 0;
+  EMU_CHECK(cudaStreamGetCaptureInfo(s, &status, nullptr, nullptr, &capture_deps, nullptr,
+                                     &capture_dep_count));
+  EMU_REQUIRE(capture_dep_count == 1 && capture_deps != nullptr);
+  cudaGraphNodeType captured_type;
+  EMU_CHECK(cudaGraphNodeGetType(capture_deps[0], &captured_type));
+  EMU_REQUIRE(captured_type == cudaGraphNodeTypeKernel);
+  EMU_CHECK(
+      cudaStreamUpdateCaptureDependencies(s, &d, nullptr, 1, cudaStreamAddCaptureDependencies));
   step<<<n / 256, 256, 0, s>>>(x, n, 3.0f);
   cudaGraph_t captured = nullptr;
   EMU_CHECK(cudaStreamEndCapture(s, &captured));
