@@ -578,6 +578,9 @@ class Scheduler {
         const auto it = events_.find(r.event);
         if (it == events_.end() || !it->second.recorded) {
           api = "cudaEventSynchronize (event never recorded)";
+          // Still a paced wait: pass 2 counts every event synchronization (its return is the
+          // call's own end here).
+          note_sync(r.device, trace_schema::kPaceEventSync, end);
           break;
         }
         end = sync_end(start, cost, it->second.end_ns);

@@ -981,11 +981,9 @@ PT_EXPORT cudaError_t cudaEventQuery(cudaEvent_t event) {
 }
 
 PT_EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t event) {
-  bool recorded = false;
   int device = 0;
   const cudaError_t status = event_call(
       event, "cudaEventSynchronize", detail::Op::kEventSync, [&](detail::EventEntry& entry) {
-        recorded = entry.recorded;
         device = entry.device;
         // Second pass: the host waited for the predicted completion.
         if (entry.predicted && entry.predicted_host_t >= 0) {
@@ -994,9 +992,10 @@ PT_EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t event) {
         }
       });
   // Second pass: returns on the paced predicted schedule, so a host timer around it (a
-  // blocking-sync event included: the same wait) measures the prediction. The timeline notes a
-  // wait only for an event that was recorded; so does this.
-  if (status == cudaSuccess && recorded) {
+  // blocking-sync event included: the same wait) measures the prediction. Every event_sync record
+  // is a paced wait on both sides (also of an event recorded only by a graph or in a capture),
+  // so the occurrences of pass 1 and pass 2 pair up.
+  if (status == cudaSuccess) {
     impl::pace_wait(device, powertrain::trace_schema::kPaceEventSync);
   }
   return status;
