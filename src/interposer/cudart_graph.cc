@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstdio>
 #include <map>
 #include <mutex>
 #include <set>
@@ -1041,6 +1042,74 @@ PT_EXPORT cudaError_t cudaGraphNodeGetDependentNodes_v2(cudaGraphNode_t node,
                                                         size_t* pNumDependentNodes) {
   return node_get_dependent_nodes(node, pDependentNodes, edgeData, pNumDependentNodes,
                                   "cudaGraphNodeGetDependentNodes_v2");
+}
+
+namespace {
+const char* node_type_name(cudaGraphNodeType type) {
+  switch (type) {
+    case cudaGraphNodeTypeKernel:
+      return "KERNEL";
+    case cudaGraphNodeTypeMemcpy:
+      return "MEMCPY";
+    case cudaGraphNodeTypeMemset:
+      return "MEMSET";
+    case cudaGraphNodeTypeHost:
+      return "HOST";
+    case cudaGraphNodeTypeGraph:
+      return "GRAPH";
+    case cudaGraphNodeTypeEmpty:
+      return "EMPTY";
+    case cudaGraphNodeTypeWaitEvent:
+      return "WAIT_EVENT";
+    case cudaGraphNodeTypeEventRecord:
+      return "EVENT_RECORD";
+    case cudaGraphNodeTypeMemAlloc:
+      return "MEM_ALLOC";
+    case cudaGraphNodeTypeMemFree:
+      return "MEM_FREE";
+    default:
+      return "NODE";
+  }
+}
+}  // namespace
+
+// A Graphviz drawing of the graph's own nodes (type and index) and edges, as PyTorch's
+// CUDAGraph::debug_dump and the samples write it; the flags' extra detail is not drawn.
+PT_EXPORT cudaError_t cudaGraphDebugDotPrint(cudaGraph_t graph, const char* path,
+                                             unsigned int flags) {
+  (void)flags;
+  const char* api = "cudaGraphDebugDotPrint";
+  if (path == nullptr) return misuse(api, cudaErrorInvalidValue, "path is NULL");
+  std::string text;
+  {
+    detail::State& s = detail::state();
+    std::lock_guard<std::mutex> lock(s.mutex);
+    const detail::Graph* g = detail::live_graph(s, graph);
+    if (g == nullptr) {
+      return misuse(api, cudaErrorInvalidValue,
+                    "invalid or destroyed graph " + detail::pointer_text(graph));
+    }
+    text = "digraph dot {\n  label=\"graph " + std::to_string(g->id) + "\";\n";
+    for (std::size_t i = 0; i < g->nodes.size(); ++i) {
+      if (g->nodes[i].inlined) continue;
+      text += "  node" + std::to_string(i) + " [label=\"" + node_type_name(g->nodes[i].type) + " " +
+              std::to_string(i) + "\"];\n";
+    }
+    for (const auto& [from, to] : detail::own_edges(*g)) {
+      text += "  node" + std::to_string(from) + " -> node" + std::to_string(to) + ";\n";
+    }
+    text += "}\n";
+  }
+  std::FILE* f = std::fopen(path, "w");
+  if (f == nullptr) {
+    return misuse(api, cudaErrorOperatingSystem, std::string("cannot write ") + path);
+  }
+  const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  const bool closed = std::fclose(f) == 0;
+  if (!written || !closed) {
+    return misuse(api, cudaErrorOperatingSystem, std::string("cannot write ") + path);
+  }
+  return cudaSuccess;
 }
 
 // ---- explicit graph construction ------------------------------------------------------------

@@ -65,7 +65,7 @@ TEST_F(SampleApiPrograms, GraphStructureQueriesAndCaptureIntoAGraph) {
   ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
   EXPECT_NE(run.out.find("graph_structure: nodes 5 edges 5 roots 1 root_is_a 1 deps_of_d 2 "
                          "dependents_of_a 2 child_deps 1 captured_into_same 1 nodes_after 7 "
-                         "edges_after 8"),
+                         "edges_after 8 dot_nodes 7 dot_edges 8"),
             std::string::npos)
       << run.out;
   EXPECT_EQ(run.err.find("not supported"), std::string::npos) << run.err;

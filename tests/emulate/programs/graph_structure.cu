@@ -6,9 +6,12 @@
 // cudaStreamGetCaptureInfo and cudaStreamUpdateCaptureDependencies); the graph is instantiated with
 // cudaGraphInstantiateWithParams (upload flag, read back with cudaGraphExecGetFlags) and launched
 // twice. Prints "graph_structure: nodes N edges E roots R root_is_a 1 deps_of_d 2 dependents_of_a 2
-// child_deps 1 captured_into_same 1 nodes_after 7 edges_after 8".
+// child_deps 1 captured_into_same 1 nodes_after 7 edges_after 8 dot_nodes 7 dot_edges 8" (the
+// last two counted in the cudaGraphDebugDotPrint drawing).
 // Valid CUDA: the same binary runs on a real GPU.
 #include <algorithm>
+#include <cstdio>
+#include <cstring>
 #include <vector>
 
 #include "emu_check.h"
@@ -106,6 +109,17 @@ int main() {
   size_t nodes_after = 0, edges_after = 0;
   EMU_CHECK(cudaGraphGetNodes(graph, nullptr, &nodes_after));
   EMU_CHECK(cudaGraphGetEdges(graph, nullptr, nullptr, nullptr, &edges_after));
+  // The Graphviz drawing (PyTorch's CUDAGraph::debug_dump): one line per node and per edge.
+  EMU_CHECK(cudaGraphDebugDotPrint(graph, "graph_structure.dot", cudaGraphDebugDotFlagsVerbose));
+  int dot_nodes = 0, dot_edges = 0;
+  if (std::FILE* dot = std::fopen("graph_structure.dot", "r")) {
+    char line[256];
+    while (std::fgets(line, sizeof line, dot) != nullptr) {
+      dot_nodes += std::strstr(line, "[label=") != nullptr;
+      dot_edges += std::strstr(line, " -> ") != nullptr;
+    }
+    std::fclose(dot);
+  }
 
   cudaGraphExec_t exec;
   cudaGraphInstantiateParams params = {};
@@ -120,9 +134,10 @@ int main() {
   EMU_CHECK(cudaStreamSynchronize(s));
   std::printf(
       "graph_structure: nodes %zu edges %zu roots %zu root_is_a %d deps_of_d %zu "
-      "dependents_of_a %zu child_deps %zu captured_into_same %d nodes_after %zu edges_after %zu\n",
+      "dependents_of_a %zu child_deps %zu captured_into_same %d nodes_after %zu edges_after %zu "
+      "dot_nodes %d dot_edges %d\n",
       nodes, edges, roots, root == a ? 1 : 0, deps_of_d, dependents_of_a, child_deps,
-      captured == graph ? 1 : 0, nodes_after, edges_after);
+      captured == graph ? 1 : 0, nodes_after, edges_after, dot_nodes, dot_edges);
   EMU_CHECK(cudaGraphExecDestroy(exec));
   EMU_CHECK(cudaGraphDestroy(graph));
   EMU_CHECK(cudaGraphDestroy(child));
