@@ -1669,6 +1669,63 @@ const detail::Node* typed_node(detail::State& s, cudaGraphNode_t node, cudaGraph
 }
 }  // namespace
 
+// Host nodes: the function and its argument, read and replaced (in the graph, or in an exec's
+// copy of the node; the graph's later launches run the new function).
+PT_EXPORT cudaError_t cudaGraphHostNodeGetParams(cudaGraphNode_t node,
+                                                 struct cudaHostNodeParams* pNodeParams) {
+  detail::State& s = detail::state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  const detail::Node* n = typed_node(s, node, cudaGraphNodeTypeHost);
+  if (n == nullptr || pNodeParams == nullptr) {
+    return misuse("cudaGraphHostNodeGetParams", cudaErrorInvalidValue,
+                  "not a host node, or pNodeParams NULL");
+  }
+  pNodeParams->fn = n->fn;
+  pNodeParams->userData = n->user;
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t cudaGraphHostNodeSetParams(cudaGraphNode_t node,
+                                                 const struct cudaHostNodeParams* pNodeParams) {
+  const char* api = "cudaGraphHostNodeSetParams";
+  if (pNodeParams == nullptr || pNodeParams->fn == nullptr) {
+    return misuse(api, cudaErrorInvalidValue, "pNodeParams or its fn is NULL");
+  }
+  detail::State& s = detail::state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  const auto* ref = reinterpret_cast<const detail::NodeRef*>(node);
+  if (typed_node(s, node, cudaGraphNodeTypeHost) == nullptr) {
+    return misuse(api, cudaErrorInvalidValue, "not a host node " + detail::pointer_text(node));
+  }
+  detail::Node& n = ref->graph->nodes[static_cast<std::size_t>(ref->index)];
+  n.fn = pNodeParams->fn;
+  n.user = pNodeParams->userData;
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t cudaGraphExecHostNodeSetParams(cudaGraphExec_t hGraphExec,
+                                                     cudaGraphNode_t node,
+                                                     const struct cudaHostNodeParams* pNodeParams) {
+  const char* api = "cudaGraphExecHostNodeSetParams";
+  if (pNodeParams == nullptr || pNodeParams->fn == nullptr) {
+    return misuse(api, cudaErrorInvalidValue, "pNodeParams or its fn is NULL");
+  }
+  detail::State& s = detail::state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  detail::Exec* e = detail::live_exec(s, hGraphExec);
+  const auto* ref = reinterpret_cast<const detail::NodeRef*>(node);
+  if (e == nullptr || s.node_refs.count(ref) == 0 || ref->graph != e->source ||
+      ref->index >= static_cast<int>(e->node_of.size()) || e->node_of[ref->index] < 0 ||
+      e->nodes[e->node_of[ref->index]].type != cudaGraphNodeTypeHost) {
+    return misuse(api, cudaErrorInvalidValue,
+                  "not a host node of the graph this exec was instantiated from");
+  }
+  detail::Node& target = e->nodes[e->node_of[ref->index]];
+  target.fn = pNodeParams->fn;
+  target.user = pNodeParams->userData;
+  return cudaSuccess;
+}
+
 PT_EXPORT cudaError_t cudaGraphMemAllocNodeGetParams(cudaGraphNode_t node,
                                                      struct cudaMemAllocNodeParams* params_out) {
   detail::State& s = detail::state();

@@ -68,12 +68,16 @@ TEST_F(SampleApiPrograms, GraphStructureQueriesAndCaptureIntoAGraph) {
                          "edges_after 8 dot_nodes 7 dot_edges 8"),
             std::string::npos)
       << run.out;
+  EXPECT_NE(run.out.find("graph_structure: host runs 0 0 1"), std::string::npos) << run.out;
   EXPECT_EQ(run.err.find("not supported"), std::string::npos) << run.err;
   const Trace trace = only_trace();
   EXPECT_TRUE(trace.of("unsupported").empty());
   EXPECT_TRUE(trace.of("misuse").empty());
-  const auto launches = trace.of("graph_launch");
-  ASSERT_EQ(launches.size(), 2u);
+  auto launches = trace.of("graph_launch");
+  ASSERT_EQ(launches.size(), 3u);
+  EXPECT_EQ(launches.back().at("nodes"), 1);  // the host-node graph
+  EXPECT_EQ(trace.of("host_func").size(), 1u);
+  launches.pop_back();
   for (const json& l : launches) EXPECT_EQ(l.at("nodes"), 8) << l.dump();
   const auto kernels = trace.of("kernel");
   ASSERT_EQ(kernels.size(), 16u);  // nothing was launched outside the graph

@@ -7,7 +7,8 @@
 // cudaGraphInstantiateWithParams (upload flag, read back with cudaGraphExecGetFlags) and launched
 // twice. Prints "graph_structure: nodes N edges E roots R root_is_a 1 deps_of_d 2 dependents_of_a 2
 // child_deps 1 captured_into_same 1 nodes_after 7 edges_after 8 dot_nodes 7 dot_edges 8" (the
-// last two counted in the cudaGraphDebugDotPrint drawing).
+// last two counted in the cudaGraphDebugDotPrint drawing); then "graph_structure: host runs 0 0 1"
+// (a host node's function argument replaced in the graph, then in the exec).
 // Valid CUDA: the same binary runs on a real GPU.
 #include <algorithm>
 #include <cstdio>
@@ -20,6 +21,9 @@ __global__ void step(float* x, int n, float v) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) x[i] += v;
 }
+
+int g_host_runs[3] = {0, 0, 0};
+void CUDART_CB host_fn(void* which) { ++g_host_runs[*static_cast<int*>(which)]; }
 
 int main() {
   const int n = 1 << 16;
@@ -140,6 +144,32 @@ int main() {
       captured == graph ? 1 : 0, nodes_after, edges_after, dot_nodes, dot_edges);
   EMU_CHECK(cudaGraphExecDestroy(exec));
   EMU_CHECK(cudaGraphDestroy(graph));
+
+  // A host node's parameters read back and replaced in the graph, then in the exec: only the
+  // exec's function runs at launch.
+  int which[3] = {0, 1, 2};
+  cudaGraph_t host_graph;
+  EMU_CHECK(cudaGraphCreate(&host_graph, 0));
+  cudaHostNodeParams hp{};
+  hp.fn = host_fn;
+  hp.userData = &which[0];
+  cudaGraphNode_t host_node;
+  EMU_CHECK(cudaGraphAddHostNode(&host_node, host_graph, nullptr, 0, &hp));
+  cudaHostNodeParams read{};
+  EMU_CHECK(cudaGraphHostNodeGetParams(host_node, &read));
+  EMU_REQUIRE(read.fn == host_fn && read.userData == &which[0]);
+  hp.userData = &which[1];
+  EMU_CHECK(cudaGraphHostNodeSetParams(host_node, &hp));
+  cudaGraphExec_t host_exec;
+  EMU_CHECK(cudaGraphInstantiate(&host_exec, host_graph, 0));
+  hp.userData = &which[2];
+  EMU_CHECK(cudaGraphExecHostNodeSetParams(host_exec, host_node, &hp));
+  EMU_CHECK(cudaGraphLaunch(host_exec, s));
+  EMU_CHECK(cudaStreamSynchronize(s));
+  std::printf("graph_structure: host runs %d %d %d\n", g_host_runs[0], g_host_runs[1],
+              g_host_runs[2]);
+  EMU_CHECK(cudaGraphExecDestroy(host_exec));
+  EMU_CHECK(cudaGraphDestroy(host_graph));
   EMU_CHECK(cudaGraphDestroy(child));
   EMU_CHECK(cudaStreamDestroy(s));
   EMU_CHECK(cudaFree(x));
