@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "graph/trace_builder.h"
+#include "interposer/trace_schema.h"
 
 namespace powertrain::emulate {
 namespace {
@@ -518,7 +519,10 @@ class Scheduler {
           api = fixed;
         }
         const std::int64_t copy_end = launches ? enqueue(i, start) : kNever;
-        if (!r.async) end = sync_end(start, cost, copy_end);
+        if (!r.async) {
+          end = sync_end(start, cost, copy_end);
+          note_sync(r.device, trace_schema::kPaceBlockingCopy, end);
+        }
         out_.host(EventKind::kCudaRuntime, api, start, end - start, r.tid, corr);
         plain_call = false;
         break;
@@ -574,9 +578,13 @@ class Scheduler {
         const auto it = events_.find(r.event);
         if (it == events_.end() || !it->second.recorded) {
           api = "cudaEventSynchronize (event never recorded)";
+          // Still a paced wait: pass 2 counts every event synchronization (its return is the
+          // call's own end here).
+          note_sync(r.device, trace_schema::kPaceEventSync, end);
           break;
         }
         end = sync_end(start, cost, it->second.end_ns);
+        note_sync(r.device, trace_schema::kPaceEventSync, end);
         out_.host(EventKind::kCudaRuntime, "cudaEventSynchronize", start, end - start, r.tid, corr)
             .last()
             .cuda_event = r.event;
@@ -588,7 +596,7 @@ class Scheduler {
       case OpKind::kDeviceSync:
       case OpKind::kDeviceReset:  // waits for the device's work like a synchronize
         end = device_sync(r, i, start, cost);
-        if (r.op == OpKind::kDeviceSync) note_sync(r.device, -1, end);
+        if (r.op == OpKind::kDeviceSync) note_sync(r.device, trace_schema::kPaceDeviceSync, end);
         plain_call = false;
         break;
       case OpKind::kStreamCreate:

@@ -101,11 +101,12 @@ struct PredictedEvent {
 /// When a host-blocking wait returns on the modelled host clock: the occurrence-th (0-based, in
 /// record order) `stream_sync` record of (device, stream) — cudaStreamSynchronize, or a
 /// cudaStreamQuery that answered "ready" (the program then went on as if the stream were done) —
-/// or `device_sync` of `device` (stream −1). A second pass paces these calls in real time, so a
-/// program's own host timer around them measures the prediction (`emulate --two-pass`).
+/// or `device_sync` of `device` (stream −1), a blocking copy (−2) or any `event_sync` (−3) on
+/// `device` (trace_schema::kPace*). A second pass paces these calls in real
+/// time, so a program's own host timer around them measures the prediction (`emulate --two-pass`).
 struct PredictedSync {
   std::int32_t device = 0;
-  std::int64_t stream = -1;  // −1: cudaDeviceSynchronize
+  std::int64_t stream = -1;  // or trace_schema::kPace* (−1 device sync, −2 copy, −3 event)
   std::int32_t occurrence = 0;
   std::int64_t return_ns = 0;  // from the process's first record
 };

@@ -24,7 +24,8 @@ core::Status write_predicted_events(const EmulationResult& result,
     const std::filesystem::path syncs = dir / fmt::format("syncs-rank-{}.tsv", rank.rank);
     std::ofstream sync_out(syncs);
     sync_out << "# powertrain emulate: modelled returns of stream/device synchronizations "
-                "(stream -1: cudaDeviceSynchronize): device\tstream\toccurrence\treturn_ns\n";
+                "(stream -1: cudaDeviceSynchronize, -2: blocking copy, -3: cudaEventSynchronize): "
+                "device\tstream\toccurrence\treturn_ns\n";
     for (const PredictedSync& s : rank.predicted_syncs) {
       sync_out << s.device << '\t' << s.stream << '\t' << s.occurrence << '\t' << s.return_ns
                << '\n';

@@ -8,6 +8,7 @@
 
 #include "interposer/cudart_impl.h"
 #include "interposer/cudart_internal.h"
+#include "interposer/trace_schema.h"
 
 namespace powertrain::emu::detail {
 namespace {
@@ -68,6 +69,9 @@ void record_copy(std::int64_t start, const StreamRef& ref, CopyKind kind, std::s
   record.flag = async;
   record.api = api;
   append(std::move(record));
+  // Second pass of --two-pass: a blocking copy returns on the paced predicted schedule, so a host
+  // timer around it (bandwidthTest's pageable path) measures the predicted copy time.
+  if (!async) impl::pace_wait(ref.device, trace_schema::kPaceBlockingCopy);
 }
 
 // Rows of `width` bytes, `height` times, with the given pitches (a 1D copy is one row).

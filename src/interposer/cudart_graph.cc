@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstdio>
 #include <map>
 #include <mutex>
 #include <set>
@@ -36,6 +37,8 @@ struct Node {
   void* user = nullptr;
   bool empty = false;    // no work: an empty node or a child graph's join (dependencies only)
   bool inlined = false;  // copied from a child graph: not one of the graph's own nodes
+  std::vector<int> outer_deps;  // a child graph node: its dependencies in the parent (the
+                                // inlined roots carry them; `deps` are the child's sinks)
   cudaGraphNodeType type = cudaGraphNodeTypeKernel;
   cudaKernelNodeParams kernel{};   // explicit kernel nodes: the parameters as given
   cudaMemAllocNodeParams alloc{};  // memory alloc nodes: the parameters with dptr filled in
@@ -72,11 +75,15 @@ struct Exec {
   bool live = true;
   const void* source = nullptr;  // the graph it was instantiated from
   std::vector<int> node_of;      // per node of the source graph: its index here (-1: none)
+  std::vector<void*> allocs;     // the source graph's memory alloc nodes (mapped at launch)
+  std::vector<void*> frees;      // and free nodes (unmapped at launch)
+  unsigned long long flags = 0;  // as instantiated (cudaGraphExecGetFlags)
 };
 
 struct Capture {
   Graph* graph = nullptr;
-  std::vector<int> tail;  // nodes the stream's next work depends on
+  std::vector<int> tail;                      // nodes the stream's next work depends on
+  std::vector<cudaGraphNode_t> tail_handles;  // cudaStreamGetCaptureInfo's answer (kept alive)
   std::int64_t origin = 0;
   std::uint64_t id = 0;
 };
@@ -96,6 +103,92 @@ struct State {
 State& state() {
   static State* s = new State;  // never destroyed
   return *s;
+}
+
+// Graph memory (alloc/free nodes, graphMemoryNodes). An alloc node's memory is allocated and
+// counted against the device when the node is added (its address is fixed for the graph's life,
+// as the runtime's graph pool gives a fixed virtual address): the pool's *reserved* bytes. A
+// launch maps every alloc node of the graph (*used* bytes) and then unmaps what its free nodes
+// free. When the last graph or exec holding an alloc node is destroyed and the memory is not
+// mapped (freed by a free node, or never launched), it is given back to the device (a `free`
+// record named after the destroying call). Memory left mapped belongs to the program (cudaFree).
+struct GraphAlloc {
+  int device = 0;
+  std::uint64_t bytes = 0;
+  int refs = 0;  // graphs and execs holding the alloc node
+  bool mapped = false;
+};
+struct GraphMemory {
+  std::mutex mutex;  // taken after State::mutex when both are held
+  std::map<const void*, GraphAlloc> allocs;
+  std::map<int, std::uint64_t> used, reserved, used_high, reserved_high;  // by device
+};
+GraphMemory& graph_memory() {
+  static GraphMemory* m = new GraphMemory;  // never destroyed
+  return *m;
+}
+
+void graph_mem_retain(const std::vector<Node>& nodes) {
+  GraphMemory& m = graph_memory();
+  std::lock_guard<std::mutex> lock(m.mutex);
+  for (const Node& n : nodes) {
+    if (n.type != cudaGraphNodeTypeMemAlloc) continue;
+    const auto it = m.allocs.find(n.alloc.dptr);
+    if (it != m.allocs.end()) ++it->second.refs;
+  }
+}
+
+// Drops one hold of each alloc node of `nodes`; returns the memory to give back to the device.
+std::vector<void*> graph_mem_release(const std::vector<void*>& allocs) {
+  std::vector<void*> give_back;
+  GraphMemory& m = graph_memory();
+  std::lock_guard<std::mutex> lock(m.mutex);
+  for (void* p : allocs) {
+    const auto it = m.allocs.find(p);
+    if (it == m.allocs.end() || --it->second.refs > 0) continue;
+    const GraphAlloc& a = it->second;
+    m.reserved[a.device] -= std::min(m.reserved[a.device], a.bytes);
+    if (a.mapped) {
+      m.used[a.device] -= std::min(m.used[a.device], a.bytes);  // the program's to cudaFree
+    } else {
+      give_back.push_back(p);
+    }
+    m.allocs.erase(it);
+  }
+  return give_back;
+}
+
+std::vector<void*> alloc_pointers(const std::vector<Node>& nodes) {
+  std::vector<void*> out;
+  for (const Node& n : nodes) {
+    if (n.type == cudaGraphNodeTypeMemAlloc && n.alloc.dptr != nullptr) out.push_back(n.alloc.dptr);
+  }
+  return out;
+}
+
+// A launch: its alloc nodes map their memory, then its free nodes unmap theirs.
+void graph_mem_launch(const std::vector<void*>& allocs, const std::vector<void*>& frees) {
+  if (allocs.empty() && frees.empty()) return;
+  GraphMemory& m = graph_memory();
+  std::lock_guard<std::mutex> lock(m.mutex);
+  for (void* p : allocs) {
+    const auto it = m.allocs.find(p);
+    if (it == m.allocs.end() || it->second.mapped) continue;
+    it->second.mapped = true;
+    std::uint64_t& used = m.used[it->second.device];
+    used += it->second.bytes;
+    m.used_high[it->second.device] = std::max(m.used_high[it->second.device], used);
+  }
+  for (void* p : frees) {
+    const auto it = m.allocs.find(p);
+    if (it == m.allocs.end() || !it->second.mapped) continue;
+    it->second.mapped = false;
+    m.used[it->second.device] -= std::min(m.used[it->second.device], it->second.bytes);
+  }
+}
+
+void give_back_graph_memory(const std::vector<void*>& pointers, const char* api) {
+  for (void* p : pointers) powertrain::emu::free_device_memory(p, api);
 }
 
 thread_local cudaHostFn_t t_pending_fn = nullptr;
@@ -301,6 +394,50 @@ bool take_captured() {
   return captured;
 }
 
+bool capture_dependencies(std::int64_t stream, const cudaGraphNode_t** nodes, std::size_t* count) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  const auto it = s.capturing.find(stream);
+  if (it == s.capturing.end()) return false;
+  Capture& c = it->second;
+  c.tail_handles.clear();
+  for (int n : c.tail) {
+    c.tail_handles.push_back(reinterpret_cast<cudaGraphNode_t>(node_handle(s, c.graph, n)));
+  }
+  if (nodes != nullptr) *nodes = c.tail_handles.empty() ? nullptr : c.tail_handles.data();
+  if (count != nullptr) *count = c.tail_handles.size();
+  return true;
+}
+
+cudaError_t update_capture_dependencies(std::int64_t stream, const cudaGraphNode_t* nodes,
+                                        std::size_t count, unsigned flags, const char* api) {
+  if (flags != cudaStreamAddCaptureDependencies && flags != cudaStreamSetCaptureDependencies) {
+    return misuse(api, cudaErrorInvalidValue, "unknown flags " + std::to_string(flags));
+  }
+  if (count > 0 && nodes == nullptr) return misuse(api, cudaErrorInvalidValue, "nodes is NULL");
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  const auto it = s.capturing.find(stream);
+  if (it == s.capturing.end()) {
+    return misuse(api, cudaErrorIllegalState,
+                  "stream " + std::to_string(stream) + " is not capturing");
+  }
+  Capture& c = it->second;
+  std::vector<int> deps;
+  for (std::size_t i = 0; i < count; ++i) {
+    const int d = node_index(s, c.graph, nodes[i]);
+    if (d < 0) {
+      return misuse(
+          api, cudaErrorInvalidValue,
+          "dependency " + pointer_text(nodes[i]) + " is not a node of the capture's graph");
+    }
+    add_unique(deps, {d});
+  }
+  if (flags == cudaStreamSetCaptureDependencies) c.tail.clear();
+  add_unique(c.tail, deps);
+  return cudaSuccess;
+}
+
 bool stream_capture_status(std::int64_t stream, unsigned long long* id, cudaGraph_t* graph) {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
@@ -314,7 +451,8 @@ bool stream_capture_status(std::int64_t stream, unsigned long long* id, cudaGrap
 namespace impl {
 
 cudaError_t begin_capture(cudaStream_t stream, cudaStreamCaptureMode mode, bool per_thread,
-                          const char* api) {
+                          const char* api, cudaGraph_t into, const cudaGraphNode_t* deps,
+                          std::size_t count) {
   StreamRef ref;
   if (!stream_or_fail(stream, per_thread, api, &ref)) return cudaErrorInvalidResourceHandle;
   if (mode != cudaStreamCaptureModeGlobal && mode != cudaStreamCaptureModeThreadLocal &&
@@ -332,12 +470,33 @@ cudaError_t begin_capture(cudaStream_t stream, cudaStreamCaptureMode mode, bool 
     return misuse(api, cudaErrorIllegalState,
                   "stream " + std::to_string(ref.id) + " is already capturing");
   }
-  auto* graph = new Graph;
-  graph->id = s.next_graph++;
-  graph->device = ref.device;
-  graph->capturing = true;
-  s.graphs.insert(graph);
   Capture c;
+  Graph* graph = nullptr;
+  if (into != nullptr) {
+    // cudaStreamBeginCaptureToGraph: the work is added to an existing graph, after `deps`.
+    graph = live_graph(s, into);
+    if (graph == nullptr || graph->capturing) {
+      return misuse(api, cudaErrorInvalidValue,
+                    "invalid, destroyed or capturing graph " + pointer_text(into));
+    }
+    if (count > 0 && deps == nullptr) {
+      return misuse(api, cudaErrorInvalidValue, "dependencies is NULL");
+    }
+    for (std::size_t i = 0; i < count; ++i) {
+      const int d = node_index(s, graph, deps[i]);
+      if (d < 0) {
+        return misuse(api, cudaErrorInvalidValue,
+                      "dependency " + pointer_text(deps[i]) + " is not a node of this graph");
+      }
+      add_unique(c.tail, {d});
+    }
+  } else {
+    graph = new Graph;
+    graph->id = s.next_graph++;
+    graph->device = ref.device;
+    s.graphs.insert(graph);
+  }
+  graph->capturing = true;
   c.graph = graph;
   c.origin = ref.id;
   c.id = s.next_capture++;
@@ -408,6 +567,7 @@ cudaError_t graph_launch(cudaGraphExec_t handle, cudaStream_t stream, bool per_t
     copy = *e;
     e->streams_announced = true;
   }
+  graph_mem_launch(copy.allocs, copy.frees);
   const int tid = thread_index();
   const int dev = ref.device;
   RecordBuilder launch = begin_record(trace_schema::op::kGraphLaunch, start, dev);
@@ -497,6 +657,17 @@ PT_EXPORT cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStrea
   return impl::begin_capture(stream, mode, false, "cudaStreamBeginCapture");
 }
 
+PT_EXPORT cudaError_t cudaStreamBeginCaptureToGraph(cudaStream_t stream, cudaGraph_t graph,
+                                                    const cudaGraphNode_t* dependencies,
+                                                    const cudaGraphEdgeData* dependencyData,
+                                                    size_t numDependencies,
+                                                    enum cudaStreamCaptureMode mode) {
+  (void)dependencyData;  // edge data (programmatic dependent launch ports) orders nothing here
+  const char* api = "cudaStreamBeginCaptureToGraph";
+  if (graph == nullptr) return misuse(api, cudaErrorInvalidValue, "graph is NULL");
+  return impl::begin_capture(stream, mode, false, api, graph, dependencies, numDependencies);
+}
+
 PT_EXPORT cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* pGraph) {
   return impl::end_capture(stream, pGraph, false, "cudaStreamEndCapture");
 }
@@ -509,7 +680,7 @@ PT_EXPORT cudaError_t cudaGraphInstantiate(cudaGraphExec_t* pGraphExec, cudaGrap
                                            unsigned long long flags) {
   const char* api = "cudaGraphInstantiate";
   if (pGraphExec == nullptr) return misuse(api, cudaErrorInvalidValue, "pGraphExec is NULL");
-  (void)flags;  // auto-free-on-launch, upload, device launch, priority: no effect here
+  // Auto-free-on-launch, upload, device launch, priority: no effect here beyond being kept.
   detail::State& s = detail::state();
   std::lock_guard<std::mutex> lock(s.mutex);
   detail::Graph* g = detail::live_graph(s, graph);
@@ -530,7 +701,13 @@ PT_EXPORT cudaError_t cudaGraphInstantiate(cudaGraphExec_t* pGraphExec, cudaGrap
   e->device = g->device;
   e->nodes = std::move(nodes);
   e->source = g;
+  e->flags = flags;
   e->node_of = std::move(positions);
+  e->allocs = detail::alloc_pointers(g->nodes);
+  for (const detail::Node& n : g->nodes) {
+    if (n.type == cudaGraphNodeTypeMemFree) e->frees.push_back(n.free_ptr);
+  }
+  detail::graph_mem_retain(g->nodes);
   detail::plan(*e);
   e->lane_stream.assign(e->lanes, 0);
   if (e->lanes > 1) {
@@ -553,6 +730,34 @@ PT_EXPORT cudaError_t cudaGraphInstantiate(cudaGraphExec_t* pGraphExec, cudaGrap
 PT_EXPORT cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t* pGraphExec, cudaGraph_t graph,
                                                     unsigned long long flags) {
   return cudaGraphInstantiate(pGraphExec, graph, flags);
+}
+
+PT_EXPORT cudaError_t cudaGraphInstantiateWithParams(
+    cudaGraphExec_t* pGraphExec, cudaGraph_t graph, cudaGraphInstantiateParams* instantiateParams) {
+  if (instantiateParams == nullptr) {
+    return misuse("cudaGraphInstantiateWithParams", cudaErrorInvalidValue,
+                  "instantiateParams is NULL");
+  }
+  instantiateParams->errNode_out = nullptr;
+  cudaError_t error = cudaGraphInstantiate(pGraphExec, graph, instantiateParams->flags);
+  if (error == cudaSuccess && (instantiateParams->flags & cudaGraphInstantiateFlagUpload) != 0) {
+    error = cudaGraphUpload(*pGraphExec, instantiateParams->uploadStream);
+  }
+  instantiateParams->result_out =
+      error == cudaSuccess ? cudaGraphInstantiateSuccess : cudaGraphInstantiateError;
+  return error;
+}
+
+PT_EXPORT cudaError_t cudaGraphExecGetFlags(cudaGraphExec_t graphExec, unsigned long long* flags) {
+  detail::State& s = detail::state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  const detail::Exec* e = detail::live_exec(s, graphExec);
+  if (e == nullptr || flags == nullptr) {
+    return misuse("cudaGraphExecGetFlags", cudaErrorInvalidValue,
+                  "invalid or destroyed graph exec, or flags NULL");
+  }
+  *flags = e->flags;
+  return cudaSuccess;
 }
 
 PT_EXPORT cudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGraph_t hGraph,
@@ -587,27 +792,35 @@ PT_EXPORT cudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGraph_
 
 PT_EXPORT cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec) {
   detail::State& s = detail::state();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  detail::Exec* e = detail::live_exec(s, graphExec);
-  if (e == nullptr) {
-    return misuse("cudaGraphExecDestroy", cudaErrorInvalidValue,
-                  "invalid or destroyed graph exec " + detail::pointer_text(graphExec));
+  std::vector<void*> give_back;
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    detail::Exec* e = detail::live_exec(s, graphExec);
+    if (e == nullptr) {
+      return misuse("cudaGraphExecDestroy", cudaErrorInvalidValue,
+                    "invalid or destroyed graph exec " + detail::pointer_text(graphExec));
+    }
+    e->live = false;
+    e->nodes.clear();
+    give_back = detail::graph_mem_release(e->allocs);
   }
-  e->live = false;
-  e->nodes.clear();
+  detail::give_back_graph_memory(give_back, "cudaGraphExecDestroy");
   return cudaSuccess;
 }
 
 PT_EXPORT cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
   detail::State& s = detail::state();
-  std::lock_guard<std::mutex> lock(s.mutex);
+  std::unique_lock<std::mutex> lock(s.mutex);
   detail::Graph* g = detail::live_graph(s, graph);
   if (g == nullptr || g->capturing) {
     return misuse("cudaGraphDestroy", cudaErrorInvalidValue,
                   "invalid, destroyed or capturing graph " + detail::pointer_text(graph));
   }
   g->live = false;
+  const std::vector<void*> give_back = detail::graph_mem_release(detail::alloc_pointers(g->nodes));
   g->nodes.clear();
+  lock.unlock();
+  detail::give_back_graph_memory(give_back, "cudaGraphDestroy");
   return cudaSuccess;
 }
 
@@ -633,6 +846,269 @@ PT_EXPORT cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t* node
     nodes[i] = reinterpret_cast<cudaGraphNode_t>(detail::node_handle(s, g, own[i]));
   }
   *numNodes = n;
+  return cudaSuccess;
+}
+
+// ---- graph structure queries (the samples print their graphs with these) ----------------------
+
+namespace powertrain::emu::detail {
+namespace {
+
+// A node's dependencies as the program sees them: among the graph's own nodes (a child graph
+// node's are those it was added after; inlined child nodes are not the parent's).
+std::vector<int> own_dependencies(const Graph& g, int i) {
+  const Node& node = g.nodes[static_cast<std::size_t>(i)];
+  std::vector<int> deps =
+      node.type == cudaGraphNodeTypeGraph && node.empty ? node.outer_deps : std::vector<int>{};
+  for (int d : node.deps) {
+    if (!g.nodes[static_cast<std::size_t>(d)].inlined) add_unique(deps, {d});
+  }
+  return deps;
+}
+
+// Every edge (from, to) between own nodes, in node order then dependency order.
+std::vector<std::pair<int, int>> own_edges(const Graph& g) {
+  std::vector<std::pair<int, int>> edges;
+  for (int i = 0; i < static_cast<int>(g.nodes.size()); ++i) {
+    if (g.nodes[static_cast<std::size_t>(i)].inlined) continue;
+    for (int d : own_dependencies(g, i)) edges.emplace_back(d, i);
+  }
+  return edges;
+}
+
+// The runtime's convention for node lists: `out` NULL asks for the count; otherwise up to
+// *count entries are written, the rest of a longer array set to NULL, and *count becomes the
+// number written. Edge data (all default here) is zeroed where asked for.
+void write_nodes(State& s, Graph* g, const std::vector<int>& list, cudaGraphNode_t* out,
+                 cudaGraphEdgeData* edge_data, std::size_t* count) {
+  if (out == nullptr) {
+    *count = list.size();
+    return;
+  }
+  const std::size_t n = std::min(*count, list.size());
+  for (std::size_t k = 0; k < *count; ++k) {
+    out[k] = k < n ? reinterpret_cast<cudaGraphNode_t>(node_handle(s, g, list[k])) : nullptr;
+    if (edge_data != nullptr) edge_data[k] = cudaGraphEdgeData{};
+  }
+  *count = n;
+}
+
+// The graph and index behind a node handle of a live graph (lock held), or false.
+bool live_node(State& s, cudaGraphNode_t node, Graph** g, int* index) {
+  const auto* ref = reinterpret_cast<const NodeRef*>(node);
+  if (s.node_refs.count(ref) == 0 || !ref->graph->live) return false;
+  *g = ref->graph;
+  *index = ref->index;
+  return true;
+}
+
+}  // namespace
+}  // namespace powertrain::emu::detail
+
+PT_EXPORT cudaError_t cudaGraphGetRootNodes(cudaGraph_t graph, cudaGraphNode_t* pRootNodes,
+                                            size_t* pNumRootNodes) {
+  detail::State& s = detail::state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  detail::Graph* g = detail::live_graph(s, graph);
+  if (g == nullptr || pNumRootNodes == nullptr) {
+    return misuse("cudaGraphGetRootNodes", cudaErrorInvalidValue,
+                  "invalid graph or pNumRootNodes NULL");
+  }
+  std::vector<int> roots;
+  for (int i = 0; i < static_cast<int>(g->nodes.size()); ++i) {
+    if (!g->nodes[static_cast<std::size_t>(i)].inlined && detail::own_dependencies(*g, i).empty())
+      roots.push_back(i);
+  }
+  detail::write_nodes(s, g, roots, pRootNodes, nullptr, pNumRootNodes);
+  return cudaSuccess;
+}
+
+namespace {
+cudaError_t graph_get_edges(cudaGraph_t graph, cudaGraphNode_t* from, cudaGraphNode_t* to,
+                            cudaGraphEdgeData* edgeData, size_t* numEdges, const char* api) {
+  detail::State& s = detail::state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  detail::Graph* g = detail::live_graph(s, graph);
+  if (g == nullptr || numEdges == nullptr || ((from == nullptr) != (to == nullptr))) {
+    return misuse(api, cudaErrorInvalidValue,
+                  "invalid graph, numEdges NULL, or only one of from and to given");
+  }
+  const std::vector<std::pair<int, int>> edges = detail::own_edges(*g);
+  if (from == nullptr) {
+    *numEdges = edges.size();
+    return cudaSuccess;
+  }
+  const std::size_t n = std::min(*numEdges, edges.size());
+  for (std::size_t k = 0; k < *numEdges; ++k) {
+    from[k] = k < n ? reinterpret_cast<cudaGraphNode_t>(detail::node_handle(s, g, edges[k].first))
+                    : nullptr;
+    to[k] = k < n ? reinterpret_cast<cudaGraphNode_t>(detail::node_handle(s, g, edges[k].second))
+                  : nullptr;
+    if (edgeData != nullptr) edgeData[k] = cudaGraphEdgeData{};
+  }
+  *numEdges = n;
+  return cudaSuccess;
+}
+
+cudaError_t node_get_dependencies(cudaGraphNode_t node, cudaGraphNode_t* pDependencies,
+                                  cudaGraphEdgeData* edgeData, size_t* pNumDependencies,
+                                  const char* api) {
+  detail::State& s = detail::state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  detail::Graph* g = nullptr;
+  int index = 0;
+  if (!detail::live_node(s, node, &g, &index) || pNumDependencies == nullptr) {
+    return misuse(api, cudaErrorInvalidValue, "invalid node or pNumDependencies NULL");
+  }
+  detail::write_nodes(s, g, detail::own_dependencies(*g, index), pDependencies, edgeData,
+                      pNumDependencies);
+  return cudaSuccess;
+}
+
+cudaError_t node_get_dependent_nodes(cudaGraphNode_t node, cudaGraphNode_t* pDependentNodes,
+                                     cudaGraphEdgeData* edgeData, size_t* pNumDependentNodes,
+                                     const char* api) {
+  detail::State& s = detail::state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  detail::Graph* g = nullptr;
+  int index = 0;
+  if (!detail::live_node(s, node, &g, &index) || pNumDependentNodes == nullptr) {
+    return misuse(api, cudaErrorInvalidValue, "invalid node or pNumDependentNodes NULL");
+  }
+  std::vector<int> users;
+  for (const auto& [a, b] : detail::own_edges(*g)) {
+    if (a == index) detail::add_unique(users, {b});
+  }
+  detail::write_nodes(s, g, users, pDependentNodes, edgeData, pNumDependentNodes);
+  return cudaSuccess;
+}
+}  // namespace
+
+// CUDA 13 signatures (with edge data). CUDA 12 has the same names without the edge data and the
+// edge-data forms as `_v2`: the CUDA 12 drop-in reads its calls with CUDA 12's parameters (the
+// count is then in the edge-data slot).
+PT_EXPORT cudaError_t cudaGraphGetEdges(cudaGraph_t graph, cudaGraphNode_t* from,
+                                        cudaGraphNode_t* to, cudaGraphEdgeData* edgeData,
+                                        size_t* numEdges) {
+  if (detail::cudart_abi() == 12) {
+    return graph_get_edges(graph, from, to, nullptr, reinterpret_cast<size_t*>(edgeData),
+                           "cudaGraphGetEdges");
+  }
+  return graph_get_edges(graph, from, to, edgeData, numEdges, "cudaGraphGetEdges");
+}
+
+PT_EXPORT cudaError_t cudaGraphGetEdges_v2(cudaGraph_t graph, cudaGraphNode_t* from,
+                                           cudaGraphNode_t* to, cudaGraphEdgeData* edgeData,
+                                           size_t* numEdges) {
+  return graph_get_edges(graph, from, to, edgeData, numEdges, "cudaGraphGetEdges_v2");
+}
+
+PT_EXPORT cudaError_t cudaGraphNodeGetDependencies(cudaGraphNode_t node,
+                                                   cudaGraphNode_t* pDependencies,
+                                                   cudaGraphEdgeData* edgeData,
+                                                   size_t* pNumDependencies) {
+  if (detail::cudart_abi() == 12) {
+    return node_get_dependencies(node, pDependencies, nullptr, reinterpret_cast<size_t*>(edgeData),
+                                 "cudaGraphNodeGetDependencies");
+  }
+  return node_get_dependencies(node, pDependencies, edgeData, pNumDependencies,
+                               "cudaGraphNodeGetDependencies");
+}
+
+PT_EXPORT cudaError_t cudaGraphNodeGetDependencies_v2(cudaGraphNode_t node,
+                                                      cudaGraphNode_t* pDependencies,
+                                                      cudaGraphEdgeData* edgeData,
+                                                      size_t* pNumDependencies) {
+  return node_get_dependencies(node, pDependencies, edgeData, pNumDependencies,
+                               "cudaGraphNodeGetDependencies_v2");
+}
+
+PT_EXPORT cudaError_t cudaGraphNodeGetDependentNodes(cudaGraphNode_t node,
+                                                     cudaGraphNode_t* pDependentNodes,
+                                                     cudaGraphEdgeData* edgeData,
+                                                     size_t* pNumDependentNodes) {
+  if (detail::cudart_abi() == 12) {
+    return node_get_dependent_nodes(node, pDependentNodes, nullptr,
+                                    reinterpret_cast<size_t*>(edgeData),
+                                    "cudaGraphNodeGetDependentNodes");
+  }
+  return node_get_dependent_nodes(node, pDependentNodes, edgeData, pNumDependentNodes,
+                                  "cudaGraphNodeGetDependentNodes");
+}
+
+PT_EXPORT cudaError_t cudaGraphNodeGetDependentNodes_v2(cudaGraphNode_t node,
+                                                        cudaGraphNode_t* pDependentNodes,
+                                                        cudaGraphEdgeData* edgeData,
+                                                        size_t* pNumDependentNodes) {
+  return node_get_dependent_nodes(node, pDependentNodes, edgeData, pNumDependentNodes,
+                                  "cudaGraphNodeGetDependentNodes_v2");
+}
+
+namespace {
+const char* node_type_name(cudaGraphNodeType type) {
+  switch (type) {
+    case cudaGraphNodeTypeKernel:
+      return "KERNEL";
+    case cudaGraphNodeTypeMemcpy:
+      return "MEMCPY";
+    case cudaGraphNodeTypeMemset:
+      return "MEMSET";
+    case cudaGraphNodeTypeHost:
+      return "HOST";
+    case cudaGraphNodeTypeGraph:
+      return "GRAPH";
+    case cudaGraphNodeTypeEmpty:
+      return "EMPTY";
+    case cudaGraphNodeTypeWaitEvent:
+      return "WAIT_EVENT";
+    case cudaGraphNodeTypeEventRecord:
+      return "EVENT_RECORD";
+    case cudaGraphNodeTypeMemAlloc:
+      return "MEM_ALLOC";
+    case cudaGraphNodeTypeMemFree:
+      return "MEM_FREE";
+    default:
+      return "NODE";
+  }
+}
+}  // namespace
+
+// A Graphviz drawing of the graph's own nodes (type and index) and edges, as PyTorch's
+// CUDAGraph::debug_dump and the samples write it; the flags' extra detail is not drawn.
+PT_EXPORT cudaError_t cudaGraphDebugDotPrint(cudaGraph_t graph, const char* path,
+                                             unsigned int flags) {
+  (void)flags;
+  const char* api = "cudaGraphDebugDotPrint";
+  if (path == nullptr) return misuse(api, cudaErrorInvalidValue, "path is NULL");
+  std::string text;
+  {
+    detail::State& s = detail::state();
+    std::lock_guard<std::mutex> lock(s.mutex);
+    const detail::Graph* g = detail::live_graph(s, graph);
+    if (g == nullptr) {
+      return misuse(api, cudaErrorInvalidValue,
+                    "invalid or destroyed graph " + detail::pointer_text(graph));
+    }
+    text = "digraph dot {\n  label=\"graph " + std::to_string(g->id) + "\";\n";
+    for (std::size_t i = 0; i < g->nodes.size(); ++i) {
+      if (g->nodes[i].inlined) continue;
+      text += "  node" + std::to_string(i) + " [label=\"" + node_type_name(g->nodes[i].type) + " " +
+              std::to_string(i) + "\"];\n";
+    }
+    for (const auto& [from, to] : detail::own_edges(*g)) {
+      text += "  node" + std::to_string(from) + " -> node" + std::to_string(to) + ";\n";
+    }
+    text += "}\n";
+  }
+  std::FILE* f = std::fopen(path, "w");
+  if (f == nullptr) {
+    return misuse(api, cudaErrorOperatingSystem, std::string("cannot write ") + path);
+  }
+  const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  const bool closed = std::fclose(f) == 0;
+  if (!written || !closed) {
+    return misuse(api, cudaErrorOperatingSystem, std::string("cannot write ") + path);
+  }
   return cudaSuccess;
 }
 
@@ -831,10 +1307,12 @@ cudaError_t add_child(cudaGraphNode_t* out, cudaGraph_t graph, const cudaGraphNo
     for (int& d : node.deps) d += offset;
     if (node.deps.empty()) node.deps = before;
     node.inlined = true;
+    if (node.type == cudaGraphNodeTypeMemAlloc) graph_mem_retain({node});
     g->nodes.push_back(std::move(node));
     if (!has_users[i]) join.deps.push_back(offset + static_cast<int>(i));  // the child's sinks
   }
   if (c->nodes.empty()) join.deps = before;
+  join.outer_deps = before;
   g->nodes.push_back(std::move(join));
   *out =
       reinterpret_cast<cudaGraphNode_t>(node_handle(s, g, static_cast<int>(g->nodes.size()) - 1));
@@ -977,12 +1455,9 @@ PT_EXPORT cudaError_t cudaGraphAddNode(cudaGraphNode_t* pGraphNode, cudaGraph_t 
   return detail::add_node(pGraphNode, graph, pDependencies, numDependencies, std::move(node), api);
 }
 
-PT_EXPORT cudaError_t cudaGraphAddDependencies(cudaGraph_t graph, const cudaGraphNode_t* from,
-                                               const cudaGraphNode_t* to,
-                                               const cudaGraphEdgeData* edgeData,
-                                               size_t numDependencies) {
-  (void)edgeData;
-  const char* api = "cudaGraphAddDependencies";
+namespace {
+cudaError_t add_dependencies(cudaGraph_t graph, const cudaGraphNode_t* from,
+                             const cudaGraphNode_t* to, size_t numDependencies, const char* api) {
   if (numDependencies > 0 && (from == nullptr || to == nullptr)) {
     return misuse(api, cudaErrorInvalidValue, "from or to is NULL");
   }
@@ -1001,6 +1476,27 @@ PT_EXPORT cudaError_t cudaGraphAddDependencies(cudaGraph_t graph, const cudaGrap
     detail::add_unique(g->nodes[b].deps, {a});
   }
   return cudaSuccess;
+}
+}  // namespace
+
+// CUDA 13's signature; CUDA 12's has no edge data (its count is in that slot: see
+// cudaGraphGetEdges) and names the edge-data form `_v2`. Edge data orders nothing here.
+PT_EXPORT cudaError_t cudaGraphAddDependencies(cudaGraph_t graph, const cudaGraphNode_t* from,
+                                               const cudaGraphNode_t* to,
+                                               const cudaGraphEdgeData* edgeData,
+                                               size_t numDependencies) {
+  if (detail::cudart_abi() == 12) {
+    numDependencies = static_cast<size_t>(reinterpret_cast<std::uintptr_t>(edgeData));
+  }
+  return add_dependencies(graph, from, to, numDependencies, "cudaGraphAddDependencies");
+}
+
+PT_EXPORT cudaError_t cudaGraphAddDependencies_v2(cudaGraph_t graph, const cudaGraphNode_t* from,
+                                                  const cudaGraphNode_t* to,
+                                                  const cudaGraphEdgeData* edgeData,
+                                                  size_t numDependencies) {
+  (void)edgeData;
+  return add_dependencies(graph, from, to, numDependencies, "cudaGraphAddDependencies_v2");
 }
 
 PT_EXPORT cudaError_t cudaGraphNodeGetType(cudaGraphNode_t node, enum cudaGraphNodeType* pType) {
@@ -1090,23 +1586,16 @@ PT_EXPORT cudaError_t cudaGraphClone(cudaGraph_t* pGraphClone, cudaGraph_t origi
   clone->id = s.next_graph++;
   clone->device = g->device;
   clone->nodes = g->nodes;  // node handles are per graph: the clone's are made on demand
+  detail::graph_mem_retain(clone->nodes);
   s.graphs.insert(clone);
   *pGraphClone = reinterpret_cast<cudaGraph_t>(clone);
   return cudaSuccess;
 }
 
 // ---- memory nodes (graphMemoryNodes) ---------------------------------------------------------
-// An alloc node's memory is allocated (and counted) when the node is added and its address is
-// fixed for the graph's life, as the runtime's graph pool gives a fixed virtual address. It is
-// never given back: after a free node runs, the runtime's graph pool also keeps the physical
-// memory until cudaDeviceGraphMemTrim, and a launch-time reuse is not modelled. At launch both
-// node kinds only order their dependencies (empty nodes).
-namespace powertrain::emu::detail {
-namespace {
-std::mutex g_graph_mem_mutex;
-std::map<int, std::uint64_t> g_graph_mem_bytes;  // device → bytes of alloc nodes
-}  // namespace
-}  // namespace powertrain::emu::detail
+// Reserved at add time, mapped/unmapped at launch, given back when the last graph or exec holding
+// the alloc node is destroyed (GraphMemory above). At launch both node kinds only order their
+// dependencies otherwise (empty nodes).
 
 PT_EXPORT cudaError_t cudaGraphAddMemAllocNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph,
                                                const cudaGraphNode_t* pDependencies,
@@ -1141,8 +1630,15 @@ PT_EXPORT cudaError_t cudaGraphAddMemAllocNode(cudaGraphNode_t* pGraphNode, cuda
     return error;
   }
   nodeParams->dptr = pointer;
-  std::lock_guard<std::mutex> lock(detail::g_graph_mem_mutex);
-  detail::g_graph_mem_bytes[device] += nodeParams->bytesize;
+  detail::GraphMemory& m = detail::graph_memory();
+  std::lock_guard<std::mutex> lock(m.mutex);
+  detail::GraphAlloc& a = m.allocs[pointer];
+  a.device = device;
+  a.bytes = nodeParams->bytesize;
+  a.refs = 1;  // the graph
+  std::uint64_t& reserved = m.reserved[device];
+  reserved += nodeParams->bytesize;
+  m.reserved_high[device] = std::max(m.reserved_high[device], reserved);
   return cudaSuccess;
 }
 
@@ -1172,6 +1668,63 @@ const detail::Node* typed_node(detail::State& s, cudaGraphNode_t node, cudaGraph
   return n.type == type ? &n : nullptr;
 }
 }  // namespace
+
+// Host nodes: the function and its argument, read and replaced (in the graph, or in an exec's
+// copy of the node; the graph's later launches run the new function).
+PT_EXPORT cudaError_t cudaGraphHostNodeGetParams(cudaGraphNode_t node,
+                                                 struct cudaHostNodeParams* pNodeParams) {
+  detail::State& s = detail::state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  const detail::Node* n = typed_node(s, node, cudaGraphNodeTypeHost);
+  if (n == nullptr || pNodeParams == nullptr) {
+    return misuse("cudaGraphHostNodeGetParams", cudaErrorInvalidValue,
+                  "not a host node, or pNodeParams NULL");
+  }
+  pNodeParams->fn = n->fn;
+  pNodeParams->userData = n->user;
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t cudaGraphHostNodeSetParams(cudaGraphNode_t node,
+                                                 const struct cudaHostNodeParams* pNodeParams) {
+  const char* api = "cudaGraphHostNodeSetParams";
+  if (pNodeParams == nullptr || pNodeParams->fn == nullptr) {
+    return misuse(api, cudaErrorInvalidValue, "pNodeParams or its fn is NULL");
+  }
+  detail::State& s = detail::state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  const auto* ref = reinterpret_cast<const detail::NodeRef*>(node);
+  if (typed_node(s, node, cudaGraphNodeTypeHost) == nullptr) {
+    return misuse(api, cudaErrorInvalidValue, "not a host node " + detail::pointer_text(node));
+  }
+  detail::Node& n = ref->graph->nodes[static_cast<std::size_t>(ref->index)];
+  n.fn = pNodeParams->fn;
+  n.user = pNodeParams->userData;
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t cudaGraphExecHostNodeSetParams(cudaGraphExec_t hGraphExec,
+                                                     cudaGraphNode_t node,
+                                                     const struct cudaHostNodeParams* pNodeParams) {
+  const char* api = "cudaGraphExecHostNodeSetParams";
+  if (pNodeParams == nullptr || pNodeParams->fn == nullptr) {
+    return misuse(api, cudaErrorInvalidValue, "pNodeParams or its fn is NULL");
+  }
+  detail::State& s = detail::state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  detail::Exec* e = detail::live_exec(s, hGraphExec);
+  const auto* ref = reinterpret_cast<const detail::NodeRef*>(node);
+  if (e == nullptr || s.node_refs.count(ref) == 0 || ref->graph != e->source ||
+      ref->index >= static_cast<int>(e->node_of.size()) || e->node_of[ref->index] < 0 ||
+      e->nodes[e->node_of[ref->index]].type != cudaGraphNodeTypeHost) {
+    return misuse(api, cudaErrorInvalidValue,
+                  "not a host node of the graph this exec was instantiated from");
+  }
+  detail::Node& target = e->nodes[e->node_of[ref->index]];
+  target.fn = pNodeParams->fn;
+  target.user = pNodeParams->userData;
+  return cudaSuccess;
+}
 
 PT_EXPORT cudaError_t cudaGraphMemAllocNodeGetParams(cudaGraphNode_t node,
                                                      struct cudaMemAllocNodeParams* params_out) {
@@ -1206,12 +1759,15 @@ bool graph_mem_device(int device, const char* api) {
 }
 }  // namespace
 
+// Keeps the reserved memory: the graphs' fixed addresses stay valid for their next launch (the
+// runtime unmaps the physical pages of unmapped allocations; not modelled).
 PT_EXPORT cudaError_t cudaDeviceGraphMemTrim(int device) {
   if (!graph_mem_device(device, "cudaDeviceGraphMemTrim")) return cudaErrorInvalidDevice;
-  return cudaSuccess;  // nothing is cached beyond the alloc nodes' own memory
+  return cudaSuccess;
 }
 
-// Used and reserved graph memory: the alloc nodes' bytes (current = high: never given back).
+// Used (mapped by launches, not yet freed by a free node) and reserved (alloc nodes not given
+// back) graph memory, current and high watermarks.
 PT_EXPORT cudaError_t cudaDeviceGetGraphMemAttribute(int device,
                                                      enum cudaGraphMemAttributeType attr,
                                                      void* value) {
@@ -1222,14 +1778,19 @@ PT_EXPORT cudaError_t cudaDeviceGetGraphMemAttribute(int device,
     return misuse(api, cudaErrorInvalidValue,
                   "unknown attribute " + std::to_string(static_cast<int>(attr)));
   }
-  std::lock_guard<std::mutex> lock(detail::g_graph_mem_mutex);
-  const auto it = detail::g_graph_mem_bytes.find(device);
-  *static_cast<std::uint64_t*>(value) = it == detail::g_graph_mem_bytes.end() ? 0 : it->second;
+  detail::GraphMemory& m = detail::graph_memory();
+  std::lock_guard<std::mutex> lock(m.mutex);
+  std::map<int, std::uint64_t>& source = attr == cudaGraphMemAttrUsedMemCurrent ? m.used
+                                         : attr == cudaGraphMemAttrUsedMemHigh  ? m.used_high
+                                         : attr == cudaGraphMemAttrReservedMemCurrent
+                                             ? m.reserved
+                                             : m.reserved_high;
+  *static_cast<std::uint64_t*>(value) = source[device];
   return cudaSuccess;
 }
 
-// Only the high watermarks can be set, and only to 0 (as the runtime); they stay at the current
-// value here, which never decreases.
+// Only the high watermarks can be set, and only to 0 (as the runtime): they restart from the
+// current value.
 PT_EXPORT cudaError_t cudaDeviceSetGraphMemAttribute(int device,
                                                      enum cudaGraphMemAttributeType attr,
                                                      void* value) {
@@ -1239,6 +1800,13 @@ PT_EXPORT cudaError_t cudaDeviceSetGraphMemAttribute(int device,
       (attr != cudaGraphMemAttrUsedMemHigh && attr != cudaGraphMemAttrReservedMemHigh) ||
       *static_cast<const std::uint64_t*>(value) != 0) {
     return misuse(api, cudaErrorInvalidValue, "only a high watermark can be reset, to 0");
+  }
+  detail::GraphMemory& m = detail::graph_memory();
+  std::lock_guard<std::mutex> lock(m.mutex);
+  if (attr == cudaGraphMemAttrUsedMemHigh) {
+    m.used_high[device] = m.used[device];
+  } else {
+    m.reserved_high[device] = m.reserved[device];
   }
   return cudaSuccess;
 }

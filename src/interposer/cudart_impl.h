@@ -35,12 +35,18 @@ cudaError_t stream_get_capture_info(cudaStream_t stream, cudaStreamCaptureStatus
                                     const cudaGraphNode_t** dependencies,
                                     const cudaGraphEdgeData** edge_data, size_t* num_dependencies,
                                     bool per_thread, const char* api);
+/// cudaStreamUpdateCaptureDependencies (cudart_stream.cc over cudart_graph.cc's capture state).
+cudaError_t update_capture_dependencies(cudaStream_t stream, cudaGraphNode_t* dependencies,
+                                        size_t count, unsigned flags, bool per_thread,
+                                        const char* api);
 /// Validates the stream only (stream attributes, memory attach/prefetch hints: accepted no-ops).
 cudaError_t stream_accept(cudaStream_t stream, bool per_thread, const char* api);
 
 // Stream-ordered allocation (cudart_memory.cc).
+/// `from_pool`: cudaMallocFromPoolAsync's pool argument (the memory is on the pool's device; a NULL
+/// or destroyed pool is cudaErrorInvalidValue); NULL: the stream's device's default pool.
 cudaError_t malloc_async(void** pointer, size_t size, cudaStream_t stream, bool per_thread,
-                         const char* api);
+                         const char* api, const cudaMemPool_t* from_pool = nullptr);
 cudaError_t free_async(void* pointer, cudaStream_t stream, bool per_thread, const char* api);
 
 // Copies and memsets (cudart_copy.cc). `async` = the *Async form (recorded as such).
@@ -70,14 +76,20 @@ cudaError_t launch_cooperative(const void* func, dim3 grid, dim3 block, size_t s
                                cudaStream_t stream, bool per_thread, const char* api);
 
 // Stream capture and graph launch (cudart_graph.cc).
+/// `into` (cudaStreamBeginCaptureToGraph): capture into that existing graph, after its nodes
+/// `deps`; NULL: a new graph.
 cudaError_t begin_capture(cudaStream_t stream, cudaStreamCaptureMode mode, bool per_thread,
-                          const char* api);
+                          const char* api, cudaGraph_t into = nullptr,
+                          const cudaGraphNode_t* deps = nullptr, std::size_t count = 0);
 cudaError_t end_capture(cudaStream_t stream, cudaGraph_t* out, bool per_thread, const char* api);
 cudaError_t graph_launch(cudaGraphExec_t exec, cudaStream_t stream, bool per_thread,
                          const char* api);
 /// Second pass of `emulate --two-pass`: waits (real time) until cudaDeviceSynchronize of `device`
 /// may return on the paced predicted schedule; no-op otherwise (cudart_stream.cc).
 void pace_device_synchronize(int device);
+/// The same for any paced wait: `key` is a stream id or one of trace_schema::kPace* (a blocking
+/// copy, cudaEventSynchronize). Consumes the occurrence of (device, key).
+void pace_wait(int device, std::int64_t key);
 /// cudaGraphUpload: checks the exec and the stream (nothing to upload to an emulated device).
 cudaError_t graph_upload(cudaGraphExec_t exec, cudaStream_t stream, bool per_thread,
                          const char* api);

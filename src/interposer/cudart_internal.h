@@ -139,6 +139,13 @@ void set_pending_host_fn(cudaHostFn_t fn, void* user);
 bool take_captured();
 /// True when trace stream `stream` is capturing (with the capture's id and graph).
 bool stream_capture_status(std::int64_t stream, unsigned long long* id, cudaGraph_t* graph);
+/// The capturing stream's current dependencies (the nodes its next work will depend on), as node
+/// handles valid until the capture changes; false when `stream` is not capturing.
+bool capture_dependencies(std::int64_t stream, const cudaGraphNode_t** nodes, std::size_t* count);
+/// cudaStreamUpdateCaptureDependencies: adds `nodes` to, or (cudaStreamSetCaptureDependencies)
+/// replaces, the capturing stream's dependencies.
+cudaError_t update_capture_dependencies(std::int64_t stream, const cudaGraphNode_t* nodes,
+                                        std::size_t count, unsigned flags, const char* api);
 
 /// A kernel record (kKernel: a[2] kernel index, shmem, grid, block, api; stream and correlation
 /// left for the caller) for `func` after checking the configuration like a launch; the error is
@@ -163,6 +170,21 @@ struct PointerInfo {
   std::size_t available = 0;  // bytes from the pointer to the end of the allocation
 };
 PointerInfo lookup_pointer(const void* pointer);
+
+/// The emulator's cudaIpcMemHandle_t / cudaIpcEventHandle_t contents (both 64 bytes): which
+/// process exported what. Another process of the job cannot reach that memory (each emulated
+/// process has its own), so it opens a stand-in of the same size (cudart_memory.cc).
+struct IpcHandle {
+  char magic[8];            // kIpcMagic: a handle made by this emulator
+  std::int64_t pid = 0;     // the exporting process
+  std::uint64_t value = 0;  // the allocation's base address, or the event id
+  std::uint64_t bytes = 0;  // the allocation's size (memory handles)
+  std::int32_t device = 0;  // the allocation's or event's device
+  std::uint32_t flags = 0;  // the event's flags (event handles)
+};
+inline constexpr char kIpcMagic[8] = {'P', 'T', 'E', 'M', 'U', 'I', 'P', 'C'};
+static_assert(sizeof(IpcHandle) <= sizeof(cudaIpcMemHandle_t) &&
+              sizeof(IpcHandle) <= sizeof(cudaIpcEventHandle_t));
 
 /// Per-device peak bytes in use (for the exit line) and current bytes in use.
 std::vector<std::int64_t> peak_used_per_device();

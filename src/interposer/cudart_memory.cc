@@ -5,7 +5,9 @@
 // larger ones only reserve address space (PROT_NONE, no RAM), so 80 GB of "device" memory costs
 // nothing. Host (pinned) and managed allocations are always real: the host program touches them.
 #include <sys/mman.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -45,6 +47,21 @@ struct Allocation {
   bool variable = false;  // storage of a __device__ variable: not freeable
   bool physical = false;  // cuMemCreate handle: freed only by cuMemRelease, not a pointer
   bool mapping = false;   // cuMemMap'ed virtual range: removed only by cuMemUnmap
+  int pool = -1;          // stream-ordered allocations: index of their memory pool
+};
+
+// A memory pool: each device's default pool (index = device) and those of cudaMemPoolCreate.
+// Attributes are kept as set; used/reserved bytes are the pool's live allocations (the emulator
+// caches nothing, so reserved = used).
+struct Pool {
+  int device = 0;
+  bool live = true;
+  bool created = false;
+  unsigned long long release_threshold = 0;
+  int reuse[3] = {1, 1, 1};  // FollowEventDependencies, AllowOpportunistic, AllowInternalDeps
+  std::vector<int> access;   // cudaMemAccessFlags by device
+  std::int64_t used_bytes = 0;
+  std::int64_t high_bytes = 0;
 };
 
 struct Variable {
@@ -62,6 +79,7 @@ struct MemoryState {
   std::unordered_set<std::uintptr_t> freed;  // recently freed bases (bounded)
   std::deque<std::uintptr_t> freed_order;
   std::map<const void*, Variable> variables;  // by host shadow address
+  std::vector<Pool> pools;                    // default pools first, by device
 };
 
 MemoryState& memory() {
@@ -69,6 +87,13 @@ MemoryState& memory() {
     auto* state = new MemoryState;  // never destroyed: frees arrive from atexit handlers
     state->used.assign(config().devices, 0);
     state->peak.assign(config().devices, 0);
+    for (int d = 0; d < config().devices; ++d) {
+      Pool pool;
+      pool.device = d;
+      pool.access.assign(config().devices, cudaMemAccessFlagsProtNone);
+      pool.access[d] = cudaMemAccessFlagsProtReadWrite;
+      state->pools.push_back(std::move(pool));
+    }
     return state;
   }();
   return *m;
@@ -126,6 +151,7 @@ struct AllocRequest {
   std::int64_t stream = kInvalidStream;  // stream-ordered allocations only
   int device = 0;
   bool physical = false;  // cuMemCreate: accounted, address space only (mapped elsewhere)
+  int pool = -1;          // stream-ordered: index of the memory pool
 };
 
 // Allocates and records. Returns cudaSuccess, cudaErrorMemoryAllocation (device capacity or host
@@ -156,6 +182,12 @@ cudaError_t allocate(const AllocRequest& request, std::int64_t start, void** out
         a.flags = request.flags;
         a.accounted = !host;
         a.physical = request.physical;
+        a.pool = request.pool;
+        if (a.pool >= 0 && static_cast<std::size_t>(a.pool) < m.pools.size()) {
+          Pool& pool = m.pools[static_cast<std::size_t>(a.pool)];
+          pool.used_bytes += bytes;
+          pool.high_bytes = std::max(pool.high_bytes, pool.used_bytes);
+        }
         const auto base = reinterpret_cast<std::uintptr_t>(pointer);
         m.allocations[base] = a;
         if (m.freed.erase(base) > 0) {
@@ -241,6 +273,9 @@ cudaError_t deallocate(void* pointer, FreeAs as, const char* api, std::int64_t s
       remember_freed(m, base);
       if (a.accounted) m.used[a.device] -= static_cast<std::int64_t>(a.bytes);
       if (a.kind == AllocKind::kHost) m.pinned -= static_cast<std::int64_t>(a.bytes);
+      if (a.pool >= 0 && static_cast<std::size_t>(a.pool) < m.pools.size()) {
+        m.pools[static_cast<std::size_t>(a.pool)].used_bytes -= static_cast<std::int64_t>(a.bytes);
+      }
       used = m.used[a.device];
       release(base, a);
     }
@@ -277,12 +312,27 @@ cudaError_t device_alloc(void** out, std::size_t bytes, AllocKind kind, unsigned
 
 constexpr std::uintptr_t kPoolTag = std::uintptr_t{0x504c} << 48;  // "PL" | device
 
-bool pool_device(cudaMemPool_t pool, int* device) {
+// Index of a live pool (the handle is kPoolTag | index), or -1. Caller holds memory().mutex.
+int pool_index_locked(const MemoryState& m, cudaMemPool_t pool) {
   const auto bits = reinterpret_cast<std::uintptr_t>(pool);
-  if ((bits >> 48) != (kPoolTag >> 48)) return false;
-  const auto index = static_cast<int>(bits & 0xffff);
-  if (index >= config().devices) return false;
-  *device = index;
+  if ((bits >> 48) != (kPoolTag >> 48)) return -1;
+  const std::uintptr_t index = bits & 0xffffffffu;
+  if (index >= m.pools.size() || !m.pools[index].live) return -1;
+  return static_cast<int>(index);
+}
+
+cudaMemPool_t pool_handle(int index) {
+  return reinterpret_cast<cudaMemPool_t>(kPoolTag | static_cast<std::uintptr_t>(index));
+}
+
+// The live pool's index and device; false for a forged or destroyed handle.
+bool pool_device(cudaMemPool_t pool, int* device, int* index = nullptr) {
+  MemoryState& m = memory();
+  std::lock_guard<std::mutex> lock(m.mutex);
+  const int i = pool_index_locked(m, pool);
+  if (i < 0) return false;
+  *device = m.pools[static_cast<std::size_t>(i)].device;
+  if (index != nullptr) *index = i;
   return true;
 }
 
@@ -378,7 +428,7 @@ VariableInfo lookup_variable(const void* symbol) {
 namespace impl {
 
 cudaError_t malloc_async(void** pointer, size_t size, cudaStream_t stream, bool per_thread,
-                         const char* api) {
+                         const char* api, const cudaMemPool_t* from_pool) {
   const std::int64_t start = now_ns();
   StreamRef ref;
   if (!stream_or_fail(stream, per_thread, api, &ref)) return cudaErrorInvalidResourceHandle;
@@ -393,6 +443,17 @@ cudaError_t malloc_async(void** pointer, size_t size, cudaStream_t stream, bool 
   request.api = api;
   request.stream = ref.id;
   request.device = ref.device;
+  request.pool = ref.device;  // the stream's device's current pool (the default pool)
+  if (from_pool != nullptr) {
+    // cudaMallocFromPoolAsync: the memory is on the pool's device, whichever the stream's.
+    int device = 0;
+    int index = -1;
+    if (!pool_device(*from_pool, &device, &index)) {
+      return misuse(api, cudaErrorInvalidValue, "invalid memory pool " + pointer_text(*from_pool));
+    }
+    request.device = device;
+    request.pool = index;
+  }
   return allocate(request, start, pointer);
 }
 
@@ -549,23 +610,18 @@ PT_EXPORT cudaError_t cudaFreeAsync(void* devPtr, cudaStream_t hStream) {
 
 PT_EXPORT cudaError_t cudaMallocFromPoolAsync(void** ptr, size_t size, cudaMemPool_t memPool,
                                               cudaStream_t stream) {
-  int device = 0;
-  if (!detail::pool_device(memPool, &device)) {
-    return misuse("cudaMallocFromPoolAsync", cudaErrorInvalidValue,
-                  "invalid memory pool " + detail::pointer_text(memPool));
-  }
-  return impl::malloc_async(ptr, size, stream, false, "cudaMallocFromPoolAsync");
+  return impl::malloc_async(ptr, size, stream, false, "cudaMallocFromPoolAsync", &memPool);
 }
 
-// Memory pools: each device has one emulated default pool; attributes read as 0 and writes
-// (release thresholds, reuse policies) are accepted — they only affect caching, not the trace.
+// Memory pools: each device's default pool and pools made by cudaMemPoolCreate (pinned device
+// memory; no IPC export). Attributes are kept as set and read back; the emulator caches nothing,
+// so a pool's reserved bytes equal its used bytes and trimming has nothing to give back.
 PT_EXPORT cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t* memPool, int device) {
   if (memPool == nullptr || device < 0 || device >= powertrain::emu::device_count()) {
     return misuse("cudaDeviceGetDefaultMemPool", cudaErrorInvalidValue,
                   "memPool is NULL or invalid device " + std::to_string(device));
   }
-  *memPool =
-      reinterpret_cast<cudaMemPool_t>(detail::kPoolTag | static_cast<std::uintptr_t>(device));
+  *memPool = detail::pool_handle(device);
   return cudaSuccess;
 }
 
@@ -573,33 +629,193 @@ PT_EXPORT cudaError_t cudaDeviceGetMemPool(cudaMemPool_t* memPool, int device) {
   return cudaDeviceGetDefaultMemPool(memPool, device);
 }
 
+PT_EXPORT cudaError_t cudaMemPoolCreate(cudaMemPool_t* memPool,
+                                        const struct cudaMemPoolProps* poolProps) {
+  const char* api = "cudaMemPoolCreate";
+  if (memPool == nullptr || poolProps == nullptr) {
+    return misuse(api, cudaErrorInvalidValue, "memPool or poolProps is NULL");
+  }
+  if (poolProps->allocType != cudaMemAllocationTypePinned) {
+    return misuse(api, cudaErrorInvalidValue,
+                  "allocType " + std::to_string(static_cast<int>(poolProps->allocType)) +
+                      " (only cudaMemAllocationTypePinned)");
+  }
+  if (poolProps->location.type != cudaMemLocationTypeDevice || poolProps->location.id < 0 ||
+      poolProps->location.id >= powertrain::emu::device_count()) {
+    return misuse(api, cudaErrorInvalidValue,
+                  "location must be a device of this process (type " +
+                      std::to_string(static_cast<int>(poolProps->location.type)) + ", id " +
+                      std::to_string(poolProps->location.id) + ")");
+  }
+  // Shareable handle types are accepted: only cudaMemPoolExportToShareableHandle would use them,
+  // and that stub reports itself by name (streamOrderedAllocationIPC).
+  detail::MemoryState& m = detail::memory();
+  std::lock_guard<std::mutex> lock(m.mutex);
+  if (m.pools.size() >= 0xffffffffu) return detail::fail(cudaErrorMemoryAllocation);
+  detail::Pool pool;
+  pool.device = poolProps->location.id;
+  pool.created = true;
+  pool.access.assign(static_cast<std::size_t>(powertrain::emu::device_count()),
+                     cudaMemAccessFlagsProtNone);
+  pool.access[static_cast<std::size_t>(pool.device)] = cudaMemAccessFlagsProtReadWrite;
+  m.pools.push_back(std::move(pool));
+  *memPool = detail::pool_handle(static_cast<int>(m.pools.size() - 1));
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t cudaMemPoolDestroy(cudaMemPool_t memPool) {
+  detail::MemoryState& m = detail::memory();
+  std::lock_guard<std::mutex> lock(m.mutex);
+  const int index = detail::pool_index_locked(m, memPool);
+  if (index < 0 || !m.pools[static_cast<std::size_t>(index)].created) {
+    // A default pool cannot be destroyed (the runtime answers cudaErrorInvalidValue too).
+    return misuse(
+        "cudaMemPoolDestroy", cudaErrorInvalidValue,
+        "invalid memory pool or a device's default pool " + detail::pointer_text(memPool));
+  }
+  // Outstanding allocations stay valid until freed, as in the runtime.
+  m.pools[static_cast<std::size_t>(index)].live = false;
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t cudaMemPoolSetAccess(cudaMemPool_t memPool,
+                                           const struct cudaMemAccessDesc* descList, size_t count) {
+  const char* api = "cudaMemPoolSetAccess";
+  if (descList == nullptr && count != 0) {
+    return misuse(api, cudaErrorInvalidValue, "descList is NULL");
+  }
+  detail::MemoryState& m = detail::memory();
+  std::unique_lock<std::mutex> lock(m.mutex);
+  const int index = detail::pool_index_locked(m, memPool);
+  if (index < 0) {
+    lock.unlock();
+    return misuse(api, cudaErrorInvalidValue,
+                  "invalid memory pool " + detail::pointer_text(memPool));
+  }
+  detail::Pool& pool = m.pools[static_cast<std::size_t>(index)];
+  // Validate everything first: a bad entry changes nothing.
+  for (size_t k = 0; k < count; ++k) {
+    const cudaMemAccessDesc& d = descList[k];
+    std::string problem;
+    if (d.location.type != cudaMemLocationTypeDevice || d.location.id < 0 ||
+        d.location.id >= static_cast<int>(pool.access.size())) {
+      problem = "descList[" + std::to_string(k) + "] is not a device of this process";
+    } else if (d.flags != cudaMemAccessFlagsProtNone && d.flags != cudaMemAccessFlagsProtRead &&
+               d.flags != cudaMemAccessFlagsProtReadWrite) {
+      problem = "descList[" + std::to_string(k) + "] has unknown flags";
+    } else if (d.location.id == pool.device && d.flags != cudaMemAccessFlagsProtReadWrite) {
+      problem = "the pool's own device always has read-write access";
+    }
+    if (!problem.empty()) {
+      lock.unlock();
+      return misuse(api, cudaErrorInvalidValue, problem);
+    }
+  }
+  for (size_t k = 0; k < count; ++k) {
+    pool.access[static_cast<std::size_t>(descList[k].location.id)] = descList[k].flags;
+  }
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t cudaMemPoolGetAccess(enum cudaMemAccessFlags* flags, cudaMemPool_t memPool,
+                                           struct cudaMemLocation* location) {
+  const char* api = "cudaMemPoolGetAccess";
+  if (flags == nullptr || location == nullptr) {
+    return misuse(api, cudaErrorInvalidValue, "flags or location is NULL");
+  }
+  detail::MemoryState& m = detail::memory();
+  std::unique_lock<std::mutex> lock(m.mutex);
+  const int index = detail::pool_index_locked(m, memPool);
+  const detail::Pool* pool = index < 0 ? nullptr : &m.pools[static_cast<std::size_t>(index)];
+  if (pool == nullptr || location->type != cudaMemLocationTypeDevice || location->id < 0 ||
+      location->id >= static_cast<int>(pool->access.size())) {
+    lock.unlock();
+    return misuse(api, cudaErrorInvalidValue, "invalid memory pool or location");
+  }
+  *flags = static_cast<cudaMemAccessFlags>(pool->access[static_cast<std::size_t>(location->id)]);
+  return cudaSuccess;
+}
+
+namespace {
+// Index into Pool::reuse of a reuse-policy attribute, or -1.
+int reuse_slot(cudaMemPoolAttr attr) {
+  switch (attr) {
+    case cudaMemPoolReuseFollowEventDependencies:
+      return 0;
+    case cudaMemPoolReuseAllowOpportunistic:
+      return 1;
+    case cudaMemPoolReuseAllowInternalDependencies:
+      return 2;
+    default:
+      return -1;
+  }
+}
+}  // namespace
+
 PT_EXPORT cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr,
                                               void* value) {
-  int device = 0;
-  if (!detail::pool_device(memPool, &device) || value == nullptr) {
-    return misuse("cudaMemPoolSetAttribute", cudaErrorInvalidValue,
-                  "invalid memory pool or NULL value");
+  const char* api = "cudaMemPoolSetAttribute";
+  detail::MemoryState& m = detail::memory();
+  std::unique_lock<std::mutex> lock(m.mutex);
+  const int index = detail::pool_index_locked(m, memPool);
+  if (index < 0 || value == nullptr) {
+    lock.unlock();
+    return misuse(api, cudaErrorInvalidValue, "invalid memory pool or NULL value");
   }
-  (void)attr;
+  detail::Pool& pool = m.pools[static_cast<std::size_t>(index)];
+  const int slot = reuse_slot(attr);
+  // Reuse flags are int, the others cuuint64_t: read only the value's own width.
+  const unsigned long long v = slot >= 0 ? 0 : *static_cast<const unsigned long long*>(value);
+  if (slot >= 0) {
+    pool.reuse[slot] = *static_cast<const int*>(value) != 0 ? 1 : 0;
+  } else if (attr == cudaMemPoolAttrReleaseThreshold) {
+    pool.release_threshold = v;
+  } else if ((attr == cudaMemPoolAttrReservedMemHigh || attr == cudaMemPoolAttrUsedMemHigh) &&
+             v == 0) {
+    pool.high_bytes = pool.used_bytes;  // only a reset to 0 is allowed, as in the runtime
+  } else {
+    lock.unlock();
+    return misuse(api, cudaErrorInvalidValue,
+                  "attribute " + std::to_string(static_cast<int>(attr)) +
+                      " cannot be set (or a high watermark set to a value other than 0)");
+  }
   return cudaSuccess;
 }
 
 PT_EXPORT cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr,
                                               void* value) {
-  int device = 0;
-  if (!detail::pool_device(memPool, &device) || value == nullptr) {
-    return misuse("cudaMemPoolGetAttribute", cudaErrorInvalidValue,
-                  "invalid memory pool or NULL value");
+  const char* api = "cudaMemPoolGetAttribute";
+  detail::MemoryState& m = detail::memory();
+  std::unique_lock<std::mutex> lock(m.mutex);
+  const int index = detail::pool_index_locked(m, memPool);
+  if (index < 0 || value == nullptr) {
+    lock.unlock();
+    return misuse(api, cudaErrorInvalidValue, "invalid memory pool or NULL value");
   }
+  const detail::Pool& pool = m.pools[static_cast<std::size_t>(index)];
+  const int slot = reuse_slot(attr);
   // Reuse flags are int, byte counters and thresholds are cuuint64_t.
-  const bool is_int = attr == cudaMemPoolReuseFollowEventDependencies ||
-                      attr == cudaMemPoolReuseAllowOpportunistic ||
-                      attr == cudaMemPoolReuseAllowInternalDependencies;
-  if (is_int) {
-    *static_cast<int*>(value) = 1;
-  } else {
-    *static_cast<unsigned long long*>(value) = 0;
+  if (slot >= 0) {
+    *static_cast<int*>(value) = pool.reuse[slot];
+    return cudaSuccess;
   }
+  unsigned long long out = 0;
+  switch (attr) {
+    case cudaMemPoolAttrReleaseThreshold:
+      out = pool.release_threshold;
+      break;
+    case cudaMemPoolAttrReservedMemCurrent:
+    case cudaMemPoolAttrUsedMemCurrent:
+      out = static_cast<unsigned long long>(std::max<std::int64_t>(pool.used_bytes, 0));
+      break;
+    case cudaMemPoolAttrReservedMemHigh:
+    case cudaMemPoolAttrUsedMemHigh:
+      out = static_cast<unsigned long long>(std::max<std::int64_t>(pool.high_bytes, 0));
+      break;
+    default:
+      break;  // attributes this runtime does not model read as 0
+  }
+  *static_cast<unsigned long long*>(value) = out;
   return cudaSuccess;
 }
 
@@ -609,6 +825,113 @@ PT_EXPORT cudaError_t cudaMemPoolTrimTo(cudaMemPool_t memPool, size_t minBytesTo
   if (!detail::pool_device(memPool, &device)) {
     return misuse("cudaMemPoolTrimTo", cudaErrorInvalidValue, "invalid memory pool");
   }
+  return cudaSuccess;  // nothing is cached beyond the live allocations
+}
+
+// ---- IPC memory handles (simpleIPC) -----------------------------------------------------------
+// The handle names the exporting process and the allocation. Opened in that process (or a child
+// forked after the export, whose copy of the emulator still has the allocation at that address),
+// it is the allocation itself; in any other process a stand-in device allocation of the same size
+// (a `malloc` named cudaIpcOpenMemHandle), since emulated processes share no memory: bytes written
+// by one are not seen by the other (kernels compute nothing here anyway).
+namespace powertrain::emu::detail {
+namespace {
+struct IpcOpened {
+  bool stand_in = false;  // a local allocation cudaIpcCloseMemHandle frees
+  int opens = 0;
+};
+struct IpcState {
+  std::mutex mutex;
+  std::map<const void*, IpcOpened> opened;  // by the pointer cudaIpcOpenMemHandle returned
+};
+IpcState& ipc_state() {
+  static IpcState* s = new IpcState;  // never destroyed (calls arrive during exit)
+  return *s;
+}
+}  // namespace
+}  // namespace powertrain::emu::detail
+
+PT_EXPORT cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t* handle, void* devPtr) {
+  const char* api = "cudaIpcGetMemHandle";
+  if (handle == nullptr) return misuse(api, cudaErrorInvalidValue, "handle is NULL");
+  const detail::PointerInfo info = detail::lookup_pointer(devPtr);
+  if (!info.known || info.kind != AllocKind::kDevice ||
+      info.base != reinterpret_cast<std::uintptr_t>(devPtr)) {
+    return misuse(api, cudaErrorInvalidValue,
+                  detail::pointer_text(devPtr) + " is not the start of a cudaMalloc allocation");
+  }
+  detail::IpcHandle h;
+  std::memcpy(h.magic, detail::kIpcMagic, sizeof h.magic);
+  h.pid = ::getpid();
+  h.value = info.base;
+  h.bytes = info.bytes;
+  h.device = info.device;
+  *handle = cudaIpcMemHandle_t{};
+  std::memcpy(handle->reserved, &h, sizeof h);
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t cudaIpcOpenMemHandle(void** devPtr, cudaIpcMemHandle_t handle,
+                                           unsigned int flags) {
+  const char* api = "cudaIpcOpenMemHandle";
+  if (devPtr == nullptr) return misuse(api, cudaErrorInvalidValue, "devPtr is NULL");
+  if (flags != 0 && flags != cudaIpcMemLazyEnablePeerAccess) {
+    return misuse(api, cudaErrorInvalidValue, "unknown flags " + std::to_string(flags));
+  }
+  detail::IpcHandle h;
+  std::memcpy(&h, handle.reserved, sizeof h);
+  if (std::memcmp(h.magic, detail::kIpcMagic, sizeof h.magic) != 0 || h.bytes == 0) {
+    return misuse(api, cudaErrorInvalidValue, "not a memory handle from cudaIpcGetMemHandle");
+  }
+  void* original = reinterpret_cast<void*>(static_cast<std::uintptr_t>(h.value));
+  const detail::PointerInfo info = detail::lookup_pointer(original);
+  void* opened = nullptr;
+  bool stand_in = false;
+  if (info.known && info.base == h.value && info.bytes == h.bytes) {
+    opened = original;  // the exporter itself, or a child forked after the export
+  } else {
+    static std::once_flag once;
+    std::call_once(once, [&] {
+      std::fprintf(stderr,
+                   "powertrain-emu: cudaIpcOpenMemHandle: memory of process %lld is opened as a "
+                   "stand-in allocation of the same size: emulated processes share no memory, so "
+                   "data written through the handle is not seen by the other process\n",
+                   static_cast<long long>(h.pid));
+    });
+    const int device = h.device >= 0 && h.device < detail::config().devices
+                           ? h.device
+                           : powertrain::emu::current_device();
+    const cudaError_t error = detail::allocate_on_device(&opened, h.bytes, device, api);
+    if (error != cudaSuccess) return error;
+    stand_in = true;
+  }
+  {
+    detail::IpcState& ipc = detail::ipc_state();
+    std::lock_guard<std::mutex> lock(ipc.mutex);
+    detail::IpcOpened& o = ipc.opened[opened];
+    o.stand_in = stand_in;
+    ++o.opens;
+  }
+  *devPtr = opened;
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t cudaIpcCloseMemHandle(void* devPtr) {
+  bool free_it = false;
+  {
+    detail::IpcState& ipc = detail::ipc_state();
+    std::lock_guard<std::mutex> lock(ipc.mutex);
+    const auto it = ipc.opened.find(devPtr);
+    if (it == ipc.opened.end()) {
+      return misuse("cudaIpcCloseMemHandle", cudaErrorInvalidValue,
+                    detail::pointer_text(devPtr) + " was not opened with cudaIpcOpenMemHandle");
+    }
+    if (--it->second.opens == 0) {
+      free_it = it->second.stand_in;
+      ipc.opened.erase(it);
+    }
+  }
+  if (free_it) powertrain::emu::free_device_memory(devPtr, "cudaIpcCloseMemHandle");
   return cudaSuccess;
 }
 

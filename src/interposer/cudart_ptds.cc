@@ -213,8 +213,7 @@ PT_EXPORT cudaError_t cudaFreeAsync(void* devPtr, cudaStream_t hStream) {
 
 PT_EXPORT cudaError_t cudaMallocFromPoolAsync(void** ptr, size_t size, cudaMemPool_t memPool,
                                               cudaStream_t stream) {
-  (void)memPool;  // one emulated pool per device
-  return impl::malloc_async(ptr, size, stream, true, PT_NAME_SZ(cudaMallocFromPoolAsync));
+  return impl::malloc_async(ptr, size, stream, true, PT_NAME_SZ(cudaMallocFromPoolAsync), &memPool);
 }
 
 PT_EXPORT cudaError_t cudaMemPrefetchAsync(const void* devPtr, size_t count,
@@ -231,6 +230,30 @@ PT_EXPORT cudaError_t cudaMemPrefetchAsync(const void* devPtr, size_t count,
 
 PT_EXPORT cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode) {
   return impl::begin_capture(stream, mode, true, PT_NAME_SZ(cudaStreamBeginCapture));
+}
+
+PT_EXPORT cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t stream,
+                                                          cudaGraphNode_t* dependencies,
+                                                          const cudaGraphEdgeData* dependencyData,
+                                                          size_t numDependencies,
+                                                          unsigned int flags) {
+  (void)dependencyData;
+  return impl::update_capture_dependencies(stream, dependencies, numDependencies, flags, true,
+                                           PT_NAME_SZ(cudaStreamUpdateCaptureDependencies));
+}
+
+PT_EXPORT cudaError_t cudaStreamBeginCaptureToGraph(cudaStream_t stream, cudaGraph_t graph,
+                                                    const cudaGraphNode_t* dependencies,
+                                                    const cudaGraphEdgeData* dependencyData,
+                                                    size_t numDependencies,
+                                                    enum cudaStreamCaptureMode mode) {
+  (void)dependencyData;
+  if (graph == nullptr) {
+    return powertrain::emu::detail::misuse(PT_NAME_SZ(cudaStreamBeginCaptureToGraph),
+                                           cudaErrorInvalidValue, "graph is NULL");
+  }
+  return impl::begin_capture(stream, mode, true, PT_NAME_SZ(cudaStreamBeginCaptureToGraph), graph,
+                             dependencies, numDependencies);
 }
 
 PT_EXPORT cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* pGraph) {

@@ -5,11 +5,13 @@
 // enqueued: queries report completion, synchronisation only writes its record, and host
 // callbacks run synchronously in the calling thread.
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <string>
@@ -19,6 +21,7 @@
 
 #include "interposer/cudart_impl.h"
 #include "interposer/cudart_internal.h"
+#include "interposer/trace_schema.h"
 
 namespace powertrain::emu::detail {
 namespace {
@@ -423,10 +426,12 @@ cudaError_t stream_synchronize(cudaStream_t stream, bool per_thread, const char*
   return cudaSuccess;
 }
 
-void pace_device_synchronize(int device) {
-  wait_until(pace_deadline(device, -1));
-  pace_return(device, -1);
+void pace_wait(int device, std::int64_t key) {
+  wait_until(pace_deadline(device, key));
+  pace_return(device, key);
 }
+
+void pace_device_synchronize(int device) { pace_wait(device, trace_schema::kPaceDeviceSync); }
 
 cudaError_t stream_get_device(cudaStream_t stream, int* device, bool per_thread, const char* api) {
   StreamRef ref;
@@ -604,14 +609,25 @@ cudaError_t stream_get_capture_info(cudaStream_t stream, cudaStreamCaptureStatus
   if (error != cudaSuccess) return error;
   if (id != nullptr) *id = 0;
   if (graph != nullptr) *graph = nullptr;
+  if (dependencies != nullptr) *dependencies = nullptr;
+  if (edge_data != nullptr) *edge_data = nullptr;  // all default edges
+  if (num_dependencies != nullptr) *num_dependencies = 0;
   if (*status == cudaStreamCaptureStatusActive) {
     StreamRef ref;
-    if (stream_or_fail(stream, per_thread, api, &ref)) stream_capture_status(ref.id, id, graph);
+    if (stream_or_fail(stream, per_thread, api, &ref)) {
+      stream_capture_status(ref.id, id, graph);
+      capture_dependencies(ref.id, dependencies, num_dependencies);
+    }
   }
-  if (dependencies != nullptr) *dependencies = nullptr;
-  if (edge_data != nullptr) *edge_data = nullptr;
-  if (num_dependencies != nullptr) *num_dependencies = 0;
   return cudaSuccess;
+}
+
+cudaError_t update_capture_dependencies(cudaStream_t stream, cudaGraphNode_t* dependencies,
+                                        size_t count, unsigned flags, bool per_thread,
+                                        const char* api) {
+  StreamRef ref;
+  if (!stream_or_fail(stream, per_thread, api, &ref)) return cudaErrorInvalidResourceHandle;
+  return detail::update_capture_dependencies(ref.id, dependencies, count, flags, api);
 }
 
 }  // namespace impl
@@ -762,6 +778,30 @@ PT_EXPORT cudaError_t cudaStreamGetCaptureInfo_v3_ptsz(
                                        "cudaStreamGetCaptureInfo_v3_ptsz");
 }
 
+PT_EXPORT cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t stream,
+                                                          cudaGraphNode_t* dependencies,
+                                                          const cudaGraphEdgeData* dependencyData,
+                                                          size_t numDependencies,
+                                                          unsigned int flags) {
+  (void)dependencyData;  // edge data orders nothing here
+  if (detail::cudart_abi() == 12) {
+    // CUDA 12's signature has no edge data: (stream, dependencies, count, flags).
+    flags = static_cast<unsigned>(numDependencies);
+    numDependencies = static_cast<size_t>(reinterpret_cast<std::uintptr_t>(dependencyData));
+  }
+  return impl::update_capture_dependencies(stream, dependencies, numDependencies, flags, false,
+                                           "cudaStreamUpdateCaptureDependencies");
+}
+
+// CUDA 12's edge-data form.
+PT_EXPORT cudaError_t cudaStreamUpdateCaptureDependencies_v2(
+    cudaStream_t stream, cudaGraphNode_t* dependencies, const cudaGraphEdgeData* dependencyData,
+    size_t numDependencies, unsigned int flags) {
+  (void)dependencyData;
+  return impl::update_capture_dependencies(stream, dependencies, numDependencies, flags, false,
+                                           "cudaStreamUpdateCaptureDependencies_v2");
+}
+
 PT_EXPORT cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode* mode) {
   if (mode == nullptr) {
     return misuse("cudaThreadExchangeStreamCaptureMode", cudaErrorInvalidValue, "mode is NULL");
@@ -846,6 +886,64 @@ cudaError_t event_call(cudaEvent_t event, const char* api, detail::Op op, OnLive
 }
 }  // namespace
 
+// IPC event handles (simpleIPC): only for events created with cudaEventInterprocess and
+// cudaEventDisableTiming, as in the runtime. Opened in the exporting process (or a child forked
+// after the export) the handle is the event itself; in another process, a new event with the
+// same flags — emulated processes share no events, so a wait on it there waits for nothing.
+PT_EXPORT cudaError_t cudaIpcGetEventHandle(cudaIpcEventHandle_t* handle, cudaEvent_t event) {
+  const char* api = "cudaIpcGetEventHandle";
+  if (handle == nullptr) return misuse(api, cudaErrorInvalidValue, "handle is NULL");
+  detail::IpcHandle h;
+  {
+    detail::Registry& r = detail::registry();
+    std::unique_lock<std::mutex> lock(r.mutex);
+    detail::EventEntry* entry = nullptr;
+    const std::int64_t id = detail::live_event(r, event, &entry);
+    if (id < 0) {
+      lock.unlock();
+      return misuse(api, cudaErrorInvalidResourceHandle, detail::bad_event_text(event));
+    }
+    constexpr unsigned kNeeded = cudaEventInterprocess | cudaEventDisableTiming;
+    if ((entry->flags & kNeeded) != kNeeded) {
+      lock.unlock();
+      return misuse(api, cudaErrorInvalidResourceHandle,
+                    "the event was not created with cudaEventInterprocess | "
+                    "cudaEventDisableTiming");
+    }
+    h.value = static_cast<std::uint64_t>(id);
+    h.device = entry->device;
+    h.flags = entry->flags;
+  }
+  std::memcpy(h.magic, detail::kIpcMagic, sizeof h.magic);
+  h.pid = ::getpid();
+  *handle = cudaIpcEventHandle_t{};
+  std::memcpy(handle->reserved, &h, sizeof h);
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t cudaIpcOpenEventHandle(cudaEvent_t* event, cudaIpcEventHandle_t handle) {
+  const char* api = "cudaIpcOpenEventHandle";
+  if (event == nullptr) return misuse(api, cudaErrorInvalidValue, "event is NULL");
+  detail::IpcHandle h;
+  std::memcpy(&h, handle.reserved, sizeof h);
+  if (std::memcmp(h.magic, detail::kIpcMagic, sizeof h.magic) != 0 || h.bytes != 0 ||
+      h.value == 0) {
+    return misuse(api, cudaErrorInvalidValue, "not an event handle from cudaIpcGetEventHandle");
+  }
+  {
+    detail::Registry& r = detail::registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    const std::uint64_t index = h.value - 1;
+    // This process made it (a forked child has the same registry up to the fork).
+    if (index < r.events.size() && r.events[index].live && r.events[index].flags == h.flags &&
+        r.events[index].device == h.device) {
+      *event = detail::event_handle(static_cast<std::int64_t>(h.value));
+      return cudaSuccess;
+    }
+  }
+  return detail::create_event(event, h.flags, api);
+}
+
 PT_EXPORT cudaError_t cudaEventDestroy(cudaEvent_t event) {
   return event_call(event, "cudaEventDestroy", detail::Op::kEventDestroy,
                     [](detail::EventEntry& entry) { entry.live = false; });
@@ -883,14 +981,24 @@ PT_EXPORT cudaError_t cudaEventQuery(cudaEvent_t event) {
 }
 
 PT_EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t event) {
-  return event_call(event, "cudaEventSynchronize", detail::Op::kEventSync,
-                    [](detail::EventEntry& entry) {
-                      // Second pass: the host waited for the predicted completion.
-                      if (entry.predicted && entry.predicted_host_t >= 0) {
-                        detail::Registry& r = detail::registry();  // its mutex is held here
-                        r.modelled_host_ns = std::max(r.modelled_host_ns, entry.predicted_t);
-                      }
-                    });
+  int device = 0;
+  const cudaError_t status = event_call(
+      event, "cudaEventSynchronize", detail::Op::kEventSync, [&](detail::EventEntry& entry) {
+        device = entry.device;
+        // Second pass: the host waited for the predicted completion.
+        if (entry.predicted && entry.predicted_host_t >= 0) {
+          detail::Registry& r = detail::registry();  // its mutex is held here
+          r.modelled_host_ns = std::max(r.modelled_host_ns, entry.predicted_t);
+        }
+      });
+  // Second pass: returns on the paced predicted schedule, so a host timer around it (a
+  // blocking-sync event included: the same wait) measures the prediction. Every event_sync record
+  // is a paced wait on both sides (also of an event recorded only by a graph or in a capture),
+  // so the occurrences of pass 1 and pass 2 pair up.
+  if (status == cudaSuccess) {
+    impl::pace_wait(device, powertrain::trace_schema::kPaceEventSync);
+  }
+  return status;
 }
 
 // Emulated work takes no device time, so the elapsed time is the host time between the two

@@ -127,6 +127,13 @@ inline constexpr std::string_view kMemoryKinds[] = {"device", "host", "managed",
 inline constexpr std::string_view kCollectives[] = {
     "allreduce", "allgather", "reducescatter", "broadcast", "reduce", "send", "recv", "alltoall"};
 
+/// The `stream` column of `emulate --two-pass`'s syncs-rank-R.tsv for waits that are not a stream
+/// synchronization (both passes count occurrences per (device, key)): cudaDeviceSynchronize,
+/// blocking copies (cudaMemcpy & co.: the host waits for the copy), cudaEventSynchronize.
+inline constexpr long long kPaceDeviceSync = -1;
+inline constexpr long long kPaceBlockingCopy = -2;
+inline constexpr long long kPaceEventSync = -3;
+
 /// The version written in, and accepted from, the process line.
 inline constexpr int kVersion = 1;
 

@@ -304,15 +304,20 @@ TEST_F(EmulateProgramsTest, ExplicitGraphIsPredictedLikeTheCapturedOne) {
 // graphMemoryNodes-style program: explicit alloc/free nodes (and the generic cudaGraphAddNode
 // forms) are allocated and counted when added, their parameters read back; the graph is
 // uploaded and launched 3 times; a capture with cudaMallocAsync/cudaFreeAsync is launched twice.
-// Nothing is unsupported; the kernels replay at every launch.
+// Nothing is unsupported; the kernels replay at every launch. After the launches the free node
+// has unmapped the 1 MiB (used 0) while the pool keeps it (reserved); destroying the graphs and
+// execs gives both alloc nodes' memory back (free records named after the destroying call).
 TEST_F(EmulateProgramsTest, GraphMemoryNodesAreAllocatedAndTheGraphsRun) {
   if (!fs::exists(programs_ / "graph_memory_nodes")) GTEST_SKIP() << "program not built";
   const fs::path out = dir_ / "out";
   const CliRun r = emulate({"--keep-traces", "--out", out.string()},
                            {(programs_ / "graph_memory_nodes").string()});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
-  EXPECT_NE(r.out.find("graph_memory_nodes: used 1048576 reserved 1048576 params_match 1 "
+  EXPECT_NE(r.out.find("graph_memory_nodes: used 0 reserved 1048576 params_match 1 "
                        "generic_dptr 1 captured_launches 2"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("graph_memory_nodes: after destroy used 0 reserved 0 used_high 0"),
             std::string::npos)
       << r.out;
   const nlohmann::json summary = nlohmann::json::parse(slurp(out / "summary.json"));
@@ -325,6 +330,13 @@ TEST_F(EmulateProgramsTest, GraphMemoryNodesAreAllocatedAndTheGraphsRun) {
                          {"cudaGraphAddMemAllocNode", 1 << 20},
                          {"cudaGraphAddMemAllocNode", 4096},  // the generic form
                          {"cudaMallocAsync", 1 << 20}}));
+  std::vector<std::pair<std::string, std::int64_t>> frees;
+  for (const auto& f : kept(out, "free")) frees.emplace_back(f["api"], f["bytes"]);
+  EXPECT_EQ(frees, (std::vector<std::pair<std::string, std::int64_t>>{
+                       {"cudaFreeAsync", 1 << 20},
+                       {"cudaGraphDestroy", 4096},        // the generic graph: never launched
+                       {"cudaGraphDestroy", 1 << 20}}));  // after its exec: unmapped by the free
+                                                          // node, so given back
   EXPECT_EQ(kept(out, "graph_launch").size(), 5u);
   const auto launched = kept(out, "kernel");
   ASSERT_EQ(launched.size(), 5u);

@@ -138,7 +138,24 @@ TEST_F(SymbolCoverage, CoreEntryPointsAreHandWritten) {
                            "cudaLaunchKernel_ptsz",
                            "cudaStreamSynchronize_ptsz",
                            "cudaEventRecord_ptsz",
-                           "cudaStreamWaitEvent_ptsz"}) {
+                           "cudaStreamWaitEvent_ptsz",
+                           "cudaMemPoolCreate",
+                           "cudaMemPoolSetAccess",
+                           "cudaMallocFromPoolAsync",
+                           "cudaStreamBeginCaptureToGraph",
+                           "cudaGraphGetEdges",
+                           "cudaGraphGetRootNodes",
+                           "cudaGraphNodeGetDependencies",
+                           "cudaGraphNodeGetDependentNodes",
+                           "cudaIpcGetMemHandle",
+                           "cudaIpcOpenMemHandle",
+                           "cudaIpcCloseMemHandle",
+                           "cudaIpcGetEventHandle",
+                           "cudaIpcOpenEventHandle",
+                           "cudaGraphInstantiateWithParams",
+                           "cudaGraphExecGetFlags",
+                           "cudaStreamUpdateCaptureDependencies",
+                           "cudaGraphDebugDotPrint"}) {
     const auto it = ours.find(name);
     ASSERT_NE(it, ours.end()) << name;
     EXPECT_EQ(it->second, 'T') << name << " is only a generated stub";

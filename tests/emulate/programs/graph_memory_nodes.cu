@@ -4,7 +4,10 @@
 // uploaded, launched 3 times; the alloc node's parameters read back; the graph-memory attributes
 // read and trimmed. (2) The generic cudaGraphAddNode with alloc/free parameters. (3) Captured:
 // cudaMallocAsync, a kernel, cudaFreeAsync on a capturing stream, launched twice. Prints
-// "graph_memory_nodes: used B reserved R params_match M generic_dptr G captured_launches 2".
+// "graph_memory_nodes: used B reserved R params_match M generic_dptr G captured_launches 2" (B: 0,
+// the free node ran; R: the pool keeps the 1 MiB), then after destroying the graphs and execs
+// "graph_memory_nodes: after destroy used 0 reserved 0 used_high 0" (given back; the high
+// watermark was reset after the launches).
 // Valid CUDA: the same binary runs on a real GPU.
 #include <cstdint>
 
@@ -102,6 +105,13 @@ int main() {
   EMU_CHECK(cudaGraphDestroy(generic));
   EMU_CHECK(cudaGraphExecDestroy(exec));
   EMU_CHECK(cudaGraphDestroy(graph));
+  std::uint64_t used_high = 0;
+  EMU_CHECK(cudaDeviceGetGraphMemAttribute(0, cudaGraphMemAttrUsedMemCurrent, &used));
+  EMU_CHECK(cudaDeviceGetGraphMemAttribute(0, cudaGraphMemAttrReservedMemCurrent, &reserved));
+  EMU_CHECK(cudaDeviceGetGraphMemAttribute(0, cudaGraphMemAttrUsedMemHigh, &used_high));
+  std::printf("graph_memory_nodes: after destroy used %llu reserved %llu used_high %llu\n",
+              static_cast<unsigned long long>(used), static_cast<unsigned long long>(reserved),
+              static_cast<unsigned long long>(used_high));
   EMU_CHECK(cudaStreamDestroy(s));
   return 0;
 }

@@ -1,0 +1,190 @@
+// The runtime calls of NVIDIA's cuda-samples that the emulator used to answer with a stub
+// (issue 18): memory pools (streamOrderedAllocation[P2P]), graph structure queries and capture
+// into an existing graph (the graph samples print their graphs), IPC handles (simpleIPC). Each
+// test program runs under the interposer and its results and trace records are checked one by one.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "interposer_test_util.h"
+
+namespace powertrain::testing_emu {
+namespace {
+
+using nlohmann::json;
+
+class SampleApiPrograms : public EmulationTest {
+ protected:
+  void skip_unless_built(const std::string& name) {
+    if (!std::filesystem::exists(program_path(name))) GTEST_SKIP() << name << " not built";
+  }
+};
+
+// A pool made on device 1, opened to device 0, allocates on its own device from a device-0
+// stream; its used/high counters follow the allocation and the reset; attributes read back as
+// set. Three misuses are refused by name; nothing is unsupported.
+TEST_F(SampleApiPrograms, MemoryPoolsAreCreatedOpenedAndCounted) {
+  skip_unless_built("mem_pools");
+  const ProgramRun run =
+      run_program("mem_pools", Mode::kPreload, {{"POWERTRAIN_EMU_DEVICES", "2"}});
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_NE(run.out.find("mem_pools: threshold_max 1 follow 1 peer_rw 1 own_rw 1 device 1 "
+                         "used 1048576 reserved 1048576 after_free 0 high 1048576 "
+                         "high_after_reset 0"),
+            std::string::npos)
+      << run.out;
+  const Trace trace = only_trace();
+  EXPECT_TRUE(trace.of("unsupported").empty());
+  std::vector<std::tuple<std::string, int, std::int64_t>> mallocs;
+  for (const json& m : trace.of("malloc")) {
+    if (m.at("ok").get<bool>()) mallocs.emplace_back(m.at("api"), m.at("dev"), m.at("bytes"));
+  }
+  EXPECT_EQ(mallocs, (std::vector<std::tuple<std::string, int, std::int64_t>>{
+                         {"cudaMallocAsync", 0, 4096}, {"cudaMallocFromPoolAsync", 1, 1 << 20}}));
+  std::vector<std::string> misuse;
+  for (const json& m : trace.of("misuse")) misuse.push_back(m.at("api"));
+  EXPECT_EQ(misuse, (std::vector<std::string>{"cudaMemPoolSetAccess", "cudaMemPoolDestroy",
+                                              "cudaMallocFromPoolAsync"}));
+  EXPECT_EQ(trace.of("free").size(), 2u);
+}
+
+// Structure queries answer with the program's own nodes and edges (a child graph is one node,
+// depending on what it was added after); capture into the graph appends after the child node and
+// returns the same graph, its dependencies read and extended (one more edge, D → the second
+// captured kernel); the 4 + 2 + 2 kernels replay at each of the 2 launches.
+TEST_F(SampleApiPrograms, GraphStructureQueriesAndCaptureIntoAGraph) {
+  skip_unless_built("graph_structure");
+  const ProgramRun run = run_program("graph_structure");
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_NE(run.out.find("graph_structure: nodes 5 edges 5 roots 1 root_is_a 1 deps_of_d 2 "
+                         "dependents_of_a 2 child_deps 1 captured_into_same 1 nodes_after 7 "
+                         "edges_after 8 dot_nodes 7 dot_edges 8"),
+            std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("graph_structure: host runs 0 0 1"), std::string::npos) << run.out;
+  EXPECT_EQ(run.err.find("not supported"), std::string::npos) << run.err;
+  const Trace trace = only_trace();
+  EXPECT_TRUE(trace.of("unsupported").empty());
+  EXPECT_TRUE(trace.of("misuse").empty());
+  auto launches = trace.of("graph_launch");
+  ASSERT_EQ(launches.size(), 3u);
+  EXPECT_EQ(launches.back().at("nodes"), 1);  // the host-node graph
+  EXPECT_EQ(trace.of("host_func").size(), 1u);
+  launches.pop_back();
+  for (const json& l : launches) EXPECT_EQ(l.at("nodes"), 8) << l.dump();
+  const auto kernels = trace.of("kernel");
+  ASSERT_EQ(kernels.size(), 16u);  // nothing was launched outside the graph
+  for (const json& k : kernels) EXPECT_TRUE(k.contains("graph")) << k.dump();
+}
+
+// The same process and a forked child open the exported buffer itself; a fresh process opens a
+// stand-in allocation of the same size (recorded in its trace, freed on close) and is told once
+// that emulated processes share no memory. The refused misuses are recorded by name.
+TEST_F(SampleApiPrograms, IpcHandlesOpenAcrossProcesses) {
+  skip_unless_built("ipc_handles");
+  const ProgramRun run = run_program("ipc_handles");
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_NE(run.out.find("ipc: same process same_pointer 1 device_memory 1"), std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("ipc: forked child same_pointer 1 device_memory 1"), std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("ipc: other process same_pointer 0 device_memory 1"), std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("ipc: parent done"), std::string::npos) << run.out;
+  EXPECT_NE(run.err.find("emulated processes share no memory"), std::string::npos) << run.err;
+  const std::vector<Trace> traces = load_traces(trace_dir());
+  ASSERT_EQ(traces.size(), 3u);
+  int stand_ins = 0;
+  std::multiset<std::string> misuse;
+  for (const Trace& t : traces) {
+    EXPECT_TRUE(t.of("unsupported").empty());
+    for (const json& m : t.of("malloc")) stand_ins += m.at("api") == "cudaIpcOpenMemHandle";
+    for (const json& f : t.of("free")) {
+      if (f.at("api") == "cudaIpcCloseMemHandle") {
+        EXPECT_EQ(f.at("bytes"), 1 << 20);
+      }
+    }
+    for (const json& m : t.of("misuse")) misuse.insert(m.at("api").get<std::string>());
+  }
+  EXPECT_EQ(stand_ins, 1);
+  EXPECT_EQ(misuse, (std::multiset<std::string>{"cudaIpcGetEventHandle", "cudaIpcGetMemHandle",
+                                                "cudaIpcCloseMemHandle"}));
+}
+
+// The graph edge calls whose signatures changed in CUDA 13 (edge data added; CUDA 12 has the old
+// form under the plain name and the edge-data form as `_v2`): the CUDA 12 drop-in reads a plain
+// call with CUDA 12's parameters. Run in a child that dlopens libcudart.so.12 (its constructor
+// must not run in the test binary): two empty nodes, one edge added the CUDA 12 way and one with
+// `_v2`, then counted back with both forms. Returns the failing step, 0 when all passed.
+TEST_F(SampleApiPrograms, Cuda12DropInReadsTheCuda12GraphEdgeSignatures) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setenv("POWERTRAIN_EMU_DIR", (dir_ / "trace").c_str(), 1);
+    void* lib = ::dlopen((std::string(kCudartDir) + "/libcudart.so.12").c_str(), RTLD_NOW);
+    if (lib == nullptr) ::_exit(100);
+    using Create = int (*)(void**, unsigned);
+    using AddEmpty = int (*)(void**, void*, const void* const*, size_t);
+    using Add12 = int (*)(void*, const void* const*, const void* const*, size_t);
+    using Add13 = int (*)(void*, const void* const*, const void* const*, const void*, size_t);
+    using Edges12 = int (*)(void*, void**, void**, size_t*);
+    using Edges13 = int (*)(void*, void**, void**, void*, size_t*);
+    using Deps12 = int (*)(void*, void**, size_t*);
+    using Deps13 = int (*)(void*, void**, void*, size_t*);
+    auto create = reinterpret_cast<Create>(::dlsym(lib, "cudaGraphCreate"));
+    auto add_empty = reinterpret_cast<AddEmpty>(::dlsym(lib, "cudaGraphAddEmptyNode"));
+    auto add12 = reinterpret_cast<Add12>(::dlsym(lib, "cudaGraphAddDependencies"));
+    auto add13 = reinterpret_cast<Add13>(::dlsym(lib, "cudaGraphAddDependencies_v2"));
+    auto edges12 = reinterpret_cast<Edges12>(::dlsym(lib, "cudaGraphGetEdges"));
+    auto edges13 = reinterpret_cast<Edges13>(::dlsym(lib, "cudaGraphGetEdges_v2"));
+    auto deps12 = reinterpret_cast<Deps12>(::dlsym(lib, "cudaGraphNodeGetDependencies"));
+    auto deps13 = reinterpret_cast<Deps13>(::dlsym(lib, "cudaGraphNodeGetDependencies_v2"));
+    auto users12 = reinterpret_cast<Deps12>(::dlsym(lib, "cudaGraphNodeGetDependentNodes"));
+    if (!create || !add_empty || !add12 || !add13 || !edges12 || !edges13 || !deps12 || !deps13 ||
+        !users12) {
+      ::_exit(1);
+    }
+    void* graph = nullptr;
+    void* a = nullptr;
+    void* b = nullptr;
+    void* c = nullptr;
+    if (create(&graph, 0) != 0 || add_empty(&a, graph, nullptr, 0) != 0 ||
+        add_empty(&b, graph, nullptr, 0) != 0 || add_empty(&c, graph, nullptr, 0) != 0) {
+      ::_exit(2);
+    }
+    if (add12(graph, &a, &b, 1) != 0) ::_exit(3);           // a → b, CUDA 12 form
+    if (add13(graph, &b, &c, nullptr, 1) != 0) ::_exit(4);  // b → c, edge-data form
+    size_t count = 0;
+    if (edges12(graph, nullptr, nullptr, &count) != 0 || count != 2) ::_exit(5);
+    count = 0;
+    if (edges13(graph, nullptr, nullptr, nullptr, &count) != 0 || count != 2) ::_exit(6);
+    void* from[2] = {};
+    void* to[2] = {};
+    count = 2;
+    if (edges12(graph, from, to, &count) != 0 || count != 2 || from[0] != a || to[0] != b ||
+        from[1] != b || to[1] != c) {
+      ::_exit(7);
+    }
+    void* dep = nullptr;
+    count = 1;
+    if (deps12(c, &dep, &count) != 0 || count != 1 || dep != b) ::_exit(8);
+    count = 0;
+    if (deps13(b, nullptr, nullptr, &count) != 0 || count != 1) ::_exit(9);
+    count = 1;
+    if (users12(a, &dep, &count) != 0 || count != 1 || dep != b) ::_exit(10);
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "see the step numbers in the test body";
+}
+
+}  // namespace
+}  // namespace powertrain::testing_emu
