@@ -108,9 +108,11 @@ Cost run_at(const device::GpuSpec& gpu, const ConcurrencyParams& params,
       }
     }
     const device::KernelShape& shape = compute[i].shape;
-    const device::WaveFill fill_all =
-        size_effects ? device::wave_fill(w.kind, shape, all_sms, params.kernel_size)
-                     : device::WaveFill{};
+    device::WaveFill fill_all = size_effects
+                                    ? device::wave_fill(w.kind, shape, all_sms, params.kernel_size)
+                                    : device::WaveFill{};
+    // Causal attention: the blocks' unequal work (causal_attention_fill) instead of equal tiles.
+    if (size_effects && compute[i].causal_fill > 0.0) fill_all.efficiency = compute[i].causal_fill;
     // Next to a collective the SM share stays fluid ((N−k)/N above): the grid is sized for the
     // whole GPU, blocks are scheduled as SMs free up and the comm kernel's CTAs co-reside with
     // compute CTAs, so the wave fill is the kernel's on all N SMs.

@@ -23,6 +23,7 @@ std::string partition_key(const PartitionType& p) {
                        static_cast<int>(k.work.kind), static_cast<int>(k.work.precision),
                        k.work.flops, k.work.memory_bytes, k.work.link_bytes, k.shape.rows,
                        k.shape.cols, k.shape.depth, k.shape.token_invariant_bytes, k.launches);
+    key += fmt::format(":{:a}", k.causal_fill);
   };
   for (const Kernel& k : p.compute) add(k);
   add(p.comm);
@@ -155,8 +156,8 @@ core::Result<LargeScaleResult> emulate_large_scale(const LargeScaleOptions& opti
     for (int kind = 0; kind < 2; ++kind) {
       const std::vector<workload::Op> ops =
           microbatch_ops(job->stages[s], kind == 1, job->parallel.recompute);
-      const MicrobatchWork mb =
-          build_microbatch_work(ops, kind == 1, tp, shape_context(job->model, job->parallel));
+      const MicrobatchWork mb = build_microbatch_work(
+          ops, kind == 1, tp, shape_context(job->model, job->parallel, job->gpu.sm_count));
       std::vector<std::vector<Evaluated>> found;
       for (const PartitionType& p : mb.partitions) {
         const SearchSpace space = default_search_space(gpu, params, p);

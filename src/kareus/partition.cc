@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <queue>
 #include <tuple>
 
 namespace powertrain::kareus {
@@ -21,8 +23,8 @@ Kernel nanobatch_kernel(const Kernel& full) {
   return half;
 }
 
-ShapeContext shape_context(const workload::ModelSpec& spec,
-                           const workload::ParallelConfig& config) {
+ShapeContext shape_context(const workload::ModelSpec& spec, const workload::ParallelConfig& config,
+                           int sms) {
   ShapeContext c;
   const double cp = std::max(1, config.cp), tp = std::max(1, config.tp);
   c.tokens = double(config.microbatch_size) * config.seq_len / cp;
@@ -31,7 +33,55 @@ ShapeContext shape_context(const workload::ModelSpec& spec,
   c.keys = config.seq_len;
   c.operand_bytes = workload::gemm_operand_bytes(config.precision);
   c.activation_bytes = workload::activation_element_bytes(config.precision);
+  c.causal = spec.architecture == workload::Architecture::kDecoder;
+  c.sequences = config.microbatch_size;
+  c.seq_len = config.seq_len;
+  c.cp = std::max(1, config.cp);
+  c.sms = sms;
   return c;
+}
+
+double causal_attention_fill(int sequences, double seq_len, int cp, double heads, bool backward,
+                             int sms, double tile) {
+  if (sequences < 1 || sms < 1 || cp < 1 || tile <= 0.0 || heads < 1.0) return 0.0;
+  const double chunks = cp > 1 ? 2.0 * cp : 1.0;
+  const double chunk_blocks = seq_len / (chunks * tile);
+  const long long heads_n = std::llround(heads);
+  if (chunk_blocks < 1.0 || chunk_blocks != std::floor(chunk_blocks) ||
+      std::abs(heads - double(heads_n)) > 1e-9)
+    return 0.0;
+  const long long nq = static_cast<long long>(chunk_blocks);
+  // Blocks per rank: forward q blocks, backward key blocks (≤ all 2cp chunks).
+  const double grid = double(sequences) * double(heads_n) * double(nq) * chunks;
+  if (grid > double(1 << 20)) return 0.0;
+  double worst = 1.0;
+  for (int rank = 0; rank < cp; ++rank) {
+    std::vector<long long> chunk_ids{rank};
+    if (cp > 1) chunk_ids.push_back(2LL * cp - 1 - rank);
+    std::priority_queue<double, std::vector<double>, std::greater<>> free_at;
+    for (int i = 0; i < sms; ++i) free_at.push(0.0);
+    double tiles = 0.0, makespan = 0.0;
+    auto dispatch = [&](double work) {
+      const double t = free_at.top() + work;
+      free_at.pop();
+      free_at.push(t);
+      tiles += work;
+      makespan = std::max(makespan, t);
+    };
+    for (long long chunk : chunk_ids) {
+      const long long q0 = chunk * nq;  // the chunk's first query block; keys run 0..q0+nq−1
+      for (long long h = 0; h < heads_n; ++h)
+        for (int b = 0; b < sequences; ++b) {
+          if (!backward) {
+            for (long long m = 0; m < nq; ++m) dispatch(double(q0 + m + 1));
+          } else {
+            for (long long j = 0; j < q0 + nq; ++j) dispatch(double(std::min(nq, q0 + nq - j)));
+          }
+        }
+    }
+    if (makespan > 0.0) worst = std::min(worst, tiles / (double(sms) * makespan));
+  }
+  return worst;
 }
 
 namespace {
@@ -95,10 +145,23 @@ namespace {
 
 // Merges consecutive memory-bound ops into one launch slot (short kernels: more launch timings
 // would add little, §4.5).
+// The causal attention term of an attention kernel over `sequences` sequences (0 otherwise).
+double attention_fill(const workload::Op& op, const ShapeContext& c, int sequences) {
+  if (op.work.kind != WorkKind::kAttention || !c.causal || c.sms < 1) return 0.0;
+  return causal_attention_fill(sequences, c.seq_len, c.cp, c.heads, ends_with(op.name, "_bwd"),
+                               c.sms);
+}
+
+// A nanobatch holds half of the microbatch's sequences (none whole for an odd count: no term).
+int nanobatch_sequences(const ShapeContext& c) {
+  return c.sequences % 2 == 0 ? c.sequences / 2 : 0;
+}
+
 std::vector<Kernel> to_kernels(const std::vector<workload::Op>& ops, const ShapeContext& shapes) {
   std::vector<Kernel> kernels;
   for (const workload::Op& op : ops) {
-    const Kernel k = nanobatch_kernel({op.name, op.work, 1, op_shape(op, shapes)});
+    Kernel k = nanobatch_kernel({op.name, op.work, 1, op_shape(op, shapes)});
+    k.causal_fill = attention_fill(op, shapes, nanobatch_sequences(shapes));
     if (!kernels.empty() && k.work.kind == WorkKind::kMemoryBound &&
         kernels.back().work.kind == WorkKind::kMemoryBound) {
       Kernel& last = kernels.back();
@@ -120,7 +183,7 @@ auto work_key(const device::Work& w) {
 
 auto shape_key(const Kernel& k) {
   return std::make_tuple(k.launches, k.shape.rows, k.shape.cols, k.shape.depth,
-                         k.shape.tokens_in_depth, k.shape.token_invariant_bytes);
+                         k.shape.tokens_in_depth, k.shape.token_invariant_bytes, k.causal_fill);
 }
 
 bool same_kernels(const PartitionType& a, const std::vector<Kernel>& compute, const Kernel& comm) {
@@ -147,7 +210,8 @@ MicrobatchWork build_microbatch_work(const std::vector<workload::Op>& ops, bool 
   out.backward = backward;
   out.sequential = ops;
   for (const workload::Op& op : ops)
-    out.sequential_kernels.push_back({op.name, op.work, 1, op_shape(op, shapes)});
+    out.sequential_kernels.push_back(
+        {op.name, op.work, 1, op_shape(op, shapes), attention_fill(op, shapes, shapes.sequences)});
   // Segments S_0..S_n of compute ops and the collectives C_0..C_{n-1} between them; consecutive
   // collectives are fused into one kernel sharing an SM allocation (§4.5).
   std::vector<std::vector<workload::Op>> segments(1);

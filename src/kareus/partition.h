@@ -16,8 +16,11 @@ namespace powertrain::kareus {
 struct Kernel {
   std::string name;  // "input_norm" or "attn_residual+mlp_norm" when merged
   device::Work work;
-  int launches = 1;           // kernel launches in the slot (merged memory-bound ops: one each)
+  int launches = 1;             // kernel launches in the slot (merged memory-bound ops: one each)
   device::KernelShape shape{};  // GEMM / attention tiles (unknown: no wave term)
+  /// Causal flash attention: busy-SM fraction of its blocks on all of the GPU's SMs
+  /// (causal_attention_fill); replaces the uniform tile-wave fill. 0: not computed.
+  double causal_fill = 0.0;
 };
 
 /// What a workload::Op does not carry but its kernel's shape needs (kernel-size terms): every
@@ -29,8 +32,30 @@ struct ShapeContext {
   double keys = 0.0;    // keys each query row attends to: s
   double operand_bytes = 2.0;
   double activation_bytes = 2.0;
+  /// Causal attention's block grid (causal_attention_fill): sequences per microbatch, the
+  /// sequence length, cp and the GPU's SMs. sms 0 or a non-causal model: no causal term.
+  bool causal = false;
+  int sequences = 0;
+  double seq_len = 0.0;
+  int cp = 1;
+  int sms = 0;
 };
-ShapeContext shape_context(const workload::ModelSpec& spec, const workload::ParallelConfig& config);
+/// `sms`: the GPU's SM count for the causal attention term (0: none).
+ShapeContext shape_context(const workload::ModelSpec& spec, const workload::ParallelConfig& config,
+                           int sms = 0);
+
+/// Busy-SM fraction of a causal flash-attention kernel's blocks on `sms` SMs, the load imbalance
+/// the uniform tile waves leave out. Forward: one block per 128 query rows × sequence × head
+/// (flash attention 2's grid, x fastest), each computing one 128 × 128 score tile per key block
+/// it attends to; backward: one block per key block, one tile per query block that attends to
+/// it. Blocks are dispatched in grid order to the SM that frees first (greedy list scheduling);
+/// fill = tiles / (sms × makespan). With cp > 1 each rank holds chunks r and 2cp−1−r of 2cp
+/// (Megatron's load-balanced layout) and runs one kernel per chunk against the gathered keys
+/// before it (TransformerEngine's all-gather CP attention), chunk r's first; the slowest rank
+/// counts. 0 when the counts are not whole (sequences < 1, seq_len not a multiple of 2·cp·tile)
+/// or the grid exceeds 2^20 blocks.
+double causal_attention_fill(int sequences, double seq_len, int cp, double heads, bool backward,
+                             int sms, double tile = 128.0);
 
 /// The shape of an op's kernel: projections (`*_proj`, `mlp_fc1/2`, `lm_head*`, with `_dgrad` /
 /// `_wgrad`) take k = hidden, or n = hidden for out_proj, down_proj and fc2; the other dimension

@@ -36,10 +36,11 @@ namespace {
 
 void append_work(std::string& key, const Kernel& k) {
   const device::Work& w = k.work;
-  key += fmt::format("{},{},{:a},{:a},{:a},{},{:a},{:a},{:a},{:a},{},{};", static_cast<int>(w.kind),
-                     static_cast<int>(w.precision), w.flops, w.memory_bytes, w.link_bytes,
-                     w.backward ? 1 : 0, k.shape.rows, k.shape.cols, k.shape.depth,
-                     k.shape.token_invariant_bytes, k.shape.tokens_in_depth ? 1 : 0, k.launches);
+  key += fmt::format("{},{},{:a},{:a},{:a},{},{:a},{:a},{:a},{:a},{},{},{:a};",
+                     static_cast<int>(w.kind), static_cast<int>(w.precision), w.flops,
+                     w.memory_bytes, w.link_bytes, w.backward ? 1 : 0, k.shape.rows, k.shape.cols,
+                     k.shape.depth, k.shape.token_invariant_bytes, k.shape.tokens_in_depth ? 1 : 0,
+                     k.launches, k.causal_fill);
 }
 
 // Everything the search result depends on: GPU, model constants, search settings and the
@@ -88,7 +89,8 @@ core::Result<SystemsResult> run_systems(const profile::ModelJob& job, int microb
       const std::vector<workload::Op> ops =
           microbatch_ops(job.stages[s], kind == 1, job.parallel.recompute);
       MicrobatchWork& mb = works[static_cast<std::size_t>(s)][static_cast<std::size_t>(kind)];
-      mb = build_microbatch_work(ops, kind == 1, tp, shape_context(job.model, job.parallel));
+      mb = build_microbatch_work(ops, kind == 1, tp,
+                                 shape_context(job.model, job.parallel, job.gpu.sm_count));
       out.partition_types += mb.partitions.size();
       std::vector<std::vector<Evaluated>> found, defaults;
       for (const PartitionType& p : mb.partitions) {
@@ -201,9 +203,9 @@ std::vector<PartitionType> unique_partition_types(const profile::ModelJob& job) 
   const SystemsOptions none;
   for (const workload::StageWork& stage : job.stages) {
     for (int kind = 0; kind < 2; ++kind) {
-      const MicrobatchWork mb =
-          build_microbatch_work(microbatch_ops(stage, kind == 1, job.parallel.recompute), kind == 1,
-                                job.parallel.tp, shape_context(job.model, job.parallel));
+      const MicrobatchWork mb = build_microbatch_work(
+          microbatch_ops(stage, kind == 1, job.parallel.recompute), kind == 1, job.parallel.tp,
+          shape_context(job.model, job.parallel, job.gpu.sm_count));
       for (const PartitionType& p : mb.partitions) {
         const std::string key = cache_key(job.gpu, none, p);
         if (std::find(keys.begin(), keys.end(), key) != keys.end()) continue;
