@@ -54,6 +54,9 @@ enum class Shape {
   kRocmModuleLaunches,            // hipModuleLaunchKernel, hipExtLaunchKernel, hipMemcpyWithStream
   kHugeStreamIds,                 // stream ids above 2^31, the same ids on two devices
   kPytorch24,                     // cudaLaunchKernelExC, Triton via cuLaunchKernel(Ex), M/C/i rows
+  kShortLastStep,                 // the epoch's last, smaller batch: a whole step at 1/5 the work
+  kOneStep,                       // the profiler's schedule recorded a single step, 2 ranks
+  kNcclDevKernels,                // NCCL ≥ 2.19 names (ncclDevKernel_*), no metadata, 2 ranks
 };
 
 inline const char* shape_name(Shape s) {
@@ -128,13 +131,19 @@ inline const char* shape_name(Shape s) {
       return "huge_stream_ids";
     case Shape::kPytorch24:
       return "pytorch_2_4";
+    case Shape::kShortLastStep:
+      return "short_last_step";
+    case Shape::kOneStep:
+      return "one_step";
+    case Shape::kNcclDevKernels:
+      return "nccl_dev_kernels";
   }
   return "?";
 }
 
 inline std::vector<Shape> all_shapes() {
   std::vector<Shape> shapes;
-  for (int s = 0; s <= static_cast<int>(Shape::kPytorch24); ++s) {
+  for (int s = 0; s <= static_cast<int>(Shape::kNcclDevKernels); ++s) {
     shapes.push_back(static_cast<Shape>(s));
   }
   return shapes;
@@ -179,8 +188,14 @@ struct Quirks {
   bool nested_step_spans = false;      // ProfilerStep#N again inside a compiled region inside it
   bool overlapping_schedules = false;  // a second profiler's series from step 1, 3 µs later
   bool cut_last_step = false;          // one more step, its span cut 40 % in (profiler stopped)
-  bool event_sync = false;             // cudaEventSynchronize on the bucket's event (host_syncs)
-  bool sync_memcpy = false;            // a blocking cudaMemcpy DtoH between forward and backward
+  // The last step is a whole step with a fifth of the GPU work (an epoch's last, smaller batch):
+  // shorter than half the others, yet a step.
+  bool short_last_step = false;
+  int steps = 0;                         // steps written (0: the caller's count)
+  bool nccl_dev_kernels = false;         // ncclDevKernel_AllReduce_Sum_f32_RING_LL (NCCL ≥ 2.19)
+  bool event_sync = false;               // cudaEventSynchronize on the bucket's event (host_syncs)
+  bool event_sync_names_stream = false;  // its Event Sync record carries wait_on_stream
+  bool sync_memcpy = false;              // a blocking cudaMemcpy DtoH between forward and backward
   bool rocm_variants = false;    // hipModuleLaunchKernel, hipExtLaunchKernel, hipMemcpyWithStream
   bool huge_stream_ids = false;  // stream ids written + 2^32 (CUPTI/ROCm ids are not small)
   bool pytorch24 = false;        // cudaLaunchKernelExC, Triton via cuLaunchKernel(Ex), M/C/i rows
@@ -343,6 +358,22 @@ inline Quirks quirks_of(Shape s) {
       q.string_ids = true;
       q.cuda_graphs = true;
       break;
+    case Shape::kShortLastStep:
+      q.short_last_step = true;
+      q.ranks = 2;
+      q.world_size = 2;
+      break;
+    case Shape::kOneStep:
+      q.steps = 1;
+      q.ranks = 2;
+      q.world_size = 2;
+      break;
+    case Shape::kNcclDevKernels:
+      q.nccl_dev_kernels = true;
+      q.nccl_metadata = false;
+      q.ranks = 2;
+      q.world_size = 2;
+      break;
   }
   return q;
 }
@@ -380,6 +411,7 @@ struct SyncRecord {
   std::int64_t stream;
   std::int64_t start, dur;
   std::int64_t correlation;
+  std::int64_t wait_on_stream = -1;  // written when ≥ 0 (the stream an Event Sync waited for)
 };
 
 struct GpuEvent {
@@ -458,7 +490,8 @@ inline std::string gzip_bytes(const std::string& text) {
 
 /// The same with quirks given directly (a reference trace for a shape: the model written with the
 /// information the shape's writer leaves out); `label` names the files.
-inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, int steps = 3) {
+inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, int steps_asked = 3) {
+  const int steps = q.steps > 0 ? q.steps : steps_asked;
   using detail::HostEvent;
   using detail::kUs;
   using detail::RankModel;
@@ -482,7 +515,9 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
   const std::string graph_launch = q.rocm ? "hipGraphLaunch" : "cudaGraphLaunch";
   const std::string nccl_kernel =
       q.rocm ? "ncclDevKernel_Generic(ncclDevComm*, unsigned long, ncclWork*)"
-             : "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)";
+      : q.nccl_dev_kernels
+          ? "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
+          : "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)";
 
   // A stream's id as written (streams of device 1 are keyed 1000 + id in the model): ids above
   // 2^31 with huge_stream_ids, the same ids on both devices.
@@ -500,8 +535,9 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
     m.host_ns = base_ns + 1'000'000 + 13 * kUs * r;
     m.correlation = 1000 + 100000 * r;
   }
+  int work_pct = 100;  // the GPU work of the current step, % of a full batch's
   auto kernel_us = [&](int r, int i) {
-    return static_cast<std::int64_t>(35 + (i * 37 + r * 11) % 50);
+    return std::max<std::int64_t>(1, (35 + (i * 37 + r * 11) % 50) * work_pct / 100);
   };
   std::int64_t sequence = 0;
   std::int64_t event_id = 1;
@@ -531,7 +567,7 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
     }
     std::int64_t join = *std::max_element(ready.begin(), ready.end());
     if (q.world_size > q.ranks) join += 40 * kUs;  // peers outside the trace arrive later
-    const std::int64_t end = join + 180 * kUs;
+    const std::int64_t end = join + 180 * kUs * work_pct / 100;
     for (std::size_t r = 0; r < ranks.size(); ++r) {
       RankModel& m = ranks[r];
       std::string meta;
@@ -652,6 +688,7 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
 
   // With a cut last step the model runs one more step; its span is cut when written.
   for (int s = 0; s < steps + (q.cut_last_step ? 1 : 0); ++s) {
+    work_pct = q.short_last_step && s == steps - 1 ? 20 : 100;
     each([&](int, RankModel& m) {
       m.steps.emplace_back(m.host_ns, 0);
       m.step_gpu_begin.push_back(m.gpu.size());
@@ -711,7 +748,8 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
         m.host.back().dur = end - start;
         m.host_ns = end + kUs;
         if (q.sync_records) {
-          m.syncs.push_back({"Event Sync", -1, start + kUs, end - start - 2 * kUs, corr});
+          m.syncs.push_back({"Event Sync", -1, start + kUs, end - start - 2 * kUs, corr,
+                             q.event_sync_names_stream ? comm : -1});
         }
       }
       wait_event(m, compute, event_id + 2);
@@ -956,8 +994,13 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
         fmt::format_to(
             std::back_inserter(doc),
             ", \"args\": {{\"External id\": {}, \"cuda_sync_kind\": \"{}\", \"stream\": {}, "
-            "\"correlation\": {}, \"device\": {}, \"context\": 1}}}}",
+            "\"correlation\": {}, \"device\": {}, \"context\": 1",
             r.correlation, r.kind, stream_out(r.stream), r.correlation, m.device);
+        if (r.wait_on_stream >= 0) {
+          fmt::format_to(std::back_inserter(doc), ", \"wait_on_stream\": {}",
+                         stream_out(r.wait_on_stream));
+        }
+        doc += "}}";
       }
       if (q.gpu_annotations) {  // a span per step over the step's work on the compute stream
         for (std::size_t k = 0; k < m.step_gpu_begin.size(); ++k) {
