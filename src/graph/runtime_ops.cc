@@ -45,13 +45,17 @@ CallClass classify_call(std::string_view name) {
       name == "cudaMemcpyToSymbol" || name == "cudaMemcpyFromSymbol" || name == "cuMemcpyDtoH_v2" ||
       name == "cuMemcpyHtoD_v2" || name == "cuMemcpyDtoH" || name == "cuMemcpyHtoD" ||
       name == "hipMemcpy" || name == "hipMemcpy2D" || name == "hipMemcpyDtoH" ||
-      name == "hipMemcpyHtoD" || name == "hipMemcpyWithStream") {
+      name == "hipMemcpyHtoD" || name == "hipMemcpyWithStream" || name == "cudaMemcpyPeer" ||
+      name == "cuMemcpyPeer" || name == "hipMemcpyPeer") {
     return CallClass::kSyncCopy;
   }
   // Async copies block too when the host memory is pageable (a D2H loss.item()); decided per
   // call from the input (the call returned after its copy ended).
   if (name == "cudaMemcpyAsync" || name == "cuMemcpyDtoHAsync_v2" || name == "cuMemcpyDtoHAsync" ||
-      name == "cuMemcpyAsync" || name == "hipMemcpyAsync" || name == "hipMemcpyDtoHAsync") {
+      name == "cuMemcpyAsync" || name == "hipMemcpyAsync" || name == "hipMemcpyDtoHAsync" ||
+      name == "cudaMemcpy2DAsync" || name == "cudaMemcpy3DAsync" || name == "cudaMemcpyPeerAsync" ||
+      name == "cuMemcpy2DAsync_v2" || name == "cuMemcpy3DAsync_v2" || name == "cuMemcpyPeerAsync" ||
+      name == "hipMemcpy2DAsync" || name == "hipMemcpyPeerAsync") {
     return CallClass::kAsyncCopy;
   }
   return CallClass::kOther;

@@ -152,6 +152,11 @@ std::vector<WithoutAndWith> references() {
     q.event_sync_names_stream = true;
     cases.push_back({s, q});
   }
+  // cudaMemcpy2DAsync blocking like cudaMemcpyAsync (pageable loss.item()), peer copies and a
+  // cooperative launch: the same predictions as the model written with the plain calls.
+  test_support::Quirks plain = test_support::quirks_of(Shape::kLaunchVariants);
+  plain.launch_variants = false;
+  cases.push_back({Shape::kLaunchVariants, plain});
   return cases;
 }
 

@@ -57,6 +57,7 @@ enum class Shape {
   kShortLastStep,                 // the epoch's last, smaller batch: a whole step at 1/5 the work
   kOneStep,                       // the profiler's schedule recorded a single step, 2 ranks
   kNcclDevKernels,                // NCCL ≥ 2.19 names (ncclDevKernel_*), no metadata, 2 ranks
+  kLaunchVariants,                // cooperative launch, 2D/peer copies, a graph over two streams
 };
 
 inline const char* shape_name(Shape s) {
@@ -137,13 +138,15 @@ inline const char* shape_name(Shape s) {
       return "one_step";
     case Shape::kNcclDevKernels:
       return "nccl_dev_kernels";
+    case Shape::kLaunchVariants:
+      return "launch_variants";
   }
   return "?";
 }
 
 inline std::vector<Shape> all_shapes() {
   std::vector<Shape> shapes;
-  for (int s = 0; s <= static_cast<int>(Shape::kNcclDevKernels); ++s) {
+  for (int s = 0; s <= static_cast<int>(Shape::kLaunchVariants); ++s) {
     shapes.push_back(static_cast<Shape>(s));
   }
   return shapes;
@@ -191,9 +194,13 @@ struct Quirks {
   // The last step is a whole step with a fifth of the GPU work (an epoch's last, smaller batch):
   // shorter than half the others, yet a step.
   bool short_last_step = false;
-  int steps = 0;                         // steps written (0: the caller's count)
-  bool nccl_dev_kernels = false;         // ncclDevKernel_AllReduce_Sum_f32_RING_LL (NCCL ≥ 2.19)
-  bool event_sync = false;               // cudaEventSynchronize on the bucket's event (host_syncs)
+  int steps = 0;                  // steps written (0: the caller's count)
+  bool nccl_dev_kernels = false;  // ncclDevKernel_AllReduce_Sum_f32_RING_LL (NCCL ≥ 2.19)
+  // cudaLaunchCooperativeKernel for one forward kernel, cudaMemcpy2DAsync for the H2D copy and
+  // the blocking loss.item() D2H copy, cudaMemcpyPeerAsync for the D2D copy.
+  bool launch_variants = false;
+  bool graph_two_streams = false;  // a CUDA graph's odd kernels on a second stream (fork/join)
+  bool event_sync = false;         // cudaEventSynchronize on the bucket's event (host_syncs)
   bool event_sync_names_stream = false;  // its Event Sync record carries wait_on_stream
   bool sync_memcpy = false;              // a blocking cudaMemcpy DtoH between forward and backward
   bool rocm_variants = false;    // hipModuleLaunchKernel, hipExtLaunchKernel, hipMemcpyWithStream
@@ -374,6 +381,11 @@ inline Quirks quirks_of(Shape s) {
       q.ranks = 2;
       q.world_size = 2;
       break;
+    case Shape::kLaunchVariants:
+      q.launch_variants = true;
+      q.cuda_graphs = true;
+      q.graph_two_streams = true;
+      break;
   }
   return q;
 }
@@ -507,6 +519,8 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
                                  : q.pytorch24   ? "cuLaunchKernelEx"
                                                  : "cudaLaunchKernel";
   const std::string copy_async = q.rocm ? "hipMemcpyAsync" : "cudaMemcpyAsync";
+  const std::string copy_2d = q.launch_variants ? "cudaMemcpy2DAsync" : copy_async;
+  const std::string copy_peer = q.launch_variants ? "cudaMemcpyPeerAsync" : copy_async;
   // Synchronous copies (they return once the data has landed).
   const std::string copy_sync = q.rocm_variants ? "hipMemcpyWithStream" : "cudaMemcpy";
   const std::string set_async = q.rocm ? "hipMemsetAsync" : "cudaMemsetAsync";
@@ -696,25 +710,36 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
       if (q.nested_step_spans) m.host_ns += 4 * kUs;
     });
     each([&](int, RankModel& m) {
-      copy(m, "gpu_memcpy", copy_async, "Memcpy HtoD (Pageable -> Device)", compute, 25 * kUs,
-           false, false);
-      for (int i = 0; i < 6; ++i) op(m, "linear", i, compute, i == 3 ? ext_launch : launch);
+      copy(m, "gpu_memcpy", copy_2d, "Memcpy HtoD (Pageable -> Device)", compute, 25 * kUs, false,
+           false);
+      for (int i = 0; i < 6; ++i) {
+        op(m, "linear", i, compute,
+           i == 3                        ? ext_launch
+           : i == 2 && q.launch_variants ? std::string("cudaLaunchCooperativeKernel")
+                                         : launch);
+      }
       if (q.sync_memcpy) {  // a host-side metric read back synchronously mid-step
         copy(m, "gpu_memcpy", copy_sync, "Memcpy DtoH (Device -> Pageable)", compute, 9 * kUs,
              false, true);
       }
       copy(m, "gpu_memset", set_async, "Memset (Device)", compute, 8 * kUs, q.copies_without_launch,
            false);
-      copy(m, "gpu_memcpy", copy_async, "Memcpy DtoD (Device -> Device)", compute, 15 * kUs,
+      copy(m, "gpu_memcpy", copy_peer, "Memcpy DtoD (Device -> Device)", compute, 15 * kUs,
            q.copies_without_launch, false);
       if (q.cuda_graphs) {
         const std::int64_t op_start = m.host_ns;
         const auto [start, corr] = m.call(graph_launch, 9 * kUs);
+        const std::int64_t graph_ready = m.free(compute);
         for (int k = 0; k < 6; ++k) {
+          // With two streams the graph forks: odd kernels run beside the even ones.
+          const std::int64_t on = q.graph_two_streams && k % 2 == 1 ? side : compute;
+          if (on == side) m.stream_free[side] = std::max(m.free(side), graph_ready);
           m.enqueue(
-              "kernel", fmt::format("graph_kernel_{}", k), compute, start, (20 + 3 * k) * kUs, corr,
+              "kernel", fmt::format("graph_kernel_{}", k), on, start, (20 + 3 * k) * kUs, corr,
               q.full_nccl ? fmt::format("\"graph id\": 1, \"graph node id\": {}", 40 + k) : "");
         }
+        // ... and joins: later work on the launching stream waits for the whole graph.
+        if (q.graph_two_streams) m.stream_free[compute] = std::max(m.free(compute), m.free(side));
         m.host.push_back(
             {"cpu_op", "CUDAGraph::replay", m.process, 1, op_start, m.host_ns - op_start});
         m.host_ns += 2 * kUs;
@@ -754,7 +779,7 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
       }
       wait_event(m, compute, event_id + 2);
       for (int i = 0; i < 4; ++i) op(m, "adam_step", i, compute, launch);
-      copy(m, "gpu_memcpy", copy_async, "Memcpy DtoH (Device -> Pageable)", compute, 6 * kUs, false,
+      copy(m, "gpu_memcpy", copy_2d, "Memcpy DtoH (Device -> Pageable)", compute, 6 * kUs, false,
            true);  // loss.item()
       if (q.host_syncs) {
         for (int i = 4; i < 6; ++i) op(m, "adam_step", i, compute, launch);
