@@ -58,6 +58,7 @@ enum class Shape {
   kOneStep,                       // the profiler's schedule recorded a single step, 2 ranks
   kNcclDevKernels,                // NCCL ≥ 2.19 names (ncclDevKernel_*), no metadata, 2 ranks
   kLaunchVariants,                // cooperative launch, 2D/peer copies, a graph over two streams
+  kFsdpTwoNcclStreams,  // all-gather and all-reduce on two NCCL streams, no metadata, 2 ranks
 };
 
 inline const char* shape_name(Shape s) {
@@ -140,13 +141,15 @@ inline const char* shape_name(Shape s) {
       return "nccl_dev_kernels";
     case Shape::kLaunchVariants:
       return "launch_variants";
+    case Shape::kFsdpTwoNcclStreams:
+      return "fsdp_two_nccl_streams";
   }
   return "?";
 }
 
 inline std::vector<Shape> all_shapes() {
   std::vector<Shape> shapes;
-  for (int s = 0; s <= static_cast<int>(Shape::kLaunchVariants); ++s) {
+  for (int s = 0; s <= static_cast<int>(Shape::kFsdpTwoNcclStreams); ++s) {
     shapes.push_back(static_cast<Shape>(s));
   }
   return shapes;
@@ -199,8 +202,9 @@ struct Quirks {
   // cudaLaunchCooperativeKernel for one forward kernel, cudaMemcpy2DAsync for the H2D copy and
   // the blocking loss.item() D2H copy, cudaMemcpyPeerAsync for the D2D copy.
   bool launch_variants = false;
-  bool graph_two_streams = false;  // a CUDA graph's odd kernels on a second stream (fork/join)
-  bool event_sync = false;         // cudaEventSynchronize on the bucket's event (host_syncs)
+  bool fsdp_two_nccl_streams = false;  // an all-gather per step on a second NCCL stream
+  bool graph_two_streams = false;      // a CUDA graph's odd kernels on a second stream (fork/join)
+  bool event_sync = false;             // cudaEventSynchronize on the bucket's event (host_syncs)
   bool event_sync_names_stream = false;  // its Event Sync record carries wait_on_stream
   bool sync_memcpy = false;              // a blocking cudaMemcpy DtoH between forward and backward
   bool rocm_variants = false;    // hipModuleLaunchKernel, hipExtLaunchKernel, hipMemcpyWithStream
@@ -386,6 +390,12 @@ inline Quirks quirks_of(Shape s) {
       q.cuda_graphs = true;
       q.graph_two_streams = true;
       break;
+    case Shape::kFsdpTwoNcclStreams:
+      q.fsdp_two_nccl_streams = true;
+      q.nccl_metadata = false;
+      q.ranks = 2;
+      q.world_size = 2;
+      break;
   }
   return q;
 }
@@ -508,7 +518,7 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
   using detail::kUs;
   using detail::RankModel;
   const std::int64_t base_ns = 1'711'964'646'000'000'000;
-  const std::int64_t compute = 7, comm = 13, side = 20;
+  const std::int64_t compute = 7, comm = 13, side = 20, gather = 17;
   const std::string launch = q.rocm_variants     ? "hipModuleLaunchKernel"
                              : q.rocm            ? "hipLaunchKernel"
                              : q.driver_launches ? "cuLaunchKernel"
@@ -556,9 +566,10 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
   std::int64_t sequence = 0;
   std::int64_t event_id = 1;
 
-  // An all-reduce on every rank: each member starts when its stream is ready; all end together
+  // A collective on every rank: each member starts when its stream is ready; all end together
   // (last arrival + wire time), as NCCL kernels do; with absent peers the last one is later.
-  auto all_reduce = [&]() {
+  auto collective = [&](std::int64_t on_stream, const std::string& kernel_name,
+                        const char* collective_name, std::int64_t wire_us) {
     std::vector<std::int64_t> ready(ranks.size());
     std::vector<std::pair<std::int64_t, std::int64_t>> launched(ranks.size());
     for (std::size_t r = 0; r < ranks.size(); ++r) {
@@ -568,29 +579,29 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
       std::string meta;
       if (q.nccl_metadata) {
         meta = fmt::format(
-            "\"Collective name\": \"allreduce\", \"In msg nelems\": 1048576, \"Out msg "
+            "\"Collective name\": \"{}\", \"In msg nelems\": 1048576, \"Out msg "
             "nelems\": 1048576, \"Group size\": {}, \"dtype\": \"Float\", \"Process Group "
             "Name\": \"0\", \"Seq\": {}",
-            q.world_size, sequence);
+            collective_name, q.world_size, sequence);
       }
       launched[r] = m.call(launch, 6 * kUs);
       m.host.push_back({"cpu_op", "record_param_comms", m.process, 1, op_start,
                         m.host_ns - op_start, -1, -1, meta});
       m.host_ns += kUs;
-      ready[r] = std::max(launched[r].first + 3 * kUs, m.free(comm));
+      ready[r] = std::max(launched[r].first + 3 * kUs, m.free(on_stream));
     }
     std::int64_t join = *std::max_element(ready.begin(), ready.end());
     if (q.world_size > q.ranks) join += 40 * kUs;  // peers outside the trace arrive later
-    const std::int64_t end = join + 180 * kUs * work_pct / 100;
+    const std::int64_t end = join + wire_us * kUs * work_pct / 100;
     for (std::size_t r = 0; r < ranks.size(); ++r) {
       RankModel& m = ranks[r];
       std::string meta;
       if (q.nccl_metadata) {
         meta = fmt::format(
-            "\"Collective name\": \"allreduce\", \"In msg nelems\": 1048576, \"Out msg "
+            "\"Collective name\": \"{}\", \"In msg nelems\": 1048576, \"Out msg "
             "nelems\": 1048576, \"Group size\": {}, \"dtype\": \"Float\", \"Process Group "
             "Name\": \"0\", \"Seq\": {}",
-            q.world_size, sequence);
+            collective_name, q.world_size, sequence);
       }
       if (q.full_nccl) {
         meta += fmt::format(
@@ -598,12 +609,13 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
             "\"[0, 1]\", \"Rank\": {}, \"In split size\": \"[]\", \"Out split size\": \"[]\"",
             m.rank);
       }
-      m.gpu.push_back({"kernel", nccl_kernel, m.device, comm, ready[r], end - ready[r],
+      m.gpu.push_back({"kernel", kernel_name, m.device, on_stream, ready[r], end - ready[r],
                        launched[r].second, true, meta});
-      m.stream_free[comm] = end;
+      m.stream_free[on_stream] = end;
     }
     ++sequence;
   };
+  auto all_reduce = [&]() { collective(comm, nccl_kernel, "allreduce", 180); };
   auto each = [&](auto&& f) {
     for (std::size_t r = 0; r < ranks.size(); ++r) f(static_cast<int>(r), ranks[r]);
   };
@@ -709,6 +721,16 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
       // Room for the compiled region and the inner span between the step's start and its work.
       if (q.nested_step_spans) m.host_ns += 4 * kUs;
     });
+    if (q.fsdp_two_nccl_streams) {
+      // FSDP unshards the parameters first: an all-gather on its own NCCL stream, the compute
+      // stream waits for it.
+      collective(gather, "ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+                 "allgather", 60);
+      each([&](int, RankModel& m) {
+        record_event(m, gather, 100000 + event_id);
+        wait_event(m, compute, 100000 + event_id);
+      });
+    }
     each([&](int, RankModel& m) {
       copy(m, "gpu_memcpy", copy_2d, "Memcpy HtoD (Pageable -> Device)", compute, 25 * kUs, false,
            false);
