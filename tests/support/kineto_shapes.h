@@ -59,6 +59,7 @@ enum class Shape {
   kNcclDevKernels,                // NCCL ≥ 2.19 names (ncclDevKernel_*), no metadata, 2 ranks
   kLaunchVariants,                // cooperative launch, 2D/peer copies, a graph over two streams
   kFsdpTwoNcclStreams,  // all-gather and all-reduce on two NCCL streams, no metadata, 2 ranks
+  kCpuActivitiesOnly,   // profiled with activities=[CPU]: host ops and steps, no CUDA events
 };
 
 inline const char* shape_name(Shape s) {
@@ -143,13 +144,15 @@ inline const char* shape_name(Shape s) {
       return "launch_variants";
     case Shape::kFsdpTwoNcclStreams:
       return "fsdp_two_nccl_streams";
+    case Shape::kCpuActivitiesOnly:
+      return "cpu_activities_only";
   }
   return "?";
 }
 
 inline std::vector<Shape> all_shapes() {
   std::vector<Shape> shapes;
-  for (int s = 0; s <= static_cast<int>(Shape::kFsdpTwoNcclStreams); ++s) {
+  for (int s = 0; s <= static_cast<int>(Shape::kCpuActivitiesOnly); ++s) {
     shapes.push_back(static_cast<Shape>(s));
   }
   return shapes;
@@ -202,6 +205,7 @@ struct Quirks {
   // cudaLaunchCooperativeKernel for one forward kernel, cudaMemcpy2DAsync for the H2D copy and
   // the blocking loss.item() D2H copy, cudaMemcpyPeerAsync for the D2D copy.
   bool launch_variants = false;
+  bool cpu_activities_only = false;    // profiled with activities=[CPU]: no CUPTI events at all
   bool fsdp_two_nccl_streams = false;  // an all-gather per step on a second NCCL stream
   bool graph_two_streams = false;      // a CUDA graph's odd kernels on a second stream (fork/join)
   bool event_sync = false;             // cudaEventSynchronize on the bucket's event (host_syncs)
@@ -389,6 +393,10 @@ inline Quirks quirks_of(Shape s) {
       q.launch_variants = true;
       q.cuda_graphs = true;
       q.graph_two_streams = true;
+      break;
+    case Shape::kCpuActivitiesOnly:
+      q.cpu_activities_only = true;
+      q.host_syncs = true;
       break;
     case Shape::kFsdpTwoNcclStreams:
       q.fsdp_two_nccl_streams = true;
@@ -962,6 +970,11 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
         if (h.cat == nullptr || !in_window(h.start) || h.start < m.window_start - q.python_depth) {
           continue;
         }
+        // activities=[CPU]: no CUPTI, so no runtime or driver calls either.
+        if (q.cpu_activities_only &&
+            (h.cat == std::string("cuda_runtime") || h.cat == std::string("cuda_driver"))) {
+          continue;
+        }
         sep();
         std::string name = h.name;
         // Older PyTorch wrote some launches' names as "INVALID" (a capture-info record).
@@ -1030,6 +1043,7 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
         doc += ", \"dur\": 1}";
       }
       for (const detail::SyncRecord& r : m.syncs) {
+        if (q.cpu_activities_only) break;
         sep();
         fmt::format_to(std::back_inserter(doc),
                        "{{\"ph\": \"X\", \"cat\": \"cuda_sync\", \"name\": \"{}\", \"pid\": {}, "
@@ -1072,6 +1086,7 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
         }
       }
       for (const detail::GpuEvent& g : m.gpu) {
+        if (q.cpu_activities_only) break;
         if (!in_window(g.start)) continue;  // cut: the profiler stopped before it ran
         sep();
         std::int64_t corr = g.linked ? g.correlation : g.correlation + 50'000'000;
