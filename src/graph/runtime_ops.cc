@@ -165,8 +165,8 @@ void RankBuilder::start_runtime_op_scan(RuntimeOpScan& scan) const {
   scan.op_base = graph_.runtime_ops.size();
 }
 
-// The first stream (rank-wide) whose last task enqueued before `at` ended inside the host call
-// `call` (from its start to its return + tolerance), the latest-ending one: the GPU work a
+// The stream (rank-wide) whose last task enqueued before `at` ended inside the host call `call`
+// (from its start to its return + tolerance), of several the one ending last: the GPU work a
 // blocking call waited for. kNone when nothing ended inside it.
 std::int32_t RankBuilder::stream_ending_in_call(std::int32_t call, IssueKey at) const {
   const std::int64_t start = graph_.input_start_ns[call];
@@ -194,6 +194,7 @@ std::int32_t RankBuilder::stream_ending_in_call(std::int32_t call, IssueKey at) 
 // is the record's; when none did and the rule's task ended after the call returned, the latest
 // task that ended before it.
 void RankBuilder::infer_record_streams(RuntimeOpScan& scan) const {
+  if (!scan.rank_has_records) return;  // no cudaEventRecord: nothing to correct
   const std::size_t threads = graph_.processors.size() - proc_base_;
   std::vector<std::int32_t> current(threads, kNone);        // the thread's last launch stream
   std::vector<std::int32_t> latest(threads, kNone);         // the thread's latest record call
