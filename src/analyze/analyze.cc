@@ -7,6 +7,8 @@
 #include <map>
 #include <tuple>
 
+#include "graph/step_windows.h"
+
 namespace powertrain::analyze {
 namespace {
 
@@ -179,7 +181,21 @@ DelayStats delay_stats(std::vector<std::int64_t> values) {
   return stats;
 }
 
-Window choose_window(const trace::RankTrace& trace, WindowKind kind) {
+namespace {
+
+// The step windows as the replay counts them (graph/step_windows.h): (start, end) in time order.
+std::vector<std::pair<std::int64_t, std::int64_t>> step_spans(const trace::RankTrace& trace,
+                                                              const graph::StepWindows& steps) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> spans;
+  for (std::uint32_t i : steps.events) {
+    const trace::TraceEvent& e = trace.events[i];
+    spans.emplace_back(e.start_ns, e.start_ns + std::max<std::int64_t>(0, e.duration_ns));
+  }
+  return spans;
+}
+
+Window window_of(const trace::RankTrace& trace, WindowKind kind, const graph::StepWindows& steps) {
+  const auto spans = step_spans(trace, steps);
   Window window;
   window.requested = kind;
   std::int64_t lo = std::numeric_limits<std::int64_t>::max();
@@ -192,15 +208,19 @@ Window choose_window(const trace::RankTrace& trace, WindowKind kind) {
       window.start_ns = lo;
       window.end_ns = hi;
     }
+    // Steps inside the window; all of them stand for step_count (missing spans, threads).
     window.steps = 0;
-    for (std::size_t i = 0; i < trace.step_starts_ns.size() && i < trace.step_ends_ns.size(); ++i)
-      if (trace.step_starts_ns[i] >= window.start_ns && trace.step_ends_ns[i] <= window.end_ns)
-        ++window.steps;
+    for (const auto& [a, b] : spans)
+      if (a >= window.start_ns && b <= window.end_ns) ++window.steps;
+    if (window.steps == static_cast<int>(spans.size()) && !spans.empty())
+      window.steps = steps.step_count;
     return window;
   };
-  if (kind == WindowKind::kSteps && !trace.step_starts_ns.empty() && !trace.step_ends_ns.empty()) {
-    lo = *std::min_element(trace.step_starts_ns.begin(), trace.step_starts_ns.end());
-    hi = *std::max_element(trace.step_ends_ns.begin(), trace.step_ends_ns.end());
+  if (kind == WindowKind::kSteps && !spans.empty()) {
+    for (const auto& [a, b] : spans) {
+      lo = std::min(lo, a);
+      hi = std::max(hi, b);
+    }
     return finish(WindowKind::kSteps);
   }
   const bool whole = kind == WindowKind::kWhole;
@@ -210,6 +230,12 @@ Window choose_window(const trace::RankTrace& trace, WindowKind kind) {
     hi = std::max(hi, e.start_ns + e.duration_ns);
   }
   return finish(whole ? WindowKind::kWhole : WindowKind::kGpuSpan);
+}
+
+}  // namespace
+
+Window choose_window(const trace::RankTrace& trace, WindowKind kind) {
+  return window_of(trace, kind, graph::step_windows(trace));
 }
 
 namespace {
@@ -465,11 +491,11 @@ RankAnalysis analyze_rank(const trace::RankTrace& trace, const AnalyzeOptions& o
   RankAnalysis result;
   result.rank = trace.rank;
   result.source = trace.source;
-  result.window = choose_window(trace, options.window);
+  const graph::StepWindows steps = graph::step_windows(trace);
+  result.window = window_of(trace, options.window, steps);
   const Window& window = result.window;
-  for (std::size_t i = 0; i < trace.step_starts_ns.size() && i < trace.step_ends_ns.size(); ++i)
-    if (trace.step_starts_ns[i] >= window.start_ns && trace.step_ends_ns[i] <= window.end_ns)
-      result.steps.emplace_back(trace.step_starts_ns[i], trace.step_ends_ns[i]);
+  for (const auto& [a, b] : step_spans(trace, steps))
+    if (a >= window.start_ns && b <= window.end_ns) result.steps.emplace_back(a, b);
 
   GpuWork work;
   collect_gpu_work(trace, bytes, work, result);

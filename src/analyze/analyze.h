@@ -51,7 +51,9 @@ struct Window {
   WindowKind used = WindowKind::kGpuSpan;  // differs when steps were asked for but absent
   std::int64_t start_ns = 0;
   std::int64_t end_ns = 0;
-  int steps = 0;  // ProfilerStep spans inside the window (0 when unknown)
+  // Steps inside the window, as the replay counts them (graph/step_windows.h: one per step, cut
+  // edge spans out; all of them: with steps whose span is missing); 0 when unknown.
+  int steps = 0;
   std::int64_t length_ns() const { return end_ns - start_ns; }
 };
 
@@ -183,7 +185,7 @@ struct RankAnalysis {
   std::vector<LibraryStat> libraries;  // communication libraries seen
   std::vector<StreamStats> streams;    // by (device, stream)
   std::vector<MemcpyStat> memcpy;      // by direction
-  std::vector<std::pair<std::int64_t, std::int64_t>> steps;  // ProfilerStep spans in the window
+  std::vector<std::pair<std::int64_t, std::int64_t>> steps;  // step windows inside the window
   /// Timeline summary: the window cut into equal bins; per bin, the fraction of it during which
   /// each kernel type runs (union per type), for plots.
   std::vector<std::array<float, kKernelTypes>> bins;

@@ -227,7 +227,10 @@ void align_rank_clocks(ExecutionGraph& graph) {
   std::vector<std::int64_t> offsets(ranks, 0);
   bool any = false;
   for (std::size_t r = 1; r < ranks; ++r) {
-    if (deltas[r].size() < 2 || deltas[0].size() < 2) continue;
+    // One joined collective is evidence enough (its members end within microseconds on one
+    // clock): a trace of one step has one all-reduce, and without it the join turned the
+    // offset into waiting (shape one_step × clock_skew_between_ranks: 19 pp off).
+    if (deltas[r].empty() || deltas[0].empty()) continue;
     const double offset = raw[r] - raw[0];
     if (std::abs(offset) > 20'000.0 && std::max(spread[r], spread[0]) * 4 < std::abs(offset)) {
       offsets[r] = static_cast<std::int64_t>(offset);

@@ -93,6 +93,16 @@ struct WaitCandidate {
   std::int64_t slack_ns;
 };
 
+// A launch call (or INVALID record) whose correlation no GPU work carries.
+struct OrphanLaunch {
+  std::int64_t start_ns;
+  std::int32_t leaf;
+  std::int64_t pid;  // host process: one process's calls never enqueue to another's GPUs
+  std::uint8_t mask;
+  bool invalid;  // Kineto's INVALID record: may have launched anything
+  bool used = false;
+};
+
 /// Builds one rank: construct, build(), then check too_many().
 struct RuntimeOpScan;  // runtime_ops.cc
 struct CallSite;
@@ -135,10 +145,16 @@ class RankBuilder {
   void find_leaves();
   void create_tasks();
   void normalize_profiler_steps();
-  std::int32_t normalize_thread_steps(std::vector<std::int32_t>& steps);
   void add_edge(std::int32_t src, std::int32_t dst, EdgeKind kind);
   std::int32_t find_launch(std::int64_t correlation) const;
   void link_launches();
+  // Pieces of pair_orphan_launches.
+  std::vector<OrphanLaunch> orphan_launches() const;
+  void pair_launch(std::int32_t task, std::int32_t call);
+  void pair_blocking_copies(std::vector<OrphanLaunch>& orphans,
+                            const std::vector<std::int32_t>& launchless);
+  std::int32_t fifo_orphan_for(const std::vector<std::int32_t>& stream_tasks, std::size_t at,
+                               const std::vector<OrphanLaunch>& orphans) const;
   void pair_orphan_launches();
   void anchor_launchless();
   bool can_issue(std::int32_t leaf, bool copy) const;
@@ -158,6 +174,8 @@ class RankBuilder {
   // Pieces of create_runtime_ops (runtime_ops.cc).
   void start_runtime_op_scan(RuntimeOpScan& scan) const;
   CallClass runtime_call_class(std::int32_t pos, const TraceEvent* record);
+  std::int32_t stream_ending_in_call(std::int32_t call, IssueKey at) const;
+  void infer_record_streams(RuntimeOpScan& scan) const;
   std::int32_t find_event_record(const RuntimeOpScan& scan, const CallSite& call,
                                  std::int32_t not_on) const;
   std::int32_t producer_on_input(const RuntimeOpScan& scan, const RuntimeOp& o, IssueKey at) const;
@@ -214,6 +232,8 @@ class RankBuilder {
   std::vector<std::pair<std::int64_t, std::int32_t>> correlations_;  // (correlation, position)
   std::vector<std::int32_t> launches_;  // host tasks that launch GPU work, in task order
   std::vector<WaitCandidate> waits_;
+  // create_tasks: trace event index of a ProfilerStep span → its parent span.
+  std::unordered_map<std::uint32_t, std::int32_t> step_parent_of_event_;
 };
 
 }  // namespace powertrain::graph::detail

@@ -45,13 +45,17 @@ CallClass classify_call(std::string_view name) {
       name == "cudaMemcpyToSymbol" || name == "cudaMemcpyFromSymbol" || name == "cuMemcpyDtoH_v2" ||
       name == "cuMemcpyHtoD_v2" || name == "cuMemcpyDtoH" || name == "cuMemcpyHtoD" ||
       name == "hipMemcpy" || name == "hipMemcpy2D" || name == "hipMemcpyDtoH" ||
-      name == "hipMemcpyHtoD" || name == "hipMemcpyWithStream") {
+      name == "hipMemcpyHtoD" || name == "hipMemcpyWithStream" || name == "cudaMemcpyPeer" ||
+      name == "cuMemcpyPeer" || name == "hipMemcpyPeer") {
     return CallClass::kSyncCopy;
   }
   // Async copies block too when the host memory is pageable (a D2H loss.item()); decided per
   // call from the input (the call returned after its copy ended).
   if (name == "cudaMemcpyAsync" || name == "cuMemcpyDtoHAsync_v2" || name == "cuMemcpyDtoHAsync" ||
-      name == "cuMemcpyAsync" || name == "hipMemcpyAsync" || name == "hipMemcpyDtoHAsync") {
+      name == "cuMemcpyAsync" || name == "hipMemcpyAsync" || name == "hipMemcpyDtoHAsync" ||
+      name == "cudaMemcpy2DAsync" || name == "cudaMemcpy3DAsync" || name == "cudaMemcpyPeerAsync" ||
+      name == "cuMemcpy2DAsync_v2" || name == "cuMemcpy3DAsync_v2" || name == "cuMemcpyPeerAsync" ||
+      name == "hipMemcpy2DAsync" || name == "hipMemcpyPeerAsync") {
     return CallClass::kAsyncCopy;
   }
   return CallClass::kOther;
@@ -101,6 +105,9 @@ void RankBuilder::drop(std::string_view what, std::int32_t task) {
 struct RuntimeOpScan {
   std::unordered_map<std::int32_t, std::int32_t> record_of_call;  // call → its cuda_sync record
   std::unordered_map<std::int64_t, std::int32_t> stream_hint;  // event-record correlation → stream
+  // Event-record call position → its stream, from the host event sync that waited for it, and
+  // whether that was inferred (from the call's timing) or read (its record's wait_on_stream).
+  std::unordered_map<std::int32_t, std::pair<std::int32_t, bool>> record_stream_by_sync;
   std::vector<std::int32_t> next_launch_stream;  // per position: the thread's next launch stream
   bool rank_has_records = false;                 // any cudaEventRecord on this rank
   std::vector<std::int32_t> last_launch_stream;  // per thread
@@ -156,6 +163,112 @@ void RankBuilder::start_runtime_op_scan(RuntimeOpScan& scan) const {
   scan.last_launch_stream.assign(graph_.processors.size() - proc_base_, kNone);
   scan.thread_records.resize(scan.last_launch_stream.size());
   scan.op_base = graph_.runtime_ops.size();
+}
+
+// The stream (rank-wide) whose last task enqueued before `at` ended inside the host call `call`
+// (from its start to its return + tolerance), of several the one ending last: the GPU work a
+// blocking call waited for. kNone when nothing ended inside it.
+std::int32_t RankBuilder::stream_ending_in_call(std::int32_t call, IssueKey at) const {
+  const std::int64_t start = graph_.input_start_ns[call];
+  const std::int64_t end = graph_.input_end_ns(call) + options_.contradiction_tolerance_ns;
+  std::int32_t best = kNone;
+  std::int64_t best_end = kMinTime;
+  for (std::int32_t stream : graph_.ranks[rank_index_].streams) {
+    const std::int32_t task = last_enqueued(stream, at);
+    if (task == kNone) continue;
+    const std::int64_t task_end = graph_.input_end_ns(task);
+    if (task_end >= start && task_end <= end && task_end > best_end) {
+      best = stream;
+      best_end = task_end;
+    }
+  }
+  return best;
+}
+
+// Without a cuda_sync record naming it, an event record's stream is the thread's current one by
+// rule, which is wrong when the event is recorded on another stream after work was launched to
+// the current one (the end of an all-reduce on the NCCL stream after more backward kernels). A
+// host event sync on the same event (by CUDA event id, else the thread's latest record, as
+// find_event_record pairs them) returned once the captured task ended: when the rule's captured
+// task did not end inside that call, the stream whose captured task did (closest to the return)
+// is the record's; when none did and the rule's task ended after the call returned, the latest
+// task that ended before it.
+void RankBuilder::infer_record_streams(RuntimeOpScan& scan) const {
+  if (!scan.rank_has_records) return;  // no cudaEventRecord: nothing to correct
+  const std::size_t threads = graph_.processors.size() - proc_base_;
+  std::vector<std::int32_t> current(threads, kNone);        // the thread's last launch stream
+  std::vector<std::int32_t> latest(threads, kNone);         // the thread's latest record call
+  std::unordered_map<std::int64_t, std::int32_t> by_event;  // CUDA event id → record call
+  std::unordered_map<std::int32_t, std::int32_t> rule;      // record call → rule stream
+  const std::int64_t tolerance = options_.contradiction_tolerance_ns;
+  for (std::int32_t pos = 0; pos < n_; ++pos) {
+    if (role_[pos] != Role::kHost) continue;
+    const TraceEvent& e = event(pos);
+    const std::size_t thread = static_cast<std::size_t>(proc_[pos] - proc_base_);
+    if (is_leaf_[pos] && launch_stream_[local(task_of_pos_[pos])] != kNone) {
+      current[thread] = launch_stream_[local(task_of_pos_[pos])];
+    }
+    if (!is_call(e.kind) && e.kind != EventKind::kCudaSync) continue;
+    const auto record_it = scan.record_of_call.find(pos);
+    const TraceEvent* record =
+        record_it == scan.record_of_call.end() ? nullptr : &event(record_it->second);
+    CallClass cls = name_class_[e.name];
+    if (record != nullptr && record->sync != SyncKind::kNone) {
+      cls = record->sync == SyncKind::kEventSync ? CallClass::kEventSync : CallClass::kOther;
+    }
+    if (cls == CallClass::kEventRecord) {
+      if (scan.stream_hint.count(e.correlation) != 0) continue;  // named by a wait's record
+      rule[pos] = current[thread];
+      latest[thread] = pos;
+      if (e.cuda_event >= 0) by_event[e.cuda_event] = pos;
+      continue;
+    }
+    if (cls != CallClass::kEventSync) continue;
+    std::int32_t record_pos = kNone;
+    if (record != nullptr && record->wait_on_event_correlation >= 0) {
+      const std::int32_t named = find_launch(record->wait_on_event_correlation);
+      if (named != kNone && rule.count(named) != 0) record_pos = named;
+    } else if (e.cuda_event >= 0) {
+      auto it = by_event.find(e.cuda_event);
+      if (it != by_event.end()) record_pos = it->second;
+    } else {
+      record_pos = latest[thread];
+    }
+    if (record_pos == kNone) continue;
+    if (record != nullptr && record->wait_on_stream >= 0) {
+      // The record says which stream the event was on.
+      const std::int32_t stream = stream_of_record(*record, record->wait_on_stream);
+      if (stream != kNone) scan.record_stream_by_sync[record_pos] = {stream, false};
+      continue;
+    }
+    const std::int32_t record_task = leaf_task_of(record_pos);
+    const IssueKey at{graph_.input_start_ns[record_task], record_task};
+    const std::int32_t sync_task = leaf_task_of(pos);
+    const std::int64_t start = graph_.input_start_ns[sync_task];
+    const std::int64_t end = graph_.input_end_ns(sync_task);
+    const std::int32_t guessed = rule[record_pos];
+    const std::int32_t guessed_task = guessed == kNone ? kNone : last_enqueued(guessed, at);
+    const std::int64_t guessed_end =
+        guessed_task == kNone ? kMinTime : graph_.input_end_ns(guessed_task);
+    if (guessed_task != kNone && guessed_end >= start && guessed_end <= end + tolerance) continue;
+    std::int32_t chosen = stream_ending_in_call(sync_task, at);
+    if (chosen == kNone && guessed_end > end + tolerance) {
+      // Nothing ended inside the call and the rule contradicts it: the latest task that ended
+      // before the call returned.
+      std::int64_t best_end = kMinTime;
+      for (std::int32_t stream : graph_.ranks[rank_index_].streams) {
+        const std::int32_t task = last_enqueued(stream, at);
+        if (task == kNone) continue;
+        const std::int64_t task_end = graph_.input_end_ns(task);
+        if (task_end <= end + tolerance && task_end > best_end) {
+          chosen = stream;
+          best_end = task_end;
+        }
+      }
+    }
+    if (chosen != kNone && chosen != guessed)
+      scan.record_stream_by_sync[record_pos] = {chosen, true};
+  }
 }
 
 // The call's class by its name, then its cuda_sync record; an async copy that blocked (it ended
@@ -283,9 +396,13 @@ bool RankBuilder::resolve_runtime_op(const RuntimeOpScan& scan, const CallSite& 
     case CallClass::kEventRecord: {
       op.kind = RuntimeOpKind::kEventRecord;
       auto hint = stream_hint.find(e.correlation);
+      const auto evidence = scan.record_stream_by_sync.find(call.pos);
       if (hint != stream_hint.end()) {
         op.stream = hint->second;
         op.inferred = false;
+      } else if (evidence != scan.record_stream_by_sync.end()) {
+        op.stream = evidence->second.first;  // the sync that waited for it says which
+        op.inferred = evidence->second.second;
       } else {
         op.stream = last_launch_stream[thread];  // rule: the thread's current stream
         op.inferred = true;
@@ -309,6 +426,10 @@ bool RankBuilder::resolve_runtime_op(const RuntimeOpScan& scan, const CallSite& 
       op.record = find_event_record(scan, call, kNone);  // any stream
       if (op.record == kNone && record != nullptr && record->wait_on_stream >= 0) {
         op.stream = stream_of_record(*record, record->wait_on_stream);
+      } else if (op.record == kNone) {
+        // No record of the event in the trace: the GPU work the call waited for says which stream.
+        op.stream = stream_ending_in_call(task, at);
+        op.inferred = true;
       }
       valid = op.record != kNone || op.stream != kNone;
       const std::int32_t awaited = valid ? producer_on_input(scan, op, at) : kNone;
@@ -390,6 +511,12 @@ void RankBuilder::create_runtime_ops() {
   if (too_many_) return;
   RuntimeOpScan scan;
   start_runtime_op_scan(scan);
+  infer_record_streams(scan);
+  if (!scan.record_stream_by_sync.empty()) {
+    add_warning(graph_.warnings,
+                "event record's stream taken from the host sync that waited for it",
+                fmt::format("{}: {} record(s)", trace_.source, scan.record_stream_by_sync.size()));
+  }
   for (std::int32_t pos = 0; pos < n_; ++pos) {
     if (role_[pos] != Role::kHost) continue;
     const TraceEvent& e = event(pos);

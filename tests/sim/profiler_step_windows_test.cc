@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <initializer_list>
+#include <string>
 #include <utility>
 
 #include "graph/graph_builder.h"
@@ -18,7 +19,9 @@ using graph::RankTraceBuilder;
 struct Span {
   int number;
   std::int64_t start_ns, end_ns;
-  bool op = true;  // a 10 ns op 5 ns after its start (a second span of a step has none)
+  bool op = true;    // a 10 ns op 5 ns after its start (a second span of a step has none)
+  int more_ops = 0;  // further 5 ns ops every 10 ns after it (a step's structure)
+  int first_op = 0;  // the ops are named op<first_op>, op<first_op + 1>, ...
 };
 
 // One rank with the given ProfilerStep spans.
@@ -26,7 +29,9 @@ StepMetrics measured(std::initializer_list<Span> spans, std::size_t* steps_kept 
   RankTraceBuilder b;
   for (const Span& s : spans) {
     b.step(s.number, s.start_ns, s.end_ns - s.start_ns);
-    if (s.op) b.op("op", s.start_ns + 5, 10);
+    if (s.op) b.op("op" + std::to_string(s.first_op), s.start_ns + 5, 10);
+    for (int k = 1; k <= s.more_ops; ++k)
+      b.op("op" + std::to_string(s.first_op + k), s.start_ns + 5 + 10 * k, 5);
   }
   auto g = graph::build_execution_graph({b.build()});
   EXPECT_TRUE(g.ok());
@@ -82,10 +87,37 @@ TEST(ProfilerStepWindows, NumbersThatSkipWithoutTimeBetweenAreNotSteps) {
 }
 
 TEST(ProfilerStepWindows, ALastStepCutByTheProfilersStopIsNotAStep) {
-  // Stopped 40 ns into step #3 (was 340 / 4 = 85 ns).
-  const StepMetrics m = measured({{0, 0, 100}, {1, 100, 200}, {2, 200, 300}, {3, 300, 340}});
+  // Stopped 40 ns into step #3 (was 340 / 4 = 85 ns): it holds the first 3 of a step's 8 ops,
+  // not op7, which closes the others.
+  const StepMetrics m = measured({{0, 0, 100, true, 7},
+                                  {1, 100, 200, true, 7},
+                                  {2, 200, 300, true, 7},
+                                  {3, 300, 340, true, 2}});
   EXPECT_EQ(m.ranks[0].window.steps, 3);
   EXPECT_EQ(m.ranks[0].window.end_ns, 300);
+  EXPECT_EQ(m.job_step_time_ns, 100);
+}
+
+TEST(ProfilerStepWindows, AShortLastStepWithAllItsOpsIsAStep) {
+  // An epoch's last, smaller batch: 45 ns, but it runs a step's 4 ops, op3 closing it as the
+  // others (was cut by length alone: 300 / 3 = 100 ns).
+  const StepMetrics m = measured({{0, 0, 100, true, 3},
+                                  {1, 100, 200, true, 3},
+                                  {2, 200, 300, true, 3},
+                                  {3, 300, 345, true, 3}});
+  EXPECT_EQ(m.ranks[0].window.steps, 4);
+  EXPECT_EQ(m.ranks[0].window.end_ns, 345);
+  EXPECT_DOUBLE_EQ(m.job_step_time_ns, 345.0 / 4);
+}
+
+TEST(ProfilerStepWindows, AFirstStepCutByTheProfilersStartIsNotAStep) {
+  // Started 70 ns into step #0: its last 3 of 8 ops, not op0, which opens the others.
+  const StepMetrics m = measured({{0, 70, 100, true, 2, 5},
+                                  {1, 100, 200, true, 7},
+                                  {2, 200, 300, true, 7},
+                                  {3, 300, 400, true, 7}});
+  EXPECT_EQ(m.ranks[0].window.steps, 3);
+  EXPECT_EQ(m.ranks[0].window.start_ns, 100);
   EXPECT_EQ(m.job_step_time_ns, 100);
 }
 

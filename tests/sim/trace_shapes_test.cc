@@ -71,7 +71,7 @@ TEST_P(TraceShapes, ReplaysWithoutLostTasksWithinOnePercent) {
 // (GPU work × 0.7: it moves tasks only through the inferred dependencies) and the launch links.
 struct Prediction {
   double step_ns = 0, replay_step_ns = 0, whatif_step_ns = 0;
-  std::int64_t launch_links = 0, lost = 0;
+  std::int64_t launch_links = 0, lost = 0, dropped = 0;
   bool faithful = false;
 };
 
@@ -94,6 +94,7 @@ Prediction predict(const test_support::GeneratedTraces& generated) {
   p.replay_step_ns = out.job_step_time_ns;
   p.faithful = judge_replay(*graph, r, in, out, compare_replay(*graph, r, in, out)).faithful;
   p.launch_links = graph->stats.edges[static_cast<int>(graph::EdgeKind::kLaunch)];
+  p.dropped = graph->stats.dropped_contradicted;
   graph::ExecutionGraph changed = *graph;
   whatif::scale_durations(changed, {whatif::TaskClass::kGpu, 0.7});
   const ReplayResult w = replay(changed);
@@ -118,14 +119,16 @@ TEST_P(TraceShapeReferences, WhatIfMatchesTheTraceWithTheInformation) {
   const Prediction with = predict(test_support::make_traces(GetParam().reference, "reference"));
   std::printf(
       "%s: what-if step %.1f us, with the information %.1f us (%+.4f %%); launch links "
-      "%lld vs %lld\n",
+      "%lld vs %lld; dependencies dropped %lld vs %lld\n",
       test_support::shape_name(GetParam().shape), without.whatif_step_ns / 1e3,
       with.whatif_step_ns / 1e3, 100.0 * (without.whatif_step_ns / with.whatif_step_ns - 1.0),
-      static_cast<long long>(without.launch_links), static_cast<long long>(with.launch_links));
+      static_cast<long long>(without.launch_links), static_cast<long long>(with.launch_links),
+      static_cast<long long>(without.dropped), static_cast<long long>(with.dropped));
   EXPECT_EQ(without.lost, 0);
   EXPECT_TRUE(without.faithful);
   EXPECT_EQ(without.step_ns, with.step_ns);
   EXPECT_EQ(without.launch_links, with.launch_links);
+  EXPECT_EQ(without.dropped, with.dropped);
   // The reference itself must be sensitive: the what-if moves its step.
   EXPECT_LT(with.whatif_step_ns, 0.95 * with.replay_step_ns);
   EXPECT_NEAR(without.whatif_step_ns, with.whatif_step_ns, 0.001 * with.whatif_step_ns);
@@ -141,6 +144,19 @@ std::vector<WithoutAndWith> references() {
     q.renumber_gpu_correlations = false;
     cases.push_back({s, q});
   }
+  // A cudaEventSynchronize on an event recorded on the NCCL stream, with no cuda_sync record
+  // naming the stream: the record's stream comes from the wait the sync call shows (issue 13).
+  for (Shape s : {Shape::kSyncCallsWithoutRecords, Shape::kRocmModuleLaunches}) {
+    test_support::Quirks q = test_support::quirks_of(s);
+    q.sync_records = true;
+    q.event_sync_names_stream = true;
+    cases.push_back({s, q});
+  }
+  // cudaMemcpy2DAsync blocking like cudaMemcpyAsync (pageable loss.item()), peer copies and a
+  // cooperative launch: the same predictions as the model written with the plain calls.
+  test_support::Quirks plain = test_support::quirks_of(Shape::kLaunchVariants);
+  plain.launch_variants = false;
+  cases.push_back({Shape::kLaunchVariants, plain});
   return cases;
 }
 

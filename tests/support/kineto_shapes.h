@@ -54,6 +54,12 @@ enum class Shape {
   kRocmModuleLaunches,            // hipModuleLaunchKernel, hipExtLaunchKernel, hipMemcpyWithStream
   kHugeStreamIds,                 // stream ids above 2^31, the same ids on two devices
   kPytorch24,                     // cudaLaunchKernelExC, Triton via cuLaunchKernel(Ex), M/C/i rows
+  kShortLastStep,                 // the epoch's last, smaller batch: a whole step at 1/5 the work
+  kOneStep,                       // the profiler's schedule recorded a single step, 2 ranks
+  kNcclDevKernels,                // NCCL ≥ 2.19 names (ncclDevKernel_*), no metadata, 2 ranks
+  kLaunchVariants,                // cooperative launch, 2D/peer copies, a graph over two streams
+  kFsdpTwoNcclStreams,  // all-gather and all-reduce on two NCCL streams, no metadata, 2 ranks
+  kCpuActivitiesOnly,   // profiled with activities=[CPU]: host ops and steps, no CUDA events
 };
 
 inline const char* shape_name(Shape s) {
@@ -128,13 +134,25 @@ inline const char* shape_name(Shape s) {
       return "huge_stream_ids";
     case Shape::kPytorch24:
       return "pytorch_2_4";
+    case Shape::kShortLastStep:
+      return "short_last_step";
+    case Shape::kOneStep:
+      return "one_step";
+    case Shape::kNcclDevKernels:
+      return "nccl_dev_kernels";
+    case Shape::kLaunchVariants:
+      return "launch_variants";
+    case Shape::kFsdpTwoNcclStreams:
+      return "fsdp_two_nccl_streams";
+    case Shape::kCpuActivitiesOnly:
+      return "cpu_activities_only";
   }
   return "?";
 }
 
 inline std::vector<Shape> all_shapes() {
   std::vector<Shape> shapes;
-  for (int s = 0; s <= static_cast<int>(Shape::kPytorch24); ++s) {
+  for (int s = 0; s <= static_cast<int>(Shape::kCpuActivitiesOnly); ++s) {
     shapes.push_back(static_cast<Shape>(s));
   }
   return shapes;
@@ -179,8 +197,20 @@ struct Quirks {
   bool nested_step_spans = false;      // ProfilerStep#N again inside a compiled region inside it
   bool overlapping_schedules = false;  // a second profiler's series from step 1, 3 µs later
   bool cut_last_step = false;          // one more step, its span cut 40 % in (profiler stopped)
+  // The last step is a whole step with a fifth of the GPU work (an epoch's last, smaller batch):
+  // shorter than half the others, yet a step.
+  bool short_last_step = false;
+  int steps = 0;                  // steps written (0: the caller's count)
+  bool nccl_dev_kernels = false;  // ncclDevKernel_AllReduce_Sum_f32_RING_LL (NCCL ≥ 2.19)
+  // cudaLaunchCooperativeKernel for one forward kernel, cudaMemcpy2DAsync for the H2D copy and
+  // the blocking loss.item() D2H copy, cudaMemcpyPeerAsync for the D2D copy.
+  bool launch_variants = false;
+  bool cpu_activities_only = false;    // profiled with activities=[CPU]: no CUPTI events at all
+  bool fsdp_two_nccl_streams = false;  // an all-gather per step on a second NCCL stream
+  bool graph_two_streams = false;      // a CUDA graph's odd kernels on a second stream (fork/join)
   bool event_sync = false;             // cudaEventSynchronize on the bucket's event (host_syncs)
-  bool sync_memcpy = false;            // a blocking cudaMemcpy DtoH between forward and backward
+  bool event_sync_names_stream = false;  // its Event Sync record carries wait_on_stream
+  bool sync_memcpy = false;              // a blocking cudaMemcpy DtoH between forward and backward
   bool rocm_variants = false;    // hipModuleLaunchKernel, hipExtLaunchKernel, hipMemcpyWithStream
   bool huge_stream_ids = false;  // stream ids written + 2^32 (CUPTI/ROCm ids are not small)
   bool pytorch24 = false;        // cudaLaunchKernelExC, Triton via cuLaunchKernel(Ex), M/C/i rows
@@ -343,6 +373,37 @@ inline Quirks quirks_of(Shape s) {
       q.string_ids = true;
       q.cuda_graphs = true;
       break;
+    case Shape::kShortLastStep:
+      q.short_last_step = true;
+      q.ranks = 2;
+      q.world_size = 2;
+      break;
+    case Shape::kOneStep:
+      q.steps = 1;
+      q.ranks = 2;
+      q.world_size = 2;
+      break;
+    case Shape::kNcclDevKernels:
+      q.nccl_dev_kernels = true;
+      q.nccl_metadata = false;
+      q.ranks = 2;
+      q.world_size = 2;
+      break;
+    case Shape::kLaunchVariants:
+      q.launch_variants = true;
+      q.cuda_graphs = true;
+      q.graph_two_streams = true;
+      break;
+    case Shape::kCpuActivitiesOnly:
+      q.cpu_activities_only = true;
+      q.host_syncs = true;
+      break;
+    case Shape::kFsdpTwoNcclStreams:
+      q.fsdp_two_nccl_streams = true;
+      q.nccl_metadata = false;
+      q.ranks = 2;
+      q.world_size = 2;
+      break;
   }
   return q;
 }
@@ -380,6 +441,7 @@ struct SyncRecord {
   std::int64_t stream;
   std::int64_t start, dur;
   std::int64_t correlation;
+  std::int64_t wait_on_stream = -1;  // written when ≥ 0 (the stream an Event Sync waited for)
 };
 
 struct GpuEvent {
@@ -458,12 +520,13 @@ inline std::string gzip_bytes(const std::string& text) {
 
 /// The same with quirks given directly (a reference trace for a shape: the model written with the
 /// information the shape's writer leaves out); `label` names the files.
-inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, int steps = 3) {
+inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, int steps_asked = 3) {
+  const int steps = q.steps > 0 ? q.steps : steps_asked;
   using detail::HostEvent;
   using detail::kUs;
   using detail::RankModel;
   const std::int64_t base_ns = 1'711'964'646'000'000'000;
-  const std::int64_t compute = 7, comm = 13, side = 20;
+  const std::int64_t compute = 7, comm = 13, side = 20, gather = 17;
   const std::string launch = q.rocm_variants     ? "hipModuleLaunchKernel"
                              : q.rocm            ? "hipLaunchKernel"
                              : q.driver_launches ? "cuLaunchKernel"
@@ -474,6 +537,8 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
                                  : q.pytorch24   ? "cuLaunchKernelEx"
                                                  : "cudaLaunchKernel";
   const std::string copy_async = q.rocm ? "hipMemcpyAsync" : "cudaMemcpyAsync";
+  const std::string copy_2d = q.launch_variants ? "cudaMemcpy2DAsync" : copy_async;
+  const std::string copy_peer = q.launch_variants ? "cudaMemcpyPeerAsync" : copy_async;
   // Synchronous copies (they return once the data has landed).
   const std::string copy_sync = q.rocm_variants ? "hipMemcpyWithStream" : "cudaMemcpy";
   const std::string set_async = q.rocm ? "hipMemsetAsync" : "cudaMemsetAsync";
@@ -482,7 +547,9 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
   const std::string graph_launch = q.rocm ? "hipGraphLaunch" : "cudaGraphLaunch";
   const std::string nccl_kernel =
       q.rocm ? "ncclDevKernel_Generic(ncclDevComm*, unsigned long, ncclWork*)"
-             : "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)";
+      : q.nccl_dev_kernels
+          ? "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
+          : "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)";
 
   // A stream's id as written (streams of device 1 are keyed 1000 + id in the model): ids above
   // 2^31 with huge_stream_ids, the same ids on both devices.
@@ -500,15 +567,17 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
     m.host_ns = base_ns + 1'000'000 + 13 * kUs * r;
     m.correlation = 1000 + 100000 * r;
   }
+  int work_pct = 100;  // the GPU work of the current step, % of a full batch's
   auto kernel_us = [&](int r, int i) {
-    return static_cast<std::int64_t>(35 + (i * 37 + r * 11) % 50);
+    return std::max<std::int64_t>(1, (35 + (i * 37 + r * 11) % 50) * work_pct / 100);
   };
   std::int64_t sequence = 0;
   std::int64_t event_id = 1;
 
-  // An all-reduce on every rank: each member starts when its stream is ready; all end together
+  // A collective on every rank: each member starts when its stream is ready; all end together
   // (last arrival + wire time), as NCCL kernels do; with absent peers the last one is later.
-  auto all_reduce = [&]() {
+  auto collective = [&](std::int64_t on_stream, const std::string& kernel_name,
+                        const char* collective_name, std::int64_t wire_us) {
     std::vector<std::int64_t> ready(ranks.size());
     std::vector<std::pair<std::int64_t, std::int64_t>> launched(ranks.size());
     for (std::size_t r = 0; r < ranks.size(); ++r) {
@@ -518,29 +587,29 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
       std::string meta;
       if (q.nccl_metadata) {
         meta = fmt::format(
-            "\"Collective name\": \"allreduce\", \"In msg nelems\": 1048576, \"Out msg "
+            "\"Collective name\": \"{}\", \"In msg nelems\": 1048576, \"Out msg "
             "nelems\": 1048576, \"Group size\": {}, \"dtype\": \"Float\", \"Process Group "
             "Name\": \"0\", \"Seq\": {}",
-            q.world_size, sequence);
+            collective_name, q.world_size, sequence);
       }
       launched[r] = m.call(launch, 6 * kUs);
       m.host.push_back({"cpu_op", "record_param_comms", m.process, 1, op_start,
                         m.host_ns - op_start, -1, -1, meta});
       m.host_ns += kUs;
-      ready[r] = std::max(launched[r].first + 3 * kUs, m.free(comm));
+      ready[r] = std::max(launched[r].first + 3 * kUs, m.free(on_stream));
     }
     std::int64_t join = *std::max_element(ready.begin(), ready.end());
     if (q.world_size > q.ranks) join += 40 * kUs;  // peers outside the trace arrive later
-    const std::int64_t end = join + 180 * kUs;
+    const std::int64_t end = join + wire_us * kUs * work_pct / 100;
     for (std::size_t r = 0; r < ranks.size(); ++r) {
       RankModel& m = ranks[r];
       std::string meta;
       if (q.nccl_metadata) {
         meta = fmt::format(
-            "\"Collective name\": \"allreduce\", \"In msg nelems\": 1048576, \"Out msg "
+            "\"Collective name\": \"{}\", \"In msg nelems\": 1048576, \"Out msg "
             "nelems\": 1048576, \"Group size\": {}, \"dtype\": \"Float\", \"Process Group "
             "Name\": \"0\", \"Seq\": {}",
-            q.world_size, sequence);
+            collective_name, q.world_size, sequence);
       }
       if (q.full_nccl) {
         meta += fmt::format(
@@ -548,12 +617,13 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
             "\"[0, 1]\", \"Rank\": {}, \"In split size\": \"[]\", \"Out split size\": \"[]\"",
             m.rank);
       }
-      m.gpu.push_back({"kernel", nccl_kernel, m.device, comm, ready[r], end - ready[r],
+      m.gpu.push_back({"kernel", kernel_name, m.device, on_stream, ready[r], end - ready[r],
                        launched[r].second, true, meta});
-      m.stream_free[comm] = end;
+      m.stream_free[on_stream] = end;
     }
     ++sequence;
   };
+  auto all_reduce = [&]() { collective(comm, nccl_kernel, "allreduce", 180); };
   auto each = [&](auto&& f) {
     for (std::size_t r = 0; r < ranks.size(); ++r) f(static_cast<int>(r), ranks[r]);
   };
@@ -652,32 +722,54 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
 
   // With a cut last step the model runs one more step; its span is cut when written.
   for (int s = 0; s < steps + (q.cut_last_step ? 1 : 0); ++s) {
+    work_pct = q.short_last_step && s == steps - 1 ? 20 : 100;
     each([&](int, RankModel& m) {
       m.steps.emplace_back(m.host_ns, 0);
       m.step_gpu_begin.push_back(m.gpu.size());
       // Room for the compiled region and the inner span between the step's start and its work.
       if (q.nested_step_spans) m.host_ns += 4 * kUs;
     });
+    if (q.fsdp_two_nccl_streams) {
+      // FSDP unshards the parameters first: an all-gather on its own NCCL stream, the compute
+      // stream waits for it.
+      collective(gather, "ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+                 "allgather", 60);
+      each([&](int, RankModel& m) {
+        record_event(m, gather, 100000 + event_id);
+        wait_event(m, compute, 100000 + event_id);
+      });
+    }
     each([&](int, RankModel& m) {
-      copy(m, "gpu_memcpy", copy_async, "Memcpy HtoD (Pageable -> Device)", compute, 25 * kUs,
-           false, false);
-      for (int i = 0; i < 6; ++i) op(m, "linear", i, compute, i == 3 ? ext_launch : launch);
+      copy(m, "gpu_memcpy", copy_2d, "Memcpy HtoD (Pageable -> Device)", compute, 25 * kUs, false,
+           false);
+      for (int i = 0; i < 6; ++i) {
+        op(m, "linear", i, compute,
+           i == 3                        ? ext_launch
+           : i == 2 && q.launch_variants ? std::string("cudaLaunchCooperativeKernel")
+                                         : launch);
+      }
       if (q.sync_memcpy) {  // a host-side metric read back synchronously mid-step
         copy(m, "gpu_memcpy", copy_sync, "Memcpy DtoH (Device -> Pageable)", compute, 9 * kUs,
              false, true);
       }
       copy(m, "gpu_memset", set_async, "Memset (Device)", compute, 8 * kUs, q.copies_without_launch,
            false);
-      copy(m, "gpu_memcpy", copy_async, "Memcpy DtoD (Device -> Device)", compute, 15 * kUs,
+      copy(m, "gpu_memcpy", copy_peer, "Memcpy DtoD (Device -> Device)", compute, 15 * kUs,
            q.copies_without_launch, false);
       if (q.cuda_graphs) {
         const std::int64_t op_start = m.host_ns;
         const auto [start, corr] = m.call(graph_launch, 9 * kUs);
+        const std::int64_t graph_ready = m.free(compute);
         for (int k = 0; k < 6; ++k) {
+          // With two streams the graph forks: odd kernels run beside the even ones.
+          const std::int64_t on = q.graph_two_streams && k % 2 == 1 ? side : compute;
+          if (on == side) m.stream_free[side] = std::max(m.free(side), graph_ready);
           m.enqueue(
-              "kernel", fmt::format("graph_kernel_{}", k), compute, start, (20 + 3 * k) * kUs, corr,
+              "kernel", fmt::format("graph_kernel_{}", k), on, start, (20 + 3 * k) * kUs, corr,
               q.full_nccl ? fmt::format("\"graph id\": 1, \"graph node id\": {}", 40 + k) : "");
         }
+        // ... and joins: later work on the launching stream waits for the whole graph.
+        if (q.graph_two_streams) m.stream_free[compute] = std::max(m.free(compute), m.free(side));
         m.host.push_back(
             {"cpu_op", "CUDAGraph::replay", m.process, 1, op_start, m.host_ns - op_start});
         m.host_ns += 2 * kUs;
@@ -711,12 +803,13 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
         m.host.back().dur = end - start;
         m.host_ns = end + kUs;
         if (q.sync_records) {
-          m.syncs.push_back({"Event Sync", -1, start + kUs, end - start - 2 * kUs, corr});
+          m.syncs.push_back({"Event Sync", -1, start + kUs, end - start - 2 * kUs, corr,
+                             q.event_sync_names_stream ? comm : -1});
         }
       }
       wait_event(m, compute, event_id + 2);
       for (int i = 0; i < 4; ++i) op(m, "adam_step", i, compute, launch);
-      copy(m, "gpu_memcpy", copy_async, "Memcpy DtoH (Device -> Pageable)", compute, 6 * kUs, false,
+      copy(m, "gpu_memcpy", copy_2d, "Memcpy DtoH (Device -> Pageable)", compute, 6 * kUs, false,
            true);  // loss.item()
       if (q.host_syncs) {
         for (int i = 4; i < 6; ++i) op(m, "adam_step", i, compute, launch);
@@ -877,6 +970,11 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
         if (h.cat == nullptr || !in_window(h.start) || h.start < m.window_start - q.python_depth) {
           continue;
         }
+        // activities=[CPU]: no CUPTI, so no runtime or driver calls either.
+        if (q.cpu_activities_only &&
+            (h.cat == std::string("cuda_runtime") || h.cat == std::string("cuda_driver"))) {
+          continue;
+        }
         sep();
         std::string name = h.name;
         // Older PyTorch wrote some launches' names as "INVALID" (a capture-info record).
@@ -945,6 +1043,7 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
         doc += ", \"dur\": 1}";
       }
       for (const detail::SyncRecord& r : m.syncs) {
+        if (q.cpu_activities_only) break;
         sep();
         fmt::format_to(std::back_inserter(doc),
                        "{{\"ph\": \"X\", \"cat\": \"cuda_sync\", \"name\": \"{}\", \"pid\": {}, "
@@ -956,8 +1055,13 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
         fmt::format_to(
             std::back_inserter(doc),
             ", \"args\": {{\"External id\": {}, \"cuda_sync_kind\": \"{}\", \"stream\": {}, "
-            "\"correlation\": {}, \"device\": {}, \"context\": 1}}}}",
+            "\"correlation\": {}, \"device\": {}, \"context\": 1",
             r.correlation, r.kind, stream_out(r.stream), r.correlation, m.device);
+        if (r.wait_on_stream >= 0) {
+          fmt::format_to(std::back_inserter(doc), ", \"wait_on_stream\": {}",
+                         stream_out(r.wait_on_stream));
+        }
+        doc += "}}";
       }
       if (q.gpu_annotations) {  // a span per step over the step's work on the compute stream
         for (std::size_t k = 0; k < m.step_gpu_begin.size(); ++k) {
@@ -982,6 +1086,7 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
         }
       }
       for (const detail::GpuEvent& g : m.gpu) {
+        if (q.cpu_activities_only) break;
         if (!in_window(g.start)) continue;  // cut: the profiler stopped before it ran
         sep();
         std::int64_t corr = g.linked ? g.correlation : g.correlation + 50'000'000;
