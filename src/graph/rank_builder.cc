@@ -493,6 +493,11 @@ void RankBuilder::add_edge(std::int32_t src, std::int32_t dst, EdgeKind kind) {
 }
 
 std::int32_t RankBuilder::find_launch(std::int64_t correlation) const {
+  if (!launch_table_.empty()) {
+    if (correlation < launch_table_min_) return kNone;
+    const auto offset = static_cast<std::uint64_t>(correlation - launch_table_min_);
+    return offset < launch_table_.size() ? launch_table_[offset] : kNone;
+  }
   auto it = std::lower_bound(correlations_.begin(), correlations_.end(),
                              std::make_pair(correlation, std::int32_t{-1}));
   if (it == correlations_.end() || it->first != correlation) return kNone;
@@ -507,6 +512,22 @@ void RankBuilder::link_launches() {
     }
   }
   std::sort(correlations_.begin(), correlations_.end());
+  // A binary search per GPU task (and per runtime op) missed the cache at every step on large
+  // traces; Kineto's correlation ids are consecutive per process, so a table is small.
+  launch_table_.clear();
+  if (!correlations_.empty()) {
+    const std::int64_t min = correlations_.front().first;
+    const std::int64_t max = correlations_.back().first;
+    const auto span = static_cast<std::uint64_t>(max) - static_cast<std::uint64_t>(min);
+    if (min >= 0 && span < 4 * correlations_.size() + 1024) {
+      launch_table_min_ = min;
+      launch_table_.assign(span + 1, kNone);
+      // Sorted by (correlation, position): the first entry per correlation is its earliest call.
+      for (auto it = correlations_.rbegin(); it != correlations_.rend(); ++it) {
+        launch_table_[static_cast<std::size_t>(it->first - min)] = it->second;
+      }
+    }
+  }
   for (std::int32_t pos = 0; pos < n_; ++pos) {
     if (role_[pos] != Role::kGpu) continue;
     const std::int32_t task = task_of_pos_[pos];
