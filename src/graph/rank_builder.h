@@ -212,10 +212,6 @@ class RankBuilder {
   std::vector<std::int32_t> launched_next_;
 
   std::vector<std::pair<std::int64_t, std::int32_t>> correlations_;  // (correlation, position)
-  // correlations_ as a table indexed by correlation − launch_table_min_ (the first position per
-  // correlation, kNone where none), when the ids are dense as Kineto's are; empty otherwise.
-  std::vector<std::int32_t> launch_table_;
-  std::int64_t launch_table_min_ = 0;
   std::vector<std::int32_t> launches_;  // host tasks that launch GPU work, in task order
   std::vector<WaitCandidate> waits_;
 };
