@@ -338,7 +338,7 @@ bool commit(ParseState& state, EventFields& f) {
   if (state.trace.events.size() >= state.options.max_events) return false;
 
   if (state.trace.events.size() >= state.events_prefaulted) state.prefault_events();
-  // Built here and appended at the end: emplace_back() value-initializes, zeroing all 96 bytes
+  // Built here and appended at the end: emplace_back() value-initializes, zeroing all 88 bytes
   // with a slow-starting `rep stos` before the defaults are written.
   TraceEvent event;
   event.kind = kind;

@@ -156,7 +156,7 @@ void order_events(ParseState& state, OrderedLists& lists) {
     // exactly as keys with the base would.
     keys = std::move(state.sort_keys);
   } else {
-    // Sort compact keys rather than the 96-byte events: far fewer cache misses.
+    // Sort compact keys rather than the 88-byte events: far fewer cache misses.
     keys.reserve(events.size());
     std::uint32_t kept = 0;
     for (std::size_t i = 0; i < events.size(); ++i) {

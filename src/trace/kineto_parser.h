@@ -71,7 +71,7 @@ struct Flow {
 };
 
 /// An event's sort key, (start, longer first, file order): sorting these 24-byte keys instead of
-/// the 96-byte events misses the cache far less.
+/// the 88-byte events misses the cache far less.
 struct SortKey {
   std::int64_t start_ns;
   std::int64_t duration_ns;

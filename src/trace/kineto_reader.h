@@ -21,7 +21,7 @@ struct ReadOptions {
   /// Largest JSON document accepted, after gunzip (bytes); also caps a tar archive's inflated
   /// size. Capped at kMaxKinetoJsonBytes for a single document. 0 = core::input_limits().
   std::size_t max_json_bytes = 0;
-  /// Largest number of duration events kept per trace (memory: ~96 bytes each).
+  /// Largest number of duration events kept per trace (memory: 88 bytes each).
   std::size_t max_events = 100'000'000;
   /// The traceEvents array is parsed in windows of about this many bytes, cut at newlines, so
   /// that simdjson's index (4 bytes per JSON token) stays small and hot in cache; a document

@@ -53,24 +53,27 @@ struct CollectiveInfo {
   std::vector<std::int64_t> process_group_ranks;  // Process Group Ranks, empty if absent
 };
 
+// Fields ordered so that the one-byte ones share the first word with the name: 88 bytes instead
+// of the 96 that declaration order padded to (a 1 GB trace holds ~3 M of these; every byte is
+// written once by the reader and read by each graph-building pass).
 struct TraceEvent {
   EventKind kind = EventKind::kOther;
-  std::uint32_t name = 0;     // index into RankTrace::names
-  std::int64_t start_ns = 0;  // absolute (epoch-based) nanoseconds
+  SyncKind sync = SyncKind::kNone;  // cuda_sync and cudaEventRecord/cudaStreamWaitEvent details
+  bool nccl = false;                // NCCL kernel or nccl:* / record_param_comms op
+  std::uint32_t name = 0;           // index into RankTrace::names
+  std::int64_t start_ns = 0;        // absolute (epoch-based) nanoseconds
   std::int64_t duration_ns = 0;
   // Host events: pid/tid of the thread. GPU events: pid = device, tid = stream.
   std::int64_t pid = 0;
   std::int64_t tid = 0;
   std::int64_t correlation = -1;  // launch ↔ GPU work link (args.correlation / ac2g flow id)
   std::int64_t external_id = -1;  // op ↔ runtime link (args."External id")
-  // cuda_sync and cudaEventRecord/cudaStreamWaitEvent details.
-  SyncKind sync = SyncKind::kNone;
   std::int64_t wait_on_stream = -1;
   std::int64_t wait_on_event_correlation = -1;  // wait_on_cuda_event_record_corr_id
   std::int64_t cuda_event = -1;                 // args."cuda_event" id on record/wait calls
-  bool nccl = false;                            // NCCL kernel or nccl:* / record_param_comms op
   std::int32_t collective = -1;                 // index into RankTrace::collectives, or -1
 };
+static_assert(sizeof(TraceEvent) == 88, "TraceEvent grew: keep the small fields together");
 
 /// A warning that did not stop reading, counted by kind.
 struct TraceWarning {
