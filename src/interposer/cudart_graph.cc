@@ -950,37 +950,41 @@ cudaError_t graph_get_edges(cudaGraph_t graph, cudaGraphNode_t* from, cudaGraphN
   return cudaSuccess;
 }
 
-cudaError_t node_get_dependencies(cudaGraphNode_t node, cudaGraphNode_t* pDependencies,
-                                  cudaGraphEdgeData* edgeData, size_t* pNumDependencies,
-                                  const char* api) {
+// NODE's dependencies (or, with `dependents`, the nodes that depend on it) written to OUT.
+cudaError_t write_neighbours(cudaGraphNode_t node, cudaGraphNode_t* out,
+                             cudaGraphEdgeData* edgeData, size_t* count, bool dependents,
+                             const char* api) {
   detail::State& s = detail::state();
   std::lock_guard<std::mutex> lock(s.mutex);
   detail::Graph* g = nullptr;
   int index = 0;
-  if (!detail::live_node(s, node, &g, &index) || pNumDependencies == nullptr) {
-    return misuse(api, cudaErrorInvalidValue, "invalid node or pNumDependencies NULL");
+  if (!detail::live_node(s, node, &g, &index) || count == nullptr) {
+    return misuse(api, cudaErrorInvalidValue,
+                  dependents ? "invalid node or pNumDependentNodes NULL"
+                             : "invalid node or pNumDependencies NULL");
   }
-  detail::write_nodes(s, g, detail::own_dependencies(*g, index), pDependencies, edgeData,
-                      pNumDependencies);
+  std::vector<int> neighbours;
+  if (dependents) {
+    for (const auto& [a, b] : detail::own_edges(*g)) {
+      if (a == index) detail::add_unique(neighbours, {b});
+    }
+  } else {
+    neighbours = detail::own_dependencies(*g, index);
+  }
+  detail::write_nodes(s, g, neighbours, out, edgeData, count);
   return cudaSuccess;
+}
+
+cudaError_t node_get_dependencies(cudaGraphNode_t node, cudaGraphNode_t* pDependencies,
+                                  cudaGraphEdgeData* edgeData, size_t* pNumDependencies,
+                                  const char* api) {
+  return write_neighbours(node, pDependencies, edgeData, pNumDependencies, false, api);
 }
 
 cudaError_t node_get_dependent_nodes(cudaGraphNode_t node, cudaGraphNode_t* pDependentNodes,
                                      cudaGraphEdgeData* edgeData, size_t* pNumDependentNodes,
                                      const char* api) {
-  detail::State& s = detail::state();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  detail::Graph* g = nullptr;
-  int index = 0;
-  if (!detail::live_node(s, node, &g, &index) || pNumDependentNodes == nullptr) {
-    return misuse(api, cudaErrorInvalidValue, "invalid node or pNumDependentNodes NULL");
-  }
-  std::vector<int> users;
-  for (const auto& [a, b] : detail::own_edges(*g)) {
-    if (a == index) detail::add_unique(users, {b});
-  }
-  detail::write_nodes(s, g, users, pDependentNodes, edgeData, pNumDependentNodes);
-  return cudaSuccess;
+  return write_neighbours(node, pDependentNodes, edgeData, pNumDependentNodes, true, api);
 }
 }  // namespace
 

@@ -60,6 +60,29 @@ class EmulateTimingTest : public testing_cli::EmulationCliTest {
     return run(args);
   }
 
+  // The predicted completion times (ns) of each event, in order of occurrence, from pass 1's
+  // predicted_events/rank-R.tsv; `order` lists the events by their first appearance.
+  struct PredictedEvents {
+    bool found = false;
+    std::map<std::int64_t, std::vector<std::int64_t>> by_event;
+    std::vector<std::int64_t> order;
+  };
+  static PredictedEvents predicted_events(const fs::path& path) {
+    PredictedEvents result;
+    std::ifstream events(path);
+    result.found = events.good();
+    std::string text;
+    while (std::getline(events, text)) {
+      if (text.empty() || text[0] == '#') continue;
+      std::istringstream fields(text);
+      std::int64_t event = 0, occurrence = 0, ns = 0;
+      fields >> event >> occurrence >> ns;
+      if (result.by_event[event].empty()) result.order.push_back(event);
+      result.by_event[event].push_back(ns);
+    }
+    return result;
+  }
+
   // The program's printed "iteration I elapsed_us X", by iteration.
   static std::map<int, double> printed(const std::string& out) {
     std::map<int, double> values;
@@ -84,19 +107,10 @@ TEST_F(EmulateTimingTest, TwoPassPrintsThePredictedEventTimes) {
   for (const auto& [iteration, us] : times) EXPECT_NEAR(us, 402.5, 0.002) << iteration;
 
   // The printed numbers are exactly the written prediction (stop − start, per iteration).
-  std::ifstream events(out / "predicted_events" / "rank-0.tsv");
-  ASSERT_TRUE(events.good());
-  std::map<std::int64_t, std::vector<std::int64_t>> by_event;
-  std::vector<std::int64_t> order;
-  std::string text;
-  while (std::getline(events, text)) {
-    if (text.empty() || text[0] == '#') continue;
-    std::istringstream fields(text);
-    std::int64_t event = 0, occurrence = 0, ns = 0;
-    fields >> event >> occurrence >> ns;
-    if (by_event[event].empty()) order.push_back(event);
-    by_event[event].push_back(ns);
-  }
+  const PredictedEvents predicted = predicted_events(out / "predicted_events" / "rank-0.tsv");
+  ASSERT_TRUE(predicted.found);
+  auto by_event = predicted.by_event;
+  const std::vector<std::int64_t>& order = predicted.order;
   ASSERT_EQ(order.size(), 2u);
   for (int k = 0; k < 4; ++k) {
     const double predicted_us = (by_event[order[1]].at(k) - by_event[order[0]].at(k)) * 1e-3;
@@ -423,19 +437,10 @@ TEST_F(EmulateTimingTest, TwoPassPacesBlockingCopiesAndEventWaits) {
     }
   }
   // The printed event times are exactly the written predictions (stop − start per measurement).
-  std::ifstream events(out / "predicted_events" / "rank-0.tsv");
-  ASSERT_TRUE(events.good());
-  std::map<std::int64_t, std::vector<std::int64_t>> by_event;
-  std::vector<std::int64_t> order;
-  std::string text;
-  while (std::getline(events, text)) {
-    if (text.empty() || text[0] == '#') continue;
-    std::istringstream fields(text);
-    std::int64_t event = 0, occurrence = 0, ns = 0;
-    fields >> event >> occurrence >> ns;
-    if (by_event[event].empty()) order.push_back(event);
-    by_event[event].push_back(ns);
-  }
+  const PredictedEvents predicted = predicted_events(out / "predicted_events" / "rank-0.tsv");
+  ASSERT_TRUE(predicted.found);
+  auto by_event = predicted.by_event;
+  const std::vector<std::int64_t>& order = predicted.order;
   ASSERT_EQ(order.size(), 2u);
   ASSERT_EQ(by_event[order[0]].size(), 10u);
   const char* keys[] = {"pageable h2d", "pageable d2h", "pinned h2d", "pinned d2h", "device d2d"};
@@ -448,6 +453,7 @@ TEST_F(EmulateTimingTest, TwoPassPacesBlockingCopiesAndEventWaits) {
   std::ifstream syncs(out / "predicted_events" / "syncs-rank-0.tsv");
   ASSERT_TRUE(syncs.good());
   std::map<std::int64_t, std::vector<std::int64_t>> returns;  // stream key → returns
+  std::string text;
   while (std::getline(syncs, text)) {
     if (text.empty() || text[0] == '#') continue;
     std::istringstream fields(text);
