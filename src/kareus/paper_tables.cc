@@ -84,7 +84,8 @@ std::string table1_markdown(const std::vector<Table3Outcome>& table3) {
              100.0 * (p.dynamic_j / pm.dynamic_j - 1.0), tally),
         cell(100.0 * (e / m_e - 1.0), 100.0 * (p.total_j / pm.total_j - 1.0), tally));
   }
-  md += "\n" + tally_line("Table 1 (relative columns)", tally);
+  md += "\n";
+  md += tally_line("Table 1 (relative columns)", tally);
   return md;
 }
 
@@ -123,7 +124,8 @@ std::string table4_markdown(const std::vector<Table3Outcome>& table3) {
     for (const std::string& c : cells) md += "| " + c + " ";
     md += "|\n";
   }
-  md += "\n" + tally_line("Table 4", tally);
+  md += "\n";
+  md += tally_line("Table 4", tally);
   md += fmt::format("OOM verdicts: {} of {} workloads agree with the paper.\n\n", oom_agree,
                     oom_cells);
   md += fmt::format(
@@ -166,7 +168,8 @@ std::string table5_markdown(const std::vector<Table3Outcome>& table3) {
           cell(np.iso_energy_time_reduction_pct, p[2], tally) + " | " +
           cell(ka.iso_energy_time_reduction_pct, p[3], tally) + " |\n";
   }
-  md += "\n" + tally_line("Table 5", tally);
+  md += "\n";
+  md += tally_line("Table 5", tally);
   return md;
 }
 
@@ -194,7 +197,11 @@ std::string tables78_markdown(const std::vector<SystemsResult>& table7) {
                         cell(fi.iso_time_energy_reduction_pct, kPaperTable8[i][0], t8),
                         cell(fi.iso_energy_time_reduction_pct, kPaperTable8[i][1], t8));
   }
-  md += "\n" + tally_line("Table 7", t7) + t8md + "\n" + tally_line("Table 8", t8);
+  md += "\n";
+  md += tally_line("Table 7", t7);
+  md += t8md;
+  md += "\n";
+  md += tally_line("Table 8", t8);
   return md;
 }
 

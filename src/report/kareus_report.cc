@@ -181,10 +181,12 @@ void print_large_scale(std::FILE* to, const kareus::LargeScaleResult& result,
              "GPUs", "M", "iso-time energy red.", "iso-energy time red.");
   for (const auto& r : result.rows) {
     const auto paper = kareus::paper_large_scale_row(r.shape.microbatches_per_pipeline);
-    const std::optional<double> pe =
-        paper ? std::optional(paper->iso_time_energy_pct) : std::nullopt;
-    const std::optional<double> pt =
-        paper ? std::optional(paper->iso_energy_time_pct) : std::nullopt;
+    std::optional<double> pe;
+    std::optional<double> pt;
+    if (paper) {
+      pe = paper->iso_time_energy_pct;
+      pt = paper->iso_energy_time_pct;
+    }
     fmt::print(to, "  {:>6d} {:>4d} | {:>8s} {:>6s} {:>6s} | {:>8s} {:>6s} {:>6s}\n", r.config.gpus,
                r.shape.microbatches_per_pipeline, fmt_pct(r.iso_time_energy_reduction_pct),
                fmt_pct(pe), deviation_or_dash(r.iso_time_energy_reduction_pct, pe),

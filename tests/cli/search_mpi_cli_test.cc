@@ -94,9 +94,15 @@ TEST_F(SearchMpiCliTest, FourRanksGiveTheThreadedResult) {
     std::string command = std::string(POWERTRAIN_MPIEXEC) +
                           " --allow-run-as-root --oversubscribe -np 4 " +
                           shell_quote(POWERTRAIN_CLI_PATH) + " search";
-    for (const std::string& a : common) command += " " + shell_quote(a);
-    command += " --threads 1 --out " + shell_quote(ranks) + " >" +
-               shell_quote((dir_ / "mpi.out").string()) + " 2>&1 </dev/null";
+    for (const std::string& a : common) {
+      command += " ";
+      command += shell_quote(a);
+    }
+    command += " --threads 1 --out ";
+    command += shell_quote(ranks);
+    command += " >";
+    command += shell_quote((dir_ / "mpi.out").string());
+    command += " 2>&1 </dev/null";
     const int status = std::system(command.c_str());
     ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << slurp(dir_ / "mpi.out");
     const std::string out = slurp(dir_ / "mpi.out");

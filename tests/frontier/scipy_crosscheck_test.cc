@@ -63,7 +63,8 @@ TEST_P(ScipyCrossCheck, ReferenceFitMatchesCurveFit) {
     // Same filtered options (units) and effective energies.
     std::string units;
     for (const auto& option : model->options()) {
-      units += (units.empty() ? "" : ";") + std::to_string(option.units);
+      if (!units.empty()) units += ";";
+      units += std::to_string(option.units);
     }
     EXPECT_EQ(units, row.fields[2]) << what;
     ASSERT_FALSE(row.fields[4].empty()) << what << ": scipy found no fit";
