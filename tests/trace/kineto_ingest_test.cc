@@ -159,7 +159,9 @@ TEST(KinetoIngest, TimeBaseDuplicatesAndOverflowOnTheFastAndCheckedPaths) {
         EXPECT_EQ(e.start_ns, it->ts_us * 1000 + base) << label;
         EXPECT_EQ(e.duration_ns, it->dur_us * 1000) << label;
       }
-      if (base == INT64_MAX - 30'000) EXPECT_GT(overflowed, 0) << label;
+      if (base == INT64_MAX - 30'000) {
+        EXPECT_GT(overflowed, 0) << label;
+      }
     }
   }
 }

@@ -449,7 +449,9 @@ std::size_t compare(const std::string& json, const RankTrace& got, const std::st
   const bool parsed = nlohmann::json::sax_parse(json, &collector);
   EXPECT_TRUE(parsed) << label << ": the reference parser failed: " << collector.error;
   const Reference want = reference_of(raw);
-  if (want.rank) EXPECT_EQ(got.rank, *want.rank) << label;
+  if (want.rank) {
+    EXPECT_EQ(got.rank, *want.rank) << label;
+  }
   EXPECT_EQ(got.events.size(), want.events.size()) << label << ": event count";
   EXPECT_EQ(got.step_starts_ns, want.step_starts_ns) << label << ": ProfilerStep starts";
   int differences = 0;
