@@ -126,6 +126,10 @@ class Collector : public nlohmann::json_sax<nlohmann::json> {
   std::string key_;
 };
 
+// 128 bits, so a 64-bit overflow is seen before it happens (a GCC extension: `__extension__`
+// keeps -Wpedantic quiet).
+__extension__ typedef __int128 Wide;
+
 // Exact decimal text × 10^scale, rounded half away from zero; nullopt when not a number or out of
 // int64 range. "1.5e3", "-12.0005", "17" all work; no binary floating point.
 std::optional<std::int64_t> decimal_scaled(std::string_view text, int scale) {
@@ -159,11 +163,11 @@ std::optional<std::int64_t> decimal_scaled(std::string_view text, int scale) {
   }
   if (i != text.size()) return std::nullopt;
   const int integer_digits = point + exponent + scale;  // digits left of the (new) point
-  __int128 value = 0;
+  Wide value = 0;
   for (int d = 0; d < integer_digits; ++d) {
     const int digit = d < static_cast<int>(digits.size()) ? digits[d] - '0' : 0;
     value = value * 10 + digit;
-    if (value > (static_cast<__int128>(1) << 64)) return std::nullopt;
+    if (value > (static_cast<Wide>(1) << 64)) return std::nullopt;
   }
   const bool round_up = integer_digits >= 0 && integer_digits < static_cast<int>(digits.size()) &&
                         digits[integer_digits] >= '5';
