@@ -206,6 +206,18 @@ Exec* live_exec(State& s, cudaGraphExec_t handle) {
   return s.execs.count(e) > 0 && e->live ? e : nullptr;
 }
 
+// NODE's copy inside exec E when NODE belongs to the graph E was instantiated from and has TYPE;
+// nullptr otherwise.
+Node* exec_node(State& s, Exec* e, cudaGraphNode_t node, cudaGraphNodeType type) {
+  const auto* ref = reinterpret_cast<const NodeRef*>(node);
+  if (e == nullptr || s.node_refs.count(ref) == 0 || ref->graph != e->source ||
+      ref->index >= static_cast<int>(e->node_of.size()) || e->node_of[ref->index] < 0) {
+    return nullptr;
+  }
+  Node& n = e->nodes[e->node_of[ref->index]];
+  return n.type == type ? &n : nullptr;
+}
+
 void add_unique(std::vector<int>& to, const std::vector<int>& from) {
   for (int n : from) {
     if (std::find(to.begin(), to.end(), n) == to.end()) to.push_back(n);
@@ -1563,17 +1575,14 @@ cudaGraphExecKernelNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t nod
   if (error != cudaSuccess) return error;
   detail::State& s = detail::state();
   std::lock_guard<std::mutex> lock(s.mutex);
-  detail::Exec* e = detail::live_exec(s, hGraphExec);
-  const auto* ref = reinterpret_cast<const detail::NodeRef*>(node);
-  if (e == nullptr || s.node_refs.count(ref) == 0 || ref->graph != e->source ||
-      ref->index >= static_cast<int>(e->node_of.size()) || e->node_of[ref->index] < 0 ||
-      e->nodes[e->node_of[ref->index]].type != cudaGraphNodeTypeKernel) {
+  detail::Node* target =
+      detail::exec_node(s, detail::live_exec(s, hGraphExec), node, cudaGraphNodeTypeKernel);
+  if (target == nullptr) {
     return misuse(api, cudaErrorInvalidValue,
                   "not a kernel node of the graph this exec was instantiated from");
   }
-  detail::Node& target = e->nodes[e->node_of[ref->index]];
-  target.record = replacement.record;
-  target.kernel = replacement.kernel;
+  target->record = replacement.record;
+  target->kernel = replacement.kernel;
   return cudaSuccess;
 }
 
@@ -1716,17 +1725,14 @@ PT_EXPORT cudaError_t cudaGraphExecHostNodeSetParams(cudaGraphExec_t hGraphExec,
   }
   detail::State& s = detail::state();
   std::lock_guard<std::mutex> lock(s.mutex);
-  detail::Exec* e = detail::live_exec(s, hGraphExec);
-  const auto* ref = reinterpret_cast<const detail::NodeRef*>(node);
-  if (e == nullptr || s.node_refs.count(ref) == 0 || ref->graph != e->source ||
-      ref->index >= static_cast<int>(e->node_of.size()) || e->node_of[ref->index] < 0 ||
-      e->nodes[e->node_of[ref->index]].type != cudaGraphNodeTypeHost) {
+  detail::Node* target =
+      detail::exec_node(s, detail::live_exec(s, hGraphExec), node, cudaGraphNodeTypeHost);
+  if (target == nullptr) {
     return misuse(api, cudaErrorInvalidValue,
                   "not a host node of the graph this exec was instantiated from");
   }
-  detail::Node& target = e->nodes[e->node_of[ref->index]];
-  target.fn = pNodeParams->fn;
-  target.user = pNodeParams->userData;
+  target->fn = pNodeParams->fn;
+  target->user = pNodeParams->userData;
   return cudaSuccess;
 }
 
