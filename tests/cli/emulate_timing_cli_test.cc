@@ -83,6 +83,27 @@ class EmulateTimingTest : public testing_cli::EmulationCliTest {
     return result;
   }
 
+  // Pass 1's paced waits (predicted_events/syncs-rank-R.tsv), one row per line in file order.
+  struct PacedWait {
+    std::int64_t device = -1, stream = 0, occurrence = -1, return_ns = 0;
+    std::string line;
+  };
+  static std::vector<PacedWait> paced_waits(const fs::path& path, bool* found) {
+    std::vector<PacedWait> rows;
+    std::ifstream syncs(path);
+    *found = syncs.good();
+    std::string text;
+    while (std::getline(syncs, text)) {
+      if (text.empty() || text[0] == '#') continue;
+      std::istringstream fields(text);
+      PacedWait row;
+      fields >> row.device >> row.stream >> row.occurrence >> row.return_ns;
+      row.line = text;
+      rows.push_back(row);
+    }
+    return rows;
+  }
+
   // The program's printed "iteration I elapsed_us X", by iteration.
   static std::map<int, double> printed(const std::string& out) {
     std::map<int, double> values;
@@ -358,21 +379,18 @@ TEST_F(EmulateTimingTest, TwoPassPacesHostTimedWaitsToThePrediction) {
 
   // The modelled returns pass 2 paced to: 6 stream waits (3 queries, then 3 synchronizes, in
   // order) and 3 device waits, each 1007 µs after the previous wait (by hand, above).
-  std::ifstream syncs(out / "predicted_events" / "syncs-rank-0.tsv");
-  ASSERT_TRUE(syncs.good());
+  bool found = false;
+  const std::vector<PacedWait> waits =
+      paced_waits(out / "predicted_events" / "syncs-rank-0.tsv", &found);
+  ASSERT_TRUE(found);
   std::vector<std::int64_t> returns;
   std::vector<std::int64_t> streams;
-  std::string text;
-  while (std::getline(syncs, text)) {
-    if (text.empty() || text[0] == '#') continue;
-    std::istringstream fields(text);
-    std::int64_t device = -1, stream = 0, occurrence = -1, return_ns = 0;
-    fields >> device >> stream >> occurrence >> return_ns;
-    EXPECT_EQ(device, 0) << text;
+  for (const PacedWait& w : waits) {
+    EXPECT_EQ(w.device, 0) << w.line;
     const auto k = static_cast<std::int64_t>(streams.size());
-    EXPECT_EQ(occurrence, k < 6 ? k : k - 6) << text;
-    streams.push_back(stream);
-    returns.push_back(return_ns);
+    EXPECT_EQ(w.occurrence, k < 6 ? k : k - 6) << w.line;
+    streams.push_back(w.stream);
+    returns.push_back(w.return_ns);
   }
   ASSERT_EQ(returns.size(), 9u);
   for (int k = 0; k < 6; ++k) EXPECT_EQ(streams[k], streams[0]) << k;
@@ -450,17 +468,14 @@ TEST_F(EmulateTimingTest, TwoPassPacesBlockingCopiesAndEventWaits) {
   }
   // Pass 1 wrote the blocking copies (pageable: 2 × 2 × 2; device to device: 2 × 2) and the 10
   // event synchronizations as paced waits, in order.
-  std::ifstream syncs(out / "predicted_events" / "syncs-rank-0.tsv");
-  ASSERT_TRUE(syncs.good());
+  bool found = false;
+  const std::vector<PacedWait> waits =
+      paced_waits(out / "predicted_events" / "syncs-rank-0.tsv", &found);
+  ASSERT_TRUE(found);
   std::map<std::int64_t, std::vector<std::int64_t>> returns;  // stream key → returns
-  std::string text;
-  while (std::getline(syncs, text)) {
-    if (text.empty() || text[0] == '#') continue;
-    std::istringstream fields(text);
-    std::int64_t device = -1, stream = 0, occurrence = -1, return_ns = 0;
-    fields >> device >> stream >> occurrence >> return_ns;
-    EXPECT_EQ(occurrence, static_cast<std::int64_t>(returns[stream].size())) << text;
-    returns[stream].push_back(return_ns);
+  for (const PacedWait& w : waits) {
+    EXPECT_EQ(w.occurrence, static_cast<std::int64_t>(returns[w.stream].size())) << w.line;
+    returns[w.stream].push_back(w.return_ns);
   }
   EXPECT_EQ(returns[-2].size(), 12u);
   EXPECT_EQ(returns[-3].size(), 10u);
