@@ -174,7 +174,7 @@ class RankBuilder {
   // Pieces of create_runtime_ops (runtime_ops.cc).
   void start_runtime_op_scan(RuntimeOpScan& scan) const;
   CallClass runtime_call_class(std::int32_t pos, const TraceEvent* record);
-  std::int32_t stream_ending_in_call(std::int32_t call, IssueKey at) const;
+  std::int32_t stream_ending_in_call(std::int32_t call, IssueKey at, bool from_start) const;
   void infer_record_streams(RuntimeOpScan& scan) const;
   std::int32_t find_event_record(const RuntimeOpScan& scan, const CallSite& call,
                                  std::int32_t not_on) const;

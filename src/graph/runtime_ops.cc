@@ -166,10 +166,11 @@ void RankBuilder::start_runtime_op_scan(RuntimeOpScan& scan) const {
 }
 
 // The stream (rank-wide) whose last task enqueued before `at` ended inside the host call `call`
-// (from its start to its return + tolerance), of several the one ending last: the GPU work a
-// blocking call waited for. kNone when nothing ended inside it.
-std::int32_t RankBuilder::stream_ending_in_call(std::int32_t call, IssueKey at) const {
-  const std::int64_t start = graph_.input_start_ns[call];
+// (from its start, or from any time with `from_start` false, to its return + tolerance), of
+// several the one ending last: the GPU work a blocking call waited for. kNone when none did.
+std::int32_t RankBuilder::stream_ending_in_call(std::int32_t call, IssueKey at,
+                                                bool from_start) const {
+  const std::int64_t start = from_start ? graph_.input_start_ns[call] : kMinTime;
   const std::int64_t end = graph_.input_end_ns(call) + options_.contradiction_tolerance_ns;
   std::int32_t best = kNone;
   std::int64_t best_end = kMinTime;
@@ -251,20 +252,11 @@ void RankBuilder::infer_record_streams(RuntimeOpScan& scan) const {
     const std::int64_t guessed_end =
         guessed_task == kNone ? kMinTime : graph_.input_end_ns(guessed_task);
     if (guessed_task != kNone && guessed_end >= start && guessed_end <= end + tolerance) continue;
-    std::int32_t chosen = stream_ending_in_call(sync_task, at);
+    std::int32_t chosen = stream_ending_in_call(sync_task, at, true);
     if (chosen == kNone && guessed_end > end + tolerance) {
       // Nothing ended inside the call and the rule contradicts it: the latest task that ended
       // before the call returned.
-      std::int64_t best_end = kMinTime;
-      for (std::int32_t stream : graph_.ranks[rank_index_].streams) {
-        const std::int32_t task = last_enqueued(stream, at);
-        if (task == kNone) continue;
-        const std::int64_t task_end = graph_.input_end_ns(task);
-        if (task_end <= end + tolerance && task_end > best_end) {
-          chosen = stream;
-          best_end = task_end;
-        }
-      }
+      chosen = stream_ending_in_call(sync_task, at, false);
     }
     if (chosen != kNone && chosen != guessed)
       scan.record_stream_by_sync[record_pos] = {chosen, true};
@@ -428,7 +420,7 @@ bool RankBuilder::resolve_runtime_op(const RuntimeOpScan& scan, const CallSite& 
         op.stream = stream_of_record(*record, record->wait_on_stream);
       } else if (op.record == kNone) {
         // No record of the event in the trace: the GPU work the call waited for says which stream.
-        op.stream = stream_ending_in_call(task, at);
+        op.stream = stream_ending_in_call(task, at, true);
         op.inferred = true;
       }
       valid = op.record != kNone || op.stream != kNone;
