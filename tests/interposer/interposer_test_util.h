@@ -22,10 +22,10 @@ namespace powertrain::testing_emu {
 // Build paths from the top-level CMakeLists (empty when emulation is not built: every test then
 // skips in SetUp, but still compiles).
 #ifdef POWERTRAIN_HAVE_EMULATION
-inline constexpr const char* kInterposerPath = POWERTRAIN_INTERPOSER_PATH;
-inline constexpr const char* kCudartDir = POWERTRAIN_CUDART_DIR;
-inline constexpr const char* kProgramDir = POWERTRAIN_EMU_PROGRAM_DIR;
-inline constexpr const char* kRealCudart = POWERTRAIN_REAL_CUDART;
+inline const char* const kInterposerPath = POWERTRAIN_INTERPOSER_PATH;
+inline const char* const kCudartDir = POWERTRAIN_CUDART_DIR;
+inline const char* const kProgramDir = POWERTRAIN_EMU_PROGRAM_DIR;
+inline const char* const kRealCudart = POWERTRAIN_REAL_CUDART;
 #else
 inline constexpr const char* kInterposerPath = "";
 inline constexpr const char* kCudartDir = "";
