@@ -110,12 +110,14 @@ State& state() {
 // as the runtime's graph pool gives a fixed virtual address): the pool's *reserved* bytes. A
 // launch maps every alloc node of the graph (*used* bytes) and then unmaps what its free nodes
 // free. When the last graph or exec holding an alloc node is destroyed and the memory is not
-// mapped (freed by a free node, or never launched), it is given back to the device (a `free`
-// record named after the destroying call). Memory left mapped belongs to the program (cudaFree).
+// mapped (freed by a free node, or never launched), it stays in the pool, still reserved and
+// still allocated on the device, as the runtime keeps it for reuse, until cudaDeviceGraphMemTrim
+// gives it back (a `free` record named cudaDeviceGraphMemTrim). Memory left mapped belongs to
+// the program (cudaFree).
 struct GraphAlloc {
   int device = 0;
   std::uint64_t bytes = 0;
-  int refs = 0;  // graphs and execs holding the alloc node
+  int refs = 0;  // graphs and execs holding the alloc node (0: pooled, waiting for a trim)
   bool mapped = false;
 };
 struct GraphMemory {
@@ -138,24 +140,20 @@ void graph_mem_retain(const std::vector<Node>& nodes) {
   }
 }
 
-// Drops one hold of each alloc node of `nodes`; returns the memory to give back to the device.
-std::vector<void*> graph_mem_release(const std::vector<void*>& allocs) {
-  std::vector<void*> give_back;
+// Drops one hold of each alloc node of `nodes`. Unmapped memory nobody holds stays reserved in
+// the pool (refs 0) for cudaDeviceGraphMemTrim; mapped memory is the program's to cudaFree.
+void graph_mem_release(const std::vector<void*>& allocs) {
   GraphMemory& m = graph_memory();
   std::lock_guard<std::mutex> lock(m.mutex);
   for (void* p : allocs) {
     const auto it = m.allocs.find(p);
     if (it == m.allocs.end() || --it->second.refs > 0) continue;
     const GraphAlloc& a = it->second;
+    if (!a.mapped) continue;  // pooled
     m.reserved[a.device] -= std::min(m.reserved[a.device], a.bytes);
-    if (a.mapped) {
-      m.used[a.device] -= std::min(m.used[a.device], a.bytes);  // the program's to cudaFree
-    } else {
-      give_back.push_back(p);
-    }
+    m.used[a.device] -= std::min(m.used[a.device], a.bytes);
     m.allocs.erase(it);
   }
-  return give_back;
 }
 
 std::vector<void*> alloc_pointers(const std::vector<Node>& nodes) {
@@ -185,10 +183,6 @@ void graph_mem_launch(const std::vector<void*>& allocs, const std::vector<void*>
     it->second.mapped = false;
     m.used[it->second.device] -= std::min(m.used[it->second.device], it->second.bytes);
   }
-}
-
-void give_back_graph_memory(const std::vector<void*>& pointers, const char* api) {
-  for (void* p : pointers) powertrain::emu::free_device_memory(p, api);
 }
 
 thread_local cudaHostFn_t t_pending_fn = nullptr;
@@ -804,19 +798,15 @@ PT_EXPORT cudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGraph_
 
 PT_EXPORT cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec) {
   detail::State& s = detail::state();
-  std::vector<void*> give_back;
-  {
-    std::lock_guard<std::mutex> lock(s.mutex);
-    detail::Exec* e = detail::live_exec(s, graphExec);
-    if (e == nullptr) {
-      return misuse("cudaGraphExecDestroy", cudaErrorInvalidValue,
-                    "invalid or destroyed graph exec " + detail::pointer_text(graphExec));
-    }
-    e->live = false;
-    e->nodes.clear();
-    give_back = detail::graph_mem_release(e->allocs);
+  std::lock_guard<std::mutex> lock(s.mutex);
+  detail::Exec* e = detail::live_exec(s, graphExec);
+  if (e == nullptr) {
+    return misuse("cudaGraphExecDestroy", cudaErrorInvalidValue,
+                  "invalid or destroyed graph exec " + detail::pointer_text(graphExec));
   }
-  detail::give_back_graph_memory(give_back, "cudaGraphExecDestroy");
+  e->live = false;
+  e->nodes.clear();
+  detail::graph_mem_release(e->allocs);
   return cudaSuccess;
 }
 
@@ -829,10 +819,8 @@ PT_EXPORT cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
                   "invalid, destroyed or capturing graph " + detail::pointer_text(graph));
   }
   g->live = false;
-  const std::vector<void*> give_back = detail::graph_mem_release(detail::alloc_pointers(g->nodes));
+  detail::graph_mem_release(detail::alloc_pointers(g->nodes));
   g->nodes.clear();
-  lock.unlock();
-  detail::give_back_graph_memory(give_back, "cudaGraphDestroy");
   return cudaSuccess;
 }
 
@@ -1769,10 +1757,28 @@ bool graph_mem_device(int device, const char* api) {
 }
 }  // namespace
 
-// Keeps the reserved memory: the graphs' fixed addresses stay valid for their next launch (the
-// runtime unmaps the physical pages of unmapped allocations; not modelled).
+// Gives back the pooled memory of the device: alloc nodes no live graph or exec holds and that are
+// not mapped. Memory a live graph holds keeps its fixed address for the next launch (the runtime
+// may also unmap the physical pages of its unmapped allocations; not modelled).
 PT_EXPORT cudaError_t cudaDeviceGraphMemTrim(int device) {
-  if (!graph_mem_device(device, "cudaDeviceGraphMemTrim")) return cudaErrorInvalidDevice;
+  const char* api = "cudaDeviceGraphMemTrim";
+  if (!graph_mem_device(device, api)) return cudaErrorInvalidDevice;
+  std::vector<void*> give_back;
+  {
+    detail::GraphMemory& m = detail::graph_memory();
+    std::lock_guard<std::mutex> lock(m.mutex);
+    for (auto it = m.allocs.begin(); it != m.allocs.end();) {
+      const detail::GraphAlloc& a = it->second;
+      if (a.device != device || a.refs > 0 || a.mapped) {
+        ++it;
+        continue;
+      }
+      m.reserved[device] -= std::min(m.reserved[device], a.bytes);
+      give_back.push_back(const_cast<void*>(it->first));
+      it = m.allocs.erase(it);
+    }
+  }
+  for (void* p : give_back) powertrain::emu::free_device_memory(p, api);
   return cudaSuccess;
 }
 

@@ -238,6 +238,11 @@ PT_EXPORT cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t stream,
                                                           size_t numDependencies,
                                                           unsigned int flags) {
   (void)dependencyData;
+  if (powertrain::emu::detail::cudart_abi() == 12) {
+    // CUDA 12's signature has no edge data: (stream, dependencies, count, flags).
+    flags = static_cast<unsigned>(numDependencies);
+    numDependencies = static_cast<size_t>(reinterpret_cast<std::uintptr_t>(dependencyData));
+  }
   return impl::update_capture_dependencies(stream, dependencies, numDependencies, flags, true,
                                            PT_NAME_SZ(cudaStreamUpdateCaptureDependencies));
 }

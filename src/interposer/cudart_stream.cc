@@ -802,6 +802,15 @@ PT_EXPORT cudaError_t cudaStreamUpdateCaptureDependencies_v2(
                                            "cudaStreamUpdateCaptureDependencies_v2");
 }
 
+// CUDA 12's edge-data form for per-thread default stream programs.
+PT_EXPORT cudaError_t cudaStreamUpdateCaptureDependencies_v2_ptsz(
+    cudaStream_t stream, cudaGraphNode_t* dependencies, const cudaGraphEdgeData* dependencyData,
+    size_t numDependencies, unsigned int flags) {
+  (void)dependencyData;
+  return impl::update_capture_dependencies(stream, dependencies, numDependencies, flags, true,
+                                           "cudaStreamUpdateCaptureDependencies_v2_ptsz");
+}
+
 PT_EXPORT cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode* mode) {
   if (mode == nullptr) {
     return misuse("cudaThreadExchangeStreamCaptureMode", cudaErrorInvalidValue, "mode is NULL");

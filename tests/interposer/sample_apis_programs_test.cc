@@ -186,5 +186,65 @@ TEST_F(SampleApiPrograms, Cuda12DropInReadsTheCuda12GraphEdgeSignatures) {
   EXPECT_EQ(WEXITSTATUS(status), 0) << "see the step numbers in the test body";
 }
 
+// cudaStreamUpdateCaptureDependencies_ptsz (per-thread default stream programs) under the CUDA 12
+// drop-in has CUDA 12's parameters (stream, nodes, count, flags), as the plain name; CUDA 12's
+// `_v2_ptsz` takes the edge data. In a child that dlopens libcudart.so.12: a memset captured on a
+// created stream is the capture's one dependency; a CUDA 12 set to none leaves 0, an add of the
+// memset node 1, an edge-data add of the same node still 1. Returns the failing step, 0 when all
+// passed.
+TEST_F(SampleApiPrograms, Cuda12DropInReadsTheCuda12CaptureDependencyUpdatePtsz) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setenv("POWERTRAIN_EMU_DIR", (dir_ / "trace").c_str(), 1);
+    void* lib = ::dlopen((std::string(kCudartDir) + "/libcudart.so.12").c_str(), RTLD_NOW);
+    if (lib == nullptr) ::_exit(100);
+    using Malloc = int (*)(void**, size_t);
+    using StreamCreate = int (*)(void**);
+    using Begin = int (*)(void*, int);
+    using MemsetAsync = int (*)(void*, int, size_t, void*);
+    using Info12 = int (*)(void*, int*, unsigned long long*, void**, const void* const**, size_t*);
+    using Update12 = int (*)(void*, const void* const*, size_t, unsigned);
+    using Update13 = int (*)(void*, const void* const*, const void*, size_t, unsigned);
+    auto malloc_device = reinterpret_cast<Malloc>(::dlsym(lib, "cudaMalloc"));
+    auto stream_create = reinterpret_cast<StreamCreate>(::dlsym(lib, "cudaStreamCreate"));
+    auto begin = reinterpret_cast<Begin>(::dlsym(lib, "cudaStreamBeginCapture_ptsz"));
+    auto memset_async = reinterpret_cast<MemsetAsync>(::dlsym(lib, "cudaMemsetAsync_ptsz"));
+    auto info = reinterpret_cast<Info12>(::dlsym(lib, "cudaStreamGetCaptureInfo_v2_ptsz"));
+    auto update12 =
+        reinterpret_cast<Update12>(::dlsym(lib, "cudaStreamUpdateCaptureDependencies_ptsz"));
+    auto update13 =
+        reinterpret_cast<Update13>(::dlsym(lib, "cudaStreamUpdateCaptureDependencies_v2_ptsz"));
+    if (!malloc_device || !stream_create || !begin || !memset_async || !info || !update12 ||
+        !update13) {
+      ::_exit(1);
+    }
+    void* buffer = nullptr;
+    void* stream = nullptr;
+    if (malloc_device(&buffer, 4096) != 0 || stream_create(&stream) != 0) ::_exit(2);
+    if (begin(stream, 0 /* global */) != 0 || memset_async(buffer, 0, 4096, stream) != 0) {
+      ::_exit(3);
+    }
+    int status = 0;
+    const void* const* deps = nullptr;
+    size_t count = 0;
+    if (info(stream, &status, nullptr, nullptr, &deps, &count) != 0 || count != 1) ::_exit(4);
+    const void* memset_node = deps[0];
+    if (update12(stream, nullptr, 0, 1 /* set */) != 0) ::_exit(5);
+    if (info(stream, &status, nullptr, nullptr, &deps, &count) != 0 || count != 0) ::_exit(6);
+    if (update12(stream, &memset_node, 1, 0 /* add */) != 0) ::_exit(7);
+    if (info(stream, &status, nullptr, nullptr, &deps, &count) != 0 || count != 1 ||
+        deps[0] != memset_node) {
+      ::_exit(8);
+    }
+    if (update13(stream, &memset_node, nullptr, 1, 0) != 0) ::_exit(9);
+    if (info(stream, &status, nullptr, nullptr, &deps, &count) != 0 || count != 1) ::_exit(10);
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "see the step numbers in the test body";
+}
+
 }  // namespace
 }  // namespace powertrain::testing_emu

@@ -112,6 +112,11 @@ int main() {
   std::printf("graph_memory_nodes: after destroy used %llu reserved %llu used_high %llu\n",
               static_cast<unsigned long long>(used), static_cast<unsigned long long>(reserved),
               static_cast<unsigned long long>(used_high));
+  // The pool keeps the unmapped memory of the destroyed graphs until a trim gives it back.
+  EMU_CHECK(cudaDeviceGraphMemTrim(0));
+  EMU_CHECK(cudaDeviceGetGraphMemAttribute(0, cudaGraphMemAttrReservedMemCurrent, &reserved));
+  std::printf("graph_memory_nodes: after trim reserved %llu\n",
+              static_cast<unsigned long long>(reserved));
   EMU_CHECK(cudaStreamDestroy(s));
   return 0;
 }
