@@ -1,25 +1,63 @@
-// cuSPARSE's generic API on the emulated devices, as NVIDIA's conjugateGradient-style samples and
-// PyTorch's sparse matmuls call it: handle and stream, CSR and dense vector/matrix descriptors,
-// SpMV and SpMM with their buffer-size queries. An SpMV/SpMM is validated (descriptors live, shapes
-// agree, data in device memory) and recorded as a `sparse` record with the shape, nnz, dtypes,
-// FLOPs and bytes, followed by a kernel named cusparse_<op>_csr_<dtype> carrying the same FLOPs
-// and bytes, timed by their roofline (FLOPs on the fp32 units): memory-bound unless rows are dense
-// (SpMM binds on FLOPs from about 150 nonzeros per row on an H100). Model, not measured:
-//   SpMV y = α·op(A)·x + β·y:  FLOPs 2·nnz; bytes nnz·(value + column index) + (rows+1)·offset
-//                              + |x|·value + 2·|y|·value (y read and written)
-//   SpMM C = α·op(A)·B + β·C:  FLOPs 2·nnz·n; bytes the matrix + |B|·value + 2·|C|·value
-//   work buffers: 0 bytes (any buffer, even NULL, is accepted)
+// cuSPARSE on the emulated devices, as NVIDIA's conjugateGradient/conjugateGradientPrecond and
+// cuSolverSp samples and PyTorch's sparse ops call it. Generic API: handle and stream; sparse
+// matrices in CSR, CSC, COO, BSR and Blocked-ELL (create, const create, destroy, size, format,
+// index base, fill-mode/diag-type attributes, CSR/COO/CSC get and set pointers, values), sparse
+// and dense vectors, dense matrices; SpMV, SpMM, SpSV and SpSM (descriptor, buffer size, analysis,
+// solve), SpGEMM (descriptor, work estimation, compute, copy), SDDMM, Axpby, Gather, Scatter,
+// SpVV, DenseToSparse, SparseToDense and Csr2cscEx2. Legacy API: matrix descriptors and the
+// incomplete factorizations csrilu02, csric02 and bsrilu02 (info objects, buffer size, analysis,
+// factorization, zero pivot) in S/D/C/Z.
+//
+// A call is validated (handle and descriptors live, shapes agree, arrays in device memory) and
+// recorded as a `sparse` record (api, format, rows, cols, nnz, dtypes, FLOPs, bytes) followed by a
+// kernel cusparse_<what>_<format>_<dtype> carrying the same FLOPs and bytes, timed by their
+// roofline (memory-bound for every operation here but SpMM/SpSM with many columns). Values are not
+// computed (the kernels' data is not there), except where a program needs the structure to go on
+// and the arrays are backed host memory (POWERTRAIN_EMU_BACKED_LIMIT): SpGEMM's nnz(C) and C's
+// row offsets and column indices, DenseToSparse's nnz, Csr2cscEx2's CSC arrays, Gather and
+// Scatter (copies of values), SpVV's result (float/double); zero pivots are never found (-1).
+// Model, not measured (v: value bytes, i: index bytes, o: offset bytes; "matrix": its values and
+// index arrays, e.g. CSR nnz·(v+i) + (rows+1)·o, COO nnz·(v+2i), BSR bnnz·(rb·cb·v+i) +
+// (brows+1)·o, Blocked-ELL rows·ellCols·v + (rows/b)·(ellCols/b)·i):
+//   SpMV    FLOPs 2·nnz           bytes matrix + |x|·v + 2·|y|·v (y read and written)
+//   SpMM    FLOPs 2·nnz·n         bytes matrix + |B|·v + 2·|C|·v
+//   SpSV    solve: FLOPs 2·nnz, bytes matrix + |x|·v + |y|·v (the whole stored matrix is read:
+//           an upper bound where the descriptor holds both triangles, as the ILU samples do);
+//           analysis: FLOPs 0, bytes the index arrays (the level schedule reads the structure)
+//   SpSM    solve: FLOPs 2·nnz·n, bytes matrix + |B|·v + |C|·v; analysis as SpSV
+//   SpGEMM  products p = Σ over A's nonzeros (i,k) of nnz(B row k) (counted when backed, else
+//           nnz(A)·nnz(B)/k for uniformly spread nonzeros), nnz(C) counted when backed, else
+//           min(m·n, p); work estimation: FLOPs 0, bytes A's and B's index arrays; compute:
+//           FLOPs 2·p, bytes A + B + C; copy: bytes 2·C (moved from the work buffer)
+//   SDDMM   FLOPs 2·nnz(C)·k      bytes |A|·v + |B|·v + C + nnz(C)·v (C's values read, written)
+//   Axpby   FLOPs 2·nnz + |y|     bytes nnz·(v+i) + 2·|y|·v
+//   Gather / Scatter              bytes nnz·(i + 2v)
+//   SpVV    FLOPs 2·nnz           bytes nnz·(i + 2v)
+//   DenseToSparse  analysis: bytes rows·cols·v; convert: rows·cols·v + B
+//   SparseToDense  bytes A + rows·cols·v (the zeros are written too)
+//   Csr2cscEx2     bytes 2·(nnz·i + nnz·v if numeric) + (m+1)·4 + (n+1)·4
+//   csrilu02 / csric02 (m rows): FLOPs nnz²/m (ILU(0): each nonzero updated by about nnz/m
+//           others; half for IC(0)), bytes nnz·(2v+i) + (m+1)·4; analysis bytes nnz·i + (m+1)·4
+//   bsrilu02 (mb block rows of b×b): FLOPs 2·nnzb²/mb·b³, bytes nnzb·(2·b²·v+4) + (mb+1)·4
+//   work buffers: 0 bytes, except SpGEMM's (a token 8 bytes per row of A, so its
+//   query-then-run protocol can tell the calls apart; nothing is stored there)
 // Every other function of libcusparse is a generated stub that reports its name and returns
 // CUSPARSE_STATUS_NOT_SUPPORTED (10).
+// The legacy incomplete factorizations are deprecated in the header; they are still exported.
+#define DISABLE_CUSPARSE_DEPRECATED
 #include <cusparse.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <unordered_set>
+#include <vector>
 
 #include "interposer/cublas_nccl_util.h"
 #include "interposer/cudart_internal.h"
+#include "interposer/cusparse_internal.h"
 #include "interposer/trace_schema.h"
 
 namespace trace_schema = powertrain::trace_schema;
@@ -31,29 +69,62 @@ struct SparseHandle {
   cudaStream_t stream = nullptr;
 };
 
-struct Csr {
+// A sparse matrix of any format. rows/cols/nnz are what cusparseSpMatGetSize reports (block rows,
+// block columns and blocks for BSR); `offsets` is CSR's row offsets, CSC's column offsets, COO's
+// row indices and BSR's block-row offsets; `columns` holds CSR/COO/BSR column indices, CSC's row
+// indices and Blocked-ELL's block-column indices.
+struct SpMat {
+  cusparseFormat_t format = CUSPARSE_FORMAT_CSR;
   std::int64_t rows = 0, cols = 0, nnz = 0;
-  const void *offsets = nullptr, *columns = nullptr, *values = nullptr;
+  std::int64_t block_rows = 1, block_cols = 1;  // BSR block size; Blocked-ELL block size
+  std::int64_t ell_cols = 0;                    // Blocked-ELL columns (in elements)
+  void *offsets = nullptr, *columns = nullptr, *values = nullptr;
   int offset_bytes = 4, index_bytes = 4;
+  cusparseIndexType_t offset_type = CUSPARSE_INDEX_32I, index_type = CUSPARSE_INDEX_32I;
+  cusparseIndexBase_t base = CUSPARSE_INDEX_BASE_ZERO;
+  cudaDataType value_type = CUDA_R_32F;
+  cusparseFillMode_t fill = CUSPARSE_FILL_MODE_LOWER;
+  cusparseDiagType_t diag = CUSPARSE_DIAG_TYPE_NON_UNIT;
+};
+
+struct SpVec {
+  std::int64_t size = 0, nnz = 0;
+  void *indices = nullptr, *values = nullptr;
+  cusparseIndexType_t index_type = CUSPARSE_INDEX_32I;
+  int index_bytes = 4;
+  cusparseIndexBase_t base = CUSPARSE_INDEX_BASE_ZERO;
   cudaDataType value_type = CUDA_R_32F;
 };
 
 struct DnVec {
   std::int64_t size = 0;
-  const void* values = nullptr;
+  void* values = nullptr;
   cudaDataType value_type = CUDA_R_32F;
 };
 
 struct DnMat {
   std::int64_t rows = 0, cols = 0, ld = 0;
-  const void* values = nullptr;
+  void* values = nullptr;
   cudaDataType value_type = CUDA_R_32F;
   cusparseOrder_t order = CUSPARSE_ORDER_COL;
 };
 
+// SpSV/SpSM/SpGEMM descriptors: which phase they have been through.
+struct OpDescr {
+  bool analysed = false;                           // SpSV/SpSM analysis done
+  std::int64_t products = 0, c_nnz = 0;            // SpGEMM work estimation
+  bool estimated = false, computed = false;        // SpGEMM phases
+  std::vector<std::int64_t> c_offsets, c_columns;  // SpGEMM's C structure when backed
+};
+
+struct FactorInfo {  // csrilu02Info_t, csric02Info_t, bsrilu02Info_t
+  bool analysed = false;
+};
+
 struct SparseState {
   std::mutex mutex;
-  std::unordered_set<const void*> handles, csrs, vectors, matrices;
+  std::unordered_set<const void*> handles, matrices_sparse, vectors, matrices, sparse_vectors,
+      op_descrs, mat_descrs, infos;
 };
 
 SparseState& sparse() {
@@ -61,10 +132,12 @@ SparseState& sparse() {
   return *s;
 }
 
+// The live object behind `handle` in `set`, or null. Objects are created by `create` (new T), so
+// the caller may modify them under the state's mutex.
 template <typename T>
-const T* live(std::unordered_set<const void*>& set, const void* handle) {
+T* live(std::unordered_set<const void*>& set, const void* handle) {
   std::lock_guard<std::mutex> lock(sparse().mutex);
-  return set.count(handle) > 0 ? static_cast<const T*>(handle) : nullptr;
+  return set.count(handle) > 0 ? static_cast<T*>(const_cast<void*>(handle)) : nullptr;
 }
 
 template <typename T, typename H>
@@ -124,7 +197,275 @@ int index_bytes(cusparseIndexType_t t) {
   return 0;
 }
 
-int value_bytes(cudaDataType t) {
+int value_bytes(cudaDataType t) { return sparse_value_bytes(t); }
+
+// Saturating arithmetic for FLOP and byte counts (never signed overflow).
+std::int64_t mul(std::int64_t a, std::int64_t b) {
+  std::int64_t r = 0;
+  return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+}
+std::int64_t add(std::int64_t a, std::int64_t b) {
+  std::int64_t r = 0;
+  return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
+constexpr std::int64_t kMaxExtent = std::int64_t{1} << 40;
+
+// A device array of at least `bytes` (NULL is fine when it holds nothing).
+bool device_array(const void* pointer, std::int64_t bytes) {
+  if (bytes == 0) return true;
+  const PointerInfo info = lookup_pointer(pointer);
+  return info.known && info.device_side && info.available >= static_cast<std::size_t>(bytes);
+}
+
+// Real host memory of at least `bytes` behind a device pointer (computations may read it).
+bool backed(const void* pointer, std::int64_t bytes) {
+  if (bytes == 0) return true;
+  if (pointer == nullptr) return false;
+  const PointerInfo info = lookup_pointer(pointer);
+  return info.known && info.backed && info.available >= static_cast<std::size_t>(bytes);
+}
+
+// Reads index `k` of an index array of `bytes`-wide integers (16U, 32I or 64I).
+std::int64_t read_index(const void* array, int bytes, std::int64_t k) {
+  switch (bytes) {
+    case 2:
+      return static_cast<const std::uint16_t*>(array)[k];
+    case 4:
+      return static_cast<const std::int32_t*>(array)[k];
+    default:
+      return static_cast<const std::int64_t*>(array)[k];
+  }
+}
+void write_index(void* array, int bytes, std::int64_t k, std::int64_t value) {
+  switch (bytes) {
+    case 2:
+      static_cast<std::uint16_t*>(array)[k] = static_cast<std::uint16_t>(value);
+      return;
+    case 4:
+      static_cast<std::int32_t*>(array)[k] = static_cast<std::int32_t>(value);
+      return;
+    default:
+      static_cast<std::int64_t*>(array)[k] = value;
+  }
+}
+
+const char* op_text(cusparseOperation_t op) {
+  return op == CUSPARSE_OPERATION_NON_TRANSPOSE ? "N"
+         : op == CUSPARSE_OPERATION_TRANSPOSE   ? "T"
+                                                : "C";
+}
+
+const char* format_name(cusparseFormat_t f) {
+  switch (f) {
+    case CUSPARSE_FORMAT_CSR:
+      return "csr";
+    case CUSPARSE_FORMAT_CSC:
+      return "csc";
+    case CUSPARSE_FORMAT_COO:
+      return "coo";
+    case CUSPARSE_FORMAT_BSR:
+      return "bsr";
+    case CUSPARSE_FORMAT_BLOCKED_ELL:
+      return "blocked_ell";
+    default:
+      return "unknown";
+  }
+}
+
+// Element rows and columns (BSR's are blocks times the block size).
+std::int64_t element_rows(const SpMat& a) {
+  return a.format == CUSPARSE_FORMAT_BSR ? mul(a.rows, a.block_rows) : a.rows;
+}
+std::int64_t element_cols(const SpMat& a) {
+  return a.format == CUSPARSE_FORMAT_BSR ? mul(a.cols, a.block_cols) : a.cols;
+}
+
+// Stored values (a BSR block holds rb·cb of them).
+std::int64_t stored_values(const SpMat& a) {
+  return a.format == CUSPARSE_FORMAT_BSR ? mul(a.nnz, mul(a.block_rows, a.block_cols)) : a.nnz;
+}
+
+// Bytes of the index arrays.
+std::int64_t index_array_bytes(const SpMat& a) {
+  switch (a.format) {
+    case CUSPARSE_FORMAT_CSC:
+      return a.nnz * a.index_bytes + (a.cols + 1) * a.offset_bytes;
+    case CUSPARSE_FORMAT_COO:
+      return 2 * a.nnz * a.index_bytes;
+    case CUSPARSE_FORMAT_BLOCKED_ELL:
+      return (a.rows / a.block_rows) * (a.ell_cols / a.block_rows) * a.index_bytes;
+    default:  // CSR, BSR
+      return a.nnz * a.index_bytes + (a.rows + 1) * a.offset_bytes;
+  }
+}
+
+std::int64_t matrix_bytes(const SpMat& a) {
+  return add(mul(stored_values(a), value_bytes(a.value_type)), index_array_bytes(a));
+}
+
+std::int64_t dense_bytes(const DnMat& m) {
+  return mul(mul(m.rows, m.cols), value_bytes(m.value_type));
+}
+
+SparseOp op_on(const char* api, const char* what, const SpMat& a, cudaDataType compute) {
+  SparseOp op;
+  op.api = api;
+  op.what = what;
+  op.format = format_name(a.format);
+  op.rows = element_rows(a);
+  op.cols = element_cols(a);
+  op.nnz = stored_values(a);
+  op.dtype = a.value_type;
+  op.compute = compute;
+  return op;
+}
+
+cusparseStatus_t run(const SparseHandle& h, const SparseOp& op, std::int64_t start) {
+  return record_sparse_op(h.stream, op, start) ? CUSPARSE_STATUS_SUCCESS
+                                               : CUSPARSE_STATUS_EXECUTION_FAILED;
+}
+
+// Live matrix/vector descriptors for an operation, or a misuse naming which one is not.
+template <typename T>
+T* need(std::unordered_set<const void*>& set, const void* handle, const char* what,
+        const char* api) {
+  T* object = live<T>(set, handle);
+  if (object == nullptr) {
+    report_misuse(api, std::string(what) + " " + pointer_text(handle) +
+                           " is not a live descriptor of its kind");
+  }
+  return object;
+}
+
+// SpMV (record = false: only the checks, for the buffer-size query).
+cusparseStatus_t spmv(cusparseHandle_t handle, cusparseOperation_t op_a, const void* mat_a,
+                      const void* vec_x, const void* vec_y, cudaDataType compute, bool record,
+                      const char* api) {
+  const std::int64_t start = now_ns();
+  const SparseHandle* h = live_handle(handle, api);
+  if (h == nullptr) return CUSPARSE_STATUS_NOT_INITIALIZED;
+  const auto* a = need<SpMat>(sparse().matrices_sparse, mat_a, "matA", api);
+  const auto* x = need<DnVec>(sparse().vectors, vec_x, "vecX", api);
+  const auto* y = need<DnVec>(sparse().vectors, vec_y, "vecY", api);
+  if (a == nullptr || x == nullptr || y == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;
+  const bool transposed = op_a != CUSPARSE_OPERATION_NON_TRANSPOSE;
+  const std::int64_t x_len = transposed ? element_rows(*a) : element_cols(*a);
+  const std::int64_t y_len = transposed ? element_cols(*a) : element_rows(*a);
+  if (x->size != x_len || y->size != y_len) {
+    return bad(api, "vector sizes " + std::to_string(x->size) + " and " + std::to_string(y->size) +
+                        " do not match op(A) of " + std::to_string(y_len) + " x " +
+                        std::to_string(x_len));
+  }
+  if (!record) return CUSPARSE_STATUS_SUCCESS;
+  SparseOp op = op_on(api, "spmv", *a, compute);
+  op.op_a = op_text(op_a);
+  op.flops = mul(2, stored_values(*a));
+  op.bytes = add(matrix_bytes(*a),
+                 x_len * value_bytes(x->value_type) + 2 * y_len * value_bytes(y->value_type));
+  return run(*h, op, start);
+}
+
+// op(A)·op(B) shapes against C (m x n, inner k), or a misuse.
+bool product_shape(const char* api, std::int64_t a_rows, std::int64_t a_cols,
+                   cusparseOperation_t op_a, std::int64_t b_rows, std::int64_t b_cols,
+                   cusparseOperation_t op_b, std::int64_t c_rows, std::int64_t c_cols,
+                   std::int64_t* k_out) {
+  const bool ta = op_a != CUSPARSE_OPERATION_NON_TRANSPOSE;
+  const bool tb = op_b != CUSPARSE_OPERATION_NON_TRANSPOSE;
+  const std::int64_t m = ta ? a_cols : a_rows, k = ta ? a_rows : a_cols;
+  const std::int64_t kb = tb ? b_cols : b_rows, n = tb ? b_rows : b_cols;
+  if (kb != k || c_rows != m || c_cols != n) {
+    report_misuse(api, "shapes op(A) " + std::to_string(m) + " x " + std::to_string(k) +
+                           ", op(B) " + std::to_string(kb) + " x " + std::to_string(n) + " and C " +
+                           std::to_string(c_rows) + " x " + std::to_string(c_cols) +
+                           " do not agree");
+    return false;
+  }
+  *k_out = k;
+  return true;
+}
+
+// SpMM C = α·op(A)·op(B) + β·C, and SpSM C = α·op(A)⁻¹·op(B) (what = "spmm" or "spsm_solve").
+cusparseStatus_t spmm(cusparseHandle_t handle, cusparseOperation_t op_a, cusparseOperation_t op_b,
+                      const void* mat_a, const void* mat_b, const void* mat_c, cudaDataType compute,
+                      bool record, const char* what, const char* api) {
+  const std::int64_t start = now_ns();
+  const SparseHandle* h = live_handle(handle, api);
+  if (h == nullptr) return CUSPARSE_STATUS_NOT_INITIALIZED;
+  const auto* a = need<SpMat>(sparse().matrices_sparse, mat_a, "matA", api);
+  const auto* b = need<DnMat>(sparse().matrices, mat_b, "matB", api);
+  const auto* c = need<DnMat>(sparse().matrices, mat_c, "matC", api);
+  if (a == nullptr || b == nullptr || c == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;
+  std::int64_t k = 0;
+  if (!product_shape(api, element_rows(*a), element_cols(*a), op_a, b->rows, b->cols, op_b, c->rows,
+                     c->cols, &k)) {
+    return CUSPARSE_STATUS_INVALID_VALUE;
+  }
+  if (!record) return CUSPARSE_STATUS_SUCCESS;
+  const bool solve = std::strcmp(what, "spmm") != 0;
+  SparseOp op = op_on(api, what, *a, compute);
+  op.op_a = op_text(op_a);
+  op.n = c->cols;
+  op.flops = mul(mul(2, stored_values(*a)), c->cols);
+  op.bytes = add(add(matrix_bytes(*a), dense_bytes(*b)), mul(solve ? 1 : 2, dense_bytes(*c)));
+  return run(*h, op, start);
+}
+
+// SpSV solve/analysis (what: "spsv_solve", "spsv_analysis"; record = false for the buffer size).
+cusparseStatus_t spsv(cusparseHandle_t handle, cusparseOperation_t op_a, const void* mat_a,
+                      const void* vec_x, const void* vec_y, cudaDataType compute, const void* descr,
+                      const char* what, bool record, const char* api) {
+  const std::int64_t start = now_ns();
+  const SparseHandle* h = live_handle(handle, api);
+  if (h == nullptr) return CUSPARSE_STATUS_NOT_INITIALIZED;
+  const auto* a = need<SpMat>(sparse().matrices_sparse, mat_a, "matA", api);
+  const auto* x = need<DnVec>(sparse().vectors, vec_x, "vecX", api);
+  const auto* y = need<DnVec>(sparse().vectors, vec_y, "vecY", api);
+  auto* d = need<OpDescr>(sparse().op_descrs, descr, "spsvDescr", api);
+  if (a == nullptr || x == nullptr || y == nullptr || d == nullptr) {
+    return CUSPARSE_STATUS_INVALID_VALUE;
+  }
+  if (element_rows(*a) != element_cols(*a) || x->size != element_rows(*a) ||
+      y->size != element_rows(*a)) {
+    return bad(api, "a triangular solve needs a square matrix and vectors of its size (A " +
+                        std::to_string(element_rows(*a)) + " x " +
+                        std::to_string(element_cols(*a)) + ", x " + std::to_string(x->size) +
+                        ", y " + std::to_string(y->size) + ")");
+  }
+  if (!record) return CUSPARSE_STATUS_SUCCESS;
+  const bool analysis = std::strcmp(what, "spsv_analysis") == 0;
+  {
+    std::lock_guard<std::mutex> lock(sparse().mutex);
+    if (analysis) {
+      d->analysed = true;
+    } else if (!d->analysed) {
+      report_misuse(api, "the SpSV descriptor has not been through cusparseSpSV_analysis");
+      return CUSPARSE_STATUS_INVALID_VALUE;
+    }
+  }
+  SparseOp op = op_on(api, what, *a, compute);
+  op.op_a = op_text(op_a);
+  if (analysis) {
+    op.bytes = index_array_bytes(*a);
+  } else {
+    op.flops = mul(2, stored_values(*a));
+    op.bytes = add(matrix_bytes(*a), 2 * x->size * value_bytes(x->value_type));
+  }
+  return run(*h, op, start);
+}
+
+}  // namespace
+
+bool legacy_mat_descr(const void* descr, LegacyMatDescr* out) {
+  const auto* d = live<LegacyMatDescr>(sparse().mat_descrs, descr);
+  if (d == nullptr) return false;
+  std::lock_guard<std::mutex> lock(sparse().mutex);
+  *out = *d;
+  return true;
+}
+
+int sparse_value_bytes(cudaDataType t) {
   switch (t) {
     case CUDA_R_16F:
     case CUDA_R_16BF:
@@ -147,118 +488,32 @@ int value_bytes(cudaDataType t) {
   }
 }
 
-// Saturating multiplication for FLOP and byte counts (never signed overflow).
-std::int64_t mul(std::int64_t a, std::int64_t b) {
-  std::int64_t r = 0;
-  return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
-}
-
-// A device array of at least `bytes` (NULL is fine when it holds nothing).
-bool device_array(const void* pointer, std::int64_t bytes) {
-  if (bytes == 0) return true;
-  const PointerInfo info = lookup_pointer(pointer);
-  return info.known && info.device_side && info.available >= static_cast<std::size_t>(bytes);
-}
-
-const char* op_text(cusparseOperation_t op) {
-  return op == CUSPARSE_OPERATION_NON_TRANSPOSE ? "N"
-         : op == CUSPARSE_OPERATION_TRANSPOSE   ? "T"
-                                                : "C";
-}
-
-// Records a product and its sized kernel; `what` is "spmv" or "spmm".
-cusparseStatus_t record(const SparseHandle& h, const char* what, const Csr& a,
-                        cusparseOperation_t op_a, std::int64_t n, std::int64_t flops,
-                        std::int64_t bytes, cudaDataType compute, const char* api,
-                        std::int64_t start) {
+bool record_sparse_op(cudaStream_t stream, const SparseOp& op, std::int64_t start) {
   StreamRef ref;
-  if (!stream_or_fail(h.stream, false, api, &ref)) return CUSPARSE_STATUS_EXECUTION_FAILED;
-  const char* dtype = libs::cuda_dtype_name(a.value_type);
-  const char* compute_name = libs::cuda_dtype_name(compute);
+  if (!stream_or_fail(stream, false, op.api, &ref)) return false;
+  const char* dtype = libs::cuda_dtype_name(op.dtype);
+  const char* compute_name = libs::cuda_dtype_name(op.compute);
   auto r = begin_record(trace_schema::op::kSparse, start, ref.device);
-  r.field(trace_schema::field::kApi, std::string_view(api));
-  r.field("format", std::string_view("csr"));
-  r.field("op_a", std::string_view(op_text(op_a)));
-  r.field("rows", a.rows);
-  r.field("cols", a.cols);
-  r.field("nnz", a.nnz);
-  if (n > 0) r.field(trace_schema::field::kN, n);
+  r.field(trace_schema::field::kApi, std::string_view(op.api));
+  r.field("format", std::string_view(op.format));
+  if (op.op_a != nullptr) r.field("op_a", std::string_view(op.op_a));
+  r.field("rows", op.rows);
+  r.field("cols", op.cols);
+  r.field("nnz", op.nnz);
+  if (op.n > 0) r.field(trace_schema::field::kN, op.n);
   r.field(trace_schema::field::kDtype, std::string_view(dtype != nullptr ? dtype : "unknown"));
   r.field(trace_schema::field::kCompute,
           std::string_view(compute_name != nullptr ? compute_name : "unknown"));
-  r.field(trace_schema::field::kFlops, flops);
-  r.field(trace_schema::field::kBytes, bytes);
+  r.field(trace_schema::field::kFlops, op.flops);
+  r.field(trace_schema::field::kBytes, op.bytes);
   r.field(trace_schema::field::kStream, ref.id);
   end_record(r);
-  std::string name = std::string("cusparse_") + what + "_csr_";
+  std::string name = std::string(op.library) + "_" + op.what + "_" + op.format + "_";
   name += dtype != nullptr ? dtype : "unknown";
-  return append_sized_kernel(name, static_cast<std::size_t>(bytes), h.stream, api, start,
-                             std::max<std::int64_t>(flops, 1))
-             ? CUSPARSE_STATUS_SUCCESS
-             : CUSPARSE_STATUS_EXECUTION_FAILED;
+  return append_sized_kernel(name, static_cast<std::size_t>(std::max<std::int64_t>(op.bytes, 1)),
+                             stream, op.api, start, std::max<std::int64_t>(op.flops, 1));
 }
 
-std::int64_t matrix_bytes(const Csr& a) {
-  return a.nnz * (value_bytes(a.value_type) + a.index_bytes) + (a.rows + 1) * a.offset_bytes;
-}
-
-// SpMV (record = false: only the checks, for the buffer-size query).
-cusparseStatus_t spmv(cusparseHandle_t handle, cusparseOperation_t op_a, const void* mat_a,
-                      const void* vec_x, const void* vec_y, cudaDataType compute, bool run,
-                      const char* api) {
-  const std::int64_t start = now_ns();
-  const SparseHandle* h = live_handle(handle, api);
-  if (h == nullptr) return CUSPARSE_STATUS_NOT_INITIALIZED;
-  const auto* a = live<Csr>(sparse().csrs, mat_a);
-  const auto* x = live<DnVec>(sparse().vectors, vec_x);
-  const auto* y = live<DnVec>(sparse().vectors, vec_y);
-  if (a == nullptr || x == nullptr || y == nullptr) {
-    return bad(api, "a descriptor is invalid or destroyed (only CSR matrices are emulated)");
-  }
-  const bool transposed = op_a != CUSPARSE_OPERATION_NON_TRANSPOSE;
-  const std::int64_t x_len = transposed ? a->rows : a->cols;
-  const std::int64_t y_len = transposed ? a->cols : a->rows;
-  if (x->size != x_len || y->size != y_len) {
-    return bad(api, "vector sizes " + std::to_string(x->size) + " and " + std::to_string(y->size) +
-                        " do not match op(A) of " + std::to_string(y_len) + " x " +
-                        std::to_string(x_len));
-  }
-  if (!run) return CUSPARSE_STATUS_SUCCESS;
-  const std::int64_t bytes = matrix_bytes(*a) + x_len * value_bytes(x->value_type) +
-                             2 * y_len * value_bytes(y->value_type);
-  return record(*h, "spmv", *a, op_a, 0, 2 * a->nnz, bytes, compute, api, start);
-}
-
-cusparseStatus_t spmm(cusparseHandle_t handle, cusparseOperation_t op_a, cusparseOperation_t op_b,
-                      const void* mat_a, const void* mat_b, const void* mat_c, cudaDataType compute,
-                      bool run, const char* api) {
-  const std::int64_t start = now_ns();
-  const SparseHandle* h = live_handle(handle, api);
-  if (h == nullptr) return CUSPARSE_STATUS_NOT_INITIALIZED;
-  const auto* a = live<Csr>(sparse().csrs, mat_a);
-  const auto* b = live<DnMat>(sparse().matrices, mat_b);
-  const auto* c = live<DnMat>(sparse().matrices, mat_c);
-  if (a == nullptr || b == nullptr || c == nullptr) {
-    return bad(api, "a descriptor is invalid or destroyed (only CSR matrices are emulated)");
-  }
-  const bool ta = op_a != CUSPARSE_OPERATION_NON_TRANSPOSE;
-  const bool tb = op_b != CUSPARSE_OPERATION_NON_TRANSPOSE;
-  const std::int64_t m = ta ? a->cols : a->rows, k = ta ? a->rows : a->cols;
-  const std::int64_t b_rows = tb ? b->cols : b->rows, n = tb ? b->rows : b->cols;
-  if (b_rows != k || c->rows != m || c->cols != n) {
-    return bad(api, "dense shapes B " + std::to_string(b->rows) + " x " + std::to_string(b->cols) +
-                        " and C " + std::to_string(c->rows) + " x " + std::to_string(c->cols) +
-                        " do not match op(A) of " + std::to_string(m) + " x " + std::to_string(k));
-  }
-  if (!run) return CUSPARSE_STATUS_SUCCESS;
-  // Each dense matrix holds at most 2^40 elements and the CSR at most 2^40 nonzeros, so only
-  // the FLOPs (nnz x n) can exceed 64 bits.
-  const std::int64_t bytes = matrix_bytes(*a) + k * n * value_bytes(b->value_type) +
-                             2 * m * n * value_bytes(c->value_type);
-  return record(*h, "spmm", *a, op_a, n, mul(2 * a->nnz, n), bytes, compute, api, start);
-}
-
-}  // namespace
 }  // namespace powertrain::emu::detail
 
 namespace detail = powertrain::emu::detail;
@@ -343,40 +598,69 @@ PT_EXPORT const char* cusparseGetErrorString(cusparseStatus_t status) {
   return cusparseGetErrorName(status);
 }
 
-// ---- descriptors ------------------------------------------------------------------------------
+// ---- sparse matrices, vectors, dense matrices ------------------------------------------------
 
 namespace {
 
-cusparseStatus_t create_csr(void* out, int64_t rows, int64_t cols, int64_t nnz, const void* offsets,
-                            const void* columns, const void* values,
-                            cusparseIndexType_t offset_type, cusparseIndexType_t index_type,
-                            cusparseIndexBase_t base, cudaDataType value_type, const char* api) {
-  detail::Csr a;
+// Checks a new sparse matrix and registers it (arrays may be NULL, set later by SetPointers).
+cusparseStatus_t create_sparse(void* out, detail::SpMat a, const char* api) {
+  const int v = detail::value_bytes(a.value_type);
+  const bool blocked = a.format == CUSPARSE_FORMAT_BSR || a.format == CUSPARSE_FORMAT_BLOCKED_ELL;
+  if (a.rows < 0 || a.cols < 0 || a.nnz < 0 || a.offset_bytes == 0 || a.index_bytes == 0 ||
+      v == 0 || (a.base != CUSPARSE_INDEX_BASE_ZERO && a.base != CUSPARSE_INDEX_BASE_ONE) ||
+      a.rows > detail::kMaxExtent || a.cols > detail::kMaxExtent || a.nnz > detail::kMaxExtent ||
+      (blocked &&
+       (a.block_rows <= 0 || a.block_cols <= 0 || a.block_rows > 65536 || a.block_cols > 65536)) ||
+      (a.format == CUSPARSE_FORMAT_BLOCKED_ELL &&
+       (a.rows % a.block_rows != 0 || a.ell_cols % a.block_rows != 0 || a.ell_cols > a.cols))) {
+    return detail::bad(api, std::string("invalid ") + detail::format_name(a.format) +
+                                " shape or types: " + std::to_string(a.rows) + " x " +
+                                std::to_string(a.cols) + ", nnz " + std::to_string(a.nnz));
+  }
+  std::int64_t offsets_bytes = 0, columns_bytes = 0;
+  switch (a.format) {
+    case CUSPARSE_FORMAT_CSC:
+      offsets_bytes = (a.cols + 1) * a.offset_bytes, columns_bytes = a.nnz * a.index_bytes;
+      break;
+    case CUSPARSE_FORMAT_COO:
+      offsets_bytes = columns_bytes = a.nnz * a.index_bytes;
+      break;
+    case CUSPARSE_FORMAT_BLOCKED_ELL:
+      columns_bytes = detail::index_array_bytes(a);
+      break;
+    default:
+      offsets_bytes = (a.rows + 1) * a.offset_bytes, columns_bytes = a.nnz * a.index_bytes;
+  }
+  if ((a.offsets != nullptr && !detail::device_array(a.offsets, offsets_bytes)) ||
+      (a.columns != nullptr && !detail::device_array(a.columns, columns_bytes)) ||
+      (a.values != nullptr &&
+       !detail::device_array(a.values, detail::mul(detail::stored_values(a), v)))) {
+    return detail::bad(api, std::string("a ") + detail::format_name(a.format) +
+                                " array is not device memory of its size");
+  }
+  return detail::create(sparse().matrices_sparse, static_cast<cusparseSpMatDescr_t*>(out), a, api);
+}
+
+detail::SpMat compressed(cusparseFormat_t format, int64_t rows, int64_t cols, int64_t nnz,
+                         const void* offsets, const void* indices, const void* values,
+                         cusparseIndexType_t offset_type, cusparseIndexType_t index_type,
+                         cusparseIndexBase_t base, cudaDataType value_type) {
+  detail::SpMat a;
+  a.format = format;
   a.rows = rows, a.cols = cols, a.nnz = nnz;
-  a.offsets = offsets, a.columns = columns, a.values = values;
-  a.offset_bytes = detail::index_bytes(offset_type);
+  a.offsets = const_cast<void*>(offsets), a.columns = const_cast<void*>(indices);
+  a.values = const_cast<void*>(values);
+  a.offset_type = offset_type, a.index_type = index_type;
+  a.offset_bytes = detail::index_bytes(offset_type),
   a.index_bytes = detail::index_bytes(index_type);
+  a.base = base;
   a.value_type = value_type;
-  if (rows < 0 || cols < 0 || nnz < 0 || a.offset_bytes == 0 || a.index_bytes == 0 ||
-      detail::value_bytes(value_type) == 0 ||
-      (base != CUSPARSE_INDEX_BASE_ZERO && base != CUSPARSE_INDEX_BASE_ONE) ||
-      rows > (std::int64_t{1} << 40) || cols > (std::int64_t{1} << 40) ||
-      nnz > (std::int64_t{1} << 40)) {
-    return detail::bad(api, "invalid CSR shape or types: " + std::to_string(rows) + " x " +
-                                std::to_string(cols) + ", nnz " + std::to_string(nnz));
-  }
-  // The offsets array may be set later (cusparseCsrSetPointers): NULL arrays are not checked.
-  if ((offsets != nullptr && !detail::device_array(offsets, (rows + 1) * a.offset_bytes)) ||
-      (columns != nullptr && !detail::device_array(columns, nnz * a.index_bytes)) ||
-      (values != nullptr && !detail::device_array(values, nnz * detail::value_bytes(value_type)))) {
-    return detail::bad(api, "a CSR array is not device memory of its size");
-  }
-  return detail::create(sparse().csrs, static_cast<cusparseSpMatDescr_t*>(out), a, api);
+  return a;
 }
 
 cusparseStatus_t create_vector(void* out, int64_t size, const void* values, cudaDataType type,
                                const char* api) {
-  if (size < 0 || detail::value_bytes(type) == 0 || size > (std::int64_t{1} << 40)) {
+  if (size < 0 || detail::value_bytes(type) == 0 || size > detail::kMaxExtent) {
     return detail::bad(api, "invalid dense vector of " + std::to_string(size) + " values");
   }
   if (values != nullptr && !detail::device_array(values, size * detail::value_bytes(type))) {
@@ -384,8 +668,30 @@ cusparseStatus_t create_vector(void* out, int64_t size, const void* values, cuda
                                 std::to_string(size) + " values");
   }
   detail::DnVec v;
-  v.size = size, v.values = values, v.value_type = type;
+  v.size = size, v.values = const_cast<void*>(values), v.value_type = type;
   return detail::create(sparse().vectors, static_cast<cusparseDnVecDescr_t*>(out), v, api);
+}
+
+cusparseStatus_t create_sparse_vector(void* out, int64_t size, int64_t nnz, const void* indices,
+                                      const void* values, cusparseIndexType_t index_type,
+                                      cusparseIndexBase_t base, cudaDataType type,
+                                      const char* api) {
+  detail::SpVec v;
+  v.size = size, v.nnz = nnz;
+  v.indices = const_cast<void*>(indices), v.values = const_cast<void*>(values);
+  v.index_type = index_type, v.index_bytes = detail::index_bytes(index_type);
+  v.base = base, v.value_type = type;
+  if (size < 0 || nnz < 0 || nnz > size || size > detail::kMaxExtent || v.index_bytes == 0 ||
+      detail::value_bytes(type) == 0 ||
+      (base != CUSPARSE_INDEX_BASE_ZERO && base != CUSPARSE_INDEX_BASE_ONE)) {
+    return detail::bad(api, "invalid sparse vector: size " + std::to_string(size) + ", nnz " +
+                                std::to_string(nnz));
+  }
+  if ((indices != nullptr && !detail::device_array(indices, nnz * v.index_bytes)) ||
+      (values != nullptr && !detail::device_array(values, nnz * detail::value_bytes(type)))) {
+    return detail::bad(api, "a sparse vector array is not device memory of its size");
+  }
+  return detail::create(sparse().sparse_vectors, static_cast<cusparseSpVecDescr_t*>(out), v, api);
 }
 
 cusparseStatus_t create_matrix(void* out, int64_t rows, int64_t cols, int64_t ld,
@@ -395,7 +701,7 @@ cusparseStatus_t create_matrix(void* out, int64_t rows, int64_t cols, int64_t ld
   const std::int64_t outer = order == CUSPARSE_ORDER_COL ? cols : rows;
   if (rows < 0 || cols < 0 || ld < inner || detail::value_bytes(type) == 0 ||
       rows > (std::int64_t{1} << 31) || cols > (std::int64_t{1} << 31) ||
-      ld > (std::int64_t{1} << 31) || ld * outer > (std::int64_t{1} << 40)) {
+      ld > (std::int64_t{1} << 31) || ld * outer > detail::kMaxExtent) {
     return detail::bad(api, "invalid dense matrix " + std::to_string(rows) + " x " +
                                 std::to_string(cols) + " with ld " + std::to_string(ld));
   }
@@ -403,8 +709,14 @@ cusparseStatus_t create_matrix(void* out, int64_t rows, int64_t cols, int64_t ld
     return detail::bad(api, detail::pointer_text(values) + " is not device memory of the matrix");
   }
   detail::DnMat m;
-  m.rows = rows, m.cols = cols, m.ld = ld, m.values = values, m.value_type = type, m.order = order;
+  m.rows = rows, m.cols = cols, m.ld = ld, m.values = const_cast<void*>(values);
+  m.value_type = type, m.order = order;
   return detail::create(sparse().matrices, static_cast<cusparseDnMatDescr_t*>(out), m, api);
+}
+
+// The live sparse matrix behind a descriptor (reported when it is not).
+detail::SpMat* sparse_matrix(const void* descr, const char* api) {
+  return detail::need<detail::SpMat>(sparse().matrices_sparse, descr, "spMatDescr", api);
 }
 
 }  // namespace
@@ -415,20 +727,372 @@ PT_EXPORT cusparseStatus_t cusparseCreateCsr(cusparseSpMatDescr_t* descr, int64_
                                              cusparseIndexType_t offset_type,
                                              cusparseIndexType_t index_type,
                                              cusparseIndexBase_t base, cudaDataType value_type) {
-  return create_csr(descr, rows, cols, nnz, offsets, columns, values, offset_type, index_type, base,
-                    value_type, "cusparseCreateCsr");
+  return create_sparse(descr,
+                       compressed(CUSPARSE_FORMAT_CSR, rows, cols, nnz, offsets, columns, values,
+                                  offset_type, index_type, base, value_type),
+                       "cusparseCreateCsr");
 }
 
 PT_EXPORT cusparseStatus_t cusparseCreateConstCsr(
     cusparseConstSpMatDescr_t* descr, int64_t rows, int64_t cols, int64_t nnz, const void* offsets,
     const void* columns, const void* values, cusparseIndexType_t offset_type,
     cusparseIndexType_t index_type, cusparseIndexBase_t base, cudaDataType value_type) {
-  return create_csr(descr, rows, cols, nnz, offsets, columns, values, offset_type, index_type, base,
-                    value_type, "cusparseCreateConstCsr");
+  return create_sparse(descr,
+                       compressed(CUSPARSE_FORMAT_CSR, rows, cols, nnz, offsets, columns, values,
+                                  offset_type, index_type, base, value_type),
+                       "cusparseCreateConstCsr");
+}
+
+PT_EXPORT cusparseStatus_t cusparseCreateCsc(cusparseSpMatDescr_t* descr, int64_t rows,
+                                             int64_t cols, int64_t nnz, void* offsets,
+                                             void* rows_ind, void* values,
+                                             cusparseIndexType_t offset_type,
+                                             cusparseIndexType_t index_type,
+                                             cusparseIndexBase_t base, cudaDataType value_type) {
+  return create_sparse(descr,
+                       compressed(CUSPARSE_FORMAT_CSC, rows, cols, nnz, offsets, rows_ind, values,
+                                  offset_type, index_type, base, value_type),
+                       "cusparseCreateCsc");
+}
+
+PT_EXPORT cusparseStatus_t cusparseCreateConstCsc(
+    cusparseConstSpMatDescr_t* descr, int64_t rows, int64_t cols, int64_t nnz, const void* offsets,
+    const void* rows_ind, const void* values, cusparseIndexType_t offset_type,
+    cusparseIndexType_t index_type, cusparseIndexBase_t base, cudaDataType value_type) {
+  return create_sparse(descr,
+                       compressed(CUSPARSE_FORMAT_CSC, rows, cols, nnz, offsets, rows_ind, values,
+                                  offset_type, index_type, base, value_type),
+                       "cusparseCreateConstCsc");
+}
+
+PT_EXPORT cusparseStatus_t cusparseCreateCoo(cusparseSpMatDescr_t* descr, int64_t rows,
+                                             int64_t cols, int64_t nnz, void* row_ind,
+                                             void* col_ind, void* values,
+                                             cusparseIndexType_t index_type,
+                                             cusparseIndexBase_t base, cudaDataType value_type) {
+  return create_sparse(descr,
+                       compressed(CUSPARSE_FORMAT_COO, rows, cols, nnz, row_ind, col_ind, values,
+                                  index_type, index_type, base, value_type),
+                       "cusparseCreateCoo");
+}
+
+PT_EXPORT cusparseStatus_t cusparseCreateConstCoo(cusparseConstSpMatDescr_t* descr, int64_t rows,
+                                                  int64_t cols, int64_t nnz, const void* row_ind,
+                                                  const void* col_ind, const void* values,
+                                                  cusparseIndexType_t index_type,
+                                                  cusparseIndexBase_t base,
+                                                  cudaDataType value_type) {
+  return create_sparse(descr,
+                       compressed(CUSPARSE_FORMAT_COO, rows, cols, nnz, row_ind, col_ind, values,
+                                  index_type, index_type, base, value_type),
+                       "cusparseCreateConstCoo");
+}
+
+namespace {
+detail::SpMat bsr(int64_t brows, int64_t bcols, int64_t bnnz, int64_t rb, int64_t cb,
+                  const void* offsets, const void* columns, const void* values,
+                  cusparseIndexType_t offset_type, cusparseIndexType_t index_type,
+                  cusparseIndexBase_t base, cudaDataType value_type) {
+  detail::SpMat a = compressed(CUSPARSE_FORMAT_BSR, brows, bcols, bnnz, offsets, columns, values,
+                               offset_type, index_type, base, value_type);
+  a.block_rows = rb, a.block_cols = cb;
+  return a;
+}
+detail::SpMat blocked_ell(int64_t rows, int64_t cols, int64_t block, int64_t ell_cols,
+                          const void* columns, const void* values, cusparseIndexType_t index_type,
+                          cusparseIndexBase_t base, cudaDataType value_type) {
+  detail::SpMat a = compressed(CUSPARSE_FORMAT_BLOCKED_ELL, rows, cols, detail::mul(rows, ell_cols),
+                               nullptr, columns, values, index_type, index_type, base, value_type);
+  a.block_rows = a.block_cols = block;
+  a.ell_cols = ell_cols;
+  return a;
+}
+}  // namespace
+
+PT_EXPORT cusparseStatus_t cusparseCreateBsr(cusparseSpMatDescr_t* descr, int64_t brows,
+                                             int64_t bcols, int64_t bnnz, int64_t rb, int64_t cb,
+                                             void* offsets, void* columns, void* values,
+                                             cusparseIndexType_t offset_type,
+                                             cusparseIndexType_t index_type,
+                                             cusparseIndexBase_t base, cudaDataType value_type,
+                                             cusparseOrder_t order) {
+  (void)order;  // the layout inside a block moves the same bytes
+  return create_sparse(descr,
+                       bsr(brows, bcols, bnnz, rb, cb, offsets, columns, values, offset_type,
+                           index_type, base, value_type),
+                       "cusparseCreateBsr");
+}
+
+PT_EXPORT cusparseStatus_t cusparseCreateConstBsr(
+    cusparseConstSpMatDescr_t* descr, int64_t brows, int64_t bcols, int64_t bnnz, int64_t rb,
+    int64_t cb, const void* offsets, const void* columns, const void* values,
+    cusparseIndexType_t offset_type, cusparseIndexType_t index_type, cusparseIndexBase_t base,
+    cudaDataType value_type, cusparseOrder_t order) {
+  (void)order;
+  return create_sparse(descr,
+                       bsr(brows, bcols, bnnz, rb, cb, offsets, columns, values, offset_type,
+                           index_type, base, value_type),
+                       "cusparseCreateConstBsr");
+}
+
+PT_EXPORT cusparseStatus_t cusparseCreateBlockedEll(cusparseSpMatDescr_t* descr, int64_t rows,
+                                                    int64_t cols, int64_t block, int64_t ell_cols,
+                                                    void* columns, void* values,
+                                                    cusparseIndexType_t index_type,
+                                                    cusparseIndexBase_t base,
+                                                    cudaDataType value_type) {
+  return create_sparse(
+      descr,
+      blocked_ell(rows, cols, block, ell_cols, columns, values, index_type, base, value_type),
+      "cusparseCreateBlockedEll");
+}
+
+PT_EXPORT cusparseStatus_t cusparseCreateConstBlockedEll(
+    cusparseConstSpMatDescr_t* descr, int64_t rows, int64_t cols, int64_t block, int64_t ell_cols,
+    const void* columns, const void* values, cusparseIndexType_t index_type,
+    cusparseIndexBase_t base, cudaDataType value_type) {
+  return create_sparse(
+      descr,
+      blocked_ell(rows, cols, block, ell_cols, columns, values, index_type, base, value_type),
+      "cusparseCreateConstBlockedEll");
 }
 
 PT_EXPORT cusparseStatus_t cusparseDestroySpMat(cusparseConstSpMatDescr_t descr) {
-  return detail::destroy<detail::Csr>(sparse().csrs, descr, "cusparseDestroySpMat");
+  return detail::destroy<detail::SpMat>(sparse().matrices_sparse, descr, "cusparseDestroySpMat");
+}
+
+PT_EXPORT cusparseStatus_t cusparseSpMatGetSize(cusparseConstSpMatDescr_t descr, int64_t* rows,
+                                                int64_t* cols, int64_t* nnz) {
+  const detail::SpMat* a = sparse_matrix(descr, "cusparseSpMatGetSize");
+  if (a == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;
+  if (rows == nullptr || cols == nullptr || nnz == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;
+  std::lock_guard<std::mutex> lock(sparse().mutex);
+  *rows = a->rows, *cols = a->cols, *nnz = a->nnz;
+  return CUSPARSE_STATUS_SUCCESS;
+}
+
+PT_EXPORT cusparseStatus_t cusparseSpMatGetFormat(cusparseConstSpMatDescr_t descr,
+                                                  cusparseFormat_t* format) {
+  const detail::SpMat* a = sparse_matrix(descr, "cusparseSpMatGetFormat");
+  if (a == nullptr || format == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;
+  *format = a->format;
+  return CUSPARSE_STATUS_SUCCESS;
+}
+
+PT_EXPORT cusparseStatus_t cusparseSpMatGetIndexBase(cusparseConstSpMatDescr_t descr,
+                                                     cusparseIndexBase_t* base) {
+  const detail::SpMat* a = sparse_matrix(descr, "cusparseSpMatGetIndexBase");
+  if (a == nullptr || base == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;
+  *base = a->base;
+  return CUSPARSE_STATUS_SUCCESS;
+}
+
+PT_EXPORT cusparseStatus_t cusparseSpMatGetValues(cusparseSpMatDescr_t descr, void** values) {
+  const detail::SpMat* a = sparse_matrix(descr, "cusparseSpMatGetValues");
+  if (a == nullptr || values == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;
+  std::lock_guard<std::mutex> lock(sparse().mutex);
+  *values = a->values;
+  return CUSPARSE_STATUS_SUCCESS;
+}
+
+PT_EXPORT cusparseStatus_t cusparseSpMatSetValues(cusparseSpMatDescr_t descr, void* values) {
+  const char* api = "cusparseSpMatSetValues";
+  detail::SpMat* a = sparse_matrix(descr, api);
+  if (a == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;
+  if (!detail::device_array(
+          values, detail::mul(detail::stored_values(*a), detail::value_bytes(a->value_type)))) {
+    return detail::bad(api, detail::pointer_text(values) + " is not device memory of the values");
+  }
+  std::lock_guard<std::mutex> lock(sparse().mutex);
+  a->values = values;
+  return CUSPARSE_STATUS_SUCCESS;
+}
+
+// The fill mode and diagonal type (the only attributes): 4-byte enums, sizes checked.
+PT_EXPORT cusparseStatus_t cusparseSpMatGetAttribute(cusparseConstSpMatDescr_t descr,
+                                                     cusparseSpMatAttribute_t attribute, void* data,
+                                                     size_t size) {
+  const char* api = "cusparseSpMatGetAttribute";
+  const detail::SpMat* a = sparse_matrix(descr, api);
+  if (a == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;
+  if (data == nullptr || size != sizeof(int) ||
+      (attribute != CUSPARSE_SPMAT_FILL_MODE && attribute != CUSPARSE_SPMAT_DIAG_TYPE)) {
+    return detail::bad(api, "attribute " + std::to_string(static_cast<int>(attribute)) + " with " +
+                                std::to_string(size) + " bytes of data");
+  }
+  std::lock_guard<std::mutex> lock(sparse().mutex);
+  const int value =
+      attribute == CUSPARSE_SPMAT_FILL_MODE ? static_cast<int>(a->fill) : static_cast<int>(a->diag);
+  std::memcpy(data, &value, sizeof value);
+  return CUSPARSE_STATUS_SUCCESS;
+}
+
+PT_EXPORT cusparseStatus_t cusparseSpMatSetAttribute(cusparseSpMatDescr_t descr,
+                                                     cusparseSpMatAttribute_t attribute, void* data,
+                                                     size_t size) {
+  const char* api = "cusparseSpMatSetAttribute";
+  detail::SpMat* a = sparse_matrix(descr, api);
+  if (a == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;
+  int value = -1;
+  if (data != nullptr && size == sizeof(int)) std::memcpy(&value, data, sizeof value);
+  const bool fill = attribute == CUSPARSE_SPMAT_FILL_MODE;
+  if ((!fill && attribute != CUSPARSE_SPMAT_DIAG_TYPE) || value < 0 || value > 1) {
+    return detail::bad(api, "attribute " + std::to_string(static_cast<int>(attribute)) +
+                                " with value " + std::to_string(value) + " (" +
+                                std::to_string(size) + " bytes)");
+  }
+  std::lock_guard<std::mutex> lock(sparse().mutex);
+  if (fill) {
+    a->fill = static_cast<cusparseFillMode_t>(value);
+  } else {
+    a->diag = static_cast<cusparseDiagType_t>(value);
+  }
+  return CUSPARSE_STATUS_SUCCESS;
+}
+
+namespace {
+// CSR/CSC/COO getters: the descriptor must be of `format`.
+cusparseStatus_t compressed_get(const void* descr, cusparseFormat_t format, int64_t* rows,
+                                int64_t* cols, int64_t* nnz, void** offsets, void** indices,
+                                void** values, cusparseIndexType_t* offset_type,
+                                cusparseIndexType_t* index_type, cusparseIndexBase_t* base,
+                                cudaDataType* value_type, const char* api) {
+  const detail::SpMat* a = sparse_matrix(descr, api);
+  if (a == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;
+  if (a->format != format) {
+    return detail::bad(api, std::string("the matrix is ") + detail::format_name(a->format) +
+                                ", not " + detail::format_name(format));
+  }
+  std::lock_guard<std::mutex> lock(sparse().mutex);
+  if (rows != nullptr) *rows = a->rows;
+  if (cols != nullptr) *cols = a->cols;
+  if (nnz != nullptr) *nnz = a->nnz;
+  if (offsets != nullptr) *offsets = a->offsets;
+  if (indices != nullptr) *indices = a->columns;
+  if (values != nullptr) *values = a->values;
+  if (offset_type != nullptr) *offset_type = a->offset_type;
+  if (index_type != nullptr) *index_type = a->index_type;
+  if (base != nullptr) *base = a->base;
+  if (value_type != nullptr) *value_type = a->value_type;
+  return CUSPARSE_STATUS_SUCCESS;
+}
+
+cusparseStatus_t compressed_set(void* descr, cusparseFormat_t format, void* offsets, void* indices,
+                                void* values, const char* api) {
+  detail::SpMat* a = sparse_matrix(descr, api);
+  if (a == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;
+  if (a->format != format) {
+    return detail::bad(api, std::string("the matrix is ") + detail::format_name(a->format) +
+                                ", not " + detail::format_name(format));
+  }
+  const std::int64_t offsets_bytes = format == CUSPARSE_FORMAT_COO ? a->nnz * a->index_bytes
+                                     : format == CUSPARSE_FORMAT_CSC
+                                         ? (a->cols + 1) * a->offset_bytes
+                                         : (a->rows + 1) * a->offset_bytes;
+  if (!detail::device_array(offsets, offsets_bytes) ||
+      !detail::device_array(indices, a->nnz * a->index_bytes) ||
+      !detail::device_array(values, a->nnz * detail::value_bytes(a->value_type))) {
+    return detail::bad(
+        api, "an array is not device memory of its size (nnz " + std::to_string(a->nnz) + ")");
+  }
+  std::lock_guard<std::mutex> lock(sparse().mutex);
+  a->offsets = offsets, a->columns = indices, a->values = values;
+  return CUSPARSE_STATUS_SUCCESS;
+}
+}  // namespace
+
+PT_EXPORT cusparseStatus_t cusparseCsrGet(cusparseSpMatDescr_t descr, int64_t* rows, int64_t* cols,
+                                          int64_t* nnz, void** offsets, void** columns,
+                                          void** values, cusparseIndexType_t* offset_type,
+                                          cusparseIndexType_t* index_type,
+                                          cusparseIndexBase_t* base, cudaDataType* value_type) {
+  return compressed_get(descr, CUSPARSE_FORMAT_CSR, rows, cols, nnz, offsets, columns, values,
+                        offset_type, index_type, base, value_type, "cusparseCsrGet");
+}
+
+PT_EXPORT cusparseStatus_t cusparseConstCsrGet(cusparseConstSpMatDescr_t descr, int64_t* rows,
+                                               int64_t* cols, int64_t* nnz, const void** offsets,
+                                               const void** columns, const void** values,
+                                               cusparseIndexType_t* offset_type,
+                                               cusparseIndexType_t* index_type,
+                                               cusparseIndexBase_t* base,
+                                               cudaDataType* value_type) {
+  return compressed_get(descr, CUSPARSE_FORMAT_CSR, rows, cols, nnz, const_cast<void**>(offsets),
+                        const_cast<void**>(columns), const_cast<void**>(values), offset_type,
+                        index_type, base, value_type, "cusparseConstCsrGet");
+}
+
+PT_EXPORT cusparseStatus_t cusparseCscGet(cusparseSpMatDescr_t descr, int64_t* rows, int64_t* cols,
+                                          int64_t* nnz, void** offsets, void** rows_ind,
+                                          void** values, cusparseIndexType_t* offset_type,
+                                          cusparseIndexType_t* index_type,
+                                          cusparseIndexBase_t* base, cudaDataType* value_type) {
+  return compressed_get(descr, CUSPARSE_FORMAT_CSC, rows, cols, nnz, offsets, rows_ind, values,
+                        offset_type, index_type, base, value_type, "cusparseCscGet");
+}
+
+PT_EXPORT cusparseStatus_t cusparseCooGet(cusparseSpMatDescr_t descr, int64_t* rows, int64_t* cols,
+                                          int64_t* nnz, void** row_ind, void** col_ind,
+                                          void** values, cusparseIndexType_t* index_type,
+                                          cusparseIndexBase_t* base, cudaDataType* value_type) {
+  return compressed_get(descr, CUSPARSE_FORMAT_COO, rows, cols, nnz, row_ind, col_ind, values,
+                        nullptr, index_type, base, value_type, "cusparseCooGet");
+}
+
+PT_EXPORT cusparseStatus_t cusparseCsrSetPointers(cusparseSpMatDescr_t descr, void* offsets,
+                                                  void* columns, void* values) {
+  return compressed_set(descr, CUSPARSE_FORMAT_CSR, offsets, columns, values,
+                        "cusparseCsrSetPointers");
+}
+
+PT_EXPORT cusparseStatus_t cusparseCscSetPointers(cusparseSpMatDescr_t descr, void* offsets,
+                                                  void* rows_ind, void* values) {
+  return compressed_set(descr, CUSPARSE_FORMAT_CSC, offsets, rows_ind, values,
+                        "cusparseCscSetPointers");
+}
+
+PT_EXPORT cusparseStatus_t cusparseCooSetPointers(cusparseSpMatDescr_t descr, void* row_ind,
+                                                  void* col_ind, void* values) {
+  return compressed_set(descr, CUSPARSE_FORMAT_COO, row_ind, col_ind, values,
+                        "cusparseCooSetPointers");
+}
+
+PT_EXPORT cusparseStatus_t cusparseCreateSpVec(cusparseSpVecDescr_t* descr, int64_t size,
+                                               int64_t nnz, void* indices, void* values,
+                                               cusparseIndexType_t index_type,
+                                               cusparseIndexBase_t base, cudaDataType type) {
+  return create_sparse_vector(descr, size, nnz, indices, values, index_type, base, type,
+                              "cusparseCreateSpVec");
+}
+
+PT_EXPORT cusparseStatus_t cusparseCreateConstSpVec(cusparseConstSpVecDescr_t* descr, int64_t size,
+                                                    int64_t nnz, const void* indices,
+                                                    const void* values,
+                                                    cusparseIndexType_t index_type,
+                                                    cusparseIndexBase_t base, cudaDataType type) {
+  return create_sparse_vector(descr, size, nnz, indices, values, index_type, base, type,
+                              "cusparseCreateConstSpVec");
+}
+
+PT_EXPORT cusparseStatus_t cusparseDestroySpVec(cusparseConstSpVecDescr_t descr) {
+  return detail::destroy<detail::SpVec>(sparse().sparse_vectors, descr, "cusparseDestroySpVec");
+}
+
+PT_EXPORT cusparseStatus_t cusparseSpVecGet(cusparseSpVecDescr_t descr, int64_t* size, int64_t* nnz,
+                                            void** indices, void** values,
+                                            cusparseIndexType_t* index_type,
+                                            cusparseIndexBase_t* base, cudaDataType* type) {
+  const auto* v =
+      detail::need<detail::SpVec>(sparse().sparse_vectors, descr, "spVecDescr", "cusparseSpVecGet");
+  if (v == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;
+  if (size != nullptr) *size = v->size;
+  if (nnz != nullptr) *nnz = v->nnz;
+  if (indices != nullptr) *indices = v->indices;
+  if (values != nullptr) *values = v->values;
+  if (index_type != nullptr) *index_type = v->index_type;
+  if (base != nullptr) *base = v->base;
+  if (type != nullptr) *type = v->value_type;
+  return CUSPARSE_STATUS_SUCCESS;
 }
 
 PT_EXPORT cusparseStatus_t cusparseCreateDnVec(cusparseDnVecDescr_t* descr, int64_t size,
@@ -443,6 +1107,33 @@ PT_EXPORT cusparseStatus_t cusparseCreateConstDnVec(cusparseConstDnVecDescr_t* d
 
 PT_EXPORT cusparseStatus_t cusparseDestroyDnVec(cusparseConstDnVecDescr_t descr) {
   return detail::destroy<detail::DnVec>(sparse().vectors, descr, "cusparseDestroyDnVec");
+}
+
+PT_EXPORT cusparseStatus_t cusparseDnVecGet(cusparseDnVecDescr_t descr, int64_t* size,
+                                            void** values, cudaDataType* type) {
+  const auto* v =
+      detail::need<detail::DnVec>(sparse().vectors, descr, "dnVecDescr", "cusparseDnVecGet");
+  if (v == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;
+  if (size != nullptr) *size = v->size;
+  if (values != nullptr) *values = v->values;
+  if (type != nullptr) *type = v->value_type;
+  return CUSPARSE_STATUS_SUCCESS;
+}
+
+PT_EXPORT cusparseStatus_t cusparseDnVecGetValues(cusparseDnVecDescr_t descr, void** values) {
+  return cusparseDnVecGet(descr, nullptr, values, nullptr);
+}
+
+PT_EXPORT cusparseStatus_t cusparseDnVecSetValues(cusparseDnVecDescr_t descr, void* values) {
+  const char* api = "cusparseDnVecSetValues";
+  auto* v = detail::need<detail::DnVec>(sparse().vectors, descr, "dnVecDescr", api);
+  if (v == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;
+  if (!detail::device_array(values, v->size * detail::value_bytes(v->value_type))) {
+    return detail::bad(api, detail::pointer_text(values) + " is not device memory of the vector");
+  }
+  std::lock_guard<std::mutex> lock(sparse().mutex);
+  v->values = values;
+  return CUSPARSE_STATUS_SUCCESS;
 }
 
 PT_EXPORT cusparseStatus_t cusparseCreateDnMat(cusparseDnMatDescr_t* descr, int64_t rows,
@@ -461,8 +1152,22 @@ PT_EXPORT cusparseStatus_t cusparseDestroyDnMat(cusparseConstDnMatDescr_t descr)
   return detail::destroy<detail::DnMat>(sparse().matrices, descr, "cusparseDestroyDnMat");
 }
 
-// ---- products
-// ------------------------------------------------------------------------------------
+PT_EXPORT cusparseStatus_t cusparseDnMatGet(cusparseDnMatDescr_t descr, int64_t* rows,
+                                            int64_t* cols, int64_t* ld, void** values,
+                                            cudaDataType* type, cusparseOrder_t* order) {
+  const auto* m =
+      detail::need<detail::DnMat>(sparse().matrices, descr, "dnMatDescr", "cusparseDnMatGet");
+  if (m == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;
+  if (rows != nullptr) *rows = m->rows;
+  if (cols != nullptr) *cols = m->cols;
+  if (ld != nullptr) *ld = m->ld;
+  if (values != nullptr) *values = m->values;
+  if (type != nullptr) *type = m->value_type;
+  if (order != nullptr) *order = m->order;
+  return CUSPARSE_STATUS_SUCCESS;
+}
+
+// ---- SpMV, SpMM --------------------------------------------------------------------------------
 
 PT_EXPORT cusparseStatus_t cusparseSpMV_bufferSize(
     cusparseHandle_t handle, cusparseOperation_t op_a, const void* alpha,
@@ -493,7 +1198,7 @@ PT_EXPORT cusparseStatus_t cusparseSpMM_bufferSize(
   (void)alpha, (void)beta, (void)alg;
   if (buffer_size == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;
   const cusparseStatus_t s = detail::spmm(handle, op_a, op_b, mat_a, mat_b, mat_c, compute, false,
-                                          "cusparseSpMM_bufferSize");
+                                          "spmm", "cusparseSpMM_bufferSize");
   if (s == CUSPARSE_STATUS_SUCCESS) *buffer_size = 0;
   return s;
 }
@@ -506,5 +1211,986 @@ PT_EXPORT cusparseStatus_t cusparseSpMM(cusparseHandle_t handle, cusparseOperati
                                         cusparseSpMMAlg_t alg, void* buffer) {
   (void)alg, (void)buffer;
   if (alpha == nullptr || beta == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;
-  return detail::spmm(handle, op_a, op_b, mat_a, mat_b, mat_c, compute, true, "cusparseSpMM");
+  return detail::spmm(handle, op_a, op_b, mat_a, mat_b, mat_c, compute, true, "spmm",
+                      "cusparseSpMM");
 }
+
+// ---- SpSV, SpSM (triangular solves)
+// --------------------------------------------------------------
+
+PT_EXPORT cusparseStatus_t cusparseSpSV_createDescr(cusparseSpSVDescr_t* descr) {
+  return detail::create(sparse().op_descrs, descr, detail::OpDescr{}, "cusparseSpSV_createDescr");
+}
+
+PT_EXPORT cusparseStatus_t cusparseSpSV_destroyDescr(cusparseSpSVDescr_t descr) {
+  return detail::destroy<detail::OpDescr>(sparse().op_descrs, descr, "cusparseSpSV_destroyDescr");
+}
+
+PT_EXPORT cusparseStatus_t cusparseSpSV_bufferSize(
+    cusparseHandle_t handle, cusparseOperation_t op_a, const void* alpha,
+    cusparseConstSpMatDescr_t mat_a, cusparseConstDnVecDescr_t vec_x, cusparseDnVecDescr_t vec_y,
+    cudaDataType compute, cusparseSpSVAlg_t alg, cusparseSpSVDescr_t descr, size_t* buffer_size) {
+  (void)alpha, (void)alg;
+  if (buffer_size == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;
+  const cusparseStatus_t s = detail::spsv(handle, op_a, mat_a, vec_x, vec_y, compute, descr, "spsv",
+                                          false, "cusparseSpSV_bufferSize");
+  if (s == CUSPARSE_STATUS_SUCCESS) *buffer_size = 0;
+  return s;
+}
+
+PT_EXPORT cusparseStatus_t cusparseSpSV_analysis(cusparseHandle_t handle, cusparseOperation_t op_a,
+                                                 const void* alpha, cusparseConstSpMatDescr_t mat_a,
+                                                 cusparseConstDnVecDescr_t vec_x,
+                                                 cusparseDnVecDescr_t vec_y, cudaDataType compute,
+                                                 cusparseSpSVAlg_t alg, cusparseSpSVDescr_t descr,
+                                                 void* buffer) {
+  (void)alpha, (void)alg, (void)buffer;
+  return detail::spsv(handle, op_a, mat_a, vec_x, vec_y, compute, descr, "spsv_analysis", true,
+                      "cusparseSpSV_analysis");
+}
+
+PT_EXPORT cusparseStatus_t cusparseSpSV_solve(cusparseHandle_t handle, cusparseOperation_t op_a,
+                                              const void* alpha, cusparseConstSpMatDescr_t mat_a,
+                                              cusparseConstDnVecDescr_t vec_x,
+                                              cusparseDnVecDescr_t vec_y, cudaDataType compute,
+                                              cusparseSpSVAlg_t alg, cusparseSpSVDescr_t descr) {
+  (void)alg;
+  if (alpha == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;
+  return detail::spsv(handle, op_a, mat_a, vec_x, vec_y, compute, descr, "spsv_solve", true,
+                      "cusparseSpSV_solve");
+}
+
+PT_EXPORT cusparseStatus_t cusparseSpSM_createDescr(cusparseSpSMDescr_t* descr) {
+  return detail::create(sparse().op_descrs, descr, detail::OpDescr{}, "cusparseSpSM_createDescr");
+}
+
+PT_EXPORT cusparseStatus_t cusparseSpSM_destroyDescr(cusparseSpSMDescr_t descr) {
+  return detail::destroy<detail::OpDescr>(sparse().op_descrs, descr, "cusparseSpSM_destroyDescr");
+}
+
+namespace {
+// SpSM's phases: the shape checks of SpMM (square A), the analysis state of SpSV.
+cusparseStatus_t spsm(cusparseHandle_t handle, cusparseOperation_t op_a, cusparseOperation_t op_b,
+                      const void* mat_a, const void* mat_b, const void* mat_c, cudaDataType compute,
+                      const void* descr, int phase, const char* api) {
+  const std::int64_t start = powertrain::emu::now_ns();
+  auto* d = detail::need<detail::OpDescr>(sparse().op_descrs, descr, "spsmDescr", api);
+  if (d == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;
+  const auto* a = detail::need<detail::SpMat>(sparse().matrices_sparse, mat_a, "matA", api);
+  if (a != nullptr && detail::element_rows(*a) != detail::element_cols(*a)) {
+    return detail::bad(api, "a triangular solve needs a square matrix");
+  }
+  // 0: buffer size, 1: analysis, 2: solve.
+  const cusparseStatus_t checked =
+      detail::spmm(handle, op_a, op_b, mat_a, mat_b, mat_c, compute, false, "spsm", api);
+  if (checked != CUSPARSE_STATUS_SUCCESS || phase == 0) return checked;
+  {
+    std::lock_guard<std::mutex> lock(sparse().mutex);
+    if (phase == 1) {
+      d->analysed = true;
+    } else if (!d->analysed) {
+      return detail::bad(api, "the SpSM descriptor has not been through cusparseSpSM_analysis");
+    }
+  }
+  if (phase == 2) {
+    return detail::spmm(handle, op_a, op_b, mat_a, mat_b, mat_c, compute, true, "spsm_solve", api);
+  }
+  const detail::SparseHandle* h = detail::live_handle(handle, api);
+  if (h == nullptr) return CUSPARSE_STATUS_NOT_INITIALIZED;
+  detail::SparseOp op = detail::op_on(api, "spsm_analysis", *a, compute);
+  op.op_a = detail::op_text(op_a);
+  op.bytes = detail::index_array_bytes(*a);
+  return detail::run(*h, op, start);
+}
+}  // namespace
+
+PT_EXPORT cusparseStatus_t cusparseSpSM_bufferSize(
+    cusparseHandle_t handle, cusparseOperation_t op_a, cusparseOperation_t op_b, const void* alpha,
+    cusparseConstSpMatDescr_t mat_a, cusparseConstDnMatDescr_t mat_b, cusparseDnMatDescr_t mat_c,
+    cudaDataType compute, cusparseSpSMAlg_t alg, cusparseSpSMDescr_t descr, size_t* buffer_size) {
+  (void)alpha, (void)alg;
+  if (buffer_size == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;
+  const cusparseStatus_t s =
+      spsm(handle, op_a, op_b, mat_a, mat_b, mat_c, compute, descr, 0, "cusparseSpSM_bufferSize");
+  if (s == CUSPARSE_STATUS_SUCCESS) *buffer_size = 0;
+  return s;
+}
+
+PT_EXPORT cusparseStatus_t cusparseSpSM_analysis(
+    cusparseHandle_t handle, cusparseOperation_t op_a, cusparseOperation_t op_b, const void* alpha,
+    cusparseConstSpMatDescr_t mat_a, cusparseConstDnMatDescr_t mat_b, cusparseDnMatDescr_t mat_c,
+    cudaDataType compute, cusparseSpSMAlg_t alg, cusparseSpSMDescr_t descr, void* buffer) {
+  (void)alpha, (void)alg, (void)buffer;
+  return spsm(handle, op_a, op_b, mat_a, mat_b, mat_c, compute, descr, 1, "cusparseSpSM_analysis");
+}
+
+PT_EXPORT cusparseStatus_t cusparseSpSM_solve(cusparseHandle_t handle, cusparseOperation_t op_a,
+                                              cusparseOperation_t op_b, const void* alpha,
+                                              cusparseConstSpMatDescr_t mat_a,
+                                              cusparseConstDnMatDescr_t mat_b,
+                                              cusparseDnMatDescr_t mat_c, cudaDataType compute,
+                                              cusparseSpSMAlg_t alg, cusparseSpSMDescr_t descr) {
+  (void)alg;
+  if (alpha == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;
+  return spsm(handle, op_a, op_b, mat_a, mat_b, mat_c, compute, descr, 2, "cusparseSpSM_solve");
+}
+
+// ---- SpGEMM ------------------------------------------------------------------------------------
+
+PT_EXPORT cusparseStatus_t cusparseSpGEMM_createDescr(cusparseSpGEMMDescr_t* descr) {
+  return detail::create(sparse().op_descrs, descr, detail::OpDescr{}, "cusparseSpGEMM_createDescr");
+}
+
+PT_EXPORT cusparseStatus_t cusparseSpGEMM_destroyDescr(cusparseSpGEMMDescr_t descr) {
+  return detail::destroy<detail::OpDescr>(sparse().op_descrs, descr, "cusparseSpGEMM_destroyDescr");
+}
+
+namespace {
+
+// C = A·B's structure from backed CSR arrays (row by row with a marker per column of C):
+// products, C's row offsets and column indices (sorted within each row).
+void spgemm_structure(const detail::SpMat& a, const detail::SpMat& b, detail::OpDescr* d) {
+  const std::int64_t m = a.rows, n = b.cols;
+  std::vector<std::int64_t> marker(static_cast<std::size_t>(n), -1);
+  d->products = 0;
+  d->c_offsets.assign(static_cast<std::size_t>(m + 1), 0);
+  d->c_columns.clear();
+  const std::int64_t base_a = a.base == CUSPARSE_INDEX_BASE_ONE ? 1 : 0;
+  const std::int64_t base_b = b.base == CUSPARSE_INDEX_BASE_ONE ? 1 : 0;
+  for (std::int64_t i = 0; i < m; ++i) {
+    const std::size_t row_start = d->c_columns.size();
+    const std::int64_t a0 = detail::read_index(a.offsets, a.offset_bytes, i) - base_a;
+    const std::int64_t a1 = detail::read_index(a.offsets, a.offset_bytes, i + 1) - base_a;
+    for (std::int64_t p = std::max<std::int64_t>(a0, 0); p < std::min(a1, a.nnz); ++p) {
+      const std::int64_t k = detail::read_index(a.columns, a.index_bytes, p) - base_a;
+      if (k < 0 || k >= b.rows) continue;  // out of range: the GPU would read garbage
+      const std::int64_t b0 = detail::read_index(b.offsets, b.offset_bytes, k) - base_b;
+      const std::int64_t b1 = detail::read_index(b.offsets, b.offset_bytes, k + 1) - base_b;
+      for (std::int64_t q = std::max<std::int64_t>(b0, 0); q < std::min(b1, b.nnz); ++q) {
+        const std::int64_t j = detail::read_index(b.columns, b.index_bytes, q) - base_b;
+        if (j < 0 || j >= n) continue;
+        ++d->products;
+        if (marker[static_cast<std::size_t>(j)] != i) {
+          marker[static_cast<std::size_t>(j)] = i;
+          d->c_columns.push_back(j);
+        }
+      }
+    }
+    std::sort(d->c_columns.begin() + static_cast<std::ptrdiff_t>(row_start), d->c_columns.end());
+    d->c_offsets[static_cast<std::size_t>(i + 1)] = static_cast<std::int64_t>(d->c_columns.size());
+  }
+  d->c_nnz = static_cast<std::int64_t>(d->c_columns.size());
+}
+
+bool csr_backed(const detail::SpMat& a) {
+  return a.format == CUSPARSE_FORMAT_CSR &&
+         detail::backed(a.offsets, (a.rows + 1) * a.offset_bytes) &&
+         detail::backed(a.columns, a.nnz * a.index_bytes);
+}
+
+// phase 0: work estimation, 1: compute, 2: copy.
+cusparseStatus_t spgemm(cusparseHandle_t handle, cusparseOperation_t op_a, cusparseOperation_t op_b,
+                        const void* mat_a, const void* mat_b, void* mat_c, cudaDataType compute,
+                        const void* descr, int phase, size_t* buffer_size, const void* buffer,
+                        const char* api) {
+  const std::int64_t start = powertrain::emu::now_ns();
+  const detail::SparseHandle* h = detail::live_handle(handle, api);
+  if (h == nullptr) return CUSPARSE_STATUS_NOT_INITIALIZED;
+  const auto* a = detail::need<detail::SpMat>(sparse().matrices_sparse, mat_a, "matA", api);
+  const auto* b = detail::need<detail::SpMat>(sparse().matrices_sparse, mat_b, "matB", api);
+  auto* c = detail::need<detail::SpMat>(sparse().matrices_sparse, mat_c, "matC", api);
+  auto* d = detail::need<detail::OpDescr>(sparse().op_descrs, descr, "spgemmDescr", api);
+  if (a == nullptr || b == nullptr || c == nullptr || d == nullptr) {
+    return CUSPARSE_STATUS_INVALID_VALUE;
+  }
+  if (a->format != CUSPARSE_FORMAT_CSR || b->format != CUSPARSE_FORMAT_CSR ||
+      c->format != CUSPARSE_FORMAT_CSR || op_a != CUSPARSE_OPERATION_NON_TRANSPOSE ||
+      op_b != CUSPARSE_OPERATION_NON_TRANSPOSE) {
+    return detail::bad(api, "SpGEMM takes CSR matrices without transposition (as cuSPARSE)");
+  }
+  std::int64_t k = 0;
+  if (!detail::product_shape(api, a->rows, a->cols, op_a, b->rows, b->cols, op_b, c->rows, c->cols,
+                             &k)) {
+    return CUSPARSE_STATUS_INVALID_VALUE;
+  }
+  if (phase < 2) {
+    if (buffer_size == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;
+    if (buffer == nullptr) {  // the size query
+      *buffer_size = static_cast<size_t>(8 * (a->rows + 1));
+      return CUSPARSE_STATUS_SUCCESS;
+    }
+  }
+  detail::SparseOp op = detail::op_on(api,
+                                      phase == 0   ? "spgemm_work_estimation"
+                                      : phase == 1 ? "spgemm_compute"
+                                                   : "spgemm_copy",
+                                      *a, compute);
+  op.op_a = detail::op_text(op_a);
+  {
+    std::lock_guard<std::mutex> lock(sparse().mutex);
+    if (phase == 0) {
+      if (csr_backed(*a) && csr_backed(*b)) {
+        spgemm_structure(*a, *b, d);
+      } else {
+        d->c_offsets.clear(), d->c_columns.clear();
+        d->products = k > 0 ? detail::mul(a->nnz, b->nnz) / k : 0;
+        d->c_nnz = std::min(detail::mul(c->rows, c->cols), d->products);
+      }
+      d->estimated = true;
+      op.bytes = detail::add(detail::index_array_bytes(*a), detail::index_array_bytes(*b));
+    } else if (!d->estimated || (phase == 2 && !d->computed)) {
+      powertrain::emu::report_misuse(api, phase == 1 ? "cusparseSpGEMM_workEstimation has not run"
+                                                     : "cusparseSpGEMM_compute has not run");
+      return CUSPARSE_STATUS_INVALID_VALUE;
+    } else if (phase == 1) {
+      d->computed = true;
+      c->nnz = d->c_nnz;  // what cusparseSpMatGetSize(matC) now reports
+      op.flops = detail::mul(2, d->products);
+      op.bytes = detail::add(detail::add(detail::matrix_bytes(*a), detail::matrix_bytes(*b)),
+                             detail::matrix_bytes(*c));
+    } else {
+      op.bytes = detail::mul(2, detail::matrix_bytes(*c));
+      if (!d->c_offsets.empty() && detail::backed(c->offsets, (c->rows + 1) * c->offset_bytes) &&
+          detail::backed(c->columns, c->nnz * c->index_bytes)) {
+        const std::int64_t base = c->base == CUSPARSE_INDEX_BASE_ONE ? 1 : 0;
+        for (std::int64_t i = 0; i <= c->rows; ++i) {
+          detail::write_index(c->offsets, c->offset_bytes, i,
+                              d->c_offsets[static_cast<std::size_t>(i)] + base);
+        }
+        for (std::int64_t p = 0; p < d->c_nnz; ++p) {
+          detail::write_index(c->columns, c->index_bytes, p,
+                              d->c_columns[static_cast<std::size_t>(p)] + base);
+        }
+      }
+    }
+  }
+  if (phase == 2 && !detail::device_array(c->offsets, (c->rows + 1) * c->offset_bytes)) {
+    return detail::bad(api, "matC's arrays are not set (cusparseCsrSetPointers)");
+  }
+  return detail::run(*h, op, start);
+}
+}  // namespace
+
+PT_EXPORT cusparseStatus_t cusparseSpGEMM_workEstimation(
+    cusparseHandle_t handle, cusparseOperation_t op_a, cusparseOperation_t op_b, const void* alpha,
+    cusparseConstSpMatDescr_t mat_a, cusparseConstSpMatDescr_t mat_b, const void* beta,
+    cusparseSpMatDescr_t mat_c, cudaDataType compute, cusparseSpGEMMAlg_t alg,
+    cusparseSpGEMMDescr_t descr, size_t* buffer_size, void* buffer) {
+  (void)alpha, (void)beta, (void)alg;
+  return spgemm(handle, op_a, op_b, mat_a, mat_b, mat_c, compute, descr, 0, buffer_size, buffer,
+                "cusparseSpGEMM_workEstimation");
+}
+
+PT_EXPORT cusparseStatus_t cusparseSpGEMM_compute(
+    cusparseHandle_t handle, cusparseOperation_t op_a, cusparseOperation_t op_b, const void* alpha,
+    cusparseConstSpMatDescr_t mat_a, cusparseConstSpMatDescr_t mat_b, const void* beta,
+    cusparseSpMatDescr_t mat_c, cudaDataType compute, cusparseSpGEMMAlg_t alg,
+    cusparseSpGEMMDescr_t descr, size_t* buffer_size, void* buffer) {
+  (void)alpha, (void)beta, (void)alg;
+  return spgemm(handle, op_a, op_b, mat_a, mat_b, mat_c, compute, descr, 1, buffer_size, buffer,
+                "cusparseSpGEMM_compute");
+}
+
+PT_EXPORT cusparseStatus_t cusparseSpGEMM_copy(cusparseHandle_t handle, cusparseOperation_t op_a,
+                                               cusparseOperation_t op_b, const void* alpha,
+                                               cusparseConstSpMatDescr_t mat_a,
+                                               cusparseConstSpMatDescr_t mat_b, const void* beta,
+                                               cusparseSpMatDescr_t mat_c, cudaDataType compute,
+                                               cusparseSpGEMMAlg_t alg,
+                                               cusparseSpGEMMDescr_t descr) {
+  (void)alpha, (void)beta, (void)alg;
+  return spgemm(handle, op_a, op_b, mat_a, mat_b, mat_c, compute, descr, 2, nullptr, nullptr,
+                "cusparseSpGEMM_copy");
+}
+
+// ---- SDDMM -------------------------------------------------------------------------------------
+
+namespace {
+cusparseStatus_t sddmm(cusparseHandle_t handle, cusparseOperation_t op_a, cusparseOperation_t op_b,
+                       const void* mat_a, const void* mat_b, const void* mat_c,
+                       cudaDataType compute, bool record, const char* api) {
+  const std::int64_t start = powertrain::emu::now_ns();
+  const detail::SparseHandle* h = detail::live_handle(handle, api);
+  if (h == nullptr) return CUSPARSE_STATUS_NOT_INITIALIZED;
+  const auto* a = detail::need<detail::DnMat>(sparse().matrices, mat_a, "matA", api);
+  const auto* b = detail::need<detail::DnMat>(sparse().matrices, mat_b, "matB", api);
+  const auto* c = detail::need<detail::SpMat>(sparse().matrices_sparse, mat_c, "matC", api);
+  if (a == nullptr || b == nullptr || c == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;
+  std::int64_t k = 0;
+  if (!detail::product_shape(api, a->rows, a->cols, op_a, b->rows, b->cols, op_b,
+                             detail::element_rows(*c), detail::element_cols(*c), &k)) {
+    return CUSPARSE_STATUS_INVALID_VALUE;
+  }
+  if (!record) return CUSPARSE_STATUS_SUCCESS;
+  detail::SparseOp op = detail::op_on(api, "sddmm", *c, compute);
+  op.n = k;
+  op.flops = detail::mul(detail::mul(2, detail::stored_values(*c)), k);
+  op.bytes = detail::add(
+      detail::add(detail::dense_bytes(*a), detail::dense_bytes(*b)),
+      detail::add(detail::matrix_bytes(*c),
+                  detail::mul(detail::stored_values(*c), detail::value_bytes(c->value_type))));
+  return detail::run(*h, op, start);
+}
+}  // namespace
+
+PT_EXPORT cusparseStatus_t cusparseSDDMM_bufferSize(
+    cusparseHandle_t handle, cusparseOperation_t op_a, cusparseOperation_t op_b, const void* alpha,
+    cusparseConstDnMatDescr_t mat_a, cusparseConstDnMatDescr_t mat_b, const void* beta,
+    cusparseSpMatDescr_t mat_c, cudaDataType compute, cusparseSDDMMAlg_t alg, size_t* buffer_size) {
+  (void)alpha, (void)beta, (void)alg;
+  if (buffer_size == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;
+  const cusparseStatus_t s =
+      sddmm(handle, op_a, op_b, mat_a, mat_b, mat_c, compute, false, "cusparseSDDMM_bufferSize");
+  if (s == CUSPARSE_STATUS_SUCCESS) *buffer_size = 0;
+  return s;
+}
+
+PT_EXPORT cusparseStatus_t cusparseSDDMM_preprocess(
+    cusparseHandle_t handle, cusparseOperation_t op_a, cusparseOperation_t op_b, const void* alpha,
+    cusparseConstDnMatDescr_t mat_a, cusparseConstDnMatDescr_t mat_b, const void* beta,
+    cusparseSpMatDescr_t mat_c, cudaDataType compute, cusparseSDDMMAlg_t alg, void* buffer) {
+  (void)alpha, (void)beta, (void)alg, (void)buffer;
+  return sddmm(handle, op_a, op_b, mat_a, mat_b, mat_c, compute, false, "cusparseSDDMM_preprocess");
+}
+
+PT_EXPORT cusparseStatus_t cusparseSDDMM(cusparseHandle_t handle, cusparseOperation_t op_a,
+                                         cusparseOperation_t op_b, const void* alpha,
+                                         cusparseConstDnMatDescr_t mat_a,
+                                         cusparseConstDnMatDescr_t mat_b, const void* beta,
+                                         cusparseSpMatDescr_t mat_c, cudaDataType compute,
+                                         cusparseSDDMMAlg_t alg, void* buffer) {
+  (void)alg, (void)buffer;
+  if (alpha == nullptr || beta == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;
+  return sddmm(handle, op_a, op_b, mat_a, mat_b, mat_c, compute, true, "cusparseSDDMM");
+}
+
+// ---- sparse vectors: Axpby, Gather, Scatter, SpVV
+// ------------------------------------------------
+
+namespace {
+
+// The sparse and dense vector of a level-1 call (same value type, indices within the size).
+struct VecPair {
+  const detail::SparseHandle* h = nullptr;
+  detail::SpVec* x = nullptr;
+  detail::DnVec* y = nullptr;
+};
+cusparseStatus_t vec_pair(cusparseHandle_t handle, const void* sparse_vec, const void* dense_vec,
+                          const char* api, VecPair* out) {
+  out->h = detail::live_handle(handle, api);
+  if (out->h == nullptr) return CUSPARSE_STATUS_NOT_INITIALIZED;
+  out->x = detail::need<detail::SpVec>(sparse().sparse_vectors, sparse_vec, "spVec", api);
+  out->y = detail::need<detail::DnVec>(sparse().vectors, dense_vec, "dnVec", api);
+  if (out->x == nullptr || out->y == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;
+  if (out->x->size != out->y->size || out->x->value_type != out->y->value_type) {
+    return detail::bad(api, "the sparse vector (size " + std::to_string(out->x->size) +
+                                ") and the dense vector (size " + std::to_string(out->y->size) +
+                                ") differ in size or value type");
+  }
+  return CUSPARSE_STATUS_SUCCESS;
+}
+
+detail::SparseOp vector_op(const char* api, const char* what, const detail::SpVec& x) {
+  detail::SparseOp op;
+  op.api = api;
+  op.what = what;
+  op.format = "vector";
+  op.rows = x.size;
+  op.cols = 1;
+  op.nnz = x.nnz;
+  op.dtype = op.compute = x.value_type;
+  op.bytes = detail::mul(x.nnz, x.index_bytes + 2 * detail::value_bytes(x.value_type));
+  return op;
+}
+
+// Copies between the sparse vector's values and the dense vector's entries where all arrays are
+// backed and the indices in range (gather: dense → sparse; scatter: sparse → dense).
+void move_values(const detail::SpVec& x, const detail::DnVec& y, bool gather) {
+  const int v = detail::value_bytes(x.value_type);
+  if (!detail::backed(x.indices, x.nnz * x.index_bytes) || !detail::backed(x.values, x.nnz * v) ||
+      !detail::backed(y.values, y.size * v)) {
+    return;
+  }
+  const std::int64_t base = x.base == CUSPARSE_INDEX_BASE_ONE ? 1 : 0;
+  auto* xv = static_cast<unsigned char*>(x.values);
+  auto* yv = static_cast<unsigned char*>(y.values);
+  for (std::int64_t p = 0; p < x.nnz; ++p) {
+    const std::int64_t i = detail::read_index(x.indices, x.index_bytes, p) - base;
+    if (i < 0 || i >= y.size) continue;
+    if (gather) {
+      std::memcpy(xv + p * v, yv + i * v, static_cast<std::size_t>(v));
+    } else {
+      std::memcpy(yv + i * v, xv + p * v, static_cast<std::size_t>(v));
+    }
+  }
+}
+
+template <typename T>
+T sparse_dot(const detail::SpVec& x, const detail::DnVec& y) {
+  const std::int64_t base = x.base == CUSPARSE_INDEX_BASE_ONE ? 1 : 0;
+  T sum = 0;
+  for (std::int64_t p = 0; p < x.nnz; ++p) {
+    const std::int64_t i = detail::read_index(x.indices, x.index_bytes, p) - base;
+    if (i >= 0 && i < y.size)
+      sum += static_cast<const T*>(x.values)[p] * static_cast<const T*>(y.values)[i];
+  }
+  return sum;
+}
+
+}  // namespace
+
+PT_EXPORT cusparseStatus_t cusparseAxpby(cusparseHandle_t handle, const void* alpha,
+                                         cusparseConstSpVecDescr_t vec_x, const void* beta,
+                                         cusparseDnVecDescr_t vec_y) {
+  const char* api = "cusparseAxpby";
+  const std::int64_t start = powertrain::emu::now_ns();
+  if (alpha == nullptr || beta == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;
+  VecPair v;
+  const cusparseStatus_t s = vec_pair(handle, vec_x, vec_y, api, &v);
+  if (s != CUSPARSE_STATUS_SUCCESS) return s;
+  detail::SparseOp op = vector_op(api, "axpby", *v.x);
+  op.flops = detail::add(detail::mul(2, v.x->nnz), v.y->size);
+  op.bytes =
+      detail::add(detail::mul(v.x->nnz, v.x->index_bytes + detail::value_bytes(v.x->value_type)),
+                  detail::mul(2 * v.y->size, detail::value_bytes(v.y->value_type)));
+  return detail::run(*v.h, op, start);
+}
+
+PT_EXPORT cusparseStatus_t cusparseGather(cusparseHandle_t handle, cusparseConstDnVecDescr_t vec_y,
+                                          cusparseSpVecDescr_t vec_x) {
+  const char* api = "cusparseGather";
+  const std::int64_t start = powertrain::emu::now_ns();
+  VecPair v;
+  const cusparseStatus_t s = vec_pair(handle, vec_x, vec_y, api, &v);
+  if (s != CUSPARSE_STATUS_SUCCESS) return s;
+  move_values(*v.x, *v.y, true);
+  return detail::run(*v.h, vector_op(api, "gather", *v.x), start);
+}
+
+PT_EXPORT cusparseStatus_t cusparseScatter(cusparseHandle_t handle, cusparseConstSpVecDescr_t vec_x,
+                                           cusparseDnVecDescr_t vec_y) {
+  const char* api = "cusparseScatter";
+  const std::int64_t start = powertrain::emu::now_ns();
+  VecPair v;
+  const cusparseStatus_t s = vec_pair(handle, vec_x, vec_y, api, &v);
+  if (s != CUSPARSE_STATUS_SUCCESS) return s;
+  move_values(*v.x, *v.y, false);
+  return detail::run(*v.h, vector_op(api, "scatter", *v.x), start);
+}
+
+PT_EXPORT cusparseStatus_t cusparseSpVV_bufferSize(cusparseHandle_t handle,
+                                                   cusparseOperation_t op_x,
+                                                   cusparseConstSpVecDescr_t vec_x,
+                                                   cusparseConstDnVecDescr_t vec_y,
+                                                   const void* result, cudaDataType compute,
+                                                   size_t* buffer_size) {
+  (void)op_x, (void)result, (void)compute;
+  if (buffer_size == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;
+  VecPair v;
+  const cusparseStatus_t s = vec_pair(handle, vec_x, vec_y, "cusparseSpVV_bufferSize", &v);
+  if (s == CUSPARSE_STATUS_SUCCESS) *buffer_size = 0;
+  return s;
+}
+
+// The result is written where it lies (host memory, or backed device memory): the dot product of
+// the copied-in data for float/double where the vectors are backed, else 0.
+PT_EXPORT cusparseStatus_t cusparseSpVV(cusparseHandle_t handle, cusparseOperation_t op_x,
+                                        cusparseConstSpVecDescr_t vec_x,
+                                        cusparseConstDnVecDescr_t vec_y, void* result,
+                                        cudaDataType compute, void* buffer) {
+  (void)op_x, (void)buffer;
+  const char* api = "cusparseSpVV";
+  const std::int64_t start = powertrain::emu::now_ns();
+  if (result == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;
+  VecPair v;
+  const cusparseStatus_t s = vec_pair(handle, vec_x, vec_y, api, &v);
+  if (s != CUSPARSE_STATUS_SUCCESS) return s;
+  const int vb = detail::value_bytes(v.x->value_type);
+  const int rb = detail::value_bytes(compute);
+  const detail::PointerInfo where = detail::lookup_pointer(result);
+  const bool writable = !where.known || where.backed;
+  const bool data = detail::backed(v.x->indices, v.x->nnz * v.x->index_bytes) &&
+                    detail::backed(v.x->values, v.x->nnz * vb) &&
+                    detail::backed(v.y->values, v.y->size * vb);
+  if (writable && rb > 0) {
+    if (compute == CUDA_R_32F && v.x->value_type == CUDA_R_32F) {
+      const float dot = data ? sparse_dot<float>(*v.x, *v.y) : 0.0f;
+      std::memcpy(result, &dot, sizeof dot);
+    } else if (compute == CUDA_R_64F && v.x->value_type == CUDA_R_64F) {
+      const double dot = data ? sparse_dot<double>(*v.x, *v.y) : 0.0;
+      std::memcpy(result, &dot, sizeof dot);
+    } else {
+      std::memset(result, 0, static_cast<std::size_t>(rb));
+    }
+  }
+  detail::SparseOp op = vector_op(api, "spvv", *v.x);
+  op.compute = compute;
+  op.flops = detail::mul(2, v.x->nnz);
+  return detail::run(*v.h, op, start);
+}
+
+// ---- conversions -------------------------------------------------------------------------------
+
+namespace {
+// phase 0: buffer size, 1: analysis (counts B's nnz), 2: convert.
+cusparseStatus_t dense_to_sparse(cusparseHandle_t handle, const void* mat_a, void* mat_b, int phase,
+                                 const char* api) {
+  const std::int64_t start = powertrain::emu::now_ns();
+  const detail::SparseHandle* h = detail::live_handle(handle, api);
+  if (h == nullptr) return CUSPARSE_STATUS_NOT_INITIALIZED;
+  const auto* a = detail::need<detail::DnMat>(sparse().matrices, mat_a, "matA", api);
+  auto* b = detail::need<detail::SpMat>(sparse().matrices_sparse, mat_b, "matB", api);
+  if (a == nullptr || b == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;
+  if (detail::element_rows(*b) != a->rows || detail::element_cols(*b) != a->cols ||
+      b->value_type != a->value_type) {
+    return detail::bad(api, "the dense " + std::to_string(a->rows) + " x " +
+                                std::to_string(a->cols) + " and the sparse " +
+                                std::to_string(detail::element_rows(*b)) + " x " +
+                                std::to_string(detail::element_cols(*b)) +
+                                " matrices differ in shape or value type");
+  }
+  if (phase == 0) return CUSPARSE_STATUS_SUCCESS;
+  detail::SparseOp op = detail::op_on(
+      api, phase == 1 ? "dense_to_sparse_analysis" : "dense_to_sparse_convert", *b, a->value_type);
+  op.bytes = detail::dense_bytes(*a);
+  if (phase == 1) {
+    // B's nnz: counted on backed data (bytes not all zero), else every entry (an upper bound).
+    const int v = detail::value_bytes(a->value_type);
+    const std::int64_t outer = a->order == CUSPARSE_ORDER_COL ? a->cols : a->rows;
+    const std::int64_t inner = a->order == CUSPARSE_ORDER_COL ? a->rows : a->cols;
+    std::int64_t count = detail::mul(a->rows, a->cols);
+    if (detail::backed(a->values, detail::mul(detail::mul(a->ld, outer), v))) {
+      count = 0;
+      const auto* bytes = static_cast<const unsigned char*>(a->values);
+      for (std::int64_t o = 0; o < outer; ++o) {
+        for (std::int64_t i = 0; i < inner; ++i) {
+          const unsigned char* e = bytes + (o * a->ld + i) * v;
+          count += std::any_of(e, e + v, [](unsigned char c) { return c != 0; }) ? 1 : 0;
+        }
+      }
+    }
+    std::lock_guard<std::mutex> lock(sparse().mutex);
+    b->nnz = count;
+    op.nnz = count;
+  } else {
+    op.bytes = detail::add(op.bytes, detail::matrix_bytes(*b));
+  }
+  return detail::run(*h, op, start);
+}
+}  // namespace
+
+PT_EXPORT cusparseStatus_t cusparseDenseToSparse_bufferSize(cusparseHandle_t handle,
+                                                            cusparseConstDnMatDescr_t mat_a,
+                                                            cusparseSpMatDescr_t mat_b,
+                                                            cusparseDenseToSparseAlg_t alg,
+                                                            size_t* buffer_size) {
+  (void)alg;
+  if (buffer_size == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;
+  const cusparseStatus_t s =
+      dense_to_sparse(handle, mat_a, mat_b, 0, "cusparseDenseToSparse_bufferSize");
+  if (s == CUSPARSE_STATUS_SUCCESS) *buffer_size = 0;
+  return s;
+}
+
+PT_EXPORT cusparseStatus_t cusparseDenseToSparse_analysis(cusparseHandle_t handle,
+                                                          cusparseConstDnMatDescr_t mat_a,
+                                                          cusparseSpMatDescr_t mat_b,
+                                                          cusparseDenseToSparseAlg_t alg,
+                                                          void* buffer) {
+  (void)alg, (void)buffer;
+  return dense_to_sparse(handle, mat_a, mat_b, 1, "cusparseDenseToSparse_analysis");
+}
+
+PT_EXPORT cusparseStatus_t cusparseDenseToSparse_convert(cusparseHandle_t handle,
+                                                         cusparseConstDnMatDescr_t mat_a,
+                                                         cusparseSpMatDescr_t mat_b,
+                                                         cusparseDenseToSparseAlg_t alg,
+                                                         void* buffer) {
+  (void)alg, (void)buffer;
+  return dense_to_sparse(handle, mat_a, mat_b, 2, "cusparseDenseToSparse_convert");
+}
+
+namespace {
+cusparseStatus_t sparse_to_dense(cusparseHandle_t handle, const void* mat_a, const void* mat_b,
+                                 bool record, const char* api) {
+  const std::int64_t start = powertrain::emu::now_ns();
+  const detail::SparseHandle* h = detail::live_handle(handle, api);
+  if (h == nullptr) return CUSPARSE_STATUS_NOT_INITIALIZED;
+  const auto* a = detail::need<detail::SpMat>(sparse().matrices_sparse, mat_a, "matA", api);
+  const auto* b = detail::need<detail::DnMat>(sparse().matrices, mat_b, "matB", api);
+  if (a == nullptr || b == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;
+  if (detail::element_rows(*a) != b->rows || detail::element_cols(*a) != b->cols ||
+      b->value_type != a->value_type) {
+    return detail::bad(api, "the sparse and dense matrices differ in shape or value type");
+  }
+  if (!record) return CUSPARSE_STATUS_SUCCESS;
+  detail::SparseOp op = detail::op_on(api, "sparse_to_dense", *a, a->value_type);
+  op.bytes = detail::add(detail::matrix_bytes(*a), detail::dense_bytes(*b));
+  return detail::run(*h, op, start);
+}
+}  // namespace
+
+PT_EXPORT cusparseStatus_t cusparseSparseToDense_bufferSize(cusparseHandle_t handle,
+                                                            cusparseConstSpMatDescr_t mat_a,
+                                                            cusparseDnMatDescr_t mat_b,
+                                                            cusparseSparseToDenseAlg_t alg,
+                                                            size_t* buffer_size) {
+  (void)alg;
+  if (buffer_size == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;
+  const cusparseStatus_t s =
+      sparse_to_dense(handle, mat_a, mat_b, false, "cusparseSparseToDense_bufferSize");
+  if (s == CUSPARSE_STATUS_SUCCESS) *buffer_size = 0;
+  return s;
+}
+
+PT_EXPORT cusparseStatus_t cusparseSparseToDense(cusparseHandle_t handle,
+                                                 cusparseConstSpMatDescr_t mat_a,
+                                                 cusparseDnMatDescr_t mat_b,
+                                                 cusparseSparseToDenseAlg_t alg, void* buffer) {
+  (void)alg, (void)buffer;
+  return sparse_to_dense(handle, mat_a, mat_b, true, "cusparseSparseToDense");
+}
+
+namespace {
+// CSR → CSC (a transpose of the structure): checks, and on backed arrays the CSC arrays for real
+// (values too for CUSPARSE_ACTION_NUMERIC), sorted by row within each column.
+cusparseStatus_t csr2csc(cusparseHandle_t handle, int m, int n, int nnz, const void* csr_val,
+                         const int* csr_row_ptr, const int* csr_col_ind, void* csc_val,
+                         int* csc_col_ptr, int* csc_row_ind, cudaDataType type,
+                         cusparseAction_t action, cusparseIndexBase_t base, bool record,
+                         const char* api) {
+  const std::int64_t start = powertrain::emu::now_ns();
+  const detail::SparseHandle* h = detail::live_handle(handle, api);
+  if (h == nullptr) return CUSPARSE_STATUS_NOT_INITIALIZED;
+  const int v = detail::value_bytes(type);
+  const bool numeric = action == CUSPARSE_ACTION_NUMERIC;
+  if (m < 0 || n < 0 || nnz < 0 || v == 0 || (action != CUSPARSE_ACTION_SYMBOLIC && !numeric) ||
+      (base != CUSPARSE_INDEX_BASE_ZERO && base != CUSPARSE_INDEX_BASE_ONE)) {
+    return detail::bad(api, "invalid shape " + std::to_string(m) + " x " + std::to_string(n) +
+                                ", nnz " + std::to_string(nnz) + ", type or action");
+  }
+  const std::int64_t idx = std::int64_t{nnz} * 4, vals = numeric ? std::int64_t{nnz} * v : 0;
+  if (!detail::device_array(csr_row_ptr, (std::int64_t{m} + 1) * 4) ||
+      !detail::device_array(csr_col_ind, idx) || !detail::device_array(csr_val, vals) ||
+      !detail::device_array(csc_col_ptr, (std::int64_t{n} + 1) * 4) ||
+      !detail::device_array(csc_row_ind, idx) || !detail::device_array(csc_val, vals)) {
+    return detail::bad(api, "an array is not device memory of its size");
+  }
+  if (!record) return CUSPARSE_STATUS_SUCCESS;
+  if (detail::backed(csr_row_ptr, (std::int64_t{m} + 1) * 4) && detail::backed(csr_col_ind, idx) &&
+      detail::backed(csc_col_ptr, (std::int64_t{n} + 1) * 4) && detail::backed(csc_row_ind, idx) &&
+      (!numeric || (detail::backed(csr_val, vals) && detail::backed(csc_val, vals)))) {
+    const int b = base == CUSPARSE_INDEX_BASE_ONE ? 1 : 0;
+    std::vector<std::int64_t> count(static_cast<std::size_t>(n) + 1, 0);
+    for (int p = 0; p < nnz; ++p) {
+      const int j = csr_col_ind[p] - b;
+      if (j >= 0 && j < n) ++count[static_cast<std::size_t>(j) + 1];
+    }
+    for (int j = 0; j < n; ++j) count[j + 1] += count[j];
+    for (int j = 0; j <= n; ++j) csc_col_ptr[j] = static_cast<int>(count[j]) + b;
+    for (int i = 0; i < m; ++i) {
+      for (int p = std::max(csr_row_ptr[i] - b, 0); p < std::min(csr_row_ptr[i + 1] - b, nnz);
+           ++p) {
+        const int j = csr_col_ind[p] - b;
+        if (j < 0 || j >= n) continue;
+        const std::int64_t q = count[static_cast<std::size_t>(j)]++;
+        csc_row_ind[q] = i + b;
+        if (numeric) {
+          std::memcpy(static_cast<unsigned char*>(csc_val) + q * v,
+                      static_cast<const unsigned char*>(csr_val) + std::int64_t{p} * v,
+                      static_cast<std::size_t>(v));
+        }
+      }
+    }
+  }
+  detail::SparseOp op;
+  op.api = api;
+  op.what = "csr2csc";
+  op.rows = m, op.cols = n, op.nnz = nnz;
+  op.dtype = op.compute = type;
+  op.bytes = 2 * (idx + vals) + (std::int64_t{m} + 1) * 4 + (std::int64_t{n} + 1) * 4;
+  return detail::run(*h, op, start);
+}
+}  // namespace
+
+PT_EXPORT cusparseStatus_t cusparseCsr2cscEx2_bufferSize(
+    cusparseHandle_t handle, int m, int n, int nnz, const void* csr_val, const int* csr_row_ptr,
+    const int* csr_col_ind, void* csc_val, int* csc_col_ptr, int* csc_row_ind, cudaDataType type,
+    cusparseAction_t action, cusparseIndexBase_t base, cusparseCsr2CscAlg_t alg,
+    size_t* buffer_size) {
+  (void)alg;
+  if (buffer_size == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;
+  const cusparseStatus_t s =
+      csr2csc(handle, m, n, nnz, csr_val, csr_row_ptr, csr_col_ind, csc_val, csc_col_ptr,
+              csc_row_ind, type, action, base, false, "cusparseCsr2cscEx2_bufferSize");
+  if (s == CUSPARSE_STATUS_SUCCESS) *buffer_size = 0;
+  return s;
+}
+
+PT_EXPORT cusparseStatus_t cusparseCsr2cscEx2(cusparseHandle_t handle, int m, int n, int nnz,
+                                              const void* csr_val, const int* csr_row_ptr,
+                                              const int* csr_col_ind, void* csc_val,
+                                              int* csc_col_ptr, int* csc_row_ind, cudaDataType type,
+                                              cusparseAction_t action, cusparseIndexBase_t base,
+                                              cusparseCsr2CscAlg_t alg, void* buffer) {
+  (void)alg, (void)buffer;
+  return csr2csc(handle, m, n, nnz, csr_val, csr_row_ptr, csr_col_ind, csc_val, csc_col_ptr,
+                 csc_row_ind, type, action, base, true, "cusparseCsr2cscEx2");
+}
+
+// ---- legacy API: matrix descriptors, incomplete factorizations
+// ------------------------------------
+
+PT_EXPORT cusparseStatus_t cusparseCreateMatDescr(cusparseMatDescr_t* descr) {
+  return detail::create(sparse().mat_descrs, descr, detail::LegacyMatDescr{},
+                        "cusparseCreateMatDescr");
+}
+
+PT_EXPORT cusparseStatus_t cusparseDestroyMatDescr(cusparseMatDescr_t descr) {
+  return detail::destroy<detail::LegacyMatDescr>(sparse().mat_descrs, descr,
+                                                 "cusparseDestroyMatDescr");
+}
+
+namespace {
+// Sets one field of a legacy descriptor to `value` in [0, max].
+cusparseStatus_t set_descr(cusparseMatDescr_t descr, int detail::LegacyMatDescr::*field, int value,
+                           int max, const char* api) {
+  auto* d = detail::need<detail::LegacyMatDescr>(sparse().mat_descrs, descr, "descrA", api);
+  if (d == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;
+  if (value < 0 || value > max) {
+    return detail::bad(api, "value " + std::to_string(value) + " is out of range");
+  }
+  std::lock_guard<std::mutex> lock(sparse().mutex);
+  d->*field = value;
+  return CUSPARSE_STATUS_SUCCESS;
+}
+// A field of a legacy descriptor (0, the default, for an invalid one, after reporting it).
+int get_descr(const cusparseMatDescr_t descr, int detail::LegacyMatDescr::*field, const char* api) {
+  detail::LegacyMatDescr d;
+  if (!detail::legacy_mat_descr(descr, &d)) {
+    powertrain::emu::report_misuse(
+        api, "invalid or destroyed matrix descriptor " + detail::pointer_text(descr));
+    return 0;
+  }
+  return d.*field;
+}
+}  // namespace
+
+PT_EXPORT cusparseStatus_t cusparseSetMatType(cusparseMatDescr_t descr, cusparseMatrixType_t type) {
+  return set_descr(descr, &detail::LegacyMatDescr::type, type, CUSPARSE_MATRIX_TYPE_TRIANGULAR,
+                   "cusparseSetMatType");
+}
+PT_EXPORT cusparseMatrixType_t cusparseGetMatType(const cusparseMatDescr_t descr) {
+  return static_cast<cusparseMatrixType_t>(
+      get_descr(descr, &detail::LegacyMatDescr::type, "cusparseGetMatType"));
+}
+PT_EXPORT cusparseStatus_t cusparseSetMatIndexBase(cusparseMatDescr_t descr,
+                                                   cusparseIndexBase_t base) {
+  return set_descr(descr, &detail::LegacyMatDescr::base, base, CUSPARSE_INDEX_BASE_ONE,
+                   "cusparseSetMatIndexBase");
+}
+PT_EXPORT cusparseIndexBase_t cusparseGetMatIndexBase(const cusparseMatDescr_t descr) {
+  return static_cast<cusparseIndexBase_t>(
+      get_descr(descr, &detail::LegacyMatDescr::base, "cusparseGetMatIndexBase"));
+}
+PT_EXPORT cusparseStatus_t cusparseSetMatFillMode(cusparseMatDescr_t descr,
+                                                  cusparseFillMode_t fill) {
+  return set_descr(descr, &detail::LegacyMatDescr::fill, fill, CUSPARSE_FILL_MODE_UPPER,
+                   "cusparseSetMatFillMode");
+}
+PT_EXPORT cusparseFillMode_t cusparseGetMatFillMode(const cusparseMatDescr_t descr) {
+  return static_cast<cusparseFillMode_t>(
+      get_descr(descr, &detail::LegacyMatDescr::fill, "cusparseGetMatFillMode"));
+}
+PT_EXPORT cusparseStatus_t cusparseSetMatDiagType(cusparseMatDescr_t descr,
+                                                  cusparseDiagType_t diag) {
+  return set_descr(descr, &detail::LegacyMatDescr::diag, diag, CUSPARSE_DIAG_TYPE_UNIT,
+                   "cusparseSetMatDiagType");
+}
+PT_EXPORT cusparseDiagType_t cusparseGetMatDiagType(const cusparseMatDescr_t descr) {
+  return static_cast<cusparseDiagType_t>(
+      get_descr(descr, &detail::LegacyMatDescr::diag, "cusparseGetMatDiagType"));
+}
+
+#define PT_FACTOR_INFO(Name, Type)                                              \
+  PT_EXPORT cusparseStatus_t cusparseCreate##Name##Info(Type* info) {           \
+    return detail::create(sparse().infos, info, detail::FactorInfo{},           \
+                          "cusparseCreate" #Name "Info");                       \
+  }                                                                             \
+  PT_EXPORT cusparseStatus_t cusparseDestroy##Name##Info(Type info) {           \
+    return detail::destroy<detail::FactorInfo>(sparse().infos, info,            \
+                                               "cusparseDestroy" #Name "Info"); \
+  }
+PT_FACTOR_INFO(Csrilu02, csrilu02Info_t)
+PT_FACTOR_INFO(Csric02, csric02Info_t)
+PT_FACTOR_INFO(Bsrilu02, bsrilu02Info_t)
+#undef PT_FACTOR_INFO
+
+namespace {
+
+enum class Factor { kIlu, kIc, kBsrIlu };
+enum class Phase { kBufferSize, kAnalysis, kFactor };
+
+const char* factor_name(Factor f) {
+  return f == Factor::kIlu ? "csrilu02" : f == Factor::kIc ? "csric02" : "bsrilu02";
+}
+
+// One legacy incomplete-factorization call: m (block) rows, nnz (blocks), block size `block`
+// (1 for CSR), values of `type`.
+cusparseStatus_t factor(cusparseHandle_t handle, Factor kind, Phase phase, int m, int nnz,
+                        int block, const void* descr, const void* values, const int* row_ptr,
+                        const int* col_ind, const void* info, cudaDataType type, int* buffer_size,
+                        const char* api) {
+  const std::int64_t start = powertrain::emu::now_ns();
+  const detail::SparseHandle* h = detail::live_handle(handle, api);
+  if (h == nullptr) return CUSPARSE_STATUS_NOT_INITIALIZED;
+  detail::LegacyMatDescr d;
+  if (!detail::legacy_mat_descr(descr, &d)) {
+    return detail::bad(api,
+                       "invalid or destroyed matrix descriptor " + detail::pointer_text(descr));
+  }
+  auto* fi = detail::need<detail::FactorInfo>(sparse().infos, info, "info", api);
+  if (fi == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;
+  const int v = detail::value_bytes(type);
+  const std::int64_t block_values = std::int64_t{block} * block;
+  if (m < 0 || nnz < 0 || block <= 0 || block > 65536 || d.type != CUSPARSE_MATRIX_TYPE_GENERAL) {
+    return detail::bad(api, "invalid m " + std::to_string(m) + ", nnz " + std::to_string(nnz) +
+                                ", block " + std::to_string(block) +
+                                " or a matrix type other than GENERAL");
+  }
+  if (!detail::device_array(row_ptr, (std::int64_t{m} + 1) * 4) ||
+      !detail::device_array(col_ind, std::int64_t{nnz} * 4) ||
+      !detail::device_array(values, detail::mul(std::int64_t{nnz} * block_values, v))) {
+    return detail::bad(api, "an array is not device memory of its size (m " + std::to_string(m) +
+                                ", nnz " + std::to_string(nnz) + ")");
+  }
+  if (phase == Phase::kBufferSize) {
+    if (buffer_size == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;
+    *buffer_size = 0;
+    return CUSPARSE_STATUS_SUCCESS;
+  }
+  {
+    std::lock_guard<std::mutex> lock(sparse().mutex);
+    if (phase == Phase::kAnalysis) {
+      fi->analysed = true;
+    } else if (!fi->analysed) {
+      return detail::bad(api, "the info object has not been through the analysis");
+    }
+  }
+  const std::string what =
+      std::string(factor_name(kind)) + (phase == Phase::kAnalysis ? "_analysis" : "");
+  detail::SparseOp op;
+  op.api = api;
+  op.what = what.c_str();
+  op.format = kind == Factor::kBsrIlu ? "bsr" : "csr";
+  op.rows = op.cols = std::int64_t{m} * block;
+  op.nnz = std::int64_t{nnz} * block_values;
+  op.dtype = op.compute = type;
+  const std::int64_t structure = std::int64_t{nnz} * 4 + (std::int64_t{m} + 1) * 4;
+  if (phase == Phase::kAnalysis) {
+    op.bytes = structure;
+  } else {
+    // Model: each (block) nonzero is updated by about nnz/m others of its row.
+    const double per_row = m > 0 ? static_cast<double>(nnz) / m : 0.0;
+    double flops = static_cast<double>(nnz) * per_row;  // ILU(0): nnz²/m
+    if (kind == Factor::kIc) flops /= 2;
+    if (kind == Factor::kBsrIlu) flops *= 2.0 * static_cast<double>(block_values) * block;
+    op.flops = flops >= 9.0e18 ? INT64_MAX : static_cast<std::int64_t>(flops);
+    op.bytes =
+        detail::add(detail::mul(detail::mul(std::int64_t{nnz}, block_values), 2 * v), structure);
+  }
+  return detail::run(*h, op, start);
+}
+
+cusparseStatus_t zero_pivot(cusparseHandle_t handle, const void* info, int* position,
+                            const char* api) {
+  if (detail::live_handle(handle, api) == nullptr) return CUSPARSE_STATUS_NOT_INITIALIZED;
+  if (detail::need<detail::FactorInfo>(sparse().infos, info, "info", api) == nullptr) {
+    return CUSPARSE_STATUS_INVALID_VALUE;
+  }
+  if (position == nullptr) return detail::bad(api, "position is NULL");
+  // The factors are not computed, so no zero pivot is found: -1 (host or backed device memory).
+  const detail::PointerInfo where = detail::lookup_pointer(position);
+  if (!where.known || where.backed) *position = -1;
+  return CUSPARSE_STATUS_SUCCESS;
+}
+
+}  // namespace
+
+PT_EXPORT cusparseStatus_t cusparseXcsrilu02_zeroPivot(cusparseHandle_t handle, csrilu02Info_t info,
+                                                       int* position) {
+  return zero_pivot(handle, info, position, "cusparseXcsrilu02_zeroPivot");
+}
+PT_EXPORT cusparseStatus_t cusparseXcsric02_zeroPivot(cusparseHandle_t handle, csric02Info_t info,
+                                                      int* position) {
+  return zero_pivot(handle, info, position, "cusparseXcsric02_zeroPivot");
+}
+PT_EXPORT cusparseStatus_t cusparseXbsrilu02_zeroPivot(cusparseHandle_t handle, bsrilu02Info_t info,
+                                                       int* position) {
+  return zero_pivot(handle, info, position, "cusparseXbsrilu02_zeroPivot");
+}
+
+// csrilu02 / csric02 in S/D/C/Z: _bufferSize, _analysis and the factorization.
+#define PT_CSR_FACTOR(P, T, DTYPE, name, Info, KIND)                                              \
+  PT_EXPORT cusparseStatus_t cusparse##P##name##_bufferSize(                                      \
+      cusparseHandle_t handle, int m, int nnz, const cusparseMatDescr_t descr, T* values,         \
+      const int* row_ptr, const int* col_ind, Info info, int* buffer_size) {                      \
+    return factor(handle, KIND, Phase::kBufferSize, m, nnz, 1, descr, values, row_ptr, col_ind,   \
+                  info, DTYPE, buffer_size, "cusparse" #P #name "_bufferSize");                   \
+  }                                                                                               \
+  PT_EXPORT cusparseStatus_t cusparse##P##name##_analysis(                                        \
+      cusparseHandle_t handle, int m, int nnz, const cusparseMatDescr_t descr, const T* values,   \
+      const int* row_ptr, const int* col_ind, Info info, cusparseSolvePolicy_t policy,            \
+      void* buffer) {                                                                             \
+    (void)policy, (void)buffer;                                                                   \
+    return factor(handle, KIND, Phase::kAnalysis, m, nnz, 1, descr, values, row_ptr, col_ind,     \
+                  info, DTYPE, nullptr, "cusparse" #P #name "_analysis");                         \
+  }                                                                                               \
+  PT_EXPORT cusparseStatus_t cusparse##P##name(cusparseHandle_t handle, int m, int nnz,           \
+                                               const cusparseMatDescr_t descr, T* values,         \
+                                               const int* row_ptr, const int* col_ind, Info info, \
+                                               cusparseSolvePolicy_t policy, void* buffer) {      \
+    (void)policy, (void)buffer;                                                                   \
+    return factor(handle, KIND, Phase::kFactor, m, nnz, 1, descr, values, row_ptr, col_ind, info, \
+                  DTYPE, nullptr, "cusparse" #P #name);                                           \
+  }
+
+#define PT_BSR_FACTOR(P, T, DTYPE)                                                             \
+  PT_EXPORT cusparseStatus_t cusparse##P##bsrilu02_bufferSize(                                 \
+      cusparseHandle_t handle, cusparseDirection_t dir, int mb, int nnzb,                      \
+      const cusparseMatDescr_t descr, T* values, const int* row_ptr, const int* col_ind,       \
+      int block, bsrilu02Info_t info, int* buffer_size) {                                      \
+    (void)dir;                                                                                 \
+    return factor(handle, Factor::kBsrIlu, Phase::kBufferSize, mb, nnzb, block, descr, values, \
+                  row_ptr, col_ind, info, DTYPE, buffer_size,                                  \
+                  "cusparse" #P "bsrilu02_bufferSize");                                        \
+  }                                                                                            \
+  PT_EXPORT cusparseStatus_t cusparse##P##bsrilu02_analysis(                                   \
+      cusparseHandle_t handle, cusparseDirection_t dir, int mb, int nnzb,                      \
+      const cusparseMatDescr_t descr, T* values, const int* row_ptr, const int* col_ind,       \
+      int block, bsrilu02Info_t info, cusparseSolvePolicy_t policy, void* buffer) {            \
+    (void)dir, (void)policy, (void)buffer;                                                     \
+    return factor(handle, Factor::kBsrIlu, Phase::kAnalysis, mb, nnzb, block, descr, values,   \
+                  row_ptr, col_ind, info, DTYPE, nullptr, "cusparse" #P "bsrilu02_analysis");  \
+  }                                                                                            \
+  PT_EXPORT cusparseStatus_t cusparse##P##bsrilu02(                                            \
+      cusparseHandle_t handle, cusparseDirection_t dir, int mb, int nnzb,                      \
+      const cusparseMatDescr_t descr, T* values, const int* row_ptr, const int* col_ind,       \
+      int block, bsrilu02Info_t info, cusparseSolvePolicy_t policy, void* buffer) {            \
+    (void)dir, (void)policy, (void)buffer;                                                     \
+    return factor(handle, Factor::kBsrIlu, Phase::kFactor, mb, nnzb, block, descr, values,     \
+                  row_ptr, col_ind, info, DTYPE, nullptr, "cusparse" #P "bsrilu02");           \
+  }
+
+#define PT_ALL_FACTORS(P, T, DTYPE)                                  \
+  PT_CSR_FACTOR(P, T, DTYPE, csrilu02, csrilu02Info_t, Factor::kIlu) \
+  PT_CSR_FACTOR(P, T, DTYPE, csric02, csric02Info_t, Factor::kIc)    \
+  PT_BSR_FACTOR(P, T, DTYPE)
+
+PT_ALL_FACTORS(S, float, CUDA_R_32F)
+PT_ALL_FACTORS(D, double, CUDA_R_64F)
+PT_ALL_FACTORS(C, cuComplex, CUDA_C_32F)
+PT_ALL_FACTORS(Z, cuDoubleComplex, CUDA_C_64F)
+#undef PT_ALL_FACTORS
+#undef PT_BSR_FACTOR
+#undef PT_CSR_FACTOR

@@ -128,11 +128,37 @@ TEST_F(LibraryPrograms, EveryCufftFunctionIsDefined) {
 
 TEST_F(LibraryPrograms, EveryCusparseFunctionIsDefined) {
   check_coverage("libcusparse.so", 300,
-                 {"cusparseCreate", "cusparseDestroy", "cusparseSetStream", "cusparseGetStream",
-                  "cusparseGetErrorName", "cusparseGetErrorString", "cusparseCreateCsr",
-                  "cusparseCreateDnVec", "cusparseCreateDnMat", "cusparseDestroySpMat",
-                  "cusparseDestroyDnVec", "cusparseDestroyDnMat", "cusparseSpMV_bufferSize",
-                  "cusparseSpMV", "cusparseSpMM_bufferSize", "cusparseSpMM"});
+                 {"cusparseCreate",
+                  "cusparseDestroy",
+                  "cusparseSetStream",
+                  "cusparseGetStream",
+                  "cusparseGetErrorName",
+                  "cusparseGetErrorString",
+                  "cusparseCreateCsr",
+                  "cusparseCreateDnVec",
+                  "cusparseCreateDnMat",
+                  "cusparseDestroySpMat",
+                  "cusparseDestroyDnVec",
+                  "cusparseDestroyDnMat",
+                  "cusparseSpMV_bufferSize",
+                  "cusparseSpMV",
+                  "cusparseSpMM_bufferSize",
+                  "cusparseSpMM",
+                  "cusparseCreateCoo",
+                  "cusparseCreateBsr",
+                  "cusparseSpMatGetSize",
+                  "cusparseSpMatSetAttribute",
+                  "cusparseSpSV_solve",
+                  "cusparseSpSM_solve",
+                  "cusparseSpGEMM_compute",
+                  "cusparseSDDMM",
+                  "cusparseScatter",
+                  "cusparseCsr2cscEx2",
+                  "cusparseCreateMatDescr",
+                  "cusparseScsrilu02",
+                  "cusparseZcsric02",
+                  "cusparseDbsrilu02",
+                  "cusparseXcsrilu02_zeroPivot"});
 }
 
 TEST_F(LibraryPrograms, EveryCusolverFunctionIsDefined) {
@@ -163,7 +189,14 @@ TEST_F(LibraryPrograms, EveryCusolverFunctionIsDefined) {
                   "cusolverDnXpotrf",
                   "cusolverDnXpotrs",
                   "cusolverDnXgeqrf",
-                  "cusolverDnXsyevd"},
+                  "cusolverDnXsyevd",
+                  "cusolverSpCreate",
+                  "cusolverSpXcsrissymHost",
+                  "cusolverSpXcsrsymrcmHost",
+                  "cusolverSpXcsrpermHost",
+                  "cusolverSpDcsrlsvcholHost",
+                  "cusolverSpZcsrlsvqr",
+                  "cusolverSpDcsrqrsvBatched"},
                  "cusolver");
 }
 

@@ -1,10 +1,9 @@
 // cuSPARSE's generic API as NVIDIA's conjugateGradient sample uses it: a symmetric positive
 // definite tridiagonal matrix (the 1D Laplacian, N = 2^20 rows) in CSR, dense vectors, the SpMV
 // buffer-size query and 5 conjugate-gradient iterations, each an SpMV (A·p) and an update kernel;
-// then an SpMM with 8 right-hand sides and one call the emulator does not implement
-// (cusparseCreateCoo, reported by name). The iteration count is fixed (the sample iterates to a
-// tolerance, which needs the kernels' results). Valid CUDA: the same binary runs on a real GPU.
-// Written for the emulator's tests.
+// then an SpMM with 8 right-hand sides and a COO descriptor of the same matrix. The iteration count
+// is fixed (the sample iterates to a tolerance, which needs the kernels' results). Valid CUDA: the
+// same binary runs on a real GPU. Written for the emulator's tests.
 #include <cusparse.h>
 
 #include <vector>
@@ -105,7 +104,7 @@ int main() {
                             CUDA_R_32F, CUSPARSE_SPMM_ALG_DEFAULT, buffer));
   EMU_CHECK(cudaStreamSynchronize(stream));
 
-  // A COO matrix: not emulated, reported by name.
+  // A COO descriptor (the row indices stand in: only the descriptor is made).
   cusparseSpMatDescr_t coo;
   const cusparseStatus_t coo_status =
       cusparseCreateCoo(&coo, n, n, nnz, d_columns, d_columns, d_values, CUSPARSE_INDEX_32I,
