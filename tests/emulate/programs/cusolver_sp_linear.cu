@@ -1,12 +1,12 @@
 // cuSolverSp's linear solvers in the style of NVIDIA's cuSolverSp_LinearSolver sample, on a
 // generated matrix instead of a .mtx file: the 2D Laplacian (5-point, 32 x 32 grid, n = 1024) in
-// CSR, base 0. Host side (the real library computes these on the CPU, so the program checks them
-// itself): the pattern symmetry check, the RCM reordering Q (checked to be a permutation),
-// B = A(Q,Q) by Xcsrperm (checked entry by entry against A), then B·z = Q·b by the host Cholesky,
-// LU and QR solvers with x = Qᵀz, each checked by its residual |b − A·x|∞ / (|A|∞·|x|∞ + |b|∞).
-// Device side: csrlsvchol and csrlsvqr on A, the sample's scatter of the solution through a sparse
-// vector and the residual SpMV, and a batched QR of 4 systems. Valid CUDA: the same binary runs
-// on a real GPU (where the device solutions are the real ones too).
+// CSR, base 0 (another grid side as the first argument). Host side (the real library computes these
+// on the CPU, so the program checks them itself): the pattern symmetry check, the RCM reordering Q
+// (checked to be a permutation), B = A(Q,Q) by Xcsrperm (checked entry by entry against A), then
+// B·z = Q·b by the host Cholesky, LU and QR solvers with x = Qᵀz, each checked by its residual |b −
+// A·x|∞ / (|A|∞·|x|∞ + |b|∞). Device side: csrlsvchol and csrlsvqr on A, the sample's scatter of
+// the solution through a sparse vector and the residual SpMV, and a batched QR of 4 systems. Valid
+// CUDA: the same binary runs on a real GPU (where the device solutions are the real ones too).
 // Written for the emulator's tests.
 #define DISABLE_CUSOLVER_DEPRECATED  // cuSolverSp is deprecated in favour of cuDSS, still exported
 #define DISABLE_CUSPARSE_DEPRECATED
@@ -52,8 +52,11 @@ double relative_residual(int n, const std::vector<int>& offsets, const std::vect
 
 }  // namespace
 
-int main() {
-  const int grid = 32, n = grid * grid, nnz = 5 * n - 4 * grid;
+int main(int argc, char** argv) {
+  // The grid side (default 32); 100 gives the sample's lap2D_5pt_n100 size (n = 10^4).
+  const int grid = argc > 1 ? std::atoi(argv[1]) : 32;
+  EMU_REQUIRE(grid >= 2 && grid <= 1000);
+  const int n = grid * grid, nnz = 5 * n - 4 * grid;
   std::vector<int> offsets(n + 1), columns(nnz);
   std::vector<double> values(nnz);
   int k = 0;
