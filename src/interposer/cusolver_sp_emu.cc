@@ -35,6 +35,7 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <unordered_set>
 #include <vector>
 
@@ -211,86 +212,179 @@ double magnitude(const T& v) {
   return std::abs(v);
 }
 
-// Solves A·x = b for the n x n CSR matrix (0 or 1 based) with lower/upper bandwidths kl/ku.
-// Returns the first row whose pivot is at most tol in magnitude (the system is then singular
-// under tol and x is left as far as computed), else -1.
+// The LU factors (partial pivoting) of the n x n CSR matrix A − shift·I (0 or 1 based) with
+// lower/upper bandwidths kl/ku, in band storage: row i holds columns i-kl .. i+kl+ku (room for
+// the fill of row exchanges).
 template <typename T>
-int banded_solve(const Pattern& a, const T* values, const T* b, double tol, int kl, int ku, T* x) {
-  const int n = a.rows;
-  const int width = 2 * kl + ku + 1;  // row i holds columns i-kl .. i+kl+ku (room for pivoting)
-  std::vector<T> band(static_cast<std::size_t>(n) * static_cast<std::size_t>(width), T(0));
-  auto at = [&](int i, int j) -> T& {
-    return band[static_cast<std::size_t>(i) * static_cast<std::size_t>(width) +
-                static_cast<std::size_t>(j - i + kl)];
-  };
+class BandedLu {
+ public:
+  // Factors; returns the first row whose pivot is at most tol in magnitude (singular under tol),
+  // else -1.
+  int factor(const Pattern& a, const T* values, T shift, double tol, int kl, int ku) {
+    n_ = a.rows, kl_ = kl, ku_ = ku, width_ = 2 * kl + ku + 1, tol_ = tol;
+    band_.assign(static_cast<std::size_t>(n_) * static_cast<std::size_t>(width_), T(0));
+    pivots_.assign(static_cast<std::size_t>(n_), 0);
+    for (int i = 0; i < n_; ++i) {
+      for (int k = a.begin[i] - a.base; k < a.end[i] - a.base; ++k) {
+        at(i, a.columns[k] - a.base) += values[k];
+      }
+      at(i, i) -= shift;
+    }
+    int singular = -1;
+    for (int k = 0; k < n_; ++k) {
+      const int last = std::min(n_ - 1, k + kl_);
+      int pivot = k;
+      for (int i = k + 1; i <= last; ++i) {
+        if (magnitude(at(i, k)) > magnitude(at(pivot, k))) pivot = i;
+      }
+      pivots_[static_cast<std::size_t>(k)] = pivot;
+      const int right = std::min(n_ - 1, k + kl_ + ku_);
+      if (pivot != k) {
+        for (int j = k; j <= right; ++j) std::swap(at(k, j), at(pivot, j));
+      }
+      if (magnitude(at(k, k)) <= tol_) {
+        if (singular < 0) singular = k;
+        continue;
+      }
+      for (int i = k + 1; i <= last; ++i) {
+        T& l = at(i, k);
+        l /= at(k, k);  // kept in place for the solves
+        if (l == T(0)) continue;
+        for (int j = k + 1; j <= right; ++j) at(i, j) -= l * at(k, j);
+      }
+    }
+    return singular;
+  }
+
+  // x = A⁻¹·b with the factors (a zero pivot gives a zero component).
+  void solve(const T* b, T* x) {
+    std::vector<T> y(b, b + n_);
+    for (int k = 0; k < n_; ++k) {
+      const int p = pivots_[static_cast<std::size_t>(k)];
+      if (p != k) std::swap(y[static_cast<std::size_t>(k)], y[static_cast<std::size_t>(p)]);
+      if (magnitude(at(k, k)) <= tol_) continue;
+      for (int i = k + 1; i <= std::min(n_ - 1, k + kl_); ++i) {
+        y[static_cast<std::size_t>(i)] -= at(i, k) * y[static_cast<std::size_t>(k)];
+      }
+    }
+    for (int i = n_ - 1; i >= 0; --i) {
+      T sum = y[static_cast<std::size_t>(i)];
+      for (int j = i + 1; j <= std::min(n_ - 1, i + kl_ + ku_); ++j) sum -= at(i, j) * x[j];
+      x[i] = magnitude(at(i, i)) > tol_ ? sum / at(i, i) : T(0);
+    }
+  }
+
+ private:
+  T& at(int i, int j) {
+    return band_[static_cast<std::size_t>(i) * static_cast<std::size_t>(width_) +
+                 static_cast<std::size_t>(j - i + kl_)];
+  }
+  int n_ = 0, kl_ = 0, ku_ = 0, width_ = 1;
+  double tol_ = 0;
+  std::vector<T> band_;
+  std::vector<int> pivots_;
+};
+
+// A host solver's checks and the band of A: false (reported; *status set) when the call is
+// invalid or the band exceeds the emulator's limit.
+bool host_band(cusolverSpHandle_t handle, int n, int nnz, const void* descr, const int* row_ptr,
+               const int* col_ind, const char* api, Pattern* a, int* kl, int* ku,
+               cusolverStatus_t* status) {
+  *status = CUSOLVER_STATUS_INVALID_VALUE;
+  if (!handle_stream(handle, api, nullptr)) {
+    *status = CUSOLVER_STATUS_NOT_INITIALIZED;
+    return false;
+  }
+  if (!general_base(descr, api, &a->base)) return false;
+  a->rows = a->cols = n, a->nnz = nnz;
+  a->begin = row_ptr, a->end = row_ptr != nullptr ? row_ptr + 1 : nullptr, a->columns = col_ind;
+  if (!valid_pattern(*a, api)) return false;
+  *kl = 0, *ku = 0;
   for (int i = 0; i < n; ++i) {
-    for (int k = a.begin[i] - a.base; k < a.end[i] - a.base; ++k) {
-      at(i, a.columns[k] - a.base) += values[k];
+    for (int k = a->begin[i] - a->base; k < a->end[i] - a->base; ++k) {
+      const int j = a->columns[k] - a->base;
+      *kl = std::max(*kl, i - j), *ku = std::max(*ku, j - i);
     }
   }
-  std::vector<T> rhs(b, b + n);
-  int singular = -1;
-  for (int k = 0; k < n; ++k) {
-    const int last = std::min(n - 1, k + kl);
-    int pivot = k;
-    for (int i = k + 1; i <= last; ++i) {
-      if (magnitude(at(i, k)) > magnitude(at(pivot, k))) pivot = i;
-    }
-    const int right = std::min(n - 1, k + kl + ku);
-    if (pivot != k) {
-      for (int j = k; j <= right; ++j) std::swap(at(k, j), at(pivot, j));
-      std::swap(rhs[static_cast<std::size_t>(k)], rhs[static_cast<std::size_t>(pivot)]);
-    }
-    if (magnitude(at(k, k)) <= tol) {
-      if (singular < 0) singular = k;
-      continue;
-    }
-    for (int i = k + 1; i <= last; ++i) {
-      const T factor = at(i, k) / at(k, k);
-      if (factor == T(0)) continue;
-      for (int j = k + 1; j <= right; ++j) at(i, j) -= factor * at(k, j);
-      rhs[static_cast<std::size_t>(i)] -= factor * rhs[static_cast<std::size_t>(k)];
-    }
+  const std::int64_t band = std::int64_t{n} * (2 * std::int64_t{*kl} + *ku + 1);
+  if (band > kMaxBandElements) {
+    powertrain::emu::report_unsupported(std::string(api) + "(band of " + std::to_string(band) +
+                                        " elements over the emulator's 2^25)");
+    *status = CUSOLVER_STATUS_NOT_SUPPORTED;
+    return false;
   }
-  for (int i = n - 1; i >= 0; --i) {
-    T sum = rhs[static_cast<std::size_t>(i)];
-    for (int j = i + 1; j <= std::min(n - 1, i + kl + ku); ++j) {
-      sum -= at(i, j) * x[j];
-    }
-    const T pivot = at(i, i);
-    x[i] = magnitude(pivot) > tol ? sum / pivot : T(0);
-  }
-  return singular;
+  return true;
 }
 
 template <typename T, typename Real>
 cusolverStatus_t host_solve(cusolverSpHandle_t handle, int n, int nnz, const void* descr,
                             const T* values, const int* row_ptr, const int* col_ind, const T* b,
                             Real tol, T* x, int* singularity, const char* api) {
-  if (!handle_stream(handle, api, nullptr)) return CUSOLVER_STATUS_NOT_INITIALIZED;
   Pattern a;
-  if (!general_base(descr, api, &a.base)) return CUSOLVER_STATUS_INVALID_VALUE;
-  a.rows = a.cols = n, a.nnz = nnz;
-  a.begin = row_ptr, a.end = row_ptr != nullptr ? row_ptr + 1 : nullptr, a.columns = col_ind;
-  if (!valid_pattern(a, api)) return CUSOLVER_STATUS_INVALID_VALUE;
+  int kl = 0, ku = 0;
+  cusolverStatus_t status = CUSOLVER_STATUS_SUCCESS;
+  if (!host_band(handle, n, nnz, descr, row_ptr, col_ind, api, &a, &kl, &ku, &status)) {
+    return status;
+  }
   if ((n > 0 && (b == nullptr || x == nullptr)) || (nnz > 0 && values == nullptr) ||
       singularity == nullptr || !(tol >= 0)) {
     return bad(api, "b, x, the values or singularity is NULL, or tol is negative");
   }
+  BandedLu<T> lu;
+  *singularity = lu.factor(a, values, T(0), static_cast<double>(tol), kl, ku);
+  lu.solve(b, x);
+  return CUSOLVER_STATUS_SUCCESS;
+}
+
+// Shifted inverse iteration for the eigenvalue of A nearest mu0: A − mu0·I factored once, then
+// x ← (A − mu0·I)⁻¹·x normalized and mu the Rayleigh quotient xᴴ·A·x, until mu changes by at most
+// tol·|mu| or after maxite iterations.
+template <typename T, typename Real>
+cusolverStatus_t host_eigen(cusolverSpHandle_t handle, int n, int nnz, const void* descr,
+                            const T* values, const int* row_ptr, const int* col_ind, T mu0,
+                            const T* x0, int maxite, Real tol, T* mu, T* x, const char* api) {
+  Pattern a;
   int kl = 0, ku = 0;
-  for (int i = 0; i < n; ++i) {
-    for (int k = a.begin[i] - a.base; k < a.end[i] - a.base; ++k) {
-      const int j = a.columns[k] - a.base;
-      kl = std::max(kl, i - j), ku = std::max(ku, j - i);
+  cusolverStatus_t status = CUSOLVER_STATUS_SUCCESS;
+  if (!host_band(handle, n, nnz, descr, row_ptr, col_ind, api, &a, &kl, &ku, &status)) {
+    return status;
+  }
+  if ((n > 0 && (x0 == nullptr || x == nullptr)) || (nnz > 0 && values == nullptr) ||
+      mu == nullptr || maxite < 1 || !(tol >= 0)) {
+    return bad(api, "x0, x, the values or mu is NULL, maxite below 1 or tol negative");
+  }
+  BandedLu<T> lu;
+  lu.factor(a, values, mu0, 0.0, kl, ku);
+  std::vector<T> current(x0, x0 + n), next(static_cast<std::size_t>(n)),
+      ax(static_cast<std::size_t>(n));
+  T value = mu0;
+  for (int iteration = 0; iteration < maxite; ++iteration) {
+    lu.solve(current.data(), next.data());
+    double norm = 0;
+    for (const T& v : next) norm += magnitude(v) * magnitude(v);
+    norm = std::sqrt(norm);
+    if (!(norm > 0)) break;
+    for (T& v : next) v /= static_cast<Real>(norm);
+    T quotient = T(0);
+    for (int i = 0; i < n; ++i) {
+      T row = T(0);
+      for (int k = a.begin[i] - a.base; k < a.end[i] - a.base; ++k) {
+        row += values[k] * next[static_cast<std::size_t>(a.columns[k] - a.base)];
+      }
+      if constexpr (std::is_floating_point_v<T>) {
+        quotient += next[static_cast<std::size_t>(i)] * row;
+      } else {
+        quotient += std::conj(next[static_cast<std::size_t>(i)]) * row;
+      }
     }
+    current.swap(next);
+    const bool converged =
+        magnitude(quotient - value) <= static_cast<double>(tol) * magnitude(quotient);
+    value = quotient;
+    if (converged) break;
   }
-  const std::int64_t band = std::int64_t{n} * (2 * std::int64_t{kl} + ku + 1);
-  if (band > kMaxBandElements) {
-    powertrain::emu::report_unsupported(std::string(api) + "(band of " + std::to_string(band) +
-                                        " elements over the emulator's 2^25)");
-    return CUSOLVER_STATUS_NOT_SUPPORTED;
-  }
-  *singularity = banded_solve<T>(a, values, b, static_cast<double>(tol), kl, ku, x);
+  *mu = value;
+  std::copy(current.begin(), current.end(), x);
   return CUSOLVER_STATUS_SUCCESS;
 }
 
@@ -331,11 +425,13 @@ void envelope(int n, int nnz, int base, const int* row_ptr, const int* col_ind, 
 
 std::int64_t saturate(double v) { return v >= 9.0e18 ? INT64_MAX : static_cast<std::int64_t>(v); }
 
-// A device solve (`what`: csrlsvqr, csrlsvchol, csrqrsvBatched) of `batch` systems m x n.
+// A device solve (`what`: csrlsvqr, csrlsvchol, csrqrsvBatched) of `batch` systems m x n, or
+// csreigvsi's shifted inverse iteration (`iterations` solves with one LU).
 cusolverStatus_t device_solve(cusolverSpHandle_t handle, int m, int n, int nnz, const void* descr,
                               const void* values, const int* row_ptr, const int* col_ind,
                               const void* b, const void* x, int batch, cudaDataType type,
-                              const char* what, int* singularity, const char* api) {
+                              const char* what, int* singularity, const char* api,
+                              int iterations = 0) {
   const std::int64_t start = powertrain::emu::now_ns();
   cudaStream_t stream = nullptr;
   if (!handle_stream(handle, api, &stream)) return CUSOLVER_STATUS_NOT_INITIALIZED;
@@ -358,6 +454,7 @@ cusolverStatus_t device_solve(cusolverSpHandle_t handle, int m, int n, int nnz, 
   double squares = 0, cells = 0;
   envelope(m, nnz, base, row_ptr, col_ind, &squares, &cells);
   const bool cholesky = std::strcmp(what, "csrlsvchol") == 0;
+  const bool eigen = std::strcmp(what, "csreigvsi") == 0;
   detail::SparseOp op;
   op.api = api;
   op.library = "cusolversp";
@@ -366,9 +463,17 @@ cusolverStatus_t device_solve(cusolverSpHandle_t handle, int m, int n, int nnz, 
   if (batch > 1) op.n = batch;
   op.dtype = op.compute = type;
   const double complex_factor = (type == CUDA_C_32F || type == CUDA_C_64F) ? 4.0 : 1.0;
-  op.flops = saturate((cholesky ? 1.0 : 4.0) * squares * complex_factor * batch);
+  const double per_solve_flops = 4.0 * cells + 2.0 * nnz;  // a triangular pair and an SpMV
+  const double per_solve_bytes = 2.0 * cells * v + static_cast<double>(nnz) * (v + 4) + 2.0 * m * v;
+  op.flops = saturate(((cholesky ? 1.0
+                        : eigen  ? 2.0
+                                 : 4.0) *
+                           squares +
+                       iterations * per_solve_flops) *
+                      complex_factor * batch);
   op.bytes = saturate(batch * (static_cast<double>(nnz) * (v + 4) + (m + 1.0) * 4 +
-                               2.0 * cells * v + (static_cast<double>(m) + n) * v));
+                               2.0 * cells * v + (static_cast<double>(m) + n) * v) +
+                      iterations * per_solve_bytes);
   return detail::record_sparse_op(stream, op, start) ? CUSOLVER_STATUS_SUCCESS
                                                      : CUSOLVER_STATUS_EXECUTION_FAILED;
 }
@@ -566,6 +671,41 @@ PT_EXPORT cusolverStatus_t cusolverSpXcsrpermHost(cusolverSpHandle_t handle, int
   PT_HOST_SOLVE(P, T, REAL, CT, chol)     \
   PT_DEVICE_SOLVE(P, T, REAL, DTYPE, qr)  \
   PT_DEVICE_SOLVE(P, T, REAL, DTYPE, chol)
+
+// csreigvsi: the host form computed (see host_eigen); the device form recorded with `mu` set to
+// the shift mu0 (host or backed memory) and x left as it is.
+#define PT_EIGEN(P, T, REAL, CT, DTYPE)                                                           \
+  PT_EXPORT cusolverStatus_t cusolverSp##P##csreigvsiHost(                                        \
+      cusolverSpHandle_t handle, int m, int nnz, const cusparseMatDescr_t descr, const T* values, \
+      const int* row_ptr, const int* col_ind, T mu0, const T* x0, int maxite, REAL tol, T* mu,    \
+      T* x) {                                                                                     \
+    CT shift;                                                                                     \
+    std::memcpy(static_cast<void*>(&shift), &mu0, sizeof shift);                                  \
+    return host_eigen<CT, REAL>(handle, m, nnz, descr, reinterpret_cast<const CT*>(values),       \
+                                row_ptr, col_ind, shift, reinterpret_cast<const CT*>(x0), maxite, \
+                                tol, reinterpret_cast<CT*>(mu), reinterpret_cast<CT*>(x),         \
+                                "cusolverSp" #P "csreigvsiHost");                                 \
+  }                                                                                               \
+  PT_EXPORT cusolverStatus_t cusolverSp##P##csreigvsi(                                            \
+      cusolverSpHandle_t handle, int m, int nnz, const cusparseMatDescr_t descr, const T* values, \
+      const int* row_ptr, const int* col_ind, T mu0, const T* x0, int maxite, REAL eps, T* mu,    \
+      T* x) {                                                                                     \
+    const char* api = "cusolverSp" #P "csreigvsi";                                                \
+    (void)eps;                                                                                    \
+    if (mu == nullptr || maxite < 1) return bad(api, "mu is NULL or maxite below 1");             \
+    const cusolverStatus_t status =                                                               \
+        device_solve(handle, m, m, nnz, descr, values, row_ptr, col_ind, x0, x, 1, DTYPE,         \
+                     "csreigvsi", nullptr, api, maxite);                                          \
+    const detail::PointerInfo where = detail::lookup_pointer(mu);                                 \
+    if (status == CUSOLVER_STATUS_SUCCESS && (!where.known || where.backed)) *mu = mu0;           \
+    return status;                                                                                \
+  }
+
+PT_EIGEN(S, float, float, float, CUDA_R_32F)
+PT_EIGEN(D, double, double, double, CUDA_R_64F)
+PT_EIGEN(C, cuComplex, float, std::complex<float>, CUDA_C_32F)
+PT_EIGEN(Z, cuDoubleComplex, double, std::complex<double>, CUDA_C_64F)
+#undef PT_EIGEN
 
 PT_SOLVERS(S, float, float, float, CUDA_R_32F)
 PT_SOLVERS(D, double, double, double, CUDA_R_64F)

@@ -884,7 +884,8 @@ TEST_F(EmulateLibrariesTest, CusolverSpHostSolvesAreComputedAndDeviceSolvesRecor
   EXPECT_NE(r.out.find("cusolver_sp_linear: n 1024 nnz 4992 issym 1 bandwidth A 32 B "),
             std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("host chol/lu/qr residual below 1e-12 (yes), device singularity -1 -1"),
+  EXPECT_NE(r.out.find("host chol/lu/qr residual below 1e-12 (yes), smallest eigenvalue "
+                       "1.811231e-02, device singularity -1 -1"),
             std::string::npos)
       << r.out;
   EXPECT_EQ(summary_["warnings"].size(), 0u) << summary_["warnings"].dump();
@@ -893,8 +894,8 @@ TEST_F(EmulateLibrariesTest, CusolverSpHostSolvesAreComputedAndDeviceSolvesRecor
 
   const auto records = kept("sparse");
   ASSERT_EQ(apis(records), (std::vector<std::string>{"cusolverSpDcsrlsvchol", "cusolverSpDcsrlsvqr",
-                                                     "cusparseScatter", "cusparseSpMV",
-                                                     "cusolverSpDcsrqrsvBatched"}));
+                                                     "cusolverSpDcsreigvsi", "cusparseScatter",
+                                                     "cusparseSpMV", "cusolverSpDcsrqrsvBatched"}));
   const std::int64_t n = 1024, nnz = 4992;
   const std::int64_t squares = 992 * 32 * 32 + 31, cells = 992 * 33 + 31 * 2 + 1;
   const std::int64_t solve_bytes = nnz * (8 + 4) + (n + 1) * 4 + 2 * cells * 8 + 2 * n * 8;
@@ -902,21 +903,25 @@ TEST_F(EmulateLibrariesTest, CusolverSpHostSolvesAreComputedAndDeviceSolvesRecor
   EXPECT_EQ(records[0]["bytes"], solve_bytes);
   EXPECT_EQ(records[1]["flops"], 4 * squares);
   EXPECT_EQ(records[1]["bytes"], solve_bytes);
-  EXPECT_EQ(records[2]["format"], "vector");
-  EXPECT_EQ(records[2]["nnz"], n);
-  EXPECT_EQ(records[2]["bytes"], n * (4 + 2 * 8));
-  EXPECT_EQ(records[4]["n"], 4);  // the batch
-  EXPECT_EQ(records[4]["flops"], 4 * 4 * squares);
-  EXPECT_EQ(records[4]["bytes"], 4 * solve_bytes);
+  // csreigvsi: one LU (2·Σ w²) and 100 iterations of a triangular pair (4·Σ (w+1)) and an SpMV.
+  EXPECT_EQ(records[2]["flops"], 2 * squares + 100 * (4 * cells + 2 * nnz));
+  EXPECT_EQ(records[2]["bytes"], solve_bytes + 100 * (2 * cells * 8 + nnz * (8 + 4) + 2 * n * 8));
+  EXPECT_EQ(records[3]["format"], "vector");
+  EXPECT_EQ(records[3]["nnz"], n);
+  EXPECT_EQ(records[3]["bytes"], n * (4 + 2 * 8));
+  EXPECT_EQ(records[5]["n"], 4);  // the batch
+  EXPECT_EQ(records[5]["flops"], 4 * 4 * squares);
+  EXPECT_EQ(records[5]["bytes"], 4 * solve_bytes);
   for (const json& p : records) {
     EXPECT_EQ(p["dtype"], "float64") << p.dump();
     EXPECT_EQ(p["stream"], 1) << p.dump();
   }
   std::vector<std::string> names;
   for (const json& k : kept("kernel")) names.push_back(k["name"]);
-  ASSERT_EQ(names.size(), 5u);
+  ASSERT_EQ(names.size(), 6u);
   EXPECT_EQ(names[0], "cusolversp_csrlsvchol_csr_float64");
-  EXPECT_EQ(names[4], "cusolversp_csrqrsvBatched_csr_float64");
+  EXPECT_EQ(names[2], "cusolversp_csreigvsi_csr_float64");
+  EXPECT_EQ(names[5], "cusolversp_csrqrsvBatched_csr_float64");
 }
 
 // The rest of the generic API: each format's descriptor, SpGEMM's nnz(C) and structure,

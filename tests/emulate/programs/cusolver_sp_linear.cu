@@ -7,7 +7,8 @@
 // A·x|∞ / (|A|∞·|x|∞ + |b|∞). Device side: csrlsvchol and csrlsvqr on A, the sample's scatter of
 // the solution through a sparse vector and the residual SpMV, and a batched QR of 4 systems. Valid
 // CUDA: the same binary runs on a real GPU (where the device solutions are the real ones too).
-// Written for the emulator's tests.
+// Also the smallest eigenvalue by csreigvsiHost (checked against its closed form) and the device
+// csreigvsi. Written for the emulator's tests.
 #define DISABLE_CUSOLVER_DEPRECATED  // cuSolverSp is deprecated in favour of cuDSS, still exported
 #define DISABLE_CUSPARSE_DEPRECATED
 #include <cusolverSp.h>
@@ -159,6 +160,17 @@ int main(int argc, char** argv) {
     worst = std::max(worst, residual);
   }
 
+  // The smallest eigenvalue by shifted inverse iteration from mu0 = 0 on the host: the grid
+  // Laplacian's is 8·sin²(π / (2·(grid + 1))).
+  const double pi = 3.14159265358979323846;
+  const double smallest = 8.0 * std::pow(std::sin(pi / (2.0 * (grid + 1))), 2);
+  std::vector<double> x0(n, 1.0), eigenvector(n);
+  double mu = 0.0;
+  SPARSE_CHECK(cusolverSpDcsreigvsiHost(solver, n, nnz, descr, values.data(), offsets.data(),
+                                        columns.data(), 0.0, x0.data(), 100, 1e-12, &mu,
+                                        eigenvector.data()));
+  EMU_REQUIRE(std::fabs(mu - smallest) < 1e-9 * smallest);
+
   // Device: Cholesky and QR on A, the solution scattered back, the residual by SpMV.
   int *d_offsets, *d_columns, *d_q;
   double *d_values, *d_b, *d_z, *d_x, *d_r;
@@ -182,6 +194,9 @@ int main(int argc, char** argv) {
                                      tol, reorder, d_z, &device_singularity[0]));
   SPARSE_CHECK(cusolverSpDcsrlsvqr(solver, n, nnz, descr, d_values, d_offsets, d_columns, d_b, tol,
                                    reorder, d_z, &device_singularity[1]));
+  double device_mu = 0.0;
+  SPARSE_CHECK(cusolverSpDcsreigvsi(solver, n, nnz, descr, d_values, d_offsets, d_columns, 0.0, d_b,
+                                    100, 1e-12, &device_mu, d_z));
   EMU_CHECK(cudaStreamSynchronize(stream));
   EMU_REQUIRE(device_singularity[0] == -1 && device_singularity[1] == -1);
 
@@ -231,9 +246,9 @@ int main(int argc, char** argv) {
 
   std::printf(
       "cusolver_sp_linear: n %d nnz %d issym %d bandwidth A %d B %d host chol/lu/qr residual "
-      "below 1e-12 (%s), device singularity %d %d\n",
-      n, nnz, issym, bandwidth_a, bandwidth_b, worst < 1e-12 ? "yes" : "no", device_singularity[0],
-      device_singularity[1]);
+      "below 1e-12 (%s), smallest eigenvalue %.6e, device singularity %d %d\n",
+      n, nnz, issym, bandwidth_a, bandwidth_b, worst < 1e-12 ? "yes" : "no", mu,
+      device_singularity[0], device_singularity[1]);
 
   SPARSE_CHECK(cusolverSpDestroyCsrqrInfo(qr_info));
   SPARSE_CHECK(cusparseDestroyDnVec(vec_x));
