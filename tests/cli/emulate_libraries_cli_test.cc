@@ -890,7 +890,10 @@ TEST_F(EmulateLibrariesTest, CusolverSpHostSolvesAreComputedAndDeviceSolvesRecor
       << r.out;
   EXPECT_EQ(summary_["warnings"].size(), 0u) << summary_["warnings"].dump();
   EXPECT_TRUE(summary_["unsupported_calls"].empty()) << summary_["unsupported_calls"].dump();
-  EXPECT_TRUE(kept("misuse").empty());
+  const auto misuse = kept("misuse");  // the program's repeated-index "permutation"
+  ASSERT_EQ(misuse.size(), 1u);
+  EXPECT_EQ(misuse[0]["api"], "cusolverSpXcsrpermHost");
+  EXPECT_NE(misuse[0]["what"].get<std::string>().find("not a permutation"), std::string::npos);
 
   const auto records = kept("sparse");
   ASSERT_EQ(apis(records), (std::vector<std::string>{"cusolverSpDcsrlsvchol", "cusolverSpDcsrlsvqr",
@@ -934,11 +937,14 @@ TEST_F(EmulateLibrariesTest, CusparseGenericApiComputesStructureAndRecordsEveryO
   const CliRun r = emulate("cusparse_generic");
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   EXPECT_NE(r.out.find("cusparse_generic: SpGEMM nnz(C) 314, DenseToSparse nnz 10, SpVV 4062.50, "
-                       "cusparseCreateSlicedEll -> CUSPARSE_STATUS_NOT_SUPPORTED"),
+                       "cusparseCreateSlicedEll -> CUSPARSE_STATUS_NOT_SUPPORTED, SpSV solve "
+                       "before its analysis -> CUSPARSE_STATUS_INVALID_VALUE"),
             std::string::npos)
       << r.out;
   EXPECT_EQ(summary_["unsupported_calls"], json({{"cusparseCreateSlicedEll", 1}}));
-  EXPECT_TRUE(kept("misuse").empty());
+  const auto misuse = kept("misuse");
+  ASSERT_EQ(misuse.size(), 1u);
+  EXPECT_EQ(misuse[0]["api"], "cusparseSpSV_solve");
 
   const auto records = kept("sparse");
   ASSERT_EQ(apis(records),

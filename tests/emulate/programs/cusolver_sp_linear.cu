@@ -110,6 +110,12 @@ int main(int argc, char** argv) {
   for (int j = 0; j < nnz; ++j) map[j] = j;
   SPARSE_CHECK(cusolverSpXcsrpermHost(solver, n, n, nnz, descr, b_offsets.data(), b_columns.data(),
                                       q.data(), q.data(), map.data(), perm_buffer.data()));
+  // Misuse: a "permutation" with a repeated index is refused (CUSOLVER_STATUS_INVALID_VALUE).
+  std::vector<int> not_permutation(n, 0), scratch_offsets = offsets, scratch_columns = columns;
+  const cusolverStatus_t bad_perm = cusolverSpXcsrpermHost(
+      solver, n, n, nnz, descr, scratch_offsets.data(), scratch_columns.data(),
+      not_permutation.data(), not_permutation.data(), map.data(), perm_buffer.data());
+  EMU_REQUIRE(bad_perm != CUSOLVER_STATUS_SUCCESS);
   std::vector<double> b_values(nnz);
   for (int j = 0; j < nnz; ++j) b_values[j] = values[map[j]];
   // B(i, j) = A(Q[i], Q[j]) for every stored entry; the bandwidths before and after.

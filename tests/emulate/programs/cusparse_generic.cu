@@ -5,9 +5,9 @@
 // CSC arrays of T checked); DenseToSparse of a dense matrix with a known number of nonzeros;
 // Gather, Scatter and SpVV on a sparse vector; SDDMM, SpSM (analysis and solve), Axpby and
 // SparseToDense recorded. Values written by cuSPARSE kernels are not checked (the emulator does not
-// compute them). Then one function the emulator does not implement (cusparseCreateSlicedEll),
-// reported by name. Valid CUDA: the same binary runs on a real GPU.
-// Written for the emulator's tests.
+// compute them). Then a solve before its analysis (misuse) and one function the emulator does not
+// implement (cusparseCreateSlicedEll), reported by name. Valid CUDA: the same binary runs on a real
+// GPU. Written for the emulator's tests.
 #define DISABLE_CUSPARSE_DEPRECATED  // the legacy ILU API and SpVV/Axpby are deprecated, still
                                      // exported
 #include <cusparse.h>
@@ -303,6 +303,15 @@ int main() {
                                   mat_solution, CUDA_R_32F, CUSPARSE_SPSM_ALG_DEFAULT, spsm));
   EMU_CHECK(cudaDeviceSynchronize());
 
+  // Misuse: a triangular solve whose descriptor has not been through the analysis (the emulator
+  // reports it and returns CUSPARSE_STATUS_INVALID_VALUE).
+  cusparseSpSVDescr_t unanalysed;
+  SPARSE_CHECK(cusparseSpSV_createDescr(&unanalysed));
+  const cusparseStatus_t unanalysed_status =
+      cusparseSpSV_solve(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, t_csr, vec_x, vec_y,
+                         CUDA_R_32F, CUSPARSE_SPSV_ALG_DEFAULT, unanalysed);
+  SPARSE_CHECK(cusparseSpSV_destroyDescr(unanalysed));
+
   // Not emulated: reported by name.
   cusparseSpMatDescr_t sliced;
   const cusparseStatus_t sliced_status = cusparseCreateSlicedEll(
@@ -312,9 +321,9 @@ int main() {
 
   std::printf(
       "cusparse_generic: SpGEMM nnz(C) %lld, DenseToSparse nnz %lld, SpVV %.2f, "
-      "cusparseCreateSlicedEll -> %s\n",
+      "cusparseCreateSlicedEll -> %s, SpSV solve before its analysis -> %s\n",
       static_cast<long long>(c_nnz), static_cast<long long>(d2s_nnz), spvv,
-      cusparseGetErrorName(sliced_status));
+      cusparseGetErrorName(sliced_status), cusparseGetErrorName(unanalysed_status));
 
   SPARSE_CHECK(cusparseSpSM_destroyDescr(spsm));
   SPARSE_CHECK(cusparseSpGEMM_destroyDescr(spgemm));
