@@ -21,9 +21,9 @@
 //   _bufferSize: LAPACK's workspace with a block of 64 columns (getrf/potrf/geqrf: 64·n,
 //   ormqr: 64·(n or m)), dsyevd's 1 + 6n + 2n² (2n + 1 values only) and dgesvd's
 //   max(3·min + max, 5·min) elements; the X API reports them in bytes on the device, 0 on the host.
-// Every other cusolver function (cusolverSp, cusolverRf, the batched and mixed-precision
-// solvers, ...) is a generated stub that reports its name and returns
-// CUSOLVER_STATUS_NOT_SUPPORTED (9).
+// The sparse API (cusolverSp) is in cusolver_sp_emu.cc. Every other cusolver function
+// (cusolverRf, the batched and mixed-precision solvers, ...) is a generated stub that reports its
+// name and returns CUSOLVER_STATUS_NOT_SUPPORTED (9).
 #include <cusolverDn.h>
 
 #include <algorithm>

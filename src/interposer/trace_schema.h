@@ -44,7 +44,7 @@ inline constexpr char kMemMap[] = "mem_map";
 inline constexpr char kMemUnmap[] = "mem_unmap";
 inline constexpr char kCurand[] = "curand";
 inline constexpr char kFft[] = "fft";        // cuFFT execution (work: the kernel that follows)
-inline constexpr char kSparse[] = "sparse";  // cuSPARSE SpMV/SpMM (work: the kernel that follows)
+inline constexpr char kSparse[] = "sparse";  // cuSPARSE/cuSolverSp op (work: the kernel after it)
 inline constexpr char kDnnGraph[] = "dnn_graph";  // cuDNN graph execution (work: gemm records)
 }  // namespace op
 
