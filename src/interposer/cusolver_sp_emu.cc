@@ -33,6 +33,7 @@
 #include <complex>
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <string>
 #include <type_traits>
@@ -231,6 +232,7 @@ class BandedLu {
       at(i, i) -= shift;
     }
     int singular = -1;
+    zero_pivots_ = 0;
     for (int k = 0; k < n_; ++k) {
       const int last = std::min(n_ - 1, k + kl_);
       int pivot = k;
@@ -244,6 +246,7 @@ class BandedLu {
       }
       if (magnitude(at(k, k)) <= tol_) {
         if (singular < 0) singular = k;
+        ++zero_pivots_;
         continue;
       }
       for (int i = k + 1; i <= last; ++i) {
@@ -255,6 +258,9 @@ class BandedLu {
     }
     return singular;
   }
+
+  // Pivots at most tol in magnitude in the last factorization.
+  int zero_pivots() const { return zero_pivots_; }
 
   // x = A⁻¹·b with the factors (a zero pivot gives a zero component).
   void solve(const T* b, T* x) {
@@ -279,7 +285,7 @@ class BandedLu {
     return band_[static_cast<std::size_t>(i) * static_cast<std::size_t>(width_) +
                  static_cast<std::size_t>(j - i + kl_)];
   }
-  int n_ = 0, kl_ = 0, ku_ = 0, width_ = 1;
+  int n_ = 0, kl_ = 0, ku_ = 0, width_ = 1, zero_pivots_ = 0;
   double tol_ = 0;
   std::vector<T> band_;
   std::vector<int> pivots_;
@@ -333,6 +339,83 @@ cusolverStatus_t host_solve(cusolverSpHandle_t handle, int n, int nnz, const voi
   BandedLu<T> lu;
   *singularity = lu.factor(a, values, T(0), static_cast<double>(tol), kl, ku);
   lu.solve(b, x);
+  return CUSOLVER_STATUS_SUCCESS;
+}
+
+// Least squares min ‖A·x − b‖₂ for m ≥ n by the normal equations Aᴴ·A·x = Aᴴ·b on the banded LU
+// (not the library's QR: the condition number is squared). rank is n minus the pivots at most
+// tol² (a QR's |r_jj| ≤ tol), p the identity (no column pivoting), min_norm ‖A·x − b‖₂.
+template <typename T, typename Real>
+cusolverStatus_t host_least_squares(cusolverSpHandle_t handle, int m, int n, int nnz,
+                                    const void* descr, const T* values, const int* row_ptr,
+                                    const int* col_ind, const T* b, Real tol, int* rank, T* x,
+                                    int* p, Real* min_norm, const char* api) {
+  if (!handle_stream(handle, api, nullptr)) return CUSOLVER_STATUS_NOT_INITIALIZED;
+  Pattern a;
+  if (!general_base(descr, api, &a.base)) return CUSOLVER_STATUS_INVALID_VALUE;
+  a.rows = m, a.cols = n, a.nnz = nnz;
+  a.begin = row_ptr, a.end = row_ptr != nullptr ? row_ptr + 1 : nullptr, a.columns = col_ind;
+  if (!valid_pattern(a, api)) return CUSOLVER_STATUS_INVALID_VALUE;
+  if (m < n || (m > 0 && b == nullptr) || (n > 0 && (x == nullptr || p == nullptr)) ||
+      (nnz > 0 && values == nullptr) || rank == nullptr || min_norm == nullptr || !(tol >= 0)) {
+    return bad(api, "m < n, a NULL array or output, or a negative tol");
+  }
+  auto conj = [](const T& v) {
+    if constexpr (std::is_floating_point_v<T>) {
+      return v;
+    } else {
+      return std::conj(v);
+    }
+  };
+  // N = Aᴴ·A row by row (Σ over A's rows of the outer products of their entries), r = Aᴴ·b.
+  std::vector<std::map<int, T>> normal(static_cast<std::size_t>(n));
+  std::vector<T> rhs(static_cast<std::size_t>(n), T(0));
+  for (int i = 0; i < m; ++i) {
+    for (int k1 = a.begin[i] - a.base; k1 < a.end[i] - a.base; ++k1) {
+      const int c1 = a.columns[k1] - a.base;
+      rhs[static_cast<std::size_t>(c1)] += conj(values[k1]) * b[i];
+      for (int k2 = a.begin[i] - a.base; k2 < a.end[i] - a.base; ++k2) {
+        normal[static_cast<std::size_t>(c1)][a.columns[k2] - a.base] +=
+            conj(values[k1]) * values[k2];
+      }
+    }
+  }
+  std::vector<int> offsets(static_cast<std::size_t>(n) + 1, 0), columns;
+  std::vector<T> entries;
+  int kl = 0, ku = 0;
+  for (int i = 0; i < n; ++i) {
+    for (const auto& [j, v] : normal[static_cast<std::size_t>(i)]) {
+      columns.push_back(j);
+      entries.push_back(v);
+      kl = std::max(kl, i - j), ku = std::max(ku, j - i);
+    }
+    offsets[static_cast<std::size_t>(i) + 1] = static_cast<int>(columns.size());
+  }
+  const std::int64_t band = std::int64_t{n} * (2 * std::int64_t{kl} + ku + 1);
+  if (band > kMaxBandElements) {
+    powertrain::emu::report_unsupported(std::string(api) + "(band of " + std::to_string(band) +
+                                        " elements over the emulator's 2^25)");
+    return CUSOLVER_STATUS_NOT_SUPPORTED;
+  }
+  Pattern normal_pattern;
+  normal_pattern.rows = normal_pattern.cols = n;
+  normal_pattern.nnz = static_cast<int>(columns.size());
+  normal_pattern.begin = offsets.data(), normal_pattern.end = offsets.data() + 1;
+  normal_pattern.columns = columns.data();
+  BandedLu<T> lu;
+  lu.factor(normal_pattern, entries.data(), T(0), static_cast<double>(tol) * tol, kl, ku);
+  lu.solve(rhs.data(), x);
+  *rank = n - lu.zero_pivots();
+  for (int j = 0; j < n; ++j) p[j] = j;
+  double norm = 0;
+  for (int i = 0; i < m; ++i) {
+    T r = -b[i];
+    for (int k = a.begin[i] - a.base; k < a.end[i] - a.base; ++k) {
+      r += values[k] * x[a.columns[k] - a.base];
+    }
+    norm += magnitude(r) * magnitude(r);
+  }
+  *min_norm = static_cast<Real>(std::sqrt(norm));
   return CUSOLVER_STATUS_SUCCESS;
 }
 
@@ -700,6 +783,22 @@ PT_EXPORT cusolverStatus_t cusolverSpXcsrpermHost(cusolverSpHandle_t handle, int
     if (status == CUSOLVER_STATUS_SUCCESS && (!where.known || where.backed)) *mu = mu0;           \
     return status;                                                                                \
   }
+
+#define PT_LEAST_SQUARES(P, T, REAL, CT)                                                        \
+  PT_EXPORT cusolverStatus_t cusolverSp##P##csrlsqvqrHost(                                      \
+      cusolverSpHandle_t handle, int m, int n, int nnz, const cusparseMatDescr_t descr,         \
+      const T* values, const int* row_ptr, const int* col_ind, const T* b, REAL tol, int* rank, \
+      T* x, int* p, REAL* min_norm) {                                                           \
+    return host_least_squares<CT, REAL>(                                                        \
+        handle, m, n, nnz, descr, reinterpret_cast<const CT*>(values), row_ptr, col_ind,        \
+        reinterpret_cast<const CT*>(b), tol, rank, reinterpret_cast<CT*>(x), p, min_norm,       \
+        "cusolverSp" #P "csrlsqvqrHost");                                                       \
+  }
+PT_LEAST_SQUARES(S, float, float, float)
+PT_LEAST_SQUARES(D, double, double, double)
+PT_LEAST_SQUARES(C, cuComplex, float, std::complex<float>)
+PT_LEAST_SQUARES(Z, cuDoubleComplex, double, std::complex<double>)
+#undef PT_LEAST_SQUARES
 
 PT_EIGEN(S, float, float, float, CUDA_R_32F)
 PT_EIGEN(D, double, double, double, CUDA_R_64F)

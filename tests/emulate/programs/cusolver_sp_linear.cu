@@ -7,8 +7,9 @@
 // A·x|∞ / (|A|∞·|x|∞ + |b|∞). Device side: csrlsvchol and csrlsvqr on A, the sample's scatter of
 // the solution through a sparse vector and the residual SpMV, and a batched QR of 4 systems. Valid
 // CUDA: the same binary runs on a real GPU (where the device solutions are the real ones too).
-// Also the smallest eigenvalue by csreigvsiHost (checked against its closed form) and the device
-// csreigvsi. Written for the emulator's tests.
+// Also least squares by csrlsqvqrHost on [A; I] (its normal-equation gradient checked), the
+// smallest eigenvalue by csreigvsiHost (checked against its closed form) and the device csreigvsi.
+// Written for the emulator's tests.
 #define DISABLE_CUSOLVER_DEPRECATED  // cuSolverSp is deprecated in favour of cuDSS, still exported
 #define DISABLE_CUSPARSE_DEPRECATED
 #include <cusolverSp.h>
@@ -165,6 +166,45 @@ int main(int argc, char** argv) {
     EMU_REQUIRE(residual < 1e-12);
     worst = std::max(worst, residual);
   }
+
+  // Least squares on the stacked [A; I] (2n x n) and [b; 0]: the gradient Aᵀ(A·x − b) + x of the
+  // normal equations must vanish; full rank, no column permutation, min_norm = ‖[A; I]·x − [b; 0]‖.
+  std::vector<int> tall_offsets(offsets), tall_columns(columns);
+  std::vector<double> tall_values(values), tall_b(b);
+  for (int i = 0; i < n; ++i) {
+    tall_columns.push_back(i);
+    tall_values.push_back(1.0);
+    tall_offsets.push_back(nnz + i + 1);
+    tall_b.push_back(0.0);
+  }
+  int rank = 0;
+  std::vector<int> column_perm(n, -1);
+  std::vector<double> ls_x(n);
+  double min_norm = -1.0;
+  SPARSE_CHECK(cusolverSpDcsrlsqvqrHost(solver, 2 * n, n, nnz + n, descr, tall_values.data(),
+                                        tall_offsets.data(), tall_columns.data(), tall_b.data(),
+                                        tol, &rank, ls_x.data(), column_perm.data(), &min_norm));
+  EMU_REQUIRE(rank == n);
+  for (int j = 0; j < n; ++j) EMU_REQUIRE(column_perm[j] == j);
+  std::vector<double> ax(n, 0.0), gradient(ls_x), atb(n, 0.0);
+  double residual_norm = 0;
+  for (int i = 0; i < n; ++i) {
+    for (int k = offsets[i]; k < offsets[i + 1]; ++k) ax[i] += values[k] * ls_x[columns[k]];
+    residual_norm += (ax[i] - b[i]) * (ax[i] - b[i]) + ls_x[i] * ls_x[i];
+  }
+  for (int i = 0; i < n; ++i) {
+    for (int k = offsets[i]; k < offsets[i + 1]; ++k) {
+      gradient[columns[k]] += values[k] * (ax[i] - b[i]);  // A is symmetric: Aᵀ = A
+      atb[columns[k]] += values[k] * b[i];
+    }
+  }
+  double gradient_inf = 0, atb_inf = 0;
+  for (int j = 0; j < n; ++j) {
+    gradient_inf = std::max(gradient_inf, std::fabs(gradient[j]));
+    atb_inf = std::max(atb_inf, std::fabs(atb[j]));
+  }
+  EMU_REQUIRE(gradient_inf < 1e-9 * atb_inf);
+  EMU_REQUIRE(std::fabs(min_norm - std::sqrt(residual_norm)) < 1e-9 * min_norm);
 
   // The smallest eigenvalue by shifted inverse iteration from mu0 = 0 on the host: the grid
   // Laplacian's is 8·sin²(π / (2·(grid + 1))).
