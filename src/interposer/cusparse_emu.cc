@@ -1888,11 +1888,17 @@ cusparseStatus_t csr2csc(cusparseHandle_t handle, int m, int n, int nnz, const v
     }
     for (int j = 0; j < n; ++j) count[j + 1] += count[j];
     for (int j = 0; j <= n; ++j) csc_col_ptr[j] = static_cast<int>(count[j]) + b;
+    // Each column's slots end where the next begins: malformed (overlapping) row offsets that
+    // visit an entry twice must not write past them.
+    const std::vector<std::int64_t> column_end(count.begin() + 1, count.end());
     for (int i = 0; i < m; ++i) {
       for (int p = std::max(csr_row_ptr[i] - b, 0); p < std::min(csr_row_ptr[i + 1] - b, nnz);
            ++p) {
         const int j = csr_col_ind[p] - b;
-        if (j < 0 || j >= n) continue;
+        if (j < 0 || j >= n ||
+            count[static_cast<std::size_t>(j)] >= column_end[static_cast<std::size_t>(j)]) {
+          continue;
+        }
         const std::int64_t q = count[static_cast<std::size_t>(j)]++;
         csc_row_ind[q] = i + b;
         if (numeric) {
