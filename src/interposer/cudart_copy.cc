@@ -74,14 +74,22 @@ void record_copy(std::int64_t start, const StreamRef& ref, CopyKind kind, std::s
   if (!async) impl::pace_wait(ref.device, trace_schema::kPaceBlockingCopy);
 }
 
-// Rows of `width` bytes, `height` times, with the given pitches (a 1D copy is one row).
+// Rows of `width` bytes, `height` times per slice, `depth` slices, with the given row and slice
+// pitches (a 1D copy is one row, a 2D copy one slice).
 struct Shape {
   std::size_t width = 0;
   std::size_t height = 1;
   std::size_t dpitch = 0;
   std::size_t spitch = 0;
-  std::size_t dst_extent() const { return height == 0 ? 0 : dpitch * (height - 1) + width; }
-  std::size_t src_extent() const { return height == 0 ? 0 : spitch * (height - 1) + width; }
+  std::size_t depth = 1;
+  std::size_t dslice = 0;
+  std::size_t sslice = 0;
+  std::size_t dst_extent() const { return extent(dpitch, dslice); }
+  std::size_t src_extent() const { return extent(spitch, sslice); }
+  std::size_t extent(std::size_t pitch, std::size_t slice) const {
+    if (height == 0 || depth == 0) return 0;
+    return slice * (depth - 1) + pitch * (height - 1) + width;
+  }
 };
 
 cudaError_t copy(void* dst, const void* src, const Shape& shape, cudaMemcpyKind kind,
@@ -93,7 +101,7 @@ cudaError_t copy(void* dst, const void* src, const Shape& shape, cudaMemcpyKind 
     return misuse(api, cudaErrorInvalidMemcpyDirection,
                   "unknown cudaMemcpyKind " + std::to_string(static_cast<int>(kind)));
   }
-  const std::size_t bytes = shape.width * shape.height;
+  const std::size_t bytes = shape.width * shape.height * shape.depth;
   if (bytes == 0) return cudaSuccess;  // nothing to do, nothing enqueued
   if (dst == nullptr || src == nullptr) {
     return misuse(api, cudaErrorInvalidValue, "NULL source or destination");
@@ -111,11 +119,14 @@ cudaError_t copy(void* dst, const void* src, const Shape& shape, cudaMemcpyKind 
   if (dst_side.backed) {
     auto* d = static_cast<unsigned char*>(dst);
     const auto* s = static_cast<const unsigned char*>(src);
-    for (std::size_t row = 0; row < shape.height; ++row) {
-      if (src_side.backed) {
-        std::memmove(d + row * shape.dpitch, s + row * shape.spitch, shape.width);
-      } else {
-        std::memset(d + row * shape.dpitch, 0, shape.width);
+    for (std::size_t slice = 0; slice < shape.depth; ++slice) {
+      for (std::size_t row = 0; row < shape.height; ++row) {
+        unsigned char* to = d + slice * shape.dslice + row * shape.dpitch;
+        if (src_side.backed) {
+          std::memmove(to, s + slice * shape.sslice + row * shape.spitch, shape.width);
+        } else {
+          std::memset(to, 0, shape.width);
+        }
       }
     }
   }
@@ -192,6 +203,23 @@ cudaError_t memcpy_2d(void* dst, size_t dpitch, const void* src, size_t spitch, 
                       ", " + std::to_string(spitch) + ")");
   }
   return copy(dst, src, Shape{width, height, dpitch, spitch}, kind, stream, async, per_thread, api);
+}
+
+cudaError_t memcpy_3d(void* dst, size_t dpitch, size_t dslice, const void* src, size_t spitch,
+                      size_t sslice, size_t width, size_t height, size_t depth, cudaMemcpyKind kind,
+                      cudaStream_t stream, bool async, bool per_thread, const char* api) {
+  if ((height > 1 || depth > 1) && (width > dpitch || width > spitch)) {
+    return misuse(api, cudaErrorInvalidPitchValue,
+                  "width " + std::to_string(width) + " exceeds a pitch (" + std::to_string(dpitch) +
+                      ", " + std::to_string(spitch) + ")");
+  }
+  if (depth > 1 && (dslice < dpitch * height || sslice < spitch * height)) {
+    return misuse(api, cudaErrorInvalidValue,
+                  "a slice (" + std::to_string(dslice) + ", " + std::to_string(sslice) +
+                      " bytes) is smaller than its " + std::to_string(height) + " rows");
+  }
+  return copy(dst, src, Shape{width, height, dpitch, spitch, depth, dslice, sslice}, kind, stream,
+              async, per_thread, api);
 }
 
 cudaError_t memcpy_to_symbol(const void* symbol, const void* src, size_t count, size_t offset,
