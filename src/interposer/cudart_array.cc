@@ -640,7 +640,7 @@ cudaError_t destroy_texture_object(cudaTextureObject_t object, const char* api) 
   const long long i = index_of(object, kTextureTag, s.textures.size());
   if (i < 0 || !s.textures[static_cast<std::size_t>(i)].live) {
     return misuse(api, cudaErrorInvalidValue,
-                  "texture object " + std::to_string(object) + " is not live");
+                  "texture object " + pointer_text(reinterpret_cast<void*>(object)) + " is not live");
   }
   s.textures[static_cast<std::size_t>(i)].live = false;
   return cudaSuccess;
@@ -654,7 +654,7 @@ cudaError_t texture_object_descs(cudaTextureObject_t object, cudaResourceDesc* r
   const long long i = index_of(object, kTextureTag, s.textures.size());
   if (i < 0 || !s.textures[static_cast<std::size_t>(i)].live) {
     return misuse(api, cudaErrorInvalidValue,
-                  "texture object " + std::to_string(object) + " is not live");
+                  "texture object " + pointer_text(reinterpret_cast<void*>(object)) + " is not live");
   }
   const Texture& t = s.textures[static_cast<std::size_t>(i)];
   if (resource != nullptr) *resource = t.resource;
@@ -683,7 +683,7 @@ cudaError_t destroy_surface_object(cudaSurfaceObject_t object, const char* api) 
   const long long i = index_of(object, kSurfaceTag, s.surfaces.size());
   if (i < 0 || !s.surfaces[static_cast<std::size_t>(i)].live) {
     return misuse(api, cudaErrorInvalidValue,
-                  "surface object " + std::to_string(object) + " is not live");
+                  "surface object " + pointer_text(reinterpret_cast<void*>(object)) + " is not live");
   }
   s.surfaces[static_cast<std::size_t>(i)].live = false;
   return cudaSuccess;
@@ -697,7 +697,7 @@ cudaError_t surface_object_desc(cudaSurfaceObject_t object, cudaResourceDesc* re
   const long long i = index_of(object, kSurfaceTag, s.surfaces.size());
   if (i < 0 || !s.surfaces[static_cast<std::size_t>(i)].live) {
     return misuse(api, cudaErrorInvalidValue,
-                  "surface object " + std::to_string(object) + " is not live");
+                  "surface object " + pointer_text(reinterpret_cast<void*>(object)) + " is not live");
   }
   *resource = s.surfaces[static_cast<std::size_t>(i)].resource;
   return cudaSuccess;
@@ -881,11 +881,6 @@ cudaError_t array_to_array_1d(cudaArray_t dst, size_t wd, size_t hd, cudaArray_c
 }
 
 }  // namespace
-
-PT_EXPORT cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int w,
-                                                      enum cudaChannelFormatKind f) {
-  return cudaChannelFormatDesc{x, y, z, w, f};
-}
 
 PT_EXPORT cudaError_t cudaMallocArray(cudaArray_t* array, const struct cudaChannelFormatDesc* desc,
                                       size_t width, size_t height, unsigned int flags) {

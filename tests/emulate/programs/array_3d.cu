@@ -63,6 +63,7 @@ int main() {
   across.srcPos = make_cudaPos(1, 2, 1);
   across.extent = make_cudaExtent(kW, kH - 2, kD - 1);
   EMU_EXPECT_ERROR(cudaMemcpy3D(&across), cudaErrorInvalidValue);
+  EMU_EXPECT_ERROR(cudaGetLastError(), cudaErrorInvalidValue);  // read and cleared
 
   cudaResourceDesc resource{};
   resource.resType = cudaResourceTypeArray;
