@@ -192,8 +192,12 @@ std::string resource_problem(const cudaResourceDesc& r, bool for_surface) {
       if (!info.known || !info.device_side) {
         return "devPtr " + pointer_text(pointer) + " is not device memory";
       }
-      if (reinterpret_cast<std::uintptr_t>(pointer) % kTextureAlignment != 0) {
-        return "devPtr " + pointer_text(pointer) + " is not aligned to textureAlignment (512)";
+      // A GPU's allocations start at least 512-aligned; the emulator's host-backed ones only
+      // 256-aligned, so the alignment is checked as an offset into the allocation.
+      if ((reinterpret_cast<std::uintptr_t>(pointer) - info.base) % kTextureAlignment != 0) {
+        return "devPtr " + pointer_text(pointer) + " (offset " +
+               std::to_string(reinterpret_cast<std::uintptr_t>(pointer) - info.base) +
+               " into its allocation) is not aligned to textureAlignment (512)";
       }
       std::size_t extent = 0;
       if (linear) {
@@ -639,8 +643,9 @@ cudaError_t destroy_texture_object(cudaTextureObject_t object, const char* api) 
   std::lock_guard<std::mutex> lock(s.mutex);
   const long long i = index_of(object, kTextureTag, s.textures.size());
   if (i < 0 || !s.textures[static_cast<std::size_t>(i)].live) {
-    return misuse(api, cudaErrorInvalidValue,
-                  "texture object " + pointer_text(reinterpret_cast<void*>(object)) + " is not live");
+    return misuse(
+        api, cudaErrorInvalidValue,
+        "texture object " + pointer_text(reinterpret_cast<void*>(object)) + " is not live");
   }
   s.textures[static_cast<std::size_t>(i)].live = false;
   return cudaSuccess;
@@ -653,8 +658,9 @@ cudaError_t texture_object_descs(cudaTextureObject_t object, cudaResourceDesc* r
   std::lock_guard<std::mutex> lock(s.mutex);
   const long long i = index_of(object, kTextureTag, s.textures.size());
   if (i < 0 || !s.textures[static_cast<std::size_t>(i)].live) {
-    return misuse(api, cudaErrorInvalidValue,
-                  "texture object " + pointer_text(reinterpret_cast<void*>(object)) + " is not live");
+    return misuse(
+        api, cudaErrorInvalidValue,
+        "texture object " + pointer_text(reinterpret_cast<void*>(object)) + " is not live");
   }
   const Texture& t = s.textures[static_cast<std::size_t>(i)];
   if (resource != nullptr) *resource = t.resource;
@@ -682,8 +688,9 @@ cudaError_t destroy_surface_object(cudaSurfaceObject_t object, const char* api) 
   std::lock_guard<std::mutex> lock(s.mutex);
   const long long i = index_of(object, kSurfaceTag, s.surfaces.size());
   if (i < 0 || !s.surfaces[static_cast<std::size_t>(i)].live) {
-    return misuse(api, cudaErrorInvalidValue,
-                  "surface object " + pointer_text(reinterpret_cast<void*>(object)) + " is not live");
+    return misuse(
+        api, cudaErrorInvalidValue,
+        "surface object " + pointer_text(reinterpret_cast<void*>(object)) + " is not live");
   }
   s.surfaces[static_cast<std::size_t>(i)].live = false;
   return cudaSuccess;
@@ -696,8 +703,9 @@ cudaError_t surface_object_desc(cudaSurfaceObject_t object, cudaResourceDesc* re
   std::lock_guard<std::mutex> lock(s.mutex);
   const long long i = index_of(object, kSurfaceTag, s.surfaces.size());
   if (i < 0 || !s.surfaces[static_cast<std::size_t>(i)].live) {
-    return misuse(api, cudaErrorInvalidValue,
-                  "surface object " + pointer_text(reinterpret_cast<void*>(object)) + " is not live");
+    return misuse(
+        api, cudaErrorInvalidValue,
+        "surface object " + pointer_text(reinterpret_cast<void*>(object)) + " is not live");
   }
   *resource = s.surfaces[static_cast<std::size_t>(i)].resource;
   return cudaSuccess;
