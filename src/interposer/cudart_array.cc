@@ -42,7 +42,11 @@ constexpr unsigned kUnbackedArrayFlags = cudaArraySparse | cudaArrayDeferredMapp
 struct Array {
   ArrayView view;
   std::size_t bytes = 0;  // storage size
-  int mipmap = -1;        // index of the owning mipmapped array (a level), else -1
+  // The device allocation holding the storage (a mipmapped array's, for a level).
+  const unsigned char* allocation = nullptr;
+  std::size_t allocation_bytes = 0;
+  void* allocation_mutable() const { return const_cast<unsigned char*>(allocation); }
+  int mipmap = -1;  // index of the owning mipmapped array (a level), else -1
   bool live = true;
 };
 
@@ -87,10 +91,12 @@ long long index_of(std::uint64_t bits, std::uint64_t tag, std::size_t size) {
   return index < size ? static_cast<long long>(index) : -1;
 }
 
-// The storage still belongs to the emulator (cudaDeviceReset frees every device allocation).
-bool storage_live(const unsigned char* storage, std::size_t bytes) {
-  const PointerInfo info = lookup_pointer(storage);
-  return info.known && info.available >= bytes;
+// The array's allocation is still the one it was made with (cudaDeviceReset frees every device
+// allocation; a later one of another size or place does not revive the handle).
+bool storage_live(const Array& a) {
+  const PointerInfo info = lookup_pointer(a.allocation);
+  return info.known && info.base == reinterpret_cast<std::uintptr_t>(a.allocation) &&
+         info.bytes == a.allocation_bytes;
 }
 
 std::string dims_text(cudaExtent e) {
@@ -363,7 +369,7 @@ bool array_view(cudaArray_const_t array, ArrayView* out) {
     if (i < 0 || !s.arrays[static_cast<std::size_t>(i)].live) return false;
     a = s.arrays[static_cast<std::size_t>(i)];
   }
-  if (!storage_live(a.view.storage, a.bytes)) return false;
+  if (!storage_live(a)) return false;
   *out = a.view;
   return true;
 }
@@ -399,6 +405,8 @@ cudaError_t create_array(cudaArray_t* out, const cudaChannelFormatDesc* desc, cu
   a.view.element_bytes = element;
   a.view.storage = static_cast<unsigned char*>(storage);
   a.bytes = bytes;
+  a.allocation = a.view.storage;
+  a.allocation_bytes = bytes;
   ArrayState& s = arrays();
   std::lock_guard<std::mutex> lock(s.mutex);
   s.arrays.push_back(a);
@@ -409,7 +417,7 @@ cudaError_t create_array(cudaArray_t* out, const cudaChannelFormatDesc* desc, cu
 cudaError_t destroy_array(cudaArray_t array, const char* api) {
   if (array == nullptr) return cudaSuccess;  // as cudaFree(NULL)
   ArrayState& s = arrays();
-  unsigned char* storage = nullptr;
+  Array retired;
   {
     std::lock_guard<std::mutex> lock(s.mutex);
     const long long i =
@@ -425,13 +433,11 @@ cudaError_t destroy_array(cudaArray_t array, const char* api) {
                         " is a level of a mipmapped array; free it with cudaFreeMipmappedArray");
     }
     a.live = false;
-    storage = a.view.storage;
+    retired = a;
   }
   // After cudaDeviceReset the storage is already gone: the handle is simply retired.
-  if (lookup_pointer(storage).base != reinterpret_cast<std::uintptr_t>(storage)) {
-    return cudaSuccess;
-  }
-  return static_cast<cudaError_t>(free_device_memory(storage, api));
+  if (!storage_live(retired)) return cudaSuccess;
+  return static_cast<cudaError_t>(free_device_memory(retired.view.storage, api));
 }
 
 cudaError_t create_mipmapped_array(cudaMipmappedArray_t* out, const cudaChannelFormatDesc* desc,
@@ -496,6 +502,8 @@ cudaError_t create_mipmapped_array(cudaMipmappedArray_t* out, const cudaChannelF
     a.view.element_bytes = element;
     a.view.storage = m.storage + offset;
     a.bytes = storage_bytes(e, element);
+    a.allocation = m.storage;
+    a.allocation_bytes = total;
     a.mipmap = static_cast<int>(s.mipmaps.size());
     offset += a.bytes;
     m.levels.push_back(s.arrays.size());
@@ -509,7 +517,7 @@ cudaError_t create_mipmapped_array(cudaMipmappedArray_t* out, const cudaChannelF
 cudaError_t destroy_mipmapped_array(cudaMipmappedArray_t mipmap, const char* api) {
   if (mipmap == nullptr) return cudaSuccess;
   ArrayState& s = arrays();
-  unsigned char* storage = nullptr;
+  Array retired;
   {
     std::lock_guard<std::mutex> lock(s.mutex);
     const long long i =
@@ -521,12 +529,10 @@ cudaError_t destroy_mipmapped_array(cudaMipmappedArray_t mipmap, const char* api
     Mipmap& m = s.mipmaps[static_cast<std::size_t>(i)];
     m.live = false;
     for (const std::uintptr_t level : m.levels) s.arrays[level].live = false;
-    storage = m.storage;
+    retired = s.arrays[m.levels.front()];  // any level: they share the allocation
   }
-  if (lookup_pointer(storage).base != reinterpret_cast<std::uintptr_t>(storage)) {
-    return cudaSuccess;
-  }
-  return static_cast<cudaError_t>(free_device_memory(storage, api));
+  if (!storage_live(retired)) return cudaSuccess;
+  return static_cast<cudaError_t>(free_device_memory(retired.allocation_mutable(), api));
 }
 
 cudaError_t mipmapped_array_level(cudaArray_t* out, cudaMipmappedArray_const_t mipmap,
