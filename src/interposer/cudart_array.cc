@@ -583,8 +583,10 @@ cudaError_t copy_ends(const CopyEnd& dst, const CopyEnd& src, std::size_t width_
       ArrayView a;
       const cudaError_t error = array_or_fail(end.array, api, &a, role);
       if (error != cudaSuccess) return error;
-      if (end.x_bytes + width_bytes > a.row_bytes() || end.y + height > a.rows() ||
-          end.z + depth > a.slices()) {
+      // Written so that no sum can wrap around.
+      if (end.x_bytes > a.row_bytes() || width_bytes > a.row_bytes() - end.x_bytes ||
+          end.y > a.rows() || height > a.rows() - end.y || end.z > a.slices() ||
+          depth > a.slices() - end.z) {
         return misuse(api, cudaErrorInvalidValue,
                       std::string(role) + " region (x " + std::to_string(end.x_bytes) +
                           " bytes + " + std::to_string(width_bytes) + ", y " +
@@ -609,9 +611,17 @@ cudaError_t copy_ends(const CopyEnd& dst, const CopyEnd& src, std::size_t width_
     }
     const std::size_t rows = std::max(end.slice_rows, height);
     out->pitch = end.pitch == 0 ? width_bytes : end.pitch;
-    out->slice = out->pitch * rows;
-    out->base = static_cast<unsigned char*>(end.pointer) + end.z * out->slice + end.y * out->pitch +
-                end.x_bytes;
+    std::size_t offset = 0;
+    std::size_t row_offset = 0;
+    if (__builtin_mul_overflow(out->pitch, rows, &out->slice) ||
+        __builtin_mul_overflow(end.z, out->slice, &offset) ||
+        __builtin_mul_overflow(end.y, out->pitch, &row_offset) ||
+        __builtin_add_overflow(offset, row_offset, &offset) ||
+        __builtin_add_overflow(offset, end.x_bytes, &offset)) {
+      return misuse(api, cudaErrorInvalidValue,
+                    std::string(role) + " position overflows the address range");
+    }
+    out->base = static_cast<unsigned char*>(end.pointer) + offset;
     return cudaSuccess;
   };
   Resolved d;
@@ -753,7 +763,8 @@ cudaError_t linear_array_end(cudaArray_const_t array, size_t x_bytes, size_t y, 
                   detail::pointer_text(array) + " is not a live CUDA array");
   }
   const size_t total = a.row_bytes() * a.rows() * a.slices();
-  const size_t offset = y * a.row_bytes() + x_bytes;
+  const size_t rows = a.rows() * a.slices();
+  const size_t offset = y < rows ? y * a.row_bytes() + x_bytes : total + 1;
   if (x_bytes > a.row_bytes() || offset > total || count > total - offset) {
     return misuse(api, cudaErrorInvalidValue,
                   std::to_string(count) + " bytes at (" + std::to_string(x_bytes) + ", " +
@@ -797,6 +808,11 @@ cudaError_t memcpy_3d_parms(const cudaMemcpy3DParms* p, cudaStream_t stream, boo
                         std::to_string(element) + ", " + std::to_string(a.element_bytes) + ")");
     }
     element = a.element_bytes;
+  }
+  constexpr size_t kMax = ~size_t{0};
+  if (p->extent.width > kMax / element || p->srcPos.x > kMax / element ||
+      p->dstPos.x > kMax / element) {
+    return misuse(api, cudaErrorInvalidValue, "extent or position too large");
   }
   auto end_of = [&](cudaArray_t array, const cudaPitchedPtr& ptr, const cudaPos& pos) {
     CopyEnd end;

@@ -5,6 +5,7 @@
 // copy out of an unbacked (large) allocation yields zeros.
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "interposer/cudart_impl.h"
 #include "interposer/cudart_internal.h"
@@ -212,6 +213,23 @@ cudaError_t memcpy_3d(void* dst, size_t dpitch, size_t dslice, const void* src, 
     return misuse(api, cudaErrorInvalidPitchValue,
                   "width " + std::to_string(width) + " exceeds a pitch (" + std::to_string(dpitch) +
                       ", " + std::to_string(spitch) + ")");
+  }
+  // Sizes and the extents on both sides must be representable (no wrap-around into a small
+  // range that would pass the allocation checks).
+  std::size_t product = 0;
+  std::size_t extent = 0;
+  for (const auto& [pitch, slice] : {std::pair{dpitch, dslice}, std::pair{spitch, sslice}}) {
+    extent = 0;
+    if (__builtin_mul_overflow(width, height, &product) ||
+        __builtin_mul_overflow(product, depth, &product) ||
+        (height > 0 && __builtin_mul_overflow(pitch, height - 1, &extent)) ||
+        (depth > 0 && __builtin_mul_overflow(slice, depth - 1, &product)) ||
+        __builtin_add_overflow(extent, product, &extent) ||
+        __builtin_add_overflow(extent, width, &extent)) {
+      return misuse(api, cudaErrorInvalidValue,
+                    "a 3D copy of " + std::to_string(width) + " x " + std::to_string(height) +
+                        " x " + std::to_string(depth) + " overflows the address range");
+    }
   }
   if (depth > 1 && (dslice < dpitch * height || sslice < spitch * height)) {
     return misuse(api, cudaErrorInvalidValue,
