@@ -191,7 +191,7 @@ TEST_F(ArrayTexturePrograms, SurfaceWriteAndDeprecatedCopies) {
 
 // 3D, layered and cubemap arrays: cudaMemcpy3D with element extents on array ends and byte
 // extents between pitched pointers, positions into both ends, the async form on a stream, the
-// peer form (direction inferred), and refused extents.
+// peer form (direction inferred), refused extents and offsets that would wrap around.
 TEST_F(ArrayTexturePrograms, Array3dLayeredAndCubemapCopies) {
   skip_unless_built("array_3d");
   const ProgramRun run = run_program("array_3d");
@@ -213,7 +213,8 @@ TEST_F(ArrayTexturePrograms, Array3dLayeredAndCubemapCopies) {
                                                        {"cudaMalloc", 64},
                                                        {"cudaMalloc3DArray", 1536},
                                                        {"cudaMalloc3DArray", 1536}}));
-  EXPECT_EQ(misuses(trace), (std::vector<std::string>{"cudaMemcpy3D", "cudaMalloc3DArray",
+  EXPECT_EQ(misuses(trace), (std::vector<std::string>{"cudaMemcpy3D", "cudaMemcpy2DToArray",
+                                                      "cudaMemcpy3D", "cudaMalloc3DArray",
                                                       "cudaMalloc3DArray", "cudaMalloc3DArray"}));
   const auto kernels = trace.of("kernel");
   ASSERT_EQ(kernels.size(), 2u);

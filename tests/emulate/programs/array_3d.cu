@@ -6,6 +6,7 @@
 // refused.
 #include <cuda_runtime.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <vector>
@@ -63,6 +64,13 @@ int main() {
   across.srcPos = make_cudaPos(1, 2, 1);
   across.extent = make_cudaExtent(kW, kH - 2, kD - 1);
   EMU_EXPECT_ERROR(cudaMemcpy3D(&across), cudaErrorInvalidValue);
+  // Offsets so large that a sum would wrap around: refused, never a wild pointer.
+  EMU_EXPECT_ERROR(cudaMemcpy2DToArray(array, SIZE_MAX - 10, 0, volume.data(), kW * sizeof(float),
+                                       20, 1, cudaMemcpyHostToDevice),
+                   cudaErrorInvalidValue);
+  up.srcPos = make_cudaPos(0, SIZE_MAX / 8, 0);  // a host end: nothing else would catch it
+  up.extent = make_cudaExtent(kW, 1, 1);
+  EMU_EXPECT_ERROR(cudaMemcpy3D(&up), cudaErrorInvalidValue);
   EMU_EXPECT_ERROR(cudaGetLastError(), cudaErrorInvalidValue);  // read and cleared
 
   cudaResourceDesc resource{};
