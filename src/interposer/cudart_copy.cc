@@ -140,7 +140,7 @@ cudaError_t fill(void* pointer, int value, const Shape& shape, cudaStream_t stre
   const std::int64_t start = now_ns();
   StreamRef ref;
   if (!stream_or_fail(stream, per_thread, api, &ref)) return cudaErrorInvalidResourceHandle;
-  const std::size_t bytes = shape.width * shape.height;
+  const std::size_t bytes = shape.width * shape.height * shape.depth;
   if (bytes == 0) return cudaSuccess;
   const PointerInfo info = lookup_pointer(pointer);
   if (!info.known || !info.device_side) {
@@ -155,8 +155,10 @@ cudaError_t fill(void* pointer, int value, const Shape& shape, cudaStream_t stre
   }
   if (info.backed) {
     auto* d = static_cast<unsigned char*>(pointer);
-    for (std::size_t row = 0; row < shape.height; ++row) {
-      std::memset(d + row * shape.dpitch, value, shape.width);
+    for (std::size_t slice = 0; slice < shape.depth; ++slice) {
+      for (std::size_t row = 0; row < shape.height; ++row) {
+        std::memset(d + slice * shape.dslice + row * shape.dpitch, value, shape.width);
+      }
     }
   }
   Record record = make_record(Op::kMemset, start, ref.device);
@@ -272,6 +274,30 @@ cudaError_t memset_1d(void* pointer, int value, size_t count, cudaStream_t strea
   return fill(pointer, value, Shape{count, 1, count, count}, stream, async, per_thread, api);
 }
 
+cudaError_t memset_3d(cudaPitchedPtr pointer, int value, cudaExtent extent, cudaStream_t stream,
+                      bool async, bool per_thread, const char* api) {
+  const size_t pitch = pointer.pitch;
+  size_t slice = 0;
+  size_t product = 0;
+  if (__builtin_mul_overflow(pitch, pointer.ysize, &slice) ||
+      __builtin_mul_overflow(extent.width, extent.height, &product) ||
+      __builtin_mul_overflow(product, extent.depth, &product) ||
+      (extent.depth > 1 && __builtin_mul_overflow(slice, extent.depth - 1, &product))) {
+    return misuse(api, cudaErrorInvalidValue, "the extent overflows the address range");
+  }
+  if ((extent.height > 1 || extent.depth > 1) && extent.width > pitch) {
+    return misuse(api, cudaErrorInvalidPitchValue, "width exceeds pitch");
+  }
+  if (extent.depth > 1 && extent.height > pointer.ysize) {
+    return misuse(api, cudaErrorInvalidValue,
+                  "height " + std::to_string(extent.height) +
+                      " exceeds the pitched pointer's ysize " + std::to_string(pointer.ysize));
+  }
+  return fill(pointer.ptr, value,
+              Shape{extent.width, extent.height, pitch, pitch, extent.depth, slice, slice}, stream,
+              async, per_thread, api);
+}
+
 cudaError_t memset_2d(void* pointer, size_t pitch, int value, size_t width, size_t height,
                       cudaStream_t stream, bool async, bool per_thread, const char* api) {
   if (height > 1 && width > pitch) {
@@ -374,4 +400,25 @@ PT_EXPORT cudaError_t cudaMemset2DAsync(void* devPtr, size_t pitch, int value, s
                                         size_t height, cudaStream_t stream) {
   return impl::memset_2d(devPtr, pitch, value, width, height, stream, true, false,
                          "cudaMemset2DAsync");
+}
+
+PT_EXPORT cudaError_t cudaMemset3D(struct cudaPitchedPtr pitchedDevPtr, int value,
+                                   struct cudaExtent extent) {
+  return impl::memset_3d(pitchedDevPtr, value, extent, nullptr, false, false, "cudaMemset3D");
+}
+
+PT_EXPORT cudaError_t cudaMemset3D_ptds(struct cudaPitchedPtr pitchedDevPtr, int value,
+                                        struct cudaExtent extent) {
+  return impl::memset_3d(pitchedDevPtr, value, extent, nullptr, false, true, "cudaMemset3D_ptds");
+}
+
+PT_EXPORT cudaError_t cudaMemset3DAsync(struct cudaPitchedPtr pitchedDevPtr, int value,
+                                        struct cudaExtent extent, cudaStream_t stream) {
+  return impl::memset_3d(pitchedDevPtr, value, extent, stream, true, false, "cudaMemset3DAsync");
+}
+
+PT_EXPORT cudaError_t cudaMemset3DAsync_ptsz(struct cudaPitchedPtr pitchedDevPtr, int value,
+                                             struct cudaExtent extent, cudaStream_t stream) {
+  return impl::memset_3d(pitchedDevPtr, value, extent, stream, true, true,
+                         "cudaMemset3DAsync_ptsz");
 }

@@ -68,6 +68,9 @@ cudaError_t memcpy_from_symbol(void* dst, const void* symbol, size_t count, size
                                bool per_thread, const char* api);
 cudaError_t memset_1d(void* pointer, int value, size_t count, cudaStream_t stream, bool async,
                       bool per_thread, const char* api);
+/// cudaMemset3D[Async]: `extent` (width in bytes) of a cudaMalloc3D-style pitched pointer.
+cudaError_t memset_3d(cudaPitchedPtr pointer, int value, cudaExtent extent, cudaStream_t stream,
+                      bool async, bool per_thread, const char* api);
 cudaError_t memset_2d(void* pointer, size_t pitch, int value, size_t width, size_t height,
                       cudaStream_t stream, bool async, bool per_thread, const char* api);
 

@@ -84,6 +84,8 @@ TEST_F(ArrayTexturePrograms, EntryPointsAreHandWritten) {
                           "cudaMemcpy3D_ptds",
                           "cudaMemcpy3DAsync",
                           "cudaMemcpy3DPeer",
+                          "cudaMemset3D",
+                          "cudaMemset3DAsync",
                           "cudaMemcpy3DPeerAsync",
                           "cudaCreateTextureObject",
                           "cudaDestroyTextureObject",
@@ -191,7 +193,8 @@ TEST_F(ArrayTexturePrograms, SurfaceWriteAndDeprecatedCopies) {
 
 // 3D, layered and cubemap arrays: cudaMemcpy3D with element extents on array ends and byte
 // extents between pitched pointers, positions into both ends, the async form on a stream, the
-// peer form (direction inferred), refused extents and offsets that would wrap around.
+// peer form (direction inferred), refused extents and offsets that would wrap around, and a
+// cudaMemset3D of the pitched volume.
 TEST_F(ArrayTexturePrograms, Array3dLayeredAndCubemapCopies) {
   skip_unless_built("array_3d");
   const ProgramRun run = run_program("array_3d");
@@ -207,7 +210,13 @@ TEST_F(ArrayTexturePrograms, Array3dLayeredAndCubemapCopies) {
                                                  {"cudaMemcpy3D", "DtoH", 1152},
                                                  {"cudaMemcpy3DAsync", "HtoD", 512},
                                                  {"cudaMemcpy3DAsync", "DtoH", 512},
-                                                 {"cudaMemcpy3DPeer", "HtoD", 256}}));
+                                                 {"cudaMemcpy3DPeer", "HtoD", 256},
+                                                 {"cudaMemcpy", "DtoH", 4}}));
+  // cudaMemset3D: 64 bytes x 8 rows x 4 slices of the pitched volume.
+  const auto memsets = trace.of("memset");
+  ASSERT_EQ(memsets.size(), 1u);
+  EXPECT_EQ(memsets[0].at("api"), "cudaMemset3D");
+  EXPECT_EQ(memsets[0].at("bytes"), 64 * 8 * 4);
   EXPECT_EQ(allocations(trace), (std::vector<AllocRow>{{"cudaMalloc3DArray", 2048},
                                                        {"cudaMalloc3D", 512 * 8 * 4},
                                                        {"cudaMalloc", 64},

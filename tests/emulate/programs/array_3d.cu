@@ -139,6 +139,14 @@ int main() {
   EMU_EXPECT_ERROR(cudaMalloc3DArray(&refused, &channel, make_cudaExtent(16385, 4, 4)),
                    cudaErrorInvalidValue);
 
+  // cudaMemset3D over the whole cudaMalloc3D volume (width in bytes), one value read back from
+  // slice 3, row 1.
+  EMU_CHECK(cudaMemset3D(device, 0x3f, make_cudaExtent(kW * sizeof(float), kH, kD)));
+  unsigned char probe[4] = {};
+  EMU_CHECK(cudaMemcpy(probe, static_cast<char*>(device.ptr) + 3 * device.pitch * kH + device.pitch,
+                       sizeof probe, cudaMemcpyDeviceToHost));
+  EMU_REQUIRE(probe[0] == 0x3f && probe[3] == 0x3f);
+
   EMU_CHECK(cudaDeviceSynchronize());
   EMU_CHECK(cudaDestroyTextureObject(layers_texture));
   EMU_CHECK(cudaDestroyTextureObject(volume_texture));
