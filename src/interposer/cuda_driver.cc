@@ -31,6 +31,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "interposer/cuda_driver_common.h"
 #include "interposer/cudart_impl.h"
 #include "interposer/cudart_internal.h"
 #include "interposer/trace_schema.h"
@@ -43,28 +44,6 @@ constexpr std::uintptr_t kIdMask = (std::uintptr_t{1} << 48) - 1;
 constexpr std::uintptr_t kFirstCreatedContext = 1 << 20;
 constexpr std::size_t kGranularity = 2u << 20;  // VMM granularity of NVIDIA GPUs (2 MiB)
 constexpr int kDriverVersion = 13000;
-
-// Keeps the runtime's last error as it was (driver calls have no sticky error state).
-class ErrorScope {
- public:
-  ErrorScope() : saved_(thread_state().last_error) {}
-  ~ErrorScope() { thread_state().last_error = saved_; }
-  ErrorScope(const ErrorScope&) = delete;
-  ErrorScope& operator=(const ErrorScope&) = delete;
-
- private:
-  int saved_;
-};
-
-// cudaError_t → CUresult: equal numbers where both define the condition (0-4, 100+), else
-// CUDA_ERROR_INVALID_VALUE (launch configuration, pointers); an unknown function is a handle
-// error in the driver.
-CUresult to_driver(cudaError_t error) {
-  const int e = static_cast<int>(error);
-  if (error == cudaErrorInvalidDeviceFunction) return CUDA_ERROR_INVALID_HANDLE;
-  if (e <= 4 || e >= 100) return static_cast<CUresult>(e);
-  return CUDA_ERROR_INVALID_VALUE;
-}
 
 CUresult driver_misuse(std::string_view api, CUresult error, std::string_view what) {
   report_misuse(api, what);

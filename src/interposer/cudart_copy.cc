@@ -5,6 +5,7 @@
 // copy out of an unbacked (large) allocation yields zeros.
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "interposer/cudart_impl.h"
 #include "interposer/cudart_internal.h"
@@ -74,14 +75,22 @@ void record_copy(std::int64_t start, const StreamRef& ref, CopyKind kind, std::s
   if (!async) impl::pace_wait(ref.device, trace_schema::kPaceBlockingCopy);
 }
 
-// Rows of `width` bytes, `height` times, with the given pitches (a 1D copy is one row).
+// Rows of `width` bytes, `height` times per slice, `depth` slices, with the given row and slice
+// pitches (a 1D copy is one row, a 2D copy one slice).
 struct Shape {
   std::size_t width = 0;
   std::size_t height = 1;
   std::size_t dpitch = 0;
   std::size_t spitch = 0;
-  std::size_t dst_extent() const { return height == 0 ? 0 : dpitch * (height - 1) + width; }
-  std::size_t src_extent() const { return height == 0 ? 0 : spitch * (height - 1) + width; }
+  std::size_t depth = 1;
+  std::size_t dslice = 0;
+  std::size_t sslice = 0;
+  std::size_t dst_extent() const { return extent(dpitch, dslice); }
+  std::size_t src_extent() const { return extent(spitch, sslice); }
+  std::size_t extent(std::size_t pitch, std::size_t slice) const {
+    if (height == 0 || depth == 0) return 0;
+    return slice * (depth - 1) + pitch * (height - 1) + width;
+  }
 };
 
 cudaError_t copy(void* dst, const void* src, const Shape& shape, cudaMemcpyKind kind,
@@ -93,7 +102,7 @@ cudaError_t copy(void* dst, const void* src, const Shape& shape, cudaMemcpyKind 
     return misuse(api, cudaErrorInvalidMemcpyDirection,
                   "unknown cudaMemcpyKind " + std::to_string(static_cast<int>(kind)));
   }
-  const std::size_t bytes = shape.width * shape.height;
+  const std::size_t bytes = shape.width * shape.height * shape.depth;
   if (bytes == 0) return cudaSuccess;  // nothing to do, nothing enqueued
   if (dst == nullptr || src == nullptr) {
     return misuse(api, cudaErrorInvalidValue, "NULL source or destination");
@@ -111,11 +120,14 @@ cudaError_t copy(void* dst, const void* src, const Shape& shape, cudaMemcpyKind 
   if (dst_side.backed) {
     auto* d = static_cast<unsigned char*>(dst);
     const auto* s = static_cast<const unsigned char*>(src);
-    for (std::size_t row = 0; row < shape.height; ++row) {
-      if (src_side.backed) {
-        std::memmove(d + row * shape.dpitch, s + row * shape.spitch, shape.width);
-      } else {
-        std::memset(d + row * shape.dpitch, 0, shape.width);
+    for (std::size_t slice = 0; slice < shape.depth; ++slice) {
+      for (std::size_t row = 0; row < shape.height; ++row) {
+        unsigned char* to = d + slice * shape.dslice + row * shape.dpitch;
+        if (src_side.backed) {
+          std::memmove(to, s + slice * shape.sslice + row * shape.spitch, shape.width);
+        } else {
+          std::memset(to, 0, shape.width);
+        }
       }
     }
   }
@@ -128,7 +140,7 @@ cudaError_t fill(void* pointer, int value, const Shape& shape, cudaStream_t stre
   const std::int64_t start = now_ns();
   StreamRef ref;
   if (!stream_or_fail(stream, per_thread, api, &ref)) return cudaErrorInvalidResourceHandle;
-  const std::size_t bytes = shape.width * shape.height;
+  const std::size_t bytes = shape.width * shape.height * shape.depth;
   if (bytes == 0) return cudaSuccess;
   const PointerInfo info = lookup_pointer(pointer);
   if (!info.known || !info.device_side) {
@@ -143,8 +155,10 @@ cudaError_t fill(void* pointer, int value, const Shape& shape, cudaStream_t stre
   }
   if (info.backed) {
     auto* d = static_cast<unsigned char*>(pointer);
-    for (std::size_t row = 0; row < shape.height; ++row) {
-      std::memset(d + row * shape.dpitch, value, shape.width);
+    for (std::size_t slice = 0; slice < shape.depth; ++slice) {
+      for (std::size_t row = 0; row < shape.height; ++row) {
+        std::memset(d + slice * shape.dslice + row * shape.dpitch, value, shape.width);
+      }
     }
   }
   Record record = make_record(Op::kMemset, start, ref.device);
@@ -194,6 +208,40 @@ cudaError_t memcpy_2d(void* dst, size_t dpitch, const void* src, size_t spitch, 
   return copy(dst, src, Shape{width, height, dpitch, spitch}, kind, stream, async, per_thread, api);
 }
 
+cudaError_t memcpy_3d(void* dst, size_t dpitch, size_t dslice, const void* src, size_t spitch,
+                      size_t sslice, size_t width, size_t height, size_t depth, cudaMemcpyKind kind,
+                      cudaStream_t stream, bool async, bool per_thread, const char* api) {
+  if ((height > 1 || depth > 1) && (width > dpitch || width > spitch)) {
+    return misuse(api, cudaErrorInvalidPitchValue,
+                  "width " + std::to_string(width) + " exceeds a pitch (" + std::to_string(dpitch) +
+                      ", " + std::to_string(spitch) + ")");
+  }
+  // Sizes and the extents on both sides must be representable (no wrap-around into a small
+  // range that would pass the allocation checks).
+  std::size_t product = 0;
+  std::size_t extent = 0;
+  for (const auto& [pitch, slice] : {std::pair{dpitch, dslice}, std::pair{spitch, sslice}}) {
+    extent = 0;
+    if (__builtin_mul_overflow(width, height, &product) ||
+        __builtin_mul_overflow(product, depth, &product) ||
+        (height > 0 && __builtin_mul_overflow(pitch, height - 1, &extent)) ||
+        (depth > 0 && __builtin_mul_overflow(slice, depth - 1, &product)) ||
+        __builtin_add_overflow(extent, product, &extent) ||
+        __builtin_add_overflow(extent, width, &extent)) {
+      return misuse(api, cudaErrorInvalidValue,
+                    "a 3D copy of " + std::to_string(width) + " x " + std::to_string(height) +
+                        " x " + std::to_string(depth) + " overflows the address range");
+    }
+  }
+  if (depth > 1 && (dslice < dpitch * height || sslice < spitch * height)) {
+    return misuse(api, cudaErrorInvalidValue,
+                  "a slice (" + std::to_string(dslice) + ", " + std::to_string(sslice) +
+                      " bytes) is smaller than its " + std::to_string(height) + " rows");
+  }
+  return copy(dst, src, Shape{width, height, dpitch, spitch, depth, dslice, sslice}, kind, stream,
+              async, per_thread, api);
+}
+
 cudaError_t memcpy_to_symbol(const void* symbol, const void* src, size_t count, size_t offset,
                              cudaMemcpyKind kind, cudaStream_t stream, bool async, bool per_thread,
                              const char* api) {
@@ -224,6 +272,30 @@ cudaError_t memcpy_from_symbol(void* dst, const void* symbol, size_t count, size
 cudaError_t memset_1d(void* pointer, int value, size_t count, cudaStream_t stream, bool async,
                       bool per_thread, const char* api) {
   return fill(pointer, value, Shape{count, 1, count, count}, stream, async, per_thread, api);
+}
+
+cudaError_t memset_3d(cudaPitchedPtr pointer, int value, cudaExtent extent, cudaStream_t stream,
+                      bool async, bool per_thread, const char* api) {
+  const size_t pitch = pointer.pitch;
+  size_t slice = 0;
+  size_t product = 0;
+  if (__builtin_mul_overflow(pitch, pointer.ysize, &slice) ||
+      __builtin_mul_overflow(extent.width, extent.height, &product) ||
+      __builtin_mul_overflow(product, extent.depth, &product) ||
+      (extent.depth > 1 && __builtin_mul_overflow(slice, extent.depth - 1, &product))) {
+    return misuse(api, cudaErrorInvalidValue, "the extent overflows the address range");
+  }
+  if ((extent.height > 1 || extent.depth > 1) && extent.width > pitch) {
+    return misuse(api, cudaErrorInvalidPitchValue, "width exceeds pitch");
+  }
+  if (extent.depth > 1 && extent.height > pointer.ysize) {
+    return misuse(api, cudaErrorInvalidValue,
+                  "height " + std::to_string(extent.height) +
+                      " exceeds the pitched pointer's ysize " + std::to_string(pointer.ysize));
+  }
+  return fill(pointer.ptr, value,
+              Shape{extent.width, extent.height, pitch, pitch, extent.depth, slice, slice}, stream,
+              async, per_thread, api);
 }
 
 cudaError_t memset_2d(void* pointer, size_t pitch, int value, size_t width, size_t height,
@@ -328,4 +400,25 @@ PT_EXPORT cudaError_t cudaMemset2DAsync(void* devPtr, size_t pitch, int value, s
                                         size_t height, cudaStream_t stream) {
   return impl::memset_2d(devPtr, pitch, value, width, height, stream, true, false,
                          "cudaMemset2DAsync");
+}
+
+PT_EXPORT cudaError_t cudaMemset3D(struct cudaPitchedPtr pitchedDevPtr, int value,
+                                   struct cudaExtent extent) {
+  return impl::memset_3d(pitchedDevPtr, value, extent, nullptr, false, false, "cudaMemset3D");
+}
+
+PT_EXPORT cudaError_t cudaMemset3D_ptds(struct cudaPitchedPtr pitchedDevPtr, int value,
+                                        struct cudaExtent extent) {
+  return impl::memset_3d(pitchedDevPtr, value, extent, nullptr, false, true, "cudaMemset3D_ptds");
+}
+
+PT_EXPORT cudaError_t cudaMemset3DAsync(struct cudaPitchedPtr pitchedDevPtr, int value,
+                                        struct cudaExtent extent, cudaStream_t stream) {
+  return impl::memset_3d(pitchedDevPtr, value, extent, stream, true, false, "cudaMemset3DAsync");
+}
+
+PT_EXPORT cudaError_t cudaMemset3DAsync_ptsz(struct cudaPitchedPtr pitchedDevPtr, int value,
+                                             struct cudaExtent extent, cudaStream_t stream) {
+  return impl::memset_3d(pitchedDevPtr, value, extent, stream, true, true,
+                         "cudaMemset3DAsync_ptsz");
 }

@@ -55,6 +55,11 @@ cudaError_t memcpy_1d(void* dst, const void* src, size_t count, cudaMemcpyKind k
 cudaError_t memcpy_2d(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
                       size_t height, cudaMemcpyKind kind, cudaStream_t stream, bool async,
                       bool per_thread, const char* api);
+/// `depth` slices of `height` rows of `width` bytes; row pitches and slice pitches in bytes
+/// (cudaMemcpy3D and the copies to and from CUDA arrays, cudart_array.cc).
+cudaError_t memcpy_3d(void* dst, size_t dpitch, size_t dslice, const void* src, size_t spitch,
+                      size_t sslice, size_t width, size_t height, size_t depth, cudaMemcpyKind kind,
+                      cudaStream_t stream, bool async, bool per_thread, const char* api);
 cudaError_t memcpy_to_symbol(const void* symbol, const void* src, size_t count, size_t offset,
                              cudaMemcpyKind kind, cudaStream_t stream, bool async, bool per_thread,
                              const char* api);
@@ -63,6 +68,9 @@ cudaError_t memcpy_from_symbol(void* dst, const void* symbol, size_t count, size
                                bool per_thread, const char* api);
 cudaError_t memset_1d(void* pointer, int value, size_t count, cudaStream_t stream, bool async,
                       bool per_thread, const char* api);
+/// cudaMemset3D[Async]: `extent` (width in bytes) of a cudaMalloc3D-style pitched pointer.
+cudaError_t memset_3d(cudaPitchedPtr pointer, int value, cudaExtent extent, cudaStream_t stream,
+                      bool async, bool per_thread, const char* api);
 cudaError_t memset_2d(void* pointer, size_t pitch, int value, size_t width, size_t height,
                       cudaStream_t stream, bool async, bool per_thread, const char* api);
 

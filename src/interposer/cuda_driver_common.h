@@ -1,0 +1,34 @@
+// Shared by the driver API's files (cuda_driver.cc, cuda_driver_array.cc): the runtime's last
+// error kept out of driver calls and the cudaError_t → CUresult mapping.
+#pragma once
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+
+#include "interposer/cudart_internal.h"
+
+namespace powertrain::emu::detail {
+
+// Keeps the runtime's last error as it was (driver calls have no sticky error state).
+class ErrorScope {
+ public:
+  ErrorScope() : saved_(thread_state().last_error) {}
+  ~ErrorScope() { thread_state().last_error = saved_; }
+  ErrorScope(const ErrorScope&) = delete;
+  ErrorScope& operator=(const ErrorScope&) = delete;
+
+ private:
+  int saved_;
+};
+
+// cudaError_t → CUresult: equal numbers where both define the condition (0-4, 100+), else
+// CUDA_ERROR_INVALID_VALUE (launch configuration, pointers); an unknown function is a handle
+// error in the driver.
+inline CUresult to_driver(cudaError_t error) {
+  const int e = static_cast<int>(error);
+  if (error == cudaErrorInvalidDeviceFunction) return CUDA_ERROR_INVALID_HANDLE;
+  if (e <= 4 || e >= 100) return static_cast<CUresult>(e);
+  return CUDA_ERROR_INVALID_VALUE;
+}
+
+}  // namespace powertrain::emu::detail
