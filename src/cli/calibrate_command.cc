@@ -2,11 +2,13 @@
 #include <fmt/core.h>
 
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "cli/model_job_options.h"
 #include "core/atomic_output.h"
+#include "core/csv.h"
 #include "device/calibration.h"
 #include "profile/model_profile.h"
 #include "profile/profile.h"
@@ -21,6 +23,7 @@ struct CalibrateFlags {
   std::string profile;
   double power_limit_w = 0.0;
   std::string out;
+  std::string transfer_from;  // calibration JSON of another GPU to predict this profile with
   bool force = false;
 };
 
@@ -31,11 +34,63 @@ nlohmann::json params_json(const device::DvfsParams& p) {
   return doc;
 }
 
+// The GPU a calibration JSON was fitted for, with its fitted parameters.
+core::Result<device::GpuSpec> read_calibrated_gpu(const std::string& path) {
+  auto text = core::read_text_file(path);
+  if (!text) return text.error();
+  const nlohmann::json doc = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (!doc.is_object() || !doc.contains("gpu") || !doc["gpu"].is_string())
+    return core::Error{path +
+                       ": expected the JSON of powertrain calibrate --out with a \"gpu\" name"};
+  auto gpu = device::find_gpu(doc["gpu"].get<std::string>());
+  if (!gpu) return core::Error{path + ": " + gpu.error().message};
+  if (auto loaded = profile::load_gpu_params(path, *gpu); !loaded) return loaded.error();
+  return gpu;
+}
+
+void print_group_errors(const device::CalibrationReport& report) {
+  fmt::print("    {:<20s} {:>6s}  {:>22s}  {:>22s}  {:>24s}\n", "", "", "time % MAPE (max)",
+             "energy % MAPE (max)", "normalized time / energy");
+  for (const device::GroupError& g : report.groups) {
+    fmt::print(
+        "    {:<20s} {:3d} clocks  {:8.2f} ({:6.2f})        {:8.2f} ({:6.2f})        {:5.2f} "
+        "({:5.2f}) / {:5.2f} ({:5.2f})\n",
+        g.group, g.samples, g.time_mape_percent, g.time_max_error_percent, g.energy_mape_percent,
+        g.energy_max_error_percent, g.time_normalized_mape_percent,
+        g.time_normalized_max_error_percent, g.energy_normalized_mape_percent,
+        g.energy_normalized_max_error_percent);
+  }
+}
+
+nlohmann::json group_errors_json(const device::CalibrationReport& report) {
+  nlohmann::json groups = nlohmann::json::array();
+  for (const device::GroupError& g : report.groups) {
+    groups.push_back({{"group", g.group},
+                      {"samples", g.samples},
+                      {"time_mape", g.time_mape_percent},
+                      {"time_max", g.time_max_error_percent},
+                      {"energy_mape", g.energy_mape_percent},
+                      {"energy_max", g.energy_max_error_percent},
+                      {"reference_clock_mhz", g.reference_clock_mhz},
+                      {"time_normalized_mape", g.time_normalized_mape_percent},
+                      {"time_normalized_max", g.time_normalized_max_error_percent},
+                      {"energy_normalized_mape", g.energy_normalized_mape_percent},
+                      {"energy_normalized_max", g.energy_normalized_max_error_percent}});
+  }
+  return groups;
+}
+
 int run_calibrate(const CalibrateFlags& flags) {
   if (flags.profile.empty()) return usage_error(kCommand, "--profile is required");
   if (!flags.out.empty()) {
     if (auto checked = core::check_output_file(flags.out, output_policy(flags.force)); !checked)
       return fail(kCommand, checked.error().message);
+  }
+  device::GpuSpec transfer_source;
+  if (!flags.transfer_from.empty()) {
+    auto source = read_calibrated_gpu(flags.transfer_from);
+    if (!source) return fail(kCommand, "--transfer-from: " + source.error().message);
+    transfer_source = std::move(*source);
   }
   auto measured = profile::read_profile(flags.profile);
   if (!measured) return fail(kCommand, measured.error().message);
@@ -64,28 +119,37 @@ int run_calibrate(const CalibrateFlags& flags) {
       "knee {:.0f} MHz; activity memory {:.2f} comm {:.2f}; power limit {:.0f} W (given)\n",
       p.static_power_w, p.dynamic_power_w, job->gpu.max_clock_mhz(), p.voltage_min,
       p.voltage_knee_mhz, p.memory_activity, p.collective_activity, p.power_limit_w);
-  fmt::print("  model error   (mean absolute % error vs measured, max in brackets)\n");
-  for (const device::GroupError& g : report->groups) {
-    fmt::print("    {:<20s} {:3d} clocks: time {:5.2f} % ({:5.2f}), energy {:5.2f} % ({:5.2f})\n",
-               g.group, g.samples, g.time_mape_percent, g.time_max_error_percent,
-               g.energy_mape_percent, g.energy_max_error_percent);
-  }
+  fmt::print(
+      "  model error   in sample (%, max in brackets; normalized: model and measurement each "
+      "divided by their value at the group's highest measured clock)\n");
+  print_group_errors(*report);
   fmt::print("    all: time {:.2f} %, energy {:.2f} %\n", report->time_mape_percent,
              report->energy_mape_percent);
+  std::optional<device::CalibrationReport> transferred;
+  if (!flags.transfer_from.empty()) {
+    const device::DvfsParams carried = device::transfer_params(
+        transfer_source, transfer_source.dvfs, job->gpu, start.power_limit_w);
+    transferred = device::evaluate_calibration(job->gpu, carried, *samples);
+    fmt::print(
+        "  out of sample parameters fitted on {} ({}), carried to {} (device::transfer_params), "
+        "not refitted\n",
+        transfer_source.name, flags.transfer_from, job->gpu.name);
+    print_group_errors(*transferred);
+    fmt::print("    all: time {:.2f} %, energy {:.2f} %\n", transferred->time_mape_percent,
+               transferred->energy_mape_percent);
+  }
   if (!flags.out.empty()) {
     nlohmann::json doc;
     doc["gpu"] = job->gpu.name;
     doc["profile"] = flags.profile;
     doc["job"] = job->description;
     doc["params"] = params_json(p);
-    doc["errors_percent"] = nlohmann::json::array();
-    for (const device::GroupError& g : report->groups) {
-      doc["errors_percent"].push_back({{"group", g.group},
-                                       {"samples", g.samples},
-                                       {"time_mape", g.time_mape_percent},
-                                       {"time_max", g.time_max_error_percent},
-                                       {"energy_mape", g.energy_mape_percent},
-                                       {"energy_max", g.energy_max_error_percent}});
+    doc["errors_percent"] = group_errors_json(*report);
+    if (transferred) {
+      doc["transfer"] = {{"from_gpu", transfer_source.name},
+                         {"from_file", flags.transfer_from},
+                         {"params", params_json(transferred->params)},
+                         {"errors_percent", group_errors_json(*transferred)}};
     }
     if (auto written =
             core::write_file_atomically(flags.out, doc.dump(2) + "\n", output_policy(flags.force));
@@ -107,6 +171,9 @@ Action add_calibrate_command(CLI::App& app) {
                           "Board power limit of the measured system, W (default: the GPU's TDP)",
                           number_in(0.0, 1e5, true));
   app.add_option("--out", flags->out, "Write fitted parameters and errors as JSON");
+  app.add_option("--transfer-from", flags->transfer_from,
+                 "Leave-one-GPU-out: also predict this profile with the parameters of another "
+                 "GPU's calibrate --out JSON, carried over by device::transfer_params");
   add_force_flag(app, flags->force);
   add_input_limit_flag(app);
   return [flags]() { return run_calibrate(*flags); };

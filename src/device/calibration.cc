@@ -85,15 +85,29 @@ CalibrationReport evaluate_calibration(const GpuSpec& gpu, const DvfsParams& par
                                        const std::vector<CalibrationSample>& samples) {
   CalibrationReport report;
   report.params = params;
-  double time_sum = 0.0, energy_sum = 0.0;
-  for (const CalibrationSample& s : samples) {
+  std::vector<WorkEstimate> estimates;
+  estimates.reserve(samples.size());
+  for (const CalibrationSample& s : samples)
+    estimates.push_back(estimate_work(gpu, params, s.work, s.clock_mhz));
+  auto group_of = [&](const std::string& name) {
     auto it = std::find_if(report.groups.begin(), report.groups.end(),
-                           [&](const GroupError& g) { return g.group == s.group; });
-    if (it == report.groups.end()) {
-      report.groups.push_back({s.group});
-      it = report.groups.end() - 1;
-    }
-    const WorkEstimate e = estimate_work(gpu, params, s.work, s.clock_mhz);
+                           [&](const GroupError& g) { return g.group == name; });
+    if (it != report.groups.end()) return it;
+    report.groups.push_back({name});
+    return report.groups.end() - 1;
+  };
+  // Reference sample of each group for the normalized errors: its highest measured clock.
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    auto it = group_of(samples[i].group);
+    if (samples[i].clock_mhz > it->reference_clock_mhz)
+      it->reference_clock_mhz = samples[i].clock_mhz;
+  }
+  std::vector<int> normalized_count(report.groups.size(), 0);
+  double time_sum = 0.0, energy_sum = 0.0;
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    const CalibrationSample& s = samples[i];
+    const WorkEstimate& e = estimates[i];
+    auto it = group_of(s.group);
     const double time_error = 100.0 * std::abs(e.time_s - s.measured_time_s) / s.measured_time_s;
     const double energy_error =
         100.0 * std::abs(e.energy_j - s.measured_energy_j) / s.measured_energy_j;
@@ -105,15 +119,55 @@ CalibrationReport evaluate_calibration(const GpuSpec& gpu, const DvfsParams& par
     time_sum += time_error;
     energy_sum += energy_error;
   }
-  for (GroupError& g : report.groups) {
-    g.time_mape_percent /= g.samples;
-    g.energy_mape_percent /= g.samples;
+  for (std::size_t g = 0; g < report.groups.size(); ++g) {
+    GroupError& group = report.groups[g];
+    // First sample at the reference clock (replicated rows are already dropped upstream).
+    std::size_t ref = samples.size();
+    for (std::size_t i = 0; i < samples.size() && ref == samples.size(); ++i)
+      if (samples[i].group == group.group && samples[i].clock_mhz == group.reference_clock_mhz)
+        ref = i;
+    for (std::size_t i = 0; i < samples.size(); ++i) {
+      if (samples[i].group != group.group || i == ref) continue;
+      const double model_time = estimates[i].time_s / estimates[ref].time_s;
+      const double measured_time = samples[i].measured_time_s / samples[ref].measured_time_s;
+      const double model_energy = estimates[i].energy_j / estimates[ref].energy_j;
+      const double measured_energy = samples[i].measured_energy_j / samples[ref].measured_energy_j;
+      const double time_error = 100.0 * std::abs(model_time / measured_time - 1.0);
+      const double energy_error = 100.0 * std::abs(model_energy / measured_energy - 1.0);
+      ++normalized_count[g];
+      group.time_normalized_mape_percent += time_error;
+      group.energy_normalized_mape_percent += energy_error;
+      group.time_normalized_max_error_percent =
+          std::max(group.time_normalized_max_error_percent, time_error);
+      group.energy_normalized_max_error_percent =
+          std::max(group.energy_normalized_max_error_percent, energy_error);
+    }
+    group.time_mape_percent /= group.samples;
+    group.energy_mape_percent /= group.samples;
+    if (normalized_count[g] > 0) {
+      group.time_normalized_mape_percent /= normalized_count[g];
+      group.energy_normalized_mape_percent /= normalized_count[g];
+    }
   }
   if (!samples.empty()) {
     report.time_mape_percent = time_sum / static_cast<double>(samples.size());
     report.energy_mape_percent = energy_sum / static_cast<double>(samples.size());
   }
   return report;
+}
+
+DvfsParams transfer_params(const GpuSpec& fitted_on, const DvfsParams& fitted,
+                           const GpuSpec& target, double target_power_limit_w) {
+  DvfsParams p = fitted;
+  const double clock_scale =
+      static_cast<double>(target.max_clock_mhz()) / fitted_on.max_clock_mhz();
+  p.voltage_knee_mhz = fitted.voltage_knee_mhz * clock_scale;
+  p.voltage_knee_width_mhz = fitted.voltage_knee_width_mhz * clock_scale;
+  const double power_scale = target_power_limit_w / fitted.power_limit_w;
+  p.static_power_w = fitted.static_power_w * power_scale;
+  p.dynamic_power_w = fitted.dynamic_power_w * power_scale;
+  p.power_limit_w = target_power_limit_w;
+  return p;
 }
 
 core::Result<CalibrationReport> calibrate(const GpuSpec& gpu,

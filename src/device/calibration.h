@@ -27,6 +27,13 @@ struct GroupError {
   double energy_mape_percent = 0.0;
   double time_max_error_percent = 0.0;
   double energy_max_error_percent = 0.0;
+  // The same errors with model and measurement each normalized at the group's highest measured
+  // clock (the shape of the clock response, issue 12's metric); mean over the other clocks.
+  double reference_clock_mhz = 0.0;
+  double time_normalized_mape_percent = 0.0;
+  double energy_normalized_mape_percent = 0.0;
+  double time_normalized_max_error_percent = 0.0;
+  double energy_normalized_max_error_percent = 0.0;
 };
 
 struct CalibrationReport {
@@ -49,5 +56,13 @@ core::Result<CalibrationReport> calibrate(const GpuSpec& gpu,
 /// Per-group and overall errors of given parameters on samples (no fitting).
 CalibrationReport evaluate_calibration(const GpuSpec& gpu, const DvfsParams& params,
                                        const std::vector<CalibrationSample>& samples);
+
+/// Leave-one-GPU-out transfer: parameters fitted on `fitted_on` carried to `target`. Carried as
+/// they are (GPU-independent): GEMM/attention/memory/link efficiencies, activities, v_min. Carried
+/// in normalized form: the voltage knee and its width as fractions of the highest clock, static and
+/// dynamic power as fractions of the power limit. From the target: its catalog spec (peaks,
+/// bandwidths, link, clock range) and `target_power_limit_w` (its measured system's limit).
+DvfsParams transfer_params(const GpuSpec& fitted_on, const DvfsParams& fitted,
+                           const GpuSpec& target, double target_power_limit_w);
 
 }  // namespace powertrain::device

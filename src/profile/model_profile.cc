@@ -48,6 +48,8 @@ std::string_view kind_name(pipeline::InstructionKind kind) {
   }
 }
 
+}  // namespace
+
 // Reads the "params" object of a calibration JSON; every field is optional and must be a
 // positive number (voltage_min and efficiencies at most 1).
 core::Status load_gpu_params(const std::string& path, device::GpuSpec& gpu) {
@@ -97,8 +99,6 @@ core::Status load_gpu_params(const std::string& path, device::GpuSpec& gpu) {
   gpu.calibration = "parameters from " + path;
   return core::Ok{};
 }
-
-}  // namespace
 
 core::Result<ModelJob> build_model_job(const ModelJobRequest& request) {
   ModelJob job;

@@ -49,6 +49,10 @@ struct ModelJob {
   std::string description;  // one line, e.g. "gpt3-175b on a100-sxm, TP 8 x PP 8, mb 1 x 2048"
 };
 
+/// Reads the "params" object of a `powertrain calibrate --out` JSON into `gpu.dvfs`; refuses a
+/// file calibrated for another GPU type and out-of-range values, naming the file and field.
+core::Status load_gpu_params(const std::string& path, device::GpuSpec& gpu);
+
 /// Validates the request (unknown model or GPU names list the known ones; impossible parallel
 /// layouts are refused with the reason) and builds the job. Backward ops are marked backward.
 core::Result<ModelJob> build_model_job(const ModelJobRequest& request);

@@ -98,6 +98,39 @@ TEST_F(ModelCliTest, CalibratedParametersRoundTripThroughGpuParams) {
   EXPECT_NE(used.err.find("parameters from " + params.string()), std::string::npos) << used.err;
 }
 
+TEST_F(ModelCliTest, CalibrateTransferFromAnotherGpuPredictsWithoutRefitting) {
+  // Leave one GPU out: parameters fitted on an A100 profile predict an A40 profile.
+  const fs::path a100_csv = dir_ / "a100.csv";
+  const fs::path a40_csv = dir_ / "a40.csv";
+  const fs::path a100_params = dir_ / "a100.json";
+  const fs::path a40_params = dir_ / "a40.json";
+  ASSERT_EQ(
+      run({"profile", "--model", "gpt3-1.3b", "--pp", "2", "--out", a100_csv.string()}).exit_code,
+      0);
+  ASSERT_EQ(run({"profile", "--model", "gpt3-1.3b", "--pp", "2", "--gpu", "a40", "--out",
+                 a40_csv.string()})
+                .exit_code,
+            0);
+  ASSERT_EQ(run({"calibrate", "--profile", a100_csv.string(), "--model", "gpt3-1.3b", "--pp", "2",
+                 "--out", a100_params.string()})
+                .exit_code,
+            0);
+  const CliRun carried =
+      run({"calibrate", "--profile", a40_csv.string(), "--model", "gpt3-1.3b", "--pp", "2", "--gpu",
+           "a40", "--transfer-from", a100_params.string(), "--out", a40_params.string()});
+  ASSERT_EQ(carried.exit_code, 0) << carried.err;
+  EXPECT_NE(carried.out.find("out of sample parameters fitted on a100-sxm"), std::string::npos)
+      << carried.out;
+  const std::string json = slurp(a40_params);
+  for (const char* field : {"\"transfer\"", "\"from_gpu\"", "\"time_normalized_mape\""})
+    EXPECT_NE(json.find(field), std::string::npos) << field;
+  const fs::path bad = dir_ / "no_gpu.json";
+  std::ofstream(bad) << "{\"params\": {}}";
+  expect_error(run({"calibrate", "--profile", a40_csv.string(), "--model", "gpt3-1.3b", "--pp", "2",
+                    "--gpu", "a40", "--transfer-from", bad.string()}),
+               "calibrate", "\"gpu\" name");
+}
+
 TEST_F(ModelCliTest, CalibrateRefusesAProfileWithMoreStagesThanTheJob) {
   const fs::path csv = dir_ / "m.csv";
   ASSERT_EQ(run({"profile", "--model", "gpt3-1.3b", "--pp", "4", "--out", csv.string()}).exit_code,

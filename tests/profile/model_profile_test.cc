@@ -78,6 +78,135 @@ INSTANTIATE_TEST_SUITE_P(PerseusProfiles, Fidelity,
                            return name;
                          });
 
+// Issue 12 must-show 5: time and energy per (GPU, stage, instruction) normalized at the highest
+// measured clock, in sample (the shipped calibration of the same GPU) and leave one GPU out (the
+// other GPU's shipped calibration carried over by device::transfer_params). The numbers are pinned
+// to what docs/device.md reports, so a model change that moves them shows here; the targets (2 %
+// in sample, 3 % out of sample) are not all met, and the docs say which miss.
+struct NormalizedCase {
+  const char* gpu;
+  const char* file;
+  int layers_per_stage;
+  double power_limit_w;
+  const char* source_gpu;  // whose shipped parameters are carried over for the out-of-sample column
+  // Pinned normalized MAPE %, per group in the report's order (stage 6 fwd, bwd, stage 7 fwd, bwd):
+  // time then energy.
+  double in_sample[4][2];
+  double out_of_sample[4][2];
+};
+
+class NormalizedFidelity : public ::testing::TestWithParam<NormalizedCase> {};
+
+TEST_P(NormalizedFidelity, InSampleAndLeaveOneGpuOutErrorsAreThoseTheDocsReport) {
+  const NormalizedCase c = GetParam();
+  const fs::path path = data_dir() / c.file;
+  if (!fs::exists(path)) GTEST_SKIP() << "real data absent: " << path;
+  auto measured = read_profile(path.string());
+  ASSERT_TRUE(measured.ok()) << measured.error().message;
+  const ModelJob job = perseus_job(c.gpu, c.layers_per_stage);
+  auto samples = calibration_samples(job, *measured);
+  ASSERT_TRUE(samples.ok()) << samples.error().message;
+  auto source = device::find_gpu(c.source_gpu);
+  ASSERT_TRUE(source.ok());
+  const device::CalibrationReport in_sample =
+      device::evaluate_calibration(job.gpu, job.gpu.dvfs, *samples);
+  const device::CalibrationReport out_of_sample = device::evaluate_calibration(
+      job.gpu, device::transfer_params(*source, source->dvfs, job.gpu, c.power_limit_w), *samples);
+  ASSERT_EQ(in_sample.groups.size(), 4u);
+  ASSERT_EQ(out_of_sample.groups.size(), 4u);
+  constexpr double kTolerancePercent = 0.006;  // the docs print two decimals
+  for (int g = 0; g < 4; ++g) {
+    const device::GroupError& in = in_sample.groups[static_cast<std::size_t>(g)];
+    const device::GroupError& out = out_of_sample.groups[static_cast<std::size_t>(g)];
+    EXPECT_NEAR(in.time_normalized_mape_percent, c.in_sample[g][0], kTolerancePercent)
+        << c.gpu << " " << in.group << " time, in sample";
+    EXPECT_NEAR(in.energy_normalized_mape_percent, c.in_sample[g][1], kTolerancePercent)
+        << c.gpu << " " << in.group << " energy, in sample";
+    EXPECT_NEAR(out.time_normalized_mape_percent, c.out_of_sample[g][0], kTolerancePercent)
+        << c.gpu << " " << out.group << " time, fitted on " << c.source_gpu;
+    EXPECT_NEAR(out.energy_normalized_mape_percent, c.out_of_sample[g][1], kTolerancePercent)
+        << c.gpu << " " << out.group << " energy, fitted on " << c.source_gpu;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    PerseusProfiles, NormalizedFidelity,
+    ::testing::Values(
+        NormalizedCase{"a100-sxm",
+                       "gpt3-175b+a100_sxm_bf16.csv",
+                       4,
+                       500.0,
+                       "a40",
+                       {{1.48, 4.68}, {4.20, 1.43}, {1.38, 4.44}, {4.07, 1.31}},
+                       {{12.32, 19.69}, {11.17, 20.32}, {12.48, 19.95}, {11.30, 20.45}}},
+        NormalizedCase{"a40",
+                       "gpt3-175b+a40_bf16.csv",
+                       8,
+                       300.0,
+                       "a100-sxm",
+                       {{1.74, 2.35}, {3.65, 1.76}, {1.96, 1.87}, {3.29, 1.71}},
+                       {{6.73, 20.73}, {22.34, 13.00}, {6.62, 20.39}, {21.88, 12.94}}}),
+    [](const auto& info) {
+      std::string name = info.param.gpu;
+      std::replace(name.begin(), name.end(), '-', '_');
+      return name;
+    });
+
+TEST(Calibration, NormalizedErrorsAreZeroForAPerfectModelAndSeeAShapeError) {
+  // Hand-checkable: measurements made by the model itself give 0 normalized error; scaling every
+  // measured time by 2 (absolute error 50 %) keeps the normalized error at 0; scaling only the
+  // lowest clock's time by 1.1 gives a normalized time error of 100 × (1 − 1/1.1) at that clock.
+  ModelJob job = perseus_job("a100-sxm", 1);
+  Profile measured = generate_profile(job);
+  for (InstructionProfile& entry : measured.entries) {
+    std::erase_if(entry.options, [](const MeasuredOption& o) {
+      return o.frequency_mhz != 1005 && o.frequency_mhz != 1410;
+    });
+  }
+  auto samples = calibration_samples(job, measured);
+  ASSERT_TRUE(samples.ok()) << samples.error().message;
+  auto report = device::evaluate_calibration(job.gpu, job.gpu.dvfs, *samples);
+  for (const device::GroupError& g : report.groups) {
+    EXPECT_EQ(g.reference_clock_mhz, 1410.0);
+    EXPECT_NEAR(g.time_normalized_mape_percent, 0.0, 1e-9) << g.group;
+    EXPECT_NEAR(g.energy_normalized_mape_percent, 0.0, 1e-9) << g.group;
+  }
+  for (device::CalibrationSample& s : *samples) s.measured_time_s *= 2.0;
+  report = device::evaluate_calibration(job.gpu, job.gpu.dvfs, *samples);
+  for (const device::GroupError& g : report.groups) {
+    EXPECT_NEAR(g.time_mape_percent, 50.0, 1e-9) << g.group;
+    EXPECT_NEAR(g.time_normalized_mape_percent, 0.0, 1e-9) << g.group;
+  }
+  for (device::CalibrationSample& s : *samples)
+    if (s.clock_mhz == 1005) s.measured_time_s *= 1.1;
+  report = device::evaluate_calibration(job.gpu, job.gpu.dvfs, *samples);
+  for (const device::GroupError& g : report.groups) {
+    EXPECT_NEAR(g.time_normalized_mape_percent, 100.0 * (1.0 - 1.0 / 1.1), 1e-9) << g.group;
+    EXPECT_NEAR(g.time_normalized_max_error_percent, 100.0 * (1.0 - 1.0 / 1.1), 1e-9) << g.group;
+    EXPECT_NEAR(g.energy_normalized_mape_percent, 0.0, 1e-9) << g.group;
+  }
+}
+
+TEST(Calibration, TransferCarriesEfficienciesAndScalesClockAndPowerToTheTarget) {
+  auto a100 = device::find_gpu("a100-sxm");
+  auto a40 = device::find_gpu("a40");
+  ASSERT_TRUE(a100.ok() && a40.ok());
+  const device::DvfsParams& from = a100->dvfs;
+  const device::DvfsParams carried = device::transfer_params(*a100, from, *a40, 300.0);
+  EXPECT_EQ(carried.matmul_efficiency, from.matmul_efficiency);
+  EXPECT_EQ(carried.link_efficiency, from.link_efficiency);
+  EXPECT_EQ(carried.backward_link_efficiency, from.backward_link_efficiency);
+  EXPECT_EQ(carried.collective_activity, from.collective_activity);
+  EXPECT_EQ(carried.voltage_min, from.voltage_min);
+  EXPECT_DOUBLE_EQ(carried.voltage_knee_mhz, from.voltage_knee_mhz * 1740.0 / 1410.0);
+  EXPECT_DOUBLE_EQ(carried.static_power_w, from.static_power_w * 300.0 / from.power_limit_w);
+  EXPECT_DOUBLE_EQ(carried.dynamic_power_w, from.dynamic_power_w * 300.0 / from.power_limit_w);
+  EXPECT_EQ(carried.power_limit_w, 300.0);
+  // The normalized voltage curve is the same curve: v at the same fraction of the top clock.
+  EXPECT_NEAR(device::relative_voltage(*a40, carried, 0.7 * 1740.0),
+              device::relative_voltage(*a100, from, 0.7 * 1410.0), 1e-12);
+}
+
 TEST(Calibration, RecoversKnownParametersFromModelledMeasurements) {
   // Measurements made by the model itself with known parameters must be fitted back closely.
   ModelJob job = perseus_job("a100-sxm", 2);
