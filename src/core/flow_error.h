@@ -3,7 +3,6 @@
 #pragma once
 
 #include <string>
-#include <utility>
 
 #include "core/result.h"
 
@@ -15,20 +14,9 @@ struct FlowError {
   bool usage = false;
 };
 
-/// What a flow's entry returns: its value or a FlowError (a core::Result that also keeps whether
-/// the request is at fault).
+/// What a flow's entry returns: its value or a FlowError (a core::Result whose error also keeps
+/// whether the request is at fault); error() returns a reference to the stored FlowError.
 template <typename T>
-class [[nodiscard]] FlowResult : public Result<T> {
- public:
-  FlowResult(T value) : Result<T>(std::move(value)) {}  // NOLINT(google-explicit-constructor)
-  FlowResult(FlowError error)                           // NOLINT(google-explicit-constructor)
-      : Result<T>(Error{std::move(error.message)}), usage_(error.usage) {}
-
-  /// Precondition: !ok().
-  FlowError error() const { return FlowError{Result<T>::error().message, usage_}; }
-
- private:
-  bool usage_ = false;
-};
+using FlowResult = Result<T, FlowError>;
 
 }  // namespace powertrain::core
