@@ -14,13 +14,13 @@ struct Error {
   std::string message;
 };
 
-/// Either a value or an error (an Error unless `E` says otherwise, e.g. core::FlowResult's
-/// FlowError). Functions that can fail on outside data return this; bugs are asserts.
-template <typename T, typename E = Error>
+/// Either a value or an Error. Functions that can fail on outside data return this; bugs are
+/// asserts.
+template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : storage_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
-  Result(E error) : storage_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : storage_(std::move(value)) {}      // NOLINT(google-explicit-constructor)
+  Result(Error error) : storage_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
 
   bool ok() const { return std::holds_alternative<T>(storage_); }
   explicit operator bool() const { return ok(); }
@@ -44,13 +44,13 @@ class [[nodiscard]] Result {
   const T& operator*() const& { return value(); }
 
   /// Precondition: !ok().
-  const E& error() const {
+  const Error& error() const {
     assert(!ok());
-    return std::get<E>(storage_);
+    return std::get<Error>(storage_);
   }
 
  private:
-  std::variant<T, E> storage_;
+  std::variant<T, Error> storage_;
 };
 
 /// Result for operations with no value.
