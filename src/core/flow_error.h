@@ -2,6 +2,7 @@
 // command, e.g. study::plan_frontier): the CLI exits 2 for usage errors and 1 for the others.
 #pragma once
 
+#include <cassert>
 #include <string>
 #include <utility>
 
@@ -16,19 +17,22 @@ struct FlowError {
 };
 
 /// What a flow's entry returns: its value or a FlowError (a core::Result that also keeps whether
-/// the request is at fault).
+/// the request is at fault). error() returns a reference to the stored FlowError.
 template <typename T>
 class [[nodiscard]] FlowResult : public Result<T> {
  public:
   FlowResult(T value) : Result<T>(std::move(value)) {}  // NOLINT(google-explicit-constructor)
   FlowResult(FlowError error)                           // NOLINT(google-explicit-constructor)
-      : Result<T>(Error{std::move(error.message)}), usage_(error.usage) {}
+      : Result<T>(Error{error.message}), error_(std::move(error)) {}
 
   /// Precondition: !ok().
-  FlowError error() const { return FlowError{Result<T>::error().message, usage_}; }
+  const FlowError& error() const {
+    assert(!this->ok());
+    return error_;
+  }
 
  private:
-  bool usage_ = false;
+  FlowError error_;  // the message again, so that Result<T>::error() stays valid too
 };
 
 }  // namespace powertrain::core

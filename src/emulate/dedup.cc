@@ -60,6 +60,10 @@ std::uint64_t operation_hash(const ProcessTrace& trace, const Record& r,
   std::uint64_t h = combine(static_cast<std::uint64_t>(r.op) + 1, std::int64_t{r.tid});
   h = combine(h, std::int64_t{r.device});
   switch (r.op) {
+    case OpKind::kDeviceSync:
+    case OpKind::kDeviceReset:
+    case OpKind::kSetDevice:
+      break;  // nothing beyond the kind, thread and device
     case OpKind::kRegister:
       h = combine(h, str(r.name));
       break;
@@ -99,10 +103,6 @@ std::uint64_t operation_hash(const ProcessTrace& trace, const Record& r,
     case OpKind::kEventRecord:
     case OpKind::kStreamWaitEvent:
       h = combine(combine(h, r.event), r.stream);
-      break;
-    case OpKind::kDeviceSync:
-    case OpKind::kDeviceReset:
-    case OpKind::kSetDevice:
       break;
     case OpKind::kCommInit:
       h = combine(h, std::int64_t{r.comm_size});

@@ -21,6 +21,14 @@ inline constexpr int kBlasMappingError = 11;
 inline constexpr int kBlasExecutionFailed = 13;
 inline constexpr int kBlasNotSupported = 15;
 
+/// Reports `what` as misuse of `api` and returns `status` (a cublasStatus_t), so that a check in
+/// the cuBLAS or cuBLASLt emulation reads `return misuse(api, "...", CUBLAS_STATUS_...);`.
+template <typename Status>
+Status misuse(std::string_view api, const std::string& what, Status status) {
+  report_misuse(api, what);
+  return status;
+}
+
 /// "N", "T", "C" for cublasOperation_t; nullptr if invalid.
 inline const char* blas_op_text(int op) {
   switch (op) {

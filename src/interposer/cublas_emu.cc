@@ -32,6 +32,7 @@ namespace {
 namespace emu = powertrain::emu;
 namespace libs = powertrain::emu::libs;
 using libs::handle_text;
+using libs::misuse;
 
 struct Handle {
   int device = 0;
@@ -61,11 +62,6 @@ struct Registry {
 Registry& registry() {
   static auto* instance = new Registry;  // never destroyed: calls may come from atexit handlers
   return *instance;
-}
-
-cublasStatus_t misuse(std::string_view api, const std::string& what, cublasStatus_t status) {
-  emu::report_misuse(api, what);
-  return status;
 }
 
 /// Finds a live handle without dereferencing unknown pointers.

@@ -30,6 +30,7 @@ namespace {
 namespace emu = powertrain::emu;
 namespace libs = powertrain::emu::libs;
 using libs::handle_text;
+using libs::misuse;
 
 enum class Kind { kHandle, kMatmulDesc, kLayout, kPreference };
 
@@ -135,11 +136,6 @@ struct Registry {
 Registry& registry() {
   static auto* instance = new Registry;
   return *instance;
-}
-
-cublasStatus_t misuse(std::string_view api, const std::string& what, cublasStatus_t status) {
-  emu::report_misuse(api, what);
-  return status;
 }
 
 std::pair<const AttrSpec*, const AttrSpec*> specs(Kind kind) {

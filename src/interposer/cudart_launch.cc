@@ -124,17 +124,21 @@ cudaError_t check_configuration(dim3 grid, dim3 block, std::size_t shmem, int ma
   return cudaSuccess;
 }
 
+// x, y and z of `dims` into out[0..2]: trace records and saved launch configurations keep grid
+// and block sizes as arrays.
+void store_dims(dim3 dims, unsigned* out) {
+  out[0] = dims.x;
+  out[1] = dims.y;
+  out[2] = dims.z;
+}
+
 // The fields a kernel record carries: kernel index, dynamic shared bytes, grid and block.
 void set_launch_fields(Record& record, std::int64_t index, std::size_t shmem, dim3 grid, dim3 block,
                        const char* api) {
   record.a[2] = index;
   record.a[3] = static_cast<std::int64_t>(shmem);
-  record.g[0] = grid.x;
-  record.g[1] = grid.y;
-  record.g[2] = grid.z;
-  record.g[3] = block.x;
-  record.g[4] = block.y;
-  record.g[5] = block.z;
+  store_dims(grid, record.g);
+  store_dims(block, record.g + 3);
   record.api = api;
 }
 
@@ -401,12 +405,8 @@ PT_EXPORT unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size
     return 1;
   }
   detail::LaunchConfig& c = state.configs[state.config_depth++];
-  c.grid[0] = gridDim.x;
-  c.grid[1] = gridDim.y;
-  c.grid[2] = gridDim.z;
-  c.block[0] = blockDim.x;
-  c.block[1] = blockDim.y;
-  c.block[2] = blockDim.z;
+  detail::store_dims(gridDim, c.grid);
+  detail::store_dims(blockDim, c.block);
   c.shmem = sharedMem;
   c.stream = stream;
   return 0;

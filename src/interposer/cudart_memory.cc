@@ -336,6 +336,21 @@ bool pool_device(cudaMemPool_t pool, int* device, int* index = nullptr) {
   return true;
 }
 
+// A live pool found with memory().mutex held. The caller uses `pool` only while `lock` is held
+// and unlocks before reporting misuse.
+struct LockedPool {
+  std::unique_lock<std::mutex> lock;
+  Pool* pool = nullptr;  // nullptr: a forged or destroyed handle
+};
+
+LockedPool lock_pool(cudaMemPool_t handle) {
+  MemoryState& m = memory();
+  LockedPool found{std::unique_lock<std::mutex>(m.mutex)};
+  const int index = pool_index_locked(m, handle);
+  if (index >= 0) found.pool = &m.pools[static_cast<std::size_t>(index)];
+  return found;
+}
+
 }  // namespace
 
 PointerInfo lookup_pointer(const void* pointer) {
@@ -664,17 +679,16 @@ PT_EXPORT cudaError_t cudaMemPoolCreate(cudaMemPool_t* memPool,
 }
 
 PT_EXPORT cudaError_t cudaMemPoolDestroy(cudaMemPool_t memPool) {
-  detail::MemoryState& m = detail::memory();
-  std::lock_guard<std::mutex> lock(m.mutex);
-  const int index = detail::pool_index_locked(m, memPool);
-  if (index < 0 || !m.pools[static_cast<std::size_t>(index)].created) {
+  detail::LockedPool found = detail::lock_pool(memPool);
+  if (found.pool == nullptr || !found.pool->created) {
+    found.lock.unlock();
     // A default pool cannot be destroyed (the runtime answers cudaErrorInvalidValue too).
     return misuse(
         "cudaMemPoolDestroy", cudaErrorInvalidValue,
         "invalid memory pool or a device's default pool " + detail::pointer_text(memPool));
   }
   // Outstanding allocations stay valid until freed, as in the runtime.
-  m.pools[static_cast<std::size_t>(index)].live = false;
+  found.pool->live = false;
   return cudaSuccess;
 }
 
@@ -684,15 +698,13 @@ PT_EXPORT cudaError_t cudaMemPoolSetAccess(cudaMemPool_t memPool,
   if (descList == nullptr && count != 0) {
     return misuse(api, cudaErrorInvalidValue, "descList is NULL");
   }
-  detail::MemoryState& m = detail::memory();
-  std::unique_lock<std::mutex> lock(m.mutex);
-  const int index = detail::pool_index_locked(m, memPool);
-  if (index < 0) {
-    lock.unlock();
+  detail::LockedPool found = detail::lock_pool(memPool);
+  if (found.pool == nullptr) {
+    found.lock.unlock();
     return misuse(api, cudaErrorInvalidValue,
                   "invalid memory pool " + detail::pointer_text(memPool));
   }
-  detail::Pool& pool = m.pools[static_cast<std::size_t>(index)];
+  detail::Pool& pool = *found.pool;
   // Validate everything first: a bad entry changes nothing.
   for (size_t k = 0; k < count; ++k) {
     const cudaMemAccessDesc& d = descList[k];
@@ -707,7 +719,7 @@ PT_EXPORT cudaError_t cudaMemPoolSetAccess(cudaMemPool_t memPool,
       problem = "the pool's own device always has read-write access";
     }
     if (!problem.empty()) {
-      lock.unlock();
+      found.lock.unlock();
       return misuse(api, cudaErrorInvalidValue, problem);
     }
   }
@@ -723,13 +735,11 @@ PT_EXPORT cudaError_t cudaMemPoolGetAccess(enum cudaMemAccessFlags* flags, cudaM
   if (flags == nullptr || location == nullptr) {
     return misuse(api, cudaErrorInvalidValue, "flags or location is NULL");
   }
-  detail::MemoryState& m = detail::memory();
-  std::unique_lock<std::mutex> lock(m.mutex);
-  const int index = detail::pool_index_locked(m, memPool);
-  const detail::Pool* pool = index < 0 ? nullptr : &m.pools[static_cast<std::size_t>(index)];
+  detail::LockedPool found = detail::lock_pool(memPool);
+  const detail::Pool* pool = found.pool;
   if (pool == nullptr || location->type != cudaMemLocationTypeDevice || location->id < 0 ||
       location->id >= static_cast<int>(pool->access.size())) {
-    lock.unlock();
+    found.lock.unlock();
     return misuse(api, cudaErrorInvalidValue, "invalid memory pool or location");
   }
   *flags = static_cast<cudaMemAccessFlags>(pool->access[static_cast<std::size_t>(location->id)]);
@@ -755,14 +765,12 @@ int reuse_slot(cudaMemPoolAttr attr) {
 PT_EXPORT cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr,
                                               void* value) {
   const char* api = "cudaMemPoolSetAttribute";
-  detail::MemoryState& m = detail::memory();
-  std::unique_lock<std::mutex> lock(m.mutex);
-  const int index = detail::pool_index_locked(m, memPool);
-  if (index < 0 || value == nullptr) {
-    lock.unlock();
+  detail::LockedPool found = detail::lock_pool(memPool);
+  if (found.pool == nullptr || value == nullptr) {
+    found.lock.unlock();
     return misuse(api, cudaErrorInvalidValue, "invalid memory pool or NULL value");
   }
-  detail::Pool& pool = m.pools[static_cast<std::size_t>(index)];
+  detail::Pool& pool = *found.pool;
   const int slot = reuse_slot(attr);
   // Reuse flags are int, the others cuuint64_t: read only the value's own width.
   const unsigned long long v = slot >= 0 ? 0 : *static_cast<const unsigned long long*>(value);
@@ -774,7 +782,7 @@ PT_EXPORT cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t memPool, enum cudaMe
              v == 0) {
     pool.high_bytes = pool.used_bytes;  // only a reset to 0 is allowed, as in the runtime
   } else {
-    lock.unlock();
+    found.lock.unlock();
     return misuse(api, cudaErrorInvalidValue,
                   "attribute " + std::to_string(static_cast<int>(attr)) +
                       " cannot be set (or a high watermark set to a value other than 0)");
@@ -785,14 +793,12 @@ PT_EXPORT cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t memPool, enum cudaMe
 PT_EXPORT cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr,
                                               void* value) {
   const char* api = "cudaMemPoolGetAttribute";
-  detail::MemoryState& m = detail::memory();
-  std::unique_lock<std::mutex> lock(m.mutex);
-  const int index = detail::pool_index_locked(m, memPool);
-  if (index < 0 || value == nullptr) {
-    lock.unlock();
+  detail::LockedPool found = detail::lock_pool(memPool);
+  if (found.pool == nullptr || value == nullptr) {
+    found.lock.unlock();
     return misuse(api, cudaErrorInvalidValue, "invalid memory pool or NULL value");
   }
-  const detail::Pool& pool = m.pools[static_cast<std::size_t>(index)];
+  const detail::Pool& pool = *found.pool;
   const int slot = reuse_slot(attr);
   // Reuse flags are int, byte counters and thresholds are cuuint64_t.
   if (slot >= 0) {
@@ -1072,12 +1078,9 @@ PT_EXPORT cudaError_t cudaMemAdvise(const void* devPtr, size_t count, enum cudaM
   return cudaSuccess;
 }
 
-PT_EXPORT cudaError_t cudaMemPrefetchAsync(const void* devPtr, size_t count,
-                                           struct cudaMemLocation location, unsigned int flags,
-                                           cudaStream_t stream) {
-  (void)devPtr;
-  (void)count;
-  (void)location;
-  (void)flags;
+// A prefetch is a placement hint with no effect on an emulated device: only the stream is checked.
+PT_EXPORT cudaError_t cudaMemPrefetchAsync(const void* /*devPtr*/, size_t /*count*/,
+                                           struct cudaMemLocation /*location*/,
+                                           unsigned int /*flags*/, cudaStream_t stream) {
   return impl::stream_accept(stream, false, "cudaMemPrefetchAsync");
 }

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "interposer/cudart_internal.h"
@@ -171,9 +172,16 @@ cufftResult check_shape(int rank, const long long* n, long long batch, cufftType
 constexpr cufftType kC2C = CUFFT_C2C, kZ2Z = CUFFT_Z2Z, kR2C = CUFFT_R2C, kD2Z = CUFFT_D2Z,
                     kC2R = CUFFT_C2R, kZ2D = CUFFT_Z2D;
 
-// The transform of cufftXt's (input, output) data types on one GPU: its type and the bytes of
-// one real value (2 for fp16/bf16). False for combinations cuFFT does not transform.
-bool xt_type(cudaDataType in, cudaDataType out, cufftType* type, int* real_bytes, bool* bf16) {
+// The transform of cufftXt's (input, output) data types on one GPU.
+struct XtType {
+  cufftType type = CUFFT_C2C;
+  int real_bytes = 0;  // bytes of one real value (2 for fp16/bf16)
+  bool bf16 = false;
+};
+
+// nullopt for combinations cuFFT does not transform.
+
+std::optional<XtType> xt_type(cudaDataType in, cudaDataType out) {
   struct Row {
     cudaDataType in, out;
     cufftType type;
@@ -195,14 +203,9 @@ bool xt_type(cudaDataType in, cudaDataType out, cufftType* type, int* real_bytes
       {CUDA_C_16BF, CUDA_R_16BF, CUFFT_C2R, 2, true},
   };
   for (const Row& row : kRows) {
-    if (row.in == in && row.out == out) {
-      *type = row.type;
-      *real_bytes = row.bytes;
-      *bf16 = row.bf16;
-      return true;
-    }
+    if (row.in == in && row.out == out) return XtType{row.type, row.bytes, row.bf16};
   }
-  return false;
+  return std::nullopt;
 }
 
 Plan* find(int handle) {
@@ -694,49 +697,42 @@ PT_EXPORT cufftResult cufftExecZ2D(cufftHandle plan, cufftDoubleComplex* idata,
 
 // ---- cufftXt on one GPU (torch.fft's calls) ---------------------------------------------------
 
+// Strides and distances do not change the modelled work; the execution type follows the data.
 PT_EXPORT cufftResult cufftXtMakePlanMany(cufftHandle plan, int rank, long long int* n,
-                                          long long int* inembed, long long int istride,
-                                          long long int idist, cudaDataType input_type,
-                                          long long int* onembed, long long int ostride,
-                                          long long int odist, cudaDataType output_type,
+                                          long long int* inembed, long long int /*istride*/,
+                                          long long int /*idist*/, cudaDataType input_type,
+                                          long long int* onembed, long long int /*ostride*/,
+                                          long long int /*odist*/, cudaDataType output_type,
                                           long long int batch, size_t* work_size,
-                                          cudaDataType execution_type) {
-  (void)istride, (void)idist, (void)ostride, (void)odist, (void)execution_type;
+                                          cudaDataType /*execution_type*/) {
   const char* api = "cufftXtMakePlanMany";
-  cufftType type = CUFFT_C2C;
-  int real_bytes = 0;
-  bool bf16 = false;
-  if (!detail::xt_type(input_type, output_type, &type, &real_bytes, &bf16)) {
+  const std::optional<detail::XtType> xt = detail::xt_type(input_type, output_type);
+  if (!xt) {
     powertrain::emu::report_misuse(api, "no transform from data type " +
                                             std::to_string(static_cast<int>(input_type)) + " to " +
                                             std::to_string(static_cast<int>(output_type)));
     return CUFFT_INVALID_TYPE;
   }
-  return detail::make_plan(plan, rank, n, inembed != nullptr || onembed != nullptr, batch, type,
-                           work_size, api, real_bytes, bf16);
+  return detail::make_plan(plan, rank, n, inembed != nullptr || onembed != nullptr, batch, xt->type,
+                           work_size, api, xt->real_bytes, xt->bf16);
 }
 
+// The size estimate depends on the transform's type and dimensions only.
 PT_EXPORT cufftResult cufftXtGetSizeMany(cufftHandle plan, int rank, long long int* n,
-                                         long long int* inembed, long long int istride,
-                                         long long int idist, cudaDataType input_type,
-                                         long long int* onembed, long long int ostride,
-                                         long long int odist, cudaDataType output_type,
+                                         long long int* /*inembed*/, long long int /*istride*/,
+                                         long long int /*idist*/, cudaDataType input_type,
+                                         long long int* /*onembed*/, long long int /*ostride*/,
+                                         long long int /*odist*/, cudaDataType output_type,
                                          long long int batch, size_t* work_size,
-                                         cudaDataType execution_type) {
-  (void)inembed, (void)istride, (void)idist, (void)onembed, (void)ostride, (void)odist;
-  (void)execution_type;
+                                         cudaDataType /*execution_type*/) {
   const char* api = "cufftXtGetSizeMany";
-  cufftType type = CUFFT_C2C;
-  int real_bytes = 0;
-  bool bf16 = false;
-  if (!detail::xt_type(input_type, output_type, &type, &real_bytes, &bf16)) {
-    return CUFFT_INVALID_TYPE;
-  }
+  const std::optional<detail::XtType> xt = detail::xt_type(input_type, output_type);
+  if (!xt) return CUFFT_INVALID_TYPE;
   {
     std::lock_guard<std::mutex> lock(detail::fft().mutex);
     if (detail::find(plan) == nullptr) return detail::bad_plan(api, plan);
   }
-  return detail::estimate(rank, n, batch, type, work_size, api, real_bytes);
+  return detail::estimate(rank, n, batch, xt->type, work_size, api, xt->real_bytes);
 }
 
 PT_EXPORT cufftResult cufftXtExec(cufftHandle plan, void* input, void* output, int direction) {

@@ -3,43 +3,19 @@
 #pragma once
 
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "../support/run_command.h"
+
 namespace powertrain::testing_cli {
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-inline std::string shell_quote(const std::string& text) {
-  std::string quoted = "'";
-  for (char c : text) {
-    if (c == '\'') {
-      quoted.append("'\\''");
-    } else {
-      quoted.push_back(c);
-    }
-  }
-  quoted.push_back('\'');
-  return quoted;
-}
-
-inline std::string slurp(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using testing_support::shell_quote;
+using testing_support::slurp;
+using CliRun = testing_support::ProgramRun;
 
 class CliTest : public ::testing::Test {
  protected:
@@ -60,20 +36,9 @@ class CliTest : public ::testing::Test {
 
   // Runs the CLI with arguments (each quoted); stdout and stderr go to files in the temp dir.
   CliRun run(const std::vector<std::string>& args) {
-    const std::filesystem::path out = dir_ / "stdout.txt";
-    const std::filesystem::path err = dir_ / "stderr.txt";
     std::string command = shell_quote(POWERTRAIN_CLI_PATH);
     for (const std::string& arg : args) command.append(" ").append(shell_quote(arg));
-    command.append(" >").append(shell_quote(out.string()));
-    command.append(" 2>").append(shell_quote(err.string())).append(" </dev/null");
-    const int status = std::system(command.c_str());
-    CliRun result;
-    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    result.out = slurp(out);
-    result.err = slurp(err);
-    std::filesystem::remove(out);
-    std::filesystem::remove(err);
-    return result;
+    return testing_support::run_shell(command, dir_);
   }
 
   std::filesystem::path dir_;

@@ -13,6 +13,7 @@
 #include "../support/in_process_server.h"
 #include "client/client.h"
 #include "client/http.h"
+#include "in_vivo_support.h"
 
 namespace powertrain::client {
 namespace {
@@ -21,22 +22,8 @@ using nlohmann::json;
 
 const std::vector<int> kClocks = {1410, 1210, 1010, 810, 610};
 
-struct FakeKernels {
-  void* dl = ::dlopen(POWERTRAIN_FAKE_NVML_PATH, RTLD_NOW | RTLD_LOCAL);
-  double (*run_kernel)(unsigned, double) = nullptr;
-  FakeKernels() {
-    if (dl != nullptr) {
-      run_kernel = reinterpret_cast<double (*)(unsigned, double)>(
-          ::dlsym(dl, "powertrain_fake_nvml_run_kernel"));
-    }
-  }
-  ~FakeKernels() {
-    if (dl != nullptr) ::dlclose(dl);
-  }
-};
-
 // One training step of the single stage: every instruction of the schedule as a fake kernel.
-bool step(Client& c, const FakeKernels& fake) {
+bool step(Client& c, const FakeNvml& fake) {
   if (!c.on_step_begin()) return false;
   for (const auto& [name, mhz] : c.schedule()) {
     if (!c.on_instruction_begin(name)) return false;
@@ -47,7 +34,7 @@ bool step(Client& c, const FakeKernels& fake) {
 }
 
 TEST(ClientInVivoRestart, ARelaunchedProfilingRankResumesTheSweep) {
-  FakeKernels fake;
+  FakeNvml fake;
   ASSERT_NE(fake.dl, nullptr) << ::dlerror();
   ASSERT_NE(fake.run_kernel, nullptr);
   testing_support::InProcessServer server;
@@ -59,19 +46,9 @@ TEST(ClientInVivoRestart, ARelaunchedProfilingRankResumesTheSweep) {
     return r && r->status == 200 ? json::parse(r->body) : json();
   };
 
-  ClientOptions o;
-  o.server_url = url;
-  o.pp_degree = o.world_size = 1;
-  o.nvml_library = POWERTRAIN_FAKE_NVML_PATH;
-  o.available_frequencies_mhz = kClocks;
-  o.job_poll_period_s = 0.05;
-  o.request_timeout_s = 30.0;
-  ProfilingRequest request;
-  request.microbatches = 2;
-  request.iterations_per_clock = 2;
-  request.stop_after_rises = 100;  // every clock is measured: the count below is exact
-  request.p_blocking_w = 75.0;     // given: straight to the sweep
-  o.start_profiling = request;
+  ClientOptions o = fake_nvml_options(url, 1, kClocks);
+  o.start_profiling->stop_after_rises = 100;  // every clock is measured: the count below is exact
+  o.start_profiling->p_blocking_w = 75.0;     // given: straight to the sweep
 
   std::string job_id;
   json before;  // the sweep as the first process left it

@@ -18,6 +18,7 @@
 #include "../support/in_process_server.h"
 #include "client/client.h"
 #include "client/http.h"
+#include "in_vivo_support.h"
 
 namespace powertrain::client {
 namespace {
@@ -30,33 +31,6 @@ constexpr double kBlockedW = 75.0;    // the fake's default blocked power
 const std::vector<int> kClocks = {1410, 1210, 1010, 810, 610, 410, 210};
 
 double fake_power_w(int mhz) { return 50.0 + 350.0 * (mhz / 1410.0) * (mhz / 1410.0); }
-
-// The fake NVML's test hooks (the same handle the clients dlopened).
-struct FakeNvml {
-  void* dl = ::dlopen(POWERTRAIN_FAKE_NVML_PATH, RTLD_NOW | RTLD_LOCAL);
-  double (*run_kernel)(unsigned, double) = nullptr;
-  void (*set_blocked)(unsigned, int) = nullptr;
-  size_t (*log)(char*, size_t) = nullptr;
-  void (*clear_log)() = nullptr;
-  FakeNvml() {
-    if (dl == nullptr) return;
-    run_kernel = reinterpret_cast<double (*)(unsigned, double)>(
-        ::dlsym(dl, "powertrain_fake_nvml_run_kernel"));
-    set_blocked =
-        reinterpret_cast<void (*)(unsigned, int)>(::dlsym(dl, "powertrain_fake_nvml_set_blocked"));
-    log = reinterpret_cast<size_t (*)(char*, size_t)>(::dlsym(dl, "powertrain_fake_nvml_log"));
-    clear_log = reinterpret_cast<void (*)()>(::dlsym(dl, "powertrain_fake_nvml_clear_log"));
-  }
-  ~FakeNvml() {
-    if (dl != nullptr) ::dlclose(dl);
-  }
-  std::string text() const {
-    std::string out(log(nullptr, 0) + 1, '\0');
-    log(out.data(), out.size());
-    out.pop_back();
-    return out;
-  }
-};
 
 // Two fake devices for this test only (other tests expect one).
 struct DeviceCountGuard {
@@ -131,17 +105,8 @@ TEST(ClientInVivo, ClientDrivesTheSweepServerBuildsFrontierClientFollowsPlan) {
   const std::string url = server.url();
 
   fake.clear_log();
-  ClientOptions o;
-  o.server_url = url;
-  o.pp_degree = o.world_size = 2;
-  o.nvml_library = POWERTRAIN_FAKE_NVML_PATH;
-  o.available_frequencies_mhz = kClocks;
-  o.job_poll_period_s = 0.05;
-  o.request_timeout_s = 30.0;
-  ProfilingRequest request;
-  request.microbatches = 2;
-  request.iterations_per_clock = 2;  // no p_blocking_w: the server has rank 0 measure it
-  o.start_profiling = request;
+  // No p_blocking_w: the server has rank 0 measure it.
+  const ClientOptions o = fake_nvml_options(url, 2, kClocks);
   auto rank0 = Client::create(o);
   ASSERT_TRUE(rank0) << rank0.error().message;
   const std::string job_id = (*rank0)->wait_for_job_id(30.0);

@@ -17,6 +17,8 @@
 #include <utility>
 #include <vector>
 
+#include "../support/run_command.h"
+
 namespace powertrain::testing_emu {
 
 // Build paths from the top-level CMakeLists (empty when emulation is not built: every test then
@@ -33,48 +35,10 @@ inline constexpr const char* kProgramDir = "";
 inline constexpr const char* kRealCudart = "";
 #endif
 
-inline std::string shell_quote(const std::string& text) {
-  std::string quoted = "'";
-  for (char c : text) {
-    if (c == '\'') {
-      quoted.append("'\\''");
-    } else {
-      quoted.push_back(c);
-    }
-  }
-  quoted.push_back('\'');
-  return quoted;
-}
-
-inline std::string slurp(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-/// Output of a command: exit status (-1 if killed by a signal), stdout, stderr.
-struct ProgramRun {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-/// Runs `command` (a shell command line) with stdout/stderr captured through files in `dir`.
-inline ProgramRun run_shell(const std::string& command, const std::filesystem::path& dir) {
-  const std::filesystem::path out = dir / "stdout.txt";
-  const std::filesystem::path err = dir / "stderr.txt";
-  const std::string full = command + " >" + shell_quote(out.string()) + " 2>" +
-                           shell_quote(err.string()) + " </dev/null";
-  const int status = std::system(full.c_str());
-  ProgramRun result;
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  result.out = slurp(out);
-  result.err = slurp(err);
-  std::filesystem::remove(out);
-  std::filesystem::remove(err);
-  return result;
-}
+using testing_support::ProgramRun;
+using testing_support::run_shell;
+using testing_support::shell_quote;
+using testing_support::slurp;
 
 /// How the emulator is put in front of the program.
 enum class Mode { kPreload, kDropIn };

@@ -12,26 +12,7 @@
 #include <vector>
 
 #include "emu_check.h"
-
-__global__ void branch_a(float* x, int n) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) x[i] += 1.0f;
-}
-
-__global__ void branch_b(float* y, int n) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) y[i] *= 2.0f;
-}
-
-__global__ void tail_c(float* x, const float* y, int n) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) x[i] += y[i];
-}
-
-void count_call(void* counter) { ++*static_cast<int*>(counter); }
-
-constexpr int kKernels = 8;     // per branch
-constexpr int kIterations = 5;  // after one warm-up
+#include "graph_iteration.h"
 
 cudaKernelNodeParams kernel_params(void* func, void** args) {
   cudaKernelNodeParams p = {};
