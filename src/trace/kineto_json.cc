@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstring>
 #include <iterator>
+#include <map>
 
 #include "trace/kineto_parser.h"
 #include "trace/kineto_values.h"
@@ -164,6 +165,15 @@ EventKind kind_of(ParseState& state, const EventFields& f) {
   } else if (!f.category_known) {
     state.warnings.add(fmt::format("unknown category '{}' (kept as other)", clip(f.cat_text)),
                        [&] { return fmt::format("event '{}'", clip(f.name_text)); });
+  } else if (f.kind == EventKind::kOther &&
+             (f.cat_text.ends_with("_runtime") || f.cat_text.ends_with("_driver"))) {
+    // Another backend's API (Intel XPU's ur*/pi* calls, MTIA, PrivateUse1): its launches, copies
+    // and waits are not modelled; its GPU work is anchored by stream order and time instead.
+    state.warnings.add(
+        fmt::format("'{}' calls not recognised: another backend's runtime, not modelled (its "
+                    "launches and waits are not linked; GPU work anchored by time)",
+                    clip(f.cat_text)),
+        [&] { return fmt::format("call '{}'", clip(f.name_text)); });
   }
   return f.kind;
 }
@@ -179,7 +189,7 @@ enum ArgBit : std::uint16_t {
 };
 
 std::uint16_t needed_args(const EventFields& f, const ParseState& state) {
-  if (f.ph != 'X' && f.ph != 0) return 0;
+  if (f.ph != 'X' && f.ph != 0 && f.ph != 'B') return 0;
   if (f.cat == Value::kMissing || f.name_index == UINT32_MAX) return kArgAll;
   const std::uint16_t flags = state.name_flags[f.name_index];
   if ((flags & (kNameNcclKernel | kNameNcclAnnotation | kNameRecordParamComms)) != 0)
@@ -290,8 +300,87 @@ void add_collective(ParseState& state, TraceEvent& event, const EventFields& f) 
   state.trace.collectives.push_back(std::move(info));
 }
 
+}  // namespace
+
+// Open "B" events per thread (pid and tid as written), innermost last, with their args.
+struct OpenDurationEvents {
+  struct Open {
+    EventFields fields;
+    Extra extra;
+    bool has_extra = false;
+  };
+  std::map<std::pair<std::string_view, std::string_view>, std::vector<Open>> threads;
+  Extra closing_extra;  // the args of the pair being committed
+};
+
+void report_open_duration_events(ParseState& state) {
+  if (state.open_duration_events == nullptr) return;
+  for (const auto& [thread, open] : state.open_duration_events->threads) {
+    for (const OpenDurationEvents::Open& o : open) {
+      state.warnings.add("\"B\" event without its \"E\" (not replayed)", [&] {
+        return fmt::format("event '{}' on pid {} tid {}", clip(o.fields.name_text),
+                           clip(trim_token(thread.first)), clip(trim_token(thread.second)));
+      });
+    }
+  }
+  state.open_duration_events.reset();
+}
+
+namespace {
+
+// Chrome-trace duration pairs: a "B" is kept open on its thread; its "E" (the innermost open "B"
+// of the thread with the same name when the "E" names one, else the innermost) turns `f` into
+// the "X" event they describe. Returns false when there is nothing to commit yet.
+bool close_duration_pair(ParseState& state, EventFields& f) {
+  if (state.open_duration_events == nullptr) {
+    state.open_duration_events = std::make_shared<OpenDurationEvents>();
+  }
+  OpenDurationEvents& pairs = *state.open_duration_events;
+  std::vector<OpenDurationEvents::Open>& open = pairs.threads[{f.pid_token, f.tid_token}];
+  if (f.ph == 'B') {
+    open.push_back({f, f.extra != nullptr ? *f.extra : Extra{}, f.extra != nullptr});
+    open.back().fields.extra = nullptr;
+    open.back().fields.extra_slot = nullptr;
+    return false;
+  }
+  std::size_t match = open.size();
+  if (match > 0 && f.name == Value::kOk) {
+    while (match > 0 && open[match - 1].fields.name_text != f.name_text) --match;
+    if (match == 0) match = open.size();  // no "B" of that name: the innermost, as Chrome does
+  }
+  if (match == 0) {
+    state.warnings.add("\"E\" event without an open \"B\" on its thread (skipped)", [&] {
+      return fmt::format("pid {} tid {} at ts {} ns", clip(trim_token(f.pid_token)),
+                         clip(trim_token(f.tid_token)), f.ts_ns);
+    });
+    return false;
+  }
+  OpenDurationEvents::Open begin = std::move(open[match - 1]);
+  open.erase(open.begin() + static_cast<std::ptrdiff_t>(match - 1));
+  if (f.ts != Value::kOk || begin.fields.ts != Value::kOk || f.ts_ns < begin.fields.ts_ns) {
+    state.warnings.add("\"B\"/\"E\" pair without a usable duration (skipped)", [&] {
+      return fmt::format("event '{}' (E before B, or a ts missing)", clip(begin.fields.name_text));
+    });
+    return false;
+  }
+  const std::int64_t end_ns = f.ts_ns;
+  Extra* slot = f.extra_slot;
+  f = begin.fields;
+  f.ph = 'X';
+  f.dur = Value::kOk;
+  f.dur_ns = end_ns - f.ts_ns;
+  f.extra_slot = slot;
+  if (begin.has_extra) {
+    pairs.closing_extra = std::move(begin.extra);
+    f.extra = &pairs.closing_extra;
+  }
+  return true;
+}
+
 // Returns false when the event cap is hit.
 bool commit(ParseState& state, EventFields& f) {
+  // A "B"/"E" pair becomes its "X" event here, before its args are looked at.
+  if ((f.ph == 'B' || f.ph == 'E') && !close_duration_pair(state, f)) return true;
   const Extra& x = f.extra != nullptr ? *f.extra : kNoExtra;
   if (f.ph == 's' || f.ph == 'f' || f.ph == 't') {
     if (f.cat == Value::kOk && is_flow_category(f.cat_text) && f.has_id && f.ts == Value::kOk) {
@@ -307,7 +396,7 @@ bool commit(ParseState& state, EventFields& f) {
     }
     return true;
   }
-  if (f.ph != 'X') return true;  // metadata, instants, counters: not replayed
+  if (f.ph != 'X') return true;  // metadata, instants, counters, async spans: not replayed
   if (f.ts != Value::kOk) {
     state.warnings.add(f.ts == Value::kMissing ? "X event without ts (skipped)"
                                                : "X event with a non-numeric or out-of-range ts "
@@ -625,7 +714,7 @@ error_code parse_event(od::object& object, EventFields& f, ParseState& state) {
       case 'n':
         if (key_is(key, "name")) {
           f.name = string_contents(value.raw_json_token(), &f.name_text) ? Value::kOk : Value::kBad;
-          if (f.name == Value::kOk && (f.ph == 'X' || f.ph == 0)) {
+          if (f.name == Value::kOk && (f.ph == 'X' || f.ph == 0 || f.ph == 'B')) {
             f.name_index = intern_name(state, f.name_text);
           }
         }
