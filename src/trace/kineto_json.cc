@@ -302,23 +302,91 @@ void add_collective(ParseState& state, TraceEvent& event, const EventFields& f) 
 
 }  // namespace
 
-// Open "B" events per thread (pid and tid as written), innermost last, with their args.
+// Chrome-trace "B"/"E" halves, kept in file order until the walk ends: they are paired after a
+// stable sort by time, as Chrome's trace viewer does, so that events written out of order still
+// pair (an "E" closes the innermost open "B" of its thread, the one with its name when it names
+// one).
 struct OpenDurationEvents {
-  struct Open {
+  struct Half {
     EventFields fields;
     Extra extra;
     bool has_extra = false;
   };
-  std::map<std::pair<std::string_view, std::string_view>, std::vector<Open>> threads;
+  std::vector<Half> halves;
   Extra closing_extra;  // the args of the pair being committed
 };
 
-void report_open_duration_events(ParseState& state) {
+namespace {
+
+bool commit(ParseState& state, EventFields& f);
+
+void keep_duration_half(ParseState& state, const EventFields& f) {
+  if (state.open_duration_events == nullptr) {
+    state.open_duration_events = std::make_shared<OpenDurationEvents>();
+  }
+  OpenDurationEvents::Half half{f, f.extra != nullptr ? *f.extra : Extra{}, f.extra != nullptr};
+  half.fields.extra = nullptr;
+  half.fields.extra_slot = nullptr;
+  state.open_duration_events->halves.push_back(std::move(half));
+}
+
+}  // namespace
+
+void commit_duration_pairs(ParseState& state) {
   if (state.open_duration_events == nullptr) return;
-  for (const auto& [thread, open] : state.open_duration_events->threads) {
-    for (const OpenDurationEvents::Open& o : open) {
+  OpenDurationEvents& pairs = *state.open_duration_events;
+  std::vector<OpenDurationEvents::Half>& halves = pairs.halves;
+  // At one time an "E" goes first: spans written back to back (a step's end is the next one's
+  // start) close before the next opens.
+  std::stable_sort(halves.begin(), halves.end(), [](const auto& a, const auto& b) {
+    if (a.fields.ts_ns != b.fields.ts_ns) return a.fields.ts_ns < b.fields.ts_ns;
+    return a.fields.ph == 'E' && b.fields.ph == 'B';
+  });
+  std::map<std::pair<std::string_view, std::string_view>, std::vector<std::size_t>> open;
+  for (std::size_t i = 0; i < halves.size(); ++i) {
+    EventFields& f = halves[i].fields;
+    std::vector<std::size_t>& stack = open[{f.pid_token, f.tid_token}];
+    if (f.ph == 'B') {
+      stack.push_back(i);
+      continue;
+    }
+    std::size_t match = stack.size();
+    if (match > 0 && f.name == Value::kOk) {
+      while (match > 0 && halves[stack[match - 1]].fields.name_text != f.name_text) --match;
+      if (match == 0) match = stack.size();  // no "B" of that name: the innermost, as Chrome does
+    }
+    if (match == 0) {
+      state.warnings.add("\"E\" event without an open \"B\" on its thread (skipped)", [&] {
+        return fmt::format("pid {} tid {} at ts {} ns", clip(trim_token(f.pid_token)),
+                           clip(trim_token(f.tid_token)), f.ts_ns);
+      });
+      continue;
+    }
+    OpenDurationEvents::Half& begin = halves[stack[match - 1]];
+    stack.erase(stack.begin() + static_cast<std::ptrdiff_t>(match - 1));
+    if (f.ts != Value::kOk || begin.fields.ts != Value::kOk) {
+      state.warnings.add("\"B\"/\"E\" pair without a usable duration (skipped)", [&] {
+        return fmt::format("event '{}' (a ts missing or not a number)",
+                           clip(begin.fields.name_text));
+      });
+      continue;
+    }
+    EventFields x = begin.fields;
+    x.ph = 'X';
+    x.dur = Value::kOk;
+    x.dur_ns = f.ts_ns - x.ts_ns;
+    x.extra_slot = nullptr;
+    x.extra = nullptr;
+    if (begin.has_extra) {
+      pairs.closing_extra = begin.extra;
+      x.extra = &pairs.closing_extra;
+    }
+    if (!commit(state, x)) break;  // the event cap
+  }
+  for (const auto& [thread, stack] : open) {
+    for (const std::size_t i : stack) {
       state.warnings.add("\"B\" event without its \"E\" (not replayed)", [&] {
-        return fmt::format("event '{}' on pid {} tid {}", clip(o.fields.name_text),
+        return fmt::format("event '{}' on pid {} tid {}", clip(halves[i].fields.name_text),
                            clip(trim_token(thread.first)), clip(trim_token(thread.second)));
       });
     }
@@ -328,59 +396,13 @@ void report_open_duration_events(ParseState& state) {
 
 namespace {
 
-// Chrome-trace duration pairs: a "B" is kept open on its thread; its "E" (the innermost open "B"
-// of the thread with the same name when the "E" names one, else the innermost) turns `f` into
-// the "X" event they describe. Returns false when there is nothing to commit yet.
-bool close_duration_pair(ParseState& state, EventFields& f) {
-  if (state.open_duration_events == nullptr) {
-    state.open_duration_events = std::make_shared<OpenDurationEvents>();
-  }
-  OpenDurationEvents& pairs = *state.open_duration_events;
-  std::vector<OpenDurationEvents::Open>& open = pairs.threads[{f.pid_token, f.tid_token}];
-  if (f.ph == 'B') {
-    open.push_back({f, f.extra != nullptr ? *f.extra : Extra{}, f.extra != nullptr});
-    open.back().fields.extra = nullptr;
-    open.back().fields.extra_slot = nullptr;
-    return false;
-  }
-  std::size_t match = open.size();
-  if (match > 0 && f.name == Value::kOk) {
-    while (match > 0 && open[match - 1].fields.name_text != f.name_text) --match;
-    if (match == 0) match = open.size();  // no "B" of that name: the innermost, as Chrome does
-  }
-  if (match == 0) {
-    state.warnings.add("\"E\" event without an open \"B\" on its thread (skipped)", [&] {
-      return fmt::format("pid {} tid {} at ts {} ns", clip(trim_token(f.pid_token)),
-                         clip(trim_token(f.tid_token)), f.ts_ns);
-    });
-    return false;
-  }
-  OpenDurationEvents::Open begin = std::move(open[match - 1]);
-  open.erase(open.begin() + static_cast<std::ptrdiff_t>(match - 1));
-  if (f.ts != Value::kOk || begin.fields.ts != Value::kOk || f.ts_ns < begin.fields.ts_ns) {
-    state.warnings.add("\"B\"/\"E\" pair without a usable duration (skipped)", [&] {
-      return fmt::format("event '{}' (E before B, or a ts missing)", clip(begin.fields.name_text));
-    });
-    return false;
-  }
-  const std::int64_t end_ns = f.ts_ns;
-  Extra* slot = f.extra_slot;
-  f = begin.fields;
-  f.ph = 'X';
-  f.dur = Value::kOk;
-  f.dur_ns = end_ns - f.ts_ns;
-  f.extra_slot = slot;
-  if (begin.has_extra) {
-    pairs.closing_extra = std::move(begin.extra);
-    f.extra = &pairs.closing_extra;
-  }
-  return true;
-}
-
 // Returns false when the event cap is hit.
 bool commit(ParseState& state, EventFields& f) {
-  // A "B"/"E" pair becomes its "X" event here, before its args are looked at.
-  if ((f.ph == 'B' || f.ph == 'E') && !close_duration_pair(state, f)) return true;
+  // "B"/"E" halves are paired once the walk is done (commit_duration_pairs).
+  if (f.ph == 'B' || f.ph == 'E') {
+    keep_duration_half(state, f);
+    return true;
+  }
   const Extra& x = f.extra != nullptr ? *f.extra : kNoExtra;
   if (f.ph == 's' || f.ph == 'f' || f.ph == 't') {
     if (f.cat == Value::kOk && is_flow_category(f.cat_text) && f.has_id && f.ts == Value::kOk) {

@@ -412,7 +412,6 @@ std::vector<std::uint32_t> link_correlations_and_collectives(ParseState& state,
 
 RankTrace finish_trace(ParseState& state) {
   RankTrace& trace = state.trace;
-  report_open_duration_events(state);
   fill_correlations_from_flows(state);
   OrderedLists lists;
   order_events(state, lists);

@@ -182,7 +182,9 @@ core::Status parse_document(char* data, std::size_t size, std::size_t capacity, 
 /// orders collectives and steps. Returns the finished trace.
 RankTrace finish_trace(ParseState& state);
 
-/// Warns about "B" events no "E" closed (the trace ended inside them: not replayed).
-void report_open_duration_events(ParseState& state);
+/// Pairs the Chrome-trace "B"/"E" halves the walk kept (after a stable sort by time) and commits
+/// each pair as its "X" event; warns about unmatched halves. Called once the walk is done, while
+/// the document's bytes are still alive.
+void commit_duration_pairs(ParseState& state);
 
 }  // namespace powertrain::trace::detail

@@ -91,13 +91,24 @@ TEST(DurationPairs, ANamedEndClosesItsOwnBeginAndUnmatchedHalvesAreCounted) {
   EXPECT_NE(open->example.find("other_thread"), std::string::npos) << open->example;
 }
 
-TEST(DurationPairs, AnEndBeforeItsBeginIsSkippedWithAWarning) {
+// Halves are paired in time order (stable), as Chrome's viewer does: a file written out of order
+// still pairs, and an "E" earlier than every "B" of its thread closes nothing.
+TEST(DurationPairs, HalvesArePairedInTimeOrderNotFileOrder) {
   const RankTrace t = parse_ok(document({
-      R"({"ph": "B", "cat": "cpu_op", "name": "backwards", "pid": 1, "tid": 2, "ts": 10})",
-      R"({"ph": "E", "pid": 1, "tid": 2, "ts": 9})",
+      R"({"ph": "E", "pid": 1, "tid": 2, "ts": 20})",
+      R"({"ph": "E", "pid": 1, "tid": 2, "ts": 30})",
+      R"({"ph": "B", "cat": "cpu_op", "name": "inner", "pid": 1, "tid": 2, "ts": 11})",
+      R"({"ph": "B", "cat": "cpu_op", "name": "outer", "pid": 1, "tid": 2, "ts": 10})",
+      R"({"ph": "B", "cat": "cpu_op", "name": "backwards", "pid": 1, "tid": 5, "ts": 10})",
+      R"({"ph": "E", "pid": 1, "tid": 5, "ts": 9})",
   }));
+  ASSERT_NE(named(t, "outer"), nullptr);
+  ASSERT_NE(named(t, "inner"), nullptr);
+  EXPECT_EQ(named(t, "outer")->duration_ns, 20'000);
+  EXPECT_EQ(named(t, "inner")->duration_ns, 9'000);
   EXPECT_EQ(named(t, "backwards"), nullptr);
-  EXPECT_NE(warning_with(t, "without a usable duration"), nullptr);
+  EXPECT_NE(warning_with(t, "\"E\" event without an open \"B\""), nullptr);
+  EXPECT_NE(warning_with(t, "\"B\" event without its \"E\""), nullptr);
 }
 
 TEST(OtherBackends, XpuRuntimeCallsAreNamedInAWarning) {

@@ -294,15 +294,22 @@ struct Reference {
 // are not events.
 std::vector<RawEvent> with_pairs_closed(const std::vector<RawEvent>& events) {
   std::vector<RawEvent> out;
-  std::map<std::pair<ThreadId, ThreadId>, std::vector<RawEvent>> open;
+  std::vector<RawEvent> halves;  // paired in time order (stable), as Chrome's viewer does
   for (const RawEvent& e : events) {
     const Token* ph = find(e.fields, "ph");
-    const bool begin = ph != nullptr && ph->type == Token::kString && ph->text == "B";
-    const bool end = ph != nullptr && ph->type == Token::kString && ph->text == "E";
-    if (!begin && !end) {
-      out.push_back(e);
-      continue;
-    }
+    const bool half =
+        ph != nullptr && ph->type == Token::kString && (ph->text == "B" || ph->text == "E");
+    (half ? halves : out).push_back(e);
+  }
+  std::stable_sort(halves.begin(), halves.end(), [](const RawEvent& a, const RawEvent& b) {
+    const auto ta = number_of(find(a.fields, "ts"), 3).value_or(0);
+    const auto tb = number_of(find(b.fields, "ts"), 3).value_or(0);
+    if (ta != tb) return ta < tb;
+    return find(a.fields, "ph")->text == "E" && find(b.fields, "ph")->text == "B";  // E first
+  });
+  std::map<std::pair<ThreadId, ThreadId>, std::vector<RawEvent>> open;
+  for (const RawEvent& e : halves) {
+    const bool begin = find(e.fields, "ph")->text == "B";
     auto& stack = open[{thread_of(find(e.fields, "pid")), thread_of(find(e.fields, "tid"))}];
     if (begin) {
       stack.push_back(e);
