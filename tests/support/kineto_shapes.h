@@ -960,7 +960,8 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
     ts(b, start);
     b += ", \"args\": {" + args_text + "}}";
     std::string e = "{\"ph\": \"E\", \"pid\": " + pid + ", \"tid\": " + tid;
-    // GPU rows' "E" repeat cat and name (as exporters that write them do); host rows' do not.
+    // Each "E" repeats cat and name, as most exporters write them: spans that begin at the same
+    // time pair by name even when the file's order is lost (nameless ends: duration_pairs_test).
     if (!end_name.empty()) e += ", \"cat\": \"" + end_cat + "\", \"name\": \"" + end_name + "\"";
     e += ", \"ts\": ";
     ts(e, start + length);
@@ -1105,7 +1106,8 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
             fmt::format("\"cat\": \"{}\", \"name\": \"{}\", \"pid\": {}, \"tid\": {}",
                         category(h.cat, h.name), name, pid_text(m), tid_text(m));
         if (q.duration_pairs) {
-          add_pair(row, pid_text(m), tid_text(m), h.start, h.dur, args_text, "", "");
+          add_pair(row, pid_text(m), tid_text(m), h.start, h.dur, args_text,
+                   category(h.cat, h.name), name);
           // Rows a replay does not use, between the pairs: an instant, a counter and an async
           // ("b"/"e") span with an id.
           if (++interleave % 5 == 0) {
