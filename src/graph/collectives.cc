@@ -186,6 +186,31 @@ std::vector<std::vector<std::int64_t>> align_ordinals(
   return ordinals;
 }
 
+// Members of one collective end within microseconds of each other on one clock, so every joined
+// collective of a rank should say the same clock offset. Those more than 20 µs off the rank's
+// median (the offset used: one bad match or a clock step does not move it) are counted in a
+// warning, with the largest disagreement, so that a reader knows the alignment is uncertain.
+void warn_disagreeing_offsets(ExecutionGraph& graph,
+                              const std::vector<std::vector<std::int64_t>>& deltas,
+                              const std::vector<double>& median_delta) {
+  for (std::size_t r = 0; r < deltas.size(); ++r) {
+    if (deltas[r].size() < 2) continue;
+    std::int64_t off = 0;
+    double largest = 0.0;
+    for (const std::int64_t d : deltas[r]) {
+      const double deviation = static_cast<double>(d) - median_delta[r];
+      if (std::abs(deviation) <= 20'000.0) continue;
+      ++off;
+      if (std::abs(deviation) > std::abs(largest)) largest = deviation;
+    }
+    if (off == 0) continue;
+    add_warning(graph.warnings, "collective ends disagree on a rank's clock offset (median used)",
+                fmt::format("rank {}: {} of {} joined collective(s) more than 20 us off the "
+                            "median, the largest by {:+.3f} ms",
+                            graph.ranks[r].rank, off, deltas[r].size(), largest * 1e-6));
+  }
+}
+
 // Ranks on different hosts record on clocks that differ by up to milliseconds, and a joined
 // collective ends on all ranks at one simulated instant: the replay would then carry the clock
 // offset into every rank's timeline as waiting. Members of one collective end within microseconds
@@ -226,6 +251,7 @@ void align_rank_clocks(ExecutionGraph& graph) {
   }
   std::vector<std::int64_t> offsets(ranks, 0);
   bool any = false;
+  warn_disagreeing_offsets(graph, deltas, raw);
   for (std::size_t r = 1; r < ranks; ++r) {
     // One joined collective is evidence enough (its members end within microseconds on one
     // clock): a trace of one step has one all-reduce, and without it the join turned the

@@ -112,18 +112,35 @@ class ThreadSteps {
     return names;
   }
 
+  // Whether the thread's host activity reaches past the span's edge: some host event (step spans
+  // not counted) ends at or before its start (`last` false), or starts at or after its end
+  // (`last` true). A window that cut the span has nothing of the thread beyond that edge.
+  bool activity_beyond(std::uint32_t span, bool last) const {
+    const TraceEvent& s = ev(span);
+    for (const TraceEvent& e : trace_.events) {
+      if (e.pid != s.pid || e.tid != s.tid || !is_host_kind(e.kind)) continue;
+      if (is_step_span(trace_, e)) continue;
+      if (last ? begin_of(e) >= end_of(s) : end_of(e) <= begin_of(s)) return true;
+    }
+    return false;
+  }
+
   // A step at either end shorter than half the median step may be one the profiler's window cut
   // (started or stopped mid-step): a part of a step, not a step. Length alone cannot tell it from
-  // a genuinely short step (an epoch's last, smaller batch), so the step's structure decides: a
-  // window that stopped mid-step left out the step's closing ops (the op that ends the other
-  // steps is not the one that ends it), one that started mid-step its opening ops. A short batch
-  // runs them all, faster. An op that ends more than half of the other steps is theirs.
+  // a genuinely short step (an epoch's last, smaller batch), so a cut needs positive evidence: the
+  // span is at the window's edge (the thread did nothing beyond it), and its structure is not the
+  // others' (a window that stopped mid-step left out the step's closing ops: the op that ends the
+  // other steps is not the one that ends it; one that started mid-step its opening ops). A short
+  // batch runs them all, faster. An op that ends more than half of the other steps is theirs.
   void drop_cut_edges() {
     if (steps_.size() < 3) return;
     const std::int64_t median = median_duration();
     const bool first_short = dur_of(ev(steps_.front())) < median / 2;
     const bool last_short = dur_of(ev(steps_.back())) < median / 2;
     if (!first_short && !last_short) return;
+    // Work of the thread beyond a short edge span: the window did not cut it (issue 13).
+    const bool first_inside = first_short && activity_beyond(steps_.front(), false);
+    const bool last_inside = last_short && activity_beyond(steps_.back(), true);
     const auto names = edge_op_names();
     auto like_the_others = [&](std::size_t k, bool last) {
       const std::uint32_t name = last ? names[k].second : names[k].first;
@@ -133,8 +150,8 @@ class ThreadSteps {
         same += j != k && (last ? names[j].second : names[j].first) == name;
       return 2 * same > names.size() - 1;
     };
-    const bool cut_last = last_short && !like_the_others(steps_.size() - 1, true);
-    const bool cut_first = first_short && !like_the_others(0, false);
+    const bool cut_last = last_short && !last_inside && !like_the_others(steps_.size() - 1, true);
+    const bool cut_first = first_short && !first_inside && !like_the_others(0, false);
     const std::int64_t kept_short = (first_short && !cut_first) + (last_short && !cut_last);
     const std::size_t before = steps_.size();
     if (cut_last) steps_.pop_back();
@@ -142,13 +159,14 @@ class ThreadSteps {
     if (steps_.size() < before) {
       out_.notes.emplace_back(
           "ProfilerStep span cut by the trace window, not counted",
-          fmt::format("{}: {} edge span(s) shorter than half the median step {} ns, without the "
-                      "op that opens or closes the other steps",
+          fmt::format("{}: {} edge span(s) shorter than half the median step {} ns, at the "
+                      "window's edge and without the op that opens or closes the other steps",
                       trace_.source, before - steps_.size(), median));
     }
     if (kept_short > 0) {
       out_.notes.emplace_back(
-          "short ProfilerStep span at the trace edge kept: it opens and closes as the others do",
+          "short ProfilerStep span at the trace edge kept: the thread works beyond it, or it "
+          "opens and closes as the others do",
           fmt::format("{}: {} edge span(s) shorter than half the median step {} ns", trace_.source,
                       kept_short, median));
     }

@@ -391,7 +391,9 @@ core::Status parse_document(char* data, std::size_t size, std::size_t capacity, 
   state.trace.events.reserve(std::min(size / 256, state.options.max_events));
   state.sort_keys.reserve(state.trace.events.capacity());
   DocumentWalk walk(data, size, capacity, state);
-  return walk.run();
+  const core::Status status = walk.run();
+  if (status) commit_duration_pairs(state);  // while the document's bytes are alive
+  return status;
 }
 
 }  // namespace powertrain::trace::detail

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstring>
 #include <iterator>
+#include <map>
 
 #include "trace/kineto_parser.h"
 #include "trace/kineto_values.h"
@@ -164,6 +165,15 @@ EventKind kind_of(ParseState& state, const EventFields& f) {
   } else if (!f.category_known) {
     state.warnings.add(fmt::format("unknown category '{}' (kept as other)", clip(f.cat_text)),
                        [&] { return fmt::format("event '{}'", clip(f.name_text)); });
+  } else if (f.kind == EventKind::kOther &&
+             (f.cat_text.ends_with("_runtime") || f.cat_text.ends_with("_driver"))) {
+    // Another backend's API (Intel XPU's ur*/pi* calls, MTIA, PrivateUse1): its launches, copies
+    // and waits are not modelled; its GPU work is anchored by stream order and time instead.
+    state.warnings.add(
+        fmt::format("'{}' calls not recognised: another backend's runtime, not modelled (its "
+                    "launches and waits are not linked; GPU work anchored by time)",
+                    clip(f.cat_text)),
+        [&] { return fmt::format("call '{}'", clip(f.name_text)); });
   }
   return f.kind;
 }
@@ -179,7 +189,7 @@ enum ArgBit : std::uint16_t {
 };
 
 std::uint16_t needed_args(const EventFields& f, const ParseState& state) {
-  if (f.ph != 'X' && f.ph != 0) return 0;
+  if (f.ph != 'X' && f.ph != 0 && f.ph != 'B') return 0;
   if (f.cat == Value::kMissing || f.name_index == UINT32_MAX) return kArgAll;
   const std::uint16_t flags = state.name_flags[f.name_index];
   if ((flags & (kNameNcclKernel | kNameNcclAnnotation | kNameRecordParamComms)) != 0)
@@ -290,8 +300,109 @@ void add_collective(ParseState& state, TraceEvent& event, const EventFields& f) 
   state.trace.collectives.push_back(std::move(info));
 }
 
+}  // namespace
+
+// Chrome-trace "B"/"E" halves, kept in file order until the walk ends: they are paired after a
+// stable sort by time, as Chrome's trace viewer does, so that events written out of order still
+// pair (an "E" closes the innermost open "B" of its thread, the one with its name when it names
+// one).
+struct OpenDurationEvents {
+  struct Half {
+    EventFields fields;
+    Extra extra;
+    bool has_extra = false;
+  };
+  std::vector<Half> halves;
+  Extra closing_extra;  // the args of the pair being committed
+};
+
+namespace {
+
+bool commit(ParseState& state, EventFields& f);
+
+void keep_duration_half(ParseState& state, const EventFields& f) {
+  if (state.open_duration_events == nullptr) {
+    state.open_duration_events = std::make_shared<OpenDurationEvents>();
+  }
+  OpenDurationEvents::Half half{f, f.extra != nullptr ? *f.extra : Extra{}, f.extra != nullptr};
+  half.fields.extra = nullptr;
+  half.fields.extra_slot = nullptr;
+  state.open_duration_events->halves.push_back(std::move(half));
+}
+
+}  // namespace
+
+void commit_duration_pairs(ParseState& state) {
+  if (state.open_duration_events == nullptr) return;
+  OpenDurationEvents& pairs = *state.open_duration_events;
+  std::vector<OpenDurationEvents::Half>& halves = pairs.halves;
+  // At one time an "E" goes first: spans written back to back (a step's end is the next one's
+  // start) close before the next opens.
+  std::stable_sort(halves.begin(), halves.end(), [](const auto& a, const auto& b) {
+    if (a.fields.ts_ns != b.fields.ts_ns) return a.fields.ts_ns < b.fields.ts_ns;
+    return a.fields.ph == 'E' && b.fields.ph == 'B';
+  });
+  std::map<std::pair<std::string_view, std::string_view>, std::vector<std::size_t>> open;
+  for (std::size_t i = 0; i < halves.size(); ++i) {
+    EventFields& f = halves[i].fields;
+    std::vector<std::size_t>& stack = open[{f.pid_token, f.tid_token}];
+    if (f.ph == 'B') {
+      stack.push_back(i);
+      continue;
+    }
+    std::size_t match = stack.size();
+    if (match > 0 && f.name == Value::kOk) {
+      while (match > 0 && halves[stack[match - 1]].fields.name_text != f.name_text) --match;
+      if (match == 0) match = stack.size();  // no "B" of that name: the innermost, as Chrome does
+    }
+    if (match == 0) {
+      state.warnings.add("\"E\" event without an open \"B\" on its thread (skipped)", [&] {
+        return fmt::format("pid {} tid {} at ts {} ns", clip(trim_token(f.pid_token)),
+                           clip(trim_token(f.tid_token)), f.ts_ns);
+      });
+      continue;
+    }
+    OpenDurationEvents::Half& begin = halves[stack[match - 1]];
+    stack.erase(stack.begin() + static_cast<std::ptrdiff_t>(match - 1));
+    if (f.ts != Value::kOk || begin.fields.ts != Value::kOk) {
+      state.warnings.add("\"B\"/\"E\" pair without a usable duration (skipped)", [&] {
+        return fmt::format("event '{}' (a ts missing or not a number)",
+                           clip(begin.fields.name_text));
+      });
+      continue;
+    }
+    EventFields x = begin.fields;
+    x.ph = 'X';
+    x.dur = Value::kOk;
+    x.dur_ns = f.ts_ns - x.ts_ns;
+    x.extra_slot = nullptr;
+    x.extra = nullptr;
+    if (begin.has_extra) {
+      pairs.closing_extra = begin.extra;
+      x.extra = &pairs.closing_extra;
+    }
+    if (!commit(state, x)) break;  // the event cap
+  }
+  for (const auto& [thread, stack] : open) {
+    for (const std::size_t i : stack) {
+      state.warnings.add("\"B\" event without its \"E\" (not replayed)", [&] {
+        return fmt::format("event '{}' on pid {} tid {}", clip(halves[i].fields.name_text),
+                           clip(trim_token(thread.first)), clip(trim_token(thread.second)));
+      });
+    }
+  }
+  state.open_duration_events.reset();
+}
+
+namespace {
+
 // Returns false when the event cap is hit.
 bool commit(ParseState& state, EventFields& f) {
+  // "B"/"E" halves are paired once the walk is done (commit_duration_pairs).
+  if (f.ph == 'B' || f.ph == 'E') {
+    keep_duration_half(state, f);
+    return true;
+  }
   const Extra& x = f.extra != nullptr ? *f.extra : kNoExtra;
   if (f.ph == 's' || f.ph == 'f' || f.ph == 't') {
     if (f.cat == Value::kOk && is_flow_category(f.cat_text) && f.has_id && f.ts == Value::kOk) {
@@ -307,7 +418,7 @@ bool commit(ParseState& state, EventFields& f) {
     }
     return true;
   }
-  if (f.ph != 'X') return true;  // metadata, instants, counters: not replayed
+  if (f.ph != 'X') return true;  // metadata, instants, counters, async spans: not replayed
   if (f.ts != Value::kOk) {
     state.warnings.add(f.ts == Value::kMissing ? "X event without ts (skipped)"
                                                : "X event with a non-numeric or out-of-range ts "
@@ -625,7 +736,7 @@ error_code parse_event(od::object& object, EventFields& f, ParseState& state) {
       case 'n':
         if (key_is(key, "name")) {
           f.name = string_contents(value.raw_json_token(), &f.name_text) ? Value::kOk : Value::kBad;
-          if (f.name == Value::kOk && (f.ph == 'X' || f.ph == 0)) {
+          if (f.name == Value::kOk && (f.ph == 'X' || f.ph == 0 || f.ph == 'B')) {
             f.name_index = intern_name(state, f.name_text);
           }
         }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <deque>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -115,6 +116,9 @@ struct ParseState {
   bool times_small = true;
   // Events up to this index have their memory faulted in (see prefault_events).
   std::size_t events_prefaulted = 0;
+  // Chrome-trace "B" events waiting for their "E" (other exporters write duration events as such
+  // pairs); kept by kineto_json.cc, created at the first "B".
+  std::shared_ptr<struct OpenDurationEvents> open_duration_events;
 
   /// Faults in the next few MiB of trace.events' reserved capacity with one madvise call:
   /// faulting page by page cost ~10 % of reading a large trace. Contents are unchanged.
@@ -177,5 +181,10 @@ core::Status parse_document(char* data, std::size_t size, std::size_t capacity, 
 /// ac2g flows, counts dangling correlations, attaches collective metadata to NCCL kernels and
 /// orders collectives and steps. Returns the finished trace.
 RankTrace finish_trace(ParseState& state);
+
+/// Pairs the Chrome-trace "B"/"E" halves the walk kept (after a stable sort by time) and commits
+/// each pair as its "X" event; warns about unmatched halves. Called once the walk is done, while
+/// the document's bytes are still alive.
+void commit_duration_pairs(ParseState& state);
 
 }  // namespace powertrain::trace::detail

@@ -324,6 +324,32 @@ TEST(GraphBuilder, RankClockOffsetIsRemovedByCollectiveEnds) {
   }
 }
 
+// Rank 1's clock is 1.5 ms ahead, but one of its four collectives ends 4 ms after rank 0's (a
+// clock step or a bad match): the median of the four offsets moves it by 1.5 ms, and a warning
+// says that one collective disagrees, by 2.5 ms (issue 13: one match is not trusted blindly).
+TEST(GraphBuilder, DisagreeingCollectiveClockOffsetsUseTheMedianAndWarn) {
+  RankTraceBuilder r0(0, 2), r1(1, 2);
+  const std::int64_t skew = 1'500'000;
+  for (int i = 0; i < 4; ++i) {
+    const std::int64_t t = 10'000'000 * i;
+    const std::int64_t off = i == 2 ? 4'000'000 : skew;
+    r0.runtime("cudaLaunchKernel", t, 5, i + 1).step(i, t, 9'000'000);
+    r0.nccl_kernel("ncclKernel_AllReduce", t + 5'000, 200'000, i + 1, 20);
+    r1.runtime("cudaLaunchKernel", t + skew + 50'000, 5, i + 1).step(i, t + skew, 9'000'000);
+    // Ends at rank 0's end (205 µs) + its clock offset.
+    r1.nccl_kernel("ncclKernel_AllReduce", t + skew + 60'000, 145'000 + off - skew, i + 1, 20);
+  }
+  const ExecutionGraph g = build({r0.build(), r1.build()});
+  EXPECT_NEAR(static_cast<double>(g.input_start_ns[g.ranks[1].first_task]), 50'000, 10.0);
+  const trace::TraceWarning* disagree = nullptr;
+  for (const trace::TraceWarning& w : g.warnings) {
+    if (w.kind == "collective ends disagree on a rank's clock offset (median used)") disagree = &w;
+  }
+  ASSERT_NE(disagree, nullptr);
+  EXPECT_NE(disagree->example.find("1 of 4"), std::string::npos) << disagree->example;
+  EXPECT_NE(disagree->example.find("2.500 ms"), std::string::npos) << disagree->example;
+}
+
 // A member written with a zero duration (a lost timestamp) has no wire time to join on: joined,
 // it would end every member at the last arrival (0 wire time), well before their measured ends.
 TEST(GraphBuilder, CollectiveWithAZeroDurationMemberIsReplayedMeasured) {

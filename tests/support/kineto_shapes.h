@@ -58,8 +58,13 @@ enum class Shape {
   kOneStep,                       // the profiler's schedule recorded a single step, 2 ranks
   kNcclDevKernels,                // NCCL ≥ 2.19 names (ncclDevKernel_*), no metadata, 2 ranks
   kLaunchVariants,                // cooperative launch, 2D/peer copies, a graph over two streams
-  kFsdpTwoNcclStreams,  // all-gather and all-reduce on two NCCL streams, no metadata, 2 ranks
-  kCpuActivitiesOnly,   // profiled with activities=[CPU]: host ops and steps, no CUDA events
+  kFsdpTwoNcclStreams,   // all-gather and all-reduce on two NCCL streams, no metadata, 2 ranks
+  kCpuActivitiesOnly,    // profiled with activities=[CPU]: host ops and steps, no CUDA events
+  kChromeDurationPairs,  // other exporters: "B"/"E" pairs instead of "X", "i"/"C"/"b"/"e" rows
+  kNumberForms,          // ts/dur as strings and exponents, 0 µs events, kernels 2 ns into their
+                         // predecessor
+  kShortLastStepVaryingEnds,  // short last step; each step closes with a different op (no majority)
+  kIntelXpu,  // PyTorch on Intel XPU: xpu_runtime ur* calls, kernels on queues (args.queue), 1 rank
 };
 
 inline const char* shape_name(Shape s) {
@@ -146,13 +151,21 @@ inline const char* shape_name(Shape s) {
       return "fsdp_two_nccl_streams";
     case Shape::kCpuActivitiesOnly:
       return "cpu_activities_only";
+    case Shape::kChromeDurationPairs:
+      return "chrome_duration_pairs";
+    case Shape::kNumberForms:
+      return "number_forms";
+    case Shape::kShortLastStepVaryingEnds:
+      return "short_last_step_varying_ends";
+    case Shape::kIntelXpu:
+      return "intel_xpu";
   }
   return "?";
 }
 
 inline std::vector<Shape> all_shapes() {
   std::vector<Shape> shapes;
-  for (int s = 0; s <= static_cast<int>(Shape::kCpuActivitiesOnly); ++s) {
+  for (int s = 0; s <= static_cast<int>(Shape::kIntelXpu); ++s) {
     shapes.push_back(static_cast<Shape>(s));
   }
   return shapes;
@@ -214,6 +227,16 @@ struct Quirks {
   bool rocm_variants = false;    // hipModuleLaunchKernel, hipExtLaunchKernel, hipMemcpyWithStream
   bool huge_stream_ids = false;  // stream ids written + 2^32 (CUPTI/ROCm ids are not small)
   bool pytorch24 = false;        // cudaLaunchKernelExC, Triton via cuLaunchKernel(Ex), M/C/i rows
+  // Chrome-trace "B"/"E" pairs for every duration event (other exporters), with instant, counter
+  // and async ("b"/"e") rows mixed in.
+  bool duration_pairs = false;
+  // ts/dur written as JSON strings and in exponent form, a 0 µs runtime call, and
+  // queued kernels written 2 ns before their predecessor ends (clock rounding).
+  bool number_forms = false;
+  bool varying_step_ends = false;  // each step's last host op is named after the step
+  // Intel XPU (Kineto's XPU plugin): calls in cat "xpu_runtime" named ur*, GPU work on SYCL
+  // queues (tid and args.queue, no args.stream), an Intel device.
+  bool xpu = false;
 };
 
 inline Quirks quirks_of(Shape s) {
@@ -398,6 +421,30 @@ inline Quirks quirks_of(Shape s) {
       q.cpu_activities_only = true;
       q.host_syncs = true;
       break;
+    case Shape::kChromeDurationPairs:
+      q.duration_pairs = true;
+      q.cuda_graphs = true;
+      q.host_syncs = true;
+      q.python_depth = 3;
+      q.ranks = 2;
+      q.world_size = 2;
+      break;
+    case Shape::kNumberForms:
+      q.number_forms = true;
+      q.cuda_graphs = true;
+      q.ranks = 2;
+      q.world_size = 2;
+      break;
+    case Shape::kIntelXpu:
+      q.xpu = true;
+      q.nccl_metadata = false;  // oneCCL kernels carry no collective args
+      break;
+    case Shape::kShortLastStepVaryingEnds:
+      q.short_last_step = true;
+      q.varying_step_ends = true;
+      q.ranks = 2;
+      q.world_size = 2;
+      break;
     case Shape::kFsdpTwoNcclStreams:
       q.fsdp_two_nccl_streams = true;
       q.nccl_metadata = false;
@@ -527,26 +574,38 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
   using detail::RankModel;
   const std::int64_t base_ns = 1'711'964'646'000'000'000;
   const std::int64_t compute = 7, comm = 13, side = 20, gather = 17;
-  const std::string launch = q.rocm_variants     ? "hipModuleLaunchKernel"
+  const std::string launch = q.xpu               ? "urEnqueueKernelLaunch"
+                             : q.rocm_variants   ? "hipModuleLaunchKernel"
                              : q.rocm            ? "hipLaunchKernel"
                              : q.driver_launches ? "cuLaunchKernel"
                              : q.pytorch24       ? "cudaLaunchKernelExC"
                                                  : "cudaLaunchKernel";
-  const std::string ext_launch = q.rocm_variants ? "hipExtLaunchKernel"
-                                 : q.rocm        ? "hipExtModuleLaunchKernel"
-                                 : q.pytorch24   ? "cuLaunchKernelEx"
-                                                 : "cudaLaunchKernel";
-  const std::string copy_async = q.rocm ? "hipMemcpyAsync" : "cudaMemcpyAsync";
+  const std::string ext_launch = q.xpu             ? "urEnqueueKernelLaunch"
+                                 : q.rocm_variants ? "hipExtLaunchKernel"
+                                 : q.rocm          ? "hipExtModuleLaunchKernel"
+                                 : q.pytorch24     ? "cuLaunchKernelEx"
+                                                   : "cudaLaunchKernel";
+  const std::string copy_async = q.xpu    ? "urEnqueueUSMMemcpy"
+                                 : q.rocm ? "hipMemcpyAsync"
+                                          : "cudaMemcpyAsync";
   const std::string copy_2d = q.launch_variants ? "cudaMemcpy2DAsync" : copy_async;
   const std::string copy_peer = q.launch_variants ? "cudaMemcpyPeerAsync" : copy_async;
   // Synchronous copies (they return once the data has landed).
   const std::string copy_sync = q.rocm_variants ? "hipMemcpyWithStream" : "cudaMemcpy";
-  const std::string set_async = q.rocm ? "hipMemsetAsync" : "cudaMemsetAsync";
-  const std::string record = q.rocm ? "hipEventRecord" : "cudaEventRecord";
-  const std::string wait = q.rocm ? "hipStreamWaitEvent" : "cudaStreamWaitEvent";
+  const std::string set_async = q.xpu    ? "urEnqueueUSMFill"
+                                : q.rocm ? "hipMemsetAsync"
+                                         : "cudaMemsetAsync";
+  // SYCL: a barrier on the producing queue gives an event; the consuming queue waits on it.
+  const std::string record = q.xpu    ? "urEnqueueEventsWaitWithBarrier"
+                             : q.rocm ? "hipEventRecord"
+                                      : "cudaEventRecord";
+  const std::string wait = q.xpu    ? "urEnqueueEventsWait"
+                           : q.rocm ? "hipStreamWaitEvent"
+                                    : "cudaStreamWaitEvent";
   const std::string graph_launch = q.rocm ? "hipGraphLaunch" : "cudaGraphLaunch";
   const std::string nccl_kernel =
-      q.rocm ? "ncclDevKernel_Generic(ncclDevComm*, unsigned long, ncclWork*)"
+      q.xpu    ? "oneccl_allreduce_ring_kernel"
+      : q.rocm ? "ncclDevKernel_Generic(ncclDevComm*, unsigned long, ncclWork*)"
       : q.nccl_dev_kernels
           ? "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
           : "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)";
@@ -754,6 +813,10 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
       }
       copy(m, "gpu_memset", set_async, "Memset (Device)", compute, 8 * kUs, q.copies_without_launch,
            false);
+      // A call timed at 0 µs. (A 0 µs memset starting at the same ns as the next copy on its
+      // stream is not written: with every GPU correlation lost, mutation
+      // gpu_correlations_renumbered re-paired 122 of 126 launches by stream order; a known gap.)
+      if (q.number_forms) m.call("cudaGetLastError", 0);
       copy(m, "gpu_memcpy", copy_peer, "Memcpy DtoD (Device -> Device)", compute, 15 * kUs,
            q.copies_without_launch, false);
       if (q.cuda_graphs) {
@@ -821,6 +884,11 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
         host_sync(m, q.rocm ? "hipDeviceSynchronize" : "cudaDeviceSynchronize", "Context Sync", -1,
                   ready);
       }
+      if (q.varying_step_ends) {  // a logging call of its own closes each step
+        m.host.push_back({"cpu_op", fmt::format("log_metrics_every_{}_steps", s + 1), m.process, 1,
+                          m.host_ns, 3 * kUs});
+        m.host_ns += 4 * kUs;
+      }
       m.host_ns += 20 * kUs;
       m.steps.back().second = m.host_ns;
     });
@@ -848,20 +916,62 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
   out.steps = steps;
 
   // Writing.
+  // µs with ns digits; with number_forms every second number as a JSON string and every third
+  // in exponent form ("1234567e-3"), as some exporters write them.
+  int number_form = 0;
+  auto us_text = [&](std::string& s, std::int64_t ns) {
+    const int form = q.number_forms ? number_form++ % 3 : 0;
+    if (form == 1) {
+      fmt::format_to(std::back_inserter(s), "\"{}.{:03}\"", ns / 1000, ns % 1000);
+    } else if (form == 2) {
+      fmt::format_to(std::back_inserter(s), "{}e-3", ns);
+    } else {
+      fmt::format_to(std::back_inserter(s), "{}.{:03}", ns / 1000, ns % 1000);
+    }
+  };
   auto ts = [&](std::string& s, std::int64_t ns) {
     if (q.relative_time) {
-      const std::int64_t rel = ns - base_ns;
-      fmt::format_to(std::back_inserter(s), "{}.{:03}", rel / 1000, rel % 1000);
+      us_text(s, ns - base_ns);
     } else {
       fmt::format_to(std::back_inserter(s), "{}", ns / 1000);
     }
   };
   auto dur = [&](std::string& s, std::int64_t ns) {
     if (q.relative_time) {
-      fmt::format_to(std::back_inserter(s), "{}.{:03}", ns / 1000, ns % 1000);
+      us_text(s, ns);
     } else {
       fmt::format_to(std::back_inserter(s), "{}", ns / 1000);
     }
+  };
+  // duration_pairs: a "B" row at the start and an "E" row at the end of each duration event,
+  // written in time order per file (ends before begins at one time, outer begins first, inner
+  // ends first) so that each "E" closes the innermost open "B" of its thread.
+  struct PairRow {
+    std::int64_t ns;
+    int phase;  // 0: E, 1: B
+    std::int64_t tiebreak;
+    std::string text;
+  };
+  std::vector<PairRow> pair_rows;
+  auto add_pair = [&](const std::string& row, const std::string& pid, const std::string& tid,
+                      std::int64_t start, std::int64_t length, const std::string& args_text,
+                      const std::string& end_cat, const std::string& end_name) {
+    std::string b = "{\"ph\": \"B\", " + row + ", \"ts\": ";
+    ts(b, start);
+    b += ", \"args\": {" + args_text + "}}";
+    std::string e = "{\"ph\": \"E\", \"pid\": " + pid + ", \"tid\": " + tid;
+    // Each "E" repeats cat and name, as most exporters write them: spans that begin at the same
+    // time pair by name even when the file's order is lost (nameless ends: duration_pairs_test).
+    if (!end_name.empty()) e += ", \"cat\": \"" + end_cat + "\", \"name\": \"" + end_name + "\"";
+    e += ", \"ts\": ";
+    ts(e, start + length);
+    e += "}";
+    if (length == 0) {
+      pair_rows.push_back({start, 1, 0, b + ",\n  " + e});
+      return;
+    }
+    pair_rows.push_back({start, 1, -length, std::move(b)});
+    pair_rows.push_back({start + length, 0, -start, std::move(e)});
   };
   const int files = q.processes_in_file > 1 ? 1 : q.ranks;
   const int per_file = q.processes_in_file > 1 ? q.ranks : 1;
@@ -874,8 +984,10 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
     // Processes in one file run their steps at the same time: a step of the file is a step of each.
     out.step_time_ns.push_back((last_end - first_start) / steps);
     std::string doc =
-        "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [{\"id\": 0, \"name\": "
-        "\"Tesla V100-SXM2-32GB\", \"totalGlobalMem\": 34089730048, \"numSms\": 80}";
+        q.xpu ? "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [{\"id\": 0, \"name\": "
+                "\"Intel(R) Data Center GPU Max 1550\", \"totalGlobalMem\": 68719476736}"
+              : "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [{\"id\": 0, \"name\": "
+                "\"Tesla V100-SXM2-32GB\", \"totalGlobalMem\": 34089730048, \"numSms\": 80}";
     if (q.second_device) {
       doc +=
           ", {\"id\": 1, \"name\": \"Tesla V100-SXM2-32GB\", \"totalGlobalMem\": 34089730048, "
@@ -912,6 +1024,7 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
     // PyTorch 1.8 category names; driver calls in their own category.
     auto category = [&](const char* cat, const std::string& name) -> std::string {
       const std::string c = cat;
+      if (q.xpu && c == "cuda_runtime") return "xpu_runtime";
       if (c == "cuda_runtime" && name.rfind("cu", 0) == 0 && name.rfind("cuda", 0) != 0) {
         return "cuda_driver";
       }
@@ -975,20 +1088,11 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
             (h.cat == std::string("cuda_runtime") || h.cat == std::string("cuda_driver"))) {
           continue;
         }
-        sep();
         std::string name = h.name;
         // Older PyTorch wrote some launches' names as "INVALID" (a capture-info record).
         if (q.invalid_names && h.correlation >= 0 && h.name == copy_async &&
             ++invalid_every % 2 == 0)
           name = "INVALID";
-        fmt::format_to(std::back_inserter(doc),
-                       "{{\"ph\": \"X\", \"cat\": \"{}\", \"name\": \"{}\", \"pid\": {}, \"tid\": "
-                       "{}, \"ts\": ",
-                       category(h.cat, h.name), name, pid_text(m), tid_text(m));
-        ts(doc, h.start);
-        doc += ", \"dur\": ";
-        dur(doc, h.dur);
-        doc += ", \"args\": {";
         std::vector<std::string> args;
         if (h.correlation >= 0 && q.args_correlation && h.write_correlation) {
           args.push_back(fmt::format("\"correlation\": {}", h.correlation));
@@ -996,8 +1100,48 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
         }
         if (h.cuda_event >= 0) args.push_back(fmt::format("\"cuda_event\": {}", h.cuda_event));
         if (!h.args.empty()) args.push_back(h.args);
-        for (std::size_t a = 0; a < args.size(); ++a) doc += (a ? ", " : "") + args[a];
-        doc += "}}";
+        std::string args_text;
+        for (std::size_t a = 0; a < args.size(); ++a) args_text += (a ? ", " : "") + args[a];
+        const std::string row =
+            fmt::format("\"cat\": \"{}\", \"name\": \"{}\", \"pid\": {}, \"tid\": {}",
+                        category(h.cat, h.name), name, pid_text(m), tid_text(m));
+        if (q.duration_pairs) {
+          add_pair(row, pid_text(m), tid_text(m), h.start, h.dur, args_text,
+                   category(h.cat, h.name), name);
+          // Rows a replay does not use, between the pairs: an instant, a counter and an async
+          // ("b"/"e") span with an id.
+          if (++interleave % 5 == 0) {
+            sep();
+            doc +=
+                "{\"ph\": \"i\", \"s\": \"t\", \"name\": \"checkpoint\", \"pid\": " + pid_text(m) +
+                ", \"tid\": " + tid_text(m) + ", \"ts\": ";
+            ts(doc, h.start);
+            doc += "}";
+            sep();
+            doc +=
+                "{\"ph\": \"C\", \"name\": \"queue depth\", \"pid\": " + pid_text(m) + ", \"ts\": ";
+            ts(doc, h.start);
+            fmt::format_to(std::back_inserter(doc), ", \"args\": {{\"depth\": {}}}}}",
+                           interleave % 3);
+            for (const char* phase : {"b", "e"}) {
+              sep();
+              fmt::format_to(std::back_inserter(doc),
+                             "{{\"ph\": \"{}\", \"cat\": \"user_annotation\", \"name\": "
+                             "\"dataloader_fetch\", \"id\": {}, \"pid\": {}, \"tid\": {}, "
+                             "\"ts\": ",
+                             phase, interleave, pid_text(m), tid_text(m));
+              ts(doc, phase[0] == 'b' ? h.start : h.start + 3 * h.dur);
+              doc += "}";
+            }
+          }
+        } else {
+          sep();
+          doc += "{\"ph\": \"X\", " + row + ", \"ts\": ";
+          ts(doc, h.start);
+          doc += ", \"dur\": ";
+          dur(doc, h.dur);
+          doc += ", \"args\": {" + args_text + "}}";
+        }
         // PyTorch 2.4+: metadata, counters and instants between the events.
         if (q.pytorch24 && ++interleave % 7 == 0) {
           sep();
@@ -1085,39 +1229,69 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
           doc += ", \"args\": {}}";
         }
       }
+      std::map<std::int64_t, std::int64_t> stream_end;  // per stream: end of the last work
+      int queued = 0;
       for (const detail::GpuEvent& g : m.gpu) {
         if (q.cpu_activities_only) break;
         if (!in_window(g.start)) continue;  // cut: the profiler stopped before it ran
-        sep();
         std::int64_t corr = g.linked ? g.correlation : g.correlation + 50'000'000;
         if (q.renumber_gpu_correlations) corr += 70'000'000;
-        const std::int64_t stream = stream_out(g.stream);
-        fmt::format_to(std::back_inserter(doc),
-                       "{{\"ph\": \"X\", \"cat\": \"{}\", \"name\": \"{}\", \"pid\": {}, \"tid\": "
-                       "{}, \"ts\": ",
-                       category(g.cat, g.name), g.name, g.device, stream);
-        ts(doc, g.start);
-        doc += ", \"dur\": ";
-        dur(doc, g.dur);
-        fmt::format_to(std::back_inserter(doc), ", \"args\": {{\"device\": {}, \"stream\": {}",
-                       g.device, stream);
-        if (q.args_correlation || !g.linked) {
-          fmt::format_to(std::back_inserter(doc), ", \"correlation\": {}, \"External id\": {}",
-                         corr, corr);
+        // XPU: SYCL queue ids (pointer-like) in tid and args.queue instead of a stream.
+        const std::int64_t stream =
+            q.xpu ? 94'371'245'056'000 + 256 * stream_out(g.stream) : stream_out(g.stream);
+        // number_forms: every other queued kernel (it started when its predecessor ended) is
+        // written 2 ns earlier, ending where it ended: two clocks rounded apart.
+        std::int64_t start = g.start;
+        std::int64_t length = g.dur;
+        const auto previous = stream_end.find(g.stream);
+        if (q.number_forms && previous != stream_end.end() && previous->second == g.start &&
+            g.dur > 0 && ++queued % 2 == 0) {
+          start -= 2;
+          length += 2;
         }
-        if (!g.args.empty()) doc += ", " + g.args;
-        doc += "}}";
+        stream_end[g.stream] = g.start + g.dur;
+        std::string args_text =
+            fmt::format("\"device\": {}, \"{}\": {}", g.device, q.xpu ? "queue" : "stream", stream);
+        if (q.args_correlation || !g.linked) {
+          fmt::format_to(std::back_inserter(args_text),
+                         ", \"correlation\": {}, \"External id\": {}", corr, corr);
+        }
+        if (!g.args.empty()) args_text += ", " + g.args;
+        const std::string row =
+            fmt::format("\"cat\": \"{}\", \"name\": \"{}\", \"pid\": {}, \"tid\": {}",
+                        category(g.cat, g.name), g.name, g.device, stream);
+        if (q.duration_pairs) {
+          add_pair(row, fmt::format("{}", g.device), fmt::format("{}", stream), start, length,
+                   args_text, category(g.cat, g.name), g.name);
+        } else {
+          sep();
+          doc += "{\"ph\": \"X\", " + row + ", \"ts\": ";
+          ts(doc, start);
+          doc += ", \"dur\": ";
+          dur(doc, length);
+          doc += ", \"args\": {" + args_text + "}}";
+        }
         if (q.flows && g.linked) {
           sep();
           fmt::format_to(std::back_inserter(doc),
                          "{{\"ph\": \"f\", \"id\": {}, \"pid\": {}, \"tid\": {}, \"ts\": ", corr,
                          g.device, stream);
-          ts(doc, g.start);
+          ts(doc, start);
           fmt::format_to(std::back_inserter(doc),
                          ", \"cat\": \"{}\", \"name\": \"{}\", \"bp\": \"e\"}}", flow_cat,
                          flow_cat);
         }
       }
+      std::stable_sort(pair_rows.begin(), pair_rows.end(), [](const PairRow& a, const PairRow& b) {
+        if (a.ns != b.ns) return a.ns < b.ns;
+        if (a.phase != b.phase) return a.phase < b.phase;
+        return a.tiebreak < b.tiebreak;
+      });
+      for (const PairRow& row : pair_rows) {
+        sep();
+        doc += row.text;
+      }
+      pair_rows.clear();
     }
     doc += "\n  ]";
     if (q.relative_time)

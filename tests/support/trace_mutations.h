@@ -174,11 +174,19 @@ inline MutableTrace load_mutable(const std::string& json_text, const std::string
       auto it = e.find(key);
       if (it == e.end() || !it->is_string()) continue;
       const std::string s = it->get<std::string>();
-      if (s.empty() || s[0] != '#') continue;
+      // "#…": a number token quote_times marked; otherwise a JSON string holding a number, which
+      // the reader accepts too (shape number_forms): normalized the same way.
+      std::string text = !s.empty() && s[0] == '#' ? s.substr(1) : s;
+      if (s.empty() || s[0] != '#') {
+        while (!text.empty() && text.front() == ' ') text.erase(text.begin());
+        while (!text.empty() && text.back() == ' ') text.pop_back();
+        if (text.empty() || text.find_first_not_of("0123456789.eE+-") != std::string::npos)
+          continue;
+      }
       bool ok = false;
-      std::int64_t ns = mutation_detail::parse_decimal_us_as_ns(std::string_view(s).substr(1), &ok);
+      std::int64_t ns = mutation_detail::parse_decimal_us_as_ns(text, &ok);
       if (!ok) {  // exponent form: through double, as the reader does
-        ns = static_cast<std::int64_t>(std::llround(std::stod(s.substr(1)) * 1000.0));
+        ns = static_cast<std::int64_t>(std::llround(std::stod(text) * 1000.0));
       }
       if (key[0] == 't') {
         ns += relative ? base : 0;

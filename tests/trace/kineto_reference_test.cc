@@ -289,7 +289,67 @@ struct Reference {
   std::optional<std::int64_t> rank;
 };
 
-Reference reference_of(const RawTrace& raw) {
+// Chrome-trace "B"/"E" pairs as the "X" events they describe: an "E" closes the innermost open
+// "B" of its thread (pid, tid) with its name when it has one, else the innermost. Unclosed ones
+// are not events.
+std::vector<RawEvent> with_pairs_closed(const std::vector<RawEvent>& events) {
+  std::vector<RawEvent> out;
+  std::vector<RawEvent> halves;  // paired in time order (stable), as Chrome's viewer does
+  for (const RawEvent& e : events) {
+    const Token* ph = find(e.fields, "ph");
+    const bool half =
+        ph != nullptr && ph->type == Token::kString && (ph->text == "B" || ph->text == "E");
+    (half ? halves : out).push_back(e);
+  }
+  std::stable_sort(halves.begin(), halves.end(), [](const RawEvent& a, const RawEvent& b) {
+    const auto ta = number_of(find(a.fields, "ts"), 3).value_or(0);
+    const auto tb = number_of(find(b.fields, "ts"), 3).value_or(0);
+    if (ta != tb) return ta < tb;
+    return find(a.fields, "ph")->text == "E" && find(b.fields, "ph")->text == "B";  // E first
+  });
+  std::map<std::pair<ThreadId, ThreadId>, std::vector<RawEvent>> open;
+  for (const RawEvent& e : halves) {
+    const bool begin = find(e.fields, "ph")->text == "B";
+    auto& stack = open[{thread_of(find(e.fields, "pid")), thread_of(find(e.fields, "tid"))}];
+    if (begin) {
+      stack.push_back(e);
+      continue;
+    }
+    std::size_t match = stack.size();
+    const Token* name = find(e.fields, "name");
+    if (match > 0 && name != nullptr && name->type == Token::kString) {
+      while (match > 0) {
+        const Token* n = find(stack[match - 1].fields, "name");
+        if (n != nullptr && n->text == name->text) break;
+        --match;
+      }
+      if (match == 0) match = stack.size();
+    }
+    if (match == 0) continue;
+    RawEvent x = stack[match - 1];
+    stack.erase(stack.begin() + static_cast<std::ptrdiff_t>(match - 1));
+    const auto from = number_of(find(x.fields, "ts"), 3);
+    const auto to = number_of(find(e.fields, "ts"), 3);
+    if (!from || !to || *to < *from) continue;
+    x.fields["ph"] = Token{Token::kString, "X"};
+    x.fields["dur"] = Token{Token::kNumber, std::to_string(*to - *from) + "e-3"};
+    out.push_back(std::move(x));
+  }
+  return out;
+}
+
+Reference reference_of(const RawTrace& raw_as_written) {
+  const bool has_pairs = std::any_of(
+      raw_as_written.events.begin(), raw_as_written.events.end(), [](const RawEvent& e) {
+        const Token* ph = find(e.fields, "ph");
+        return ph != nullptr && ph->type == Token::kString && ph->text == "B";
+      });
+  RawTrace closed;
+  if (has_pairs) {
+    closed = raw_as_written;
+    closed.events = with_pairs_closed(raw_as_written.events);
+  }
+  const RawTrace& raw = has_pairs ? closed : raw_as_written;
   Reference ref;
   const std::int64_t base = raw.base_time ? number_of(&*raw.base_time, 0).value_or(0) : 0;
   if (raw.rank) ref.rank = number_of(&*raw.rank, 0);
