@@ -187,14 +187,18 @@ std::vector<std::vector<std::int64_t>> align_ordinals(
 }
 
 // Members of one collective end within microseconds of each other on one clock, so every joined
-// collective of a rank should say the same clock offset. Those more than 20 µs off the rank's
-// median (the offset used: one bad match or a clock step does not move it) are counted in a
-// warning, with the largest disagreement, so that a reader knows the alignment is uncertain.
+// collective of a rank should say the same clock offset. For a rank whose median offset to the
+// first rank is large enough to be aligned (over 20 µs), those more than 20 µs off its median (the
+// offset used: one bad match or a clock step does not move it) are counted in a warning, with the
+// largest disagreement, so that a reader knows the alignment is uncertain. Ranks already on one
+// clock are not warned about: there the spread is the collectives' own (point-to-point pairs of a
+// pipeline do not end together), not a clock question.
 void warn_disagreeing_offsets(ExecutionGraph& graph,
                               const std::vector<std::vector<std::int64_t>>& deltas,
                               const std::vector<double>& median_delta) {
-  for (std::size_t r = 0; r < deltas.size(); ++r) {
-    if (deltas[r].size() < 2) continue;
+  for (std::size_t r = 1; r < deltas.size(); ++r) {
+    if (deltas[r].size() < 2 || deltas[0].empty()) continue;
+    if (std::abs(median_delta[r] - median_delta[0]) <= 20'000.0) continue;
     std::int64_t off = 0;
     double largest = 0.0;
     for (const std::int64_t d : deltas[r]) {
