@@ -146,29 +146,6 @@ CUresult end_of(CUmemorytype type, const void* host, CUdeviceptr device, CUarray
   return CUDA_SUCCESS;
 }
 
-CUresult copy_2d(const CUDA_MEMCPY2D* p, CUstream stream, bool async, const char* api) {
-  if (p == nullptr) return driver_invalid(api, "pCopy is NULL");
-  CopyEnd src;
-  CopyEnd dst;
-  bool src_host = false;
-  bool dst_host = false;
-  bool unified = false;
-  CUresult r = end_of(p->srcMemoryType, p->srcHost, p->srcDevice, p->srcArray, p->srcPitch, 0,
-                      p->srcXInBytes, p->srcY, 0, "source", api, &src, &src_host, &unified);
-  if (r == CUDA_SUCCESS) {
-    r = end_of(p->dstMemoryType, p->dstHost, p->dstDevice, p->dstArray, p->dstPitch, 0,
-               p->dstXInBytes, p->dstY, 0, "destination", api, &dst, &dst_host, &unified);
-  }
-  if (r != CUDA_SUCCESS) return r;
-  const cudaMemcpyKind kind = unified ? cudaMemcpyDefault
-                              : src_host
-                                  ? (dst_host ? cudaMemcpyHostToHost : cudaMemcpyHostToDevice)
-                                  : (dst_host ? cudaMemcpyDeviceToHost : cudaMemcpyDeviceToDevice);
-  ErrorScope scope;
-  return to_driver(
-      copy_ends(dst, src, p->WidthInBytes, p->Height, 1, kind, stream, async, false, api));
-}
-
 CUresult copy_3d(const CUDA_MEMCPY3D* p, CUstream stream, bool async, const char* api) {
   if (p == nullptr) return driver_invalid(api, "pCopy is NULL");
   if (p->srcLOD != 0 || p->dstLOD != 0) return driver_invalid(api, "srcLOD/dstLOD must be 0");
@@ -192,6 +169,30 @@ CUresult copy_3d(const CUDA_MEMCPY3D* p, CUstream stream, bool async, const char
   ErrorScope scope;
   return to_driver(
       copy_ends(dst, src, p->WidthInBytes, p->Height, p->Depth, kind, stream, async, false, api));
+}
+
+// A 2D copy is the 3D copy of one slice (no slice height, z 0, LOD 0).
+CUresult copy_2d(const CUDA_MEMCPY2D* p, CUstream stream, bool async, const char* api) {
+  if (p == nullptr) return driver_invalid(api, "pCopy is NULL");
+  CUDA_MEMCPY3D q{};
+  q.srcXInBytes = p->srcXInBytes;
+  q.srcY = p->srcY;
+  q.srcMemoryType = p->srcMemoryType;
+  q.srcHost = p->srcHost;
+  q.srcDevice = p->srcDevice;
+  q.srcArray = p->srcArray;
+  q.srcPitch = p->srcPitch;
+  q.dstXInBytes = p->dstXInBytes;
+  q.dstY = p->dstY;
+  q.dstMemoryType = p->dstMemoryType;
+  q.dstHost = p->dstHost;
+  q.dstDevice = p->dstDevice;
+  q.dstArray = p->dstArray;
+  q.dstPitch = p->dstPitch;
+  q.WidthInBytes = p->WidthInBytes;
+  q.Height = p->Height;
+  q.Depth = 1;
+  return copy_3d(&q, stream, async, api);
 }
 
 // A linear range of an array from byte `offset` (cuMemcpyHtoA & co.): its storage is contiguous.
