@@ -387,11 +387,9 @@ bool array_view(cudaArray_const_t array, ArrayView* out) {
   return true;
 }
 
-cudaError_t create_array(cudaArray_t* out, const cudaChannelFormatDesc* desc, cudaExtent extent,
-                         unsigned flags, const char* api) {
-  if (out == nullptr || desc == nullptr) {
-    return misuse(api, cudaErrorInvalidValue, "array or desc is NULL");
-  }
+// The flags, channel format and extent of a new (mipmapped) array: the element size, or the error.
+cudaError_t check_array_request(const cudaChannelFormatDesc& desc, cudaExtent extent,
+                                unsigned flags, const char* api, std::size_t* element) {
   if ((flags & kUnbackedArrayFlags) != 0) {
     return fail(static_cast<cudaError_t>(
         report_unsupported(std::string(api) + "(cudaArraySparse/cudaArrayDeferredMapping)")));
@@ -400,12 +398,23 @@ cudaError_t create_array(cudaArray_t* out, const cudaChannelFormatDesc* desc, cu
     return misuse(api, cudaErrorInvalidValue, "unknown flags " + std::to_string(flags));
   }
   const char* why = "";
-  const std::size_t element = element_bytes_of(*desc, &why);
-  if (element == 0) return misuse(api, cudaErrorInvalidValue, std::string("desc: ") + why);
+  *element = element_bytes_of(desc, &why);
+  if (*element == 0) return misuse(api, cudaErrorInvalidValue, std::string("desc: ") + why);
   const std::string problem = extent_problem(extent, flags);
   if (!problem.empty()) {
     return misuse(api, cudaErrorInvalidValue, "extent " + dims_text(extent) + ": " + problem);
   }
+  return cudaSuccess;
+}
+
+cudaError_t create_array(cudaArray_t* out, const cudaChannelFormatDesc* desc, cudaExtent extent,
+                         unsigned flags, const char* api) {
+  if (out == nullptr || desc == nullptr) {
+    return misuse(api, cudaErrorInvalidValue, "array or desc is NULL");
+  }
+  std::size_t element = 0;
+  const cudaError_t checked = check_array_request(*desc, extent, flags, api, &element);
+  if (checked != cudaSuccess) return checked;
   const std::size_t bytes = storage_bytes(extent, element);
   void* storage = nullptr;
   const cudaError_t error = allocate_on_device(&storage, bytes, current_device(), api);
@@ -458,20 +467,9 @@ cudaError_t create_mipmapped_array(cudaMipmappedArray_t* out, const cudaChannelF
   if (out == nullptr || desc == nullptr) {
     return misuse(api, cudaErrorInvalidValue, "mipmappedArray or desc is NULL");
   }
-  if ((flags & kUnbackedArrayFlags) != 0) {
-    return fail(static_cast<cudaError_t>(
-        report_unsupported(std::string(api) + "(cudaArraySparse/cudaArrayDeferredMapping)")));
-  }
-  if ((flags & ~kKnownArrayFlags) != 0) {
-    return misuse(api, cudaErrorInvalidValue, "unknown flags " + std::to_string(flags));
-  }
-  const char* why = "";
-  const std::size_t element = element_bytes_of(*desc, &why);
-  if (element == 0) return misuse(api, cudaErrorInvalidValue, std::string("desc: ") + why);
-  const std::string problem = extent_problem(extent, flags);
-  if (!problem.empty()) {
-    return misuse(api, cudaErrorInvalidValue, "extent " + dims_text(extent) + ": " + problem);
-  }
+  std::size_t element = 0;
+  const cudaError_t checked = check_array_request(*desc, extent, flags, api, &element);
+  if (checked != cudaSuccess) return checked;
   // Layers (and a cubemap's six faces) do not shrink from level to level.
   const bool depth_is_layers = (flags & (cudaArrayLayered | cudaArrayCubemap)) != 0;
   std::size_t largest = std::max(extent.width, extent.height);
