@@ -342,31 +342,38 @@ PT_EXPORT CUresult cuArrayDestroy(CUarray hArray) {
       detail::destroy_array(reinterpret_cast<cudaArray_t>(hArray), "cuArrayDestroy"));
 }
 
+namespace {
+// The 3D descriptor of a live array (the 2D descriptor is its width, height and format).
+CUresult array_descriptor(CUDA_ARRAY3D_DESCRIPTOR* out, CUarray array, const char* api) {
+  if (out == nullptr) return detail::driver_invalid(api, "pArrayDescriptor is NULL");
+  detail::ArrayView a;
+  const CUresult r = detail::view_of(array, api, &a);
+  if (r != CUDA_SUCCESS) return r;
+  out->Width = a.extent.width;
+  out->Height = a.extent.height;
+  out->Depth = a.extent.depth;
+  out->Flags = a.flags;
+  detail::desc_format(a.desc, &out->Format, &out->NumChannels);
+  return CUDA_SUCCESS;
+}
+}  // namespace
+
 PT_EXPORT CUresult cuArrayGetDescriptor(CUDA_ARRAY_DESCRIPTOR* pArrayDescriptor, CUarray hArray) {
   const char* api = "cuArrayGetDescriptor_v2";
   if (pArrayDescriptor == nullptr) return detail::driver_invalid(api, "pArrayDescriptor is NULL");
-  detail::ArrayView a;
-  const CUresult r = detail::view_of(hArray, api, &a);
+  CUDA_ARRAY3D_DESCRIPTOR d{};
+  const CUresult r = array_descriptor(&d, hArray, api);
   if (r != CUDA_SUCCESS) return r;
-  pArrayDescriptor->Width = a.extent.width;
-  pArrayDescriptor->Height = a.extent.height;
-  detail::desc_format(a.desc, &pArrayDescriptor->Format, &pArrayDescriptor->NumChannels);
+  pArrayDescriptor->Width = d.Width;
+  pArrayDescriptor->Height = d.Height;
+  pArrayDescriptor->Format = d.Format;
+  pArrayDescriptor->NumChannels = d.NumChannels;
   return CUDA_SUCCESS;
 }
 
 PT_EXPORT CUresult cuArray3DGetDescriptor(CUDA_ARRAY3D_DESCRIPTOR* pArrayDescriptor,
                                           CUarray hArray) {
-  const char* api = "cuArray3DGetDescriptor_v2";
-  if (pArrayDescriptor == nullptr) return detail::driver_invalid(api, "pArrayDescriptor is NULL");
-  detail::ArrayView a;
-  const CUresult r = detail::view_of(hArray, api, &a);
-  if (r != CUDA_SUCCESS) return r;
-  pArrayDescriptor->Width = a.extent.width;
-  pArrayDescriptor->Height = a.extent.height;
-  pArrayDescriptor->Depth = a.extent.depth;
-  pArrayDescriptor->Flags = a.flags;
-  detail::desc_format(a.desc, &pArrayDescriptor->Format, &pArrayDescriptor->NumChannels);
-  return CUDA_SUCCESS;
+  return array_descriptor(pArrayDescriptor, hArray, "cuArray3DGetDescriptor_v2");
 }
 
 PT_EXPORT CUresult cuMipmappedArrayCreate(CUmipmappedArray* pHandle,
