@@ -106,6 +106,18 @@ cudaError_t object_not_live(const char* api, const char* kind, std::uint64_t obj
       std::string(kind) + " " + pointer_text(reinterpret_cast<void*>(object)) + " is not live");
 }
 
+// Destroys the texture or surface object `object` (one of `entries`, tagged `tag`).
+template <typename T>
+cudaError_t retire_object(std::vector<T> ArrayState::*entries, std::uint64_t object,
+                          std::uint64_t tag, const char* kind, const char* api) {
+  ArrayState& s = arrays();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  T* t = live_entry(s.*entries, object, tag);
+  if (t == nullptr) return object_not_live(api, kind, object);
+  t->live = false;
+  return cudaSuccess;
+}
+
 // The array's allocation is still the one it was made with (cudaDeviceReset frees every device
 // allocation; a later one of another size or place does not revive the handle).
 bool storage_live(const Array& a) {
@@ -663,12 +675,7 @@ cudaError_t create_texture_object(cudaTextureObject_t* out, const cudaResourceDe
 }
 
 cudaError_t destroy_texture_object(cudaTextureObject_t object, const char* api) {
-  ArrayState& s = arrays();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  Texture* t = live_entry(s.textures, object, kTextureTag);
-  if (t == nullptr) return object_not_live(api, "texture object", object);
-  t->live = false;
-  return cudaSuccess;
+  return retire_object(&ArrayState::textures, object, kTextureTag, "texture object", api);
 }
 
 cudaError_t texture_object_descs(cudaTextureObject_t object, cudaResourceDesc* resource,
@@ -699,12 +706,7 @@ cudaError_t create_surface_object(cudaSurfaceObject_t* out, const cudaResourceDe
 }
 
 cudaError_t destroy_surface_object(cudaSurfaceObject_t object, const char* api) {
-  ArrayState& s = arrays();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  Surface* t = live_entry(s.surfaces, object, kSurfaceTag);
-  if (t == nullptr) return object_not_live(api, "surface object", object);
-  t->live = false;
-  return cudaSuccess;
+  return retire_object(&ArrayState::surfaces, object, kSurfaceTag, "surface object", api);
 }
 
 cudaError_t surface_object_desc(cudaSurfaceObject_t object, cudaResourceDesc* resource,
