@@ -12,6 +12,7 @@
 #include "device/calibration.h"
 #include "profile/model_profile.h"
 #include "profile/profile.h"
+#include "report/calibration_report.h"
 
 namespace powertrain::cli {
 namespace {
@@ -27,13 +28,6 @@ struct CalibrateFlags {
   bool force = false;
 };
 
-nlohmann::json params_json(const device::DvfsParams& p) {
-  nlohmann::json doc = nlohmann::json::object();
-  for (const device::DvfsParamField& field : device::dvfs_param_fields())
-    doc[field.name] = p.*field.member;
-  return doc;
-}
-
 // The GPU a calibration JSON was fitted for, with its fitted parameters.
 core::Result<device::GpuSpec> read_calibrated_gpu(const std::string& path) {
   auto text = core::read_text_file(path);
@@ -46,38 +40,6 @@ core::Result<device::GpuSpec> read_calibrated_gpu(const std::string& path) {
   if (!gpu) return core::Error{path + ": " + gpu.error().message};
   if (auto loaded = profile::load_gpu_params(path, *gpu); !loaded) return loaded.error();
   return gpu;
-}
-
-void print_group_errors(const device::CalibrationReport& report) {
-  fmt::print("    {:<20s} {:>6s}  {:>22s}  {:>22s}  {:>24s}\n", "", "", "time % MAPE (max)",
-             "energy % MAPE (max)", "normalized time / energy");
-  for (const device::GroupError& g : report.groups) {
-    fmt::print(
-        "    {:<20s} {:3d} clocks  {:8.2f} ({:6.2f})        {:8.2f} ({:6.2f})        {:5.2f} "
-        "({:5.2f}) / {:5.2f} ({:5.2f})\n",
-        g.group, g.samples, g.time_mape_percent, g.time_max_error_percent, g.energy_mape_percent,
-        g.energy_max_error_percent, g.time_normalized_mape_percent,
-        g.time_normalized_max_error_percent, g.energy_normalized_mape_percent,
-        g.energy_normalized_max_error_percent);
-  }
-}
-
-nlohmann::json group_errors_json(const device::CalibrationReport& report) {
-  nlohmann::json groups = nlohmann::json::array();
-  for (const device::GroupError& g : report.groups) {
-    groups.push_back({{"group", g.group},
-                      {"samples", g.samples},
-                      {"time_mape", g.time_mape_percent},
-                      {"time_max", g.time_max_error_percent},
-                      {"energy_mape", g.energy_mape_percent},
-                      {"energy_max", g.energy_max_error_percent},
-                      {"reference_clock_mhz", g.reference_clock_mhz},
-                      {"time_normalized_mape", g.time_normalized_mape_percent},
-                      {"time_normalized_max", g.time_normalized_max_error_percent},
-                      {"energy_normalized_mape", g.energy_normalized_mape_percent},
-                      {"energy_normalized_max", g.energy_normalized_max_error_percent}});
-  }
-  return groups;
 }
 
 int run_calibrate(const CalibrateFlags& flags) {
@@ -107,52 +69,20 @@ int run_calibrate(const CalibrateFlags& flags) {
   auto report = device::calibrate(job->gpu, *samples, start);
   if (!report) return fail(kCommand, flags.profile + ": " + report.error().message);
 
-  const device::DvfsParams& p = report->params;
-  fmt::print("powertrain calibrate: {} against {}\n", job->gpu.display_name, flags.profile);
-  fmt::print("  job           {}\n", job->description);
-  fmt::print(
-      "  fitted        GEMM efficiency {:.3f} of peak; link efficiency {:.3f} forward, "
-      "{:.3f} backward\n",
-      p.matmul_efficiency, p.link_efficiency, p.backward_link_efficiency);
-  fmt::print(
-      "                static {:.1f} W, dynamic {:.1f} W at {} MHz, voltage min {:.3f} "
-      "knee {:.0f} MHz; activity memory {:.2f} comm {:.2f}; power limit {:.0f} W (given)\n",
-      p.static_power_w, p.dynamic_power_w, job->gpu.max_clock_mhz(), p.voltage_min,
-      p.voltage_knee_mhz, p.memory_activity, p.collective_activity, p.power_limit_w);
-  fmt::print(
-      "  model error   in sample (%, max in brackets; normalized: model and measurement each "
-      "divided by their value at the group's highest measured clock)\n");
-  print_group_errors(*report);
-  fmt::print("    all: time {:.2f} %, energy {:.2f} %\n", report->time_mape_percent,
-             report->energy_mape_percent);
-  std::optional<device::CalibrationReport> transferred;
+  std::optional<report::CalibrationTransfer> transfer;
   if (!flags.transfer_from.empty()) {
     const device::DvfsParams carried = device::transfer_params(
         transfer_source, transfer_source.dvfs, job->gpu, start.power_limit_w);
-    transferred = device::evaluate_calibration(job->gpu, carried, *samples);
-    fmt::print(
-        "  out of sample parameters fitted on {} ({}), carried to {} (device::transfer_params), "
-        "not refitted\n",
-        transfer_source.name, flags.transfer_from, job->gpu.name);
-    print_group_errors(*transferred);
-    fmt::print("    all: time {:.2f} %, energy {:.2f} %\n", transferred->time_mape_percent,
-               transferred->energy_mape_percent);
+    transfer =
+        report::CalibrationTransfer{transfer_source.name, flags.transfer_from,
+                                    device::evaluate_calibration(job->gpu, carried, *samples)};
   }
+  const report::CalibrationTransfer* carried = transfer ? &*transfer : nullptr;
+  report::print_calibration(stdout, job->gpu, flags.profile, job->description, *report, carried);
   if (!flags.out.empty()) {
-    nlohmann::json doc;
-    doc["gpu"] = job->gpu.name;
-    doc["profile"] = flags.profile;
-    doc["job"] = job->description;
-    doc["params"] = params_json(p);
-    doc["errors_percent"] = group_errors_json(*report);
-    if (transferred) {
-      doc["transfer"] = {{"from_gpu", transfer_source.name},
-                         {"from_file", flags.transfer_from},
-                         {"params", params_json(transferred->params)},
-                         {"errors_percent", group_errors_json(*transferred)}};
-    }
-    if (auto written =
-            core::write_file_atomically(flags.out, doc.dump(2) + "\n", output_policy(flags.force));
+    const std::string doc =
+        report::calibration_json(job->gpu, flags.profile, job->description, *report, carried);
+    if (auto written = core::write_file_atomically(flags.out, doc, output_policy(flags.force));
         !written)
       return fail(kCommand, written.error().message);
     fmt::print("  wrote         {}\n", flags.out);

@@ -146,29 +146,6 @@ CUresult end_of(CUmemorytype type, const void* host, CUdeviceptr device, CUarray
   return CUDA_SUCCESS;
 }
 
-CUresult copy_2d(const CUDA_MEMCPY2D* p, CUstream stream, bool async, const char* api) {
-  if (p == nullptr) return driver_invalid(api, "pCopy is NULL");
-  CopyEnd src;
-  CopyEnd dst;
-  bool src_host = false;
-  bool dst_host = false;
-  bool unified = false;
-  CUresult r = end_of(p->srcMemoryType, p->srcHost, p->srcDevice, p->srcArray, p->srcPitch, 0,
-                      p->srcXInBytes, p->srcY, 0, "source", api, &src, &src_host, &unified);
-  if (r == CUDA_SUCCESS) {
-    r = end_of(p->dstMemoryType, p->dstHost, p->dstDevice, p->dstArray, p->dstPitch, 0,
-               p->dstXInBytes, p->dstY, 0, "destination", api, &dst, &dst_host, &unified);
-  }
-  if (r != CUDA_SUCCESS) return r;
-  const cudaMemcpyKind kind = unified ? cudaMemcpyDefault
-                              : src_host
-                                  ? (dst_host ? cudaMemcpyHostToHost : cudaMemcpyHostToDevice)
-                                  : (dst_host ? cudaMemcpyDeviceToHost : cudaMemcpyDeviceToDevice);
-  ErrorScope scope;
-  return to_driver(
-      copy_ends(dst, src, p->WidthInBytes, p->Height, 1, kind, stream, async, false, api));
-}
-
 CUresult copy_3d(const CUDA_MEMCPY3D* p, CUstream stream, bool async, const char* api) {
   if (p == nullptr) return driver_invalid(api, "pCopy is NULL");
   if (p->srcLOD != 0 || p->dstLOD != 0) return driver_invalid(api, "srcLOD/dstLOD must be 0");
@@ -192,6 +169,30 @@ CUresult copy_3d(const CUDA_MEMCPY3D* p, CUstream stream, bool async, const char
   ErrorScope scope;
   return to_driver(
       copy_ends(dst, src, p->WidthInBytes, p->Height, p->Depth, kind, stream, async, false, api));
+}
+
+// A 2D copy is the 3D copy of one slice (no slice height, z 0, LOD 0).
+CUresult copy_2d(const CUDA_MEMCPY2D* p, CUstream stream, bool async, const char* api) {
+  if (p == nullptr) return driver_invalid(api, "pCopy is NULL");
+  CUDA_MEMCPY3D q{};
+  q.srcXInBytes = p->srcXInBytes;
+  q.srcY = p->srcY;
+  q.srcMemoryType = p->srcMemoryType;
+  q.srcHost = p->srcHost;
+  q.srcDevice = p->srcDevice;
+  q.srcArray = p->srcArray;
+  q.srcPitch = p->srcPitch;
+  q.dstXInBytes = p->dstXInBytes;
+  q.dstY = p->dstY;
+  q.dstMemoryType = p->dstMemoryType;
+  q.dstHost = p->dstHost;
+  q.dstDevice = p->dstDevice;
+  q.dstArray = p->dstArray;
+  q.dstPitch = p->dstPitch;
+  q.WidthInBytes = p->WidthInBytes;
+  q.Height = p->Height;
+  q.Depth = 1;
+  return copy_3d(&q, stream, async, api);
 }
 
 // A linear range of an array from byte `offset` (cuMemcpyHtoA & co.): its storage is contiguous.
@@ -341,31 +342,38 @@ PT_EXPORT CUresult cuArrayDestroy(CUarray hArray) {
       detail::destroy_array(reinterpret_cast<cudaArray_t>(hArray), "cuArrayDestroy"));
 }
 
+namespace {
+// The 3D descriptor of a live array (the 2D descriptor is its width, height and format).
+CUresult array_descriptor(CUDA_ARRAY3D_DESCRIPTOR* out, CUarray array, const char* api) {
+  if (out == nullptr) return detail::driver_invalid(api, "pArrayDescriptor is NULL");
+  detail::ArrayView a;
+  const CUresult r = detail::view_of(array, api, &a);
+  if (r != CUDA_SUCCESS) return r;
+  out->Width = a.extent.width;
+  out->Height = a.extent.height;
+  out->Depth = a.extent.depth;
+  out->Flags = a.flags;
+  detail::desc_format(a.desc, &out->Format, &out->NumChannels);
+  return CUDA_SUCCESS;
+}
+}  // namespace
+
 PT_EXPORT CUresult cuArrayGetDescriptor(CUDA_ARRAY_DESCRIPTOR* pArrayDescriptor, CUarray hArray) {
   const char* api = "cuArrayGetDescriptor_v2";
   if (pArrayDescriptor == nullptr) return detail::driver_invalid(api, "pArrayDescriptor is NULL");
-  detail::ArrayView a;
-  const CUresult r = detail::view_of(hArray, api, &a);
+  CUDA_ARRAY3D_DESCRIPTOR d{};
+  const CUresult r = array_descriptor(&d, hArray, api);
   if (r != CUDA_SUCCESS) return r;
-  pArrayDescriptor->Width = a.extent.width;
-  pArrayDescriptor->Height = a.extent.height;
-  detail::desc_format(a.desc, &pArrayDescriptor->Format, &pArrayDescriptor->NumChannels);
+  pArrayDescriptor->Width = d.Width;
+  pArrayDescriptor->Height = d.Height;
+  pArrayDescriptor->Format = d.Format;
+  pArrayDescriptor->NumChannels = d.NumChannels;
   return CUDA_SUCCESS;
 }
 
 PT_EXPORT CUresult cuArray3DGetDescriptor(CUDA_ARRAY3D_DESCRIPTOR* pArrayDescriptor,
                                           CUarray hArray) {
-  const char* api = "cuArray3DGetDescriptor_v2";
-  if (pArrayDescriptor == nullptr) return detail::driver_invalid(api, "pArrayDescriptor is NULL");
-  detail::ArrayView a;
-  const CUresult r = detail::view_of(hArray, api, &a);
-  if (r != CUDA_SUCCESS) return r;
-  pArrayDescriptor->Width = a.extent.width;
-  pArrayDescriptor->Height = a.extent.height;
-  pArrayDescriptor->Depth = a.extent.depth;
-  pArrayDescriptor->Flags = a.flags;
-  detail::desc_format(a.desc, &pArrayDescriptor->Format, &pArrayDescriptor->NumChannels);
-  return CUDA_SUCCESS;
+  return array_descriptor(pArrayDescriptor, hArray, "cuArray3DGetDescriptor_v2");
 }
 
 PT_EXPORT CUresult cuMipmappedArrayCreate(CUmipmappedArray* pHandle,

@@ -91,6 +91,33 @@ long long index_of(std::uint64_t bits, std::uint64_t tag, std::size_t size) {
   return index < size ? static_cast<long long>(index) : -1;
 }
 
+// The live entry a tagged handle names, or nullptr.
+template <typename T>
+T* live_entry(std::vector<T>& entries, std::uint64_t bits, std::uint64_t tag) {
+  const long long i = index_of(bits, tag, entries.size());
+  if (i < 0 || !entries[static_cast<std::size_t>(i)].live) return nullptr;
+  return &entries[static_cast<std::size_t>(i)];
+}
+
+// The error for a texture or surface object handle that names no live object.
+cudaError_t object_not_live(const char* api, const char* kind, std::uint64_t object) {
+  return misuse(
+      api, cudaErrorInvalidValue,
+      std::string(kind) + " " + pointer_text(reinterpret_cast<void*>(object)) + " is not live");
+}
+
+// Destroys the texture or surface object `object` (one of `entries`, tagged `tag`).
+template <typename T>
+cudaError_t retire_object(std::vector<T> ArrayState::*entries, std::uint64_t object,
+                          std::uint64_t tag, const char* kind, const char* api) {
+  ArrayState& s = arrays();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  T* t = live_entry(s.*entries, object, tag);
+  if (t == nullptr) return object_not_live(api, kind, object);
+  t->live = false;
+  return cudaSuccess;
+}
+
 // The array's allocation is still the one it was made with (cudaDeviceReset frees every device
 // allocation; a later one of another size or place does not revive the handle).
 bool storage_live(const Array& a) {
@@ -177,9 +204,8 @@ std::string resource_problem(const cudaResourceDesc& r, bool for_surface) {
       if (for_surface) return "a surface needs an array resource";
       ArrayState& s = arrays();
       std::lock_guard<std::mutex> lock(s.mutex);
-      const long long i = index_of(reinterpret_cast<std::uintptr_t>(r.res.mipmap.mipmap),
-                                   kMipmapTag, s.mipmaps.size());
-      if (i < 0 || !s.mipmaps[static_cast<std::size_t>(i)].live) {
+      if (live_entry(s.mipmaps, reinterpret_cast<std::uintptr_t>(r.res.mipmap.mipmap),
+                     kMipmapTag) == nullptr) {
         return "res.mipmap.mipmap " + handle_text(r.res.mipmap.mipmap) +
                " is not a live mipmapped array";
       }
@@ -364,21 +390,18 @@ bool array_view(cudaArray_const_t array, ArrayView* out) {
   Array a;
   {
     std::lock_guard<std::mutex> lock(s.mutex);
-    const long long i =
-        index_of(reinterpret_cast<std::uintptr_t>(array), kArrayTag, s.arrays.size());
-    if (i < 0 || !s.arrays[static_cast<std::size_t>(i)].live) return false;
-    a = s.arrays[static_cast<std::size_t>(i)];
+    const Array* live = live_entry(s.arrays, reinterpret_cast<std::uintptr_t>(array), kArrayTag);
+    if (live == nullptr) return false;
+    a = *live;
   }
   if (!storage_live(a)) return false;
   *out = a.view;
   return true;
 }
 
-cudaError_t create_array(cudaArray_t* out, const cudaChannelFormatDesc* desc, cudaExtent extent,
-                         unsigned flags, const char* api) {
-  if (out == nullptr || desc == nullptr) {
-    return misuse(api, cudaErrorInvalidValue, "array or desc is NULL");
-  }
+// The flags, channel format and extent of a new (mipmapped) array: the element size, or the error.
+cudaError_t check_array_request(const cudaChannelFormatDesc& desc, cudaExtent extent,
+                                unsigned flags, const char* api, std::size_t* element) {
   if ((flags & kUnbackedArrayFlags) != 0) {
     return fail(static_cast<cudaError_t>(
         report_unsupported(std::string(api) + "(cudaArraySparse/cudaArrayDeferredMapping)")));
@@ -387,12 +410,23 @@ cudaError_t create_array(cudaArray_t* out, const cudaChannelFormatDesc* desc, cu
     return misuse(api, cudaErrorInvalidValue, "unknown flags " + std::to_string(flags));
   }
   const char* why = "";
-  const std::size_t element = element_bytes_of(*desc, &why);
-  if (element == 0) return misuse(api, cudaErrorInvalidValue, std::string("desc: ") + why);
+  *element = element_bytes_of(desc, &why);
+  if (*element == 0) return misuse(api, cudaErrorInvalidValue, std::string("desc: ") + why);
   const std::string problem = extent_problem(extent, flags);
   if (!problem.empty()) {
     return misuse(api, cudaErrorInvalidValue, "extent " + dims_text(extent) + ": " + problem);
   }
+  return cudaSuccess;
+}
+
+cudaError_t create_array(cudaArray_t* out, const cudaChannelFormatDesc* desc, cudaExtent extent,
+                         unsigned flags, const char* api) {
+  if (out == nullptr || desc == nullptr) {
+    return misuse(api, cudaErrorInvalidValue, "array or desc is NULL");
+  }
+  std::size_t element = 0;
+  const cudaError_t checked = check_array_request(*desc, extent, flags, api, &element);
+  if (checked != cudaSuccess) return checked;
   const std::size_t bytes = storage_bytes(extent, element);
   void* storage = nullptr;
   const cudaError_t error = allocate_on_device(&storage, bytes, current_device(), api);
@@ -420,13 +454,12 @@ cudaError_t destroy_array(cudaArray_t array, const char* api) {
   Array retired;
   {
     std::lock_guard<std::mutex> lock(s.mutex);
-    const long long i =
-        index_of(reinterpret_cast<std::uintptr_t>(array), kArrayTag, s.arrays.size());
-    if (i < 0 || !s.arrays[static_cast<std::size_t>(i)].live) {
+    Array* live = live_entry(s.arrays, reinterpret_cast<std::uintptr_t>(array), kArrayTag);
+    if (live == nullptr) {
       return misuse(api, cudaErrorInvalidValue,
                     handle_text(array) + " is not a live CUDA array (double free or forged)");
     }
-    Array& a = s.arrays[static_cast<std::size_t>(i)];
+    Array& a = *live;
     if (a.mipmap >= 0) {
       return misuse(api, cudaErrorInvalidValue,
                     handle_text(array) +
@@ -446,20 +479,9 @@ cudaError_t create_mipmapped_array(cudaMipmappedArray_t* out, const cudaChannelF
   if (out == nullptr || desc == nullptr) {
     return misuse(api, cudaErrorInvalidValue, "mipmappedArray or desc is NULL");
   }
-  if ((flags & kUnbackedArrayFlags) != 0) {
-    return fail(static_cast<cudaError_t>(
-        report_unsupported(std::string(api) + "(cudaArraySparse/cudaArrayDeferredMapping)")));
-  }
-  if ((flags & ~kKnownArrayFlags) != 0) {
-    return misuse(api, cudaErrorInvalidValue, "unknown flags " + std::to_string(flags));
-  }
-  const char* why = "";
-  const std::size_t element = element_bytes_of(*desc, &why);
-  if (element == 0) return misuse(api, cudaErrorInvalidValue, std::string("desc: ") + why);
-  const std::string problem = extent_problem(extent, flags);
-  if (!problem.empty()) {
-    return misuse(api, cudaErrorInvalidValue, "extent " + dims_text(extent) + ": " + problem);
-  }
+  std::size_t element = 0;
+  const cudaError_t checked = check_array_request(*desc, extent, flags, api, &element);
+  if (checked != cudaSuccess) return checked;
   // Layers (and a cubemap's six faces) do not shrink from level to level.
   const bool depth_is_layers = (flags & (cudaArrayLayered | cudaArrayCubemap)) != 0;
   std::size_t largest = std::max(extent.width, extent.height);
@@ -520,13 +542,12 @@ cudaError_t destroy_mipmapped_array(cudaMipmappedArray_t mipmap, const char* api
   Array retired;
   {
     std::lock_guard<std::mutex> lock(s.mutex);
-    const long long i =
-        index_of(reinterpret_cast<std::uintptr_t>(mipmap), kMipmapTag, s.mipmaps.size());
-    if (i < 0 || !s.mipmaps[static_cast<std::size_t>(i)].live) {
+    Mipmap* live = live_entry(s.mipmaps, reinterpret_cast<std::uintptr_t>(mipmap), kMipmapTag);
+    if (live == nullptr) {
       return misuse(api, cudaErrorInvalidValue,
                     handle_text(mipmap) + " is not a live mipmapped array (double free or forged)");
     }
-    Mipmap& m = s.mipmaps[static_cast<std::size_t>(i)];
+    Mipmap& m = *live;
     m.live = false;
     for (const std::uintptr_t level : m.levels) s.arrays[level].live = false;
     retired = s.arrays[m.levels.front()];  // any level: they share the allocation
@@ -540,13 +561,12 @@ cudaError_t mipmapped_array_level(cudaArray_t* out, cudaMipmappedArray_const_t m
   if (out == nullptr) return misuse(api, cudaErrorInvalidValue, "levelArray is NULL");
   ArrayState& s = arrays();
   std::lock_guard<std::mutex> lock(s.mutex);
-  const long long i =
-      index_of(reinterpret_cast<std::uintptr_t>(mipmap), kMipmapTag, s.mipmaps.size());
-  if (i < 0 || !s.mipmaps[static_cast<std::size_t>(i)].live) {
+  const Mipmap* live = live_entry(s.mipmaps, reinterpret_cast<std::uintptr_t>(mipmap), kMipmapTag);
+  if (live == nullptr) {
     return misuse(api, cudaErrorInvalidValue,
                   handle_text(mipmap) + " is not a live mipmapped array");
   }
-  const Mipmap& m = s.mipmaps[static_cast<std::size_t>(i)];
+  const Mipmap& m = *live;
   if (level >= m.levels.size()) {
     return misuse(api, cudaErrorInvalidValue,
                   "level " + std::to_string(level) + " of a mipmapped array with " +
@@ -655,16 +675,7 @@ cudaError_t create_texture_object(cudaTextureObject_t* out, const cudaResourceDe
 }
 
 cudaError_t destroy_texture_object(cudaTextureObject_t object, const char* api) {
-  ArrayState& s = arrays();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  const long long i = index_of(object, kTextureTag, s.textures.size());
-  if (i < 0 || !s.textures[static_cast<std::size_t>(i)].live) {
-    return misuse(
-        api, cudaErrorInvalidValue,
-        "texture object " + pointer_text(reinterpret_cast<void*>(object)) + " is not live");
-  }
-  s.textures[static_cast<std::size_t>(i)].live = false;
-  return cudaSuccess;
+  return retire_object(&ArrayState::textures, object, kTextureTag, "texture object", api);
 }
 
 cudaError_t texture_object_descs(cudaTextureObject_t object, cudaResourceDesc* resource,
@@ -672,16 +683,11 @@ cudaError_t texture_object_descs(cudaTextureObject_t object, cudaResourceDesc* r
                                  const char* api) {
   ArrayState& s = arrays();
   std::lock_guard<std::mutex> lock(s.mutex);
-  const long long i = index_of(object, kTextureTag, s.textures.size());
-  if (i < 0 || !s.textures[static_cast<std::size_t>(i)].live) {
-    return misuse(
-        api, cudaErrorInvalidValue,
-        "texture object " + pointer_text(reinterpret_cast<void*>(object)) + " is not live");
-  }
-  const Texture& t = s.textures[static_cast<std::size_t>(i)];
-  if (resource != nullptr) *resource = t.resource;
-  if (texture != nullptr) *texture = t.texture;
-  if (view != nullptr) *view = t.view;
+  const Texture* t = live_entry(s.textures, object, kTextureTag);
+  if (t == nullptr) return object_not_live(api, "texture object", object);
+  if (resource != nullptr) *resource = t->resource;
+  if (texture != nullptr) *texture = t->texture;
+  if (view != nullptr) *view = t->view;
   return cudaSuccess;
 }
 
@@ -700,16 +706,7 @@ cudaError_t create_surface_object(cudaSurfaceObject_t* out, const cudaResourceDe
 }
 
 cudaError_t destroy_surface_object(cudaSurfaceObject_t object, const char* api) {
-  ArrayState& s = arrays();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  const long long i = index_of(object, kSurfaceTag, s.surfaces.size());
-  if (i < 0 || !s.surfaces[static_cast<std::size_t>(i)].live) {
-    return misuse(
-        api, cudaErrorInvalidValue,
-        "surface object " + pointer_text(reinterpret_cast<void*>(object)) + " is not live");
-  }
-  s.surfaces[static_cast<std::size_t>(i)].live = false;
-  return cudaSuccess;
+  return retire_object(&ArrayState::surfaces, object, kSurfaceTag, "surface object", api);
 }
 
 cudaError_t surface_object_desc(cudaSurfaceObject_t object, cudaResourceDesc* resource,
@@ -717,13 +714,9 @@ cudaError_t surface_object_desc(cudaSurfaceObject_t object, cudaResourceDesc* re
   if (resource == nullptr) return misuse(api, cudaErrorInvalidValue, "pResDesc is NULL");
   ArrayState& s = arrays();
   std::lock_guard<std::mutex> lock(s.mutex);
-  const long long i = index_of(object, kSurfaceTag, s.surfaces.size());
-  if (i < 0 || !s.surfaces[static_cast<std::size_t>(i)].live) {
-    return misuse(
-        api, cudaErrorInvalidValue,
-        "surface object " + pointer_text(reinterpret_cast<void*>(object)) + " is not live");
-  }
-  *resource = s.surfaces[static_cast<std::size_t>(i)].resource;
+  const Surface* t = live_entry(s.surfaces, object, kSurfaceTag);
+  if (t == nullptr) return object_not_live(api, "surface object", object);
+  *resource = t->resource;
   return cudaSuccess;
 }
 

@@ -68,6 +68,33 @@ cusolverStatus_t bad(const char* api, const std::string& what) {
   return CUSOLVER_STATUS_INVALID_VALUE;
 }
 
+// A new T registered in `registry` and handed out as *out (`name` is the out parameter).
+template <typename T, typename Handle>
+cusolverStatus_t create_object(std::unordered_set<const void*>& registry, Handle* out,
+                               const char* api, const char* name) {
+  if (out == nullptr) return bad(api, std::string(name) + " is NULL");
+  auto* object = new T;
+  std::lock_guard<std::mutex> lock(state().mutex);
+  registry.insert(object);
+  *out = reinterpret_cast<Handle>(object);
+  return CUSOLVER_STATUS_SUCCESS;
+}
+
+// Unregisters and deletes the T behind `object`; one not registered is reported as an invalid or
+// destroyed `what` and answered with `failure`.
+template <typename T>
+cusolverStatus_t destroy_object(std::unordered_set<const void*>& registry, const void* object,
+                                const char* api, const char* what, cusolverStatus_t failure) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  if (registry.erase(object) == 0) {
+    powertrain::emu::report_misuse(
+        api, std::string("invalid or destroyed ") + what + " " + detail::pointer_text(object));
+    return failure;
+  }
+  delete static_cast<const T*>(object);
+  return CUSOLVER_STATUS_SUCCESS;
+}
+
 // The handle's stream, or false after reporting the misuse (NOT_INITIALIZED).
 bool handle_stream(cusolverSpHandle_t handle, const char* api, cudaStream_t* stream) {
   std::lock_guard<std::mutex> lock(state().mutex);
@@ -567,23 +594,12 @@ cusolverStatus_t device_solve(cusolverSpHandle_t handle, int m, int n, int nnz, 
 // --------------------------------------------------------------------------------------
 
 PT_EXPORT cusolverStatus_t cusolverSpCreate(cusolverSpHandle_t* handle) {
-  if (handle == nullptr) return bad("cusolverSpCreate", "handle is NULL");
-  auto* h = new SpHandle;
-  std::lock_guard<std::mutex> lock(state().mutex);
-  state().handles.insert(h);
-  *handle = reinterpret_cast<cusolverSpHandle_t>(h);
-  return CUSOLVER_STATUS_SUCCESS;
+  return create_object<SpHandle>(state().handles, handle, "cusolverSpCreate", "handle");
 }
 
 PT_EXPORT cusolverStatus_t cusolverSpDestroy(cusolverSpHandle_t handle) {
-  std::lock_guard<std::mutex> lock(state().mutex);
-  if (state().handles.erase(handle) == 0) {
-    powertrain::emu::report_misuse("cusolverSpDestroy", "invalid or destroyed cuSOLVER handle " +
-                                                            detail::pointer_text(handle));
-    return CUSOLVER_STATUS_NOT_INITIALIZED;
-  }
-  delete reinterpret_cast<SpHandle*>(handle);
-  return CUSOLVER_STATUS_SUCCESS;
+  return destroy_object<SpHandle>(state().handles, handle, "cusolverSpDestroy", "cuSOLVER handle",
+                                  CUSOLVER_STATUS_NOT_INITIALIZED);
 }
 
 PT_EXPORT cusolverStatus_t cusolverSpSetStream(cusolverSpHandle_t handle, cudaStream_t stream) {
@@ -818,23 +834,12 @@ PT_SOLVERS(Z, cuDoubleComplex, double, std::complex<double>, CUDA_C_64F)
 // ----------------------------------------------------------------------------------
 
 PT_EXPORT cusolverStatus_t cusolverSpCreateCsrqrInfo(csrqrInfo_t* info) {
-  if (info == nullptr) return bad("cusolverSpCreateCsrqrInfo", "info is NULL");
-  auto* i = new QrInfo;
-  std::lock_guard<std::mutex> lock(state().mutex);
-  state().infos.insert(i);
-  *info = reinterpret_cast<csrqrInfo_t>(i);
-  return CUSOLVER_STATUS_SUCCESS;
+  return create_object<QrInfo>(state().infos, info, "cusolverSpCreateCsrqrInfo", "info");
 }
 
 PT_EXPORT cusolverStatus_t cusolverSpDestroyCsrqrInfo(csrqrInfo_t info) {
-  std::lock_guard<std::mutex> lock(state().mutex);
-  if (state().infos.erase(info) == 0) {
-    powertrain::emu::report_misuse("cusolverSpDestroyCsrqrInfo",
-                                   "invalid or destroyed csrqrInfo " + detail::pointer_text(info));
-    return CUSOLVER_STATUS_INVALID_VALUE;
-  }
-  delete reinterpret_cast<QrInfo*>(info);
-  return CUSOLVER_STATUS_SUCCESS;
+  return destroy_object<QrInfo>(state().infos, info, "cusolverSpDestroyCsrqrInfo", "csrqrInfo",
+                                CUSOLVER_STATUS_INVALID_VALUE);
 }
 
 namespace {

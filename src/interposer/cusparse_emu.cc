@@ -338,32 +338,52 @@ T* need(std::unordered_set<const void*>& set, const void* handle, const char* wh
   return object;
 }
 
+// The handle and the operands A, x and y of SpMV and SpSV.
+struct MatVec {
+  const SparseHandle* h = nullptr;
+  const SpMat* a = nullptr;
+  const DnVec* x = nullptr;
+  const DnVec* y = nullptr;
+};
+
+// Looks up every operand (reporting each one that is not live) before answering: NOT_INITIALIZED
+// for a dead handle, INVALID_VALUE for a dead descriptor.
+cusparseStatus_t mat_vec(cusparseHandle_t handle, const void* mat_a, const void* vec_x,
+                         const void* vec_y, const char* api, MatVec* out) {
+  out->h = live_handle(handle, api);
+  if (out->h == nullptr) return CUSPARSE_STATUS_NOT_INITIALIZED;
+  out->a = need<SpMat>(sparse().matrices_sparse, mat_a, "matA", api);
+  out->x = need<DnVec>(sparse().vectors, vec_x, "vecX", api);
+  out->y = need<DnVec>(sparse().vectors, vec_y, "vecY", api);
+  if (out->a == nullptr || out->x == nullptr || out->y == nullptr) {
+    return CUSPARSE_STATUS_INVALID_VALUE;
+  }
+  return CUSPARSE_STATUS_SUCCESS;
+}
+
 // SpMV (record = false: only the checks, for the buffer-size query).
 cusparseStatus_t spmv(cusparseHandle_t handle, cusparseOperation_t op_a, const void* mat_a,
                       const void* vec_x, const void* vec_y, cudaDataType compute, bool record,
                       const char* api) {
   const std::int64_t start = now_ns();
-  const SparseHandle* h = live_handle(handle, api);
-  if (h == nullptr) return CUSPARSE_STATUS_NOT_INITIALIZED;
-  const auto* a = need<SpMat>(sparse().matrices_sparse, mat_a, "matA", api);
-  const auto* x = need<DnVec>(sparse().vectors, vec_x, "vecX", api);
-  const auto* y = need<DnVec>(sparse().vectors, vec_y, "vecY", api);
-  if (a == nullptr || x == nullptr || y == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;
+  MatVec v;
+  const cusparseStatus_t status = mat_vec(handle, mat_a, vec_x, vec_y, api, &v);
+  if (status != CUSPARSE_STATUS_SUCCESS) return status;
   const bool transposed = op_a != CUSPARSE_OPERATION_NON_TRANSPOSE;
-  const std::int64_t x_len = transposed ? element_rows(*a) : element_cols(*a);
-  const std::int64_t y_len = transposed ? element_cols(*a) : element_rows(*a);
-  if (x->size != x_len || y->size != y_len) {
-    return bad(api, "vector sizes " + std::to_string(x->size) + " and " + std::to_string(y->size) +
-                        " do not match op(A) of " + std::to_string(y_len) + " x " +
-                        std::to_string(x_len));
+  const std::int64_t x_len = transposed ? element_rows(*v.a) : element_cols(*v.a);
+  const std::int64_t y_len = transposed ? element_cols(*v.a) : element_rows(*v.a);
+  if (v.x->size != x_len || v.y->size != y_len) {
+    return bad(api, "vector sizes " + std::to_string(v.x->size) + " and " +
+                        std::to_string(v.y->size) + " do not match op(A) of " +
+                        std::to_string(y_len) + " x " + std::to_string(x_len));
   }
   if (!record) return CUSPARSE_STATUS_SUCCESS;
-  SparseOp op = op_on(api, "spmv", *a, compute);
+  SparseOp op = op_on(api, "spmv", *v.a, compute);
   op.op_a = op_text(op_a);
-  op.flops = mul(2, stored_values(*a));
-  op.bytes = add(matrix_bytes(*a),
-                 x_len * value_bytes(x->value_type) + 2 * y_len * value_bytes(y->value_type));
-  return run(*h, op, start);
+  op.flops = mul(2, stored_values(*v.a));
+  op.bytes = add(matrix_bytes(*v.a),
+                 x_len * value_bytes(v.x->value_type) + 2 * y_len * value_bytes(v.y->value_type));
+  return run(*v.h, op, start);
 }
 
 // op(A)·op(B) shapes against C (m x n, inner k), or a misuse.
@@ -417,21 +437,17 @@ cusparseStatus_t spsv(cusparseHandle_t handle, cusparseOperation_t op_a, const v
                       const void* vec_x, const void* vec_y, cudaDataType compute, const void* descr,
                       const char* what, bool record, const char* api) {
   const std::int64_t start = now_ns();
-  const SparseHandle* h = live_handle(handle, api);
-  if (h == nullptr) return CUSPARSE_STATUS_NOT_INITIALIZED;
-  const auto* a = need<SpMat>(sparse().matrices_sparse, mat_a, "matA", api);
-  const auto* x = need<DnVec>(sparse().vectors, vec_x, "vecX", api);
-  const auto* y = need<DnVec>(sparse().vectors, vec_y, "vecY", api);
+  MatVec v;
+  const cusparseStatus_t status = mat_vec(handle, mat_a, vec_x, vec_y, api, &v);
+  if (status == CUSPARSE_STATUS_NOT_INITIALIZED) return status;
   auto* d = need<OpDescr>(sparse().op_descrs, descr, "spsvDescr", api);
-  if (a == nullptr || x == nullptr || y == nullptr || d == nullptr) {
-    return CUSPARSE_STATUS_INVALID_VALUE;
-  }
-  if (element_rows(*a) != element_cols(*a) || x->size != element_rows(*a) ||
-      y->size != element_rows(*a)) {
+  if (status != CUSPARSE_STATUS_SUCCESS || d == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;
+  if (element_rows(*v.a) != element_cols(*v.a) || v.x->size != element_rows(*v.a) ||
+      v.y->size != element_rows(*v.a)) {
     return bad(api, "a triangular solve needs a square matrix and vectors of its size (A " +
-                        std::to_string(element_rows(*a)) + " x " +
-                        std::to_string(element_cols(*a)) + ", x " + std::to_string(x->size) +
-                        ", y " + std::to_string(y->size) + ")");
+                        std::to_string(element_rows(*v.a)) + " x " +
+                        std::to_string(element_cols(*v.a)) + ", x " + std::to_string(v.x->size) +
+                        ", y " + std::to_string(v.y->size) + ")");
   }
   if (!record) return CUSPARSE_STATUS_SUCCESS;
   const bool analysis = std::strcmp(what, "spsv_analysis") == 0;
@@ -444,15 +460,15 @@ cusparseStatus_t spsv(cusparseHandle_t handle, cusparseOperation_t op_a, const v
       return CUSPARSE_STATUS_INVALID_VALUE;
     }
   }
-  SparseOp op = op_on(api, what, *a, compute);
+  SparseOp op = op_on(api, what, *v.a, compute);
   op.op_a = op_text(op_a);
   if (analysis) {
-    op.bytes = index_array_bytes(*a);
+    op.bytes = index_array_bytes(*v.a);
   } else {
-    op.flops = mul(2, stored_values(*a));
-    op.bytes = add(matrix_bytes(*a), 2 * x->size * value_bytes(x->value_type));
+    op.flops = mul(2, stored_values(*v.a));
+    op.bytes = add(matrix_bytes(*v.a), 2 * v.x->size * value_bytes(v.x->value_type));
   }
-  return run(*h, op, start);
+  return run(*v.h, op, start);
 }
 
 }  // namespace
@@ -1656,26 +1672,27 @@ PT_EXPORT cusparseStatus_t cusparseAxpby(cusparseHandle_t handle, const void* al
   return detail::run(*v.h, op, start);
 }
 
-PT_EXPORT cusparseStatus_t cusparseGather(cusparseHandle_t handle, cusparseConstDnVecDescr_t vec_y,
-                                          cusparseSpVecDescr_t vec_x) {
-  const char* api = "cusparseGather";
+namespace {
+// cusparseGather (dense → sparse) or cusparseScatter (sparse → dense).
+cusparseStatus_t gather_or_scatter(cusparseHandle_t handle, const void* vec_x, const void* vec_y,
+                                   bool gather, const char* api) {
   const std::int64_t start = powertrain::emu::now_ns();
   VecPair v;
   const cusparseStatus_t s = vec_pair(handle, vec_x, vec_y, api, &v);
   if (s != CUSPARSE_STATUS_SUCCESS) return s;
-  move_values(*v.x, *v.y, true);
-  return detail::run(*v.h, vector_op(api, "gather", *v.x), start);
+  move_values(*v.x, *v.y, gather);
+  return detail::run(*v.h, vector_op(api, gather ? "gather" : "scatter", *v.x), start);
+}
+}  // namespace
+
+PT_EXPORT cusparseStatus_t cusparseGather(cusparseHandle_t handle, cusparseConstDnVecDescr_t vec_y,
+                                          cusparseSpVecDescr_t vec_x) {
+  return gather_or_scatter(handle, vec_x, vec_y, true, "cusparseGather");
 }
 
 PT_EXPORT cusparseStatus_t cusparseScatter(cusparseHandle_t handle, cusparseConstSpVecDescr_t vec_x,
                                            cusparseDnVecDescr_t vec_y) {
-  const char* api = "cusparseScatter";
-  const std::int64_t start = powertrain::emu::now_ns();
-  VecPair v;
-  const cusparseStatus_t s = vec_pair(handle, vec_x, vec_y, api, &v);
-  if (s != CUSPARSE_STATUS_SUCCESS) return s;
-  move_values(*v.x, *v.y, false);
-  return detail::run(*v.h, vector_op(api, "scatter", *v.x), start);
+  return gather_or_scatter(handle, vec_x, vec_y, false, "cusparseScatter");
 }
 
 PT_EXPORT cusparseStatus_t cusparseSpVV_bufferSize(cusparseHandle_t handle,
