@@ -187,26 +187,32 @@ std::vector<std::vector<std::int64_t>> align_ordinals(
 }
 
 // Members of one collective end within microseconds of each other on one clock, so every joined
-// collective of a rank should say the same clock offset. For a rank whose median offset to the
-// first rank is large enough to be aligned (over 20 µs), those more than 20 µs off its median (the
-// offset used: one bad match or a clock step does not move it) are counted in a warning, with the
-// largest disagreement, so that a reader knows the alignment is uncertain. Ranks already on one
-// clock are not warned about: there the spread is the collectives' own (point-to-point pairs of a
-// pipeline do not end together), not a clock question.
+// collective of a rank should say the same clock offset. For each rank that is moved onto the
+// first rank's clock, the collectives more than 20 µs off the median (the offset used: one bad
+// match or a clock step does not move it) on that rank or on the first rank are counted in a
+// warning, with the largest disagreement, so that a reader knows the alignment is uncertain. Ranks
+// left on their clock are not warned about: where their collectives disagree (the point-to-point
+// pairs of a pipeline do not end together) the alignment did not trust them.
 void warn_disagreeing_offsets(ExecutionGraph& graph,
                               const std::vector<std::vector<std::int64_t>>& deltas,
-                              const std::vector<double>& median_delta) {
-  for (std::size_t r = 1; r < deltas.size(); ++r) {
-    if (deltas[r].size() < 2 || deltas[0].empty()) continue;
-    if (std::abs(median_delta[r] - median_delta[0]) <= 20'000.0) continue;
+                              const std::vector<double>& median_delta,
+                              const std::vector<std::int64_t>& offsets) {
+  const auto count_off = [&](std::size_t r, double& largest) {
     std::int64_t off = 0;
-    double largest = 0.0;
     for (const std::int64_t d : deltas[r]) {
       const double deviation = static_cast<double>(d) - median_delta[r];
       if (std::abs(deviation) <= 20'000.0) continue;
       ++off;
       if (std::abs(deviation) > std::abs(largest)) largest = deviation;
     }
+    return off;
+  };
+  double largest_first = 0.0;
+  const std::int64_t off_first = count_off(0, largest_first);
+  for (std::size_t r = 1; r < deltas.size(); ++r) {
+    if (offsets[r] == 0) continue;
+    double largest = largest_first;
+    const std::int64_t off = std::max(count_off(r, largest), off_first);
     if (off == 0) continue;
     add_warning(graph.warnings, "collective ends disagree on a rank's clock offset (median used)",
                 fmt::format("rank {}: {} of {} joined collective(s) more than 20 us off the "
@@ -255,7 +261,6 @@ void align_rank_clocks(ExecutionGraph& graph) {
   }
   std::vector<std::int64_t> offsets(ranks, 0);
   bool any = false;
-  warn_disagreeing_offsets(graph, deltas, raw);
   for (std::size_t r = 1; r < ranks; ++r) {
     // One joined collective is evidence enough (its members end within microseconds on one
     // clock): a trace of one step has one all-reduce, and without it the join turned the
@@ -268,6 +273,7 @@ void align_rank_clocks(ExecutionGraph& graph) {
     }
   }
   if (!any) return;
+  warn_disagreeing_offsets(graph, deltas, raw, offsets);
   for (std::size_t r = 0; r < ranks; ++r) {
     if (offsets[r] == 0) continue;
     const RankInfo& info = graph.ranks[r];
