@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "emu_check.h"
+#include "laplacian_2d.h"
 
 #define SPARSE_CHECK(call)                                                                 \
   do {                                                                                     \
@@ -59,23 +60,9 @@ int main(int argc, char** argv) {
   const int grid = argc > 1 ? std::atoi(argv[1]) : 32;
   EMU_REQUIRE(grid >= 2 && grid <= 1000);
   const int n = grid * grid, nnz = 5 * n - 4 * grid;
-  std::vector<int> offsets(n + 1), columns(nnz);
-  std::vector<double> values(nnz);
-  int k = 0;
-  for (int row = 0; row < n; ++row) {
-    offsets[row] = k;
-    const int r = row / grid, c = row % grid;
-    const int neighbours[5] = {r > 0 ? row - grid : -1, c > 0 ? row - 1 : -1, row,
-                               c + 1 < grid ? row + 1 : -1, r + 1 < grid ? row + grid : -1};
-    for (int col : neighbours) {
-      if (col < 0) continue;
-      columns[k] = col;
-      values[k] = col == row ? 4.0 : -1.0;
-      ++k;
-    }
-  }
-  offsets[n] = k;
-  EMU_REQUIRE(k == nnz);
+  std::vector<int> offsets, columns;
+  std::vector<double> values;
+  EMU_REQUIRE(laplacian_2d(grid, offsets, columns, values) == nnz);
 
   cusolverSpHandle_t solver;
   cusparseHandle_t sparse;

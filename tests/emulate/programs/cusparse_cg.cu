@@ -8,17 +8,7 @@
 
 #include <vector>
 
-#include "emu_check.h"
-
-#define SPARSE_CHECK(call)                                                      \
-  do {                                                                          \
-    const cusparseStatus_t sparse_status = (call);                              \
-    if (sparse_status != CUSPARSE_STATUS_SUCCESS) {                             \
-      std::fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, \
-                   cusparseGetErrorString(sparse_status));                      \
-      std::exit(1);                                                             \
-    }                                                                           \
-  } while (0)
+#include "emu_sparse_check.h"
 
 // x += alpha·p, r -= alpha·Ap, p = r + beta·p (one fused CG update, fixed coefficients).
 __global__ void cg_update(float* x, float* r, float* p, const float* ap, int n, float alpha,

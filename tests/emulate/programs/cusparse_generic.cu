@@ -14,17 +14,7 @@
 
 #include <vector>
 
-#include "emu_check.h"
-
-#define SPARSE_CHECK(call)                                                      \
-  do {                                                                          \
-    const cusparseStatus_t sparse_status = (call);                              \
-    if (sparse_status != CUSPARSE_STATUS_SUCCESS) {                             \
-      std::fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, \
-                   cusparseGetErrorString(sparse_status));                      \
-      std::exit(1);                                                             \
-    }                                                                           \
-  } while (0)
+#include "emu_sparse_check.h"
 
 template <typename T>
 T* device_copy(const std::vector<T>& host) {

@@ -14,36 +14,14 @@
 #include <vector>
 
 #include "emu_cublas_check.h"
-
-#define SPARSE_CHECK(call)                                                      \
-  do {                                                                          \
-    const cusparseStatus_t sparse_status = (call);                              \
-    if (sparse_status != CUSPARSE_STATUS_SUCCESS) {                             \
-      std::fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, \
-                   cusparseGetErrorString(sparse_status));                      \
-      std::exit(1);                                                             \
-    }                                                                           \
-  } while (0)
+#include "emu_sparse_check.h"
+#include "laplacian_2d.h"
 
 int main() {
   const int grid = 128, n = grid * grid, nnz = 5 * n - 4 * grid;
-  std::vector<int> offsets(n + 1), columns(nnz);
-  std::vector<float> values(nnz), rhs(n, 1.0f);
-  int k = 0;
-  for (int row = 0; row < n; ++row) {
-    offsets[row] = k;
-    const int r = row / grid, c = row % grid;
-    const int neighbours[5] = {r > 0 ? row - grid : -1, c > 0 ? row - 1 : -1, row,
-                               c + 1 < grid ? row + 1 : -1, r + 1 < grid ? row + grid : -1};
-    for (int col : neighbours) {
-      if (col < 0) continue;
-      columns[k] = col;
-      values[k] = col == row ? 4.0f : -1.0f;
-      ++k;
-    }
-  }
-  offsets[n] = k;
-  EMU_REQUIRE(k == nnz);
+  std::vector<int> offsets, columns;
+  std::vector<float> values, rhs(n, 1.0f);
+  EMU_REQUIRE(laplacian_2d(grid, offsets, columns, values) == nnz);
 
   int *d_row = nullptr, *d_col = nullptr;
   float *d_val = nullptr, *d_ilu = nullptr;

@@ -17,19 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "emu_check.h"
-
-#define CU_CHECK(call)                                                                   \
-  do {                                                                                   \
-    const CUresult cu_check_error = (call);                                              \
-    if (cu_check_error != CUDA_SUCCESS) {                                                \
-      const char* cu_check_name = nullptr;                                               \
-      cuGetErrorName(cu_check_error, &cu_check_name);                                    \
-      std::fprintf(stderr, "%s:%d: %s failed: %s (%d)\n", __FILE__, __LINE__, #call,     \
-                   cu_check_name != nullptr ? cu_check_name : "?", int(cu_check_error)); \
-      std::exit(1);                                                                      \
-    }                                                                                    \
-  } while (0)
+#include "emu_driver_check.h"
 
 // Two kernels, as nvcc -ptx writes them for sm_90 (abbreviated bodies).
 const char* kPtx = R"(

@@ -9,19 +9,7 @@
 #include <cstring>
 #include <vector>
 
-#include "emu_check.h"
-
-#define CU_CHECK(call)                                                                   \
-  do {                                                                                   \
-    const CUresult cu_check_error = (call);                                              \
-    if (cu_check_error != CUDA_SUCCESS) {                                                \
-      const char* cu_check_name = nullptr;                                               \
-      cuGetErrorName(cu_check_error, &cu_check_name);                                    \
-      std::fprintf(stderr, "%s:%d: %s failed: %s (%d)\n", __FILE__, __LINE__, #call,     \
-                   cu_check_name != nullptr ? cu_check_name : "?", int(cu_check_error)); \
-      std::exit(1);                                                                      \
-    }                                                                                    \
-  } while (0)
+#include "emu_driver_check.h"
 
 __global__ void read_texture_kernel(float* out, CUtexObject texture, int width) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x;
