@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "emu_check.h"
-#include "laplacian_2d.h"
+#include "laplacian.h"
 
 #define SPARSE_CHECK(call)                                                                 \
   do {                                                                                     \

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "emu_sparse_check.h"
+#include "laplacian.h"
 
 // x += alpha·p, r -= alpha·Ap, p = r + beta·p (one fused CG update, fixed coefficients).
 __global__ void cg_update(float* x, float* r, float* p, const float* ap, int n, float alpha,
@@ -24,20 +25,9 @@ __global__ void cg_update(float* x, float* r, float* p, const float* ap, int n, 
 int main() {
   const int n = 1 << 20;
   const int nnz = 3 * n - 2;
-  std::vector<int> offsets(n + 1), columns(nnz);
-  std::vector<float> values(nnz);
-  int k = 0;
-  for (int row = 0; row < n; ++row) {
-    offsets[row] = k;
-    for (int col = row - 1; col <= row + 1; ++col) {
-      if (col < 0 || col >= n) continue;
-      columns[k] = col;
-      values[k] = col == row ? 2.0f : -1.0f;
-      ++k;
-    }
-  }
-  offsets[n] = k;
-  EMU_REQUIRE(k == nnz);
+  std::vector<int> offsets, columns;
+  std::vector<float> values;
+  EMU_REQUIRE(laplacian_1d(n, offsets, columns, values) == nnz);
 
   int *d_offsets = nullptr, *d_columns = nullptr;
   float *d_values = nullptr, *d_x = nullptr, *d_r = nullptr, *d_p = nullptr, *d_ap = nullptr;

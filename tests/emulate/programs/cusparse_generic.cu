@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "emu_sparse_check.h"
+#include "laplacian.h"
 
 template <typename T>
 T* device_copy(const std::vector<T>& host) {
@@ -33,20 +34,14 @@ std::vector<T> host_copy(const T* d, size_t count) {
 
 int main() {
   const int n = 64, nnz = 3 * n - 2;
-  std::vector<int> offsets(n + 1), columns(nnz), coo_rows(nnz);
-  std::vector<float> values(nnz);
-  int k = 0;
+  std::vector<int> offsets, columns;
+  std::vector<float> values;
+  EMU_REQUIRE(laplacian_1d(n, offsets, columns, values) == nnz);
+  std::vector<int> coo_rows(nnz);
   for (int row = 0; row < n; ++row) {
-    offsets[row] = k;
-    for (int col = row - 1; col <= row + 1; ++col) {
-      if (col < 0 || col >= n) continue;
-      coo_rows[k] = row;
-      columns[k] = col;
-      values[k] = col == row ? 2.0f : -1.0f;
-      ++k;
-    }
+    for (int i = offsets[row]; i < offsets[row + 1]; ++i) coo_rows[i] = row;
   }
-  offsets[n] = k;
+  int k = 0;
   int* d_offsets = device_copy(offsets);
   int* d_columns = device_copy(columns);
   int* d_coo_rows = device_copy(coo_rows);

@@ -15,7 +15,7 @@
 
 #include "emu_cublas_check.h"
 #include "emu_sparse_check.h"
-#include "laplacian_2d.h"
+#include "laplacian.h"
 
 int main() {
   const int grid = 128, n = grid * grid, nnz = 5 * n - 4 * grid;
