@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Installs the Debian packages powertrain needs (only those missing) and configures + builds it.
-# Usage: scripts/setup.sh [build-dir]   (default: build). Runs as root or with sudo available.
+# Usage: scripts/setup.sh [build-dir [cmake options...]]   (default: build). Runs as root or with
+# sudo available.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir="${1:-build}"
+shift $(($# > 0 ? 1 : 0))
 
 packages=(build-essential cmake g++ libfmt-dev libcli11-dev nlohmann-json3-dev libboost-dev
           libboost-graph-dev libgtest-dev libgmock-dev libbenchmark-dev libeigen3-dev libsimdjson-dev zlib1g-dev
@@ -21,5 +23,6 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE=/usr/bin/python3 >/dev/null
+cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE=/usr/bin/python3 "$@" \
+  >/dev/null
 cmake --build "$build_dir" -j"$(nproc)"

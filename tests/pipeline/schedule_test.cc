@@ -3,6 +3,7 @@
 
 #include "pipeline/schedule.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -131,8 +132,9 @@ EdgeSet consecutive_edges(const Orders& orders) {
   return edges;
 }
 
-std::string f(int m, int s) { return "F" + std::to_string(m) + "@s" + std::to_string(s); }
-std::string b(int m, int s) { return "B" + std::to_string(m) + "@s" + std::to_string(s); }
+// fmt rather than "F" + std::to_string(m) + ...: GCC 12 warns falsely (-Wrestrict) on the latter.
+std::string f(int m, int s) { return fmt::format("F{}@s{}", m, s); }
+std::string b(int m, int s) { return fmt::format("B{}@s{}", m, s); }
 
 // --- Names -----------------------------------------------------------------------------------
 
