@@ -11,6 +11,4 @@ extern "C" const char* __asan_default_options() {
          "handle_sigbus=0:handle_sigfpe=0:handle_sigill=0:handle_abort=0";
 }
 
-extern "C" const char* __ubsan_default_options() {
-  return "print_stacktrace=1:halt_on_error=1";
-}
+extern "C" const char* __ubsan_default_options() { return "print_stacktrace=1:halt_on_error=1"; }
