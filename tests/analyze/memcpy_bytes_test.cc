@@ -3,6 +3,7 @@
 #include "analyze/memcpy_bytes.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -27,8 +28,7 @@ class MemcpyBytesTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = fs::temp_directory_path() /
-           ("powertrain_memcpy_bytes_test_" +
-            std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_" +
+           ("powertrain_memcpy_bytes_test_" + std::to_string(::getpid()) + "_" +
             ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::create_directories(dir_);
   }

@@ -339,7 +339,7 @@ TEST(Schedule1F1BRecompute, LastStageForwardFeedsRecomputeNotBackward) {
   const OperationDag dag = build(spec);
   const EdgeSet edges = edge_labels(dag);
   for (int m = 0; m < 3; ++m) {
-    const std::string r = "R" + std::to_string(m) + "@s1";
+    const std::string r = fmt::format("R{}@s1", m);
     EXPECT_EQ(edges.count(f(m, 1) + "->" + r), 1u) << m;
     EXPECT_EQ(edges.count(f(m, 1) + "->" + b(m, 1)), 0u) << m;
     EXPECT_EQ(edges.count(b(m, 1) + "->" + b(m, 0)), 1u) << m;

@@ -3,15 +3,16 @@
 #include "replay/replay.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "../support/synthetic_trace.h"
 #include "graph/graph_builder.h"
 #include "report/replay_report.h"
 #include "trace/kineto_reader.h"
-#include "../support/synthetic_trace.h"
 
 namespace powertrain::replay {
 namespace {
@@ -22,8 +23,7 @@ class ReplayLibraryTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = fs::temp_directory_path() /
-           ("powertrain_replay_test_" +
-            std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_" +
+           ("powertrain_replay_test_" + std::to_string(::getpid()) + "_" +
             ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::create_directories(dir_);
     trace::SyntheticTraceSpec spec;

@@ -2,6 +2,7 @@
 // reused gather buffer, the dense and sparse correlation indexes, and the name cache must give
 // exactly what the plain rules say.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -168,9 +169,8 @@ TEST(KinetoIngest, TimeBaseDuplicatesAndOverflowOnTheFastAndCheckedPaths) {
 
 TEST(KinetoIngest, TracesOfDifferentSizesReadTogetherAsAlone) {
   // read_kineto_traces reuses one sort buffer across its traces: big, small, big again.
-  const fs::path dir = fs::temp_directory_path() /
-                       ("powertrain-ingest-test-" +
-                        std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("powertrain-ingest-test-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   const std::vector<std::vector<Spec>> files = {shuffled_ops(20000, 1), shuffled_ops(3, 2),

@@ -2,6 +2,7 @@
 #include "workload/model_zoo.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
@@ -107,7 +108,9 @@ TEST(ModelZooTest, ParsesCustomJsonWithDefaults) {
 }
 
 TEST(ModelZooTest, ReadsJsonFileAndResolvesPaths) {
-  const std::string path = ::testing::TempDir() + "/workload_tiny_model.json";
+  // The process id keeps the copy in powertrain_sanitized_tests, run beside this one, apart.
+  const std::string path =
+      ::testing::TempDir() + "/workload_tiny_model_" + std::to_string(::getpid()) + ".json";
   std::ofstream(path) << kTinyJson;
   auto model = resolve_model(path);
   ASSERT_TRUE(model.ok()) << model.error().message;
