@@ -5,6 +5,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -19,6 +20,40 @@ namespace {
 // "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, ...)" →
 // "ncclKernel_AllReduce_RING_LL_Sum_float"
 std::string_view kernel_base_name(std::string_view name) { return name.substr(0, name.find('(')); }
+
+// Each NCCL stream's class on its rank: its rank among the rank's NCCL streams by number of
+// collectives (most first), ties by first use. Every communicator has its own stream, and ranks
+// running one program use their communicators alike, so a class names the same communicator
+// kind (tensor-parallel, data-parallel, ...) on every rank, even where the profiling window
+// opened at a different point. Keyed by processor (stream) index.
+std::unordered_map<std::int32_t, std::int32_t> nccl_stream_classes(const ExecutionGraph& graph) {
+  std::unordered_map<std::int32_t, std::int32_t> classes;
+  for (const RankInfo& rank : graph.ranks) {
+    std::vector<std::array<std::int32_t, 3>> streams;  // (−count, first use, processor)
+    std::unordered_map<std::int32_t, std::size_t> index;
+    for (std::int32_t task = rank.first_task; task < rank.end_task; ++task) {
+      if (!graph.nccl[task]) continue;
+      auto [it, inserted] = index.try_emplace(graph.processor[task], streams.size());
+      if (inserted) streams.push_back({0, task, graph.processor[task]});
+      --streams[it->second][0];
+    }
+    std::sort(streams.begin(), streams.end());
+    for (std::size_t k = 0; k < streams.size(); ++k)
+      classes[streams[k][2]] = static_cast<std::int32_t>(k);
+  }
+  return classes;
+}
+
+// Whether two collective kernels can be members of one collective: the same kernel on streams of
+// the same class.
+bool same_collective_kind(const ExecutionGraph& graph,
+                          const std::unordered_map<std::int32_t, std::int32_t>& classes,
+                          std::int32_t a, std::int32_t b) {
+  if (kernel_base_name(graph.task_name(a)) != kernel_base_name(graph.task_name(b))) return false;
+  const auto ca = classes.find(graph.processor[a]);
+  const auto cb = classes.find(graph.processor[b]);
+  return (ca == classes.end() ? -1 : ca->second) == (cb == classes.end() ? -1 : cb->second);
+}
 
 double median_of(std::vector<std::int64_t>& v) {
   if (v.empty()) return 0.0;
@@ -36,8 +71,10 @@ struct ShiftScore {
   std::int64_t pairs = 0;
 };
 
-ShiftScore score_shift(const ExecutionGraph& graph, const std::vector<std::int32_t>& tasks,
-                       const std::vector<std::int32_t>& ref, std::int64_t shift) {
+ShiftScore score_shift(const ExecutionGraph& graph,
+                       const std::unordered_map<std::int32_t, std::int32_t>& classes,
+                       const std::vector<std::int32_t>& tasks, const std::vector<std::int32_t>& ref,
+                       std::int64_t shift) {
   ShiftScore score;
   std::vector<std::int64_t> diffs;
   std::int64_t mismatched = 0;
@@ -46,7 +83,7 @@ ShiftScore score_shift(const ExecutionGraph& graph, const std::vector<std::int32
   for (std::int64_t i = std::max<std::int64_t>(0, -shift); i < n && i + shift < m; ++i) {
     const std::int32_t a = tasks[static_cast<std::size_t>(i)];
     const std::int32_t b = ref[static_cast<std::size_t>(i + shift)];
-    if (kernel_base_name(graph.task_name(a)) != kernel_base_name(graph.task_name(b))) ++mismatched;
+    if (!same_collective_kind(graph, classes, a, b)) ++mismatched;
     diffs.push_back(graph.input_end_ns(a) - graph.input_end_ns(b));
   }
   score.pairs = static_cast<std::int64_t>(diffs.size());
@@ -70,8 +107,8 @@ ShiftScore score_shift(const ExecutionGraph& graph, const std::vector<std::int32
 // whose end (offset removed) is nearest with the same kernel, within max(4 × spread, 50 µs), each
 // at most once; the rest get ordinals no other rank has (replayed measured).
 std::vector<std::vector<std::int64_t>> align_ordinals(
-    const ExecutionGraph& graph, const std::vector<std::vector<std::int32_t>>& by_rank,
-    std::vector<bool>* realigned) {
+    const ExecutionGraph& graph, const std::unordered_map<std::int32_t, std::int32_t>& classes,
+    const std::vector<std::vector<std::int32_t>>& by_rank, std::vector<bool>* realigned) {
   std::vector<std::vector<std::int64_t>> ordinals(by_rank.size());
   realigned->assign(by_rank.size(), false);
   std::size_t ref = 0;
@@ -84,13 +121,17 @@ std::vector<std::vector<std::int64_t>> align_ordinals(
     ref_ends.emplace_back(graph.input_end_ns(ref_tasks[static_cast<std::size_t>(j)]), j);
   std::sort(ref_ends.begin(), ref_ends.end());
   constexpr std::int64_t kMaxShift = 64;
-  for (std::size_t r = 0; r < by_rank.size(); ++r) {
-    const std::vector<std::int32_t>& tasks = by_rank[r];
+  // The best whole-sequence shift of `tasks` against `against`, and whether the plain order
+  // (shift 0) fits as well as the best.
+  struct ShiftChoice {
+    std::int64_t best = 0;
+    ShiftScore best_score;
+    bool plain_fits = false;
+  };
+  auto choose_shift = [&](const std::vector<std::int32_t>& tasks,
+                          const std::vector<std::int32_t>& against) {
     const std::int64_t n = static_cast<std::int64_t>(tasks.size());
-    std::vector<std::int64_t>& out = ordinals[r];
-    out.resize(tasks.size());
-    for (std::int64_t i = 0; i < n; ++i) out[static_cast<std::size_t>(i)] = i;
-    if (r == ref || n == 0) continue;
+    const std::int64_t m = static_cast<std::int64_t>(against.size());
     // Every whole-sequence shift with enough pairs; the best agree on kernel names and spread
     // their end differences least. Periodic collectives fit several shifts equally well (a
     // shift by one period looks like a clock offset of one period): the smallest offset wins,
@@ -99,7 +140,7 @@ std::vector<std::vector<std::int64_t>> align_ordinals(
     std::vector<std::pair<std::int64_t, ShiftScore>> candidates;
     for (std::int64_t shift = -std::min(n - 1, kMaxShift); shift <= std::min(m - 1, kMaxShift);
          ++shift) {
-      const ShiftScore s = score_shift(graph, tasks, ref_tasks, shift);
+      const ShiftScore s = score_shift(graph, classes, tasks, against, shift);
       if (s.pairs >= min_pairs || shift == 0) candidates.emplace_back(shift, s);
     }
     double least_mismatch = 1.0, least_spread = 0.0;
@@ -114,7 +155,7 @@ std::vector<std::vector<std::int64_t>> align_ordinals(
       }
     }
     std::int64_t best = 0;
-    ShiftScore best_score = score_shift(graph, tasks, ref_tasks, 0);
+    ShiftScore best_score = score_shift(graph, classes, tasks, against, 0);
     double best_offset = -1.0;
     for (const auto& [shift, s] : candidates) {
       if (first || s.pairs < min_pairs || s.mismatched > least_mismatch ||
@@ -123,7 +164,7 @@ std::vector<std::vector<std::int64_t>> align_ordinals(
       std::vector<std::int64_t> d;
       for (std::int64_t i = std::max<std::int64_t>(0, -shift); i < n && i + shift < m; ++i) {
         d.push_back(graph.input_end_ns(tasks[static_cast<std::size_t>(i)]) -
-                    graph.input_end_ns(ref_tasks[static_cast<std::size_t>(i + shift)]));
+                    graph.input_end_ns(against[static_cast<std::size_t>(i + shift)]));
       }
       const double offset = std::abs(median_of(d));
       if (best_offset < 0 || offset < best_offset ||
@@ -133,10 +174,33 @@ std::vector<std::vector<std::int64_t>> align_ordinals(
         best_offset = offset;
       }
     }
-    const ShiftScore plain = score_shift(graph, tasks, ref_tasks, 0);
+    const ShiftScore plain = score_shift(graph, classes, tasks, against, 0);
     const bool plain_fits =
         !first && plain.mismatched <= least_mismatch &&
         plain.spread_ns <= std::max(2.0 * least_spread, least_spread + 10'000.0);
+    return ShiftChoice{best, best_score, plain_fits};
+  };
+  for (std::size_t r = 0; r < by_rank.size(); ++r) {
+    const std::vector<std::int32_t>& tasks = by_rank[r];
+    const std::int64_t n = static_cast<std::int64_t>(tasks.size());
+    std::vector<std::int64_t>& out = ordinals[r];
+    out.resize(tasks.size());
+    for (std::int64_t i = 0; i < n; ++i) out[static_cast<std::size_t>(i)] = i;
+    if (r == ref || n == 0) continue;
+    ShiftChoice choice = choose_shift(tasks, ref_tasks);
+    // In a job of several communicators (no process-group metadata) a rank may share no group
+    // with the reference: its plain order then pairs badly with the reference's but well with a
+    // peer's. A complete trace keeps its plain order when it fits against any complete rank.
+    for (std::size_t q = 0, tried = 0; q < by_rank.size() && n == m && tried < 16; ++q) {
+      if (choice.best == 0 || choice.plain_fits) break;
+      if (q == r || q == ref || by_rank[q].size() != tasks.size()) continue;
+      ++tried;
+      const ShiftChoice peer = choose_shift(tasks, by_rank[q]);
+      if (peer.best == 0 || peer.plain_fits) choice = peer;
+    }
+    const std::int64_t best = choice.best;
+    const ShiftScore best_score = choice.best_score;
+    const bool plain_fits = choice.plain_fits;
     if (n == m && (best == 0 || plain_fits)) continue;  // a complete trace keeps its plain order
     std::vector<std::int64_t> diffs;
     for (std::int64_t i = std::max<std::int64_t>(0, -best); i < n && i + best < m; ++i) {
@@ -159,8 +223,7 @@ std::vector<std::vector<std::int64_t>> align_ordinals(
         if (c == ref_ends.end()) continue;
         const double d = std::abs(static_cast<double>(c->first) - t);
         const std::int32_t peer = ref_tasks[static_cast<std::size_t>(c->second)];
-        if (d <= nearest && kernel_base_name(graph.task_name(peer)) ==
-                                kernel_base_name(graph.task_name(tasks[i]))) {
+        if (d <= nearest && same_collective_kind(graph, classes, peer, tasks[i])) {
           nearest = d;
           chosen = c->second;
         }
@@ -316,9 +379,10 @@ std::unordered_map<std::int32_t, std::int64_t> aligned_ordinals_without_sequence
     }
   }
   std::unordered_map<std::int32_t, std::int64_t> aligned;
+  const auto classes = nccl_stream_classes(graph);
   for (const auto& [group, lists] : ordered) {
     std::vector<bool> realigned;
-    const auto ordinals = align_ordinals(graph, lists, &realigned);
+    const auto ordinals = align_ordinals(graph, classes, lists, &realigned);
     for (std::size_t r = 0; r < lists.size(); ++r) {
       for (std::size_t i = 0; i < lists[r].size(); ++i) aligned[lists[r][i]] = ordinals[r][i];
       if (!realigned[r]) continue;
@@ -379,6 +443,95 @@ KeyedCollectives group_by_key(const std::vector<const trace::RankTrace*>& traces
     }
   }
   return out;
+}
+
+// Without process-group metadata every collective of a rank is keyed under one group, so in a
+// job with several communicators (tensor × data parallel) a key holds the members of several
+// disjoint groups. Each communicator has its own NCCL stream on a rank, so the keys fall into
+// classes by the stream their members run on (nccl_stream_classes); within a
+// class each rank meets the same peers every time. Two ranks in one group end together, so the
+// difference of their ends is the same in every key of the class (their clock offset, whatever
+// it is); ranks of different groups end apart by amounts that vary from key to key. A class whose
+// ranks fall into cliques of at least two by that test (end difference steady within 10 µs, every
+// other pair's spread above 20 µs) has each key split into those groups. Returns the keys split.
+std::int64_t split_communicators_by_end_time(const ExecutionGraph& graph, KeyedCollectives& keyed) {
+  constexpr std::int64_t kSteadyNs = 10'000, kVaryingNs = 20'000;
+  const std::size_t ranks = graph.ranks.size();
+  if (ranks < 4) return 0;
+  auto class_of_processor = nccl_stream_classes(graph);
+  std::map<std::int32_t, std::vector<std::size_t>> keys_of_class;  // class → keys (full ones)
+  for (std::size_t g = 0; g < keyed.members.size(); ++g) {
+    const trace::CollectiveInfo* info = keyed.infos[g];
+    const auto& members = keyed.members[g];
+    if ((info != nullptr && info->group_size > 0) || members.size() != ranks) continue;
+    const std::int32_t cls = class_of_processor[graph.processor[members.front()]];
+    bool same_class = true;
+    for (std::int32_t t : members)
+      same_class = same_class && class_of_processor[graph.processor[t]] == cls;
+    if (same_class) keys_of_class[cls].push_back(g);
+  }
+  std::int64_t split = 0;
+  for (const auto& [cls, keys] : keys_of_class) {
+    if (keys.size() < 2) continue;
+    // Spread (max − min over keys) of end(r) − end(s) per rank pair.
+    std::vector<std::int64_t> low(ranks * ranks, std::numeric_limits<std::int64_t>::max());
+    std::vector<std::int64_t> high(ranks * ranks, std::numeric_limits<std::int64_t>::min());
+    std::vector<std::int64_t> end_of(ranks);
+    for (std::size_t g : keys) {
+      for (std::int32_t t : keyed.members[g])
+        end_of[static_cast<std::size_t>(graph.rank_index_of(t))] = graph.input_end_ns(t);
+      for (std::size_t r = 0; r < ranks; ++r) {
+        for (std::size_t q = 0; q < ranks; ++q) {
+          const std::int64_t d = end_of[r] - end_of[q];
+          low[r * ranks + q] = std::min(low[r * ranks + q], d);
+          high[r * ranks + q] = std::max(high[r * ranks + q], d);
+        }
+      }
+    }
+    // Groups: each rank with the ranks it ends steadily with; they must be cliques, apart from
+    // the rest clearly, and at least two of at least two ranks.
+    std::vector<std::int32_t> group(ranks, -1);
+    std::int32_t groups = 0;
+    bool valid = true;
+    for (std::size_t r = 0; r < ranks && valid; ++r) {
+      if (group[r] >= 0) continue;
+      const std::int32_t id = groups++;
+      std::size_t size = 0;
+      for (std::size_t q = r; q < ranks; ++q) {
+        const std::int64_t spread = high[r * ranks + q] - low[r * ranks + q];
+        if (spread <= kSteadyNs) {
+          if (group[q] >= 0) valid = false;
+          group[q] = id;
+          ++size;
+        } else if (spread <= kVaryingNs) {
+          valid = false;  // neither steady nor clearly varying: no evidence either way
+        }
+      }
+      valid = valid && size >= 2;
+    }
+    for (std::size_t r = 0; r < ranks && valid; ++r) {
+      for (std::size_t q = 0; q < ranks && valid; ++q) {
+        const bool steady = high[r * ranks + q] - low[r * ranks + q] <= kSteadyNs;
+        valid = steady == (group[r] == group[q]);
+      }
+    }
+    if (!valid || groups < 2) continue;
+    for (std::size_t g : keys) {
+      std::vector<std::vector<std::int32_t>> parts(static_cast<std::size_t>(groups));
+      for (std::int32_t t : keyed.members[g])
+        parts[static_cast<std::size_t>(group[static_cast<std::size_t>(graph.rank_index_of(t))])]
+            .push_back(t);
+      keyed.members[g] = std::move(parts[0]);
+      keyed.expected[g] = static_cast<std::int32_t>(keyed.members[g].size());
+      for (std::size_t k = 1; k < parts.size(); ++k) {
+        keyed.expected.push_back(static_cast<std::int32_t>(parts[k].size()));
+        keyed.members.push_back(std::move(parts[k]));
+        keyed.infos.push_back(keyed.infos[g]);
+      }
+      ++split;
+    }
+  }
+  return split;
 }
 
 // A member recorded without a duration (0: a lost or clipped timestamp) that ends before the
@@ -455,7 +608,12 @@ void add_collective_group(ExecutionGraph& graph, std::size_t g,
 
 void match_collectives(const std::vector<const trace::RankTrace*>& traces, ExecutionGraph& graph) {
   const auto aligned = aligned_ordinals_without_sequence(traces, graph);
-  const KeyedCollectives keyed = group_by_key(traces, graph, aligned);
+  KeyedCollectives keyed = group_by_key(traces, graph, aligned);
+  if (const std::int64_t split = split_communicators_by_end_time(graph, keyed); split > 0) {
+    add_warning(graph.warnings,
+                "collectives without process-group metadata split into communicators by end time",
+                fmt::format("{} collective(s) held members of several groups", split));
+  }
   const std::int32_t loaded = static_cast<std::int32_t>(traces.size());
   for (std::size_t g = 0; g < keyed.members.size(); ++g)
     add_collective_group(graph, g, keyed.members[g], keyed.infos[g], keyed.expected[g], loaded);

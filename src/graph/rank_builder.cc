@@ -576,7 +576,10 @@ void RankBuilder::pair_blocking_copies(std::vector<OrphanLaunch>& orphans,
     if (graph_.kind[task] == TaskKind::kMemcpy) copies.push_back(task);
   }
   for (OrphanLaunch& o : orphans) {
-    if ((o.mask & kLaunchesCopy) == 0 || copies.empty()) continue;
+    // A graph launch returns at once: it never waited for a copy.
+    if ((o.mask & kLaunchesCopy) == 0 || (o.mask & kLaunchesGraph) != 0 || copies.empty()) {
+      continue;
+    }
     const std::int64_t call_end = graph_.input_end_ns(o.leaf);
     auto it = std::lower_bound(
         copies.begin(), copies.end(), o.start_ns,
@@ -627,9 +630,10 @@ std::int32_t RankBuilder::fifo_orphan_for(const std::vector<std::int32_t>& strea
   const std::uint8_t need = graph_.kind[task] == TaskKind::kMemcpy   ? kLaunchesCopy
                             : graph_.kind[task] == TaskKind::kMemset ? kLaunchesSet
                                                                      : kLaunchesKernel;
+  // From `lower` inclusive: the previous task's own graph launch may have enqueued this one too.
   auto first =
-      std::upper_bound(orphans.begin(), orphans.end(), lower,
-                       [](std::int64_t t, const OrphanLaunch& o) { return t < o.start_ns; });
+      std::lower_bound(orphans.begin(), orphans.end(), lower,
+                       [](const OrphanLaunch& o, std::int64_t t) { return o.start_ns < t; });
   // The earliest call that fits (FIFO), from any thread of the process that launches the
   // stream's other work first, then other processes; INVALID records count as launches of
   // any kind (kernels take them last). Preferring the thread of the stream's previous
@@ -644,8 +648,18 @@ std::int32_t RankBuilder::fifo_orphan_for(const std::vector<std::int32_t>& strea
   std::int32_t chosen = kNone;
   int best_tier = 4;
   int scanned = 0;
+  // A graph launch enqueues many tasks: once used it still fits work that no unused call fits
+  // (the latest such launch in the bounds: an earlier one is followed by its own successor).
+  std::int32_t used_graph = kNone;
   for (auto it = first; it != last && scanned < kScan && best_tier > 0; ++it, ++scanned) {
-    if (it->used || (it->mask & need) == 0) continue;
+    if ((it->mask & need) == 0) continue;
+    if (it->used) {
+      if ((it->mask & kLaunchesGraph) != 0 && (!have_process || it->pid == process)) {
+        used_graph = static_cast<std::int32_t>(it - orphans.begin());
+      }
+      continue;
+    }
+    if (it->start_ns == lower && (it->mask & kLaunchesGraph) == 0) continue;
     // INVALID records were mostly copies: a kernel takes one only when no launch fits.
     const int tier = (it->invalid && need != kLaunchesCopy ? 2 : 0) +
                      (!have_process || it->pid == process ? 0 : 1);
@@ -654,7 +668,7 @@ std::int32_t RankBuilder::fifo_orphan_for(const std::vector<std::int32_t>& strea
       chosen = static_cast<std::int32_t>(it - orphans.begin());
     }
   }
-  return chosen;
+  return chosen != kNone ? chosen : used_graph;
 }
 
 // GPU work without a launch next to launch calls without GPU work (their correlations were lost
@@ -681,25 +695,33 @@ void RankBuilder::pair_orphan_launches() {
     return graph_.input_start_ns[a] < graph_.input_start_ns[b];
   });
   pair_blocking_copies(orphans, launchless);
-  // Tasks sharing a correlation (a graph launch's kernels) share the call.
-  std::unordered_map<std::int64_t, std::int32_t> call_of_correlation;
+  // Tasks sharing a correlation (a graph launch's kernels) share the call, unless a later graph
+  // launch nobody has claimed yet fits the task by stream order: then the correlation is not
+  // one launch's (renumbered or reused ids), and each replay of the graph takes its own call.
+  std::unordered_map<std::int64_t, std::int32_t> orphan_of_correlation;
   for (const std::int32_t task : launchless) {
     if (launch_of_[local(task)] != kNone) continue;  // a blocking copy, paired above
     const TraceEvent& e = trace_.events[graph_.event_index[task]];
-    std::int32_t chosen = kNone;
-    if (e.correlation >= 0) {
-      auto it = call_of_correlation.find(e.correlation);
-      if (it != call_of_correlation.end()) chosen = it->second;
+    std::int32_t orphan = kNone;
+    // CUPTI's ids start at 1: a 0 (kernels of some graph launches) is no correlation at all.
+    if (e.correlation > 0) {
+      auto it = orphan_of_correlation.find(e.correlation);
+      if (it != orphan_of_correlation.end()) orphan = it->second;
     }
-    if (chosen == kNone) {
-      const std::int32_t orphan =
-          fifo_orphan_for(by_stream[graph_.processor[task] - proc_base_],
-                          static_cast<std::size_t>(index_in_stream[local(task)]), orphans);
-      if (orphan == kNone) continue;
-      orphans[orphan].used = true;
-      chosen = orphans[orphan].leaf;
-      if (e.correlation >= 0) call_of_correlation.emplace(e.correlation, chosen);
+    const std::int32_t fifo =
+        fifo_orphan_for(by_stream[graph_.processor[task] - proc_base_],
+                        static_cast<std::size_t>(index_in_stream[local(task)]), orphans);
+    if (orphan == kNone) {
+      orphan = fifo;
+    } else if (fifo != kNone && !orphans[fifo].used &&
+               (orphans[fifo].mask & orphans[orphan].mask & kLaunchesGraph) != 0 &&
+               orphans[fifo].start_ns > orphans[orphan].start_ns) {
+      orphan = fifo;
     }
+    if (orphan == kNone) continue;
+    orphans[orphan].used = true;
+    if (e.correlation > 0) orphan_of_correlation[e.correlation] = orphan;
+    const std::int32_t chosen = orphans[orphan].leaf;
     pair_launch(task, chosen);
   }
 }

@@ -37,7 +37,12 @@ enum class CallClass : std::uint8_t {
 CallClass classify_call(std::string_view name);
 
 /// What GPU work a launching call can enqueue (bit mask), by its name; 0 for other calls.
-enum LaunchMask : std::uint8_t { kLaunchesKernel = 1, kLaunchesCopy = 2, kLaunchesSet = 4 };
+enum LaunchMask : std::uint8_t {
+  kLaunchesKernel = 1,
+  kLaunchesCopy = 2,
+  kLaunchesSet = 4,
+  kLaunchesGraph = 8,  // a graph launch: one call, any number of kernel, copy and set nodes
+};
 std::uint8_t launch_mask(std::string_view name);
 
 inline bool is_host(EventKind kind) {

@@ -65,9 +65,11 @@ std::uint8_t launch_mask(std::string_view name) {
   const auto starts = [&](std::string_view prefix) {
     return name.substr(0, prefix.size()) == prefix;
   };
-  for (std::string_view prefix :
-       {"cudaLaunch", "cuLaunch", "cudaGraphLaunch", "cuGraphLaunch", "hipLaunch", "hipExtLaunch",
-        "hipExtModuleLaunch", "hipModuleLaunch", "hipGraphLaunch"}) {
+  for (std::string_view prefix : {"cudaGraphLaunch", "cuGraphLaunch", "hipGraphLaunch"}) {
+    if (starts(prefix)) return kLaunchesKernel | kLaunchesCopy | kLaunchesSet | kLaunchesGraph;
+  }
+  for (std::string_view prefix : {"cudaLaunch", "cuLaunch", "hipLaunch", "hipExtLaunch",
+                                  "hipExtModuleLaunch", "hipModuleLaunch"}) {
     if (starts(prefix)) return kLaunchesKernel;
   }
   for (std::string_view prefix : {"cudaMemcpy", "cuMemcpy", "hipMemcpy"}) {

@@ -26,7 +26,8 @@ std::string ShapeName(const ::testing::TestParamInfo<Shape>& info) {
 }
 
 TEST_P(TraceShapes, ReplaysWithoutLostTasksWithinOnePercent) {
-  const test_support::GeneratedTraces generated = test_support::make_shape_traces(GetParam());
+  const test_support::GeneratedTraces generated = test_support::make_shape_traces(
+      GetParam(), std::getenv("PT_STEPS") ? std::atoi(std::getenv("PT_STEPS")) : 3);
   std::vector<trace::RankTrace> traces;
   for (std::size_t f = 0; f < generated.files.size(); ++f) {
     auto t = trace::parse_kineto_bytes(generated.files[f], generated.names[f], static_cast<int>(f));
@@ -152,6 +153,11 @@ std::vector<WithoutAndWith> references() {
     q.event_sync_names_stream = true;
     cases.push_back({s, q});
   }
+  // CUDA graph kernels written with correlation 0 (two streams, two ranks): each graph's
+  // kernels go back to their own cudaGraphLaunch, as with the correlations written.
+  test_support::Quirks correlated = test_support::quirks_of(Shape::kGraphKernelsUncorrelated);
+  correlated.graph_kernels_uncorrelated = false;
+  cases.push_back({Shape::kGraphKernelsUncorrelated, correlated});
   // cudaMemcpy2DAsync blocking like cudaMemcpyAsync (pageable loss.item()), peer copies and a
   // cooperative launch: the same predictions as the model written with the plain calls.
   test_support::Quirks plain = test_support::quirks_of(Shape::kLaunchVariants);

@@ -65,6 +65,11 @@ enum class Shape {
                          // predecessor
   kShortLastStepVaryingEnds,  // short last step; each step closes with a different op (no majority)
   kIntelXpu,  // PyTorch on Intel XPU: xpu_runtime ur* calls, kernels on queues (args.queue), 1 rank
+  kGraphKernelsUncorrelated,  // kernels of a cudaGraphLaunch written with correlation 0, no flows
+  kNcclInGraph,               // the all-reduce captured in a CUDA graph: no record_param_comms
+  kP2pMissingPeer,            // pipeline stage: recv/send (ncclKernel_SendRecv), its peer absent
+  kTensorAndDataParallel,     // 4 ranks, TP 2 x DP 2: two TP all-reduces per forward, DP groups
+  kTensorAndDataParallelNoMetadata,  // the same without record_param_comms metadata
 };
 
 inline const char* shape_name(Shape s) {
@@ -159,13 +164,23 @@ inline const char* shape_name(Shape s) {
       return "short_last_step_varying_ends";
     case Shape::kIntelXpu:
       return "intel_xpu";
+    case Shape::kGraphKernelsUncorrelated:
+      return "graph_kernels_uncorrelated";
+    case Shape::kNcclInGraph:
+      return "nccl_in_graph";
+    case Shape::kP2pMissingPeer:
+      return "p2p_missing_peer";
+    case Shape::kTensorAndDataParallel:
+      return "tensor_and_data_parallel";
+    case Shape::kTensorAndDataParallelNoMetadata:
+      return "tensor_and_data_parallel_no_metadata";
   }
   return "?";
 }
 
 inline std::vector<Shape> all_shapes() {
   std::vector<Shape> shapes;
-  for (int s = 0; s <= static_cast<int>(Shape::kIntelXpu); ++s) {
+  for (int s = 0; s <= static_cast<int>(Shape::kTensorAndDataParallelNoMetadata); ++s) {
     shapes.push_back(static_cast<Shape>(s));
   }
   return shapes;
@@ -237,6 +252,19 @@ struct Quirks {
   // Intel XPU (Kineto's XPU plugin): calls in cat "xpu_runtime" named ur*, GPU work on SYCL
   // queues (tid and args.queue, no args.stream), an Intel device.
   bool xpu = false;
+  // A CUDA graph's kernels written with correlation 0 (no runtime call carries it) and no flows:
+  // only the stream, the time and the host span around them tie them to their cudaGraphLaunch.
+  bool graph_kernels_uncorrelated = false;
+  // The gradient all-reduce captured in a CUDA graph and replayed by cudaGraphLaunch on the NCCL
+  // stream: no record_param_comms around it, the NCCL kernel correlated with the graph launch.
+  bool nccl_in_graph = false;
+  // Pipeline parallelism: each step receives activations from the previous stage and sends its
+  // own to the next (SendRecv kernels on a P2P stream, ordered by events with compute).
+  bool p2p = false;
+  // Tensor parallelism of this degree (ranks in consecutive blocks): an all-reduce in each TP
+  // group after the 3rd and 6th forward op on its own NCCL stream; the gradient all-reduce runs
+  // in the data-parallel groups.
+  int tensor_parallel = 1;
 };
 
 inline Quirks quirks_of(Shape s) {
@@ -435,6 +463,35 @@ inline Quirks quirks_of(Shape s) {
       q.ranks = 2;
       q.world_size = 2;
       break;
+    case Shape::kGraphKernelsUncorrelated:
+      q.cuda_graphs = true;
+      q.graph_kernels_uncorrelated = true;
+      q.graph_two_streams = true;
+      q.ranks = 2;
+      q.world_size = 2;
+      break;
+    case Shape::kNcclInGraph:
+      q.nccl_in_graph = true;
+      q.ranks = 2;
+      q.world_size = 2;
+      break;
+    case Shape::kTensorAndDataParallel:
+      q.tensor_parallel = 2;
+      q.ranks = 4;
+      q.world_size = 4;
+      break;
+    case Shape::kTensorAndDataParallelNoMetadata:
+      q.tensor_parallel = 2;
+      q.ranks = 4;
+      q.world_size = 4;
+      q.nccl_metadata = false;
+      break;
+    case Shape::kP2pMissingPeer:
+      q.p2p = true;
+      q.world_size = 2;
+      q.first_rank = 1;
+      q.nccl_metadata = false;
+      break;
     case Shape::kIntelXpu:
       q.xpu = true;
       q.nccl_metadata = false;  // oneCCL kernels carry no collective args
@@ -500,6 +557,7 @@ struct GpuEvent {
   std::int64_t correlation;
   bool linked = true;  // written with a correlation some runtime call carries
   std::string args;
+  bool zero_correlation = false;  // written with correlation 0 (and so no flow)
 };
 
 // One rank's ground truth: a host thread that issues calls and FIFO streams with event waits.
@@ -630,59 +688,81 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
   auto kernel_us = [&](int r, int i) {
     return std::max<std::int64_t>(1, (35 + (i * 37 + r * 11) % 50) * work_pct / 100);
   };
-  std::int64_t sequence = 0;
   std::int64_t event_id = 1;
 
   // A collective on every rank: each member starts when its stream is ready; all end together
   // (last arrival + wire time), as NCCL kernels do; with absent peers the last one is later.
+  // `groups`: 0 the whole world, 1 tensor-parallel groups (blocks of q.tensor_parallel ranks),
+  // 2 data-parallel groups (every q.tensor_parallel-th rank); each group joins on its own.
+  std::map<int, std::int64_t> group_sequence;  // per process group name
   auto collective = [&](std::int64_t on_stream, const std::string& kernel_name,
-                        const char* collective_name, std::int64_t wire_us) {
+                        const char* collective_name, std::int64_t wire_us, bool in_graph = false,
+                        int groups = 0) {
+    const int tp = std::max(1, q.tensor_parallel);
+    const int group_count = groups == 0 ? 1 : groups == 1 ? q.ranks / tp : tp;
+    auto group_of = [&](std::size_t r) {
+      const int i = static_cast<int>(r);
+      return groups == 0 ? 0 : groups == 1 ? i / tp : i % tp;
+    };
+    // Process groups are named in creation order on every rank: world, TP groups, DP groups.
+    auto group_name = [&](int g) {
+      return groups == 0 ? 0 : groups == 1 ? 1 + g : 1 + q.ranks / tp + g;
+    };
+    const int group_size = groups == 0 ? q.world_size : groups == 1 ? tp : q.ranks / tp;
+    auto metadata = [&](int g) {
+      return fmt::format(
+          "\"Collective name\": \"{}\", \"In msg nelems\": 1048576, \"Out msg "
+          "nelems\": 1048576, \"Group size\": {}, \"dtype\": \"Float\", \"Process Group "
+          "Name\": \"{}\", \"Seq\": {}",
+          collective_name, group_size, group_name(g), group_sequence[group_name(g)]);
+    };
     std::vector<std::int64_t> ready(ranks.size());
     std::vector<std::pair<std::int64_t, std::int64_t>> launched(ranks.size());
     for (std::size_t r = 0; r < ranks.size(); ++r) {
       RankModel& m = ranks[r];
       const std::int64_t op_start = m.host_ns;
       m.host_ns += 2 * kUs;
-      std::string meta;
-      if (q.nccl_metadata) {
-        meta = fmt::format(
-            "\"Collective name\": \"{}\", \"In msg nelems\": 1048576, \"Out msg "
-            "nelems\": 1048576, \"Group size\": {}, \"dtype\": \"Float\", \"Process Group "
-            "Name\": \"0\", \"Seq\": {}",
-            collective_name, q.world_size, sequence);
-      }
-      launched[r] = m.call(launch, 6 * kUs);
-      m.host.push_back({"cpu_op", "record_param_comms", m.process, 1, op_start,
-                        m.host_ns - op_start, -1, -1, meta});
+      const std::string meta = q.nccl_metadata && !in_graph ? metadata(group_of(r)) : "";
+      // A captured collective is replayed by the graph: no c10d op runs on the host.
+      launched[r] = m.call(in_graph ? graph_launch : launch, 6 * kUs);
+      m.host.push_back({"cpu_op", in_graph ? "CUDAGraph::replay" : "record_param_comms", m.process,
+                        1, op_start, m.host_ns - op_start, -1, -1, meta});
       m.host_ns += kUs;
       ready[r] = std::max(launched[r].first + 3 * kUs, m.free(on_stream));
     }
-    std::int64_t join = *std::max_element(ready.begin(), ready.end());
-    if (q.world_size > q.ranks) join += 40 * kUs;  // peers outside the trace arrive later
-    const std::int64_t end = join + wire_us * kUs * work_pct / 100;
+    std::vector<std::int64_t> end(static_cast<std::size_t>(group_count), 0);
+    for (std::size_t r = 0; r < ranks.size(); ++r) {
+      auto& e = end[static_cast<std::size_t>(group_of(r))];
+      e = std::max(e, ready[r]);
+    }
+    for (std::int64_t& e : end) {
+      if (q.world_size > q.ranks) e += 40 * kUs;  // peers outside the trace arrive later
+      e += wire_us * kUs * work_pct / 100;
+    }
     for (std::size_t r = 0; r < ranks.size(); ++r) {
       RankModel& m = ranks[r];
-      std::string meta;
-      if (q.nccl_metadata) {
-        meta = fmt::format(
-            "\"Collective name\": \"{}\", \"In msg nelems\": 1048576, \"Out msg "
-            "nelems\": 1048576, \"Group size\": {}, \"dtype\": \"Float\", \"Process Group "
-            "Name\": \"0\", \"Seq\": {}",
-            collective_name, q.world_size, sequence);
-      }
+      std::string meta = q.nccl_metadata && !in_graph ? metadata(group_of(r)) : "";
       if (q.full_nccl) {
         meta += fmt::format(
             ", \"Process Group Description\": \"default_pg\", \"Process Group Ranks\": "
             "\"[0, 1]\", \"Rank\": {}, \"In split size\": \"[]\", \"Out split size\": \"[]\"",
             m.rank);
       }
-      m.gpu.push_back({"kernel", kernel_name, m.device, on_stream, ready[r], end - ready[r],
+      const std::int64_t group_end = end[static_cast<std::size_t>(group_of(r))];
+      m.gpu.push_back({"kernel", kernel_name, m.device, on_stream, ready[r], group_end - ready[r],
                        launched[r].second, true, meta});
-      m.stream_free[on_stream] = end;
+      m.stream_free[on_stream] = group_end;
     }
-    ++sequence;
+    for (int g = 0; g < group_count; ++g) ++group_sequence[group_name(g)];
   };
-  auto all_reduce = [&]() { collective(comm, nccl_kernel, "allreduce", 180); };
+  auto all_reduce = [&]() {
+    collective(comm, nccl_kernel, "allreduce", 180, q.nccl_in_graph, q.tensor_parallel > 1 ? 2 : 0);
+  };
+  const std::int64_t p2p_stream = 21;
+  const std::int64_t tp_comm = 15;
+  const std::string send_recv_kernel =
+      q.nccl_dev_kernels ? "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)"
+                         : "ncclKernel_SendRecv(ncclDevComm*, unsigned long, ncclWork*)";
   auto each = [&](auto&& f) {
     for (std::size_t r = 0; r < ranks.size(); ++r) f(static_cast<int>(r), ranks[r]);
   };
@@ -798,15 +878,37 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
         wait_event(m, compute, 100000 + event_id);
       });
     }
+    if (q.p2p) {  // the previous stage's activations arrive; the forward waits for them
+      collective(p2p_stream, send_recv_kernel, "recv", 30);
+      each([&](int, RankModel& m) {
+        record_event(m, p2p_stream, 200000 + event_id);
+        wait_event(m, compute, 200000 + event_id);
+      });
+    }
     each([&](int, RankModel& m) {
       copy(m, "gpu_memcpy", copy_2d, "Memcpy HtoD (Pageable -> Device)", compute, 25 * kUs, false,
            false);
-      for (int i = 0; i < 6; ++i) {
+    });
+    for (int i = 0; i < 6; ++i) {
+      each([&](int, RankModel& m) {
         op(m, "linear", i, compute,
            i == 3                        ? ext_launch
            : i == 2 && q.launch_variants ? std::string("cudaLaunchCooperativeKernel")
                                          : launch);
+      });
+      if (q.tensor_parallel > 1 && i % 3 == 2) {  // the row-parallel layer's all-reduce
+        each([&](int, RankModel& m) {
+          record_event(m, compute, 400000 + 10 * event_id + i);
+          wait_event(m, tp_comm, 400000 + 10 * event_id + i);
+        });
+        collective(tp_comm, nccl_kernel, "allreduce", 40, false, 1);
+        each([&](int, RankModel& m) {
+          record_event(m, tp_comm, 500000 + 10 * event_id + i);
+          wait_event(m, compute, 500000 + 10 * event_id + i);
+        });
       }
+    }
+    each([&](int, RankModel& m) {
       if (q.sync_memcpy) {  // a host-side metric read back synchronously mid-step
         copy(m, "gpu_memcpy", copy_sync, "Memcpy DtoH (Device -> Pageable)", compute, 9 * kUs,
              false, true);
@@ -830,6 +932,10 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
           m.enqueue(
               "kernel", fmt::format("graph_kernel_{}", k), on, start, (20 + 3 * k) * kUs, corr,
               q.full_nccl ? fmt::format("\"graph id\": 1, \"graph node id\": {}", 40 + k) : "");
+          if (q.graph_kernels_uncorrelated) {
+            m.gpu.back().linked = false;
+            m.gpu.back().zero_correlation = true;
+          }
         }
         // ... and joins: later work on the launching stream waits for the whole graph.
         if (q.graph_two_streams) m.stream_free[compute] = std::max(m.free(compute), m.free(side));
@@ -848,6 +954,13 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
              false);
       }
     });
+    if (q.p2p) {  // the input gradients go back to the previous stage after the backward
+      each([&](int, RankModel& m) {
+        record_event(m, compute, 300000 + event_id);
+        wait_event(m, p2p_stream, 300000 + event_id);
+      });
+      collective(p2p_stream, send_recv_kernel, "send", 30);
+    }
     all_reduce();
     each([&](int, RankModel& m) {
       if (q.contradicting_waits) {
@@ -1234,7 +1347,9 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
       for (const detail::GpuEvent& g : m.gpu) {
         if (q.cpu_activities_only) break;
         if (!in_window(g.start)) continue;  // cut: the profiler stopped before it ran
-        std::int64_t corr = g.linked ? g.correlation : g.correlation + 50'000'000;
+        std::int64_t corr = g.zero_correlation ? 0
+                            : g.linked         ? g.correlation
+                                               : g.correlation + 50'000'000;
         if (q.renumber_gpu_correlations) corr += 70'000'000;
         // XPU: SYCL queue ids (pointer-like) in tid and args.queue instead of a stream.
         const std::int64_t stream =
