@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <map>
 #include <string>
@@ -20,6 +21,48 @@ namespace {
 // "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, ...)" →
 // "ncclKernel_AllReduce_RING_LL_Sum_float"
 std::string_view kernel_base_name(std::string_view name) { return name.substr(0, name.find('(')); }
+
+// A point-to-point transfer (a send or a receive; pipeline stages, expert dispatch) has one other
+// rank as its peer, whichever its process group holds, so it is matched by time, not by order.
+// NCCL runs an all-to-all as grouped sends and receives (the SendRecv kernel), so a SendRecv
+// kernel whose op did not name it is either.
+enum class Exchange { kCollective, kTransfer, kEither };
+
+Exchange exchange_kind(const trace::CollectiveInfo* info, std::string_view kernel) {
+  if (info != nullptr && !info->name.empty()) {  // the op's name, else the kernel's
+    const std::string& n = info->name;
+    if (n == "send" || n == "recv" || n == "_send" || n == "_recv" || n == "isend" ||
+        n == "irecv" || n == "recvanysource")
+      return Exchange::kTransfer;
+    // Coalesced groups (batch_isend_irecv, `nccl:coalesced`) name no kind: on a SendRecv kernel
+    // they are transfers or an exchange like the kernel alone.
+    const bool coalesced = n == "coalesced" || n == "nccl:coalesced" || n == "batch_isend_irecv";
+    const bool send_recv_kernel =
+        kernel_base_name(kernel).find("SendRecv") != std::string_view::npos;
+    return n == "sendrecv" || (coalesced && send_recv_kernel) ? Exchange::kEither
+                                                              : Exchange::kCollective;
+  }
+  const std::string_view base = kernel_base_name(kernel);
+  if (base.find("SendRecv") != std::string_view::npos) return Exchange::kEither;
+  for (std::string_view prefix :
+       {"ncclKernel_Send", "ncclKernel_Recv", "ncclDevKernel_Send", "ncclDevKernel_Recv"}) {
+    if (base.rfind(prefix, 0) == 0) return Exchange::kTransfer;
+  }
+  return Exchange::kCollective;
+}
+
+bool is_point_to_point(const trace::CollectiveInfo* info, std::string_view kernel,
+                       bool either_is_transfer) {
+  const Exchange kind = exchange_kind(info, kernel);
+  return kind == Exchange::kTransfer || (kind == Exchange::kEither && either_is_transfer);
+}
+
+// Unnamed SendRecv kernels are transfers when the loaded ranks run different numbers of them
+// (pipeline stages: the first and last send one way only) and no op names a SendRecv kernel a
+// collective; the same number on every rank is an exchange among all of them (all-to-all), matched
+// by order as other collectives.
+bool unnamed_exchanges_are_transfers(const std::vector<const trace::RankTrace*>& traces,
+                                     const ExecutionGraph& graph);
 
 // Each NCCL stream's class on its rank: its rank among the rank's NCCL streams by number of
 // collectives (most first), ties by first use. Every communicator has its own stream, and ranks
@@ -98,6 +141,69 @@ ShiftScore score_shift(const ExecutionGraph& graph,
   return score;
 }
 
+// The best whole-sequence shift of `tasks` against `against`, and whether the plain order
+// (shift 0) fits as well as the best.
+struct ShiftChoice {
+  std::int64_t best = 0;
+  ShiftScore best_score;
+  bool plain_fits = false;
+};
+
+ShiftChoice choose_shift(const ExecutionGraph& graph,
+                         const std::unordered_map<std::int32_t, std::int32_t>& classes,
+                         const std::vector<std::int32_t>& tasks,
+                         const std::vector<std::int32_t>& against) {
+  constexpr std::int64_t kMaxShift = 64;
+  const std::int64_t n = static_cast<std::int64_t>(tasks.size());
+  const std::int64_t m = static_cast<std::int64_t>(against.size());
+  // Every whole-sequence shift with enough pairs; the best agree on kernel names and spread
+  // their end differences least. Periodic collectives fit several shifts equally well (a
+  // shift by one period looks like a clock offset of one period): the smallest offset wins,
+  // clocks of one job being far closer than a step.
+  const std::int64_t min_pairs = std::max<std::int64_t>(2, (std::min(n, m) + 1) / 2);
+  std::vector<std::pair<std::int64_t, ShiftScore>> candidates;
+  for (std::int64_t shift = -std::min(n - 1, kMaxShift); shift <= std::min(m - 1, kMaxShift);
+       ++shift) {
+    const ShiftScore s = score_shift(graph, classes, tasks, against, shift);
+    if (s.pairs >= min_pairs || shift == 0) candidates.emplace_back(shift, s);
+  }
+  double least_mismatch = 1.0, least_spread = 0.0;
+  bool first = true;
+  for (const auto& [shift, s] : candidates) {
+    if (s.pairs < min_pairs) continue;
+    if (first || s.mismatched < least_mismatch ||
+        (s.mismatched == least_mismatch && s.spread_ns < least_spread)) {
+      least_mismatch = s.mismatched;
+      least_spread = s.spread_ns;
+      first = false;
+    }
+  }
+  std::int64_t best = 0;
+  ShiftScore best_score = score_shift(graph, classes, tasks, against, 0);
+  double best_offset = -1.0;
+  for (const auto& [shift, s] : candidates) {
+    if (first || s.pairs < min_pairs || s.mismatched > least_mismatch ||
+        s.spread_ns > std::max(2.0 * least_spread, least_spread + 10'000.0))
+      continue;
+    std::vector<std::int64_t> d;
+    for (std::int64_t i = std::max<std::int64_t>(0, -shift); i < n && i + shift < m; ++i) {
+      d.push_back(graph.input_end_ns(tasks[static_cast<std::size_t>(i)]) -
+                  graph.input_end_ns(against[static_cast<std::size_t>(i + shift)]));
+    }
+    const double offset = std::abs(median_of(d));
+    if (best_offset < 0 || offset < best_offset ||
+        (offset == best_offset && std::abs(shift) < std::abs(best))) {
+      best = shift;
+      best_score = s;
+      best_offset = offset;
+    }
+  }
+  const ShiftScore plain = score_shift(graph, classes, tasks, against, 0);
+  const bool plain_fits = !first && plain.mismatched <= least_mismatch &&
+                          plain.spread_ns <= std::max(2.0 * least_spread, least_spread + 10'000.0);
+  return ShiftChoice{best, best_score, plain_fits};
+}
+
 // Collectives matched by their order on each rank (no Seq) misalign when a rank's trace lacks
 // some of them: the profiling window cut it at a different point, or the profiler lost a kernel.
 // Returns each rank's ordinals for one process group (position n → the ordinal it is matched
@@ -120,66 +226,6 @@ std::vector<std::vector<std::int64_t>> align_ordinals(
   for (std::int64_t j = 0; j < m; ++j)
     ref_ends.emplace_back(graph.input_end_ns(ref_tasks[static_cast<std::size_t>(j)]), j);
   std::sort(ref_ends.begin(), ref_ends.end());
-  constexpr std::int64_t kMaxShift = 64;
-  // The best whole-sequence shift of `tasks` against `against`, and whether the plain order
-  // (shift 0) fits as well as the best.
-  struct ShiftChoice {
-    std::int64_t best = 0;
-    ShiftScore best_score;
-    bool plain_fits = false;
-  };
-  auto choose_shift = [&](const std::vector<std::int32_t>& tasks,
-                          const std::vector<std::int32_t>& against) {
-    const std::int64_t n = static_cast<std::int64_t>(tasks.size());
-    const std::int64_t m = static_cast<std::int64_t>(against.size());
-    // Every whole-sequence shift with enough pairs; the best agree on kernel names and spread
-    // their end differences least. Periodic collectives fit several shifts equally well (a
-    // shift by one period looks like a clock offset of one period): the smallest offset wins,
-    // clocks of one job being far closer than a step.
-    const std::int64_t min_pairs = std::max<std::int64_t>(2, (std::min(n, m) + 1) / 2);
-    std::vector<std::pair<std::int64_t, ShiftScore>> candidates;
-    for (std::int64_t shift = -std::min(n - 1, kMaxShift); shift <= std::min(m - 1, kMaxShift);
-         ++shift) {
-      const ShiftScore s = score_shift(graph, classes, tasks, against, shift);
-      if (s.pairs >= min_pairs || shift == 0) candidates.emplace_back(shift, s);
-    }
-    double least_mismatch = 1.0, least_spread = 0.0;
-    bool first = true;
-    for (const auto& [shift, s] : candidates) {
-      if (s.pairs < min_pairs) continue;
-      if (first || s.mismatched < least_mismatch ||
-          (s.mismatched == least_mismatch && s.spread_ns < least_spread)) {
-        least_mismatch = s.mismatched;
-        least_spread = s.spread_ns;
-        first = false;
-      }
-    }
-    std::int64_t best = 0;
-    ShiftScore best_score = score_shift(graph, classes, tasks, against, 0);
-    double best_offset = -1.0;
-    for (const auto& [shift, s] : candidates) {
-      if (first || s.pairs < min_pairs || s.mismatched > least_mismatch ||
-          s.spread_ns > std::max(2.0 * least_spread, least_spread + 10'000.0))
-        continue;
-      std::vector<std::int64_t> d;
-      for (std::int64_t i = std::max<std::int64_t>(0, -shift); i < n && i + shift < m; ++i) {
-        d.push_back(graph.input_end_ns(tasks[static_cast<std::size_t>(i)]) -
-                    graph.input_end_ns(against[static_cast<std::size_t>(i + shift)]));
-      }
-      const double offset = std::abs(median_of(d));
-      if (best_offset < 0 || offset < best_offset ||
-          (offset == best_offset && std::abs(shift) < std::abs(best))) {
-        best = shift;
-        best_score = s;
-        best_offset = offset;
-      }
-    }
-    const ShiftScore plain = score_shift(graph, classes, tasks, against, 0);
-    const bool plain_fits =
-        !first && plain.mismatched <= least_mismatch &&
-        plain.spread_ns <= std::max(2.0 * least_spread, least_spread + 10'000.0);
-    return ShiftChoice{best, best_score, plain_fits};
-  };
   for (std::size_t r = 0; r < by_rank.size(); ++r) {
     const std::vector<std::int32_t>& tasks = by_rank[r];
     const std::int64_t n = static_cast<std::int64_t>(tasks.size());
@@ -187,7 +233,7 @@ std::vector<std::vector<std::int64_t>> align_ordinals(
     out.resize(tasks.size());
     for (std::int64_t i = 0; i < n; ++i) out[static_cast<std::size_t>(i)] = i;
     if (r == ref || n == 0) continue;
-    ShiftChoice choice = choose_shift(tasks, ref_tasks);
+    ShiftChoice choice = choose_shift(graph, classes, tasks, ref_tasks);
     // In a job of several communicators (no process-group metadata) a rank may share no group
     // with the reference: its plain order then pairs badly with the reference's but well with a
     // peer's. A complete trace keeps its plain order when it fits against any complete rank.
@@ -195,7 +241,7 @@ std::vector<std::vector<std::int64_t>> align_ordinals(
       if (choice.best == 0 || choice.plain_fits) break;
       if (q == r || q == ref || by_rank[q].size() != tasks.size()) continue;
       ++tried;
-      const ShiftChoice peer = choose_shift(tasks, by_rank[q]);
+      const ShiftChoice peer = choose_shift(graph, classes, tasks, by_rank[q]);
       if (peer.best == 0 || peer.plain_fits) choice = peer;
     }
     const std::int64_t best = choice.best;
@@ -284,6 +330,23 @@ void warn_disagreeing_offsets(ExecutionGraph& graph,
   }
 }
 
+// Moves each rank's measured times by −offsets[r] (lags and durations are relative and stay).
+void shift_rank_clocks(ExecutionGraph& graph, const std::vector<std::int64_t>& offsets,
+                       std::string_view warning) {
+  for (std::size_t r = 0; r < offsets.size(); ++r) {
+    if (offsets[r] == 0) continue;
+    const RankInfo& info = graph.ranks[r];
+    for (std::int32_t task = info.first_task; task < info.end_task; ++task)
+      graph.input_start_ns[static_cast<std::size_t>(task)] -= offsets[r];
+    add_warning(graph.warnings, warning,
+                fmt::format("rank {}: {:+.3f} ms", info.rank, -offsets[r] * 1e-6));
+  }
+  for (ParentSpan& span : graph.parents) {
+    const std::int32_t r = graph.rank_index_of(span.first_leaf);
+    span.input_start_ns -= offsets[static_cast<std::size_t>(r)];
+  }
+}
+
 // Ranks on different hosts record on clocks that differ by up to milliseconds, and a joined
 // collective ends on all ranks at one simulated instant: the replay would then carry the clock
 // offset into every rank's timeline as waiting. Members of one collective end within microseconds
@@ -337,18 +400,85 @@ void align_rank_clocks(ExecutionGraph& graph) {
   }
   if (!any) return;
   warn_disagreeing_offsets(graph, deltas, raw, offsets);
-  for (std::size_t r = 0; r < ranks; ++r) {
-    if (offsets[r] == 0) continue;
-    const RankInfo& info = graph.ranks[r];
-    for (std::int32_t task = info.first_task; task < info.end_task; ++task)
-      graph.input_start_ns[static_cast<std::size_t>(task)] -= offsets[r];
-    add_warning(graph.warnings, "rank clock aligned to its peers by collective ends",
-                fmt::format("rank {}: {:+.3f} ms", info.rank, -offsets[r] * 1e-6));
+  shift_rank_clocks(graph, offsets, "rank clock aligned to its peers by collective ends");
+}
+
+// Ranks that take part in no joined collective (a pipeline-only job) are aligned by their
+// point-to-point transfers: a send and its receive end together, so between two ranks the true
+// pairs all give one end difference (their clock offset) while other pairings scatter. The
+// offset of a rank pair is the end difference that most of their same-kernel transfer pairings
+// agree on within 5 µs (at least 3, and more than any other value does), from the first 512
+// transfers of each rank; ranks are then placed from the aligned ones (rank 0 when none is)
+// along such pairs. A rank moves when its offset exceeds 20 µs, as for collectives.
+void align_rank_clocks_by_transfers(ExecutionGraph& graph,
+                                    const std::vector<std::int32_t>& transfers) {
+  constexpr std::int64_t kAgreeNs = 5'000;
+  constexpr std::size_t kPerRank = 512;
+  const std::size_t ranks = graph.ranks.size();
+  if (ranks < 2 || transfers.empty()) return;
+  std::vector<bool> anchored(ranks, false);
+  for (const CollectiveGroup& group : graph.collectives) {
+    if (!group.joined) continue;
+    for (std::int32_t k = 0; k < group.member_count; ++k) {
+      anchored[static_cast<std::size_t>(graph.rank_index_of(
+          graph.collective_members[static_cast<std::size_t>(group.first_member + k)]))] = true;
+    }
   }
-  for (ParentSpan& span : graph.parents) {
-    const std::int32_t r = graph.rank_index_of(span.first_leaf);
-    span.input_start_ns -= offsets[static_cast<std::size_t>(r)];
+  if (std::all_of(anchored.begin(), anchored.end(), [](bool a) { return a; })) return;
+  std::vector<std::vector<std::int32_t>> of_rank(ranks);
+  for (std::int32_t t : transfers) {
+    auto& list = of_rank[static_cast<std::size_t>(graph.rank_index_of(t))];
+    if (list.size() < kPerRank) list.push_back(t);
   }
+  // offset[r][s]: end on r minus end on s for one transfer, when the pairings agree on it.
+  auto pair_offset = [&](std::size_t r, std::size_t s, std::int64_t* offset) {
+    std::vector<std::int64_t> d;
+    for (std::int32_t a : of_rank[r]) {
+      for (std::int32_t b : of_rank[s]) {
+        if (kernel_base_name(graph.task_name(a)) == kernel_base_name(graph.task_name(b)))
+          d.push_back(graph.input_end_ns(a) - graph.input_end_ns(b));
+      }
+    }
+    std::sort(d.begin(), d.end());
+    std::size_t best = 0, second = 0, best_at = 0;
+    for (std::size_t i = 0, j = 0; i < d.size(); ++i) {  // window [d_i, d_i + kAgreeNs]
+      while (j < d.size() && d[j] - d[i] <= kAgreeNs) ++j;
+      const std::size_t support = j - i;
+      if (support > best) {
+        if (best_at + best <= i || d[i] - d[best_at] > 2 * kAgreeNs)
+          second = std::max(second, best);
+        best = support;
+        best_at = i;
+      } else if (d[i] - d[best_at] > 2 * kAgreeNs) {
+        second = std::max(second, support);
+      }
+    }
+    if (best < 3 || best <= second) return false;
+    *offset = d[best_at + best / 2];
+    return true;
+  };
+  std::vector<std::int64_t> offsets(ranks, 0);
+  std::vector<bool> placed = anchored;
+  if (std::none_of(placed.begin(), placed.end(), [](bool a) { return a; })) placed[0] = true;
+  bool any = false;
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (std::size_t r = 0; r < ranks; ++r) {
+      if (placed[r] || of_rank[r].empty()) continue;
+      for (std::size_t s = 0; s < ranks; ++s) {
+        std::int64_t offset = 0;
+        if (!placed[s] || of_rank[s].empty() || !pair_offset(r, s, &offset)) continue;
+        // r's clock reads `offset` later than s's, and s is already moved by offsets[s].
+        offsets[r] = offset + offsets[s];
+        if (std::abs(offsets[r]) <= 20'000) offsets[r] = 0;
+        any = any || offsets[r] != 0;
+        placed[r] = true;
+        progress = true;
+        break;
+      }
+    }
+  }
+  if (any) shift_rank_clocks(graph, offsets, "rank clock aligned to its peers by transfer ends");
 }
 
 // The collective metadata of a task's event (nullptr when it has none).
@@ -360,10 +490,59 @@ const trace::CollectiveInfo* collective_info_of(const trace::RankTrace& trace,
              : nullptr;
 }
 
+bool unnamed_exchanges_are_transfers(const std::vector<const trace::RankTrace*>& traces,
+                                     const ExecutionGraph& graph) {
+  std::vector<std::int64_t> count(traces.size(), 0);
+  for (std::size_t r = 0; r < traces.size(); ++r) {
+    for (std::int32_t task = graph.ranks[r].first_task; task < graph.ranks[r].end_task; ++task) {
+      if (!graph.nccl[task]) continue;
+      const std::string_view name = graph.task_name(task);
+      const Exchange kind = exchange_kind(collective_info_of(*traces[r], graph, task), name);
+      if (kind == Exchange::kEither) ++count[r];
+      // A SendRecv kernel its op names a collective: this job runs all-to-alls on them.
+      if (kind == Exchange::kCollective &&
+          kernel_base_name(name).find("SendRecv") != std::string_view::npos)
+        return false;
+    }
+  }
+  return std::adjacent_find(count.begin(), count.end(), std::not_equal_to<>()) != count.end();
+}
+
+// Whether the sequence numbers of the transfers identify them: every (process group, Seq) key of
+// a transfer holds one send and one receive on two ranks (the emulator's keys, which name the
+// pair). ProcessGroupNCCL's own numbers counted each rank's operations, so there a key mixes
+// transfers of several pairs and they are paired by time instead.
+bool transfer_sequences_identify_pairs(const std::vector<const trace::RankTrace*>& traces,
+                                       const ExecutionGraph& graph, bool either_is_transfer) {
+  struct Key {
+    std::int32_t members = 0, sends = 0, first_rank = -1;
+    bool two_ranks = true;
+  };
+  std::map<std::pair<std::string, std::int64_t>, Key> keys;
+  for (std::size_t r = 0; r < traces.size(); ++r) {
+    for (std::int32_t task = graph.ranks[r].first_task; task < graph.ranks[r].end_task; ++task) {
+      if (!graph.nccl[task]) continue;
+      const trace::CollectiveInfo* info = collective_info_of(*traces[r], graph, task);
+      if (!is_point_to_point(info, graph.task_name(task), either_is_transfer)) continue;
+      if (info == nullptr || info->sequence < 0) return false;
+      Key& k = keys[{info->process_group, info->sequence}];
+      ++k.members;
+      if (info->name == "send" || info->name == "_send" || info->name == "isend") ++k.sends;
+      if (k.first_rank < 0) k.first_rank = static_cast<std::int32_t>(r);
+      k.two_ranks = k.two_ranks && (k.members == 1 || k.first_rank != static_cast<std::int32_t>(r));
+    }
+  }
+  for (const auto& [key, k] : keys) {
+    if (k.members > 2 || !k.two_ranks || k.sends > 1) return false;
+  }
+  return true;
+}
+
 // Ordinals of the collectives without a sequence number (task → ordinal), per process group and
 // aligned across ranks; warns where a rank's trace lacks some and they were matched by end time.
 std::unordered_map<std::int32_t, std::int64_t> aligned_ordinals_without_sequence(
-    const std::vector<const trace::RankTrace*>& traces, ExecutionGraph& graph) {
+    const std::vector<const trace::RankTrace*>& traces, ExecutionGraph& graph,
+    bool either_is_transfer) {
   std::map<std::string, std::vector<std::vector<std::int32_t>>> ordered;
   if (traces.size() > 1) {
     for (std::size_t r = 0; r < traces.size(); ++r) {
@@ -372,6 +551,7 @@ std::unordered_map<std::int32_t, std::int64_t> aligned_ordinals_without_sequence
         if (!graph.nccl[task]) continue;
         const trace::CollectiveInfo* info = collective_info_of(*traces[r], graph, task);
         if (info != nullptr && info->sequence >= 0) continue;
+        if (is_point_to_point(info, graph.task_name(task), either_is_transfer)) continue;
         auto& lists = ordered[info != nullptr ? info->process_group : std::string()];
         lists.resize(traces.size());
         lists[r].push_back(task);
@@ -400,12 +580,15 @@ std::unordered_map<std::int32_t, std::int64_t> aligned_ordinals_without_sequence
 struct KeyedCollectives {
   std::vector<std::vector<std::int32_t>> members;
   std::vector<const trace::CollectiveInfo*> infos;
-  std::vector<std::int32_t> expected;  // group size from metadata, else the world size
+  std::vector<std::int32_t> expected;   // group size from metadata, else the world size
+  std::vector<std::int32_t> transfers;  // point-to-point tasks, keyed by nothing
+  std::vector<const trace::CollectiveInfo*> transfer_infos;
 };
 
 KeyedCollectives group_by_key(const std::vector<const trace::RankTrace*>& traces,
                               ExecutionGraph& graph,
-                              const std::unordered_map<std::int32_t, std::int64_t>& aligned) {
+                              const std::unordered_map<std::int32_t, std::int64_t>& aligned,
+                              bool either_is_transfer, bool transfers_keyed) {
   KeyedCollectives out;
   std::unordered_map<std::string, std::int32_t> group_of_key;
   const std::int32_t loaded = static_cast<std::int32_t>(traces.size());
@@ -418,6 +601,12 @@ KeyedCollectives group_by_key(const std::vector<const trace::RankTrace*>& traces
       if (!graph.nccl[task]) continue;
       ++graph.stats.collectives;
       const trace::CollectiveInfo* info = collective_info_of(trace, graph, task);
+      if (is_point_to_point(info, graph.task_name(task), either_is_transfer) &&
+          !transfers_keyed) {  // paired by time (pair_transfers)
+        out.transfers.push_back(task);
+        out.transfer_infos.push_back(info);
+        continue;
+      }
       const std::string group = info != nullptr ? info->process_group : std::string();
       if (info != nullptr && info->sequence >= 0) {
         key = fmt::format("{}\x1fs{}", group, info->sequence);
@@ -534,6 +723,89 @@ std::int64_t split_communicators_by_end_time(const ExecutionGraph& graph, KeyedC
   return split;
 }
 
+// Point-to-point transfers pair up by time: a send and its receive end together (the kernels
+// finish when the data has moved), on two different ranks. Each transfer takes the transfer of
+// another rank with the same kernel whose end (clocks aligned by the collectives) is nearest,
+// within 20 µs, both choosing each other (closest pairs first); the rest are replayed measured.
+// Order and sequence numbers cannot pair them: a stage sends to the next and receives from the
+// previous in its own order, and ProcessGroupNCCL counted its P2P operations per rank. Returns
+// the groups: pairs, then singles.
+std::vector<std::vector<std::int32_t>> pair_transfers(const ExecutionGraph& graph,
+                                                      const std::vector<std::int32_t>& transfers) {
+  constexpr std::int64_t kToleranceNs = 20'000;
+  std::vector<std::int32_t> by_end = transfers;
+  std::sort(by_end.begin(), by_end.end(), [&](std::int32_t a, std::int32_t b) {
+    const std::int64_t ea = graph.input_end_ns(a), eb = graph.input_end_ns(b);
+    return ea != eb ? ea < eb : a < b;
+  });
+  struct Candidate {
+    std::int64_t distance;
+    std::size_t a, b;  // positions in by_end
+  };
+  std::vector<Candidate> candidates;
+  for (std::size_t i = 0; i < by_end.size(); ++i) {
+    const std::int64_t end = graph.input_end_ns(by_end[i]);
+    for (std::size_t j = i + 1; j < by_end.size(); ++j) {
+      const std::int64_t distance = graph.input_end_ns(by_end[j]) - end;
+      if (distance > kToleranceNs) break;
+      if (graph.rank_index_of(by_end[i]) == graph.rank_index_of(by_end[j])) continue;
+      if (kernel_base_name(graph.task_name(by_end[i])) !=
+          kernel_base_name(graph.task_name(by_end[j])))
+        continue;
+      candidates.push_back({distance, i, j});
+    }
+  }
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [](const Candidate& x, const Candidate& y) { return x.distance < y.distance; });
+  std::vector<bool> taken(by_end.size(), false);
+  std::vector<std::vector<std::int32_t>> groups;
+  // Without metadata an all-to-all (NCCL runs it as grouped sends and receives, the same
+  // SendRecv kernel) is not told from transfers by name: transfers ending together on every
+  // loaded rank, one each, are one exchange among all of them, not pairs.
+  const std::size_t ranks = graph.ranks.size();
+  if (ranks > 2) {
+    for (std::size_t i = 0; i < by_end.size();) {
+      std::size_t j = i + 1;  // a run of ends each within the tolerance of the previous
+      while (j < by_end.size() &&
+             graph.input_end_ns(by_end[j]) - graph.input_end_ns(by_end[j - 1]) <= kToleranceNs)
+        ++j;
+      std::vector<bool> seen(ranks, false);
+      bool one_each = j - i == ranks;
+      for (std::size_t k = i; k < j && one_each; ++k) {
+        const auto r = static_cast<std::size_t>(graph.rank_index_of(by_end[k]));
+        one_each = !seen[r] && kernel_base_name(graph.task_name(by_end[k])) ==
+                                   kernel_base_name(graph.task_name(by_end[i]));
+        seen[r] = true;
+      }
+      if (one_each) {
+        std::vector<std::int32_t> exchange(by_end.begin() + static_cast<std::ptrdiff_t>(i),
+                                           by_end.begin() + static_cast<std::ptrdiff_t>(j));
+        std::sort(exchange.begin(), exchange.end());
+        groups.push_back(std::move(exchange));
+        for (std::size_t k = i; k < j; ++k) taken[k] = true;
+      }
+      i = j;
+    }
+  }
+  for (const Candidate& c : candidates) {
+    if (taken[c.a] || taken[c.b]) continue;
+    taken[c.a] = taken[c.b] = true;
+    std::vector<std::int32_t> pair = {by_end[c.a], by_end[c.b]};
+    std::sort(pair.begin(), pair.end());
+    groups.push_back(std::move(pair));
+  }
+  std::sort(groups.begin(), groups.end());
+  for (std::int32_t task : transfers) {
+    const auto at =
+        std::lower_bound(by_end.begin(), by_end.end(), task, [&](std::int32_t a, std::int32_t b) {
+          const std::int64_t ea = graph.input_end_ns(a), eb = graph.input_end_ns(b);
+          return ea != eb ? ea < eb : a < b;
+        });
+    if (!taken[static_cast<std::size_t>(at - by_end.begin())]) groups.push_back({task});
+  }
+  return groups;
+}
+
 // A member recorded without a duration (0: a lost or clipped timestamp) that ends before the
 // last member started cannot have waited for it: it gives no ready time and no wire time to join
 // on, so the group is replayed with its measured durations. (A zero-length last arrival, a
@@ -607,8 +879,11 @@ void add_collective_group(ExecutionGraph& graph, std::size_t g,
 }  // namespace
 
 void match_collectives(const std::vector<const trace::RankTrace*>& traces, ExecutionGraph& graph) {
-  const auto aligned = aligned_ordinals_without_sequence(traces, graph);
-  KeyedCollectives keyed = group_by_key(traces, graph, aligned);
+  const bool either_is_transfer = unnamed_exchanges_are_transfers(traces, graph);
+  const auto aligned = aligned_ordinals_without_sequence(traces, graph, either_is_transfer);
+  const bool transfers_keyed = transfer_sequences_identify_pairs(traces, graph, either_is_transfer);
+  KeyedCollectives keyed =
+      group_by_key(traces, graph, aligned, either_is_transfer, transfers_keyed);
   if (const std::int64_t split = split_communicators_by_end_time(graph, keyed); split > 0) {
     add_warning(graph.warnings,
                 "collectives without process-group metadata split into communicators by end time",
@@ -618,6 +893,19 @@ void match_collectives(const std::vector<const trace::RankTrace*>& traces, Execu
   for (std::size_t g = 0; g < keyed.members.size(); ++g)
     add_collective_group(graph, g, keyed.members[g], keyed.infos[g], keyed.expected[g], loaded);
   align_rank_clocks(graph);
+  // Transfers pair on the aligned clocks; a transfer whose peer is not in the input stays alone
+  // (expected 2 of the loaded ranks: a single rank's transfers raise no warning).
+  if (!keyed.transfers.empty()) {
+    align_rank_clocks_by_transfers(graph, keyed.transfers);
+    std::unordered_map<std::int32_t, const trace::CollectiveInfo*> info_of;
+    for (std::size_t k = 0; k < keyed.transfers.size(); ++k)
+      info_of[keyed.transfers[k]] = keyed.transfer_infos[k];
+    for (const auto& members : pair_transfers(graph, keyed.transfers)) {
+      const std::int32_t expected = members.size() > 2 ? loaded : 2;
+      add_collective_group(graph, graph.collectives.size(), members, info_of[members.front()],
+                           expected, loaded);
+    }
+  }
 }
 
 }  // namespace powertrain::graph::detail

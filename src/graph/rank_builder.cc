@@ -530,6 +530,17 @@ std::vector<OrphanLaunch> RankBuilder::orphan_launches() const {
     }
   }
   std::sort(gpu_correlations.begin(), gpu_correlations.end());
+  // Per host thread, the spans of its collective ops (record_param_comms, nccl:*): a launch
+  // inside one enqueued the collective's kernel.
+  std::map<std::pair<std::int64_t, std::int64_t>,
+           std::vector<std::pair<std::int64_t, std::int64_t>>>
+      collective_spans;
+  for (std::int32_t pos = 0; pos < n_; ++pos) {
+    const TraceEvent& e = event(pos);
+    if (role_[pos] == Role::kHost && e.nccl && !is_call(e.kind))
+      collective_spans[{e.pid, e.tid}].emplace_back(e.start_ns, e.start_ns + e.duration_ns);
+  }
+  for (auto& [thread, spans] : collective_spans) std::sort(spans.begin(), spans.end());
   for (std::int32_t pos = 0; pos < n_; ++pos) {
     if (role_[pos] != Role::kHost || !is_call(event(pos).kind)) continue;
     const TraceEvent& e = event(pos);
@@ -544,6 +555,17 @@ std::vector<OrphanLaunch> RankBuilder::orphan_launches() const {
     }
     const std::int32_t leaf = leaf_task_of(pos);
     orphans.push_back({graph_.input_start_ns[leaf], leaf, e.pid, mask, invalid});
+    const auto spans = collective_spans.find({e.pid, e.tid});
+    if (spans != collective_spans.end()) {
+      // The last span starting at or before the call (c10d's spans do not nest in each other).
+      auto it =
+          std::upper_bound(spans->second.begin(), spans->second.end(), e.start_ns,
+                           [](std::int64_t t, const std::pair<std::int64_t, std::int64_t>& span) {
+                             return t < span.first;
+                           });
+      orphans.back().in_collective_op =
+          it != spans->second.begin() && std::prev(it)->second >= e.start_ns;
+    }
   }
   std::stable_sort(
       orphans.begin(), orphans.end(),
@@ -646,7 +668,11 @@ std::int32_t RankBuilder::fifo_orphan_for(const std::vector<std::int32_t>& strea
       std::upper_bound(first, orphans.end(), upper,
                        [](std::int64_t t, const OrphanLaunch& o) { return t < o.start_ns; });
   std::int32_t chosen = kNone;
-  int best_tier = 4;
+  int best_tier = 8;
+  // NCCL kernels are launched from inside the collective's op, other work from outside: a call
+  // of the other context is taken only when none of the right one fits (a compute kernel that
+  // starts before the collective's took the NCCL launch: pipeline transfers, issue 13).
+  const bool collective_task = graph_.nccl[task];
   int scanned = 0;
   // A graph launch enqueues many tasks: once used it still fits work that no unused call fits
   // (the latest such launch in the bounds: an earlier one is followed by its own successor).
@@ -661,7 +687,8 @@ std::int32_t RankBuilder::fifo_orphan_for(const std::vector<std::int32_t>& strea
     }
     if (it->start_ns == lower && (it->mask & kLaunchesGraph) == 0) continue;
     // INVALID records were mostly copies: a kernel takes one only when no launch fits.
-    const int tier = (it->invalid && need != kLaunchesCopy ? 2 : 0) +
+    const int tier = (it->in_collective_op != collective_task ? 4 : 0) +
+                     (it->invalid && need != kLaunchesCopy ? 2 : 0) +
                      (!have_process || it->pid == process ? 0 : 1);
     if (tier < best_tier) {
       best_tier = tier;

@@ -106,6 +106,7 @@ struct OrphanLaunch {
   std::uint8_t mask;
   bool invalid;  // Kineto's INVALID record: may have launched anything
   bool used = false;
+  bool in_collective_op = false;  // inside record_param_comms / nccl:* on its thread
 };
 
 /// Builds one rank: construct, build(), then check too_many().

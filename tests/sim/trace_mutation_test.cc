@@ -327,8 +327,12 @@ TEST_P(TraceMutations, EveryMutationReplaysFaithfullyOrSaysWhy) {
       if (!problem.empty()) {
         ++tally.failures;
         ++failures;
+        std::string names;  // a combination names its mutations
+        for (const auto* m : chain) names += (names.empty() ? "" : " + ") + std::string(m->name);
         const std::string what =
-            fmt::format("{} × {} (seed {}): {}", input.name, label, seed, problem);
+            chain.size() > 1
+                ? fmt::format("{} × {} [{}] (seed {}): {}", input.name, label, names, seed, problem)
+                : fmt::format("{} × {} (seed {}): {}", input.name, label, seed, problem);
         if (tally.first_failure.empty()) tally.first_failure = what;
         ADD_FAILURE() << what;
       }

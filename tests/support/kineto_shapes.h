@@ -70,6 +70,8 @@ enum class Shape {
   kP2pMissingPeer,            // pipeline stage: recv/send (ncclKernel_SendRecv), its peer absent
   kTensorAndDataParallel,     // 4 ranks, TP 2 x DP 2: two TP all-reduces per forward, DP groups
   kTensorAndDataParallelNoMetadata,  // the same without record_param_comms metadata
+  kPipelineFourStages,            // 4 ranks, GPipe over 4 stages, 2 microbatches: send/recv kernels
+  kPipelineFourStagesNoMetadata,  // the same without record_param_comms metadata
 };
 
 inline const char* shape_name(Shape s) {
@@ -174,13 +176,17 @@ inline const char* shape_name(Shape s) {
       return "tensor_and_data_parallel";
     case Shape::kTensorAndDataParallelNoMetadata:
       return "tensor_and_data_parallel_no_metadata";
+    case Shape::kPipelineFourStages:
+      return "pipeline_four_stages";
+    case Shape::kPipelineFourStagesNoMetadata:
+      return "pipeline_four_stages_no_metadata";
   }
   return "?";
 }
 
 inline std::vector<Shape> all_shapes() {
   std::vector<Shape> shapes;
-  for (int s = 0; s <= static_cast<int>(Shape::kTensorAndDataParallelNoMetadata); ++s) {
+  for (int s = 0; s <= static_cast<int>(Shape::kPipelineFourStagesNoMetadata); ++s) {
     shapes.push_back(static_cast<Shape>(s));
   }
   return shapes;
@@ -265,6 +271,10 @@ struct Quirks {
   // group after the 3rd and 6th forward op on its own NCCL stream; the gradient all-reduce runs
   // in the data-parallel groups.
   int tensor_parallel = 1;
+  // Pipeline parallelism over all ranks (rank = stage), GPipe: every microbatch's forward passes
+  // the stages (recv, forward, send), then every backward returns (recv, backward, send); each
+  // transfer is a send kernel and a recv kernel that end together on the two ranks.
+  int pipeline_microbatches = 0;
 };
 
 inline Quirks quirks_of(Shape s) {
@@ -486,6 +496,17 @@ inline Quirks quirks_of(Shape s) {
       q.world_size = 4;
       q.nccl_metadata = false;
       break;
+    case Shape::kPipelineFourStages:
+      q.pipeline_microbatches = 2;
+      q.ranks = 4;
+      q.world_size = 4;
+      break;
+    case Shape::kPipelineFourStagesNoMetadata:
+      q.pipeline_microbatches = 2;
+      q.ranks = 4;
+      q.world_size = 4;
+      q.nccl_metadata = false;
+      break;
     case Shape::kP2pMissingPeer:
       q.p2p = true;
       q.world_size = 2;
@@ -694,10 +715,15 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
   // (last arrival + wire time), as NCCL kernels do; with absent peers the last one is later.
   // `groups`: 0 the whole world, 1 tensor-parallel groups (blocks of q.tensor_parallel ranks),
   // 2 data-parallel groups (every q.tensor_parallel-th rank); each group joins on its own.
-  std::map<int, std::int64_t> group_sequence;  // per process group name
+  std::map<std::pair<int, std::size_t>, std::int64_t> group_sequence;  // (group name, rank)
   auto collective = [&](std::int64_t on_stream, const std::string& kernel_name,
                         const char* collective_name, std::int64_t wire_us, bool in_graph = false,
-                        int groups = 0) {
+                        int groups = 0, int sender = -1, int receiver = -1) {
+    // A point-to-point transfer: only the sender and the receiver take part (a group of two).
+    const bool p2p_pair = sender >= 0;
+    auto takes_part = [&](std::size_t r) {
+      return !p2p_pair || static_cast<int>(r) == sender || static_cast<int>(r) == receiver;
+    };
     const int tp = std::max(1, q.tensor_parallel);
     const int group_count = groups == 0 ? 1 : groups == 1 ? q.ranks / tp : tp;
     auto group_of = [&](std::size_t r) {
@@ -709,20 +735,26 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
       return groups == 0 ? 0 : groups == 1 ? 1 + g : 1 + q.ranks / tp + g;
     };
     const int group_size = groups == 0 ? q.world_size : groups == 1 ? tp : q.ranks / tp;
-    auto metadata = [&](int g) {
+    // A rank's sequence number counts the operations it took part in (P2P ones too, as
+    // ProcessGroupNCCL did before separate P2P counters).
+    auto metadata = [&](int g, std::size_t r) {
+      const char* name = !p2p_pair                       ? collective_name
+                         : static_cast<int>(r) == sender ? "send"
+                                                         : "recv";
       return fmt::format(
           "\"Collective name\": \"{}\", \"In msg nelems\": 1048576, \"Out msg "
           "nelems\": 1048576, \"Group size\": {}, \"dtype\": \"Float\", \"Process Group "
           "Name\": \"{}\", \"Seq\": {}",
-          collective_name, group_size, group_name(g), group_sequence[group_name(g)]);
+          name, group_size, group_name(g), group_sequence[{group_name(g), r}]);
     };
     std::vector<std::int64_t> ready(ranks.size());
     std::vector<std::pair<std::int64_t, std::int64_t>> launched(ranks.size());
     for (std::size_t r = 0; r < ranks.size(); ++r) {
+      if (!takes_part(r)) continue;
       RankModel& m = ranks[r];
       const std::int64_t op_start = m.host_ns;
       m.host_ns += 2 * kUs;
-      const std::string meta = q.nccl_metadata && !in_graph ? metadata(group_of(r)) : "";
+      const std::string meta = q.nccl_metadata && !in_graph ? metadata(group_of(r), r) : "";
       // A captured collective is replayed by the graph: no c10d op runs on the host.
       launched[r] = m.call(in_graph ? graph_launch : launch, 6 * kUs);
       m.host.push_back({"cpu_op", in_graph ? "CUDAGraph::replay" : "record_param_comms", m.process,
@@ -732,6 +764,7 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
     }
     std::vector<std::int64_t> end(static_cast<std::size_t>(group_count), 0);
     for (std::size_t r = 0; r < ranks.size(); ++r) {
+      if (!takes_part(r)) continue;
       auto& e = end[static_cast<std::size_t>(group_of(r))];
       e = std::max(e, ready[r]);
     }
@@ -740,8 +773,9 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
       e += wire_us * kUs * work_pct / 100;
     }
     for (std::size_t r = 0; r < ranks.size(); ++r) {
+      if (!takes_part(r)) continue;
       RankModel& m = ranks[r];
-      std::string meta = q.nccl_metadata && !in_graph ? metadata(group_of(r)) : "";
+      std::string meta = q.nccl_metadata && !in_graph ? metadata(group_of(r), r) : "";
       if (q.full_nccl) {
         meta += fmt::format(
             ", \"Process Group Description\": \"default_pg\", \"Process Group Ranks\": "
@@ -753,7 +787,9 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
                        launched[r].second, true, meta});
       m.stream_free[on_stream] = group_end;
     }
-    for (int g = 0; g < group_count; ++g) ++group_sequence[group_name(g)];
+    for (std::size_t r = 0; r < ranks.size(); ++r) {
+      if (takes_part(r)) ++group_sequence[{group_name(group_of(r)), r}];
+    }
   };
   auto all_reduce = [&]() {
     collective(comm, nccl_kernel, "allreduce", 180, q.nccl_in_graph, q.tensor_parallel > 1 ? 2 : 0);
@@ -868,6 +904,49 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
       // Room for the compiled region and the inner span between the step's start and its work.
       if (q.nested_step_spans) m.host_ns += 4 * kUs;
     });
+    if (q.pipeline_microbatches > 0) {
+      // GPipe over the ranks as stages: forwards pass down, backwards come back up.
+      const int stages = q.ranks;
+      auto on_stage = [&](int stage, auto&& f) { f(ranks[static_cast<std::size_t>(stage)]); };
+      auto transfer = [&](int from, int to, std::int64_t tag) {
+        // The compute stream's output is ready for the send; the receiver's compute waits.
+        on_stage(from, [&](RankModel& m) {
+          record_event(m, compute, tag);
+          wait_event(m, p2p_stream, tag);
+        });
+        collective(p2p_stream, send_recv_kernel, "send", 25, false, 0, from, to);
+        on_stage(to, [&](RankModel& m) {
+          record_event(m, p2p_stream, tag + 1);
+          wait_event(m, compute, tag + 1);
+        });
+      };
+      for (int mb = 0; mb < q.pipeline_microbatches; ++mb) {
+        for (int stage = 0; stage < stages; ++stage) {
+          on_stage(stage, [&](RankModel& m) {
+            for (int i = 0; i < 3; ++i) op(m, "linear", i + mb, compute, launch);
+          });
+          if (stage + 1 < stages)
+            transfer(stage, stage + 1, 600000 + 1000 * event_id + 10 * mb + 2 * stage);
+        }
+      }
+      for (int mb = 0; mb < q.pipeline_microbatches; ++mb) {
+        for (int stage = stages - 1; stage >= 0; --stage) {
+          on_stage(stage, [&](RankModel& m) {
+            for (int i = 0; i < 3; ++i) op(m, "linear_backward", i + mb, compute, launch);
+          });
+          if (stage > 0) transfer(stage, stage - 1, 700000 + 1000 * event_id + 10 * mb + 2 * stage);
+        }
+      }
+      each([&](int, RankModel& m) {
+        for (int i = 0; i < 3; ++i) op(m, "adam_step", i, compute, launch);
+        copy(m, "gpu_memcpy", copy_2d, "Memcpy DtoH (Device -> Pageable)", compute, 6 * kUs, false,
+             true);  // loss.item()
+        m.host_ns += 20 * kUs;
+        m.steps.back().second = m.host_ns;
+      });
+      event_id += 3;
+      continue;
+    }
     if (q.fsdp_two_nccl_streams) {
       // FSDP unshards the parameters first: an all-gather on its own NCCL stream, the compute
       // stream waits for it.
