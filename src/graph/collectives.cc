@@ -407,9 +407,10 @@ void align_rank_clocks(ExecutionGraph& graph) {
 // point-to-point transfers: a send and its receive end together, so between two ranks the true
 // pairs all give one end difference (their clock offset) while other pairings scatter. The
 // offset of a rank pair is the end difference that most of their same-kernel transfer pairings
-// agree on within 5 µs (at least 3, and more than any other value does), from the first 512
-// transfers of each rank; ranks are then placed from the aligned ones (rank 0 when none is)
-// along such pairs. A rank moves when its offset exceeds 20 µs, as for collectives.
+// agree on within 5 µs (at least 3 and a quarter of the smaller rank's transfers, and more than
+// any other value), from the first 512 transfers of each rank; ranks are then placed from the
+// aligned ones (rank 0 when none is), each from the placed rank that agrees most. A rank moves when
+// its offset exceeds 20 µs, as for collectives.
 void align_rank_clocks_by_transfers(ExecutionGraph& graph,
                                     const std::vector<std::int32_t>& transfers) {
   constexpr std::int64_t kAgreeNs = 5'000;
@@ -430,8 +431,10 @@ void align_rank_clocks_by_transfers(ExecutionGraph& graph,
     auto& list = of_rank[static_cast<std::size_t>(graph.rank_index_of(t))];
     if (list.size() < kPerRank) list.push_back(t);
   }
-  // offset[r][s]: end on r minus end on s for one transfer, when the pairings agree on it.
-  auto pair_offset = [&](std::size_t r, std::size_t s, std::int64_t* offset) {
+  // End on r minus end on s for one transfer, and how many pairings agree on it (0: none does
+  // clearly: fewer than 3, or than a quarter of the smaller rank's transfers, or no more than
+  // another value; ranks that exchange nothing only agree by the schedule's repetition).
+  auto pair_offset = [&](std::size_t r, std::size_t s, std::int64_t* offset) -> std::size_t {
     std::vector<std::int64_t> d;
     for (std::int32_t a : of_rank[r]) {
       for (std::int32_t b : of_rank[s]) {
@@ -445,17 +448,18 @@ void align_rank_clocks_by_transfers(ExecutionGraph& graph,
       while (j < d.size() && d[j] - d[i] <= kAgreeNs) ++j;
       const std::size_t support = j - i;
       if (support > best) {
-        if (best_at + best <= i || d[i] - d[best_at] > 2 * kAgreeNs)
-          second = std::max(second, best);
+        if (best > 0 && d[i] - d[best_at] > 2 * kAgreeNs) second = std::max(second, best);
         best = support;
         best_at = i;
       } else if (d[i] - d[best_at] > 2 * kAgreeNs) {
         second = std::max(second, support);
       }
     }
-    if (best < 3 || best <= second) return false;
+    const std::size_t needed =
+        std::max<std::size_t>(3, std::min(of_rank[r].size(), of_rank[s].size()) / 4);
+    if (best < needed || best <= second) return 0;
     *offset = d[best_at + best / 2];
-    return true;
+    return best;
   };
   std::vector<std::int64_t> offsets(ranks, 0);
   std::vector<bool> placed = anchored;
@@ -465,17 +469,24 @@ void align_rank_clocks_by_transfers(ExecutionGraph& graph,
     progress = false;
     for (std::size_t r = 0; r < ranks; ++r) {
       if (placed[r] || of_rank[r].empty()) continue;
+      // From the placed rank whose transfers agree most on an offset (its likely peer).
+      std::size_t best_support = 0;
+      std::int64_t best_offset = 0;
       for (std::size_t s = 0; s < ranks; ++s) {
         std::int64_t offset = 0;
-        if (!placed[s] || of_rank[s].empty() || !pair_offset(r, s, &offset)) continue;
-        // r's clock reads `offset` later than s's, and s is already moved by offsets[s].
-        offsets[r] = offset + offsets[s];
-        if (std::abs(offsets[r]) <= 20'000) offsets[r] = 0;
-        any = any || offsets[r] != 0;
-        placed[r] = true;
-        progress = true;
-        break;
+        if (!placed[s] || of_rank[s].empty()) continue;
+        const std::size_t support = pair_offset(r, s, &offset);
+        if (support > best_support) {
+          best_support = support;
+          // r's clock reads `offset` later than s's, and s is already moved by offsets[s].
+          best_offset = offset + offsets[s];
+        }
       }
+      if (best_support == 0) continue;
+      offsets[r] = std::abs(best_offset) <= 20'000 ? 0 : best_offset;
+      any = any || offsets[r] != 0;
+      placed[r] = true;
+      progress = true;
     }
   }
   if (any) shift_rank_clocks(graph, offsets, "rank clock aligned to its peers by transfer ends");
@@ -776,6 +787,23 @@ std::vector<std::vector<std::int32_t>> pair_transfers(const ExecutionGraph& grap
         one_each = !seen[r] && kernel_base_name(graph.task_name(by_end[k])) ==
                                    kernel_base_name(graph.task_name(by_end[i]));
         seen[r] = true;
+      }
+      // Pairs that happen to end close together split at their largest gap into halves each
+      // far tighter than it; an exchange's members end together, with no such split.
+      if (one_each) {
+        std::size_t split = i + 1;
+        for (std::size_t k = i + 1; k < j; ++k) {
+          if (graph.input_end_ns(by_end[k]) - graph.input_end_ns(by_end[k - 1]) >
+              graph.input_end_ns(by_end[split]) - graph.input_end_ns(by_end[split - 1]))
+            split = k;
+        }
+        const std::int64_t gap =
+            graph.input_end_ns(by_end[split]) - graph.input_end_ns(by_end[split - 1]);
+        const std::int64_t low =
+            graph.input_end_ns(by_end[split - 1]) - graph.input_end_ns(by_end[i]);
+        const std::int64_t high =
+            graph.input_end_ns(by_end[j - 1]) - graph.input_end_ns(by_end[split]);
+        if (split - i >= 2 && j - split >= 2 && 4 * std::max(low, high) < gap) one_each = false;
       }
       if (one_each) {
         std::vector<std::int32_t> exchange(by_end.begin() + static_cast<std::ptrdiff_t>(i),

@@ -72,6 +72,7 @@ enum class Shape {
   kTensorAndDataParallelNoMetadata,  // the same without record_param_comms metadata
   kPipelineFourStages,            // 4 ranks, GPipe over 4 stages, 2 microbatches: send/recv kernels
   kPipelineFourStagesNoMetadata,  // the same without record_param_comms metadata
+  kPipelineOneFOneB,  // Megatron 1F1B, 4 stages x 4 microbatches, batched send/recv kernels
 };
 
 inline const char* shape_name(Shape s) {
@@ -180,13 +181,15 @@ inline const char* shape_name(Shape s) {
       return "pipeline_four_stages";
     case Shape::kPipelineFourStagesNoMetadata:
       return "pipeline_four_stages_no_metadata";
+    case Shape::kPipelineOneFOneB:
+      return "pipeline_1f1b";
   }
   return "?";
 }
 
 inline std::vector<Shape> all_shapes() {
   std::vector<Shape> shapes;
-  for (int s = 0; s <= static_cast<int>(Shape::kPipelineFourStagesNoMetadata); ++s) {
+  for (int s = 0; s <= static_cast<int>(Shape::kPipelineOneFOneB); ++s) {
     shapes.push_back(static_cast<Shape>(s));
   }
   return shapes;
@@ -275,6 +278,10 @@ struct Quirks {
   // the stages (recv, forward, send), then every backward returns (recv, backward, send); each
   // transfer is a send kernel and a recv kernel that end together on the two ranks.
   int pipeline_microbatches = 0;
+  // Megatron's 1F1B order instead of GPipe: warm-up forwards, then one forward and one backward
+  // in turn, then the remaining backwards; a forward's send and the next backward's receive
+  // (and the other way round) batched into one SendRecv kernel with the same peer.
+  bool one_f_one_b = false;
 };
 
 inline Quirks quirks_of(Shape s) {
@@ -503,6 +510,13 @@ inline Quirks quirks_of(Shape s) {
       break;
     case Shape::kPipelineFourStagesNoMetadata:
       q.pipeline_microbatches = 2;
+      q.ranks = 4;
+      q.world_size = 4;
+      q.nccl_metadata = false;
+      break;
+    case Shape::kPipelineOneFOneB:
+      q.pipeline_microbatches = 4;
+      q.one_f_one_b = true;
       q.ranks = 4;
       q.world_size = 4;
       q.nccl_metadata = false;
@@ -920,7 +934,97 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
           wait_event(m, compute, tag + 1);
         });
       };
-      for (int mb = 0; mb < q.pipeline_microbatches; ++mb) {
+      if (q.one_f_one_b) {
+        // Each stage's program; a transfer names its peer and the transfers it carries (ids:
+        // forward activation of microbatch i from stage s, backward gradient of i to stage s).
+        struct PipeOp {
+          char kind;  // 'F', 'B' or 'T'
+          int mb = 0, peer = -1;
+          std::vector<int> ids{};
+        };
+        const int m_count = q.pipeline_microbatches;
+        auto fa = [](int s_from, int i) { return 1000 * s_from + i; };
+        auto bg = [](int s_to, int i) { return 100000 + 1000 * s_to + i; };
+        std::vector<std::vector<PipeOp>> program(static_cast<std::size_t>(stages));
+        for (int st = 0; st < stages; ++st) {
+          auto& prog = program[static_cast<std::size_t>(st)];
+          const bool first = st == 0, last = st == stages - 1;
+          const int warmup = std::min(stages - st - 1, m_count);
+          const int steady = m_count - warmup;
+          for (int i = 0; i < warmup; ++i) {
+            if (!first) prog.push_back({'T', i, st - 1, {fa(st - 1, i)}});
+            prog.push_back({'F', i});
+            if (!last) prog.push_back({'T', i, st + 1, {fa(st, i)}});
+          }
+          if (steady > 0 && !first) prog.push_back({'T', warmup, st - 1, {fa(st - 1, warmup)}});
+          for (int i = 0; i < steady; ++i) {
+            const int f = warmup + i;
+            prog.push_back({'F', f});
+            if (!last) prog.push_back({'T', f, st + 1, {fa(st, f), bg(st, i)}});
+            prog.push_back({'B', i});
+            if (!first) {
+              if (i + 1 < steady) {
+                prog.push_back({'T', i, st - 1, {bg(st - 1, i), fa(st - 1, f + 1)}});
+              } else {
+                prog.push_back({'T', i, st - 1, {bg(st - 1, i)}});
+              }
+            }
+          }
+          for (int i = steady; i < m_count; ++i) {
+            if (!last) prog.push_back({'T', i, st + 1, {bg(st, i)}});
+            prog.push_back({'B', i});
+            if (!first) prog.push_back({'T', i, st - 1, {bg(st - 1, i)}});
+          }
+          for (auto& o : prog) std::sort(o.ids.begin(), o.ids.end());
+        }
+        // Run the programs: local work as soon as a stage reaches it, a transfer once both
+        // stages have reached it (each is one kernel per stage that ends when both arrived).
+        std::vector<std::size_t> pc(static_cast<std::size_t>(stages), 0);
+        std::int64_t transfers_run = 0;
+        for (bool progress = true; progress;) {
+          progress = false;
+          for (int st = 0; st < stages; ++st) {
+            auto& at = pc[static_cast<std::size_t>(st)];
+            const auto& prog = program[static_cast<std::size_t>(st)];
+            if (at >= prog.size()) continue;
+            const PipeOp& o = prog[at];
+            if (o.kind != 'T') {
+              on_stage(st, [&](RankModel& m) {
+                for (int i = 0; i < 3; ++i)
+                  op(m, o.kind == 'F' ? "linear" : "linear_backward", i + o.mb, compute, launch);
+              });
+              ++at;
+              progress = true;
+              continue;
+            }
+            auto& peer_at = pc[static_cast<std::size_t>(o.peer)];
+            const auto& peer_prog = program[static_cast<std::size_t>(o.peer)];
+            if (peer_at >= peer_prog.size()) continue;
+            const PipeOp& p = peer_prog[peer_at];
+            if (p.kind != 'T' || p.peer != st || p.ids != o.ids) continue;
+            // Megatron waits on every request of a batch: both stages' compute streams wait for
+            // the kernel, and both kernels wait for the work before them.
+            const std::int64_t tag = 5'000'000 + 4 * (transfers_run++);
+            for (int side : {st, o.peer}) {
+              on_stage(side, [&](RankModel& m) {
+                record_event(m, compute, tag + (side == st ? 0 : 1));
+                wait_event(m, p2p_stream, tag + (side == st ? 0 : 1));
+              });
+            }
+            collective(p2p_stream, send_recv_kernel, "send", 25, false, 0, st, o.peer);
+            for (int side : {st, o.peer}) {
+              on_stage(side, [&](RankModel& m) {
+                record_event(m, p2p_stream, tag + (side == st ? 2 : 3));
+                wait_event(m, compute, tag + (side == st ? 2 : 3));
+              });
+            }
+            ++at;
+            ++peer_at;
+            progress = true;
+          }
+        }
+      }
+      for (int mb = 0; mb < q.pipeline_microbatches && !q.one_f_one_b; ++mb) {
         for (int stage = 0; stage < stages; ++stage) {
           on_stage(stage, [&](RankModel& m) {
             for (int i = 0; i < 3; ++i) op(m, "linear", i + mb, compute, launch);
@@ -929,7 +1033,7 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
             transfer(stage, stage + 1, 600000 + 1000 * event_id + 10 * mb + 2 * stage);
         }
       }
-      for (int mb = 0; mb < q.pipeline_microbatches; ++mb) {
+      for (int mb = 0; mb < q.pipeline_microbatches && !q.one_f_one_b; ++mb) {
         for (int stage = stages - 1; stage >= 0; --stage) {
           on_stage(stage, [&](RankModel& m) {
             for (int i = 0; i < 3; ++i) op(m, "linear_backward", i + mb, compute, launch);
