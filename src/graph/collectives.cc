@@ -10,6 +10,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -408,13 +409,13 @@ void align_rank_clocks(ExecutionGraph& graph) {
 // pairs all give one end difference (their clock offset) while other pairings scatter. The
 // offset of a rank pair is the end difference that most of their same-kernel transfer pairings
 // agree on within 5 µs (at least 3 and a quarter of the smaller rank's transfers, and more than
-// any other value), from the first 512 transfers of each rank; ranks are then placed from the
+// any other value), from the first 128 transfers of each rank; ranks are then placed from the
 // aligned ones (rank 0 when none is), each from the placed rank that agrees most. A rank moves when
 // its offset exceeds 20 µs, as for collectives.
 void align_rank_clocks_by_transfers(ExecutionGraph& graph,
                                     const std::vector<std::int32_t>& transfers) {
   constexpr std::int64_t kAgreeNs = 5'000;
-  constexpr std::size_t kPerRank = 512;
+  constexpr std::size_t kPerRank = 128;  // bounds the work: ranks² × 128² pairings at most
   const std::size_t ranks = graph.ranks.size();
   if (ranks < 2 || transfers.empty()) return;
   std::vector<bool> anchored(ranks, false);
@@ -462,6 +463,9 @@ void align_rank_clocks_by_transfers(ExecutionGraph& graph,
     return best;
   };
   std::vector<std::int64_t> offsets(ranks, 0);
+  std::vector<std::optional<std::pair<std::size_t, std::int64_t>>> agreement(ranks * ranks);
+  constexpr std::size_t kWorkBudget = 100'000'000;
+  std::size_t work = 0;
   std::vector<bool> placed = anchored;
   if (std::none_of(placed.begin(), placed.end(), [](bool a) { return a; })) placed[0] = true;
   bool any = false;
@@ -475,7 +479,19 @@ void align_rank_clocks_by_transfers(ExecutionGraph& graph,
       for (std::size_t s = 0; s < ranks; ++s) {
         std::int64_t offset = 0;
         if (!placed[s] || of_rank[s].empty()) continue;
-        const std::size_t support = pair_offset(r, s, &offset);
+        // Each pair once (the placement sweeps revisit unplaced ranks).
+        auto& memo = agreement[r * ranks + s];
+        if (!memo.has_value()) {
+          // A budget of pairings for the whole trace set (hundreds of pipeline-only ranks):
+          // past it ranks stay on their clocks rather than the build taking minutes.
+          std::int64_t found = 0;
+          const std::size_t cost = of_rank[r].size() * of_rank[s].size();
+          const std::size_t n = work + cost <= kWorkBudget ? pair_offset(r, s, &found) : 0;
+          work += cost;
+          memo = std::make_pair(n, found);
+        }
+        const std::size_t support = memo->first;
+        offset = memo->second;
         if (support > best_support) {
           best_support = support;
           // r's clock reads `offset` later than s's, and s is already moved by offsets[s].
