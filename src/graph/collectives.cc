@@ -70,8 +70,10 @@ bool unnamed_exchanges_are_transfers(const std::vector<const trace::RankTrace*>&
 // running one program use their communicators alike, so a class names the same communicator
 // kind (tensor-parallel, data-parallel, ...) on every rank, even where the profiling window
 // opened at a different point. Keyed by processor (stream) index.
-std::unordered_map<std::int32_t, std::int32_t> nccl_stream_classes(const ExecutionGraph& graph) {
-  std::unordered_map<std::int32_t, std::int32_t> classes;
+using StreamClasses = std::unordered_map<std::int32_t, std::int32_t>;  // stream → class
+
+StreamClasses nccl_stream_classes(const ExecutionGraph& graph) {
+  StreamClasses classes;
   for (const RankInfo& rank : graph.ranks) {
     std::vector<std::array<std::int32_t, 3>> streams;  // (−count, first use, processor)
     std::unordered_map<std::int32_t, std::size_t> index;
@@ -88,15 +90,19 @@ std::unordered_map<std::int32_t, std::int32_t> nccl_stream_classes(const Executi
   return classes;
 }
 
+// The class of the stream task `task` runs on (−1: not an NCCL stream).
+std::int32_t stream_class(const ExecutionGraph& graph, const StreamClasses& classes,
+                          std::int32_t task) {
+  const auto it = classes.find(graph.processor[task]);
+  return it == classes.end() ? -1 : it->second;
+}
+
 // Whether two collective kernels can be members of one collective: the same kernel on streams of
 // the same class.
-bool same_collective_kind(const ExecutionGraph& graph,
-                          const std::unordered_map<std::int32_t, std::int32_t>& classes,
-                          std::int32_t a, std::int32_t b) {
-  if (kernel_base_name(graph.task_name(a)) != kernel_base_name(graph.task_name(b))) return false;
-  const auto ca = classes.find(graph.processor[a]);
-  const auto cb = classes.find(graph.processor[b]);
-  return (ca == classes.end() ? -1 : ca->second) == (cb == classes.end() ? -1 : cb->second);
+bool same_collective_kind(const ExecutionGraph& graph, const StreamClasses& classes, std::int32_t a,
+                          std::int32_t b) {
+  return kernel_base_name(graph.task_name(a)) == kernel_base_name(graph.task_name(b)) &&
+         stream_class(graph, classes, a) == stream_class(graph, classes, b);
 }
 
 double median_of(std::vector<std::int64_t>& v) {
@@ -115,8 +121,7 @@ struct ShiftScore {
   std::int64_t pairs = 0;
 };
 
-ShiftScore score_shift(const ExecutionGraph& graph,
-                       const std::unordered_map<std::int32_t, std::int32_t>& classes,
+ShiftScore score_shift(const ExecutionGraph& graph, const StreamClasses& classes,
                        const std::vector<std::int32_t>& tasks, const std::vector<std::int32_t>& ref,
                        std::int64_t shift) {
   ShiftScore score;
@@ -150,8 +155,7 @@ struct ShiftChoice {
   bool plain_fits = false;
 };
 
-ShiftChoice choose_shift(const ExecutionGraph& graph,
-                         const std::unordered_map<std::int32_t, std::int32_t>& classes,
+ShiftChoice choose_shift(const ExecutionGraph& graph, const StreamClasses& classes,
                          const std::vector<std::int32_t>& tasks,
                          const std::vector<std::int32_t>& against) {
   constexpr std::int64_t kMaxShift = 64;
@@ -214,7 +218,7 @@ ShiftChoice choose_shift(const ExecutionGraph& graph,
 // whose end (offset removed) is nearest with the same kernel, within max(4 × spread, 50 µs), each
 // at most once; the rest get ordinals no other rank has (replayed measured).
 std::vector<std::vector<std::int64_t>> align_ordinals(
-    const ExecutionGraph& graph, const std::unordered_map<std::int32_t, std::int32_t>& classes,
+    const ExecutionGraph& graph, const StreamClasses& classes,
     const std::vector<std::vector<std::int32_t>>& by_rank, std::vector<bool>* realigned) {
   std::vector<std::vector<std::int64_t>> ordinals(by_rank.size());
   realigned->assign(by_rank.size(), false);
@@ -569,7 +573,7 @@ bool transfer_sequences_identify_pairs(const std::vector<const trace::RankTrace*
 // aligned across ranks; warns where a rank's trace lacks some and they were matched by end time.
 std::unordered_map<std::int32_t, std::int64_t> aligned_ordinals_without_sequence(
     const std::vector<const trace::RankTrace*>& traces, ExecutionGraph& graph,
-    bool either_is_transfer) {
+    const StreamClasses& classes, bool either_is_transfer) {
   std::map<std::string, std::vector<std::vector<std::int32_t>>> ordered;
   if (traces.size() > 1) {
     for (std::size_t r = 0; r < traces.size(); ++r) {
@@ -586,7 +590,6 @@ std::unordered_map<std::int32_t, std::int64_t> aligned_ordinals_without_sequence
     }
   }
   std::unordered_map<std::int32_t, std::int64_t> aligned;
-  const auto classes = nccl_stream_classes(graph);
   for (const auto& [group, lists] : ordered) {
     std::vector<bool> realigned;
     const auto ordinals = align_ordinals(graph, classes, lists, &realigned);
@@ -670,20 +673,21 @@ KeyedCollectives group_by_key(const std::vector<const trace::RankTrace*>& traces
 // it is); ranks of different groups end apart by amounts that vary from key to key. A class whose
 // ranks fall into cliques of at least two by that test (end difference steady within 10 µs, every
 // other pair's spread above 20 µs) has each key split into those groups. Returns the keys split.
-std::int64_t split_communicators_by_end_time(const ExecutionGraph& graph, KeyedCollectives& keyed) {
+std::int64_t split_communicators_by_end_time(const ExecutionGraph& graph,
+                                             const StreamClasses& classes,
+                                             KeyedCollectives& keyed) {
   constexpr std::int64_t kSteadyNs = 10'000, kVaryingNs = 20'000;
   const std::size_t ranks = graph.ranks.size();
   if (ranks < 4) return 0;
-  auto class_of_processor = nccl_stream_classes(graph);
   std::map<std::int32_t, std::vector<std::size_t>> keys_of_class;  // class → keys (full ones)
   for (std::size_t g = 0; g < keyed.members.size(); ++g) {
     const trace::CollectiveInfo* info = keyed.infos[g];
     const auto& members = keyed.members[g];
     if ((info != nullptr && info->group_size > 0) || members.size() != ranks) continue;
-    const std::int32_t cls = class_of_processor[graph.processor[members.front()]];
+    const std::int32_t cls = stream_class(graph, classes, members.front());
     bool same_class = true;
     for (std::int32_t t : members)
-      same_class = same_class && class_of_processor[graph.processor[t]] == cls;
+      same_class = same_class && stream_class(graph, classes, t) == cls;
     if (same_class) keys_of_class[cls].push_back(g);
   }
   std::int64_t split = 0;
@@ -839,14 +843,12 @@ std::vector<std::vector<std::int32_t>> pair_transfers(const ExecutionGraph& grap
     groups.push_back(std::move(pair));
   }
   std::sort(groups.begin(), groups.end());
-  for (std::int32_t task : transfers) {
-    const auto at =
-        std::lower_bound(by_end.begin(), by_end.end(), task, [&](std::int32_t a, std::int32_t b) {
-          const std::int64_t ea = graph.input_end_ns(a), eb = graph.input_end_ns(b);
-          return ea != eb ? ea < eb : a < b;
-        });
-    if (!taken[static_cast<std::size_t>(at - by_end.begin())]) groups.push_back({task});
+  std::vector<std::int32_t> singles;
+  for (std::size_t k = 0; k < by_end.size(); ++k) {
+    if (!taken[k]) singles.push_back(by_end[k]);
   }
+  std::sort(singles.begin(), singles.end());  // in task order, as the transfers came
+  for (std::int32_t task : singles) groups.push_back({task});
   return groups;
 }
 
@@ -924,11 +926,14 @@ void add_collective_group(ExecutionGraph& graph, std::size_t g,
 
 void match_collectives(const std::vector<const trace::RankTrace*>& traces, ExecutionGraph& graph) {
   const bool either_is_transfer = unnamed_exchanges_are_transfers(traces, graph);
-  const auto aligned = aligned_ordinals_without_sequence(traces, graph, either_is_transfer);
+  const StreamClasses classes = nccl_stream_classes(graph);
+  const auto aligned =
+      aligned_ordinals_without_sequence(traces, graph, classes, either_is_transfer);
   const bool transfers_keyed = transfer_sequences_identify_pairs(traces, graph, either_is_transfer);
   KeyedCollectives keyed =
       group_by_key(traces, graph, aligned, either_is_transfer, transfers_keyed);
-  if (const std::int64_t split = split_communicators_by_end_time(graph, keyed); split > 0) {
+  if (const std::int64_t split = split_communicators_by_end_time(graph, classes, keyed);
+      split > 0) {
     add_warning(graph.warnings,
                 "collectives without process-group metadata split into communicators by end time",
                 fmt::format("{} collective(s) held members of several groups", split));

@@ -735,15 +735,18 @@ void RankBuilder::pair_orphan_launches() {
       auto it = orphan_of_correlation.find(e.correlation);
       if (it != orphan_of_correlation.end()) orphan = it->second;
     }
-    const std::int32_t fifo =
-        fifo_orphan_for(by_stream[graph_.processor[task] - proc_base_],
-                        static_cast<std::size_t>(index_in_stream[local(task)]), orphans);
-    if (orphan == kNone) {
-      orphan = fifo;
-    } else if (fifo != kNone && !orphans[fifo].used &&
-               (orphans[fifo].mask & orphans[orphan].mask & kLaunchesGraph) != 0 &&
-               orphans[fifo].start_ns > orphans[orphan].start_ns) {
-      orphan = fifo;
+    // Only a graph launch can yield its tasks to a later one: look for one then.
+    if (orphan == kNone || (orphans[orphan].mask & kLaunchesGraph) != 0) {
+      const std::int32_t fifo =
+          fifo_orphan_for(by_stream[graph_.processor[task] - proc_base_],
+                          static_cast<std::size_t>(index_in_stream[local(task)]), orphans);
+      if (orphan == kNone) {
+        orphan = fifo;
+      } else if (fifo != kNone && !orphans[fifo].used &&
+                 (orphans[fifo].mask & kLaunchesGraph) != 0 &&
+                 orphans[fifo].start_ns > orphans[orphan].start_ns) {
+        orphan = fifo;
+      }
     }
     if (orphan == kNone) continue;
     orphans[orphan].used = true;

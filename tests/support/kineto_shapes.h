@@ -498,9 +498,7 @@ inline Quirks quirks_of(Shape s) {
       q.world_size = 4;
       break;
     case Shape::kTensorAndDataParallelNoMetadata:
-      q.tensor_parallel = 2;
-      q.ranks = 4;
-      q.world_size = 4;
+      q = quirks_of(Shape::kTensorAndDataParallel);
       q.nccl_metadata = false;
       break;
     case Shape::kPipelineFourStages:
@@ -509,9 +507,7 @@ inline Quirks quirks_of(Shape s) {
       q.world_size = 4;
       break;
     case Shape::kPipelineFourStagesNoMetadata:
-      q.pipeline_microbatches = 2;
-      q.ranks = 4;
-      q.world_size = 4;
+      q = quirks_of(Shape::kPipelineFourStages);
       q.nccl_metadata = false;
       break;
     case Shape::kPipelineOneFOneB:
