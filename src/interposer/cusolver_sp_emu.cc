@@ -23,11 +23,9 @@
 //   bytes: A + the factor written and read back (2·Σ (w_i + 1)·v) + b and x (2·n·v)
 //   buffer sizes: csrperm 4·(nnz + m + 1) bytes of host scratch (unused: the emulator allocates
 //   its own); batched QR internal data and workspace 0 bytes.
-// Every other cusolverSp/cusolverRf function is a generated stub reporting its name and returning
+// The low-level preview API is in cusolver_sp_lowlevel_emu.cc, cusolverRf in cusolver_rf_emu.cc;
+// every other cusolverSp function (csreigs) is a generated stub reporting its name and returning
 // CUSOLVER_STATUS_NOT_SUPPORTED (9).
-#define DISABLE_CUSOLVER_DEPRECATED  // the sparse API is deprecated in favour of cuDSS, not removed
-#include <cusolverSp.h>
-
 #include <algorithm>
 #include <cmath>
 #include <complex>
@@ -40,24 +38,10 @@
 #include <unordered_set>
 #include <vector>
 
-#include "interposer/cudart_internal.h"
-#include "interposer/cusparse_internal.h"
+#include "interposer/cusolver_sp_internal.h"
 
-namespace {
+namespace powertrain::emu::cusolver_sp {
 
-namespace detail = powertrain::emu::detail;
-
-struct SpHandle {
-  cudaStream_t stream = nullptr;
-};
-struct QrInfo {
-  bool analysed = false;
-};
-
-struct SpState {
-  std::mutex mutex;
-  std::unordered_set<const void*> handles, infos;
-};
 SpState& state() {
   static SpState* s = new SpState;  // never destroyed
   return *s;
@@ -66,33 +50,6 @@ SpState& state() {
 cusolverStatus_t bad(const char* api, const std::string& what) {
   powertrain::emu::report_misuse(api, what);
   return CUSOLVER_STATUS_INVALID_VALUE;
-}
-
-// A new T registered in `registry` and handed out as *out (`name` is the out parameter).
-template <typename T, typename Handle>
-cusolverStatus_t create_object(std::unordered_set<const void*>& registry, Handle* out,
-                               const char* api, const char* name) {
-  if (out == nullptr) return bad(api, std::string(name) + " is NULL");
-  auto* object = new T;
-  std::lock_guard<std::mutex> lock(state().mutex);
-  registry.insert(object);
-  *out = reinterpret_cast<Handle>(object);
-  return CUSOLVER_STATUS_SUCCESS;
-}
-
-// Unregisters and deletes the T behind `object`; one not registered is reported as an invalid or
-// destroyed `what` and answered with `failure`.
-template <typename T>
-cusolverStatus_t destroy_object(std::unordered_set<const void*>& registry, const void* object,
-                                const char* api, const char* what, cusolverStatus_t failure) {
-  std::lock_guard<std::mutex> lock(state().mutex);
-  if (registry.erase(object) == 0) {
-    powertrain::emu::report_misuse(
-        api, std::string("invalid or destroyed ") + what + " " + detail::pointer_text(object));
-    return failure;
-  }
-  delete static_cast<const T*>(object);
-  return CUSOLVER_STATUS_SUCCESS;
 }
 
 // The handle's stream, or false after reporting the misuse (NOT_INITIALIZED).
@@ -125,11 +82,6 @@ bool general_base(const void* descr, const char* api, int* base) {
   return true;
 }
 
-// A host CSR pattern, validated: offsets nondecreasing from `base`, columns in range.
-struct Pattern {
-  int rows = 0, cols = 0, nnz = 0, base = 0;
-  const int *begin = nullptr, *end = nullptr, *columns = nullptr;  // end: begin + 1 for CSR
-};
 bool valid_pattern(const Pattern& p, const char* api) {
   if (p.rows < 0 || p.cols < 0 || p.nnz < 0 || p.begin == nullptr || p.end == nullptr ||
       (p.nnz > 0 && p.columns == nullptr)) {
@@ -206,7 +158,14 @@ std::vector<int> reverse_cuthill_mckee(const Pattern& a) {
   return order;
 }
 
-// A valid permutation of 0..n-1.
+bool band_fits(std::int64_t n, std::int64_t width, const char* api) {
+  const std::int64_t band = n * width;
+  if (band <= kMaxBandElements) return true;
+  powertrain::emu::report_unsupported(std::string(api) + "(band of " + std::to_string(band) +
+                                      " elements over the emulator's 2^25)");
+  return false;
+}
+
 bool is_permutation(const int* p, int n) {
   std::vector<char> seen(static_cast<std::size_t>(n), 0);
   for (int i = 0; i < n; ++i) {
@@ -233,92 +192,6 @@ cusolverStatus_t reorder(cusolverSpHandle_t handle, int n, int nnz, const void* 
 // ---- host solve: banded LU with partial pivoting
 // ---------------------------------------------------
 
-constexpr std::int64_t kMaxBandElements = std::int64_t{1} << 25;
-
-template <typename T>
-double magnitude(const T& v) {
-  return std::abs(v);
-}
-
-// The LU factors (partial pivoting) of the n x n CSR matrix A − shift·I (0 or 1 based) with
-// lower/upper bandwidths kl/ku, in band storage: row i holds columns i-kl .. i+kl+ku (room for
-// the fill of row exchanges).
-template <typename T>
-class BandedLu {
- public:
-  // Factors; returns the first row whose pivot is at most tol in magnitude (singular under tol),
-  // else -1.
-  int factor(const Pattern& a, const T* values, T shift, double tol, int kl, int ku) {
-    n_ = a.rows, kl_ = kl, ku_ = ku, width_ = 2 * kl + ku + 1, tol_ = tol;
-    band_.assign(static_cast<std::size_t>(n_) * static_cast<std::size_t>(width_), T(0));
-    pivots_.assign(static_cast<std::size_t>(n_), 0);
-    for (int i = 0; i < n_; ++i) {
-      for (int k = a.begin[i] - a.base; k < a.end[i] - a.base; ++k) {
-        at(i, a.columns[k] - a.base) += values[k];
-      }
-      at(i, i) -= shift;
-    }
-    int singular = -1;
-    zero_pivots_ = 0;
-    for (int k = 0; k < n_; ++k) {
-      const int last = std::min(n_ - 1, k + kl_);
-      int pivot = k;
-      for (int i = k + 1; i <= last; ++i) {
-        if (magnitude(at(i, k)) > magnitude(at(pivot, k))) pivot = i;
-      }
-      pivots_[static_cast<std::size_t>(k)] = pivot;
-      const int right = std::min(n_ - 1, k + kl_ + ku_);
-      if (pivot != k) {
-        for (int j = k; j <= right; ++j) std::swap(at(k, j), at(pivot, j));
-      }
-      if (magnitude(at(k, k)) <= tol_) {
-        if (singular < 0) singular = k;
-        ++zero_pivots_;
-        continue;
-      }
-      for (int i = k + 1; i <= last; ++i) {
-        T& l = at(i, k);
-        l /= at(k, k);  // kept in place for the solves
-        if (l == T(0)) continue;
-        for (int j = k + 1; j <= right; ++j) at(i, j) -= l * at(k, j);
-      }
-    }
-    return singular;
-  }
-
-  // Pivots at most tol in magnitude in the last factorization.
-  int zero_pivots() const { return zero_pivots_; }
-
-  // x = A⁻¹·b with the factors (a zero pivot gives a zero component).
-  void solve(const T* b, T* x) {
-    std::vector<T> y(b, b + n_);
-    for (int k = 0; k < n_; ++k) {
-      const int p = pivots_[static_cast<std::size_t>(k)];
-      if (p != k) std::swap(y[static_cast<std::size_t>(k)], y[static_cast<std::size_t>(p)]);
-      if (magnitude(at(k, k)) <= tol_) continue;
-      for (int i = k + 1; i <= std::min(n_ - 1, k + kl_); ++i) {
-        y[static_cast<std::size_t>(i)] -= at(i, k) * y[static_cast<std::size_t>(k)];
-      }
-    }
-    for (int i = n_ - 1; i >= 0; --i) {
-      T sum = y[static_cast<std::size_t>(i)];
-      for (int j = i + 1; j <= std::min(n_ - 1, i + kl_ + ku_); ++j) sum -= at(i, j) * x[j];
-      x[i] = magnitude(at(i, i)) > tol_ ? sum / at(i, i) : T(0);
-    }
-  }
-
- private:
-  T& at(int i, int j) {
-    return band_[static_cast<std::size_t>(i) * static_cast<std::size_t>(width_) +
-                 static_cast<std::size_t>(j - i + kl_)];
-  }
-  int n_ = 0, kl_ = 0, ku_ = 0, width_ = 1, zero_pivots_ = 0;
-  double tol_ = 0;
-  std::vector<T> band_;
-  std::vector<int> pivots_;
-};
-
-// A host solver's checks and the band of A: false (reported; *status set) when the call is
 // invalid or the band exceeds the emulator's limit.
 bool host_band(cusolverSpHandle_t handle, int n, int nnz, const void* descr, const int* row_ptr,
                const int* col_ind, const char* api, Pattern* a, int* kl, int* ku,
@@ -339,10 +212,7 @@ bool host_band(cusolverSpHandle_t handle, int n, int nnz, const void* descr, con
       *kl = std::max(*kl, i - j), *ku = std::max(*ku, j - i);
     }
   }
-  const std::int64_t band = std::int64_t{n} * (2 * std::int64_t{*kl} + *ku + 1);
-  if (band > kMaxBandElements) {
-    powertrain::emu::report_unsupported(std::string(api) + "(band of " + std::to_string(band) +
-                                        " elements over the emulator's 2^25)");
+  if (!band_fits(n, 2 * std::int64_t{*kl} + *ku + 1, api)) {
     *status = CUSOLVER_STATUS_NOT_SUPPORTED;
     return false;
   }
@@ -387,50 +257,18 @@ cusolverStatus_t host_least_squares(cusolverSpHandle_t handle, int m, int n, int
       (nnz > 0 && values == nullptr) || rank == nullptr || min_norm == nullptr || !(tol >= 0)) {
     return bad(api, "m < n, a NULL array or output, or a negative tol");
   }
-  auto conj = [](const T& v) {
-    if constexpr (std::is_floating_point_v<T>) {
-      return v;
-    } else {
-      return std::conj(v);
-    }
-  };
-  // N = Aᴴ·A row by row (Σ over A's rows of the outer products of their entries), r = Aᴴ·b.
-  std::vector<std::map<int, T>> normal(static_cast<std::size_t>(n));
-  std::vector<T> rhs(static_cast<std::size_t>(n), T(0));
+  const NormalMatrix<T> normal = normal_matrix(a, values);
+  std::vector<T> rhs(static_cast<std::size_t>(n), T(0));  // Aᴴ·b
   for (int i = 0; i < m; ++i) {
-    for (int k1 = a.begin[i] - a.base; k1 < a.end[i] - a.base; ++k1) {
-      const int c1 = a.columns[k1] - a.base;
-      rhs[static_cast<std::size_t>(c1)] += conj(values[k1]) * b[i];
-      for (int k2 = a.begin[i] - a.base; k2 < a.end[i] - a.base; ++k2) {
-        normal[static_cast<std::size_t>(c1)][a.columns[k2] - a.base] +=
-            conj(values[k1]) * values[k2];
-      }
-    }
+    for (int k = a.begin[i] - a.base; k < a.end[i] - a.base; ++k)
+      rhs[static_cast<std::size_t>(a.columns[k] - a.base)] += conj_of(values[k]) * b[i];
   }
-  std::vector<int> offsets(static_cast<std::size_t>(n) + 1, 0), columns;
-  std::vector<T> entries;
-  int kl = 0, ku = 0;
-  for (int i = 0; i < n; ++i) {
-    for (const auto& [j, v] : normal[static_cast<std::size_t>(i)]) {
-      columns.push_back(j);
-      entries.push_back(v);
-      kl = std::max(kl, i - j), ku = std::max(ku, j - i);
-    }
-    offsets[static_cast<std::size_t>(i) + 1] = static_cast<int>(columns.size());
-  }
-  const std::int64_t band = std::int64_t{n} * (2 * std::int64_t{kl} + ku + 1);
-  if (band > kMaxBandElements) {
-    powertrain::emu::report_unsupported(std::string(api) + "(band of " + std::to_string(band) +
-                                        " elements over the emulator's 2^25)");
+  if (!band_fits(n, 2 * std::int64_t{normal.kl} + normal.ku + 1, api)) {
     return CUSOLVER_STATUS_NOT_SUPPORTED;
   }
-  Pattern normal_pattern;
-  normal_pattern.rows = normal_pattern.cols = n;
-  normal_pattern.nnz = static_cast<int>(columns.size());
-  normal_pattern.begin = offsets.data(), normal_pattern.end = offsets.data() + 1;
-  normal_pattern.columns = columns.data();
   BandedLu<T> lu;
-  lu.factor(normal_pattern, entries.data(), T(0), static_cast<double>(tol) * tol, kl, ku);
+  lu.factor(normal.pattern(), normal.entries.data(), T(0), static_cast<double>(tol) * tol,
+            normal.kl, normal.ku);
   lu.solve(rhs.data(), x);
   *rank = n - lu.zero_pivots();
   for (int j = 0; j < n; ++j) p[j] = j;
@@ -540,8 +378,7 @@ std::int64_t saturate(double v) { return v >= 9.0e18 ? INT64_MAX : static_cast<s
 cusolverStatus_t device_solve(cusolverSpHandle_t handle, int m, int n, int nnz, const void* descr,
                               const void* values, const int* row_ptr, const int* col_ind,
                               const void* b, const void* x, int batch, cudaDataType type,
-                              const char* what, int* singularity, const char* api,
-                              int iterations = 0) {
+                              const char* what, int* singularity, const char* api, int iterations) {
   const std::int64_t start = powertrain::emu::now_ns();
   cudaStream_t stream = nullptr;
   if (!handle_stream(handle, api, &stream)) return CUSOLVER_STATUS_NOT_INITIALIZED;
@@ -588,7 +425,9 @@ cusolverStatus_t device_solve(cusolverSpHandle_t handle, int m, int n, int nnz, 
                                                      : CUSOLVER_STATUS_EXECUTION_FAILED;
 }
 
-}  // namespace
+}  // namespace powertrain::emu::cusolver_sp
+
+using namespace powertrain::emu::cusolver_sp;  // NOLINT: this file defines them
 
 // ---- handle
 // --------------------------------------------------------------------------------------

@@ -927,6 +927,67 @@ TEST_F(EmulateLibrariesTest, CusolverSpHostSolvesAreComputedAndDeviceSolvesRecor
   EXPECT_EQ(names[5], "cusolversp_csrqrsvBatched_csr_float64");
 }
 
+// cuSolverSp_LowlevelCholesky/LowlevelQR/cuSolverRf-style program: the host Cholesky, QR (plain,
+// shifted, tall) and LU are computed (the program checks their residuals, the least-squares
+// gradient and P·A·Qᵀ = L·U entry by entry itself); the device factorizations and solves and
+// cusolverRf's reset, refactor and solve are `sparse` records with the models by hand. The 32 x 32
+// grid Laplacian: Σ w² = 992·32² + 31, Σ (w+1) = 992·33 + 31·2 + 1 (as above). The LU matrix is
+// tridiagonal (n = 200) with every row exchanged: L has 199 entries below the diagonal, U three per
+// row but the last two (597), so M = L + U has 796 and the refactorization's row updates are
+// 2·(198·3 + 2) FLOPs.
+TEST_F(EmulateLibrariesTest, CusolverSpLowLevelAndRefactorizationRunLikeTheSamples) {
+  if (!built("cusolver_sp_lowlevel")) GTEST_SKIP() << "cusolver_sp_lowlevel not built";
+  const CliRun r = emulate("cusolver_sp_lowlevel");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("cusolver_sp_lowlevel: n 1024 nnz 4992, host chol/qr residual below 1e-12 "
+                       "(yes), tall qr gradient below 1e-10 (yes), device zero pivot -1 -1; lu n "
+                       "200 row exchanges 200 nnz L 199 U 597, P*A*Q' = L*U within 1e-12 (yes); "
+                       "cusolverRf nnz M 796"),
+            std::string::npos)
+      << r.out;
+  EXPECT_TRUE(summary_["unsupported_calls"].empty()) << summary_["unsupported_calls"].dump();
+  const auto misuse = kept("misuse");  // the program's factorization before its analysis
+  ASSERT_EQ(misuse.size(), 1u);
+  EXPECT_EQ(misuse[0]["api"], "cusolverSpDcsrcholFactor");
+  EXPECT_EQ(misuse[0]["what"], "the analysis has not run on the info");
+
+  const auto records = kept("sparse");
+  ASSERT_EQ(apis(records),
+            (std::vector<std::string>{"cusolverSpDcsrcholFactor", "cusolverSpDcsrcholSolve",
+                                      "cusolverSpDcsrcholDiag", "cusolverSpDcsrqrFactor",
+                                      "cusolverSpDcsrqrSolve", "cusolverRfResetValues",
+                                      "cusolverRfRefactor", "cusolverRfSolve"}));
+  const std::int64_t n = 1024, nnz = 4992;
+  const std::int64_t squares = 992 * 32 * 32 + 31, cells = 992 * 33 + 31 * 2 + 1;
+  const std::int64_t matrix = nnz * (8 + 4) + (n + 1) * 4;
+  EXPECT_EQ(records[0]["flops"], squares);
+  EXPECT_EQ(records[0]["bytes"], matrix + cells * 8);
+  EXPECT_EQ(records[1]["flops"], 4 * cells);
+  EXPECT_EQ(records[1]["bytes"], 2 * cells * 8 + 2 * n * 8);
+  EXPECT_EQ(records[2]["bytes"], 2 * n * 8);
+  EXPECT_EQ(records[3]["flops"], 4 * squares);
+  EXPECT_EQ(records[3]["bytes"], matrix + cells * 8);
+  EXPECT_EQ(records[4]["flops"], 4 * cells);
+  for (std::size_t k = 0; k < 5; ++k) EXPECT_EQ(records[k]["stream"], 1) << records[k].dump();
+  // cusolverRf on the legacy default stream: M = 796 nonzeros, A = 598.
+  const std::int64_t m = 200, bundle = 796 * 12 + (m + 1) * 4, a = 598 * 12 + (m + 1) * 4;
+  EXPECT_EQ(records[5]["nnz"], 796);
+  EXPECT_EQ(records[5]["bytes"], a + bundle + 2 * m * 4);
+  EXPECT_EQ(records[6]["flops"], 2 * (198 * 3 + 2));
+  EXPECT_EQ(records[6]["bytes"], 2 * bundle + a);
+  EXPECT_EQ(records[7]["flops"], 2 * (199 + 597));
+  EXPECT_EQ(records[7]["bytes"], bundle + 4 * m * 8 + 2 * m * 4);
+  for (std::size_t k = 5; k < 8; ++k) EXPECT_EQ(records[k]["stream"], 0) << records[k].dump();
+  std::vector<std::string> names;
+  for (const json& k : kept("kernel")) names.push_back(k["name"]);
+  EXPECT_EQ(names,
+            (std::vector<std::string>{
+                "cusolversp_csrchol_factor_csr_float64", "cusolversp_csrchol_solve_csr_float64",
+                "cusolversp_csrchol_diag_csr_float64", "cusolversp_csrqr_factor_csr_float64",
+                "cusolversp_csrqr_solve_csr_float64", "cusolverrf_reset_values_csr_float64",
+                "cusolverrf_refactor_csr_float64", "cusolverrf_solve_csr_float64"}));
+}
+
 // The rest of the generic API: each format's descriptor, SpGEMM's nnz(C) and structure,
 // Csr2cscEx2, DenseToSparse's nnz, Gather/Scatter/SpVV values (checked by the program against the
 // host); every operation a `sparse` record with its format and bytes by hand for the COO and BSR

@@ -196,7 +196,17 @@ TEST_F(LibraryPrograms, EveryCusolverFunctionIsDefined) {
                   "cusolverSpXcsrpermHost",
                   "cusolverSpDcsrlsvcholHost",
                   "cusolverSpZcsrlsvqr",
-                  "cusolverSpDcsrqrsvBatched"},
+                  "cusolverSpDcsrqrsvBatched",
+                  "cusolverSpXcsrcholAnalysisHost",
+                  "cusolverSpZcsrcholSolve",
+                  "cusolverSpCcsrqrSetupHost",
+                  "cusolverSpDcsrqrFactor",
+                  "cusolverSpScsrluExtractHost",
+                  "cusolverSpXcsrluNnzHost",
+                  "cusolverRfSetupHost",
+                  "cusolverRfRefactor",
+                  "cusolverRfBatchSolve",
+                  "cusolverRfExtractSplitFactorsHost"},
                  "cusolver");
 }
 

@@ -21,39 +21,7 @@
 
 #include "emu_check.h"
 #include "laplacian.h"
-
-#define SPARSE_CHECK(call)                                                                 \
-  do {                                                                                     \
-    const int sparse_status = static_cast<int>(call);                                      \
-    if (sparse_status != 0) {                                                              \
-      std::fprintf(stderr, "%s:%d: %s failed with status %d\n", __FILE__, __LINE__, #call, \
-                   sparse_status);                                                         \
-      std::exit(1);                                                                        \
-    }                                                                                      \
-  } while (0)
-
-namespace {
-
-// |b − A·x|∞ / (|A|∞·|x|∞ + |b|∞) for the CSR matrix A.
-double relative_residual(int n, const std::vector<int>& offsets, const std::vector<int>& columns,
-                         const std::vector<double>& values, const std::vector<double>& x,
-                         const std::vector<double>& b) {
-  double r_inf = 0, a_inf = 0, x_inf = 0, b_inf = 0;
-  for (int i = 0; i < n; ++i) {
-    double ax = 0, row_sum = 0;
-    for (int k = offsets[i]; k < offsets[i + 1]; ++k) {
-      ax += values[k] * x[columns[k]];
-      row_sum += std::fabs(values[k]);
-    }
-    r_inf = std::max(r_inf, std::fabs(b[i] - ax));
-    a_inf = std::max(a_inf, row_sum);
-    x_inf = std::max(x_inf, std::fabs(x[i]));
-    b_inf = std::max(b_inf, std::fabs(b[i]));
-  }
-  return r_inf / (a_inf * x_inf + b_inf);
-}
-
-}  // namespace
+#include "library_check.h"
 
 int main(int argc, char** argv) {
   // The grid side (default 32); 100 gives the sample's lap2D_5pt_n100 size (n = 10^4).
@@ -67,37 +35,37 @@ int main(int argc, char** argv) {
   cusolverSpHandle_t solver;
   cusparseHandle_t sparse;
   cudaStream_t stream;
-  SPARSE_CHECK(cusolverSpCreate(&solver));
-  SPARSE_CHECK(cusparseCreate(&sparse));
+  LIBRARY_CHECK(cusolverSpCreate(&solver));
+  LIBRARY_CHECK(cusparseCreate(&sparse));
   EMU_CHECK(cudaStreamCreate(&stream));
-  SPARSE_CHECK(cusolverSpSetStream(solver, stream));
-  SPARSE_CHECK(cusparseSetStream(sparse, stream));
+  LIBRARY_CHECK(cusolverSpSetStream(solver, stream));
+  LIBRARY_CHECK(cusparseSetStream(sparse, stream));
   cusparseMatDescr_t descr;
-  SPARSE_CHECK(cusparseCreateMatDescr(&descr));
-  SPARSE_CHECK(cusparseSetMatType(descr, CUSPARSE_MATRIX_TYPE_GENERAL));
-  SPARSE_CHECK(cusparseSetMatIndexBase(descr, CUSPARSE_INDEX_BASE_ZERO));
+  LIBRARY_CHECK(cusparseCreateMatDescr(&descr));
+  LIBRARY_CHECK(cusparseSetMatType(descr, CUSPARSE_MATRIX_TYPE_GENERAL));
+  LIBRARY_CHECK(cusparseSetMatIndexBase(descr, CUSPARSE_INDEX_BASE_ZERO));
 
   // Host: symmetry, reordering, permutation.
   int issym = 0;
-  SPARSE_CHECK(cusolverSpXcsrissymHost(solver, n, nnz, descr, offsets.data(), offsets.data() + 1,
-                                       columns.data(), &issym));
+  LIBRARY_CHECK(cusolverSpXcsrissymHost(solver, n, nnz, descr, offsets.data(), offsets.data() + 1,
+                                        columns.data(), &issym));
   EMU_REQUIRE(issym == 1);
   std::vector<int> q(n);
-  SPARSE_CHECK(
+  LIBRARY_CHECK(
       cusolverSpXcsrsymrcmHost(solver, n, nnz, descr, offsets.data(), columns.data(), q.data()));
   std::vector<int> sorted = q;
   std::sort(sorted.begin(), sorted.end());
   for (int i = 0; i < n; ++i) EMU_REQUIRE(sorted[i] == i);
   std::vector<int> b_offsets = offsets, b_columns = columns, map(nnz);
   size_t perm_bytes = 0;
-  SPARSE_CHECK(cusolverSpXcsrperm_bufferSizeHost(solver, n, n, nnz, descr, b_offsets.data(),
-                                                 b_columns.data(), q.data(), q.data(),
-                                                 &perm_bytes));
+  LIBRARY_CHECK(cusolverSpXcsrperm_bufferSizeHost(solver, n, n, nnz, descr, b_offsets.data(),
+                                                  b_columns.data(), q.data(), q.data(),
+                                                  &perm_bytes));
   std::vector<char> perm_buffer(perm_bytes);
   EMU_REQUIRE(perm_bytes > 0);
   for (int j = 0; j < nnz; ++j) map[j] = j;
-  SPARSE_CHECK(cusolverSpXcsrpermHost(solver, n, n, nnz, descr, b_offsets.data(), b_columns.data(),
-                                      q.data(), q.data(), map.data(), perm_buffer.data()));
+  LIBRARY_CHECK(cusolverSpXcsrpermHost(solver, n, n, nnz, descr, b_offsets.data(), b_columns.data(),
+                                       q.data(), q.data(), map.data(), perm_buffer.data()));
   // Misuse: a "permutation" with a repeated index is refused (CUSOLVER_STATUS_INVALID_VALUE).
   std::vector<int> not_permutation(n, 0), scratch_offsets = offsets, scratch_columns = columns;
   const cusolverStatus_t bad_perm = cusolverSpXcsrpermHost(
@@ -135,17 +103,17 @@ int main(int argc, char** argv) {
     int singularity = 0;
     std::fill(z.begin(), z.end(), 0.0);
     if (solver_kind == 0) {
-      SPARSE_CHECK(cusolverSpDcsrlsvcholHost(solver, n, nnz, descr, b_values.data(),
-                                             b_offsets.data(), b_columns.data(), qb.data(), tol,
-                                             reorder, z.data(), &singularity));
+      LIBRARY_CHECK(cusolverSpDcsrlsvcholHost(solver, n, nnz, descr, b_values.data(),
+                                              b_offsets.data(), b_columns.data(), qb.data(), tol,
+                                              reorder, z.data(), &singularity));
     } else if (solver_kind == 1) {
-      SPARSE_CHECK(cusolverSpDcsrlsvluHost(solver, n, nnz, descr, b_values.data(), b_offsets.data(),
-                                           b_columns.data(), qb.data(), tol, reorder, z.data(),
-                                           &singularity));
+      LIBRARY_CHECK(cusolverSpDcsrlsvluHost(solver, n, nnz, descr, b_values.data(),
+                                            b_offsets.data(), b_columns.data(), qb.data(), tol,
+                                            reorder, z.data(), &singularity));
     } else {
-      SPARSE_CHECK(cusolverSpDcsrlsvqrHost(solver, n, nnz, descr, b_values.data(), b_offsets.data(),
-                                           b_columns.data(), qb.data(), tol, reorder, z.data(),
-                                           &singularity));
+      LIBRARY_CHECK(cusolverSpDcsrlsvqrHost(solver, n, nnz, descr, b_values.data(),
+                                            b_offsets.data(), b_columns.data(), qb.data(), tol,
+                                            reorder, z.data(), &singularity));
     }
     EMU_REQUIRE(singularity == -1);
     for (int i = 0; i < n; ++i) x[q[i]] = z[i];
@@ -168,9 +136,9 @@ int main(int argc, char** argv) {
   std::vector<int> column_perm(n, -1);
   std::vector<double> ls_x(n);
   double min_norm = -1.0;
-  SPARSE_CHECK(cusolverSpDcsrlsqvqrHost(solver, 2 * n, n, nnz + n, descr, tall_values.data(),
-                                        tall_offsets.data(), tall_columns.data(), tall_b.data(),
-                                        tol, &rank, ls_x.data(), column_perm.data(), &min_norm));
+  LIBRARY_CHECK(cusolverSpDcsrlsqvqrHost(solver, 2 * n, n, nnz + n, descr, tall_values.data(),
+                                         tall_offsets.data(), tall_columns.data(), tall_b.data(),
+                                         tol, &rank, ls_x.data(), column_perm.data(), &min_norm));
   EMU_REQUIRE(rank == n);
   for (int j = 0; j < n; ++j) EMU_REQUIRE(column_perm[j] == j);
   std::vector<double> ax(n, 0.0), gradient(ls_x), atb(n, 0.0);
@@ -199,9 +167,9 @@ int main(int argc, char** argv) {
   const double smallest = 8.0 * std::pow(std::sin(pi / (2.0 * (grid + 1))), 2);
   std::vector<double> x0(n, 1.0), eigenvector(n);
   double mu = 0.0;
-  SPARSE_CHECK(cusolverSpDcsreigvsiHost(solver, n, nnz, descr, values.data(), offsets.data(),
-                                        columns.data(), 0.0, x0.data(), 100, 1e-12, &mu,
-                                        eigenvector.data()));
+  LIBRARY_CHECK(cusolverSpDcsreigvsiHost(solver, n, nnz, descr, values.data(), offsets.data(),
+                                         columns.data(), 0.0, x0.data(), 100, 1e-12, &mu,
+                                         eigenvector.data()));
   EMU_REQUIRE(std::fabs(mu - smallest) < 1e-9 * smallest);
 
   // Device: Cholesky and QR on A, the solution scattered back, the residual by SpMV.
@@ -223,38 +191,38 @@ int main(int argc, char** argv) {
   for (int i = 0; i < n; ++i) identity[i] = i;
   EMU_CHECK(cudaMemcpyAsync(d_q, identity.data(), n * sizeof(int), cudaMemcpyHostToDevice, stream));
   int device_singularity[2] = {0, 0};
-  SPARSE_CHECK(cusolverSpDcsrlsvchol(solver, n, nnz, descr, d_values, d_offsets, d_columns, d_b,
-                                     tol, reorder, d_z, &device_singularity[0]));
-  SPARSE_CHECK(cusolverSpDcsrlsvqr(solver, n, nnz, descr, d_values, d_offsets, d_columns, d_b, tol,
-                                   reorder, d_z, &device_singularity[1]));
+  LIBRARY_CHECK(cusolverSpDcsrlsvchol(solver, n, nnz, descr, d_values, d_offsets, d_columns, d_b,
+                                      tol, reorder, d_z, &device_singularity[0]));
+  LIBRARY_CHECK(cusolverSpDcsrlsvqr(solver, n, nnz, descr, d_values, d_offsets, d_columns, d_b, tol,
+                                    reorder, d_z, &device_singularity[1]));
   double device_mu = 0.0;
-  SPARSE_CHECK(cusolverSpDcsreigvsi(solver, n, nnz, descr, d_values, d_offsets, d_columns, 0.0, d_b,
-                                    100, 1e-12, &device_mu, d_z));
+  LIBRARY_CHECK(cusolverSpDcsreigvsi(solver, n, nnz, descr, d_values, d_offsets, d_columns, 0.0,
+                                     d_b, 100, 1e-12, &device_mu, d_z));
   EMU_CHECK(cudaStreamSynchronize(stream));
   EMU_REQUIRE(device_singularity[0] == -1 && device_singularity[1] == -1);
 
   cusparseSpMatDescr_t mat_a;
-  SPARSE_CHECK(cusparseCreateCsr(&mat_a, n, n, nnz, d_offsets, d_columns, d_values,
-                                 CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
-                                 CUDA_R_64F));
+  LIBRARY_CHECK(cusparseCreateCsr(&mat_a, n, n, nnz, d_offsets, d_columns, d_values,
+                                  CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
+                                  CUDA_R_64F));
   cusparseDnVecDescr_t vec_x, vec_r;
-  SPARSE_CHECK(cusparseCreateDnVec(&vec_x, n, d_x, CUDA_R_64F));
-  SPARSE_CHECK(cusparseCreateDnVec(&vec_r, n, d_r, CUDA_R_64F));
+  LIBRARY_CHECK(cusparseCreateDnVec(&vec_x, n, d_x, CUDA_R_64F));
+  LIBRARY_CHECK(cusparseCreateDnVec(&vec_r, n, d_r, CUDA_R_64F));
   cusparseSpVecDescr_t vec_z;
-  SPARSE_CHECK(cusparseCreateSpVec(&vec_z, n, n, d_q, d_z, CUSPARSE_INDEX_32I,
-                                   CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
-  SPARSE_CHECK(cusparseScatter(sparse, vec_z, vec_x));
-  SPARSE_CHECK(cusparseDestroySpVec(vec_z));
+  LIBRARY_CHECK(cusparseCreateSpVec(&vec_z, n, n, d_q, d_z, CUSPARSE_INDEX_32I,
+                                    CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
+  LIBRARY_CHECK(cusparseScatter(sparse, vec_z, vec_x));
+  LIBRARY_CHECK(cusparseDestroySpVec(vec_z));
   const double minus_one = -1.0, one = 1.0;
   size_t spmv_bytes = 0;
-  SPARSE_CHECK(cusparseSpMV_bufferSize(sparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &minus_one, mat_a,
-                                       vec_x, &one, vec_r, CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT,
-                                       &spmv_bytes));
+  LIBRARY_CHECK(cusparseSpMV_bufferSize(sparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &minus_one, mat_a,
+                                        vec_x, &one, vec_r, CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT,
+                                        &spmv_bytes));
   void* spmv_buffer = nullptr;
   EMU_CHECK(cudaMalloc(&spmv_buffer, spmv_bytes > 0 ? spmv_bytes : 1));
   EMU_CHECK(cudaMemcpyAsync(d_r, d_b, n * sizeof(double), cudaMemcpyDeviceToDevice, stream));
-  SPARSE_CHECK(cusparseSpMV(sparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &minus_one, mat_a, vec_x,
-                            &one, vec_r, CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT, spmv_buffer));
+  LIBRARY_CHECK(cusparseSpMV(sparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &minus_one, mat_a, vec_x,
+                             &one, vec_r, CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT, spmv_buffer));
 
   // Batched QR: 4 systems sharing A's pattern (values and right-hand sides side by side).
   const int batch = 4;
@@ -263,18 +231,18 @@ int main(int argc, char** argv) {
   EMU_CHECK(cudaMalloc(&d_batch_b, size_t{batch} * n * sizeof(double)));
   EMU_CHECK(cudaMalloc(&d_batch_x, size_t{batch} * n * sizeof(double)));
   csrqrInfo_t qr_info;
-  SPARSE_CHECK(cusolverSpCreateCsrqrInfo(&qr_info));
-  SPARSE_CHECK(
+  LIBRARY_CHECK(cusolverSpCreateCsrqrInfo(&qr_info));
+  LIBRARY_CHECK(
       cusolverSpXcsrqrAnalysisBatched(solver, n, n, nnz, descr, d_offsets, d_columns, qr_info));
   size_t internal_bytes = 0, workspace_bytes = 0;
-  SPARSE_CHECK(cusolverSpDcsrqrBufferInfoBatched(solver, n, n, nnz, descr, d_batch_values,
-                                                 d_offsets, d_columns, batch, qr_info,
-                                                 &internal_bytes, &workspace_bytes));
+  LIBRARY_CHECK(cusolverSpDcsrqrBufferInfoBatched(solver, n, n, nnz, descr, d_batch_values,
+                                                  d_offsets, d_columns, batch, qr_info,
+                                                  &internal_bytes, &workspace_bytes));
   void* qr_buffer = nullptr;
   EMU_CHECK(cudaMalloc(&qr_buffer, workspace_bytes > 0 ? workspace_bytes : 1));
-  SPARSE_CHECK(cusolverSpDcsrqrsvBatched(solver, n, n, nnz, descr, d_batch_values, d_offsets,
-                                         d_columns, d_batch_b, d_batch_x, batch, qr_info,
-                                         qr_buffer));
+  LIBRARY_CHECK(cusolverSpDcsrqrsvBatched(solver, n, n, nnz, descr, d_batch_values, d_offsets,
+                                          d_columns, d_batch_b, d_batch_x, batch, qr_info,
+                                          qr_buffer));
   EMU_CHECK(cudaStreamSynchronize(stream));
 
   std::printf(
@@ -283,13 +251,13 @@ int main(int argc, char** argv) {
       n, nnz, issym, bandwidth_a, bandwidth_b, worst < 1e-12 ? "yes" : "no", mu,
       device_singularity[0], device_singularity[1]);
 
-  SPARSE_CHECK(cusolverSpDestroyCsrqrInfo(qr_info));
-  SPARSE_CHECK(cusparseDestroyDnVec(vec_x));
-  SPARSE_CHECK(cusparseDestroyDnVec(vec_r));
-  SPARSE_CHECK(cusparseDestroySpMat(mat_a));
-  SPARSE_CHECK(cusparseDestroyMatDescr(descr));
-  SPARSE_CHECK(cusparseDestroy(sparse));
-  SPARSE_CHECK(cusolverSpDestroy(solver));
+  LIBRARY_CHECK(cusolverSpDestroyCsrqrInfo(qr_info));
+  LIBRARY_CHECK(cusparseDestroyDnVec(vec_x));
+  LIBRARY_CHECK(cusparseDestroyDnVec(vec_r));
+  LIBRARY_CHECK(cusparseDestroySpMat(mat_a));
+  LIBRARY_CHECK(cusparseDestroyMatDescr(descr));
+  LIBRARY_CHECK(cusparseDestroy(sparse));
+  LIBRARY_CHECK(cusolverSpDestroy(solver));
   for (void* p :
        {static_cast<void*>(d_offsets), static_cast<void*>(d_columns), static_cast<void*>(d_q),
         static_cast<void*>(d_values), static_cast<void*>(d_b), static_cast<void*>(d_z),
