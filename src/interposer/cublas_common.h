@@ -196,11 +196,16 @@ inline void record_gemm(const GemmRecord& g) {
   record.field(trace_schema::field::kCompute, g.compute);
   if (!g.scale.empty()) record.field("scale", g.scale);
   if (!g.epilogue.empty()) record.field("epilogue", g.epilogue);
-  // 2·m·n·k·batch; exact as an integer while it fits, a double beyond (never overflows).
-  const double flops = 2.0 * static_cast<double>(g.m) * static_cast<double>(g.n) *
-                       static_cast<double>(g.k) * static_cast<double>(g.batch);
+  // 2·m·n·k·batch real FLOPs, 4× that for complex operands (a complex multiply-add is 8 real
+  // FLOPs); exact as an integer while it fits, a double beyond (never overflows).
+  const char* a_name = cuda_dtype_name(g.dtype_a);
+  const std::int64_t per_product =
+      a_name != nullptr && std::string_view(a_name).rfind("complex", 0) == 0 ? 8 : 2;
+  const double flops = static_cast<double>(per_product) * static_cast<double>(g.m) *
+                       static_cast<double>(g.n) * static_cast<double>(g.k) *
+                       static_cast<double>(g.batch);
   if (flops < 9.0e18) {
-    put(record, trace_schema::field::kFlops, 2 * g.m * g.n * g.k * g.batch);
+    put(record, trace_schema::field::kFlops, per_product * g.m * g.n * g.k * g.batch);
   } else {
     record.field(trace_schema::field::kFlops, flops);
   }

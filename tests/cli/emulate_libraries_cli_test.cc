@@ -437,6 +437,88 @@ TEST_F(EmulateLibrariesTest, CublasLevel1And2AreComputedAndRecorded) {
                                              "(plain)", "cublasDdot_v2"}));
 }
 
+// CUDALibrarySamples/simpleCUBLAS_LU-style level 3 and extensions: each level-3 routine is the
+// `gemm` record of the GEMM of its FLOPs (complex: 8 real FLOPs per product; a triangle n(n+1)k
+// as n × ⌈(n+1)/2⌉ × k; TRMM/TRSM order/2 deep), GEAM/DGMM/TPTTR/TRTTP and the batched LU,
+// inverse, getrs computed on the copied-in data (checked by the program) and recorded as kernels
+// with the LAPACK FLOPs and their bytes by hand (10 matrices 4 × 4: getrf 10·2·64/3 FLOPs,
+// 2·160 doubles + 10·5 ints of bytes).
+TEST_F(EmulateLibrariesTest, CublasLevel3AndBatchedExtensionsAreRecordedAndLuComputed) {
+  if (!built("cublas_level3")) GTEST_SKIP() << "cublas_level3 not built";
+  const CliRun r = emulate("cublas_level3");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("cublas_level3: geam/dgmm/tpttr/trttp computed (yes); getrf 10 x 4x4 P*A = "
+                       "L*U within 1e-12 (yes), getrs/getri/matinv within 1e-12 (yes); symm lda < "
+                       "m -> 7"),
+            std::string::npos)
+      << r.out;
+  EXPECT_TRUE(summary_["unsupported_calls"].empty()) << summary_["unsupported_calls"].dump();
+  const auto misuse = kept("misuse");
+  ASSERT_EQ(misuse.size(), 1u);
+  EXPECT_EQ(misuse[0]["api"], "cublasSsymm_v2");
+
+  struct Shape {
+    const char* api;
+    std::int64_t m, n, k, batch;
+    const char* dtype;
+    std::int64_t flops;
+  };
+  const Shape expected[] = {
+      {"cublasCgemm_v2", 64, 32, 16, 1, "complex64", 8 * 64 * 32 * 16},
+      {"cublasZgemmStridedBatched", 16, 16, 16, 4, "complex128", 8 * 16 * 16 * 16 * 4},
+      {"cublasCgemm3m", 64, 32, 16, 1, "complex64", 8 * 64 * 32 * 16},
+      {"cublasSsymm_v2", 64, 32, 64, 1, "float32", 2 * 64 * 32 * 64},
+      {"cublasChemm_v2", 64, 32, 32, 1, "complex64", 8 * 64 * 32 * 32},
+      {"cublasDsyrk_v2", 32, 17, 16, 1, "float64", 2 * 32 * 17 * 16},
+      {"cublasZherk_v2", 32, 17, 16, 1, "complex128", 8 * 32 * 17 * 16},
+      {"cublasSsyr2k_v2", 32, 17, 32, 1, "float32", 2 * 32 * 17 * 32},
+      {"cublasCsyrkx", 32, 17, 16, 1, "complex64", 8 * 32 * 17 * 16},
+      {"cublasDtrmm_v2", 32, 16, 16, 1, "float64", 2 * 32 * 16 * 16},
+      {"cublasZtrsm_v2", 16, 32, 16, 1, "complex128", 8 * 16 * 32 * 16},
+      {"cublasStrsmBatched", 32, 8, 16, 3, "float32", 2 * 32 * 8 * 16 * 3},
+  };
+  const auto gemms = kept("gemm");
+  ASSERT_EQ(gemms.size(), std::size(expected));
+  for (std::size_t i = 0; i < gemms.size(); ++i) {
+    SCOPED_TRACE(gemms[i].dump());
+    EXPECT_EQ(gemms[i]["api"], expected[i].api);
+    EXPECT_EQ(gemms[i]["m"], expected[i].m);
+    EXPECT_EQ(gemms[i]["n"], expected[i].n);
+    EXPECT_EQ(gemms[i]["k"], expected[i].k);
+    EXPECT_EQ(gemms[i]["batch"], expected[i].batch);
+    EXPECT_EQ(gemms[i]["dtype_a"], expected[i].dtype);
+    EXPECT_EQ(gemms[i]["flops"], expected[i].flops);
+    EXPECT_EQ(gemms[i]["stream"], 1);
+  }
+  struct Work {
+    const char* name;
+    std::int64_t flops, bytes;
+  };
+  const std::int64_t lu_bytes = 2 * 160 * 8 + 10 * 5 * 4;
+  const Work work[] = {
+      {"cublas_geam_float32", 3 * 15, 3 * 15 * 4},
+      {"cublas_dgmm_float32", 15, (2 * 15 + 3) * 4},
+      {"cublas_getrf_batched_float64", 10 * 2 * 64 / 3, lu_bytes},
+      {"cublas_getrs_batched_float64", 10 * 2 * 16, lu_bytes + 2 * 40 * 8},
+      {"cublas_getri_batched_float64", 10 * 4 * 64 / 3, lu_bytes + 2 * 160 * 8},
+      {"cublas_matinv_batched_float64", 10 * 2 * 64, lu_bytes + 2 * 160 * 8},
+      {"cublas_geqrf_batched_float64", 2133 /* 10·(2·8·4² − 2·4³/3), truncated */,
+       2 * 320 * 8 + 10 * 5 * 4},
+  };
+  std::vector<json> kernels;
+  for (const json& k : kept("kernel")) {
+    if (k.contains("flops")) kernels.push_back(k);
+  }
+  ASSERT_EQ(kernels.size(), 8u);  // the above and gels
+  for (std::size_t i = 0; i < std::size(work); ++i) {
+    SCOPED_TRACE(kernels[i].dump());
+    EXPECT_EQ(kernels[i]["name"], work[i].name);
+    EXPECT_EQ(kernels[i]["flops"], work[i].flops);
+    EXPECT_EQ(kernels[i]["bytes"], work[i].bytes);
+  }
+  EXPECT_EQ(kernels[7]["name"], "cublas_gels_batched_float64");
+}
+
 // The device model's time (µs) of a matmul of `flops` at `precision` moving `bytes`.
 double matmul_us(double flops, double bytes, device::Precision precision) {
   const device::GpuSpec gpu = *device::find_gpu("h100");
