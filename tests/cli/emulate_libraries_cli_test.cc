@@ -519,6 +519,62 @@ TEST_F(EmulateLibrariesTest, CublasLevel3AndBatchedExtensionsAreRecordedAndLuCom
   EXPECT_EQ(kernels[7]["name"], "cublas_gels_batched_float64");
 }
 
+// CUDALibrarySamples-style level 2 (every storage and matrix kind, the batched GEMVs): the
+// program compares each result with its host computation on the dense matrix (18 checks); each
+// call is one memory-bound kernel with 2 FLOPs per multiply-add of the nonzero structure (complex
+// × 4) and the bytes of the stored matrix (twice for updates), x and y (twice when beta ≠ 0).
+TEST_F(EmulateLibrariesTest, CublasLevel2IsComputedForEveryStorageAndRecorded) {
+  if (!built("cublas_level2")) GTEST_SKIP() << "cublas_level2 not built";
+  const CliRun r = emulate("cublas_level2");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("cublas_level2: 18 results match the host within tolerance"),
+            std::string::npos)
+      << r.out;
+  EXPECT_TRUE(summary_["unsupported_calls"].empty()) << summary_["unsupported_calls"].dump();
+  EXPECT_TRUE(kept("misuse").empty());
+  struct Work {
+    const char* name;
+    std::int64_t flops, bytes;
+  };
+  const Work expected[] = {
+      // GBMV 6 × 5, kl 1, ku 2: 5 columns × 4 diagonals; band span 4·4 + 4, x 5, y 6 read+written.
+      {"cublas_gbmv_float64", 2 * 5 * 4, (20 + 5 + 2 * 6) * 8},
+      {"cublas_gemv_complex64", 8 * 16, (16 + 4 + 4) * 8},
+      {"cublas_hemv_complex64", 8 * 16, (16 + 4 + 4) * 8},
+      // HBMV n 5, k 1: 5·3 logical nonzeros; span 2·4 + 2.
+      {"cublas_hbmv_complex128", 8 * 15, (10 + 5 + 5) * 16},
+      {"cublas_spmv_float32", 2 * 25, (15 + 5 + 5) * 4},
+      // TRMV/TRSV n 6: the triangle 21, x read and written.
+      {"cublas_trmv_float64", 2 * 21, (36 + 12) * 8},
+      {"cublas_trsv_float64", 2 * 21, (36 + 12) * 8},
+      {"cublas_tbsv_complex128", 8 * 12, (12 + 12) * 16},
+      {"cublas_tpmv_complex128", 8 * 21, (21 + 12) * 16},
+      // Updates: the matrix read and written.
+      {"cublas_ger_float32", 2 * 12, (2 * 12 + 4 + 3) * 4},
+      {"cublas_gerc_complex64", 8 * 12, (2 * 12 + 4 + 3) * 8},
+      {"cublas_syr_float64", 2 * 10, (2 * 16 + 4) * 8},
+      {"cublas_her_complex128", 8 * 10, (2 * 16 + 4) * 16},
+      {"cublas_her2_complex64", 16 * 10, (2 * 16 + 4 + 4) * 8},
+      {"cublas_spr2_float64", 4 * 10, (2 * 10 + 4 + 4) * 8},
+      {"cublas_hpr_complex64", 8 * 10, (2 * 10 + 4) * 8},
+      // Batched GEMV: 3 × (3 × 4), x 4, y 3 read and written each; strided Z 2 × (4 × 3)ᵀ.
+      {"cublas_gemv_batched_float32", 3 * 2 * 12, 3 * (12 + 4 + 6) * 4},
+      {"cublas_gemv_batched_complex128", 2 * 8 * 12, 2 * (12 + 3 + 8) * 16},
+      {"cublas_gemv_batched_float16", 3 * 2 * 12, 3 * ((12 + 4) * 2 + 6 * 2)},
+  };
+  std::vector<json> kernels;
+  for (const json& k : kept("kernel")) {
+    if (k.contains("flops")) kernels.push_back(k);
+  }
+  ASSERT_EQ(kernels.size(), std::size(expected));
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    SCOPED_TRACE(kernels[i].dump());
+    EXPECT_EQ(kernels[i]["name"], expected[i].name);
+    EXPECT_EQ(kernels[i]["flops"], expected[i].flops);
+    EXPECT_EQ(kernels[i]["bytes"], expected[i].bytes);
+  }
+}
+
 // The device model's time (µs) of a matmul of `flops` at `precision` moving `bytes`.
 double matmul_us(double flops, double bytes, device::Precision precision) {
   const device::GpuSpec gpu = *device::find_gpu("h100");
