@@ -575,6 +575,48 @@ TEST_F(EmulateLibrariesTest, CublasLevel2IsComputedForEveryStorageAndRecorded) {
   }
 }
 
+// CUDALibrarySamples-style complex level 1 and rotations: values checked by the program against
+// their definitions (reference BLAS rotg/rotmg); one kernel per vector call with FLOPs by hand
+// (n = 5 complex doubles: dot 8n, nrm2 4n, asum and amax 2n, axpy 8n, Zdscal 2n, Zrot with a
+// complex sine 20n), a stream sync after each scalar result in host pointer mode, and no kernel
+// for rotg/rotmg in host pointer mode (computed on the host, as cuBLAS does).
+TEST_F(EmulateLibrariesTest, CublasComplexLevel1AndRotationsAreComputedAndRecorded) {
+  if (!built("cublas_level1_complex")) GTEST_SKIP() << "cublas_level1_complex not built";
+  const CliRun r = emulate("cublas_level1_complex");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("match their definitions (yes)"), std::string::npos) << r.out;
+  EXPECT_TRUE(summary_["unsupported_calls"].empty()) << summary_["unsupported_calls"].dump();
+  struct Work {
+    const char* name;
+    std::int64_t flops, bytes;
+  };
+  const std::int64_t n = 5, z = 16;
+  const Work expected[] = {
+      {"cublas_dotu_complex128", 8 * n, 2 * n * z}, {"cublas_dotc_complex128", 8 * n, 2 * n * z},
+      {"cublas_nrm2_complex128", 4 * n, n * z},     {"cublas_asum_complex128", 2 * n, n * z},
+      {"cublas_iamax_complex128", 2 * n, n * z},    {"cublas_iamin_complex128", 2 * n, n * z},
+      {"cublas_axpy_complex128", 8 * n, 3 * n * z}, {"cublas_scal_complex128", 2 * n, 2 * n * z},
+      {"cublas_rot_complex128", 20 * n, 4 * n * z}, {"cublas_iamax_complex64", 2 * 3, 3 * 8},
+      {"cublas_rot_float64", 6 * 3, 4 * 3 * 8},     {"cublas_rotm_float64", 6 * 3, 4 * 3 * 8},
+  };
+  std::vector<json> kernels;
+  for (const json& k : kept("kernel")) {
+    if (k.contains("flops")) kernels.push_back(k);
+  }
+  ASSERT_EQ(kernels.size(), std::size(expected));
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    SCOPED_TRACE(kernels[i].dump());
+    EXPECT_EQ(kernels[i]["name"], expected[i].name);
+    EXPECT_EQ(kernels[i]["flops"], expected[i].flops);
+    EXPECT_EQ(kernels[i]["bytes"], expected[i].bytes);
+  }
+  std::vector<std::string> waits;
+  for (const json& s : kept("stream_sync")) waits.push_back(s.value("api", "(plain)"));
+  EXPECT_EQ(waits, (std::vector<std::string>{"cublasZdotu_v2", "cublasZdotc_v2", "cublasDznrm2_v2",
+                                             "cublasDzasum_v2", "cublasIzamax_v2",
+                                             "cublasIzamin_v2", "cublasIcamax_v2"}));
+}
+
 // The device model's time (µs) of a matmul of `flops` at `precision` moving `bytes`.
 double matmul_us(double flops, double bytes, device::Precision precision) {
   const device::GpuSpec gpu = *device::find_gpu("h100");
