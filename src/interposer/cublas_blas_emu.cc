@@ -811,3 +811,42 @@ PT_BATCHED_LAPACK(D, double)
 PT_BATCHED_LAPACK(C, cuComplex)
 PT_BATCHED_LAPACK(Z, cuDoubleComplex)
 #undef PT_BATCHED_LAPACK
+
+// -- CSYRK/CHERK with typed operands (Ex, 3mEx): A's and C's cudaDataType, complex-float compute
+namespace {
+cublasStatus_t rank_k_ex(const char* api, cublasHandle_t handle, cublasFillMode_t uplo,
+                         cublasOperation_t trans, std::int64_t n, std::int64_t k,
+                         cudaDataType a_type, std::int64_t lda, cudaDataType c_type,
+                         std::int64_t ldc) {
+  const std::int64_t start = emu::now_ns();
+  const std::int64_t rows = trans == CUBLAS_OP_N ? n : k;
+  if (!valid_fill(uplo) || !valid_op(trans) || n < 0 || k < 0 || lda < at_least_1(rows) ||
+      ldc < at_least_1(n)) {
+    return refuse(api, handle,
+                  "invalid uplo/trans or sizes (" +
+                      sizes_text({{"n", n}, {"k", k}, {"lda", lda}, {"ldc", ldc}}) + ")");
+  }
+  return run_gemm(ex(make(api, handle, CUBLAS_OP_N, CUBLAS_OP_N, n, (n + 2) / 2, k, at_least_1(n),
+                          at_least_1(k), at_least_1(n)),
+                     a_type, a_type, c_type, CUDA_C_32F),
+                  start);
+}
+}  // namespace
+
+#define PT_RANK_K_EX(NAME, R, INT)                                                         \
+  PT_EXPORT cublasStatus_t NAME(cublasHandle_t handle, cublasFillMode_t uplo,              \
+                                cublasOperation_t trans, INT n, INT k, const R* alpha,     \
+                                const void* A, cudaDataType Atype, INT lda, const R* beta, \
+                                void* C, cudaDataType Ctype, INT ldc) {                    \
+    (void)alpha, (void)A, (void)beta, (void)C;                                             \
+    return rank_k_ex(#NAME, handle, uplo, trans, n, k, Atype, lda, Ctype, ldc);            \
+  }
+PT_RANK_K_EX(cublasCsyrkEx, cuComplex, int)
+PT_RANK_K_EX(cublasCsyrkEx_64, cuComplex, int64_t)
+PT_RANK_K_EX(cublasCsyrk3mEx, cuComplex, int)
+PT_RANK_K_EX(cublasCsyrk3mEx_64, cuComplex, int64_t)
+PT_RANK_K_EX(cublasCherkEx, float, int)
+PT_RANK_K_EX(cublasCherkEx_64, float, int64_t)
+PT_RANK_K_EX(cublasCherk3mEx, float, int)
+PT_RANK_K_EX(cublasCherk3mEx_64, float, int64_t)
+#undef PT_RANK_K_EX

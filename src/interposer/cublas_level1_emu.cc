@@ -49,7 +49,8 @@ cublasStatus_t caxpy(Blas1 c, std::int64_t n, const T* alpha, const T* x, std::i
     for (std::int64_t i = 0; i < n; ++i)
       store_at<T>(y, vy.offset(i), value_at<T>(y, vy.offset(i)) + a * value_at<T>(x, vx.offset(i)));
   }
-  return finish(c, "axpy", Blas<T>::kName, sat_mul(8, n), sat_mul(sat_mul(3, n), sizeof(T)), false);
+  return finish(c, "axpy", Blas<T>::kName, sat_mul(2 * Blas<T>::kFlopFactor, n),
+                sat_mul(sat_mul(3, n), sizeof(T)), false);
 }
 
 // x = alpha·x, alpha of type R (complex, or real for Cs/Zd)
@@ -65,7 +66,7 @@ cublasStatus_t cscal(Blas1 c, std::int64_t n, const R* alpha, T* x, std::int64_t
     for (std::int64_t i = 0; i < n; ++i)
       store_at<T>(x, vx.offset(i), Val<T>(a) * value_at<T>(x, vx.offset(i)));
   }
-  const int flops = std::is_same_v<T, R> ? 6 : 2;
+  const int flops = !std::is_same_v<T, R> ? 2 : Blas<T>::kFlopFactor > 1 ? 6 : 1;
   return finish(c, "scal", Blas<T>::kName, sat_mul(flops, n), sat_mul(sat_mul(2, n), sizeof(T)),
                 false);
 }
@@ -103,9 +104,15 @@ cublasStatus_t cdot(Blas1 c, bool conjugate, std::int64_t n, const T* x, std::in
       sum += (conjugate ? std::conj(xi) : xi) * std::complex<double>(value_at<T>(y, vy.offset(i)));
     }
   }
-  Val<T> value(sum);
+  Val<T> value;
+  if constexpr (std::is_floating_point_v<Val<T>>) {
+    value = static_cast<Val<T>>(sum.real());
+  } else {
+    value = Val<T>(sum);
+  }
   if (!write_result(result, *reinterpret_cast<T*>(&value), c)) return CUBLAS_STATUS_INVALID_VALUE;
-  return finish(c, conjugate ? "dotc" : "dotu", Blas<T>::kName, sat_mul(8, n),
+  const char* op = Blas<T>::kFlopFactor == 1 ? "dot" : conjugate ? "dotc" : "dotu";
+  return finish(c, op, Blas<T>::kName, sat_mul(2 * Blas<T>::kFlopFactor, n),
                 sat_mul(sat_mul(2, n), sizeof(T)), true);
 }
 
@@ -126,8 +133,9 @@ cublasStatus_t creduce(Blas1 c, bool norm, std::int64_t n, const T* x, std::int6
   }
   if (norm) sum = std::sqrt(sum);
   if (!write_result(result, static_cast<R>(sum), c)) return CUBLAS_STATUS_INVALID_VALUE;
-  return finish(c, norm ? "nrm2" : "asum", Blas<T>::kName, sat_mul(norm ? 4 : 2, n),
-                sat_mul(n, sizeof(T)), true);
+  const int per = (norm ? 2 : 1) * (Blas<T>::kFlopFactor > 1 ? 2 : 1);
+  return finish(c, norm ? "nrm2" : "asum", Blas<T>::kName, sat_mul(per, n), sat_mul(n, sizeof(T)),
+                true);
 }
 
 // 1-based index of the first element of largest (smallest) |re| + |im|.
@@ -147,8 +155,8 @@ cublasStatus_t ciamax(Blas1 c, bool largest, std::int64_t n, const T* x, std::in
     }
   }
   if (!write_result(result, static_cast<I>(best), c)) return CUBLAS_STATUS_INVALID_VALUE;
-  return finish(c, largest ? "iamax" : "iamin", Blas<T>::kName, sat_mul(2, n),
-                sat_mul(n, sizeof(T)), true);
+  return finish(c, largest ? "iamax" : "iamin", Blas<T>::kName,
+                sat_mul(Blas<T>::kFlopFactor > 1 ? 2 : 1, n), sat_mul(n, sizeof(T)), true);
 }
 
 // x' = c·x + s·y, y' = c·y − conj(s)·x (real s: the plane rotation), C the cosine type (real),
@@ -488,3 +496,326 @@ PT_ROTG(Z, cuDoubleComplex, double)
 PT_ROTMG(S, float)
 PT_ROTMG(D, double)
 #undef PT_ROTMG
+
+// ---- the Ex forms: typed by cudaDataType arguments -------------------------------------------
+// Real and complex float/double operands of one type (the scale's may be the real type of a
+// complex vector) run the typed routines above, with the Ex name in the record. Half and
+// bfloat16 vectors (CUDA_R_16F, CUDA_R_16BF) are validated and recorded as the kernel of their
+// bytes, not computed (a host-mode scalar result reads 0). Any other combination is
+// CUBLAS_STATUS_NOT_SUPPORTED, reported by name.
+
+namespace {
+
+int ex_bytes(cudaDataType type) {
+  switch (type) {
+    case CUDA_R_16F:
+    case CUDA_R_16BF:
+      return 2;
+    case CUDA_R_32F:
+      return 4;
+    case CUDA_R_64F:
+    case CUDA_C_32F:
+      return 8;
+    case CUDA_C_64F:
+      return 16;
+    default:
+      return 0;
+  }
+}
+
+bool is_half(cudaDataType type) { return type == CUDA_R_16F || type == CUDA_R_16BF; }
+
+cublasStatus_t unsupported_types(const char* api, std::initializer_list<cudaDataType> types) {
+  std::string list;
+  for (cudaDataType t : types)
+    list += (list.empty() ? "" : ", ") + std::to_string(static_cast<int>(t));
+  emu::report_unsupported(std::string(api) + "(cudaDataType " + list + ")");
+  return CUBLAS_STATUS_NOT_SUPPORTED;
+}
+
+// A half/bfloat16 vector operation: checked and recorded (`result_bytes` of a host-mode scalar
+// result set to 0).
+cublasStatus_t half_vector_op(Blas1 c, const char* op, cudaDataType type, std::int64_t n,
+                              const void* x, std::int64_t incx, const void* y, std::int64_t incy,
+                              int reads, std::int64_t flops, void* result, int result_bytes) {
+  if (!open_call(c)) return CUBLAS_STATUS_NOT_INITIALIZED;
+  if (bad_sizes(c, n, incx, y != nullptr ? incy : 1, y != nullptr))
+    return CUBLAS_STATUS_INVALID_VALUE;
+  Vec vx{x, n, incx, 2}, vy{y, y != nullptr ? n : 0, incy, 2};
+  if (!vectors(c, vx, y != nullptr ? &vy : nullptr)) return CUBLAS_STATUS_EXECUTION_FAILED;
+  if (result != nullptr && c.mode == CUBLAS_POINTER_MODE_HOST) std::memset(result, 0, result_bytes);
+  return finish(c, op, type == CUDA_R_16F ? "float16" : "bfloat16", flops,
+                sat_mul(sat_mul(reads, n), 2), result != nullptr);
+}
+
+#define PT_EX_TYPED(TYPE, CALL)  \
+  switch (TYPE) {                \
+    case CUDA_R_32F: {           \
+      using T = float;           \
+      using R = float;           \
+      return CALL;               \
+    }                            \
+    case CUDA_R_64F: {           \
+      using T = double;          \
+      using R = double;          \
+      return CALL;               \
+    }                            \
+    case CUDA_C_32F: {           \
+      using T = cuComplex;       \
+      using R = float;           \
+      return CALL;               \
+    }                            \
+    case CUDA_C_64F: {           \
+      using T = cuDoubleComplex; \
+      using R = double;          \
+      return CALL;               \
+    }                            \
+    default:                     \
+      break;                     \
+  }
+
+template <typename Int>
+cublasStatus_t axpy_ex(const char* api, cublasHandle_t handle, Int n, const void* alpha,
+                       cudaDataType alpha_type, const void* x, cudaDataType x_type, Int incx,
+                       void* y, cudaDataType y_type, Int incy, cudaDataType exec) {
+  if (x_type == y_type && is_half(x_type)) {
+    return half_vector_op({api, handle}, "axpy", x_type, n, x, incx, y, incy, 3, sat_mul(2, n),
+                          nullptr, 0);
+  }
+  if (x_type == y_type && alpha_type == x_type) {
+    PT_EX_TYPED(x_type, (caxpy<T>({api, handle}, n, static_cast<const T*>(alpha),
+                                  static_cast<const T*>(x), incx, static_cast<T*>(y), incy)))
+  }
+  return unsupported_types(api, {alpha_type, x_type, y_type, exec});
+}
+
+template <typename Int>
+cublasStatus_t scal_ex(const char* api, cublasHandle_t handle, Int n, const void* alpha,
+                       cudaDataType alpha_type, void* x, cudaDataType x_type, Int incx,
+                       cudaDataType exec) {
+  if (is_half(x_type)) {
+    return half_vector_op({api, handle}, "scal", x_type, n, x, incx, nullptr, 1, 2, n, nullptr, 0);
+  }
+  if (alpha_type == x_type) {
+    PT_EX_TYPED(x_type, (cscal<T, T>({api, handle}, n, static_cast<const T*>(alpha),
+                                     static_cast<T*>(x), incx)))
+  }
+  if ((x_type == CUDA_C_32F && alpha_type == CUDA_R_32F) ||
+      (x_type == CUDA_C_64F && alpha_type == CUDA_R_64F)) {
+    PT_EX_TYPED(x_type, (cscal<T, R>({api, handle}, n, static_cast<const R*>(alpha),
+                                     static_cast<T*>(x), incx)))
+  }
+  return unsupported_types(api, {alpha_type, x_type, exec});
+}
+
+template <typename Int>
+cublasStatus_t copy_swap_ex(const char* api, cublasHandle_t handle, bool swap, Int n, void* x,
+                            cudaDataType x_type, Int incx, void* y, cudaDataType y_type, Int incy) {
+  if (x_type == y_type && is_half(x_type)) {
+    return half_vector_op({api, handle}, swap ? "swap" : "copy", x_type, n, x, incx, y, incy,
+                          swap ? 4 : 2, 0, nullptr, 0);
+  }
+  if (x_type == y_type) {
+    PT_EX_TYPED(x_type, (ccopy_or_swap<T>({api, handle}, swap, n, static_cast<T*>(x), incx,
+                                          static_cast<T*>(y), incy)))
+  }
+  return unsupported_types(api, {x_type, y_type});
+}
+
+template <typename Int>
+cublasStatus_t dot_ex(const char* api, cublasHandle_t handle, bool conjugate, Int n, const void* x,
+                      cudaDataType x_type, Int incx, const void* y, cudaDataType y_type, Int incy,
+                      void* result, cudaDataType result_type, cudaDataType exec) {
+  if (x_type == y_type && is_half(x_type)) {
+    return half_vector_op({api, handle}, "dot", x_type, n, x, incx, y, incy, 2, sat_mul(2, n),
+                          result, std::max(ex_bytes(result_type), 2));
+  }
+  if (x_type == y_type && result_type == x_type) {
+    PT_EX_TYPED(x_type, (cdot<T>({api, handle}, conjugate, n, static_cast<const T*>(x), incx,
+                                 static_cast<const T*>(y), incy, static_cast<T*>(result))))
+  }
+  return unsupported_types(api, {x_type, y_type, result_type, exec});
+}
+
+// nrm2 (norm) or asum of a vector into a result of the vector's real type.
+template <typename Int>
+cublasStatus_t reduce_ex(const char* api, cublasHandle_t handle, bool norm, Int n, const void* x,
+                         cudaDataType x_type, Int incx, void* result, cudaDataType result_type,
+                         cudaDataType exec) {
+  if (is_half(x_type)) {
+    return half_vector_op({api, handle}, norm ? "nrm2" : "asum", x_type, n, x, incx, nullptr, 1, 1,
+                          sat_mul(norm ? 2 : 1, n), result, std::max(ex_bytes(result_type), 2));
+  }
+  const bool real_result = result_type == (x_type == CUDA_C_32F   ? CUDA_R_32F
+                                           : x_type == CUDA_C_64F ? CUDA_R_64F
+                                                                  : x_type);
+  if (real_result) {
+    PT_EX_TYPED(x_type, (creduce<T, R>({api, handle}, norm, n, static_cast<const T*>(x), incx,
+                                       static_cast<R*>(result))))
+  }
+  return unsupported_types(api, {x_type, result_type, exec});
+}
+
+template <typename Int>
+cublasStatus_t iamax_ex(const char* api, cublasHandle_t handle, bool largest, Int n, const void* x,
+                        cudaDataType x_type, Int incx, Int* result) {
+  if (is_half(x_type)) {
+    return half_vector_op({api, handle}, largest ? "iamax" : "iamin", x_type, n, x, incx, nullptr,
+                          1, 1, n, result, sizeof(Int));
+  }
+  PT_EX_TYPED(x_type,
+              (ciamax<T, Int>({api, handle}, largest, n, static_cast<const T*>(x), incx, result)))
+  return unsupported_types(api, {x_type});
+}
+
+template <typename Int>
+cublasStatus_t rot_ex(const char* api, cublasHandle_t handle, Int n, void* x, cudaDataType x_type,
+                      Int incx, void* y, cudaDataType y_type, Int incy, const void* cosine,
+                      const void* sine, cudaDataType cs_type, cudaDataType exec) {
+  if (x_type == y_type && is_half(x_type)) {
+    return half_vector_op({api, handle}, "rot", x_type, n, x, incx, y, incy, 4, sat_mul(6, n),
+                          nullptr, 0);
+  }
+  if (x_type == y_type && cs_type == x_type) {  // complex sine, real cosine
+    PT_EX_TYPED(x_type,
+                (rot<T, R, T>({api, handle}, n, static_cast<T*>(x), incx, static_cast<T*>(y), incy,
+                              static_cast<const R*>(cosine), static_cast<const T*>(sine))))
+  }
+  if (x_type == y_type && (cs_type == CUDA_R_32F || cs_type == CUDA_R_64F) &&
+      ex_bytes(cs_type) * (x_type == CUDA_C_32F || x_type == CUDA_C_64F ? 2 : 1) ==
+          ex_bytes(x_type)) {
+    PT_EX_TYPED(x_type,
+                (rot<T, R, R>({api, handle}, n, static_cast<T*>(x), incx, static_cast<T*>(y), incy,
+                              static_cast<const R*>(cosine), static_cast<const R*>(sine))))
+  }
+  return unsupported_types(api, {x_type, y_type, cs_type, exec});
+}
+
+template <typename Int>
+cublasStatus_t rotm_ex(const char* api, cublasHandle_t handle, Int n, void* x, cudaDataType x_type,
+                       Int incx, void* y, cudaDataType y_type, Int incy, const void* param,
+                       cudaDataType param_type, cudaDataType exec) {
+  if (x_type == y_type && param_type == x_type && x_type == CUDA_R_32F) {
+    return rotm<float>({api, handle}, n, static_cast<float*>(x), incx, static_cast<float*>(y), incy,
+                       static_cast<const float*>(param));
+  }
+  if (x_type == y_type && param_type == x_type && x_type == CUDA_R_64F) {
+    return rotm<double>({api, handle}, n, static_cast<double*>(x), incx, static_cast<double*>(y),
+                        incy, static_cast<const double*>(param));
+  }
+  return unsupported_types(api, {x_type, y_type, param_type, exec});
+}
+
+}  // namespace
+
+#define PT_EX_VECTOR(INT, SUFFIX)                                                                 \
+  PT_EXPORT cublasStatus_t cublasAxpyEx##SUFFIX(                                                  \
+      cublasHandle_t handle, INT n, const void* alpha, cudaDataType alphaType, const void* x,     \
+      cudaDataType xType, INT incx, void* y, cudaDataType yType, INT incy,                        \
+      cudaDataType executiontype) {                                                               \
+    return axpy_ex<INT>("cublasAxpyEx" #SUFFIX, handle, n, alpha, alphaType, x, xType, incx, y,   \
+                        yType, incy, executiontype);                                              \
+  }                                                                                               \
+  PT_EXPORT cublasStatus_t cublasScalEx##SUFFIX(                                                  \
+      cublasHandle_t handle, INT n, const void* alpha, cudaDataType alphaType, void* x,           \
+      cudaDataType xType, INT incx, cudaDataType executionType) {                                 \
+    return scal_ex<INT>("cublasScalEx" #SUFFIX, handle, n, alpha, alphaType, x, xType, incx,      \
+                        executionType);                                                           \
+  }                                                                                               \
+  PT_EXPORT cublasStatus_t cublasCopyEx##SUFFIX(cublasHandle_t handle, INT n, const void* x,      \
+                                                cudaDataType xType, INT incx, void* y,            \
+                                                cudaDataType yType, INT incy) {                   \
+    return copy_swap_ex<INT>("cublasCopyEx" #SUFFIX, handle, false, n, const_cast<void*>(x),      \
+                             xType, incx, y, yType, incy);                                        \
+  }                                                                                               \
+  PT_EXPORT cublasStatus_t cublasSwapEx##SUFFIX(cublasHandle_t handle, INT n, void* x,            \
+                                                cudaDataType xType, INT incx, void* y,            \
+                                                cudaDataType yType, INT incy) {                   \
+    return copy_swap_ex<INT>("cublasSwapEx" #SUFFIX, handle, true, n, x, xType, incx, y, yType,   \
+                             incy);                                                               \
+  }                                                                                               \
+  PT_EXPORT cublasStatus_t cublasDotEx##SUFFIX(                                                   \
+      cublasHandle_t handle, INT n, const void* x, cudaDataType xType, INT incx, const void* y,   \
+      cudaDataType yType, INT incy, void* result, cudaDataType resultType,                        \
+      cudaDataType executionType) {                                                               \
+    return dot_ex<INT>("cublasDotEx" #SUFFIX, handle, false, n, x, xType, incx, y, yType, incy,   \
+                       result, resultType, executionType);                                        \
+  }                                                                                               \
+  PT_EXPORT cublasStatus_t cublasDotcEx##SUFFIX(                                                  \
+      cublasHandle_t handle, INT n, const void* x, cudaDataType xType, INT incx, const void* y,   \
+      cudaDataType yType, INT incy, void* result, cudaDataType resultType,                        \
+      cudaDataType executionType) {                                                               \
+    return dot_ex<INT>("cublasDotcEx" #SUFFIX, handle, true, n, x, xType, incx, y, yType, incy,   \
+                       result, resultType, executionType);                                        \
+  }                                                                                               \
+  PT_EXPORT cublasStatus_t cublasNrm2Ex##SUFFIX(                                                  \
+      cublasHandle_t handle, INT n, const void* x, cudaDataType xType, INT incx, void* result,    \
+      cudaDataType resultType, cudaDataType executionType) {                                      \
+    return reduce_ex<INT>("cublasNrm2Ex" #SUFFIX, handle, true, n, x, xType, incx, result,        \
+                          resultType, executionType);                                             \
+  }                                                                                               \
+  PT_EXPORT cublasStatus_t cublasAsumEx##SUFFIX(                                                  \
+      cublasHandle_t handle, INT n, const void* x, cudaDataType xType, INT incx, void* result,    \
+      cudaDataType resultType, cudaDataType executiontype) {                                      \
+    return reduce_ex<INT>("cublasAsumEx" #SUFFIX, handle, false, n, x, xType, incx, result,       \
+                          resultType, executiontype);                                             \
+  }                                                                                               \
+  PT_EXPORT cublasStatus_t cublasIamaxEx##SUFFIX(cublasHandle_t handle, INT n, const void* x,     \
+                                                 cudaDataType xType, INT incx, INT* result) {     \
+    return iamax_ex<INT>("cublasIamaxEx" #SUFFIX, handle, true, n, x, xType, incx, result);       \
+  }                                                                                               \
+  PT_EXPORT cublasStatus_t cublasIaminEx##SUFFIX(cublasHandle_t handle, INT n, const void* x,     \
+                                                 cudaDataType xType, INT incx, INT* result) {     \
+    return iamax_ex<INT>("cublasIaminEx" #SUFFIX, handle, false, n, x, xType, incx, result);      \
+  }                                                                                               \
+  PT_EXPORT cublasStatus_t cublasRotEx##SUFFIX(                                                   \
+      cublasHandle_t handle, INT n, void* x, cudaDataType xType, INT incx, void* y,               \
+      cudaDataType yType, INT incy, const void* c, const void* s, cudaDataType csType,            \
+      cudaDataType executiontype) {                                                               \
+    return rot_ex<INT>("cublasRotEx" #SUFFIX, handle, n, x, xType, incx, y, yType, incy, c, s,    \
+                       csType, executiontype);                                                    \
+  }                                                                                               \
+  PT_EXPORT cublasStatus_t cublasRotmEx##SUFFIX(                                                  \
+      cublasHandle_t handle, INT n, void* x, cudaDataType xType, INT incx, void* y,               \
+      cudaDataType yType, INT incy, const void* param, cudaDataType paramType,                    \
+      cudaDataType executiontype) {                                                               \
+    return rotm_ex<INT>("cublasRotmEx" #SUFFIX, handle, n, x, xType, incx, y, yType, incy, param, \
+                        paramType, executiontype);                                                \
+  }
+PT_EX_VECTOR(int, )
+PT_EX_VECTOR(int64_t, _64)
+#undef PT_EX_VECTOR
+
+PT_EXPORT cublasStatus_t cublasRotgEx(cublasHandle_t handle, void* a, void* b, cudaDataType abType,
+                                      void* c, void* s, cudaDataType csType,
+                                      cudaDataType executiontype) {
+  const char* api = "cublasRotgEx";
+  const bool real = abType == csType,
+             complex_pair = (abType == CUDA_C_32F && csType == CUDA_R_32F) ||
+                            (abType == CUDA_C_64F && csType == CUDA_R_64F);
+  if (real || complex_pair) {
+    PT_EX_TYPED(abType, (rotg<T, R>({api, handle}, static_cast<T*>(a), static_cast<T*>(b),
+                                    static_cast<R*>(c), static_cast<T*>(s))))
+  }
+  return unsupported_types(api, {abType, csType, executiontype});
+}
+
+PT_EXPORT cublasStatus_t cublasRotmgEx(cublasHandle_t handle, void* d1, cudaDataType d1Type,
+                                       void* d2, cudaDataType d2Type, void* x1, cudaDataType x1Type,
+                                       const void* y1, cudaDataType y1Type, void* param,
+                                       cudaDataType paramType, cudaDataType executiontype) {
+  const char* api = "cublasRotmgEx";
+  const bool same = d1Type == d2Type && d1Type == x1Type && d1Type == y1Type && d1Type == paramType;
+  if (same && d1Type == CUDA_R_32F) {
+    return rotmg<float>({api, handle}, static_cast<float*>(d1), static_cast<float*>(d2),
+                        static_cast<float*>(x1), static_cast<const float*>(y1),
+                        static_cast<float*>(param));
+  }
+  if (same && d1Type == CUDA_R_64F) {
+    return rotmg<double>({api, handle}, static_cast<double*>(d1), static_cast<double*>(d2),
+                         static_cast<double*>(x1), static_cast<const double*>(y1),
+                         static_cast<double*>(param));
+  }
+  return unsupported_types(api, {d1Type, d2Type, x1Type, y1Type, paramType, executiontype});
+}
+#undef PT_EX_TYPED

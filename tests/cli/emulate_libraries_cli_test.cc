@@ -579,7 +579,8 @@ TEST_F(EmulateLibrariesTest, CublasLevel2IsComputedForEveryStorageAndRecorded) {
 // their definitions (reference BLAS rotg/rotmg); one kernel per vector call with FLOPs by hand
 // (n = 5 complex doubles: dot 8n, nrm2 4n, asum and amax 2n, axpy 8n, Zdscal 2n, Zrot with a
 // complex sine 20n), a stream sync after each scalar result in host pointer mode, and no kernel
-// for rotg/rotmg in host pointer mode (computed on the host, as cuBLAS does).
+// for rotg/rotmg in host pointer mode (computed on the host, as cuBLAS does); the Ex forms under
+// their own names.
 TEST_F(EmulateLibrariesTest, CublasComplexLevel1AndRotationsAreComputedAndRecorded) {
   if (!built("cublas_level1_complex")) GTEST_SKIP() << "cublas_level1_complex not built";
   const CliRun r = emulate("cublas_level1_complex");
@@ -592,12 +593,22 @@ TEST_F(EmulateLibrariesTest, CublasComplexLevel1AndRotationsAreComputedAndRecord
   };
   const std::int64_t n = 5, z = 16;
   const Work expected[] = {
-      {"cublas_dotu_complex128", 8 * n, 2 * n * z}, {"cublas_dotc_complex128", 8 * n, 2 * n * z},
-      {"cublas_nrm2_complex128", 4 * n, n * z},     {"cublas_asum_complex128", 2 * n, n * z},
-      {"cublas_iamax_complex128", 2 * n, n * z},    {"cublas_iamin_complex128", 2 * n, n * z},
-      {"cublas_axpy_complex128", 8 * n, 3 * n * z}, {"cublas_scal_complex128", 2 * n, 2 * n * z},
-      {"cublas_rot_complex128", 20 * n, 4 * n * z}, {"cublas_iamax_complex64", 2 * 3, 3 * 8},
-      {"cublas_rot_float64", 6 * 3, 4 * 3 * 8},     {"cublas_rotm_float64", 6 * 3, 4 * 3 * 8},
+      {"cublas_dotu_complex128", 8 * n, 2 * n * z},
+      {"cublas_dotc_complex128", 8 * n, 2 * n * z},
+      {"cublas_nrm2_complex128", 4 * n, n * z},
+      {"cublas_asum_complex128", 2 * n, n * z},
+      {"cublas_iamax_complex128", 2 * n, n * z},
+      {"cublas_iamin_complex128", 2 * n, n * z},
+      {"cublas_axpy_complex128", 8 * n, 3 * n * z},
+      {"cublas_scal_complex128", 2 * n, 2 * n * z},
+      {"cublas_rot_complex128", 20 * n, 4 * n * z},
+      {"cublas_iamax_complex64", 2 * 3, 3 * 8},
+      {"cublas_rot_float64", 6 * 3, 4 * 3 * 8},
+      {"cublas_rotm_float64", 6 * 3, 4 * 3 * 8},
+      // The Ex forms: AxpyEx on doubles, DotcEx on complex doubles, Nrm2Ex on 64 halves.
+      {"cublas_axpy_float64", 2 * 3, 3 * 3 * 8},
+      {"cublas_dotc_complex128", 8 * n, 2 * n * z},
+      {"cublas_nrm2_float16", 2 * 64, 64 * 2},
   };
   std::vector<json> kernels;
   for (const json& k : kept("kernel")) {
@@ -612,9 +623,11 @@ TEST_F(EmulateLibrariesTest, CublasComplexLevel1AndRotationsAreComputedAndRecord
   }
   std::vector<std::string> waits;
   for (const json& s : kept("stream_sync")) waits.push_back(s.value("api", "(plain)"));
-  EXPECT_EQ(waits, (std::vector<std::string>{"cublasZdotu_v2", "cublasZdotc_v2", "cublasDznrm2_v2",
-                                             "cublasDzasum_v2", "cublasIzamax_v2",
-                                             "cublasIzamin_v2", "cublasIcamax_v2"}));
+  EXPECT_EQ(waits,
+            (std::vector<std::string>{"cublasZdotu_v2", "cublasZdotc_v2", "cublasDznrm2_v2",
+                                      "cublasDzasum_v2", "cublasIzamax_v2", "cublasIzamin_v2",
+                                      "cublasIcamax_v2", "cublasDotcEx", "cublasNrm2Ex"}));
+  EXPECT_EQ(kernels[12]["api"], "cublasAxpyEx");
 }
 
 // The device model's time (µs) of a matmul of `flops` at `precision` moving `bytes`.

@@ -1,8 +1,8 @@
 // cuBLAS level 1 in complex and the rotations, in the style of NVIDIA's CUDALibrarySamples
 // (cuBLAS/Level-1: axpy, scal, copy, swap, dotu/dotc, nrm2, asum, amax/amin, rot, rotg, rotm,
-// rotmg). Each result is checked here against its definition on the host (the emulator computes
-// level 1 on backed memory). Valid CUDA: the same binary runs on a real GPU. Written for the
-// emulator's tests.
+// rotmg) and the Ex forms. Each result is checked here against its definition on the host (the
+// emulator computes level 1 on backed memory; half vectors are recorded, not computed). Valid CUDA:
+// the same binary runs on a real GPU. Written for the emulator's tests.
 #include <cublas_v2.h>
 
 #include <cmath>
@@ -130,6 +130,30 @@ int main() {
   EMU_REQUIRE(near(h21 * x1_in + h22 * y1, 0));                              // y zeroed
   EMU_REQUIRE(near(h11 * x1_in + h12 * y1, x1));                             // x1 updated
   EMU_REQUIRE(near(d1 * x1 * x1, d1_in * x1_in * x1_in + d2_in * y1 * y1));  // weighted norm kept
+
+  // The Ex forms: AxpyEx and DotcEx (double, complex double) computed, Nrm2Ex on half recorded.
+  std::vector<double> ex = {1, 2, 3}, ey = {10, 20, 30};
+  double* d_ex = to_device(ex);
+  double* d_ey = to_device(ey);
+  const double two = 2;
+  LIBRARY_CHECK(cublasAxpyEx(handle, 3, &two, CUDA_R_64F, d_ex, CUDA_R_64F, 1, d_ey, CUDA_R_64F, 1,
+                             CUDA_R_64F));
+  EMU_REQUIRE(to_host(d_ey, 3) == (std::vector<double>{12, 24, 36}));
+  cuDoubleComplex ex_dot;
+  LIBRARY_CHECK(cublasDotcEx(handle, n, d_x, CUDA_C_64F, 1, d_y, CUDA_C_64F, 1, &ex_dot, CUDA_C_64F,
+                             CUDA_C_64F));
+  zd want_ex = 0;
+  const std::vector<zd> ex_x = to_host(reinterpret_cast<zd*>(d_x), n);
+  const std::vector<zd> ex_y = to_host(reinterpret_cast<zd*>(d_y), n);
+  for (int i = 0; i < n; ++i) want_ex += std::conj(ex_x[i]) * ex_y[i];
+  EMU_REQUIRE(near(zd(ex_dot.x, ex_dot.y), want_ex, 1e-9));
+  void* d_half = nullptr;
+  EMU_CHECK(cudaMalloc(&d_half, 64 * 2));
+  EMU_CHECK(cudaMemset(d_half, 0, 64 * 2));
+  float half_norm = -1;
+  LIBRARY_CHECK(
+      cublasNrm2Ex(handle, 64, d_half, CUDA_R_16F, 1, &half_norm, CUDA_R_32F, CUDA_R_32F));
+  EMU_REQUIRE(half_norm == 0);
 
   EMU_CHECK(cudaDeviceSynchronize());
   std::printf(
