@@ -19,9 +19,6 @@ namespace {
 
 using namespace powertrain::emu::cublas_detail;  // NOLINT: the shared cuBLAS pieces
 
-template <typename T>
-using Val = typename Blas<T>::Value;
-
 template <typename V>
 double abs1(const V& v) {  // cuBLAS's |re| + |im| for the complex amax/amin/asum
   if constexpr (std::is_floating_point_v<V>) {

@@ -82,9 +82,6 @@ struct MatrixArg {
   }
 };
 
-template <typename T>
-using Val = typename Blas<T>::Value;
-
 template <typename V>
 V conj_if(V v, bool conjugate) {
   if constexpr (std::is_floating_point_v<V>) {

@@ -46,6 +46,9 @@ struct Blas<cuDoubleComplex> {
 };
 
 template <typename T>
+using Val = typename Blas<T>::Value;
+
+template <typename T>
 Gemm with_type(Gemm g) {
   if constexpr (std::is_same_v<T, float>) {
     return typed(g, Precision::kFloat32);

@@ -630,6 +630,46 @@ TEST_F(EmulateLibrariesTest, CublasComplexLevel1AndRotationsAreComputedAndRecord
   EXPECT_EQ(kernels[12]["api"], "cublasAxpyEx");
 }
 
+// simpleCUBLASXT-style cublasXt on 2 emulated GPUs: the GEMMs are computed on the host data (the
+// program checks the SGEMM's relative error as the sample does, and the DGEMM and ZGEMM); each
+// call is split by C's columns over the 2 devices, each half a `gemm` record on its device's
+// legacy stream after the copies of its host operands (all of A, its columns of B and, for
+// beta ≠ 0, of C) and before its columns of C come back.
+TEST_F(EmulateLibrariesTest, CublasXtSplitsEachCallOverTheSelectedDevicesWithItsCopies) {
+  if (!built("cublas_xt")) GTEST_SKIP() << "cublas_xt not built";
+  const CliRun r = emulate("cublas_xt", {"--gpus", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("cublas_xt: 2 device(s); SGEMM 256x256 relative error"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("(below 1e-6: yes), DGEMM and ZGEMM exact (yes); device 99 -> 7"),
+            std::string::npos)
+      << r.out;
+  EXPECT_TRUE(summary_["unsupported_calls"].empty()) << summary_["unsupported_calls"].dump();
+  const auto gemms = kept("gemm");
+  ASSERT_EQ(gemms.size(), 10u);  // 5 calls × 2 devices
+  const std::int64_t halves[] = {128, 15, 4, 64, 8};
+  for (std::size_t i = 0; i < gemms.size(); ++i) {
+    SCOPED_TRACE(gemms[i].dump());
+    EXPECT_EQ(gemms[i]["dev"], static_cast<int>(i % 2));
+    EXPECT_EQ(gemms[i]["stream"], 0);
+    if (i / 2 != 3) EXPECT_EQ(gemms[i]["n"], halves[i / 2]);  // SYRK: the triangle's 129 columns
+  }
+  EXPECT_EQ(gemms[0]["api"], "cublasXtSgemm");
+  EXPECT_EQ(gemms[0]["flops"], 2 * 256 * 128 * 256);
+  EXPECT_EQ(gemms[4]["dtype_a"], "complex128");
+  EXPECT_EQ(gemms[4]["flops"], 8 * 16 * 4 * 16);
+  // The SGEMM's copies on device 0: A (256², floats), its 128 columns of B and C in, C out.
+  std::vector<std::pair<std::string, std::int64_t>> copies;
+  for (const json& c : kept("memcpy")) {
+    if (copies.size() < 4)
+      copies.emplace_back(c["kind"].get<std::string>(), c["bytes"].get<std::int64_t>());
+  }
+  EXPECT_EQ(copies, (std::vector<std::pair<std::string, std::int64_t>>{{"HtoD", 256 * 256 * 4},
+                                                                       {"HtoD", 256 * 128 * 4},
+                                                                       {"HtoD", 256 * 128 * 4},
+                                                                       {"DtoH", 256 * 128 * 4}}));
+}
+
 // The device model's time (µs) of a matmul of `flops` at `precision` moving `bytes`.
 double matmul_us(double flops, double bytes, device::Precision precision) {
   const device::GpuSpec gpu = *device::find_gpu("h100");
