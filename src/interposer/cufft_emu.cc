@@ -15,8 +15,9 @@
 // the two (FLOPs on the fp32 units); at these intensities (≈ 5·log2(N)/16 flop/byte for C2C fp32)
 // the bytes bind on every GPU of the catalog. cufftXtMakePlanMany/cufftXtGetSizeMany/cufftXtExec on
 // one GPU (what torch.fft calls, also for fp16 and bf16 transforms) map to the same plans.
-// Multi-GPU cufftXt* calls and callback functions are reported unsupported by name (generated stubs
-// returning CUFFT_NOT_SUPPORTED).
+// Multi-GPU plans (cufftXtSetGPUs, cufftXtMalloc, cufftXtMemcpy, cufftXtExecDescriptor*) are at
+// the end of this file. Callback functions, cufftXtQueryPlan and the guru/64-bit Xt plan are
+// reported unsupported by name (generated stubs returning CUFFT_NOT_SUPPORTED).
 #include <cufft.h>
 #include <cufftXt.h>
 
@@ -27,6 +28,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "interposer/cudart_internal.h"
 #include "interposer/trace_schema.h"
@@ -53,6 +55,8 @@ struct Plan {
   std::size_t work_bytes = 0;
   void* work_area = nullptr;  // ours (auto-allocated) or the program's (cufftSetWorkArea)
   bool own_work_area = false;
+  std::vector<int> gpus;        // cufftXtSetGPUs: a multi-GPU plan (empty: one GPU)
+  std::vector<void*> gpu_work;  // its per-GPU work areas (ours)
 };
 
 struct FftState {
@@ -237,8 +241,9 @@ cufftResult make_plan(int handle, int rank, const long long* n, bool advanced, l
   for (int i = 0; i < rank; ++i) shape.n[i] = n[i];
   shape.batch = batch;
   shape.advanced_layout = advanced;
-  const std::size_t work = work_bytes_of(shape);
+  std::size_t work = work_bytes_of(shape);
   bool allocate = false;
+  std::vector<int> gpus;
   {
     std::lock_guard<std::mutex> lock(fft().mutex);
     Plan* p = find(handle);
@@ -247,10 +252,36 @@ cufftResult make_plan(int handle, int rank, const long long* n, bool advanced, l
       report_misuse(api, "plan " + std::to_string(handle) + " was already made");
       return CUFFT_INVALID_PLAN;
     }
-    allocate = p->auto_allocate && work > 0;
+    gpus = p->gpus;
+    allocate = p->auto_allocate;
   }
+  // A multi-GPU transform exchanges its data between the GPUs: each keeps a work area of its
+  // share of the output for the exchange (workSize is then an array, one entry per GPU).
+  const std::size_t per_gpu =
+      gpus.size() > 1 ? static_cast<std::size_t>(sizes_of(shape).out_bytes * batch) / gpus.size()
+                      : 0;
+  std::vector<void*> gpu_work;
   void* area = nullptr;
-  if (allocate && allocate_device_memory(&area, work, api) != 0) return CUFFT_ALLOC_FAILED;
+  if (gpus.size() > 1) {
+    work = per_gpu;
+    if (allocate && per_gpu > 0) {
+      int current = 0;
+      cudaGetDevice(&current);
+      for (int gpu : gpus) {
+        void* part = nullptr;
+        cudaSetDevice(gpu);
+        if (allocate_device_memory(&part, per_gpu, api) != 0) {
+          cudaSetDevice(current);
+          for (void* done : gpu_work) free_device_memory(done, api);
+          return CUFFT_ALLOC_FAILED;
+        }
+        gpu_work.push_back(part);
+      }
+      cudaSetDevice(current);
+    }
+  } else if (allocate && work > 0 && allocate_device_memory(&area, work, api) != 0) {
+    return CUFFT_ALLOC_FAILED;
+  }
   std::lock_guard<std::mutex> lock(fft().mutex);
   Plan* p = find(handle);
   if (p == nullptr) return bad_plan(api, handle);
@@ -263,7 +294,11 @@ cufftResult make_plan(int handle, int rank, const long long* n, bool advanced, l
   p->work_bytes = work;
   p->work_area = area;
   p->own_work_area = area != nullptr;
-  if (work_size != nullptr) *work_size = work;
+  p->gpus = std::move(gpus);
+  p->gpu_work = std::move(gpu_work);
+  if (work_size != nullptr) {
+    for (std::size_t i = 0; i < std::max<std::size_t>(p->gpus.size(), 1); ++i) work_size[i] = work;
+  }
   return CUFFT_SUCCESS;
 }
 
@@ -325,6 +360,10 @@ std::string dims_json(const Plan& p) {
   return s;
 }
 
+cufftResult record_fft(cufftHandle handle, const Plan& plan, cufftType type, int direction,
+                       bool in_place, std::int64_t flops, std::int64_t bytes, cudaStream_t stream,
+                       const char* api, std::int64_t start);
+
 // `type` nullptr: the plan's own type (cufftXtExec).
 cufftResult execute(cufftHandle handle, const void* in, void* out, int direction,
                     const cufftType* requested, const char* api) {
@@ -339,6 +378,12 @@ cufftResult execute(cufftHandle handle, const void* in, void* out, int direction
   const cufftType type = requested != nullptr ? *requested : plan.type;
   if (!plan.made) {
     report_misuse(api, "plan " + std::to_string(handle) + " was created but never made");
+    return CUFFT_INVALID_PLAN;
+  }
+  if (plan.gpus.size() > 1) {
+    report_misuse(api, "plan " + std::to_string(handle) + " spans " +
+                           std::to_string(plan.gpus.size()) +
+                           " GPUs: execute it with cufftXtExecDescriptor on cufftXtMalloc'ed data");
     return CUFFT_INVALID_PLAN;
   }
   if (plan.type != type) {
@@ -369,13 +414,21 @@ cufftResult execute(cufftHandle handle, const void* in, void* out, int direction
                            " bytes)");
     return CUFFT_INVALID_VALUE;
   }
-  StreamRef ref;
-  if (!stream_or_fail(plan.stream, false, api, &ref)) return CUFFT_EXEC_FAILED;
-
   const double n = static_cast<double>(s.points);
   const double per_transform = (complex_to_complex ? 5.0 : 2.5) * n * std::log2(n);
   const auto flops = static_cast<std::int64_t>(std::llround(per_transform * plan.batch));
   const std::int64_t bytes = s.passes * (in_bytes + out_bytes);
+  return record_fft(handle, plan, type, direction, in_place, flops, bytes, plan.stream, api, start);
+}
+
+// The `fft` record of (a part of) a transform and its sized kernel on `stream`.
+cufftResult record_fft(cufftHandle handle, const Plan& plan, cufftType type, int direction,
+                       bool in_place, std::int64_t flops, std::int64_t bytes, cudaStream_t stream,
+                       const char* api, std::int64_t start) {
+  StreamRef ref;
+  if (!stream_or_fail(stream, false, api, &ref)) return CUFFT_EXEC_FAILED;
+  const Sizes s = sizes_of(plan);
+  const bool complex_to_complex = type == CUFFT_C2C || type == CUFFT_Z2Z;
   const bool half = plan.real_bytes == 2;
   const char* precision = half              ? (plan.bf16 ? "bfloat16" : "float16")
                           : is_double(type) ? "float64"
@@ -407,7 +460,7 @@ cufftResult execute(cufftHandle handle, const void* in, void* out, int direction
     name.push_back(static_cast<char>(*c + ('a' - 'A') * (*c >= 'A' && *c <= 'Z')));
   }
   name.append("_").append(precision);
-  return append_sized_kernel(name, static_cast<std::size_t>(bytes), plan.stream, api, start,
+  return append_sized_kernel(name, static_cast<std::size_t>(bytes), stream, api, start,
                              std::max<std::int64_t>(flops, 1))
              ? CUFFT_SUCCESS
              : CUFFT_EXEC_FAILED;
@@ -431,6 +484,7 @@ PT_EXPORT cufftResult cufftCreate(cufftHandle* handle) {
 
 PT_EXPORT cufftResult cufftDestroy(cufftHandle plan) {
   void* area = nullptr;
+  std::vector<void*> gpu_work;
   {
     std::lock_guard<std::mutex> lock(detail::fft().mutex);
     detail::Plan* p = detail::find(plan);
@@ -440,8 +494,10 @@ PT_EXPORT cufftResult cufftDestroy(cufftHandle plan) {
     }
     p->live = false;
     if (p->own_work_area) area = p->work_area;
+    gpu_work.swap(p->gpu_work);
   }
   if (area != nullptr) powertrain::emu::free_device_memory(area, "cufftDestroy");
+  for (void* part : gpu_work) powertrain::emu::free_device_memory(part, "cufftDestroy");
   return CUFFT_SUCCESS;
 }
 
@@ -738,3 +794,334 @@ PT_EXPORT cufftResult cufftXtGetSizeMany(cufftHandle plan, int rank, long long i
 PT_EXPORT cufftResult cufftXtExec(cufftHandle plan, void* input, void* output, int direction) {
   return detail::execute(plan, input, output, direction, nullptr, "cufftXtExec");
 }
+
+// ---- cufftXt on several GPUs (simpleCUFFT_MGPU, simpleCUFFT_2d_MGPU) ---------------------------
+// cufftXtSetGPUs makes a plan span GPUs; cufftMakePlan* then sizes a work area per GPU (its share
+// of the output, for the exchange). cufftXtMalloc gives a cudaLibXtDesc whose data is split in
+// equal shares over the plan's GPUs (device memory on each); cufftXtMemcpy copies host data in and
+// out share by share, and device data between descriptors: locally, or — from the shuffled order a
+// forward transform leaves — as an all-to-all of peer copies back to natural order. An execution
+// is, on every GPU, the first half of the transform's FLOPs and bytes on its share, an all-to-all
+// exchange of peer copies (each GPU sends a 1/n part of its share to every other), and the second
+// half; a forward transform of natural-order data leaves it in CUFFT_XT_FORMAT_INPLACE_SHUFFLED,
+// an inverse one returns CUFFT_XT_FORMAT_INPLACE, as cuFFT documents. Nothing is computed (the
+// kernels of an emulated run do not run either).
+
+namespace powertrain::emu::detail {
+namespace {
+
+struct XtDescriptor {
+  cudaLibXtDesc lib{};
+  cudaXtDesc desc{};
+  cufftHandle plan = 0;
+};
+
+std::mutex& xt_mutex() {
+  static auto* m = new std::mutex;
+  return *m;
+}
+std::map<const void*, XtDescriptor*>& xt_descriptors() {
+  static auto* d = new std::map<const void*, XtDescriptor*>;
+  return *d;
+}
+
+// The plan (a copy), made and spanning GPUs; false after a misuse report.
+bool multi_gpu_plan(cufftHandle handle, const char* api, Plan* out) {
+  std::lock_guard<std::mutex> lock(fft().mutex);
+  Plan* p = find(handle);
+  if (p == nullptr) {
+    bad_plan(api, handle);
+    return false;
+  }
+  if (!p->made || p->gpus.empty()) {
+    report_misuse(
+        api, "plan " + std::to_string(handle) +
+                 (p->made ? " has no GPUs (cufftXtSetGPUs before making it)" : " was never made"));
+    return false;
+  }
+  *out = *p;
+  return true;
+}
+
+XtDescriptor* find_descriptor(const void* lib, const char* api) {
+  std::lock_guard<std::mutex> lock(xt_mutex());
+  const auto it = xt_descriptors().find(lib);
+  if (it == xt_descriptors().end()) {
+    report_misuse(api, "descriptor " + pointer_text(lib) + " was not made by cufftXtMalloc");
+    return nullptr;
+  }
+  return it->second;
+}
+
+bool shuffled(int format) {
+  return format == CUFFT_XT_FORMAT_INPLACE_SHUFFLED ||
+         format == CUFFT_XT_FORMAT_1D_INPUT_SHUFFLED || format == CUFFT_XT_FORMAT_OUTPUT;
+}
+
+// Each GPU sends a 1/n part of its share of `from` to every other GPU's share of `to`.
+void all_to_all(const cudaXtDesc& from, const cudaXtDesc& to) {
+  const int n = from.nGPUs;
+  for (int i = 0; i < n; ++i) {
+    const std::size_t part = from.size[i] / static_cast<std::size_t>(n);
+    for (int j = 0; j < n; ++j) {
+      if (i == j || part == 0) continue;
+      cudaSetDevice(from.GPUs[i]);
+      cudaMemcpyPeerAsync(static_cast<char*>(to.data[j]) + part * static_cast<std::size_t>(i),
+                          to.GPUs[j],
+                          static_cast<char*>(from.data[i]) + part * static_cast<std::size_t>(j),
+                          from.GPUs[i], part, nullptr);
+    }
+  }
+}
+
+void synchronize_all(const cudaXtDesc& d) {
+  for (int i = 0; i < d.nGPUs; ++i) {
+    cudaSetDevice(d.GPUs[i]);
+    cudaDeviceSynchronize();
+  }
+}
+
+cufftResult execute_descriptor(cufftHandle handle, cudaLibXtDesc* input, cudaLibXtDesc* output,
+                               int direction, const cufftType* requested, const char* api) {
+  const std::int64_t start = now_ns();
+  Plan plan;
+  if (!multi_gpu_plan(handle, api, &plan)) return CUFFT_INVALID_PLAN;
+  XtDescriptor* in = find_descriptor(input, api);
+  XtDescriptor* out = find_descriptor(output, api);
+  if (in == nullptr || out == nullptr) return CUFFT_INVALID_VALUE;
+  const cufftType type = requested != nullptr ? *requested : plan.type;
+  if (plan.type != type) {
+    report_misuse(api, std::string("plan ") + std::to_string(handle) + " is " +
+                           type_name(plan.type) + ", not " + type_name(type));
+    return CUFFT_INVALID_TYPE;
+  }
+  const bool complex_to_complex = type == CUFFT_C2C || type == CUFFT_Z2Z;
+  if (complex_to_complex && direction != CUFFT_FORWARD && direction != CUFFT_INVERSE) {
+    report_misuse(
+        api, "direction " + std::to_string(direction) + " is not CUFFT_FORWARD or CUFFT_INVERSE");
+    return CUFFT_INVALID_VALUE;
+  }
+  const Sizes s = sizes_of(plan);
+  const double points = static_cast<double>(s.points);
+  const double per_transform = (complex_to_complex ? 5.0 : 2.5) * points * std::log2(points);
+  const int gpus = in->desc.nGPUs;
+  const auto half_flops =
+      static_cast<std::int64_t>(std::llround(per_transform * plan.batch / (2.0 * gpus)));
+  const std::int64_t half_bytes = s.passes * (s.in_bytes + s.out_bytes) * plan.batch / (2 * gpus);
+  int current = 0;
+  cudaGetDevice(&current);
+  const bool in_place = input == output;
+  for (int stage = 0; stage < 2; ++stage) {
+    for (int i = 0; i < gpus; ++i) {
+      cudaSetDevice(in->desc.GPUs[i]);
+      const cufftResult r = record_fft(handle, plan, type, direction, in_place, half_flops,
+                                       half_bytes, nullptr, api, stage == 0 ? start : now_ns());
+      if (r != CUFFT_SUCCESS) {
+        cudaSetDevice(current);
+        return r;
+      }
+    }
+    if (stage == 0) all_to_all(in->desc, out->desc);
+  }
+  {
+    std::lock_guard<std::mutex> lock(xt_mutex());
+    out->lib.subFormat = direction == CUFFT_INVERSE || type == CUFFT_C2R || type == CUFFT_Z2D
+                             ? CUFFT_XT_FORMAT_INPLACE
+                             : CUFFT_XT_FORMAT_INPLACE_SHUFFLED;
+  }
+  cudaSetDevice(current);
+  return CUFFT_SUCCESS;
+}
+
+}  // namespace
+}  // namespace powertrain::emu::detail
+
+PT_EXPORT cufftResult cufftXtSetGPUs(cufftHandle handle, int nGPUs, int* whichGPUs) {
+  const char* api = "cufftXtSetGPUs";
+  int count = 0;
+  cudaGetDeviceCount(&count);
+  if (nGPUs < 1 || whichGPUs == nullptr) {
+    powertrain::emu::report_misuse(api, "nGPUs " + std::to_string(nGPUs) + " or a NULL list");
+    return CUFFT_INVALID_VALUE;
+  }
+  std::vector<int> gpus(whichGPUs, whichGPUs + nGPUs);
+  for (int g : gpus) {
+    if (g < 0 || g >= count || std::count(gpus.begin(), gpus.end(), g) > 1) {
+      powertrain::emu::report_misuse(api, "GPU " + std::to_string(g) + " is not one of the " +
+                                              std::to_string(count) +
+                                              " emulated devices, or is listed twice");
+      return CUFFT_INVALID_DEVICE;
+    }
+  }
+  std::lock_guard<std::mutex> lock(detail::fft().mutex);
+  detail::Plan* p = detail::find(handle);
+  if (p == nullptr) return detail::bad_plan(api, handle);
+  if (p->made) {
+    powertrain::emu::report_misuse(api, "plan " + std::to_string(handle) + " was already made");
+    return CUFFT_INVALID_PLAN;
+  }
+  p->gpus = std::move(gpus);
+  return CUFFT_SUCCESS;
+}
+
+PT_EXPORT cufftResult cufftXtMalloc(cufftHandle handle, cudaLibXtDesc** descriptor,
+                                    cufftXtSubFormat format) {
+  const char* api = "cufftXtMalloc";
+  detail::Plan plan;
+  if (!detail::multi_gpu_plan(handle, api, &plan)) return CUFFT_INVALID_PLAN;
+  if (descriptor == nullptr || format < CUFFT_XT_FORMAT_INPUT || format >= CUFFT_FORMAT_UNDEFINED) {
+    powertrain::emu::report_misuse(api, "a NULL descriptor pointer or an unknown format");
+    return CUFFT_INVALID_VALUE;
+  }
+  const detail::Sizes s = detail::sizes_of(plan);
+  const std::size_t total =
+      static_cast<std::size_t>(std::max(s.in_bytes, s.out_bytes) * plan.batch);
+  const std::size_t count = plan.gpus.size();
+  auto* d = new detail::XtDescriptor;
+  d->plan = handle;
+  d->desc.version = 1;
+  d->desc.nGPUs = static_cast<int>(count);
+  int current = 0;
+  cudaGetDevice(&current);
+  for (std::size_t i = 0; i < count; ++i) {
+    d->desc.GPUs[i] = plan.gpus[i];
+    d->desc.size[i] = total / count + (i < total % count ? 1 : 0);
+    cudaSetDevice(plan.gpus[i]);
+    if (powertrain::emu::allocate_device_memory(&d->desc.data[i], d->desc.size[i], api) != 0) {
+      for (std::size_t j = 0; j < i; ++j) powertrain::emu::free_device_memory(d->desc.data[j], api);
+      cudaSetDevice(current);
+      delete d;
+      return CUFFT_ALLOC_FAILED;
+    }
+  }
+  cudaSetDevice(current);
+  d->lib.version = 1;
+  d->lib.descriptor = &d->desc;
+  d->lib.library = LIB_FORMAT_CUFFT;
+  d->lib.subFormat = format;
+  {
+    std::lock_guard<std::mutex> lock(detail::xt_mutex());
+    detail::xt_descriptors()[&d->lib] = d;
+  }
+  *descriptor = &d->lib;
+  return CUFFT_SUCCESS;
+}
+
+PT_EXPORT cufftResult cufftXtFree(cudaLibXtDesc* descriptor) {
+  const char* api = "cufftXtFree";
+  detail::XtDescriptor* d = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(detail::xt_mutex());
+    const auto it = detail::xt_descriptors().find(descriptor);
+    if (it == detail::xt_descriptors().end()) {
+      powertrain::emu::report_misuse(api, "descriptor " + detail::pointer_text(descriptor) +
+                                              " was not made by cufftXtMalloc (or was freed)");
+      return CUFFT_INVALID_VALUE;
+    }
+    d = it->second;
+    detail::xt_descriptors().erase(it);
+  }
+  for (int i = 0; i < d->desc.nGPUs; ++i) powertrain::emu::free_device_memory(d->desc.data[i], api);
+  delete d;
+  return CUFFT_SUCCESS;
+}
+
+PT_EXPORT cufftResult cufftXtMemcpy(cufftHandle handle, void* dst, void* src,
+                                    cufftXtCopyType type) {
+  const char* api = "cufftXtMemcpy";
+  detail::Plan plan;
+  if (!detail::multi_gpu_plan(handle, api, &plan)) return CUFFT_INVALID_PLAN;
+  int current = 0;
+  cudaGetDevice(&current);
+  if (type == CUFFT_COPY_HOST_TO_DEVICE || type == CUFFT_COPY_DEVICE_TO_HOST) {
+    const bool in = type == CUFFT_COPY_HOST_TO_DEVICE;
+    detail::XtDescriptor* d = detail::find_descriptor(in ? dst : src, api);
+    char* host = static_cast<char*>(in ? src : dst);
+    if (d == nullptr || host == nullptr) return CUFFT_INVALID_VALUE;
+    std::size_t offset = 0;
+    for (int i = 0; i < d->desc.nGPUs; ++i) {
+      cudaSetDevice(d->desc.GPUs[i]);
+      const cudaError_t e =
+          in ? cudaMemcpy(d->desc.data[i], host + offset, d->desc.size[i], cudaMemcpyHostToDevice)
+             : cudaMemcpy(host + offset, d->desc.data[i], d->desc.size[i], cudaMemcpyDeviceToHost);
+      offset += d->desc.size[i];
+      if (e != cudaSuccess) {
+        cudaSetDevice(current);
+        return CUFFT_EXEC_FAILED;
+      }
+    }
+  } else if (type == CUFFT_COPY_DEVICE_TO_DEVICE) {
+    detail::XtDescriptor* to = detail::find_descriptor(dst, api);
+    detail::XtDescriptor* from = detail::find_descriptor(src, api);
+    if (to == nullptr || from == nullptr) return CUFFT_INVALID_VALUE;
+    if (detail::shuffled(from->lib.subFormat)) {
+      detail::all_to_all(from->desc, to->desc);  // back to natural order
+    } else {
+      for (int i = 0; i < from->desc.nGPUs; ++i) {
+        cudaSetDevice(from->desc.GPUs[i]);
+        cudaMemcpyAsync(to->desc.data[i], from->desc.data[i],
+                        std::min(from->desc.size[i], to->desc.size[i]), cudaMemcpyDeviceToDevice,
+                        nullptr);
+      }
+    }
+    detail::synchronize_all(from->desc);
+    std::lock_guard<std::mutex> lock(detail::xt_mutex());
+    to->lib.subFormat = CUFFT_XT_FORMAT_INPLACE;
+  } else {
+    powertrain::emu::report_misuse(api,
+                                   "unknown copy type " + std::to_string(static_cast<int>(type)));
+    return CUFFT_INVALID_VALUE;
+  }
+  cudaSetDevice(current);
+  return CUFFT_SUCCESS;
+}
+
+PT_EXPORT cufftResult cufftXtSetWorkArea(cufftHandle handle, void** workArea) {
+  const char* api = "cufftXtSetWorkArea";
+  std::lock_guard<std::mutex> lock(detail::fft().mutex);
+  detail::Plan* p = detail::find(handle);
+  if (p == nullptr) return detail::bad_plan(api, handle);
+  if (workArea == nullptr || p->gpus.empty()) {
+    powertrain::emu::report_misuse(api, "a NULL work-area list, or a plan without cufftXtSetGPUs");
+    return CUFFT_INVALID_VALUE;
+  }
+  // Each area must be device memory on its GPU; they then serve the exchanges instead of ours
+  // (kept, as allocated, until cufftDestroy): the modelled traffic is the same.
+  for (std::size_t i = 0; i < p->gpus.size(); ++i) {
+    const detail::PointerInfo info = detail::lookup_pointer(workArea[i]);
+    if (p->work_bytes > 0 && (!info.known || !info.device_side || info.device != p->gpus[i] ||
+                              info.available < p->work_bytes)) {
+      powertrain::emu::report_misuse(api, "work area " + std::to_string(i) + " " +
+                                              detail::pointer_text(workArea[i]) +
+                                              " is not device memory of its GPU's work size");
+      return CUFFT_INVALID_VALUE;
+    }
+  }
+  return CUFFT_SUCCESS;
+}
+
+PT_EXPORT cufftResult cufftXtExecDescriptor(cufftHandle plan, cudaLibXtDesc* input,
+                                            cudaLibXtDesc* output, int direction) {
+  return detail::execute_descriptor(plan, input, output, direction, nullptr,
+                                    "cufftXtExecDescriptor");
+}
+
+#define PT_XT_EXEC_DIRECTED(NAME, TYPE)                                                     \
+  PT_EXPORT cufftResult NAME(cufftHandle plan, cudaLibXtDesc* input, cudaLibXtDesc* output, \
+                             int direction) {                                               \
+    const cufftType type = TYPE;                                                            \
+    return detail::execute_descriptor(plan, input, output, direction, &type, #NAME);        \
+  }
+#define PT_XT_EXEC(NAME, TYPE, DIRECTION)                                                     \
+  PT_EXPORT cufftResult NAME(cufftHandle plan, cudaLibXtDesc* input, cudaLibXtDesc* output) { \
+    const cufftType type = TYPE;                                                              \
+    return detail::execute_descriptor(plan, input, output, DIRECTION, &type, #NAME);          \
+  }
+PT_XT_EXEC_DIRECTED(cufftXtExecDescriptorC2C, CUFFT_C2C)
+PT_XT_EXEC_DIRECTED(cufftXtExecDescriptorZ2Z, CUFFT_Z2Z)
+PT_XT_EXEC(cufftXtExecDescriptorR2C, CUFFT_R2C, CUFFT_FORWARD)
+PT_XT_EXEC(cufftXtExecDescriptorD2Z, CUFFT_D2Z, CUFFT_FORWARD)
+PT_XT_EXEC(cufftXtExecDescriptorC2R, CUFFT_C2R, CUFFT_INVERSE)
+PT_XT_EXEC(cufftXtExecDescriptorZ2D, CUFFT_Z2D, CUFFT_INVERSE)
+#undef PT_XT_EXEC
+#undef PT_XT_EXEC_DIRECTED

@@ -96,18 +96,14 @@ double memory_bound_us(std::int64_t blocks) {
 // simpleCUFFT-style program: every cuFFT execution is an `fft` record with its shape, FLOPs
 // (5·N·log2 N complex, 2.5·N·log2 N real, × batch) and bytes (passes × (in + out)), followed by
 // a memory-bound kernel moving those bytes; plans with more than one pass allocate their work
-// area as device memory; the wrong-type execution is misuse and cufftXtSetGPUs is reported
-// unsupported by name.
+// area as device memory; the wrong-type execution and cufftXtSetGPUs naming a GPU the one-GPU
+// run lacks are misuse.
 TEST_F(EmulateLibrariesTest, CufftPlansAndExecutionsAreRecordedWithShapesFlopsAndBytes) {
   if (!built("cufft_convolution")) GTEST_SKIP() << "cufft_convolution not built";
   const CliRun r = emulate("cufft_convolution");
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
-  EXPECT_NE(r.err.find("cufftXtSetGPUs is not supported by the GPU emulator; it returns "
-                       "CUFFT_NOT_SUPPORTED (16)"),
-            std::string::npos)
-      << r.err;
   EXPECT_EQ(summary_["warnings"].size(), 0u) << summary_["warnings"].dump();
-  EXPECT_EQ(summary_["unsupported_calls"], json({{"cufftXtSetGPUs", 1}}));
+  EXPECT_TRUE(summary_["unsupported_calls"].empty()) << summary_["unsupported_calls"].dump();
 
   struct Expected {
     const char* api;
@@ -197,14 +193,17 @@ TEST_F(EmulateLibrariesTest, CufftPlansAndExecutionsAreRecordedWithShapesFlopsAn
   EXPECT_EQ(allocations, (Calls{{"cufftMakePlan2d", 256 * 257 * 8}, {"cufftPlan1d", 16 * big}}));
   EXPECT_EQ(frees, (Calls{{"cufftDestroy", 256 * 257 * 8}, {"cufftDestroy", 16 * big}}));
   EXPECT_NE(r.out.find("work areas 526336 (2D R2C) and 16777216 bytes (2^20 Z2Z, estimated "
-                       "16777216), wrong type -> 3, cufftXtSetGPUs -> 16"),
+                       "16777216), wrong type -> 3, cufftXtSetGPUs -> 11"),
             std::string::npos)
       << r.out;
 
   const auto misuse = kept("misuse");
-  ASSERT_EQ(misuse.size(), 1u);
+  ASSERT_EQ(misuse.size(), 2u);
   EXPECT_EQ(misuse[0]["api"], "cufftExecR2C");
   EXPECT_NE(misuse[0]["what"].get<std::string>().find("is C2C, not R2C"), std::string::npos);
+  EXPECT_EQ(misuse[1]["api"], "cufftXtSetGPUs");
+  EXPECT_NE(misuse[1]["what"].get<std::string>().find("GPU 1 is not one of the 1 emulated devices"),
+            std::string::npos);
 
   // Predicted: each transform's kernel at the memory-bound roofline of its bytes (the 2^20
   // Z2Z moves 64 MiB: ~20 µs on the H100 model; the small ones sit at the 3 µs floor).
@@ -668,6 +667,37 @@ TEST_F(EmulateLibrariesTest, CublasXtSplitsEachCallOverTheSelectedDevicesWithIts
                                                                        {"HtoD", 256 * 128 * 4},
                                                                        {"HtoD", 256 * 128 * 4},
                                                                        {"DtoH", 256 * 128 * 4}}));
+}
+
+// simpleCUFFT_MGPU-style multi-GPU cuFFT on 2 emulated GPUs: descriptors split in equal shares
+// (8192 of 16384 points each), host copies share by share (a round trip checked byte for byte by
+// the program), and each execution as half its FLOPs and bytes per GPU, an all-to-all of peer
+// copies (a 1/2 part of each share), and the other half; the forward transform leaves the
+// shuffled subformat (3), and the device-to-device copy back to natural order is an all-to-all.
+TEST_F(EmulateLibrariesTest, CufftMultiGpuPlansSplitDataAndExchangeItBetweenTheGpus) {
+  if (!built("cufft_mgpu")) GTEST_SKIP() << "cufft_mgpu not built";
+  const CliRun r = emulate("cufft_mgpu", {"--gpus", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("cufft_mgpu: GPUs 0 1, sizes 8192 8192 elements, work 65536 65536 bytes, "
+                       "forward leaves subformat 3, plain exec -> 1"),
+            std::string::npos)
+      << r.out;
+  EXPECT_TRUE(summary_["unsupported_calls"].empty()) << summary_["unsupported_calls"].dump();
+  const auto ffts = kept("fft");
+  ASSERT_EQ(ffts.size(), 8u);  // 2 executions × 2 stages × 2 GPUs
+  const std::int64_t n = 16384;
+  for (std::size_t i = 0; i < ffts.size(); ++i) {
+    SCOPED_TRACE(ffts[i].dump());
+    EXPECT_EQ(ffts[i]["dev"], static_cast<int>(i % 2));
+    EXPECT_EQ(ffts[i]["flops"], 5 * n * 14 / 4);     // 5·N·log2 N over 2 GPUs and 2 stages
+    EXPECT_EQ(ffts[i]["bytes"], 2 * 2 * n * 8 / 4);  // 2 passes of in + out
+  }
+  std::int64_t peer = 0, peer_bytes = 0;
+  for (const json& c : kept("memcpy")) {
+    if (c["kind"] == "PtoP") ++peer, peer_bytes += c["bytes"].get<std::int64_t>();
+  }
+  EXPECT_EQ(peer, 6);  // 2 executions and 1 reorder, one copy each way
+  EXPECT_EQ(peer_bytes, 6 * n / 2 / 2 * 8);
 }
 
 // The device model's time (µs) of a matmul of `flops` at `precision` moving `bytes`.

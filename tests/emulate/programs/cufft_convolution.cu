@@ -4,9 +4,9 @@
 // cufftMakePlan2d on a stream, a batched double-precision D2Z/Z2D pair (cufftPlanMany), and a
 // 2^20-point Z2Z transform whose plan needs a work area, and a half-precision batched transform
 // through cufftXtMakePlanMany/cufftXtExec (as torch.fft does). Then two deliberate errors:
-// executing the C2C plan as R2C (CUFFT_INVALID_TYPE) and a multi-GPU call the emulator does not
-// support (cufftXtSetGPUs, CUFFT_NOT_SUPPORTED). Written for the emulator's tests; valid CUDA: the
-// same binary runs on a real GPU (where the multi-GPU call fails for a single-GPU plan).
+// executing the C2C plan as R2C (CUFFT_INVALID_TYPE) and a multi-GPU call naming a second GPU on a
+// one-GPU machine (cufftXtSetGPUs, CUFFT_INVALID_DEVICE). Written for the emulator's tests; valid
+// CUDA: the same binary runs on a real GPU (where the multi-GPU call fails on a made plan, too).
 #include <cufft.h>
 #include <cufftXt.h>
 
