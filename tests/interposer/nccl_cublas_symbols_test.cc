@@ -170,8 +170,12 @@ int misuse_checks() {
   auto sgemm = PT_FN(int (*)(Handle, int, int, int, int, int, const float*, const float*, int,
                              const float*, int, const float*, float*, int),
                      "cublasSgemm_v2");
-  auto srot = PT_FN(int (*)(Handle, int, float*, int, float*, int, const float*, const float*),
-                    "cublasSrot_v2");
+  // A routine the emulator leaves unsupported (an integer GEMM with bias, cuBLAS's legacy
+  // extension).
+  using Bytes = const unsigned char*;
+  auto int8_gemm = PT_FN(int (*)(Handle, int, int, int, int, int, int, Bytes, int, int, Bytes, int,
+                                 int, unsigned char*, int, int, int, int),
+                         "cublasUint8gemmBias");
   auto status_name = PT_FN(const char* (*)(int), "cublasGetStatusName");
   constexpr int kNotInitialized = 1, kInvalidValue = 7, kNotSupported = 15;
   Handle handle = nullptr;
@@ -188,7 +192,9 @@ int misuse_checks() {
         kInvalidValue);
   check("set an invalid stream", set_stream(handle, reinterpret_cast<void*>(0x9999)),
         kInvalidValue);
-  check("unsupported cublasSrot_v2", srot(handle, 8, g, 1, g, 1, &one, &one), kNotSupported);
+  check("unsupported cublasUint8gemmBias",
+        int8_gemm(handle, 0, 0, 0, 8, 8, 8, nullptr, 0, 8, nullptr, 0, 8, nullptr, 0, 8, 1, 0),
+        kNotSupported);
   check("cublasDestroy", blas_destroy(handle), 0);
   check("double cublasDestroy", blas_destroy(handle), kNotInitialized);
   check("sgemm after destroy", sgemm(handle, 0, 0, 8, 8, 8, &one, f, 8, f, 8, &one, g, 8),
@@ -320,7 +326,7 @@ TEST(NcclCublasMisuse, BadHandlesAndUnsupportedCallsAreReportedNotCrashed) {
   if (!PT_EMULATION_TESTS) GTEST_SKIP() << "built without CUDA emulation";
   const ChildRun run = run_in_child(misuse_checks, "0.2");
   ASSERT_EQ(run.exit_code, 0) << run.log;
-  EXPECT_NE(run.log.find("cublasSrot_v2"), std::string::npos)
+  EXPECT_NE(run.log.find("cublasUint8gemmBias"), std::string::npos)
       << "the unsupported call is named on stderr:\n"
       << run.log;
 
@@ -333,7 +339,7 @@ TEST(NcclCublasMisuse, BadHandlesAndUnsupportedCallsAreReportedNotCrashed) {
     if (op == "gemm") ++gemms;
   }
   EXPECT_EQ(gemms, 2u) << "the valid sgemm and the valid cublasLtMatmul";
-  EXPECT_EQ(unsupported, (std::multiset<std::string>{"cublasSrot_v2"}));
+  EXPECT_EQ(unsupported, (std::multiset<std::string>{"cublasUint8gemmBias"}));
   const std::map<std::string, std::size_t> expected_misuse = {
       // bad dtype, stream, 2 garbage comms (one via pncclAllReduce), destroyed
       {"ncclAllReduce", 5},      {"ncclSend", 1},         {"ncclRedOpDestroy", 1},
