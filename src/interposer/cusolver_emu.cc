@@ -867,3 +867,558 @@ PT_EXPORT cusolverStatus_t cusolverDnXsyevd(cusolverDnHandle_t handle, cusolverD
   return detail::syevd(handle, t, jobz, uplo, n, a, lda, w, device_buffer,
                        static_cast<double>(device_bytes), info, true, api);
 }
+
+// ---- the Jacobi eigen/SVD solvers, batched Cholesky, generalized and selective eigensolvers,
+// orgqr, potri, sytrf, and the approximate strided SVD
+// --------------------------------------------- As the routines above: validated, recorded as a
+// `gemm` record with the routine's FLOPs (model, not measured; complex × 4), nothing computed
+// (`info` 0 where backed). Jacobi sweeps are not run: a call counts min(max sweeps, 10) sweeps —
+// double-precision Jacobi converges in about 6-10 (Demmel & Veselić 1992) — and reports them
+// through cusolverDnX{gesvdj,syevj}GetSweeps, with the tolerance as the residual. FLOPs per sweep:
+// one-sided Jacobi SVD 3·m·n² (+ 3·n³ for V), the two-sided symmetric Jacobi 4·n³ (+ 2·n³ for the
+// vectors). Generalized eigenproblems add Cholesky of B (n³/3), the reduction to standard form
+// (2·n³) and, with vectors, the back transform (n³). syevdx/heevdx count as syevd; orgqr 4mnk −
+// 2(m+n)k² + 4/3·k³; potri 2/3·n³; sytrf n³/3; potrfBatched n³/3 and potrsBatched 2·n²·nrhs per
+// matrix; gesvdaStridedBatched (rank r) the Gram matrix 2mn², its eigensolve 9n³ and U's r columns
+// 2mnr per matrix. Workspaces: the Jacobi solvers m·n + n² elements (+ n² per matrix batched), the
+// selective and generalized eigensolvers syevd's, orgqr/potri/sytrf a 64-column panel.
+
+namespace powertrain::emu::detail {
+namespace {
+
+struct JacobiInfo {
+  double tolerance = 1e-7;  // cuSOLVER's default is machine precision; any positive value works
+  int max_sweeps = 100;
+  int sort = 1;
+  double residual = 0.0;
+  int sweeps = 0;
+};
+
+std::mutex& jacobi_mutex() {
+  static auto* m = new std::mutex;
+  return *m;
+}
+std::unordered_set<const void*>& jacobi_infos() {
+  static auto* s = new std::unordered_set<const void*>;
+  return *s;
+}
+
+JacobiInfo* jacobi(const void* info, const char* api) {
+  std::lock_guard<std::mutex> lock(jacobi_mutex());
+  if (jacobi_infos().count(info) == 0) {
+    report_misuse(api, "invalid or destroyed Jacobi info " + pointer_text(info));
+    return nullptr;
+  }
+  return static_cast<JacobiInfo*>(const_cast<void*>(info));
+}
+
+constexpr int kCountedSweeps = 10;
+
+// The sweeps a Jacobi call counts, recorded on its info (NULL params: the defaults).
+int run_sweeps(const void* params, const char* api, bool* ok) {
+  *ok = true;
+  if (params == nullptr) return kCountedSweeps;
+  JacobiInfo* j = jacobi(params, api);
+  if (j == nullptr) {
+    *ok = false;
+    return 0;
+  }
+  std::lock_guard<std::mutex> lock(jacobi_mutex());
+  j->sweeps = std::min(j->max_sweeps, kCountedSweeps);
+  j->residual = j->tolerance;
+  return j->sweeps;
+}
+
+// `count` ints of device memory, set to 0 where backed (batched info arrays).
+bool set_infos(int* info, std::int64_t count, const char* api) {
+  const PointerInfo p = info != nullptr ? lookup_pointer(info) : PointerInfo{};
+  if (!p.known || !p.device_side || p.available < static_cast<std::size_t>(count) * sizeof(int)) {
+    report_misuse(api, "info " + pointer_text(info) + " is not device memory of " +
+                           std::to_string(count) + " ints");
+    return false;
+  }
+  if (p.backed) std::memset(info, 0, static_cast<std::size_t>(count) * sizeof(int));
+  return true;
+}
+
+bool valid_jobz(cusolverEigMode_t jobz) {
+  return jobz == CUSOLVER_EIG_MODE_NOVECTOR || jobz == CUSOLVER_EIG_MODE_VECTOR;
+}
+
+cusolverStatus_t checked_lwork(cusolverDnHandle_t handle, int* lwork, double elements,
+                               const char* api) {
+  cudaStream_t stream = nullptr;
+  if (!handle_stream(handle, api, &stream)) return CUSOLVER_STATUS_NOT_INITIALIZED;
+  return put_lwork(lwork, static_cast<std::int64_t>(std::min(elements, 2147483647.0)), api);
+}
+
+// gesvdj (batch 1) and gesvdjBatched: the SVD by one-sided Jacobi.
+cusolverStatus_t gesvdj(cusolverDnHandle_t handle, const Type& t, cusolverEigMode_t jobz, int econ,
+                        std::int64_t m, std::int64_t n, const void* a, std::int64_t lda,
+                        const void* s, const void* u, std::int64_t ldu, const void* v,
+                        std::int64_t ldv, int* info, const void* params, std::int64_t batch,
+                        const char* api) {
+  const std::int64_t start = now_ns();
+  if (!valid_shape(m, n, lda) || !valid_jobz(jobz) || batch < 1 ||
+      (batch > 1 && (m > 32 || n > 32))) {
+    return bad(api, "invalid matrix " + shape_text(m, n, lda) + ", jobz or batch " +
+                        std::to_string(batch) + " (batched needs m, n <= 32)");
+  }
+  const bool vectors = jobz == CUSOLVER_EIG_MODE_VECTOR;
+  const std::int64_t p = std::min(m, n), u_cols = econ != 0 ? p : m, v_cols = econ != 0 ? p : n;
+  const double count = static_cast<double>(batch);
+  if (!device_matrix(a, m, n * batch, lda, t.bytes) ||
+      !device_array(s, static_cast<double>(p) * count * t.real_bytes) ||
+      (vectors && (ldu < std::max<std::int64_t>(1, m) || ldv < std::max<std::int64_t>(1, n) ||
+                   !device_matrix(u, m, u_cols * batch, ldu, t.bytes) ||
+                   !device_matrix(v, n, v_cols * batch, ldv, t.bytes)))) {
+    return bad(api, "A, S, U or V is not device memory of its size");
+  }
+  if (!set_infos(info, batch, api)) return CUSOLVER_STATUS_INVALID_VALUE;
+  bool ok = true;
+  const int sweeps = run_sweeps(params, api, &ok);
+  if (!ok) return CUSOLVER_STATUS_INVALID_VALUE;
+  Call c;
+  c.api = api, c.routine = batch > 1 ? "gesvdjBatched" : "gesvdj", c.type = t, c.m = m, c.n = n;
+  c.k = p, c.start = start;
+  const double dm = static_cast<double>(m), dn = static_cast<double>(n);
+  c.flops = count * sweeps * (3.0 * dm * dn * dn + (vectors ? 3.0 * dn * dn * dn : 0.0));
+  c.bytes =
+      count *
+      (2.0 * dm * dn * t.bytes + static_cast<double>(p) * t.real_bytes +
+       (vectors ? (dm * static_cast<double>(u_cols) + dn * static_cast<double>(v_cols)) * t.bytes
+                : 0.0));
+  c.options =
+      option("jobz", vectors ? "V" : "N") + option("sweeps", sweeps) + option("batch", batch);
+  return record(handle, c);
+}
+
+// syevj/heevj (batch 1) and the batched form, with `generalized` for sygvj/hegvj.
+cusolverStatus_t syevj(cusolverDnHandle_t handle, const Type& t, cusolverEigMode_t jobz,
+                       cublasFillMode_t uplo, std::int64_t n, const void* a, std::int64_t lda,
+                       const void* b, std::int64_t ldb, const void* w, int* info,
+                       const void* params, std::int64_t batch, bool generalized, const char* api) {
+  const std::int64_t start = now_ns();
+  if (!valid_shape(n, n, lda) || !valid_jobz(jobz) || batch < 1 || (batch > 1 && n > 32) ||
+      (generalized && ldb < std::max<std::int64_t>(1, n))) {
+    return bad(api, "invalid matrix " + shape_text(n, n, lda) + ", jobz, ldb or batch " +
+                        std::to_string(batch) + " (batched needs n <= 32)");
+  }
+  const double count = static_cast<double>(batch);
+  if (!device_matrix(a, n, n * batch, lda, t.bytes) ||
+      (generalized && !device_matrix(b, n, n, ldb, t.bytes)) ||
+      !device_array(w, static_cast<double>(n) * count * t.real_bytes)) {
+    return bad(api, "A, B or W is not device memory of its size");
+  }
+  if (!set_infos(info, batch, api)) return CUSOLVER_STATUS_INVALID_VALUE;
+  bool ok = true;
+  const int sweeps = run_sweeps(params, api, &ok);
+  if (!ok) return CUSOLVER_STATUS_INVALID_VALUE;
+  const bool vectors = jobz == CUSOLVER_EIG_MODE_VECTOR;
+  const double dn = static_cast<double>(n);
+  Call c;
+  c.api = api;
+  c.routine = generalized ? (t.complex ? "hegvj" : "sygvj")
+              : batch > 1 ? (t.complex ? "heevjBatched" : "syevjBatched")
+                          : (t.complex ? "heevj" : "syevj");
+  c.type = t, c.m = n, c.n = n, c.k = n, c.start = start;
+  c.flops = count * sweeps * (4.0 + (vectors ? 2.0 : 0.0)) * dn * dn * dn +
+            (generalized ? (1.0 / 3.0 + 2.0 + (vectors ? 1.0 : 0.0)) * dn * dn * dn : 0.0);
+  c.bytes = count * (2.0 * dn * dn * t.bytes + dn * t.real_bytes) +
+            (generalized ? 2.0 * dn * dn * t.bytes : 0.0);
+  c.options = option("jobz", vectors ? "V" : "N") + option("uplo", fill_text(uplo)) +
+              option("sweeps", sweeps) + option("batch", batch);
+  return record(handle, c);
+}
+
+// syevdx/heevdx (`b` NULL) and sygvd/hegvd (`b` given: A·x = λ·B·x).
+cusolverStatus_t eigen_dc(cusolverDnHandle_t handle, const Type& t, cusolverEigMode_t jobz,
+                          cusolverEigRange_t range, cublasFillMode_t uplo, std::int64_t n,
+                          const void* a, std::int64_t lda, const void* b, std::int64_t ldb, int il,
+                          int iu, int* meig, const void* w, int* info, const char* routine,
+                          const char* api) {
+  const std::int64_t start = now_ns();
+  if (!valid_shape(n, n, lda) || !valid_jobz(jobz) ||
+      (range != CUSOLVER_EIG_RANGE_ALL && range != CUSOLVER_EIG_RANGE_I &&
+       range != CUSOLVER_EIG_RANGE_V) ||
+      (range == CUSOLVER_EIG_RANGE_I && (il < 1 || iu < il || iu > n)) ||
+      (b != nullptr && ldb < std::max<std::int64_t>(1, n))) {
+    return bad(api, "invalid matrix " + shape_text(n, n, lda) + ", jobz, range or il/iu");
+  }
+  if (!device_matrix(a, n, n, lda, t.bytes) ||
+      (b != nullptr && !device_matrix(b, n, n, ldb, t.bytes)) ||
+      !device_array(w, static_cast<double>(n) * t.real_bytes)) {
+    return bad(api, "A, B or W is not device memory of its size");
+  }
+  if (!set_info(info, api)) return CUSOLVER_STATUS_INVALID_VALUE;
+  if (meig != nullptr) *meig = range == CUSOLVER_EIG_RANGE_I ? iu - il + 1 : static_cast<int>(n);
+  const bool vectors = jobz == CUSOLVER_EIG_MODE_VECTOR;
+  const double dn = static_cast<double>(n);
+  Call c;
+  c.api = api, c.routine = routine, c.type = t, c.m = n, c.n = n, c.k = n, c.start = start;
+  c.flops = (vectors ? 9.0 : 4.0 / 3.0) * dn * dn * dn +
+            (b != nullptr ? (1.0 / 3.0 + 2.0 + (vectors ? 1.0 : 0.0)) * dn * dn * dn : 0.0);
+  c.bytes = 2.0 * dn * dn * t.bytes * (b != nullptr ? 2.0 : 1.0) + dn * t.real_bytes;
+  c.options = option("jobz", vectors ? "V" : "N") + option("uplo", fill_text(uplo));
+  return record(handle, c);
+}
+
+// One n × n matrix routine of known FLOPs (orgqr, potri, sytrf).
+cusolverStatus_t square_routine(cusolverDnHandle_t handle, const Type& t, const char* routine,
+                                std::int64_t m, std::int64_t n, std::int64_t k, const void* a,
+                                std::int64_t lda, int* info, double flops,
+                                const std::string& options, const char* api) {
+  const std::int64_t start = now_ns();
+  if (!valid_shape(m, n, lda) || k < 0 || k > n)
+    return bad(api, "invalid matrix " + shape_text(m, n, lda));
+  if (!device_matrix(a, m, n, lda, t.bytes)) return bad(api, "A is not device memory of its size");
+  if (!set_info(info, api)) return CUSOLVER_STATUS_INVALID_VALUE;
+  Call c;
+  c.api = api, c.routine = routine, c.type = t, c.m = m, c.n = n,
+  c.k = std::max<std::int64_t>(k, 1);
+  c.start = start, c.flops = flops, c.options = options;
+  c.bytes = 2.0 * static_cast<double>(m) * static_cast<double>(n) * t.bytes;
+  return record(handle, c);
+}
+
+// potrfBatched / potrsBatched: arrays of `batch` matrix pointers in device memory.
+cusolverStatus_t cholesky_batched(cusolverDnHandle_t handle, const Type& t, cublasFillMode_t uplo,
+                                  std::int64_t n, std::int64_t nrhs, const void* a_array,
+                                  std::int64_t lda, const void* b_array, std::int64_t ldb,
+                                  int* info, std::int64_t info_count, std::int64_t batch,
+                                  const char* api) {
+  const std::int64_t start = now_ns();
+  const bool solve = b_array != nullptr;
+  if (!valid_shape(n, n, lda) || batch < 1 ||
+      (solve && (nrhs != 1 || ldb < std::max<std::int64_t>(1, n))) ||
+      (uplo != CUBLAS_FILL_MODE_LOWER && uplo != CUBLAS_FILL_MODE_UPPER)) {
+    return bad(api, "invalid matrix " + shape_text(n, n, lda) + ", uplo, nrhs (only 1) or batch");
+  }
+  const double pointers = static_cast<double>(batch) * sizeof(void*);
+  if (!device_array(a_array, pointers) || (solve && !device_array(b_array, pointers))) {
+    return bad(api, "the pointer arrays are not device memory of batchSize pointers");
+  }
+  if (!set_infos(info, info_count, api)) return CUSOLVER_STATUS_INVALID_VALUE;
+  const double dn = static_cast<double>(n), count = static_cast<double>(batch);
+  Call c;
+  c.api = api, c.routine = solve ? "potrsBatched" : "potrfBatched", c.type = t, c.m = n, c.n = n;
+  c.k = solve ? nrhs : n, c.start = start;
+  c.flops = count * (solve ? 2.0 * dn * dn * static_cast<double>(nrhs) : dn * dn * dn / 3.0);
+  c.bytes = count *
+            ((solve ? 1.0 : 2.0) * dn * dn + (solve ? 2.0 * dn * static_cast<double>(nrhs) : 0.0)) *
+            t.bytes;
+  c.options = option("uplo", fill_text(uplo)) + option("batch", batch);
+  return record(handle, c);
+}
+
+// gesvdaStridedBatched: the rank-r approximate SVD of `batch` strided matrices.
+cusolverStatus_t gesvda(cusolverDnHandle_t handle, const Type& t, cusolverEigMode_t jobz, int rank,
+                        std::int64_t m, std::int64_t n, const void* a, std::int64_t lda,
+                        long long stride_a, const void* s, long long stride_s, const void* u,
+                        std::int64_t ldu, long long stride_u, const void* v, std::int64_t ldv,
+                        long long stride_v, int* info, double* residual_norms, std::int64_t batch,
+                        const char* api) {
+  const std::int64_t start = now_ns();
+  if (!valid_shape(m, n, lda) || !valid_jobz(jobz) || m < n || rank < 1 || rank > n || batch < 1 ||
+      stride_a < lda * n || stride_s < rank) {
+    return bad(api, "invalid matrix " + shape_text(m, n, lda) + ", jobz, rank " +
+                        std::to_string(rank) + " (1..n, m >= n), strides or batch");
+  }
+  const bool vectors = jobz == CUSOLVER_EIG_MODE_VECTOR;
+  const double count = static_cast<double>(batch);
+  if (!device_array(
+          a,
+          (static_cast<double>(stride_a) * (count - 1) + static_cast<double>(lda) * n) * t.bytes) ||
+      !device_array(s, (static_cast<double>(stride_s) * count) * t.real_bytes) ||
+      (vectors && (!device_array(u, (static_cast<double>(stride_u) * (count - 1) +
+                                     static_cast<double>(ldu) * rank) *
+                                        t.bytes) ||
+                   !device_array(v, (static_cast<double>(stride_v) * (count - 1) +
+                                     static_cast<double>(ldv) * rank) *
+                                        t.bytes)))) {
+    return bad(api, "A, S, U or V is not device memory of its strided size");
+  }
+  if (!set_infos(info, batch, api)) return CUSOLVER_STATUS_INVALID_VALUE;
+  if (residual_norms != nullptr) std::fill(residual_norms, residual_norms + batch, 0.0);
+  const double dm = static_cast<double>(m), dn = static_cast<double>(n), r = rank;
+  Call c;
+  c.api = api, c.routine = "gesvdaStridedBatched", c.type = t, c.m = m, c.n = n, c.k = rank;
+  c.start = start;
+  c.flops = count * (2.0 * dm * dn * dn + 9.0 * dn * dn * dn + (vectors ? 2.0 * dm * dn * r : 0.0));
+  c.bytes = count * (dm * dn + r + (vectors ? (dm + dn) * r : 0.0)) * t.bytes;
+  c.options = option("jobz", vectors ? "V" : "N") + option("rank", rank) + option("batch", batch);
+  return record(handle, c);
+}
+
+}  // namespace
+}  // namespace powertrain::emu::detail
+
+#define PT_JACOBI_INFO(KIND, TYPE)                                                            \
+  PT_EXPORT cusolverStatus_t cusolverDnCreate##KIND##Info(TYPE* info) {                       \
+    if (info == nullptr) return detail::bad("cusolverDnCreate" #KIND "Info", "info is NULL"); \
+    auto* j = new detail::JacobiInfo;                                                         \
+    std::lock_guard<std::mutex> lock(detail::jacobi_mutex());                                 \
+    detail::jacobi_infos().insert(j);                                                         \
+    *info = reinterpret_cast<TYPE>(j);                                                        \
+    return CUSOLVER_STATUS_SUCCESS;                                                           \
+  }                                                                                           \
+  PT_EXPORT cusolverStatus_t cusolverDnDestroy##KIND##Info(TYPE info) {                       \
+    std::lock_guard<std::mutex> lock(detail::jacobi_mutex());                                 \
+    if (detail::jacobi_infos().erase(info) == 0) {                                            \
+      return detail::bad("cusolverDnDestroy" #KIND "Info",                                    \
+                         "invalid or destroyed info " + detail::pointer_text(info));          \
+    }                                                                                         \
+    delete reinterpret_cast<detail::JacobiInfo*>(info);                                       \
+    return CUSOLVER_STATUS_SUCCESS;                                                           \
+  }
+PT_JACOBI_INFO(Gesvdj, gesvdjInfo_t)
+PT_JACOBI_INFO(Syevj, syevjInfo_t)
+#undef PT_JACOBI_INFO
+
+#define PT_JACOBI_SETTINGS(X, TYPE)                                                              \
+  PT_EXPORT cusolverStatus_t cusolverDnX##X##SetTolerance(TYPE info, double tolerance) {         \
+    detail::JacobiInfo* j = detail::jacobi(info, "cusolverDnX" #X "SetTolerance");               \
+    if (j == nullptr) return CUSOLVER_STATUS_INVALID_VALUE;                                      \
+    if (!(tolerance > 0)) return detail::bad("cusolverDnX" #X "SetTolerance", "tolerance <= 0"); \
+    j->tolerance = tolerance;                                                                    \
+    return CUSOLVER_STATUS_SUCCESS;                                                              \
+  }                                                                                              \
+  PT_EXPORT cusolverStatus_t cusolverDnX##X##SetMaxSweeps(TYPE info, int max_sweeps) {           \
+    detail::JacobiInfo* j = detail::jacobi(info, "cusolverDnX" #X "SetMaxSweeps");               \
+    if (j == nullptr) return CUSOLVER_STATUS_INVALID_VALUE;                                      \
+    if (max_sweeps < 1) return detail::bad("cusolverDnX" #X "SetMaxSweeps", "max_sweeps < 1");   \
+    j->max_sweeps = max_sweeps;                                                                  \
+    return CUSOLVER_STATUS_SUCCESS;                                                              \
+  }                                                                                              \
+  PT_EXPORT cusolverStatus_t cusolverDnX##X##SetSortEig(TYPE info, int sort_eig) {               \
+    detail::JacobiInfo* j = detail::jacobi(info, "cusolverDnX" #X "SetSortEig");                 \
+    if (j == nullptr) return CUSOLVER_STATUS_INVALID_VALUE;                                      \
+    j->sort = sort_eig;                                                                          \
+    return CUSOLVER_STATUS_SUCCESS;                                                              \
+  }                                                                                              \
+  PT_EXPORT cusolverStatus_t cusolverDnX##X##GetResidual(cusolverDnHandle_t handle, TYPE info,   \
+                                                         double* residual) {                     \
+    (void)handle;                                                                                \
+    detail::JacobiInfo* j = detail::jacobi(info, "cusolverDnX" #X "GetResidual");                \
+    if (j == nullptr || residual == nullptr) return CUSOLVER_STATUS_INVALID_VALUE;               \
+    *residual = j->residual;                                                                     \
+    return CUSOLVER_STATUS_SUCCESS;                                                              \
+  }                                                                                              \
+  PT_EXPORT cusolverStatus_t cusolverDnX##X##GetSweeps(cusolverDnHandle_t handle, TYPE info,     \
+                                                       int* executed_sweeps) {                   \
+    (void)handle;                                                                                \
+    detail::JacobiInfo* j = detail::jacobi(info, "cusolverDnX" #X "GetSweeps");                  \
+    if (j == nullptr || executed_sweeps == nullptr) return CUSOLVER_STATUS_INVALID_VALUE;        \
+    *executed_sweeps = j->sweeps;                                                                \
+    return CUSOLVER_STATUS_SUCCESS;                                                              \
+  }
+PT_JACOBI_SETTINGS(gesvdj, gesvdjInfo_t)
+PT_JACOBI_SETTINGS(syevj, syevjInfo_t)
+#undef PT_JACOBI_SETTINGS
+
+// Per type: P the prefix, T the element, R its real type, EV syev/heev, GV sygv/hegv, ORG
+// orgqr/ungqr.
+#define PT_SOLVER_MORE(P, T, R, TYPE, EV, GV, ORG)                                                 \
+  PT_EXPORT cusolverStatus_t cusolverDn##P##gesvdj_bufferSize(                                     \
+      cusolverDnHandle_t handle, cusolverEigMode_t jobz, int econ, int m, int n, const T* A,       \
+      int lda, const R* S, const T* U, int ldu, const T* V, int ldv, int* lwork,                   \
+      gesvdjInfo_t params) {                                                                       \
+    (void)jobz, (void)econ, (void)A, (void)lda, (void)S, (void)U, (void)ldu, (void)V, (void)ldv,   \
+        (void)params;                                                                              \
+    return detail::checked_lwork(handle, lwork, double(m) * n + double(n) * n,                     \
+                                 "cusolverDn" #P "gesvdj_bufferSize");                             \
+  }                                                                                                \
+  PT_EXPORT cusolverStatus_t cusolverDn##P##gesvdj(                                                \
+      cusolverDnHandle_t handle, cusolverEigMode_t jobz, int econ, int m, int n, T* A, int lda,    \
+      R* S, T* U, int ldu, T* V, int ldv, T* work, int lwork, int* info, gesvdjInfo_t params) {    \
+    (void)work, (void)lwork;                                                                       \
+    return detail::gesvdj(handle, TYPE, jobz, econ, m, n, A, lda, S, U, ldu, V, ldv, info, params, \
+                          1, "cusolverDn" #P "gesvdj");                                            \
+  }                                                                                                \
+  PT_EXPORT cusolverStatus_t cusolverDn##P##gesvdjBatched_bufferSize(                              \
+      cusolverDnHandle_t handle, cusolverEigMode_t jobz, int m, int n, const T* A, int lda,        \
+      const R* S, const T* U, int ldu, const T* V, int ldv, int* lwork, gesvdjInfo_t params,       \
+      int batchSize) {                                                                             \
+    (void)jobz, (void)A, (void)lda, (void)S, (void)U, (void)ldu, (void)V, (void)ldv, (void)params; \
+    return detail::checked_lwork(handle, lwork, (double(m) * n + double(n) * n) * batchSize,       \
+                                 "cusolverDn" #P "gesvdjBatched_bufferSize");                      \
+  }                                                                                                \
+  PT_EXPORT cusolverStatus_t cusolverDn##P##gesvdjBatched(                                         \
+      cusolverDnHandle_t handle, cusolverEigMode_t jobz, int m, int n, T* A, int lda, R* S, T* U,  \
+      int ldu, T* V, int ldv, T* work, int lwork, int* info, gesvdjInfo_t params, int batchSize) { \
+    (void)work, (void)lwork;                                                                       \
+    return detail::gesvdj(handle, TYPE, jobz, 0, m, n, A, lda, S, U, ldu, V, ldv, info, params,    \
+                          batchSize, "cusolverDn" #P "gesvdjBatched");                             \
+  }                                                                                                \
+  PT_EXPORT cusolverStatus_t cusolverDn##P##gesvdaStridedBatched_bufferSize(                       \
+      cusolverDnHandle_t handle, cusolverEigMode_t jobz, int rank, int m, int n, const T* d_A,     \
+      int lda, long long int strideA, const R* d_S, long long int strideS, const T* d_U, int ldu,  \
+      long long int strideU, const T* d_V, int ldv, long long int strideV, int* lwork,             \
+      int batchSize) {                                                                             \
+    (void)jobz, (void)rank, (void)d_A, (void)lda, (void)strideA, (void)d_S, (void)strideS,         \
+        (void)d_U, (void)ldu, (void)strideU, (void)d_V, (void)ldv, (void)strideV, (void)batchSize; \
+    return detail::checked_lwork(handle, lwork, double(m) * n + double(n) * n,                     \
+                                 "cusolverDn" #P "gesvdaStridedBatched_bufferSize");               \
+  }                                                                                                \
+  PT_EXPORT cusolverStatus_t cusolverDn##P##gesvdaStridedBatched(                                  \
+      cusolverDnHandle_t handle, cusolverEigMode_t jobz, int rank, int m, int n, const T* d_A,     \
+      int lda, long long int strideA, R* d_S, long long int strideS, T* d_U, int ldu,              \
+      long long int strideU, T* d_V, int ldv, long long int strideV, T* d_work, int lwork,         \
+      int* d_info, double* h_R_nrmF, int batchSize) {                                              \
+    (void)d_work, (void)lwork;                                                                     \
+    return detail::gesvda(handle, TYPE, jobz, rank, m, n, d_A, lda, strideA, d_S, strideS, d_U,    \
+                          ldu, strideU, d_V, ldv, strideV, d_info, h_R_nrmF, batchSize,            \
+                          "cusolverDn" #P "gesvdaStridedBatched");                                 \
+  }                                                                                                \
+  PT_EXPORT cusolverStatus_t cusolverDn##P##EV##j_bufferSize(                                      \
+      cusolverDnHandle_t handle, cusolverEigMode_t jobz, cublasFillMode_t uplo, int n, const T* A, \
+      int lda, const R* W, int* lwork, syevjInfo_t params) {                                       \
+    (void)jobz, (void)uplo, (void)A, (void)lda, (void)W, (void)params;                             \
+    return detail::checked_lwork(handle, lwork, 2.0 * double(n) * n,                               \
+                                 "cusolverDn" #P #EV "j_bufferSize");                              \
+  }                                                                                                \
+  PT_EXPORT cusolverStatus_t cusolverDn##P##EV##j(                                                 \
+      cusolverDnHandle_t handle, cusolverEigMode_t jobz, cublasFillMode_t uplo, int n, T* A,       \
+      int lda, R* W, T* work, int lwork, int* info, syevjInfo_t params) {                          \
+    (void)work, (void)lwork;                                                                       \
+    return detail::syevj(handle, TYPE, jobz, uplo, n, A, lda, nullptr, 1, W, info, params, 1,      \
+                         false, "cusolverDn" #P #EV "j");                                          \
+  }                                                                                                \
+  PT_EXPORT cusolverStatus_t cusolverDn##P##EV##jBatched_bufferSize(                               \
+      cusolverDnHandle_t handle, cusolverEigMode_t jobz, cublasFillMode_t uplo, int n, const T* A, \
+      int lda, const R* W, int* lwork, syevjInfo_t params, int batchSize) {                        \
+    (void)jobz, (void)uplo, (void)A, (void)lda, (void)W, (void)params;                             \
+    return detail::checked_lwork(handle, lwork, 2.0 * double(n) * n * batchSize,                   \
+                                 "cusolverDn" #P #EV "jBatched_bufferSize");                       \
+  }                                                                                                \
+  PT_EXPORT cusolverStatus_t cusolverDn##P##EV##jBatched(                                          \
+      cusolverDnHandle_t handle, cusolverEigMode_t jobz, cublasFillMode_t uplo, int n, T* A,       \
+      int lda, R* W, T* work, int lwork, int* info, syevjInfo_t params, int batchSize) {           \
+    (void)work, (void)lwork;                                                                       \
+    return detail::syevj(handle, TYPE, jobz, uplo, n, A, lda, nullptr, 1, W, info, params,         \
+                         batchSize, false, "cusolverDn" #P #EV "jBatched");                        \
+  }                                                                                                \
+  PT_EXPORT cusolverStatus_t cusolverDn##P##GV##j_bufferSize(                                      \
+      cusolverDnHandle_t handle, cusolverEigType_t itype, cusolverEigMode_t jobz,                  \
+      cublasFillMode_t uplo, int n, const T* A, int lda, const T* B, int ldb, const R* W,          \
+      int* lwork, syevjInfo_t params) {                                                            \
+    (void)itype, (void)jobz, (void)uplo, (void)A, (void)lda, (void)B, (void)ldb, (void)W,          \
+        (void)params;                                                                              \
+    return detail::checked_lwork(handle, lwork, 2.0 * double(n) * n,                               \
+                                 "cusolverDn" #P #GV "j_bufferSize");                              \
+  }                                                                                                \
+  PT_EXPORT cusolverStatus_t cusolverDn##P##GV##j(                                                 \
+      cusolverDnHandle_t handle, cusolverEigType_t itype, cusolverEigMode_t jobz,                  \
+      cublasFillMode_t uplo, int n, T* A, int lda, T* B, int ldb, R* W, T* work, int lwork,        \
+      int* info, syevjInfo_t params) {                                                             \
+    (void)itype, (void)work, (void)lwork;                                                          \
+    return detail::syevj(handle, TYPE, jobz, uplo, n, A, lda, B, ldb, W, info, params, 1, true,    \
+                         "cusolverDn" #P #GV "j");                                                 \
+  }                                                                                                \
+  PT_EXPORT cusolverStatus_t cusolverDn##P##EV##dx_bufferSize(                                     \
+      cusolverDnHandle_t handle, cusolverEigMode_t jobz, cusolverEigRange_t range,                 \
+      cublasFillMode_t uplo, int n, const T* A, int lda, R vl, R vu, int il, int iu, int* meig,    \
+      const R* W, int* lwork) {                                                                    \
+    (void)range, (void)uplo, (void)A, (void)lda, (void)vl, (void)vu, (void)il, (void)iu,           \
+        (void)meig, (void)W;                                                                       \
+    return detail::checked_lwork(handle, lwork, double(detail::syevd_lwork(jobz, n)),              \
+                                 "cusolverDn" #P #EV "dx_bufferSize");                             \
+  }                                                                                                \
+  PT_EXPORT cusolverStatus_t cusolverDn##P##EV##dx(                                                \
+      cusolverDnHandle_t handle, cusolverEigMode_t jobz, cusolverEigRange_t range,                 \
+      cublasFillMode_t uplo, int n, T* A, int lda, R vl, R vu, int il, int iu, int* meig, R* W,    \
+      T* work, int lwork, int* info) {                                                             \
+    (void)vl, (void)vu, (void)work, (void)lwork;                                                   \
+    return detail::eigen_dc(handle, TYPE, jobz, range, uplo, n, A, lda, nullptr, 1, il, iu, meig,  \
+                            W, info, #EV "dx", "cusolverDn" #P #EV "dx");                          \
+  }                                                                                                \
+  PT_EXPORT cusolverStatus_t cusolverDn##P##GV##d_bufferSize(                                      \
+      cusolverDnHandle_t handle, cusolverEigType_t itype, cusolverEigMode_t jobz,                  \
+      cublasFillMode_t uplo, int n, const T* A, int lda, const T* B, int ldb, const R* W,          \
+      int* lwork) {                                                                                \
+    (void)itype, (void)uplo, (void)A, (void)lda, (void)B, (void)ldb, (void)W;                      \
+    return detail::checked_lwork(handle, lwork, double(detail::syevd_lwork(jobz, n)),              \
+                                 "cusolverDn" #P #GV "d_bufferSize");                              \
+  }                                                                                                \
+  PT_EXPORT cusolverStatus_t cusolverDn##P##GV##d(                                                 \
+      cusolverDnHandle_t handle, cusolverEigType_t itype, cusolverEigMode_t jobz,                  \
+      cublasFillMode_t uplo, int n, T* A, int lda, T* B, int ldb, R* W, T* work, int lwork,        \
+      int* info) {                                                                                 \
+    (void)work, (void)lwork;                                                                       \
+    if (itype < CUSOLVER_EIG_TYPE_1 || itype > CUSOLVER_EIG_TYPE_3) {                              \
+      return detail::bad("cusolverDn" #P #GV "d", "itype must be 1, 2 or 3");                      \
+    }                                                                                              \
+    return detail::eigen_dc(handle, TYPE, jobz, CUSOLVER_EIG_RANGE_ALL, uplo, n, A, lda, B, ldb,   \
+                            1, n, nullptr, W, info, #GV "d", "cusolverDn" #P #GV "d");             \
+  }                                                                                                \
+  PT_EXPORT cusolverStatus_t cusolverDn##P##potrfBatched(                                          \
+      cusolverDnHandle_t handle, cublasFillMode_t uplo, int n, T* Aarray[], int lda,               \
+      int* infoArray, int batchSize) {                                                             \
+    return detail::cholesky_batched(handle, TYPE, uplo, n, n, Aarray, lda, nullptr, 1, infoArray,  \
+                                    batchSize, batchSize, "cusolverDn" #P "potrfBatched");         \
+  }                                                                                                \
+  PT_EXPORT cusolverStatus_t cusolverDn##P##potrsBatched(                                          \
+      cusolverDnHandle_t handle, cublasFillMode_t uplo, int n, int nrhs, T* A[], int lda, T* B[],  \
+      int ldb, int* d_info, int batchSize) {                                                       \
+    return detail::cholesky_batched(handle, TYPE, uplo, n, nrhs, A, lda, B, ldb, d_info, 1,        \
+                                    batchSize, "cusolverDn" #P "potrsBatched");                    \
+  }                                                                                                \
+  PT_EXPORT cusolverStatus_t cusolverDn##P##ORG##_bufferSize(cusolverDnHandle_t handle, int m,     \
+                                                             int n, int k, const T* A, int lda,    \
+                                                             const T* tau, int* lwork) {           \
+    (void)A, (void)lda, (void)tau, (void)m, (void)k;                                               \
+    return detail::checked_lwork(handle, lwork, double(detail::panel_lwork(n)),                    \
+                                 "cusolverDn" #P #ORG "_bufferSize");                              \
+  }                                                                                                \
+  PT_EXPORT cusolverStatus_t cusolverDn##P##ORG(cusolverDnHandle_t handle, int m, int n, int k,    \
+                                                T* A, int lda, const T* tau, T* work, int lwork,   \
+                                                int* info) {                                       \
+    (void)work, (void)lwork;                                                                       \
+    const char* api = "cusolverDn" #P #ORG;                                                        \
+    if (m < n || !detail::device_array(tau, double(std::max(k, 0)) * sizeof(T))) {                 \
+      return detail::bad(api, "m < n or tau is not device memory of k elements");                  \
+    }                                                                                              \
+    const double dm = m, dn = n, dk = k;                                                           \
+    return detail::square_routine(                                                                 \
+        handle, TYPE, #ORG, m, n, k, A, lda, info,                                                 \
+        4.0 * dm * dn * dk - 2.0 * (dm + dn) * dk * dk + 4.0 / 3.0 * dk * dk * dk, "", api);       \
+  }                                                                                                \
+  PT_EXPORT cusolverStatus_t cusolverDn##P##potri_bufferSize(                                      \
+      cusolverDnHandle_t handle, cublasFillMode_t uplo, int n, T* A, int lda, int* lwork) {        \
+    (void)uplo, (void)A, (void)lda;                                                                \
+    return detail::checked_lwork(handle, lwork, double(detail::panel_lwork(n)),                    \
+                                 "cusolverDn" #P "potri_bufferSize");                              \
+  }                                                                                                \
+  PT_EXPORT cusolverStatus_t cusolverDn##P##potri(cusolverDnHandle_t handle,                       \
+                                                  cublasFillMode_t uplo, int n, T* A, int lda,     \
+                                                  T* work, int lwork, int* devInfo) {              \
+    (void)work, (void)lwork;                                                                       \
+    const double dn = n;                                                                           \
+    return detail::square_routine(                                                                 \
+        handle, TYPE, "potri", n, n, n, A, lda, devInfo, 2.0 / 3.0 * dn * dn * dn,                 \
+        detail::option("uplo", detail::fill_text(uplo)), "cusolverDn" #P "potri");                 \
+  }                                                                                                \
+  PT_EXPORT cusolverStatus_t cusolverDn##P##sytrf_bufferSize(cusolverDnHandle_t handle, int n,     \
+                                                             T* A, int lda, int* lwork) {          \
+    (void)A, (void)lda;                                                                            \
+    return detail::checked_lwork(handle, lwork, double(detail::panel_lwork(n)),                    \
+                                 "cusolverDn" #P "sytrf_bufferSize");                              \
+  }                                                                                                \
+  PT_EXPORT cusolverStatus_t cusolverDn##P##sytrf(cusolverDnHandle_t handle,                       \
+                                                  cublasFillMode_t uplo, int n, T* A, int lda,     \
+                                                  int* ipiv, T* work, int lwork, int* info) {      \
+    (void)work, (void)lwork;                                                                       \
+    const char* api = "cusolverDn" #P "sytrf";                                                     \
+    if (ipiv != nullptr && !detail::device_array(ipiv, double(std::max(n, 0)) * sizeof(int))) {    \
+      return detail::bad(api, "ipiv is not device memory of n indices");                           \
+    }                                                                                              \
+    const double dn = n;                                                                           \
+    return detail::square_routine(handle, TYPE, "sytrf", n, n, n, A, lda, info,                    \
+                                  dn * dn * dn / 3.0,                                              \
+                                  detail::option("uplo", detail::fill_text(uplo)), api);           \
+  }
+PT_SOLVER_MORE(S, float, float, detail::kS, syev, sygv, orgqr)
+PT_SOLVER_MORE(D, double, double, detail::kD, syev, sygv, orgqr)
+PT_SOLVER_MORE(C, cuComplex, float, detail::kC, heev, hegv, ungqr)
+PT_SOLVER_MORE(Z, cuDoubleComplex, double, detail::kZ, heev, hegv, ungqr)
+#undef PT_SOLVER_MORE

@@ -700,6 +700,35 @@ TEST_F(EmulateLibrariesTest, CufftMultiGpuPlansSplitDataAndExchangeItBetweenTheG
   EXPECT_EQ(peer_bytes, 6 * n / 2 / 2 * 8);
 }
 
+// CUDALibrarySamples-style dense cuSOLVER beyond LU/QR/gesvd: Jacobi SVD and eigensolvers count
+// min(max sweeps, 10) sweeps (8 when set to 8, reported back by GetSweeps), the selective,
+// generalized, batched Cholesky and auxiliary routines their LAPACK FLOPs; every info 0.
+TEST_F(EmulateLibrariesTest, CusolverJacobiGeneralizedAndBatchedRoutinesAreRecorded) {
+  if (!built("cusolver_jacobi")) GTEST_SKIP() << "cusolver_jacobi not built";
+  const CliRun r = emulate("cusolver_jacobi");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("cusolver_jacobi: gesvdj workspace 768, sweeps 8, syevdx eigenvalues 5, "
+                       "every info 0 (yes)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_TRUE(summary_["unsupported_calls"].empty()) << summary_["unsupported_calls"].dump();
+  const auto gemms = kept("gemm");
+  std::vector<std::string> routines;
+  for (const json& g : gemms) routines.push_back(g["solver"]["routine"]);
+  EXPECT_EQ(routines,
+            (std::vector<std::string>{"gesvdj", "gesvdjBatched", "syevj", "syevjBatched", "sygvj",
+                                      "syevdx", "sygvd", "potrfBatched", "potrsBatched", "orgqr",
+                                      "potri", "sytrf", "gesvdaStridedBatched"}));
+  ASSERT_EQ(gemms.size(), 13u);
+  const std::int64_t m = 32, n = 16;
+  EXPECT_EQ(gemms[0]["flops"], 8 * (3 * m * n * n + 3 * n * n * n));  // 8 sweeps, with vectors
+  EXPECT_EQ(gemms[0]["solver"]["sweeps"], 8);
+  EXPECT_EQ(gemms[1]["flops"], 4 * 8 * 3 * n * n * n);   // 4 matrices, no vectors
+  EXPECT_EQ(gemms[3]["flops"], 4 * 10 * 6 * n * n * n);  // default: 10 sweeps
+  EXPECT_EQ(gemms[8]["flops"], 4 * 2 * n * n);           // potrs, one rhs each
+  EXPECT_EQ(gemms[12]["flops"], 4 * (2 * m * n * n + 9 * n * n * n + 2 * m * n * 4));
+}
+
 // The device model's time (µs) of a matmul of `flops` at `precision` moving `bytes`.
 double matmul_us(double flops, double bytes, device::Precision precision) {
   const device::GpuSpec gpu = *device::find_gpu("h100");
@@ -715,7 +744,7 @@ double matmul_us(double flops, double bytes, device::Precision precision) {
 // cuSolverDn_LinearSolver-style program: each dense cuSOLVER call is a `gemm` record (the GEMM
 // estimator times it by FLOPs and bytes) with a `solver` object; FLOPs are the LAPACK leading-order
 // counts by hand, bytes every matrix argument once (A read and written); the _bufferSize answers
-// are the documented LAPACK workspaces; cusolverDnSgesvdj_bufferSize is reported unsupported by
+// are the documented LAPACK workspaces; cusolverDnDDgesv_bufferSize is reported unsupported by
 // name and a getrs with ldb < n is misuse.
 TEST_F(EmulateLibrariesTest, CusolverDenseCallsAreRecordedWithShapesFlopsAndBytes) {
   if (!built("cusolver_lu")) GTEST_SKIP() << "cusolver_lu not built";
@@ -725,15 +754,15 @@ TEST_F(EmulateLibrariesTest, CusolverDenseCallsAreRecordedWithShapesFlopsAndByte
   // 1 + 6·64 + 2·64², dgesvd's max(3·64 + 128, 5·64); Xgetrf 64·8192 floats in bytes.
   EXPECT_NE(r.out.find("cusolver_lu: 64x64 LU solve, info 0, workspaces getrf 4096 potrf 4096 "
                        "geqrf 4096 ormqr 512 syevd 8577 gesvd 320 elements, Xgetrf 2097152 bytes; "
-                       "gesvdj -> 9, ldb < n -> 3"),
+                       "DDgesv -> 9, ldb < n -> 3"),
             std::string::npos)
       << r.out;
-  EXPECT_NE(r.err.find("cusolverDnSgesvdj_bufferSize is not supported by the GPU emulator; it "
+  EXPECT_NE(r.err.find("cusolverDnDDgesv_bufferSize is not supported by the GPU emulator; it "
                        "returns CUSOLVER_STATUS_NOT_SUPPORTED (9)"),
             std::string::npos)
       << r.err;
   EXPECT_EQ(summary_["warnings"].size(), 0u) << summary_["warnings"].dump();
-  EXPECT_EQ(summary_["unsupported_calls"], json({{"cusolverDnSgesvdj_bufferSize", 1}}));
+  EXPECT_EQ(summary_["unsupported_calls"], json({{"cusolverDnDDgesv_bufferSize", 1}}));
   const auto misuse = kept("misuse");
   ASSERT_EQ(misuse.size(), 1u);
   EXPECT_EQ(misuse[0]["api"], "cusolverDnDgetrs");

@@ -3,7 +3,8 @@
 // host), a Cholesky solve in single precision (Spotrf/Spotrs), a QR factorization with Q applied
 // (Dgeqrf, Dormqr), a symmetric eigensolve (Dsyevd) and an SVD (Dgesvd), then the 64-bit API
 // (params, Xgetrf/Xgetrs on an 8192 x 8192 float matrix), one call the emulator does not implement
-// (cusolverDnSgesvdj_bufferSize, reported by name) and one invalid call (ldb < n). Valid CUDA:
+// (the mixed-precision iterative-refinement cusolverDnDDgesv_bufferSize, reported by name) and one
+// invalid call (ldb < n). Valid CUDA:
 // the same binary runs on a real GPU. Written for the emulator's tests.
 #include <cusolverDn.h>
 
@@ -132,18 +133,16 @@ int main() {
   EMU_CHECK(cudaStreamSynchronize(stream));
   require_info(d_info, "Xgetrs");
 
-  // Not emulated (Jacobi SVD), reported by name; then an invalid leading dimension.
-  gesvdjInfo_t svdj = nullptr;
-  int jwork = 0;
-  const cusolverStatus_t unsupported =
-      cusolverDnSgesvdj_bufferSize(handle, CUSOLVER_EIG_MODE_VECTOR, 0, n, n, d_s, n, nullptr,
-                                   nullptr, n, nullptr, n, &jwork, svdj);
+  // Not emulated (iterative refinement), reported by name; then an invalid leading dimension.
+  size_t irs_bytes = 0;
+  const cusolverStatus_t unsupported = cusolverDnDDgesv_bufferSize(
+      handle, n, 1, d_a, n, d_ipiv, d_b, n, d_b, n, nullptr, &irs_bytes);
   const cusolverStatus_t invalid =
       cusolverDnDgetrs(handle, CUBLAS_OP_N, n, 1, d_a, n, d_ipiv, d_b, n / 2, d_info);
 
   std::printf(
       "cusolver_lu: %dx%d LU solve, info 0, workspaces getrf %d potrf %d geqrf %d ormqr %d syevd "
-      "%d gesvd %d elements, Xgetrf %zu bytes; gesvdj -> %d, ldb < n -> %d\n",
+      "%d gesvd %d elements, Xgetrf %zu bytes; DDgesv -> %d, ldb < n -> %d\n",
       n, n, lwork, slwork, qlwork, olwork, elwork, vlwork, device_bytes,
       static_cast<int>(unsupported), static_cast<int>(invalid));
 
