@@ -67,6 +67,7 @@ namespace {
 
 struct SparseHandle {
   cudaStream_t stream = nullptr;
+  cusparsePointerMode_t pointer_mode = CUSPARSE_POINTER_MODE_HOST;
 };
 
 // A sparse matrix of any format. rows/cols/nnz are what cusparseSpMatGetSize reports (block rows,
@@ -85,6 +86,7 @@ struct SpMat {
   cudaDataType value_type = CUDA_R_32F;
   cusparseFillMode_t fill = CUSPARSE_FILL_MODE_LOWER;
   cusparseDiagType_t diag = CUSPARSE_DIAG_TYPE_NON_UNIT;
+  int batch = 1;  // cusparse{Csr,Coo,Bsr}SetStridedBatch
 };
 
 struct SpVec {
@@ -107,6 +109,8 @@ struct DnMat {
   void* values = nullptr;
   cudaDataType value_type = CUDA_R_32F;
   cusparseOrder_t order = CUSPARSE_ORDER_COL;
+  int batch = 1;  // cusparseDnMatSetStridedBatch
+  std::int64_t batch_stride = 0;
 };
 
 // SpSV/SpSM/SpGEMM descriptors: which phase they have been through.
@@ -429,6 +433,9 @@ cusparseStatus_t spmm(cusparseHandle_t handle, cusparseOperation_t op_a, cuspars
   op.n = c->cols;
   op.flops = mul(mul(2, stored_values(*a)), c->cols);
   op.bytes = add(add(matrix_bytes(*a), dense_bytes(*b)), mul(solve ? 1 : 2, dense_bytes(*c)));
+  // A strided batch (spmm_csr_batched): every matrix of the batch once.
+  const int batch = std::max({a->batch, b->batch, c->batch});
+  op.flops = mul(op.flops, batch), op.bytes = mul(op.bytes, batch);
   return run(*h, op, start);
 }
 
@@ -2217,3 +2224,625 @@ PT_ALL_FACTORS(Z, cuDoubleComplex, CUDA_C_64F)
 #undef PT_ALL_FACTORS
 #undef PT_BSR_FACTOR
 #undef PT_CSR_FACTOR
+
+// ---- pointer mode, descriptor accessors, strided batches, preprocess and matrix updates,
+// index-array conversions and sorting, tridiagonal solvers, the logger
+// ----------------------------- The accessors answer from the descriptors. A strided batch
+// multiplies SpMM's FLOPs and bytes by its count. SpMV/SpMM preprocessing reads the matrix
+// structure once (a kernel of the index arrays' bytes); SpSV/SpSM_updateMatrix swap in new values
+// (checked as device memory). The index-array routines (coo2csr, csr2coo, coosort, csrsort,
+// identity permutation) and the tridiagonal solvers (gtsv2, gtsv2_nopivot, gtsv2StridedBatch,
+// gtsvInterleavedBatch: Thomas's algorithm, with partial pivoting for gtsv2) are computed where
+// their arrays are backed and are one kernel each: the index routines move their arrays (sorting:
+// n·log2 n comparisons as FLOPs), a tridiagonal system of m rows costs 8m FLOPs per right-hand side
+// and moves its three diagonals and right-hand sides, read and written. Work buffers: 0 bytes,
+// except the sorts' and gtsv2's (a token m·8 bytes). The logger calls are accepted: the emulator
+// writes no cuSPARSE log.
+
+namespace {
+
+template <typename T>
+T* need_sparse(const void* d, const char* api) {
+  return detail::need<T>(sparse().matrices_sparse, d, "spMatDescr", api);
+}
+
+cusparseStatus_t index_kernel(cusparseHandle_t handle, const char* api, const char* what,
+                              std::int64_t n, std::int64_t flops, std::int64_t bytes,
+                              cudaDataType dtype = CUDA_R_32I) {
+  const std::int64_t start = powertrain::emu::now_ns();
+  const detail::SparseHandle* h = detail::live_handle(handle, api);
+  if (h == nullptr) return CUSPARSE_STATUS_NOT_INITIALIZED;
+  detail::SparseOp op;
+  op.api = api, op.what = what, op.format = "vector";
+  op.rows = n, op.cols = 1, op.nnz = n;
+  op.dtype = op.compute = dtype;
+  op.flops = flops, op.bytes = bytes;
+  return detail::run(*h, op, start);
+}
+
+bool int_array(const void* p, std::int64_t count) {
+  return detail::device_array(p, detail::mul(count, 4));
+}
+
+// Sorts `keys` (with `second` as the tie-breaker) and applies the order to `second` and `p`.
+void sort_pairs(int* keys, int* second, int* p, std::int64_t n) {
+  std::vector<std::int64_t> order(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) order[static_cast<std::size_t>(i)] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::int64_t x, std::int64_t y) {
+    return keys[x] != keys[y] ? keys[x] < keys[y] : second[x] < second[y];
+  });
+  std::vector<int> k(keys, keys + n), s(second, second + n), q(p, p + n);
+  for (std::int64_t i = 0; i < n; ++i) {
+    const auto from = static_cast<std::size_t>(order[static_cast<std::size_t>(i)]);
+    keys[i] = k[from], second[i] = s[from], p[i] = q[from];
+  }
+}
+
+std::int64_t sort_flops(std::int64_t n) {
+  return n > 1
+             ? static_cast<std::int64_t>(static_cast<double>(n) * std::log2(static_cast<double>(n)))
+             : 0;
+}
+
+// Solves the tridiagonal systems (dl, d, du: m values each, dl[0] and du[m−1] unused) for the
+// `count` right-hand sides at `rhs` + j·stride, with partial pivoting when `pivot`.
+template <typename T>
+void tridiagonal_solve(std::int64_t m, const T* dl, const T* d, const T* du, T* rhs,
+                       std::int64_t count, std::int64_t stride, bool pivot) {
+  if (m <= 0) return;
+  for (std::int64_t j = 0; j < count; ++j) {
+    T* x = rhs + j * stride;
+    if (!pivot) {  // Thomas
+      std::vector<T> c(static_cast<std::size_t>(m)), y(static_cast<std::size_t>(m));
+      T denom = d[0];
+      c[0] = m > 1 ? du[0] / denom : T(0);
+      y[0] = x[0] / denom;
+      for (std::int64_t i = 1; i < m; ++i) {
+        denom = d[i] - dl[i] * c[static_cast<std::size_t>(i - 1)];
+        c[static_cast<std::size_t>(i)] = i + 1 < m ? du[i] / denom : T(0);
+        y[static_cast<std::size_t>(i)] =
+            (x[i] - dl[i] * y[static_cast<std::size_t>(i - 1)]) / denom;
+      }
+      x[m - 1] = y[static_cast<std::size_t>(m - 1)];
+      for (std::int64_t i = m - 2; i >= 0; --i)
+        x[i] = y[static_cast<std::size_t>(i)] - c[static_cast<std::size_t>(i)] * x[i + 1];
+      continue;
+    }
+    // Gaussian elimination with partial pivoting on the band (LAPACK gtsv): row i holds
+    // (a, b, c2) = (diagonal, first and second super-diagonal after exchanges).
+    std::vector<T> a(d, d + m), b(static_cast<std::size_t>(m), T(0)),
+        c2(static_cast<std::size_t>(m), T(0)), lower(dl, dl + m);
+    for (std::int64_t i = 0; i + 1 < m; ++i) b[static_cast<std::size_t>(i)] = du[i];
+    for (std::int64_t i = 0; i + 1 < m; ++i) {
+      const std::size_t k = static_cast<std::size_t>(i);
+      T sub = lower[k + 1];
+      if (std::abs(sub) > std::abs(a[k])) {  // exchange rows i and i+1
+        std::swap(a[k], sub);
+        std::swap(b[k], a[k + 1]);
+        if (i + 2 < m) std::swap(c2[k], b[k + 1]);
+        std::swap(x[i], x[i + 1]);
+      }
+      const T factor = a[k] != T(0) ? sub / a[k] : T(0);
+      a[k + 1] -= factor * b[k];
+      if (i + 2 < m) b[k + 1] -= factor * c2[k];
+      x[i + 1] -= factor * x[i];
+    }
+    for (std::int64_t i = m - 1; i >= 0; --i) {
+      const std::size_t k = static_cast<std::size_t>(i);
+      T sum = x[i];
+      if (i + 1 < m) sum -= b[k] * x[i + 1];
+      if (i + 2 < m) sum -= c2[k] * x[i + 2];
+      x[i] = a[k] != T(0) ? sum / a[k] : T(0);
+    }
+  }
+}
+
+template <typename T>
+cusparseStatus_t gtsv(cusparseHandle_t handle, std::int64_t m, std::int64_t count, const T* dl,
+                      const T* d, const T* du, T* x, std::int64_t stride, bool pivot,
+                      std::int64_t rhs_rows, const char* api) {
+  if (m < 3 || count < 0 || stride < rhs_rows) {
+    if (detail::live_handle(handle, api) == nullptr) return CUSPARSE_STATUS_NOT_INITIALIZED;
+    return detail::bad(api, "m " + std::to_string(m) + " (at least 3), n or ldb/batchStride " +
+                                std::to_string(stride) + " invalid");
+  }
+  const bool batched_diagonals = rhs_rows < 0;  // StridedBatch: one system per batch member
+  const std::int64_t diag_span = batched_diagonals ? (count - 1) * stride + m : m;
+  const std::int64_t x_span = count > 0 ? (count - 1) * stride + m : 0;
+  const std::int64_t v = sizeof(T);
+  if (!detail::device_array(dl, diag_span * v) || !detail::device_array(d, diag_span * v) ||
+      !detail::device_array(du, diag_span * v) || !detail::device_array(x, x_span * v)) {
+    if (detail::live_handle(handle, api) == nullptr) return CUSPARSE_STATUS_NOT_INITIALIZED;
+    return detail::bad(api, "a diagonal or the right-hand side is not device memory of its size");
+  }
+  if (detail::backed(dl, diag_span * v) && detail::backed(d, diag_span * v) &&
+      detail::backed(du, diag_span * v) && detail::backed(x, x_span * v)) {
+    if (batched_diagonals) {
+      for (std::int64_t j = 0; j < count; ++j)
+        tridiagonal_solve(m, dl + j * stride, d + j * stride, du + j * stride, x + j * stride, 1,
+                          stride, pivot);
+    } else {
+      tridiagonal_solve(m, dl, d, du, x, count, stride, pivot);
+    }
+  }
+  const std::int64_t systems = batched_diagonals ? count : 1;
+  return index_kernel(
+      handle, api, "gtsv", m, detail::mul(8 * m, count),
+      detail::mul(detail::add(detail::mul(3 * m, systems), detail::mul(2 * m, count)), v),
+      sizeof(T) == 8 ? CUDA_R_64F : CUDA_R_32F);
+}
+
+}  // namespace
+
+PT_EXPORT cusparseStatus_t cusparseSetPointerMode(cusparseHandle_t handle,
+                                                  cusparsePointerMode_t mode) {
+  const char* api = "cusparseSetPointerMode";
+  auto* h = detail::live<detail::SparseHandle>(sparse().handles, handle);
+  if (h == nullptr) {
+    powertrain::emu::report_misuse(
+        api, "invalid or destroyed cuSPARSE handle " + detail::pointer_text(handle));
+    return CUSPARSE_STATUS_NOT_INITIALIZED;
+  }
+  if (mode != CUSPARSE_POINTER_MODE_HOST && mode != CUSPARSE_POINTER_MODE_DEVICE)
+    return detail::bad(api, "unknown pointer mode");
+  std::lock_guard<std::mutex> lock(sparse().mutex);
+  h->pointer_mode = mode;
+  return CUSPARSE_STATUS_SUCCESS;
+}
+
+PT_EXPORT cusparseStatus_t cusparseGetPointerMode(cusparseHandle_t handle,
+                                                  cusparsePointerMode_t* mode) {
+  const detail::SparseHandle* h = detail::live_handle(handle, "cusparseGetPointerMode");
+  if (h == nullptr) return CUSPARSE_STATUS_NOT_INITIALIZED;
+  if (mode == nullptr) return detail::bad("cusparseGetPointerMode", "mode is NULL");
+  *mode = h->pointer_mode;
+  return CUSPARSE_STATUS_SUCCESS;
+}
+
+PT_EXPORT cusparseStatus_t cusparseConstSpMatGetValues(cusparseConstSpMatDescr_t descr,
+                                                       const void** values) {
+  return cusparseSpMatGetValues(const_cast<cusparseSpMatDescr_t>(descr),
+                                const_cast<void**>(values));
+}
+
+PT_EXPORT cusparseStatus_t cusparseConstCscGet(cusparseConstSpMatDescr_t descr, int64_t* rows,
+                                               int64_t* cols, int64_t* nnz, const void** offsets,
+                                               const void** rows_ind, const void** values,
+                                               cusparseIndexType_t* offsets_type,
+                                               cusparseIndexType_t* index_type,
+                                               cusparseIndexBase_t* base,
+                                               cudaDataType* value_type) {
+  return cusparseCscGet(const_cast<cusparseSpMatDescr_t>(descr), rows, cols, nnz,
+                        const_cast<void**>(offsets), const_cast<void**>(rows_ind),
+                        const_cast<void**>(values), offsets_type, index_type, base, value_type);
+}
+
+PT_EXPORT cusparseStatus_t cusparseConstCooGet(cusparseConstSpMatDescr_t descr, int64_t* rows,
+                                               int64_t* cols, int64_t* nnz, const void** row_ind,
+                                               const void** col_ind, const void** values,
+                                               cusparseIndexType_t* index_type,
+                                               cusparseIndexBase_t* base,
+                                               cudaDataType* value_type) {
+  return cusparseCooGet(const_cast<cusparseSpMatDescr_t>(descr), rows, cols, nnz,
+                        const_cast<void**>(row_ind), const_cast<void**>(col_ind),
+                        const_cast<void**>(values), index_type, base, value_type);
+}
+
+PT_EXPORT cusparseStatus_t cusparseBlockedEllGet(cusparseSpMatDescr_t descr, int64_t* rows,
+                                                 int64_t* cols, int64_t* block, int64_t* ell_cols,
+                                                 void** col_ind, void** values,
+                                                 cusparseIndexType_t* index_type,
+                                                 cusparseIndexBase_t* base,
+                                                 cudaDataType* value_type) {
+  const char* api = "cusparseBlockedEllGet";
+  const auto* a = need_sparse<detail::SpMat>(descr, api);
+  if (a == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;
+  if (a->format != CUSPARSE_FORMAT_BLOCKED_ELL)
+    return detail::bad(api, "the matrix is not Blocked-ELL");
+  if (rows != nullptr) *rows = a->rows;
+  if (cols != nullptr) *cols = a->cols;
+  if (block != nullptr) *block = a->block_rows;
+  if (ell_cols != nullptr) *ell_cols = a->ell_cols;
+  if (col_ind != nullptr) *col_ind = a->columns;
+  if (values != nullptr) *values = a->values;
+  if (index_type != nullptr) *index_type = a->index_type;
+  if (base != nullptr) *base = a->base;
+  if (value_type != nullptr) *value_type = a->value_type;
+  return CUSPARSE_STATUS_SUCCESS;
+}
+
+PT_EXPORT cusparseStatus_t cusparseConstBlockedEllGet(
+    cusparseConstSpMatDescr_t descr, int64_t* rows, int64_t* cols, int64_t* block,
+    int64_t* ell_cols, const void** col_ind, const void** values, cusparseIndexType_t* index_type,
+    cusparseIndexBase_t* base, cudaDataType* value_type) {
+  return cusparseBlockedEllGet(const_cast<cusparseSpMatDescr_t>(descr), rows, cols, block, ell_cols,
+                               const_cast<void**>(col_ind), const_cast<void**>(values), index_type,
+                               base, value_type);
+}
+
+PT_EXPORT cusparseStatus_t cusparseConstSpVecGet(cusparseConstSpVecDescr_t descr, int64_t* size,
+                                                 int64_t* nnz, const void** indices,
+                                                 const void** values,
+                                                 cusparseIndexType_t* index_type,
+                                                 cusparseIndexBase_t* base,
+                                                 cudaDataType* value_type) {
+  return cusparseSpVecGet(const_cast<cusparseSpVecDescr_t>(descr), size, nnz,
+                          const_cast<void**>(indices), const_cast<void**>(values), index_type, base,
+                          value_type);
+}
+
+PT_EXPORT cusparseStatus_t cusparseSpVecGetIndexBase(cusparseConstSpVecDescr_t descr,
+                                                     cusparseIndexBase_t* base) {
+  return cusparseSpVecGet(const_cast<cusparseSpVecDescr_t>(descr), nullptr, nullptr, nullptr,
+                          nullptr, nullptr, base, nullptr);
+}
+
+PT_EXPORT cusparseStatus_t cusparseSpVecGetValues(cusparseSpVecDescr_t descr, void** values) {
+  return cusparseSpVecGet(descr, nullptr, nullptr, nullptr, values, nullptr, nullptr, nullptr);
+}
+
+PT_EXPORT cusparseStatus_t cusparseConstSpVecGetValues(cusparseConstSpVecDescr_t descr,
+                                                       const void** values) {
+  return cusparseSpVecGetValues(const_cast<cusparseSpVecDescr_t>(descr),
+                                const_cast<void**>(values));
+}
+
+PT_EXPORT cusparseStatus_t cusparseSpVecSetValues(cusparseSpVecDescr_t descr, void* values) {
+  const char* api = "cusparseSpVecSetValues";
+  auto* v = detail::need<detail::SpVec>(sparse().sparse_vectors, descr, "spVecDescr", api);
+  if (v == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;
+  if (!detail::device_array(values, v->nnz * detail::value_bytes(v->value_type)))
+    return detail::bad(api, detail::pointer_text(values) + " is not device memory of nnz values");
+  std::lock_guard<std::mutex> lock(sparse().mutex);
+  v->values = values;
+  return CUSPARSE_STATUS_SUCCESS;
+}
+
+PT_EXPORT cusparseStatus_t cusparseConstDnVecGet(cusparseConstDnVecDescr_t descr, int64_t* size,
+                                                 const void** values, cudaDataType* value_type) {
+  return cusparseDnVecGet(const_cast<cusparseDnVecDescr_t>(descr), size, const_cast<void**>(values),
+                          value_type);
+}
+
+PT_EXPORT cusparseStatus_t cusparseConstDnVecGetValues(cusparseConstDnVecDescr_t descr,
+                                                       const void** values) {
+  return cusparseDnVecGetValues(const_cast<cusparseDnVecDescr_t>(descr),
+                                const_cast<void**>(values));
+}
+
+PT_EXPORT cusparseStatus_t cusparseConstDnMatGet(cusparseConstDnMatDescr_t descr, int64_t* rows,
+                                                 int64_t* cols, int64_t* ld, const void** values,
+                                                 cudaDataType* type, cusparseOrder_t* order) {
+  return cusparseDnMatGet(const_cast<cusparseDnMatDescr_t>(descr), rows, cols, ld,
+                          const_cast<void**>(values), type, order);
+}
+
+PT_EXPORT cusparseStatus_t cusparseDnMatGetValues(cusparseDnMatDescr_t descr, void** values) {
+  return cusparseDnMatGet(descr, nullptr, nullptr, nullptr, values, nullptr, nullptr);
+}
+
+PT_EXPORT cusparseStatus_t cusparseConstDnMatGetValues(cusparseConstDnMatDescr_t descr,
+                                                       const void** values) {
+  return cusparseDnMatGetValues(const_cast<cusparseDnMatDescr_t>(descr),
+                                const_cast<void**>(values));
+}
+
+PT_EXPORT cusparseStatus_t cusparseDnMatSetValues(cusparseDnMatDescr_t descr, void* values) {
+  const char* api = "cusparseDnMatSetValues";
+  auto* m = detail::need<detail::DnMat>(sparse().matrices, descr, "dnMatDescr", api);
+  if (m == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;
+  if (!detail::device_array(values, detail::dense_bytes(*m)))
+    return detail::bad(api, detail::pointer_text(values) + " is not device memory of the matrix");
+  std::lock_guard<std::mutex> lock(sparse().mutex);
+  m->values = values;
+  return CUSPARSE_STATUS_SUCCESS;
+}
+
+PT_EXPORT cusparseStatus_t cusparseDnMatSetStridedBatch(cusparseDnMatDescr_t descr, int count,
+                                                        int64_t stride) {
+  const char* api = "cusparseDnMatSetStridedBatch";
+  auto* m = detail::need<detail::DnMat>(sparse().matrices, descr, "dnMatDescr", api);
+  if (m == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;
+  const std::int64_t one = m->order == CUSPARSE_ORDER_COL ? m->ld * m->cols : m->ld * m->rows;
+  if (count < 1 || stride < one)
+    return detail::bad(api, "batchCount < 1 or a stride below one matrix");
+  std::lock_guard<std::mutex> lock(sparse().mutex);
+  m->batch = count, m->batch_stride = stride;
+  return CUSPARSE_STATUS_SUCCESS;
+}
+
+PT_EXPORT cusparseStatus_t cusparseDnMatGetStridedBatch(cusparseConstDnMatDescr_t descr, int* count,
+                                                        int64_t* stride) {
+  const auto* m = detail::need<detail::DnMat>(sparse().matrices, descr, "dnMatDescr",
+                                              "cusparseDnMatGetStridedBatch");
+  if (m == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;
+  if (count != nullptr) *count = m->batch;
+  if (stride != nullptr) *stride = m->batch_stride;
+  return CUSPARSE_STATUS_SUCCESS;
+}
+
+namespace {
+cusparseStatus_t set_sparse_batch(const void* descr, int count, cusparseFormat_t format,
+                                  const char* api) {
+  auto* a = need_sparse<detail::SpMat>(descr, api);
+  if (a == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;
+  if (a->format != format) return detail::bad(api, "the matrix is not of this call's format");
+  if (count < 1) return detail::bad(api, "batchCount < 1");
+  std::lock_guard<std::mutex> lock(sparse().mutex);
+  a->batch = count;
+  return CUSPARSE_STATUS_SUCCESS;
+}
+}  // namespace
+
+PT_EXPORT cusparseStatus_t cusparseCsrSetStridedBatch(cusparseSpMatDescr_t descr, int count,
+                                                      int64_t offsets_stride,
+                                                      int64_t columns_values_stride) {
+  (void)offsets_stride, (void)columns_values_stride;
+  return set_sparse_batch(descr, count, CUSPARSE_FORMAT_CSR, "cusparseCsrSetStridedBatch");
+}
+
+PT_EXPORT cusparseStatus_t cusparseCooSetStridedBatch(cusparseSpMatDescr_t descr, int count,
+                                                      int64_t stride) {
+  (void)stride;
+  return set_sparse_batch(descr, count, CUSPARSE_FORMAT_COO, "cusparseCooSetStridedBatch");
+}
+
+PT_EXPORT cusparseStatus_t cusparseBsrSetStridedBatch(cusparseSpMatDescr_t descr, int count,
+                                                      int64_t offsets_stride,
+                                                      int64_t columns_stride,
+                                                      int64_t values_stride) {
+  (void)offsets_stride, (void)columns_stride, (void)values_stride;
+  return set_sparse_batch(descr, count, CUSPARSE_FORMAT_BSR, "cusparseBsrSetStridedBatch");
+}
+
+PT_EXPORT cusparseStatus_t cusparseSpMatGetStridedBatch(cusparseConstSpMatDescr_t descr,
+                                                        int* count) {
+  const auto* a = need_sparse<detail::SpMat>(descr, "cusparseSpMatGetStridedBatch");
+  if (a == nullptr || count == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;
+  *count = a->batch;
+  return CUSPARSE_STATUS_SUCCESS;
+}
+
+PT_EXPORT cusparseStatus_t cusparseSpMV_preprocess(
+    cusparseHandle_t handle, cusparseOperation_t op_a, const void* alpha,
+    cusparseConstSpMatDescr_t mat_a, cusparseConstDnVecDescr_t vec_x, const void* beta,
+    cusparseDnVecDescr_t vec_y, cudaDataType compute, cusparseSpMVAlg_t alg, void* buffer) {
+  (void)alpha, (void)beta, (void)alg, (void)buffer;
+  const char* api = "cusparseSpMV_preprocess";
+  const cusparseStatus_t s = detail::spmv(handle, op_a, mat_a, vec_x, vec_y, compute, false, api);
+  if (s != CUSPARSE_STATUS_SUCCESS) return s;
+  const auto* a = need_sparse<detail::SpMat>(mat_a, api);
+  return index_kernel(handle, api, "spmv_preprocess", a->rows, 0, detail::index_array_bytes(*a));
+}
+
+PT_EXPORT cusparseStatus_t cusparseSpMM_preprocess(
+    cusparseHandle_t handle, cusparseOperation_t op_a, cusparseOperation_t op_b, const void* alpha,
+    cusparseConstSpMatDescr_t mat_a, cusparseConstDnMatDescr_t mat_b, const void* beta,
+    cusparseDnMatDescr_t mat_c, cudaDataType compute, cusparseSpMMAlg_t alg, void* buffer) {
+  (void)alpha, (void)beta, (void)alg, (void)buffer;
+  const char* api = "cusparseSpMM_preprocess";
+  const cusparseStatus_t s =
+      detail::spmm(handle, op_a, op_b, mat_a, mat_b, mat_c, compute, false, "spmm", api);
+  if (s != CUSPARSE_STATUS_SUCCESS) return s;
+  const auto* a = need_sparse<detail::SpMat>(mat_a, api);
+  return index_kernel(handle, api, "spmm_preprocess", a->rows, 0, detail::index_array_bytes(*a));
+}
+
+namespace {
+cusparseStatus_t update_matrix(cusparseHandle_t handle, const void* descr, void* values,
+                               const char* what, const char* api) {
+  if (detail::live_handle(handle, api) == nullptr) return CUSPARSE_STATUS_NOT_INITIALIZED;
+  auto* d = detail::need<detail::OpDescr>(sparse().op_descrs, descr, what, api);
+  if (d == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;
+  if (!d->analysed) return detail::bad(api, std::string("the ") + what + " has not been analysed");
+  const detail::PointerInfo info = detail::lookup_pointer(values);
+  if (!info.known || !info.device_side) return detail::bad(api, "newValues is not device memory");
+  return CUSPARSE_STATUS_SUCCESS;  // the structure (and so the analysis) stays valid
+}
+}  // namespace
+
+PT_EXPORT cusparseStatus_t cusparseSpSV_updateMatrix(cusparseHandle_t handle,
+                                                     cusparseSpSVDescr_t descr, void* values,
+                                                     cusparseSpSVUpdate_t part) {
+  (void)part;
+  return update_matrix(handle, descr, values, "spsvDescr", "cusparseSpSV_updateMatrix");
+}
+
+PT_EXPORT cusparseStatus_t cusparseSpSM_updateMatrix(cusparseHandle_t handle,
+                                                     cusparseSpSMDescr_t descr, void* values,
+                                                     cusparseSpSMUpdate_t part) {
+  (void)part;
+  return update_matrix(handle, descr, values, "spsmDescr", "cusparseSpSM_updateMatrix");
+}
+
+PT_EXPORT cusparseStatus_t cusparseSpGEMM_getNumProducts(cusparseSpGEMMDescr_t descr,
+                                                         int64_t* products) {
+  const char* api = "cusparseSpGEMM_getNumProducts";
+  const auto* d = detail::need<detail::OpDescr>(sparse().op_descrs, descr, "spgemmDescr", api);
+  if (d == nullptr || products == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;
+  if (!d->estimated) return detail::bad(api, "cusparseSpGEMM_workEstimation has not run");
+  *products = d->products;
+  return CUSPARSE_STATUS_SUCCESS;
+}
+
+PT_EXPORT cusparseStatus_t cusparseXcoo2csr(cusparseHandle_t handle, const int* coo_rows, int nnz,
+                                            int m, int* csr_offsets, cusparseIndexBase_t base) {
+  const char* api = "cusparseXcoo2csr";
+  if (nnz < 0 || m < 0 || !int_array(coo_rows, nnz) || !int_array(csr_offsets, m + 1))
+    return detail::bad(api, "invalid sizes, or arrays that are not device memory of their size");
+  if (detail::backed(coo_rows, 4LL * nnz) && detail::backed(csr_offsets, 4LL * (m + 1))) {
+    const int b = base == CUSPARSE_INDEX_BASE_ONE ? 1 : 0;
+    std::vector<int> count(static_cast<std::size_t>(m) + 1, 0);
+    for (int k = 0; k < nnz; ++k) {
+      const int r = coo_rows[k] - b;
+      if (r >= 0 && r < m) ++count[static_cast<std::size_t>(r) + 1];
+    }
+    for (int i = 0; i < m; ++i)
+      count[static_cast<std::size_t>(i) + 1] += count[static_cast<std::size_t>(i)];
+    for (int i = 0; i <= m; ++i) csr_offsets[i] = count[static_cast<std::size_t>(i)] + b;
+  }
+  return index_kernel(handle, api, "coo2csr", nnz, 0, 4LL * (nnz + m + 1));
+}
+
+PT_EXPORT cusparseStatus_t cusparseXcsr2coo(cusparseHandle_t handle, const int* csr_offsets,
+                                            int nnz, int m, int* coo_rows,
+                                            cusparseIndexBase_t base) {
+  const char* api = "cusparseXcsr2coo";
+  if (nnz < 0 || m < 0 || !int_array(csr_offsets, m + 1) || !int_array(coo_rows, nnz))
+    return detail::bad(api, "invalid sizes, or arrays that are not device memory of their size");
+  if (detail::backed(coo_rows, 4LL * nnz) && detail::backed(csr_offsets, 4LL * (m + 1))) {
+    const int b = base == CUSPARSE_INDEX_BASE_ONE ? 1 : 0;
+    for (int i = 0; i < m; ++i) {
+      for (int k = std::max(csr_offsets[i] - b, 0); k < std::min(csr_offsets[i + 1] - b, nnz); ++k)
+        coo_rows[k] = i + b;
+    }
+  }
+  return index_kernel(handle, api, "csr2coo", nnz, 0, 4LL * (nnz + m + 1));
+}
+
+PT_EXPORT cusparseStatus_t cusparseCreateIdentityPermutation(cusparseHandle_t handle, int n,
+                                                             int* p) {
+  const char* api = "cusparseCreateIdentityPermutation";
+  if (n < 0 || !int_array(p, n)) return detail::bad(api, "p is not device memory of n ints");
+  if (detail::backed(p, 4LL * n)) {
+    for (int i = 0; i < n; ++i) p[i] = i;
+  }
+  return index_kernel(handle, api, "identity_permutation", n, 0, 4LL * n);
+}
+
+PT_EXPORT cusparseStatus_t cusparseXcoosort_bufferSizeExt(cusparseHandle_t handle, int m, int n,
+                                                          int nnz, const int* rows, const int* cols,
+                                                          size_t* bytes) {
+  (void)rows, (void)cols, (void)n;
+  if (detail::live_handle(handle, "cusparseXcoosort_bufferSizeExt") == nullptr)
+    return CUSPARSE_STATUS_NOT_INITIALIZED;
+  if (bytes == nullptr || nnz < 0 || m < 0)
+    return detail::bad("cusparseXcoosort_bufferSizeExt", "invalid sizes or a NULL size");
+  *bytes = static_cast<size_t>(std::max(nnz, 1)) * 8;
+  return CUSPARSE_STATUS_SUCCESS;
+}
+
+namespace {
+cusparseStatus_t coosort(cusparseHandle_t handle, int nnz, int* rows, int* cols, int* p,
+                         bool by_row, const char* api) {
+  if (nnz < 0 || !int_array(rows, nnz) || !int_array(cols, nnz) || !int_array(p, nnz))
+    return detail::bad(api, "the index arrays or P are not device memory of nnz ints");
+  if (detail::backed(rows, 4LL * nnz) && detail::backed(cols, 4LL * nnz) &&
+      detail::backed(p, 4LL * nnz)) {
+    if (by_row) {
+      sort_pairs(rows, cols, p, nnz);
+    } else {
+      sort_pairs(cols, rows, p, nnz);
+    }
+  }
+  return index_kernel(handle, api, "coosort", nnz, sort_flops(nnz), 4LL * 3 * 2 * nnz);
+}
+}  // namespace
+
+PT_EXPORT cusparseStatus_t cusparseXcoosortByRow(cusparseHandle_t handle, int m, int n, int nnz,
+                                                 int* rows, int* cols, int* p, void* buffer) {
+  (void)m, (void)n, (void)buffer;
+  return coosort(handle, nnz, rows, cols, p, true, "cusparseXcoosortByRow");
+}
+
+PT_EXPORT cusparseStatus_t cusparseXcoosortByColumn(cusparseHandle_t handle, int m, int n, int nnz,
+                                                    int* rows, int* cols, int* p, void* buffer) {
+  (void)m, (void)n, (void)buffer;
+  return coosort(handle, nnz, rows, cols, p, false, "cusparseXcoosortByColumn");
+}
+
+PT_EXPORT cusparseStatus_t cusparseXcsrsort_bufferSizeExt(cusparseHandle_t handle, int m, int n,
+                                                          int nnz, const int* offsets,
+                                                          const int* cols, size_t* bytes) {
+  return cusparseXcoosort_bufferSizeExt(handle, m, n, nnz, offsets, cols, bytes);
+}
+
+PT_EXPORT cusparseStatus_t cusparseXcsrsort(cusparseHandle_t handle, int m, int n, int nnz,
+                                            const cusparseMatDescr_t descr, const int* offsets,
+                                            int* cols, int* p, void* buffer) {
+  (void)n, (void)buffer;
+  const char* api = "cusparseXcsrsort";
+  detail::LegacyMatDescr d;
+  if (!detail::legacy_mat_descr(descr, &d)) return detail::bad(api, "invalid matrix descriptor");
+  if (m < 0 || nnz < 0 || !int_array(offsets, m + 1) || !int_array(cols, nnz) || !int_array(p, nnz))
+    return detail::bad(api, "the arrays are not device memory of their size");
+  if (detail::backed(offsets, 4LL * (m + 1)) && detail::backed(cols, 4LL * nnz) &&
+      detail::backed(p, 4LL * nnz)) {
+    for (int i = 0; i < m; ++i) {  // each row's columns sorted, P moved with them
+      const int b = offsets[i] - d.base, e = std::min(offsets[i + 1] - d.base, nnz);
+      if (b < 0 || e <= b) continue;
+      std::vector<int> rows(static_cast<std::size_t>(e - b), i);
+      sort_pairs(cols + b, rows.data(), p + b, e - b);
+    }
+  }
+  return index_kernel(handle, api, "csrsort", nnz, sort_flops(nnz), 4LL * (m + 1 + 4 * nnz));
+}
+
+#define PT_GTSV(P, T)                                                                             \
+  PT_EXPORT cusparseStatus_t cusparse##P##gtsv2_bufferSizeExt(                                    \
+      cusparseHandle_t handle, int m, int n, const T* dl, const T* d, const T* du, const T* B,    \
+      int ldb, size_t* bytes) {                                                                   \
+    (void)n, (void)dl, (void)d, (void)du, (void)B, (void)ldb;                                     \
+    if (detail::live_handle(handle, "cusparse" #P "gtsv2_bufferSizeExt") == nullptr)              \
+      return CUSPARSE_STATUS_NOT_INITIALIZED;                                                     \
+    if (bytes == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;                                   \
+    *bytes = static_cast<size_t>(std::max(m, 1)) * 8;                                             \
+    return CUSPARSE_STATUS_SUCCESS;                                                               \
+  }                                                                                               \
+  PT_EXPORT cusparseStatus_t cusparse##P##gtsv2_nopivot_bufferSizeExt(                            \
+      cusparseHandle_t handle, int m, int n, const T* dl, const T* d, const T* du, const T* B,    \
+      int ldb, size_t* bytes) {                                                                   \
+    return cusparse##P##gtsv2_bufferSizeExt(handle, m, n, dl, d, du, B, ldb, bytes);              \
+  }                                                                                               \
+  PT_EXPORT cusparseStatus_t cusparse##P##gtsv2(cusparseHandle_t handle, int m, int n,            \
+                                                const T* dl, const T* d, const T* du, T* B,       \
+                                                int ldb, void* buffer) {                          \
+    (void)buffer;                                                                                 \
+    return gtsv<T>(handle, m, n, dl, d, du, B, ldb, true, m, "cusparse" #P "gtsv2");              \
+  }                                                                                               \
+  PT_EXPORT cusparseStatus_t cusparse##P##gtsv2_nopivot(cusparseHandle_t handle, int m, int n,    \
+                                                        const T* dl, const T* d, const T* du,     \
+                                                        T* B, int ldb, void* buffer) {            \
+    (void)buffer;                                                                                 \
+    return gtsv<T>(handle, m, n, dl, d, du, B, ldb, false, m, "cusparse" #P "gtsv2_nopivot");     \
+  }                                                                                               \
+  PT_EXPORT cusparseStatus_t cusparse##P##gtsv2StridedBatch_bufferSizeExt(                        \
+      cusparseHandle_t handle, int m, const T* dl, const T* d, const T* du, const T* x,           \
+      int batchCount, int batchStride, size_t* bytes) {                                           \
+    (void)dl, (void)d, (void)du, (void)x, (void)batchCount, (void)batchStride;                    \
+    if (detail::live_handle(handle, "cusparse" #P "gtsv2StridedBatch_bufferSizeExt") == nullptr)  \
+      return CUSPARSE_STATUS_NOT_INITIALIZED;                                                     \
+    if (bytes == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;                                   \
+    *bytes = static_cast<size_t>(std::max(m, 1)) * 8;                                             \
+    return CUSPARSE_STATUS_SUCCESS;                                                               \
+  }                                                                                               \
+  PT_EXPORT cusparseStatus_t cusparse##P##gtsv2StridedBatch(                                      \
+      cusparseHandle_t handle, int m, const T* dl, const T* d, const T* du, T* x, int batchCount, \
+      int batchStride, void* buffer) {                                                            \
+    (void)buffer;                                                                                 \
+    return gtsv<T>(handle, m, batchCount, dl, d, du, x, batchStride, false, -1,                   \
+                   "cusparse" #P "gtsv2StridedBatch");                                            \
+  }
+PT_GTSV(S, float)
+PT_GTSV(D, double)
+#undef PT_GTSV
+
+PT_EXPORT cusparseStatus_t cusparseLoggerSetCallback(cusparseLoggerCallback_t callback) {
+  (void)callback;
+  return CUSPARSE_STATUS_SUCCESS;
+}
+PT_EXPORT cusparseStatus_t cusparseLoggerSetFile(FILE* file) {
+  (void)file;
+  return CUSPARSE_STATUS_SUCCESS;
+}
+PT_EXPORT cusparseStatus_t cusparseLoggerOpenFile(const char* log_file) {
+  return log_file != nullptr ? CUSPARSE_STATUS_SUCCESS : CUSPARSE_STATUS_INVALID_VALUE;
+}
+PT_EXPORT cusparseStatus_t cusparseLoggerSetLevel(int level) {
+  return level >= 0 && level <= 5 ? CUSPARSE_STATUS_SUCCESS : CUSPARSE_STATUS_INVALID_VALUE;
+}
+PT_EXPORT cusparseStatus_t cusparseLoggerSetMask(int mask) {
+  (void)mask;
+  return CUSPARSE_STATUS_SUCCESS;
+}
+PT_EXPORT cusparseStatus_t cusparseLoggerForceDisable(void) { return CUSPARSE_STATUS_SUCCESS; }

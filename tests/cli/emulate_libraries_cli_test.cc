@@ -1096,6 +1096,37 @@ std::vector<std::string> apis(const std::vector<json>& records) {
   return out;
 }
 
+// CUDALibrarySamples-style cuSPARSE helpers: index conversions and sorting computed (checked by
+// the program), tridiagonal solves with and without pivoting computed (residual below 1e-12), a
+// strided batch of 4 SpMMs as one record of 4× the FLOPs and bytes, SpMV preprocessing reading
+// the index arrays; each a `sparse` record with its bytes by hand.
+TEST_F(EmulateLibrariesTest, CusparseIndexConversionsTridiagonalSolvesAndBatchesAreEmulated) {
+  if (!built("cusparse_more")) GTEST_SKIP() << "cusparse_more not built";
+  const CliRun r = emulate("cusparse_more");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("cusparse_more: coosort/coo2csr/csr2coo checked (yes), tridiagonal "
+                       "residual"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("(below 1e-12: yes), batched SpMM of 4"), std::string::npos) << r.out;
+  EXPECT_TRUE(summary_["unsupported_calls"].empty()) << summary_["unsupported_calls"].dump();
+  const auto records = kept("sparse");
+  ASSERT_EQ(apis(records),
+            (std::vector<std::string>{"cusparseCreateIdentityPermutation", "cusparseXcoosortByRow",
+                                      "cusparseXcoo2csr", "cusparseXcsr2coo", "cusparseDgtsv2",
+                                      "cusparseDgtsv2_nopivot", "cusparseDgtsv2StridedBatch",
+                                      "cusparseSpMM", "cusparseSpMV_preprocess", "cusparseSpMV"}));
+  EXPECT_EQ(records[2]["bytes"], 4 * (6 + 3 + 1));          // COO rows in, CSR offsets out
+  EXPECT_EQ(records[4]["flops"], 8 * 8 * 2);                // 8 rows, 2 right-hand sides
+  EXPECT_EQ(records[4]["bytes"], (3 * 8 + 2 * 8 * 2) * 8);  // diagonals + rhs read and written
+  EXPECT_EQ(records[4]["dtype"], "float64");
+  EXPECT_EQ(records[6]["flops"], 8 * 8 * 3);      // 3 systems of their own
+  EXPECT_EQ(records[7]["flops"], 4 * 2 * 6 * 2);  // 4 × 2·nnz·n
+  const std::int64_t csr = 6 * (4 + 4) + 4 * 4, dense = 3 * 2 * 4;
+  EXPECT_EQ(records[7]["bytes"], 4 * (csr + dense + 2 * dense));
+  EXPECT_EQ(records[8]["bytes"], 6 * 4 + 4 * 4);  // the index arrays
+}
+
 // conjugateGradientPrecond-style program: plain CG (SpMV + cuBLAS level 1), then ILU(0) by the
 // legacy csrilu02 API and preconditioned CG with two SpSV solves per iteration. Every cuSPARSE
 // operation is a `sparse` record with FLOPs and bytes by hand (2D Laplacian, 128 x 128 grid):
