@@ -77,8 +77,9 @@ struct SparseHandle {
 struct SpMat {
   cusparseFormat_t format = CUSPARSE_FORMAT_CSR;
   std::int64_t rows = 0, cols = 0, nnz = 0;
-  std::int64_t block_rows = 1, block_cols = 1;  // BSR block size; Blocked-ELL block size
-  std::int64_t ell_cols = 0;                    // Blocked-ELL columns (in elements)
+  std::int64_t block_rows = 1, block_cols = 1;   // BSR block size; Blocked-ELL block size
+  std::int64_t ell_cols = 0;                     // Blocked-ELL columns (in elements)
+  std::int64_t sell_values = 0, slice_size = 0;  // Sliced ELL: padded values, rows per slice
   void *offsets = nullptr, *columns = nullptr, *values = nullptr;
   int offset_bytes = 4, index_bytes = 4;
   cusparseIndexType_t offset_type = CUSPARSE_INDEX_32I, index_type = CUSPARSE_INDEX_32I;
@@ -272,6 +273,8 @@ const char* format_name(cusparseFormat_t f) {
       return "bsr";
     case CUSPARSE_FORMAT_BLOCKED_ELL:
       return "blocked_ell";
+    case CUSPARSE_FORMAT_SLICED_ELLPACK:
+      return "sliced_ell";
     default:
       return "unknown";
   }
@@ -287,7 +290,12 @@ std::int64_t element_cols(const SpMat& a) {
 
 // Stored values (a BSR block holds rb·cb of them).
 std::int64_t stored_values(const SpMat& a) {
+  if (a.format == CUSPARSE_FORMAT_SLICED_ELLPACK) return a.sell_values;  // padding included
   return a.format == CUSPARSE_FORMAT_BSR ? mul(a.nnz, mul(a.block_rows, a.block_cols)) : a.nnz;
+}
+
+std::int64_t slices(const SpMat& a) {
+  return a.slice_size > 0 ? (a.rows + a.slice_size - 1) / a.slice_size : 0;
 }
 
 // Bytes of the index arrays.
@@ -299,6 +307,8 @@ std::int64_t index_array_bytes(const SpMat& a) {
       return 2 * a.nnz * a.index_bytes;
     case CUSPARSE_FORMAT_BLOCKED_ELL:
       return (a.rows / a.block_rows) * (a.ell_cols / a.block_rows) * a.index_bytes;
+    case CUSPARSE_FORMAT_SLICED_ELLPACK:
+      return a.sell_values * a.index_bytes + (slices(a) + 1) * a.offset_bytes;
     default:  // CSR, BSR
       return a.nnz * a.index_bytes + (a.rows + 1) * a.offset_bytes;
   }
@@ -635,7 +645,9 @@ cusparseStatus_t create_sparse(void* out, detail::SpMat a, const char* api) {
       (blocked &&
        (a.block_rows <= 0 || a.block_cols <= 0 || a.block_rows > 65536 || a.block_cols > 65536)) ||
       (a.format == CUSPARSE_FORMAT_BLOCKED_ELL &&
-       (a.rows % a.block_rows != 0 || a.ell_cols % a.block_rows != 0 || a.ell_cols > a.cols))) {
+       (a.rows % a.block_rows != 0 || a.ell_cols % a.block_rows != 0 || a.ell_cols > a.cols)) ||
+      (a.format == CUSPARSE_FORMAT_SLICED_ELLPACK &&
+       (a.slice_size <= 0 || a.sell_values < a.nnz || a.sell_values > detail::kMaxExtent))) {
     return detail::bad(api, std::string("invalid ") + detail::format_name(a.format) +
                                 " shape or types: " + std::to_string(a.rows) + " x " +
                                 std::to_string(a.cols) + ", nnz " + std::to_string(a.nnz));
@@ -650,6 +662,10 @@ cusparseStatus_t create_sparse(void* out, detail::SpMat a, const char* api) {
       break;
     case CUSPARSE_FORMAT_BLOCKED_ELL:
       columns_bytes = detail::index_array_bytes(a);
+      break;
+    case CUSPARSE_FORMAT_SLICED_ELLPACK:
+      offsets_bytes = (detail::slices(a) + 1) * a.offset_bytes;
+      columns_bytes = a.sell_values * a.index_bytes;
       break;
     default:
       offsets_bytes = (a.rows + 1) * a.offset_bytes, columns_bytes = a.nnz * a.index_bytes;
@@ -878,6 +894,43 @@ PT_EXPORT cusparseStatus_t cusparseCreateConstBlockedEll(
       descr,
       blocked_ell(rows, cols, block, ell_cols, columns, values, index_type, base, value_type),
       "cusparseCreateConstBlockedEll");
+}
+
+// Sliced ELL: slices of `slice_size` rows, each padded to its longest row; sell_values counts the
+// padded values (what the arrays hold and SpMV reads).
+namespace {
+detail::SpMat sliced_ell(int64_t rows, int64_t cols, int64_t nnz, int64_t sell_values,
+                         int64_t slice_size, const void* slice_offsets, const void* columns,
+                         const void* values, cusparseIndexType_t offsets_type,
+                         cusparseIndexType_t columns_type, cusparseIndexBase_t base,
+                         cudaDataType value_type) {
+  detail::SpMat a = compressed(CUSPARSE_FORMAT_SLICED_ELLPACK, rows, cols, nnz, slice_offsets,
+                               columns, values, offsets_type, columns_type, base, value_type);
+  a.sell_values = sell_values, a.slice_size = slice_size;
+  return a;
+}
+}  // namespace
+
+PT_EXPORT cusparseStatus_t cusparseCreateSlicedEll(
+    cusparseSpMatDescr_t* descr, int64_t rows, int64_t cols, int64_t nnz, int64_t sell_values,
+    int64_t slice_size, void* slice_offsets, void* columns, void* values,
+    cusparseIndexType_t offsets_type, cusparseIndexType_t columns_type, cusparseIndexBase_t base,
+    cudaDataType value_type) {
+  return create_sparse(descr,
+                       sliced_ell(rows, cols, nnz, sell_values, slice_size, slice_offsets, columns,
+                                  values, offsets_type, columns_type, base, value_type),
+                       "cusparseCreateSlicedEll");
+}
+
+PT_EXPORT cusparseStatus_t cusparseCreateConstSlicedEll(
+    cusparseConstSpMatDescr_t* descr, int64_t rows, int64_t cols, int64_t nnz, int64_t sell_values,
+    int64_t slice_size, const void* slice_offsets, const void* columns, const void* values,
+    cusparseIndexType_t offsets_type, cusparseIndexType_t columns_type, cusparseIndexBase_t base,
+    cudaDataType value_type) {
+  return create_sparse(descr,
+                       sliced_ell(rows, cols, nnz, sell_values, slice_size, slice_offsets, columns,
+                                  values, offsets_type, columns_type, base, value_type),
+                       "cusparseCreateConstSlicedEll");
 }
 
 PT_EXPORT cusparseStatus_t cusparseDestroySpMat(cusparseConstSpMatDescr_t descr) {
@@ -1411,11 +1464,12 @@ bool csr_backed(const detail::SpMat& a) {
          detail::backed(a.columns, a.nnz * a.index_bytes);
 }
 
-// phase 0: work estimation, 1: compute, 2: copy.
+// phase 0: work estimation, 1: compute (SpGEMMreuse: the nnz, structure only), 2: copy, 3: the
+// SpGEMMreuse numeric compute (values only, the structure kept from phases 0-2).
 cusparseStatus_t spgemm(cusparseHandle_t handle, cusparseOperation_t op_a, cusparseOperation_t op_b,
                         const void* mat_a, const void* mat_b, void* mat_c, cudaDataType compute,
                         const void* descr, int phase, size_t* buffer_size, const void* buffer,
-                        const char* api) {
+                        const char* api, bool reuse = false) {
   const std::int64_t start = powertrain::emu::now_ns();
   const detail::SparseHandle* h = detail::live_handle(handle, api);
   if (h == nullptr) return CUSPARSE_STATUS_NOT_INITIALIZED;
@@ -1436,18 +1490,17 @@ cusparseStatus_t spgemm(cusparseHandle_t handle, cusparseOperation_t op_a, cuspa
                              &k)) {
     return CUSPARSE_STATUS_INVALID_VALUE;
   }
-  if (phase < 2) {
+  if (phase < 2 || (reuse && phase == 2)) {
     if (buffer_size == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;
     if (buffer == nullptr) {  // the size query
       *buffer_size = static_cast<size_t>(8 * (a->rows + 1));
       return CUSPARSE_STATUS_SUCCESS;
     }
   }
-  detail::SparseOp op = detail::op_on(api,
-                                      phase == 0   ? "spgemm_work_estimation"
-                                      : phase == 1 ? "spgemm_compute"
-                                                   : "spgemm_copy",
-                                      *a, compute);
+  static const char* const kPhases[] = {"spgemm_work_estimation", "spgemm_compute", "spgemm_copy",
+                                        "spgemm_reuse_compute"};
+  detail::SparseOp op =
+      detail::op_on(api, reuse && phase == 1 ? "spgemm_reuse_nnz" : kPhases[phase], *a, compute);
   op.op_a = detail::op_text(op_a);
   {
     std::lock_guard<std::mutex> lock(sparse().mutex);
@@ -1461,13 +1514,25 @@ cusparseStatus_t spgemm(cusparseHandle_t handle, cusparseOperation_t op_a, cuspa
       }
       d->estimated = true;
       op.bytes = detail::add(detail::index_array_bytes(*a), detail::index_array_bytes(*b));
-    } else if (!d->estimated || (phase == 2 && !d->computed)) {
-      powertrain::emu::report_misuse(api, phase == 1 ? "cusparseSpGEMM_workEstimation has not run"
-                                                     : "cusparseSpGEMM_compute has not run");
+    } else if (!d->estimated || (phase >= 2 && !d->computed)) {
+      powertrain::emu::report_misuse(api, phase == 1
+                                              ? "the work estimation has not run"
+                                              : (reuse ? "cusparseSpGEMMreuse_nnz has not run"
+                                                       : "cusparseSpGEMM_compute has not run"));
       return CUSPARSE_STATUS_INVALID_VALUE;
     } else if (phase == 1) {
       d->computed = true;
       c->nnz = d->c_nnz;  // what cusparseSpMatGetSize(matC) now reports
+      if (reuse) {        // the structure only: the index arrays read, C's offsets written
+        op.bytes =
+            detail::add(detail::add(detail::index_array_bytes(*a), detail::index_array_bytes(*b)),
+                        (c->rows + 1) * c->offset_bytes);
+      } else {
+        op.flops = detail::mul(2, d->products);
+        op.bytes = detail::add(detail::add(detail::matrix_bytes(*a), detail::matrix_bytes(*b)),
+                               detail::matrix_bytes(*c));
+      }
+    } else if (phase == 3) {
       op.flops = detail::mul(2, d->products);
       op.bytes = detail::add(detail::add(detail::matrix_bytes(*a), detail::matrix_bytes(*b)),
                              detail::matrix_bytes(*c));
@@ -1487,7 +1552,7 @@ cusparseStatus_t spgemm(cusparseHandle_t handle, cusparseOperation_t op_a, cuspa
       }
     }
   }
-  if (phase == 2 && !detail::device_array(c->offsets, (c->rows + 1) * c->offset_bytes)) {
+  if (phase >= 2 && !detail::device_array(c->offsets, (c->rows + 1) * c->offset_bytes)) {
     return detail::bad(api, "matC's arrays are not set (cusparseCsrSetPointers)");
   }
   return detail::run(*h, op, start);
@@ -1524,6 +1589,51 @@ PT_EXPORT cusparseStatus_t cusparseSpGEMM_copy(cusparseHandle_t handle, cusparse
   (void)alpha, (void)beta, (void)alg;
   return spgemm(handle, op_a, op_b, mat_a, mat_b, mat_c, compute, descr, 2, nullptr, nullptr,
                 "cusparseSpGEMM_copy");
+}
+
+// SpGEMMreuse: the structure once (work estimation, nnz, copy), then the values any number of
+// times (compute).
+PT_EXPORT cusparseStatus_t cusparseSpGEMMreuse_workEstimation(
+    cusparseHandle_t handle, cusparseOperation_t op_a, cusparseOperation_t op_b,
+    cusparseConstSpMatDescr_t mat_a, cusparseConstSpMatDescr_t mat_b, cusparseSpMatDescr_t mat_c,
+    cusparseSpGEMMAlg_t alg, cusparseSpGEMMDescr_t descr, size_t* buffer_size1, void* buffer1) {
+  (void)alg;
+  return spgemm(handle, op_a, op_b, mat_a, mat_b, mat_c, CUDA_R_32F, descr, 0, buffer_size1,
+                buffer1, "cusparseSpGEMMreuse_workEstimation", true);
+}
+
+PT_EXPORT cusparseStatus_t cusparseSpGEMMreuse_nnz(
+    cusparseHandle_t handle, cusparseOperation_t op_a, cusparseOperation_t op_b,
+    cusparseConstSpMatDescr_t mat_a, cusparseConstSpMatDescr_t mat_b, cusparseSpMatDescr_t mat_c,
+    cusparseSpGEMMAlg_t alg, cusparseSpGEMMDescr_t descr, size_t* buffer_size2, void* buffer2,
+    size_t* buffer_size3, void* buffer3, size_t* buffer_size4, void* buffer4) {
+  (void)alg, (void)buffer3, (void)buffer4;
+  const cusparseStatus_t s = spgemm(handle, op_a, op_b, mat_a, mat_b, mat_c, CUDA_R_32F, descr, 1,
+                                    buffer_size2, buffer2, "cusparseSpGEMMreuse_nnz", true);
+  if (s == CUSPARSE_STATUS_SUCCESS && buffer2 == nullptr) {  // the query sizes all three
+    if (buffer_size3 == nullptr || buffer_size4 == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;
+    *buffer_size3 = *buffer_size4 = *buffer_size2;
+  }
+  return s;
+}
+
+PT_EXPORT cusparseStatus_t cusparseSpGEMMreuse_copy(
+    cusparseHandle_t handle, cusparseOperation_t op_a, cusparseOperation_t op_b,
+    cusparseConstSpMatDescr_t mat_a, cusparseConstSpMatDescr_t mat_b, cusparseSpMatDescr_t mat_c,
+    cusparseSpGEMMAlg_t alg, cusparseSpGEMMDescr_t descr, size_t* buffer_size5, void* buffer5) {
+  (void)alg;
+  return spgemm(handle, op_a, op_b, mat_a, mat_b, mat_c, CUDA_R_32F, descr, 2, buffer_size5,
+                buffer5, "cusparseSpGEMMreuse_copy", true);
+}
+
+PT_EXPORT cusparseStatus_t cusparseSpGEMMreuse_compute(
+    cusparseHandle_t handle, cusparseOperation_t op_a, cusparseOperation_t op_b, const void* alpha,
+    cusparseConstSpMatDescr_t mat_a, cusparseConstSpMatDescr_t mat_b, const void* beta,
+    cusparseSpMatDescr_t mat_c, cudaDataType compute, cusparseSpGEMMAlg_t alg,
+    cusparseSpGEMMDescr_t descr) {
+  (void)alpha, (void)beta, (void)alg;
+  return spgemm(handle, op_a, op_b, mat_a, mat_b, mat_c, compute, descr, 3, nullptr, nullptr,
+                "cusparseSpGEMMreuse_compute", true);
 }
 
 // ---- SDDMM -------------------------------------------------------------------------------------

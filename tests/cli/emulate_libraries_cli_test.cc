@@ -1099,7 +1099,8 @@ std::vector<std::string> apis(const std::vector<json>& records) {
 // CUDALibrarySamples-style cuSPARSE helpers: index conversions and sorting computed (checked by
 // the program), tridiagonal solves with and without pivoting computed (residual below 1e-12), a
 // strided batch of 4 SpMMs as one record of 4× the FLOPs and bytes, SpMV preprocessing reading
-// the index arrays; each a `sparse` record with its bytes by hand.
+// the index arrays, SpGEMMreuse's structure (checked by the program) and two numeric passes; each
+// a `sparse` record with its bytes by hand.
 TEST_F(EmulateLibrariesTest, CusparseIndexConversionsTridiagonalSolvesAndBatchesAreEmulated) {
   if (!built("cusparse_more")) GTEST_SKIP() << "cusparse_more not built";
   const CliRun r = emulate("cusparse_more");
@@ -1112,10 +1113,13 @@ TEST_F(EmulateLibrariesTest, CusparseIndexConversionsTridiagonalSolvesAndBatches
   EXPECT_TRUE(summary_["unsupported_calls"].empty()) << summary_["unsupported_calls"].dump();
   const auto records = kept("sparse");
   ASSERT_EQ(apis(records),
-            (std::vector<std::string>{"cusparseCreateIdentityPermutation", "cusparseXcoosortByRow",
-                                      "cusparseXcoo2csr", "cusparseXcsr2coo", "cusparseDgtsv2",
-                                      "cusparseDgtsv2_nopivot", "cusparseDgtsv2StridedBatch",
-                                      "cusparseSpMM", "cusparseSpMV_preprocess", "cusparseSpMV"}));
+            (std::vector<std::string>{
+                "cusparseCreateIdentityPermutation", "cusparseXcoosortByRow", "cusparseXcoo2csr",
+                "cusparseXcsr2coo", "cusparseDgtsv2", "cusparseDgtsv2_nopivot",
+                "cusparseDgtsv2StridedBatch", "cusparseSpMM", "cusparseSpMV_preprocess",
+                "cusparseSpMV", "cusparseSpGEMMreuse_workEstimation", "cusparseSpGEMMreuse_nnz",
+                "cusparseSpGEMMreuse_copy", "cusparseSpGEMMreuse_compute",
+                "cusparseSpGEMMreuse_compute"}));
   EXPECT_EQ(records[2]["bytes"], 4 * (6 + 3 + 1));          // COO rows in, CSR offsets out
   EXPECT_EQ(records[4]["flops"], 8 * 8 * 2);                // 8 rows, 2 right-hand sides
   EXPECT_EQ(records[4]["bytes"], (3 * 8 + 2 * 8 * 2) * 8);  // diagonals + rhs read and written
@@ -1125,6 +1129,11 @@ TEST_F(EmulateLibrariesTest, CusparseIndexConversionsTridiagonalSolvesAndBatches
   const std::int64_t csr = 6 * (4 + 4) + 4 * 4, dense = 3 * 2 * 4;
   EXPECT_EQ(records[7]["bytes"], 4 * (csr + dense + 2 * dense));
   EXPECT_EQ(records[8]["bytes"], 6 * 4 + 4 * 4);  // the index arrays
+  // SpGEMMreuse of the 3 × 3 pattern (12 products, nnz(C) 8): the structure from the index arrays,
+  // then each numeric pass 2 FLOPs per product over A, B and C.
+  EXPECT_EQ(records[11]["bytes"], 2 * (6 * 4 + 4 * 4) + 4 * 4);
+  EXPECT_EQ(records[13]["flops"], 2 * 12);
+  EXPECT_EQ(records[13]["bytes"], 2 * (6 * 8 + 4 * 4) + 8 * 8 + 4 * 4);
 }
 
 // conjugateGradientPrecond-style program: plain CG (SpMV + cuBLAS level 1), then ILU(0) by the
@@ -1315,30 +1324,36 @@ TEST_F(EmulateLibrariesTest, CusolverSpLowLevelAndRefactorizationRunLikeTheSampl
 // Csr2cscEx2, DenseToSparse's nnz, Gather/Scatter/SpVV values (checked by the program against the
 // host); every operation a `sparse` record with its format and bytes by hand for the COO and BSR
 // SpMVs and the SpGEMM (1D Laplacian T, n = 64: nnz 190; T·T has 2·2² + 62·3² = 566 products and
-// 5n − 6 = 314 nonzeros); cusparseCreateSlicedEll is reported unsupported by name.
+// 5n − 6 = 314 nonzeros) and the Sliced-ELL SpMV (192 padded values, 3 slice offsets);
+// cusparseCreateColorInfo is reported unsupported by name.
 TEST_F(EmulateLibrariesTest, CusparseGenericApiComputesStructureAndRecordsEveryOperation) {
   if (!built("cusparse_generic")) GTEST_SKIP() << "cusparse_generic not built";
   const CliRun r = emulate("cusparse_generic");
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   EXPECT_NE(r.out.find("cusparse_generic: SpGEMM nnz(C) 314, DenseToSparse nnz 10, SpVV 4062.50, "
-                       "cusparseCreateSlicedEll -> CUSPARSE_STATUS_NOT_SUPPORTED, SpSV solve "
+                       "cusparseCreateColorInfo -> CUSPARSE_STATUS_NOT_SUPPORTED, SpSV solve "
                        "before its analysis -> CUSPARSE_STATUS_INVALID_VALUE"),
             std::string::npos)
       << r.out;
-  EXPECT_EQ(summary_["unsupported_calls"], json({{"cusparseCreateSlicedEll", 1}}));
+  EXPECT_EQ(summary_["unsupported_calls"], json({{"cusparseCreateColorInfo", 1}}));
   const auto misuse = kept("misuse");
   ASSERT_EQ(misuse.size(), 1u);
   EXPECT_EQ(misuse[0]["api"], "cusparseSpSV_solve");
 
   const auto records = kept("sparse");
-  ASSERT_EQ(apis(records),
-            (std::vector<std::string>{
-                "cusparseSpMV", "cusparseSpMV", "cusparseSpGEMM_workEstimation",
-                "cusparseSpGEMM_compute", "cusparseSpGEMM_copy", "cusparseCsr2cscEx2",
-                "cusparseDenseToSparse_analysis", "cusparseDenseToSparse_convert",
-                "cusparseSparseToDense", "cusparseGather", "cusparseSpVV", "cusparseScatter",
-                "cusparseAxpby", "cusparseSDDMM", "cusparseSpSM_analysis", "cusparseSpSM_solve"}));
+  ASSERT_EQ(
+      apis(records),
+      (std::vector<std::string>{
+          "cusparseSpMV", "cusparseSpMV", "cusparseSpGEMM_workEstimation", "cusparseSpGEMM_compute",
+          "cusparseSpGEMM_copy", "cusparseCsr2cscEx2", "cusparseDenseToSparse_analysis",
+          "cusparseDenseToSparse_convert", "cusparseSparseToDense", "cusparseGather",
+          "cusparseSpVV", "cusparseScatter", "cusparseAxpby", "cusparseSDDMM",
+          "cusparseSpSM_analysis", "cusparseSpSM_solve", "cusparseSpMV"}));
   const std::int64_t n = 64, nnz = 190;
+  // Sliced ELL: 192 padded values and column indices, 3 slice offsets; x read, y read and written.
+  EXPECT_EQ(records[16]["format"], "sliced_ell");
+  EXPECT_EQ(records[16]["flops"], 2 * 192);
+  EXPECT_EQ(records[16]["bytes"], 192 * (4 + 4) + 3 * 4 + n * 4 + 2 * n * 4);
   // COO: values + row and column indices; x read, y read and written.
   EXPECT_EQ(records[0]["format"], "coo");
   EXPECT_EQ(records[0]["bytes"], nnz * (4 + 2 * 4) + n * 4 + 2 * n * 4);

@@ -5,9 +5,9 @@
 // CSC arrays of T checked); DenseToSparse of a dense matrix with a known number of nonzeros;
 // Gather, Scatter and SpVV on a sparse vector; SDDMM, SpSM (analysis and solve), Axpby and
 // SparseToDense recorded. Values written by cuSPARSE kernels are not checked (the emulator does not
-// compute them). Then a solve before its analysis (misuse) and one function the emulator does not
-// implement (cusparseCreateSlicedEll), reported by name. Valid CUDA: the same binary runs on a real
-// GPU. Written for the emulator's tests.
+// compute them). T as Sliced ELL with an SpMV. Then a solve before its analysis (misuse) and one
+// function the emulator does not implement (cusparseCreateColorInfo), reported by name. Valid CUDA:
+// the same binary runs on a real GPU. Written for the emulator's tests.
 #define DISABLE_CUSPARSE_DEPRECATED  // the legacy ILU API and SpVV/Axpby are deprecated, still
                                      // exported
 #include <cusparse.h>
@@ -297,18 +297,35 @@ int main() {
                          CUDA_R_32F, CUSPARSE_SPSV_ALG_DEFAULT, unanalysed);
   SPARSE_CHECK(cusparseSpSV_destroyDescr(unanalysed));
 
-  // Not emulated: reported by name.
+  // T as Sliced ELL (2 slices of 32 rows, each padded to 3 values per row: 192 stored), and an
+  // SpMV with it.
+  const int sell_values = 2 * 32 * 3;
+  int* d_slice_offsets = nullptr;
+  int* d_sell_columns = nullptr;
+  float* d_sell_values = nullptr;
+  const int slice_offsets[3] = {0, sell_values / 2, sell_values};
+  EMU_CHECK(cudaMalloc(&d_slice_offsets, sizeof slice_offsets));
+  EMU_CHECK(
+      cudaMemcpy(d_slice_offsets, slice_offsets, sizeof slice_offsets, cudaMemcpyHostToDevice));
+  EMU_CHECK(cudaMalloc(&d_sell_columns, sell_values * sizeof(int)));
+  EMU_CHECK(cudaMalloc(&d_sell_values, sell_values * sizeof(float)));
   cusparseSpMatDescr_t sliced;
-  const cusparseStatus_t sliced_status = cusparseCreateSlicedEll(
-      &sliced, n, n, nnz, nnz, 32, d_offsets, d_columns, d_values, CUSPARSE_INDEX_32I,
-      CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F);
-  if (sliced_status == CUSPARSE_STATUS_SUCCESS) SPARSE_CHECK(cusparseDestroySpMat(sliced));
+  SPARSE_CHECK(cusparseCreateSlicedEll(&sliced, n, n, nnz, sell_values, 32, d_slice_offsets,
+                                       d_sell_columns, d_sell_values, CUSPARSE_INDEX_32I,
+                                       CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F));
+  SPARSE_CHECK(cusparseSpMV(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, sliced, vec_x, &zero,
+                            vec_y, CUDA_R_32F, CUSPARSE_SPMV_ALG_DEFAULT, nullptr));
+  SPARSE_CHECK(cusparseDestroySpMat(sliced));
+
+  // Not emulated (the legacy coloring API): reported by name.
+  cusparseColorInfo_t color;
+  const cusparseStatus_t color_status = cusparseCreateColorInfo(&color);
 
   std::printf(
       "cusparse_generic: SpGEMM nnz(C) %lld, DenseToSparse nnz %lld, SpVV %.2f, "
-      "cusparseCreateSlicedEll -> %s, SpSV solve before its analysis -> %s\n",
+      "cusparseCreateColorInfo -> %s, SpSV solve before its analysis -> %s\n",
       static_cast<long long>(c_nnz), static_cast<long long>(d2s_nnz), spvv,
-      cusparseGetErrorName(sliced_status), cusparseGetErrorName(unanalysed_status));
+      cusparseGetErrorName(color_status), cusparseGetErrorName(unanalysed_status));
 
   SPARSE_CHECK(cusparseSpSM_destroyDescr(spsm));
   SPARSE_CHECK(cusparseSpGEMM_destroyDescr(spgemm));

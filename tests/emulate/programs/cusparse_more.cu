@@ -1,9 +1,10 @@
 // cuSPARSE beyond SpMV/SpMM/SpSV/SpGEMM, in the style of NVIDIA's CUDALibrarySamples (cuSPARSE:
-// coosort, gtsv2_strided_batch, spmm_csr_batched, spgemm): pointer mode, COO <-> CSR conversion
-// and sorting (checked), tridiagonal solves with and without pivoting and strided-batched
-// (residuals checked on the host), a batched SpMM through strided-batch descriptors, SpMV
-// preprocessing, SpGEMM's product count, value setters and getters. Valid CUDA: the same binary
-// runs on a real GPU. Written for the emulator's tests.
+// coosort, gtsv2_strided_batch, spmm_csr_batched, spgemm_reuse): pointer mode, COO <-> CSR
+// conversion and sorting (checked), tridiagonal solves with and without pivoting and
+// strided-batched (residuals checked on the host), a batched SpMM through strided-batch
+// descriptors, SpMV preprocessing, SpGEMMreuse (C's structure checked, its values computed twice)
+// with its product count, value setters and getters. Valid CUDA: the same binary runs on a real
+// GPU. Written for the emulator's tests.
 #include <cusparse.h>
 
 #include <cmath>
@@ -159,6 +160,49 @@ int main() {
                                        &zero, vy, CUDA_R_32F, CUSPARSE_SPMV_ALG_DEFAULT, nullptr));
   SPARSE_CHECK(cusparseSpMV(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, a1, vx, &zero, vy,
                             CUDA_R_32F, CUSPARSE_SPMV_ALG_DEFAULT, nullptr));
+  // SpGEMMreuse: C = A·A (the 3 × 3 pattern: 12 products, nnz(C) 8), structure once, values twice.
+  cusparseSpMatDescr_t c;
+  int* d_c_offsets = to_device(std::vector<int>(4, 0));
+  SPARSE_CHECK(cusparseCreateCsr(&c, 3, 3, 0, d_c_offsets, nullptr, nullptr, CUSPARSE_INDEX_32I,
+                                 CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F));
+  cusparseSpGEMMDescr_t gemm;
+  SPARSE_CHECK(cusparseSpGEMM_createDescr(&gemm));
+  size_t size1 = 0, size2 = 0, size3 = 0, size4 = 0, size5 = 0;
+  const auto N = CUSPARSE_OPERATION_NON_TRANSPOSE;
+  SPARSE_CHECK(cusparseSpGEMMreuse_workEstimation(handle, N, N, a1, a1, c, CUSPARSE_SPGEMM_DEFAULT,
+                                                  gemm, &size1, nullptr));
+  void *buffer1 = nullptr, *buffer2 = nullptr, *buffer3 = nullptr, *buffer4 = nullptr,
+       *buffer5 = nullptr;
+  EMU_CHECK(cudaMalloc(&buffer1, size1));
+  SPARSE_CHECK(cusparseSpGEMMreuse_workEstimation(handle, N, N, a1, a1, c, CUSPARSE_SPGEMM_DEFAULT,
+                                                  gemm, &size1, buffer1));
+  SPARSE_CHECK(cusparseSpGEMMreuse_nnz(handle, N, N, a1, a1, c, CUSPARSE_SPGEMM_DEFAULT, gemm,
+                                       &size2, nullptr, &size3, nullptr, &size4, nullptr));
+  EMU_CHECK(cudaMalloc(&buffer2, size2));
+  EMU_CHECK(cudaMalloc(&buffer3, size3));
+  EMU_CHECK(cudaMalloc(&buffer4, size4));
+  SPARSE_CHECK(cusparseSpGEMMreuse_nnz(handle, N, N, a1, a1, c, CUSPARSE_SPGEMM_DEFAULT, gemm,
+                                       &size2, buffer2, &size3, buffer3, &size4, buffer4));
+  int64_t c_rows = 0, c_cols = 0, c_nnz = 0, products = 0;
+  SPARSE_CHECK(cusparseSpMatGetSize(c, &c_rows, &c_cols, &c_nnz));
+  SPARSE_CHECK(cusparseSpGEMM_getNumProducts(gemm, &products));
+  EMU_REQUIRE(c_nnz == 8 && products == 12);
+  int* d_c_columns = to_device(std::vector<int>(c_nnz, -1));
+  float* d_c_values = to_device(std::vector<float>(c_nnz, 0.0f));
+  SPARSE_CHECK(cusparseCsrSetPointers(c, d_c_offsets, d_c_columns, d_c_values));
+  SPARSE_CHECK(cusparseSpGEMMreuse_copy(handle, N, N, a1, a1, c, CUSPARSE_SPGEMM_DEFAULT, gemm,
+                                        &size5, nullptr));
+  EMU_CHECK(cudaMalloc(&buffer5, size5));
+  SPARSE_CHECK(cusparseSpGEMMreuse_copy(handle, N, N, a1, a1, c, CUSPARSE_SPGEMM_DEFAULT, gemm,
+                                        &size5, buffer5));
+  EMU_REQUIRE(to_host(d_c_offsets, 4) == (std::vector<int>{0, 3, 6, 8}));
+  EMU_REQUIRE(to_host(d_c_columns, 8) == (std::vector<int>{0, 1, 2, 0, 1, 2, 0, 2}));
+  for (int pass = 0; pass < 2; ++pass) {
+    SPARSE_CHECK(cusparseSpGEMMreuse_compute(handle, N, N, &one, a1, a1, &zero, c, CUDA_R_32F,
+                                             CUSPARSE_SPGEMM_DEFAULT, gemm));
+  }
+  SPARSE_CHECK(cusparseSpGEMM_destroyDescr(gemm));
+  SPARSE_CHECK(cusparseDestroySpMat(c));
   EMU_CHECK(cudaDeviceSynchronize());
 
   SPARSE_CHECK(cusparseDestroySpMat(a));
