@@ -22,6 +22,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_set>
+#include <vector>
 
 #include "interposer/cudart_internal.h"
 #include "interposer/cudnn_dtype.h"
@@ -40,6 +41,7 @@ struct Tensor {
   cudnnDataType_t dtype = CUDNN_DATA_FLOAT;
   int dims = 0;
   int dim[CUDNN_DIM_MAX] = {};
+  int stride[CUDNN_DIM_MAX] = {};  // as given, or packed (NCHW, or NHWC for that 4-d format)
   bool set = false;
 };
 
@@ -60,11 +62,15 @@ struct Conv {
   cudnnDataType_t compute = CUDNN_DATA_FLOAT;
   cudnnMathType_t math = CUDNN_DEFAULT_MATH;
   int groups = 1;
+  cudnnReorderType_t reorder = CUDNN_DEFAULT_REORDER;
   bool set = false;
 };
 
 struct Activation {
   cudnnActivationMode_t mode = CUDNN_ACTIVATION_RELU;
+  cudnnNanPropagation_t nan = CUDNN_NOT_PROPAGATE_NAN;
+  double coef = 0.0;
+  double swish_beta = 1.0;
   bool set = false;
 };
 
@@ -77,9 +83,37 @@ struct Pooling {
   bool set = false;
 };
 
+// The other legacy descriptors: their settings as given (read back by the Get calls).
+struct OpTensorDesc {
+  cudnnOpTensorOp_t op = CUDNN_OP_TENSOR_ADD;
+  cudnnDataType_t compute = CUDNN_DATA_FLOAT;
+  cudnnNanPropagation_t nan = CUDNN_NOT_PROPAGATE_NAN;
+  bool set = false;
+};
+struct ReduceTensorDesc {
+  cudnnReduceTensorOp_t op = CUDNN_REDUCE_TENSOR_ADD;
+  cudnnDataType_t compute = CUDNN_DATA_FLOAT;
+  cudnnNanPropagation_t nan = CUDNN_NOT_PROPAGATE_NAN;
+  cudnnReduceTensorIndices_t indices = CUDNN_REDUCE_TENSOR_NO_INDICES;
+  cudnnIndicesType_t index_type = CUDNN_32BIT_INDICES;
+  bool set = false;
+};
+struct LrnDesc {
+  unsigned n = 5;
+  double alpha = 1e-4, beta = 0.75, k = 2.0;  // cuDNN's defaults
+};
+struct DropoutDesc {
+  float dropout = 0.0f;
+  void* states = nullptr;
+  std::size_t state_bytes = 0;
+  unsigned long long seed = 0;
+  bool set = false;
+};
+
 struct DnnState {
   std::mutex mutex;
-  std::unordered_set<const void*> handles, tensors, filters, convs, activations, poolings;
+  std::unordered_set<const void*> handles, tensors, filters, convs, activations, poolings,
+      op_tensors, reduce_tensors, lrns, dropouts;
 };
 
 DnnState& dnn() {
@@ -276,11 +310,21 @@ std::size_t tensor_bytes(const Tensor& t) {
   return elements * dtype_bytes(t.dtype);
 }
 
+// Bytes from the first to one past the last element: what strided storage must hold.
+std::size_t tensor_span_bytes(const Tensor& t) {
+  std::size_t span = 1;
+  for (int i = 0; i < t.dims; ++i) {
+    if (t.dim[i] == 0) return 0;
+    span += static_cast<std::size_t>(t.dim[i] - 1) * static_cast<std::size_t>(t.stride[i]);
+  }
+  return span * dtype_bytes(t.dtype);
+}
+
 // Checks the handle, the tensors (set, data in device memory) and records one kernel named
 // cudnn_<what>_<dtype of the first tensor> moving every tensor's bytes once (`extra_reads`:
 // tensors read twice, e.g. the accumulated C of cudnnAddTensor).
 cudnnStatus_t memory_op(cudnnHandle_t handle, const std::string& what,
-                        std::initializer_list<std::pair<const void*, const void*>> tensors,
+                        const std::vector<std::pair<const void*, const void*>>& tensors,
                         std::size_t extra_bytes, const char* api) {
   const std::int64_t start = now_ns();
   Handle* h = live<Handle>(dnn().handles, handle);
@@ -291,7 +335,7 @@ cudnnStatus_t memory_op(cudnnHandle_t handle, const std::string& what,
     const Tensor* t = live<Tensor>(dnn().tensors, desc);
     if (t == nullptr || !t->set) return bad(api, "a tensor descriptor is invalid or not set");
     const PointerInfo info = lookup_pointer(data);
-    if (!info.known || !info.device_side || info.available < tensor_bytes(*t)) {
+    if (!info.known || !info.device_side || info.available < tensor_span_bytes(*t)) {
       return bad(api, pointer_text(data) + " is not device memory holding its tensor");
     }
     bytes += tensor_bytes(*t);
@@ -459,9 +503,27 @@ cudnnStatus_t set_shape(Shape* shape, const void* desc, const char* what, cudnnD
 }
 
 cudnnStatus_t set_tensor(cudnnTensorDescriptor_t desc, cudnnDataType_t dtype, int dims,
-                         const int* dim, const char* api) {
-  return set_shape(detail::live<detail::Tensor>(dnn().tensors, desc), desc, "tensor", dtype, dims,
-                   dim, api);
+                         const int* dim, const char* api, const int* stride = nullptr,
+                         bool nhwc = false) {
+  detail::Tensor* t = detail::live<detail::Tensor>(dnn().tensors, desc);
+  if (stride != nullptr && dims > 0 && dims <= CUDNN_DIM_MAX) {
+    for (int i = 0; i < dims; ++i) {
+      if (stride[i] <= 0)
+        return detail::bad(api, "stride " + std::to_string(i) + " is not positive");
+    }
+  }
+  const cudnnStatus_t status = set_shape(t, desc, "tensor", dtype, dims, dim, api);
+  if (status != CUDNN_STATUS_SUCCESS) return status;
+  if (stride != nullptr) {
+    std::copy(stride, stride + dims, t->stride);
+  } else if (nhwc && dims == 4) {  // n, c, h, w with c fastest
+    t->stride[1] = 1, t->stride[3] = dim[1], t->stride[2] = dim[1] * dim[3];
+    t->stride[0] = t->stride[2] * dim[2];
+  } else {
+    t->stride[dims - 1] = 1;
+    for (int i = dims - 2; i >= 0; --i) t->stride[i] = t->stride[i + 1] * dim[i + 1];
+  }
+  return CUDNN_STATUS_SUCCESS;
 }
 }  // namespace
 
@@ -469,23 +531,24 @@ PT_EXPORT cudnnStatus_t cudnnSetTensor4dDescriptor(cudnnTensorDescriptor_t desc,
                                                    cudnnTensorFormat_t format,
                                                    cudnnDataType_t dtype, int n, int c, int h,
                                                    int w) {
-  (void)format;  // the layout does not change the recorded shape
   const int dim[4] = {n, c, h, w};
-  return set_tensor(desc, dtype, 4, dim, "cudnnSetTensor4dDescriptor");
+  return set_tensor(desc, dtype, 4, dim, "cudnnSetTensor4dDescriptor", nullptr,
+                    format == CUDNN_TENSOR_NHWC);
 }
 
 PT_EXPORT cudnnStatus_t cudnnSetTensor4dDescriptorEx(cudnnTensorDescriptor_t desc,
                                                      cudnnDataType_t dtype, int n, int c, int h,
-                                                     int w, int, int, int, int) {
+                                                     int w, int n_stride, int c_stride,
+                                                     int h_stride, int w_stride) {
   const int dim[4] = {n, c, h, w};
-  return set_tensor(desc, dtype, 4, dim, "cudnnSetTensor4dDescriptorEx");
+  const int stride[4] = {n_stride, c_stride, h_stride, w_stride};
+  return set_tensor(desc, dtype, 4, dim, "cudnnSetTensor4dDescriptorEx", stride);
 }
 
 PT_EXPORT cudnnStatus_t cudnnSetTensorNdDescriptor(cudnnTensorDescriptor_t desc,
                                                    cudnnDataType_t dtype, int dims, const int dim[],
                                                    const int stride[]) {
-  (void)stride;
-  return set_tensor(desc, dtype, dims, dim, "cudnnSetTensorNdDescriptor");
+  return set_tensor(desc, dtype, dims, dim, "cudnnSetTensorNdDescriptor", stride);
 }
 
 PT_EXPORT cudnnStatus_t cudnnCreateFilterDescriptor(cudnnFilterDescriptor_t* desc) {
@@ -797,10 +860,9 @@ PT_EXPORT cudnnStatus_t cudnnDestroyActivationDescriptor(cudnnActivationDescript
 PT_EXPORT cudnnStatus_t cudnnSetActivationDescriptor(cudnnActivationDescriptor_t desc,
                                                      cudnnActivationMode_t mode,
                                                      cudnnNanPropagation_t nan, double coef) {
-  (void)nan, (void)coef;
   detail::Activation* a = detail::live<detail::Activation>(dnn().activations, desc);
   if (a == nullptr) return detail::bad("cudnnSetActivationDescriptor", "invalid descriptor");
-  a->mode = mode;
+  a->mode = mode, a->nan = nan, a->coef = coef;
   a->set = true;
   return CUDNN_STATUS_SUCCESS;
 }
@@ -965,4 +1027,853 @@ PT_EXPORT cudnnStatus_t cudnnPoolingBackward(cudnnHandle_t handle,
   if (p == nullptr || !p->set) return detail::bad("cudnnPoolingBackward", "invalid descriptor");
   return detail::memory_op(handle, "pool_bwd", {{yDesc, y}, {dyDesc, dy}, {xDesc, x}, {dxDesc, dx}},
                            0, "cudnnPoolingBackward");
+}
+
+// ---- descriptor getters, tensor ops, reductions, LRN, batch normalization, dropout, the fused
+// convolution + bias + activation and the bias gradient
+// --------------------------------------------- Getters answer what the setters stored (tensor
+// strides as given, else packed). Every operation is, as above, one memory-bound kernel
+// cudnn_<op>_<dtype> moving its tensors' bytes once (tensors read and written count twice), nothing
+// computed; the fused convolution is the convolution's `gemm` record followed by the bias +
+// activation kernel. Sizes the API asks for are modelled: reduction indices 4 bytes per output
+// element (min/max with indices), workspace the input's size for a full reduction, 0 otherwise;
+// batch normalization workspaces 0 and reserve space one byte per element (the activation mask) for
+// the fused forms; dropout states one 48-byte Philox state per thread of 64 per SM-sized block
+// (here a fixed 1 MiB), reserve space one byte per element.
+
+namespace {
+
+using detail::Tensor;
+
+const Tensor* tensor_of(const void* desc) { return detail::live<Tensor>(dnn().tensors, desc); }
+
+std::size_t elements(const Tensor& t) {
+  std::size_t n = 1;
+  for (int i = 0; i < t.dims; ++i) n *= static_cast<std::size_t>(t.dim[i]);
+  return n;
+}
+
+// The operands present (NULL data pointers are optional outputs left out).
+std::vector<std::pair<const void*, const void*>> present(
+    std::initializer_list<std::pair<const void*, const void*>> operands) {
+  std::vector<std::pair<const void*, const void*>> out;
+  for (const auto& operand : operands) {
+    if (operand.first != nullptr && operand.second != nullptr) out.push_back(operand);
+  }
+  return out;
+}
+
+constexpr std::size_t kDropoutStateBytes = std::size_t{1} << 20;
+
+}  // namespace
+
+PT_EXPORT cudnnStatus_t cudnnGetTensor4dDescriptor(const cudnnTensorDescriptor_t desc,
+                                                   cudnnDataType_t* dtype, int* n, int* c, int* h,
+                                                   int* w, int* n_stride, int* c_stride,
+                                                   int* h_stride, int* w_stride) {
+  const Tensor* t = tensor_of(desc);
+  if (t == nullptr || !t->set || t->dims != 4)
+    return detail::bad("cudnnGetTensor4dDescriptor", "not a set 4-d tensor descriptor");
+  int* out[] = {n, c, h, w};
+  int* strides[] = {n_stride, c_stride, h_stride, w_stride};
+  for (int i = 0; i < 4; ++i) {
+    if (out[i] != nullptr) *out[i] = t->dim[i];
+    if (strides[i] != nullptr) *strides[i] = t->stride[i];
+  }
+  if (dtype != nullptr) *dtype = t->dtype;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+PT_EXPORT cudnnStatus_t cudnnGetTensorNdDescriptor(const cudnnTensorDescriptor_t desc,
+                                                   int requested, cudnnDataType_t* dtype, int* dims,
+                                                   int dim[], int stride[]) {
+  const Tensor* t = tensor_of(desc);
+  if (t == nullptr || !t->set || requested < 0)
+    return detail::bad("cudnnGetTensorNdDescriptor", "not a set tensor descriptor");
+  if (dtype != nullptr) *dtype = t->dtype;
+  if (dims != nullptr) *dims = t->dims;
+  for (int i = 0; i < std::min(requested, t->dims); ++i) {
+    if (dim != nullptr) dim[i] = t->dim[i];
+    if (stride != nullptr) stride[i] = t->stride[i];
+  }
+  return CUDNN_STATUS_SUCCESS;
+}
+
+PT_EXPORT cudnnStatus_t cudnnGetTensorSizeInBytes(const cudnnTensorDescriptor_t desc,
+                                                  size_t* size) {
+  const Tensor* t = tensor_of(desc);
+  if (t == nullptr || !t->set || size == nullptr)
+    return detail::bad("cudnnGetTensorSizeInBytes", "not a set tensor descriptor, or NULL size");
+  *size = detail::tensor_span_bytes(*t);
+  return CUDNN_STATUS_SUCCESS;
+}
+
+PT_EXPORT cudnnStatus_t cudnnGetFilter4dDescriptor(const cudnnFilterDescriptor_t desc,
+                                                   cudnnDataType_t* dtype,
+                                                   cudnnTensorFormat_t* format, int* k, int* c,
+                                                   int* h, int* w) {
+  const auto* f = detail::live<detail::Filter>(dnn().filters, desc);
+  if (f == nullptr || !f->set || f->dims != 4)
+    return detail::bad("cudnnGetFilter4dDescriptor", "not a set 4-d filter descriptor");
+  int* out[] = {k, c, h, w};
+  for (int i = 0; i < 4; ++i) {
+    if (out[i] != nullptr) *out[i] = f->dim[i];
+  }
+  if (dtype != nullptr) *dtype = f->dtype;
+  if (format != nullptr) *format = f->format;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+PT_EXPORT cudnnStatus_t cudnnGetFilterNdDescriptor(const cudnnFilterDescriptor_t desc,
+                                                   int requested, cudnnDataType_t* dtype,
+                                                   cudnnTensorFormat_t* format, int* dims,
+                                                   int dim[]) {
+  const auto* f = detail::live<detail::Filter>(dnn().filters, desc);
+  if (f == nullptr || !f->set || requested < 0)
+    return detail::bad("cudnnGetFilterNdDescriptor", "not a set filter descriptor");
+  if (dtype != nullptr) *dtype = f->dtype;
+  if (format != nullptr) *format = f->format;
+  if (dims != nullptr) *dims = f->dims;
+  for (int i = 0; dim != nullptr && i < std::min(requested, f->dims); ++i) dim[i] = f->dim[i];
+  return CUDNN_STATUS_SUCCESS;
+}
+
+PT_EXPORT cudnnStatus_t cudnnGetFilterSizeInBytes(const cudnnFilterDescriptor_t desc,
+                                                  size_t* size) {
+  const auto* f = detail::live<detail::Filter>(dnn().filters, desc);
+  if (f == nullptr || !f->set || size == nullptr)
+    return detail::bad("cudnnGetFilterSizeInBytes", "not a set filter descriptor, or NULL size");
+  std::size_t n = 1;
+  for (int i = 0; i < f->dims; ++i) n *= static_cast<std::size_t>(f->dim[i]);
+  *size = n * detail::dtype_bytes(f->dtype);
+  return CUDNN_STATUS_SUCCESS;
+}
+
+PT_EXPORT cudnnStatus_t cudnnGetConvolution2dDescriptor(const cudnnConvolutionDescriptor_t desc,
+                                                        int* pad_h, int* pad_w, int* u, int* v,
+                                                        int* dilation_h, int* dilation_w,
+                                                        cudnnConvolutionMode_t* mode,
+                                                        cudnnDataType_t* compute) {
+  const auto* c = detail::live<detail::Conv>(dnn().convs, desc);
+  if (c == nullptr || !c->set || c->spatial != 2)
+    return detail::bad("cudnnGetConvolution2dDescriptor", "not a set 2-d convolution descriptor");
+  int* out[] = {pad_h, pad_w, u, v, dilation_h, dilation_w};
+  const int values[] = {c->pad[0],    c->pad[1],      c->stride[0],
+                        c->stride[1], c->dilation[0], c->dilation[1]};
+  for (int i = 0; i < 6; ++i) {
+    if (out[i] != nullptr) *out[i] = values[i];
+  }
+  if (mode != nullptr) *mode = c->mode;
+  if (compute != nullptr) *compute = c->compute;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+PT_EXPORT cudnnStatus_t cudnnGetConvolutionNdDescriptor(const cudnnConvolutionDescriptor_t desc,
+                                                        int requested, int* length, int pad[],
+                                                        int stride[], int dilation[],
+                                                        cudnnConvolutionMode_t* mode,
+                                                        cudnnDataType_t* compute) {
+  const auto* c = detail::live<detail::Conv>(dnn().convs, desc);
+  if (c == nullptr || !c->set || requested < 0)
+    return detail::bad("cudnnGetConvolutionNdDescriptor", "not a set convolution descriptor");
+  if (length != nullptr) *length = c->spatial;
+  for (int i = 0; i < std::min(requested, c->spatial); ++i) {
+    if (pad != nullptr) pad[i] = c->pad[i];
+    if (stride != nullptr) stride[i] = c->stride[i];
+    if (dilation != nullptr) dilation[i] = c->dilation[i];
+  }
+  if (mode != nullptr) *mode = c->mode;
+  if (compute != nullptr) *compute = c->compute;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+PT_EXPORT cudnnStatus_t cudnnGetConvolutionGroupCount(cudnnConvolutionDescriptor_t desc,
+                                                      int* groups) {
+  const auto* c = detail::live<detail::Conv>(dnn().convs, desc);
+  if (c == nullptr || groups == nullptr)
+    return detail::bad("cudnnGetConvolutionGroupCount", "invalid descriptor or NULL result");
+  *groups = c->groups;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+PT_EXPORT cudnnStatus_t cudnnSetConvolutionReorderType(cudnnConvolutionDescriptor_t desc,
+                                                       cudnnReorderType_t type) {
+  auto* c = detail::live<detail::Conv>(dnn().convs, desc);
+  if (c == nullptr) return detail::bad("cudnnSetConvolutionReorderType", "invalid descriptor");
+  // The reordering of INT8x32 filters does not change the modelled work.
+  if (type != CUDNN_DEFAULT_REORDER && type != CUDNN_NO_REORDER)
+    return detail::bad("cudnnSetConvolutionReorderType", "unknown reorder type");
+  c->reorder = type;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+PT_EXPORT cudnnStatus_t cudnnGetConvolutionReorderType(cudnnConvolutionDescriptor_t desc,
+                                                       cudnnReorderType_t* type) {
+  const auto* c = detail::live<detail::Conv>(dnn().convs, desc);
+  if (c == nullptr || type == nullptr)
+    return detail::bad("cudnnGetConvolutionReorderType", "invalid descriptor or NULL result");
+  *type = c->reorder;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+PT_EXPORT cudnnStatus_t cudnnGetPooling2dDescriptor(const cudnnPoolingDescriptor_t desc,
+                                                    cudnnPoolingMode_t* mode,
+                                                    cudnnNanPropagation_t* nan, int* window_h,
+                                                    int* window_w, int* pad_h, int* pad_w,
+                                                    int* stride_h, int* stride_w) {
+  const auto* p = detail::live<detail::Pooling>(dnn().poolings, desc);
+  if (p == nullptr || !p->set || p->spatial != 2)
+    return detail::bad("cudnnGetPooling2dDescriptor", "not a set 2-d pooling descriptor");
+  int* out[] = {window_h, window_w, pad_h, pad_w, stride_h, stride_w};
+  const int values[] = {p->window[0], p->window[1], p->pad[0],
+                        p->pad[1],    p->stride[0], p->stride[1]};
+  for (int i = 0; i < 6; ++i) {
+    if (out[i] != nullptr) *out[i] = values[i];
+  }
+  if (mode != nullptr) *mode = p->mode;
+  if (nan != nullptr) *nan = CUDNN_NOT_PROPAGATE_NAN;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+PT_EXPORT cudnnStatus_t cudnnGetPoolingNdDescriptor(const cudnnPoolingDescriptor_t desc,
+                                                    int requested, cudnnPoolingMode_t* mode,
+                                                    cudnnNanPropagation_t* nan, int* dims,
+                                                    int window[], int padding[], int stride[]) {
+  const auto* p = detail::live<detail::Pooling>(dnn().poolings, desc);
+  if (p == nullptr || !p->set || requested < 0)
+    return detail::bad("cudnnGetPoolingNdDescriptor", "not a set pooling descriptor");
+  if (mode != nullptr) *mode = p->mode;
+  if (nan != nullptr) *nan = CUDNN_NOT_PROPAGATE_NAN;
+  if (dims != nullptr) *dims = p->spatial;
+  for (int i = 0; i < std::min(requested, p->spatial); ++i) {
+    if (window != nullptr) window[i] = p->window[i];
+    if (padding != nullptr) padding[i] = p->pad[i];
+    if (stride != nullptr) stride[i] = p->stride[i];
+  }
+  return CUDNN_STATUS_SUCCESS;
+}
+
+PT_EXPORT cudnnStatus_t cudnnGetActivationDescriptor(const cudnnActivationDescriptor_t desc,
+                                                     cudnnActivationMode_t* mode,
+                                                     cudnnNanPropagation_t* nan, double* coef) {
+  const auto* a = detail::live<detail::Activation>(dnn().activations, desc);
+  if (a == nullptr || !a->set)
+    return detail::bad("cudnnGetActivationDescriptor", "not a set activation descriptor");
+  if (mode != nullptr) *mode = a->mode;
+  if (nan != nullptr) *nan = a->nan;
+  if (coef != nullptr) *coef = a->coef;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+PT_EXPORT cudnnStatus_t cudnnSetActivationDescriptorSwishBeta(cudnnActivationDescriptor_t desc,
+                                                              double beta) {
+  auto* a = detail::live<detail::Activation>(dnn().activations, desc);
+  if (a == nullptr)
+    return detail::bad("cudnnSetActivationDescriptorSwishBeta", "invalid descriptor");
+  a->swish_beta = beta;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+PT_EXPORT cudnnStatus_t cudnnGetActivationDescriptorSwishBeta(cudnnActivationDescriptor_t desc,
+                                                              double* beta) {
+  const auto* a = detail::live<detail::Activation>(dnn().activations, desc);
+  if (a == nullptr || beta == nullptr)
+    return detail::bad("cudnnGetActivationDescriptorSwishBeta", "invalid descriptor or NULL");
+  *beta = a->swish_beta;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+// -- element-wise tensor operations
+PT_EXPORT cudnnStatus_t cudnnSetTensor(cudnnHandle_t handle, const cudnnTensorDescriptor_t y_desc,
+                                       void* y, const void* value) {
+  if (value == nullptr) return detail::bad("cudnnSetTensor", "valuePtr is NULL");
+  return detail::memory_op(handle, "set_tensor", {{y_desc, y}}, 0, "cudnnSetTensor");
+}
+
+PT_EXPORT cudnnStatus_t cudnnScaleTensor(cudnnHandle_t handle, const cudnnTensorDescriptor_t y_desc,
+                                         void* y, const void* alpha) {
+  if (alpha == nullptr) return detail::bad("cudnnScaleTensor", "alpha is NULL");
+  const Tensor* t = tensor_of(y_desc);
+  return detail::memory_op(handle, "scale_tensor", {{y_desc, y}},
+                           t != nullptr ? detail::tensor_bytes(*t) : 0, "cudnnScaleTensor");
+}
+
+PT_EXPORT cudnnStatus_t cudnnTransformTensor(cudnnHandle_t handle, const void* alpha,
+                                             const cudnnTensorDescriptor_t x_desc, const void* x,
+                                             const void* beta, const cudnnTensorDescriptor_t y_desc,
+                                             void* y) {
+  (void)alpha, (void)beta;
+  const Tensor* a = tensor_of(x_desc);
+  const Tensor* b = tensor_of(y_desc);
+  if (a == nullptr || b == nullptr || elements(*a) != elements(*b))
+    return detail::bad("cudnnTransformTensor", "x and y do not hold the same elements");
+  return detail::memory_op(handle, "transform_tensor", {{x_desc, x}, {y_desc, y}}, 0,
+                           "cudnnTransformTensor");
+}
+
+PT_EXPORT cudnnStatus_t cudnnCreateOpTensorDescriptor(cudnnOpTensorDescriptor_t* desc) {
+  return detail::create<detail::OpTensorDesc>(dnn().op_tensors, desc,
+                                              "cudnnCreateOpTensorDescriptor");
+}
+PT_EXPORT cudnnStatus_t cudnnDestroyOpTensorDescriptor(cudnnOpTensorDescriptor_t desc) {
+  return detail::destroy<detail::OpTensorDesc>(dnn().op_tensors, desc,
+                                               "cudnnDestroyOpTensorDescriptor");
+}
+PT_EXPORT cudnnStatus_t cudnnSetOpTensorDescriptor(cudnnOpTensorDescriptor_t desc,
+                                                   cudnnOpTensorOp_t op, cudnnDataType_t compute,
+                                                   cudnnNanPropagation_t nan) {
+  auto* d = detail::live<detail::OpTensorDesc>(dnn().op_tensors, desc);
+  if (d == nullptr) return detail::bad("cudnnSetOpTensorDescriptor", "invalid descriptor");
+  d->op = op, d->compute = compute, d->nan = nan, d->set = true;
+  return CUDNN_STATUS_SUCCESS;
+}
+PT_EXPORT cudnnStatus_t cudnnGetOpTensorDescriptor(const cudnnOpTensorDescriptor_t desc,
+                                                   cudnnOpTensorOp_t* op, cudnnDataType_t* compute,
+                                                   cudnnNanPropagation_t* nan) {
+  const auto* d = detail::live<detail::OpTensorDesc>(dnn().op_tensors, desc);
+  if (d == nullptr || !d->set) return detail::bad("cudnnGetOpTensorDescriptor", "not set");
+  if (op != nullptr) *op = d->op;
+  if (compute != nullptr) *compute = d->compute;
+  if (nan != nullptr) *nan = d->nan;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+PT_EXPORT cudnnStatus_t cudnnOpTensor(cudnnHandle_t handle, const cudnnOpTensorDescriptor_t desc,
+                                      const void* alpha1, const cudnnTensorDescriptor_t a_desc,
+                                      const void* a, const void* alpha2,
+                                      const cudnnTensorDescriptor_t b_desc, const void* b,
+                                      const void* beta, const cudnnTensorDescriptor_t c_desc,
+                                      void* c) {
+  (void)alpha1, (void)alpha2, (void)beta;
+  const char* api = "cudnnOpTensor";
+  const auto* d = detail::live<detail::OpTensorDesc>(dnn().op_tensors, desc);
+  if (d == nullptr || !d->set) return detail::bad(api, "invalid or unset op-tensor descriptor");
+  const bool unary = d->op == CUDNN_OP_TENSOR_SQRT || d->op == CUDNN_OP_TENSOR_NOT;
+  const Tensor* out = tensor_of(c_desc);
+  return detail::memory_op(
+      handle, "op_tensor",
+      unary
+          ? std::vector<std::pair<const void*, const void*>>{{a_desc, a}, {c_desc, c}}
+          : std::vector<std::pair<const void*, const void*>>{{a_desc, a}, {b_desc, b}, {c_desc, c}},
+      out != nullptr ? detail::tensor_bytes(*out) : 0, api);
+}
+
+PT_EXPORT cudnnStatus_t cudnnCreateReduceTensorDescriptor(cudnnReduceTensorDescriptor_t* desc) {
+  return detail::create<detail::ReduceTensorDesc>(dnn().reduce_tensors, desc,
+                                                  "cudnnCreateReduceTensorDescriptor");
+}
+PT_EXPORT cudnnStatus_t cudnnDestroyReduceTensorDescriptor(cudnnReduceTensorDescriptor_t desc) {
+  return detail::destroy<detail::ReduceTensorDesc>(dnn().reduce_tensors, desc,
+                                                   "cudnnDestroyReduceTensorDescriptor");
+}
+PT_EXPORT cudnnStatus_t cudnnSetReduceTensorDescriptor(
+    cudnnReduceTensorDescriptor_t desc, cudnnReduceTensorOp_t op, cudnnDataType_t compute,
+    cudnnNanPropagation_t nan, cudnnReduceTensorIndices_t indices, cudnnIndicesType_t index_type) {
+  auto* d = detail::live<detail::ReduceTensorDesc>(dnn().reduce_tensors, desc);
+  if (d == nullptr) return detail::bad("cudnnSetReduceTensorDescriptor", "invalid descriptor");
+  d->op = op, d->compute = compute, d->nan = nan, d->indices = indices, d->index_type = index_type;
+  d->set = true;
+  return CUDNN_STATUS_SUCCESS;
+}
+PT_EXPORT cudnnStatus_t cudnnGetReduceTensorDescriptor(const cudnnReduceTensorDescriptor_t desc,
+                                                       cudnnReduceTensorOp_t* op,
+                                                       cudnnDataType_t* compute,
+                                                       cudnnNanPropagation_t* nan,
+                                                       cudnnReduceTensorIndices_t* indices,
+                                                       cudnnIndicesType_t* index_type) {
+  const auto* d = detail::live<detail::ReduceTensorDesc>(dnn().reduce_tensors, desc);
+  if (d == nullptr || !d->set) return detail::bad("cudnnGetReduceTensorDescriptor", "not set");
+  if (op != nullptr) *op = d->op;
+  if (compute != nullptr) *compute = d->compute;
+  if (nan != nullptr) *nan = d->nan;
+  if (indices != nullptr) *indices = d->indices;
+  if (index_type != nullptr) *index_type = d->index_type;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+namespace {
+// C's dimensions must be A's or 1 (the reduced ones).
+cudnnStatus_t reduction_shapes(const void* a_desc, const void* c_desc, const char* api,
+                               const Tensor** a_out, const Tensor** c_out) {
+  const Tensor* a = tensor_of(a_desc);
+  const Tensor* c = tensor_of(c_desc);
+  if (a == nullptr || c == nullptr || !a->set || !c->set || a->dims != c->dims)
+    return detail::bad(api, "A and C must be set tensors of the same rank");
+  for (int i = 0; i < a->dims; ++i) {
+    if (c->dim[i] != a->dim[i] && c->dim[i] != 1)
+      return detail::bad(api, "C's dimension " + std::to_string(i) + " is neither A's nor 1");
+  }
+  *a_out = a, *c_out = c;
+  return CUDNN_STATUS_SUCCESS;
+}
+}  // namespace
+
+PT_EXPORT cudnnStatus_t cudnnGetReductionIndicesSize(cudnnHandle_t handle,
+                                                     const cudnnReduceTensorDescriptor_t desc,
+                                                     const cudnnTensorDescriptor_t a_desc,
+                                                     const cudnnTensorDescriptor_t c_desc,
+                                                     size_t* size) {
+  (void)handle;
+  const char* api = "cudnnGetReductionIndicesSize";
+  const auto* d = detail::live<detail::ReduceTensorDesc>(dnn().reduce_tensors, desc);
+  const Tensor *a = nullptr, *c = nullptr;
+  if (d == nullptr || size == nullptr) return detail::bad(api, "invalid descriptor or NULL size");
+  if (const cudnnStatus_t s = reduction_shapes(a_desc, c_desc, api, &a, &c);
+      s != CUDNN_STATUS_SUCCESS)
+    return s;
+  const bool with_indices = d->indices == CUDNN_REDUCE_TENSOR_FLATTENED_INDICES &&
+                            (d->op == CUDNN_REDUCE_TENSOR_MIN || d->op == CUDNN_REDUCE_TENSOR_MAX ||
+                             d->op == CUDNN_REDUCE_TENSOR_AMAX);
+  *size = with_indices ? elements(*c) * 4 : 0;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+PT_EXPORT cudnnStatus_t cudnnGetReductionWorkspaceSize(cudnnHandle_t handle,
+                                                       const cudnnReduceTensorDescriptor_t desc,
+                                                       const cudnnTensorDescriptor_t a_desc,
+                                                       const cudnnTensorDescriptor_t c_desc,
+                                                       size_t* size) {
+  (void)handle;
+  const char* api = "cudnnGetReductionWorkspaceSize";
+  const auto* d = detail::live<detail::ReduceTensorDesc>(dnn().reduce_tensors, desc);
+  const Tensor *a = nullptr, *c = nullptr;
+  if (d == nullptr || size == nullptr) return detail::bad(api, "invalid descriptor or NULL size");
+  if (const cudnnStatus_t s = reduction_shapes(a_desc, c_desc, api, &a, &c);
+      s != CUDNN_STATUS_SUCCESS)
+    return s;
+  *size = elements(*c) == 1 ? detail::tensor_bytes(*a) : 0;  // a full reduction: two passes
+  return CUDNN_STATUS_SUCCESS;
+}
+
+PT_EXPORT cudnnStatus_t cudnnReduceTensor(cudnnHandle_t handle,
+                                          const cudnnReduceTensorDescriptor_t desc, void* indices,
+                                          size_t indices_bytes, void* workspace,
+                                          size_t workspace_bytes, const void* alpha,
+                                          const cudnnTensorDescriptor_t a_desc, const void* a,
+                                          const void* beta, const cudnnTensorDescriptor_t c_desc,
+                                          void* c) {
+  (void)indices, (void)indices_bytes, (void)workspace, (void)workspace_bytes, (void)alpha,
+      (void)beta;
+  const char* api = "cudnnReduceTensor";
+  const auto* d = detail::live<detail::ReduceTensorDesc>(dnn().reduce_tensors, desc);
+  const Tensor *at = nullptr, *ct = nullptr;
+  if (d == nullptr || !d->set) return detail::bad(api, "invalid or unset reduce descriptor");
+  if (const cudnnStatus_t s = reduction_shapes(a_desc, c_desc, api, &at, &ct);
+      s != CUDNN_STATUS_SUCCESS)
+    return s;
+  return detail::memory_op(handle, "reduce_tensor", {{a_desc, a}, {c_desc, c}}, 0, api);
+}
+
+// -- LRN
+PT_EXPORT cudnnStatus_t cudnnCreateLRNDescriptor(cudnnLRNDescriptor_t* desc) {
+  return detail::create<detail::LrnDesc>(dnn().lrns, desc, "cudnnCreateLRNDescriptor");
+}
+PT_EXPORT cudnnStatus_t cudnnDestroyLRNDescriptor(cudnnLRNDescriptor_t desc) {
+  return detail::destroy<detail::LrnDesc>(dnn().lrns, desc, "cudnnDestroyLRNDescriptor");
+}
+PT_EXPORT cudnnStatus_t cudnnSetLRNDescriptor(cudnnLRNDescriptor_t desc, unsigned n, double alpha,
+                                              double beta, double k) {
+  auto* d = detail::live<detail::LrnDesc>(dnn().lrns, desc);
+  if (d == nullptr) return detail::bad("cudnnSetLRNDescriptor", "invalid descriptor");
+  if (n < 1 || n > 16 || k < 1e-5 || beta < 0.01)  // CUDNN_LRN_MIN_N .. MAX_N, MIN_K, MIN_BETA
+    return detail::bad("cudnnSetLRNDescriptor", "lrnN outside [1, 16], k < 1e-5 or beta < 0.01");
+  d->n = n, d->alpha = alpha, d->beta = beta, d->k = k;
+  return CUDNN_STATUS_SUCCESS;
+}
+PT_EXPORT cudnnStatus_t cudnnGetLRNDescriptor(cudnnLRNDescriptor_t desc, unsigned* n, double* alpha,
+                                              double* beta, double* k) {
+  const auto* d = detail::live<detail::LrnDesc>(dnn().lrns, desc);
+  if (d == nullptr) return detail::bad("cudnnGetLRNDescriptor", "invalid descriptor");
+  if (n != nullptr) *n = d->n;
+  if (alpha != nullptr) *alpha = d->alpha;
+  if (beta != nullptr) *beta = d->beta;
+  if (k != nullptr) *k = d->k;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+PT_EXPORT cudnnStatus_t cudnnLRNCrossChannelForward(cudnnHandle_t handle, cudnnLRNDescriptor_t desc,
+                                                    cudnnLRNMode_t mode, const void* alpha,
+                                                    const cudnnTensorDescriptor_t x_desc,
+                                                    const void* x, const void* beta,
+                                                    const cudnnTensorDescriptor_t y_desc, void* y) {
+  (void)mode, (void)alpha, (void)beta;
+  const char* api = "cudnnLRNCrossChannelForward";
+  if (detail::live<detail::LrnDesc>(dnn().lrns, desc) == nullptr)
+    return detail::bad(api, "invalid LRN descriptor");
+  if (!detail::same_shape(x_desc, y_desc)) return detail::bad(api, "x and y differ in shape");
+  return detail::memory_op(handle, "lrn_fwd", {{x_desc, x}, {y_desc, y}}, 0, api);
+}
+
+PT_EXPORT cudnnStatus_t cudnnLRNCrossChannelBackward(
+    cudnnHandle_t handle, cudnnLRNDescriptor_t desc, cudnnLRNMode_t mode, const void* alpha,
+    const cudnnTensorDescriptor_t y_desc, const void* y, const cudnnTensorDescriptor_t dy_desc,
+    const void* dy, const cudnnTensorDescriptor_t x_desc, const void* x, const void* beta,
+    const cudnnTensorDescriptor_t dx_desc, void* dx) {
+  (void)mode, (void)alpha, (void)beta;
+  const char* api = "cudnnLRNCrossChannelBackward";
+  if (detail::live<detail::LrnDesc>(dnn().lrns, desc) == nullptr)
+    return detail::bad(api, "invalid LRN descriptor");
+  return detail::memory_op(handle, "lrn_bwd",
+                           {{y_desc, y}, {dy_desc, dy}, {x_desc, x}, {dx_desc, dx}}, 0, api);
+}
+
+// -- batch normalization
+PT_EXPORT cudnnStatus_t cudnnDeriveBNTensorDescriptor(cudnnTensorDescriptor_t derived,
+                                                      const cudnnTensorDescriptor_t x_desc,
+                                                      cudnnBatchNormMode_t mode) {
+  const char* api = "cudnnDeriveBNTensorDescriptor";
+  const Tensor* x = tensor_of(x_desc);
+  if (x == nullptr || !x->set) return detail::bad(api, "x is not a set tensor descriptor");
+  int dim[CUDNN_DIM_MAX];
+  dim[0] = 1;
+  for (int i = 1; i < x->dims; ++i) {
+    dim[i] = mode == CUDNN_BATCHNORM_PER_ACTIVATION || i == 1 ? x->dim[i] : 1;
+  }
+  // Half inputs keep float statistics, as cuDNN derives them.
+  const cudnnDataType_t dtype =
+      x->dtype == CUDNN_DATA_HALF || x->dtype == CUDNN_DATA_BFLOAT16 ? CUDNN_DATA_FLOAT : x->dtype;
+  return set_tensor(derived, dtype, x->dims, dim, api);
+}
+
+PT_EXPORT cudnnStatus_t cudnnBatchNormalizationForwardTraining(
+    cudnnHandle_t handle, cudnnBatchNormMode_t mode, const void* alpha, const void* beta,
+    const cudnnTensorDescriptor_t x_desc, const void* x, const cudnnTensorDescriptor_t y_desc,
+    void* y, const cudnnTensorDescriptor_t bn_desc, const void* scale, const void* bias,
+    double average_factor, void* running_mean, void* running_variance, double epsilon,
+    void* save_mean, void* save_inv_variance) {
+  (void)mode, (void)alpha, (void)beta, (void)average_factor, (void)epsilon;
+  const char* api = "cudnnBatchNormalizationForwardTraining";
+  if (!detail::same_shape(x_desc, y_desc)) return detail::bad(api, "x and y differ in shape");
+  // x is read twice (statistics, then normalization); the running statistics read and written.
+  const Tensor* xt = tensor_of(x_desc);
+  return detail::memory_op(handle, "batchnorm_fwd_training",
+                           present({{x_desc, x},
+                                    {y_desc, y},
+                                    {bn_desc, scale},
+                                    {bn_desc, bias},
+                                    {bn_desc, running_mean},
+                                    {bn_desc, running_variance},
+                                    {bn_desc, save_mean},
+                                    {bn_desc, save_inv_variance}}),
+                           xt != nullptr ? detail::tensor_bytes(*xt) : 0, api);
+}
+
+PT_EXPORT cudnnStatus_t cudnnBatchNormalizationForwardInference(
+    cudnnHandle_t handle, cudnnBatchNormMode_t mode, const void* alpha, const void* beta,
+    const cudnnTensorDescriptor_t x_desc, const void* x, const cudnnTensorDescriptor_t y_desc,
+    void* y, const cudnnTensorDescriptor_t bn_desc, const void* scale, const void* bias,
+    const void* mean, const void* variance, double epsilon) {
+  (void)mode, (void)alpha, (void)beta, (void)epsilon;
+  const char* api = "cudnnBatchNormalizationForwardInference";
+  if (!detail::same_shape(x_desc, y_desc)) return detail::bad(api, "x and y differ in shape");
+  return detail::memory_op(handle, "batchnorm_fwd_inference",
+                           {{x_desc, x},
+                            {y_desc, y},
+                            {bn_desc, scale},
+                            {bn_desc, bias},
+                            {bn_desc, mean},
+                            {bn_desc, variance}},
+                           0, api);
+}
+
+PT_EXPORT cudnnStatus_t cudnnBatchNormalizationBackward(
+    cudnnHandle_t handle, cudnnBatchNormMode_t mode, const void* alpha_data, const void* beta_data,
+    const void* alpha_param, const void* beta_param, const cudnnTensorDescriptor_t x_desc,
+    const void* x, const cudnnTensorDescriptor_t dy_desc, const void* dy,
+    const cudnnTensorDescriptor_t dx_desc, void* dx, const cudnnTensorDescriptor_t bn_desc,
+    const void* scale, void* d_scale, void* d_bias, double epsilon, const void* saved_mean,
+    const void* saved_inv_variance) {
+  (void)mode, (void)alpha_data, (void)beta_data, (void)alpha_param, (void)beta_param, (void)epsilon;
+  const char* api = "cudnnBatchNormalizationBackward";
+  // x and dy are read twice (the parameter gradients, then dx).
+  const Tensor* xt = tensor_of(x_desc);
+  return detail::memory_op(handle, "batchnorm_bwd",
+                           present({{x_desc, x},
+                                    {dy_desc, dy},
+                                    {dx_desc, dx},
+                                    {bn_desc, scale},
+                                    {bn_desc, d_scale},
+                                    {bn_desc, d_bias},
+                                    {bn_desc, saved_mean},
+                                    {bn_desc, saved_inv_variance}}),
+                           xt != nullptr ? 2 * detail::tensor_bytes(*xt) : 0, api);
+}
+
+PT_EXPORT cudnnStatus_t cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(
+    cudnnHandle_t handle, cudnnBatchNormMode_t mode, cudnnBatchNormOps_t ops,
+    const cudnnTensorDescriptor_t x_desc, const cudnnTensorDescriptor_t z_desc,
+    const cudnnTensorDescriptor_t y_desc, const cudnnTensorDescriptor_t bn_desc,
+    const cudnnActivationDescriptor_t activation, size_t* size) {
+  (void)handle, (void)mode, (void)ops, (void)x_desc, (void)z_desc, (void)y_desc, (void)bn_desc,
+      (void)activation;
+  if (size == nullptr)
+    return detail::bad("cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize", "NULL size");
+  *size = 0;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+PT_EXPORT cudnnStatus_t cudnnGetBatchNormalizationBackwardExWorkspaceSize(
+    cudnnHandle_t handle, cudnnBatchNormMode_t mode, cudnnBatchNormOps_t ops,
+    const cudnnTensorDescriptor_t x_desc, const cudnnTensorDescriptor_t y_desc,
+    const cudnnTensorDescriptor_t dy_desc, const cudnnTensorDescriptor_t dz_desc,
+    const cudnnTensorDescriptor_t dx_desc, const cudnnTensorDescriptor_t bn_desc,
+    const cudnnActivationDescriptor_t activation, size_t* size) {
+  (void)handle, (void)mode, (void)ops, (void)x_desc, (void)y_desc, (void)dy_desc, (void)dz_desc,
+      (void)dx_desc, (void)bn_desc, (void)activation;
+  if (size == nullptr)
+    return detail::bad("cudnnGetBatchNormalizationBackwardExWorkspaceSize", "NULL size");
+  *size = 0;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+PT_EXPORT cudnnStatus_t cudnnGetBatchNormalizationTrainingExReserveSpaceSize(
+    cudnnHandle_t handle, cudnnBatchNormMode_t mode, cudnnBatchNormOps_t ops,
+    const cudnnActivationDescriptor_t activation, const cudnnTensorDescriptor_t x_desc,
+    size_t* size) {
+  (void)handle, (void)mode, (void)activation;
+  const Tensor* x = tensor_of(x_desc);
+  if (x == nullptr || size == nullptr)
+    return detail::bad("cudnnGetBatchNormalizationTrainingExReserveSpaceSize", "invalid x or size");
+  *size = ops == CUDNN_BATCHNORM_OPS_BN ? 0 : elements(*x);  // the activation mask
+  return CUDNN_STATUS_SUCCESS;
+}
+
+PT_EXPORT cudnnStatus_t cudnnBatchNormalizationForwardTrainingEx(
+    cudnnHandle_t handle, cudnnBatchNormMode_t mode, cudnnBatchNormOps_t ops, const void* alpha,
+    const void* beta, const cudnnTensorDescriptor_t x_desc, const void* x,
+    const cudnnTensorDescriptor_t z_desc, const void* z, const cudnnTensorDescriptor_t y_desc,
+    void* y, const cudnnTensorDescriptor_t bn_desc, const void* scale, const void* bias,
+    double average_factor, void* running_mean, void* running_variance, double epsilon,
+    void* save_mean, void* save_inv_variance, cudnnActivationDescriptor_t activation,
+    void* workspace, size_t workspace_bytes, void* reserve, size_t reserve_bytes) {
+  (void)mode, (void)alpha, (void)beta, (void)average_factor, (void)epsilon, (void)activation,
+      (void)workspace, (void)workspace_bytes, (void)reserve;
+  const char* api = "cudnnBatchNormalizationForwardTrainingEx";
+  if (!detail::same_shape(x_desc, y_desc)) return detail::bad(api, "x and y differ in shape");
+  const Tensor* xt = tensor_of(x_desc);
+  const bool add = ops == CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION;
+  return detail::memory_op(handle, "batchnorm_fwd_training_ex",
+                           present({{x_desc, x},
+                                    {add ? z_desc : nullptr, z},
+                                    {y_desc, y},
+                                    {bn_desc, scale},
+                                    {bn_desc, bias},
+                                    {bn_desc, running_mean},
+                                    {bn_desc, running_variance},
+                                    {bn_desc, save_mean},
+                                    {bn_desc, save_inv_variance}}),
+                           (xt != nullptr ? detail::tensor_bytes(*xt) : 0) + reserve_bytes, api);
+}
+
+PT_EXPORT cudnnStatus_t cudnnBatchNormalizationBackwardEx(
+    cudnnHandle_t handle, cudnnBatchNormMode_t mode, cudnnBatchNormOps_t ops,
+    const void* alpha_data, const void* beta_data, const void* alpha_param, const void* beta_param,
+    const cudnnTensorDescriptor_t x_desc, const void* x, const cudnnTensorDescriptor_t y_desc,
+    const void* y, const cudnnTensorDescriptor_t dy_desc, const void* dy,
+    const cudnnTensorDescriptor_t dz_desc, void* dz, const cudnnTensorDescriptor_t dx_desc,
+    void* dx, const cudnnTensorDescriptor_t bn_desc, const void* scale, const void* bias,
+    void* d_scale, void* d_bias, double epsilon, const void* saved_mean,
+    const void* saved_inv_variance, cudnnActivationDescriptor_t activation, void* workspace,
+    size_t workspace_bytes, void* reserve, size_t reserve_bytes) {
+  (void)mode, (void)alpha_data, (void)beta_data, (void)alpha_param, (void)beta_param, (void)epsilon,
+      (void)activation, (void)workspace, (void)workspace_bytes, (void)reserve;
+  const char* api = "cudnnBatchNormalizationBackwardEx";
+  const Tensor* xt = tensor_of(x_desc);
+  const bool fused = ops != CUDNN_BATCHNORM_OPS_BN;
+  const bool add = ops == CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION;
+  return detail::memory_op(handle, "batchnorm_bwd_ex",
+                           present({{x_desc, x},
+                                    {fused ? y_desc : nullptr, y},
+                                    {dy_desc, dy},
+                                    {add ? dz_desc : nullptr, dz},
+                                    {dx_desc, dx},
+                                    {bn_desc, scale},
+                                    {bn_desc, bias},
+                                    {bn_desc, d_scale},
+                                    {bn_desc, d_bias},
+                                    {bn_desc, saved_mean},
+                                    {bn_desc, saved_inv_variance}}),
+                           (xt != nullptr ? 2 * detail::tensor_bytes(*xt) : 0) + reserve_bytes,
+                           api);
+}
+
+// -- dropout
+PT_EXPORT cudnnStatus_t cudnnCreateDropoutDescriptor(cudnnDropoutDescriptor_t* desc) {
+  return detail::create<detail::DropoutDesc>(dnn().dropouts, desc, "cudnnCreateDropoutDescriptor");
+}
+PT_EXPORT cudnnStatus_t cudnnDestroyDropoutDescriptor(cudnnDropoutDescriptor_t desc) {
+  return detail::destroy<detail::DropoutDesc>(dnn().dropouts, desc,
+                                              "cudnnDestroyDropoutDescriptor");
+}
+PT_EXPORT cudnnStatus_t cudnnDropoutGetStatesSize(cudnnHandle_t handle, size_t* size) {
+  if (detail::live<detail::Handle>(dnn().handles, handle) == nullptr || size == nullptr)
+    return detail::bad("cudnnDropoutGetStatesSize", "invalid handle or NULL size");
+  *size = kDropoutStateBytes;
+  return CUDNN_STATUS_SUCCESS;
+}
+PT_EXPORT cudnnStatus_t cudnnDropoutGetReserveSpaceSize(cudnnTensorDescriptor_t x_desc,
+                                                        size_t* size) {
+  const Tensor* x = tensor_of(x_desc);
+  if (x == nullptr || !x->set || size == nullptr)
+    return detail::bad("cudnnDropoutGetReserveSpaceSize", "invalid x or NULL size");
+  *size = elements(*x);  // one mask byte per element
+  return CUDNN_STATUS_SUCCESS;
+}
+
+namespace {
+cudnnStatus_t set_dropout(cudnnDropoutDescriptor_t desc, cudnnHandle_t handle, float dropout,
+                          void* states, size_t state_bytes, unsigned long long seed, bool init,
+                          const char* api) {
+  const std::int64_t start = powertrain::emu::now_ns();
+  auto* d = detail::live<detail::DropoutDesc>(dnn().dropouts, desc);
+  const detail::Handle* h = detail::live<detail::Handle>(dnn().handles, handle);
+  if (d == nullptr || h == nullptr) return detail::bad(api, "invalid descriptor or handle");
+  if (!(dropout >= 0.0f && dropout <= 1.0f)) return detail::bad(api, "dropout outside [0, 1]");
+  if (states != nullptr) {
+    const detail::PointerInfo info = detail::lookup_pointer(states);
+    if (!info.known || !info.device_side || info.available < state_bytes ||
+        state_bytes < kDropoutStateBytes)
+      return detail::bad(api, "states is not device memory of cudnnDropoutGetStatesSize bytes");
+  }
+  d->dropout = dropout, d->states = states, d->state_bytes = state_bytes, d->seed = seed;
+  d->set = true;
+  // Setting (not restoring) initializes the generator states: a kernel writing them once.
+  if (init && states != nullptr &&
+      !detail::append_sized_kernel("cudnn_dropout_init_states", state_bytes, h->stream, api, start))
+    return CUDNN_STATUS_EXECUTION_FAILED;
+  return CUDNN_STATUS_SUCCESS;
+}
+}  // namespace
+
+PT_EXPORT cudnnStatus_t cudnnSetDropoutDescriptor(cudnnDropoutDescriptor_t desc,
+                                                  cudnnHandle_t handle, float dropout, void* states,
+                                                  size_t state_bytes, unsigned long long seed) {
+  return set_dropout(desc, handle, dropout, states, state_bytes, seed, true,
+                     "cudnnSetDropoutDescriptor");
+}
+
+PT_EXPORT cudnnStatus_t cudnnRestoreDropoutDescriptor(cudnnDropoutDescriptor_t desc,
+                                                      cudnnHandle_t handle, float dropout,
+                                                      void* states, size_t state_bytes,
+                                                      unsigned long long seed) {
+  return set_dropout(desc, handle, dropout, states, state_bytes, seed, false,
+                     "cudnnRestoreDropoutDescriptor");
+}
+
+PT_EXPORT cudnnStatus_t cudnnGetDropoutDescriptor(cudnnDropoutDescriptor_t desc,
+                                                  cudnnHandle_t handle, float* dropout,
+                                                  void** states, unsigned long long* seed) {
+  (void)handle;
+  const auto* d = detail::live<detail::DropoutDesc>(dnn().dropouts, desc);
+  if (d == nullptr) return detail::bad("cudnnGetDropoutDescriptor", "invalid descriptor");
+  if (dropout != nullptr) *dropout = d->dropout;
+  if (states != nullptr) *states = d->states;
+  if (seed != nullptr) *seed = d->seed;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+namespace {
+cudnnStatus_t dropout(cudnnHandle_t handle, const void* desc, const void* in_desc, const void* in,
+                      const void* out_desc, void* out, void* reserve, size_t reserve_bytes,
+                      bool forward, const char* api) {
+  const auto* d = detail::live<detail::DropoutDesc>(dnn().dropouts, desc);
+  if (d == nullptr || !d->set) return detail::bad(api, "invalid or unset dropout descriptor");
+  const Tensor* x = tensor_of(in_desc);
+  if (x == nullptr || !detail::same_shape(in_desc, out_desc))
+    return detail::bad(api, "the input and output differ in shape");
+  if (reserve_bytes < elements(*x) || !detail::lookup_pointer(reserve).known)
+    return detail::bad(api, "reserveSpace is smaller than cudnnDropoutGetReserveSpaceSize");
+  return detail::memory_op(handle, forward ? "dropout_fwd" : "dropout_bwd",
+                           {{in_desc, in}, {out_desc, out}}, elements(*x), api);
+}
+}  // namespace
+
+PT_EXPORT cudnnStatus_t cudnnDropoutForward(cudnnHandle_t handle,
+                                            const cudnnDropoutDescriptor_t desc,
+                                            const cudnnTensorDescriptor_t x_desc, const void* x,
+                                            const cudnnTensorDescriptor_t y_desc, void* y,
+                                            void* reserve, size_t reserve_bytes) {
+  return dropout(handle, desc, x_desc, x, y_desc, y, reserve, reserve_bytes, true,
+                 "cudnnDropoutForward");
+}
+
+PT_EXPORT cudnnStatus_t cudnnDropoutBackward(cudnnHandle_t handle,
+                                             const cudnnDropoutDescriptor_t desc,
+                                             const cudnnTensorDescriptor_t dy_desc, const void* dy,
+                                             const cudnnTensorDescriptor_t dx_desc, void* dx,
+                                             void* reserve, size_t reserve_bytes) {
+  return dropout(handle, desc, dy_desc, dy, dx_desc, dx, reserve, reserve_bytes, false,
+                 "cudnnDropoutBackward");
+}
+
+// -- the bias gradient and the fused convolution
+PT_EXPORT cudnnStatus_t cudnnConvolutionBackwardBias(cudnnHandle_t handle, const void* alpha,
+                                                     const cudnnTensorDescriptor_t dy_desc,
+                                                     const void* dy, const void* beta,
+                                                     const cudnnTensorDescriptor_t db_desc,
+                                                     void* db) {
+  (void)alpha, (void)beta;
+  return detail::memory_op(handle, "conv_bwd_bias", {{dy_desc, dy}, {db_desc, db}}, 0,
+                           "cudnnConvolutionBackwardBias");
+}
+
+PT_EXPORT cudnnStatus_t cudnnConvolutionBiasActivationForward(
+    cudnnHandle_t handle, const void* alpha1, const cudnnTensorDescriptor_t x_desc, const void* x,
+    const cudnnFilterDescriptor_t w_desc, const void* w,
+    const cudnnConvolutionDescriptor_t conv_desc, cudnnConvolutionFwdAlgo_t algo, void* workspace,
+    size_t workspace_bytes, const void* alpha2, const cudnnTensorDescriptor_t z_desc, const void* z,
+    const cudnnTensorDescriptor_t bias_desc, const void* bias,
+    const cudnnActivationDescriptor_t activation, const cudnnTensorDescriptor_t y_desc, void* y) {
+  (void)alpha1, (void)algo, (void)workspace, (void)workspace_bytes, (void)alpha2;
+  const char* api = "cudnnConvolutionBiasActivationForward";
+  const auto* a = detail::live<detail::Activation>(dnn().activations, activation);
+  if (a == nullptr || !a->set) return detail::bad(api, "invalid or unset activation descriptor");
+  const cudnnStatus_t conv = detail::convolution(
+      detail::Direction::kForward, handle, tensor_of(x_desc), x,
+      detail::live<detail::Filter>(dnn().filters, w_desc), w,
+      detail::live<detail::Conv>(dnn().convs, conv_desc), tensor_of(y_desc), y, api);
+  if (conv != CUDNN_STATUS_SUCCESS) return conv;
+  // y = act(conv + alpha2·z + bias): z (when it is not y itself) and the bias read, y rewritten.
+  return detail::memory_op(
+      handle, std::string("bias_") + detail::activation_name(a->mode),
+      present({{z != y ? z_desc : nullptr, z}, {bias_desc, bias}, {y_desc, y}}),
+      [&] {
+        const Tensor* yt = tensor_of(y_desc);
+        return yt != nullptr ? detail::tensor_bytes(*yt) : std::size_t{0};
+      }(),
+      api);
+}
+
+// The Ex searches: the same answer as the plain searches (the emulator has one algorithm).
+PT_EXPORT cudnnStatus_t cudnnFindConvolutionForwardAlgorithmEx(
+    cudnnHandle_t handle, const cudnnTensorDescriptor_t x_desc, const void* x,
+    const cudnnFilterDescriptor_t w_desc, const void* w,
+    const cudnnConvolutionDescriptor_t conv_desc, const cudnnTensorDescriptor_t y_desc, void* y,
+    const int requested, int* returned, cudnnConvolutionFwdAlgoPerf_t* results, void* workspace,
+    size_t workspace_bytes) {
+  (void)x, (void)w, (void)y, (void)workspace, (void)workspace_bytes;
+  return cudnnFindConvolutionForwardAlgorithm(handle, x_desc, w_desc, conv_desc, y_desc, requested,
+                                              returned, results);
+}
+
+PT_EXPORT cudnnStatus_t cudnnFindConvolutionBackwardDataAlgorithmEx(
+    cudnnHandle_t handle, const cudnnFilterDescriptor_t w_desc, const void* w,
+    const cudnnTensorDescriptor_t dy_desc, const void* dy,
+    const cudnnConvolutionDescriptor_t conv_desc, const cudnnTensorDescriptor_t dx_desc, void* dx,
+    const int requested, int* returned, cudnnConvolutionBwdDataAlgoPerf_t* results, void* workspace,
+    size_t workspace_bytes) {
+  (void)w, (void)dy, (void)dx, (void)workspace, (void)workspace_bytes;
+  return cudnnFindConvolutionBackwardDataAlgorithm(handle, w_desc, dy_desc, conv_desc, dx_desc,
+                                                   requested, returned, results);
+}
+
+PT_EXPORT cudnnStatus_t cudnnFindConvolutionBackwardFilterAlgorithmEx(
+    cudnnHandle_t handle, const cudnnTensorDescriptor_t x_desc, const void* x,
+    const cudnnTensorDescriptor_t dy_desc, const void* dy,
+    const cudnnConvolutionDescriptor_t conv_desc, const cudnnFilterDescriptor_t dw_desc, void* dw,
+    const int requested, int* returned, cudnnConvolutionBwdFilterAlgoPerf_t* results,
+    void* workspace, size_t workspace_bytes) {
+  (void)x, (void)dy, (void)dw, (void)workspace, (void)workspace_bytes;
+  return cudnnFindConvolutionBackwardFilterAlgorithm(handle, x_desc, dy_desc, conv_desc, dw_desc,
+                                                     requested, returned, results);
 }

@@ -1371,5 +1371,65 @@ TEST_F(EmulateLibrariesTest, CusparseGenericApiComputesStructureAndRecordsEveryO
   EXPECT_EQ(records[15]["flops"], 2 * nnz * 8);  // SpSM with 8 right-hand sides
 }
 
+// mnistCUDNN-style legacy cuDNN calls around the convolutions: the program checks every getter
+// and size query (strided, NHWC and padded tensors, filters, convolutions, pooling, activations,
+// derived batch-norm statistics, dropout states and reserve); each operation is one memory-bound
+// kernel moving its tensors' bytes (16 bytes per thread, 256 threads per block), the fused
+// convolution an implicit GEMM with 2·N·K·H·W·C·R·S FLOPs and then a bias + ReLU kernel.
+TEST_F(EmulateLibrariesTest, CudnnLegacyTensorNormalizationAndDropoutOpsAreRecorded) {
+  if (!built("cudnn_legacy_ops")) GTEST_SKIP() << "cudnn_legacy_ops not built";
+  const CliRun r = emulate("cudnn_legacy_ops");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  // 28672 = (3·2048 + 15·64 + 7·8 + 7 + 1) floats: the padded tensor's span, not its elements.
+  EXPECT_NE(
+      r.out.find("cudnn_legacy_ops: tensor 16384 bytes, padded 28672 bytes, reduction "
+                 "workspace 16384 bytes, dropout states 1048576 bytes and reserve 4096 bytes, "
+                 "getters checked"),
+      std::string::npos)
+      << r.out;
+  EXPECT_TRUE(summary_["unsupported_calls"].empty()) << summary_["unsupported_calls"].dump();
+  EXPECT_TRUE(kept("misuse").empty());
+
+  const std::int64_t x = 4 * 16 * 8 * 8 * 4;  // one [4, 16, 8, 8] float tensor
+  const std::int64_t channel = 16 * 4;        // one [1, 16, 1, 1] float vector
+  const auto blocks = [](std::int64_t bytes) { return ((bytes + 15) / 16 + 255) / 256; };
+  const std::vector<std::pair<std::string, std::int64_t>> expected = {
+      {"cudnn_set_tensor_float32", x},
+      {"cudnn_scale_tensor_float32", 2 * x},  // read and written
+      {"cudnn_transform_tensor_float32", 2 * x},
+      {"cudnn_op_tensor_float32", 4 * x},  // A, B, C read, C written
+      {"cudnn_reduce_tensor_float32", x + 4},
+      {"cudnn_bias_relu_float32", 3 * x + channel},  // z, bias, y read and written
+      {"cudnn_lrn_fwd_float32", 2 * x},
+      {"cudnn_lrn_bwd_float32", 4 * x},
+      {"cudnn_dropout_init_states", 1 << 20},
+      {"cudnn_dropout_fwd_float32", 2 * x + x / 4},  // one mask byte per element
+      {"cudnn_dropout_bwd_float32", 2 * x + x / 4},
+      {"cudnn_conv_bwd_bias_float32", x + channel}};
+  std::vector<json> kernels;
+  std::vector<std::string> batchnorm;
+  for (const json& k : kept("kernel")) {
+    const std::string name = k["name"];
+    if (name.rfind("cudnn_batchnorm_", 0) == 0) {
+      batchnorm.push_back(name);
+    } else {
+      kernels.push_back(k);
+    }
+  }
+  EXPECT_EQ(batchnorm, (std::vector<std::string>{"cudnn_batchnorm_fwd_training_float32",
+                                                 "cudnn_batchnorm_fwd_inference_float32",
+                                                 "cudnn_batchnorm_bwd_float32"}));
+  ASSERT_EQ(kernels.size(), expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    SCOPED_TRACE(kernels[i].dump());
+    EXPECT_EQ(kernels[i]["name"], expected[i].first);
+    EXPECT_EQ(kernels[i]["grid"][0].get<std::int64_t>(), blocks(expected[i].second));
+  }
+  const auto gemms = kept("gemm");
+  ASSERT_EQ(gemms.size(), 1u);
+  EXPECT_EQ(gemms[0]["api"], "cudnnConvolutionBiasActivationForward");
+  EXPECT_EQ(gemms[0]["flops"], 2LL * 4 * 16 * 8 * 8 * 16 * 3 * 3);
+}
+
 }  // namespace
 }  // namespace powertrain
