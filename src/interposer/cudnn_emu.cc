@@ -10,6 +10,8 @@
 //   backward filter: m = K/g,    n = (C/g)·Πfilter, k = N·Πout, batch = g
 // Bias addition (cudnnAddTensor), activations, pooling and softmax (forward and backward) are
 // memory-bound kernels named cudnn_<op>_<dtype>, sized to move their tensors' bytes once.
+// So are the tensor transforms, op/reduce tensor, LRN, batch normalization and dropout. The v8
+// RNN API is recorded as its GEMMs (per layer, direction and time step) and pointwise kernels.
 // Descriptor handles are heap objects checked against registries; a bad one is
 // CUDNN_STATUS_BAD_PARAM plus a `misuse` record. Algorithm queries answer the implicit
 // precomputed GEMM algorithm with no workspace.
@@ -110,10 +112,37 @@ struct DropoutDesc {
   bool set = false;
 };
 
+struct RnnDesc {
+  cudnnRNNAlgo_t algo = CUDNN_RNN_ALGO_STANDARD;
+  cudnnRNNMode_t cell = CUDNN_LSTM;
+  cudnnRNNBiasMode_t bias = CUDNN_RNN_DOUBLE_BIAS;
+  cudnnDirectionMode_t direction = CUDNN_UNIDIRECTIONAL;
+  cudnnRNNInputMode_t input_mode = CUDNN_LINEAR_INPUT;
+  cudnnDataType_t dtype = CUDNN_DATA_FLOAT;
+  cudnnDataType_t math_precision = CUDNN_DATA_FLOAT;
+  cudnnMathType_t math = CUDNN_DEFAULT_MATH;
+  std::int32_t input_size = 0, hidden_size = 0, projection_size = 0, layers = 0;
+  cudnnDropoutDescriptor_t dropout = nullptr;
+  std::uint32_t aux_flags = 0;
+  cudnnRNNClipMode_t clip = CUDNN_RNN_CLIP_NONE;
+  cudnnNanPropagation_t clip_nan = CUDNN_NOT_PROPAGATE_NAN;
+  double left_clip = 0.0, right_clip = 0.0;
+  bool set = false;
+};
+
+struct RnnData {
+  cudnnDataType_t dtype = CUDNN_DATA_FLOAT;
+  cudnnRNNDataLayout_t layout = CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED;
+  int max_length = 0, batch = 0, vector_size = 0;
+  std::vector<int> lengths;  // per sequence, host copy
+  double padding_fill = 0.0;
+  bool set = false;
+};
+
 struct DnnState {
   std::mutex mutex;
   std::unordered_set<const void*> handles, tensors, filters, convs, activations, poolings,
-      op_tensors, reduce_tensors, lrns, dropouts;
+      op_tensors, reduce_tensors, lrns, dropouts, rnns, rnn_datas;
 };
 
 DnnState& dnn() {
@@ -1876,4 +1905,657 @@ PT_EXPORT cudnnStatus_t cudnnFindConvolutionBackwardFilterAlgorithmEx(
   (void)x, (void)dy, (void)dw, (void)workspace, (void)workspace_bytes;
   return cudnnFindConvolutionBackwardFilterAlgorithm(handle, x_desc, dy_desc, conv_desc, dw_desc,
                                                      requested, returned, results);
+}
+
+// ---- recurrent networks: the v8 RNN API (PyTorch's nn.LSTM, nn.GRU and nn.RNN call it) -------
+// Weights live in one weight space, laid out per pseudo-layer (layer × direction): the input
+// matrices (linLayerID 0..G-1, H × input), the recurrent ones (G..2G-1, H × P), the LSTM
+// projection (2G, P × H), then the input and recurrent biases in linLayerID order (G gates: 1
+// for ReLU/tanh cells, 3 for GRU, 4 for LSTM; P the projection size, H without one). A forward
+// pass is, per layer and direction, one input GEMM over every token and then, per time step, a
+// recurrent GEMM over the sequences still running, a pointwise cell kernel and (LSTM with
+// projection) the projection GEMM: the serial chain cuDNN's standard algorithm runs.
+namespace {
+using detail::RnnData;
+using detail::RnnDesc;
+
+std::int64_t rnn_gates(cudnnRNNMode_t cell) {
+  return cell == CUDNN_LSTM ? 4 : cell == CUDNN_GRU ? 3 : 1;
+}
+const char* rnn_cell_name(cudnnRNNMode_t cell) {
+  switch (cell) {
+    case CUDNN_RNN_RELU:
+      return "relu";
+    case CUDNN_RNN_TANH:
+      return "tanh";
+    case CUDNN_LSTM:
+      return "lstm";
+    default:
+      return "gru";
+  }
+}
+std::int64_t rnn_directions(const RnnDesc& r) { return r.direction == CUDNN_BIDIRECTIONAL ? 2 : 1; }
+bool rnn_projects(const RnnDesc& r) {
+  return r.cell == CUDNN_LSTM && r.projection_size < r.hidden_size;
+}
+std::int64_t rnn_layer_input(const RnnDesc& r, std::int64_t layer) {
+  return layer == 0 ? r.input_size : r.projection_size * rnn_directions(r);
+}
+bool rnn_has_input_matrix(const RnnDesc& r, std::int64_t layer) {
+  return !(layer == 0 && r.input_mode == CUDNN_SKIP_INPUT);
+}
+bool rnn_input_bias(const RnnDesc& r) {
+  return r.bias == CUDNN_RNN_DOUBLE_BIAS || r.bias == CUDNN_RNN_SINGLE_INP_BIAS;
+}
+bool rnn_recurrent_bias(const RnnDesc& r) {
+  return r.bias == CUDNN_RNN_DOUBLE_BIAS || r.bias == CUDNN_RNN_SINGLE_REC_BIAS;
+}
+
+// A matrix or bias inside one pseudo-layer: offset in elements from the pseudo-layer's start
+// (-1 when the parameter does not exist), rows and columns.
+struct RnnParam {
+  std::int64_t offset = -1, rows = 0, cols = 0;
+};
+
+// Parameters of a pseudo-layer in layout order; `count` receives the pseudo-layer's elements.
+std::int64_t rnn_pseudo_layer(const RnnDesc& r, std::int64_t layer, std::int64_t lin, bool bias,
+                              RnnParam* param) {
+  const std::int64_t gates = rnn_gates(r.cell), h = r.hidden_size, p = r.projection_size;
+  const std::int64_t in = rnn_layer_input(r, layer);
+  std::int64_t offset = 0;
+  RnnParam found;
+  const auto place = [&](bool exists, bool is_bias, std::int64_t id, std::int64_t rows,
+                         std::int64_t cols) {
+    if (!exists) return;
+    if (is_bias == bias && id == lin) found = {offset, rows, cols};
+    offset += rows * cols;
+  };
+  for (std::int64_t g = 0; g < gates; ++g) place(rnn_has_input_matrix(r, layer), false, g, h, in);
+  for (std::int64_t g = 0; g < gates; ++g) place(true, false, gates + g, h, p);
+  place(rnn_projects(r), false, 2 * gates, p, h);
+  for (std::int64_t g = 0; g < gates; ++g) place(rnn_input_bias(r), true, g, h, 1);
+  for (std::int64_t g = 0; g < gates; ++g) place(rnn_recurrent_bias(r), true, gates + g, h, 1);
+  if (param != nullptr) *param = found;
+  return offset;
+}
+
+std::int64_t rnn_weight_elements(const RnnDesc& r) {
+  std::int64_t total = 0;
+  for (std::int64_t layer = 0; layer < r.layers; ++layer) {
+    total += rnn_directions(r) * rnn_pseudo_layer(r, layer, -1, false, nullptr);
+  }
+  return total;
+}
+
+std::size_t rnn_dtype_bytes(cudnnDataType_t t) { return detail::dtype_bytes(t); }
+
+std::int64_t rnn_tokens(const RnnData& d) {
+  std::int64_t tokens = 0;
+  for (int length : d.lengths) tokens += length;
+  return tokens;
+}
+
+// The emulator's scratch sizes: the workspace holds one layer's input-GEMM output (every token,
+// every gate, both directions); the reserve (training only) keeps, per layer, direction and
+// token, the gate activations, the cell state and the output for the backward pass, plus one
+// dropout mask byte per element between layers.
+void rnn_temp_sizes(const RnnDesc& r, const RnnData& x, bool training, std::size_t* work,
+                    std::size_t* reserve) {
+  const auto bytes = static_cast<std::int64_t>(rnn_dtype_bytes(r.dtype));
+  const std::int64_t tokens = rnn_tokens(x), dirs = rnn_directions(r);
+  const std::int64_t gates = rnn_gates(r.cell), h = r.hidden_size, p = r.projection_size;
+  *work = static_cast<std::size_t>(std::max<std::int64_t>(1, tokens * gates * h * dirs) * bytes);
+  std::int64_t kept = 0;
+  if (training) {
+    kept = r.layers * dirs * tokens * (gates * h + h + p) * bytes;
+    const auto* drop = detail::live<detail::DropoutDesc>(dnn().dropouts, r.dropout);
+    if (drop != nullptr && drop->dropout > 0.0f) kept += (r.layers - 1) * tokens * p * dirs;
+  }
+  *reserve = static_cast<std::size_t>(kept);
+}
+
+bool rnn_data_type_ok(cudnnDataType_t t) {
+  return t == CUDNN_DATA_HALF || t == CUDNN_DATA_FLOAT || t == CUDNN_DATA_DOUBLE ||
+         t == CUDNN_DATA_BFLOAT16;
+}
+}  // namespace
+
+PT_EXPORT cudnnStatus_t cudnnCreateRNNDescriptor(cudnnRNNDescriptor_t* desc) {
+  return detail::create<RnnDesc>(dnn().rnns, desc, "cudnnCreateRNNDescriptor");
+}
+PT_EXPORT cudnnStatus_t cudnnDestroyRNNDescriptor(cudnnRNNDescriptor_t desc) {
+  return detail::destroy<RnnDesc>(dnn().rnns, desc, "cudnnDestroyRNNDescriptor");
+}
+
+PT_EXPORT cudnnStatus_t cudnnSetRNNDescriptor_v8(
+    cudnnRNNDescriptor_t desc, cudnnRNNAlgo_t algo, cudnnRNNMode_t cell, cudnnRNNBiasMode_t bias,
+    cudnnDirectionMode_t direction, cudnnRNNInputMode_t input_mode, cudnnDataType_t dtype,
+    cudnnDataType_t math_precision, cudnnMathType_t math, int32_t input_size, int32_t hidden_size,
+    int32_t projection_size, int32_t layers, cudnnDropoutDescriptor_t dropout, uint32_t aux_flags) {
+  const char* api = "cudnnSetRNNDescriptor_v8";
+  auto* r = detail::live<RnnDesc>(dnn().rnns, desc);
+  if (r == nullptr) return detail::bad(api, "invalid RNN descriptor " + detail::pointer_text(desc));
+  if (algo < CUDNN_RNN_ALGO_STANDARD || algo > CUDNN_RNN_ALGO_PERSIST_STATIC_SMALL_H)
+    return detail::bad(api, "unknown algo " + std::to_string(algo));
+  if (cell < CUDNN_RNN_RELU || cell > CUDNN_GRU)
+    return detail::bad(api, "unknown cellMode " + std::to_string(cell));
+  if (bias < CUDNN_RNN_NO_BIAS || bias > CUDNN_RNN_SINGLE_REC_BIAS)
+    return detail::bad(api, "unknown biasMode " + std::to_string(bias));
+  if (direction != CUDNN_UNIDIRECTIONAL && direction != CUDNN_BIDIRECTIONAL)
+    return detail::bad(api, "unknown dirMode " + std::to_string(direction));
+  if (input_mode != CUDNN_LINEAR_INPUT && input_mode != CUDNN_SKIP_INPUT)
+    return detail::bad(api, "unknown inputMode " + std::to_string(input_mode));
+  if (!rnn_data_type_ok(dtype))
+    return detail::bad(api, "unsupported dataType " + std::to_string(dtype));
+  if (!rnn_data_type_ok(math_precision))
+    return detail::bad(api, "unsupported mathPrec " + std::to_string(math_precision));
+  if (input_size <= 0 || hidden_size <= 0 || layers <= 0)
+    return detail::bad(api, "inputSize, hiddenSize and numLayers must be positive");
+  if (projection_size <= 0 || projection_size > hidden_size ||
+      (cell != CUDNN_LSTM && projection_size != hidden_size))
+    return detail::bad(api, "projSize " + std::to_string(projection_size) +
+                                " must equal hiddenSize, or be smaller for LSTM only");
+  if (input_mode == CUDNN_SKIP_INPUT && input_size != hidden_size)
+    return detail::bad(api, "CUDNN_SKIP_INPUT needs inputSize equal to hiddenSize");
+  if (dropout != nullptr && detail::live<detail::DropoutDesc>(dnn().dropouts, dropout) == nullptr)
+    return detail::bad(api, "invalid dropout descriptor " + detail::pointer_text(dropout));
+  if ((aux_flags & ~CUDNN_RNN_PADDED_IO_ENABLED) != 0)
+    return detail::bad(api, "unknown auxFlags bits " + std::to_string(aux_flags));
+  r->algo = algo, r->cell = cell, r->bias = bias, r->direction = direction;
+  r->input_mode = input_mode, r->dtype = dtype, r->math_precision = math_precision, r->math = math;
+  r->input_size = input_size, r->hidden_size = hidden_size, r->projection_size = projection_size;
+  r->layers = layers, r->dropout = dropout, r->aux_flags = aux_flags, r->set = true;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+PT_EXPORT cudnnStatus_t cudnnGetRNNDescriptor_v8(
+    cudnnRNNDescriptor_t desc, cudnnRNNAlgo_t* algo, cudnnRNNMode_t* cell, cudnnRNNBiasMode_t* bias,
+    cudnnDirectionMode_t* direction, cudnnRNNInputMode_t* input_mode, cudnnDataType_t* dtype,
+    cudnnDataType_t* math_precision, cudnnMathType_t* math, int32_t* input_size,
+    int32_t* hidden_size, int32_t* projection_size, int32_t* layers,
+    cudnnDropoutDescriptor_t* dropout, uint32_t* aux_flags) {
+  const auto* r = detail::live<RnnDesc>(dnn().rnns, desc);
+  if (r == nullptr || !r->set)
+    return detail::bad("cudnnGetRNNDescriptor_v8", "invalid or unset RNN descriptor");
+  if (algo != nullptr) *algo = r->algo;
+  if (cell != nullptr) *cell = r->cell;
+  if (bias != nullptr) *bias = r->bias;
+  if (direction != nullptr) *direction = r->direction;
+  if (input_mode != nullptr) *input_mode = r->input_mode;
+  if (dtype != nullptr) *dtype = r->dtype;
+  if (math_precision != nullptr) *math_precision = r->math_precision;
+  if (math != nullptr) *math = r->math;
+  if (input_size != nullptr) *input_size = r->input_size;
+  if (hidden_size != nullptr) *hidden_size = r->hidden_size;
+  if (projection_size != nullptr) *projection_size = r->projection_size;
+  if (layers != nullptr) *layers = r->layers;
+  if (dropout != nullptr) *dropout = r->dropout;
+  if (aux_flags != nullptr) *aux_flags = r->aux_flags;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+namespace {
+cudnnStatus_t set_rnn_clip(cudnnRNNDescriptor_t desc, cudnnRNNClipMode_t mode,
+                           cudnnNanPropagation_t nan, double left, double right, const char* api) {
+  auto* r = detail::live<RnnDesc>(dnn().rnns, desc);
+  if (r == nullptr || !r->set) return detail::bad(api, "invalid or unset RNN descriptor");
+  if (mode != CUDNN_RNN_CLIP_NONE && mode != CUDNN_RNN_CLIP_MINMAX)
+    return detail::bad(api, "unknown clipMode " + std::to_string(mode));
+  if (mode == CUDNN_RNN_CLIP_MINMAX && !(left < right))
+    return detail::bad(api, "lclip must be below rclip");
+  r->clip = mode, r->clip_nan = nan, r->left_clip = left, r->right_clip = right;
+  return CUDNN_STATUS_SUCCESS;
+}
+cudnnStatus_t get_rnn_clip(cudnnRNNDescriptor_t desc, cudnnRNNClipMode_t* mode,
+                           cudnnNanPropagation_t* nan, double* left, double* right,
+                           const char* api) {
+  const auto* r = detail::live<RnnDesc>(dnn().rnns, desc);
+  if (r == nullptr || !r->set) return detail::bad(api, "invalid or unset RNN descriptor");
+  if (mode != nullptr) *mode = r->clip;
+  if (nan != nullptr) *nan = r->clip_nan;
+  if (left != nullptr) *left = r->left_clip;
+  if (right != nullptr) *right = r->right_clip;
+  return CUDNN_STATUS_SUCCESS;
+}
+}  // namespace
+
+PT_EXPORT cudnnStatus_t cudnnRNNSetClip_v8(cudnnRNNDescriptor_t desc, cudnnRNNClipMode_t mode,
+                                           cudnnNanPropagation_t nan, double left, double right) {
+  return set_rnn_clip(desc, mode, nan, left, right, "cudnnRNNSetClip_v8");
+}
+PT_EXPORT cudnnStatus_t cudnnRNNSetClip_v9(cudnnRNNDescriptor_t desc, cudnnRNNClipMode_t mode,
+                                           double left, double right) {
+  return set_rnn_clip(desc, mode, CUDNN_NOT_PROPAGATE_NAN, left, right, "cudnnRNNSetClip_v9");
+}
+PT_EXPORT cudnnStatus_t cudnnRNNGetClip_v8(cudnnRNNDescriptor_t desc, cudnnRNNClipMode_t* mode,
+                                           cudnnNanPropagation_t* nan, double* left,
+                                           double* right) {
+  return get_rnn_clip(desc, mode, nan, left, right, "cudnnRNNGetClip_v8");
+}
+PT_EXPORT cudnnStatus_t cudnnRNNGetClip_v9(cudnnRNNDescriptor_t desc, cudnnRNNClipMode_t* mode,
+                                           double* left, double* right) {
+  return get_rnn_clip(desc, mode, nullptr, left, right, "cudnnRNNGetClip_v9");
+}
+
+// Persistent-kernel compilation for CUDNN_RNN_ALGO_PERSIST_DYNAMIC happens on the host: nothing
+// reaches the device.
+PT_EXPORT cudnnStatus_t cudnnBuildRNNDynamic(cudnnHandle_t handle, cudnnRNNDescriptor_t desc,
+                                             int mini_batch) {
+  const char* api = "cudnnBuildRNNDynamic";
+  const auto* r = detail::live<RnnDesc>(dnn().rnns, desc);
+  if (detail::live<detail::Handle>(dnn().handles, handle) == nullptr || r == nullptr || !r->set)
+    return detail::bad(api, "invalid handle or unset RNN descriptor");
+  if (mini_batch <= 0) return detail::bad(api, "miniBatch must be positive");
+  return CUDNN_STATUS_SUCCESS;
+}
+
+PT_EXPORT cudnnStatus_t cudnnCreateRNNDataDescriptor(cudnnRNNDataDescriptor_t* desc) {
+  return detail::create<RnnData>(dnn().rnn_datas, desc, "cudnnCreateRNNDataDescriptor");
+}
+PT_EXPORT cudnnStatus_t cudnnDestroyRNNDataDescriptor(cudnnRNNDataDescriptor_t desc) {
+  return detail::destroy<RnnData>(dnn().rnn_datas, desc, "cudnnDestroyRNNDataDescriptor");
+}
+
+PT_EXPORT cudnnStatus_t cudnnSetRNNDataDescriptor(cudnnRNNDataDescriptor_t desc,
+                                                  cudnnDataType_t dtype,
+                                                  cudnnRNNDataLayout_t layout, int max_length,
+                                                  int batch, int vector_size, const int lengths[],
+                                                  void* padding_fill) {
+  const char* api = "cudnnSetRNNDataDescriptor";
+  auto* d = detail::live<RnnData>(dnn().rnn_datas, desc);
+  if (d == nullptr) return detail::bad(api, "invalid RNN data descriptor");
+  if (!rnn_data_type_ok(dtype))
+    return detail::bad(api, "unsupported dataType " + std::to_string(dtype));
+  if (layout < CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED ||
+      layout > CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED)
+    return detail::bad(api, "unknown layout " + std::to_string(layout));
+  if (max_length <= 0 || batch <= 0 || vector_size <= 0)
+    return detail::bad(api, "maxSeqLength, batchSize and vectorSize must be positive");
+  if (lengths == nullptr) return detail::bad(api, "seqLengthArray is NULL");
+  std::vector<int> copy(lengths, lengths + batch);
+  for (int i = 0; i < batch; ++i) {
+    if (copy[i] < 0 || copy[i] > max_length)
+      return detail::bad(api, "seqLengthArray[" + std::to_string(i) +
+                                  "] = " + std::to_string(copy[i]) + " outside [0, maxSeqLength]");
+    if (layout == CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED && i > 0 && copy[i] > copy[i - 1])
+      return detail::bad(api, "a packed layout needs sequence lengths in non-increasing order");
+  }
+  d->dtype = dtype, d->layout = layout, d->max_length = max_length, d->batch = batch;
+  d->vector_size = vector_size, d->lengths = std::move(copy);
+  d->padding_fill = 0.0;
+  if (padding_fill != nullptr && dtype == CUDNN_DATA_FLOAT)
+    d->padding_fill = *static_cast<const float*>(padding_fill);
+  if (padding_fill != nullptr && dtype == CUDNN_DATA_DOUBLE)
+    d->padding_fill = *static_cast<const double*>(padding_fill);
+  d->set = true;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+PT_EXPORT cudnnStatus_t cudnnGetRNNDataDescriptor(cudnnRNNDataDescriptor_t desc,
+                                                  cudnnDataType_t* dtype,
+                                                  cudnnRNNDataLayout_t* layout, int* max_length,
+                                                  int* batch, int* vector_size, int requested,
+                                                  int lengths[], void* padding_fill) {
+  const char* api = "cudnnGetRNNDataDescriptor";
+  const auto* d = detail::live<RnnData>(dnn().rnn_datas, desc);
+  if (d == nullptr || !d->set) return detail::bad(api, "invalid or unset RNN data descriptor");
+  if (requested < 0 || (requested > 0 && lengths == nullptr))
+    return detail::bad(api, "arrayLengthRequested is negative or seqLengthArray is NULL");
+  if (dtype != nullptr) *dtype = d->dtype;
+  if (layout != nullptr) *layout = d->layout;
+  if (max_length != nullptr) *max_length = d->max_length;
+  if (batch != nullptr) *batch = d->batch;
+  if (vector_size != nullptr) *vector_size = d->vector_size;
+  for (int i = 0; i < std::min(requested, d->batch); ++i) lengths[i] = d->lengths[i];
+  if (padding_fill != nullptr && d->dtype == CUDNN_DATA_FLOAT)
+    *static_cast<float*>(padding_fill) = static_cast<float>(d->padding_fill);
+  if (padding_fill != nullptr && d->dtype == CUDNN_DATA_DOUBLE)
+    *static_cast<double*>(padding_fill) = d->padding_fill;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+PT_EXPORT cudnnStatus_t cudnnGetRNNWeightSpaceSize(cudnnHandle_t handle, cudnnRNNDescriptor_t desc,
+                                                   size_t* size) {
+  const char* api = "cudnnGetRNNWeightSpaceSize";
+  const auto* r = detail::live<RnnDesc>(dnn().rnns, desc);
+  if (detail::live<detail::Handle>(dnn().handles, handle) == nullptr || r == nullptr || !r->set ||
+      size == nullptr)
+    return detail::bad(api, "invalid handle, unset RNN descriptor or NULL size");
+  *size = static_cast<std::size_t>(rnn_weight_elements(*r)) * rnn_dtype_bytes(r->dtype);
+  return CUDNN_STATUS_SUCCESS;
+}
+
+PT_EXPORT cudnnStatus_t cudnnGetRNNTempSpaceSizes(cudnnHandle_t handle, cudnnRNNDescriptor_t desc,
+                                                  cudnnForwardMode_t mode,
+                                                  cudnnRNNDataDescriptor_t x_desc,
+                                                  size_t* work_bytes, size_t* reserve_bytes) {
+  const char* api = "cudnnGetRNNTempSpaceSizes";
+  const auto* r = detail::live<RnnDesc>(dnn().rnns, desc);
+  const auto* x = detail::live<RnnData>(dnn().rnn_datas, x_desc);
+  if (detail::live<detail::Handle>(dnn().handles, handle) == nullptr || r == nullptr || !r->set ||
+      x == nullptr || !x->set)
+    return detail::bad(api, "invalid handle, or unset RNN or data descriptor");
+  if (mode != CUDNN_FWD_MODE_INFERENCE && mode != CUDNN_FWD_MODE_TRAINING)
+    return detail::bad(api, "unknown fwdMode " + std::to_string(mode));
+  std::size_t work = 0, reserve = 0;
+  rnn_temp_sizes(*r, *x, mode == CUDNN_FWD_MODE_TRAINING, &work, &reserve);
+  if (work_bytes != nullptr) *work_bytes = work;
+  if (reserve_bytes != nullptr) *reserve_bytes = reserve;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+PT_EXPORT cudnnStatus_t cudnnGetRNNWeightParams(cudnnHandle_t handle, cudnnRNNDescriptor_t desc,
+                                                int32_t pseudo_layer, size_t weight_bytes,
+                                                const void* weights, int32_t lin_layer,
+                                                cudnnTensorDescriptor_t m_desc, void** m_addr,
+                                                cudnnTensorDescriptor_t b_desc, void** b_addr) {
+  const char* api = "cudnnGetRNNWeightParams";
+  const auto* r = detail::live<RnnDesc>(dnn().rnns, desc);
+  if (detail::live<detail::Handle>(dnn().handles, handle) == nullptr || r == nullptr || !r->set)
+    return detail::bad(api, "invalid handle or unset RNN descriptor");
+  const std::int64_t dirs = rnn_directions(*r), gates = rnn_gates(r->cell);
+  if (pseudo_layer < 0 || pseudo_layer >= r->layers * dirs)
+    return detail::bad(api, "pseudoLayer " + std::to_string(pseudo_layer) + " outside [0, " +
+                                std::to_string(r->layers * dirs) + ")");
+  const std::int64_t last_lin = r->cell == CUDNN_LSTM ? 2 * gates : 2 * gates - 1;
+  if (lin_layer < 0 || lin_layer > last_lin)
+    return detail::bad(api, "linLayerID " + std::to_string(lin_layer) + " outside [0, " +
+                                std::to_string(last_lin) + "]");
+  const std::size_t bytes = rnn_dtype_bytes(r->dtype);
+  const std::size_t needed = static_cast<std::size_t>(rnn_weight_elements(*r)) * bytes;
+  if (weight_bytes < needed)
+    return detail::bad(api, "weightSpaceSize is below cudnnGetRNNWeightSpaceSize");
+  const detail::PointerInfo info = detail::lookup_pointer(weights);
+  if (!info.known || !info.device_side || info.available < needed)
+    return detail::bad(api, "weightSpace is not device memory of the weight space's size");
+  const std::int64_t layer = pseudo_layer / dirs;
+  std::int64_t base = 0;  // elements before this pseudo-layer
+  for (std::int64_t l = 0; l < layer; ++l)
+    base += dirs * rnn_pseudo_layer(*r, l, -1, false, nullptr);
+  base += (pseudo_layer % dirs) * rnn_pseudo_layer(*r, layer, -1, false, nullptr);
+  const auto answer = [&](bool bias, cudnnTensorDescriptor_t out_desc, void** out_addr) {
+    RnnParam param;
+    rnn_pseudo_layer(*r, layer, lin_layer, bias, &param);
+    if (out_addr != nullptr) {
+      *out_addr = param.offset < 0 ? nullptr
+                                   : static_cast<char*>(const_cast<void*>(weights)) +
+                                         (base + param.offset) * static_cast<std::int64_t>(bytes);
+    }
+    if (out_desc != nullptr && param.offset >= 0) {
+      const int dim[3] = {1, static_cast<int>(param.rows), static_cast<int>(param.cols)};
+      return set_tensor(out_desc, r->dtype, 3, dim, api);
+    }
+    return CUDNN_STATUS_SUCCESS;
+  };
+  if (const cudnnStatus_t s = answer(false, m_desc, m_addr); s != CUDNN_STATUS_SUCCESS) return s;
+  return answer(true, b_desc, b_addr);
+}
+
+namespace {
+// Where an RNN call's work goes.
+struct RnnRun {
+  const RnnDesc* r = nullptr;
+  const RnnData* x = nullptr;
+  int device = 0;
+  std::int64_t stream = 0;
+  cudaStream_t stream_handle = nullptr;
+  std::string compute;
+  const char* dtype = "float32";
+  std::int64_t dtype_bytes = 4;
+  const char* api = "";
+};
+
+void rnn_gemm(const RnnRun& run, std::int64_t m, std::int64_t n, std::int64_t k, const char* part,
+              std::int64_t layer, std::int64_t direction, std::int64_t step) {
+  if (m <= 0 || n <= 0 || k <= 0) return;
+  auto rec = powertrain::emu::begin_work(trace_schema::op::kGemm, powertrain::emu::now_ns());
+  rec.field(trace_schema::field::kApi, std::string_view(run.api));
+  rec.field(trace_schema::field::kM, m);
+  rec.field(trace_schema::field::kN, n);
+  rec.field(trace_schema::field::kK, k);
+  rec.field(trace_schema::field::kBatch, std::int64_t{1});
+  rec.field("transa", std::string_view("N"));
+  rec.field("transb", std::string_view("N"));
+  rec.field(trace_schema::field::kDtypeA, std::string_view(run.dtype));
+  rec.field(trace_schema::field::kDtypeB, std::string_view(run.dtype));
+  rec.field(trace_schema::field::kDtypeC, std::string_view(run.dtype));
+  rec.field(trace_schema::field::kCompute, std::string_view(run.compute));
+  rec.field(trace_schema::field::kFlops, 2 * m * n * k);
+  std::string rnn = std::string("{\"cell\":\"") + rnn_cell_name(run.r->cell) + "\",\"part\":\"" +
+                    part + "\",\"layer\":" + std::to_string(layer) +
+                    ",\"direction\":" + std::to_string(direction);
+  if (step >= 0) rnn += ",\"step\":" + std::to_string(step);
+  rnn += "}";
+  rec.raw("rnn", rnn);
+  powertrain::emu::end_work(rec, run.device, run.stream, 0);
+}
+
+bool rnn_kernel(const RnnRun& run, const std::string& what, std::int64_t bytes) {
+  if (bytes <= 0) return true;
+  return detail::append_sized_kernel(
+      std::string("cudnn_rnn_") + rnn_cell_name(run.r->cell) + "_" + what + "_" + run.dtype,
+      static_cast<std::size_t>(bytes), run.stream_handle, run.api, powertrain::emu::now_ns());
+}
+
+// Sequences still running at each time step.
+std::vector<std::int64_t> rnn_step_batches(const RnnData& x) {
+  std::vector<std::int64_t> batch(static_cast<std::size_t>(x.max_length), 0);
+  for (int length : x.lengths) {
+    for (int t = 0; t < length; ++t) ++batch[static_cast<std::size_t>(t)];
+  }
+  while (!batch.empty() && batch.back() == 0) batch.pop_back();
+  return batch;
+}
+
+// Passed as rnn_begin's c_desc by calls without a cell state (the weight gradient).
+const cudnnTensorDescriptor_t kNoCellState = reinterpret_cast<cudnnTensorDescriptor_t>(-1);
+
+bool device_buffer(const void* p, std::size_t bytes) {
+  const detail::PointerInfo info = detail::lookup_pointer(p);
+  return info.known && info.device_side && info.available >= bytes;
+}
+
+// Checks what every RNN call shares: the handle, the descriptors (x's vectors are the first
+// layer's input, y's every direction's output, same sequences), the weight space and the scratch
+// buffers; `h_desc`/`c_desc` the hidden and cell state shapes [layers·dirs, batch, P or H].
+cudnnStatus_t rnn_begin(cudnnHandle_t handle, cudnnRNNDescriptor_t desc, const int32_t* lengths,
+                        cudnnRNNDataDescriptor_t x_desc, const void* x,
+                        cudnnRNNDataDescriptor_t y_desc, const void* y,
+                        cudnnTensorDescriptor_t h_desc, cudnnTensorDescriptor_t c_desc,
+                        std::size_t weight_bytes, const void* weights, std::size_t work_bytes,
+                        const void* work, std::size_t reserve_bytes, const void* reserve,
+                        bool training, const char* api, RnnRun* run) {
+  const auto* h = detail::live<detail::Handle>(dnn().handles, handle);
+  if (h == nullptr) return detail::bad(api, "invalid or destroyed cuDNN handle");
+  const auto* r = detail::live<RnnDesc>(dnn().rnns, desc);
+  if (r == nullptr || !r->set) return detail::bad(api, "invalid or unset RNN descriptor");
+  const auto* xd = detail::live<RnnData>(dnn().rnn_datas, x_desc);
+  const auto* yd = detail::live<RnnData>(dnn().rnn_datas, y_desc);
+  if (xd == nullptr || yd == nullptr || !xd->set || !yd->set)
+    return detail::bad(api, "xDesc or yDesc is not a set RNN data descriptor");
+  if (xd->dtype != r->dtype || yd->dtype != r->dtype)
+    return detail::bad(api, "the data type of x or y differs from the RNN descriptor's");
+  if (xd->vector_size != r->input_size)
+    return detail::bad(api, "x's vectorSize " + std::to_string(xd->vector_size) +
+                                " differs from inputSize " + std::to_string(r->input_size));
+  const std::int64_t dirs = rnn_directions(*r);
+  if (yd->vector_size != r->projection_size * dirs)
+    return detail::bad(api, "y's vectorSize " + std::to_string(yd->vector_size) + " is not " +
+                                std::to_string(r->projection_size * dirs) +
+                                " (projSize x directions)");
+  if (xd->layout != yd->layout || xd->batch != yd->batch || xd->max_length != yd->max_length ||
+      xd->lengths != yd->lengths)
+    return detail::bad(api, "x and y describe different sequences");
+  if (lengths == nullptr || !device_buffer(lengths, sizeof(int32_t) * xd->batch))
+    return detail::bad(api, "devSeqLengths is not device memory of batchSize int32 values");
+  const auto state_ok = [&](cudnnTensorDescriptor_t t_desc, std::int64_t width) {
+    const Tensor* t = tensor_of(t_desc);
+    return t != nullptr && t->set && t->dims == 3 && t->dim[0] == r->layers * dirs &&
+           t->dim[1] == xd->batch && t->dim[2] == width;
+  };
+  if (!state_ok(h_desc, r->projection_size))
+    return detail::bad(api, "hDesc must be [numLayers x directions, batch, projSize] = [" +
+                                std::to_string(r->layers * dirs) + ", " +
+                                std::to_string(xd->batch) + ", " +
+                                std::to_string(r->projection_size) + "]");
+  if (r->cell == CUDNN_LSTM && c_desc != kNoCellState && !state_ok(c_desc, r->hidden_size))
+    return detail::bad(api, "cDesc must be [numLayers x directions, batch, hiddenSize]");
+  const std::size_t bytes = rnn_dtype_bytes(r->dtype);
+  const std::size_t weights_needed = static_cast<std::size_t>(rnn_weight_elements(*r)) * bytes;
+  if (weight_bytes < weights_needed || !device_buffer(weights, weights_needed))
+    return detail::bad(api, "the weight space is smaller than cudnnGetRNNWeightSpaceSize (" +
+                                std::to_string(weights_needed) + " bytes) or not device memory");
+  const auto data_bytes = [&](const RnnData& d) {
+    const std::size_t rows = d.layout == CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED
+                                 ? static_cast<std::size_t>(rnn_tokens(d))
+                                 : static_cast<std::size_t>(d.max_length) * d.batch;
+    return rows * d.vector_size * bytes;
+  };
+  if (!device_buffer(x, data_bytes(*xd)) || !device_buffer(y, data_bytes(*yd)))
+    return detail::bad(api, "x or y is not device memory holding its sequences");
+  std::size_t work_needed = 0, reserve_needed = 0;
+  rnn_temp_sizes(*r, *xd, training, &work_needed, &reserve_needed);
+  if (work_bytes < work_needed || !device_buffer(work, work_needed))
+    return detail::bad(api, "workSpace is smaller than cudnnGetRNNTempSpaceSizes's " +
+                                std::to_string(work_needed) + " bytes or not device memory");
+  if (training && (reserve_bytes < reserve_needed || !device_buffer(reserve, reserve_needed)))
+    return detail::bad(api, "reserveSpace is smaller than cudnnGetRNNTempSpaceSizes's " +
+                                std::to_string(reserve_needed) + " bytes or not device memory");
+  int device = 0;
+  const std::int64_t stream = powertrain::emu::stream_id(h->stream, false, &device);
+  if (stream == powertrain::emu::kInvalidStream)
+    return detail::bad(api, "the handle's stream was destroyed");
+  run->r = r, run->x = xd, run->device = device, run->stream = stream;
+  run->stream_handle = h->stream, run->api = api;
+  run->dtype = detail::dtype_name(r->dtype);
+  run->dtype_bytes = static_cast<std::int64_t>(bytes);
+  // As for convolutions: fp32 RNNs run their GEMMs on TF32 tensor cores unless the math is FMA.
+  run->compute = detail::dtype_name(r->math_precision);
+  if (r->dtype == CUDNN_DATA_FLOAT && r->math_precision == CUDNN_DATA_FLOAT &&
+      r->math != CUDNN_FMA_MATH)
+    run->compute = "float32_fast_tf32";
+  return CUDNN_STATUS_SUCCESS;
+}
+}  // namespace
+
+PT_EXPORT cudnnStatus_t cudnnRNNForward(cudnnHandle_t handle, cudnnRNNDescriptor_t desc,
+                                        cudnnForwardMode_t mode, const int32_t lengths[],
+                                        cudnnRNNDataDescriptor_t x_desc, const void* x,
+                                        cudnnRNNDataDescriptor_t y_desc, void* y,
+                                        cudnnTensorDescriptor_t h_desc, const void* hx, void* hy,
+                                        cudnnTensorDescriptor_t c_desc, const void* cx, void* cy,
+                                        size_t weight_bytes, const void* weights, size_t work_bytes,
+                                        void* work, size_t reserve_bytes, void* reserve) {
+  (void)hx, (void)hy, (void)cx, (void)cy;
+  const char* api = "cudnnRNNForward";
+  if (mode != CUDNN_FWD_MODE_INFERENCE && mode != CUDNN_FWD_MODE_TRAINING)
+    return detail::bad(api, "unknown fwdMode " + std::to_string(mode));
+  const bool training = mode == CUDNN_FWD_MODE_TRAINING;
+  RnnRun run;
+  if (const cudnnStatus_t s =
+          rnn_begin(handle, desc, lengths, x_desc, x, y_desc, y, h_desc, c_desc, weight_bytes,
+                    weights, work_bytes, work, reserve_bytes, reserve, training, api, &run);
+      s != CUDNN_STATUS_SUCCESS)
+    return s;
+  const RnnDesc& r = *run.r;
+  const std::int64_t gates = rnn_gates(r.cell), h = r.hidden_size, p = r.projection_size;
+  const std::int64_t tokens = rnn_tokens(*run.x), dirs = rnn_directions(r);
+  const std::vector<std::int64_t> batches = rnn_step_batches(*run.x);
+  const auto steps = static_cast<std::int64_t>(batches.size());
+  const auto* drop = detail::live<detail::DropoutDesc>(dnn().dropouts, r.dropout);
+  for (std::int64_t layer = 0; layer < r.layers; ++layer) {
+    if (layer > 0 && training && drop != nullptr && drop->dropout > 0.0f &&
+        !rnn_kernel(run, "dropout", tokens * p * dirs * (2 * run.dtype_bytes + 1)))
+      return CUDNN_STATUS_EXECUTION_FAILED;
+    for (std::int64_t d = 0; d < dirs; ++d) {
+      if (rnn_has_input_matrix(r, layer))
+        rnn_gemm(run, tokens, gates * h, rnn_layer_input(r, layer), "input", layer, d, -1);
+      for (std::int64_t i = 0; i < steps; ++i) {
+        const std::int64_t t = d == 0 ? i : steps - 1 - i;  // the reverse direction runs backwards
+        const std::int64_t b = batches[static_cast<std::size_t>(t)];
+        rnn_gemm(run, b, gates * h, p, "recurrent", layer, d, t);
+        // Gates read, the state read and written, the output written; in training the gate
+        // activations, the state and the output also go to the reserve.
+        std::int64_t moved = b * (gates * h + 2 * h + p) * run.dtype_bytes;
+        if (training) moved += b * (gates * h + h + p) * run.dtype_bytes;
+        if (!rnn_kernel(run, "fwd", moved)) return CUDNN_STATUS_EXECUTION_FAILED;
+        if (rnn_projects(r)) rnn_gemm(run, b, p, h, "projection", layer, d, t);
+      }
+    }
+  }
+  return CUDNN_STATUS_SUCCESS;
+}
+
+PT_EXPORT cudnnStatus_t cudnnRNNBackwardData_v8(
+    cudnnHandle_t handle, cudnnRNNDescriptor_t desc, const int32_t lengths[],
+    cudnnRNNDataDescriptor_t y_desc, const void* y, const void* dy, cudnnRNNDataDescriptor_t x_desc,
+    void* dx, cudnnTensorDescriptor_t h_desc, const void* hx, const void* dhy, void* dhx,
+    cudnnTensorDescriptor_t c_desc, const void* cx, const void* dcy, void* dcx, size_t weight_bytes,
+    const void* weights, size_t work_bytes, void* work, size_t reserve_bytes, void* reserve) {
+  (void)hx, (void)dhy, (void)dhx, (void)cx, (void)dcy, (void)dcx, (void)dy;
+  const char* api = "cudnnRNNBackwardData_v8";
+  RnnRun run;
+  if (const cudnnStatus_t s =
+          rnn_begin(handle, desc, lengths, x_desc, dx, y_desc, y, h_desc, c_desc, weight_bytes,
+                    weights, work_bytes, work, reserve_bytes, reserve, true, api, &run);
+      s != CUDNN_STATUS_SUCCESS)
+    return s;
+  const RnnDesc& r = *run.r;
+  const std::int64_t gates = rnn_gates(r.cell), h = r.hidden_size, p = r.projection_size;
+  const std::int64_t tokens = rnn_tokens(*run.x), dirs = rnn_directions(r);
+  const std::vector<std::int64_t> batches = rnn_step_batches(*run.x);
+  const auto steps = static_cast<std::int64_t>(batches.size());
+  // Layers from the last; each direction walks its forward order backwards.
+  for (std::int64_t layer = r.layers - 1; layer >= 0; --layer) {
+    for (std::int64_t d = 0; d < dirs; ++d) {
+      for (std::int64_t i = 0; i < steps; ++i) {
+        const std::int64_t t = d == 0 ? steps - 1 - i : i;
+        const std::int64_t b = batches[static_cast<std::size_t>(t)];
+        if (rnn_projects(r)) rnn_gemm(run, b, h, p, "projection_grad", layer, d, t);
+        // The reserve's activations and state read, the gate gradients written, the state
+        // gradient read and written.
+        if (!rnn_kernel(run, "bwd", b * (2 * gates * h + 3 * h + p) * run.dtype_bytes))
+          return CUDNN_STATUS_EXECUTION_FAILED;
+        rnn_gemm(run, b, p, gates * h, "recurrent_grad", layer, d, t);
+      }
+      if (rnn_has_input_matrix(r, layer))
+        rnn_gemm(run, tokens, rnn_layer_input(r, layer), gates * h, "input_grad", layer, d, -1);
+    }
+  }
+  return CUDNN_STATUS_SUCCESS;
+}
+
+PT_EXPORT cudnnStatus_t cudnnRNNBackwardWeights_v8(
+    cudnnHandle_t handle, cudnnRNNDescriptor_t desc, cudnnWgradMode_t add_grad,
+    const int32_t lengths[], cudnnRNNDataDescriptor_t x_desc, const void* x,
+    cudnnTensorDescriptor_t h_desc, const void* hx, cudnnRNNDataDescriptor_t y_desc, const void* y,
+    size_t weight_bytes, void* dweights, size_t work_bytes, void* work, size_t reserve_bytes,
+    void* reserve) {
+  (void)hx;
+  const char* api = "cudnnRNNBackwardWeights_v8";
+  if (add_grad != CUDNN_WGRAD_MODE_ADD && add_grad != CUDNN_WGRAD_MODE_SET)
+    return detail::bad(api, "unknown addGrad " + std::to_string(add_grad));
+  RnnRun run;
+  // The weight gradient takes no cell state (cDesc is not an argument).
+  if (const cudnnStatus_t s =
+          rnn_begin(handle, desc, lengths, x_desc, x, y_desc, y, h_desc, kNoCellState, weight_bytes,
+                    dweights, work_bytes, work, reserve_bytes, reserve, true, api, &run);
+      s != CUDNN_STATUS_SUCCESS)
+    return s;
+  const RnnDesc& r = *run.r;
+  const std::int64_t gates = rnn_gates(r.cell), h = r.hidden_size, p = r.projection_size;
+  const std::int64_t tokens = rnn_tokens(*run.x), dirs = rnn_directions(r);
+  for (std::int64_t layer = 0; layer < r.layers; ++layer) {
+    for (std::int64_t d = 0; d < dirs; ++d) {
+      if (rnn_has_input_matrix(r, layer))
+        rnn_gemm(run, gates * h, rnn_layer_input(r, layer), tokens, "input_weight_grad", layer, d,
+                 -1);
+      rnn_gemm(run, gates * h, p, tokens, "recurrent_weight_grad", layer, d, -1);
+      if (rnn_projects(r)) rnn_gemm(run, p, h, tokens, "projection_weight_grad", layer, d, -1);
+      if (r.bias != CUDNN_RNN_NO_BIAS &&
+          !rnn_kernel(run, "bias_grad", (tokens + 1) * gates * h * run.dtype_bytes))
+        return CUDNN_STATUS_EXECUTION_FAILED;
+    }
+  }
+  return CUDNN_STATUS_SUCCESS;
 }

@@ -1431,5 +1431,87 @@ TEST_F(EmulateLibrariesTest, CudnnLegacyTensorNormalizationAndDropoutOpsAreRecor
   EXPECT_EQ(gemms[0]["flops"], 2LL * 4 * 16 * 8 * 8 * 16 * 3 * 3);
 }
 
+// nn.LSTM-style cuDNN RNN calls: the program checks the weight space against PyTorch's parameter
+// count and walks every matrix and bias through cudnnGetRNNWeightParams. The emulator records,
+// per layer and direction, one input GEMM over all 15 tokens and, per time step, a recurrent GEMM
+// over the sequences still running (lengths 5, 5, 3, 2: 4, 4, 3, 2, 2 rows), a pointwise kernel
+// and, with a projection, the projection GEMM; the reverse direction walks the steps backwards
+// and the data gradient walks layers and steps in reverse.
+TEST_F(EmulateLibrariesTest, CudnnRnnForwardAndGradientsAreRecordedStepByStep) {
+  if (!built("cudnn_rnn")) GTEST_SKIP() << "cudnn_rnn not built";
+  const CliRun r = emulate("cudnn_rnn");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  // 58368 = 4·64·32 + 4·64·64 + 8·64 + 2·4·64·64 + 8·64; 38912 = 4·2·(4·32·16·2 + 16·32 + 8·32).
+  EXPECT_NE(r.out.find("cudnn_rnn: LSTM weight space 233472 bytes (58368 parameters walked), "
+                       "work 15360 bytes, reserve 47040 bytes; projected bidirectional LSTM "
+                       "weight space 38912 bytes"),
+            std::string::npos)
+      << r.out;
+  EXPECT_TRUE(summary_["unsupported_calls"].empty()) << summary_["unsupported_calls"].dump();
+  EXPECT_TRUE(kept("misuse").empty());
+
+  struct Gemm {
+    std::string api, part;
+    std::int64_t layer, direction, step, m, n, k;
+  };
+  std::vector<Gemm> expected;
+  const std::int64_t rows[5] = {4, 4, 3, 2, 2}, tokens = 15, gates = 4 * 64;
+  for (std::int64_t layer = 0; layer < 2; ++layer) {
+    expected.push_back({"cudnnRNNForward", "input", layer, 0, -1, tokens, gates, layer ? 64 : 32});
+    for (std::int64_t t = 0; t < 5; ++t) {
+      expected.push_back({"cudnnRNNForward", "recurrent", layer, 0, t, rows[t], gates, 64});
+    }
+  }
+  for (std::int64_t layer = 1; layer >= 0; --layer) {
+    for (std::int64_t t = 4; t >= 0; --t) {
+      expected.push_back(
+          {"cudnnRNNBackwardData_v8", "recurrent_grad", layer, 0, t, rows[t], 64, gates});
+    }
+    expected.push_back(
+        {"cudnnRNNBackwardData_v8", "input_grad", layer, 0, -1, tokens, layer ? 64 : 32, gates});
+  }
+  for (std::int64_t layer = 0; layer < 2; ++layer) {
+    expected.push_back({"cudnnRNNBackwardWeights_v8", "input_weight_grad", layer, 0, -1, gates,
+                        layer ? 64 : 32, tokens});
+    expected.push_back(
+        {"cudnnRNNBackwardWeights_v8", "recurrent_weight_grad", layer, 0, -1, gates, 64, tokens});
+  }
+  // Bidirectional, hidden 32 projected to 16, 2 sequences of 3 steps, inference.
+  for (std::int64_t d = 0; d < 2; ++d) {
+    expected.push_back({"cudnnRNNForward", "input", 0, d, -1, 6, 128, 16});
+    for (std::int64_t i = 0; i < 3; ++i) {
+      const std::int64_t t = d == 0 ? i : 2 - i;
+      expected.push_back({"cudnnRNNForward", "recurrent", 0, d, t, 2, 128, 16});
+      expected.push_back({"cudnnRNNForward", "projection", 0, d, t, 2, 16, 32});
+    }
+  }
+  const auto gemms = kept("gemm");
+  ASSERT_EQ(gemms.size(), expected.size());
+  for (std::size_t i = 0; i < gemms.size(); ++i) {
+    const json& g = gemms[i];
+    const Gemm& e = expected[i];
+    SCOPED_TRACE(g.dump());
+    EXPECT_EQ(g["api"], e.api);
+    EXPECT_EQ(g["rnn"]["cell"], "lstm");
+    EXPECT_EQ(g["rnn"]["part"], e.part);
+    EXPECT_EQ(g["rnn"]["layer"], e.layer);
+    EXPECT_EQ(g["rnn"]["direction"], e.direction);
+    EXPECT_EQ(g["rnn"].value("step", std::int64_t{-1}), e.step);
+    EXPECT_EQ(g["m"], e.m);
+    EXPECT_EQ(g["n"], e.n);
+    EXPECT_EQ(g["k"], e.k);
+    EXPECT_EQ(g["flops"], 2 * e.m * e.n * e.k);
+    EXPECT_EQ(g["compute"], "float32_fast_tf32");
+  }
+  // Pointwise kernels: 10 forward steps, the dropout between the layers, 10 backward steps, 2
+  // bias gradients, then 6 steps of the bidirectional LSTM.
+  std::map<std::string, int> kernels;
+  for (const json& k : kept("kernel")) ++kernels[k["name"].get<std::string>()];
+  EXPECT_EQ(kernels["cudnn_rnn_lstm_fwd_float32"], 16);
+  EXPECT_EQ(kernels["cudnn_rnn_lstm_dropout_float32"], 1);
+  EXPECT_EQ(kernels["cudnn_rnn_lstm_bwd_float32"], 10);
+  EXPECT_EQ(kernels["cudnn_rnn_lstm_bias_grad_float32"], 2);
+}
+
 }  // namespace
 }  // namespace powertrain
