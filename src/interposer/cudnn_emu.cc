@@ -142,7 +142,7 @@ struct RnnData {
 struct DnnState {
   std::mutex mutex;
   std::unordered_set<const void*> handles, tensors, filters, convs, activations, poolings,
-      op_tensors, reduce_tensors, lrns, dropouts, rnns, rnn_datas;
+      op_tensors, reduce_tensors, lrns, dropouts, rnns, rnn_datas, seq_datas, attns;
 };
 
 DnnState& dnn() {
@@ -2557,5 +2557,590 @@ PT_EXPORT cudnnStatus_t cudnnRNNBackwardWeights_v8(
         return CUDNN_STATUS_EXECUTION_FAILED;
     }
   }
+  return CUDNN_STATUS_SUCCESS;
+}
+
+// ---- multi-head attention: the legacy attention API (cuDNN's multiHeadAttention sample) -------
+// Sequence data are [time, batch, beam, vector] in any order with the vector innermost. The
+// weight buffer holds, in order, the Q, K, V weights (nHeads × projection × input each), the
+// output projection (nHeads × oProjSize × per-head value size), then the biases when enabled.
+// A call is recorded as its GEMMs: input projections over every token, the scores and the
+// weighted values per head over the (query, key) pairs inside each query's attention window,
+// the output projection; softmax, residual and bias work are memory-bound kernels.
+namespace powertrain::emu::detail {
+namespace {
+struct SeqData {
+  cudnnDataType_t dtype = CUDNN_DATA_FLOAT;
+  int dim[CUDNN_SEQDATA_DIM_COUNT] = {};  // by axis: time, batch, beam, vector
+  cudnnSeqDataAxis_t axes[CUDNN_SEQDATA_DIM_COUNT] = {};
+  std::vector<int> lengths;  // per (batch, beam), batch-major
+  bool set = false;
+};
+
+struct AttnDesc {
+  unsigned mode = 0;
+  int heads = 0;
+  double softmax_scale = 1.0;
+  cudnnDataType_t dtype = CUDNN_DATA_FLOAT, compute = CUDNN_DATA_FLOAT;
+  cudnnMathType_t math = CUDNN_DEFAULT_MATH;
+  cudnnDropoutDescriptor_t attn_dropout = nullptr, post_dropout = nullptr;
+  int q_size = 0, k_size = 0, v_size = 0;
+  int q_proj = 0, k_proj = 0, v_proj = 0, o_proj = 0;
+  int qo_max_length = 0, kv_max_length = 0, max_batch = 0, max_beam = 0;
+  bool set = false;
+};
+
+}  // namespace
+}  // namespace powertrain::emu::detail
+
+namespace {
+using detail::AttnDesc;
+using detail::SeqData;
+
+SeqData* seq_data_of(const void* desc) { return detail::live<SeqData>(dnn().seq_datas, desc); }
+AttnDesc* attn_of(const void* desc) { return detail::live<AttnDesc>(dnn().attns, desc); }
+
+// Per-head sizes: the projected sizes, or the inputs themselves without a projection.
+std::int64_t attn_head_q(const AttnDesc& a) { return a.q_proj > 0 ? a.q_proj : a.q_size; }
+std::int64_t attn_head_v(const AttnDesc& a) { return a.v_proj > 0 ? a.v_proj : a.v_size; }
+std::int64_t attn_out_size(const AttnDesc& a) {
+  return a.o_proj > 0 ? a.o_proj : a.heads * attn_head_v(a);
+}
+bool attn_biases(const AttnDesc& a) { return (a.mode & CUDNN_ATTN_ENABLE_PROJ_BIASES) != 0; }
+
+// Elements of weight kind `kind` (0 when absent) and its [heads, rows, cols] shape.
+std::int64_t attn_weight_shape(const AttnDesc& a, int kind, int shape[3]) {
+  const int h = a.heads;
+  int rows = 0, cols = 0, heads = h;
+  switch (kind) {
+    case CUDNN_MH_ATTN_Q_WEIGHTS:
+      rows = a.q_proj, cols = a.q_size;
+      break;
+    case CUDNN_MH_ATTN_K_WEIGHTS:
+      rows = a.k_proj, cols = a.k_size;
+      break;
+    case CUDNN_MH_ATTN_V_WEIGHTS:
+      rows = a.v_proj, cols = a.v_size;
+      break;
+    case CUDNN_MH_ATTN_O_WEIGHTS:
+      rows = a.o_proj, cols = static_cast<int>(attn_head_v(a));
+      break;
+    case CUDNN_MH_ATTN_Q_BIASES:
+      rows = attn_biases(a) ? a.q_proj : 0, cols = 1;
+      break;
+    case CUDNN_MH_ATTN_K_BIASES:
+      rows = attn_biases(a) ? a.k_proj : 0, cols = 1;
+      break;
+    case CUDNN_MH_ATTN_V_BIASES:
+      rows = attn_biases(a) ? a.v_proj : 0, cols = 1;
+      break;
+    default:  // the output bias: one vector
+      rows = attn_biases(a) ? a.o_proj : 0, cols = 1, heads = 1;
+      break;
+  }
+  if (shape != nullptr) shape[0] = heads, shape[1] = rows, shape[2] = cols;
+  return static_cast<std::int64_t>(heads) * rows * cols;
+}
+
+std::int64_t attn_weight_elements(const AttnDesc& a) {
+  std::int64_t total = 0;
+  for (int kind = 0; kind < CUDNN_ATTN_WKIND_COUNT; ++kind)
+    total += attn_weight_shape(a, kind, nullptr);
+  return total;
+}
+
+// The emulator's scratch: the projected Q, K and V, the scores of every head and the per-head
+// outputs at the descriptor's maximum sizes; training keeps them all in the reserve for the
+// backward pass.
+std::size_t attn_scratch_bytes(const AttnDesc& a) {
+  const std::int64_t queries = std::int64_t{a.max_batch} * a.max_beam * a.qo_max_length;
+  const std::int64_t kv_sets = (a.mode & CUDNN_ATTN_QUERYMAP_ONE_TO_ONE) ? a.max_beam : 1;
+  const std::int64_t keys = std::int64_t{a.max_batch} * kv_sets * a.kv_max_length;
+  const std::int64_t h = a.heads, dq = attn_head_q(a), dv = attn_head_v(a);
+  const std::int64_t elements =
+      queries * h * dq + keys * h * (dq + dv) +
+      std::int64_t{a.max_batch} * a.max_beam * h * a.qo_max_length * a.kv_max_length +
+      queries * h * dv;
+  return static_cast<std::size_t>(elements) * detail::dtype_bytes(a.dtype);
+}
+
+std::size_t seq_data_bytes(const SeqData& s) {
+  std::size_t n = 1;
+  for (int d : s.dim) n *= static_cast<std::size_t>(d);
+  return n * detail::dtype_bytes(s.dtype);
+}
+std::int64_t seq_tokens(const SeqData& s) {
+  std::int64_t n = 0;
+  for (int length : s.lengths) n += length;
+  return n;
+}
+}  // namespace
+
+PT_EXPORT cudnnStatus_t cudnnCreateSeqDataDescriptor(cudnnSeqDataDescriptor_t* desc) {
+  return detail::create<SeqData>(dnn().seq_datas, desc, "cudnnCreateSeqDataDescriptor");
+}
+PT_EXPORT cudnnStatus_t cudnnDestroySeqDataDescriptor(cudnnSeqDataDescriptor_t desc) {
+  return detail::destroy<SeqData>(dnn().seq_datas, desc, "cudnnDestroySeqDataDescriptor");
+}
+
+PT_EXPORT cudnnStatus_t cudnnSetSeqDataDescriptor(cudnnSeqDataDescriptor_t desc,
+                                                  cudnnDataType_t dtype, int dims, const int dim[],
+                                                  const cudnnSeqDataAxis_t axes[],
+                                                  size_t length_count, const int lengths[],
+                                                  void* padding_fill) {
+  (void)padding_fill;
+  const char* api = "cudnnSetSeqDataDescriptor";
+  SeqData* s = seq_data_of(desc);
+  if (s == nullptr) return detail::bad(api, "invalid sequence data descriptor");
+  if (dims != CUDNN_SEQDATA_DIM_COUNT || dim == nullptr || axes == nullptr)
+    return detail::bad(api, "nbDims must be 4 (time, batch, beam, vector) with dimA and axes");
+  if (!rnn_data_type_ok(dtype))
+    return detail::bad(api, "unsupported dataType " + std::to_string(dtype));
+  bool seen[CUDNN_SEQDATA_DIM_COUNT] = {};
+  for (int i = 0; i < dims; ++i) {
+    if (dim[i] <= 0) return detail::bad(api, "dimA[" + std::to_string(i) + "] is not positive");
+    if (axes[i] < 0 || axes[i] >= CUDNN_SEQDATA_DIM_COUNT || seen[axes[i]])
+      return detail::bad(api, "axes is not a permutation of the four axes");
+    seen[axes[i]] = true;
+  }
+  if (axes[dims - 1] != CUDNN_SEQDATA_VECT_DIM)
+    return detail::bad(api, "the vector axis must be the innermost (axes[3])");
+  const std::size_t sequences = static_cast<std::size_t>(dim[CUDNN_SEQDATA_BATCH_DIM]) *
+                                static_cast<std::size_t>(dim[CUDNN_SEQDATA_BEAM_DIM]);
+  if (length_count != sequences || lengths == nullptr)
+    return detail::bad(api, "seqLengthArraySize " + std::to_string(length_count) +
+                                " is not batch x beam = " + std::to_string(sequences));
+  for (std::size_t i = 0; i < sequences; ++i) {
+    if (lengths[i] < 0 || lengths[i] > dim[CUDNN_SEQDATA_TIME_DIM])
+      return detail::bad(api, "seqLengthArray[" + std::to_string(i) + "] is outside [0, time]");
+  }
+  s->dtype = dtype;
+  std::copy(dim, dim + dims, s->dim);
+  std::copy(axes, axes + dims, s->axes);
+  s->lengths.assign(lengths, lengths + sequences);
+  s->set = true;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+PT_EXPORT cudnnStatus_t cudnnGetSeqDataDescriptor(const cudnnSeqDataDescriptor_t desc,
+                                                  cudnnDataType_t* dtype, int* dims,
+                                                  int dims_requested, int dim[],
+                                                  cudnnSeqDataAxis_t axes[], size_t* length_count,
+                                                  size_t lengths_requested, int lengths[],
+                                                  void* padding_fill) {
+  (void)padding_fill;
+  const SeqData* s = seq_data_of(desc);
+  if (s == nullptr || !s->set) return detail::bad("cudnnGetSeqDataDescriptor", "not set");
+  if (dtype != nullptr) *dtype = s->dtype;
+  if (dims != nullptr) *dims = CUDNN_SEQDATA_DIM_COUNT;
+  for (int i = 0; i < std::min(dims_requested, CUDNN_SEQDATA_DIM_COUNT); ++i) {
+    if (dim != nullptr) dim[i] = s->dim[i];
+    if (axes != nullptr) axes[i] = s->axes[i];
+  }
+  if (length_count != nullptr) *length_count = s->lengths.size();
+  for (std::size_t i = 0; i < std::min(lengths_requested, s->lengths.size()); ++i) {
+    if (lengths != nullptr) lengths[i] = s->lengths[i];
+  }
+  return CUDNN_STATUS_SUCCESS;
+}
+
+PT_EXPORT cudnnStatus_t cudnnCreateAttnDescriptor(cudnnAttnDescriptor_t* desc) {
+  return detail::create<AttnDesc>(dnn().attns, desc, "cudnnCreateAttnDescriptor");
+}
+PT_EXPORT cudnnStatus_t cudnnDestroyAttnDescriptor(cudnnAttnDescriptor_t desc) {
+  return detail::destroy<AttnDesc>(dnn().attns, desc, "cudnnDestroyAttnDescriptor");
+}
+
+PT_EXPORT cudnnStatus_t cudnnSetAttnDescriptor(cudnnAttnDescriptor_t desc, unsigned mode, int heads,
+                                               double softmax_scale, cudnnDataType_t dtype,
+                                               cudnnDataType_t compute, cudnnMathType_t math,
+                                               cudnnDropoutDescriptor_t attn_dropout,
+                                               cudnnDropoutDescriptor_t post_dropout, int q_size,
+                                               int k_size, int v_size, int q_proj, int k_proj,
+                                               int v_proj, int o_proj, int qo_max_length,
+                                               int kv_max_length, int max_batch, int max_beam) {
+  const char* api = "cudnnSetAttnDescriptor";
+  AttnDesc* a = attn_of(desc);
+  if (a == nullptr) return detail::bad(api, "invalid attention descriptor");
+  if ((mode & ~(CUDNN_ATTN_QUERYMAP_ONE_TO_ONE | CUDNN_ATTN_ENABLE_PROJ_BIASES)) != 0)
+    return detail::bad(api, "unknown attnMode bits " + std::to_string(mode));
+  if (heads <= 0 || q_size <= 0 || k_size <= 0 || v_size <= 0)
+    return detail::bad(api, "nHeads, qSize, kSize and vSize must be positive");
+  if (q_proj < 0 || k_proj < 0 || v_proj < 0 || o_proj < 0)
+    return detail::bad(api, "a projection size is negative");
+  if (q_proj != k_proj) return detail::bad(api, "qProjSize and kProjSize must be equal");
+  if (q_proj == 0 && q_size != k_size)
+    return detail::bad(api, "without projections qSize and kSize must be equal");
+  if (qo_max_length <= 0 || kv_max_length <= 0 || max_batch <= 0 || max_beam <= 0)
+    return detail::bad(api, "the maximum lengths, batch and beam must be positive");
+  if (!rnn_data_type_ok(dtype) || !rnn_data_type_ok(compute))
+    return detail::bad(api, "unsupported dataType or computePrec");
+  for (cudnnDropoutDescriptor_t d : {attn_dropout, post_dropout}) {
+    if (d != nullptr && detail::live<detail::DropoutDesc>(dnn().dropouts, d) == nullptr)
+      return detail::bad(api, "invalid dropout descriptor " + detail::pointer_text(d));
+  }
+  a->mode = mode, a->heads = heads, a->softmax_scale = softmax_scale, a->dtype = dtype;
+  a->compute = compute, a->math = math, a->attn_dropout = attn_dropout;
+  a->post_dropout = post_dropout, a->q_size = q_size, a->k_size = k_size, a->v_size = v_size;
+  a->q_proj = q_proj, a->k_proj = k_proj, a->v_proj = v_proj, a->o_proj = o_proj;
+  a->qo_max_length = qo_max_length, a->kv_max_length = kv_max_length;
+  a->max_batch = max_batch, a->max_beam = max_beam, a->set = true;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+PT_EXPORT cudnnStatus_t cudnnGetAttnDescriptor(
+    cudnnAttnDescriptor_t desc, unsigned* mode, int* heads, double* softmax_scale,
+    cudnnDataType_t* dtype, cudnnDataType_t* compute, cudnnMathType_t* math,
+    cudnnDropoutDescriptor_t* attn_dropout, cudnnDropoutDescriptor_t* post_dropout, int* q_size,
+    int* k_size, int* v_size, int* q_proj, int* k_proj, int* v_proj, int* o_proj,
+    int* qo_max_length, int* kv_max_length, int* max_batch, int* max_beam) {
+  const AttnDesc* a = attn_of(desc);
+  if (a == nullptr || !a->set) return detail::bad("cudnnGetAttnDescriptor", "not set");
+  const auto put = [](auto* out, auto value) {
+    if (out != nullptr) *out = value;
+  };
+  put(mode, a->mode), put(heads, a->heads), put(softmax_scale, a->softmax_scale);
+  put(dtype, a->dtype), put(compute, a->compute), put(math, a->math);
+  put(attn_dropout, a->attn_dropout), put(post_dropout, a->post_dropout);
+  put(q_size, a->q_size), put(k_size, a->k_size), put(v_size, a->v_size);
+  put(q_proj, a->q_proj), put(k_proj, a->k_proj), put(v_proj, a->v_proj), put(o_proj, a->o_proj);
+  put(qo_max_length, a->qo_max_length), put(kv_max_length, a->kv_max_length);
+  put(max_batch, a->max_batch), put(max_beam, a->max_beam);
+  return CUDNN_STATUS_SUCCESS;
+}
+
+PT_EXPORT cudnnStatus_t cudnnGetMultiHeadAttnBuffers(cudnnHandle_t handle,
+                                                     const cudnnAttnDescriptor_t desc,
+                                                     size_t* weight_bytes, size_t* work_bytes,
+                                                     size_t* reserve_bytes) {
+  const char* api = "cudnnGetMultiHeadAttnBuffers";
+  const AttnDesc* a = attn_of(desc);
+  if (detail::live<detail::Handle>(dnn().handles, handle) == nullptr || a == nullptr || !a->set)
+    return detail::bad(api, "invalid handle or unset attention descriptor");
+  if (weight_bytes == nullptr || work_bytes == nullptr)
+    return detail::bad(api, "weightSizeInBytes and workSpaceSizeInBytes must not be NULL");
+  *weight_bytes =
+      static_cast<std::size_t>(attn_weight_elements(*a)) * detail::dtype_bytes(a->dtype);
+  *work_bytes = attn_scratch_bytes(*a);
+  if (reserve_bytes != nullptr) *reserve_bytes = attn_scratch_bytes(*a);  // NULL: inference
+  return CUDNN_STATUS_SUCCESS;
+}
+
+PT_EXPORT cudnnStatus_t cudnnGetMultiHeadAttnWeights(
+    cudnnHandle_t handle, const cudnnAttnDescriptor_t desc, cudnnMultiHeadAttnWeightKind_t kind,
+    size_t weight_bytes, const void* weights, cudnnTensorDescriptor_t w_desc, void** w_addr) {
+  const char* api = "cudnnGetMultiHeadAttnWeights";
+  const AttnDesc* a = attn_of(desc);
+  if (detail::live<detail::Handle>(dnn().handles, handle) == nullptr || a == nullptr || !a->set)
+    return detail::bad(api, "invalid handle or unset attention descriptor");
+  if (kind < 0 || kind >= CUDNN_ATTN_WKIND_COUNT || w_addr == nullptr)
+    return detail::bad(api, "unknown wKind " + std::to_string(kind) + " or NULL wAddr");
+  const std::size_t bytes = detail::dtype_bytes(a->dtype);
+  const std::size_t needed = static_cast<std::size_t>(attn_weight_elements(*a)) * bytes;
+  if (weight_bytes < needed || !device_buffer(weights, needed))
+    return detail::bad(api, "the weight buffer is smaller than cudnnGetMultiHeadAttnBuffers's " +
+                                std::to_string(needed) + " bytes or not device memory");
+  std::int64_t offset = 0;
+  for (int k = 0; k < kind; ++k) offset += attn_weight_shape(*a, k, nullptr);
+  int shape[3];
+  if (attn_weight_shape(*a, kind, shape) == 0) {
+    *w_addr = nullptr;  // no such projection or bias
+    return CUDNN_STATUS_SUCCESS;
+  }
+  *w_addr =
+      static_cast<char*>(const_cast<void*>(weights)) + offset * static_cast<std::int64_t>(bytes);
+  return w_desc != nullptr ? set_tensor(w_desc, a->dtype, 3, shape, api) : CUDNN_STATUS_SUCCESS;
+}
+
+namespace {
+const int* const kNoDeviceLengths = reinterpret_cast<const int*>(-1);
+
+// An attention call's shapes, checked against the descriptor.
+struct AttnRun {
+  const AttnDesc* a = nullptr;
+  RnnRun out;                  // stream, dtype and compute (shared with the RNN recorder)
+  std::int64_t queries = 0;    // query tokens
+  std::int64_t keys = 0;       // key/value tokens
+  std::int64_t pairs = 0;      // (query, key) pairs inside the windows
+  std::int64_t sequences = 0;  // query sequences (batch × beam)
+  std::int64_t uniform_q = 0, uniform_w = 0;  // one query length and window width, or 0
+};
+
+cudnnStatus_t attn_begin(cudnnHandle_t handle, const cudnnAttnDescriptor_t desc, int current,
+                         const int* lo_window, const int* hi_window, const int* q_lengths,
+                         const int* kv_lengths, const cudnnSeqDataDescriptor_t q_desc,
+                         const void* q, const cudnnSeqDataDescriptor_t k_desc, const void* k,
+                         const cudnnSeqDataDescriptor_t v_desc, const void* v,
+                         const cudnnSeqDataDescriptor_t o_desc, const void* o,
+                         std::size_t weight_bytes, const void* weights, std::size_t work_bytes,
+                         const void* work, std::size_t reserve_bytes, const void* reserve,
+                         const char* api, AttnRun* run) {
+  const auto* h = detail::live<detail::Handle>(dnn().handles, handle);
+  if (h == nullptr) return detail::bad(api, "invalid or destroyed cuDNN handle");
+  const AttnDesc* a = attn_of(desc);
+  if (a == nullptr || !a->set) return detail::bad(api, "invalid or unset attention descriptor");
+  const SeqData *qs = seq_data_of(q_desc), *ks = seq_data_of(k_desc), *vs = seq_data_of(v_desc),
+                *os = seq_data_of(o_desc);
+  if (qs == nullptr || ks == nullptr || vs == nullptr || os == nullptr || !qs->set || !ks->set ||
+      !vs->set || !os->set)
+    return detail::bad(api, "a sequence data descriptor is invalid or not set");
+  const auto vect = [](const SeqData& s) { return s.dim[CUDNN_SEQDATA_VECT_DIM]; };
+  if (vect(*qs) != a->q_size || vect(*ks) != a->k_size || vect(*vs) != a->v_size ||
+      vect(*os) != attn_out_size(*a))
+    return detail::bad(api, "vector sizes of q, k, v, o (" + std::to_string(vect(*qs)) + ", " +
+                                std::to_string(vect(*ks)) + ", " + std::to_string(vect(*vs)) +
+                                ", " + std::to_string(vect(*os)) + ") differ from the " +
+                                "descriptor's (" + std::to_string(a->q_size) + ", " +
+                                std::to_string(a->k_size) + ", " + std::to_string(a->v_size) +
+                                ", " + std::to_string(attn_out_size(*a)) + ")");
+  for (int axis : {CUDNN_SEQDATA_TIME_DIM, CUDNN_SEQDATA_BATCH_DIM, CUDNN_SEQDATA_BEAM_DIM}) {
+    if (qs->dim[axis] != os->dim[axis] || ks->dim[axis] != vs->dim[axis])
+      return detail::bad(api, "q and o, or k and v, differ in time, batch or beam");
+  }
+  if (qs->lengths != os->lengths || ks->lengths != vs->lengths)
+    return detail::bad(api, "q and o, or k and v, differ in sequence lengths");
+  const bool one_to_one = (a->mode & CUDNN_ATTN_QUERYMAP_ONE_TO_ONE) != 0;
+  const int beam = qs->dim[CUDNN_SEQDATA_BEAM_DIM], batch = qs->dim[CUDNN_SEQDATA_BATCH_DIM];
+  if (ks->dim[CUDNN_SEQDATA_BATCH_DIM] != batch ||
+      ks->dim[CUDNN_SEQDATA_BEAM_DIM] != (one_to_one ? beam : 1))
+    return detail::bad(api,
+                       "k's batch must be q's and its beam 1 (all-to-one) or q's (one-to-one)");
+  if (qs->dim[CUDNN_SEQDATA_TIME_DIM] > a->qo_max_length ||
+      ks->dim[CUDNN_SEQDATA_TIME_DIM] > a->kv_max_length || batch > a->max_batch ||
+      beam > a->max_beam)
+    return detail::bad(api, "the sequences exceed the descriptor's maximum lengths, batch or beam");
+  if (lo_window == nullptr || hi_window == nullptr)
+    return detail::bad(api, "loWinIdx and hiWinIdx (host arrays) must not be NULL");
+  // The weight gradient takes no length arrays (kNoDeviceLengths): the descriptors' lengths.
+  const bool lengths_given = q_lengths != kNoDeviceLengths;
+  if (lengths_given && (q_lengths == nullptr || kv_lengths == nullptr ||
+                        !device_buffer(q_lengths, sizeof(int) * qs->lengths.size()) ||
+                        !device_buffer(kv_lengths, sizeof(int) * ks->lengths.size())))
+    return detail::bad(api,
+                       "the device sequence-length arrays are not device memory of batch x "
+                       "beam ints");
+  if (current >= qs->dim[CUDNN_SEQDATA_TIME_DIM])
+    return detail::bad(api, "currIdx is beyond the query sequences");
+  const std::size_t bytes = detail::dtype_bytes(a->dtype);
+  const std::size_t weights_needed = static_cast<std::size_t>(attn_weight_elements(*a)) * bytes;
+  if (weights_needed > 0 &&
+      (weight_bytes < weights_needed || !device_buffer(weights, weights_needed)))
+    return detail::bad(api, "the weight buffer is smaller than cudnnGetMultiHeadAttnBuffers's");
+  for (const auto& [s, data] : {std::make_pair(qs, q), std::make_pair(ks, k), std::make_pair(vs, v),
+                                std::make_pair(os, o)}) {
+    if (data != nullptr && !device_buffer(data, seq_data_bytes(*s)))
+      return detail::bad(api, detail::pointer_text(data) +
+                                  " is not device memory holding its "
+                                  "sequences");
+  }
+  const std::size_t scratch = attn_scratch_bytes(*a);
+  if (work_bytes < scratch || !device_buffer(work, scratch))
+    return detail::bad(api, "workSpace is smaller than cudnnGetMultiHeadAttnBuffers's " +
+                                std::to_string(scratch) + " bytes or not device memory");
+  if (reserve != nullptr && (reserve_bytes < scratch || !device_buffer(reserve, scratch)))
+    return detail::bad(api, "reserveSpace is smaller than cudnnGetMultiHeadAttnBuffers's");
+  int device = 0;
+  const std::int64_t stream = powertrain::emu::stream_id(h->stream, false, &device);
+  if (stream == powertrain::emu::kInvalidStream)
+    return detail::bad(api, "the handle's stream was destroyed");
+
+  // The (query, key) pairs: query t of sequence s sees keys [lo[t], hi[t]) of its key sequence.
+  std::int64_t pairs = 0, queries = 0;
+  std::int64_t width = -1, q_length = -1;
+  bool uniform = true;
+  for (std::size_t s = 0; s < qs->lengths.size(); ++s) {
+    const std::size_t kv_index = one_to_one ? s : s / static_cast<std::size_t>(beam);
+    const int kv_length = ks->lengths[kv_index];
+    const int first = current >= 0 ? current : 0;
+    const int last = current >= 0 ? std::min(current + 1, qs->lengths[s]) : qs->lengths[s];
+    if (q_length < 0) q_length = last - first;
+    uniform = uniform && q_length == last - first;
+    for (int t = first; t < last; ++t) {
+      const int lo = std::clamp(lo_window[t], 0, kv_length);
+      const int hi = std::clamp(hi_window[t], lo, kv_length);
+      if (width < 0) width = hi - lo;
+      uniform = uniform && width == hi - lo;
+      pairs += hi - lo;
+      ++queries;
+    }
+  }
+  run->a = a, run->queries = queries, run->keys = seq_tokens(*ks), run->pairs = pairs;
+  run->sequences = static_cast<std::int64_t>(qs->lengths.size());
+  if (uniform && q_length > 0 && width > 0) run->uniform_q = q_length, run->uniform_w = width;
+  RnnRun& out = run->out;
+  out.device = device, out.stream = stream, out.stream_handle = h->stream, out.api = api;
+  out.dtype = detail::dtype_name(a->dtype);
+  out.dtype_bytes = static_cast<std::int64_t>(bytes);
+  out.compute = detail::dtype_name(a->compute);
+  if (a->dtype == CUDNN_DATA_FLOAT && a->compute == CUDNN_DATA_FLOAT && a->math != CUDNN_FMA_MATH)
+    out.compute = "float32_fast_tf32";
+  return CUDNN_STATUS_SUCCESS;
+}
+
+void attn_gemm(const AttnRun& run, std::int64_t m, std::int64_t n, std::int64_t k,
+               std::int64_t batch, const char* part, std::int64_t moved_bytes) {
+  if (m <= 0 || n <= 0 || k <= 0 || batch <= 0) return;
+  auto rec = powertrain::emu::begin_work(trace_schema::op::kGemm, powertrain::emu::now_ns());
+  rec.field(trace_schema::field::kApi, std::string_view(run.out.api));
+  rec.field(trace_schema::field::kM, m);
+  rec.field(trace_schema::field::kN, n);
+  rec.field(trace_schema::field::kK, k);
+  rec.field(trace_schema::field::kBatch, batch);
+  rec.field("transa", std::string_view("N"));
+  rec.field("transb", std::string_view("N"));
+  rec.field(trace_schema::field::kDtypeA, std::string_view(run.out.dtype));
+  rec.field(trace_schema::field::kDtypeB, std::string_view(run.out.dtype));
+  rec.field(trace_schema::field::kDtypeC, std::string_view(run.out.dtype));
+  rec.field(trace_schema::field::kCompute, std::string_view(run.out.compute));
+  rec.field(trace_schema::field::kFlops, 2 * m * n * k * batch);
+  if (moved_bytes > 0) rec.field("bytes", moved_bytes);
+  rec.raw("attention", std::string("{\"part\":\"") + part +
+                           "\",\"heads\":" + std::to_string(run.a->heads) +
+                           ",\"pairs\":" + std::to_string(run.pairs) + "}");
+  powertrain::emu::end_work(rec, run.out.device, run.out.stream, 0);
+}
+
+bool attn_kernel(const AttnRun& run, const std::string& what, std::int64_t bytes) {
+  if (bytes <= 0) return true;
+  return detail::append_sized_kernel("cudnn_attn_" + what + "_" + run.out.dtype,
+                                     static_cast<std::size_t>(bytes), run.out.stream_handle,
+                                     run.out.api, powertrain::emu::now_ns());
+}
+
+// Scores (contracting over `inner`) or weighted values (producing `inner` per query) over the
+// window pairs: one batched GEMM per head and sequence when every query sees as many keys,
+// else one GEMM per head over the pairs, with the bytes really moved.
+void attn_pairs_gemm(const AttnRun& run, bool scores, std::int64_t inner, const char* part) {
+  const std::int64_t h = run.a->heads, b = run.out.dtype_bytes;
+  if (run.uniform_q > 0) {
+    if (scores) {
+      attn_gemm(run, run.uniform_q, run.uniform_w, inner, h * run.sequences, part, 0);
+    } else {
+      attn_gemm(run, run.uniform_q, inner, run.uniform_w, h * run.sequences, part, 0);
+    }
+    return;
+  }
+  const std::int64_t moved = h * (run.queries * inner + run.keys * inner + run.pairs) * b;
+  if (scores) {
+    attn_gemm(run, run.pairs, 1, inner, h, part, moved);
+  } else {
+    attn_gemm(run, run.pairs, inner, 1, h, part, moved);
+  }
+}
+}  // namespace
+
+PT_EXPORT cudnnStatus_t cudnnMultiHeadAttnForward(
+    cudnnHandle_t handle, const cudnnAttnDescriptor_t desc, int current, const int lo_window[],
+    const int hi_window[], const int q_lengths[], const int kv_lengths[],
+    const cudnnSeqDataDescriptor_t q_desc, const void* queries, const void* residuals,
+    const cudnnSeqDataDescriptor_t k_desc, const void* keys, const cudnnSeqDataDescriptor_t v_desc,
+    const void* values, const cudnnSeqDataDescriptor_t o_desc, void* out, size_t weight_bytes,
+    const void* weights, size_t work_bytes, void* work, size_t reserve_bytes, void* reserve) {
+  const char* api = "cudnnMultiHeadAttnForward";
+  AttnRun run;
+  if (const cudnnStatus_t s =
+          attn_begin(handle, desc, current, lo_window, hi_window, q_lengths, kv_lengths, q_desc,
+                     queries, k_desc, keys, v_desc, values, o_desc, out, weight_bytes, weights,
+                     work_bytes, work, reserve_bytes, reserve, api, &run);
+      s != CUDNN_STATUS_SUCCESS)
+    return s;
+  if (residuals != nullptr && !device_buffer(residuals, seq_data_bytes(*seq_data_of(q_desc))))
+    return detail::bad(api, "residuals is not device memory holding the query sequences");
+  const AttnDesc& a = *run.a;
+  const std::int64_t h = a.heads, dq = attn_head_q(a), dv = attn_head_v(a), b = run.out.dtype_bytes;
+  attn_gemm(run, run.queries, h * a.q_proj, a.q_size, 1, "q_projection", 0);
+  attn_gemm(run, run.keys, h * a.k_proj, a.k_size, 1, "k_projection", 0);
+  attn_gemm(run, run.keys, h * a.v_proj, a.v_size, 1, "v_projection", 0);
+  attn_pairs_gemm(run, true, dq, "scores");
+  // Softmax over each query's window, read and written (and the dropout mask in training).
+  std::int64_t softmax = 2 * h * run.pairs * b;
+  const auto* drop = detail::live<detail::DropoutDesc>(dnn().dropouts, a.attn_dropout);
+  if (reserve != nullptr && drop != nullptr && drop->dropout > 0.0f) softmax += h * run.pairs;
+  if (!attn_kernel(run, "softmax_fwd", softmax)) return CUDNN_STATUS_EXECUTION_FAILED;
+  attn_pairs_gemm(run, false, dv, "weighted_values");
+  attn_gemm(run, run.queries, a.o_proj, h * dv, 1, "o_projection", 0);
+  if (residuals != nullptr &&
+      !attn_kernel(run, "residual_add", 3 * run.queries * attn_out_size(a) * b))
+    return CUDNN_STATUS_EXECUTION_FAILED;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+PT_EXPORT cudnnStatus_t cudnnMultiHeadAttnBackwardData(
+    cudnnHandle_t handle, const cudnnAttnDescriptor_t desc, const int lo_window[],
+    const int hi_window[], const int q_lengths[], const int kv_lengths[],
+    const cudnnSeqDataDescriptor_t do_desc, const void* dout,
+    const cudnnSeqDataDescriptor_t dq_desc, void* dqueries, const void* queries,
+    const cudnnSeqDataDescriptor_t dk_desc, void* dkeys, const void* keys,
+    const cudnnSeqDataDescriptor_t dv_desc, void* dvalues, const void* values, size_t weight_bytes,
+    const void* weights, size_t work_bytes, void* work, size_t reserve_bytes, void* reserve) {
+  (void)queries, (void)keys, (void)values;
+  const char* api = "cudnnMultiHeadAttnBackwardData";
+  if (reserve == nullptr)
+    return detail::bad(api, "reserveSpace (from the training forward) is NULL");
+  AttnRun run;
+  if (const cudnnStatus_t s =
+          attn_begin(handle, desc, -1, lo_window, hi_window, q_lengths, kv_lengths, dq_desc,
+                     dqueries, dk_desc, dkeys, dv_desc, dvalues, do_desc, dout, weight_bytes,
+                     weights, work_bytes, work, reserve_bytes, reserve, api, &run);
+      s != CUDNN_STATUS_SUCCESS)
+    return s;
+  const AttnDesc& a = *run.a;
+  const std::int64_t h = a.heads, dq = attn_head_q(a), dv = attn_head_v(a), b = run.out.dtype_bytes;
+  attn_gemm(run, run.queries, h * dv, a.o_proj, 1, "o_projection_grad", 0);
+  attn_pairs_gemm(run, true, dv, "probabilities_grad");  // dP = dO·Vᵀ
+  if (!attn_kernel(run, "softmax_bwd", 3 * h * run.pairs * b)) return CUDNN_STATUS_EXECUTION_FAILED;
+  attn_pairs_gemm(run, false, dq, "q_grad");  // dQ = dS·K
+  attn_pairs_gemm(run, false, dq, "k_grad");  // dK = dSᵀ·Q
+  attn_pairs_gemm(run, false, dv, "v_grad");  // dV = Pᵀ·dO
+  attn_gemm(run, run.queries, a.q_size, h * a.q_proj, 1, "q_input_grad", 0);
+  attn_gemm(run, run.keys, a.k_size, h * a.k_proj, 1, "k_input_grad", 0);
+  attn_gemm(run, run.keys, a.v_size, h * a.v_proj, 1, "v_input_grad", 0);
+  return CUDNN_STATUS_SUCCESS;
+}
+
+PT_EXPORT cudnnStatus_t cudnnMultiHeadAttnBackwardWeights(
+    cudnnHandle_t handle, const cudnnAttnDescriptor_t desc, cudnnWgradMode_t add_grad,
+    const cudnnSeqDataDescriptor_t q_desc, const void* queries,
+    const cudnnSeqDataDescriptor_t k_desc, const void* keys, const cudnnSeqDataDescriptor_t v_desc,
+    const void* values, const cudnnSeqDataDescriptor_t do_desc, const void* dout,
+    size_t weight_bytes, const void* weights, void* dweights, size_t work_bytes, void* work,
+    size_t reserve_bytes, void* reserve) {
+  const char* api = "cudnnMultiHeadAttnBackwardWeights";
+  if (add_grad != CUDNN_WGRAD_MODE_ADD && add_grad != CUDNN_WGRAD_MODE_SET)
+    return detail::bad(api, "unknown addGrad " + std::to_string(add_grad));
+  if (reserve == nullptr)
+    return detail::bad(api, "reserveSpace (from the training forward) is NULL");
+  const AttnDesc* a0 = attn_of(desc);
+  const std::size_t needed = a0 != nullptr ? static_cast<std::size_t>(attn_weight_elements(*a0)) *
+                                                 detail::dtype_bytes(a0->dtype)
+                                           : 0;
+  if (needed > 0 && !device_buffer(dweights, needed))
+    return detail::bad(api, "dweights is not device memory of the weight buffer's size");
+  // The windows do not change the weight gradients' shapes: full windows stand in for them.
+  const std::vector<int> lo(static_cast<std::size_t>(a0 != nullptr ? a0->qo_max_length : 0), 0);
+  const std::vector<int> hi(lo.size(), a0 != nullptr ? a0->kv_max_length : 0);
+  // The sequence lengths are taken from the descriptors; the device arrays are not arguments.
+  const SeqData* qs = seq_data_of(q_desc);
+  const SeqData* ks = seq_data_of(k_desc);
+  AttnRun run;
+  if (a0 == nullptr || qs == nullptr || ks == nullptr)
+    return detail::bad(api, "invalid attention or sequence data descriptor");
+  if (const cudnnStatus_t s =
+          attn_begin(handle, desc, -1, lo.data(), hi.data(), kNoDeviceLengths, kNoDeviceLengths,
+                     q_desc, queries, k_desc, keys, v_desc, values, do_desc, dout, weight_bytes,
+                     weights, work_bytes, work, reserve_bytes, reserve, api, &run);
+      s != CUDNN_STATUS_SUCCESS)
+    return s;
+  const AttnDesc& a = *run.a;
+  const std::int64_t h = a.heads, dv = attn_head_v(a), b = run.out.dtype_bytes;
+  attn_gemm(run, h * a.q_proj, a.q_size, run.queries, 1, "q_weight_grad", 0);
+  attn_gemm(run, h * a.k_proj, a.k_size, run.keys, 1, "k_weight_grad", 0);
+  attn_gemm(run, h * a.v_proj, a.v_size, run.keys, 1, "v_weight_grad", 0);
+  attn_gemm(run, a.o_proj, h * dv, run.queries, 1, "o_weight_grad", 0);
+  if (attn_biases(a) &&
+      !attn_kernel(
+          run, "bias_grad",
+          (run.queries * (h * a.q_proj + a.o_proj) + run.keys * h * (a.k_proj + a.v_proj)) * b))
+    return CUDNN_STATUS_EXECUTION_FAILED;
   return CUDNN_STATUS_SUCCESS;
 }

@@ -1513,5 +1513,89 @@ TEST_F(EmulateLibrariesTest, CudnnRnnForwardAndGradientsAreRecordedStepByStep) {
   EXPECT_EQ(kernels["cudnn_rnn_lstm_bias_grad_float32"], 2);
 }
 
+// multiHeadAttention-style legacy attention: the program walks the weight buffer's 8 pieces. Each
+// call is recorded as GEMMs: Q/K/V input projections over every token (14 = 8 + 6), the scores
+// and the weighted values per head over the (query, key) pairs inside the windows (100 with full
+// windows: 8·8 + 6·6; 57 causal: 36 + 21) as one GEMM per head with the bytes really moved, or
+// as a batched GEMM per head and sequence when every query sees as many keys (decoding step 3:
+// 1 query × 4 keys in each of 2 sequences), and the output projection.
+TEST_F(EmulateLibrariesTest, CudnnMultiHeadAttentionIsRecordedOverItsWindows) {
+  if (!built("cudnn_attention")) GTEST_SKIP() << "cudnn_attention not built";
+  const CliRun r = emulate("cudnn_attention");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("cudnn_attention: weights 66560 bytes in 8 pieces (16640 parameters "
+                       "walked)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_TRUE(summary_["unsupported_calls"].empty()) << summary_["unsupported_calls"].dump();
+  EXPECT_TRUE(kept("misuse").empty());
+  struct Gemm {
+    const char* part;
+    std::int64_t m, n, k, batch;
+  };
+  const std::int64_t scores_bytes = 4 * (14 * 16 + 14 * 16 + 100) * 4;  // heads × (Q, K, pairs)
+  const std::vector<std::pair<std::string, std::vector<Gemm>>> calls = {
+      {"cudnnMultiHeadAttnForward",
+       {{"q_projection", 14, 64, 64, 1},
+        {"k_projection", 14, 64, 64, 1},
+        {"v_projection", 14, 64, 64, 1},
+        {"scores", 100, 1, 16, 4},
+        {"weighted_values", 100, 16, 1, 4},
+        {"o_projection", 14, 64, 64, 1}}},
+      {"cudnnMultiHeadAttnBackwardData",
+       {{"o_projection_grad", 14, 64, 64, 1},
+        {"probabilities_grad", 100, 1, 16, 4},
+        {"q_grad", 100, 16, 1, 4},
+        {"k_grad", 100, 16, 1, 4},
+        {"v_grad", 100, 16, 1, 4},
+        {"q_input_grad", 14, 64, 64, 1},
+        {"k_input_grad", 14, 64, 64, 1},
+        {"v_input_grad", 14, 64, 64, 1}}},
+      {"cudnnMultiHeadAttnBackwardWeights",
+       {{"q_weight_grad", 64, 64, 14, 1},
+        {"k_weight_grad", 64, 64, 14, 1},
+        {"v_weight_grad", 64, 64, 14, 1},
+        {"o_weight_grad", 64, 64, 14, 1}}},
+      {"cudnnMultiHeadAttnForward",
+       {{"q_projection", 14, 64, 64, 1},
+        {"k_projection", 14, 64, 64, 1},
+        {"v_projection", 14, 64, 64, 1},
+        {"scores", 57, 1, 16, 4},
+        {"weighted_values", 57, 16, 1, 4},
+        {"o_projection", 14, 64, 64, 1}}},
+      {"cudnnMultiHeadAttnForward",
+       {{"q_projection", 2, 64, 64, 1},
+        {"k_projection", 14, 64, 64, 1},
+        {"v_projection", 14, 64, 64, 1},
+        {"scores", 1, 4, 16, 8},
+        {"weighted_values", 1, 16, 4, 8},
+        {"o_projection", 2, 64, 64, 1}}}};
+  const auto gemms = kept("gemm");
+  std::size_t i = 0;
+  for (const auto& [api, parts] : calls) {
+    for (const Gemm& e : parts) {
+      ASSERT_LT(i, gemms.size());
+      const json& g = gemms[i++];
+      SCOPED_TRACE(g.dump());
+      EXPECT_EQ(g["api"], api);
+      EXPECT_EQ(g["attention"]["part"], e.part);
+      EXPECT_EQ(g["attention"]["heads"], 4);
+      EXPECT_EQ(g["m"], e.m);
+      EXPECT_EQ(g["n"], e.n);
+      EXPECT_EQ(g["k"], e.k);
+      EXPECT_EQ(g["batch"], e.batch);
+      EXPECT_EQ(g["flops"], 2 * e.m * e.n * e.k * e.batch);
+    }
+  }
+  EXPECT_EQ(i, gemms.size());
+  EXPECT_EQ(gemms[3]["bytes"], scores_bytes);
+  std::map<std::string, int> kernels;
+  for (const json& k : kept("kernel")) ++kernels[k["name"].get<std::string>()];
+  EXPECT_EQ(kernels["cudnn_attn_softmax_fwd_float32"], 3);
+  EXPECT_EQ(kernels["cudnn_attn_softmax_bwd_float32"], 1);
+  EXPECT_EQ(kernels["cudnn_attn_residual_add_float32"], 1);  // the training pass only
+  EXPECT_EQ(kernels["cudnn_attn_bias_grad_float32"], 1);
+}
+
 }  // namespace
 }  // namespace powertrain
