@@ -139,10 +139,36 @@ struct RnnData {
   bool set = false;
 };
 
+struct TransformDesc {
+  std::uint32_t dims = 0;
+  cudnnTensorFormat_t format = CUDNN_TENSOR_NCHW;
+  std::int32_t pad_before[CUDNN_DIM_MAX] = {}, pad_after[CUDNN_DIM_MAX] = {};
+  std::uint32_t fold[CUDNN_DIM_MAX] = {};
+  cudnnFoldingDirection_t direction = CUDNN_TRANSFORM_FOLD;
+  bool set = false;
+};
+
+struct SpatialTransformer {
+  cudnnDataType_t dtype = CUDNN_DATA_FLOAT;
+  int dims = 0;
+  int dim[CUDNN_DIM_MAX] = {};  // the output: N, C, H, W
+  bool set = false;
+};
+
+struct CtcLossDesc {
+  cudnnDataType_t compute = CUDNN_DATA_FLOAT;
+  cudnnLossNormalizationMode_t normalization = CUDNN_LOSS_NORMALIZATION_NONE;
+  cudnnNanPropagation_t nan = CUDNN_NOT_PROPAGATE_NAN;
+  cudnnCTCGradMode_t grad_mode = CUDNN_CTC_ZERO_OOB_GRADIENTS;
+  int max_label_length = 256;  // cuDNN's limit when no maximum is given
+  bool set = false;
+};
+
 struct DnnState {
   std::mutex mutex;
   std::unordered_set<const void*> handles, tensors, filters, convs, activations, poolings,
-      op_tensors, reduce_tensors, lrns, dropouts, rnns, rnn_datas, seq_datas, attns;
+      op_tensors, reduce_tensors, lrns, dropouts, rnns, rnn_datas, seq_datas, attns, transforms,
+      spatial_transformers, ctc_losses;
 };
 
 DnnState& dnn() {
@@ -185,8 +211,35 @@ cudnnStatus_t destroy(std::unordered_set<const void*>& set, const void* handle, 
   return CUDNN_STATUS_BAD_PARAM;
 }
 
+// cudnnGetLastErrorString's message (per thread) and cudnnSetCallback's receiver.
+thread_local std::string last_error;
+struct Callback {
+  std::mutex mutex;
+  unsigned mask = 0;
+  void* user_data = nullptr;
+  cudnnCallback_t function = nullptr;
+};
+Callback& callback() {
+  static auto* c = new Callback;  // never destroyed
+  return *c;
+}
+
 cudnnStatus_t bad(const char* api, const std::string& what) {
   report_misuse(api, what);
+  last_error = std::string(api) + ": " + what;
+  unsigned mask = 0;
+  void* user_data = nullptr;
+  cudnnCallback_t function = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(callback().mutex);
+    mask = callback().mask, user_data = callback().user_data, function = callback().function;
+  }
+  if (function != nullptr && (mask & CUDNN_SEV_ERROR_EN) != 0) {
+    cudnnDebug_t debug{};
+    debug.cudnn_version = CUDNN_VERSION;
+    debug.cudnnStatus = CUDNN_STATUS_BAD_PARAM;
+    function(CUDNN_SEV_ERROR, user_data, &debug, last_error.c_str());
+  }
   return CUDNN_STATUS_BAD_PARAM;
 }
 
@@ -3143,4 +3196,852 @@ PT_EXPORT cudnnStatus_t cudnnMultiHeadAttnBackwardWeights(
           (run.queries * (h * a.q_proj + a.o_proj) + run.keys * h * (a.k_proj + a.v_proj)) * b))
     return CUDNN_STATUS_EXECUTION_FAILED;
   return CUDNN_STATUS_SUCCESS;
+}
+
+// ---- errors, callbacks and version checks -----------------------------------------------------
+PT_EXPORT void cudnnGetLastErrorString(char* message, size_t max_size) {
+  if (message == nullptr || max_size == 0) return;
+  const std::string& text = detail::last_error;
+  const std::size_t n = std::min(text.size(), max_size - 1);
+  std::copy(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(n), message);
+  message[n] = '\0';
+}
+
+// Kernels of the emulated device never fail on their own: no deferred runtime error exists.
+PT_EXPORT cudnnStatus_t cudnnQueryRuntimeError(cudnnHandle_t handle, cudnnStatus_t* status,
+                                               cudnnErrQueryMode_t mode, cudnnRuntimeTag_t* tag) {
+  (void)tag;
+  if (detail::live<detail::Handle>(dnn().handles, handle) == nullptr || status == nullptr)
+    return detail::bad("cudnnQueryRuntimeError", "invalid handle or NULL rstatus");
+  if (mode < CUDNN_ERRQUERY_RAWCODE || mode > CUDNN_ERRQUERY_BLOCKING)
+    return detail::bad("cudnnQueryRuntimeError", "unknown mode " + std::to_string(mode));
+  *status = CUDNN_STATUS_SUCCESS;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+PT_EXPORT cudnnStatus_t cudnnSetCallback(unsigned mask, void* user_data, cudnnCallback_t function) {
+  std::lock_guard<std::mutex> lock(detail::callback().mutex);
+  detail::callback().mask = mask;
+  detail::callback().user_data = user_data;
+  detail::callback().function = function;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+PT_EXPORT cudnnStatus_t cudnnGetCallback(unsigned* mask, void** user_data,
+                                         cudnnCallback_t* function) {
+  if (mask == nullptr || user_data == nullptr || function == nullptr)
+    return detail::bad("cudnnGetCallback", "a result pointer is NULL");
+  std::lock_guard<std::mutex> lock(detail::callback().mutex);
+  *mask = detail::callback().mask;
+  *user_data = detail::callback().user_data;
+  *function = detail::callback().function;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+// One library stands in for all of cuDNN's sub-libraries: their versions always agree.
+PT_EXPORT cudnnStatus_t cudnnGraphVersionCheck(void) { return CUDNN_STATUS_SUCCESS; }
+PT_EXPORT cudnnStatus_t cudnnOpsVersionCheck(void) { return CUDNN_STATUS_SUCCESS; }
+PT_EXPORT cudnnStatus_t cudnnCnnVersionCheck(void) { return CUDNN_STATUS_SUCCESS; }
+PT_EXPORT cudnnStatus_t cudnnAdvVersionCheck(void) { return CUDNN_STATUS_SUCCESS; }
+
+// ---- tensor transforms: padding, folding and layout changes -----------------------------------
+PT_EXPORT cudnnStatus_t cudnnSetTensorNdDescriptorEx(cudnnTensorDescriptor_t desc,
+                                                     cudnnTensorFormat_t format,
+                                                     cudnnDataType_t dtype, int dims,
+                                                     const int dim[]) {
+  const char* api = "cudnnSetTensorNdDescriptorEx";
+  if (format != CUDNN_TENSOR_NCHW && format != CUDNN_TENSOR_NHWC)
+    return detail::bad(api, "format " + std::to_string(format) + " is not NCHW or NHWC");
+  if (format == CUDNN_TENSOR_NCHW || dims < 3 || dims > CUDNN_DIM_MAX || dim == nullptr)
+    return set_tensor(desc, dtype, dims, dim, api);
+  // Channels last: C fastest, then the spatial dimensions from the last, then N.
+  int stride[CUDNN_DIM_MAX];
+  stride[1] = 1;
+  int next = dim[1];
+  for (int i = dims - 1; i >= 2; --i) stride[i] = next, next *= dim[i];
+  stride[0] = next;
+  for (int i = 0; i < dims; ++i) {
+    if (dim[i] <= 0) return detail::bad(api, "dimension " + std::to_string(i) + " is not positive");
+  }
+  return set_tensor(desc, dtype, dims, dim, api, stride);
+}
+
+PT_EXPORT cudnnStatus_t
+cudnnCreateTensorTransformDescriptor(cudnnTensorTransformDescriptor_t* desc) {
+  return detail::create<detail::TransformDesc>(dnn().transforms, desc,
+                                               "cudnnCreateTensorTransformDescriptor");
+}
+PT_EXPORT cudnnStatus_t
+cudnnDestroyTensorTransformDescriptor(cudnnTensorTransformDescriptor_t desc) {
+  return detail::destroy<detail::TransformDesc>(dnn().transforms, desc,
+                                                "cudnnDestroyTensorTransformDescriptor");
+}
+
+PT_EXPORT cudnnStatus_t cudnnSetTensorTransformDescriptor(
+    cudnnTensorTransformDescriptor_t desc, const uint32_t dims, const cudnnTensorFormat_t format,
+    const int32_t pad_before[], const int32_t pad_after[], const uint32_t fold[],
+    const cudnnFoldingDirection_t direction) {
+  const char* api = "cudnnSetTensorTransformDescriptor";
+  auto* t = detail::live<detail::TransformDesc>(dnn().transforms, desc);
+  if (t == nullptr) return detail::bad(api, "invalid tensor transform descriptor");
+  if (dims < 3 || dims > CUDNN_DIM_MAX)
+    return detail::bad(api, "nbDims " + std::to_string(dims) + " outside [3, 8]");
+  if (format != CUDNN_TENSOR_NCHW && format != CUDNN_TENSOR_NHWC)
+    return detail::bad(api, "destFormat is not NCHW or NHWC");
+  if (direction != CUDNN_TRANSFORM_FOLD && direction != CUDNN_TRANSFORM_UNFOLD)
+    return detail::bad(api, "unknown folding direction");
+  for (std::uint32_t i = 0; i < dims; ++i) {
+    t->pad_before[i] = pad_before != nullptr ? pad_before[i] : 0;
+    t->pad_after[i] = pad_after != nullptr ? pad_after[i] : 0;
+    if (t->pad_before[i] < 0 || t->pad_after[i] < 0)
+      return detail::bad(api, "a padding is negative");
+  }
+  for (std::uint32_t i = 0; i + 2 < dims; ++i) {
+    t->fold[i] = fold != nullptr ? fold[i] : 1;
+    if (t->fold[i] == 0) return detail::bad(api, "a fold is 0");
+  }
+  t->dims = dims, t->format = format, t->direction = direction, t->set = true;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+PT_EXPORT cudnnStatus_t cudnnGetTensorTransformDescriptor(cudnnTensorTransformDescriptor_t desc,
+                                                          uint32_t dims_requested,
+                                                          cudnnTensorFormat_t* format,
+                                                          int32_t pad_before[], int32_t pad_after[],
+                                                          uint32_t fold[],
+                                                          cudnnFoldingDirection_t* direction) {
+  const auto* t = detail::live<detail::TransformDesc>(dnn().transforms, desc);
+  if (t == nullptr || !t->set)
+    return detail::bad("cudnnGetTensorTransformDescriptor", "invalid or unset descriptor");
+  if (format != nullptr) *format = t->format;
+  if (direction != nullptr) *direction = t->direction;
+  for (std::uint32_t i = 0; i < std::min(dims_requested, t->dims); ++i) {
+    if (pad_before != nullptr) pad_before[i] = t->pad_before[i];
+    if (pad_after != nullptr) pad_after[i] = t->pad_after[i];
+    if (fold != nullptr && i + 2 < t->dims) fold[i] = t->fold[i];
+  }
+  return CUDNN_STATUS_SUCCESS;
+}
+
+// The destination of a transform: each dimension padded, then each spatial dimension folded
+// into the channels (its extent divided by the fold, rounded up; channels multiplied) or
+// unfolded back; packed in the transform's format.
+PT_EXPORT cudnnStatus_t cudnnInitTransformDest(const cudnnTensorTransformDescriptor_t desc,
+                                               const cudnnTensorDescriptor_t src_desc,
+                                               cudnnTensorDescriptor_t dest_desc,
+                                               size_t* dest_bytes) {
+  const char* api = "cudnnInitTransformDest";
+  const auto* t = detail::live<detail::TransformDesc>(dnn().transforms, desc);
+  const Tensor* src = tensor_of(src_desc);
+  if (t == nullptr || !t->set || src == nullptr || !src->set)
+    return detail::bad(api, "unset transform or source descriptor");
+  if (static_cast<int>(t->dims) != src->dims)
+    return detail::bad(api, "the transform has " + std::to_string(t->dims) +
+                                " dimensions, the source " + std::to_string(src->dims));
+  int dim[CUDNN_DIM_MAX];
+  for (int i = 0; i < src->dims; ++i) dim[i] = src->dim[i] + t->pad_before[i] + t->pad_after[i];
+  for (int i = 2; i < src->dims; ++i) {
+    const int f = static_cast<int>(t->fold[i - 2]);
+    if (t->direction == CUDNN_TRANSFORM_FOLD) {
+      dim[i] = (dim[i] + f - 1) / f, dim[1] *= f;
+    } else {
+      if (dim[1] % f != 0) return detail::bad(api, "the channels do not unfold evenly");
+      dim[i] *= f, dim[1] /= f;
+    }
+  }
+  const cudnnStatus_t s =
+      cudnnSetTensorNdDescriptorEx(dest_desc, t->format, src->dtype, src->dims, dim);
+  if (s == CUDNN_STATUS_SUCCESS && dest_bytes != nullptr)
+    return cudnnGetTensorSizeInBytes(dest_desc, dest_bytes);
+  return s;
+}
+
+PT_EXPORT cudnnStatus_t
+cudnnTransformTensorEx(cudnnHandle_t handle, const cudnnTensorTransformDescriptor_t desc,
+                       const void* alpha, const cudnnTensorDescriptor_t src_desc, const void* src,
+                       const void* beta, const cudnnTensorDescriptor_t dest_desc, void* dest) {
+  (void)alpha, (void)beta;
+  const char* api = "cudnnTransformTensorEx";
+  const auto* t = detail::live<detail::TransformDesc>(dnn().transforms, desc);
+  if (t == nullptr || !t->set) return detail::bad(api, "invalid or unset transform descriptor");
+  return detail::memory_op(handle, "transform_tensor_ex", {{src_desc, src}, {dest_desc, dest}}, 0,
+                           api);
+}
+
+PT_EXPORT cudnnStatus_t cudnnTransformFilter(cudnnHandle_t handle,
+                                             const cudnnTensorTransformDescriptor_t desc,
+                                             const void* alpha,
+                                             const cudnnFilterDescriptor_t src_desc,
+                                             const void* src, const void* beta,
+                                             const cudnnFilterDescriptor_t dest_desc, void* dest) {
+  (void)alpha, (void)beta;
+  const char* api = "cudnnTransformFilter";
+  const std::int64_t start = powertrain::emu::now_ns();
+  const auto* t = detail::live<detail::TransformDesc>(dnn().transforms, desc);
+  const auto* h = detail::live<detail::Handle>(dnn().handles, handle);
+  const auto* from = detail::live<detail::Filter>(dnn().filters, src_desc);
+  const auto* to = detail::live<detail::Filter>(dnn().filters, dest_desc);
+  if (t == nullptr || !t->set || h == nullptr || from == nullptr || to == nullptr || !from->set ||
+      !to->set)
+    return detail::bad(api, "an invalid or unset handle, transform or filter descriptor");
+  const auto filter_bytes = [](const detail::Filter& f) {
+    std::size_t n = detail::dtype_bytes(f.dtype);
+    for (int i = 0; i < f.dims; ++i) n *= static_cast<std::size_t>(f.dim[i]);
+    return n;
+  };
+  if (!device_buffer(src, filter_bytes(*from)) || !device_buffer(dest, filter_bytes(*to)))
+    return detail::bad(api, "the filters are not device memory of their sizes");
+  return detail::append_sized_kernel(
+             std::string("cudnn_transform_filter_") + detail::dtype_name(from->dtype),
+             filter_bytes(*from) + filter_bytes(*to), h->stream, api, start)
+             ? CUDNN_STATUS_SUCCESS
+             : CUDNN_STATUS_EXECUTION_FAILED;
+}
+
+// im2col: every output point's receptive field copied out, C·Πfilter × N·Πout elements.
+PT_EXPORT cudnnStatus_t cudnnIm2Col(cudnnHandle_t handle, const cudnnTensorDescriptor_t x_desc,
+                                    const void* x, const cudnnFilterDescriptor_t w_desc,
+                                    const cudnnConvolutionDescriptor_t conv_desc,
+                                    void* col_buffer) {
+  const char* api = "cudnnIm2Col";
+  const std::int64_t start = powertrain::emu::now_ns();
+  const auto* h = detail::live<detail::Handle>(dnn().handles, handle);
+  const Tensor* xt = tensor_of(x_desc);
+  const auto* w = detail::live<detail::Filter>(dnn().filters, w_desc);
+  const auto* c = detail::live<detail::Conv>(dnn().convs, conv_desc);
+  if (h == nullptr || xt == nullptr || w == nullptr || c == nullptr || !xt->set || !w->set ||
+      !c->set)
+    return detail::bad(api, "an invalid or unset handle or descriptor");
+  int out[CUDNN_DIM_MAX] = {};
+  if (!detail::output_dims(*c, *xt, *w, out))
+    return detail::bad(api, "the convolution does not fit the input");
+  std::size_t columns = static_cast<std::size_t>(xt->dim[0]);
+  std::size_t rows = static_cast<std::size_t>(xt->dim[1]);
+  for (int i = 0; i < c->spatial; ++i) {
+    columns *= static_cast<std::size_t>(out[2 + i]);
+    rows *= static_cast<std::size_t>(w->dim[2 + i]);
+  }
+  const std::size_t col_bytes = rows * columns * detail::dtype_bytes(xt->dtype);
+  if (!device_buffer(x, detail::tensor_span_bytes(*xt)) || !device_buffer(col_buffer, col_bytes))
+    return detail::bad(api, "x or colBuffer (" + std::to_string(col_bytes) +
+                                " bytes) is not device memory of its size");
+  return detail::append_sized_kernel(std::string("cudnn_im2col_") + detail::dtype_name(xt->dtype),
+                                     detail::tensor_bytes(*xt) + col_bytes, h->stream, api, start)
+             ? CUDNN_STATUS_SUCCESS
+             : CUDNN_STATUS_EXECUTION_FAILED;
+}
+
+PT_EXPORT cudnnStatus_t cudnnReorderFilterAndBias(cudnnHandle_t handle,
+                                                  const cudnnFilterDescriptor_t w_desc,
+                                                  cudnnReorderType_t type, const void* filter,
+                                                  void* reordered_filter, int reorder_bias,
+                                                  const void* bias, void* reordered_bias) {
+  const char* api = "cudnnReorderFilterAndBias";
+  const std::int64_t start = powertrain::emu::now_ns();
+  const auto* h = detail::live<detail::Handle>(dnn().handles, handle);
+  const auto* w = detail::live<detail::Filter>(dnn().filters, w_desc);
+  if (h == nullptr || w == nullptr || !w->set)
+    return detail::bad(api, "invalid handle or unset filter descriptor");
+  if (type != CUDNN_DEFAULT_REORDER && type != CUDNN_NO_REORDER)
+    return detail::bad(api, "unknown reorder type");
+  std::size_t bytes = detail::dtype_bytes(w->dtype);
+  for (int i = 0; i < w->dims; ++i) bytes *= static_cast<std::size_t>(w->dim[i]);
+  const std::size_t bias_bytes =
+      reorder_bias != 0 ? static_cast<std::size_t>(w->dim[0]) * sizeof(float) : 0;
+  if (!device_buffer(filter, bytes) || !device_buffer(reordered_filter, bytes) ||
+      (reorder_bias != 0 &&
+       (!device_buffer(bias, bias_bytes) || !device_buffer(reordered_bias, bias_bytes))))
+    return detail::bad(api, "the filter or bias buffers are not device memory of their sizes");
+  return detail::append_sized_kernel("cudnn_reorder_filter", 2 * (bytes + bias_bytes), h->stream,
+                                     api, start)
+             ? CUDNN_STATUS_SUCCESS
+             : CUDNN_STATUS_EXECUTION_FAILED;
+}
+
+// ---- the normalization API (batch normalization's successor) and divisive normalization -------
+PT_EXPORT cudnnStatus_t cudnnDeriveNormTensorDescriptor(cudnnTensorDescriptor_t scale_bias_desc,
+                                                        cudnnTensorDescriptor_t mean_var_desc,
+                                                        const cudnnTensorDescriptor_t x_desc,
+                                                        cudnnNormMode_t mode, int groups) {
+  const char* api = "cudnnDeriveNormTensorDescriptor";
+  if (groups != 1) return detail::bad(api, "groupCnt must be 1");
+  if (mode != CUDNN_NORM_PER_ACTIVATION && mode != CUDNN_NORM_PER_CHANNEL)
+    return detail::bad(api, "unknown mode " + std::to_string(mode));
+  const cudnnBatchNormMode_t bn =
+      mode == CUDNN_NORM_PER_CHANNEL ? CUDNN_BATCHNORM_SPATIAL : CUDNN_BATCHNORM_PER_ACTIVATION;
+  const cudnnStatus_t s = cudnnDeriveBNTensorDescriptor(scale_bias_desc, x_desc, bn);
+  return s != CUDNN_STATUS_SUCCESS ? s : cudnnDeriveBNTensorDescriptor(mean_var_desc, x_desc, bn);
+}
+
+namespace {
+cudnnStatus_t check_norm(cudnnNormOps_t ops, cudnnNormAlgo_t algo, int groups, const char* api) {
+  if (groups != 1) return detail::bad(api, "groupCnt must be 1");
+  if (ops < CUDNN_NORM_OPS_NORM || ops > CUDNN_NORM_OPS_NORM_ADD_ACTIVATION)
+    return detail::bad(api, "unknown normOps " + std::to_string(ops));
+  if (algo != CUDNN_NORM_ALGO_STANDARD && algo != CUDNN_NORM_ALGO_PERSIST)
+    return detail::bad(api, "unknown algo " + std::to_string(algo));
+  return CUDNN_STATUS_SUCCESS;
+}
+}  // namespace
+
+PT_EXPORT cudnnStatus_t cudnnGetNormalizationForwardTrainingWorkspaceSize(
+    cudnnHandle_t handle, cudnnNormMode_t mode, cudnnNormOps_t ops, cudnnNormAlgo_t algo,
+    const cudnnTensorDescriptor_t x_desc, const cudnnTensorDescriptor_t z_desc,
+    const cudnnTensorDescriptor_t y_desc, const cudnnTensorDescriptor_t scale_bias_desc,
+    const cudnnActivationDescriptor_t activation, const cudnnTensorDescriptor_t mean_var_desc,
+    size_t* size, int groups) {
+  (void)handle, (void)mode, (void)x_desc, (void)z_desc, (void)y_desc, (void)scale_bias_desc,
+      (void)activation, (void)mean_var_desc;
+  const char* api = "cudnnGetNormalizationForwardTrainingWorkspaceSize";
+  if (const cudnnStatus_t s = check_norm(ops, algo, groups, api); s != CUDNN_STATUS_SUCCESS)
+    return s;
+  if (size == nullptr) return detail::bad(api, "NULL size");
+  *size = 0;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+PT_EXPORT cudnnStatus_t cudnnGetNormalizationBackwardWorkspaceSize(
+    cudnnHandle_t handle, cudnnNormMode_t mode, cudnnNormOps_t ops, cudnnNormAlgo_t algo,
+    const cudnnTensorDescriptor_t x_desc, const cudnnTensorDescriptor_t y_desc,
+    const cudnnTensorDescriptor_t dy_desc, const cudnnTensorDescriptor_t dz_desc,
+    const cudnnTensorDescriptor_t dx_desc, const cudnnTensorDescriptor_t scale_bias_desc,
+    const cudnnActivationDescriptor_t activation, const cudnnTensorDescriptor_t mean_var_desc,
+    size_t* size, int groups) {
+  (void)handle, (void)mode, (void)x_desc, (void)y_desc, (void)dy_desc, (void)dz_desc, (void)dx_desc,
+      (void)scale_bias_desc, (void)activation, (void)mean_var_desc;
+  const char* api = "cudnnGetNormalizationBackwardWorkspaceSize";
+  if (const cudnnStatus_t s = check_norm(ops, algo, groups, api); s != CUDNN_STATUS_SUCCESS)
+    return s;
+  if (size == nullptr) return detail::bad(api, "NULL size");
+  *size = 0;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+PT_EXPORT cudnnStatus_t cudnnGetNormalizationTrainingReserveSpaceSize(
+    cudnnHandle_t handle, cudnnNormMode_t mode, cudnnNormOps_t ops, cudnnNormAlgo_t algo,
+    const cudnnActivationDescriptor_t activation, const cudnnTensorDescriptor_t x_desc,
+    size_t* size, int groups) {
+  (void)handle, (void)mode, (void)activation;
+  const char* api = "cudnnGetNormalizationTrainingReserveSpaceSize";
+  if (const cudnnStatus_t s = check_norm(ops, algo, groups, api); s != CUDNN_STATUS_SUCCESS)
+    return s;
+  const Tensor* x = tensor_of(x_desc);
+  if (x == nullptr || !x->set || size == nullptr) return detail::bad(api, "invalid x or NULL size");
+  *size = ops == CUDNN_NORM_OPS_NORM ? 0 : elements(*x);  // the activation mask
+  return CUDNN_STATUS_SUCCESS;
+}
+
+PT_EXPORT cudnnStatus_t cudnnNormalizationForwardTraining(
+    cudnnHandle_t handle, cudnnNormMode_t mode, cudnnNormOps_t ops, cudnnNormAlgo_t algo,
+    const void* alpha, const void* beta, const cudnnTensorDescriptor_t x_desc, const void* x,
+    const cudnnTensorDescriptor_t scale_bias_desc, const void* scale, const void* bias,
+    double average_factor, const cudnnTensorDescriptor_t mean_var_desc, void* running_mean,
+    void* running_variance, double epsilon, void* save_mean, void* save_inv_variance,
+    cudnnActivationDescriptor_t activation, const cudnnTensorDescriptor_t z_desc, const void* z,
+    const cudnnTensorDescriptor_t y_desc, void* y, void* workspace, size_t workspace_bytes,
+    void* reserve, size_t reserve_bytes, int groups) {
+  (void)mode, (void)alpha, (void)beta, (void)average_factor, (void)epsilon, (void)activation,
+      (void)workspace, (void)workspace_bytes, (void)reserve;
+  const char* api = "cudnnNormalizationForwardTraining";
+  if (const cudnnStatus_t s = check_norm(ops, algo, groups, api); s != CUDNN_STATUS_SUCCESS)
+    return s;
+  if (!detail::same_shape(x_desc, y_desc)) return detail::bad(api, "x and y differ in shape");
+  const Tensor* xt = tensor_of(x_desc);
+  const bool add = ops == CUDNN_NORM_OPS_NORM_ADD_ACTIVATION;
+  // Statistics pass (x read) and normalization pass (x read again, y written).
+  return detail::memory_op(handle, "norm_fwd_training",
+                           present({{x_desc, x},
+                                    {add ? z_desc : nullptr, z},
+                                    {y_desc, y},
+                                    {scale_bias_desc, scale},
+                                    {scale_bias_desc, bias},
+                                    {mean_var_desc, running_mean},
+                                    {mean_var_desc, running_variance},
+                                    {mean_var_desc, save_mean},
+                                    {mean_var_desc, save_inv_variance}}),
+                           (xt != nullptr ? detail::tensor_bytes(*xt) : 0) + reserve_bytes, api);
+}
+
+PT_EXPORT cudnnStatus_t cudnnNormalizationForwardInference(
+    cudnnHandle_t handle, cudnnNormMode_t mode, cudnnNormOps_t ops, cudnnNormAlgo_t algo,
+    const void* alpha, const void* beta, const cudnnTensorDescriptor_t x_desc, const void* x,
+    const cudnnTensorDescriptor_t scale_bias_desc, const void* scale, const void* bias,
+    const cudnnTensorDescriptor_t mean_var_desc, const void* mean, const void* variance,
+    const cudnnTensorDescriptor_t z_desc, const void* z, cudnnActivationDescriptor_t activation,
+    const cudnnTensorDescriptor_t y_desc, void* y, double epsilon, int groups) {
+  (void)mode, (void)alpha, (void)beta, (void)activation, (void)epsilon;
+  const char* api = "cudnnNormalizationForwardInference";
+  if (const cudnnStatus_t s = check_norm(ops, algo, groups, api); s != CUDNN_STATUS_SUCCESS)
+    return s;
+  if (!detail::same_shape(x_desc, y_desc)) return detail::bad(api, "x and y differ in shape");
+  const bool add = ops == CUDNN_NORM_OPS_NORM_ADD_ACTIVATION;
+  return detail::memory_op(handle, "norm_fwd_inference",
+                           present({{x_desc, x},
+                                    {add ? z_desc : nullptr, z},
+                                    {y_desc, y},
+                                    {scale_bias_desc, scale},
+                                    {scale_bias_desc, bias},
+                                    {mean_var_desc, mean},
+                                    {mean_var_desc, variance}}),
+                           0, api);
+}
+
+PT_EXPORT cudnnStatus_t cudnnNormalizationBackward(
+    cudnnHandle_t handle, cudnnNormMode_t mode, cudnnNormOps_t ops, cudnnNormAlgo_t algo,
+    const void* alpha_data, const void* beta_data, const void* alpha_param, const void* beta_param,
+    const cudnnTensorDescriptor_t x_desc, const void* x, const cudnnTensorDescriptor_t y_desc,
+    const void* y, const cudnnTensorDescriptor_t dy_desc, const void* dy,
+    const cudnnTensorDescriptor_t dz_desc, void* dz, const cudnnTensorDescriptor_t dx_desc,
+    void* dx, const cudnnTensorDescriptor_t scale_bias_desc, const void* scale, const void* bias,
+    void* d_scale, void* d_bias, double epsilon, const cudnnTensorDescriptor_t mean_var_desc,
+    const void* saved_mean, const void* saved_inv_variance, cudnnActivationDescriptor_t activation,
+    void* workspace, size_t workspace_bytes, void* reserve, size_t reserve_bytes, int groups) {
+  (void)mode, (void)alpha_data, (void)beta_data, (void)alpha_param, (void)beta_param, (void)epsilon,
+      (void)activation, (void)workspace, (void)workspace_bytes, (void)reserve;
+  const char* api = "cudnnNormalizationBackward";
+  if (const cudnnStatus_t s = check_norm(ops, algo, groups, api); s != CUDNN_STATUS_SUCCESS)
+    return s;
+  const Tensor* xt = tensor_of(x_desc);
+  const bool fused = ops != CUDNN_NORM_OPS_NORM;
+  const bool add = ops == CUDNN_NORM_OPS_NORM_ADD_ACTIVATION;
+  // Two passes over x and dy: the parameter gradients, then dx.
+  return detail::memory_op(handle, "norm_bwd",
+                           present({{x_desc, x},
+                                    {fused ? y_desc : nullptr, y},
+                                    {dy_desc, dy},
+                                    {add ? dz_desc : nullptr, dz},
+                                    {dx_desc, dx},
+                                    {scale_bias_desc, scale},
+                                    {scale_bias_desc, bias},
+                                    {scale_bias_desc, d_scale},
+                                    {scale_bias_desc, d_bias},
+                                    {mean_var_desc, saved_mean},
+                                    {mean_var_desc, saved_inv_variance}}),
+                           (xt != nullptr ? 2 * detail::tensor_bytes(*xt) : 0) + reserve_bytes,
+                           api);
+}
+
+PT_EXPORT cudnnStatus_t cudnnDivisiveNormalizationForward(
+    cudnnHandle_t handle, cudnnLRNDescriptor_t desc, cudnnDivNormMode_t mode, const void* alpha,
+    const cudnnTensorDescriptor_t x_desc, const void* x, const void* means, void* temp, void* temp2,
+    const void* beta, const cudnnTensorDescriptor_t y_desc, void* y) {
+  (void)alpha, (void)beta;
+  const char* api = "cudnnDivisiveNormalizationForward";
+  if (detail::live<detail::LrnDesc>(dnn().lrns, desc) == nullptr)
+    return detail::bad(api, "invalid LRN descriptor");
+  if (mode != CUDNN_DIVNORM_PRECOMPUTED_MEANS) return detail::bad(api, "unknown mode");
+  // The local means subtracted, the local variances (temp, temp2) computed, y written.
+  return detail::memory_op(
+      handle, "divisive_norm_fwd",
+      present({{x_desc, x}, {x_desc, means}, {x_desc, temp}, {x_desc, temp2}, {y_desc, y}}), 0,
+      api);
+}
+
+PT_EXPORT cudnnStatus_t cudnnDivisiveNormalizationBackward(
+    cudnnHandle_t handle, cudnnLRNDescriptor_t desc, cudnnDivNormMode_t mode, const void* alpha,
+    const cudnnTensorDescriptor_t x_desc, const void* x, const void* means, const void* dy,
+    void* temp, void* temp2, const void* beta, const cudnnTensorDescriptor_t dx_desc, void* dx,
+    void* d_means) {
+  (void)alpha, (void)beta;
+  const char* api = "cudnnDivisiveNormalizationBackward";
+  if (detail::live<detail::LrnDesc>(dnn().lrns, desc) == nullptr)
+    return detail::bad(api, "invalid LRN descriptor");
+  if (mode != CUDNN_DIVNORM_PRECOMPUTED_MEANS) return detail::bad(api, "unknown mode");
+  return detail::memory_op(handle, "divisive_norm_bwd",
+                           present({{x_desc, x},
+                                    {x_desc, means},
+                                    {x_desc, dy},
+                                    {x_desc, temp},
+                                    {x_desc, temp2},
+                                    {dx_desc, dx},
+                                    {dx_desc, d_means}}),
+                           0, api);
+}
+
+// ---- spatial transformer networks (PyTorch's cudnn_grid_sampler) ------------------------------
+PT_EXPORT cudnnStatus_t
+cudnnCreateSpatialTransformerDescriptor(cudnnSpatialTransformerDescriptor_t* desc) {
+  return detail::create<detail::SpatialTransformer>(dnn().spatial_transformers, desc,
+                                                    "cudnnCreateSpatialTransformerDescriptor");
+}
+PT_EXPORT cudnnStatus_t
+cudnnDestroySpatialTransformerDescriptor(cudnnSpatialTransformerDescriptor_t desc) {
+  return detail::destroy<detail::SpatialTransformer>(dnn().spatial_transformers, desc,
+                                                     "cudnnDestroySpatialTransformerDescriptor");
+}
+
+PT_EXPORT cudnnStatus_t cudnnSetSpatialTransformerNdDescriptor(
+    cudnnSpatialTransformerDescriptor_t desc, cudnnSamplerType_t sampler, cudnnDataType_t dtype,
+    const int dims, const int dim[]) {
+  const char* api = "cudnnSetSpatialTransformerNdDescriptor";
+  auto* st = detail::live<detail::SpatialTransformer>(dnn().spatial_transformers, desc);
+  if (st == nullptr) return detail::bad(api, "invalid spatial transformer descriptor");
+  if (sampler != CUDNN_SAMPLER_BILINEAR) return detail::bad(api, "only bilinear sampling exists");
+  if (dims != 4 || dim == nullptr) return detail::bad(api, "nbDims must be 4 (N, C, H, W)");
+  if (detail::dtype_name(dtype) == nullptr) return detail::bad(api, "unsupported dataType");
+  for (int i = 0; i < dims; ++i) {
+    if (dim[i] <= 0) return detail::bad(api, "dimA[" + std::to_string(i) + "] is not positive");
+  }
+  st->dtype = dtype, st->dims = dims, st->set = true;
+  std::copy(dim, dim + dims, st->dim);
+  return CUDNN_STATUS_SUCCESS;
+}
+
+namespace {
+// The sampling grid: N × H × W points of 2 coordinates; theta: N affine 2 × 3 matrices.
+cudnnStatus_t grid_generator(cudnnHandle_t handle, cudnnSpatialTransformerDescriptor_t desc,
+                             const void* in, void* out, bool forward, const char* api) {
+  const std::int64_t start = powertrain::emu::now_ns();
+  const auto* h = detail::live<detail::Handle>(dnn().handles, handle);
+  const auto* st = detail::live<detail::SpatialTransformer>(dnn().spatial_transformers, desc);
+  if (h == nullptr || st == nullptr || !st->set)
+    return detail::bad(api, "invalid handle or unset spatial transformer descriptor");
+  const std::size_t bytes = detail::dtype_bytes(st->dtype);
+  const std::size_t theta = static_cast<std::size_t>(st->dim[0]) * 6 * bytes;
+  const std::size_t grid =
+      static_cast<std::size_t>(st->dim[0]) * st->dim[2] * st->dim[3] * 2 * bytes;
+  if (!device_buffer(forward ? in : out, theta) || !device_buffer(forward ? out : in, grid))
+    return detail::bad(api, "theta (N x 2 x 3) or the grid (N x H x W x 2) is not device memory");
+  const std::int64_t points = std::int64_t{st->dim[0]} * st->dim[2] * st->dim[3];
+  return detail::append_sized_kernel(std::string("cudnn_spatial_tf_grid_") +
+                                         (forward ? "fwd_" : "bwd_") +
+                                         detail::dtype_name(st->dtype),
+                                     theta + grid, h->stream, api, start, 12 * points)
+             ? CUDNN_STATUS_SUCCESS
+             : CUDNN_STATUS_EXECUTION_FAILED;
+}
+}  // namespace
+
+PT_EXPORT cudnnStatus_t cudnnSpatialTfGridGeneratorForward(
+    cudnnHandle_t handle, const cudnnSpatialTransformerDescriptor_t desc, const void* theta,
+    void* grid) {
+  return grid_generator(handle, desc, theta, grid, true, "cudnnSpatialTfGridGeneratorForward");
+}
+PT_EXPORT cudnnStatus_t cudnnSpatialTfGridGeneratorBackward(
+    cudnnHandle_t handle, const cudnnSpatialTransformerDescriptor_t desc, const void* dgrid,
+    void* dtheta) {
+  return grid_generator(handle, desc, dgrid, dtheta, false, "cudnnSpatialTfGridGeneratorBackward");
+}
+
+namespace {
+std::size_t grid_bytes(const detail::SpatialTransformer& st) {
+  return static_cast<std::size_t>(st.dim[0]) * st.dim[2] * st.dim[3] * 2 *
+         detail::dtype_bytes(st.dtype);
+}
+}  // namespace
+
+// Bilinear sampling: each output point reads its grid coordinates and 4 input neighbours.
+PT_EXPORT cudnnStatus_t cudnnSpatialTfSamplerForward(
+    cudnnHandle_t handle, cudnnSpatialTransformerDescriptor_t desc, const void* alpha,
+    const cudnnTensorDescriptor_t x_desc, const void* x, const void* grid, const void* beta,
+    cudnnTensorDescriptor_t y_desc, void* y) {
+  (void)alpha, (void)beta;
+  const char* api = "cudnnSpatialTfSamplerForward";
+  const auto* st = detail::live<detail::SpatialTransformer>(dnn().spatial_transformers, desc);
+  const Tensor* yt = tensor_of(y_desc);
+  if (st == nullptr || !st->set || yt == nullptr || !yt->set || yt->dims != 4 ||
+      !std::equal(st->dim, st->dim + 4, yt->dim))
+    return detail::bad(api, "y must have the spatial transformer's N, C, H, W");
+  if (!device_buffer(grid, grid_bytes(*st))) return detail::bad(api, "grid is not device memory");
+  return detail::memory_op(handle, "spatial_tf_sampler_fwd", {{x_desc, x}, {y_desc, y}},
+                           grid_bytes(*st) + 3 * detail::tensor_bytes(*yt), api);
+}
+
+PT_EXPORT cudnnStatus_t cudnnSpatialTfSamplerBackward(
+    cudnnHandle_t handle, cudnnSpatialTransformerDescriptor_t desc, const void* alpha,
+    const cudnnTensorDescriptor_t x_desc, const void* x, const void* beta,
+    const cudnnTensorDescriptor_t dx_desc, void* dx, const void* alpha_dgrid,
+    const cudnnTensorDescriptor_t dy_desc, const void* dy, const void* grid, const void* beta_dgrid,
+    void* dgrid) {
+  (void)alpha, (void)beta, (void)alpha_dgrid, (void)beta_dgrid;
+  const char* api = "cudnnSpatialTfSamplerBackward";
+  const auto* st = detail::live<detail::SpatialTransformer>(dnn().spatial_transformers, desc);
+  const Tensor* dyt = tensor_of(dy_desc);
+  if (st == nullptr || !st->set || dyt == nullptr || !dyt->set || dyt->dims != 4 ||
+      !std::equal(st->dim, st->dim + 4, dyt->dim))
+    return detail::bad(api, "dy must have the spatial transformer's N, C, H, W");
+  if (!device_buffer(grid, grid_bytes(*st)) || !device_buffer(dgrid, grid_bytes(*st)))
+    return detail::bad(api, "grid or dgrid is not device memory");
+  // dx scattered to 4 neighbours per point (read and written), the grid read, dgrid written.
+  return detail::memory_op(handle, "spatial_tf_sampler_bwd",
+                           {{x_desc, x}, {dx_desc, dx}, {dy_desc, dy}},
+                           2 * grid_bytes(*st) + 6 * detail::tensor_bytes(*dyt), api);
+}
+
+// ---- CTC loss (PyTorch's ctc_loss on cuDNN) ---------------------------------------------------
+// One kernel per call: the probabilities read, the forward (alpha) and backward (beta) tables of
+// 2·label + 1 states per step written and read in the workspace, the costs and (when asked) the
+// gradients written. The workspace holds both tables at the longest label.
+PT_EXPORT cudnnStatus_t cudnnCreateCTCLossDescriptor(cudnnCTCLossDescriptor_t* desc) {
+  return detail::create<detail::CtcLossDesc>(dnn().ctc_losses, desc,
+                                             "cudnnCreateCTCLossDescriptor");
+}
+PT_EXPORT cudnnStatus_t cudnnDestroyCTCLossDescriptor(cudnnCTCLossDescriptor_t desc) {
+  return detail::destroy<detail::CtcLossDesc>(dnn().ctc_losses, desc,
+                                              "cudnnDestroyCTCLossDescriptor");
+}
+
+namespace {
+cudnnStatus_t set_ctc(cudnnCTCLossDescriptor_t desc, cudnnDataType_t compute,
+                      cudnnLossNormalizationMode_t normalization, cudnnNanPropagation_t nan,
+                      cudnnCTCGradMode_t grad_mode, int max_label_length, const char* api) {
+  auto* d = detail::live<detail::CtcLossDesc>(dnn().ctc_losses, desc);
+  if (d == nullptr) return detail::bad(api, "invalid CTC loss descriptor");
+  if (compute != CUDNN_DATA_FLOAT) return detail::bad(api, "compType must be CUDNN_DATA_FLOAT");
+  if (normalization != CUDNN_LOSS_NORMALIZATION_NONE &&
+      normalization != CUDNN_LOSS_NORMALIZATION_SOFTMAX)
+    return detail::bad(api, "unknown normMode " + std::to_string(normalization));
+  if (grad_mode != CUDNN_CTC_ZERO_OOB_GRADIENTS && grad_mode != CUDNN_CTC_SKIP_OOB_GRADIENTS)
+    return detail::bad(api, "unknown ctcGradMode " + std::to_string(grad_mode));
+  if (max_label_length <= 0) return detail::bad(api, "maxLabelLength must be positive");
+  d->compute = compute, d->normalization = normalization, d->nan = nan;
+  d->grad_mode = grad_mode, d->max_label_length = max_label_length, d->set = true;
+  return CUDNN_STATUS_SUCCESS;
+}
+const detail::CtcLossDesc* ctc_of(cudnnCTCLossDescriptor_t desc, const char* api) {
+  const auto* d = detail::live<detail::CtcLossDesc>(dnn().ctc_losses, desc);
+  if (d == nullptr || !d->set) detail::bad(api, "invalid or unset CTC loss descriptor");
+  return d != nullptr && d->set ? d : nullptr;
+}
+}  // namespace
+
+PT_EXPORT cudnnStatus_t cudnnSetCTCLossDescriptor(cudnnCTCLossDescriptor_t desc,
+                                                  cudnnDataType_t compute) {
+  return set_ctc(desc, compute, CUDNN_LOSS_NORMALIZATION_NONE, CUDNN_NOT_PROPAGATE_NAN,
+                 CUDNN_CTC_ZERO_OOB_GRADIENTS, 256, "cudnnSetCTCLossDescriptor");
+}
+PT_EXPORT cudnnStatus_t cudnnSetCTCLossDescriptorEx(cudnnCTCLossDescriptor_t desc,
+                                                    cudnnDataType_t compute,
+                                                    cudnnLossNormalizationMode_t normalization,
+                                                    cudnnNanPropagation_t nan) {
+  return set_ctc(desc, compute, normalization, nan, CUDNN_CTC_ZERO_OOB_GRADIENTS, 256,
+                 "cudnnSetCTCLossDescriptorEx");
+}
+PT_EXPORT cudnnStatus_t cudnnSetCTCLossDescriptor_v8(cudnnCTCLossDescriptor_t desc,
+                                                     cudnnDataType_t compute,
+                                                     cudnnLossNormalizationMode_t normalization,
+                                                     cudnnNanPropagation_t nan,
+                                                     int max_label_length) {
+  return set_ctc(desc, compute, normalization, nan, CUDNN_CTC_ZERO_OOB_GRADIENTS, max_label_length,
+                 "cudnnSetCTCLossDescriptor_v8");
+}
+PT_EXPORT cudnnStatus_t cudnnSetCTCLossDescriptor_v9(cudnnCTCLossDescriptor_t desc,
+                                                     cudnnDataType_t compute,
+                                                     cudnnLossNormalizationMode_t normalization,
+                                                     cudnnCTCGradMode_t grad_mode,
+                                                     int max_label_length) {
+  return set_ctc(desc, compute, normalization, CUDNN_NOT_PROPAGATE_NAN, grad_mode, max_label_length,
+                 "cudnnSetCTCLossDescriptor_v9");
+}
+
+PT_EXPORT cudnnStatus_t cudnnGetCTCLossDescriptor(cudnnCTCLossDescriptor_t desc,
+                                                  cudnnDataType_t* compute) {
+  const auto* d = ctc_of(desc, "cudnnGetCTCLossDescriptor");
+  if (d == nullptr) return CUDNN_STATUS_BAD_PARAM;
+  if (compute != nullptr) *compute = d->compute;
+  return CUDNN_STATUS_SUCCESS;
+}
+PT_EXPORT cudnnStatus_t cudnnGetCTCLossDescriptorEx(cudnnCTCLossDescriptor_t desc,
+                                                    cudnnDataType_t* compute,
+                                                    cudnnLossNormalizationMode_t* normalization,
+                                                    cudnnNanPropagation_t* nan) {
+  const auto* d = ctc_of(desc, "cudnnGetCTCLossDescriptorEx");
+  if (d == nullptr) return CUDNN_STATUS_BAD_PARAM;
+  if (compute != nullptr) *compute = d->compute;
+  if (normalization != nullptr) *normalization = d->normalization;
+  if (nan != nullptr) *nan = d->nan;
+  return CUDNN_STATUS_SUCCESS;
+}
+PT_EXPORT cudnnStatus_t cudnnGetCTCLossDescriptor_v8(cudnnCTCLossDescriptor_t desc,
+                                                     cudnnDataType_t* compute,
+                                                     cudnnLossNormalizationMode_t* normalization,
+                                                     cudnnNanPropagation_t* nan,
+                                                     int* max_label_length) {
+  const auto* d = ctc_of(desc, "cudnnGetCTCLossDescriptor_v8");
+  if (d == nullptr) return CUDNN_STATUS_BAD_PARAM;
+  if (compute != nullptr) *compute = d->compute;
+  if (normalization != nullptr) *normalization = d->normalization;
+  if (nan != nullptr) *nan = d->nan;
+  if (max_label_length != nullptr) *max_label_length = d->max_label_length;
+  return CUDNN_STATUS_SUCCESS;
+}
+PT_EXPORT cudnnStatus_t cudnnGetCTCLossDescriptor_v9(cudnnCTCLossDescriptor_t desc,
+                                                     cudnnDataType_t* compute,
+                                                     cudnnLossNormalizationMode_t* normalization,
+                                                     cudnnCTCGradMode_t* grad_mode,
+                                                     int* max_label_length) {
+  const auto* d = ctc_of(desc, "cudnnGetCTCLossDescriptor_v9");
+  if (d == nullptr) return CUDNN_STATUS_BAD_PARAM;
+  if (compute != nullptr) *compute = d->compute;
+  if (normalization != nullptr) *normalization = d->normalization;
+  if (grad_mode != nullptr) *grad_mode = d->grad_mode;
+  if (max_label_length != nullptr) *max_label_length = d->max_label_length;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+namespace {
+// probs (and gradients) are [T, N, A] float tensors.
+cudnnStatus_t ctc_shapes(const cudnnTensorDescriptor_t probs_desc,
+                         const cudnnTensorDescriptor_t grads_desc, const char* api,
+                         const Tensor** probs) {
+  const Tensor* p = tensor_of(probs_desc);
+  if (p == nullptr || !p->set || p->dims != 3 || p->dtype != CUDNN_DATA_FLOAT)
+    return detail::bad(api, "probsDesc must be a [T, N, A] float tensor");
+  if (grads_desc != nullptr) {
+    const Tensor* g = tensor_of(grads_desc);
+    if (g == nullptr || !g->set || g->dims != 3 || !std::equal(p->dim, p->dim + 3, g->dim))
+      return detail::bad(api, "gradientsDesc must have probsDesc's [T, N, A] shape");
+  }
+  *probs = p;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+// Host label arrays (the v7 API): every label within the alphabet (0 is the blank), every
+// length within cuDNN's 256 and the input length; returns the longest label.
+cudnnStatus_t ctc_host_labels(const Tensor& probs, const int* labels, const int* label_lengths,
+                              const int* input_lengths, const char* api, int* longest) {
+  if (labels == nullptr || label_lengths == nullptr || input_lengths == nullptr)
+    return detail::bad(api, "the host label, label-length and input-length arrays are required");
+  const int steps = probs.dim[0], batch = probs.dim[1], alphabet = probs.dim[2];
+  std::int64_t offset = 0;
+  *longest = 0;
+  for (int i = 0; i < batch; ++i) {
+    if (input_lengths[i] <= 0 || input_lengths[i] > steps)
+      return detail::bad(api, "inputLengths[" + std::to_string(i) +
+                                  "] = " + std::to_string(input_lengths[i]) + " is outside [1, T]");
+    if (label_lengths[i] < 0 || label_lengths[i] > 256 || label_lengths[i] > input_lengths[i])
+      return detail::bad(api, "labelLengths[" + std::to_string(i) +
+                                  "] = " + std::to_string(label_lengths[i]) +
+                                  " exceeds 256 or its input length");
+    for (int j = 0; j < label_lengths[i]; ++j) {
+      const int label = labels[offset + j];
+      if (label <= 0 || label >= alphabet)
+        return detail::bad(api, "label " + std::to_string(label) + " of sequence " +
+                                    std::to_string(i) + " is outside [1, A)");
+    }
+    offset += label_lengths[i];
+    *longest = std::max(*longest, label_lengths[i]);
+  }
+  return CUDNN_STATUS_SUCCESS;
+}
+
+std::size_t ctc_workspace(const Tensor& probs, int longest) {
+  return 2 * static_cast<std::size_t>(probs.dim[0]) * probs.dim[1] *
+         static_cast<std::size_t>(2 * longest + 1) * sizeof(float);
+}
+
+cudnnStatus_t ctc_run(cudnnHandle_t handle, cudnnCTCLossAlgo_t algo, const Tensor& probs,
+                      const void* probs_data, const void* costs, const void* grads,
+                      std::size_t workspace_bytes, const void* workspace, int longest,
+                      const char* api) {
+  const std::int64_t start = powertrain::emu::now_ns();
+  const auto* h = detail::live<detail::Handle>(dnn().handles, handle);
+  if (h == nullptr) return detail::bad(api, "invalid or destroyed cuDNN handle");
+  if (algo != CUDNN_CTC_LOSS_ALGO_DETERMINISTIC && algo != CUDNN_CTC_LOSS_ALGO_NON_DETERMINISTIC)
+    return detail::bad(api, "unknown algo " + std::to_string(algo));
+  const std::size_t table = ctc_workspace(probs, longest);
+  const std::size_t bytes = detail::tensor_bytes(probs);
+  const std::size_t costs_bytes = static_cast<std::size_t>(probs.dim[1]) * sizeof(float);
+  if (!device_buffer(probs_data, bytes) || !device_buffer(costs, costs_bytes) ||
+      (grads != nullptr && !device_buffer(grads, bytes)))
+    return detail::bad(api, "probs, costs or gradients is not device memory of its size");
+  if (workspace_bytes < table || !device_buffer(workspace, table))
+    return detail::bad(api, "the workspace is smaller than cudnnGetCTCLossWorkspaceSize's " +
+                                std::to_string(table) + " bytes or not device memory");
+  // probs read twice (alpha and beta passes), both tables written and read, costs and
+  // gradients written.
+  const std::size_t moved = 2 * bytes + 2 * table + costs_bytes + (grads != nullptr ? bytes : 0);
+  return detail::append_sized_kernel("cudnn_ctc_loss_float32", moved, h->stream, api, start)
+             ? CUDNN_STATUS_SUCCESS
+             : CUDNN_STATUS_EXECUTION_FAILED;
+}
+}  // namespace
+
+PT_EXPORT cudnnStatus_t cudnnGetCTCLossWorkspaceSize(cudnnHandle_t handle,
+                                                     const cudnnTensorDescriptor_t probs_desc,
+                                                     const cudnnTensorDescriptor_t grads_desc,
+                                                     const int* labels, const int* label_lengths,
+                                                     const int* input_lengths,
+                                                     cudnnCTCLossAlgo_t algo,
+                                                     cudnnCTCLossDescriptor_t desc, size_t* size) {
+  (void)handle, (void)algo;
+  const char* api = "cudnnGetCTCLossWorkspaceSize";
+  const Tensor* probs = nullptr;
+  int longest = 0;
+  if (ctc_of(desc, api) == nullptr) return CUDNN_STATUS_BAD_PARAM;
+  if (const cudnnStatus_t s = ctc_shapes(probs_desc, grads_desc, api, &probs);
+      s != CUDNN_STATUS_SUCCESS)
+    return s;
+  if (const cudnnStatus_t s =
+          ctc_host_labels(*probs, labels, label_lengths, input_lengths, api, &longest);
+      s != CUDNN_STATUS_SUCCESS)
+    return s;
+  if (size == nullptr) return detail::bad(api, "NULL sizeInBytes");
+  *size = ctc_workspace(*probs, longest);
+  return CUDNN_STATUS_SUCCESS;
+}
+
+PT_EXPORT cudnnStatus_t cudnnGetCTCLossWorkspaceSize_v8(cudnnHandle_t handle,
+                                                        cudnnCTCLossAlgo_t algo,
+                                                        cudnnCTCLossDescriptor_t desc,
+                                                        const cudnnTensorDescriptor_t probs_desc,
+                                                        const cudnnTensorDescriptor_t grads_desc,
+                                                        size_t* size) {
+  (void)handle, (void)algo;
+  const char* api = "cudnnGetCTCLossWorkspaceSize_v8";
+  const auto* d = ctc_of(desc, api);
+  const Tensor* probs = nullptr;
+  if (d == nullptr) return CUDNN_STATUS_BAD_PARAM;
+  if (const cudnnStatus_t s = ctc_shapes(probs_desc, grads_desc, api, &probs);
+      s != CUDNN_STATUS_SUCCESS)
+    return s;
+  if (size == nullptr) return detail::bad(api, "NULL sizeInBytes");
+  *size = ctc_workspace(*probs, d->max_label_length);
+  return CUDNN_STATUS_SUCCESS;
+}
+
+PT_EXPORT cudnnStatus_t cudnnCTCLoss(cudnnHandle_t handle, const cudnnTensorDescriptor_t probs_desc,
+                                     const void* probs, const int host_labels[],
+                                     const int host_label_lengths[], const int host_input_lengths[],
+                                     void* costs, const cudnnTensorDescriptor_t grads_desc,
+                                     void* grads, cudnnCTCLossAlgo_t algo,
+                                     cudnnCTCLossDescriptor_t desc, void* workspace,
+                                     size_t workspace_bytes) {
+  const char* api = "cudnnCTCLoss";
+  const Tensor* p = nullptr;
+  int longest = 0;
+  if (ctc_of(desc, api) == nullptr) return CUDNN_STATUS_BAD_PARAM;
+  if (const cudnnStatus_t s =
+          ctc_shapes(probs_desc, grads != nullptr ? grads_desc : nullptr, api, &p);
+      s != CUDNN_STATUS_SUCCESS)
+    return s;
+  if (const cudnnStatus_t s =
+          ctc_host_labels(*p, host_labels, host_label_lengths, host_input_lengths, api, &longest);
+      s != CUDNN_STATUS_SUCCESS)
+    return s;
+  return ctc_run(handle, algo, *p, probs, costs, grads, workspace_bytes, workspace, longest, api);
+}
+
+PT_EXPORT cudnnStatus_t cudnnCTCLoss_v8(cudnnHandle_t handle, cudnnCTCLossAlgo_t algo,
+                                        cudnnCTCLossDescriptor_t desc,
+                                        const cudnnTensorDescriptor_t probs_desc, const void* probs,
+                                        const int labels[], const int label_lengths[],
+                                        const int input_lengths[], void* costs,
+                                        const cudnnTensorDescriptor_t grads_desc, void* grads,
+                                        size_t workspace_bytes, void* workspace) {
+  const char* api = "cudnnCTCLoss_v8";
+  const auto* d = ctc_of(desc, api);
+  const Tensor* p = nullptr;
+  if (d == nullptr) return CUDNN_STATUS_BAD_PARAM;
+  if (const cudnnStatus_t s =
+          ctc_shapes(probs_desc, grads != nullptr ? grads_desc : nullptr, api, &p);
+      s != CUDNN_STATUS_SUCCESS)
+    return s;
+  const std::size_t per_sequence = static_cast<std::size_t>(p->dim[1]) * sizeof(int);
+  // The label arrays live on the device here: their sizes are bounded by the descriptor.
+  if (!device_buffer(labels, sizeof(int)) || !device_buffer(label_lengths, per_sequence) ||
+      !device_buffer(input_lengths, per_sequence))
+    return detail::bad(api, "labels, labelLengths or inputLengths is not device memory");
+  return ctc_run(handle, algo, *p, probs, costs, grads, workspace_bytes, workspace,
+                 d->max_label_length, api);
 }

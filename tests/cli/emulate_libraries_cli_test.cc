@@ -1597,5 +1597,54 @@ TEST_F(EmulateLibrariesTest, CudnnMultiHeadAttentionIsRecordedOverItsWindows) {
   EXPECT_EQ(kernels["cudnn_attn_bias_grad_float32"], 1);
 }
 
+// The remaining legacy cuDNN helpers: one deliberate misuse (a negative extent) reaches the
+// callback and cudnnGetLastErrorString; the transforms' destination shapes and the size queries
+// are checked by the program; each operation is one memory-bound kernel sized by its bytes.
+TEST_F(EmulateLibrariesTest, CudnnTransformsNormalizationAndSpatialTransformerAreRecorded) {
+  if (!built("cudnn_transforms")) GTEST_SKIP() << "cudnn_transforms not built";
+  const CliRun r = emulate("cudnn_transforms");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("cudnn_transforms: padded 6400 bytes, folded 4096 bytes, im2col 36864 "
+                       "bytes, norm reserve 1024 bytes, errors seen by the callback 1"),
+            std::string::npos)
+      << r.out;
+  EXPECT_TRUE(summary_["unsupported_calls"].empty()) << summary_["unsupported_calls"].dump();
+  const auto misuse = kept("misuse");
+  ASSERT_EQ(misuse.size(), 1u);
+  EXPECT_EQ(misuse[0]["api"], "cudnnSetTensor4dDescriptor");
+
+  const std::int64_t x = 2 * 8 * 8 * 8 * 4, padded = 2 * 8 * 10 * 10 * 4;
+  const std::int64_t filter = 16 * 8 * 9 * 4, col = 8 * 9 * 2 * 8 * 8 * 4;
+  const auto blocks = [](std::int64_t bytes) { return ((bytes + 15) / 16 + 255) / 256; };
+  const std::vector<std::pair<std::string, std::int64_t>> expected = {
+      {"cudnn_transform_tensor_ex_float32", x + padded},
+      {"cudnn_transform_tensor_ex_float32", 2 * x},
+      {"cudnn_transform_filter_float32", 2 * filter},
+      {"cudnn_reorder_filter", 2 * (filter + 16 * 4)},
+      {"cudnn_im2col_float32", x + col},
+      {"cudnn_norm_fwd_training_float32", -1},
+      {"cudnn_norm_fwd_inference_float32", -1},
+      {"cudnn_norm_bwd_float32", -1},
+      {"cudnn_divisive_norm_fwd_float32", 5 * x},  // x, means, temp, temp2, y
+      {"cudnn_divisive_norm_bwd_float32", 6 * x},
+      {"cudnn_spatial_tf_grid_fwd_float32", 2 * 6 * 4 + 2 * 6 * 6 * 2 * 4},
+      {"cudnn_spatial_tf_sampler_fwd_float32", -1},
+      {"cudnn_spatial_tf_sampler_bwd_float32", -1},
+      {"cudnn_spatial_tf_grid_bwd_float32", 2 * 6 * 4 + 2 * 6 * 6 * 2 * 4},
+      // probs read twice, alpha and beta tables written and read, costs and gradients written
+      {"cudnn_ctc_loss_float32", 2 * 400 + 2 * 1120 + 8 + 400},
+      {"cudnn_ctc_loss_float32", 2 * 400 + 2 * 1440 + 8}};
+  const auto kernels = kept("kernel");
+  ASSERT_EQ(kernels.size(), expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    SCOPED_TRACE(kernels[i].dump());
+    EXPECT_EQ(kernels[i]["name"], expected[i].first);
+    if (expected[i].second > 0) {
+      EXPECT_EQ(kernels[i]["grid"][0].get<std::int64_t>(), blocks(expected[i].second));
+    }
+  }
+  EXPECT_EQ(kernels[10]["flops"], 12 * 2 * 6 * 6);  // 2 × 6 multiply-adds per grid point
+}
+
 }  // namespace
 }  // namespace powertrain
