@@ -48,10 +48,12 @@
 #include <cusparse.h>
 
 #include <algorithm>
+#include <complex>
 #include <cstdint>
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <unordered_set>
 #include <vector>
 
@@ -2341,8 +2343,8 @@ PT_ALL_FACTORS(Z, cuDoubleComplex, CUDA_C_64F)
 // multiplies SpMM's FLOPs and bytes by its count. SpMV/SpMM preprocessing reads the matrix
 // structure once (a kernel of the index arrays' bytes); SpSV/SpSM_updateMatrix swap in new values
 // (checked as device memory). The index-array routines (coo2csr, csr2coo, coosort, csrsort,
-// identity permutation) and the tridiagonal solvers (gtsv2, gtsv2_nopivot, gtsv2StridedBatch,
-// gtsvInterleavedBatch: Thomas's algorithm, with partial pivoting for gtsv2) are computed where
+// identity permutation) and the tridiagonal solvers (gtsv2, gtsv2_nopivot, gtsv2StridedBatch:
+// Thomas's algorithm, with partial pivoting for gtsv2) are computed where
 // their arrays are backed and are one kernel each: the index routines move their arrays (sorting:
 // n·log2 n comparisons as FLOPs), a tridiagonal system of m rows costs 8m FLOPs per right-hand side
 // and moves its three diagonals and right-hand sides, read and written. Work buffers: 0 bytes,
@@ -2447,6 +2449,19 @@ void tridiagonal_solve(std::int64_t m, const T* dl, const T* d, const T* du, T* 
   }
 }
 
+// The record's data type and the real operations per arithmetic operation of a value type.
+template <typename T>
+cudaDataType value_type() {
+  if constexpr (std::is_same_v<T, float>) return CUDA_R_32F;
+  if constexpr (std::is_same_v<T, double>) return CUDA_R_64F;
+  if constexpr (std::is_same_v<T, std::complex<float>>) return CUDA_C_32F;
+  return CUDA_C_64F;
+}
+template <typename T>
+std::int64_t flop_scale() {  // a complex multiply-add is 4 real multiply-adds
+  return std::is_same_v<T, float> || std::is_same_v<T, double> ? 1 : 4;
+}
+
 template <typename T>
 cusparseStatus_t gtsv(cusparseHandle_t handle, std::int64_t m, std::int64_t count, const T* dl,
                       const T* d, const T* du, T* x, std::int64_t stride, bool pivot,
@@ -2477,9 +2492,9 @@ cusparseStatus_t gtsv(cusparseHandle_t handle, std::int64_t m, std::int64_t coun
   }
   const std::int64_t systems = batched_diagonals ? count : 1;
   return index_kernel(
-      handle, api, "gtsv", m, detail::mul(8 * m, count),
+      handle, api, "gtsv", m, detail::mul(8 * m * flop_scale<T>(), count),
       detail::mul(detail::add(detail::mul(3 * m, systems), detail::mul(2 * m, count)), v),
-      sizeof(T) == 8 ? CUDA_R_64F : CUDA_R_32F);
+      value_type<T>());
 }
 
 }  // namespace
@@ -2888,7 +2903,19 @@ PT_EXPORT cusparseStatus_t cusparseXcsrsort(cusparseHandle_t handle, int m, int 
   return index_kernel(handle, api, "csrsort", nnz, sort_flops(nnz), 4LL * (m + 1 + 4 * nnz));
 }
 
-#define PT_GTSV(P, T)                                                                             \
+namespace {
+// cuComplex/cuDoubleComplex share std::complex's layout: the computations use the latter.
+template <typename U, typename T>
+U* as(T* p) {
+  return reinterpret_cast<U*>(p);
+}
+template <typename U, typename T>
+const U* as(const T* p) {
+  return reinterpret_cast<const U*>(p);
+}
+}  // namespace
+
+#define PT_GTSV(P, T, U)                                                                          \
   PT_EXPORT cusparseStatus_t cusparse##P##gtsv2_bufferSizeExt(                                    \
       cusparseHandle_t handle, int m, int n, const T* dl, const T* d, const T* du, const T* B,    \
       int ldb, size_t* bytes) {                                                                   \
@@ -2908,13 +2935,15 @@ PT_EXPORT cusparseStatus_t cusparseXcsrsort(cusparseHandle_t handle, int m, int 
                                                 const T* dl, const T* d, const T* du, T* B,       \
                                                 int ldb, void* buffer) {                          \
     (void)buffer;                                                                                 \
-    return gtsv<T>(handle, m, n, dl, d, du, B, ldb, true, m, "cusparse" #P "gtsv2");              \
+    return gtsv<U>(handle, m, n, as<U>(dl), as<U>(d), as<U>(du), as<U>(B), ldb, true, m,          \
+                   "cusparse" #P "gtsv2");                                                        \
   }                                                                                               \
   PT_EXPORT cusparseStatus_t cusparse##P##gtsv2_nopivot(cusparseHandle_t handle, int m, int n,    \
                                                         const T* dl, const T* d, const T* du,     \
                                                         T* B, int ldb, void* buffer) {            \
     (void)buffer;                                                                                 \
-    return gtsv<T>(handle, m, n, dl, d, du, B, ldb, false, m, "cusparse" #P "gtsv2_nopivot");     \
+    return gtsv<U>(handle, m, n, as<U>(dl), as<U>(d), as<U>(du), as<U>(B), ldb, false, m,         \
+                   "cusparse" #P "gtsv2_nopivot");                                                \
   }                                                                                               \
   PT_EXPORT cusparseStatus_t cusparse##P##gtsv2StridedBatch_bufferSizeExt(                        \
       cusparseHandle_t handle, int m, const T* dl, const T* d, const T* du, const T* x,           \
@@ -2930,11 +2959,13 @@ PT_EXPORT cusparseStatus_t cusparseXcsrsort(cusparseHandle_t handle, int m, int 
       cusparseHandle_t handle, int m, const T* dl, const T* d, const T* du, T* x, int batchCount, \
       int batchStride, void* buffer) {                                                            \
     (void)buffer;                                                                                 \
-    return gtsv<T>(handle, m, batchCount, dl, d, du, x, batchStride, false, -1,                   \
-                   "cusparse" #P "gtsv2StridedBatch");                                            \
+    return gtsv<U>(handle, m, batchCount, as<U>(dl), as<U>(d), as<U>(du), as<U>(x), batchStride,  \
+                   false, -1, "cusparse" #P "gtsv2StridedBatch");                                 \
   }
-PT_GTSV(S, float)
-PT_GTSV(D, double)
+PT_GTSV(S, float, float)
+PT_GTSV(D, double, double)
+PT_GTSV(C, cuComplex, std::complex<float>)
+PT_GTSV(Z, cuDoubleComplex, std::complex<double>)
 #undef PT_GTSV
 
 PT_EXPORT cusparseStatus_t cusparseLoggerSetCallback(cusparseLoggerCallback_t callback) {
@@ -2956,3 +2987,498 @@ PT_EXPORT cusparseStatus_t cusparseLoggerSetMask(int mask) {
   return CUSPARSE_STATUS_SUCCESS;
 }
 PT_EXPORT cusparseStatus_t cusparseLoggerForceDisable(void) { return CUSPARSE_STATUS_SUCCESS; }
+
+// ----------------------------- Legacy conversions, matrix addition and batched banded solvers, as
+// CuPy and the CUDALibrarySamples call them. Each is computed on the host when its arrays are
+// backed, and is one `sparse` record with its kernel:
+//   nnz / nnz_compress    count the nonzeros (|value| > tol) of a dense matrix or a CSR matrix
+//   csr2csr_compress      drops |value| <= tol from a CSR matrix
+//   csrgeam2 (+Nnz)       C = alpha·A + beta·B of two CSR matrices: 3 FLOPs per output entry
+//   gemvi                 y = alpha·op(A)·x + beta·y with a sparse x: 2 FLOPs per entry read
+//   gtsvInterleavedBatch  tridiagonal systems stored interleaved (element i of system k at
+//                         i·batch + k): algo 0 Thomas, 1 and 2 with partial pivoting
+//   gpsvInterleavedBatch  pentadiagonal systems, interleaved, by banded elimination without
+//                         pivoting (cuSPARSE uses QR: the emulator's results need a
+//                         diagonally dominant system)
+// Results that go to a host-or-device pointer (the nonzero totals) follow the pointer mode.
+namespace {
+
+template <typename U>
+double magnitude(U v) {
+  return static_cast<double>(std::abs(v));
+}
+
+template <typename U>
+cusparseStatus_t legacy_op(cusparseHandle_t handle, const char* api, const char* what,
+                           const char* format, std::int64_t rows, std::int64_t cols,
+                           std::int64_t nnz, std::int64_t flops, std::int64_t bytes) {
+  const std::int64_t start = powertrain::emu::now_ns();
+  const detail::SparseHandle* h = detail::live_handle(handle, api);
+  if (h == nullptr) return CUSPARSE_STATUS_NOT_INITIALIZED;
+  detail::SparseOp op;
+  op.api = api, op.what = what, op.format = format;
+  op.rows = rows, op.cols = cols, op.nnz = nnz;
+  op.dtype = op.compute = value_type<U>();
+  op.flops = flops, op.bytes = bytes;
+  return detail::run(*h, op, start);
+}
+
+// Writes an int result through a host or device pointer, as the handle's pointer mode says.
+bool write_total(const detail::SparseHandle& h, int* out, int value) {
+  if (out == nullptr) return false;
+  if (h.pointer_mode == CUSPARSE_POINTER_MODE_DEVICE) {
+    if (!detail::device_array(out, 4)) return false;
+    if (detail::backed(out, 4)) *out = value;
+    return true;
+  }
+  *out = value;
+  return true;
+}
+
+// Reads a scalar argument (alpha, beta) through the pointer mode; false when unreadable.
+template <typename U>
+bool read_scalar(const detail::SparseHandle& h, const U* p, U* out) {
+  if (p == nullptr) return false;
+  if (h.pointer_mode == CUSPARSE_POINTER_MODE_DEVICE) {
+    if (!detail::backed(p, sizeof(U))) return false;
+  }
+  *out = *p;
+  return true;
+}
+
+template <typename U>
+cusparseStatus_t dense_nnz(cusparseHandle_t handle, cusparseDirection_t dir, int m, int n,
+                           const cusparseMatDescr_t descr, const U* a, int lda, int* per,
+                           int* total, const char* api) {
+  const detail::SparseHandle* h = detail::live_handle(handle, api);
+  if (h == nullptr) return CUSPARSE_STATUS_NOT_INITIALIZED;
+  detail::LegacyMatDescr d;
+  if (!detail::legacy_mat_descr(descr, &d)) return detail::bad(api, "invalid matrix descriptor");
+  if (m < 0 || n < 0 || lda < std::max(1, m) ||
+      (dir != CUSPARSE_DIRECTION_ROW && dir != CUSPARSE_DIRECTION_COLUMN))
+    return detail::bad(api, "invalid m, n, lda or direction");
+  const std::int64_t span = n > 0 ? (std::int64_t{n} - 1) * lda + m : 0;
+  const std::int64_t counts = dir == CUSPARSE_DIRECTION_ROW ? m : n;
+  if (!detail::device_array(a, span * std::int64_t{sizeof(U)}) || !int_array(per, counts))
+    return detail::bad(api, "A or nnzPerRowCol is not device memory of its size");
+  int nonzeros = 0;
+  if (detail::backed(a, span * std::int64_t{sizeof(U)}) && detail::backed(per, 4 * counts)) {
+    std::fill(per, per + counts, 0);
+    for (int j = 0; j < n; ++j) {
+      for (int i = 0; i < m; ++i) {
+        if (a[std::int64_t{j} * lda + i] == U(0)) continue;
+        ++per[dir == CUSPARSE_DIRECTION_ROW ? i : j];
+        ++nonzeros;
+      }
+    }
+  }
+  if (!write_total(*h, total, nonzeros))
+    return detail::bad(api, "nnzTotalDevHostPtr is NULL or not device memory in device mode");
+  return legacy_op<U>(handle, api, "nnz", "dense", m, n, nonzeros, 0,
+                      std::int64_t{m} * n * std::int64_t{sizeof(U)} + 4 * counts);
+}
+
+template <typename U>
+cusparseStatus_t nnz_compress(cusparseHandle_t handle, int m, const cusparseMatDescr_t descr,
+                              const U* values, const int* offsets, int* per_row, int* total, U tol,
+                              const char* api) {
+  const detail::SparseHandle* h = detail::live_handle(handle, api);
+  if (h == nullptr) return CUSPARSE_STATUS_NOT_INITIALIZED;
+  detail::LegacyMatDescr d;
+  if (!detail::legacy_mat_descr(descr, &d)) return detail::bad(api, "invalid matrix descriptor");
+  if (m < 0 || !int_array(offsets, m + 1) || !int_array(per_row, m))
+    return detail::bad(api, "csrRowPtrA or nnzPerRow is not device memory of its size");
+  int kept = 0;
+  std::int64_t nnz = 0;
+  if (detail::backed(offsets, 4LL * (m + 1))) {
+    nnz = std::max<std::int64_t>(0, std::int64_t{offsets[m]} - offsets[0]);
+    if (!detail::device_array(values, nnz * std::int64_t{sizeof(U)}))
+      return detail::bad(api, "csrSortedValA is not device memory of nnz values");
+    if (detail::backed(values, nnz * std::int64_t{sizeof(U)}) && detail::backed(per_row, 4LL * m)) {
+      const double threshold = std::real(tol);
+      for (int i = 0; i < m; ++i) {
+        per_row[i] = 0;
+        for (int k = offsets[i] - d.base; k < offsets[i + 1] - d.base; ++k) {
+          if (k >= 0 && k < nnz && magnitude(values[k]) > threshold) ++per_row[i];
+        }
+        kept += per_row[i];
+      }
+    }
+  }
+  if (!write_total(*h, total, kept))
+    return detail::bad(api, "nnzC is NULL or not device memory in device mode");
+  return legacy_op<U>(handle, api, "nnz_compress", "csr", m, 0, nnz, 0,
+                      nnz * std::int64_t{sizeof(U)} + 4LL * (2 * m + 1));
+}
+
+template <typename U>
+cusparseStatus_t csr_compress(cusparseHandle_t handle, int m, int n, const cusparseMatDescr_t descr,
+                              const U* values, const int* columns, const int* offsets, int nnz,
+                              const int* per_row, U* values_c, int* columns_c, int* offsets_c,
+                              U tol, const char* api) {
+  if (detail::live_handle(handle, api) == nullptr) return CUSPARSE_STATUS_NOT_INITIALIZED;
+  detail::LegacyMatDescr d;
+  if (!detail::legacy_mat_descr(descr, &d)) return detail::bad(api, "invalid matrix descriptor");
+  const std::int64_t v = sizeof(U);
+  if (m < 0 || n < 0 || nnz < 0 || !detail::device_array(values, nnz * v) ||
+      !int_array(columns, nnz) || !int_array(offsets, m + 1) || !int_array(per_row, m) ||
+      !int_array(offsets_c, m + 1))
+    return detail::bad(api, "an array of A, nnzPerRow or csrRowPtrC is not device memory");
+  std::int64_t kept = 0;
+  if (detail::backed(per_row, 4LL * m)) {
+    for (int i = 0; i < m; ++i) kept += per_row[i];
+  }
+  if (!detail::device_array(values_c, kept * v) || !int_array(columns_c, kept))
+    return detail::bad(api, "csrValC or csrColIndC is not device memory of sum(nnzPerRow)");
+  if (detail::backed(values, nnz * v) && detail::backed(columns, 4LL * nnz) &&
+      detail::backed(offsets, 4LL * (m + 1)) && detail::backed(values_c, kept * v) &&
+      detail::backed(columns_c, 4LL * kept) && detail::backed(offsets_c, 4LL * (m + 1))) {
+    const double threshold = std::real(tol);
+    std::int64_t out = 0;
+    for (int i = 0; i < m; ++i) {
+      offsets_c[i] = static_cast<int>(out) + d.base;
+      for (int k = offsets[i] - d.base; k < offsets[i + 1] - d.base; ++k) {
+        if (k < 0 || k >= nnz || magnitude(values[k]) <= threshold || out >= kept) continue;
+        values_c[out] = values[k], columns_c[out] = columns[k], ++out;
+      }
+    }
+    offsets_c[m] = static_cast<int>(out) + d.base;
+  }
+  return legacy_op<U>(handle, api, "csr2csr_compress", "csr", m, n, kept, 0,
+                      (nnz + kept) * (v + 4) + 4LL * (3 * m + 2));
+}
+
+// The merged structure of C = A + B, row by row (sorted columns of both).
+struct CsrView {
+  const int* offsets = nullptr;
+  const int* columns = nullptr;
+  int base = 0;
+  std::int64_t nnz = 0;
+};
+
+bool csr_backed(const CsrView& a, int m) {
+  return detail::backed(a.offsets, 4LL * (m + 1)) && detail::backed(a.columns, 4 * a.nnz);
+}
+
+template <typename Visit>
+void merge_rows(const CsrView& a, const CsrView& b, int m, Visit visit) {
+  for (int i = 0; i < m; ++i) {
+    int ka = a.offsets[i] - a.base, ea = a.offsets[i + 1] - a.base;
+    int kb = b.offsets[i] - b.base, eb = b.offsets[i + 1] - b.base;
+    while (ka < ea || kb < eb) {
+      const int ca = ka < ea ? a.columns[ka] - a.base : INT32_MAX;
+      const int cb = kb < eb ? b.columns[kb] - b.base : INT32_MAX;
+      const int c = std::min(ca, cb);
+      visit(i, c, ca == c ? ka : -1, cb == c ? kb : -1);
+      if (ca == c) ++ka;
+      if (cb == c) ++kb;
+    }
+  }
+}
+
+cusparseStatus_t geam_structure(cusparseHandle_t handle, int m, int n,
+                                const cusparseMatDescr_t descr_a, int nnz_a, const int* offsets_a,
+                                const int* columns_a, const cusparseMatDescr_t descr_b, int nnz_b,
+                                const int* offsets_b, const int* columns_b,
+                                const cusparseMatDescr_t descr_c, int* offsets_c, int* total) {
+  const char* api = "cusparseXcsrgeam2Nnz";
+  const detail::SparseHandle* h = detail::live_handle(handle, api);
+  if (h == nullptr) return CUSPARSE_STATUS_NOT_INITIALIZED;
+  detail::LegacyMatDescr da, db, dc;
+  if (!detail::legacy_mat_descr(descr_a, &da) || !detail::legacy_mat_descr(descr_b, &db) ||
+      !detail::legacy_mat_descr(descr_c, &dc))
+    return detail::bad(api, "invalid matrix descriptor");
+  if (m < 0 || n < 0 || nnz_a < 0 || nnz_b < 0 || !int_array(offsets_a, m + 1) ||
+      !int_array(columns_a, nnz_a) || !int_array(offsets_b, m + 1) ||
+      !int_array(columns_b, nnz_b) || !int_array(offsets_c, m + 1))
+    return detail::bad(api, "an index array of A, B or C is not device memory of its size");
+  const CsrView a{offsets_a, columns_a, da.base, nnz_a}, b{offsets_b, columns_b, db.base, nnz_b};
+  int nnz_c = 0;
+  if (csr_backed(a, m) && csr_backed(b, m) && detail::backed(offsets_c, 4LL * (m + 1))) {
+    std::vector<int> per_row(static_cast<std::size_t>(m), 0);
+    merge_rows(a, b, m, [&](int i, int, int, int) { ++per_row[static_cast<std::size_t>(i)]; });
+    offsets_c[0] = dc.base;
+    for (int i = 0; i < m; ++i)
+      offsets_c[i + 1] = offsets_c[i] + per_row[static_cast<std::size_t>(i)];
+    nnz_c = offsets_c[m] - dc.base;
+  }
+  if (!write_total(*h, total, nnz_c))
+    return detail::bad(api, "nnzTotalDevHostPtr is NULL or not device memory in device mode");
+  return index_kernel(handle, api, "csrgeam2_nnz", m, 0,
+                      4LL * (nnz_a + nnz_b + 3 * (std::int64_t{m} + 1)));
+}
+
+template <typename U>
+cusparseStatus_t geam(cusparseHandle_t handle, int m, int n, const U* alpha,
+                      const cusparseMatDescr_t descr_a, int nnz_a, const U* values_a,
+                      const int* offsets_a, const int* columns_a, const U* beta,
+                      const cusparseMatDescr_t descr_b, int nnz_b, const U* values_b,
+                      const int* offsets_b, const int* columns_b, const cusparseMatDescr_t descr_c,
+                      U* values_c, const int* offsets_c, int* columns_c, const char* api) {
+  const detail::SparseHandle* h = detail::live_handle(handle, api);
+  if (h == nullptr) return CUSPARSE_STATUS_NOT_INITIALIZED;
+  detail::LegacyMatDescr da, db, dc;
+  if (!detail::legacy_mat_descr(descr_a, &da) || !detail::legacy_mat_descr(descr_b, &db) ||
+      !detail::legacy_mat_descr(descr_c, &dc))
+    return detail::bad(api, "invalid matrix descriptor");
+  const std::int64_t v = sizeof(U);
+  if (m < 0 || n < 0 || nnz_a < 0 || nnz_b < 0 || !detail::device_array(values_a, nnz_a * v) ||
+      !int_array(offsets_a, m + 1) || !int_array(columns_a, nnz_a) ||
+      !detail::device_array(values_b, nnz_b * v) || !int_array(offsets_b, m + 1) ||
+      !int_array(columns_b, nnz_b) || !int_array(offsets_c, m + 1))
+    return detail::bad(api, "an array of A, B or C is not device memory of its size");
+  std::int64_t nnz_c = nnz_a + nnz_b;  // an upper bound until C's offsets can be read
+  if (detail::backed(offsets_c, 4LL * (m + 1))) nnz_c = std::int64_t{offsets_c[m]} - offsets_c[0];
+  if (nnz_c < 0 || !detail::device_array(values_c, nnz_c * v) || !int_array(columns_c, nnz_c))
+    return detail::bad(api, "csrSortedValC or csrSortedColIndC is not device memory of nnz(C)");
+  U a_scale{}, b_scale{};
+  if (!read_scalar(*h, alpha, &a_scale) || !read_scalar(*h, beta, &b_scale))
+    return detail::bad(api, "alpha or beta cannot be read in the handle's pointer mode");
+  const CsrView a{offsets_a, columns_a, da.base, nnz_a}, b{offsets_b, columns_b, db.base, nnz_b};
+  if (csr_backed(a, m) && csr_backed(b, m) && detail::backed(values_a, nnz_a * v) &&
+      detail::backed(values_b, nnz_b * v) && detail::backed(offsets_c, 4LL * (m + 1)) &&
+      detail::backed(values_c, nnz_c * v) && detail::backed(columns_c, 4 * nnz_c)) {
+    std::int64_t out = 0;
+    merge_rows(a, b, m, [&](int, int column, int ka, int kb) {
+      if (out >= nnz_c) return;
+      U sum(0);
+      if (ka >= 0) sum += a_scale * values_a[ka];
+      if (kb >= 0) sum += b_scale * values_b[kb];
+      values_c[out] = sum, columns_c[out] = column + dc.base, ++out;
+    });
+  }
+  return legacy_op<U>(handle, api, "csrgeam2", "csr", m, n, nnz_c, 3 * nnz_c * flop_scale<U>(),
+                      (nnz_a + nnz_b + nnz_c) * (v + 4) + 12LL * (std::int64_t{m} + 1));
+}
+
+template <typename U>
+cusparseStatus_t gemvi(cusparseHandle_t handle, cusparseOperation_t trans, int m, int n,
+                       const U* alpha, const U* a, int lda, int nnz, const U* x_values,
+                       const int* x_indices, const U* beta, U* y, cusparseIndexBase_t base,
+                       const char* api) {
+  const detail::SparseHandle* h = detail::live_handle(handle, api);
+  if (h == nullptr) return CUSPARSE_STATUS_NOT_INITIALIZED;
+  const std::int64_t v = sizeof(U);
+  const std::int64_t y_length = trans == CUSPARSE_OPERATION_NON_TRANSPOSE ? m : n;
+  if (m < 0 || n < 0 || nnz < 0 || lda < std::max(1, m) ||
+      !detail::device_array(a, n > 0 ? ((std::int64_t{n} - 1) * lda + m) * v : 0) ||
+      !detail::device_array(x_values, nnz * v) || !int_array(x_indices, nnz) ||
+      !detail::device_array(y, y_length * v))
+    return detail::bad(api, "invalid sizes, or A, x or y is not device memory of its size");
+  U a_scale{}, b_scale{};
+  if (!read_scalar(*h, alpha, &a_scale) || !read_scalar(*h, beta, &b_scale))
+    return detail::bad(api, "alpha or beta cannot be read in the handle's pointer mode");
+  const std::int64_t a_span = n > 0 ? (std::int64_t{n} - 1) * lda + m : 0;
+  if (detail::backed(a, a_span * v) && detail::backed(x_values, nnz * v) &&
+      detail::backed(x_indices, 4LL * nnz) && detail::backed(y, y_length * v)) {
+    const int b = base == CUSPARSE_INDEX_BASE_ONE ? 1 : 0;
+    std::vector<U> result(static_cast<std::size_t>(y_length), U(0));
+    for (int k = 0; k < nnz; ++k) {
+      const int j = x_indices[k] - b;  // x's entry: column j of A (N) or row j (T/C)
+      if (trans == CUSPARSE_OPERATION_NON_TRANSPOSE) {
+        if (j < 0 || j >= n) continue;
+        for (int i = 0; i < m; ++i)
+          result[static_cast<std::size_t>(i)] += a[std::int64_t{j} * lda + i] * x_values[k];
+      } else {
+        if (j < 0 || j >= m) continue;
+        for (int c = 0; c < n; ++c) {
+          U entry = a[std::int64_t{c} * lda + j];
+          if constexpr (!std::is_floating_point_v<U>) {
+            if (trans == CUSPARSE_OPERATION_CONJUGATE_TRANSPOSE) entry = std::conj(entry);
+          }
+          result[static_cast<std::size_t>(c)] += entry * x_values[k];
+        }
+      }
+    }
+    for (std::int64_t i = 0; i < y_length; ++i)
+      y[i] = a_scale * result[static_cast<std::size_t>(i)] + b_scale * y[i];
+  }
+  const std::int64_t entries = nnz * (trans == CUSPARSE_OPERATION_NON_TRANSPOSE ? m : n);
+  return legacy_op<U>(handle, api, "gemvi", "dense", m, n, nnz, 2 * entries * flop_scale<U>(),
+                      (entries + nnz + 2 * y_length) * v + 4LL * nnz);
+}
+
+template <typename U>
+cusparseStatus_t interleaved_batch(cusparseHandle_t handle, int algo, int m, U* ds, U* dl, U* d,
+                                   U* du, U* dw, U* x, int batch, const char* api) {
+  if (detail::live_handle(handle, api) == nullptr) return CUSPARSE_STATUS_NOT_INITIALIZED;
+  const bool penta = ds != nullptr || dw != nullptr;
+  if (m < 3 || batch < 0 || algo < 0 || algo > (penta ? 0 : 2))
+    return detail::bad(
+        api, "m below 3, a negative batchCount or an unknown algo " + std::to_string(algo));
+  const std::int64_t span = std::int64_t{m} * batch * std::int64_t{sizeof(U)};
+  for (const U* array : {static_cast<const U*>(dl), static_cast<const U*>(d),
+                         static_cast<const U*>(du), static_cast<const U*>(x)}) {
+    if (!detail::device_array(array, span))
+      return detail::bad(api, "a diagonal or x is not device memory of m x batchCount values");
+  }
+  if (penta && (!detail::device_array(ds, span) || !detail::device_array(dw, span)))
+    return detail::bad(api, "ds or dw is not device memory of m x batchCount values");
+  bool all_backed = detail::backed(dl, span) && detail::backed(d, span) &&
+                    detail::backed(du, span) && detail::backed(x, span);
+  if (penta) all_backed = all_backed && detail::backed(ds, span) && detail::backed(dw, span);
+  if (all_backed) {
+    const auto size = static_cast<std::size_t>(m);
+    std::vector<U> e2(size), e1(size), e0(size), f1(size), f2(size), rhs(size);
+    for (int k = 0; k < batch; ++k) {
+      for (int i = 0; i < m; ++i) {
+        const std::int64_t at = std::int64_t{i} * batch + k;
+        e2[i] = penta ? ds[at] : U(0), e1[i] = dl[at], e0[i] = d[at], f1[i] = du[at];
+        f2[i] = penta ? dw[at] : U(0), rhs[i] = x[at];
+      }
+      if (!penta) {
+        tridiagonal_solve(m, e1.data(), e0.data(), f1.data(), rhs.data(), 1, m, algo != 0);
+      } else {  // banded elimination: two sub-diagonals removed row by row, then back-substitution
+        for (int i = 0; i < m; ++i) {
+          for (int r = i + 1; r <= std::min(i + 2, m - 1); ++r) {
+            U& lower =
+                r == i + 1 ? e1[static_cast<std::size_t>(r)] : e2[static_cast<std::size_t>(r)];
+            if (e0[static_cast<std::size_t>(i)] == U(0)) continue;
+            const U factor = lower / e0[static_cast<std::size_t>(i)];
+            if (r == i + 1) {
+              e0[static_cast<std::size_t>(r)] -= factor * f1[static_cast<std::size_t>(i)];
+              f1[static_cast<std::size_t>(r)] -= factor * f2[static_cast<std::size_t>(i)];
+            } else {
+              e1[static_cast<std::size_t>(r)] -= factor * f1[static_cast<std::size_t>(i)];
+              e0[static_cast<std::size_t>(r)] -= factor * f2[static_cast<std::size_t>(i)];
+            }
+            rhs[static_cast<std::size_t>(r)] -= factor * rhs[static_cast<std::size_t>(i)];
+            lower = U(0);
+          }
+        }
+        for (int i = m - 1; i >= 0; --i) {
+          const auto s = static_cast<std::size_t>(i);
+          U sum = rhs[s];
+          if (i + 1 < m) sum -= f1[s] * rhs[s + 1];
+          if (i + 2 < m) sum -= f2[s] * rhs[s + 2];
+          rhs[s] = e0[s] != U(0) ? sum / e0[s] : U(0);
+        }
+      }
+      for (int i = 0; i < m; ++i) x[std::int64_t{i} * batch + k] = rhs[static_cast<std::size_t>(i)];
+    }
+  }
+  const std::int64_t diagonals = penta ? 5 : 3;
+  return index_kernel(handle, api, penta ? "gpsv_interleaved" : "gtsv_interleaved", m,
+                      detail::mul(detail::mul((penta ? 14 : 8) * flop_scale<U>(), m), batch),
+                      detail::mul(detail::mul(diagonals + 2, m), detail::mul(batch, sizeof(U))),
+                      value_type<U>());
+}
+}  // namespace
+
+PT_EXPORT cusparseStatus_t cusparseXcsrgeam2Nnz(cusparseHandle_t handle, int m, int n,
+                                                const cusparseMatDescr_t descr_a, int nnz_a,
+                                                const int* offsets_a, const int* columns_a,
+                                                const cusparseMatDescr_t descr_b, int nnz_b,
+                                                const int* offsets_b, const int* columns_b,
+                                                const cusparseMatDescr_t descr_c, int* offsets_c,
+                                                int* total, void* workspace) {
+  (void)workspace;
+  return geam_structure(handle, m, n, descr_a, nnz_a, offsets_a, columns_a, descr_b, nnz_b,
+                        offsets_b, columns_b, descr_c, offsets_c, total);
+}
+
+#define PT_SPARSE_LEGACY(P, T, U)                                                                  \
+  PT_EXPORT cusparseStatus_t cusparse##P##nnz(cusparseHandle_t handle, cusparseDirection_t dir,    \
+                                              int m, int n, const cusparseMatDescr_t descr,        \
+                                              const T* a, int lda, int* per, int* total) {         \
+    return dense_nnz<U>(handle, dir, m, n, descr, as<U>(a), lda, per, total, "cusparse" #P "nnz"); \
+  }                                                                                                \
+  PT_EXPORT cusparseStatus_t cusparse##P##nnz_compress(                                            \
+      cusparseHandle_t handle, int m, const cusparseMatDescr_t descr, const T* values,             \
+      const int* offsets, int* per_row, int* total, T tol) {                                       \
+    return nnz_compress<U>(handle, m, descr, as<U>(values), offsets, per_row, total, *as<U>(&tol), \
+                           "cusparse" #P "nnz_compress");                                          \
+  }                                                                                                \
+  PT_EXPORT cusparseStatus_t cusparse##P##csr2csr_compress(                                        \
+      cusparseHandle_t handle, int m, int n, const cusparseMatDescr_t descr, const T* values,      \
+      const int* columns, const int* offsets, int nnz, const int* per_row, T* values_c,            \
+      int* columns_c, int* offsets_c, T tol) {                                                     \
+    return csr_compress<U>(handle, m, n, descr, as<U>(values), columns, offsets, nnz, per_row,     \
+                           as<U>(values_c), columns_c, offsets_c, *as<U>(&tol),                    \
+                           "cusparse" #P "csr2csr_compress");                                      \
+  }                                                                                                \
+  PT_EXPORT cusparseStatus_t cusparse##P##csrgeam2_bufferSizeExt(                                  \
+      cusparseHandle_t handle, int m, int n, const T* alpha, const cusparseMatDescr_t descr_a,     \
+      int nnz_a, const T* values_a, const int* offsets_a, const int* columns_a, const T* beta,     \
+      const cusparseMatDescr_t descr_b, int nnz_b, const T* values_b, const int* offsets_b,        \
+      const int* columns_b, const cusparseMatDescr_t descr_c, const T* values_c,                   \
+      const int* offsets_c, const int* columns_c, size_t* bytes) {                                 \
+    (void)n, (void)alpha, (void)descr_a, (void)nnz_a, (void)values_a, (void)offsets_a,             \
+        (void)columns_a, (void)beta, (void)descr_b, (void)nnz_b, (void)values_b, (void)offsets_b,  \
+        (void)columns_b, (void)descr_c, (void)values_c, (void)offsets_c, (void)columns_c;          \
+    if (detail::live_handle(handle, "cusparse" #P "csrgeam2_bufferSizeExt") == nullptr)            \
+      return CUSPARSE_STATUS_NOT_INITIALIZED;                                                      \
+    if (bytes == nullptr || m < 0)                                                                 \
+      return detail::bad("cusparse" #P "csrgeam2_bufferSizeExt", "NULL size or negative m");       \
+    *bytes = (static_cast<size_t>(m) + 1) * sizeof(int); /* the emulator's row scratch */          \
+    return CUSPARSE_STATUS_SUCCESS;                                                                \
+  }                                                                                                \
+  PT_EXPORT cusparseStatus_t cusparse##P##csrgeam2(                                                \
+      cusparseHandle_t handle, int m, int n, const T* alpha, const cusparseMatDescr_t descr_a,     \
+      int nnz_a, const T* values_a, const int* offsets_a, const int* columns_a, const T* beta,     \
+      const cusparseMatDescr_t descr_b, int nnz_b, const T* values_b, const int* offsets_b,        \
+      const int* columns_b, const cusparseMatDescr_t descr_c, T* values_c, int* offsets_c,         \
+      int* columns_c, void* buffer) {                                                              \
+    (void)buffer;                                                                                  \
+    return geam<U>(handle, m, n, as<U>(alpha), descr_a, nnz_a, as<U>(values_a), offsets_a,         \
+                   columns_a, as<U>(beta), descr_b, nnz_b, as<U>(values_b), offsets_b, columns_b,  \
+                   descr_c, as<U>(values_c), offsets_c, columns_c, "cusparse" #P "csrgeam2");      \
+  }                                                                                                \
+  PT_EXPORT cusparseStatus_t cusparse##P##gemvi_bufferSize(                                        \
+      cusparseHandle_t handle, cusparseOperation_t trans, int m, int n, int nnz, int* bytes) {     \
+    (void)trans, (void)n, (void)nnz;                                                               \
+    if (detail::live_handle(handle, "cusparse" #P "gemvi_bufferSize") == nullptr)                  \
+      return CUSPARSE_STATUS_NOT_INITIALIZED;                                                      \
+    if (bytes == nullptr) return detail::bad("cusparse" #P "gemvi_bufferSize", "NULL size");       \
+    *bytes = std::max(m, 1) * static_cast<int>(sizeof(T));                                         \
+    return CUSPARSE_STATUS_SUCCESS;                                                                \
+  }                                                                                                \
+  PT_EXPORT cusparseStatus_t cusparse##P##gemvi(                                                   \
+      cusparseHandle_t handle, cusparseOperation_t trans, int m, int n, const T* alpha,            \
+      const T* a, int lda, int nnz, const T* x_values, const int* x_indices, const T* beta, T* y,  \
+      cusparseIndexBase_t base, void* buffer) {                                                    \
+    (void)buffer;                                                                                  \
+    return gemvi<U>(handle, trans, m, n, as<U>(alpha), as<U>(a), lda, nnz, as<U>(x_values),        \
+                    x_indices, as<U>(beta), as<U>(y), base, "cusparse" #P "gemvi");                \
+  }                                                                                                \
+  PT_EXPORT cusparseStatus_t cusparse##P##gtsvInterleavedBatch_bufferSizeExt(                      \
+      cusparseHandle_t handle, int algo, int m, const T* dl, const T* d, const T* du, const T* x,  \
+      int batch, size_t* bytes) {                                                                  \
+    (void)algo, (void)dl, (void)d, (void)du, (void)x;                                              \
+    if (detail::live_handle(handle, "cusparse" #P "gtsvInterleavedBatch_bufferSizeExt") ==         \
+        nullptr)                                                                                   \
+      return CUSPARSE_STATUS_NOT_INITIALIZED;                                                      \
+    if (bytes == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;                                    \
+    *bytes = static_cast<size_t>(std::max(m, 1)) * std::max(batch, 1) * sizeof(T);                 \
+    return CUSPARSE_STATUS_SUCCESS;                                                                \
+  }                                                                                                \
+  PT_EXPORT cusparseStatus_t cusparse##P##gtsvInterleavedBatch(cusparseHandle_t handle, int algo,  \
+                                                               int m, T* dl, T* d, T* du, T* x,    \
+                                                               int batch, void* buffer) {          \
+    (void)buffer;                                                                                  \
+    return interleaved_batch<U>(handle, algo, m, nullptr, as<U>(dl), as<U>(d), as<U>(du), nullptr, \
+                                as<U>(x), batch, "cusparse" #P "gtsvInterleavedBatch");            \
+  }                                                                                                \
+  PT_EXPORT cusparseStatus_t cusparse##P##gpsvInterleavedBatch_bufferSizeExt(                      \
+      cusparseHandle_t handle, int algo, int m, const T* ds, const T* dl, const T* d, const T* du, \
+      const T* dw, const T* x, int batch, size_t* bytes) {                                         \
+    (void)algo, (void)ds, (void)dl, (void)d, (void)du, (void)dw, (void)x;                          \
+    if (detail::live_handle(handle, "cusparse" #P "gpsvInterleavedBatch_bufferSizeExt") ==         \
+        nullptr)                                                                                   \
+      return CUSPARSE_STATUS_NOT_INITIALIZED;                                                      \
+    if (bytes == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;                                    \
+    *bytes = static_cast<size_t>(std::max(m, 1)) * std::max(batch, 1) * sizeof(T);                 \
+    return CUSPARSE_STATUS_SUCCESS;                                                                \
+  }                                                                                                \
+  PT_EXPORT cusparseStatus_t cusparse##P##gpsvInterleavedBatch(                                    \
+      cusparseHandle_t handle, int algo, int m, T* ds, T* dl, T* d, T* du, T* dw, T* x, int batch, \
+      void* buffer) {                                                                              \
+    (void)buffer;                                                                                  \
+    return interleaved_batch<U>(handle, algo, m, as<U>(ds), as<U>(dl), as<U>(d), as<U>(du),        \
+                                as<U>(dw), as<U>(x), batch, "cusparse" #P "gpsvInterleavedBatch"); \
+  }
+PT_SPARSE_LEGACY(S, float, float)
+PT_SPARSE_LEGACY(D, double, double)
+PT_SPARSE_LEGACY(C, cuComplex, std::complex<float>)
+PT_SPARSE_LEGACY(Z, cuDoubleComplex, std::complex<double>)
+#undef PT_SPARSE_LEGACY

@@ -1646,5 +1646,38 @@ TEST_F(EmulateLibrariesTest, CudnnTransformsNormalizationAndSpatialTransformerAr
   EXPECT_EQ(kernels[10]["flops"], 12 * 2 * 6 * 6);  // 2 × 6 multiply-adds per grid point
 }
 
+// CuPy-style legacy cuSPARSE helpers, computed on the host and checked by the program (nonzero
+// counts, CSR compression, A + 2B with its total through a device pointer, gemvi, interleaved
+// tridiagonal and pentadiagonal batches, a complex gtsv2); each a `sparse` record whose FLOPs
+// and bytes are counted here by hand.
+TEST_F(EmulateLibrariesTest, CusparseLegacyHelpersAreComputedAndRecorded) {
+  if (!built("cusparse_legacy")) GTEST_SKIP() << "cusparse_legacy not built";
+  const CliRun r = emulate("cusparse_legacy");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("cusparse_legacy: nnz 5, compressed to 3 (yes), A + 2B has 5 entries "
+                       "(yes), gemvi (yes), interleaved residual below 1e-12 (yes), complex gtsv2 "
+                       "residual below 1e-5 (yes)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_TRUE(summary_["unsupported_calls"].empty()) << summary_["unsupported_calls"].dump();
+  EXPECT_TRUE(kept("misuse").empty());
+  const auto records = kept("sparse");
+  ASSERT_EQ(apis(records), (std::vector<std::string>{
+                               "cusparseSnnz", "cusparseSnnz_compress", "cusparseScsr2csr_compress",
+                               "cusparseXcsrgeam2Nnz", "cusparseDcsrgeam2", "cusparseSgemvi",
+                               "cusparseDgtsvInterleavedBatch", "cusparseDgpsvInterleavedBatch",
+                               "cusparseCgtsv2"}));
+  EXPECT_EQ(records[0]["bytes"], 3 * 4 * 4 + 3 * 4);           // the dense matrix, the counts
+  EXPECT_EQ(records[2]["bytes"], (6 + 3) * (4 + 4) + 4 * 11);  // A and C, offsets and counts
+  EXPECT_EQ(records[4]["flops"], 3 * 5);                       // 3 per entry of C
+  EXPECT_EQ(records[4]["bytes"], (3 + 4 + 5) * (8 + 4) + 3 * 4 * 4);
+  EXPECT_EQ(records[5]["flops"], 2 * 2 * 3);  // 2 sparse entries × 3 rows
+  EXPECT_EQ(records[6]["flops"], 8 * 6 * 3);  // Thomas: 8 per row, 3 systems
+  EXPECT_EQ(records[6]["bytes"], (3 + 2) * 6 * 3 * 8);
+  EXPECT_EQ(records[7]["flops"], 14 * 6 * 3);
+  EXPECT_EQ(records[8]["dtype"], "complex64");
+  EXPECT_EQ(records[8]["flops"], 4 * 8 * 4);  // complex arithmetic: 4 real operations each
+}
+
 }  // namespace
 }  // namespace powertrain
