@@ -1422,3 +1422,424 @@ PT_SOLVER_MORE(D, double, double, detail::kD, syev, sygv, orgqr)
 PT_SOLVER_MORE(C, cuComplex, float, detail::kC, heev, hegv, ungqr)
 PT_SOLVER_MORE(Z, cuDoubleComplex, double, detail::kZ, heev, hegv, ungqr)
 #undef PT_SOLVER_MORE
+
+// ---- the rest of the 64-bit (X) API: SVDs (QR-based, polar, randomized), selective and
+// batched symmetric eigensolvers, the nonsymmetric eigensolver, trtri and sytrs -----------------
+// Recorded like the routines above (nothing computed; infos 0 where backed). FLOPs (LAPACK
+// working note 41's leading terms; complex × 4): gesvd as the 32-bit gesvd; gesvdp (QDWH polar
+// decomposition, then an eigensolve of the Hermitian factor) as gesvd with vectors; gesvdr
+// (rank k, oversampling p, l = k + p, q power iterations) 2mnl·(2q + 3) for the products with A,
+// 2ml² for the range's QR, 4nl² + 9l³ for the small SVD and 2mlk for U; syevdx as syevd;
+// syevBatched syevd's count per matrix; geev 10n³ for eigenvalues, 26.33n³ with eigenvectors
+// (left, right or both); trtri n³/3; sytrs 2n²·nrhs. Workspaces: syevd's, gesvd's or a 64-column
+// panel, in bytes on the device (0 on the host).
+
+namespace {
+
+// The n × n (or m × n) matrix routine shared by the X calls below, from its FLOPs.
+cusolverStatus_t x_record(cusolverDnHandle_t handle, const detail::Type& t, const char* routine,
+                          std::int64_t m, std::int64_t n, std::int64_t k, double flops,
+                          double bytes, const std::string& options, std::int64_t start,
+                          const char* api) {
+  detail::Call c;
+  c.api = api, c.routine = routine, c.type = t, c.m = m, c.n = n,
+  c.k = std::max<std::int64_t>(k, 1);
+  c.flops = flops, c.bytes = bytes, c.options = options, c.start = start;
+  return detail::record(handle, c);
+}
+
+cusolverStatus_t x_bytes(cusolverDnHandle_t handle, const detail::Type& t, std::int64_t elements,
+                         size_t* device_bytes, size_t* host_bytes, const char* api) {
+  cudaStream_t stream = nullptr;
+  if (!detail::handle_stream(handle, api, &stream)) return CUSOLVER_STATUS_NOT_INITIALIZED;
+  return detail::put_bytes(device_bytes, host_bytes, elements, t, api);
+}
+
+bool x_workspace(const void* buffer, size_t bytes, const char* api) {
+  if (buffer == nullptr || bytes == 0 || detail::device_array(buffer, static_cast<double>(bytes)))
+    return true;
+  powertrain::emu::report_misuse(api, "the device workspace " + detail::pointer_text(buffer) +
+                                          " is not device memory of " + std::to_string(bytes) +
+                                          " bytes");
+  return false;
+}
+
+double cube(std::int64_t n) {
+  const double d = static_cast<double>(n);
+  return d * d * d;
+}
+}  // namespace
+
+PT_EXPORT cusolverStatus_t cusolverDnXgesvd_bufferSize(
+    cusolverDnHandle_t handle, cusolverDnParams_t params, signed char jobu, signed char jobvt,
+    int64_t m, int64_t n, cudaDataType type_a, const void* a, int64_t lda, cudaDataType type_s,
+    const void* s, cudaDataType type_u, const void* u, int64_t ldu, cudaDataType type_vt,
+    const void* vt, int64_t ldvt, cudaDataType compute, size_t* device_bytes, size_t* host_bytes) {
+  (void)jobu, (void)jobvt, (void)a, (void)type_s, (void)s, (void)type_u, (void)u, (void)ldu,
+      (void)type_vt, (void)vt, (void)ldvt;
+  const char* api = "cusolverDnXgesvd_bufferSize";
+  detail::Type t;
+  if (!x_type(handle, params, type_a, compute, api, &t)) return CUSOLVER_STATUS_INVALID_VALUE;
+  if (!detail::valid_shape(m, n, lda))
+    return detail::bad(api, "invalid matrix " + detail::shape_text(m, n, lda));
+  return x_bytes(handle, t, detail::gesvd_lwork(m, n), device_bytes, host_bytes, api);
+}
+
+PT_EXPORT cusolverStatus_t cusolverDnXgesvd(cusolverDnHandle_t handle, cusolverDnParams_t params,
+                                            signed char jobu, signed char jobvt, int64_t m,
+                                            int64_t n, cudaDataType type_a, void* a, int64_t lda,
+                                            cudaDataType type_s, void* s, cudaDataType type_u,
+                                            void* u, int64_t ldu, cudaDataType type_vt, void* vt,
+                                            int64_t ldvt, cudaDataType compute, void* device_buffer,
+                                            size_t device_bytes, void* host_buffer,
+                                            size_t host_bytes, int* info) {
+  (void)type_s, (void)type_u, (void)type_vt, (void)host_buffer, (void)host_bytes;
+  const char* api = "cusolverDnXgesvd";
+  detail::Type t;
+  if (!x_type(handle, params, type_a, compute, api, &t)) return CUSOLVER_STATUS_INVALID_VALUE;
+  return detail::gesvd(handle, t, jobu, jobvt, m, n, a, lda, s, u, ldu, vt, ldvt, device_buffer,
+                       static_cast<double>(device_bytes), info, api);
+}
+
+namespace {
+// gesvdp: U is m × (econ ? min : m), V is n × (econ ? min : n).
+cusolverStatus_t gesvdp(cusolverDnHandle_t handle, const detail::Type& t, cusolverEigMode_t jobz,
+                        int econ, std::int64_t m, std::int64_t n, const void* a, std::int64_t lda,
+                        const void* s, const void* u, std::int64_t ldu, const void* v,
+                        std::int64_t ldv, int* info, double* err_sigma, bool run, const char* api) {
+  const std::int64_t start = powertrain::emu::now_ns();
+  if (!detail::valid_shape(m, n, lda) || !detail::valid_jobz(jobz))
+    return detail::bad(api, "invalid matrix " + detail::shape_text(m, n, lda) + " or jobz");
+  if (!run) return CUSOLVER_STATUS_SUCCESS;
+  const std::int64_t lo = std::min(m, n);
+  const bool vectors = jobz == CUSOLVER_EIG_MODE_VECTOR;
+  const std::int64_t u_cols = econ != 0 ? lo : m, v_cols = econ != 0 ? lo : n;
+  if (!detail::device_matrix(a, m, n, lda, t.bytes) ||
+      !detail::device_array(s, static_cast<double>(lo) * t.real_bytes) ||
+      (vectors && (ldu < std::max<std::int64_t>(1, m) || ldv < std::max<std::int64_t>(1, n) ||
+                   !detail::device_matrix(u, m, u_cols, ldu, t.bytes) ||
+                   !detail::device_matrix(v, n, v_cols, ldv, t.bytes))))
+    return detail::bad(api, "A, S, U or V is not device memory of its size");
+  if (!detail::set_info(info, api)) return CUSOLVER_STATUS_INVALID_VALUE;
+  if (err_sigma != nullptr) *err_sigma = 0.0;  // nothing computed: no error estimate to report
+  const double dm = static_cast<double>(m), dn = static_cast<double>(n);
+  return x_record(
+      handle, t, "gesvdp", m, n, lo, 4.0 * dm * dm * dn + 8.0 * dm * dn * dn + 9.0 * dn * dn * dn,
+      2.0 * dm * dn * t.bytes +
+          (vectors ? (dm * static_cast<double>(u_cols) + dn * static_cast<double>(v_cols)) * t.bytes
+                   : 0.0),
+      detail::option("jobz", vectors ? "V" : "N") + detail::option("econ", econ), start, api);
+}
+}  // namespace
+
+PT_EXPORT cusolverStatus_t cusolverDnXgesvdp_bufferSize(
+    cusolverDnHandle_t handle, cusolverDnParams_t params, cusolverEigMode_t jobz, int econ,
+    int64_t m, int64_t n, cudaDataType type_a, const void* a, int64_t lda, cudaDataType type_s,
+    const void* s, cudaDataType type_u, const void* u, int64_t ldu, cudaDataType type_v,
+    const void* v, int64_t ldv, cudaDataType compute, size_t* device_bytes, size_t* host_bytes) {
+  (void)type_s, (void)type_u, (void)type_v;
+  const char* api = "cusolverDnXgesvdp_bufferSize";
+  detail::Type t;
+  if (!x_type(handle, params, type_a, compute, api, &t)) return CUSOLVER_STATUS_INVALID_VALUE;
+  const cusolverStatus_t st =
+      gesvdp(handle, t, jobz, econ, m, n, a, lda, s, u, ldu, v, ldv, nullptr, nullptr, false, api);
+  if (st != CUSOLVER_STATUS_SUCCESS) return st;
+  // The polar iteration keeps A, its QR factors and the Hermitian factor: 3 m × n panels.
+  return x_bytes(handle, t, 3 * std::max<std::int64_t>(1, m * n), device_bytes, host_bytes, api);
+}
+
+PT_EXPORT cusolverStatus_t cusolverDnXgesvdp(cusolverDnHandle_t handle, cusolverDnParams_t params,
+                                             cusolverEigMode_t jobz, int econ, int64_t m, int64_t n,
+                                             cudaDataType type_a, void* a, int64_t lda,
+                                             cudaDataType type_s, void* s, cudaDataType type_u,
+                                             void* u, int64_t ldu, cudaDataType type_v, void* v,
+                                             int64_t ldv, cudaDataType compute, void* device_buffer,
+                                             size_t device_bytes, void* host_buffer,
+                                             size_t host_bytes, int* info, double* err_sigma) {
+  (void)type_s, (void)type_u, (void)type_v, (void)host_buffer, (void)host_bytes;
+  const char* api = "cusolverDnXgesvdp";
+  detail::Type t;
+  if (!x_type(handle, params, type_a, compute, api, &t)) return CUSOLVER_STATUS_INVALID_VALUE;
+  if (!x_workspace(device_buffer, device_bytes, api)) return CUSOLVER_STATUS_INVALID_VALUE;
+  return gesvdp(handle, t, jobz, econ, m, n, a, lda, s, u, ldu, v, ldv, info, err_sigma, true, api);
+}
+
+namespace {
+cusolverStatus_t gesvdr(cusolverDnHandle_t handle, const detail::Type& t, signed char jobu,
+                        signed char jobv, std::int64_t m, std::int64_t n, std::int64_t k,
+                        std::int64_t p, std::int64_t iterations, const void* a, std::int64_t lda,
+                        const void* s, const void* u, std::int64_t ldu, const void* v,
+                        std::int64_t ldv, int* info, bool run, const char* api) {
+  const std::int64_t start = powertrain::emu::now_ns();
+  const std::int64_t lo = std::min(m, n);
+  if (!detail::valid_shape(m, n, lda) || k < 1 || p < 0 || k + p > lo || iterations < 0)
+    return detail::bad(api, "invalid matrix " + detail::shape_text(m, n, lda) + ", rank " +
+                                std::to_string(k) + " or oversampling " + std::to_string(p) +
+                                " (k + p must not exceed min(m, n))");
+  const auto upper = [](signed char c) { return static_cast<char>(c & ~0x20); };
+  const char ju = upper(jobu), jv = upper(jobv);
+  if ((ju != 'S' && ju != 'N') || (jv != 'S' && jv != 'N'))
+    return detail::bad(api, "jobu and jobv must be S or N");
+  if (!run) return CUSOLVER_STATUS_SUCCESS;
+  if (!detail::device_matrix(a, m, n, lda, t.bytes) ||
+      !detail::device_array(s, static_cast<double>(k) * t.real_bytes) ||
+      (ju == 'S' &&
+       (ldu < std::max<std::int64_t>(1, m) || !detail::device_matrix(u, m, k, ldu, t.bytes))) ||
+      (jv == 'S' &&
+       (ldv < std::max<std::int64_t>(1, n) || !detail::device_matrix(v, n, k, ldv, t.bytes))))
+    return detail::bad(api, "A, Srand, Urand or Vrand is not device memory of its size");
+  if (!detail::set_info(info, api)) return CUSOLVER_STATUS_INVALID_VALUE;
+  const double dm = static_cast<double>(m), dn = static_cast<double>(n);
+  const double dl = static_cast<double>(k + p), dk = static_cast<double>(k);
+  const double flops = 2.0 * dm * dn * dl * (2.0 * static_cast<double>(iterations) + 3.0) +
+                       2.0 * dm * dl * dl + 4.0 * dn * dl * dl + 9.0 * dl * dl * dl +
+                       2.0 * dm * dl * dk;
+  return x_record(handle, t, "gesvdr", m, n, k, flops,
+                  (2.0 * static_cast<double>(iterations) + 3.0) * dm * dn * t.bytes,
+                  detail::option("rank", k) + detail::option("oversampling", p) +
+                      detail::option("iterations", iterations),
+                  start, api);
+}
+}  // namespace
+
+PT_EXPORT cusolverStatus_t cusolverDnXgesvdr_bufferSize(
+    cusolverDnHandle_t handle, cusolverDnParams_t params, signed char jobu, signed char jobv,
+    int64_t m, int64_t n, int64_t k, int64_t p, int64_t iterations, cudaDataType type_a,
+    const void* a, int64_t lda, cudaDataType type_s, const void* s, cudaDataType type_u,
+    const void* u, int64_t ldu, cudaDataType type_v, const void* v, int64_t ldv,
+    cudaDataType compute, size_t* device_bytes, size_t* host_bytes) {
+  (void)type_s, (void)type_u, (void)type_v;
+  const char* api = "cusolverDnXgesvdr_bufferSize";
+  detail::Type t;
+  if (!x_type(handle, params, type_a, compute, api, &t)) return CUSOLVER_STATUS_INVALID_VALUE;
+  const cusolverStatus_t st = gesvdr(handle, t, jobu, jobv, m, n, k, p, iterations, a, lda, s, u,
+                                     ldu, v, ldv, nullptr, false, api);
+  if (st != CUSOLVER_STATUS_SUCCESS) return st;
+  // The sketch (m × l), its transpose product (n × l) and the small SVD's l × l factors.
+  const std::int64_t l = k + p;
+  return x_bytes(handle, t, (m + n) * l + 2 * l * l, device_bytes, host_bytes, api);
+}
+
+PT_EXPORT cusolverStatus_t cusolverDnXgesvdr(
+    cusolverDnHandle_t handle, cusolverDnParams_t params, signed char jobu, signed char jobv,
+    int64_t m, int64_t n, int64_t k, int64_t p, int64_t iterations, cudaDataType type_a, void* a,
+    int64_t lda, cudaDataType type_s, void* s, cudaDataType type_u, void* u, int64_t ldu,
+    cudaDataType type_v, void* v, int64_t ldv, cudaDataType compute, void* device_buffer,
+    size_t device_bytes, void* host_buffer, size_t host_bytes, int* info) {
+  (void)type_s, (void)type_u, (void)type_v, (void)host_buffer, (void)host_bytes;
+  const char* api = "cusolverDnXgesvdr";
+  detail::Type t;
+  if (!x_type(handle, params, type_a, compute, api, &t)) return CUSOLVER_STATUS_INVALID_VALUE;
+  if (!x_workspace(device_buffer, device_bytes, api)) return CUSOLVER_STATUS_INVALID_VALUE;
+  return gesvdr(handle, t, jobu, jobv, m, n, k, p, iterations, a, lda, s, u, ldu, v, ldv, info,
+                true, api);
+}
+
+PT_EXPORT cusolverStatus_t cusolverDnXsyevdx_bufferSize(
+    cusolverDnHandle_t handle, cusolverDnParams_t params, cusolverEigMode_t jobz,
+    cusolverEigRange_t range, cublasFillMode_t uplo, int64_t n, cudaDataType type_a, const void* a,
+    int64_t lda, void* vl, void* vu, int64_t il, int64_t iu, int64_t* meig, cudaDataType type_w,
+    const void* w, cudaDataType compute, size_t* device_bytes, size_t* host_bytes) {
+  (void)range, (void)uplo, (void)a, (void)vl, (void)vu, (void)il, (void)iu, (void)meig,
+      (void)type_w, (void)w;
+  const char* api = "cusolverDnXsyevdx_bufferSize";
+  detail::Type t;
+  if (!x_type(handle, params, type_a, compute, api, &t)) return CUSOLVER_STATUS_INVALID_VALUE;
+  if (!detail::valid_shape(n, n, lda) || !detail::valid_jobz(jobz))
+    return detail::bad(api, "invalid matrix " + detail::shape_text(n, n, lda) + " or jobz");
+  return x_bytes(handle, t, detail::syevd_lwork(jobz, n), device_bytes, host_bytes, api);
+}
+
+PT_EXPORT cusolverStatus_t cusolverDnXsyevdx(cusolverDnHandle_t handle, cusolverDnParams_t params,
+                                             cusolverEigMode_t jobz, cusolverEigRange_t range,
+                                             cublasFillMode_t uplo, int64_t n, cudaDataType type_a,
+                                             void* a, int64_t lda, void* vl, void* vu, int64_t il,
+                                             int64_t iu, int64_t* meig, cudaDataType type_w,
+                                             void* w, cudaDataType compute, void* device_buffer,
+                                             size_t device_bytes, void* host_buffer,
+                                             size_t host_bytes, int* info) {
+  (void)vl, (void)vu, (void)type_w, (void)host_buffer, (void)host_bytes;
+  const char* api = "cusolverDnXsyevdx";
+  detail::Type t;
+  if (!x_type(handle, params, type_a, compute, api, &t)) return CUSOLVER_STATUS_INVALID_VALUE;
+  if (!x_workspace(device_buffer, device_bytes, api)) return CUSOLVER_STATUS_INVALID_VALUE;
+  if (il < INT32_MIN || il > INT32_MAX || iu < INT32_MIN || iu > INT32_MAX)
+    return detail::bad(api, "il or iu is outside the matrix");
+  int found = 0;
+  const cusolverStatus_t st =
+      detail::eigen_dc(handle, t, jobz, range, uplo, n, a, lda, nullptr, 1, static_cast<int>(il),
+                       static_cast<int>(iu), &found, w, info, t.complex ? "heevdx" : "syevdx", api);
+  if (st == CUSOLVER_STATUS_SUCCESS && meig != nullptr) *meig = found;
+  return st;
+}
+
+PT_EXPORT cusolverStatus_t cusolverDnXsyevBatched_bufferSize(
+    cusolverDnHandle_t handle, cusolverDnParams_t params, cusolverEigMode_t jobz,
+    cublasFillMode_t uplo, int64_t n, cudaDataType type_a, const void* a, int64_t lda,
+    cudaDataType type_w, const void* w, cudaDataType compute, size_t* device_bytes,
+    size_t* host_bytes, int64_t batch) {
+  (void)uplo, (void)a, (void)type_w, (void)w;
+  const char* api = "cusolverDnXsyevBatched_bufferSize";
+  detail::Type t;
+  if (!x_type(handle, params, type_a, compute, api, &t)) return CUSOLVER_STATUS_INVALID_VALUE;
+  if (!detail::valid_shape(n, n, lda) || !detail::valid_jobz(jobz) || batch < 0)
+    return detail::bad(api,
+                       "invalid matrix " + detail::shape_text(n, n, lda) + ", jobz or batchSize");
+  return x_bytes(handle, t, std::max<std::int64_t>(1, batch) * detail::syevd_lwork(jobz, n),
+                 device_bytes, host_bytes, api);
+}
+
+PT_EXPORT cusolverStatus_t cusolverDnXsyevBatched(
+    cusolverDnHandle_t handle, cusolverDnParams_t params, cusolverEigMode_t jobz,
+    cublasFillMode_t uplo, int64_t n, cudaDataType type_a, void* a, int64_t lda,
+    cudaDataType type_w, void* w, cudaDataType compute, void* device_buffer, size_t device_bytes,
+    void* host_buffer, size_t host_bytes, int* info, int64_t batch) {
+  (void)type_w, (void)host_buffer, (void)host_bytes;
+  const char* api = "cusolverDnXsyevBatched";
+  const std::int64_t start = powertrain::emu::now_ns();
+  detail::Type t;
+  if (!x_type(handle, params, type_a, compute, api, &t)) return CUSOLVER_STATUS_INVALID_VALUE;
+  if (!detail::valid_shape(n, n, lda) || !detail::valid_jobz(jobz) || batch < 0)
+    return detail::bad(api,
+                       "invalid matrix " + detail::shape_text(n, n, lda) + ", jobz or batchSize");
+  if (!x_workspace(device_buffer, device_bytes, api)) return CUSOLVER_STATUS_INVALID_VALUE;
+  const double per_matrix = static_cast<double>(lda) * static_cast<double>(n) * t.bytes;
+  if (batch > 0 && (!detail::device_array(a, per_matrix * static_cast<double>(batch)) ||
+                    !detail::device_array(
+                        w, static_cast<double>(n) * static_cast<double>(batch) * t.real_bytes)))
+    return detail::bad(api, "A or W is not device memory of batchSize matrices");
+  if (batch > 0 && !detail::set_infos(info, batch, api)) return CUSOLVER_STATUS_INVALID_VALUE;
+  if (batch == 0) return CUSOLVER_STATUS_SUCCESS;
+  const bool vectors = jobz == CUSOLVER_EIG_MODE_VECTOR;
+  const double dn = static_cast<double>(n), db = static_cast<double>(batch);
+  return x_record(handle, t, t.complex ? "heevBatched" : "syevBatched", n, n, n,
+                  db * (vectors ? 9.0 : 4.0 / 3.0) * cube(n),
+                  db * (2.0 * dn * dn * t.bytes + dn * t.real_bytes),
+                  detail::option("jobz", vectors ? "V" : "N") +
+                      detail::option("uplo", detail::fill_text(uplo)) +
+                      detail::option("batch", batch),
+                  start, api);
+}
+
+namespace {
+cusolverStatus_t geev(cusolverDnHandle_t handle, const detail::Type& t, cusolverEigMode_t jobvl,
+                      cusolverEigMode_t jobvr, std::int64_t n, const void* a, std::int64_t lda,
+                      const void* w, const void* vl, std::int64_t ldvl, const void* vr,
+                      std::int64_t ldvr, int* info, bool run, const char* api) {
+  const std::int64_t start = powertrain::emu::now_ns();
+  if (!detail::valid_shape(n, n, lda) || !detail::valid_jobz(jobvl) || !detail::valid_jobz(jobvr))
+    return detail::bad(api, "invalid matrix " + detail::shape_text(n, n, lda) + " or jobvl/jobvr");
+  if (!run) return CUSOLVER_STATUS_SUCCESS;
+  const bool left = jobvl == CUSOLVER_EIG_MODE_VECTOR, right = jobvr == CUSOLVER_EIG_MODE_VECTOR;
+  // Eigenvalues of a real matrix are complex: W holds n complex values either way.
+  const double w_bytes = static_cast<double>(n) * 2.0 * t.real_bytes;
+  if (!detail::device_matrix(a, n, n, lda, t.bytes) || !detail::device_array(w, w_bytes) ||
+      (left &&
+       (ldvl < std::max<std::int64_t>(1, n) || !detail::device_matrix(vl, n, n, ldvl, t.bytes))) ||
+      (right &&
+       (ldvr < std::max<std::int64_t>(1, n) || !detail::device_matrix(vr, n, n, ldvr, t.bytes))))
+    return detail::bad(api, "A, W, VL or VR is not device memory of its size");
+  if (!detail::set_info(info, api)) return CUSOLVER_STATUS_INVALID_VALUE;
+  const double dn = static_cast<double>(n);
+  return x_record(
+      handle, t, "geev", n, n, n, (left || right ? 26.33 : 10.0) * cube(n),
+      (2.0 + (left ? 1.0 : 0.0) + (right ? 1.0 : 0.0)) * dn * dn * t.bytes + w_bytes,
+      detail::option("jobvl", left ? "V" : "N") + detail::option("jobvr", right ? "V" : "N"), start,
+      api);
+}
+}  // namespace
+
+PT_EXPORT cusolverStatus_t cusolverDnXgeev_bufferSize(
+    cusolverDnHandle_t handle, cusolverDnParams_t params, cusolverEigMode_t jobvl,
+    cusolverEigMode_t jobvr, int64_t n, cudaDataType type_a, const void* a, int64_t lda,
+    cudaDataType type_w, const void* w, cudaDataType type_vl, const void* vl, int64_t ldvl,
+    cudaDataType type_vr, const void* vr, int64_t ldvr, cudaDataType compute, size_t* device_bytes,
+    size_t* host_bytes) {
+  (void)type_w, (void)type_vl, (void)type_vr;
+  const char* api = "cusolverDnXgeev_bufferSize";
+  detail::Type t;
+  if (!x_type(handle, params, type_a, compute, api, &t)) return CUSOLVER_STATUS_INVALID_VALUE;
+  const cusolverStatus_t st =
+      geev(handle, t, jobvl, jobvr, n, a, lda, w, vl, ldvl, vr, ldvr, nullptr, false, api);
+  if (st != CUSOLVER_STATUS_SUCCESS) return st;
+  // The Hessenberg form and the Schur vectors: two n × n matrices plus a panel.
+  return x_bytes(handle, t, 2 * n * n + detail::panel_lwork(n), device_bytes, host_bytes, api);
+}
+
+PT_EXPORT cusolverStatus_t cusolverDnXgeev(cusolverDnHandle_t handle, cusolverDnParams_t params,
+                                           cusolverEigMode_t jobvl, cusolverEigMode_t jobvr,
+                                           int64_t n, cudaDataType type_a, void* a, int64_t lda,
+                                           cudaDataType type_w, void* w, cudaDataType type_vl,
+                                           void* vl, int64_t ldvl, cudaDataType type_vr, void* vr,
+                                           int64_t ldvr, cudaDataType compute, void* device_buffer,
+                                           size_t device_bytes, void* host_buffer,
+                                           size_t host_bytes, int* info) {
+  (void)type_w, (void)type_vl, (void)type_vr, (void)host_buffer, (void)host_bytes;
+  const char* api = "cusolverDnXgeev";
+  detail::Type t;
+  if (!x_type(handle, params, type_a, compute, api, &t)) return CUSOLVER_STATUS_INVALID_VALUE;
+  if (!x_workspace(device_buffer, device_bytes, api)) return CUSOLVER_STATUS_INVALID_VALUE;
+  return geev(handle, t, jobvl, jobvr, n, a, lda, w, vl, ldvl, vr, ldvr, info, true, api);
+}
+
+PT_EXPORT cusolverStatus_t cusolverDnXtrtri_bufferSize(cusolverDnHandle_t handle,
+                                                       cublasFillMode_t uplo, cublasDiagType_t diag,
+                                                       int64_t n, cudaDataType type_a, void* a,
+                                                       int64_t lda, size_t* device_bytes,
+                                                       size_t* host_bytes) {
+  (void)uplo, (void)diag, (void)a;
+  const char* api = "cusolverDnXtrtri_bufferSize";
+  detail::Type t;
+  if (!x_type(handle, nullptr, type_a, type_a, api, &t)) return CUSOLVER_STATUS_INVALID_VALUE;
+  if (!detail::valid_shape(n, n, lda))
+    return detail::bad(api, "invalid matrix " + detail::shape_text(n, n, lda));
+  return x_bytes(handle, t, detail::panel_lwork(n), device_bytes, host_bytes, api);
+}
+
+PT_EXPORT cusolverStatus_t cusolverDnXtrtri(cusolverDnHandle_t handle, cublasFillMode_t uplo,
+                                            cublasDiagType_t diag, int64_t n, cudaDataType type_a,
+                                            void* a, int64_t lda, void* device_buffer,
+                                            size_t device_bytes, void* host_buffer,
+                                            size_t host_bytes, int* info) {
+  (void)host_buffer, (void)host_bytes;
+  const char* api = "cusolverDnXtrtri";
+  detail::Type t;
+  if (!x_type(handle, nullptr, type_a, type_a, api, &t)) return CUSOLVER_STATUS_INVALID_VALUE;
+  if (!x_workspace(device_buffer, device_bytes, api)) return CUSOLVER_STATUS_INVALID_VALUE;
+  return detail::square_routine(handle, t, "trtri", n, n, n, a, lda, info, cube(n) / 3.0,
+                                detail::option("uplo", detail::fill_text(uplo)) +
+                                    detail::option("diag", diag == CUBLAS_DIAG_UNIT ? "U" : "N"),
+                                api);
+}
+
+PT_EXPORT cusolverStatus_t cusolverDnXsytrs_bufferSize(
+    cusolverDnHandle_t handle, cublasFillMode_t uplo, int64_t n, int64_t nrhs, cudaDataType type_a,
+    const void* a, int64_t lda, const int64_t* ipiv, cudaDataType type_b, void* b, int64_t ldb,
+    size_t* device_bytes, size_t* host_bytes) {
+  (void)uplo, (void)a, (void)ipiv, (void)b;
+  const char* api = "cusolverDnXsytrs_bufferSize";
+  detail::Type t;
+  if (!x_type(handle, nullptr, type_a, type_b, api, &t)) return CUSOLVER_STATUS_INVALID_VALUE;
+  if (!detail::valid_shape(n, n, lda) || !detail::valid_shape(n, nrhs, ldb))
+    return detail::bad(api, "invalid A " + detail::shape_text(n, n, lda) + " or B " +
+                                detail::shape_text(n, nrhs, ldb));
+  return x_bytes(handle, t, std::max<std::int64_t>(1, n * nrhs), device_bytes, host_bytes, api);
+}
+
+PT_EXPORT cusolverStatus_t cusolverDnXsytrs(cusolverDnHandle_t handle, cublasFillMode_t uplo,
+                                            int64_t n, int64_t nrhs, cudaDataType type_a,
+                                            const void* a, int64_t lda, const int64_t* ipiv,
+                                            cudaDataType type_b, void* b, int64_t ldb,
+                                            void* device_buffer, size_t device_bytes,
+                                            void* host_buffer, size_t host_bytes, int* info) {
+  (void)host_buffer, (void)host_bytes;
+  const char* api = "cusolverDnXsytrs";
+  detail::Type t;
+  if (!x_type(handle, nullptr, type_a, type_b, api, &t)) return CUSOLVER_STATUS_INVALID_VALUE;
+  if (!x_workspace(device_buffer, device_bytes, api)) return CUSOLVER_STATUS_INVALID_VALUE;
+  if (ipiv != nullptr &&
+      !detail::device_array(ipiv, static_cast<double>(std::max<std::int64_t>(n, 0)) * 8.0))
+    return detail::bad(api, "ipiv is not device memory of n 64-bit indices");
+  return detail::solve(handle, t, "sytrs", detail::option("uplo", detail::fill_text(uplo)), n, nrhs,
+                       a, lda, b, ldb, info, api);
+}

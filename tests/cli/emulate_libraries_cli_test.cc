@@ -1679,5 +1679,36 @@ TEST_F(EmulateLibrariesTest, CusparseLegacyHelpersAreComputedAndRecorded) {
   EXPECT_EQ(records[8]["flops"], 4 * 8 * 4);  // complex arithmetic: 4 real operations each
 }
 
+// The rest of cuSOLVER's 64-bit API: each routine is a `gemm` record with its routine and the
+// leading-order FLOPs of LAPACK working note 41, written out here by hand.
+TEST_F(EmulateLibrariesTest, CusolverXApiSvdsAndEigensolversAreRecorded) {
+  if (!built("cusolver_x_api")) GTEST_SKIP() << "cusolver_x_api not built";
+  const CliRun r = emulate("cusolver_x_api");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("cusolver_x_api: 8 routines, syevdx found 5 eigenvalues, 0 failed infos"),
+            std::string::npos)
+      << r.out;
+  EXPECT_TRUE(summary_["unsupported_calls"].empty()) << summary_["unsupported_calls"].dump();
+  EXPECT_TRUE(kept("misuse").empty());
+  const auto gemms = kept("gemm");
+  ASSERT_EQ(apis(gemms),
+            (std::vector<std::string>{"cusolverDnXgesvd", "cusolverDnXgesvdp", "cusolverDnXgesvdr",
+                                      "cusolverDnXsyevdx", "cusolverDnXsyevBatched",
+                                      "cusolverDnXgeev", "cusolverDnXtrtri", "cusolverDnXsytrs"}));
+  const double m = 64, n = 32, l = 8 + 4;
+  const auto flops = [&](std::size_t i) { return gemms[i]["flops"].get<double>(); };
+  EXPECT_EQ(flops(0), 4 * m * m * n + 8 * m * n * n + 9 * n * n * n);  // gesvd with vectors
+  EXPECT_EQ(flops(1), flops(0));                                       // polar SVD as gesvd
+  EXPECT_EQ(flops(2), 2 * m * n * l * (2 * 2 + 3) + 2 * m * l * l + 4 * n * l * l + 9 * l * l * l +
+                          2 * m * l * 8);         // randomized, rank 8, 2 iterations
+  EXPECT_EQ(flops(3), 9 * n * n * n);             // syevdx with vectors
+  EXPECT_EQ(flops(4), 3 * 9 * n * n * n);         // 3 matrices
+  EXPECT_NEAR(flops(5), 26.33 * n * n * n, 1.0);  // geev with right vectors
+  EXPECT_NEAR(flops(6), n * n * n / 3, 1.0);      // trtri
+  EXPECT_EQ(flops(7), 2 * n * n * 4);             // sytrs, 4 right-hand sides
+  EXPECT_EQ(gemms[2]["solver"]["rank"], 8);
+  EXPECT_EQ(gemms[4]["solver"]["batch"], 3);
+}
+
 }  // namespace
 }  // namespace powertrain
