@@ -131,7 +131,7 @@ struct FactorInfo {  // csrilu02Info_t, csric02Info_t, bsrilu02Info_t
 struct SparseState {
   std::mutex mutex;
   std::unordered_set<const void*> handles, matrices_sparse, vectors, matrices, sparse_vectors,
-      op_descrs, mat_descrs, infos;
+      op_descrs, mat_descrs, infos, spmm_op_plans;
 };
 
 SparseState& sparse() {
@@ -3482,3 +3482,73 @@ PT_SPARSE_LEGACY(D, double, double)
 PT_SPARSE_LEGACY(C, cuComplex, std::complex<float>)
 PT_SPARSE_LEGACY(Z, cuDoubleComplex, std::complex<double>)
 #undef PT_SPARSE_LEGACY
+
+// ----------------------------- SpMMOp (custom add/multiply/epilogue operators given as NVVM LTO
+// buffers) and the generic Givens rotation. The emulator cannot run the operators: SpMMOp is
+// recorded as the SpMM it generalizes (2 FLOPs per product, A, B and C moved), with its own
+// `spmm_op` kernel; the plan keeps the operands and is checked when it is executed. cusparseRot
+// (x = c·x + s·y, y = c·y − s·x on x's pattern) is 6 FLOPs per stored entry of x.
+namespace {
+struct SpMMOpPlan {
+  cusparseHandle_t handle = nullptr;
+  cusparseOperation_t op_a = CUSPARSE_OPERATION_NON_TRANSPOSE;
+  cusparseOperation_t op_b = CUSPARSE_OPERATION_NON_TRANSPOSE;
+  const void* a = nullptr;
+  const void* b = nullptr;
+  const void* c = nullptr;
+  cudaDataType compute = CUDA_R_32F;
+};
+}  // namespace
+
+PT_EXPORT cusparseStatus_t cusparseSpMMOp_createPlan(
+    cusparseHandle_t handle, cusparseSpMMOpPlan_t* plan, cusparseOperation_t op_a,
+    cusparseOperation_t op_b, cusparseConstSpMatDescr_t mat_a, cusparseConstDnMatDescr_t mat_b,
+    cusparseDnMatDescr_t mat_c, cudaDataType compute, cusparseSpMMOpAlg_t alg,
+    const void* add_buffer, size_t add_bytes, const void* mul_buffer, size_t mul_bytes,
+    const void* epilogue_buffer, size_t epilogue_bytes, size_t* workspace_bytes) {
+  const char* api = "cusparseSpMMOp_createPlan";
+  if (alg != CUSPARSE_SPMM_OP_ALG_DEFAULT) return detail::bad(api, "unknown alg");
+  if (add_buffer == nullptr || add_bytes == 0 || mul_buffer == nullptr || mul_bytes == 0 ||
+      epilogue_buffer == nullptr || epilogue_bytes == 0 || workspace_bytes == nullptr)
+    return detail::bad(api,
+                       "the add, multiply and epilogue NVVM buffers and the workspace size "
+                       "are required");
+  const cusparseStatus_t st =
+      detail::spmm(handle, op_a, op_b, mat_a, mat_b, mat_c, compute, false, "spmm_op", api);
+  if (st != CUSPARSE_STATUS_SUCCESS) return st;
+  *workspace_bytes = 0;
+  return detail::create(sparse().spmm_op_plans, plan,
+                        SpMMOpPlan{handle, op_a, op_b, mat_a, mat_b, mat_c, compute}, api);
+}
+
+PT_EXPORT cusparseStatus_t cusparseSpMMOp(cusparseSpMMOpPlan_t plan, void* workspace) {
+  (void)workspace;
+  const char* api = "cusparseSpMMOp";
+  const auto* p = detail::live<SpMMOpPlan>(sparse().spmm_op_plans, plan);
+  if (p == nullptr)
+    return detail::bad(api, "invalid or destroyed plan " + detail::pointer_text(plan));
+  return detail::spmm(p->handle, p->op_a, p->op_b, p->a, p->b, p->c, p->compute, true, "spmm_op",
+                      api);
+}
+
+PT_EXPORT cusparseStatus_t cusparseSpMMOp_destroyPlan(cusparseSpMMOpPlan_t plan) {
+  return detail::destroy<SpMMOpPlan>(sparse().spmm_op_plans, plan, "cusparseSpMMOp_destroyPlan");
+}
+
+PT_EXPORT cusparseStatus_t cusparseRot(cusparseHandle_t handle, const void* c_coeff,
+                                       const void* s_coeff, cusparseSpVecDescr_t vec_x,
+                                       cusparseDnVecDescr_t vec_y) {
+  const char* api = "cusparseRot";
+  const std::int64_t start = powertrain::emu::now_ns();
+  if (c_coeff == nullptr || s_coeff == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;
+  VecPair v;
+  const cusparseStatus_t s = vec_pair(handle, vec_x, vec_y, api, &v);
+  if (s != CUSPARSE_STATUS_SUCCESS) return s;
+  detail::SparseOp op = vector_op(api, "rot", *v.x);
+  op.flops = detail::mul(6, v.x->nnz);
+  // x's values and indices read, x's values written; y read and written at x's pattern.
+  op.bytes = detail::add(
+      detail::mul(v.x->nnz, v.x->index_bytes + 2 * detail::value_bytes(v.x->value_type)),
+      detail::mul(2 * v.x->nnz, detail::value_bytes(v.y->value_type)));
+  return detail::run(*v.h, op, start);
+}

@@ -1648,8 +1648,8 @@ TEST_F(EmulateLibrariesTest, CudnnTransformsNormalizationAndSpatialTransformerAr
 
 // CuPy-style legacy cuSPARSE helpers, computed on the host and checked by the program (nonzero
 // counts, CSR compression, A + 2B with its total through a device pointer, gemvi, interleaved
-// tridiagonal and pentadiagonal batches, a complex gtsv2); each a `sparse` record whose FLOPs
-// and bytes are counted here by hand.
+// tridiagonal and pentadiagonal batches, a complex gtsv2), a Givens rotation and an SpMMOp with
+// placeholder operators; each a `sparse` record whose FLOPs and bytes are counted here by hand.
 TEST_F(EmulateLibrariesTest, CusparseLegacyHelpersAreComputedAndRecorded) {
   if (!built("cusparse_legacy")) GTEST_SKIP() << "cusparse_legacy not built";
   const CliRun r = emulate("cusparse_legacy");
@@ -1666,7 +1666,7 @@ TEST_F(EmulateLibrariesTest, CusparseLegacyHelpersAreComputedAndRecorded) {
                                "cusparseSnnz", "cusparseSnnz_compress", "cusparseScsr2csr_compress",
                                "cusparseXcsrgeam2Nnz", "cusparseDcsrgeam2", "cusparseSgemvi",
                                "cusparseDgtsvInterleavedBatch", "cusparseDgpsvInterleavedBatch",
-                               "cusparseCgtsv2"}));
+                               "cusparseCgtsv2", "cusparseRot", "cusparseSpMMOp"}));
   EXPECT_EQ(records[0]["bytes"], 3 * 4 * 4 + 3 * 4);           // the dense matrix, the counts
   EXPECT_EQ(records[2]["bytes"], (6 + 3) * (4 + 4) + 4 * 11);  // A and C, offsets and counts
   EXPECT_EQ(records[4]["flops"], 3 * 5);                       // 3 per entry of C
@@ -1677,6 +1677,10 @@ TEST_F(EmulateLibrariesTest, CusparseLegacyHelpersAreComputedAndRecorded) {
   EXPECT_EQ(records[7]["flops"], 14 * 6 * 3);
   EXPECT_EQ(records[8]["dtype"], "complex64");
   EXPECT_EQ(records[8]["flops"], 4 * 8 * 4);  // complex arithmetic: 4 real operations each
+  EXPECT_EQ(records[9]["flops"], 6 * 2);      // Givens rotation of x's 2 entries
+  EXPECT_EQ(records[9]["bytes"], 2 * (4 + 2 * 4) + 2 * 2 * 4);
+  EXPECT_EQ(records[10]["flops"], 2 * 3 * 2);  // SpMMOp counted as the SpMM: 2·nnz·n
+  EXPECT_EQ(records[10]["n"], 2);
 }
 
 // The rest of cuSOLVER's 64-bit API: each routine is a `gemm` record with its routine and the

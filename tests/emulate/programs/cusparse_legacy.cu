@@ -1,8 +1,8 @@
 // cuSPARSE's legacy helpers as CuPy and the CUDALibrarySamples call them: nonzero counts of a
 // dense matrix, CSR compression (nnz_compress + csr2csr_compress), matrix addition C = A + 2·B
 // (csrgeam2 with Xcsrgeam2Nnz, the total through a device pointer), gemvi with a sparse vector,
-// batched interleaved tridiagonal and pentadiagonal solves and a complex gtsv2. Every result is
-// checked on the host against a direct computation.
+// batched interleaved tridiagonal and pentadiagonal solves and a complex gtsv2 (every result
+// checked on the host against a direct computation), the generic Givens rotation and SpMMOp.
 // Valid CUDA: the same binary runs on a real GPU. Written for the emulator's tests.
 #define DISABLE_CUSPARSE_DEPRECATED
 #include <cuComplex.h>
@@ -191,6 +191,44 @@ int main() {
     if (i > 0) ax += c_dl[i] * cx[i - 1];
     if (i < 3) ax += c_du[i] * cx[i + 1];
     complex_residual = std::fmax(complex_residual, std::abs(ax - c_b[i]));
+  }
+  // The generic Givens rotation on a sparse x (entries 0 and 2) against a dense y of 3.
+  cusparseSpVecDescr_t rot_x;
+  cusparseDnVecDescr_t rot_y;
+  float* rot_values = to_device(std::vector<float>{1.0f, 2.0f});
+  int* rot_indices = to_device(std::vector<int>{0, 2});
+  float* rot_dense = to_device(std::vector<float>{3.0f, 4.0f, 5.0f});
+  SPARSE_CHECK(cusparseCreateSpVec(&rot_x, 3, 2, rot_indices, rot_values, CUSPARSE_INDEX_32I,
+                                   CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F));
+  SPARSE_CHECK(cusparseCreateDnVec(&rot_y, 3, rot_dense, CUDA_R_32F));
+  const float cosine = 0.6f, sine = 0.8f;
+  SPARSE_CHECK(cusparseRot(handle, &cosine, &sine, rot_x, rot_y));
+
+  // SpMMOp with custom operators: the operators must be NVVM LTO buffers compiled for the GPU
+  // (nvcc -dlto); these placeholder bytes are not, so a real cuSPARSE refuses the plan and the
+  // program goes on without it. The emulator accepts any non-empty buffers and records the SpMM.
+  cusparseSpMatDescr_t op_a;
+  cusparseDnMatDescr_t op_b, op_c;
+  double* op_dense_b = to_device(std::vector<double>(3 * 2, 1.0));
+  double* op_dense_c = to_device(std::vector<double>(3 * 2, 0.0));
+  SPARSE_CHECK(cusparseCreateCsr(&op_a, 3, 3, 3, da_off, da_col, da, CUSPARSE_INDEX_32I,
+                                 CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
+  SPARSE_CHECK(cusparseCreateDnMat(&op_b, 3, 2, 3, op_dense_b, CUDA_R_64F, CUSPARSE_ORDER_COL));
+  SPARSE_CHECK(cusparseCreateDnMat(&op_c, 3, 2, 3, op_dense_c, CUDA_R_64F, CUSPARSE_ORDER_COL));
+  const char placeholder[16] = "not an LTO IR";
+  cusparseSpMMOpPlan_t plan = nullptr;
+  size_t op_workspace = 0;
+  const bool planned =
+      cusparseSpMMOp_createPlan(handle, &plan, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                                CUSPARSE_OPERATION_NON_TRANSPOSE, op_a, op_b, op_c, CUDA_R_64F,
+                                CUSPARSE_SPMM_OP_ALG_DEFAULT, placeholder, sizeof(placeholder),
+                                placeholder, sizeof(placeholder), placeholder, sizeof(placeholder),
+                                &op_workspace) == CUSPARSE_STATUS_SUCCESS;
+  if (planned) {
+    void* op_buffer = nullptr;
+    if (op_workspace > 0) EMU_CHECK(cudaMalloc(&op_buffer, op_workspace));
+    SPARSE_CHECK(cusparseSpMMOp(plan, op_buffer));
+    SPARSE_CHECK(cusparseSpMMOp_destroyPlan(plan));
   }
   EMU_CHECK(cudaDeviceSynchronize());
 
