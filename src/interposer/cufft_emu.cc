@@ -57,6 +57,13 @@ struct Plan {
   bool own_work_area = false;
   std::vector<int> gpus;        // cufftXtSetGPUs: a multi-GPU plan (empty: one GPU)
   std::vector<void*> gpu_work;  // its per-GPU work areas (ours)
+  // Plan properties (cufftSetPlanPropertyInt64): 0 means cuFFT's default.
+  long long patient_jit = 0, max_host_threads = 0;
+  int work_area_policy = 2;  // CUFFT_WORKAREA_PERFORMANCE
+  // Installed callbacks by cufftXtCallbackType (0-7): "" none, "device" (cufftXtSetCallback) or
+  // "lto" (cufftXtSetJITCallback).
+  std::string callbacks[8];
+  std::size_t callback_shared_bytes[8] = {};
 };
 
 struct FftState {
@@ -285,12 +292,17 @@ cufftResult make_plan(int handle, int rank, const long long* n, bool advanced, l
   std::lock_guard<std::mutex> lock(fft().mutex);
   Plan* p = find(handle);
   if (p == nullptr) return bad_plan(api, handle);
-  const cudaStream_t stream = p->stream;
-  const bool auto_allocate = p->auto_allocate;
+  Plan settings = std::move(*p);  // what was set on the plan before it was made
   *p = shape;
   p->made = true;
-  p->stream = stream;
-  p->auto_allocate = auto_allocate;
+  p->stream = settings.stream;
+  p->auto_allocate = settings.auto_allocate;
+  p->patient_jit = settings.patient_jit;
+  p->max_host_threads = settings.max_host_threads;
+  for (int t = 0; t < 8; ++t) {
+    p->callbacks[t] = std::move(settings.callbacks[t]);
+    p->callback_shared_bytes[t] = settings.callback_shared_bytes[t];
+  }
   p->work_bytes = work;
   p->work_area = area;
   p->own_work_area = area != nullptr;
@@ -452,6 +464,15 @@ cufftResult record_fft(cufftHandle handle, const Plan& plan, cufftType type, int
   r.field(trace_schema::field::kFlops, flops);
   r.field(trace_schema::field::kBytes, bytes);
   r.field("passes", static_cast<std::int64_t>(s.passes));
+  std::string callbacks;  // the callbacks that run inside the transform (their work is unknown)
+  for (int t = 0; t < 8; ++t) {
+    if (plan.callbacks[t].empty()) continue;
+    static const char* const kNames[8] = {
+        "load_complex",  "load_complex_double",  "load_real",  "load_real_double",
+        "store_complex", "store_complex_double", "store_real", "store_real_double"};
+    callbacks += std::string(callbacks.empty() ? "[" : ",") + "\"" + kNames[t] + "\"";
+  }
+  if (!callbacks.empty()) r.raw("callbacks", callbacks + "]");
   r.field(trace_schema::field::kStream, ref.id);
   end_record(r);
 
@@ -1125,3 +1146,147 @@ PT_XT_EXEC(cufftXtExecDescriptorC2R, CUFFT_C2R, CUFFT_INVERSE)
 PT_XT_EXEC(cufftXtExecDescriptorZ2D, CUFFT_Z2D, CUFFT_INVERSE)
 #undef PT_XT_EXEC
 #undef PT_XT_EXEC_DIRECTED
+
+// ---- plan properties, work-area policy and callbacks -----------------------------------------
+// Properties and the work-area policy are checked and kept (the emulator's work areas do not
+// change size: they are already sized from the transform). Callbacks cannot run here — a device
+// function pointer (cufftXtSetCallback) or an LTO fatbin (cufftXtSetJITCallback) — so they are
+// checked, kept on the plan and named in each execution's `fft` record (`callbacks`); the
+// transform's own FLOPs and bytes are recorded as without them.
+PT_EXPORT cufftResult cufftSetPlanPropertyInt64(cufftHandle plan, cufftProperty property,
+                                                const long long int value) {
+  const char* api = "cufftSetPlanPropertyInt64";
+  std::lock_guard<std::mutex> lock(detail::fft().mutex);
+  detail::Plan* p = detail::find(plan);
+  if (p == nullptr) return detail::bad_plan(api, plan);
+  if (property == NVFFT_PLAN_PROPERTY_INT64_PATIENT_JIT && (value == 0 || value == 1)) {
+    p->patient_jit = value;
+  } else if (property == NVFFT_PLAN_PROPERTY_INT64_MAX_NUM_HOST_THREADS && value >= 1) {
+    p->max_host_threads = value;
+  } else {
+    powertrain::emu::report_misuse(api, "property " + std::to_string(property) + " value " +
+                                            std::to_string(value) + " is not valid");
+    return CUFFT_INVALID_VALUE;
+  }
+  return CUFFT_SUCCESS;
+}
+
+PT_EXPORT cufftResult cufftGetPlanPropertyInt64(cufftHandle plan, cufftProperty property,
+                                                long long int* value) {
+  const char* api = "cufftGetPlanPropertyInt64";
+  std::lock_guard<std::mutex> lock(detail::fft().mutex);
+  const detail::Plan* p = detail::find(plan);
+  if (p == nullptr) return detail::bad_plan(api, plan);
+  if (value == nullptr || (property != NVFFT_PLAN_PROPERTY_INT64_PATIENT_JIT &&
+                           property != NVFFT_PLAN_PROPERTY_INT64_MAX_NUM_HOST_THREADS)) {
+    powertrain::emu::report_misuse(api, "unknown property or NULL result");
+    return CUFFT_INVALID_VALUE;
+  }
+  *value = property == NVFFT_PLAN_PROPERTY_INT64_PATIENT_JIT ? p->patient_jit : p->max_host_threads;
+  return CUFFT_SUCCESS;
+}
+
+PT_EXPORT cufftResult cufftResetPlanProperty(cufftHandle plan, cufftProperty property) {
+  const char* api = "cufftResetPlanProperty";
+  std::lock_guard<std::mutex> lock(detail::fft().mutex);
+  detail::Plan* p = detail::find(plan);
+  if (p == nullptr) return detail::bad_plan(api, plan);
+  if (property == NVFFT_PLAN_PROPERTY_INT64_PATIENT_JIT) {
+    p->patient_jit = 0;
+  } else if (property == NVFFT_PLAN_PROPERTY_INT64_MAX_NUM_HOST_THREADS) {
+    p->max_host_threads = 0;
+  } else {
+    powertrain::emu::report_misuse(api, "unknown property " + std::to_string(property));
+    return CUFFT_INVALID_VALUE;
+  }
+  return CUFFT_SUCCESS;
+}
+
+PT_EXPORT cufftResult cufftXtSetWorkAreaPolicy(cufftHandle plan, cufftXtWorkAreaPolicy policy,
+                                               size_t* work_size) {
+  const char* api = "cufftXtSetWorkAreaPolicy";
+  std::lock_guard<std::mutex> lock(detail::fft().mutex);
+  detail::Plan* p = detail::find(plan);
+  if (p == nullptr) return detail::bad_plan(api, plan);
+  if (policy != CUFFT_WORKAREA_MINIMAL && policy != CUFFT_WORKAREA_USER &&
+      policy != CUFFT_WORKAREA_PERFORMANCE) {
+    powertrain::emu::report_misuse(api, "unknown policy " + std::to_string(policy));
+    return CUFFT_INVALID_VALUE;
+  }
+  if (policy == CUFFT_WORKAREA_USER && work_size == nullptr) {
+    powertrain::emu::report_misuse(api, "CUFFT_WORKAREA_USER needs a workSize");
+    return CUFFT_INVALID_VALUE;
+  }
+  p->work_area_policy = policy;
+  return CUFFT_SUCCESS;
+}
+
+namespace {
+cufftResult set_callback(cufftHandle plan, cufftXtCallbackType type, bool lto, const char* api) {
+  std::lock_guard<std::mutex> lock(detail::fft().mutex);
+  detail::Plan* p = detail::find(plan);
+  if (p == nullptr) return detail::bad_plan(api, plan);
+  if (type < CUFFT_CB_LD_COMPLEX || type >= CUFFT_CB_UNDEFINED) {
+    powertrain::emu::report_misuse(api, "unknown callback type " + std::to_string(type));
+    return CUFFT_INVALID_VALUE;
+  }
+  // cuFFT links LTO callbacks into the kernels it generates when the plan is made.
+  if (lto && p->made) {
+    powertrain::emu::report_misuse(api, "an LTO callback must be set before the plan is made");
+    return CUFFT_INVALID_PLAN;
+  }
+  p->callbacks[type] = lto ? "lto" : "device";
+  return CUFFT_SUCCESS;
+}
+}  // namespace
+
+PT_EXPORT cufftResult cufftXtSetCallback(cufftHandle plan, void** callback_routine,
+                                         cufftXtCallbackType type, void** caller_info) {
+  (void)caller_info;
+  if (callback_routine == nullptr || callback_routine[0] == nullptr) {
+    powertrain::emu::report_misuse("cufftXtSetCallback", "callback_routine is NULL");
+    return CUFFT_INVALID_VALUE;
+  }
+  return set_callback(plan, type, false, "cufftXtSetCallback");
+}
+
+PT_EXPORT cufftResult cufftXtSetJITCallback(cufftHandle plan, const char* symbol_name,
+                                            const void* fatbin, size_t fatbin_bytes,
+                                            cufftXtCallbackType type, void** caller_info) {
+  (void)caller_info;
+  if (symbol_name == nullptr || symbol_name[0] == '\0' || fatbin == nullptr || fatbin_bytes == 0) {
+    powertrain::emu::report_misuse("cufftXtSetJITCallback",
+                                   "the callback's symbol name and LTO fatbin are required");
+    return CUFFT_INVALID_VALUE;
+  }
+  return set_callback(plan, type, true, "cufftXtSetJITCallback");
+}
+
+PT_EXPORT cufftResult cufftXtClearCallback(cufftHandle plan, cufftXtCallbackType type) {
+  const char* api = "cufftXtClearCallback";
+  std::lock_guard<std::mutex> lock(detail::fft().mutex);
+  detail::Plan* p = detail::find(plan);
+  if (p == nullptr) return detail::bad_plan(api, plan);
+  if (type < CUFFT_CB_LD_COMPLEX || type >= CUFFT_CB_UNDEFINED) {
+    powertrain::emu::report_misuse(api, "unknown callback type " + std::to_string(type));
+    return CUFFT_INVALID_VALUE;
+  }
+  p->callbacks[type].clear();
+  p->callback_shared_bytes[type] = 0;
+  return CUFFT_SUCCESS;
+}
+
+PT_EXPORT cufftResult cufftXtSetCallbackSharedSize(cufftHandle plan, cufftXtCallbackType type,
+                                                   size_t shared_bytes) {
+  const char* api = "cufftXtSetCallbackSharedSize";
+  std::lock_guard<std::mutex> lock(detail::fft().mutex);
+  detail::Plan* p = detail::find(plan);
+  if (p == nullptr) return detail::bad_plan(api, plan);
+  if (type < CUFFT_CB_LD_COMPLEX || type >= CUFFT_CB_UNDEFINED || p->callbacks[type].empty() ||
+      shared_bytes > 16384) {  // cuFFT guarantees at most 16 KiB of shared memory to callbacks
+    powertrain::emu::report_misuse(api, "no callback of that type, or more than 16 KiB");
+    return CUFFT_INVALID_VALUE;
+  }
+  p->callback_shared_bytes[type] = shared_bytes;
+  return CUFFT_SUCCESS;
+}

@@ -1714,5 +1714,29 @@ TEST_F(EmulateLibrariesTest, CusolverXApiSvdsAndEigensolversAreRecorded) {
   EXPECT_EQ(gemms[4]["solver"]["batch"], 3);
 }
 
+// simpleCUFFT_callback-style plan properties and callbacks: the property is read back and reset,
+// a bad value and an LTO callback after the plan was made are refused (the two misuses), and each
+// execution's `fft` record names the callbacks installed at that time.
+TEST_F(EmulateLibrariesTest, CufftPlanPropertiesAndCallbacksAreKeptOnThePlan) {
+  if (!built("cufft_callbacks")) GTEST_SKIP() << "cufft_callbacks not built";
+  const CliRun r = emulate("cufft_callbacks");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("cufft_callbacks: patient JIT read back and reset, LTO load callback "
+                       "installed, store callback installed, late LTO callback refused (yes)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_TRUE(summary_["unsupported_calls"].empty()) << summary_["unsupported_calls"].dump();
+  const auto misuse = kept("misuse");
+  ASSERT_EQ(misuse.size(), 2u);
+  EXPECT_EQ(misuse[0]["api"], "cufftSetPlanPropertyInt64");
+  EXPECT_EQ(misuse[1]["api"], "cufftXtSetJITCallback");
+  const auto ffts = kept("fft");
+  ASSERT_EQ(ffts.size(), 3u);
+  EXPECT_EQ(ffts[0]["callbacks"], json::array({"load_complex", "store_complex"}));
+  EXPECT_EQ(ffts[1]["callbacks"], json::array({"load_complex"}));
+  EXPECT_FALSE(ffts[2].contains("callbacks"));
+  EXPECT_EQ(ffts[0]["flops"], ffts[2]["flops"]);  // the callbacks' own work is not known
+}
+
 }  // namespace
 }  // namespace powertrain
