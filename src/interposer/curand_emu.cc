@@ -6,6 +6,7 @@
 // host generators, and device outputs up to the backed limit — so programs that check their
 // statistics pass; they are not cuRAND's sequences.
 #include <curand.h>
+#include <curand_discrete.h>
 
 #include <algorithm>
 #include <cmath>
@@ -14,7 +15,9 @@
 #include <mutex>
 #include <random>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include "interposer/cudart_impl.h"
 #include "interposer/cudart_internal.h"
@@ -386,4 +389,237 @@ PT_EXPORT curandStatus_t curandGeneratePoisson(curandGenerator_t generator, unsi
   return detail::generate(generator, out, n,
                           request(detail::Distribution::kPoisson, "uint32", 4, lambda),
                           "curandGeneratePoisson");
+}
+
+// ---- Poisson histograms, direction vectors and scramble constants ------------------------------
+// curandCreatePoissonDistribution builds cuRAND's discrete-distribution structure in device
+// memory (the structure and, for λ ≤ 2000, its histogram of λ + 10√λ + 16 entries — the normal
+// approximation above needs none), filling the host-readable fields (mean, stddev) where backed;
+// the histogram's values are not computed. The quasirandom tables are computed here, not read from
+// cuRAND: dimension d ≥ 2 uses the d−1-th primitive polynomial over GF(2) in order of degree with
+// unit initial direction numbers (a valid Sobol' construction, not Joe and Kuo's numbers, so
+// sequences differ from cuRAND's); the scrambled sets apply a fixed random lower-triangular
+// binary matrix per dimension (Owen's linear scramble), and the scramble constants are fixed
+// pseudo-random words. 20,000 dimensions, as cuRAND provides.
+namespace {
+constexpr int kSobolDimensions = 20000;
+
+// The degree of a GF(2) polynomial held as bits (bit i: the coefficient of x^i).
+int degree(std::uint32_t p) { return 31 - __builtin_clz(p); }
+
+// a·b mod p over GF(2), deg p ≤ 24.
+std::uint32_t mul_mod(std::uint32_t a, std::uint32_t b, std::uint32_t p) {
+  const int d = degree(p);
+  std::uint32_t r = 0;
+  while (b != 0) {
+    if (b & 1u) r ^= a;
+    b >>= 1;
+    a <<= 1;
+    if (a & (1u << d)) a ^= p;
+  }
+  return r;
+}
+
+std::uint32_t pow_mod(std::uint32_t base, std::uint64_t e, std::uint32_t p) {
+  std::uint32_t r = 1;
+  while (e != 0) {
+    if (e & 1u) r = mul_mod(r, base, p);
+    base = mul_mod(base, base, p);
+    e >>= 1;
+  }
+  return r;
+}
+
+// Primitive: x has multiplicative order 2^d − 1 modulo p (which implies p is irreducible).
+bool primitive(std::uint32_t p) {
+  const int d = degree(p);
+  if ((p & 1u) == 0) return false;
+  const std::uint64_t order = (std::uint64_t{1} << d) - 1;
+  if (pow_mod(2u, order, p) != 1u) return false;
+  std::uint64_t rest = order;
+  for (std::uint64_t q = 2; q * q <= rest; ++q) {
+    if (rest % q != 0) continue;
+    if (pow_mod(2u, order / q, p) == 1u) return false;
+    while (rest % q == 0) rest /= q;
+  }
+  return rest <= 1 || pow_mod(2u, order / rest, p) != 1u;
+}
+
+template <typename Word>
+const std::vector<Word>& sobol_table(bool scrambled) {
+  static std::once_flag once[2];
+  static std::vector<Word> tables[2];
+  std::call_once(once[scrambled ? 1 : 0], [&] {
+    constexpr int kBits = static_cast<int>(sizeof(Word) * 8);
+    std::vector<Word>& v = tables[scrambled ? 1 : 0];
+    v.assign(static_cast<std::size_t>(kSobolDimensions) * kBits, 0);
+    for (int k = 0; k < kBits; ++k) v[static_cast<std::size_t>(k)] = Word{1} << (kBits - 1 - k);
+    std::uint32_t poly = 2;  // x: the search starts at degree 1
+    for (int dim = 1; dim < kSobolDimensions; ++dim) {
+      do ++poly;
+      while (!primitive(poly));
+      const int s = degree(poly);
+      std::vector<Word> m(static_cast<std::size_t>(kBits), 0);
+      for (int k = 0; k < kBits; ++k) {
+        if (k < s) {
+          m[static_cast<std::size_t>(k)] = 1;  // unit initial direction numbers
+          continue;
+        }
+        Word value = m[static_cast<std::size_t>(k - s)] ^ (m[static_cast<std::size_t>(k - s)] << s);
+        for (int i = 1; i < s; ++i) {
+          if ((poly >> (s - i)) & 1u) value ^= m[static_cast<std::size_t>(k - i)] << i;
+        }
+        m[static_cast<std::size_t>(k)] = value;
+      }
+      Word* out = &v[static_cast<std::size_t>(dim) * kBits];
+      for (int k = 0; k < kBits; ++k) out[k] = m[static_cast<std::size_t>(k)] << (kBits - 1 - k);
+    }
+    if (!scrambled) return;
+    std::mt19937_64 engine(0x5EED5C4A4B1EULL);  // fixed: the same tables in every run
+    for (int dim = 0; dim < kSobolDimensions; ++dim) {
+      // Row r of L (bit kBits−1−r of the result) has its diagonal and random bits above it.
+      std::vector<Word> rows(static_cast<std::size_t>(kBits));
+      for (int r = 0; r < kBits; ++r) {
+        const Word above = r == 0 ? 0 : static_cast<Word>(engine()) & ~((~Word{0}) >> r);
+        rows[static_cast<std::size_t>(r)] = above | (Word{1} << (kBits - 1 - r));
+      }
+      Word* out = &v[static_cast<std::size_t>(dim) * kBits];
+      for (int k = 0; k < kBits; ++k) {
+        Word scrambled_word = 0;
+        for (int r = 0; r < kBits; ++r) {
+          if (__builtin_parityll(
+                  static_cast<unsigned long long>(rows[static_cast<std::size_t>(r)] & out[k])))
+            scrambled_word |= Word{1} << (kBits - 1 - r);
+        }
+        out[k] = scrambled_word;
+      }
+    }
+  });
+  return tables[scrambled ? 1 : 0];
+}
+
+template <typename Word>
+const std::vector<Word>& scramble_constants() {
+  static std::once_flag once;
+  static std::vector<Word> constants;
+  std::call_once(once, [] {
+    std::mt19937_64 engine(0xC0FFEE5C4A4B1EULL);
+    constants.resize(kSobolDimensions);
+    for (Word& c : constants) c = static_cast<Word>(engine());
+  });
+  return constants;
+}
+}  // namespace
+
+PT_EXPORT curandStatus_t curandGetDirectionVectors32(curandDirectionVectors32_t* vectors[],
+                                                     curandDirectionVectorSet_t set) {
+  if (vectors == nullptr) return CURAND_STATUS_OUT_OF_RANGE;
+  if (set != CURAND_DIRECTION_VECTORS_32_JOEKUO6 &&
+      set != CURAND_SCRAMBLED_DIRECTION_VECTORS_32_JOEKUO6)
+    return CURAND_STATUS_OUT_OF_RANGE;
+  const auto& table =
+      sobol_table<std::uint32_t>(set == CURAND_SCRAMBLED_DIRECTION_VECTORS_32_JOEKUO6);
+  *vectors =
+      reinterpret_cast<curandDirectionVectors32_t*>(const_cast<std::uint32_t*>(table.data()));
+  return CURAND_STATUS_SUCCESS;
+}
+
+PT_EXPORT curandStatus_t curandGetDirectionVectors64(curandDirectionVectors64_t* vectors[],
+                                                     curandDirectionVectorSet_t set) {
+  if (vectors == nullptr) return CURAND_STATUS_OUT_OF_RANGE;
+  if (set != CURAND_DIRECTION_VECTORS_64_JOEKUO6 &&
+      set != CURAND_SCRAMBLED_DIRECTION_VECTORS_64_JOEKUO6)
+    return CURAND_STATUS_OUT_OF_RANGE;
+  const auto& table =
+      sobol_table<unsigned long long>(set == CURAND_SCRAMBLED_DIRECTION_VECTORS_64_JOEKUO6);
+  *vectors =
+      reinterpret_cast<curandDirectionVectors64_t*>(const_cast<unsigned long long*>(table.data()));
+  return CURAND_STATUS_SUCCESS;
+}
+
+PT_EXPORT curandStatus_t curandGetScrambleConstants32(unsigned int** constants) {
+  if (constants == nullptr) return CURAND_STATUS_OUT_OF_RANGE;
+  *constants = const_cast<unsigned int*>(scramble_constants<unsigned int>().data());
+  return CURAND_STATUS_SUCCESS;
+}
+
+PT_EXPORT curandStatus_t curandGetScrambleConstants64(unsigned long long** constants) {
+  if (constants == nullptr) return CURAND_STATUS_OUT_OF_RANGE;
+  *constants = const_cast<unsigned long long*>(scramble_constants<unsigned long long>().data());
+  return CURAND_STATUS_SUCCESS;
+}
+
+namespace {
+struct PoissonAllocation {
+  void* structure = nullptr;
+  void* histogram = nullptr;
+};
+std::mutex& poisson_mutex() {
+  static auto* m = new std::mutex;
+  return *m;
+}
+std::unordered_map<const void*, PoissonAllocation>& poisson_distributions() {
+  static auto* d = new std::unordered_map<const void*, PoissonAllocation>;
+  return *d;
+}
+}  // namespace
+
+PT_EXPORT curandStatus_t
+curandCreatePoissonDistribution(double lambda, curandDiscreteDistribution_t* distribution) {
+  const char* api = "curandCreatePoissonDistribution";
+  if (distribution == nullptr) return CURAND_STATUS_NOT_INITIALIZED;
+  if (!(lambda > 0.0) || lambda > 400000.0) return CURAND_STATUS_OUT_OF_RANGE;
+  PoissonAllocation a;
+  if (powertrain::emu::allocate_device_memory(&a.structure, sizeof(curandDiscreteDistribution_st),
+                                              api) != 0)
+    return CURAND_STATUS_ALLOCATION_FAILED;
+  if (lambda <= 2000.0) {
+    const auto entries = static_cast<std::size_t>(lambda + 10.0 * std::sqrt(lambda) + 16.0);
+    // The M2 histogram: a probability (double) and an alias index (unsigned) per entry.
+    if (powertrain::emu::allocate_device_memory(
+            &a.histogram, entries * (sizeof(double) + sizeof(unsigned)), api) != 0) {
+      powertrain::emu::free_device_memory(a.structure, api);
+      return CURAND_STATUS_ALLOCATION_FAILED;
+    }
+  }
+  const detail::PointerInfo info = detail::lookup_pointer(a.structure);
+  if (info.backed) {
+    curandDiscreteDistribution_st fields{};
+    fields.self_host_ptr = static_cast<curandDiscreteDistribution_t>(a.structure);
+    fields.mean = lambda;
+    fields.stddev = std::sqrt(lambda);
+    fields.method = lambda <= 2000.0 ? CURAND_M2 : CURAND_DISCRETE_GAUSS;
+    std::memcpy(a.structure, &fields, sizeof(fields));
+  }
+  {
+    std::lock_guard<std::mutex> lock(poisson_mutex());
+    poisson_distributions()[a.structure] = a;
+  }
+  *distribution = static_cast<curandDiscreteDistribution_t>(a.structure);
+  return CURAND_STATUS_SUCCESS;
+}
+
+PT_EXPORT curandStatus_t curandDestroyDistribution(curandDiscreteDistribution_t distribution) {
+  const char* api = "curandDestroyDistribution";
+  PoissonAllocation a;
+  {
+    std::lock_guard<std::mutex> lock(poisson_mutex());
+    const auto it = poisson_distributions().find(distribution);
+    if (it == poisson_distributions().end()) return CURAND_STATUS_NOT_INITIALIZED;
+    a = it->second;
+    poisson_distributions().erase(it);
+  }
+  if (a.histogram != nullptr) powertrain::emu::free_device_memory(a.histogram, api);
+  powertrain::emu::free_device_memory(a.structure, api);
+  return CURAND_STATUS_SUCCESS;
+}
+
+PT_EXPORT curandStatus_t curandGeneratePoissonMethod(curandGenerator_t generator, unsigned int* out,
+                                                     size_t n, double lambda,
+                                                     curandMethod_t method) {
+  if (method < CURAND_CHOOSE_BEST || method > CURAND_POISSON) return CURAND_STATUS_OUT_OF_RANGE;
+  if (lambda <= 0.0) return CURAND_STATUS_OUT_OF_RANGE;
+  return detail::generate(generator, out, n,
+                          request(detail::Distribution::kPoisson, "uint32", 4, lambda),
+                          "curandGeneratePoissonMethod");
 }

@@ -1738,5 +1738,34 @@ TEST_F(EmulateLibrariesTest, CufftPlanPropertiesAndCallbacksAreKeptOnThePlan) {
   EXPECT_EQ(ffts[0]["flops"], ffts[2]["flops"]);  // the callbacks' own work is not known
 }
 
+// cuRAND's quasirandom tables (checked by the program for the Sobol' structure and 1D
+// stratification) and Poisson histograms: device memory for the structure and, for lambda 4.5,
+// a histogram of floor(4.5 + 10·sqrt(4.5) + 16) = 41 entries of 12 bytes; none for lambda 3000
+// (the normal approximation); both freed; Poisson numbers by method as a `curand` record.
+TEST_F(EmulateLibrariesTest, CurandDirectionVectorsAndPoissonHistogramsAreProvided) {
+  if (!built("curand_quasi")) GTEST_SKIP() << "curand_quasi not built";
+  const CliRun r = emulate("curand_quasi");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("curand_quasi: direction vectors structured (yes), 10 of 10 dimensions "
+                       "stratified, scramble constants (yes)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_TRUE(summary_["unsupported_calls"].empty()) << summary_["unsupported_calls"].dump();
+  std::vector<std::int64_t> histogram_bytes;
+  for (const json& m : kept("malloc")) {
+    if (m["api"] == "curandCreatePoissonDistribution") histogram_bytes.push_back(m["bytes"]);
+  }
+  ASSERT_EQ(histogram_bytes.size(), 3u);  // structure + histogram, then a structure alone
+  EXPECT_EQ(histogram_bytes[1], 41 * 12);
+  EXPECT_EQ(histogram_bytes[0], histogram_bytes[2]);
+  int freed = 0;
+  for (const json& f : kept("free")) freed += f["api"] == "curandDestroyDistribution";
+  EXPECT_EQ(freed, 3);
+  const auto generated = kept("curand");
+  ASSERT_EQ(generated.size(), 1u);
+  EXPECT_EQ(generated[0]["api"], "curandGeneratePoissonMethod");
+  EXPECT_EQ(generated[0]["count"], 4096);
+}
+
 }  // namespace
 }  // namespace powertrain
