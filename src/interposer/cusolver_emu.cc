@@ -28,11 +28,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <unordered_set>
+#include <vector>
 
 #include "interposer/cublas_nccl_util.h"
 #include "interposer/cudart_internal.h"
@@ -49,7 +52,7 @@ struct SolverHandle {
 
 struct SolverState {
   std::mutex mutex;
-  std::unordered_set<const void*> handles, params;
+  std::unordered_set<const void*> handles, params, irs_params, irs_infos;
 };
 
 SolverState& solver() {
@@ -1842,4 +1845,874 @@ PT_EXPORT cusolverStatus_t cusolverDnXsytrs(cusolverDnHandle_t handle, cublasFil
     return detail::bad(api, "ipiv is not device memory of n 64-bit indices");
   return detail::solve(handle, t, "sytrs", detail::option("uplo", detail::fill_text(uplo)), n, nrhs,
                        a, lda, b, ldb, info, api);
+}
+
+// ---- mixed-precision iterative refinement: <t1><t2>gesv, <t1><t2>gels, IRSXgesv/IRSXgels ------
+// Computed on the host where A, B and X are backed and n ≤ 1024: the matrix rounded to the
+// factorization precision (t2: S float, H half, B bfloat16, X tf32 — 24, 11, 8 and 11 significant
+// bits; half also overflows above 65504), factored there (LU with partial pivoting for gesv,
+// Householder QR for gels, every stored entry rounded to that precision, arithmetic wider as on
+// the GPU's tensor cores), then refined in the main precision t1: r = b − A·x, x += solve(r),
+// until ‖r‖∞ ≤ ‖x‖∞·‖A‖∞·c (gels: until the correction is below c·‖x‖∞; c = ε·√n, or the
+// tolerance of cusolverDnIRSParamsSetTol), at most `maxiters` (50 by default,
+// cusolverDnIRSParamsSetMaxIters) times. `iter` is the number of
+// refinements, or negative when it failed (then the fallback to a main-precision factorization
+// runs unless disabled): −2 an entry overflowed the low precision, −3 the low-precision
+// factorization broke down, −(maxiters + 1) no convergence (LAPACK's dsgesv convention).
+// Same-precision pairs (DD, SS, ZZ, CC) factor and solve once (iter 0). A singular matrix gives
+// info = the first zero pivot. Larger or unbacked systems are not computed (iter and info 0).
+// Recorded as `gemm` records: the factorization at t2 (2/3·n³ for LU, 2mn² − 2/3·n³ for QR), and
+// for the refinement 4n²·nrhs FLOPs per iteration at t1.
+namespace {
+
+enum class Low { kSame, kSingle, kHalf, kBfloat16, kTf32 };
+
+double round_bits(double x, int bits) {
+  if (x == 0.0 || !std::isfinite(x)) return x;
+  int e = 0;
+  const double m = std::frexp(x, &e);
+  return std::ldexp(std::nearbyint(std::ldexp(m, bits)), e - bits);
+}
+
+// x rounded to `low`; `main_single`: the main precision is float (kSame then rounds to float).
+// Sets *overflow when the value does not fit.
+double round_low(double x, Low low, bool main_single, bool* overflow) {
+  switch (low) {
+    case Low::kSame:
+      return main_single ? static_cast<double>(static_cast<float>(x)) : x;
+    case Low::kSingle:
+      return static_cast<double>(static_cast<float>(x));
+    case Low::kHalf:
+      if (std::fabs(x) > 65504.0) *overflow = true;
+      return round_bits(x, 11);
+    case Low::kBfloat16:
+      return round_bits(static_cast<float>(x), 8);
+    case Low::kTf32:
+      return round_bits(static_cast<float>(x), 11);
+  }
+  return x;
+}
+
+using Cplx = std::complex<double>;
+Cplx round_low(Cplx x, Low low, bool main_single, bool* overflow) {
+  return {round_low(x.real(), low, main_single, overflow),
+          round_low(x.imag(), low, main_single, overflow)};
+}
+double conj_of(double x) { return x; }
+Cplx conj_of(Cplx x) { return std::conj(x); }
+double round_main(double x, bool single) {
+  return single ? static_cast<double>(static_cast<float>(x)) : x;
+}
+Cplx round_main(Cplx x, bool single) {
+  return {round_main(x.real(), single), round_main(x.imag(), single)};
+}
+
+// LU with partial pivoting of the n × n column-major `a` (in place); every stored entry is
+// rounded by `round`. Returns the first zero pivot (1-based) or 0.
+template <typename U, typename Round>
+int lu_factor(std::vector<U>& a, std::int64_t n, std::vector<int>& pivots, Round round) {
+  pivots.assign(static_cast<std::size_t>(n), 0);
+  int zero = 0;
+  const auto at = [&](std::int64_t i, std::int64_t j) -> U& {
+    return a[static_cast<std::size_t>(j * n + i)];
+  };
+  for (std::int64_t k = 0; k < n; ++k) {
+    std::int64_t p = k;
+    for (std::int64_t i = k + 1; i < n; ++i) {
+      if (std::abs(at(i, k)) > std::abs(at(p, k))) p = i;
+    }
+    pivots[static_cast<std::size_t>(k)] = static_cast<int>(p) + 1;
+    if (p != k) {
+      for (std::int64_t j = 0; j < n; ++j) std::swap(at(k, j), at(p, j));
+    }
+    if (at(k, k) == U(0)) {
+      if (zero == 0) zero = static_cast<int>(k) + 1;
+      continue;
+    }
+    for (std::int64_t i = k + 1; i < n; ++i) at(i, k) = round(at(i, k) / at(k, k));
+    for (std::int64_t j = k + 1; j < n; ++j) {
+      const U factor = at(k, j);
+      if (factor == U(0)) continue;
+      for (std::int64_t i = k + 1; i < n; ++i) at(i, j) = round(at(i, j) - at(i, k) * factor);
+    }
+  }
+  return zero;
+}
+
+template <typename U>
+void lu_solve(const std::vector<U>& lu, std::int64_t n, const std::vector<int>& pivots,
+              std::vector<U>& x) {
+  for (std::int64_t k = 0; k < n; ++k) {
+    const auto p = static_cast<std::size_t>(pivots[static_cast<std::size_t>(k)] - 1);
+    std::swap(x[static_cast<std::size_t>(k)], x[p]);
+  }
+  for (std::int64_t i = 0; i < n; ++i) {
+    for (std::int64_t j = 0; j < i; ++j)
+      x[static_cast<std::size_t>(i)] -=
+          lu[static_cast<std::size_t>(j * n + i)] * x[static_cast<std::size_t>(j)];
+  }
+  for (std::int64_t i = n - 1; i >= 0; --i) {
+    for (std::int64_t j = i + 1; j < n; ++j)
+      x[static_cast<std::size_t>(i)] -=
+          lu[static_cast<std::size_t>(j * n + i)] * x[static_cast<std::size_t>(j)];
+    x[static_cast<std::size_t>(i)] /= lu[static_cast<std::size_t>(i * n + i)];
+  }
+}
+
+// Householder QR of the m × n column-major `a` (m ≥ n) in place: R above the diagonal, the
+// reflectors below with their scalars in `tau`. Returns false on a zero column.
+template <typename U, typename Round>
+bool qr_factor(std::vector<U>& a, std::int64_t m, std::int64_t n, std::vector<U>& tau,
+               Round round) {
+  tau.assign(static_cast<std::size_t>(n), U(0));
+  const auto at = [&](std::int64_t i, std::int64_t j) -> U& {
+    return a[static_cast<std::size_t>(j * m + i)];
+  };
+  for (std::int64_t k = 0; k < n; ++k) {
+    double norm = 0;
+    for (std::int64_t i = k; i < m; ++i) norm += std::norm(at(i, k));
+    norm = std::sqrt(norm);
+    if (norm == 0.0) return false;
+    const U head = at(k, k);
+    const U alpha = std::abs(head) == 0.0 ? U(-norm) : U(-norm) * (head / std::abs(head));
+    // v = x − alpha·e1, normalized so v[0] = 1; tau = 2 / (v^H v) in that scaling.
+    const U v0 = head - alpha;
+    for (std::int64_t i = k + 1; i < m; ++i) at(i, k) = round(at(i, k) / v0);
+    double vnorm = 1.0;
+    for (std::int64_t i = k + 1; i < m; ++i) vnorm += std::norm(at(i, k));
+    tau[static_cast<std::size_t>(k)] = U(2.0 / vnorm);
+    at(k, k) = round(alpha);
+    for (std::int64_t j = k + 1; j < n; ++j) {
+      U dot = at(k, j);
+      for (std::int64_t i = k + 1; i < m; ++i) dot += conj_of(at(i, k)) * at(i, j);
+      dot *= tau[static_cast<std::size_t>(k)];
+      at(k, j) = round(at(k, j) - dot);
+      for (std::int64_t i = k + 1; i < m; ++i) at(i, j) = round(at(i, j) - at(i, k) * dot);
+    }
+  }
+  return true;
+}
+
+// The least-squares solution of the factored system for one right-hand side of m values: n
+// values in x.
+template <typename U>
+void qr_solve(const std::vector<U>& qr, std::int64_t m, std::int64_t n, const std::vector<U>& tau,
+              const std::vector<U>& b, std::vector<U>& x) {
+  std::vector<U> y(b);
+  for (std::int64_t k = 0; k < n; ++k) {  // y = Q^H b
+    U dot = y[static_cast<std::size_t>(k)];
+    for (std::int64_t i = k + 1; i < m; ++i)
+      dot += conj_of(qr[static_cast<std::size_t>(k * m + i)]) * y[static_cast<std::size_t>(i)];
+    dot *= tau[static_cast<std::size_t>(k)];
+    y[static_cast<std::size_t>(k)] -= dot;
+    for (std::int64_t i = k + 1; i < m; ++i)
+      y[static_cast<std::size_t>(i)] -= qr[static_cast<std::size_t>(k * m + i)] * dot;
+  }
+  x.assign(static_cast<std::size_t>(n), U(0));
+  for (std::int64_t i = n - 1; i >= 0; --i) {  // R x = y
+    U sum = y[static_cast<std::size_t>(i)];
+    for (std::int64_t j = i + 1; j < n; ++j)
+      sum -= qr[static_cast<std::size_t>(j * m + i)] * x[static_cast<std::size_t>(j)];
+    x[static_cast<std::size_t>(i)] = sum / qr[static_cast<std::size_t>(i * m + i)];
+  }
+}
+
+struct IrsResult {
+  int iter = 0;
+  int info = 0;
+  int iterations = 0;             // refinements performed (for the record)
+  bool fell_back = false;         // a main-precision factorization followed
+  std::vector<double> residuals;  // ‖r‖∞ after each step (IRS infos' history)
+};
+
+// Solves (gesv: m == n, LU) or least-squares solves (gels: QR) every right-hand side. T is the
+// storage type (float, double, std::complex<float|double>), U its double-precision arithmetic.
+template <typename T>
+IrsResult irs_compute(std::int64_t m, std::int64_t n, std::int64_t nrhs, const T* a,
+                      std::int64_t lda, const T* b, std::int64_t ldb, T* x, std::int64_t ldx,
+                      int* ipiv, Low low, int max_iters, bool fallback, bool least_squares,
+                      double tol) {
+  using U = std::conditional_t<std::is_floating_point_v<T>, double, Cplx>;
+  constexpr bool kSingle = std::is_same_v<T, float> || std::is_same_v<T, std::complex<float>>;
+  const double eps = kSingle ? 5.96e-8 : 1.11e-16;
+  IrsResult out;
+  std::vector<U> full(static_cast<std::size_t>(m * n));
+  double a_norm = 0;
+  for (std::int64_t j = 0; j < n; ++j) {
+    for (std::int64_t i = 0; i < m; ++i)
+      full[static_cast<std::size_t>(j * m + i)] = U(a[j * lda + i]);
+  }
+  for (std::int64_t i = 0; i < m; ++i) {
+    double row = 0;
+    for (std::int64_t j = 0; j < n; ++j) row += std::abs(full[static_cast<std::size_t>(j * m + i)]);
+    a_norm = std::max(a_norm, row);
+  }
+  bool overflow = false;
+  const auto low_round = [&](U v) { return round_low(v, low, kSingle, &overflow); };
+  const auto main_round = [&](U v) { return round_main(v, kSingle); };
+  std::vector<U> factors(full);
+  for (U& v : factors) v = low_round(v);
+  std::vector<int> pivots;
+  std::vector<U> tau;
+  bool broke_down = false;
+  if (least_squares) {
+    broke_down = !qr_factor(factors, m, n, tau, low_round);
+  } else {
+    const int zero = lu_factor(factors, n, pivots, low_round);
+    broke_down = zero != 0;
+    if (zero != 0 && low == Low::kSame) out.info = zero;
+  }
+  const auto solve = [&](const std::vector<U>& f, const std::vector<U>& rhs, std::vector<U>& sol) {
+    if (least_squares) {
+      qr_solve(f, m, n, tau, rhs, sol);
+    } else {
+      sol = rhs;
+      lu_solve(f, n, pivots, sol);
+    }
+  };
+  const bool refine = low != Low::kSame;
+  int status = 0;  // the negative iter of a fallback
+  if (overflow) status = -2;
+  if (broke_down && refine) status = -3;
+  for (std::int64_t c = 0; c < nrhs && out.info == 0; ++c) {
+    std::vector<U> rhs(static_cast<std::size_t>(m)), sol;
+    for (std::int64_t i = 0; i < m; ++i) rhs[static_cast<std::size_t>(i)] = U(b[c * ldb + i]);
+    int iterations = 0;
+    bool converged = status == 0;
+    if (converged) {
+      solve(factors, rhs, sol);
+      for (U& v : sol) v = main_round(v);
+      converged = !refine;
+      while (refine && !converged && iterations < max_iters) {
+        std::vector<U> r(rhs);
+        double r_norm = 0, x_norm = 0;
+        for (std::int64_t j = 0; j < n; ++j) {
+          const U xj = sol[static_cast<std::size_t>(j)];
+          x_norm = std::max(x_norm, std::abs(xj));
+          for (std::int64_t i = 0; i < m; ++i)
+            r[static_cast<std::size_t>(i)] -= full[static_cast<std::size_t>(j * m + i)] * xj;
+        }
+        for (U& v : r) {
+          v = main_round(v);
+          r_norm = std::max(r_norm, std::abs(v));
+        }
+        out.residuals.push_back(r_norm);
+        std::vector<U> d;
+        solve(factors, r, d);
+        double d_norm = 0;
+        for (const U& v : d) d_norm = std::max(d_norm, std::abs(v));
+        const double criterion = tol > 0.0 ? tol : eps * std::sqrt(double(n));
+        const bool small =
+            least_squares ? d_norm <= criterion * x_norm : r_norm <= x_norm * a_norm * criterion;
+        if (small) {
+          converged = true;
+          break;
+        }
+        for (std::int64_t j = 0; j < n; ++j)
+          sol[static_cast<std::size_t>(j)] =
+              main_round(sol[static_cast<std::size_t>(j)] + d[static_cast<std::size_t>(j)]);
+        ++iterations;
+      }
+      if (!converged && status == 0) status = -(max_iters + 1);  // LAPACK's -(ITERMAX + 1)
+    }
+    out.iterations = std::max(out.iterations, iterations);
+    if (!converged && !fallback) {  // X keeps the last iterate (none after a breakdown)
+      if (status != -2 && status != -3) {
+        for (std::int64_t j = 0; j < n; ++j) {
+          const U v = main_round(sol[static_cast<std::size_t>(j)]);
+          if constexpr (std::is_floating_point_v<T>) {
+            x[c * ldx + j] = static_cast<T>(v);
+          } else {
+            x[c * ldx + j] = T(static_cast<typename T::value_type>(v.real()),
+                               static_cast<typename T::value_type>(v.imag()));
+          }
+        }
+      }
+      out.iter = status;
+      continue;
+    }
+    if (!converged) {  // the fallback: factor and solve in the main precision
+      std::vector<U> main_factors(full);
+      for (U& v : main_factors) v = main_round(v);
+      std::vector<int> main_pivots;
+      if (least_squares) {
+        if (!qr_factor(main_factors, m, n, tau, main_round)) {
+          out.info = 1;
+          break;
+        }
+        qr_solve(main_factors, m, n, tau, rhs, sol);
+      } else {
+        const int zero = lu_factor(main_factors, n, main_pivots, main_round);
+        if (zero != 0) {
+          out.info = zero;
+          break;
+        }
+        sol = rhs;
+        lu_solve(main_factors, n, main_pivots, sol);
+        pivots = main_pivots;
+      }
+      out.fell_back = true;
+    }
+    for (std::int64_t j = 0; j < n; ++j) {
+      const U v = main_round(sol[static_cast<std::size_t>(j)]);
+      if constexpr (std::is_floating_point_v<T>) {
+        x[c * ldx + j] = static_cast<T>(v);
+      } else {
+        x[c * ldx + j] = T(static_cast<typename T::value_type>(v.real()),
+                           static_cast<typename T::value_type>(v.imag()));
+      }
+    }
+  }
+  if (out.iter >= 0) out.iter = out.fell_back ? status : out.iterations;
+  if (ipiv != nullptr && !least_squares) {
+    for (std::int64_t k = 0; k < n && k < static_cast<std::int64_t>(pivots.size()); ++k)
+      ipiv[k] = pivots[static_cast<std::size_t>(k)];
+  }
+  return out;
+}
+
+constexpr std::int64_t kIrsComputeLimit = 1024;  // n above this: recorded, not computed
+
+struct IrsCall {
+  const char* api = "";
+  bool least_squares = false;
+  detail::Type main, factor;
+  const char* factor_name = "";  // "float32", "float16", "bfloat16", "tf32"
+  Low low = Low::kSame;
+  int max_iters = 50;
+  bool fallback = true;
+  double tol = 0.0;  // 0: ε·√n
+};
+
+// The common path of every IRS solver: checks, computation where possible, records.
+template <typename T>
+cusolverStatus_t irs_run(cusolverDnHandle_t handle, const IrsCall& call, std::int64_t m,
+                         std::int64_t n, std::int64_t nrhs, const void* a, std::int64_t lda,
+                         int* ipiv, const void* b, std::int64_t ldb, void* x, std::int64_t ldx,
+                         const void* work, size_t work_bytes, int* iter, int* info,
+                         IrsResult* result_out) {
+  const std::int64_t start = powertrain::emu::now_ns();
+  const char* api = call.api;
+  if (!detail::valid_shape(m, n, lda) || !detail::valid_shape(m, nrhs, ldb) ||
+      !detail::valid_shape(n, nrhs, ldx) || m < n || (!call.least_squares && m != n))
+    return detail::bad(api, "invalid system: A " + detail::shape_text(m, n, lda) + ", B " +
+                                detail::shape_text(m, nrhs, ldb) + ", X " +
+                                detail::shape_text(n, nrhs, ldx));
+  const int e = call.main.bytes;
+  if (!detail::device_matrix(a, m, n, lda, e) || !detail::device_matrix(b, m, nrhs, ldb, e) ||
+      !detail::device_matrix(x, n, nrhs, ldx, e) ||
+      (ipiv != nullptr && !detail::device_array(ipiv, static_cast<double>(n) * sizeof(int))))
+    return detail::bad(api, "A, B, X or the pivots are not device memory of their sizes");
+  if (work != nullptr && work_bytes > 0 &&
+      !detail::device_array(work, static_cast<double>(work_bytes)))
+    return detail::bad(api, "the workspace is not device memory of lwork_bytes");
+  if (iter == nullptr) return detail::bad(api, "iter is NULL");
+  if (!detail::set_info(info, api)) return CUSOLVER_STATUS_INVALID_VALUE;
+  const auto span = [](std::int64_t rows, std::int64_t cols, std::int64_t ld, int bytes) {
+    return static_cast<std::size_t>(cols > 0 ? ((cols - 1) * ld + rows) * bytes : 0);
+  };
+  const detail::PointerInfo ai = detail::lookup_pointer(a), bi = detail::lookup_pointer(b),
+                            xi = detail::lookup_pointer(x), ii = detail::lookup_pointer(info);
+  IrsResult result;
+  const bool computed = n <= kIrsComputeLimit && m <= 4 * kIrsComputeLimit && ai.backed &&
+                        bi.backed && xi.backed && ai.available >= span(m, n, lda, e) &&
+                        bi.available >= span(m, nrhs, ldb, e) &&
+                        xi.available >= span(n, nrhs, ldx, e) &&
+                        (ipiv == nullptr || detail::lookup_pointer(ipiv).backed);
+  if (computed) {
+    result = irs_compute<T>(m, n, nrhs, static_cast<const T*>(a), lda, static_cast<const T*>(b),
+                            ldb, static_cast<T*>(x), ldx, ipiv, call.low, call.max_iters,
+                            call.fallback, call.least_squares, call.tol);
+    if (ii.backed) *info = result.info;
+  }
+  *iter = result.iter;
+  if (result_out != nullptr) *result_out = result;
+  // The factorization at the low precision, then the refinement (and a fallback) at the main one.
+  const double dm = static_cast<double>(m), dn = static_cast<double>(n),
+               dr = static_cast<double>(nrhs);
+  const double factor_flops =
+      call.least_squares ? 2.0 * dm * dn * dn - 2.0 / 3.0 * dn * dn * dn : 2.0 / 3.0 * dn * dn * dn;
+  detail::Call c;
+  c.api = api, c.routine = call.least_squares ? "geqrf" : "getrf", c.type = call.factor;
+  c.m = m, c.n = n, c.k = n, c.start = start, c.flops = factor_flops;
+  c.bytes = 2.0 * dm * dn * call.factor.bytes;
+  c.options = detail::option("precision", call.factor_name) +
+              detail::option("computed", computed ? "yes" : "no");
+  if (const cusolverStatus_t st = detail::record(handle, c); st != CUSOLVER_STATUS_SUCCESS)
+    return st;
+  detail::Call refine;
+  refine.api = api, refine.routine = "irs_refinement", refine.type = call.main;
+  refine.m = m, refine.n = n, refine.k = nrhs, refine.start = powertrain::emu::now_ns();
+  const double steps = 1.0 + result.iterations;  // the first solve and each refinement
+  refine.flops = steps * 4.0 * dm * dn * dr;
+  refine.bytes =
+      steps * (dm * dn * (call.main.bytes + call.factor.bytes) + 3.0 * dm * dr * call.main.bytes);
+  refine.options = detail::option("iterations", result.iterations);
+  if (const cusolverStatus_t st = detail::record(handle, refine); st != CUSOLVER_STATUS_SUCCESS)
+    return st;
+  if (result.fell_back) {
+    c.type = call.main, c.start = powertrain::emu::now_ns();
+    c.bytes = 2.0 * dm * dn * call.main.bytes;
+    c.options = detail::option("precision", "main") + detail::option("fallback", "yes");
+    return detail::record(handle, c);
+  }
+  return CUSOLVER_STATUS_SUCCESS;
+}
+
+size_t irs_workspace(std::int64_t m, std::int64_t n, std::int64_t nrhs, const detail::Type& main,
+                     const detail::Type& factor) {
+  // The low-precision copy of A, the residual and correction blocks, a panel.
+  return static_cast<size_t>(std::max<std::int64_t>(1, m * n)) * factor.bytes +
+         static_cast<size_t>(std::max<std::int64_t>(1, 2 * m * nrhs)) * main.bytes +
+         static_cast<size_t>(detail::panel_lwork(n)) * main.bytes;
+}
+
+constexpr detail::Type kHalfR{CUDA_R_16F, 2, 2, false};
+constexpr detail::Type kBf16R{CUDA_R_16BF, 2, 2, false};
+constexpr detail::Type kHalfC{CUDA_C_16F, 4, 2, true};
+constexpr detail::Type kBf16C{CUDA_C_16BF, 4, 2, true};
+}  // namespace
+
+// <main><factor> pairs: S/D/C/Z main with S, H, B, X factors (complex: C, K, E, Y).
+#define PT_IRS(NAME, T, CT, MAIN, FACTOR, FNAME, LOW)                                             \
+  PT_EXPORT cusolverStatus_t cusolverDn##NAME##gesv_bufferSize(                                   \
+      cusolverDnHandle_t handle, cusolver_int_t n, cusolver_int_t nrhs, T* a, cusolver_int_t lda, \
+      cusolver_int_t* ipiv, T* b, cusolver_int_t ldb, T* x, cusolver_int_t ldx, void* work,       \
+      size_t* bytes) {                                                                            \
+    (void)a, (void)lda, (void)ipiv, (void)b, (void)ldb, (void)x, (void)ldx, (void)work;           \
+    const char* api = "cusolverDn" #NAME "gesv_bufferSize";                                       \
+    cudaStream_t stream = nullptr;                                                                \
+    if (!detail::handle_stream(handle, api, &stream)) return CUSOLVER_STATUS_NOT_INITIALIZED;     \
+    if (bytes == nullptr || n < 0 || nrhs < 0) return detail::bad(api, "invalid sizes");          \
+    *bytes = irs_workspace(n, n, nrhs, MAIN, FACTOR);                                             \
+    return CUSOLVER_STATUS_SUCCESS;                                                               \
+  }                                                                                               \
+  PT_EXPORT cusolverStatus_t cusolverDn##NAME##gesv(                                              \
+      cusolverDnHandle_t handle, cusolver_int_t n, cusolver_int_t nrhs, T* a, cusolver_int_t lda, \
+      cusolver_int_t* ipiv, T* b, cusolver_int_t ldb, T* x, cusolver_int_t ldx, void* work,       \
+      size_t work_bytes, cusolver_int_t* iter, cusolver_int_t* info) {                            \
+    const IrsCall call{"cusolverDn" #NAME "gesv", false, MAIN, FACTOR, FNAME, LOW};               \
+    return irs_run<CT>(handle, call, n, n, nrhs, a, lda, ipiv, b, ldb, x, ldx, work, work_bytes,  \
+                       iter, info, nullptr);                                                      \
+  }                                                                                               \
+  PT_EXPORT cusolverStatus_t cusolverDn##NAME##gels_bufferSize(                                   \
+      cusolverDnHandle_t handle, cusolver_int_t m, cusolver_int_t n, cusolver_int_t nrhs, T* a,   \
+      cusolver_int_t lda, T* b, cusolver_int_t ldb, T* x, cusolver_int_t ldx, void* work,         \
+      size_t* bytes) {                                                                            \
+    (void)a, (void)lda, (void)b, (void)ldb, (void)x, (void)ldx, (void)work;                       \
+    const char* api = "cusolverDn" #NAME "gels_bufferSize";                                       \
+    cudaStream_t stream = nullptr;                                                                \
+    if (!detail::handle_stream(handle, api, &stream)) return CUSOLVER_STATUS_NOT_INITIALIZED;     \
+    if (bytes == nullptr || m < 0 || n < 0 || nrhs < 0) return detail::bad(api, "invalid sizes"); \
+    *bytes = irs_workspace(m, n, nrhs, MAIN, FACTOR);                                             \
+    return CUSOLVER_STATUS_SUCCESS;                                                               \
+  }                                                                                               \
+  PT_EXPORT cusolverStatus_t cusolverDn##NAME##gels(                                              \
+      cusolverDnHandle_t handle, cusolver_int_t m, cusolver_int_t n, cusolver_int_t nrhs, T* a,   \
+      cusolver_int_t lda, T* b, cusolver_int_t ldb, T* x, cusolver_int_t ldx, void* work,         \
+      size_t work_bytes, cusolver_int_t* iter, cusolver_int_t* info) {                            \
+    const IrsCall call{"cusolverDn" #NAME "gels", true, MAIN, FACTOR, FNAME, LOW};                \
+    return irs_run<CT>(handle, call, m, n, nrhs, a, lda, nullptr, b, ldb, x, ldx, work,           \
+                       work_bytes, iter, info, nullptr);                                          \
+  }
+PT_IRS(DD, double, double, detail::kD, detail::kD, "float64", Low::kSame)
+PT_IRS(DS, double, double, detail::kD, detail::kS, "float32", Low::kSingle)
+PT_IRS(DH, double, double, detail::kD, kHalfR, "float16", Low::kHalf)
+PT_IRS(DB, double, double, detail::kD, kBf16R, "bfloat16", Low::kBfloat16)
+PT_IRS(DX, double, double, detail::kD, detail::kS, "tf32", Low::kTf32)
+PT_IRS(SS, float, float, detail::kS, detail::kS, "float32", Low::kSame)
+PT_IRS(SH, float, float, detail::kS, kHalfR, "float16", Low::kHalf)
+PT_IRS(SB, float, float, detail::kS, kBf16R, "bfloat16", Low::kBfloat16)
+PT_IRS(SX, float, float, detail::kS, detail::kS, "tf32", Low::kTf32)
+PT_IRS(ZZ, cuDoubleComplex, std::complex<double>, detail::kZ, detail::kZ, "complex128", Low::kSame)
+PT_IRS(ZC, cuDoubleComplex, std::complex<double>, detail::kZ, detail::kC, "complex64", Low::kSingle)
+PT_IRS(ZK, cuDoubleComplex, std::complex<double>, detail::kZ, kHalfC, "complex32", Low::kHalf)
+PT_IRS(ZE, cuDoubleComplex, std::complex<double>, detail::kZ, kBf16C, "complex_bfloat16",
+       Low::kBfloat16)
+PT_IRS(ZY, cuDoubleComplex, std::complex<double>, detail::kZ, detail::kC, "complex_tf32",
+       Low::kTf32)
+PT_IRS(CC, cuComplex, std::complex<float>, detail::kC, detail::kC, "complex64", Low::kSame)
+PT_IRS(CK, cuComplex, std::complex<float>, detail::kC, kHalfC, "complex32", Low::kHalf)
+PT_IRS(CE, cuComplex, std::complex<float>, detail::kC, kBf16C, "complex_bfloat16", Low::kBfloat16)
+PT_IRS(CY, cuComplex, std::complex<float>, detail::kC, detail::kC, "complex_tf32", Low::kTf32)
+#undef PT_IRS
+
+// ---- the IRS expert interface: parameters, infos, IRSXgesv and IRSXgels ----------------------
+namespace {
+struct IrsParams {
+  cusolverIRSRefinement_t refinement = CUSOLVER_IRS_REFINE_CLASSICAL;
+  cusolverPrecType_t main = CUSOLVER_R_64F;
+  cusolverPrecType_t lowest = CUSOLVER_R_64F;
+  bool main_set = false, lowest_set = false;
+  double tol = 0.0, tol_inner = 0.0;  // 0: cuSOLVER's default criterion
+  int max_iters = 50, max_iters_inner = 50;
+  bool fallback = true;
+};
+
+struct IrsInfos {
+  int niters = 0, outer_niters = 0, max_iters = 50;
+  bool residual_requested = false;
+  std::vector<double> history;  // (maxiters + 1) x 2, column-major: iteration, ‖r‖∞
+};
+
+IrsParams* irs_params_of(const void* p) {
+  std::lock_guard<std::mutex> lock(detail::solver().mutex);
+  return detail::solver().irs_params.count(p) > 0 ? static_cast<IrsParams*>(const_cast<void*>(p))
+                                                  : nullptr;
+}
+IrsInfos* irs_infos_of(const void* p) {
+  std::lock_guard<std::mutex> lock(detail::solver().mutex);
+  return detail::solver().irs_infos.count(p) > 0 ? static_cast<IrsInfos*>(const_cast<void*>(p))
+                                                 : nullptr;
+}
+
+template <typename T>
+cusolverStatus_t irs_create(std::unordered_set<const void*>& set, T** out, const char* api) {
+  if (out == nullptr) return detail::bad(api, "the result pointer is NULL");
+  T* object = new T;
+  std::lock_guard<std::mutex> lock(detail::solver().mutex);
+  set.insert(object);
+  *out = object;
+  return CUSOLVER_STATUS_SUCCESS;
+}
+template <typename T>
+cusolverStatus_t irs_destroy(std::unordered_set<const void*>& set, T* object, const char* api) {
+  std::lock_guard<std::mutex> lock(detail::solver().mutex);
+  if (set.erase(object) == 0) {
+    powertrain::emu::report_misuse(api,
+                                   "invalid or destroyed object " + detail::pointer_text(object));
+    return CUSOLVER_STATUS_INVALID_VALUE;
+  }
+  delete object;
+  return CUSOLVER_STATUS_SUCCESS;
+}
+}  // namespace
+
+PT_EXPORT cusolverStatus_t cusolverDnIRSParamsCreate(cusolverDnIRSParams_t* params) {
+  IrsParams* p = nullptr;
+  const cusolverStatus_t s =
+      irs_create(detail::solver().irs_params, &p, "cusolverDnIRSParamsCreate");
+  if (s == CUSOLVER_STATUS_SUCCESS) *params = reinterpret_cast<cusolverDnIRSParams_t>(p);
+  return s;
+}
+PT_EXPORT cusolverStatus_t cusolverDnIRSParamsDestroy(cusolverDnIRSParams_t params) {
+  return irs_destroy(detail::solver().irs_params, reinterpret_cast<IrsParams*>(params),
+                     "cusolverDnIRSParamsDestroy");
+}
+PT_EXPORT cusolverStatus_t cusolverDnIRSInfosCreate(cusolverDnIRSInfos_t* infos) {
+  IrsInfos* p = nullptr;
+  const cusolverStatus_t s = irs_create(detail::solver().irs_infos, &p, "cusolverDnIRSInfosCreate");
+  if (s == CUSOLVER_STATUS_SUCCESS) *infos = reinterpret_cast<cusolverDnIRSInfos_t>(p);
+  return s;
+}
+PT_EXPORT cusolverStatus_t cusolverDnIRSInfosDestroy(cusolverDnIRSInfos_t infos) {
+  return irs_destroy(detail::solver().irs_infos, reinterpret_cast<IrsInfos*>(infos),
+                     "cusolverDnIRSInfosDestroy");
+}
+
+namespace {
+bool known_precision(cusolverPrecType_t p) {
+  switch (p) {
+    case CUSOLVER_R_64F:
+    case CUSOLVER_R_32F:
+    case CUSOLVER_R_16F:
+    case CUSOLVER_R_16BF:
+    case CUSOLVER_R_TF32:
+    case CUSOLVER_C_64F:
+    case CUSOLVER_C_32F:
+    case CUSOLVER_C_16F:
+    case CUSOLVER_C_16BF:
+    case CUSOLVER_C_TF32:
+      return true;
+    default:
+      return false;
+  }
+}
+// Runs `set` on live params, or refuses them.
+template <typename Set>
+cusolverStatus_t with_params(cusolverDnIRSParams_t params, const char* api, Set set) {
+  IrsParams* p = irs_params_of(params);
+  if (p == nullptr) {
+    powertrain::emu::report_misuse(api, "invalid or destroyed IRS params");
+    return CUSOLVER_STATUS_IRS_PARAMS_NOT_INITIALIZED;
+  }
+  return set(*p);
+}
+}  // namespace
+
+PT_EXPORT cusolverStatus_t cusolverDnIRSParamsSetRefinementSolver(
+    cusolverDnIRSParams_t params, cusolverIRSRefinement_t solver_kind) {
+  return with_params(params, "cusolverDnIRSParamsSetRefinementSolver", [&](IrsParams& p) {
+    if (solver_kind < CUSOLVER_IRS_REFINE_NOT_SET ||
+        solver_kind > CUSOLVER_IRS_REFINE_GMRES_NOPCOND)
+      return CUSOLVER_STATUS_IRS_PARAMS_INVALID_REFINE;
+    p.refinement = solver_kind;
+    return CUSOLVER_STATUS_SUCCESS;
+  });
+}
+PT_EXPORT cusolverStatus_t cusolverDnIRSParamsSetSolverMainPrecision(cusolverDnIRSParams_t params,
+                                                                     cusolverPrecType_t main) {
+  return with_params(params, "cusolverDnIRSParamsSetSolverMainPrecision", [&](IrsParams& p) {
+    if (main != CUSOLVER_R_64F && main != CUSOLVER_R_32F && main != CUSOLVER_C_64F &&
+        main != CUSOLVER_C_32F)
+      return CUSOLVER_STATUS_IRS_PARAMS_INVALID_PREC;
+    p.main = main, p.main_set = true;
+    return CUSOLVER_STATUS_SUCCESS;
+  });
+}
+PT_EXPORT cusolverStatus_t cusolverDnIRSParamsSetSolverLowestPrecision(cusolverDnIRSParams_t params,
+                                                                       cusolverPrecType_t lowest) {
+  return with_params(params, "cusolverDnIRSParamsSetSolverLowestPrecision", [&](IrsParams& p) {
+    if (!known_precision(lowest)) return CUSOLVER_STATUS_IRS_PARAMS_INVALID_PREC;
+    p.lowest = lowest, p.lowest_set = true;
+    return CUSOLVER_STATUS_SUCCESS;
+  });
+}
+PT_EXPORT cusolverStatus_t cusolverDnIRSParamsSetSolverPrecisions(cusolverDnIRSParams_t params,
+                                                                  cusolverPrecType_t main,
+                                                                  cusolverPrecType_t lowest) {
+  const cusolverStatus_t s = cusolverDnIRSParamsSetSolverMainPrecision(params, main);
+  return s != CUSOLVER_STATUS_SUCCESS ? s
+                                      : cusolverDnIRSParamsSetSolverLowestPrecision(params, lowest);
+}
+PT_EXPORT cusolverStatus_t cusolverDnIRSParamsSetTol(cusolverDnIRSParams_t params, double value) {
+  return with_params(params, "cusolverDnIRSParamsSetTol", [&](IrsParams& p) {
+    if (!(value >= 0.0)) return CUSOLVER_STATUS_IRS_PARAMS_INVALID;
+    p.tol = value;
+    return CUSOLVER_STATUS_SUCCESS;
+  });
+}
+PT_EXPORT cusolverStatus_t cusolverDnIRSParamsSetTolInner(cusolverDnIRSParams_t params,
+                                                          double value) {
+  return with_params(params, "cusolverDnIRSParamsSetTolInner", [&](IrsParams& p) {
+    if (!(value >= 0.0)) return CUSOLVER_STATUS_IRS_PARAMS_INVALID;
+    p.tol_inner = value;
+    return CUSOLVER_STATUS_SUCCESS;
+  });
+}
+PT_EXPORT cusolverStatus_t cusolverDnIRSParamsSetMaxIters(cusolverDnIRSParams_t params,
+                                                          cusolver_int_t max_iters) {
+  return with_params(params, "cusolverDnIRSParamsSetMaxIters", [&](IrsParams& p) {
+    if (max_iters <= 0) return CUSOLVER_STATUS_IRS_PARAMS_INVALID_MAXITER;
+    p.max_iters = max_iters;
+    return CUSOLVER_STATUS_SUCCESS;
+  });
+}
+PT_EXPORT cusolverStatus_t cusolverDnIRSParamsSetMaxItersInner(cusolverDnIRSParams_t params,
+                                                               cusolver_int_t max_iters) {
+  return with_params(params, "cusolverDnIRSParamsSetMaxItersInner", [&](IrsParams& p) {
+    if (max_iters <= 0 || max_iters > p.max_iters)
+      return CUSOLVER_STATUS_IRS_PARAMS_INVALID_MAXITER;
+    p.max_iters_inner = max_iters;
+    return CUSOLVER_STATUS_SUCCESS;
+  });
+}
+PT_EXPORT cusolverStatus_t cusolverDnIRSParamsGetMaxIters(cusolverDnIRSParams_t params,
+                                                          cusolver_int_t* max_iters) {
+  return with_params(params, "cusolverDnIRSParamsGetMaxIters", [&](IrsParams& p) {
+    if (max_iters == nullptr) return CUSOLVER_STATUS_INVALID_VALUE;
+    *max_iters = p.max_iters;
+    return CUSOLVER_STATUS_SUCCESS;
+  });
+}
+PT_EXPORT cusolverStatus_t cusolverDnIRSParamsEnableFallback(cusolverDnIRSParams_t params) {
+  return with_params(params, "cusolverDnIRSParamsEnableFallback", [&](IrsParams& p) {
+    p.fallback = true;
+    return CUSOLVER_STATUS_SUCCESS;
+  });
+}
+PT_EXPORT cusolverStatus_t cusolverDnIRSParamsDisableFallback(cusolverDnIRSParams_t params) {
+  return with_params(params, "cusolverDnIRSParamsDisableFallback", [&](IrsParams& p) {
+    p.fallback = false;
+    return CUSOLVER_STATUS_SUCCESS;
+  });
+}
+
+namespace {
+template <typename Get>
+cusolverStatus_t with_infos(cusolverDnIRSInfos_t infos, const char* api, Get get) {
+  IrsInfos* i = irs_infos_of(infos);
+  if (i == nullptr) {
+    powertrain::emu::report_misuse(api, "invalid or destroyed IRS infos");
+    return CUSOLVER_STATUS_IRS_INFOS_NOT_INITIALIZED;
+  }
+  return get(*i);
+}
+}  // namespace
+
+PT_EXPORT cusolverStatus_t cusolverDnIRSInfosGetNiters(cusolverDnIRSInfos_t infos,
+                                                       cusolver_int_t* niters) {
+  return with_infos(infos, "cusolverDnIRSInfosGetNiters", [&](IrsInfos& i) {
+    if (niters == nullptr) return CUSOLVER_STATUS_INVALID_VALUE;
+    *niters = i.niters;
+    return CUSOLVER_STATUS_SUCCESS;
+  });
+}
+PT_EXPORT cusolverStatus_t cusolverDnIRSInfosGetOuterNiters(cusolverDnIRSInfos_t infos,
+                                                            cusolver_int_t* niters) {
+  return with_infos(infos, "cusolverDnIRSInfosGetOuterNiters", [&](IrsInfos& i) {
+    if (niters == nullptr) return CUSOLVER_STATUS_INVALID_VALUE;
+    *niters = i.outer_niters;
+    return CUSOLVER_STATUS_SUCCESS;
+  });
+}
+PT_EXPORT cusolverStatus_t cusolverDnIRSInfosGetMaxIters(cusolverDnIRSInfos_t infos,
+                                                         cusolver_int_t* max_iters) {
+  return with_infos(infos, "cusolverDnIRSInfosGetMaxIters", [&](IrsInfos& i) {
+    if (max_iters == nullptr) return CUSOLVER_STATUS_INVALID_VALUE;
+    *max_iters = i.max_iters;
+    return CUSOLVER_STATUS_SUCCESS;
+  });
+}
+PT_EXPORT cusolverStatus_t cusolverDnIRSInfosRequestResidual(cusolverDnIRSInfos_t infos) {
+  return with_infos(infos, "cusolverDnIRSInfosRequestResidual", [&](IrsInfos& i) {
+    i.residual_requested = true;
+    return CUSOLVER_STATUS_SUCCESS;
+  });
+}
+PT_EXPORT cusolverStatus_t cusolverDnIRSInfosGetResidualHistory(cusolverDnIRSInfos_t infos,
+                                                                void** history) {
+  return with_infos(infos, "cusolverDnIRSInfosGetResidualHistory", [&](IrsInfos& i) {
+    if (history == nullptr) return CUSOLVER_STATUS_INVALID_VALUE;
+    if (!i.residual_requested) return CUSOLVER_STATUS_INVALID_VALUE;
+    *history = i.history.data();
+    return CUSOLVER_STATUS_SUCCESS;
+  });
+}
+
+namespace {
+// The IrsCall of a parameter set (main precision T's kind, lowest precision the factor's).
+bool irs_call_of(const IrsParams& p, bool least_squares, const char* api, IrsCall* call) {
+  if (!p.main_set) return false;
+  const bool complex = p.main == CUSOLVER_C_64F || p.main == CUSOLVER_C_32F;
+  const bool main_double = p.main == CUSOLVER_R_64F || p.main == CUSOLVER_C_64F;
+  const cusolverPrecType_t lowest = p.lowest_set ? p.lowest : p.main;
+  call->api = api, call->least_squares = least_squares;
+  call->main =
+      complex ? (main_double ? detail::kZ : detail::kC) : (main_double ? detail::kD : detail::kS);
+  call->max_iters = p.max_iters, call->fallback = p.fallback, call->tol = p.tol;
+  switch (lowest) {
+    case CUSOLVER_R_64F:
+    case CUSOLVER_C_64F:
+      call->low = Low::kSame;
+      call->factor = call->main, call->factor_name = main_double ? "float64" : "float32";
+      return main_double || lowest == p.main;
+    case CUSOLVER_R_32F:
+    case CUSOLVER_C_32F:
+      call->low = main_double ? Low::kSingle : Low::kSame;
+      call->factor = complex ? detail::kC : detail::kS, call->factor_name = "float32";
+      return true;
+    case CUSOLVER_R_16F:
+    case CUSOLVER_C_16F:
+      call->low = Low::kHalf, call->factor = complex ? kHalfC : kHalfR;
+      call->factor_name = "float16";
+      return true;
+    case CUSOLVER_R_16BF:
+    case CUSOLVER_C_16BF:
+      call->low = Low::kBfloat16, call->factor = complex ? kBf16C : kBf16R;
+      call->factor_name = "bfloat16";
+      return true;
+    case CUSOLVER_R_TF32:
+    case CUSOLVER_C_TF32:
+      call->low = Low::kTf32, call->factor = complex ? detail::kC : detail::kS;
+      call->factor_name = "tf32";
+      return true;
+    default:
+      return false;
+  }
+}
+
+cusolverStatus_t irs_x(cusolverDnHandle_t handle, cusolverDnIRSParams_t params,
+                       cusolverDnIRSInfos_t infos, bool least_squares, std::int64_t m,
+                       std::int64_t n, std::int64_t nrhs, void* a, std::int64_t lda, void* b,
+                       std::int64_t ldb, void* x, std::int64_t ldx, void* work, size_t work_bytes,
+                       int* niters, int* info, const char* api) {
+  IrsParams* p = irs_params_of(params);
+  if (p == nullptr) {
+    powertrain::emu::report_misuse(api, "invalid or destroyed IRS params");
+    return CUSOLVER_STATUS_IRS_PARAMS_NOT_INITIALIZED;
+  }
+  IrsInfos* i = infos != nullptr ? irs_infos_of(infos) : nullptr;
+  if (infos != nullptr && i == nullptr) {
+    powertrain::emu::report_misuse(api, "invalid or destroyed IRS infos");
+    return CUSOLVER_STATUS_IRS_INFOS_NOT_INITIALIZED;
+  }
+  IrsCall call;
+  if (!irs_call_of(*p, least_squares, api, &call)) {
+    powertrain::emu::report_misuse(api,
+                                   "the main precision is not set, or the lowest precision "
+                                   "is above it");
+    return CUSOLVER_STATUS_IRS_PARAMS_INVALID_PREC;
+  }
+  IrsResult result;
+  cusolverStatus_t s = CUSOLVER_STATUS_SUCCESS;
+  if (call.main.dtype == CUDA_R_64F) {
+    s = irs_run<double>(handle, call, m, n, nrhs, a, lda, nullptr, b, ldb, x, ldx, work, work_bytes,
+                        niters, info, &result);
+  } else if (call.main.dtype == CUDA_R_32F) {
+    s = irs_run<float>(handle, call, m, n, nrhs, a, lda, nullptr, b, ldb, x, ldx, work, work_bytes,
+                       niters, info, &result);
+  } else if (call.main.dtype == CUDA_C_64F) {
+    s = irs_run<std::complex<double>>(handle, call, m, n, nrhs, a, lda, nullptr, b, ldb, x, ldx,
+                                      work, work_bytes, niters, info, &result);
+  } else {
+    s = irs_run<std::complex<float>>(handle, call, m, n, nrhs, a, lda, nullptr, b, ldb, x, ldx,
+                                     work, work_bytes, niters, info, &result);
+  }
+  if (s == CUSOLVER_STATUS_SUCCESS && i != nullptr) {
+    i->niters = result.iter, i->outer_niters = result.iterations, i->max_iters = p->max_iters;
+    i->history.assign(static_cast<std::size_t>(2 * (p->max_iters + 1)), 0.0);
+    for (std::size_t k = 0;
+         k < result.residuals.size() && k <= static_cast<std::size_t>(p->max_iters); ++k) {
+      i->history[k] = static_cast<double>(k);
+      i->history[static_cast<std::size_t>(p->max_iters + 1) + k] = result.residuals[k];
+    }
+  }
+  return s;
+}
+
+cusolverStatus_t irs_x_buffer(cusolverDnHandle_t handle, cusolverDnIRSParams_t params,
+                              std::int64_t m, std::int64_t n, std::int64_t nrhs, size_t* bytes,
+                              const char* api) {
+  IrsParams* p = irs_params_of(params);
+  if (p == nullptr) return CUSOLVER_STATUS_IRS_PARAMS_NOT_INITIALIZED;
+  IrsCall call;
+  if (!irs_call_of(*p, false, api, &call)) return CUSOLVER_STATUS_IRS_PARAMS_INVALID_PREC;
+  cudaStream_t stream = nullptr;
+  if (!detail::handle_stream(handle, api, &stream)) return CUSOLVER_STATUS_NOT_INITIALIZED;
+  if (bytes == nullptr || m < 0 || n < 0 || nrhs < 0) return detail::bad(api, "invalid sizes");
+  *bytes = irs_workspace(m, n, nrhs, call.main, call.factor);
+  return CUSOLVER_STATUS_SUCCESS;
+}
+}  // namespace
+
+PT_EXPORT cusolverStatus_t cusolverDnIRSXgesv_bufferSize(cusolverDnHandle_t handle,
+                                                         cusolverDnIRSParams_t params,
+                                                         cusolver_int_t n, cusolver_int_t nrhs,
+                                                         size_t* bytes) {
+  return irs_x_buffer(handle, params, n, n, nrhs, bytes, "cusolverDnIRSXgesv_bufferSize");
+}
+PT_EXPORT cusolverStatus_t cusolverDnIRSXgesv(cusolverDnHandle_t handle,
+                                              cusolverDnIRSParams_t params,
+                                              cusolverDnIRSInfos_t infos, cusolver_int_t n,
+                                              cusolver_int_t nrhs, void* a, cusolver_int_t lda,
+                                              void* b, cusolver_int_t ldb, void* x,
+                                              cusolver_int_t ldx, void* work, size_t work_bytes,
+                                              cusolver_int_t* niters, cusolver_int_t* info) {
+  return irs_x(handle, params, infos, false, n, n, nrhs, a, lda, b, ldb, x, ldx, work, work_bytes,
+               niters, info, "cusolverDnIRSXgesv");
+}
+PT_EXPORT cusolverStatus_t cusolverDnIRSXgels_bufferSize(cusolverDnHandle_t handle,
+                                                         cusolverDnIRSParams_t params,
+                                                         cusolver_int_t m, cusolver_int_t n,
+                                                         cusolver_int_t nrhs, size_t* bytes) {
+  return irs_x_buffer(handle, params, m, n, nrhs, bytes, "cusolverDnIRSXgels_bufferSize");
+}
+PT_EXPORT cusolverStatus_t cusolverDnIRSXgels(
+    cusolverDnHandle_t handle, cusolverDnIRSParams_t params, cusolverDnIRSInfos_t infos,
+    cusolver_int_t m, cusolver_int_t n, cusolver_int_t nrhs, void* a, cusolver_int_t lda, void* b,
+    cusolver_int_t ldb, void* x, cusolver_int_t ldx, void* work, size_t work_bytes,
+    cusolver_int_t* niters, cusolver_int_t* info) {
+  return irs_x(handle, params, infos, true, m, n, nrhs, a, lda, b, ldb, x, ldx, work, work_bytes,
+               niters, info, "cusolverDnIRSXgels");
 }

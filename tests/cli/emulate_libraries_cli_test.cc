@@ -744,7 +744,7 @@ double matmul_us(double flops, double bytes, device::Precision precision) {
 // cuSolverDn_LinearSolver-style program: each dense cuSOLVER call is a `gemm` record (the GEMM
 // estimator times it by FLOPs and bytes) with a `solver` object; FLOPs are the LAPACK leading-order
 // counts by hand, bytes every matrix argument once (A read and written); the _bufferSize answers
-// are the documented LAPACK workspaces; cusolverDnDDgesv_bufferSize is reported unsupported by
+// are the documented LAPACK workspaces; cusolverDnDgebrd_bufferSize is reported unsupported by
 // name and a getrs with ldb < n is misuse.
 TEST_F(EmulateLibrariesTest, CusolverDenseCallsAreRecordedWithShapesFlopsAndBytes) {
   if (!built("cusolver_lu")) GTEST_SKIP() << "cusolver_lu not built";
@@ -754,15 +754,15 @@ TEST_F(EmulateLibrariesTest, CusolverDenseCallsAreRecordedWithShapesFlopsAndByte
   // 1 + 6·64 + 2·64², dgesvd's max(3·64 + 128, 5·64); Xgetrf 64·8192 floats in bytes.
   EXPECT_NE(r.out.find("cusolver_lu: 64x64 LU solve, info 0, workspaces getrf 4096 potrf 4096 "
                        "geqrf 4096 ormqr 512 syevd 8577 gesvd 320 elements, Xgetrf 2097152 bytes; "
-                       "DDgesv -> 9, ldb < n -> 3"),
+                       "Dgebrd -> 9, ldb < n -> 3"),
             std::string::npos)
       << r.out;
-  EXPECT_NE(r.err.find("cusolverDnDDgesv_bufferSize is not supported by the GPU emulator; it "
+  EXPECT_NE(r.err.find("cusolverDnDgebrd_bufferSize is not supported by the GPU emulator; it "
                        "returns CUSOLVER_STATUS_NOT_SUPPORTED (9)"),
             std::string::npos)
       << r.err;
   EXPECT_EQ(summary_["warnings"].size(), 0u) << summary_["warnings"].dump();
-  EXPECT_EQ(summary_["unsupported_calls"], json({{"cusolverDnDDgesv_bufferSize", 1}}));
+  EXPECT_EQ(summary_["unsupported_calls"], json({{"cusolverDnDgebrd_bufferSize", 1}}));
   const auto misuse = kept("misuse");
   ASSERT_EQ(misuse.size(), 1u);
   EXPECT_EQ(misuse[0]["api"], "cusolverDnDgetrs");
@@ -1765,6 +1765,46 @@ TEST_F(EmulateLibrariesTest, CurandDirectionVectorsAndPoissonHistogramsAreProvid
   ASSERT_EQ(generated.size(), 1u);
   EXPECT_EQ(generated[0]["api"], "curandGeneratePoissonMethod");
   EXPECT_EQ(generated[0]["count"], 4096);
+}
+
+// Mixed-precision iterative refinement computed on the host: a half-precision LU refined to
+// double accuracy (the program checks the backward error below 1e-14), a same-precision solve
+// without refinement, a singular matrix's info, a complex half-precision solve, a least-squares
+// solve from a single-precision QR, and a bfloat16 Hilbert solve that cannot converge in 3
+// refinements (niters -(3 + 1)). Each call records the factorization at its low precision and
+// the refinement (4n²·nrhs FLOPs per solve) at the main one; the fallback adds a main-precision
+// factorization.
+TEST_F(EmulateLibrariesTest, CusolverIterativeRefinementIsComputedAndRecordedByPrecision) {
+  if (!built("cusolver_irs")) GTEST_SKIP() << "cusolver_irs not built";
+  const CliRun r = emulate("cusolver_irs");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("(error below 1e-14: yes), DDgesv 0, singular info 6,"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("Hilbert bf16 niters -4 without and -4 with fallback, 0 failures"),
+            std::string::npos)
+      << r.out;
+  EXPECT_TRUE(summary_["unsupported_calls"].empty()) << summary_["unsupported_calls"].dump();
+  EXPECT_TRUE(kept("misuse").empty());
+  const auto gemms = kept("gemm");
+  ASSERT_EQ(gemms.size(), 15u);
+  const double n = 64;
+  EXPECT_EQ(gemms[0]["dtype_a"], "float16");  // DHgesv: LU in half precision
+  EXPECT_EQ(gemms[0]["solver"]["routine"], "getrf");
+  EXPECT_NEAR(gemms[0]["flops"].get<double>(), 2.0 / 3.0 * n * n * n, 1.0);
+  EXPECT_EQ(gemms[1]["dtype_a"], "float64");  // refined in double
+  const double refinements = gemms[1]["solver"]["iterations"].get<double>();
+  EXPECT_GT(refinements, 0);
+  EXPECT_EQ(gemms[1]["flops"].get<double>(), (1 + refinements) * 4 * n * n * 2);
+  EXPECT_EQ(gemms[2]["dtype_a"], "float64");  // DDgesv: no refinement
+  EXPECT_EQ(gemms[3]["solver"]["iterations"], 0);
+  EXPECT_EQ(gemms[6]["dtype_a"], "complex32");        // ZKgesv
+  EXPECT_EQ(gemms[8]["solver"]["routine"], "geqrf");  // DSgels
+  EXPECT_EQ(gemms[8]["dtype_a"], "float32");
+  EXPECT_NEAR(gemms[8]["flops"].get<double>(), 2.0 * 80 * 40 * 40 - 2.0 / 3.0 * 40 * 40 * 40, 1.0);
+  EXPECT_EQ(gemms[10]["dtype_a"], "bfloat16");  // the expert interface's factorization
+  EXPECT_EQ(gemms[11]["solver"]["iterations"], 3);
+  EXPECT_EQ(gemms[14]["solver"]["fallback"], "yes");  // only the second Hilbert solve falls back
+  EXPECT_EQ(gemms[14]["dtype_a"], "float64");
 }
 
 }  // namespace
