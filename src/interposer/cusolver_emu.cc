@@ -48,6 +48,9 @@ namespace {
 
 struct SolverHandle {
   cudaStream_t stream = nullptr;
+  int deterministic = 1;  // CUSOLVER_DETERMINISTIC_RESULTS
+  int math = 1;           // CUSOLVER_DEFAULT_MATH
+  int emulation = 0;      // CUDA_EMULATION_STRATEGY_DEFAULT
 };
 
 struct SolverState {
@@ -2715,4 +2718,237 @@ PT_EXPORT cusolverStatus_t cusolverDnIRSXgels(
     cusolver_int_t* niters, cusolver_int_t* info) {
   return irs_x(handle, params, infos, true, m, n, nrhs, a, lda, b, ldb, x, ldx, work, work_bytes,
                niters, info, "cusolverDnIRSXgels");
+}
+
+// ---- reductions to bidiagonal/tridiagonal form and their orthogonal factors, sytri, sygvdx, and
+// the handle's modes ----------------------------------------------------------------------------
+// Recorded like the routines above (nothing computed; info 0 where backed), with LAPACK working
+// note 41's counts: gebrd 4mn² − 4/3·n³ (m ≥ n, as cuSOLVER requires), orgbr/ungbr as orgqr
+// (4mnk − 2(m+n)k² + 4/3·k³), sytrd/hetrd 4/3·n³, orgtr/ungtr 4/3·n³, ormtr/unmtr 2m²n (left)
+// or 2mn² (right), sytri 2/3·n³, sygvdx/hegvdx as sygvd with an index range. Workspaces: a
+// 64-column panel ((m + n)·64 for gebrd). The deterministic, math and emulation modes are kept
+// on the handle and read back (the emulator's numbers do not depend on them).
+namespace {
+// The m × n matrix routine with extra device arrays to check (d, e, taus: `count` elements each).
+cusolverStatus_t reduction(cusolverDnHandle_t handle, const detail::Type& t, const char* routine,
+                           std::int64_t m, std::int64_t n, std::int64_t k, const void* a,
+                           std::int64_t lda, std::initializer_list<const void*> arrays,
+                           std::int64_t count, int element_bytes, int* info, double flops,
+                           const std::string& options, const char* api) {
+  for (const void* p : arrays) {
+    if (p != nullptr && !detail::device_array(p, static_cast<double>(count) * element_bytes))
+      return detail::bad(
+          api, "an output array is not device memory of " + std::to_string(count) + " elements");
+  }
+  return detail::square_routine(handle, t, routine, m, n, k, a, lda, info, flops, options, api);
+}
+double orgqr_flops(double m, double n, double k) {
+  return 4.0 * m * n * k - 2.0 * (m + n) * k * k + 4.0 / 3.0 * k * k * k;
+}
+}  // namespace
+
+#define PT_SOLVER_REDUCE(P, T, R, TYPE, ORGBR, SYTRD, ORGTR, ORMTR, SYGVDX)                        \
+  PT_EXPORT cusolverStatus_t cusolverDn##P##gebrd_bufferSize(cusolverDnHandle_t handle, int m,     \
+                                                             int n, int* lwork) {                  \
+    return detail::checked_lwork(handle, lwork, double(std::max(m + n, 1)) * 64.0,                 \
+                                 "cusolverDn" #P "gebrd_bufferSize");                              \
+  }                                                                                                \
+  PT_EXPORT cusolverStatus_t cusolverDn##P##gebrd(cusolverDnHandle_t handle, int m, int n, T* A,   \
+                                                  int lda, R* D, R* E, T* TAUQ, T* TAUP, T* work,  \
+                                                  int lwork, int* info) {                          \
+    (void)work, (void)lwork;                                                                       \
+    const char* api = "cusolverDn" #P "gebrd";                                                     \
+    if (m < n) return detail::bad(api, "gebrd needs m >= n: cuSOLVER's restriction");              \
+    if (n > 0 && (!detail::device_array(TAUQ, double(n) * TYPE.bytes) ||                           \
+                  !detail::device_array(TAUP, double(n) * TYPE.bytes)))                            \
+      return detail::bad(api, "TAUQ or TAUP is not device memory of n elements");                  \
+    const double dm = m, dn = n;                                                                   \
+    return reduction(handle, TYPE, "gebrd", m, n, n, A, lda, {D, E}, n, TYPE.real_bytes, info,     \
+                     4.0 * dm * dn * dn - 4.0 / 3.0 * dn * dn * dn, "", api);                      \
+  }                                                                                                \
+  PT_EXPORT cusolverStatus_t cusolverDn##P##ORGBR##_bufferSize(                                    \
+      cusolverDnHandle_t handle, cublasSideMode_t side, int m, int n, int k, const T* A, int lda,  \
+      const T* tau, int* lwork) {                                                                  \
+    (void)side, (void)m, (void)k, (void)A, (void)lda, (void)tau;                                   \
+    return detail::checked_lwork(handle, lwork, double(detail::panel_lwork(n)),                    \
+                                 "cusolverDn" #P #ORGBR "_bufferSize");                            \
+  }                                                                                                \
+  PT_EXPORT cusolverStatus_t cusolverDn##P##ORGBR(                                                 \
+      cusolverDnHandle_t handle, cublasSideMode_t side, int m, int n, int k, T* A, int lda,        \
+      const T* tau, T* work, int lwork, int* info) {                                               \
+    (void)work, (void)lwork;                                                                       \
+    const int reflectors = std::min(side == CUBLAS_SIDE_LEFT ? m : n, k);                          \
+    return reduction(                                                                              \
+        handle, TYPE, #ORGBR, m, n, std::min(k, n), A, lda, {tau}, std::max(reflectors, 1),        \
+        TYPE.bytes, info, orgqr_flops(m, n, std::min(k, std::min(m, n))),                          \
+        detail::option("side", side == CUBLAS_SIDE_LEFT ? "Q" : "P"), "cusolverDn" #P #ORGBR);     \
+  }                                                                                                \
+  PT_EXPORT cusolverStatus_t cusolverDn##P##SYTRD##_bufferSize(                                    \
+      cusolverDnHandle_t handle, cublasFillMode_t uplo, int n, const T* A, int lda, const R* d,    \
+      const R* e, const T* tau, int* lwork) {                                                      \
+    (void)uplo, (void)A, (void)lda, (void)d, (void)e, (void)tau;                                   \
+    return detail::checked_lwork(handle, lwork, double(detail::panel_lwork(n)),                    \
+                                 "cusolverDn" #P #SYTRD "_bufferSize");                            \
+  }                                                                                                \
+  PT_EXPORT cusolverStatus_t cusolverDn##P##SYTRD(                                                 \
+      cusolverDnHandle_t handle, cublasFillMode_t uplo, int n, T* A, int lda, R* d, R* e, T* tau,  \
+      T* work, int lwork, int* info) {                                                             \
+    (void)work, (void)lwork;                                                                       \
+    const char* api = "cusolverDn" #P #SYTRD;                                                      \
+    if (n > 0 && (!detail::device_array(d, double(n) * TYPE.real_bytes) ||                         \
+                  !detail::device_array(e, double(std::max(n - 1, 1)) * TYPE.real_bytes)))         \
+      return detail::bad(api, "d or e is not device memory of its size");                          \
+    const double dn = n;                                                                           \
+    return reduction(handle, TYPE, #SYTRD, n, n, n, A, lda, {tau}, std::max(n - 1, 1), TYPE.bytes, \
+                     info, 4.0 / 3.0 * dn * dn * dn,                                               \
+                     detail::option("uplo", detail::fill_text(uplo)), api);                        \
+  }                                                                                                \
+  PT_EXPORT cusolverStatus_t cusolverDn##P##ORGTR##_bufferSize(                                    \
+      cusolverDnHandle_t handle, cublasFillMode_t uplo, int n, const T* A, int lda, const T* tau,  \
+      int* lwork) {                                                                                \
+    (void)uplo, (void)A, (void)lda, (void)tau;                                                     \
+    return detail::checked_lwork(handle, lwork, double(detail::panel_lwork(n)),                    \
+                                 "cusolverDn" #P #ORGTR "_bufferSize");                            \
+  }                                                                                                \
+  PT_EXPORT cusolverStatus_t cusolverDn##P##ORGTR(cusolverDnHandle_t handle,                       \
+                                                  cublasFillMode_t uplo, int n, T* A, int lda,     \
+                                                  const T* tau, T* work, int lwork, int* info) {   \
+    (void)work, (void)lwork;                                                                       \
+    const double dn = n;                                                                           \
+    return reduction(handle, TYPE, #ORGTR, n, n, n, A, lda, {tau}, std::max(n - 1, 1), TYPE.bytes, \
+                     info, 4.0 / 3.0 * dn * dn * dn,                                               \
+                     detail::option("uplo", detail::fill_text(uplo)), "cusolverDn" #P #ORGTR);     \
+  }                                                                                                \
+  PT_EXPORT cusolverStatus_t cusolverDn##P##ORMTR##_bufferSize(                                    \
+      cusolverDnHandle_t handle, cublasSideMode_t side, cublasFillMode_t uplo,                     \
+      cublasOperation_t trans, int m, int n, const T* A, int lda, const T* tau, const T* C,        \
+      int ldc, int* lwork) {                                                                       \
+    (void)side, (void)uplo, (void)trans, (void)A, (void)lda, (void)tau, (void)C, (void)ldc;        \
+    return detail::checked_lwork(handle, lwork, double(detail::panel_lwork(std::max(m, n))),       \
+                                 "cusolverDn" #P #ORMTR "_bufferSize");                            \
+  }                                                                                                \
+  PT_EXPORT cusolverStatus_t cusolverDn##P##ORMTR(                                                 \
+      cusolverDnHandle_t handle, cublasSideMode_t side, cublasFillMode_t uplo,                     \
+      cublasOperation_t trans, int m, int n, T* A, int lda, T* tau, T* C, int ldc, T* work,        \
+      int lwork, int* info) {                                                                      \
+    (void)work, (void)lwork;                                                                       \
+    const char* api = "cusolverDn" #P #ORMTR;                                                      \
+    const bool left = side == CUBLAS_SIDE_LEFT;                                                    \
+    const int order = left ? m : n; /* A is order x order */                                       \
+    if (!detail::valid_shape(order, order, lda) ||                                                 \
+        !detail::device_matrix(A, order, order, lda, TYPE.bytes))                                  \
+      return detail::bad(api, "A is not an order x order device matrix");                          \
+    const double dm = m, dn = n;                                                                   \
+    return reduction(handle, TYPE, #ORMTR, m, n, std::min(order, n), C, ldc, {tau},                \
+                     std::max(order - 1, 1), TYPE.bytes, info,                                     \
+                     left ? 2.0 * dm * dm * dn : 2.0 * dm * dn * dn,                               \
+                     detail::option("side", left ? "L" : "R") +                                    \
+                         detail::option("uplo", detail::fill_text(uplo)) +                         \
+                         detail::option("trans", detail::op_text(trans)),                          \
+                     api);                                                                         \
+  }                                                                                                \
+  PT_EXPORT cusolverStatus_t cusolverDn##P##sytri_bufferSize(                                      \
+      cusolverDnHandle_t handle, cublasFillMode_t uplo, int n, T* A, int lda, const int* ipiv,     \
+      int* lwork) {                                                                                \
+    (void)uplo, (void)A, (void)lda, (void)ipiv;                                                    \
+    return detail::checked_lwork(handle, lwork, double(detail::panel_lwork(n)),                    \
+                                 "cusolverDn" #P "sytri_bufferSize");                              \
+  }                                                                                                \
+  PT_EXPORT cusolverStatus_t cusolverDn##P##sytri(                                                 \
+      cusolverDnHandle_t handle, cublasFillMode_t uplo, int n, T* A, int lda, const int* ipiv,     \
+      T* work, int lwork, int* info) {                                                             \
+    (void)work, (void)lwork;                                                                       \
+    const double dn = n;                                                                           \
+    return reduction(handle, TYPE, "sytri", n, n, n, A, lda, {ipiv}, std::max(n, 1),               \
+                     static_cast<int>(sizeof(int)), info, 2.0 / 3.0 * dn * dn * dn,                \
+                     detail::option("uplo", detail::fill_text(uplo)), "cusolverDn" #P "sytri");    \
+  }                                                                                                \
+  PT_EXPORT cusolverStatus_t cusolverDn##P##SYGVDX##_bufferSize(                                   \
+      cusolverDnHandle_t handle, cusolverEigType_t itype, cusolverEigMode_t jobz,                  \
+      cusolverEigRange_t range, cublasFillMode_t uplo, int n, const T* A, int lda, const T* B,     \
+      int ldb, R vl, R vu, int il, int iu, int* meig, const R* W, int* lwork) {                    \
+    (void)itype, (void)range, (void)uplo, (void)A, (void)lda, (void)B, (void)ldb, (void)vl,        \
+        (void)vu, (void)il, (void)iu, (void)meig, (void)W;                                         \
+    return detail::checked_lwork(handle, lwork, double(detail::syevd_lwork(jobz, n)),              \
+                                 "cusolverDn" #P #SYGVDX "_bufferSize");                           \
+  }                                                                                                \
+  PT_EXPORT cusolverStatus_t cusolverDn##P##SYGVDX(                                                \
+      cusolverDnHandle_t handle, cusolverEigType_t itype, cusolverEigMode_t jobz,                  \
+      cusolverEigRange_t range, cublasFillMode_t uplo, int n, T* A, int lda, T* B, int ldb, R vl,  \
+      R vu, int il, int iu, int* meig, R* W, T* work, int lwork, int* info) {                      \
+    (void)vl, (void)vu, (void)work, (void)lwork;                                                   \
+    if (itype < CUSOLVER_EIG_TYPE_1 || itype > CUSOLVER_EIG_TYPE_3)                                \
+      return detail::bad("cusolverDn" #P #SYGVDX, "itype must be 1, 2 or 3");                      \
+    return detail::eigen_dc(handle, TYPE, jobz, range, uplo, n, A, lda, B, ldb, il, iu, meig, W,   \
+                            info, #SYGVDX, "cusolverDn" #P #SYGVDX);                               \
+  }
+PT_SOLVER_REDUCE(S, float, float, detail::kS, orgbr, sytrd, orgtr, ormtr, sygvdx)
+PT_SOLVER_REDUCE(D, double, double, detail::kD, orgbr, sytrd, orgtr, ormtr, sygvdx)
+PT_SOLVER_REDUCE(C, cuComplex, float, detail::kC, ungbr, hetrd, ungtr, unmtr, hegvdx)
+PT_SOLVER_REDUCE(Z, cuDoubleComplex, double, detail::kZ, ungbr, hetrd, ungtr, unmtr, hegvdx)
+#undef PT_SOLVER_REDUCE
+
+namespace {
+template <typename Update>
+cusolverStatus_t with_handle(cusolverDnHandle_t handle, const char* api, Update update) {
+  std::lock_guard<std::mutex> lock(detail::solver().mutex);
+  if (detail::solver().handles.count(handle) == 0) {
+    powertrain::emu::report_misuse(
+        api, "invalid or destroyed cuSOLVER handle " + detail::pointer_text(handle));
+    return CUSOLVER_STATUS_NOT_INITIALIZED;
+  }
+  return update(*reinterpret_cast<detail::SolverHandle*>(handle));
+}
+}  // namespace
+
+PT_EXPORT cusolverStatus_t cusolverDnSetDeterministicMode(cusolverDnHandle_t handle,
+                                                          cusolverDeterministicMode_t mode) {
+  return with_handle(handle, "cusolverDnSetDeterministicMode", [&](detail::SolverHandle& h) {
+    if (mode != CUSOLVER_DETERMINISTIC_RESULTS && mode != CUSOLVER_ALLOW_NON_DETERMINISTIC_RESULTS)
+      return CUSOLVER_STATUS_INVALID_VALUE;
+    h.deterministic = mode;
+    return CUSOLVER_STATUS_SUCCESS;
+  });
+}
+PT_EXPORT cusolverStatus_t cusolverDnGetDeterministicMode(cusolverDnHandle_t handle,
+                                                          cusolverDeterministicMode_t* mode) {
+  return with_handle(handle, "cusolverDnGetDeterministicMode", [&](detail::SolverHandle& h) {
+    if (mode == nullptr) return CUSOLVER_STATUS_INVALID_VALUE;
+    *mode = static_cast<cusolverDeterministicMode_t>(h.deterministic);
+    return CUSOLVER_STATUS_SUCCESS;
+  });
+}
+PT_EXPORT cusolverStatus_t cusolverDnSetMathMode(cusolverDnHandle_t handle,
+                                                 cusolverMathMode_t mode) {
+  return with_handle(handle, "cusolverDnSetMathMode", [&](detail::SolverHandle& h) {
+    if (mode != CUSOLVER_DEFAULT_MATH && mode != CUSOLVER_FP32_EMULATED_BF16X9_MATH)
+      return CUSOLVER_STATUS_INVALID_VALUE;
+    h.math = mode;
+    return CUSOLVER_STATUS_SUCCESS;
+  });
+}
+PT_EXPORT cusolverStatus_t cusolverDnGetMathMode(cusolverDnHandle_t handle,
+                                                 cusolverMathMode_t* mode) {
+  return with_handle(handle, "cusolverDnGetMathMode", [&](detail::SolverHandle& h) {
+    if (mode == nullptr) return CUSOLVER_STATUS_INVALID_VALUE;
+    *mode = static_cast<cusolverMathMode_t>(h.math);
+    return CUSOLVER_STATUS_SUCCESS;
+  });
+}
+PT_EXPORT cusolverStatus_t cusolverDnSetEmulationStrategy(cusolverDnHandle_t handle,
+                                                          cudaEmulationStrategy_t strategy) {
+  return with_handle(handle, "cusolverDnSetEmulationStrategy", [&](detail::SolverHandle& h) {
+    if (strategy < CUDA_EMULATION_STRATEGY_DEFAULT || strategy > CUDA_EMULATION_STRATEGY_EAGER)
+      return CUSOLVER_STATUS_INVALID_VALUE;
+    h.emulation = strategy;
+    return CUSOLVER_STATUS_SUCCESS;
+  });
+}
+PT_EXPORT cusolverStatus_t cusolverDnGetEmulationStrategy(cusolverDnHandle_t handle,
+                                                          cudaEmulationStrategy_t* strategy) {
+  return with_handle(handle, "cusolverDnGetEmulationStrategy", [&](detail::SolverHandle& h) {
+    if (strategy == nullptr) return CUSOLVER_STATUS_INVALID_VALUE;
+    *strategy = static_cast<cudaEmulationStrategy_t>(h.emulation);
+    return CUSOLVER_STATUS_SUCCESS;
+  });
 }

@@ -1807,5 +1807,30 @@ TEST_F(EmulateLibrariesTest, CusolverIterativeRefinementIsComputedAndRecordedByP
   EXPECT_EQ(gemms[14]["dtype_a"], "float64");
 }
 
+// The two-sided reductions and their orthogonal factors, sytri and sygvdx: each a `gemm` record
+// with LAPACK working note 41's leading-order FLOPs, written out here.
+TEST_F(EmulateLibrariesTest, CusolverReductionsAreRecordedWithLapackFlops) {
+  if (!built("cusolver_reduce")) GTEST_SKIP() << "cusolver_reduce not built";
+  const CliRun r = emulate("cusolver_reduce");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("sygvdx found 4 eigenvalues, 0 failed infos"), std::string::npos) << r.out;
+  EXPECT_TRUE(summary_["unsupported_calls"].empty()) << summary_["unsupported_calls"].dump();
+  EXPECT_TRUE(kept("misuse").empty());
+  const auto gemms = kept("gemm");
+  ASSERT_EQ(apis(gemms), (std::vector<std::string>{
+                             "cusolverDnDgebrd", "cusolverDnDorgbr", "cusolverDnDorgbr",
+                             "cusolverDnDsytrd", "cusolverDnDormtr", "cusolverDnDorgtr",
+                             "cusolverDnDsytrf", "cusolverDnDsytri", "cusolverDnDsygvdx"}));
+  const double m = 64, n = 32;
+  const auto flops = [&](std::size_t i) { return gemms[i]["flops"].get<double>(); };
+  EXPECT_NEAR(flops(0), 4 * m * n * n - 4.0 / 3 * n * n * n, 1);                        // gebrd
+  EXPECT_NEAR(flops(1), 4 * m * n * n - 2 * (m + n) * n * n + 4.0 / 3 * n * n * n, 1);  // Q
+  EXPECT_NEAR(flops(3), 4.0 / 3 * n * n * n, 1);                                        // sytrd
+  EXPECT_EQ(flops(4), 2 * n * n * 8);                           // ormtr, left
+  EXPECT_NEAR(flops(7), 2.0 / 3 * n * n * n, 1);                // sytri
+  EXPECT_NEAR(flops(8), (9 + 1.0 / 3 + 2 + 1) * n * n * n, 1);  // sygvdx
+  EXPECT_EQ(gemms[2]["solver"]["side"], "P");
+}
+
 }  // namespace
 }  // namespace powertrain
