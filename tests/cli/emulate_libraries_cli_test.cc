@@ -651,7 +651,9 @@ TEST_F(EmulateLibrariesTest, CublasXtSplitsEachCallOverTheSelectedDevicesWithIts
     SCOPED_TRACE(gemms[i].dump());
     EXPECT_EQ(gemms[i]["dev"], static_cast<int>(i % 2));
     EXPECT_EQ(gemms[i]["stream"], 0);
-    if (i / 2 != 3) EXPECT_EQ(gemms[i]["n"], halves[i / 2]);  // SYRK: the triangle's 129 columns
+    if (i / 2 != 3) {  // SYRK: the triangle's 129 columns
+      EXPECT_EQ(gemms[i]["n"], halves[i / 2]);
+    }
   }
   EXPECT_EQ(gemms[0]["api"], "cublasXtSgemm");
   EXPECT_EQ(gemms[0]["flops"], 2 * 256 * 128 * 256);
@@ -744,7 +746,7 @@ double matmul_us(double flops, double bytes, device::Precision precision) {
 // cuSolverDn_LinearSolver-style program: each dense cuSOLVER call is a `gemm` record (the GEMM
 // estimator times it by FLOPs and bytes) with a `solver` object; FLOPs are the LAPACK leading-order
 // counts by hand, bytes every matrix argument once (A read and written); the _bufferSize answers
-// are the documented LAPACK workspaces; cusolverDnDgebrd_bufferSize is reported unsupported by
+// are the documented LAPACK workspaces; cusolverDnDlauum_bufferSize is reported unsupported by
 // name and a getrs with ldb < n is misuse.
 TEST_F(EmulateLibrariesTest, CusolverDenseCallsAreRecordedWithShapesFlopsAndBytes) {
   if (!built("cusolver_lu")) GTEST_SKIP() << "cusolver_lu not built";
@@ -754,15 +756,15 @@ TEST_F(EmulateLibrariesTest, CusolverDenseCallsAreRecordedWithShapesFlopsAndByte
   // 1 + 6·64 + 2·64², dgesvd's max(3·64 + 128, 5·64); Xgetrf 64·8192 floats in bytes.
   EXPECT_NE(r.out.find("cusolver_lu: 64x64 LU solve, info 0, workspaces getrf 4096 potrf 4096 "
                        "geqrf 4096 ormqr 512 syevd 8577 gesvd 320 elements, Xgetrf 2097152 bytes; "
-                       "Dgebrd -> 9, ldb < n -> 3"),
+                       "Dlauum -> 9, ldb < n -> 3"),
             std::string::npos)
       << r.out;
-  EXPECT_NE(r.err.find("cusolverDnDgebrd_bufferSize is not supported by the GPU emulator; it "
+  EXPECT_NE(r.err.find("cusolverDnDlauum_bufferSize is not supported by the GPU emulator; it "
                        "returns CUSOLVER_STATUS_NOT_SUPPORTED (9)"),
             std::string::npos)
       << r.err;
   EXPECT_EQ(summary_["warnings"].size(), 0u) << summary_["warnings"].dump();
-  EXPECT_EQ(summary_["unsupported_calls"], json({{"cusolverDnDgebrd_bufferSize", 1}}));
+  EXPECT_EQ(summary_["unsupported_calls"], json({{"cusolverDnDlauum_bufferSize", 1}}));
   const auto misuse = kept("misuse");
   ASSERT_EQ(misuse.size(), 1u);
   EXPECT_EQ(misuse[0]["api"], "cusolverDnDgetrs");

@@ -10,27 +10,13 @@
 #include <cstdio>
 #include <vector>
 
+#include "device_buffers.h"
 #include "emu_check.h"
 #include "library_check.h"
 
 namespace {
 
 using zd = std::complex<double>;
-
-template <typename T>
-T* to_device(const std::vector<T>& host) {
-  T* device = nullptr;
-  EMU_CHECK(cudaMalloc(&device, host.size() * sizeof(T)));
-  EMU_CHECK(cudaMemcpy(device, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
-  return device;
-}
-
-template <typename T>
-std::vector<T> to_host(const T* device, size_t count) {
-  std::vector<T> host(count);
-  EMU_CHECK(cudaMemcpy(host.data(), device, count * sizeof(T), cudaMemcpyDeviceToHost));
-  return host;
-}
 
 bool near(zd a, zd b, double tolerance = 1e-12) { return std::abs(a - b) <= tolerance; }
 

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "device_buffers.h"
 #include "emu_check.h"
 #include "library_check.h"
 
@@ -19,22 +20,6 @@ namespace {
 
 using zd = std::complex<double>;
 using zf = std::complex<float>;
-
-template <typename T>
-T* to_device(const std::vector<T>& host) {
-  T* device = nullptr;
-  EMU_CHECK(cudaMalloc(&device, std::max<size_t>(host.size(), 1) * sizeof(T)));
-  if (!host.empty())
-    EMU_CHECK(cudaMemcpy(device, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
-  return device;
-}
-
-template <typename T>
-std::vector<T> to_host(const T* device, size_t count) {
-  std::vector<T> host(count);
-  EMU_CHECK(cudaMemcpy(host.data(), device, count * sizeof(T), cudaMemcpyDeviceToHost));
-  return host;
-}
 
 double worst = 0;  // the largest |device − host| over every check
 int checks = 0;

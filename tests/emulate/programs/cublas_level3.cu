@@ -18,28 +18,9 @@
 #include <cstdlib>
 #include <vector>
 
+#include "device_buffers.h"
 #include "emu_check.h"
 #include "library_check.h"
-
-namespace {
-
-template <typename T>
-T* to_device(const std::vector<T>& host) {
-  T* device = nullptr;
-  EMU_CHECK(cudaMalloc(&device, std::max<size_t>(host.size(), 1) * sizeof(T)));
-  if (!host.empty())
-    EMU_CHECK(cudaMemcpy(device, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
-  return device;
-}
-
-template <typename T>
-std::vector<T> to_host(const T* device, size_t count) {
-  std::vector<T> host(count);
-  EMU_CHECK(cudaMemcpy(host.data(), device, count * sizeof(T), cudaMemcpyDeviceToHost));
-  return host;
-}
-
-}  // namespace
 
 int main() {
   cublasHandle_t handle;

@@ -11,16 +11,7 @@
 #include <cstdio>
 
 #include "emu_check.h"
-
-#define FFT_CHECK(call)                                                         \
-  do {                                                                          \
-    const cufftResult fft_status = (call);                                      \
-    if (fft_status != CUFFT_SUCCESS) {                                          \
-      std::fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #call, \
-                   static_cast<int>(fft_status));                               \
-      std::exit(1);                                                             \
-    }                                                                           \
-  } while (0)
+#include "fft_check.h"
 
 int main() {
   const int n = 1024, batch = 4;

@@ -14,16 +14,7 @@
 #include <vector>
 
 #include "emu_check.h"
-
-#define FFT_CHECK(call)                                                         \
-  do {                                                                          \
-    const cufftResult fft_status = (call);                                      \
-    if (fft_status != CUFFT_SUCCESS) {                                          \
-      std::fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #call, \
-                   static_cast<int>(fft_status));                               \
-      std::exit(1);                                                             \
-    }                                                                           \
-  } while (0)
+#include "fft_check.h"
 
 // Complex multiplication with scaling (the inverse transform is unnormalized).
 __global__ void complex_pointwise_mul_and_scale(cufftComplex* a, const cufftComplex* b, int size,

@@ -12,16 +12,7 @@
 #include <vector>
 
 #include "emu_check.h"
-
-#define RAND_CHECK(call)                                                        \
-  do {                                                                          \
-    const curandStatus_t rand_status = (call);                                  \
-    if (rand_status != CURAND_STATUS_SUCCESS) {                                 \
-      std::fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #call, \
-                   static_cast<int>(rand_status));                              \
-      std::exit(1);                                                             \
-    }                                                                           \
-  } while (0)
+#include "rand_check.h"
 
 namespace {
 

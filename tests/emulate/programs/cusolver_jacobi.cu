@@ -8,37 +8,20 @@
 #include <cstdio>
 #include <vector>
 
+#include "device_buffers.h"
 #include "emu_check.h"
 #include "library_check.h"
-
-namespace {
-
-template <typename T>
-T* device(size_t count) {
-  T* p = nullptr;
-  EMU_CHECK(cudaMalloc(&p, count * sizeof(T)));
-  EMU_CHECK(cudaMemset(p, 0, count * sizeof(T)));
-  return p;
-}
-
-int host_info(const int* d_info, int index = 0) {
-  std::vector<int> info(index + 1, -1);
-  EMU_CHECK(cudaMemcpy(info.data(), d_info, info.size() * sizeof(int), cudaMemcpyDeviceToHost));
-  return info[index];
-}
-
-}  // namespace
 
 int main() {
   cusolverDnHandle_t handle;
   LIBRARY_CHECK(cusolverDnCreate(&handle));
   const int m = 32, n = 16, batch = 4;
-  double* a = device<double>(m * m * batch);
-  double* b = device<double>(m * m);
-  double* s = device<double>(m * batch);
-  double* u = device<double>(m * m * batch);
-  double* v = device<double>(m * m * batch);
-  int* info = device<int>(batch);
+  double* a = device_zeros<double>(m * m * batch);
+  double* b = device_zeros<double>(m * m);
+  double* s = device_zeros<double>(m * batch);
+  double* u = device_zeros<double>(m * m * batch);
+  double* v = device_zeros<double>(m * m * batch);
+  int* info = device_zeros<int>(batch);
   int lwork = 0;
 
   gesvdjInfo_t svd;
@@ -47,7 +30,7 @@ int main() {
   LIBRARY_CHECK(cusolverDnXgesvdjSetMaxSweeps(svd, 8));
   LIBRARY_CHECK(cusolverDnDgesvdj_bufferSize(handle, CUSOLVER_EIG_MODE_VECTOR, 1, m, n, a, m, s, u,
                                              m, v, n, &lwork, svd));
-  double* work = device<double>(lwork);
+  double* work = device_zeros<double>(lwork);
   LIBRARY_CHECK(cusolverDnDgesvdj(handle, CUSOLVER_EIG_MODE_VECTOR, 1, m, n, a, m, s, u, m, v, n,
                                   work, lwork, info, svd));
   int sweeps = 0;
@@ -79,10 +62,10 @@ int main() {
                                  CUBLAS_FILL_MODE_UPPER, n, a, n, b, n, s, work, lwork, info));
 
   std::vector<double*> pointers(batch), rhs(batch);
-  double* x = device<double>(n * batch);
+  double* x = device_zeros<double>(n * batch);
   for (int i = 0; i < batch; ++i) pointers[i] = a + i * n * n, rhs[i] = x + i * n;
-  double** d_pointers = device<double*>(batch);
-  double** d_rhs = device<double*>(batch);
+  double** d_pointers = device_zeros<double*>(batch);
+  double** d_rhs = device_zeros<double*>(batch);
   EMU_CHECK(
       cudaMemcpy(d_pointers, pointers.data(), batch * sizeof(double*), cudaMemcpyHostToDevice));
   EMU_CHECK(cudaMemcpy(d_rhs, rhs.data(), batch * sizeof(double*), cudaMemcpyHostToDevice));
@@ -91,10 +74,10 @@ int main() {
   LIBRARY_CHECK(cusolverDnDpotrsBatched(handle, CUBLAS_FILL_MODE_LOWER, n, 1, d_pointers, n, d_rhs,
                                         n, info, batch));
 
-  double* tau = device<double>(n);
+  double* tau = device_zeros<double>(n);
   LIBRARY_CHECK(cusolverDnDorgqr(handle, m, n, n, a, m, tau, work, lwork, info));
   LIBRARY_CHECK(cusolverDnDpotri(handle, CUBLAS_FILL_MODE_UPPER, n, a, n, work, lwork, info));
-  int* ipiv = device<int>(n);
+  int* ipiv = device_zeros<int>(n);
   LIBRARY_CHECK(cusolverDnDsytrf(handle, CUBLAS_FILL_MODE_LOWER, n, a, n, ipiv, work, lwork, info));
   std::vector<double> norms(batch, -1.0);
   LIBRARY_CHECK(cusolverDnDgesvdaStridedBatched(handle, CUSOLVER_EIG_MODE_VECTOR, 4, m, n, a, m,

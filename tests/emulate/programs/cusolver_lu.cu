@@ -3,7 +3,7 @@
 // host), a Cholesky solve in single precision (Spotrf/Spotrs), a QR factorization with Q applied
 // (Dgeqrf, Dormqr), a symmetric eigensolve (Dsyevd) and an SVD (Dgesvd), then the 64-bit API
 // (params, Xgetrf/Xgetrs on an 8192 x 8192 float matrix), one call the emulator does not implement
-// (the bidiagonal reduction's cusolverDnDgebrd_bufferSize, reported by name) and one
+// (the triangular product's cusolverDnDlauum_bufferSize, reported by name) and one
 // invalid call (ldb < n). Valid CUDA:
 // the same binary runs on a real GPU. Written for the emulator's tests.
 #include <cusolverDn.h>
@@ -133,15 +133,17 @@ int main() {
   EMU_CHECK(cudaStreamSynchronize(stream));
   require_info(d_info, "Xgetrs");
 
-  // Not emulated (the bidiagonal reduction), reported by name; then an invalid leading dimension.
-  int gebrd_lwork = 0;
-  const cusolverStatus_t unsupported = cusolverDnDgebrd_bufferSize(handle, n, n, &gebrd_lwork);
+  // Not emulated (the triangular product U·U^T), reported by name; then an invalid leading
+  // dimension.
+  int lauum_lwork = 0;
+  const cusolverStatus_t unsupported =
+      cusolverDnDlauum_bufferSize(handle, CUBLAS_FILL_MODE_UPPER, n, d_a, n, &lauum_lwork);
   const cusolverStatus_t invalid =
       cusolverDnDgetrs(handle, CUBLAS_OP_N, n, 1, d_a, n, d_ipiv, d_b, n / 2, d_info);
 
   std::printf(
       "cusolver_lu: %dx%d LU solve, info 0, workspaces getrf %d potrf %d geqrf %d ormqr %d syevd "
-      "%d gesvd %d elements, Xgetrf %zu bytes; Dgebrd -> %d, ldb < n -> %d\n",
+      "%d gesvd %d elements, Xgetrf %zu bytes; Dlauum -> %d, ldb < n -> %d\n",
       n, n, lwork, slwork, qlwork, olwork, elwork, vlwork, device_bytes,
       static_cast<int>(unsupported), static_cast<int>(invalid));
 

@@ -9,26 +9,9 @@
 #include <cstdio>
 #include <vector>
 
+#include "device_buffers.h"
 #include "emu_check.h"
 #include "library_check.h"
-
-namespace {
-
-template <typename T>
-T* device(size_t count) {
-  T* p = nullptr;
-  EMU_CHECK(cudaMalloc(&p, count * sizeof(T)));
-  EMU_CHECK(cudaMemset(p, 0, count * sizeof(T)));
-  return p;
-}
-
-int host_info(const int* d_info) {
-  int info = -1;
-  EMU_CHECK(cudaMemcpy(&info, d_info, sizeof(int), cudaMemcpyDeviceToHost));
-  return info;
-}
-
-}  // namespace
 
 int main() {
   cusolverDnHandle_t handle;
@@ -40,23 +23,23 @@ int main() {
   EMU_REQUIRE(deterministic == CUSOLVER_ALLOW_NON_DETERMINISTIC_RESULTS);
 
   const int m = 64, n = 32;
-  double* a = device<double>(m * n);
-  double* q = device<double>(m * n);
-  double* d = device<double>(n);
-  double* e = device<double>(n);
-  double* tauq = device<double>(n);
-  double* taup = device<double>(n);
-  int* info = device<int>(1);
+  double* a = device_zeros<double>(m * n);
+  double* q = device_zeros<double>(m * n);
+  double* d = device_zeros<double>(n);
+  double* e = device_zeros<double>(n);
+  double* tauq = device_zeros<double>(n);
+  double* taup = device_zeros<double>(n);
+  int* info = device_zeros<int>(1);
   int failures = 0, lwork = 0;
 
   LIBRARY_CHECK(cusolverDnDgebrd_bufferSize(handle, m, n, &lwork));
-  double* work = device<double>(lwork);
+  double* work = device_zeros<double>(lwork);
   LIBRARY_CHECK(cusolverDnDgebrd(handle, m, n, a, m, d, e, tauq, taup, work, lwork, info));
   failures += host_info(info) != 0;
   int q_lwork = 0;
   LIBRARY_CHECK(
       cusolverDnDorgbr_bufferSize(handle, CUBLAS_SIDE_LEFT, m, n, n, q, m, tauq, &q_lwork));
-  double* q_work = device<double>(q_lwork);
+  double* q_work = device_zeros<double>(q_lwork);
   LIBRARY_CHECK(
       cusolverDnDorgbr(handle, CUBLAS_SIDE_LEFT, m, n, n, q, m, tauq, q_work, q_lwork, info));
   failures += host_info(info) != 0;
@@ -65,11 +48,11 @@ int main() {
   failures += host_info(info) != 0;
 
   // Tridiagonal reduction of a symmetric 32 x 32 matrix, Q formed, then applied to a 32 x 8 block.
-  double* s = device<double>(n * n);
-  double* c = device<double>(n * 8);
+  double* s = device_zeros<double>(n * n);
+  double* c = device_zeros<double>(n * 8);
   LIBRARY_CHECK(
       cusolverDnDsytrd_bufferSize(handle, CUBLAS_FILL_MODE_LOWER, n, s, n, d, e, tauq, &lwork));
-  double* t_work = device<double>(lwork);
+  double* t_work = device_zeros<double>(lwork);
   LIBRARY_CHECK(
       cusolverDnDsytrd(handle, CUBLAS_FILL_MODE_LOWER, n, s, n, d, e, tauq, t_work, lwork, info));
   failures += host_info(info) != 0;
@@ -81,23 +64,23 @@ int main() {
   failures += host_info(info) != 0;
 
   // Symmetric indefinite inverse: sytrf, then sytri.
-  int* ipiv = device<int>(n);
+  int* ipiv = device_zeros<int>(n);
   LIBRARY_CHECK(
       cusolverDnDsytrf(handle, CUBLAS_FILL_MODE_UPPER, n, s, n, ipiv, t_work, lwork, info));
   LIBRARY_CHECK(cusolverDnDsytri_bufferSize(handle, CUBLAS_FILL_MODE_UPPER, n, s, n, ipiv, &lwork));
-  double* i_work = device<double>(lwork);
+  double* i_work = device_zeros<double>(lwork);
   LIBRARY_CHECK(
       cusolverDnDsytri(handle, CUBLAS_FILL_MODE_UPPER, n, s, n, ipiv, i_work, lwork, info));
   failures += host_info(info) != 0;
 
   // The 4 smallest eigenvalues of A x = lambda B x.
-  double* b = device<double>(n * n);
-  double* w = device<double>(n);
+  double* b = device_zeros<double>(n * n);
+  double* w = device_zeros<double>(n);
   int meig = 0;
   LIBRARY_CHECK(cusolverDnDsygvdx_bufferSize(handle, CUSOLVER_EIG_TYPE_1, CUSOLVER_EIG_MODE_VECTOR,
                                              CUSOLVER_EIG_RANGE_I, CUBLAS_FILL_MODE_LOWER, n, s, n,
                                              b, n, 0.0, 0.0, 1, 4, &meig, w, &lwork));
-  double* g_work = device<double>(lwork);
+  double* g_work = device_zeros<double>(lwork);
   LIBRARY_CHECK(cusolverDnDsygvdx(handle, CUSOLVER_EIG_TYPE_1, CUSOLVER_EIG_MODE_VECTOR,
                                   CUSOLVER_EIG_RANGE_I, CUBLAS_FILL_MODE_LOWER, n, s, n, b, n, 0.0,
                                   0.0, 1, 4, &meig, w, g_work, lwork, info));

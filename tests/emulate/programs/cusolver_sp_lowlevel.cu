@@ -28,22 +28,10 @@
 #include <cstdlib>
 #include <vector>
 
+#include "device_buffers.h"
 #include "emu_check.h"
 #include "laplacian.h"
 #include "library_check.h"
-
-namespace {
-
-template <typename T>
-T* to_device(const std::vector<T>& host) {
-  T* device = nullptr;
-  EMU_CHECK(cudaMalloc(&device, std::max<size_t>(host.size(), 1) * sizeof(T)));
-  if (!host.empty())
-    EMU_CHECK(cudaMemcpy(device, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
-  return device;
-}
-
-}  // namespace
 
 int main() {
   const int grid = 32, n = grid * grid;

@@ -8,26 +8,13 @@
 #include <cstdio>
 #include <vector>
 
+#include "device_buffers.h"
 #include "emu_check.h"
 #include "library_check.h"
 
 namespace {
 
-template <typename T>
-T* device(size_t count) {
-  T* p = nullptr;
-  EMU_CHECK(cudaMalloc(&p, count * sizeof(T)));
-  EMU_CHECK(cudaMemset(p, 0, count * sizeof(T)));
-  return p;
-}
-
-int host_info(const int* d_info, int index = 0) {
-  std::vector<int> info(index + 1, -1);
-  EMU_CHECK(cudaMemcpy(info.data(), d_info, info.size() * sizeof(int), cudaMemcpyDeviceToHost));
-  return info[index];
-}
-
-void* workspace(size_t bytes) { return bytes > 0 ? device<char>(bytes) : nullptr; }
+void* workspace(size_t bytes) { return bytes > 0 ? device_zeros<char>(bytes) : nullptr; }
 
 }  // namespace
 
@@ -37,12 +24,12 @@ int main() {
   cusolverDnParams_t params;
   LIBRARY_CHECK(cusolverDnCreateParams(&params));
   const int64_t m = 64, n = 32, batch = 3;
-  double* a = device<double>(m * m * batch);
-  double* s = device<double>(m * batch);
-  double* u = device<double>(m * m);
-  double* v = device<double>(m * m);
-  double* w = device<double>(2 * m * batch);  // room for complex eigenvalues
-  int* info = device<int>(batch);
+  double* a = device_zeros<double>(m * m * batch);
+  double* s = device_zeros<double>(m * batch);
+  double* u = device_zeros<double>(m * m);
+  double* v = device_zeros<double>(m * m);
+  double* w = device_zeros<double>(2 * m * batch);  // room for complex eigenvalues
+  int* info = device_zeros<int>(batch);
   int failures = 0;
   size_t device_bytes = 0, host_bytes = 0;
 
@@ -119,7 +106,7 @@ int main() {
   LIBRARY_CHECK(cusolverDnXtrtri(handle, CUBLAS_FILL_MODE_UPPER, CUBLAS_DIAG_NON_UNIT, n,
                                  CUDA_R_64F, a, n, work_t, device_bytes, nullptr, 0, info));
   failures += host_info(info) != 0;
-  int64_t* ipiv = device<int64_t>(n);
+  int64_t* ipiv = device_zeros<int64_t>(n);
   LIBRARY_CHECK(cusolverDnXsytrs_bufferSize(handle, CUBLAS_FILL_MODE_LOWER, n, 4, CUDA_R_64F, a, n,
                                             ipiv, CUDA_R_64F, u, n, &device_bytes, &host_bytes));
   void* work_s = workspace(device_bytes);

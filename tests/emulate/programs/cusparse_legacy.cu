@@ -13,27 +13,9 @@
 #include <cstdio>
 #include <vector>
 
+#include "device_buffers.h"
 #include "emu_check.h"
 #include "emu_sparse_check.h"
-
-namespace {
-
-template <typename T>
-T* to_device(const std::vector<T>& host) {
-  T* p = nullptr;
-  EMU_CHECK(cudaMalloc(&p, host.size() * sizeof(T)));
-  EMU_CHECK(cudaMemcpy(p, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
-  return p;
-}
-
-template <typename T>
-std::vector<T> to_host(const T* p, size_t count) {
-  std::vector<T> host(count);
-  EMU_CHECK(cudaMemcpy(host.data(), p, count * sizeof(T), cudaMemcpyDeviceToHost));
-  return host;
-}
-
-}  // namespace
 
 int main() {
   cusparseHandle_t handle;

@@ -5,31 +5,18 @@
 // descriptors, SpMV preprocessing, SpGEMMreuse (C's structure checked, its values computed twice)
 // with its product count, value setters and getters. Valid CUDA: the same binary runs on a real
 // GPU. Written for the emulator's tests.
+#define DISABLE_CUSPARSE_DEPRECATED  // coo2csr, csrsort, gtsv2 and the identity permutation
 #include <cusparse.h>
 
 #include <cmath>
 #include <cstdio>
 #include <vector>
 
+#include "device_buffers.h"
 #include "emu_check.h"
 #include "emu_sparse_check.h"
 
 namespace {
-
-template <typename T>
-T* to_device(const std::vector<T>& host) {
-  T* p = nullptr;
-  EMU_CHECK(cudaMalloc(&p, host.size() * sizeof(T)));
-  EMU_CHECK(cudaMemcpy(p, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
-  return p;
-}
-
-template <typename T>
-std::vector<T> to_host(const T* p, size_t count) {
-  std::vector<T> host(count);
-  EMU_CHECK(cudaMemcpy(host.data(), p, count * sizeof(T), cudaMemcpyDeviceToHost));
-  return host;
-}
 
 // max |A·x − b| for the tridiagonal (dl, d, du).
 double tridiagonal_residual(const std::vector<double>& dl, const std::vector<double>& d,
