@@ -3552,3 +3552,272 @@ PT_EXPORT cusparseStatus_t cusparseRot(cusparseHandle_t handle, const void* c_co
       detail::mul(2 * v.x->nnz, detail::value_bytes(v.y->value_type)));
   return detail::run(*v.h, op, start);
 }
+
+// ----------------------------- Block sparse row (BSR) conversions and products, computed where
+// backed: Xcsr2bsrNnz (the block rows' distinct block columns), csr2bsr (dense blockDim² blocks,
+// row- or column-major inside a block as dirA says), bsr2csr (every entry of every block, so
+// nnz = nnzb·blockDim² as cuSPARSE produces), bsrmv (y = α·A·x + β·y) and bsrmm (C = α·A·op(B) +
+// β·C; A not transposed, as cuSPARSE requires). Products count 2 FLOPs per stored block entry
+// (× the dense columns for bsrmm) and move the blocks, their indices and the dense operands.
+namespace {
+
+struct BsrView {
+  const int* offsets = nullptr;
+  const int* columns = nullptr;
+  int base = 0;
+};
+
+// Block (r, c) entry (i, j)'s offset inside a block's values.
+std::int64_t in_block(cusparseDirection_t dir, int block, int i, int j) {
+  return dir == CUSPARSE_DIRECTION_ROW ? std::int64_t{i} * block + j : std::int64_t{j} * block + i;
+}
+
+cusparseStatus_t csr2bsr_structure(cusparseHandle_t handle, cusparseDirection_t dir, int m, int n,
+                                   const cusparseMatDescr_t descr_a, const int* offsets,
+                                   const int* columns, int block, const cusparseMatDescr_t descr_c,
+                                   int* bsr_offsets, int* total) {
+  (void)dir;
+  const char* api = "cusparseXcsr2bsrNnz";
+  const detail::SparseHandle* h = detail::live_handle(handle, api);
+  if (h == nullptr) return CUSPARSE_STATUS_NOT_INITIALIZED;
+  detail::LegacyMatDescr da, dc;
+  if (!detail::legacy_mat_descr(descr_a, &da) || !detail::legacy_mat_descr(descr_c, &dc))
+    return detail::bad(api, "invalid matrix descriptor");
+  if (m < 0 || n < 0 || block <= 0) return detail::bad(api, "invalid m, n or blockDim");
+  const int mb = (m + block - 1) / block;
+  if (!int_array(offsets, m + 1) || !int_array(bsr_offsets, mb + 1))
+    return detail::bad(api, "csrRowPtrA or bsrRowPtrC is not device memory of its size");
+  int nnzb = 0;
+  if (detail::backed(offsets, 4LL * (m + 1)) && detail::backed(bsr_offsets, 4LL * (mb + 1))) {
+    const std::int64_t nnz = std::int64_t{offsets[m]} - offsets[0];
+    if (!int_array(columns, nnz)) return detail::bad(api, "csrColIndA is not device memory of nnz");
+    if (detail::backed(columns, 4 * nnz)) {
+      bsr_offsets[0] = dc.base;
+      std::vector<int> seen(static_cast<std::size_t>((n + block - 1) / block), -1);
+      for (int br = 0; br < mb; ++br) {
+        int count = 0;
+        for (int i = br * block; i < std::min(m, (br + 1) * block); ++i) {
+          for (int k = offsets[i] - da.base; k < offsets[i + 1] - da.base; ++k) {
+            const int bc = (columns[k] - da.base) / block;
+            if (bc < 0 || bc >= static_cast<int>(seen.size()) ||
+                seen[static_cast<std::size_t>(bc)] == br)
+              continue;
+            seen[static_cast<std::size_t>(bc)] = br;
+            ++count;
+          }
+        }
+        bsr_offsets[br + 1] = bsr_offsets[br] + count;
+      }
+      nnzb = bsr_offsets[mb] - dc.base;
+    }
+  }
+  if (!write_total(*h, total, nnzb))
+    return detail::bad(api, "nnzTotalDevHostPtr is NULL or not device memory in device mode");
+  return index_kernel(handle, api, "csr2bsr_nnz", m, 0, 4LL * (2 * (m + 1) + mb + 1));
+}
+
+template <typename U>
+cusparseStatus_t csr2bsr(cusparseHandle_t handle, cusparseDirection_t dir, int m, int n,
+                         const cusparseMatDescr_t descr_a, const U* values, const int* offsets,
+                         const int* columns, int block, const cusparseMatDescr_t descr_c,
+                         U* bsr_values, const int* bsr_offsets, int* bsr_columns, const char* api) {
+  if (detail::live_handle(handle, api) == nullptr) return CUSPARSE_STATUS_NOT_INITIALIZED;
+  detail::LegacyMatDescr da, dc;
+  if (!detail::legacy_mat_descr(descr_a, &da) || !detail::legacy_mat_descr(descr_c, &dc))
+    return detail::bad(api, "invalid matrix descriptor");
+  if (m < 0 || n < 0 || block <= 0) return detail::bad(api, "invalid m, n or blockDim");
+  const int mb = (m + block - 1) / block;
+  const std::int64_t v = sizeof(U), b2 = std::int64_t{block} * block;
+  if (!int_array(offsets, m + 1) || !int_array(bsr_offsets, mb + 1))
+    return detail::bad(api, "the row offsets are not device memory of their size");
+  std::int64_t nnz = 0, nnzb = 0;
+  if (detail::backed(offsets, 4LL * (m + 1))) nnz = std::int64_t{offsets[m]} - offsets[0];
+  if (detail::backed(bsr_offsets, 4LL * (mb + 1)))
+    nnzb = std::int64_t{bsr_offsets[mb]} - bsr_offsets[0];
+  if (!detail::device_array(values, nnz * v) || !int_array(columns, nnz) ||
+      !detail::device_array(bsr_values, nnzb * b2 * v) || !int_array(bsr_columns, nnzb))
+    return detail::bad(api, "the CSR or BSR arrays are not device memory of their sizes");
+  if (detail::backed(values, nnz * v) && detail::backed(columns, 4 * nnz) &&
+      detail::backed(bsr_values, nnzb * b2 * v) && detail::backed(bsr_columns, 4 * nnzb) &&
+      nnz > 0) {
+    std::fill(bsr_values, bsr_values + nnzb * b2, U(0));
+    for (int br = 0; br < mb; ++br) {
+      // The block row's sorted block columns, then each entry into its block.
+      std::vector<int> block_columns;
+      for (int i = br * block; i < std::min(m, (br + 1) * block); ++i) {
+        for (int k = offsets[i] - da.base; k < offsets[i + 1] - da.base; ++k)
+          block_columns.push_back((columns[k] - da.base) / block);
+      }
+      std::sort(block_columns.begin(), block_columns.end());
+      block_columns.erase(std::unique(block_columns.begin(), block_columns.end()),
+                          block_columns.end());
+      const std::int64_t first = std::int64_t{bsr_offsets[br]} - dc.base;
+      for (std::size_t q = 0;
+           q < block_columns.size() && first + static_cast<std::int64_t>(q) < nnzb; ++q)
+        bsr_columns[first + static_cast<std::int64_t>(q)] = block_columns[q] + dc.base;
+      for (int i = br * block; i < std::min(m, (br + 1) * block); ++i) {
+        for (int k = offsets[i] - da.base; k < offsets[i + 1] - da.base; ++k) {
+          const int c = columns[k] - da.base;
+          const auto q = std::lower_bound(block_columns.begin(), block_columns.end(), c / block) -
+                         block_columns.begin();
+          const std::int64_t slot = first + q;
+          if (slot < nnzb)
+            bsr_values[slot * b2 + in_block(dir, block, i - br * block, c % block)] = values[k];
+        }
+      }
+    }
+  }
+  return legacy_op<U>(handle, api, "csr2bsr", "bsr", mb, (n + block - 1) / block, nnzb, 0,
+                      nnz * (v + 4) + nnzb * (b2 * v + 4) + 4LL * (m + mb + 2));
+}
+
+template <typename U>
+cusparseStatus_t bsr2csr(cusparseHandle_t handle, cusparseDirection_t dir, int mb, int nb,
+                         const cusparseMatDescr_t descr_a, const U* bsr_values,
+                         const int* bsr_offsets, const int* bsr_columns, int block,
+                         const cusparseMatDescr_t descr_c, U* values, int* offsets, int* columns,
+                         const char* api) {
+  if (detail::live_handle(handle, api) == nullptr) return CUSPARSE_STATUS_NOT_INITIALIZED;
+  detail::LegacyMatDescr da, dc;
+  if (!detail::legacy_mat_descr(descr_a, &da) || !detail::legacy_mat_descr(descr_c, &dc))
+    return detail::bad(api, "invalid matrix descriptor");
+  if (mb < 0 || nb < 0 || block <= 0) return detail::bad(api, "invalid mb, nb or blockDim");
+  const std::int64_t v = sizeof(U), b2 = std::int64_t{block} * block;
+  const std::int64_t m = std::int64_t{mb} * block;
+  if (!int_array(bsr_offsets, mb + 1) || !int_array(offsets, m + 1))
+    return detail::bad(api, "the row offsets are not device memory of their size");
+  std::int64_t nnzb = 0;
+  if (detail::backed(bsr_offsets, 4LL * (mb + 1)))
+    nnzb = std::int64_t{bsr_offsets[mb]} - bsr_offsets[0];
+  const std::int64_t nnz = nnzb * b2;
+  if (!detail::device_array(bsr_values, nnz * v) || !int_array(bsr_columns, nnzb) ||
+      !detail::device_array(values, nnz * v) || !int_array(columns, nnz))
+    return detail::bad(api, "the BSR or CSR arrays are not device memory of their sizes");
+  if (detail::backed(bsr_values, nnz * v) && detail::backed(bsr_columns, 4 * nnzb) &&
+      detail::backed(values, nnz * v) && detail::backed(columns, 4 * nnz) &&
+      detail::backed(offsets, 4 * (m + 1))) {
+    std::int64_t out = 0;
+    for (int br = 0; br < mb; ++br) {
+      const int first = bsr_offsets[br] - da.base, last = bsr_offsets[br + 1] - da.base;
+      for (int i = 0; i < block; ++i) {
+        offsets[std::int64_t{br} * block + i] = static_cast<int>(out) + dc.base;
+        for (int q = first; q < last; ++q) {
+          const int bc = bsr_columns[q] - da.base;
+          for (int j = 0; j < block && out < nnz; ++j, ++out) {
+            values[out] = bsr_values[std::int64_t{q} * b2 + in_block(dir, block, i, j)];
+            columns[out] = bc * block + j + dc.base;
+          }
+        }
+      }
+    }
+    offsets[m] = static_cast<int>(out) + dc.base;
+  }
+  return legacy_op<U>(handle, api, "bsr2csr", "bsr", mb, nb, nnzb, 0,
+                      2 * nnz * v + (nnz + nnzb) * 4 + 4LL * (m + mb + 2));
+}
+
+template <typename U>
+cusparseStatus_t bsrmm(cusparseHandle_t handle, cusparseDirection_t dir,
+                       cusparseOperation_t trans_a, cusparseOperation_t trans_b, int mb, int n,
+                       int kb, int nnzb, const U* alpha, const cusparseMatDescr_t descr,
+                       const U* values, const int* offsets, const int* columns, int block,
+                       const U* b, int ldb, const U* beta, U* c, int ldc, bool vector,
+                       const char* api) {
+  const detail::SparseHandle* h = detail::live_handle(handle, api);
+  if (h == nullptr) return CUSPARSE_STATUS_NOT_INITIALIZED;
+  detail::LegacyMatDescr d;
+  if (!detail::legacy_mat_descr(descr, &d)) return detail::bad(api, "invalid matrix descriptor");
+  if (trans_a != CUSPARSE_OPERATION_NON_TRANSPOSE)
+    return detail::bad(api, "only CUSPARSE_OPERATION_NON_TRANSPOSE is supported for A");
+  const std::int64_t m = std::int64_t{mb} * block, k = std::int64_t{kb} * block;
+  const bool b_transposed = trans_b != CUSPARSE_OPERATION_NON_TRANSPOSE;
+  if (mb < 0 || kb < 0 || n < 0 || nnzb < 0 || block <= 0 ||
+      (!vector && (ldb < (b_transposed ? n : k) || ldc < m)))
+    return detail::bad(api, "invalid sizes or leading dimensions");
+  const std::int64_t v = sizeof(U), b2 = std::int64_t{block} * block;
+  const std::int64_t b_span = vector ? k : (b_transposed ? (k - 1) * ldb + n : (n - 1) * ldb + k);
+  const std::int64_t c_span = vector ? m : (n - 1) * std::int64_t{ldc} + m;
+  if (!detail::device_array(values, nnzb * b2 * v) || !int_array(offsets, mb + 1) ||
+      !int_array(columns, nnzb) || !detail::device_array(b, (n > 0 ? b_span : 0) * v) ||
+      !detail::device_array(c, (n > 0 ? c_span : 0) * v))
+    return detail::bad(api, "A, B/x or C/y is not device memory of its size");
+  U a_scale{}, b_scale{};
+  if (!read_scalar(*h, alpha, &a_scale) || !read_scalar(*h, beta, &b_scale))
+    return detail::bad(api, "alpha or beta cannot be read in the handle's pointer mode");
+  if (n > 0 && detail::backed(values, nnzb * b2 * v) && detail::backed(offsets, 4LL * (mb + 1)) &&
+      detail::backed(columns, 4LL * nnzb) && detail::backed(b, b_span * v) &&
+      detail::backed(c, c_span * v)) {
+    const std::int64_t ldc_used = vector ? m : ldc;
+    const auto b_at = [&](std::int64_t row, std::int64_t col) {
+      return vector ? b[row] : b_transposed ? b[row * ldb + col] : b[col * ldb + row];
+    };
+    for (std::int64_t col = 0; col < n; ++col) {
+      for (int br = 0; br < mb; ++br) {
+        for (int i = 0; i < block; ++i) {
+          U sum(0);
+          for (int q = offsets[br] - d.base; q < offsets[br + 1] - d.base; ++q) {
+            const std::int64_t bc = columns[q] - d.base;
+            for (int j = 0; j < block; ++j)
+              sum += values[q * b2 + in_block(dir, block, i, j)] * b_at(bc * block + j, col);
+          }
+          U& out = c[col * ldc_used + std::int64_t{br} * block + i];
+          out = a_scale * sum + b_scale * out;
+        }
+      }
+    }
+  }
+  const std::int64_t flops = 2 * nnzb * b2 * std::max(n, 1) * flop_scale<U>();
+  const std::int64_t bytes =
+      nnzb * (b2 * v + 4) + 4LL * (mb + 1) + (k + 2 * m) * std::max(n, 1) * v;
+  return legacy_op<U>(handle, api, vector ? "bsrmv" : "bsrmm", "bsr", mb, kb, nnzb, flops, bytes);
+}
+}  // namespace
+
+PT_EXPORT cusparseStatus_t cusparseXcsr2bsrNnz(cusparseHandle_t handle, cusparseDirection_t dir,
+                                               int m, int n, const cusparseMatDescr_t descr_a,
+                                               const int* offsets, const int* columns, int block,
+                                               const cusparseMatDescr_t descr_c, int* bsr_offsets,
+                                               int* total) {
+  return csr2bsr_structure(handle, dir, m, n, descr_a, offsets, columns, block, descr_c,
+                           bsr_offsets, total);
+}
+
+#define PT_SPARSE_BSR(P, T, U)                                                                     \
+  PT_EXPORT cusparseStatus_t cusparse##P##csr2bsr(                                                 \
+      cusparseHandle_t handle, cusparseDirection_t dir, int m, int n,                              \
+      const cusparseMatDescr_t descr_a, const T* values, const int* offsets, const int* columns,   \
+      int block, const cusparseMatDescr_t descr_c, T* bsr_values, int* bsr_offsets,                \
+      int* bsr_columns) {                                                                          \
+    return csr2bsr<U>(handle, dir, m, n, descr_a, as<U>(values), offsets, columns, block, descr_c, \
+                      as<U>(bsr_values), bsr_offsets, bsr_columns, "cusparse" #P "csr2bsr");       \
+  }                                                                                                \
+  PT_EXPORT cusparseStatus_t cusparse##P##bsr2csr(                                                 \
+      cusparseHandle_t handle, cusparseDirection_t dir, int mb, int nb,                            \
+      const cusparseMatDescr_t descr_a, const T* bsr_values, const int* bsr_offsets,               \
+      const int* bsr_columns, int block, const cusparseMatDescr_t descr_c, T* values,              \
+      int* offsets, int* columns) {                                                                \
+    return bsr2csr<U>(handle, dir, mb, nb, descr_a, as<U>(bsr_values), bsr_offsets, bsr_columns,   \
+                      block, descr_c, as<U>(values), offsets, columns, "cusparse" #P "bsr2csr");   \
+  }                                                                                                \
+  PT_EXPORT cusparseStatus_t cusparse##P##bsrmv(                                                   \
+      cusparseHandle_t handle, cusparseDirection_t dir, cusparseOperation_t trans, int mb, int nb, \
+      int nnzb, const T* alpha, const cusparseMatDescr_t descr, const T* values,                   \
+      const int* offsets, const int* columns, int block, const T* x, const T* beta, T* y) {        \
+    return bsrmm<U>(handle, dir, trans, CUSPARSE_OPERATION_NON_TRANSPOSE, mb, 1, nb, nnzb,         \
+                    as<U>(alpha), descr, as<U>(values), offsets, columns, block, as<U>(x), 0,      \
+                    as<U>(beta), as<U>(y), 0, true, "cusparse" #P "bsrmv");                        \
+  }                                                                                                \
+  PT_EXPORT cusparseStatus_t cusparse##P##bsrmm(                                                   \
+      cusparseHandle_t handle, cusparseDirection_t dir, cusparseOperation_t trans_a,               \
+      cusparseOperation_t trans_b, int mb, int n, int kb, int nnzb, const T* alpha,                \
+      const cusparseMatDescr_t descr, const T* values, const int* offsets, const int* columns,     \
+      const int block, const T* b, const int ldb, const T* beta, T* c, int ldc) {                  \
+    return bsrmm<U>(handle, dir, trans_a, trans_b, mb, n, kb, nnzb, as<U>(alpha), descr,           \
+                    as<U>(values), offsets, columns, block, as<U>(b), ldb, as<U>(beta), as<U>(c),  \
+                    ldc, false, "cusparse" #P "bsrmm");                                            \
+  }
+PT_SPARSE_BSR(S, float, float)
+PT_SPARSE_BSR(D, double, double)
+PT_SPARSE_BSR(C, cuComplex, std::complex<float>)
+PT_SPARSE_BSR(Z, cuDoubleComplex, std::complex<double>)
+#undef PT_SPARSE_BSR

@@ -1658,17 +1658,19 @@ TEST_F(EmulateLibrariesTest, CusparseLegacyHelpersAreComputedAndRecorded) {
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   EXPECT_NE(r.out.find("cusparse_legacy: nnz 5, compressed to 3 (yes), A + 2B has 5 entries "
                        "(yes), gemvi (yes), interleaved residual below 1e-12 (yes), complex gtsv2 "
-                       "residual below 1e-5 (yes)"),
+                       "residual below 1e-5 (yes), BSR (yes)"),
             std::string::npos)
       << r.out;
   EXPECT_TRUE(summary_["unsupported_calls"].empty()) << summary_["unsupported_calls"].dump();
   EXPECT_TRUE(kept("misuse").empty());
   const auto records = kept("sparse");
-  ASSERT_EQ(apis(records), (std::vector<std::string>{
-                               "cusparseSnnz", "cusparseSnnz_compress", "cusparseScsr2csr_compress",
-                               "cusparseXcsrgeam2Nnz", "cusparseDcsrgeam2", "cusparseSgemvi",
-                               "cusparseDgtsvInterleavedBatch", "cusparseDgpsvInterleavedBatch",
-                               "cusparseCgtsv2", "cusparseRot", "cusparseSpMMOp"}));
+  ASSERT_EQ(apis(records),
+            (std::vector<std::string>{
+                "cusparseSnnz", "cusparseSnnz_compress", "cusparseScsr2csr_compress",
+                "cusparseXcsrgeam2Nnz", "cusparseDcsrgeam2", "cusparseSgemvi",
+                "cusparseDgtsvInterleavedBatch", "cusparseDgpsvInterleavedBatch", "cusparseCgtsv2",
+                "cusparseXcsr2bsrNnz", "cusparseDcsr2bsr", "cusparseDbsrmv", "cusparseDbsrmm",
+                "cusparseDbsr2csr", "cusparseRot", "cusparseSpMMOp"}));
   EXPECT_EQ(records[0]["bytes"], 3 * 4 * 4 + 3 * 4);           // the dense matrix, the counts
   EXPECT_EQ(records[2]["bytes"], (6 + 3) * (4 + 4) + 4 * 11);  // A and C, offsets and counts
   EXPECT_EQ(records[4]["flops"], 3 * 5);                       // 3 per entry of C
@@ -1678,11 +1680,14 @@ TEST_F(EmulateLibrariesTest, CusparseLegacyHelpersAreComputedAndRecorded) {
   EXPECT_EQ(records[6]["bytes"], (3 + 2) * 6 * 3 * 8);
   EXPECT_EQ(records[7]["flops"], 14 * 6 * 3);
   EXPECT_EQ(records[8]["dtype"], "complex64");
-  EXPECT_EQ(records[8]["flops"], 4 * 8 * 4);  // complex arithmetic: 4 real operations each
-  EXPECT_EQ(records[9]["flops"], 6 * 2);      // Givens rotation of x's 2 entries
-  EXPECT_EQ(records[9]["bytes"], 2 * (4 + 2 * 4) + 2 * 2 * 4);
-  EXPECT_EQ(records[10]["flops"], 2 * 3 * 2);  // SpMMOp counted as the SpMM: 2·nnz·n
-  EXPECT_EQ(records[10]["n"], 2);
+  EXPECT_EQ(records[8]["flops"], 4 * 8 * 4);           // complex arithmetic: 4 real operations each
+  EXPECT_EQ(records[11]["flops"], 2 * 4 * 2 * 2);      // bsrmv: 2 per entry of 4 blocks of 2 x 2
+  EXPECT_EQ(records[12]["flops"], 2 * 4 * 2 * 2 * 2);  // bsrmm: the same for 2 columns
+  EXPECT_EQ(records[13]["nnz"], 4);                    // blocks
+  EXPECT_EQ(records[14]["flops"], 6 * 2);              // Givens rotation of x's 2 entries
+  EXPECT_EQ(records[14]["bytes"], 2 * (4 + 2 * 4) + 2 * 2 * 4);
+  EXPECT_EQ(records[15]["flops"], 2 * 3 * 2);  // SpMMOp counted as the SpMM: 2·nnz·n
+  EXPECT_EQ(records[15]["n"], 2);
 }
 
 // The rest of cuSOLVER's 64-bit API: each routine is a `gemm` record with its routine and the

@@ -2,7 +2,8 @@
 // dense matrix, CSR compression (nnz_compress + csr2csr_compress), matrix addition C = A + 2·B
 // (csrgeam2 with Xcsrgeam2Nnz, the total through a device pointer), gemvi with a sparse vector,
 // batched interleaved tridiagonal and pentadiagonal solves and a complex gtsv2 (every result
-// checked on the host against a direct computation), the generic Givens rotation and SpMMOp.
+// checked on the host against a direct computation), BSR conversions and products (checked), the
+// generic Givens rotation and SpMMOp.
 // Valid CUDA: the same binary runs on a real GPU. Written for the emulator's tests.
 #define DISABLE_CUSPARSE_DEPRECATED
 #include <cuComplex.h>
@@ -174,6 +175,48 @@ int main() {
     if (i < 3) ax += c_du[i] * cx[i + 1];
     complex_residual = std::fmax(complex_residual, std::abs(ax - c_b[i]));
   }
+  // BSR: a 4 x 4 CSR matrix in 2 x 2 blocks (row-major inside a block), y = A·x by blocks, a
+  // 2-column product, and back to CSR (every entry of every block).
+  const std::vector<double> s_values = {1, 2, 3, 4, 5, 6};
+  const std::vector<int> s_offsets = {0, 2, 3, 4, 6}, s_columns = {0, 3, 1, 2, 0, 3};
+  double* ds_values = to_device(s_values);
+  int *ds_offsets = to_device(s_offsets), *ds_columns = to_device(s_columns);
+  int *db_offsets, nnzb = -1;
+  EMU_CHECK(cudaMalloc(&db_offsets, 3 * sizeof(int)));
+  SPARSE_CHECK(cusparseXcsr2bsrNnz(handle, CUSPARSE_DIRECTION_ROW, 4, 4, descr, ds_offsets,
+                                   ds_columns, 2, descr, db_offsets, &nnzb));
+  double* db_values;
+  int* db_columns;
+  EMU_CHECK(cudaMalloc(&db_values, nnzb * 4 * sizeof(double)));
+  EMU_CHECK(cudaMalloc(&db_columns, nnzb * sizeof(int)));
+  SPARSE_CHECK(cusparseDcsr2bsr(handle, CUSPARSE_DIRECTION_ROW, 4, 4, descr, ds_values, ds_offsets,
+                                ds_columns, 2, descr, db_values, db_offsets, db_columns));
+  double* bx = to_device(std::vector<double>{1, 2, 3, 4});
+  double* by = to_device(std::vector<double>(4, 0.0));
+  const double zero = 0.0;
+  SPARSE_CHECK(cusparseDbsrmv(handle, CUSPARSE_DIRECTION_ROW, CUSPARSE_OPERATION_NON_TRANSPOSE, 2,
+                              2, nnzb, &one, descr, db_values, db_offsets, db_columns, 2, bx, &zero,
+                              by));
+  // Rows: 1·1 + 2·4, 3·2, 4·3, 5·1 + 6·4.
+  const std::vector<double> block_y = to_host(by, 4);
+  double* bm = to_device(std::vector<double>{1, 2, 3, 4, 1, 1, 1, 1});  // 4 x 2, column-major
+  double* bc = to_device(std::vector<double>(8, 0.0));
+  SPARSE_CHECK(cusparseDbsrmm(handle, CUSPARSE_DIRECTION_ROW, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                              CUSPARSE_OPERATION_NON_TRANSPOSE, 2, 2, 2, nnzb, &one, descr,
+                              db_values, db_offsets, db_columns, 2, bm, 4, &zero, bc, 4));
+  const std::vector<double> block_c = to_host(bc, 8);
+  double* dr_values;
+  int *dr_offsets, *dr_columns;
+  EMU_CHECK(cudaMalloc(&dr_values, nnzb * 4 * sizeof(double)));
+  EMU_CHECK(cudaMalloc(&dr_offsets, 5 * sizeof(int)));
+  EMU_CHECK(cudaMalloc(&dr_columns, nnzb * 4 * sizeof(int)));
+  SPARSE_CHECK(cusparseDbsr2csr(handle, CUSPARSE_DIRECTION_ROW, 2, 2, descr, db_values, db_offsets,
+                                db_columns, 2, descr, dr_values, dr_offsets, dr_columns));
+  const std::vector<int> round_offsets = to_host(dr_offsets, 5);
+  const bool bsr_ok = nnzb == 4 && block_y[0] == 9 && block_y[1] == 6 && block_y[2] == 12 &&
+                      block_y[3] == 29 && block_c[0] == 9 && block_c[4] == 3 && block_c[7] == 11 &&
+                      round_offsets[4] == nnzb * 4;
+
   // The generic Givens rotation on a sparse x (entries 0 and 2) against a dense y of 3.
   cusparseSpVecDescr_t rot_x;
   cusparseDnVecDescr_t rot_y;
@@ -216,10 +259,14 @@ int main() {
 
   std::printf(
       "cusparse_legacy: nnz 5, compressed to %d (%s), A + 2B has %d entries (%s), gemvi (%s), "
-      "interleaved residual below 1e-12 (%s), complex gtsv2 residual below 1e-5 (%s)\n",
+      "interleaved residual below 1e-12 (%s), complex gtsv2 residual below 1e-5 (%s), BSR (%s)\n",
       kept, compress_ok ? "yes" : "no", nnz_c, geam_ok ? "yes" : "no", gemvi_ok ? "yes" : "no",
-      residual < 1e-12 ? "yes" : "no", complex_residual < 1e-5f ? "yes" : "no");
+      residual < 1e-12 ? "yes" : "no", complex_residual < 1e-5f ? "yes" : "no",
+      bsr_ok ? "yes" : "no");
   SPARSE_CHECK(cusparseDestroyMatDescr(descr));
   SPARSE_CHECK(cusparseDestroy(handle));
-  return compress_ok && geam_ok && gemvi_ok && residual < 1e-12 && complex_residual < 1e-5f ? 0 : 1;
+  return compress_ok && geam_ok && gemvi_ok && bsr_ok && residual < 1e-12 &&
+                 complex_residual < 1e-5f
+             ? 0
+             : 1;
 }
