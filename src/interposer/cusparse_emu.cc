@@ -124,7 +124,7 @@ struct OpDescr {
   std::vector<std::int64_t> c_offsets, c_columns;  // SpGEMM's C structure when backed
 };
 
-struct FactorInfo {  // csrilu02Info_t, csric02Info_t, bsrilu02Info_t
+struct FactorInfo {  // csrilu02Info_t, csric02Info_t, bsrilu02Info_t, bsric02Info_t, bsrsv2/sm2
   bool analysed = false;
 };
 
@@ -2166,15 +2166,27 @@ PT_EXPORT cusparseDiagType_t cusparseGetMatDiagType(const cusparseMatDescr_t des
 PT_FACTOR_INFO(Csrilu02, csrilu02Info_t)
 PT_FACTOR_INFO(Csric02, csric02Info_t)
 PT_FACTOR_INFO(Bsrilu02, bsrilu02Info_t)
+PT_FACTOR_INFO(Bsric02, bsric02Info_t)
+PT_FACTOR_INFO(Bsrsv2, bsrsv2Info_t)
+PT_FACTOR_INFO(Bsrsm2, bsrsm2Info_t)
 #undef PT_FACTOR_INFO
 
 namespace {
 
-enum class Factor { kIlu, kIc, kBsrIlu };
+enum class Factor { kIlu, kIc, kBsrIlu, kBsrIc };
 enum class Phase { kBufferSize, kAnalysis, kFactor };
 
 const char* factor_name(Factor f) {
-  return f == Factor::kIlu ? "csrilu02" : f == Factor::kIc ? "csric02" : "bsrilu02";
+  switch (f) {
+    case Factor::kIlu:
+      return "csrilu02";
+    case Factor::kIc:
+      return "csric02";
+    case Factor::kBsrIlu:
+      return "bsrilu02";
+    default:
+      return "bsric02";
+  }
 }
 
 // One legacy incomplete-factorization call: m (block) rows, nnz (blocks), block size `block`
@@ -2224,7 +2236,8 @@ cusparseStatus_t factor(cusparseHandle_t handle, Factor kind, Phase phase, int m
   detail::SparseOp op;
   op.api = api;
   op.what = what.c_str();
-  op.format = kind == Factor::kBsrIlu ? "bsr" : "csr";
+  const bool blocked = kind == Factor::kBsrIlu || kind == Factor::kBsrIc;
+  op.format = blocked ? "bsr" : "csr";
   op.rows = op.cols = std::int64_t{m} * block;
   op.nnz = std::int64_t{nnz} * block_values;
   op.dtype = op.compute = type;
@@ -2235,8 +2248,8 @@ cusparseStatus_t factor(cusparseHandle_t handle, Factor kind, Phase phase, int m
     // Model: each (block) nonzero is updated by about nnz/m others of its row.
     const double per_row = m > 0 ? static_cast<double>(nnz) / m : 0.0;
     double flops = static_cast<double>(nnz) * per_row;  // ILU(0): nnz²/m
-    if (kind == Factor::kIc) flops /= 2;
-    if (kind == Factor::kBsrIlu) flops *= 2.0 * static_cast<double>(block_values) * block;
+    if (kind == Factor::kIc || kind == Factor::kBsrIc) flops /= 2;
+    if (blocked) flops *= 2.0 * static_cast<double>(block_values) * block;
     op.flops = flops >= 9.0e18 ? INT64_MAX : static_cast<std::int64_t>(flops);
     op.bytes =
         detail::add(detail::mul(detail::mul(std::int64_t{nnz}, block_values), 2 * v), structure);
@@ -2270,6 +2283,18 @@ PT_EXPORT cusparseStatus_t cusparseXcsric02_zeroPivot(cusparseHandle_t handle, c
 PT_EXPORT cusparseStatus_t cusparseXbsrilu02_zeroPivot(cusparseHandle_t handle, bsrilu02Info_t info,
                                                        int* position) {
   return zero_pivot(handle, info, position, "cusparseXbsrilu02_zeroPivot");
+}
+PT_EXPORT cusparseStatus_t cusparseXbsric02_zeroPivot(cusparseHandle_t handle, bsric02Info_t info,
+                                                      int* position) {
+  return zero_pivot(handle, info, position, "cusparseXbsric02_zeroPivot");
+}
+PT_EXPORT cusparseStatus_t cusparseXbsrsv2_zeroPivot(cusparseHandle_t handle, bsrsv2Info_t info,
+                                                     int* position) {
+  return zero_pivot(handle, info, position, "cusparseXbsrsv2_zeroPivot");
+}
+PT_EXPORT cusparseStatus_t cusparseXbsrsm2_zeroPivot(cusparseHandle_t handle, bsrsm2Info_t info,
+                                                     int* position) {
+  return zero_pivot(handle, info, position, "cusparseXbsrsm2_zeroPivot");
 }
 
 // csrilu02 / csric02 in S/D/C/Z: _bufferSize, _analysis and the factorization.
@@ -2324,16 +2349,44 @@ PT_EXPORT cusparseStatus_t cusparseXbsrilu02_zeroPivot(cusparseHandle_t handle, 
                   row_ptr, col_ind, info, DTYPE, nullptr, "cusparse" #P "bsrilu02");           \
   }
 
+#define PT_BSR_IC(P, T, DTYPE)                                                                     \
+  PT_EXPORT cusparseStatus_t cusparse##P##bsric02_bufferSize(                                      \
+      cusparseHandle_t handle, cusparseDirection_t dir, int mb, int nnzb,                          \
+      const cusparseMatDescr_t descr, T* values, const int* row_ptr, const int* col_ind,           \
+      int block, bsric02Info_t info, int* buffer_size) {                                           \
+    (void)dir;                                                                                     \
+    return factor(handle, Factor::kBsrIc, Phase::kBufferSize, mb, nnzb, block, descr, values,      \
+                  row_ptr, col_ind, info, DTYPE, buffer_size, "cusparse" #P "bsric02_bufferSize"); \
+  }                                                                                                \
+  PT_EXPORT cusparseStatus_t cusparse##P##bsric02_analysis(                                        \
+      cusparseHandle_t handle, cusparseDirection_t dir, int mb, int nnzb,                          \
+      const cusparseMatDescr_t descr, const T* values, const int* row_ptr, const int* col_ind,     \
+      int block, bsric02Info_t info, cusparseSolvePolicy_t policy, void* buffer) {                 \
+    (void)dir, (void)policy, (void)buffer;                                                         \
+    return factor(handle, Factor::kBsrIc, Phase::kAnalysis, mb, nnzb, block, descr, values,        \
+                  row_ptr, col_ind, info, DTYPE, nullptr, "cusparse" #P "bsric02_analysis");       \
+  }                                                                                                \
+  PT_EXPORT cusparseStatus_t cusparse##P##bsric02(                                                 \
+      cusparseHandle_t handle, cusparseDirection_t dir, int mb, int nnzb,                          \
+      const cusparseMatDescr_t descr, T* values, const int* row_ptr, const int* col_ind,           \
+      int block, bsric02Info_t info, cusparseSolvePolicy_t policy, void* buffer) {                 \
+    (void)dir, (void)policy, (void)buffer;                                                         \
+    return factor(handle, Factor::kBsrIc, Phase::kFactor, mb, nnzb, block, descr, values, row_ptr, \
+                  col_ind, info, DTYPE, nullptr, "cusparse" #P "bsric02");                         \
+  }
+
 #define PT_ALL_FACTORS(P, T, DTYPE)                                  \
   PT_CSR_FACTOR(P, T, DTYPE, csrilu02, csrilu02Info_t, Factor::kIlu) \
   PT_CSR_FACTOR(P, T, DTYPE, csric02, csric02Info_t, Factor::kIc)    \
-  PT_BSR_FACTOR(P, T, DTYPE)
+  PT_BSR_FACTOR(P, T, DTYPE)                                         \
+  PT_BSR_IC(P, T, DTYPE)
 
 PT_ALL_FACTORS(S, float, CUDA_R_32F)
 PT_ALL_FACTORS(D, double, CUDA_R_64F)
 PT_ALL_FACTORS(C, cuComplex, CUDA_C_32F)
 PT_ALL_FACTORS(Z, cuDoubleComplex, CUDA_C_64F)
 #undef PT_ALL_FACTORS
+#undef PT_BSR_IC
 #undef PT_BSR_FACTOR
 #undef PT_CSR_FACTOR
 
@@ -3821,3 +3874,155 @@ PT_SPARSE_BSR(D, double, double)
 PT_SPARSE_BSR(C, cuComplex, std::complex<float>)
 PT_SPARSE_BSR(Z, cuDoubleComplex, std::complex<double>)
 #undef PT_SPARSE_BSR
+
+// ----------------------------- BSR triangular solves (bsrsv2, bsrsm2: info, buffer size,
+// analysis, solve, zero pivot) recorded like SpSV/SpSM: the analysis reads the structure, a solve
+// counts 2 FLOPs per stored block entry and right-hand side and moves the blocks and the
+// right-hand sides (read and written); nothing is computed. bsrxmv (a masked bsrmv) is recorded
+// over the block rows of its mask. The ILU numeric boost is accepted and kept off the record
+// (the factors are not computed).
+namespace {
+cusparseStatus_t block_solve(cusparseHandle_t handle, Phase phase, int mb, int nnzb, int block,
+                             std::int64_t rhs, const void* descr, const void* values,
+                             const int* row_ptr, const int* col_ind, const void* info,
+                             const void* b, std::int64_t ldb, const void* x, std::int64_t ldx,
+                             cudaDataType type, int* buffer_size, bool vector, const char* api) {
+  const std::int64_t start = powertrain::emu::now_ns();
+  const detail::SparseHandle* h = detail::live_handle(handle, api);
+  if (h == nullptr) return CUSPARSE_STATUS_NOT_INITIALIZED;
+  detail::LegacyMatDescr d;
+  if (!detail::legacy_mat_descr(descr, &d)) return detail::bad(api, "invalid matrix descriptor");
+  auto* fi = detail::need<detail::FactorInfo>(sparse().infos, info, "info", api);
+  if (fi == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;
+  const std::int64_t v = detail::value_bytes(type), b2 = std::int64_t{block} * block;
+  const std::int64_t m = std::int64_t{mb} * block;
+  if (mb < 0 || nnzb < 0 || block <= 0 || block > 65536 || rhs < 0)
+    return detail::bad(api, "invalid mb, nnzb, blockDim or right-hand sides");
+  if (!int_array(row_ptr, std::int64_t{mb} + 1) || !int_array(col_ind, nnzb) ||
+      !detail::device_array(values, detail::mul(detail::mul(nnzb, b2), v)))
+    return detail::bad(api, "an array of A is not device memory of its size");
+  if (phase == Phase::kBufferSize) {
+    if (buffer_size == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;
+    *buffer_size = 0;
+    return CUSPARSE_STATUS_SUCCESS;
+  }
+  const std::int64_t structure = 4LL * nnzb + 4LL * (mb + 1);
+  detail::SparseOp op;
+  op.api = api, op.format = "bsr", op.rows = op.cols = m, op.nnz = nnzb * b2;
+  op.dtype = op.compute = type;
+  {
+    std::lock_guard<std::mutex> lock(sparse().mutex);
+    if (phase == Phase::kAnalysis) {
+      fi->analysed = true;
+    } else if (!fi->analysed) {
+      return detail::bad(api, "the info object has not been through the analysis");
+    }
+  }
+  if (phase == Phase::kAnalysis) {
+    op.what = vector ? "bsrsv2_analysis" : "bsrsm2_analysis";
+    op.bytes = structure;
+    return detail::run(*h, op, start);
+  }
+  const std::int64_t span_b = vector ? m : (rhs > 0 ? (rhs - 1) * ldb + m : 0);
+  const std::int64_t span_x = vector ? m : (rhs > 0 ? (rhs - 1) * ldx + m : 0);
+  if ((!vector && (ldb < m || ldx < m)) || !detail::device_array(b, span_b * v) ||
+      !detail::device_array(x, span_x * v))
+    return detail::bad(api, "the right-hand side or the solution is not device memory of its size");
+  op.what = vector ? "bsrsv2_solve" : "bsrsm2_solve";
+  op.n = vector ? 0 : rhs;
+  op.flops = detail::mul(2 * nnzb * b2, std::max<std::int64_t>(rhs, 1)) *
+             (type == CUDA_C_32F || type == CUDA_C_64F ? 4 : 1);
+  op.bytes = detail::add(detail::add(detail::mul(nnzb * b2, v), structure),
+                         detail::mul(2 * m * std::max<std::int64_t>(rhs, 1), v));
+  return detail::run(*h, op, start);
+}
+}  // namespace
+
+#define PT_BSR_SOLVE(P, T, DTYPE)                                                                  \
+  PT_EXPORT cusparseStatus_t cusparse##P##bsrsv2_bufferSize(                                       \
+      cusparseHandle_t handle, cusparseDirection_t dir, cusparseOperation_t trans, int mb,         \
+      int nnzb, const cusparseMatDescr_t descr, T* values, const int* row_ptr, const int* col_ind, \
+      int block, bsrsv2Info_t info, int* buffer_size) {                                            \
+    (void)dir, (void)trans;                                                                        \
+    return block_solve(handle, Phase::kBufferSize, mb, nnzb, block, 1, descr, values, row_ptr,     \
+                       col_ind, info, nullptr, 0, nullptr, 0, DTYPE, buffer_size, true,            \
+                       "cusparse" #P "bsrsv2_bufferSize");                                         \
+  }                                                                                                \
+  PT_EXPORT cusparseStatus_t cusparse##P##bsrsv2_analysis(                                         \
+      cusparseHandle_t handle, cusparseDirection_t dir, cusparseOperation_t trans, int mb,         \
+      int nnzb, const cusparseMatDescr_t descr, const T* values, const int* row_ptr,               \
+      const int* col_ind, int block, bsrsv2Info_t info, cusparseSolvePolicy_t policy,              \
+      void* buffer) {                                                                              \
+    (void)dir, (void)trans, (void)policy, (void)buffer;                                            \
+    return block_solve(handle, Phase::kAnalysis, mb, nnzb, block, 1, descr, values, row_ptr,       \
+                       col_ind, info, nullptr, 0, nullptr, 0, DTYPE, nullptr, true,                \
+                       "cusparse" #P "bsrsv2_analysis");                                           \
+  }                                                                                                \
+  PT_EXPORT cusparseStatus_t cusparse##P##bsrsv2_solve(                                            \
+      cusparseHandle_t handle, cusparseDirection_t dir, cusparseOperation_t trans, int mb,         \
+      int nnzb, const T* alpha, const cusparseMatDescr_t descr, const T* values,                   \
+      const int* row_ptr, const int* col_ind, int block, bsrsv2Info_t info, const T* f, T* x,      \
+      cusparseSolvePolicy_t policy, void* buffer) {                                                \
+    (void)dir, (void)trans, (void)policy, (void)buffer;                                            \
+    if (alpha == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;                                    \
+    return block_solve(handle, Phase::kFactor, mb, nnzb, block, 1, descr, values, row_ptr,         \
+                       col_ind, info, f, 0, x, 0, DTYPE, nullptr, true,                            \
+                       "cusparse" #P "bsrsv2_solve");                                              \
+  }                                                                                                \
+  PT_EXPORT cusparseStatus_t cusparse##P##bsrsm2_bufferSize(                                       \
+      cusparseHandle_t handle, cusparseDirection_t dir, cusparseOperation_t trans,                 \
+      cusparseOperation_t trans_xy, int mb, int n, int nnzb, const cusparseMatDescr_t descr,       \
+      T* values, const int* row_ptr, const int* col_ind, int block, bsrsm2Info_t info,             \
+      int* buffer_size) {                                                                          \
+    (void)dir, (void)trans, (void)trans_xy;                                                        \
+    return block_solve(handle, Phase::kBufferSize, mb, nnzb, block, n, descr, values, row_ptr,     \
+                       col_ind, info, nullptr, 0, nullptr, 0, DTYPE, buffer_size, false,           \
+                       "cusparse" #P "bsrsm2_bufferSize");                                         \
+  }                                                                                                \
+  PT_EXPORT cusparseStatus_t cusparse##P##bsrsm2_analysis(                                         \
+      cusparseHandle_t handle, cusparseDirection_t dir, cusparseOperation_t trans,                 \
+      cusparseOperation_t trans_xy, int mb, int n, int nnzb, const cusparseMatDescr_t descr,       \
+      const T* values, const int* row_ptr, const int* col_ind, int block, bsrsm2Info_t info,       \
+      cusparseSolvePolicy_t policy, void* buffer) {                                                \
+    (void)dir, (void)trans, (void)trans_xy, (void)policy, (void)buffer;                            \
+    return block_solve(handle, Phase::kAnalysis, mb, nnzb, block, n, descr, values, row_ptr,       \
+                       col_ind, info, nullptr, 0, nullptr, 0, DTYPE, nullptr, false,               \
+                       "cusparse" #P "bsrsm2_analysis");                                           \
+  }                                                                                                \
+  PT_EXPORT cusparseStatus_t cusparse##P##bsrsm2_solve(                                            \
+      cusparseHandle_t handle, cusparseDirection_t dir, cusparseOperation_t trans,                 \
+      cusparseOperation_t trans_xy, int mb, int n, int nnzb, const T* alpha,                       \
+      const cusparseMatDescr_t descr, const T* values, const int* row_ptr, const int* col_ind,     \
+      int block, bsrsm2Info_t info, const T* B, int ldb, T* X, int ldx,                            \
+      cusparseSolvePolicy_t policy, void* buffer) {                                                \
+    (void)dir, (void)trans, (void)trans_xy, (void)policy, (void)buffer;                            \
+    if (alpha == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;                                    \
+    return block_solve(handle, Phase::kFactor, mb, nnzb, block, n, descr, values, row_ptr,         \
+                       col_ind, info, B, ldb, X, ldx, DTYPE, nullptr, false,                       \
+                       "cusparse" #P "bsrsm2_solve");                                              \
+  }                                                                                                \
+  PT_EXPORT cusparseStatus_t cusparse##P##csrilu02_numericBoost(                                   \
+      cusparseHandle_t handle, csrilu02Info_t info, int enable, double* tol, T* boost) {           \
+    const char* api = "cusparse" #P "csrilu02_numericBoost";                                       \
+    if (detail::live_handle(handle, api) == nullptr) return CUSPARSE_STATUS_NOT_INITIALIZED;       \
+    if (detail::need<detail::FactorInfo>(sparse().infos, info, "info", api) == nullptr)            \
+      return CUSPARSE_STATUS_INVALID_VALUE;                                                        \
+    if (enable != 0 && (tol == nullptr || boost == nullptr))                                       \
+      return detail::bad(api, "tol and boost_val are required when boosting");                     \
+    return CUSPARSE_STATUS_SUCCESS;                                                                \
+  }                                                                                                \
+  PT_EXPORT cusparseStatus_t cusparse##P##bsrilu02_numericBoost(                                   \
+      cusparseHandle_t handle, bsrilu02Info_t info, int enable, double* tol, T* boost) {           \
+    const char* api = "cusparse" #P "bsrilu02_numericBoost";                                       \
+    if (detail::live_handle(handle, api) == nullptr) return CUSPARSE_STATUS_NOT_INITIALIZED;       \
+    if (detail::need<detail::FactorInfo>(sparse().infos, info, "info", api) == nullptr)            \
+      return CUSPARSE_STATUS_INVALID_VALUE;                                                        \
+    if (enable != 0 && (tol == nullptr || boost == nullptr))                                       \
+      return detail::bad(api, "tol and boost_val are required when boosting");                     \
+    return CUSPARSE_STATUS_SUCCESS;                                                                \
+  }
+PT_BSR_SOLVE(S, float, CUDA_R_32F)
+PT_BSR_SOLVE(D, double, CUDA_R_64F)
+PT_BSR_SOLVE(C, cuComplex, CUDA_C_32F)
+PT_BSR_SOLVE(Z, cuDoubleComplex, CUDA_C_64F)
+#undef PT_BSR_SOLVE

@@ -1664,13 +1664,26 @@ TEST_F(EmulateLibrariesTest, CusparseLegacyHelpersAreComputedAndRecorded) {
   EXPECT_TRUE(summary_["unsupported_calls"].empty()) << summary_["unsupported_calls"].dump();
   EXPECT_TRUE(kept("misuse").empty());
   const auto records = kept("sparse");
-  ASSERT_EQ(apis(records),
-            (std::vector<std::string>{
-                "cusparseSnnz", "cusparseSnnz_compress", "cusparseScsr2csr_compress",
-                "cusparseXcsrgeam2Nnz", "cusparseDcsrgeam2", "cusparseSgemvi",
-                "cusparseDgtsvInterleavedBatch", "cusparseDgpsvInterleavedBatch", "cusparseCgtsv2",
-                "cusparseXcsr2bsrNnz", "cusparseDcsr2bsr", "cusparseDbsrmv", "cusparseDbsrmm",
-                "cusparseDbsr2csr", "cusparseRot", "cusparseSpMMOp"}));
+  ASSERT_EQ(apis(records), (std::vector<std::string>{"cusparseSnnz",
+                                                     "cusparseSnnz_compress",
+                                                     "cusparseScsr2csr_compress",
+                                                     "cusparseXcsrgeam2Nnz",
+                                                     "cusparseDcsrgeam2",
+                                                     "cusparseSgemvi",
+                                                     "cusparseDgtsvInterleavedBatch",
+                                                     "cusparseDgpsvInterleavedBatch",
+                                                     "cusparseCgtsv2",
+                                                     "cusparseXcsr2bsrNnz",
+                                                     "cusparseDcsr2bsr",
+                                                     "cusparseDbsrmv",
+                                                     "cusparseDbsrmm",
+                                                     "cusparseDbsr2csr",
+                                                     "cusparseDbsric02_analysis",
+                                                     "cusparseDbsric02",
+                                                     "cusparseDbsrsv2_analysis",
+                                                     "cusparseDbsrsv2_solve",
+                                                     "cusparseRot",
+                                                     "cusparseSpMMOp"}));
   EXPECT_EQ(records[0]["bytes"], 3 * 4 * 4 + 3 * 4);           // the dense matrix, the counts
   EXPECT_EQ(records[2]["bytes"], (6 + 3) * (4 + 4) + 4 * 11);  // A and C, offsets and counts
   EXPECT_EQ(records[4]["flops"], 3 * 5);                       // 3 per entry of C
@@ -1684,10 +1697,11 @@ TEST_F(EmulateLibrariesTest, CusparseLegacyHelpersAreComputedAndRecorded) {
   EXPECT_EQ(records[11]["flops"], 2 * 4 * 2 * 2);      // bsrmv: 2 per entry of 4 blocks of 2 x 2
   EXPECT_EQ(records[12]["flops"], 2 * 4 * 2 * 2 * 2);  // bsrmm: the same for 2 columns
   EXPECT_EQ(records[13]["nnz"], 4);                    // blocks
-  EXPECT_EQ(records[14]["flops"], 6 * 2);              // Givens rotation of x's 2 entries
-  EXPECT_EQ(records[14]["bytes"], 2 * (4 + 2 * 4) + 2 * 2 * 4);
-  EXPECT_EQ(records[15]["flops"], 2 * 3 * 2);  // SpMMOp counted as the SpMM: 2·nnz·n
-  EXPECT_EQ(records[15]["n"], 2);
+  EXPECT_EQ(records[17]["flops"], 2 * 4 * 2 * 2);      // bsrsv2: 2 per stored block entry
+  EXPECT_EQ(records[18]["flops"], 6 * 2);              // Givens rotation of x's 2 entries
+  EXPECT_EQ(records[18]["bytes"], 2 * (4 + 2 * 4) + 2 * 2 * 4);
+  EXPECT_EQ(records[19]["flops"], 2 * 3 * 2);  // SpMMOp counted as the SpMM: 2·nnz·n
+  EXPECT_EQ(records[19]["n"], 2);
 }
 
 // The rest of cuSOLVER's 64-bit API: each routine is a `gemm` record with its routine and the

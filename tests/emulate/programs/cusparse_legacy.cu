@@ -213,9 +213,42 @@ int main() {
   SPARSE_CHECK(cusparseDbsr2csr(handle, CUSPARSE_DIRECTION_ROW, 2, 2, descr, db_values, db_offsets,
                                 db_columns, 2, descr, dr_values, dr_offsets, dr_columns));
   const std::vector<int> round_offsets = to_host(dr_offsets, 5);
-  const bool bsr_ok = nnzb == 4 && block_y[0] == 9 && block_y[1] == 6 && block_y[2] == 12 &&
-                      block_y[3] == 29 && block_c[0] == 9 && block_c[4] == 3 && block_c[7] == 11 &&
-                      round_offsets[4] == nnzb * 4;
+  const bool bsr_ok_products = nnzb == 4 && block_y[0] == 9 && block_y[1] == 6 &&
+                               block_y[2] == 12 && block_y[3] == 29 && block_c[0] == 9 &&
+                               block_c[4] == 3 && block_c[7] == 11 && round_offsets[4] == nnzb * 4;
+
+  // Incomplete Cholesky on the blocks, then a block triangular solve (recorded, not computed).
+  bsric02Info_t ic_info;
+  bsrsv2Info_t sv_info;
+  SPARSE_CHECK(cusparseCreateBsric02Info(&ic_info));
+  SPARSE_CHECK(cusparseCreateBsrsv2Info(&sv_info));
+  int ic_bytes = -1, sv_bytes = -1;
+  SPARSE_CHECK(cusparseDbsric02_bufferSize(handle, CUSPARSE_DIRECTION_ROW, 2, nnzb, descr,
+                                           db_values, db_offsets, db_columns, 2, ic_info,
+                                           &ic_bytes));
+  SPARSE_CHECK(cusparseDbsric02_analysis(handle, CUSPARSE_DIRECTION_ROW, 2, nnzb, descr, db_values,
+                                         db_offsets, db_columns, 2, ic_info,
+                                         CUSPARSE_SOLVE_POLICY_NO_LEVEL, nullptr));
+  SPARSE_CHECK(cusparseDbsric02(handle, CUSPARSE_DIRECTION_ROW, 2, nnzb, descr, db_values,
+                                db_offsets, db_columns, 2, ic_info, CUSPARSE_SOLVE_POLICY_NO_LEVEL,
+                                nullptr));
+  int pivot = 0;
+  SPARSE_CHECK(cusparseXbsric02_zeroPivot(handle, ic_info, &pivot));
+  SPARSE_CHECK(cusparseDbsrsv2_bufferSize(
+      handle, CUSPARSE_DIRECTION_ROW, CUSPARSE_OPERATION_NON_TRANSPOSE, 2, nnzb, descr, db_values,
+      db_offsets, db_columns, 2, sv_info, &sv_bytes));
+  SPARSE_CHECK(cusparseDbsrsv2_analysis(
+      handle, CUSPARSE_DIRECTION_ROW, CUSPARSE_OPERATION_NON_TRANSPOSE, 2, nnzb, descr, db_values,
+      db_offsets, db_columns, 2, sv_info, CUSPARSE_SOLVE_POLICY_NO_LEVEL, nullptr));
+  SPARSE_CHECK(cusparseDbsrsv2_solve(handle, CUSPARSE_DIRECTION_ROW,
+                                     CUSPARSE_OPERATION_NON_TRANSPOSE, 2, nnzb, &one, descr,
+                                     db_values, db_offsets, db_columns, 2, sv_info, bx, by,
+                                     CUSPARSE_SOLVE_POLICY_NO_LEVEL, nullptr));
+  SPARSE_CHECK(cusparseDestroyBsric02Info(ic_info));
+  SPARSE_CHECK(cusparseDestroyBsrsv2Info(sv_info));
+  const bool block_solve_ok = ic_bytes >= 0 && sv_bytes >= 0 && pivot == -1;
+
+  const bool bsr_ok = bsr_ok_products && block_solve_ok;
 
   // The generic Givens rotation on a sparse x (entries 0 and 2) against a dense y of 3.
   cusparseSpVecDescr_t rot_x;
