@@ -4026,3 +4026,55 @@ PT_BSR_SOLVE(D, double, CUDA_R_64F)
 PT_BSR_SOLVE(C, cuComplex, CUDA_C_32F)
 PT_BSR_SOLVE(Z, cuDoubleComplex, CUDA_C_64F)
 #undef PT_BSR_SOLVE
+
+namespace {
+// bsrxmv: bsrmv over the block rows listed in the mask (bsrSortedMaskPtrA), each row's blocks from
+// its start to its end pointer; recorded from the structure's sizes (the mask's rows are not read).
+cusparseStatus_t bsrxmv(cusparseHandle_t handle, cusparseOperation_t trans, int mask_size, int mb,
+                        int nb, int nnzb, const void* alpha, const cusparseMatDescr_t descr,
+                        const void* values, const int* mask, const int* row_ptr, const int* end_ptr,
+                        const int* col_ind, int block, const void* x, const void* beta,
+                        const void* y, cudaDataType type, const char* api) {
+  const std::int64_t start = powertrain::emu::now_ns();
+  const detail::SparseHandle* h = detail::live_handle(handle, api);
+  if (h == nullptr) return CUSPARSE_STATUS_NOT_INITIALIZED;
+  detail::LegacyMatDescr d;
+  if (!detail::legacy_mat_descr(descr, &d)) return detail::bad(api, "invalid matrix descriptor");
+  if (trans != CUSPARSE_OPERATION_NON_TRANSPOSE)
+    return detail::bad(api, "only CUSPARSE_OPERATION_NON_TRANSPOSE is supported");
+  if (alpha == nullptr || beta == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;
+  const std::int64_t v = detail::value_bytes(type), b2 = std::int64_t{block} * block;
+  if (mask_size < 0 || mask_size > mb || mb < 0 || nb < 0 || nnzb < 0 || block <= 0 ||
+      !int_array(mask, mask_size) || !int_array(row_ptr, mb) || !int_array(end_ptr, mb) ||
+      !int_array(col_ind, nnzb) || !detail::device_array(values, nnzb * b2 * v) ||
+      !detail::device_array(x, std::int64_t{nb} * block * v) ||
+      !detail::device_array(y, std::int64_t{mb} * block * v))
+    return detail::bad(api, "invalid sizes, or an array that is not device memory of its size");
+  // The masked rows' share of the blocks (uniformly spread): nnzb · mask / mb.
+  const std::int64_t blocks = mb > 0 ? nnzb * mask_size / mb : 0;
+  detail::SparseOp op;
+  op.api = api, op.what = "bsrxmv", op.format = "bsr";
+  op.rows = std::int64_t{mb} * block, op.cols = std::int64_t{nb} * block, op.nnz = nnzb * b2;
+  op.dtype = op.compute = type;
+  op.flops = 2 * blocks * b2 * (type == CUDA_C_32F || type == CUDA_C_64F ? 4 : 1);
+  op.bytes = blocks * (b2 * v + 4) + 4LL * (2 * mask_size) +
+             (std::int64_t{nb} + 2LL * mask_size) * block * v;
+  return detail::run(*h, op, start);
+}
+}  // namespace
+
+#define PT_BSRXMV(P, T, DTYPE)                                                                    \
+  PT_EXPORT cusparseStatus_t cusparse##P##bsrxmv(                                                 \
+      cusparseHandle_t handle, cusparseDirection_t dir, cusparseOperation_t trans, int mask_size, \
+      int mb, int nb, int nnzb, const T* alpha, const cusparseMatDescr_t descr, const T* values,  \
+      const int* mask, const int* row_ptr, const int* end_ptr, const int* col_ind, int block,     \
+      const T* x, const T* beta, T* y) {                                                          \
+    (void)dir;                                                                                    \
+    return bsrxmv(handle, trans, mask_size, mb, nb, nnzb, alpha, descr, values, mask, row_ptr,    \
+                  end_ptr, col_ind, block, x, beta, y, DTYPE, "cusparse" #P "bsrxmv");            \
+  }
+PT_BSRXMV(S, float, CUDA_R_32F)
+PT_BSRXMV(D, double, CUDA_R_64F)
+PT_BSRXMV(C, cuComplex, CUDA_C_32F)
+PT_BSRXMV(Z, cuDoubleComplex, CUDA_C_64F)
+#undef PT_BSRXMV

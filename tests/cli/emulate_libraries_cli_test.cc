@@ -1683,7 +1683,8 @@ TEST_F(EmulateLibrariesTest, CusparseLegacyHelpersAreComputedAndRecorded) {
                                                      "cusparseDbsrsv2_analysis",
                                                      "cusparseDbsrsv2_solve",
                                                      "cusparseRot",
-                                                     "cusparseSpMMOp"}));
+                                                     "cusparseSpMMOp",
+                                                     "cusparseDbsrxmv"}));
   EXPECT_EQ(records[0]["bytes"], 3 * 4 * 4 + 3 * 4);           // the dense matrix, the counts
   EXPECT_EQ(records[2]["bytes"], (6 + 3) * (4 + 4) + 4 * 11);  // A and C, offsets and counts
   EXPECT_EQ(records[4]["flops"], 3 * 5);                       // 3 per entry of C
@@ -1702,6 +1703,7 @@ TEST_F(EmulateLibrariesTest, CusparseLegacyHelpersAreComputedAndRecorded) {
   EXPECT_EQ(records[18]["bytes"], 2 * (4 + 2 * 4) + 2 * 2 * 4);
   EXPECT_EQ(records[19]["flops"], 2 * 3 * 2);  // SpMMOp counted as the SpMM: 2·nnz·n
   EXPECT_EQ(records[19]["n"], 2);
+  EXPECT_EQ(records[20]["flops"], 2 * 2 * 2 * 2);  // bsrxmv: half the blocks (1 of 2 block rows)
 }
 
 // The rest of cuSOLVER's 64-bit API: each routine is a `gemm` record with its routine and the

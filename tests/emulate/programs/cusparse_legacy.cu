@@ -288,6 +288,11 @@ int main() {
     SPARSE_CHECK(cusparseSpMMOp(plan, op_buffer));
     SPARSE_CHECK(cusparseSpMMOp_destroyPlan(plan));
   }
+  // bsrxmv on the second block row only (a mask of one row).
+  int* mask = to_device(std::vector<int>{1});
+  SPARSE_CHECK(cusparseDbsrxmv(handle, CUSPARSE_DIRECTION_ROW, CUSPARSE_OPERATION_NON_TRANSPOSE, 1,
+                               2, 2, nnzb, &one, descr, db_values, mask, db_offsets, db_offsets + 1,
+                               db_columns, 2, bx, &zero, by));
   EMU_CHECK(cudaDeviceSynchronize());
 
   std::printf(
