@@ -2439,12 +2439,18 @@ cudnnStatus_t rnn_begin(cudnnHandle_t handle, cudnnRNNDescriptor_t desc, const i
   if (xd->layout != yd->layout || xd->batch != yd->batch || xd->max_length != yd->max_length ||
       xd->lengths != yd->lengths)
     return detail::bad(api, "x and y describe different sequences");
-  if (lengths == nullptr || !device_buffer(lengths, sizeof(int32_t) * xd->batch))
+  // Since cuDNN 8.9.1 the device copy of the lengths is optional (PyTorch passes NULL): the data
+  // descriptors carry them.
+  if (lengths != nullptr && !device_buffer(lengths, sizeof(int32_t) * xd->batch))
     return detail::bad(api, "devSeqLengths is not device memory of batchSize int32 values");
+  // [layers·dirs, batch, width], possibly padded with trailing 1s (PyTorch uses 5-d).
   const auto state_ok = [&](cudnnTensorDescriptor_t t_desc, std::int64_t width) {
     const Tensor* t = tensor_of(t_desc);
-    return t != nullptr && t->set && t->dims == 3 && t->dim[0] == r->layers * dirs &&
-           t->dim[1] == xd->batch && t->dim[2] == width;
+    if (t == nullptr || !t->set || t->dims < 3) return false;
+    for (int i = 3; i < t->dims; ++i) {
+      if (t->dim[i] != 1) return false;
+    }
+    return t->dim[0] == r->layers * dirs && t->dim[1] == xd->batch && t->dim[2] == width;
   };
   if (!state_ok(h_desc, r->projection_size))
     return detail::bad(api, "hDesc must be [numLayers x directions, batch, projSize] = [" +
@@ -3897,7 +3903,7 @@ cudnnStatus_t ctc_shapes(const cudnnTensorDescriptor_t probs_desc,
 }
 
 // Host label arrays (the v7 API): every label within the alphabet (0 is the blank), every
-// length within cuDNN's 256 and the input length; returns the longest label.
+// length within cuDNN's 256; returns the longest label.
 cudnnStatus_t ctc_host_labels(const Tensor& probs, const int* labels, const int* label_lengths,
                               const int* input_lengths, const char* api, int* longest) {
   if (labels == nullptr || label_lengths == nullptr || input_lengths == nullptr)
@@ -3909,10 +3915,11 @@ cudnnStatus_t ctc_host_labels(const Tensor& probs, const int* labels, const int*
     if (input_lengths[i] <= 0 || input_lengths[i] > steps)
       return detail::bad(api, "inputLengths[" + std::to_string(i) +
                                   "] = " + std::to_string(input_lengths[i]) + " is outside [1, T]");
-    if (label_lengths[i] < 0 || label_lengths[i] > 256 || label_lengths[i] > input_lengths[i])
-      return detail::bad(api, "labelLengths[" + std::to_string(i) +
-                                  "] = " + std::to_string(label_lengths[i]) +
-                                  " exceeds 256 or its input length");
+    // A label longer than its input fits no alignment: cuDNN accepts it and zeroes or skips its
+    // gradient (cudnnCTCGradMode_t), so only cuDNN's 256 limit is checked.
+    if (label_lengths[i] < 0 || label_lengths[i] > 256)
+      return detail::bad(api, "labelLengths[" + std::to_string(i) + "] = " +
+                                  std::to_string(label_lengths[i]) + " is outside [0, 256]");
     for (int j = 0; j < label_lengths[i]; ++j) {
       const int label = labels[offset + j];
       if (label <= 0 || label >= alphabet)

@@ -299,6 +299,7 @@ cufftResult make_plan(int handle, int rank, const long long* n, bool advanced, l
   p->auto_allocate = settings.auto_allocate;
   p->patient_jit = settings.patient_jit;
   p->max_host_threads = settings.max_host_threads;
+  p->work_area_policy = settings.work_area_policy;
   for (int t = 0; t < 8; ++t) {
     p->callbacks[t] = std::move(settings.callbacks[t]);
     p->callback_shared_bytes[t] = settings.callback_shared_bytes[t];

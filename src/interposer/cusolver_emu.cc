@@ -2358,17 +2358,6 @@ struct IrsInfos {
   std::vector<double> history;  // (maxiters + 1) x 2, column-major: iteration, ‖r‖∞
 };
 
-IrsParams* irs_params_of(const void* p) {
-  std::lock_guard<std::mutex> lock(detail::solver().mutex);
-  return detail::solver().irs_params.count(p) > 0 ? static_cast<IrsParams*>(const_cast<void*>(p))
-                                                  : nullptr;
-}
-IrsInfos* irs_infos_of(const void* p) {
-  std::lock_guard<std::mutex> lock(detail::solver().mutex);
-  return detail::solver().irs_infos.count(p) > 0 ? static_cast<IrsInfos*>(const_cast<void*>(p))
-                                                 : nullptr;
-}
-
 template <typename T>
 cusolverStatus_t irs_create(std::unordered_set<const void*>& set, T** out, const char* api) {
   if (out == nullptr) return detail::bad(api, "the result pointer is NULL");
@@ -2432,14 +2421,16 @@ bool known_precision(cusolverPrecType_t p) {
   }
 }
 // Runs `set` on live params, or refuses them.
+// Runs `set` on live params under the registry's lock (a concurrent destroy waits).
 template <typename Set>
 cusolverStatus_t with_params(cusolverDnIRSParams_t params, const char* api, Set set) {
-  IrsParams* p = irs_params_of(params);
-  if (p == nullptr) {
-    powertrain::emu::report_misuse(api, "invalid or destroyed IRS params");
-    return CUSOLVER_STATUS_IRS_PARAMS_NOT_INITIALIZED;
+  {
+    std::lock_guard<std::mutex> lock(detail::solver().mutex);
+    if (detail::solver().irs_params.count(params) > 0)
+      return set(*reinterpret_cast<IrsParams*>(params));
   }
-  return set(*p);
+  powertrain::emu::report_misuse(api, "invalid or destroyed IRS params");
+  return CUSOLVER_STATUS_IRS_PARAMS_NOT_INITIALIZED;
 }
 }  // namespace
 
@@ -2534,12 +2525,13 @@ PT_EXPORT cusolverStatus_t cusolverDnIRSParamsDisableFallback(cusolverDnIRSParam
 namespace {
 template <typename Get>
 cusolverStatus_t with_infos(cusolverDnIRSInfos_t infos, const char* api, Get get) {
-  IrsInfos* i = irs_infos_of(infos);
-  if (i == nullptr) {
-    powertrain::emu::report_misuse(api, "invalid or destroyed IRS infos");
-    return CUSOLVER_STATUS_IRS_INFOS_NOT_INITIALIZED;
+  {
+    std::lock_guard<std::mutex> lock(detail::solver().mutex);
+    if (detail::solver().irs_infos.count(infos) > 0)
+      return get(*reinterpret_cast<IrsInfos*>(infos));
   }
-  return get(*i);
+  powertrain::emu::report_misuse(api, "invalid or destroyed IRS infos");
+  return CUSOLVER_STATUS_IRS_INFOS_NOT_INITIALIZED;
 }
 }  // namespace
 
@@ -2630,16 +2622,17 @@ cusolverStatus_t irs_x(cusolverDnHandle_t handle, cusolverDnIRSParams_t params,
                        std::int64_t n, std::int64_t nrhs, void* a, std::int64_t lda, void* b,
                        std::int64_t ldb, void* x, std::int64_t ldx, void* work, size_t work_bytes,
                        int* niters, int* info, const char* api) {
-  IrsParams* p = irs_params_of(params);
-  if (p == nullptr) {
-    powertrain::emu::report_misuse(api, "invalid or destroyed IRS params");
+  IrsParams settings;  // a copy: the solve runs without the registry's lock
+  if (with_params(params, api, [&](IrsParams& p) {
+        settings = p;
+        return CUSOLVER_STATUS_SUCCESS;
+      }) != CUSOLVER_STATUS_SUCCESS)
     return CUSOLVER_STATUS_IRS_PARAMS_NOT_INITIALIZED;
-  }
-  IrsInfos* i = infos != nullptr ? irs_infos_of(infos) : nullptr;
-  if (infos != nullptr && i == nullptr) {
-    powertrain::emu::report_misuse(api, "invalid or destroyed IRS infos");
+  if (infos != nullptr && with_infos(infos, api, [](IrsInfos&) {
+                            return CUSOLVER_STATUS_SUCCESS;
+                          }) != CUSOLVER_STATUS_SUCCESS)
     return CUSOLVER_STATUS_IRS_INFOS_NOT_INITIALIZED;
-  }
+  const IrsParams* p = &settings;
   IrsCall call;
   if (!irs_call_of(*p, least_squares, api, &call)) {
     powertrain::emu::report_misuse(api,
@@ -2662,14 +2655,17 @@ cusolverStatus_t irs_x(cusolverDnHandle_t handle, cusolverDnIRSParams_t params,
     s = irs_run<std::complex<float>>(handle, call, m, n, nrhs, a, lda, nullptr, b, ldb, x, ldx,
                                      work, work_bytes, niters, info, &result);
   }
-  if (s == CUSOLVER_STATUS_SUCCESS && i != nullptr) {
-    i->niters = result.iter, i->outer_niters = result.iterations, i->max_iters = p->max_iters;
-    i->history.assign(static_cast<std::size_t>(2 * (p->max_iters + 1)), 0.0);
-    for (std::size_t k = 0;
-         k < result.residuals.size() && k <= static_cast<std::size_t>(p->max_iters); ++k) {
-      i->history[k] = static_cast<double>(k);
-      i->history[static_cast<std::size_t>(p->max_iters + 1) + k] = result.residuals[k];
-    }
+  if (s == CUSOLVER_STATUS_SUCCESS && infos != nullptr) {
+    with_infos(infos, api, [&](IrsInfos& i) {
+      i.niters = result.iter, i.outer_niters = result.iterations, i.max_iters = p->max_iters;
+      i.history.assign(static_cast<std::size_t>(2 * (p->max_iters + 1)), 0.0);
+      for (std::size_t k = 0;
+           k < result.residuals.size() && k <= static_cast<std::size_t>(p->max_iters); ++k) {
+        i.history[k] = static_cast<double>(k);
+        i.history[static_cast<std::size_t>(p->max_iters + 1) + k] = result.residuals[k];
+      }
+      return CUSOLVER_STATUS_SUCCESS;
+    });
   }
   return s;
 }
@@ -2677,10 +2673,14 @@ cusolverStatus_t irs_x(cusolverDnHandle_t handle, cusolverDnIRSParams_t params,
 cusolverStatus_t irs_x_buffer(cusolverDnHandle_t handle, cusolverDnIRSParams_t params,
                               std::int64_t m, std::int64_t n, std::int64_t nrhs, size_t* bytes,
                               const char* api) {
-  IrsParams* p = irs_params_of(params);
-  if (p == nullptr) return CUSOLVER_STATUS_IRS_PARAMS_NOT_INITIALIZED;
+  IrsParams settings;
+  if (with_params(params, api, [&](IrsParams& p) {
+        settings = p;
+        return CUSOLVER_STATUS_SUCCESS;
+      }) != CUSOLVER_STATUS_SUCCESS)
+    return CUSOLVER_STATUS_IRS_PARAMS_NOT_INITIALIZED;
   IrsCall call;
-  if (!irs_call_of(*p, false, api, &call)) return CUSOLVER_STATUS_IRS_PARAMS_INVALID_PREC;
+  if (!irs_call_of(settings, false, api, &call)) return CUSOLVER_STATUS_IRS_PARAMS_INVALID_PREC;
   cudaStream_t stream = nullptr;
   if (!detail::handle_stream(handle, api, &stream)) return CUSOLVER_STATUS_NOT_INITIALIZED;
   if (bytes == nullptr || m < 0 || n < 0 || nrhs < 0) return detail::bad(api, "invalid sizes");
@@ -2763,7 +2763,9 @@ double orgqr_flops(double m, double n, double k) {
                   !detail::device_array(TAUP, double(n) * TYPE.bytes)))                            \
       return detail::bad(api, "TAUQ or TAUP is not device memory of n elements");                  \
     const double dm = m, dn = n;                                                                   \
-    return reduction(handle, TYPE, "gebrd", m, n, n, A, lda, {D, E}, n, TYPE.real_bytes, info,     \
+    if (n > 1 && !detail::device_array(E, double(n - 1) * TYPE.real_bytes))                        \
+      return detail::bad(api, "E is not device memory of n - 1 elements");                         \
+    return reduction(handle, TYPE, "gebrd", m, n, n, A, lda, {D}, n, TYPE.real_bytes, info,        \
                      4.0 * dm * dn * dn - 4.0 / 3.0 * dn * dn * dn, "", api);                      \
   }                                                                                                \
   PT_EXPORT cusolverStatus_t cusolverDn##P##ORGBR##_bufferSize(                                    \

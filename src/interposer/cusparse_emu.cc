@@ -3213,6 +3213,25 @@ bool csr_backed(const CsrView& a, int m) {
   return detail::backed(a.offsets, 4LL * (m + 1)) && detail::backed(a.columns, 4 * a.nnz);
 }
 
+// A backed CSR (or BSR: rows and columns in blocks) structure that a computation may walk:
+// offsets non-decreasing within [base, nnz + base], column indices within [0, cols) after the
+// base. cuSPARSE's results are undefined otherwise; the emulator refuses it instead of reading
+// outside the arrays.
+bool structure_ok(const int* offsets, const int* columns, std::int64_t rows, std::int64_t cols,
+                  std::int64_t nnz, int base) {
+  if (offsets[0] != base || offsets[rows] - base > nnz) return false;
+  for (std::int64_t i = 0; i < rows; ++i) {
+    if (offsets[i + 1] < offsets[i]) return false;
+  }
+  for (std::int64_t k = 0; k < offsets[rows] - base; ++k) {
+    if (columns[k] - base < 0 || columns[k] - base >= cols) return false;
+  }
+  return true;
+}
+constexpr const char* kBadStructure =
+    "the row offsets or column indices are invalid (offsets must be non-decreasing within "
+    "[base, nnz + base], columns within the matrix)";
+
 template <typename Visit>
 void merge_rows(const CsrView& a, const CsrView& b, int m, Visit visit) {
   for (int i = 0; i < m; ++i) {
@@ -3247,6 +3266,10 @@ cusparseStatus_t geam_structure(cusparseHandle_t handle, int m, int n,
     return detail::bad(api, "an index array of A, B or C is not device memory of its size");
   const CsrView a{offsets_a, columns_a, da.base, nnz_a}, b{offsets_b, columns_b, db.base, nnz_b};
   int nnz_c = 0;
+  if (csr_backed(a, m) && csr_backed(b, m) &&
+      (!structure_ok(offsets_a, columns_a, m, n, nnz_a, da.base) ||
+       !structure_ok(offsets_b, columns_b, m, n, nnz_b, db.base)))
+    return detail::bad(api, kBadStructure);
   if (csr_backed(a, m) && csr_backed(b, m) && detail::backed(offsets_c, 4LL * (m + 1))) {
     std::vector<int> per_row(static_cast<std::size_t>(m), 0);
     merge_rows(a, b, m, [&](int i, int, int, int) { ++per_row[static_cast<std::size_t>(i)]; });
@@ -3288,6 +3311,10 @@ cusparseStatus_t geam(cusparseHandle_t handle, int m, int n, const U* alpha,
   if (!read_scalar(*h, alpha, &a_scale) || !read_scalar(*h, beta, &b_scale))
     return detail::bad(api, "alpha or beta cannot be read in the handle's pointer mode");
   const CsrView a{offsets_a, columns_a, da.base, nnz_a}, b{offsets_b, columns_b, db.base, nnz_b};
+  if (csr_backed(a, m) && csr_backed(b, m) &&
+      (!structure_ok(offsets_a, columns_a, m, n, nnz_a, da.base) ||
+       !structure_ok(offsets_b, columns_b, m, n, nnz_b, db.base)))
+    return detail::bad(api, kBadStructure);
   if (csr_backed(a, m) && csr_backed(b, m) && detail::backed(values_a, nnz_a * v) &&
       detail::backed(values_b, nnz_b * v) && detail::backed(offsets_c, 4LL * (m + 1)) &&
       detail::backed(values_c, nnz_c * v) && detail::backed(columns_c, 4 * nnz_c)) {
@@ -3343,8 +3370,10 @@ cusparseStatus_t gemvi(cusparseHandle_t handle, cusparseOperation_t trans, int m
         }
       }
     }
+    // With beta 0, y is output only: cuSPARSE does not read it (it may hold NaN).
     for (std::int64_t i = 0; i < y_length; ++i)
-      y[i] = a_scale * result[static_cast<std::size_t>(i)] + b_scale * y[i];
+      y[i] =
+          a_scale * result[static_cast<std::size_t>(i)] + (b_scale == U(0) ? U(0) : b_scale * y[i]);
   }
   const std::int64_t entries = nnz * (trans == CUSPARSE_OPERATION_NON_TRANSPOSE ? m : n);
   return legacy_op<U>(handle, api, "gemvi", "dense", m, n, nnz, 2 * entries * flop_scale<U>(),
@@ -3643,7 +3672,10 @@ cusparseStatus_t csr2bsr_structure(cusparseHandle_t handle, cusparseDirection_t 
   int nnzb = 0;
   if (detail::backed(offsets, 4LL * (m + 1)) && detail::backed(bsr_offsets, 4LL * (mb + 1))) {
     const std::int64_t nnz = std::int64_t{offsets[m]} - offsets[0];
-    if (!int_array(columns, nnz)) return detail::bad(api, "csrColIndA is not device memory of nnz");
+    if (nnz < 0 || !int_array(columns, nnz))
+      return detail::bad(api, "csrColIndA is not device memory of nnz");
+    if (detail::backed(columns, 4 * nnz) && !structure_ok(offsets, columns, m, n, nnz, da.base))
+      return detail::bad(api, kBadStructure);
     if (detail::backed(columns, 4 * nnz)) {
       bsr_offsets[0] = dc.base;
       std::vector<int> seen(static_cast<std::size_t>((n + block - 1) / block), -1);
@@ -3690,9 +3722,14 @@ cusparseStatus_t csr2bsr(cusparseHandle_t handle, cusparseDirection_t dir, int m
   if (!detail::device_array(values, nnz * v) || !int_array(columns, nnz) ||
       !detail::device_array(bsr_values, nnzb * b2 * v) || !int_array(bsr_columns, nnzb))
     return detail::bad(api, "the CSR or BSR arrays are not device memory of their sizes");
-  if (detail::backed(values, nnz * v) && detail::backed(columns, 4 * nnz) &&
-      detail::backed(bsr_values, nnzb * b2 * v) && detail::backed(bsr_columns, 4 * nnzb) &&
-      nnz > 0) {
+  if (nnz < 0 || nnzb < 0) return detail::bad(api, kBadStructure);
+  const bool computable =
+      detail::backed(offsets, 4LL * (m + 1)) && detail::backed(bsr_offsets, 4LL * (mb + 1)) &&
+      detail::backed(values, nnz * v) && detail::backed(columns, 4 * nnz) &&
+      detail::backed(bsr_values, nnzb * b2 * v) && detail::backed(bsr_columns, 4 * nnzb) && nnz > 0;
+  if (computable && !structure_ok(offsets, columns, m, n, nnz, da.base))
+    return detail::bad(api, kBadStructure);
+  if (computable) {
     std::fill(bsr_values, bsr_values + nnzb * b2, U(0));
     for (int br = 0; br < mb; ++br) {
       // The block row's sorted block columns, then each entry into its block.
@@ -3746,9 +3783,14 @@ cusparseStatus_t bsr2csr(cusparseHandle_t handle, cusparseDirection_t dir, int m
   if (!detail::device_array(bsr_values, nnz * v) || !int_array(bsr_columns, nnzb) ||
       !detail::device_array(values, nnz * v) || !int_array(columns, nnz))
     return detail::bad(api, "the BSR or CSR arrays are not device memory of their sizes");
-  if (detail::backed(bsr_values, nnz * v) && detail::backed(bsr_columns, 4 * nnzb) &&
-      detail::backed(values, nnz * v) && detail::backed(columns, 4 * nnz) &&
-      detail::backed(offsets, 4 * (m + 1))) {
+  if (nnzb < 0) return detail::bad(api, kBadStructure);
+  const bool computable =
+      detail::backed(bsr_offsets, 4LL * (mb + 1)) && detail::backed(bsr_values, nnz * v) &&
+      detail::backed(bsr_columns, 4 * nnzb) && detail::backed(values, nnz * v) &&
+      detail::backed(columns, 4 * nnz) && detail::backed(offsets, 4 * (m + 1));
+  if (computable && !structure_ok(bsr_offsets, bsr_columns, mb, nb, nnzb, da.base))
+    return detail::bad(api, kBadStructure);
+  if (computable) {
     std::int64_t out = 0;
     for (int br = 0; br < mb; ++br) {
       const int first = bsr_offsets[br] - da.base, last = bsr_offsets[br + 1] - da.base;
@@ -3797,9 +3839,13 @@ cusparseStatus_t bsrmm(cusparseHandle_t handle, cusparseDirection_t dir,
   U a_scale{}, b_scale{};
   if (!read_scalar(*h, alpha, &a_scale) || !read_scalar(*h, beta, &b_scale))
     return detail::bad(api, "alpha or beta cannot be read in the handle's pointer mode");
-  if (n > 0 && detail::backed(values, nnzb * b2 * v) && detail::backed(offsets, 4LL * (mb + 1)) &&
-      detail::backed(columns, 4LL * nnzb) && detail::backed(b, b_span * v) &&
-      detail::backed(c, c_span * v)) {
+  const bool computable = n > 0 && detail::backed(values, nnzb * b2 * v) &&
+                          detail::backed(offsets, 4LL * (mb + 1)) &&
+                          detail::backed(columns, 4LL * nnzb) && detail::backed(b, b_span * v) &&
+                          detail::backed(c, c_span * v);
+  if (computable && !structure_ok(offsets, columns, mb, kb, nnzb, d.base))
+    return detail::bad(api, kBadStructure);
+  if (computable) {
     const std::int64_t ldc_used = vector ? m : ldc;
     const auto b_at = [&](std::int64_t row, std::int64_t col) {
       return vector ? b[row] : b_transposed ? b[row * ldb + col] : b[col * ldb + row];
@@ -3814,7 +3860,7 @@ cusparseStatus_t bsrmm(cusparseHandle_t handle, cusparseDirection_t dir,
               sum += values[q * b2 + in_block(dir, block, i, j)] * b_at(bc * block + j, col);
           }
           U& out = c[col * ldc_used + std::int64_t{br} * block + i];
-          out = a_scale * sum + b_scale * out;
+          out = a_scale * sum + (b_scale == U(0) ? U(0) : b_scale * out);  // beta 0: C not read
         }
       }
     }

@@ -2,7 +2,8 @@
 // bias, dropout 0.1 between layers) over a padded batch of 4 sequences of lengths 5, 5, 3, 2 —
 // weight space and per-matrix pointers, scratch queries, a training forward, the data and weight
 // gradients — then a bidirectional LSTM with a projection (hidden 32 projected to 16) in
-// inference. The weight-space layout is checked through cudnnGetRNNWeightParams: every matrix
+// inference (5-d state descriptors, no device sequence lengths, as PyTorch calls it). The
+// weight-space layout is checked through cudnnGetRNNWeightParams: every matrix
 // and bias has the shape PyTorch expects, and together they tile the weight space exactly.
 // Valid CUDA/cuDNN: the same binary runs on a real GPU.
 #include <cudnn.h>
@@ -195,10 +196,11 @@ int main() {
   cudnnTensorDescriptor_t ph_desc, pc_desc;
   DNN_CHECK(cudnnCreateTensorDescriptor(&ph_desc));
   DNN_CHECK(cudnnCreateTensorDescriptor(&pc_desc));
-  const int ph_dim[3] = {2, 2, 16}, ph_stride[3] = {32, 16, 1};
-  const int pc_dim[3] = {2, 2, 32}, pc_stride[3] = {64, 32, 1};
-  DNN_CHECK(cudnnSetTensorNdDescriptor(ph_desc, CUDNN_DATA_FLOAT, 3, ph_dim, ph_stride));
-  DNN_CHECK(cudnnSetTensorNdDescriptor(pc_desc, CUDNN_DATA_FLOAT, 3, pc_dim, pc_stride));
+  // 5-d state descriptors with trailing 1s, as PyTorch builds them.
+  const int ph_dim[5] = {2, 2, 16, 1, 1}, ph_stride[5] = {32, 16, 1, 1, 1};
+  const int pc_dim[5] = {2, 2, 32, 1, 1}, pc_stride[5] = {64, 32, 1, 1, 1};
+  DNN_CHECK(cudnnSetTensorNdDescriptor(ph_desc, CUDNN_DATA_FLOAT, 5, ph_dim, ph_stride));
+  DNN_CHECK(cudnnSetTensorNdDescriptor(pc_desc, CUDNN_DATA_FLOAT, 5, pc_dim, pc_stride));
   size_t pweight_bytes = 0, pwork_bytes = 0, preserve_bytes = 0;
   DNN_CHECK(cudnnGetRNNWeightSpaceSize(dnn, projected, &pweight_bytes));
   // Per direction: 4·32×16 input, 4·32×16 recurrent (on the projected state), 16×32
@@ -214,9 +216,10 @@ int main() {
   const long long pwalked = walk_weights(dnn, projected, 2, 2, pweight_bytes, pweights, 16, 32, 16);
   EMU_REQUIRE(pwalked * static_cast<long long>(sizeof(float)) ==
               static_cast<long long>(pweight_bytes));
-  DNN_CHECK(cudnnRNNForward(dnn, projected, CUDNN_FWD_MODE_INFERENCE, dev_lengths, px_desc, px,
-                            py_desc, py, ph_desc, nullptr, nullptr, pc_desc, nullptr, nullptr,
-                            pweight_bytes, pweights, pwork_bytes, pwork, 0, nullptr));
+  // No device copy of the lengths (optional since cuDNN 8.9.1; PyTorch passes NULL).
+  DNN_CHECK(cudnnRNNForward(dnn, projected, CUDNN_FWD_MODE_INFERENCE, nullptr, px_desc, px, py_desc,
+                            py, ph_desc, nullptr, nullptr, pc_desc, nullptr, nullptr, pweight_bytes,
+                            pweights, pwork_bytes, pwork, 0, nullptr));
   EMU_CHECK(cudaStreamSynchronize(stream));
 
   std::printf(

@@ -26,7 +26,7 @@ int main() {
   double* a = device_zeros<double>(m * n);
   double* q = device_zeros<double>(m * n);
   double* d = device_zeros<double>(n);
-  double* e = device_zeros<double>(n);
+  double* e = device_zeros<double>(n - 1);  // the off-diagonal: min(m, n) - 1 values
   double* tauq = device_zeros<double>(n);
   double* taup = device_zeros<double>(n);
   int* info = device_zeros<int>(1);

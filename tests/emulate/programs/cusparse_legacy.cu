@@ -192,7 +192,8 @@ int main() {
   SPARSE_CHECK(cusparseDcsr2bsr(handle, CUSPARSE_DIRECTION_ROW, 4, 4, descr, ds_values, ds_offsets,
                                 ds_columns, 2, descr, db_values, db_offsets, db_columns));
   double* bx = to_device(std::vector<double>{1, 2, 3, 4});
-  double* by = to_device(std::vector<double>(4, 0.0));
+  // With beta 0, y is output only: NaN in it must not reach the result.
+  double* by = to_device(std::vector<double>(4, std::nan("")));
   const double zero = 0.0;
   SPARSE_CHECK(cusparseDbsrmv(handle, CUSPARSE_DIRECTION_ROW, CUSPARSE_OPERATION_NON_TRANSPOSE, 2,
                               2, nnzb, &one, descr, db_values, db_offsets, db_columns, 2, bx, &zero,
