@@ -21,9 +21,13 @@
 //   _bufferSize: LAPACK's workspace with a block of 64 columns (getrf/potrf/geqrf: 64·n,
 //   ormqr: 64·(n or m)), dsyevd's 1 + 6n + 2n² (2n + 1 values only) and dgesvd's
 //   max(3·min + max, 5·min) elements; the X API reports them in bytes on the device, 0 on the host.
-// The sparse API (cusolverSp) is in cusolver_sp_emu.cc. Every other cusolver function
-// (cusolverRf, the batched and mixed-precision solvers, ...) is a generated stub that reports its
-// name and returns CUSOLVER_STATUS_NOT_SUPPORTED (9).
+// Further down, recorded the same way: the Jacobi and batched solvers, the generalized and
+// selective eigensolvers, the rest of the 64-bit API (Xgesvd/p/r, Xsyevdx, XsyevBatched, Xgeev,
+// Xtrtri, Xsytrs) and the two-sided reductions (gebrd, sytrd and their orthogonal factors); and
+// computed where the memory is backed: the mixed-precision iterative-refinement solvers
+// (<t1><t2>gesv/gels, IRSXgesv/IRSXgels). The sparse API (cusolverSp) is in cusolver_sp_emu.cc,
+// cusolverRf in cusolver_rf_emu.cc. Every other cusolver function (cusolverMg, the *Host helpers,
+// ...) is a generated stub that reports its name and returns CUSOLVER_STATUS_NOT_SUPPORTED (9).
 #include <cusolverDn.h>
 
 #include <algorithm>

@@ -5,8 +5,10 @@
 // and dense vectors, dense matrices; SpMV, SpMM, SpSV and SpSM (descriptor, buffer size, analysis,
 // solve), SpGEMM (descriptor, work estimation, compute, copy), SDDMM, Axpby, Gather, Scatter,
 // SpVV, DenseToSparse, SparseToDense and Csr2cscEx2. Legacy API: matrix descriptors and the
-// incomplete factorizations csrilu02, csric02 and bsrilu02 (info objects, buffer size, analysis,
-// factorization, zero pivot) in S/D/C/Z.
+// incomplete factorizations csrilu02, csric02, bsrilu02 and bsric02 and the BSR triangular
+// solves bsrsv2/bsrsm2 (info objects, buffer size, analysis, factorization or solve, zero pivot)
+// in S/D/C/Z; further down, the index conversions, tridiagonal and pentadiagonal solvers, CuPy's
+// helpers (nnz, compression, csrgeam2, gemvi) and the BSR conversions and products.
 //
 // A call is validated (handle and descriptors live, shapes agree, arrays in device memory) and
 // recorded as a `sparse` record (api, format, rows, cols, nnz, dtypes, FLOPs, bytes) followed by a
