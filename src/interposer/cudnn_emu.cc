@@ -392,6 +392,12 @@ std::size_t tensor_bytes(const Tensor& t) {
   return elements * dtype_bytes(t.dtype);
 }
 
+// Device (or managed) memory of at least `bytes` from `p`.
+bool device_buffer(const void* p, std::size_t bytes) {
+  const PointerInfo info = lookup_pointer(p);
+  return info.known && info.device_side && info.available >= bytes;
+}
+
 // Bytes from the first to one past the last element: what strided storage must hold.
 std::size_t tensor_span_bytes(const Tensor& t) {
   std::size_t span = 1;
@@ -416,8 +422,7 @@ cudnnStatus_t memory_op(cudnnHandle_t handle, const std::string& what,
   for (const auto& [desc, data] : tensors) {
     const Tensor* t = live<Tensor>(dnn().tensors, desc);
     if (t == nullptr || !t->set) return bad(api, "a tensor descriptor is invalid or not set");
-    const PointerInfo info = lookup_pointer(data);
-    if (!info.known || !info.device_side || info.available < tensor_span_bytes(*t)) {
+    if (!device_buffer(data, tensor_span_bytes(*t))) {
       return bad(api, pointer_text(data) + " is not device memory holding its tensor");
     }
     bytes += tensor_bytes(*t);
@@ -1125,6 +1130,7 @@ PT_EXPORT cudnnStatus_t cudnnPoolingBackward(cudnnHandle_t handle,
 
 namespace {
 
+using detail::device_buffer;
 using detail::Tensor;
 
 const Tensor* tensor_of(const void* desc) { return detail::live<Tensor>(dnn().tensors, desc); }
@@ -1812,9 +1818,7 @@ cudnnStatus_t set_dropout(cudnnDropoutDescriptor_t desc, cudnnHandle_t handle, f
   if (d == nullptr || h == nullptr) return detail::bad(api, "invalid descriptor or handle");
   if (!(dropout >= 0.0f && dropout <= 1.0f)) return detail::bad(api, "dropout outside [0, 1]");
   if (states != nullptr) {
-    const detail::PointerInfo info = detail::lookup_pointer(states);
-    if (!info.known || !info.device_side || info.available < state_bytes ||
-        state_bytes < kDropoutStateBytes)
+    if (!detail::device_buffer(states, state_bytes) || state_bytes < kDropoutStateBytes)
       return detail::bad(api, "states is not device memory of cudnnDropoutGetStatesSize bytes");
   }
   d->dropout = dropout, d->states = states, d->state_bytes = state_bytes, d->seed = seed;
@@ -2402,11 +2406,6 @@ std::vector<std::int64_t> rnn_step_batches(const RnnData& x) {
 
 // Passed as rnn_begin's c_desc by calls without a cell state (the weight gradient).
 const cudnnTensorDescriptor_t kNoCellState = reinterpret_cast<cudnnTensorDescriptor_t>(-1);
-
-bool device_buffer(const void* p, std::size_t bytes) {
-  const detail::PointerInfo info = detail::lookup_pointer(p);
-  return info.known && info.device_side && info.available >= bytes;
-}
 
 // Checks what every RNN call shares: the handle, the descriptors (x's vectors are the first
 // layer's input, y's every direction's output, same sequences), the weight space and the scratch
@@ -3840,49 +3839,48 @@ PT_EXPORT cudnnStatus_t cudnnSetCTCLossDescriptor_v9(cudnnCTCLossDescriptor_t de
                  "cudnnSetCTCLossDescriptor_v9");
 }
 
-PT_EXPORT cudnnStatus_t cudnnGetCTCLossDescriptor(cudnnCTCLossDescriptor_t desc,
-                                                  cudnnDataType_t* compute) {
-  const auto* d = ctc_of(desc, "cudnnGetCTCLossDescriptor");
+namespace {
+// The CTC descriptor getters: every requested (non-NULL) field of a set descriptor.
+cudnnStatus_t get_ctc(cudnnCTCLossDescriptor_t desc, cudnnDataType_t* compute,
+                      cudnnLossNormalizationMode_t* normalization, cudnnNanPropagation_t* nan,
+                      cudnnCTCGradMode_t* grad_mode, int* max_label_length, const char* api) {
+  const auto* d = ctc_of(desc, api);
   if (d == nullptr) return CUDNN_STATUS_BAD_PARAM;
   if (compute != nullptr) *compute = d->compute;
+  if (normalization != nullptr) *normalization = d->normalization;
+  if (nan != nullptr) *nan = d->nan;
+  if (grad_mode != nullptr) *grad_mode = d->grad_mode;
+  if (max_label_length != nullptr) *max_label_length = d->max_label_length;
   return CUDNN_STATUS_SUCCESS;
+}
+}  // namespace
+
+PT_EXPORT cudnnStatus_t cudnnGetCTCLossDescriptor(cudnnCTCLossDescriptor_t desc,
+                                                  cudnnDataType_t* compute) {
+  return get_ctc(desc, compute, nullptr, nullptr, nullptr, nullptr, "cudnnGetCTCLossDescriptor");
 }
 PT_EXPORT cudnnStatus_t cudnnGetCTCLossDescriptorEx(cudnnCTCLossDescriptor_t desc,
                                                     cudnnDataType_t* compute,
                                                     cudnnLossNormalizationMode_t* normalization,
                                                     cudnnNanPropagation_t* nan) {
-  const auto* d = ctc_of(desc, "cudnnGetCTCLossDescriptorEx");
-  if (d == nullptr) return CUDNN_STATUS_BAD_PARAM;
-  if (compute != nullptr) *compute = d->compute;
-  if (normalization != nullptr) *normalization = d->normalization;
-  if (nan != nullptr) *nan = d->nan;
-  return CUDNN_STATUS_SUCCESS;
+  return get_ctc(desc, compute, normalization, nan, nullptr, nullptr,
+                 "cudnnGetCTCLossDescriptorEx");
 }
 PT_EXPORT cudnnStatus_t cudnnGetCTCLossDescriptor_v8(cudnnCTCLossDescriptor_t desc,
                                                      cudnnDataType_t* compute,
                                                      cudnnLossNormalizationMode_t* normalization,
                                                      cudnnNanPropagation_t* nan,
                                                      int* max_label_length) {
-  const auto* d = ctc_of(desc, "cudnnGetCTCLossDescriptor_v8");
-  if (d == nullptr) return CUDNN_STATUS_BAD_PARAM;
-  if (compute != nullptr) *compute = d->compute;
-  if (normalization != nullptr) *normalization = d->normalization;
-  if (nan != nullptr) *nan = d->nan;
-  if (max_label_length != nullptr) *max_label_length = d->max_label_length;
-  return CUDNN_STATUS_SUCCESS;
+  return get_ctc(desc, compute, normalization, nan, nullptr, max_label_length,
+                 "cudnnGetCTCLossDescriptor_v8");
 }
 PT_EXPORT cudnnStatus_t cudnnGetCTCLossDescriptor_v9(cudnnCTCLossDescriptor_t desc,
                                                      cudnnDataType_t* compute,
                                                      cudnnLossNormalizationMode_t* normalization,
                                                      cudnnCTCGradMode_t* grad_mode,
                                                      int* max_label_length) {
-  const auto* d = ctc_of(desc, "cudnnGetCTCLossDescriptor_v9");
-  if (d == nullptr) return CUDNN_STATUS_BAD_PARAM;
-  if (compute != nullptr) *compute = d->compute;
-  if (normalization != nullptr) *normalization = d->normalization;
-  if (grad_mode != nullptr) *grad_mode = d->grad_mode;
-  if (max_label_length != nullptr) *max_label_length = d->max_label_length;
-  return CUDNN_STATUS_SUCCESS;
+  return get_ctc(desc, compute, normalization, nullptr, grad_mode, max_label_length,
+                 "cudnnGetCTCLossDescriptor_v9");
 }
 
 namespace {

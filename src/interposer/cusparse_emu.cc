@@ -3986,6 +3986,20 @@ cusparseStatus_t block_solve(cusparseHandle_t handle, Phase phase, int mb, int n
 }
 }  // namespace
 
+namespace {
+// csrilu02/bsrilu02_numericBoost: the info is checked and the setting accepted (the factors are
+// not computed, so a boost changes nothing here).
+cusparseStatus_t numeric_boost(cusparseHandle_t handle, const void* info, int enable,
+                               const double* tol, const void* boost, const char* api) {
+  if (detail::live_handle(handle, api) == nullptr) return CUSPARSE_STATUS_NOT_INITIALIZED;
+  if (detail::need<detail::FactorInfo>(sparse().infos, info, "info", api) == nullptr)
+    return CUSPARSE_STATUS_INVALID_VALUE;
+  if (enable != 0 && (tol == nullptr || boost == nullptr))
+    return detail::bad(api, "tol and boost_val are required when boosting");
+  return CUSPARSE_STATUS_SUCCESS;
+}
+}  // namespace
+
 #define PT_BSR_SOLVE(P, T, DTYPE)                                                                  \
   PT_EXPORT cusparseStatus_t cusparse##P##bsrsv2_bufferSize(                                       \
       cusparseHandle_t handle, cusparseDirection_t dir, cusparseOperation_t trans, int mb,         \
@@ -4051,23 +4065,11 @@ cusparseStatus_t block_solve(cusparseHandle_t handle, Phase phase, int mb, int n
   }                                                                                                \
   PT_EXPORT cusparseStatus_t cusparse##P##csrilu02_numericBoost(                                   \
       cusparseHandle_t handle, csrilu02Info_t info, int enable, double* tol, T* boost) {           \
-    const char* api = "cusparse" #P "csrilu02_numericBoost";                                       \
-    if (detail::live_handle(handle, api) == nullptr) return CUSPARSE_STATUS_NOT_INITIALIZED;       \
-    if (detail::need<detail::FactorInfo>(sparse().infos, info, "info", api) == nullptr)            \
-      return CUSPARSE_STATUS_INVALID_VALUE;                                                        \
-    if (enable != 0 && (tol == nullptr || boost == nullptr))                                       \
-      return detail::bad(api, "tol and boost_val are required when boosting");                     \
-    return CUSPARSE_STATUS_SUCCESS;                                                                \
+    return numeric_boost(handle, info, enable, tol, boost, "cusparse" #P "csrilu02_numericBoost"); \
   }                                                                                                \
   PT_EXPORT cusparseStatus_t cusparse##P##bsrilu02_numericBoost(                                   \
       cusparseHandle_t handle, bsrilu02Info_t info, int enable, double* tol, T* boost) {           \
-    const char* api = "cusparse" #P "bsrilu02_numericBoost";                                       \
-    if (detail::live_handle(handle, api) == nullptr) return CUSPARSE_STATUS_NOT_INITIALIZED;       \
-    if (detail::need<detail::FactorInfo>(sparse().infos, info, "info", api) == nullptr)            \
-      return CUSPARSE_STATUS_INVALID_VALUE;                                                        \
-    if (enable != 0 && (tol == nullptr || boost == nullptr))                                       \
-      return detail::bad(api, "tol and boost_val are required when boosting");                     \
-    return CUSPARSE_STATUS_SUCCESS;                                                                \
+    return numeric_boost(handle, info, enable, tol, boost, "cusparse" #P "bsrilu02_numericBoost"); \
   }
 PT_BSR_SOLVE(S, float, CUDA_R_32F)
 PT_BSR_SOLVE(D, double, CUDA_R_64F)
