@@ -23,6 +23,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <sstream>
@@ -59,6 +60,19 @@ struct Module {
   bool live = true;
 };
 
+// A JIT link (cuLinkCreate … cuLinkComplete): the kernels and globals of its inputs.
+struct LinkState {
+  std::set<std::string> names;
+  std::map<std::string, std::size_t> globals;
+  bool names_known = true;  // false once an input's kernels could not be read
+  int inputs = 0;
+  std::string image;  // cuLinkComplete's output, owned until cuLinkDestroy
+  char* info_log = nullptr;
+  std::size_t info_log_bytes = 0;
+  char* error_log = nullptr;
+  std::size_t error_log_bytes = 0;
+};
+
 struct Physical {
   std::size_t bytes = 0;
   int device = 0;
@@ -80,6 +94,8 @@ struct DriverState {
   std::map<std::uintptr_t, std::size_t> reservations;  // cuMemAddressReserve: base → size
   std::map<std::uintptr_t, Mapping> mappings;          // cuMemMap: address → mapping
   std::map<CUmemGenericAllocationHandle, Physical> physicals;
+  std::set<const LinkState*> links;
+  std::unordered_map<const void*, Module*> function_modules;  // kernel handle → module it came from
   bool initialized = false;
 };
 
@@ -310,6 +326,11 @@ bool fatbin_entries(const unsigned char* fatbin, std::size_t size, std::set<std:
   return any;
 }
 
+// The image cuLinkComplete hands out: PTX text that declares every kernel and global of the
+// linked inputs (nothing is compiled), recognised by load_image by its first line.
+constexpr std::string_view kLinkedImageHeader = "// powertrain emulated link";
+constexpr std::string_view kLinkedNamesUnknown = "// kernel names unknown";
+
 Module* load_image(const void* image, std::size_t size) {
   auto* module = new Module;  // never freed: a destroyed handle stays recognisable
   const auto* bytes = static_cast<const unsigned char*>(image);
@@ -329,8 +350,14 @@ Module* load_image(const void* image, std::size_t size) {
   } else {
     const char* text = reinterpret_cast<const char*>(bytes);
     const std::string_view ptx(text, size != 0 ? ::strnlen(text, size) : std::strlen(text));
-    if (ptx.find(".version") != std::string_view::npos ||
-        ptx.find(".entry") != std::string_view::npos) {
+    if (ptx.rfind(kLinkedImageHeader, 0) == 0) {
+      // cuLinkComplete's image: the linked inputs' kernels and globals as PTX declarations.
+      module->format = "linked";
+      ptx_entries(ptx, &module->names);
+      ptx_globals(ptx, &module->globals);
+      module->names_known = ptx.find(kLinkedNamesUnknown) == std::string_view::npos;
+    } else if (ptx.find(".version") != std::string_view::npos ||
+               ptx.find(".entry") != std::string_view::npos) {
       module->format = "ptx";
       ptx_entries(ptx, &module->names);
       ptx_globals(ptx, &module->globals);
@@ -781,7 +808,257 @@ PT_EXPORT CUresult cuModuleGetFunction(CUfunction* function, CUmodule handle, co
                                  "invalid or unloaded module " + detail::pointer_text(handle));
   }
   if (m->names_known && m->names.count(name) == 0) return CUDA_ERROR_NOT_FOUND;
-  *function = reinterpret_cast<CUfunction>(detail::register_module_kernel(name));
+  void* kernel = detail::register_module_kernel(name);
+  {
+    std::lock_guard<std::mutex> lock(detail::state().mutex);
+    detail::state().function_modules[kernel] = m;
+  }
+  *function = reinterpret_cast<CUfunction>(kernel);
+  return CUDA_SUCCESS;
+}
+
+PT_EXPORT CUresult cuModuleEnumerateFunctions(CUfunction* functions, unsigned int count,
+                                              CUmodule handle) {
+  if (functions == nullptr && count > 0) return CUDA_ERROR_INVALID_VALUE;
+  detail::Module* m = detail::live_module(handle);
+  if (m == nullptr) {
+    return detail::driver_misuse("cuModuleEnumerateFunctions", CUDA_ERROR_INVALID_HANDLE,
+                                 "invalid or unloaded module " + detail::pointer_text(handle));
+  }
+  unsigned i = 0;
+  for (auto it = m->names.begin(); it != m->names.end() && i < count; ++it, ++i) {
+    if (const CUresult r = cuModuleGetFunction(&functions[i], handle, it->c_str());
+        r != CUDA_SUCCESS) {
+      return r;
+    }
+  }
+  return CUDA_SUCCESS;
+}
+
+PT_EXPORT CUresult cuFuncGetModule(CUmodule* module, CUfunction function) {
+  if (module == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard<std::mutex> lock(detail::state().mutex);
+  const auto& owners = detail::state().function_modules;
+  const auto it = owners.find(reinterpret_cast<const void*>(function));
+  // Kernels of the program's own fat binary belong to no module the driver API loaded.
+  if (it == owners.end()) return CUDA_ERROR_INVALID_HANDLE;
+  *module = reinterpret_cast<CUmodule>(it->second);
+  return CUDA_SUCCESS;
+}
+
+PT_EXPORT CUresult cuFuncIsLoaded(CUfunctionLoadingState* loading, CUfunction function) {
+  if (loading == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (detail::kernel_name(function).empty()) return CUDA_ERROR_INVALID_HANDLE;
+  *loading = CU_FUNCTION_LOADING_STATE_LOADED;  // nothing to load lazily on an emulated device
+  return CUDA_SUCCESS;
+}
+
+PT_EXPORT CUresult cuFuncLoad(CUfunction function) {
+  return detail::kernel_name(function).empty() ? CUDA_ERROR_INVALID_HANDLE : CUDA_SUCCESS;
+}
+
+// ---- JIT linking (cuLink*: Numba, CuPy, NVIDIA's ptxjit sample) --------------------------------
+// Nothing is compiled: the link collects its inputs' kernel and global names, and
+// cuLinkComplete hands out PTX text declaring them, which cuModuleLoadData reads back.
+
+namespace powertrain::emu::detail {
+namespace {
+
+LinkState* live_link(CUlinkState handle) {
+  DriverState& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  auto* link = reinterpret_cast<LinkState*>(handle);
+  return s.links.count(link) > 0 ? link : nullptr;
+}
+
+// Host objects and archives (CU_JIT_INPUT_OBJECT / LIBRARY) carry their device code as embedded
+// fat binaries: every one found is read. False when none is.
+bool embedded_fatbin_entries(const unsigned char* bytes, std::size_t size,
+                             std::set<std::string>* names,
+                             std::map<std::string, std::size_t>* globals) {
+  bool any = false;
+  for (std::size_t at = 0; at + 16 <= size; at += 4) {
+    if (read_at<std::uint32_t>(bytes, at) != kFatbinMagic) continue;
+    any = fatbin_entries(bytes + at, size - at, names, globals) || any;
+  }
+  return any;
+}
+
+CUresult link_add(LinkState* link, CUjitInputType type, const void* data, std::size_t size,
+                  const char* api) {
+  const auto* bytes = static_cast<const unsigned char*>(data);
+  std::set<std::string> names;
+  std::map<std::string, std::size_t> globals;
+  bool known = true;
+  switch (type) {
+    case CU_JIT_INPUT_PTX: {
+      const char* text = static_cast<const char*>(data);
+      const std::string_view ptx(text, ::strnlen(text, size));
+      if (ptx.find(".version") == std::string_view::npos) {
+        return driver_misuse(api, CUDA_ERROR_INVALID_PTX, "the PTX input has no .version line");
+      }
+      ptx_entries(ptx, &names);
+      ptx_globals(ptx, &globals);
+      break;
+    }
+    case CU_JIT_INPUT_CUBIN:
+      if (size < 64 || std::memcmp(bytes,
+                                   "\x7f"
+                                   "ELF",
+                                   4) != 0) {
+        return driver_misuse(api, CUDA_ERROR_INVALID_IMAGE, "the cubin input is not an ELF image");
+      }
+      known = cubin_entries(bytes, size, &names, &globals);
+      break;
+    case CU_JIT_INPUT_FATBINARY:
+      if (size < 16 || read_at<std::uint32_t>(bytes, 0) != kFatbinMagic) {
+        return driver_misuse(api, CUDA_ERROR_INVALID_IMAGE,
+                             "the fat binary input does not start with its magic number");
+      }
+      known = fatbin_entries(bytes, size, &names, &globals);
+      break;
+    case CU_JIT_INPUT_OBJECT:
+    case CU_JIT_INPUT_LIBRARY:
+      known = embedded_fatbin_entries(bytes, size, &names, &globals);
+      break;
+    case CU_JIT_INPUT_NVVM:  // LTO IR: its kernels are named only after compilation
+      known = false;
+      break;
+    default:
+      return driver_misuse(api, CUDA_ERROR_INVALID_VALUE,
+                           "unknown input type " + std::to_string(static_cast<int>(type)));
+  }
+  std::lock_guard<std::mutex> lock(state().mutex);
+  link->names.insert(names.begin(), names.end());
+  link->globals.insert(globals.begin(), globals.end());
+  link->names_known = link->names_known && known;
+  ++link->inputs;
+  return CUDA_SUCCESS;
+}
+
+// A log buffer option's text: empty (nothing is compiled), its size set to the bytes written.
+void empty_log(char* buffer, std::size_t bytes) {
+  if (buffer != nullptr && bytes > 0) buffer[0] = '\0';
+}
+
+}  // namespace
+}  // namespace powertrain::emu::detail
+
+PT_EXPORT CUresult cuLinkCreate(unsigned int count, CUjit_option* options, void** values,
+                                CUlinkState* out) {
+  if (out == nullptr || (count > 0 && (options == nullptr || values == nullptr))) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  auto link = std::make_unique<detail::LinkState>();
+  for (unsigned i = 0; i < count; ++i) {
+    const auto as_size = reinterpret_cast<std::uintptr_t>(values[i]);
+    switch (options[i]) {
+      case CU_JIT_INFO_LOG_BUFFER:
+        link->info_log = static_cast<char*>(values[i]);
+        break;
+      case CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES:
+        link->info_log_bytes = as_size;
+        values[i] = nullptr;  // in/out: bytes written
+        break;
+      case CU_JIT_ERROR_LOG_BUFFER:
+        link->error_log = static_cast<char*>(values[i]);
+        break;
+      case CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES:
+        link->error_log_bytes = as_size;
+        values[i] = nullptr;
+        break;
+      case CU_JIT_WALL_TIME: {
+        const float zero_ms = 0.0f;  // written into the option's slot, as the driver does
+        std::memcpy(&values[i], &zero_ms, sizeof zero_ms);
+        break;
+      }
+      default:
+        break;  // optimisation level, target, caching, ...: nothing is compiled
+    }
+  }
+  detail::empty_log(link->info_log, link->info_log_bytes);
+  detail::empty_log(link->error_log, link->error_log_bytes);
+  detail::LinkState* raw = link.release();  // owned by the state until cuLinkDestroy
+  {
+    std::lock_guard<std::mutex> lock(detail::state().mutex);
+    detail::state().links.insert(raw);
+  }
+  *out = reinterpret_cast<CUlinkState>(raw);
+  return CUDA_SUCCESS;
+}
+
+PT_EXPORT CUresult cuLinkAddData(CUlinkState state, CUjitInputType type, void* data, size_t size,
+                                 const char* name, unsigned int, CUjit_option*, void**) {
+  (void)name;  // the input's name appears only in the driver's log
+  detail::LinkState* link = detail::live_link(state);
+  if (link == nullptr) {
+    return detail::driver_misuse("cuLinkAddData_v2", CUDA_ERROR_INVALID_HANDLE,
+                                 "invalid or destroyed link state " + detail::pointer_text(state));
+  }
+  if (data == nullptr || size == 0) {
+    return detail::driver_misuse("cuLinkAddData_v2", CUDA_ERROR_INVALID_VALUE,
+                                 "data is NULL or size is 0");
+  }
+  return detail::link_add(link, type, data, size, "cuLinkAddData_v2");
+}
+
+PT_EXPORT CUresult cuLinkAddFile(CUlinkState state, CUjitInputType type, const char* path,
+                                 unsigned int, CUjit_option*, void**) {
+  detail::LinkState* link = detail::live_link(state);
+  if (link == nullptr) {
+    return detail::driver_misuse("cuLinkAddFile_v2", CUDA_ERROR_INVALID_HANDLE,
+                                 "invalid or destroyed link state " + detail::pointer_text(state));
+  }
+  if (path == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return CUDA_ERROR_FILE_NOT_FOUND;
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (bytes.empty()) {
+    return detail::driver_misuse("cuLinkAddFile_v2", CUDA_ERROR_INVALID_IMAGE,
+                                 std::string("the input file '") + path + "' is empty");
+  }
+  return detail::link_add(link, type, bytes.data(), bytes.size(), "cuLinkAddFile_v2");
+}
+
+PT_EXPORT CUresult cuLinkComplete(CUlinkState state, void** image, size_t* size) {
+  detail::LinkState* link = detail::live_link(state);
+  if (link == nullptr) {
+    return detail::driver_misuse("cuLinkComplete", CUDA_ERROR_INVALID_HANDLE,
+                                 "invalid or destroyed link state " + detail::pointer_text(state));
+  }
+  if (image == nullptr || size == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard<std::mutex> lock(detail::state().mutex);
+  if (link->inputs == 0) {
+    return detail::driver_misuse("cuLinkComplete", CUDA_ERROR_INVALID_VALUE,
+                                 "the link has no inputs");
+  }
+  std::string text(detail::kLinkedImageHeader);
+  text += " of " + std::to_string(link->inputs) + " input(s)\n";
+  if (!link->names_known) text += std::string(detail::kLinkedNamesUnknown) + "\n";
+  text += ".version 8.0\n.target sm_90\n.address_size 64\n";
+  for (const auto& [global, bytes] : link->globals) {
+    text += ".visible .global .align 8 .b8 " + global + "[" + std::to_string(bytes) + "];\n";
+  }
+  for (const std::string& kernel : link->names) {
+    text += ".visible .entry " + kernel + "()\n{\n\tret;\n}\n";
+  }
+  link->image = std::move(text);
+  *image = link->image.data();
+  *size = link->image.size() + 1;  // with its terminating NUL, as PTX images are read
+  return CUDA_SUCCESS;
+}
+
+PT_EXPORT CUresult cuLinkDestroy(CUlinkState state) {
+  detail::LinkState* link = detail::live_link(state);
+  if (link == nullptr) {
+    return detail::driver_misuse("cuLinkDestroy", CUDA_ERROR_INVALID_HANDLE,
+                                 "invalid or destroyed link state " + detail::pointer_text(state));
+  }
+  {
+    std::lock_guard<std::mutex> lock(detail::state().mutex);
+    detail::state().links.erase(link);
+  }
+  delete link;
   return CUDA_SUCCESS;
 }
 
@@ -842,6 +1119,22 @@ PT_EXPORT CUresult cuLibraryGetKernel(CUkernel* kernel, CUlibrary library, const
 
 PT_EXPORT CUresult cuLibraryGetKernelCount(unsigned int* count, CUlibrary library) {
   return cuModuleGetFunctionCount(count, reinterpret_cast<CUmodule>(library));
+}
+
+PT_EXPORT CUresult cuLibraryEnumerateKernels(CUkernel* kernels, unsigned int count,
+                                             CUlibrary library) {
+  return cuModuleEnumerateFunctions(reinterpret_cast<CUfunction*>(kernels), count,
+                                    reinterpret_cast<CUmodule>(library));
+}
+
+PT_EXPORT CUresult cuKernelGetLibrary(CUlibrary* library, CUkernel kernel) {
+  return cuFuncGetModule(reinterpret_cast<CUmodule*>(library),
+                         reinterpret_cast<CUfunction>(kernel));
+}
+
+PT_EXPORT CUresult cuLibraryGetGlobal(CUdeviceptr* pointer, size_t* bytes, CUlibrary library,
+                                      const char* name) {
+  return cuModuleGetGlobal(pointer, bytes, reinterpret_cast<CUmodule>(library), name);
 }
 
 PT_EXPORT CUresult cuKernelGetFunction(CUfunction* function, CUkernel kernel) {
@@ -1622,6 +1915,201 @@ PT_EXPORT CUresult cuEventDestroy(CUevent event) {
   return to_driver(cudaEventDestroy(event));
 }
 
+// ---- private tables
+// ------------------------------------------------------------------------------
+
+// The driver's undocumented export tables. NVRTC and nvJitLink (host-only compilers) dlopen
+// libcuda.so.1 and ask for one, and compile without it when it is refused, so their question is
+// answered quietly; anyone else (the real runtime, linked statically) is reported as unsupported.
+PT_EXPORT CUresult cuGetExportTable(const void** table, const CUuuid* id) {
+  if (table == nullptr || id == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  *table = nullptr;
+  Dl_info caller{};
+  if (::dladdr(__builtin_return_address(0), &caller) != 0 && caller.dli_fname != nullptr) {
+    std::string_view file(caller.dli_fname);
+    file = file.substr(file.rfind('/') + 1);
+    if (file.rfind("libnvrtc", 0) == 0 || file.rfind("libnvJitLink", 0) == 0) {
+      return CUDA_ERROR_NOT_SUPPORTED;
+    }
+  }
+  powertrain::emu::report_unsupported("cuGetExportTable");
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+// ---- per-thread default stream (`--default-stream per-thread`) ---------------------------------
+// The *_ptsz (stream-ordered) and *_ptds (synchronous) entry points the CUDA header substitutes
+// under CUDA_API_PER_THREAD_DEFAULT_STREAM: a NULL stream is the calling thread's default stream.
+// Each is the call above with that stream and its own name.
+
+namespace {
+CUstream per_thread(CUstream stream) { return stream == nullptr ? CU_STREAM_PER_THREAD : stream; }
+}  // namespace
+
+PT_EXPORT CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+                                       unsigned bx, unsigned by, unsigned bz, unsigned shared,
+                                       CUstream stream, void** params, void** extra) {
+  (void)params;
+  (void)extra;
+  ErrorScope scope;
+  return to_driver(impl::launch(reinterpret_cast<const void*>(f), dim3(gx, gy, gz),
+                                dim3(bx, by, bz), shared, stream, true, "cuLaunchKernel_ptsz"));
+}
+
+PT_EXPORT CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig* config, CUfunction f, void** params,
+                                         void** extra) {
+  (void)params;
+  (void)extra;
+  if (config == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  ErrorScope scope;
+  return to_driver(impl::launch(
+      reinterpret_cast<const void*>(f), dim3(config->gridDimX, config->gridDimY, config->gridDimZ),
+      dim3(config->blockDimX, config->blockDimY, config->blockDimZ), config->sharedMemBytes,
+      config->hStream, true, "cuLaunchKernelEx_ptsz"));
+}
+
+PT_EXPORT CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned gx, unsigned gy,
+                                                  unsigned gz, unsigned bx, unsigned by,
+                                                  unsigned bz, unsigned shared, CUstream stream,
+                                                  void** params) {
+  (void)params;
+  ErrorScope scope;
+  return to_driver(impl::launch_cooperative(reinterpret_cast<const void*>(f), dim3(gx, gy, gz),
+                                            dim3(bx, by, bz), shared, stream, true,
+                                            "cuLaunchCooperativeKernel_ptsz"));
+}
+
+PT_EXPORT CUresult cuLaunchHostFunc_ptsz(CUstream stream, CUhostFn fn, void* user) {
+  ErrorScope scope;
+  return to_driver(impl::launch_host_func(stream, fn, user, true, "cuLaunchHostFunc_ptsz"));
+}
+
+PT_EXPORT CUresult cuMemcpyHtoD_v2_ptds(CUdeviceptr dst, const void* src, size_t bytes) {
+  return copy(device_pointer(dst), src, bytes, cudaMemcpyHostToDevice, CU_STREAM_PER_THREAD, false,
+              "cuMemcpyHtoD_v2_ptds");
+}
+PT_EXPORT CUresult cuMemcpyDtoH_v2_ptds(void* dst, CUdeviceptr src, size_t bytes) {
+  return copy(dst, device_pointer(src), bytes, cudaMemcpyDeviceToHost, CU_STREAM_PER_THREAD, false,
+              "cuMemcpyDtoH_v2_ptds");
+}
+PT_EXPORT CUresult cuMemcpyDtoD_v2_ptds(CUdeviceptr dst, CUdeviceptr src, size_t bytes) {
+  return copy(device_pointer(dst), device_pointer(src), bytes, cudaMemcpyDeviceToDevice,
+              CU_STREAM_PER_THREAD, false, "cuMemcpyDtoD_v2_ptds");
+}
+PT_EXPORT CUresult cuMemcpy_ptds(CUdeviceptr dst, CUdeviceptr src, size_t bytes) {
+  return copy(device_pointer(dst), device_pointer(src), bytes, cudaMemcpyDefault,
+              CU_STREAM_PER_THREAD, false, "cuMemcpy_ptds");
+}
+PT_EXPORT CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dst, const void* src, size_t bytes,
+                                             CUstream stream) {
+  return copy(device_pointer(dst), src, bytes, cudaMemcpyHostToDevice, per_thread(stream), true,
+              "cuMemcpyHtoDAsync_v2_ptsz");
+}
+PT_EXPORT CUresult cuMemcpyDtoHAsync_v2_ptsz(void* dst, CUdeviceptr src, size_t bytes,
+                                             CUstream stream) {
+  return copy(dst, device_pointer(src), bytes, cudaMemcpyDeviceToHost, per_thread(stream), true,
+              "cuMemcpyDtoHAsync_v2_ptsz");
+}
+PT_EXPORT CUresult cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
+                                             CUstream stream) {
+  return copy(device_pointer(dst), device_pointer(src), bytes, cudaMemcpyDeviceToDevice,
+              per_thread(stream), true, "cuMemcpyDtoDAsync_v2_ptsz");
+}
+PT_EXPORT CUresult cuMemcpyAsync_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
+                                      CUstream stream) {
+  return copy(device_pointer(dst), device_pointer(src), bytes, cudaMemcpyDefault,
+              per_thread(stream), true, "cuMemcpyAsync_ptsz");
+}
+
+PT_EXPORT CUresult cuMemsetD8_v2_ptds(CUdeviceptr dst, unsigned char value, size_t count) {
+  return memset_elements(dst, value, count, 1, CU_STREAM_PER_THREAD, false, "cuMemsetD8_v2_ptds");
+}
+PT_EXPORT CUresult cuMemsetD16_v2_ptds(CUdeviceptr dst, unsigned short value, size_t count) {
+  return memset_elements(dst, value, count, 2, CU_STREAM_PER_THREAD, false, "cuMemsetD16_v2_ptds");
+}
+PT_EXPORT CUresult cuMemsetD32_v2_ptds(CUdeviceptr dst, unsigned int value, size_t count) {
+  return memset_elements(dst, value, count, 4, CU_STREAM_PER_THREAD, false, "cuMemsetD32_v2_ptds");
+}
+PT_EXPORT CUresult cuMemsetD8Async_ptsz(CUdeviceptr dst, unsigned char value, size_t count,
+                                        CUstream stream) {
+  return memset_elements(dst, value, count, 1, per_thread(stream), true, "cuMemsetD8Async_ptsz");
+}
+PT_EXPORT CUresult cuMemsetD16Async_ptsz(CUdeviceptr dst, unsigned short value, size_t count,
+                                         CUstream stream) {
+  return memset_elements(dst, value, count, 2, per_thread(stream), true, "cuMemsetD16Async_ptsz");
+}
+PT_EXPORT CUresult cuMemsetD32Async_ptsz(CUdeviceptr dst, unsigned int value, size_t count,
+                                         CUstream stream) {
+  return memset_elements(dst, value, count, 4, per_thread(stream), true, "cuMemsetD32Async_ptsz");
+}
+
+PT_EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr* pointer, size_t bytes, CUstream stream) {
+  ErrorScope scope;
+  return to_driver(impl::malloc_async(reinterpret_cast<void**>(pointer), bytes, stream, true,
+                                      "cuMemAllocAsync_ptsz"));
+}
+PT_EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr pointer, CUstream stream) {
+  ErrorScope scope;
+  return to_driver(
+      impl::free_async(reinterpret_cast<void*>(pointer), stream, true, "cuMemFreeAsync_ptsz"));
+}
+
+PT_EXPORT CUresult cuStreamSynchronize_ptsz(CUstream stream) {
+  ErrorScope scope;
+  return to_driver(impl::stream_synchronize(stream, true, "cuStreamSynchronize_ptsz"));
+}
+PT_EXPORT CUresult cuStreamQuery_ptsz(CUstream stream) {
+  ErrorScope scope;
+  return to_driver(impl::stream_query(stream, true, "cuStreamQuery_ptsz"));
+}
+PT_EXPORT CUresult cuStreamWaitEvent_ptsz(CUstream stream, CUevent event, unsigned int flags) {
+  ErrorScope scope;
+  return to_driver(impl::stream_wait_event(stream, event, flags, true, "cuStreamWaitEvent_ptsz"));
+}
+PT_EXPORT CUresult cuStreamGetPriority_ptsz(CUstream stream, int* priority) {
+  ErrorScope scope;
+  return to_driver(impl::stream_get_priority(stream, priority, true, "cuStreamGetPriority_ptsz"));
+}
+PT_EXPORT CUresult cuStreamGetFlags_ptsz(CUstream stream, unsigned int* flags) {
+  ErrorScope scope;
+  return to_driver(impl::stream_get_flags(stream, flags, true, "cuStreamGetFlags_ptsz"));
+}
+PT_EXPORT CUresult cuStreamGetId_ptsz(CUstream stream, unsigned long long* id) {
+  ErrorScope scope;
+  return to_driver(impl::stream_get_id(stream, id, true, "cuStreamGetId_ptsz"));
+}
+PT_EXPORT CUresult cuStreamGetCtx_ptsz(CUstream stream, CUcontext* ctx) {
+  return cuStreamGetCtx(per_thread(stream), ctx);
+}
+PT_EXPORT CUresult cuStreamBeginCapture_v2_ptsz(CUstream stream, CUstreamCaptureMode mode) {
+  ErrorScope scope;
+  return to_driver(impl::begin_capture(stream, static_cast<cudaStreamCaptureMode>(mode), true,
+                                       "cuStreamBeginCapture_v2_ptsz"));
+}
+PT_EXPORT CUresult cuStreamEndCapture_ptsz(CUstream stream, CUgraph* graph) {
+  ErrorScope scope;
+  return to_driver(impl::end_capture(stream, reinterpret_cast<cudaGraph_t*>(graph), true,
+                                     "cuStreamEndCapture_ptsz"));
+}
+PT_EXPORT CUresult cuStreamIsCapturing_ptsz(CUstream stream, CUstreamCaptureStatus* status) {
+  ErrorScope scope;
+  return to_driver(impl::stream_is_capturing(stream,
+                                             reinterpret_cast<cudaStreamCaptureStatus*>(status),
+                                             true, "cuStreamIsCapturing_ptsz"));
+}
+PT_EXPORT CUresult cuGraphLaunch_ptsz(CUgraphExec exec, CUstream stream) {
+  ErrorScope scope;
+  return to_driver(impl::graph_launch(reinterpret_cast<cudaGraphExec_t>(exec), stream, true,
+                                      "cuGraphLaunch_ptsz"));
+}
+PT_EXPORT CUresult cuEventRecord_ptsz(CUevent event, CUstream stream) {
+  ErrorScope scope;
+  return to_driver(impl::event_record(event, stream, 0, true, "cuEventRecord_ptsz"));
+}
+PT_EXPORT CUresult cuEventRecordWithFlags_ptsz(CUevent event, CUstream stream, unsigned int flags) {
+  ErrorScope scope;
+  return to_driver(impl::event_record(event, stream, flags, true, "cuEventRecordWithFlags_ptsz"));
+}
+
 // ---- entry points ------------------------------------------------------------------------------
 
 namespace powertrain::emu::detail {
@@ -1676,6 +2164,11 @@ const EntryPoint kEntryPoints[] = {
     PT_ENTRY(cuModuleGetFunctionCount),
     PT_ENTRY(cuModuleGetGlobal),
     PT_ENTRY(cuModuleGetLoadingMode),
+    PT_ENTRY(cuLinkCreate),
+    PT_ENTRY(cuLinkAddData),
+    PT_ENTRY(cuLinkAddFile),
+    PT_ENTRY(cuLinkComplete),
+    PT_ENTRY(cuLinkDestroy),
     PT_ENTRY(cuFuncGetName),
     PT_ENTRY(cuLibraryLoadData),
     PT_ENTRY(cuLibraryLoadFromFile),
@@ -1683,6 +2176,13 @@ const EntryPoint kEntryPoints[] = {
     PT_ENTRY(cuLibraryGetModule),
     PT_ENTRY(cuLibraryGetKernel),
     PT_ENTRY(cuLibraryGetKernelCount),
+    PT_ENTRY(cuLibraryEnumerateKernels),
+    PT_ENTRY(cuLibraryGetGlobal),
+    PT_ENTRY(cuKernelGetLibrary),
+    PT_ENTRY(cuModuleEnumerateFunctions),
+    PT_ENTRY(cuFuncGetModule),
+    PT_ENTRY(cuFuncIsLoaded),
+    PT_ENTRY(cuFuncLoad),
     PT_ENTRY(cuKernelGetFunction),
     PT_ENTRY(cuKernelGetName),
     PT_ENTRY(cuKernelGetAttribute),
@@ -1779,9 +2279,22 @@ void* own_symbol(const char* name) {
 PT_EXPORT CUresult cuGetProcAddress(const char* symbol, void** function, int version,
                                     cuuint64_t flags, CUdriverProcAddressQueryResult* status) {
   (void)version;  // every caller of this emulator asks for CUDA 12/13 signatures
-  (void)flags;    // per-thread-default-stream variants share the implementation
   if (symbol == nullptr || function == nullptr) return CUDA_ERROR_INVALID_VALUE;
   const std::string_view name(symbol);
+  // Per-thread default stream: the *_ptsz / *_ptds variant of the newest version, as the driver
+  // hands out (cuLaunchKernel → cuLaunchKernel_ptsz, cuMemcpyHtoD → cuMemcpyHtoD_v2_ptds).
+  if ((flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0 && name.rfind("cu", 0) == 0) {
+    for (const char* suffix : {"_v3", "_v2", ""}) {
+      for (const char* variant : {"_ptsz", "_ptds"}) {
+        const std::string candidate = std::string(name) + suffix + variant;
+        if (void* f = detail::own_symbol(candidate.c_str()); f != nullptr) {
+          *function = f;
+          if (status != nullptr) *status = CU_GET_PROC_ADDRESS_SUCCESS;
+          return CUDA_SUCCESS;
+        }
+      }
+    }
+  }
   for (const auto& entry : detail::kEntryPoints) {
     if (name == entry.name) {
       *function = entry.function;
@@ -1837,6 +2350,22 @@ CUresult proc_address(const char* symbol, void** function, int version, cuuint64
 #undef cuDeviceGetUuid
 #undef cuEventElapsedTime
 #undef cuGetProcAddress
+#undef cuLinkCreate
+#undef cuLinkAddData
+#undef cuLinkAddFile
+PT_EXPORT CUresult cuLinkCreate(unsigned int count, CUjit_option* options, void** values,
+                                CUlinkState* out) {
+  return cuLinkCreate_v2(count, options, values, out);
+}
+PT_EXPORT CUresult cuLinkAddData(CUlinkState state, CUjitInputType type, void* data, size_t size,
+                                 const char* name, unsigned int count, CUjit_option* options,
+                                 void** values) {
+  return cuLinkAddData_v2(state, type, data, size, name, count, options, values);
+}
+PT_EXPORT CUresult cuLinkAddFile(CUlinkState state, CUjitInputType type, const char* path,
+                                 unsigned int count, CUjit_option* options, void** values) {
+  return cuLinkAddFile_v2(state, type, path, count, options, values);
+}
 PT_EXPORT CUresult cuDeviceGetUuid(CUuuid* uuid, CUdevice device) { return get_uuid(uuid, device); }
 PT_EXPORT CUresult cuEventElapsedTime(float* ms, CUevent start, CUevent end) {
   return elapsed(ms, start, end);

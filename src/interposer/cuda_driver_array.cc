@@ -241,6 +241,36 @@ CUresult atoh(void* dst, CUarray src, std::size_t offset, std::size_t bytes, CUs
   return linear_copy(pointer_end(dst, bytes), s, bytes, cudaMemcpyDeviceToHost, stream, async, api);
 }
 
+// Synchronous device-side copies between an array and linear memory or another array; `stream`
+// is NULL (legacy) or the per-thread default stream (the *_ptds entry points).
+CUresult atod(CUdeviceptr dst, CUarray src, std::size_t offset, std::size_t bytes, CUstream stream,
+              const char* api) {
+  CopyEnd s;
+  const CUresult r = linear_end(src, offset, bytes, api, &s);
+  if (r != CUDA_SUCCESS) return r;
+  return linear_copy(pointer_end(reinterpret_cast<void*>(dst), bytes), s, bytes,
+                     cudaMemcpyDeviceToDevice, stream, false, api);
+}
+
+CUresult dtoa(CUarray dst, std::size_t offset, CUdeviceptr src, std::size_t bytes, CUstream stream,
+              const char* api) {
+  CopyEnd d;
+  const CUresult r = linear_end(dst, offset, bytes, api, &d);
+  if (r != CUDA_SUCCESS) return r;
+  return linear_copy(d, pointer_end(reinterpret_cast<void*>(src), bytes), bytes,
+                     cudaMemcpyDeviceToDevice, stream, false, api);
+}
+
+CUresult atoa(CUarray dst, std::size_t dst_offset, CUarray src, std::size_t src_offset,
+              std::size_t bytes, CUstream stream, const char* api) {
+  CopyEnd d;
+  CopyEnd s;
+  CUresult r = linear_end(dst, dst_offset, bytes, api, &d);
+  if (r == CUDA_SUCCESS) r = linear_end(src, src_offset, bytes, api, &s);
+  if (r != CUDA_SUCCESS) return r;
+  return linear_copy(d, s, bytes, cudaMemcpyDeviceToDevice, stream, false, api);
+}
+
 // Driver resource description → runtime's; false (reported) for an invalid format.
 bool to_runtime(const CUDA_RESOURCE_DESC& in, cudaResourceDesc* out, const char* api) {
   *out = cudaResourceDesc{};
@@ -432,31 +462,16 @@ PT_EXPORT CUresult cuMemcpyAtoHAsync(void* dstHost, CUarray srcArray, size_t src
 }
 PT_EXPORT CUresult cuMemcpyAtoD(CUdeviceptr dstDevice, CUarray srcArray, size_t srcOffset,
                                 size_t ByteCount) {
-  const char* api = "cuMemcpyAtoD_v2";
-  detail::CopyEnd s;
-  const CUresult r = detail::linear_end(srcArray, srcOffset, ByteCount, api, &s);
-  if (r != CUDA_SUCCESS) return r;
-  return detail::linear_copy(detail::pointer_end(reinterpret_cast<void*>(dstDevice), ByteCount), s,
-                             ByteCount, cudaMemcpyDeviceToDevice, nullptr, false, api);
+  return detail::atod(dstDevice, srcArray, srcOffset, ByteCount, nullptr, "cuMemcpyAtoD_v2");
 }
 PT_EXPORT CUresult cuMemcpyDtoA(CUarray dstArray, size_t dstOffset, CUdeviceptr srcDevice,
                                 size_t ByteCount) {
-  const char* api = "cuMemcpyDtoA_v2";
-  detail::CopyEnd d;
-  const CUresult r = detail::linear_end(dstArray, dstOffset, ByteCount, api, &d);
-  if (r != CUDA_SUCCESS) return r;
-  return detail::linear_copy(d, detail::pointer_end(reinterpret_cast<void*>(srcDevice), ByteCount),
-                             ByteCount, cudaMemcpyDeviceToDevice, nullptr, false, api);
+  return detail::dtoa(dstArray, dstOffset, srcDevice, ByteCount, nullptr, "cuMemcpyDtoA_v2");
 }
 PT_EXPORT CUresult cuMemcpyAtoA(CUarray dstArray, size_t dstOffset, CUarray srcArray,
                                 size_t srcOffset, size_t ByteCount) {
-  const char* api = "cuMemcpyAtoA_v2";
-  detail::CopyEnd d;
-  detail::CopyEnd s;
-  CUresult r = detail::linear_end(dstArray, dstOffset, ByteCount, api, &d);
-  if (r == CUDA_SUCCESS) r = detail::linear_end(srcArray, srcOffset, ByteCount, api, &s);
-  if (r != CUDA_SUCCESS) return r;
-  return detail::linear_copy(d, s, ByteCount, cudaMemcpyDeviceToDevice, nullptr, false, api);
+  return detail::atoa(dstArray, dstOffset, srcArray, srcOffset, ByteCount, nullptr,
+                      "cuMemcpyAtoA_v2");
 }
 
 PT_EXPORT CUresult cuMemcpy2D(const CUDA_MEMCPY2D* pCopy) {
@@ -473,6 +488,64 @@ PT_EXPORT CUresult cuMemcpy3D(const CUDA_MEMCPY3D* pCopy) {
 }
 PT_EXPORT CUresult cuMemcpy3DAsync(const CUDA_MEMCPY3D* pCopy, CUstream hStream) {
   return detail::copy_3d(pCopy, hStream, true, "cuMemcpy3DAsync_v2");
+}
+
+// Per-thread default stream (`--default-stream per-thread`): a NULL stream is the calling
+// thread's default stream, CU_STREAM_PER_THREAD passed explicitly.
+namespace {
+CUstream per_thread(CUstream stream) { return stream == nullptr ? CU_STREAM_PER_THREAD : stream; }
+}  // namespace
+
+PT_EXPORT CUresult cuMemcpyHtoA_v2_ptds(CUarray dstArray, size_t dstOffset, const void* srcHost,
+                                        size_t ByteCount) {
+  return detail::htoa(dstArray, dstOffset, srcHost, ByteCount, CU_STREAM_PER_THREAD, false,
+                      "cuMemcpyHtoA_v2_ptds");
+}
+PT_EXPORT CUresult cuMemcpyHtoAAsync_v2_ptsz(CUarray dstArray, size_t dstOffset,
+                                             const void* srcHost, size_t ByteCount,
+                                             CUstream hStream) {
+  return detail::htoa(dstArray, dstOffset, srcHost, ByteCount, per_thread(hStream), true,
+                      "cuMemcpyHtoAAsync_v2_ptsz");
+}
+PT_EXPORT CUresult cuMemcpyAtoH_v2_ptds(void* dstHost, CUarray srcArray, size_t srcOffset,
+                                        size_t ByteCount) {
+  return detail::atoh(dstHost, srcArray, srcOffset, ByteCount, CU_STREAM_PER_THREAD, false,
+                      "cuMemcpyAtoH_v2_ptds");
+}
+PT_EXPORT CUresult cuMemcpyAtoHAsync_v2_ptsz(void* dstHost, CUarray srcArray, size_t srcOffset,
+                                             size_t ByteCount, CUstream hStream) {
+  return detail::atoh(dstHost, srcArray, srcOffset, ByteCount, per_thread(hStream), true,
+                      "cuMemcpyAtoHAsync_v2_ptsz");
+}
+PT_EXPORT CUresult cuMemcpyAtoD_v2_ptds(CUdeviceptr dstDevice, CUarray srcArray, size_t srcOffset,
+                                        size_t ByteCount) {
+  return detail::atod(dstDevice, srcArray, srcOffset, ByteCount, CU_STREAM_PER_THREAD,
+                      "cuMemcpyAtoD_v2_ptds");
+}
+PT_EXPORT CUresult cuMemcpyDtoA_v2_ptds(CUarray dstArray, size_t dstOffset, CUdeviceptr srcDevice,
+                                        size_t ByteCount) {
+  return detail::dtoa(dstArray, dstOffset, srcDevice, ByteCount, CU_STREAM_PER_THREAD,
+                      "cuMemcpyDtoA_v2_ptds");
+}
+PT_EXPORT CUresult cuMemcpyAtoA_v2_ptds(CUarray dstArray, size_t dstOffset, CUarray srcArray,
+                                        size_t srcOffset, size_t ByteCount) {
+  return detail::atoa(dstArray, dstOffset, srcArray, srcOffset, ByteCount, CU_STREAM_PER_THREAD,
+                      "cuMemcpyAtoA_v2_ptds");
+}
+PT_EXPORT CUresult cuMemcpy2D_v2_ptds(const CUDA_MEMCPY2D* pCopy) {
+  return detail::copy_2d(pCopy, CU_STREAM_PER_THREAD, false, "cuMemcpy2D_v2_ptds");
+}
+PT_EXPORT CUresult cuMemcpy2DUnaligned_v2_ptds(const CUDA_MEMCPY2D* pCopy) {
+  return detail::copy_2d(pCopy, CU_STREAM_PER_THREAD, false, "cuMemcpy2DUnaligned_v2_ptds");
+}
+PT_EXPORT CUresult cuMemcpy2DAsync_v2_ptsz(const CUDA_MEMCPY2D* pCopy, CUstream hStream) {
+  return detail::copy_2d(pCopy, per_thread(hStream), true, "cuMemcpy2DAsync_v2_ptsz");
+}
+PT_EXPORT CUresult cuMemcpy3D_v2_ptds(const CUDA_MEMCPY3D* pCopy) {
+  return detail::copy_3d(pCopy, CU_STREAM_PER_THREAD, false, "cuMemcpy3D_v2_ptds");
+}
+PT_EXPORT CUresult cuMemcpy3DAsync_v2_ptsz(const CUDA_MEMCPY3D* pCopy, CUstream hStream) {
+  return detail::copy_3d(pCopy, per_thread(hStream), true, "cuMemcpy3DAsync_v2_ptsz");
 }
 
 PT_EXPORT CUresult cuTexObjectCreate(CUtexObject* pTexObject, const CUDA_RESOURCE_DESC* pResDesc,

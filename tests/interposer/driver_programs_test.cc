@@ -220,5 +220,106 @@ TEST_F(DriverApi, PtxModuleLaunchesAndVirtualMemoryAreRecorded) {
   EXPECT_EQ(trace.lines.back().at("used"), json::array({0}));
 }
 
+// Run-time compilation: NVRTC's PTX and cubin, the JIT linker's image and a library, each with
+// its kernels named; NVRTC's probe of the driver's private tables is not reported.
+TEST_F(DriverApi, NvrtcModulesAndTheJitLinkerAreRecorded) {
+  if (!std::filesystem::exists(program_path("driver_jit"))) GTEST_SKIP() << "not built";
+  const ProgramRun run =
+      run_program("driver_jit", Mode::kPreload, {{"LD_LIBRARY_PATH", driver_dir()}});
+  ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
+  const std::string scale = "_Z5scaleIfEvPT_S0_i";  // scale<float>, as NVRTC lowers it
+  EXPECT_NE(run.out.find("driver_jit: " + scale + " compiled to PTX and sm_90"), std::string::npos)
+      << run.out;
+  const Trace trace = only_trace();
+  const auto loads = trace.of("module_load");
+  ASSERT_EQ(loads.size(), 4u);
+  const json nvrtc_kernels = json::array({scale, "add_bias"});
+  EXPECT_EQ(loads[0].at("api"), "cuModuleLoadData");
+  EXPECT_EQ(loads[0].at("format"), "ptx");
+  EXPECT_EQ(loads[0].at("kernels"), nvrtc_kernels);
+  EXPECT_EQ(loads[0].at("globals"), json({{"bias", 128}}));
+  EXPECT_EQ(loads[1].at("api"), "cuModuleLoadDataEx");
+  EXPECT_EQ(loads[1].at("format"), "cubin");
+  EXPECT_EQ(loads[1].at("kernels"), nvrtc_kernels);
+  // The linked image: the PTX input's kernel and global joined with the cubin's.
+  EXPECT_EQ(loads[2].at("api"), "cuModuleLoadData");
+  EXPECT_EQ(loads[2].at("format"), "linked");
+  EXPECT_EQ(loads[2].at("kernels"), json::array({scale, "add_bias", "count_bytes"}));
+  EXPECT_EQ(loads[2].at("globals"), json({{"bias", 128}, {"histogram", 256}}));
+  EXPECT_EQ(loads[3].at("api"), "cuLibraryLoadData");
+  EXPECT_EQ(loads[3].at("kernels"), nvrtc_kernels);
+  for (const json& load : loads) EXPECT_TRUE(load.at("names_known").get<bool>()) << load.dump();
+
+  struct Launch {
+    std::string name;
+    unsigned grid, block;
+  };
+  const Launch expected[] = {
+      {"add_bias", 16, 256}, {scale, 16, 256}, {scale, 16, 256}, {"count_bytes", 64, 128}};
+  const auto kernels = trace.of("kernel");
+  ASSERT_EQ(kernels.size(), std::size(expected));
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    SCOPED_TRACE(kernels[i].dump());
+    EXPECT_EQ(kernels[i].at("name"), expected[i].name);
+    EXPECT_EQ(kernels[i].at("grid"), json::array({expected[i].grid, 1, 1}));
+    EXPECT_EQ(kernels[i].at("block"), json::array({expected[i].block, 1, 1}));
+    EXPECT_EQ(kernels[i].at("api"), "cuLaunchKernel");
+  }
+  // The text that is not PTX is refused by name; the missing file is an error code only.
+  const auto misuse = trace.of("misuse");
+  ASSERT_EQ(misuse.size(), 1u);
+  EXPECT_EQ(misuse[0].at("api"), "cuLinkAddData_v2");
+  EXPECT_EQ(misuse[0].at("what"), "the PTX input has no .version line");
+  EXPECT_TRUE(trace.of("unsupported").empty()) << "NVRTC's cuGetExportTable probe is expected";
+}
+
+// --default-stream per-thread: the *_ptsz / *_ptds entry points put each thread's NULL-stream
+// work on that thread's own stream, under their own names.
+TEST_F(DriverApi, PerThreadDefaultStreamEntryPoints) {
+  if (!std::filesystem::exists(program_path("driver_per_thread"))) GTEST_SKIP() << "not built";
+  const ProgramRun run =
+      run_program("driver_per_thread", Mode::kPreload, {{"LD_LIBRARY_PATH", driver_dir()}});
+  ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
+  const Trace trace = only_trace();
+  constexpr int kPerThreadStreamBase = 1000000;  // + the thread index
+  const auto kernels = trace.of("kernel");
+  ASSERT_EQ(kernels.size(), 2u);
+  for (int i = 0; i < 2; ++i) {
+    SCOPED_TRACE(kernels[i].dump());
+    EXPECT_EQ(kernels[i].at("tid"), i + 1);
+    EXPECT_EQ(kernels[i].at("stream"), kPerThreadStreamBase + i + 1);
+    EXPECT_EQ(kernels[i].at("api"), "cuLaunchKernel_ptsz");
+    EXPECT_EQ(kernels[i].at("grid"), json::array({i + 1, 1, 1}));
+  }
+  std::vector<std::string> copy_apis;
+  for (const json& c : trace.of("memcpy")) {
+    copy_apis.push_back(c.at("api"));
+    EXPECT_EQ(c.at("stream"), kPerThreadStreamBase + c.at("tid").get<int>()) << c.dump();
+  }
+  EXPECT_EQ(copy_apis,
+            (std::vector<std::string>{"cuMemcpyHtoDAsync_v2_ptsz", "cuMemcpyDtoH_v2_ptds",
+                                      "cuMemcpyHtoDAsync_v2_ptsz", "cuMemcpyDtoH_v2_ptds"}));
+  const auto memsets = trace.of("memset");
+  ASSERT_EQ(memsets.size(), 2u);
+  for (const json& m : memsets) {
+    EXPECT_EQ(m.at("api"), "cuMemsetD32_v2_ptds");
+    EXPECT_EQ(m.at("stream"), kPerThreadStreamBase + m.at("tid").get<int>());
+  }
+  const auto records = trace.of("event_record");
+  ASSERT_EQ(records.size(), 2u);
+  for (const json& r : records) {
+    EXPECT_EQ(r.at("api"), "cuEventRecord_ptsz");
+    EXPECT_EQ(r.at("stream"), kPerThreadStreamBase + r.at("tid").get<int>());
+  }
+  // The workers' syncs, then the main thread's through cuGetProcAddress: per-thread, legacy.
+  const auto syncs = trace.of("stream_sync");
+  ASSERT_EQ(syncs.size(), 4u);
+  EXPECT_EQ(syncs[0].at("stream"), kPerThreadStreamBase + 1);
+  EXPECT_EQ(syncs[1].at("stream"), kPerThreadStreamBase + 2);
+  EXPECT_EQ(syncs[2].at("stream"), kPerThreadStreamBase);
+  EXPECT_EQ(syncs[3].at("stream"), 0);
+  EXPECT_TRUE(trace.of("unsupported").empty());
+}
+
 }  // namespace
 }  // namespace powertrain::testing_emu
