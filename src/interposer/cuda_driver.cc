@@ -369,6 +369,12 @@ Module* load_image(const void* image, std::size_t size) {
   return module;
 }
 
+}  // namespace
+
+int driver_context_device(CUcontext ctx) { return context_device(ctx); }
+
+namespace {
+
 CUresult finish_load(CUmodule* out, Module* module, const char* api, std::int64_t start) {
   {
     DriverState& s = state();

@@ -31,4 +31,7 @@ inline CUresult to_driver(cudaError_t error) {
   return CUDA_ERROR_INVALID_VALUE;
 }
 
+// Device of a context handle, or -1 when it is not a live context (cuda_driver.cc).
+int driver_context_device(CUcontext ctx);
+
 }  // namespace powertrain::emu::detail

@@ -4,6 +4,8 @@
 // work is complete when enqueued.
 #include <cstdio>
 #include <cstring>
+#include <mutex>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -614,10 +616,21 @@ PT_EXPORT cudaError_t cudaDeviceCanAccessPeer(int* canAccessPeer, int device, in
   return cudaSuccess;
 }
 
+namespace {
+// Peer access enabled so far, as (accessing device, peer device): the driver refuses to enable a
+// pair twice or to disable one that is not enabled (PyTorch clears the first of these errors).
+std::mutex g_peer_mutex;
+std::set<std::pair<int, int>> g_peer_access;
+}  // namespace
+
 PT_EXPORT cudaError_t cudaDeviceEnablePeerAccess(int peerDevice, unsigned int flags) {
-  (void)flags;
-  if (!detail::valid_device(peerDevice)) {
+  if (!detail::valid_device(peerDevice) || peerDevice == powertrain::emu::current_device()) {
     return detail::invalid_device("cudaDeviceEnablePeerAccess", peerDevice);
+  }
+  if (flags != 0) return misuse("cudaDeviceEnablePeerAccess", cudaErrorInvalidValue, "flags != 0");
+  std::lock_guard<std::mutex> lock(g_peer_mutex);
+  if (!g_peer_access.emplace(powertrain::emu::current_device(), peerDevice).second) {
+    return detail::fail(cudaErrorPeerAccessAlreadyEnabled);
   }
   return cudaSuccess;
 }
@@ -625,6 +638,10 @@ PT_EXPORT cudaError_t cudaDeviceEnablePeerAccess(int peerDevice, unsigned int fl
 PT_EXPORT cudaError_t cudaDeviceDisablePeerAccess(int peerDevice) {
   if (!detail::valid_device(peerDevice)) {
     return detail::invalid_device("cudaDeviceDisablePeerAccess", peerDevice);
+  }
+  std::lock_guard<std::mutex> lock(g_peer_mutex);
+  if (g_peer_access.erase({powertrain::emu::current_device(), peerDevice}) == 0) {
+    return detail::fail(cudaErrorPeerAccessNotEnabled);
   }
   return cudaSuccess;
 }

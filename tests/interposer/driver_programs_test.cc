@@ -321,5 +321,48 @@ TEST_F(DriverApi, PerThreadDefaultStreamEntryPoints) {
   EXPECT_TRUE(trace.of("unsupported").empty());
 }
 
+// The driver's forms of runtime calls (managed, pitched, registered and pool memory, pointer
+// attributes, stream callbacks, occupancy, peer access) on 2 devices.
+TEST_F(DriverApi, MemoryStreamsAndOccupancyThroughTheDriver) {
+  if (!std::filesystem::exists(program_path("driver_memory_streams"))) GTEST_SKIP() << "not built";
+  const ProgramRun run =
+      run_program("driver_memory_streams", Mode::kPreload,
+                  {{"LD_LIBRARY_PATH", driver_dir()}, {"POWERTRAIN_EMU_DEVICES", "2"}});
+  ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
+  // 512 threads (the limit given) with 4 resident blocks per SM fill the H100's 132 SMs.
+  EXPECT_NE(run.out.find("driver_memory_streams: pitch 1024, block 512 x grid 528"),
+            std::string::npos)
+      << run.out;
+  const Trace trace = only_trace();
+  struct Allocation {
+    const char* kind;
+    std::int64_t bytes;
+  };
+  const Allocation expected[] = {{"managed", 1 << 20}, {"device", 1024 * 64}, {"async", 3 << 20}};
+  const auto mallocs = trace.of("malloc");
+  ASSERT_EQ(mallocs.size(), std::size(expected));
+  for (std::size_t i = 0; i < mallocs.size(); ++i) {
+    SCOPED_TRACE(mallocs[i].dump());
+    EXPECT_EQ(mallocs[i].at("kind"), expected[i].kind);
+    EXPECT_EQ(mallocs[i].at("bytes"), expected[i].bytes);
+  }
+  EXPECT_EQ(trace.of("free").size(), 3u);
+  const auto copies = trace.of("memcpy");
+  ASSERT_EQ(copies.size(), 1u);
+  EXPECT_EQ(copies[0].at("bytes"), 16384);  // from the registered host buffer
+  const auto callbacks = trace.of("host_func");
+  ASSERT_EQ(callbacks.size(), 1u);
+  EXPECT_EQ(callbacks[0].at("api"), "cuStreamAddCallback");
+  const auto kernels = trace.of("kernel");
+  ASSERT_EQ(kernels.size(), 1u);
+  EXPECT_EQ(kernels[0].at("grid"), json::array({528, 1, 1}));
+  EXPECT_EQ(kernels[0].at("block"), json::array({512, 1, 1}));
+  // The refused element size is the one misuse; nothing is unsupported.
+  const auto misuse = trace.of("misuse");
+  ASSERT_EQ(misuse.size(), 1u);
+  EXPECT_EQ(misuse[0].at("api"), "cuMemAllocPitch_v2");
+  EXPECT_TRUE(trace.of("unsupported").empty());
+}
+
 }  // namespace
 }  // namespace powertrain::testing_emu
