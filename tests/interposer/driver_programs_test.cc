@@ -364,5 +364,54 @@ TEST_F(DriverApi, MemoryStreamsAndOccupancyThroughTheDriver) {
   EXPECT_TRUE(trace.of("unsupported").empty());
 }
 
+// A graph built node by node through the driver (XLA's way), launched twice with a kernel
+// node's grid changed in between, and a graph captured from a stream: each launch replays its
+// nodes with their dependencies, as runtime graphs do.
+TEST_F(DriverApi, GraphsBuiltAndCapturedThroughTheDriverReplayAtEachLaunch) {
+  if (!std::filesystem::exists(program_path("driver_graph"))) GTEST_SKIP() << "not built";
+  const ProgramRun run =
+      run_program("driver_graph", Mode::kPreload, {{"LD_LIBRARY_PATH", driver_dir()}});
+  ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
+  EXPECT_NE(run.out.find("driver_graph: 8 nodes, 8 edges, host node ran 2 times"),
+            std::string::npos)
+      << run.out;
+  const Trace trace = only_trace();
+  const auto launches = trace.of("graph_launch");
+  ASSERT_EQ(launches.size(), 3u);
+  const int nodes[] = {7, 7, 2};  // the empty join node does no work
+  for (std::size_t i = 0; i < launches.size(); ++i) {
+    EXPECT_EQ(launches[i].at("api"), "cuGraphLaunch");
+    EXPECT_EQ(launches[i].at("nodes"), nodes[i]);
+  }
+  struct Kernel {
+    const char* name;
+    unsigned grid;
+    int graph;
+  };
+  const Kernel expected[] = {{"produce", 256, 1}, {"consume", 64, 1},  {"consume", 8, 1},
+                             {"produce", 256, 1}, {"consume", 128, 1}, {"consume", 8, 1},
+                             {"produce", 256, 2}, {"consume", 64, 2}};
+  const auto kernels = trace.of("kernel");
+  ASSERT_EQ(kernels.size(), std::size(expected));
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    SCOPED_TRACE(kernels[i].dump());
+    EXPECT_EQ(kernels[i].at("name"), expected[i].name);
+    EXPECT_EQ(kernels[i].at("grid"), json::array({expected[i].grid, 1, 1}));
+    EXPECT_EQ(kernels[i].at("graph"), expected[i].graph);
+  }
+  // The child graph's kernel runs beside the main chain (its own lane), after the memset.
+  EXPECT_NE(kernels[2].at("stream"), kernels[1].at("stream"));
+  const auto copies = trace.of("memcpy");
+  ASSERT_EQ(copies.size(), 2u);
+  for (const json& c : copies) {
+    EXPECT_EQ(c.at("kind"), "DtoH");
+    EXPECT_EQ(c.at("bytes"), 262144);
+  }
+  EXPECT_EQ(trace.of("memset").size(), 2u);
+  EXPECT_EQ(trace.of("host_func").size(), 2u);
+  EXPECT_TRUE(trace.of("misuse").empty());
+  EXPECT_TRUE(trace.of("unsupported").empty());
+}
+
 }  // namespace
 }  // namespace powertrain::testing_emu

@@ -1,0 +1,486 @@
+// The driver's graph API (cuGraph*, as JAX/XLA's stream executor builds its graphs) on the
+// runtime's graphs (cudart_graph.cc): a CUgraph is a cudaGraph_t, a CUgraphNode a
+// cudaGraphNode_t, a CUgraphExec a cudaGraphExec_t, so nodes added either way mix, and a graph
+// launched by cuGraphLaunch replays like one launched by cudaGraphLaunch. The node parameter
+// structs are converted field by field (the kernel node's CUkernel and context, the 3D copy's
+// byte offsets and memory types); the runtime's last error is kept as it was (ErrorScope).
+#include <cuda.h>
+#include <driver_functions.h>
+
+#include <string>
+
+#include "interposer/cuda_driver_common.h"
+#include "interposer/cudart_impl.h"
+#include "interposer/cudart_internal.h"
+
+namespace detail = powertrain::emu::detail;
+namespace impl = powertrain::emu::detail::impl;
+using detail::ErrorScope;
+using detail::to_driver;
+
+namespace {
+
+cudaGraph_t rt(CUgraph graph) { return reinterpret_cast<cudaGraph_t>(graph); }
+cudaGraphNode_t rt(CUgraphNode node) { return reinterpret_cast<cudaGraphNode_t>(node); }
+cudaGraphExec_t rt(CUgraphExec exec) { return reinterpret_cast<cudaGraphExec_t>(exec); }
+cudaGraphNode_t* rt(CUgraphNode* nodes) { return reinterpret_cast<cudaGraphNode_t*>(nodes); }
+const cudaGraphNode_t* rt(const CUgraphNode* nodes) {
+  return reinterpret_cast<const cudaGraphNode_t*>(nodes);
+}
+const cudaGraphEdgeData* rt(const CUgraphEdgeData* edges) {
+  return reinterpret_cast<const cudaGraphEdgeData*>(edges);
+}
+cudaGraphEdgeData* rt(CUgraphEdgeData* edges) {
+  return reinterpret_cast<cudaGraphEdgeData*>(edges);
+}
+
+// The kernel is `func`, or `kern` (a library's CUkernel) when func is NULL.
+cudaKernelNodeParams kernel_params(const CUDA_KERNEL_NODE_PARAMS& p) {
+  cudaKernelNodeParams out{};
+  out.func = p.func != nullptr ? reinterpret_cast<void*>(p.func) : reinterpret_cast<void*>(p.kern);
+  out.gridDim = dim3(p.gridDimX, p.gridDimY, p.gridDimZ);
+  out.blockDim = dim3(p.blockDimX, p.blockDimY, p.blockDimZ);
+  out.sharedMemBytes = p.sharedMemBytes;
+  out.kernelParams = p.kernelParams;
+  out.extra = p.extra;
+  return out;
+}
+
+CUDA_KERNEL_NODE_PARAMS driver_kernel_params(const cudaKernelNodeParams& p) {
+  CUDA_KERNEL_NODE_PARAMS out{};
+  out.func = reinterpret_cast<CUfunction>(p.func);
+  out.gridDimX = p.gridDim.x;
+  out.gridDimY = p.gridDim.y;
+  out.gridDimZ = p.gridDim.z;
+  out.blockDimX = p.blockDim.x;
+  out.blockDimY = p.blockDim.y;
+  out.blockDimZ = p.blockDim.z;
+  out.sharedMemBytes = p.sharedMemBytes;
+  out.kernelParams = p.kernelParams;
+  out.extra = p.extra;
+  return out;
+}
+
+// The CUDA 12.0 kernel node struct: the same fields without kern and ctx.
+CUDA_KERNEL_NODE_PARAMS from_v1(const CUDA_KERNEL_NODE_PARAMS_v1& p) {
+  CUDA_KERNEL_NODE_PARAMS out{};
+  out.func = p.func;
+  out.gridDimX = p.gridDimX;
+  out.gridDimY = p.gridDimY;
+  out.gridDimZ = p.gridDimZ;
+  out.blockDimX = p.blockDimX;
+  out.blockDimY = p.blockDimY;
+  out.blockDimZ = p.blockDimZ;
+  out.sharedMemBytes = p.sharedMemBytes;
+  out.kernelParams = p.kernelParams;
+  out.extra = p.extra;
+  return out;
+}
+
+cudaMemsetParams memset_params(const CUDA_MEMSET_NODE_PARAMS& p) {
+  cudaMemsetParams out{};
+  out.dst = reinterpret_cast<void*>(p.dst);
+  out.pitch = p.pitch;
+  out.value = p.value;
+  out.elementSize = p.elementSize;
+  out.width = p.width;
+  out.height = p.height;
+  return out;
+}
+
+// Bytes per element of an array (the driver's copy offsets are in bytes, the runtime's array
+// offsets and extents in elements).
+bool array_element_bytes(cudaArray_t array, std::size_t* bytes) {
+  cudaChannelFormatDesc desc{};
+  cudaExtent extent{};
+  unsigned flags = 0;
+  if (cudaArrayGetInfo(&desc, &extent, &flags, array) != cudaSuccess) return false;
+  *bytes = static_cast<std::size_t>(desc.x + desc.y + desc.z + desc.w) / 8;
+  return *bytes > 0;
+}
+
+// One side of a driver 3D copy as the runtime's pitched pointer or array, with its position.
+bool copy_side(CUmemorytype type, const void* host, CUdeviceptr device, CUarray array,
+               std::size_t pitch, std::size_t height, std::size_t x_bytes, std::size_t y,
+               std::size_t z, cudaPitchedPtr* pointer, cudaArray_t* array_out, cudaPos* position,
+               std::size_t* element_bytes) {
+  *element_bytes = 1;
+  switch (type) {
+    case CU_MEMORYTYPE_HOST:
+      *pointer = make_cudaPitchedPtr(const_cast<void*>(host), pitch, pitch, height);
+      break;
+    case CU_MEMORYTYPE_DEVICE:
+    case CU_MEMORYTYPE_UNIFIED:
+      *pointer = make_cudaPitchedPtr(reinterpret_cast<void*>(device), pitch, pitch, height);
+      break;
+    case CU_MEMORYTYPE_ARRAY:
+      *array_out = reinterpret_cast<cudaArray_t>(array);
+      if (!array_element_bytes(*array_out, element_bytes)) return false;
+      break;
+    default:
+      return false;
+  }
+  *position = make_cudaPos(x_bytes / *element_bytes, y, z);
+  return true;
+}
+
+bool memcpy_params(const CUDA_MEMCPY3D& p, cudaMemcpy3DParms* out) {
+  *out = cudaMemcpy3DParms{};
+  std::size_t src_element = 1;
+  std::size_t dst_element = 1;
+  if (!copy_side(p.srcMemoryType, p.srcHost, p.srcDevice, p.srcArray, p.srcPitch, p.srcHeight,
+                 p.srcXInBytes, p.srcY, p.srcZ, &out->srcPtr, &out->srcArray, &out->srcPos,
+                 &src_element) ||
+      !copy_side(p.dstMemoryType, p.dstHost, p.dstDevice, p.dstArray, p.dstPitch, p.dstHeight,
+                 p.dstXInBytes, p.dstY, p.dstZ, &out->dstPtr, &out->dstArray, &out->dstPos,
+                 &dst_element)) {
+    return false;
+  }
+  const std::size_t element = out->srcArray != nullptr   ? src_element
+                              : out->dstArray != nullptr ? dst_element
+                                                         : 1;
+  out->extent = make_cudaExtent(p.WidthInBytes / element, p.Height, p.Depth);
+  out->kind = cudaMemcpyDefault;
+  return true;
+}
+
+CUresult invalid_copy(const char* api) {
+  powertrain::emu::report_misuse(api, "a copy side has an unknown memory type or array");
+  return CUDA_ERROR_INVALID_VALUE;
+}
+
+}  // namespace
+
+// ---- graphs and nodes
+// ------------------------------------------------------------------------------
+
+PT_EXPORT CUresult cuGraphCreate(CUgraph* graph, unsigned int flags) {
+  ErrorScope scope;
+  return to_driver(cudaGraphCreate(reinterpret_cast<cudaGraph_t*>(graph), flags));
+}
+
+PT_EXPORT CUresult cuGraphAddKernelNode(CUgraphNode* node, CUgraph graph,
+                                        const CUgraphNode* dependencies, size_t count,
+                                        const CUDA_KERNEL_NODE_PARAMS* params) {
+  if (params == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  ErrorScope scope;
+  const cudaKernelNodeParams p = kernel_params(*params);
+  return to_driver(cudaGraphAddKernelNode(reinterpret_cast<cudaGraphNode_t*>(node), rt(graph),
+                                          rt(dependencies), count, &p));
+}
+
+PT_EXPORT CUresult cuGraphKernelNodeGetParams(CUgraphNode node, CUDA_KERNEL_NODE_PARAMS* params) {
+  if (params == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  ErrorScope scope;
+  cudaKernelNodeParams p{};
+  const cudaError_t error = cudaGraphKernelNodeGetParams(rt(node), &p);
+  if (error == cudaSuccess) *params = driver_kernel_params(p);
+  return to_driver(error);
+}
+
+PT_EXPORT CUresult cuGraphKernelNodeSetParams(CUgraphNode node,
+                                              const CUDA_KERNEL_NODE_PARAMS* params) {
+  if (params == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  ErrorScope scope;
+  const cudaKernelNodeParams p = kernel_params(*params);
+  return to_driver(cudaGraphKernelNodeSetParams(rt(node), &p));
+}
+
+PT_EXPORT CUresult cuGraphExecKernelNodeSetParams(CUgraphExec exec, CUgraphNode node,
+                                                  const CUDA_KERNEL_NODE_PARAMS* params) {
+  if (params == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  ErrorScope scope;
+  const cudaKernelNodeParams p = kernel_params(*params);
+  return to_driver(cudaGraphExecKernelNodeSetParams(rt(exec), rt(node), &p));
+}
+
+PT_EXPORT CUresult cuGraphAddMemcpyNode(CUgraphNode* node, CUgraph graph,
+                                        const CUgraphNode* dependencies, size_t count,
+                                        const CUDA_MEMCPY3D* copy, CUcontext ctx) {
+  (void)ctx;  // the copy runs on the graph's device
+  if (copy == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  cudaMemcpy3DParms p;
+  if (!memcpy_params(*copy, &p)) return invalid_copy("cuGraphAddMemcpyNode");
+  ErrorScope scope;
+  return to_driver(cudaGraphAddMemcpyNode(reinterpret_cast<cudaGraphNode_t*>(node), rt(graph),
+                                          rt(dependencies), count, &p));
+}
+
+PT_EXPORT CUresult cuGraphAddMemsetNode(CUgraphNode* node, CUgraph graph,
+                                        const CUgraphNode* dependencies, size_t count,
+                                        const CUDA_MEMSET_NODE_PARAMS* params, CUcontext ctx) {
+  (void)ctx;
+  if (params == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  ErrorScope scope;
+  const cudaMemsetParams p = memset_params(*params);
+  return to_driver(cudaGraphAddMemsetNode(reinterpret_cast<cudaGraphNode_t*>(node), rt(graph),
+                                          rt(dependencies), count, &p));
+}
+
+PT_EXPORT CUresult cuGraphAddHostNode(CUgraphNode* node, CUgraph graph,
+                                      const CUgraphNode* dependencies, size_t count,
+                                      const CUDA_HOST_NODE_PARAMS* params) {
+  if (params == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  ErrorScope scope;
+  const cudaHostNodeParams p{params->fn, params->userData};
+  return to_driver(cudaGraphAddHostNode(reinterpret_cast<cudaGraphNode_t*>(node), rt(graph),
+                                        rt(dependencies), count, &p));
+}
+
+PT_EXPORT CUresult cuGraphHostNodeGetParams(CUgraphNode node, CUDA_HOST_NODE_PARAMS* params) {
+  if (params == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  ErrorScope scope;
+  cudaHostNodeParams p{};
+  const cudaError_t error = cudaGraphHostNodeGetParams(rt(node), &p);
+  if (error == cudaSuccess) *params = CUDA_HOST_NODE_PARAMS{p.fn, p.userData};
+  return to_driver(error);
+}
+
+PT_EXPORT CUresult cuGraphHostNodeSetParams(CUgraphNode node, const CUDA_HOST_NODE_PARAMS* params) {
+  if (params == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  ErrorScope scope;
+  const cudaHostNodeParams p{params->fn, params->userData};
+  return to_driver(cudaGraphHostNodeSetParams(rt(node), &p));
+}
+
+PT_EXPORT CUresult cuGraphExecHostNodeSetParams(CUgraphExec exec, CUgraphNode node,
+                                                const CUDA_HOST_NODE_PARAMS* params) {
+  if (params == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  ErrorScope scope;
+  const cudaHostNodeParams p{params->fn, params->userData};
+  return to_driver(cudaGraphExecHostNodeSetParams(rt(exec), rt(node), &p));
+}
+
+PT_EXPORT CUresult cuGraphAddEmptyNode(CUgraphNode* node, CUgraph graph,
+                                       const CUgraphNode* dependencies, size_t count) {
+  ErrorScope scope;
+  return to_driver(cudaGraphAddEmptyNode(reinterpret_cast<cudaGraphNode_t*>(node), rt(graph),
+                                         rt(dependencies), count));
+}
+
+PT_EXPORT CUresult cuGraphAddChildGraphNode(CUgraphNode* node, CUgraph graph,
+                                            const CUgraphNode* dependencies, size_t count,
+                                            CUgraph child) {
+  ErrorScope scope;
+  return to_driver(cudaGraphAddChildGraphNode(reinterpret_cast<cudaGraphNode_t*>(node), rt(graph),
+                                              rt(dependencies), count, rt(child)));
+}
+
+PT_EXPORT CUresult cuGraphAddEventRecordNode(CUgraphNode* node, CUgraph graph,
+                                             const CUgraphNode* dependencies, size_t count,
+                                             CUevent event) {
+  ErrorScope scope;
+  return to_driver(cudaGraphAddEventRecordNode(reinterpret_cast<cudaGraphNode_t*>(node), rt(graph),
+                                               rt(dependencies), count, event));
+}
+
+PT_EXPORT CUresult cuGraphAddEventWaitNode(CUgraphNode* node, CUgraph graph,
+                                           const CUgraphNode* dependencies, size_t count,
+                                           CUevent event) {
+  ErrorScope scope;
+  return to_driver(cudaGraphAddEventWaitNode(reinterpret_cast<cudaGraphNode_t*>(node), rt(graph),
+                                             rt(dependencies), count, event));
+}
+
+PT_EXPORT CUresult cuGraphAddMemAllocNode(CUgraphNode* node, CUgraph graph,
+                                          const CUgraphNode* dependencies, size_t count,
+                                          CUDA_MEM_ALLOC_NODE_PARAMS* params) {
+  if (params == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  ErrorScope scope;
+  cudaMemAllocNodeParams p{};
+  p.poolProps = *reinterpret_cast<const cudaMemPoolProps*>(&params->poolProps);
+  p.accessDescs = reinterpret_cast<const cudaMemAccessDesc*>(params->accessDescs);
+  p.accessDescCount = params->accessDescCount;
+  p.bytesize = params->bytesize;
+  const cudaError_t error = cudaGraphAddMemAllocNode(reinterpret_cast<cudaGraphNode_t*>(node),
+                                                     rt(graph), rt(dependencies), count, &p);
+  if (error == cudaSuccess) params->dptr = reinterpret_cast<CUdeviceptr>(p.dptr);
+  return to_driver(error);
+}
+
+PT_EXPORT CUresult cuGraphAddMemFreeNode(CUgraphNode* node, CUgraph graph,
+                                         const CUgraphNode* dependencies, size_t count,
+                                         CUdeviceptr pointer) {
+  ErrorScope scope;
+  return to_driver(cudaGraphAddMemFreeNode(reinterpret_cast<cudaGraphNode_t*>(node), rt(graph),
+                                           rt(dependencies), count,
+                                           reinterpret_cast<void*>(pointer)));
+}
+
+// ---- structure
+// ---------------------------------------------------------------------------------------
+
+PT_EXPORT CUresult cuGraphAddDependencies(CUgraph graph, const CUgraphNode* from,
+                                          const CUgraphNode* to, const CUgraphEdgeData* edges,
+                                          size_t count) {
+  ErrorScope scope;
+  return to_driver(cudaGraphAddDependencies(rt(graph), rt(from), rt(to), rt(edges), count));
+}
+
+PT_EXPORT CUresult cuGraphGetNodes(CUgraph graph, CUgraphNode* nodes, size_t* count) {
+  ErrorScope scope;
+  return to_driver(cudaGraphGetNodes(rt(graph), rt(nodes), count));
+}
+
+PT_EXPORT CUresult cuGraphGetRootNodes(CUgraph graph, CUgraphNode* nodes, size_t* count) {
+  ErrorScope scope;
+  return to_driver(cudaGraphGetRootNodes(rt(graph), rt(nodes), count));
+}
+
+PT_EXPORT CUresult cuGraphGetEdges(CUgraph graph, CUgraphNode* from, CUgraphNode* to,
+                                   CUgraphEdgeData* edges, size_t* count) {
+  ErrorScope scope;
+  return to_driver(cudaGraphGetEdges(rt(graph), rt(from), rt(to), rt(edges), count));
+}
+
+PT_EXPORT CUresult cuGraphNodeGetDependencies(CUgraphNode node, CUgraphNode* dependencies,
+                                              CUgraphEdgeData* edges, size_t* count) {
+  ErrorScope scope;
+  return to_driver(cudaGraphNodeGetDependencies(rt(node), rt(dependencies), rt(edges), count));
+}
+
+PT_EXPORT CUresult cuGraphNodeGetDependentNodes(CUgraphNode node, CUgraphNode* dependents,
+                                                CUgraphEdgeData* edges, size_t* count) {
+  ErrorScope scope;
+  return to_driver(cudaGraphNodeGetDependentNodes(rt(node), rt(dependents), rt(edges), count));
+}
+
+PT_EXPORT CUresult cuGraphNodeGetType(CUgraphNode node, CUgraphNodeType* type) {
+  ErrorScope scope;  // CUgraphNodeType and cudaGraphNodeType share their values
+  return to_driver(cudaGraphNodeGetType(rt(node), reinterpret_cast<cudaGraphNodeType*>(type)));
+}
+
+PT_EXPORT CUresult cuGraphDestroyNode(CUgraphNode node) {
+  ErrorScope scope;
+  return to_driver(cudaGraphDestroyNode(rt(node)));
+}
+
+PT_EXPORT CUresult cuGraphClone(CUgraph* clone, CUgraph original) {
+  ErrorScope scope;
+  return to_driver(cudaGraphClone(reinterpret_cast<cudaGraph_t*>(clone), rt(original)));
+}
+
+PT_EXPORT CUresult cuGraphDebugDotPrint(CUgraph graph, const char* path, unsigned int flags) {
+  ErrorScope scope;
+  return to_driver(cudaGraphDebugDotPrint(rt(graph), path, flags));
+}
+
+// ---- executable graphs
+// -------------------------------------------------------------------------------
+
+PT_EXPORT CUresult cuGraphInstantiateWithParams(CUgraphExec* exec, CUgraph graph,
+                                                CUDA_GRAPH_INSTANTIATE_PARAMS* params) {
+  if (params == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  ErrorScope scope;
+  cudaGraphInstantiateParams p{};
+  p.flags = params->flags;
+  p.uploadStream = params->hUploadStream;
+  const cudaError_t error =
+      cudaGraphInstantiateWithParams(reinterpret_cast<cudaGraphExec_t*>(exec), rt(graph), &p);
+  params->hErrNode_out = reinterpret_cast<CUgraphNode>(p.errNode_out);
+  params->result_out = static_cast<CUgraphInstantiateResult>(p.result_out);
+  return to_driver(error);
+}
+
+PT_EXPORT CUresult cuGraphExecGetFlags(CUgraphExec exec, cuuint64_t* flags) {
+  ErrorScope scope;
+  unsigned long long value = 0;
+  const cudaError_t error = cudaGraphExecGetFlags(rt(exec), &value);
+  if (error == cudaSuccess && flags != nullptr) *flags = value;
+  return to_driver(error);
+}
+
+PT_EXPORT CUresult cuGraphUpload(CUgraphExec exec, CUstream stream) {
+  ErrorScope scope;
+  return to_driver(impl::graph_upload(rt(exec), stream, false, "cuGraphUpload"));
+}
+
+PT_EXPORT CUresult cuGraphUpload_ptsz(CUgraphExec exec, CUstream stream) {
+  ErrorScope scope;
+  return to_driver(impl::graph_upload(rt(exec), stream, true, "cuGraphUpload_ptsz"));
+}
+
+PT_EXPORT CUresult cuGraphExecUpdate(CUgraphExec exec, CUgraph graph,
+                                     CUgraphExecUpdateResultInfo* result) {
+  ErrorScope scope;  // the result structs share their layout and values
+  return to_driver(cudaGraphExecUpdate(rt(exec), rt(graph),
+                                       reinterpret_cast<cudaGraphExecUpdateResultInfo*>(result)));
+}
+
+// ---- stream capture
+// ------------------------------------------------------------------------------------
+
+PT_EXPORT CUresult cuStreamGetCaptureInfo(CUstream stream, CUstreamCaptureStatus* status,
+                                          cuuint64_t* id, CUgraph* graph,
+                                          const CUgraphNode** dependencies,
+                                          const CUgraphEdgeData** edges, size_t* count) {
+  ErrorScope scope;
+  unsigned long long capture_id = 0;
+  const cudaError_t error =
+      impl::stream_get_capture_info(stream, reinterpret_cast<cudaStreamCaptureStatus*>(status),
+                                    &capture_id, reinterpret_cast<cudaGraph_t*>(graph),
+                                    reinterpret_cast<const cudaGraphNode_t**>(dependencies),
+                                    reinterpret_cast<const cudaGraphEdgeData**>(edges), count,
+                                    false, "cuStreamGetCaptureInfo_v3");
+  if (error == cudaSuccess && id != nullptr) *id = capture_id;
+  return to_driver(error);
+}
+
+PT_EXPORT CUresult cuStreamBeginCaptureToGraph(CUstream stream, CUgraph graph,
+                                               const CUgraphNode* dependencies,
+                                               const CUgraphEdgeData* edges, size_t count,
+                                               CUstreamCaptureMode mode) {
+  ErrorScope scope;
+  return to_driver(cudaStreamBeginCaptureToGraph(stream, rt(graph), rt(dependencies), rt(edges),
+                                                 count, static_cast<cudaStreamCaptureMode>(mode)));
+}
+
+PT_EXPORT CUresult cuStreamUpdateCaptureDependencies(CUstream stream, CUgraphNode* dependencies,
+                                                     const CUgraphEdgeData* edges, size_t count,
+                                                     unsigned int flags) {
+  ErrorScope scope;
+  return to_driver(
+      cudaStreamUpdateCaptureDependencies(stream, rt(dependencies), rt(edges), count, flags));
+}
+
+// ---- the CUDA 12.0 forms of renamed functions
+// ------------------------------------------------------
+
+#undef cuGraphAddKernelNode
+#undef cuGraphKernelNodeGetParams
+#undef cuGraphKernelNodeSetParams
+#undef cuGraphExecKernelNodeSetParams
+PT_EXPORT CUresult cuGraphAddKernelNode(CUgraphNode* node, CUgraph graph,
+                                        const CUgraphNode* dependencies, size_t count,
+                                        const CUDA_KERNEL_NODE_PARAMS_v1* params) {
+  if (params == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  const CUDA_KERNEL_NODE_PARAMS p = from_v1(*params);
+  return cuGraphAddKernelNode_v2(node, graph, dependencies, count, &p);
+}
+
+PT_EXPORT CUresult cuGraphKernelNodeGetParams(CUgraphNode node,
+                                              CUDA_KERNEL_NODE_PARAMS_v1* params) {
+  if (params == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  CUDA_KERNEL_NODE_PARAMS p{};
+  const CUresult r = cuGraphKernelNodeGetParams_v2(node, &p);
+  if (r == CUDA_SUCCESS) {
+    *params = CUDA_KERNEL_NODE_PARAMS_v1{p.func,         p.gridDimX,  p.gridDimY,  p.gridDimZ,
+                                         p.blockDimX,    p.blockDimY, p.blockDimZ, p.sharedMemBytes,
+                                         p.kernelParams, p.extra};
+  }
+  return r;
+}
+
+PT_EXPORT CUresult cuGraphKernelNodeSetParams(CUgraphNode node,
+                                              const CUDA_KERNEL_NODE_PARAMS_v1* params) {
+  if (params == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  const CUDA_KERNEL_NODE_PARAMS p = from_v1(*params);
+  return cuGraphKernelNodeSetParams_v2(node, &p);
+}
+
+PT_EXPORT CUresult cuGraphExecKernelNodeSetParams(CUgraphExec exec, CUgraphNode node,
+                                                  const CUDA_KERNEL_NODE_PARAMS_v1* params) {
+  if (params == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  const CUDA_KERNEL_NODE_PARAMS p = from_v1(*params);
+  return cuGraphExecKernelNodeSetParams_v2(exec, node, &p);
+}

@@ -1,0 +1,181 @@
+// CUDA graphs through the driver API, as JAX/XLA's stream executor builds them: a graph of a
+// memset, two kernel nodes, a device-to-host copy (CUDA_MEMCPY3D) and a host node joined by an
+// empty node, plus a child graph and an event record node; instantiated with parameters,
+// uploaded, launched twice with a kernel node's grid changed in between; its structure read
+// back (nodes, types, edges, roots), cloned; then the same work captured from a stream with
+// cuStreamBeginCapture / cuStreamGetCaptureInfo / cuStreamEndCapture and launched.
+// Valid CUDA: the same binary runs on a real GPU.
+#include <cuda.h>
+
+#include <cstring>
+#include <vector>
+
+#include "emu_driver_check.h"
+
+const char* kPtx = R"(
+.version 8.0
+.target sm_90
+.address_size 64
+
+.visible .entry produce(
+	.param .u64 produce_param_0,
+	.param .u32 produce_param_1
+)
+{
+	ret;
+}
+
+.visible .entry consume(
+	.param .u64 consume_param_0,
+	.param .u32 consume_param_1
+)
+{
+	ret;
+}
+)";
+
+void CUDA_CB count_call(void* user) { ++*static_cast<int*>(user); }
+
+CUDA_KERNEL_NODE_PARAMS kernel_node(CUfunction f, unsigned grid, void** args) {
+  CUDA_KERNEL_NODE_PARAMS p = {};
+  p.func = f;
+  p.gridDimX = grid;
+  p.gridDimY = p.gridDimZ = 1;
+  p.blockDimX = 256;
+  p.blockDimY = p.blockDimZ = 1;
+  p.kernelParams = args;
+  return p;
+}
+
+int main() {
+  CU_CHECK(cuInit(0));
+  CUdevice device;
+  CU_CHECK(cuDeviceGet(&device, 0));
+  CUcontext ctx;
+  CU_CHECK(cuDevicePrimaryCtxRetain(&ctx, device));
+  CU_CHECK(cuCtxSetCurrent(ctx));
+  CUmodule module;
+  CU_CHECK(cuModuleLoadData(&module, kPtx));
+  CUfunction produce, consume;
+  CU_CHECK(cuModuleGetFunction(&produce, module, "produce"));
+  CU_CHECK(cuModuleGetFunction(&consume, module, "consume"));
+  CUstream stream;
+  CU_CHECK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+  const int n = 1 << 16;
+  CUdeviceptr data;
+  CU_CHECK(cuMemAlloc(&data, n * sizeof(float)));
+  std::vector<float> host(n, -1.0f);
+  void* args[] = {&data, const_cast<int*>(&n)};
+
+  // The graph, node by node.
+  CUgraph graph;
+  CU_CHECK(cuGraphCreate(&graph, 0));
+  CUDA_MEMSET_NODE_PARAMS clear = {};
+  clear.dst = data;
+  clear.value = 0;
+  clear.elementSize = 4;
+  clear.width = n;
+  clear.height = 1;
+  CUgraphNode memset_node, produce_node, consume_node, copy_node, host_node, join, child_node,
+      record_node;
+  CU_CHECK(cuGraphAddMemsetNode(&memset_node, graph, nullptr, 0, &clear, ctx));
+  CUDA_KERNEL_NODE_PARAMS produce_params = kernel_node(produce, n / 256, args);
+  CU_CHECK(cuGraphAddKernelNode(&produce_node, graph, &memset_node, 1, &produce_params));
+  CUDA_KERNEL_NODE_PARAMS consume_params = kernel_node(consume, 64, args);
+  CU_CHECK(cuGraphAddKernelNode(&consume_node, graph, &produce_node, 1, &consume_params));
+  CUDA_MEMCPY3D copy = {};
+  copy.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+  copy.srcDevice = data;
+  copy.dstMemoryType = CU_MEMORYTYPE_HOST;
+  copy.dstHost = host.data();
+  copy.WidthInBytes = n * sizeof(float);
+  copy.Height = 1;
+  copy.Depth = 1;
+  CU_CHECK(cuGraphAddMemcpyNode(&copy_node, graph, &consume_node, 1, &copy, ctx));
+  int host_calls = 0;
+  CUDA_HOST_NODE_PARAMS host_params = {count_call, &host_calls};
+  CU_CHECK(cuGraphAddHostNode(&host_node, graph, &copy_node, 1, &host_params));
+  CUgraph child;
+  CU_CHECK(cuGraphCreate(&child, 0));
+  CUgraphNode child_kernel;
+  CUDA_KERNEL_NODE_PARAMS child_params = kernel_node(consume, 8, args);
+  CU_CHECK(cuGraphAddKernelNode(&child_kernel, child, nullptr, 0, &child_params));
+  CU_CHECK(cuGraphAddChildGraphNode(&child_node, graph, &memset_node, 1, child));
+  const CUgraphNode joined[] = {host_node, child_node};
+  CU_CHECK(cuGraphAddEmptyNode(&join, graph, joined, 2));
+  CUevent done;
+  CU_CHECK(cuEventCreate(&done, CU_EVENT_DEFAULT));
+  CU_CHECK(cuGraphAddEventRecordNode(&record_node, graph, &join, 1, done));
+
+  // Its structure, read back.
+  size_t node_count = 0, root_count = 0, edge_count = 0;
+  CU_CHECK(cuGraphGetNodes(graph, nullptr, &node_count));
+  CU_CHECK(cuGraphGetRootNodes(graph, nullptr, &root_count));
+  CU_CHECK(cuGraphGetEdges(graph, nullptr, nullptr, nullptr, &edge_count));
+  EMU_REQUIRE(node_count == 8 && root_count == 1 && edge_count == 8);
+  CUgraphNodeType type;
+  CU_CHECK(cuGraphNodeGetType(copy_node, &type));
+  EMU_REQUIRE(type == CU_GRAPH_NODE_TYPE_MEMCPY);
+  CU_CHECK(cuGraphNodeGetType(child_node, &type));
+  EMU_REQUIRE(type == CU_GRAPH_NODE_TYPE_GRAPH);
+  size_t dependency_count = 0;
+  CU_CHECK(cuGraphNodeGetDependencies(join, nullptr, nullptr, &dependency_count));
+  EMU_REQUIRE(dependency_count == 2);
+  CUDA_KERNEL_NODE_PARAMS read_back = {};
+  CU_CHECK(cuGraphKernelNodeGetParams(consume_node, &read_back));
+  EMU_REQUIRE(read_back.func == consume && read_back.gridDimX == 64);
+  CUgraph clone;
+  CU_CHECK(cuGraphClone(&clone, graph));
+  size_t clone_nodes = 0;
+  CU_CHECK(cuGraphGetNodes(clone, nullptr, &clone_nodes));
+  EMU_REQUIRE(clone_nodes == node_count);
+
+  // Instantiated, uploaded, launched twice; the second launch runs consume on 128 blocks.
+  CUgraphExec exec;
+  CUDA_GRAPH_INSTANTIATE_PARAMS instantiate = {};
+  instantiate.flags = CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD;
+  instantiate.hUploadStream = stream;
+  CU_CHECK(cuGraphInstantiateWithParams(&exec, graph, &instantiate));
+  EMU_REQUIRE(instantiate.result_out == CUDA_GRAPH_INSTANTIATE_SUCCESS);
+  CU_CHECK(cuGraphUpload(exec, stream));
+  CU_CHECK(cuGraphLaunch(exec, stream));
+  consume_params.gridDimX = 128;
+  CU_CHECK(cuGraphExecKernelNodeSetParams(exec, consume_node, &consume_params));
+  CU_CHECK(cuGraphLaunch(exec, stream));
+  CU_CHECK(cuStreamSynchronize(stream));
+  EMU_REQUIRE(host_calls == 2);
+  // (On a GPU host[] now holds the memset's zeros; the emulator records graph copies and
+  // memsets with their sizes but does not move their data.)
+
+  // The same two kernels captured from the stream.
+  CU_CHECK(cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
+  CUstreamCaptureStatus status;
+  cuuint64_t capture_id = 0;
+  CU_CHECK(
+      cuStreamGetCaptureInfo(stream, &status, &capture_id, nullptr, nullptr, nullptr, nullptr));
+  EMU_REQUIRE(status == CU_STREAM_CAPTURE_STATUS_ACTIVE && capture_id != 0);
+  CU_CHECK(cuLaunchKernel(produce, n / 256, 1, 1, 256, 1, 1, 0, stream, args, nullptr));
+  CU_CHECK(cuLaunchKernel(consume, 64, 1, 1, 256, 1, 1, 0, stream, args, nullptr));
+  CUgraph captured;
+  CU_CHECK(cuStreamEndCapture(stream, &captured));
+  size_t captured_nodes = 0;
+  CU_CHECK(cuGraphGetNodes(captured, nullptr, &captured_nodes));
+  EMU_REQUIRE(captured_nodes == 2);
+  CUgraphExec captured_exec;
+  CU_CHECK(cuGraphInstantiate(&captured_exec, captured, 0));
+  CU_CHECK(cuGraphLaunch(captured_exec, stream));
+  CU_CHECK(cuStreamSynchronize(stream));
+
+  CU_CHECK(cuGraphExecDestroy(captured_exec));
+  CU_CHECK(cuGraphExecDestroy(exec));
+  CU_CHECK(cuGraphDestroy(captured));
+  CU_CHECK(cuGraphDestroy(clone));
+  CU_CHECK(cuGraphDestroy(child));
+  CU_CHECK(cuGraphDestroy(graph));
+  CU_CHECK(cuEventDestroy(done));
+  CU_CHECK(cuMemFree(data));
+  CU_CHECK(cuModuleUnload(module));
+  std::printf("driver_graph: %zu nodes, %zu edges, host node ran %d times\n", node_count,
+              edge_count, host_calls);
+  return 0;
+}
