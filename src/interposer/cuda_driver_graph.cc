@@ -307,6 +307,146 @@ PT_EXPORT CUresult cuGraphAddMemFreeNode(CUgraphNode* node, CUgraph graph,
                                            reinterpret_cast<void*>(pointer)));
 }
 
+namespace {
+CUDA_MEMSET_NODE_PARAMS driver_memset_params(const cudaMemsetParams& p) {
+  CUDA_MEMSET_NODE_PARAMS out{};
+  out.dst = reinterpret_cast<CUdeviceptr>(p.dst);
+  out.pitch = p.pitch;
+  out.value = p.value;
+  out.elementSize = p.elementSize;
+  out.width = p.width;
+  out.height = p.height;
+  return out;
+}
+
+// The runtime's 3D copy as the driver's (pointer operands: graph copies of arrays are refused).
+CUDA_MEMCPY3D driver_copy(const cudaMemcpy3DParms& p) {
+  CUDA_MEMCPY3D out{};
+  const auto side = [](const cudaPitchedPtr& ptr, const cudaPos& pos, CUmemorytype* type,
+                       CUdeviceptr* device, std::size_t* pitch, std::size_t* height, std::size_t* x,
+                       std::size_t* y, std::size_t* z) {
+    *type = CU_MEMORYTYPE_UNIFIED;
+    *device = reinterpret_cast<CUdeviceptr>(ptr.ptr);
+    *pitch = ptr.pitch;
+    *height = ptr.ysize;
+    *x = pos.x;
+    *y = pos.y;
+    *z = pos.z;
+  };
+  side(p.srcPtr, p.srcPos, &out.srcMemoryType, &out.srcDevice, &out.srcPitch, &out.srcHeight,
+       &out.srcXInBytes, &out.srcY, &out.srcZ);
+  side(p.dstPtr, p.dstPos, &out.dstMemoryType, &out.dstDevice, &out.dstPitch, &out.dstHeight,
+       &out.dstXInBytes, &out.dstY, &out.dstZ);
+  out.WidthInBytes = p.extent.width;
+  out.Height = p.extent.height;
+  out.Depth = p.extent.depth;
+  return out;
+}
+}  // namespace
+
+PT_EXPORT CUresult cuGraphMemcpyNodeGetParams(CUgraphNode node, CUDA_MEMCPY3D* copy) {
+  if (copy == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  ErrorScope scope;
+  cudaMemcpy3DParms p{};
+  const cudaError_t error = cudaGraphMemcpyNodeGetParams(rt(node), &p);
+  if (error == cudaSuccess) *copy = driver_copy(p);
+  return to_driver(error);
+}
+
+PT_EXPORT CUresult cuGraphMemcpyNodeSetParams(CUgraphNode node, const CUDA_MEMCPY3D* copy) {
+  if (copy == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  cudaMemcpy3DParms p;
+  if (!memcpy_params(*copy, &p)) return invalid_copy("cuGraphMemcpyNodeSetParams");
+  ErrorScope scope;
+  return to_driver(cudaGraphMemcpyNodeSetParams(rt(node), &p));
+}
+
+PT_EXPORT CUresult cuGraphExecMemcpyNodeSetParams(CUgraphExec exec, CUgraphNode node,
+                                                  const CUDA_MEMCPY3D* copy, CUcontext ctx) {
+  (void)ctx;
+  if (copy == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  cudaMemcpy3DParms p;
+  if (!memcpy_params(*copy, &p)) return invalid_copy("cuGraphExecMemcpyNodeSetParams");
+  ErrorScope scope;
+  return to_driver(cudaGraphExecMemcpyNodeSetParams(rt(exec), rt(node), &p));
+}
+
+PT_EXPORT CUresult cuGraphMemsetNodeGetParams(CUgraphNode node, CUDA_MEMSET_NODE_PARAMS* params) {
+  if (params == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  ErrorScope scope;
+  cudaMemsetParams p{};
+  const cudaError_t error = cudaGraphMemsetNodeGetParams(rt(node), &p);
+  if (error == cudaSuccess) *params = driver_memset_params(p);
+  return to_driver(error);
+}
+
+PT_EXPORT CUresult cuGraphMemsetNodeSetParams(CUgraphNode node,
+                                              const CUDA_MEMSET_NODE_PARAMS* params) {
+  if (params == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  ErrorScope scope;
+  const cudaMemsetParams p = memset_params(*params);
+  return to_driver(cudaGraphMemsetNodeSetParams(rt(node), &p));
+}
+
+PT_EXPORT CUresult cuGraphExecMemsetNodeSetParams(CUgraphExec exec, CUgraphNode node,
+                                                  const CUDA_MEMSET_NODE_PARAMS* params,
+                                                  CUcontext ctx) {
+  (void)ctx;
+  if (params == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  ErrorScope scope;
+  const cudaMemsetParams p = memset_params(*params);
+  return to_driver(cudaGraphExecMemsetNodeSetParams(rt(exec), rt(node), &p));
+}
+
+PT_EXPORT CUresult cuGraphEventRecordNodeGetEvent(CUgraphNode node, CUevent* event) {
+  ErrorScope scope;
+  return to_driver(cudaGraphEventRecordNodeGetEvent(rt(node), event));
+}
+
+PT_EXPORT CUresult cuGraphEventRecordNodeSetEvent(CUgraphNode node, CUevent event) {
+  ErrorScope scope;
+  return to_driver(cudaGraphEventRecordNodeSetEvent(rt(node), event));
+}
+
+PT_EXPORT CUresult cuGraphEventWaitNodeGetEvent(CUgraphNode node, CUevent* event) {
+  ErrorScope scope;
+  return to_driver(cudaGraphEventWaitNodeGetEvent(rt(node), event));
+}
+
+PT_EXPORT CUresult cuGraphEventWaitNodeSetEvent(CUgraphNode node, CUevent event) {
+  ErrorScope scope;
+  return to_driver(cudaGraphEventWaitNodeSetEvent(rt(node), event));
+}
+
+PT_EXPORT CUresult cuGraphExecEventRecordNodeSetEvent(CUgraphExec exec, CUgraphNode node,
+                                                      CUevent event) {
+  ErrorScope scope;
+  return to_driver(cudaGraphExecEventRecordNodeSetEvent(rt(exec), rt(node), event));
+}
+
+PT_EXPORT CUresult cuGraphExecEventWaitNodeSetEvent(CUgraphExec exec, CUgraphNode node,
+                                                    CUevent event) {
+  ErrorScope scope;
+  return to_driver(cudaGraphExecEventWaitNodeSetEvent(rt(exec), rt(node), event));
+}
+
+PT_EXPORT CUresult cuGraphNodeSetEnabled(CUgraphExec exec, CUgraphNode node, unsigned int enabled) {
+  ErrorScope scope;
+  return to_driver(cudaGraphNodeSetEnabled(rt(exec), rt(node), enabled));
+}
+
+PT_EXPORT CUresult cuGraphNodeGetEnabled(CUgraphExec exec, CUgraphNode node,
+                                         unsigned int* enabled) {
+  ErrorScope scope;
+  return to_driver(cudaGraphNodeGetEnabled(rt(exec), rt(node), enabled));
+}
+
+PT_EXPORT CUresult cuGraphNodeFindInClone(CUgraphNode* node, CUgraphNode original, CUgraph clone) {
+  ErrorScope scope;
+  return to_driver(
+      cudaGraphNodeFindInClone(reinterpret_cast<cudaGraphNode_t*>(node), rt(original), rt(clone)));
+}
+
 // ---- structure
 // ---------------------------------------------------------------------------------------
 
@@ -315,6 +455,13 @@ PT_EXPORT CUresult cuGraphAddDependencies(CUgraph graph, const CUgraphNode* from
                                           size_t count) {
   ErrorScope scope;
   return to_driver(cudaGraphAddDependencies(rt(graph), rt(from), rt(to), rt(edges), count));
+}
+
+PT_EXPORT CUresult cuGraphRemoveDependencies(CUgraph graph, const CUgraphNode* from,
+                                             const CUgraphNode* to, const CUgraphEdgeData* edges,
+                                             size_t count) {
+  ErrorScope scope;
+  return to_driver(cudaGraphRemoveDependencies(rt(graph), rt(from), rt(to), rt(edges), count));
 }
 
 PT_EXPORT CUresult cuGraphGetNodes(CUgraph graph, CUgraphNode* nodes, size_t* count) {
@@ -446,6 +593,31 @@ PT_EXPORT CUresult cuStreamUpdateCaptureDependencies(CUstream stream, CUgraphNod
 // ---- the CUDA 12.0 forms of renamed functions
 // ------------------------------------------------------
 
+#undef cuGraphAddDependencies
+#undef cuGraphRemoveDependencies
+#undef cuGraphGetEdges
+#undef cuGraphNodeGetDependencies
+#undef cuGraphNodeGetDependentNodes
+PT_EXPORT CUresult cuGraphAddDependencies(CUgraph graph, const CUgraphNode* from,
+                                          const CUgraphNode* to, size_t count) {
+  return cuGraphAddDependencies_v2(graph, from, to, nullptr, count);
+}
+PT_EXPORT CUresult cuGraphRemoveDependencies(CUgraph graph, const CUgraphNode* from,
+                                             const CUgraphNode* to, size_t count) {
+  return cuGraphRemoveDependencies_v2(graph, from, to, nullptr, count);
+}
+PT_EXPORT CUresult cuGraphGetEdges(CUgraph graph, CUgraphNode* from, CUgraphNode* to,
+                                   size_t* count) {
+  return cuGraphGetEdges_v2(graph, from, to, nullptr, count);
+}
+PT_EXPORT CUresult cuGraphNodeGetDependencies(CUgraphNode node, CUgraphNode* dependencies,
+                                              size_t* count) {
+  return cuGraphNodeGetDependencies_v2(node, dependencies, nullptr, count);
+}
+PT_EXPORT CUresult cuGraphNodeGetDependentNodes(CUgraphNode node, CUgraphNode* dependents,
+                                                size_t* count) {
+  return cuGraphNodeGetDependentNodes_v2(node, dependents, nullptr, count);
+}
 #undef cuGraphAddKernelNode
 #undef cuGraphKernelNodeGetParams
 #undef cuGraphKernelNodeSetParams

@@ -7,6 +7,8 @@
 // event_record / stream_wait_event records for the edges between lanes, so the pipeline predicts
 // the kernels with their dependencies and charges one launch for the whole graph.
 // Handles are heap objects in a registry, never freed (a destroyed handle stays invalid).
+#include <driver_functions.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -43,6 +45,10 @@ struct Node {
   cudaKernelNodeParams kernel{};   // explicit kernel nodes: the parameters as given
   cudaMemAllocNodeParams alloc{};  // memory alloc nodes: the parameters with dptr filled in
   void* free_ptr = nullptr;        // memory free nodes
+  cudaMemcpy3DParms copy{};        // explicit copy nodes: the parameters as given
+  cudaMemsetParams memset{};       // explicit memset nodes
+  cudaEvent_t event = nullptr;     // event record and wait nodes
+  bool disabled = false;           // in an exec: cudaGraphNodeSetEnabled(..., 0), runs as empty
 };
 
 struct Graph;
@@ -58,7 +64,8 @@ struct Graph {
   std::vector<Node> nodes;
   std::vector<NodeRef*> handles;  // per node, created on demand
   bool live = true;
-  bool capturing = false;  // still being captured (not instantiable)
+  bool capturing = false;              // still being captured (not instantiable)
+  const Graph* cloned_from = nullptr;  // cudaGraphClone's original (cudaGraphNodeFindInClone)
 };
 
 struct Exec {
@@ -633,6 +640,10 @@ cudaError_t graph_launch(cudaGraphExec_t handle, cudaStream_t stream, bool per_t
     const std::int64_t on = lane_stream(copy.lane[i]);
     for (int d : node.deps) {
       if (copy.lane[d] != copy.lane[i]) wait(on, copy.event_of[d]);
+    }
+    if (node.disabled) {  // runs as an empty node: orders its dependents only
+      if (copy.event_of[i] != 0) event_record(on, copy.event_of[i]);
+      continue;
     }
     Record r = node.record;
     r.a[0] = on;
@@ -1229,7 +1240,18 @@ cudaError_t memcpy3d_node(const cudaMemcpy3DParms* p, const char* api, Node* out
   const std::size_t bytes = p->extent.width * std::max<std::size_t>(p->extent.height, 1) *
                             std::max<std::size_t>(p->extent.depth, 1);
   *out = copy_node(bytes, copy_kind(p->kind, p->dstPtr.ptr, p->srcPtr.ptr), api);
+  out->copy = *p;
   return cudaSuccess;
+}
+
+// A 1D copy as the 3D parameters cudaGraphMemcpyNodeGetParams reports for it.
+cudaMemcpy3DParms linear_copy(void* dst, const void* src, size_t count, cudaMemcpyKind kind) {
+  cudaMemcpy3DParms p{};
+  p.srcPtr = make_cudaPitchedPtr(const_cast<void*>(src), count, count, 1);
+  p.dstPtr = make_cudaPitchedPtr(dst, count, count, 1);
+  p.extent = make_cudaExtent(count, 1, 1);
+  p.kind = kind;
+  return p;
 }
 
 cudaError_t memset_node(const cudaMemsetParams* p, const char* api, Node* out) {
@@ -1247,6 +1269,7 @@ cudaError_t memset_node(const cudaMemsetParams* p, const char* api, Node* out) {
   node.record.a[2] =
       static_cast<std::int64_t>(p->elementSize * p->width * std::max<std::size_t>(p->height, 1));
   node.record.flag = true;
+  node.memset = *p;
   *out = std::move(node);
   return cudaSuccess;
 }
@@ -1271,6 +1294,7 @@ cudaError_t event_node(cudaEvent_t event, bool record, const char* api, Node* ou
   Node node = work_node(record ? Op::kEventRecord : Op::kStreamWaitEvent,
                         record ? cudaGraphNodeTypeEventRecord : cudaGraphNodeTypeWaitEvent, api);
   node.record.a[1] = id;
+  node.event = event;
   *out = std::move(node);
   return cudaSuccess;
 }
@@ -1368,8 +1392,9 @@ PT_EXPORT cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t* pGraphNode, cuda
                                                size_t numDependencies, void* dst, const void* src,
                                                size_t count, enum cudaMemcpyKind kind) {
   const char* api = "cudaGraphAddMemcpyNode1D";
-  return detail::add_node(pGraphNode, graph, pDependencies, numDependencies,
-                          detail::copy_node(count, detail::copy_kind(kind, dst, src), api), api);
+  detail::Node node = detail::copy_node(count, detail::copy_kind(kind, dst, src), api);
+  node.copy = detail::linear_copy(dst, src, count, kind);
+  return detail::add_node(pGraphNode, graph, pDependencies, numDependencies, std::move(node), api);
 }
 
 PT_EXPORT cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph,
@@ -1587,6 +1612,7 @@ PT_EXPORT cudaError_t cudaGraphClone(cudaGraph_t* pGraphClone, cudaGraph_t origi
   clone->id = s.next_graph++;
   clone->device = g->device;
   clone->nodes = g->nodes;  // node handles are per graph: the clone's are made on demand
+  clone->cloned_from = g;
   detail::graph_mem_retain(clone->nodes);
   s.graphs.insert(clone);
   *pGraphClone = reinterpret_cast<cudaGraph_t>(clone);
@@ -1662,10 +1688,10 @@ PT_EXPORT cudaError_t cudaGraphAddMemFreeNode(cudaGraphNode_t* pGraphNode, cudaG
 
 namespace {
 // The node behind a handle, if it is of `type` (lock held by the caller).
-const detail::Node* typed_node(detail::State& s, cudaGraphNode_t node, cudaGraphNodeType type) {
+detail::Node* typed_node(detail::State& s, cudaGraphNode_t node, cudaGraphNodeType type) {
   const auto* ref = reinterpret_cast<const detail::NodeRef*>(node);
   if (s.node_refs.count(ref) == 0 || !ref->graph->live) return nullptr;
-  const detail::Node& n = ref->graph->nodes[static_cast<std::size_t>(ref->index)];
+  detail::Node& n = ref->graph->nodes[static_cast<std::size_t>(ref->index)];
   return n.type == type ? &n : nullptr;
 }
 }  // namespace
@@ -1829,4 +1855,298 @@ PT_EXPORT cudaError_t cudaDeviceSetGraphMemAttribute(int device,
 
 PT_EXPORT cudaError_t cudaGraphUpload(cudaGraphExec_t graphExec, cudaStream_t stream) {
   return powertrain::emu::detail::impl::graph_upload(graphExec, stream, false, "cudaGraphUpload");
+}
+
+// ---- node parameters read and replaced (copies, memsets, events), enabling, clones -----------
+// A graph node's parameters are replaced in the graph (later instantiations see them); an exec's
+// copy of a node is replaced in the exec only (its next launches run it), as CUDA does.
+
+namespace {
+
+// Replaces the work of `node` (in the graph, or in `exec`'s copy when exec is not NULL) by
+// `replacement`, built for the node's type; keeps the node's dependencies.
+cudaError_t replace_node(cudaGraphExec_t exec, cudaGraphNode_t node, cudaGraphNodeType type,
+                         const char* api, const char* what, cudaError_t built,
+                         detail::Node&& replacement) {
+  if (built != cudaSuccess) return built;
+  detail::State& s = detail::state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  detail::Node* target = exec != nullptr
+                             ? detail::exec_node(s, detail::live_exec(s, exec), node, type)
+                             : typed_node(s, node, type);
+  if (target == nullptr) {
+    return misuse(api, cudaErrorInvalidValue,
+                  std::string("not a ") + what + " node" +
+                      (exec != nullptr ? " of the graph this exec was instantiated from" : "") +
+                      ": " + detail::pointer_text(node));
+  }
+  target->record = replacement.record;
+  target->copy = replacement.copy;
+  target->memset = replacement.memset;
+  target->event = replacement.event;
+  return cudaSuccess;
+}
+
+cudaError_t memcpy_1d_node(void* dst, const void* src, size_t count, cudaMemcpyKind kind,
+                           const char* api, detail::Node* out) {
+  *out = detail::copy_node(count, detail::copy_kind(kind, dst, src), api);
+  out->copy = detail::linear_copy(dst, src, count, kind);
+  return cudaSuccess;
+}
+
+}  // namespace
+
+PT_EXPORT cudaError_t cudaGraphMemcpyNodeGetParams(cudaGraphNode_t node,
+                                                   struct cudaMemcpy3DParms* pNodeParams) {
+  detail::State& s = detail::state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  const detail::Node* n = typed_node(s, node, cudaGraphNodeTypeMemcpy);
+  if (n == nullptr || pNodeParams == nullptr) {
+    return misuse("cudaGraphMemcpyNodeGetParams", cudaErrorInvalidValue,
+                  "not a memcpy node, or pNodeParams NULL");
+  }
+  *pNodeParams = n->copy;
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t cudaGraphMemcpyNodeSetParams(cudaGraphNode_t node,
+                                                   const struct cudaMemcpy3DParms* pNodeParams) {
+  const char* api = "cudaGraphMemcpyNodeSetParams";
+  detail::Node built;
+  const cudaError_t error = detail::memcpy3d_node(pNodeParams, api, &built);
+  return replace_node(nullptr, node, cudaGraphNodeTypeMemcpy, api, "memcpy", error,
+                      std::move(built));
+}
+
+PT_EXPORT cudaError_t cudaGraphMemcpyNodeSetParams1D(cudaGraphNode_t node, void* dst,
+                                                     const void* src, size_t count,
+                                                     enum cudaMemcpyKind kind) {
+  const char* api = "cudaGraphMemcpyNodeSetParams1D";
+  detail::Node built;
+  const cudaError_t error = memcpy_1d_node(dst, src, count, kind, api, &built);
+  return replace_node(nullptr, node, cudaGraphNodeTypeMemcpy, api, "memcpy", error,
+                      std::move(built));
+}
+
+PT_EXPORT cudaError_t cudaGraphExecMemcpyNodeSetParams(
+    cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const struct cudaMemcpy3DParms* pNodeParams) {
+  const char* api = "cudaGraphExecMemcpyNodeSetParams";
+  if (hGraphExec == nullptr) return misuse(api, cudaErrorInvalidValue, "hGraphExec is NULL");
+  detail::Node built;
+  const cudaError_t error = detail::memcpy3d_node(pNodeParams, api, &built);
+  return replace_node(hGraphExec, node, cudaGraphNodeTypeMemcpy, api, "memcpy", error,
+                      std::move(built));
+}
+
+PT_EXPORT cudaError_t cudaGraphExecMemcpyNodeSetParams1D(cudaGraphExec_t hGraphExec,
+                                                         cudaGraphNode_t node, void* dst,
+                                                         const void* src, size_t count,
+                                                         enum cudaMemcpyKind kind) {
+  const char* api = "cudaGraphExecMemcpyNodeSetParams1D";
+  if (hGraphExec == nullptr) return misuse(api, cudaErrorInvalidValue, "hGraphExec is NULL");
+  detail::Node built;
+  const cudaError_t error = memcpy_1d_node(dst, src, count, kind, api, &built);
+  return replace_node(hGraphExec, node, cudaGraphNodeTypeMemcpy, api, "memcpy", error,
+                      std::move(built));
+}
+
+PT_EXPORT cudaError_t cudaGraphMemsetNodeGetParams(cudaGraphNode_t node,
+                                                   struct cudaMemsetParams* pNodeParams) {
+  detail::State& s = detail::state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  const detail::Node* n = typed_node(s, node, cudaGraphNodeTypeMemset);
+  if (n == nullptr || pNodeParams == nullptr) {
+    return misuse("cudaGraphMemsetNodeGetParams", cudaErrorInvalidValue,
+                  "not a memset node, or pNodeParams NULL");
+  }
+  *pNodeParams = n->memset;
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t cudaGraphMemsetNodeSetParams(cudaGraphNode_t node,
+                                                   const struct cudaMemsetParams* pNodeParams) {
+  const char* api = "cudaGraphMemsetNodeSetParams";
+  detail::Node built;
+  const cudaError_t error = detail::memset_node(pNodeParams, api, &built);
+  return replace_node(nullptr, node, cudaGraphNodeTypeMemset, api, "memset", error,
+                      std::move(built));
+}
+
+PT_EXPORT cudaError_t cudaGraphExecMemsetNodeSetParams(cudaGraphExec_t hGraphExec,
+                                                       cudaGraphNode_t node,
+                                                       const struct cudaMemsetParams* pNodeParams) {
+  const char* api = "cudaGraphExecMemsetNodeSetParams";
+  if (hGraphExec == nullptr) return misuse(api, cudaErrorInvalidValue, "hGraphExec is NULL");
+  detail::Node built;
+  const cudaError_t error = detail::memset_node(pNodeParams, api, &built);
+  return replace_node(hGraphExec, node, cudaGraphNodeTypeMemset, api, "memset", error,
+                      std::move(built));
+}
+
+namespace {
+cudaError_t event_node_get(cudaGraphNode_t node, cudaGraphNodeType type, cudaEvent_t* event_out,
+                           const char* api) {
+  detail::State& s = detail::state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  const detail::Node* n = typed_node(s, node, type);
+  if (n == nullptr || event_out == nullptr) {
+    return misuse(api, cudaErrorInvalidValue, "not an event node of that kind, or event_out NULL");
+  }
+  *event_out = n->event;
+  return cudaSuccess;
+}
+
+cudaError_t event_node_set(cudaGraphExec_t exec, cudaGraphNode_t node, bool record,
+                           cudaEvent_t event, const char* api) {
+  detail::Node built;
+  const cudaError_t error = detail::event_node(event, record, api, &built);
+  return replace_node(exec, node,
+                      record ? cudaGraphNodeTypeEventRecord : cudaGraphNodeTypeWaitEvent, api,
+                      record ? "event record" : "event wait", error, std::move(built));
+}
+}  // namespace
+
+PT_EXPORT cudaError_t cudaGraphEventRecordNodeGetEvent(cudaGraphNode_t node,
+                                                       cudaEvent_t* event_out) {
+  return event_node_get(node, cudaGraphNodeTypeEventRecord, event_out,
+                        "cudaGraphEventRecordNodeGetEvent");
+}
+
+PT_EXPORT cudaError_t cudaGraphEventWaitNodeGetEvent(cudaGraphNode_t node, cudaEvent_t* event_out) {
+  return event_node_get(node, cudaGraphNodeTypeWaitEvent, event_out,
+                        "cudaGraphEventWaitNodeGetEvent");
+}
+
+PT_EXPORT cudaError_t cudaGraphEventRecordNodeSetEvent(cudaGraphNode_t node, cudaEvent_t event) {
+  return event_node_set(nullptr, node, true, event, "cudaGraphEventRecordNodeSetEvent");
+}
+
+PT_EXPORT cudaError_t cudaGraphEventWaitNodeSetEvent(cudaGraphNode_t node, cudaEvent_t event) {
+  return event_node_set(nullptr, node, false, event, "cudaGraphEventWaitNodeSetEvent");
+}
+
+PT_EXPORT cudaError_t cudaGraphExecEventRecordNodeSetEvent(cudaGraphExec_t hGraphExec,
+                                                           cudaGraphNode_t hNode,
+                                                           cudaEvent_t event) {
+  if (hGraphExec == nullptr) {
+    return misuse("cudaGraphExecEventRecordNodeSetEvent", cudaErrorInvalidValue,
+                  "hGraphExec is NULL");
+  }
+  return event_node_set(hGraphExec, hNode, true, event, "cudaGraphExecEventRecordNodeSetEvent");
+}
+
+PT_EXPORT cudaError_t cudaGraphExecEventWaitNodeSetEvent(cudaGraphExec_t hGraphExec,
+                                                         cudaGraphNode_t hNode, cudaEvent_t event) {
+  if (hGraphExec == nullptr) {
+    return misuse("cudaGraphExecEventWaitNodeSetEvent", cudaErrorInvalidValue,
+                  "hGraphExec is NULL");
+  }
+  return event_node_set(hGraphExec, hNode, false, event, "cudaGraphExecEventWaitNodeSetEvent");
+}
+
+namespace {
+// The exec's copy of a work node (kernel, copy, memset: the kinds CUDA lets one disable).
+detail::Node* exec_work_node(detail::State& s, cudaGraphExec_t exec, cudaGraphNode_t node) {
+  detail::Exec* e = detail::live_exec(s, exec);
+  for (cudaGraphNodeType type :
+       {cudaGraphNodeTypeKernel, cudaGraphNodeTypeMemcpy, cudaGraphNodeTypeMemset}) {
+    if (detail::Node* n = detail::exec_node(s, e, node, type); n != nullptr) return n;
+  }
+  return nullptr;
+}
+}  // namespace
+
+PT_EXPORT cudaError_t cudaGraphNodeSetEnabled(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode,
+                                              unsigned int isEnabled) {
+  detail::State& s = detail::state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  detail::Node* n = exec_work_node(s, hGraphExec, hNode);
+  if (n == nullptr) {
+    return misuse("cudaGraphNodeSetEnabled", cudaErrorInvalidValue,
+                  "not a kernel, memcpy or memset node of the graph this exec was instantiated "
+                  "from");
+  }
+  n->disabled = isEnabled == 0;
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t cudaGraphNodeGetEnabled(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode,
+                                              unsigned int* isEnabled) {
+  detail::State& s = detail::state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  const detail::Node* n = exec_work_node(s, hGraphExec, hNode);
+  if (n == nullptr || isEnabled == nullptr) {
+    return misuse("cudaGraphNodeGetEnabled", cudaErrorInvalidValue,
+                  "not a kernel, memcpy or memset node of the exec's graph, or isEnabled NULL");
+  }
+  *isEnabled = n->disabled ? 0 : 1;
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t cudaGraphNodeFindInClone(cudaGraphNode_t* pNode, cudaGraphNode_t originalNode,
+                                               cudaGraph_t clonedGraph) {
+  const char* api = "cudaGraphNodeFindInClone";
+  detail::State& s = detail::state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  detail::Graph* clone = detail::live_graph(s, clonedGraph);
+  const auto* ref = reinterpret_cast<const detail::NodeRef*>(originalNode);
+  if (pNode == nullptr || clone == nullptr || s.node_refs.count(ref) == 0 ||
+      clone->cloned_from != ref->graph || ref->index >= static_cast<int>(clone->nodes.size())) {
+    return misuse(api, cudaErrorInvalidValue,
+                  "the graph is not a clone of the node's graph, or pNode is NULL");
+  }
+  *pNode = reinterpret_cast<cudaGraphNode_t>(detail::node_handle(s, clone, ref->index));
+  return cudaSuccess;
+}
+
+namespace {
+cudaError_t remove_dependencies(cudaGraph_t graph, const cudaGraphNode_t* from,
+                                const cudaGraphNode_t* to, size_t count, const char* api) {
+  if (count > 0 && (from == nullptr || to == nullptr)) {
+    return misuse(api, cudaErrorInvalidValue, "from or to is NULL");
+  }
+  detail::State& s = detail::state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  detail::Graph* g = detail::live_graph(s, graph);
+  if (g == nullptr || g->capturing) {
+    return misuse(api, cudaErrorInvalidValue, "invalid, destroyed or capturing graph");
+  }
+  // All or nothing: every edge must exist as given (a child graph's own edges are inside it).
+  for (size_t i = 0; i < count; ++i) {
+    const int a = detail::node_index(s, g, from[i]);
+    const int b = detail::node_index(s, g, to[i]);
+    const std::vector<int> own =
+        a >= 0 && b >= 0 ? detail::own_dependencies(*g, b) : std::vector<int>{};
+    if (std::find(own.begin(), own.end(), a) == own.end() ||
+        g->nodes[static_cast<std::size_t>(b)].type == cudaGraphNodeTypeGraph) {
+      return misuse(api, cudaErrorInvalidValue,
+                    "no such edge (or it ends at a child graph node) in the graph");
+    }
+  }
+  for (size_t i = 0; i < count; ++i) {
+    auto& deps = g->nodes[static_cast<std::size_t>(detail::node_index(s, g, to[i]))].deps;
+    deps.erase(std::remove(deps.begin(), deps.end(), detail::node_index(s, g, from[i])),
+               deps.end());
+  }
+  return cudaSuccess;
+}
+}  // namespace
+
+// CUDA 13's signature; CUDA 12's has no edge data (as cudaGraphAddDependencies).
+PT_EXPORT cudaError_t cudaGraphRemoveDependencies(cudaGraph_t graph, const cudaGraphNode_t* from,
+                                                  const cudaGraphNode_t* to,
+                                                  const cudaGraphEdgeData* edgeData,
+                                                  size_t numDependencies) {
+  if (detail::cudart_abi() == 12) {
+    numDependencies = static_cast<size_t>(reinterpret_cast<std::uintptr_t>(edgeData));
+  }
+  return remove_dependencies(graph, from, to, numDependencies, "cudaGraphRemoveDependencies");
+}
+
+PT_EXPORT cudaError_t cudaGraphRemoveDependencies_v2(cudaGraph_t graph, const cudaGraphNode_t* from,
+                                                     const cudaGraphNode_t* to,
+                                                     const cudaGraphEdgeData* edgeData,
+                                                     size_t numDependencies) {
+  (void)edgeData;
+  return remove_dependencies(graph, from, to, numDependencies, "cudaGraphRemoveDependencies_v2");
 }

@@ -372,13 +372,13 @@ TEST_F(DriverApi, GraphsBuiltAndCapturedThroughTheDriverReplayAtEachLaunch) {
   const ProgramRun run =
       run_program("driver_graph", Mode::kPreload, {{"LD_LIBRARY_PATH", driver_dir()}});
   ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
-  EXPECT_NE(run.out.find("driver_graph: 8 nodes, 8 edges, host node ran 2 times"),
+  EXPECT_NE(run.out.find("driver_graph: 8 nodes, 8 edges, host node ran 3 times"),
             std::string::npos)
       << run.out;
   const Trace trace = only_trace();
   const auto launches = trace.of("graph_launch");
-  ASSERT_EQ(launches.size(), 3u);
-  const int nodes[] = {7, 7, 2};  // the empty join node does no work
+  ASSERT_EQ(launches.size(), 4u);
+  const int nodes[] = {7, 7, 7, 2};  // the empty join node does no work
   for (std::size_t i = 0; i < launches.size(); ++i) {
     EXPECT_EQ(launches[i].at("api"), "cuGraphLaunch");
     EXPECT_EQ(launches[i].at("nodes"), nodes[i]);
@@ -388,9 +388,12 @@ TEST_F(DriverApi, GraphsBuiltAndCapturedThroughTheDriverReplayAtEachLaunch) {
     unsigned grid;
     int graph;
   };
+  // Launch 2 runs consume on 128 blocks (exec kernel-node parameters); launch 3 with consume
+  // disabled; then the captured graph.
   const Kernel expected[] = {{"produce", 256, 1}, {"consume", 64, 1},  {"consume", 8, 1},
                              {"produce", 256, 1}, {"consume", 128, 1}, {"consume", 8, 1},
-                             {"produce", 256, 2}, {"consume", 64, 2}};
+                             {"produce", 256, 1}, {"consume", 8, 1},   {"produce", 256, 2},
+                             {"consume", 64, 2}};
   const auto kernels = trace.of("kernel");
   ASSERT_EQ(kernels.size(), std::size(expected));
   for (std::size_t i = 0; i < kernels.size(); ++i) {
@@ -402,14 +405,22 @@ TEST_F(DriverApi, GraphsBuiltAndCapturedThroughTheDriverReplayAtEachLaunch) {
   // The child graph's kernel runs beside the main chain (its own lane), after the memset.
   EXPECT_NE(kernels[2].at("stream"), kernels[1].at("stream"));
   const auto copies = trace.of("memcpy");
-  ASSERT_EQ(copies.size(), 2u);
+  ASSERT_EQ(copies.size(), 3u);
   for (const json& c : copies) {
     EXPECT_EQ(c.at("kind"), "DtoH");
     EXPECT_EQ(c.at("bytes"), 262144);
   }
-  EXPECT_EQ(trace.of("memset").size(), 2u);
-  EXPECT_EQ(trace.of("host_func").size(), 2u);
-  EXPECT_TRUE(trace.of("misuse").empty());
+  // The third launch's memset is the exec's halved one.
+  const auto memsets = trace.of("memset");
+  ASSERT_EQ(memsets.size(), 3u);
+  EXPECT_EQ(memsets[0].at("bytes"), 262144);
+  EXPECT_EQ(memsets[1].at("bytes"), 262144);
+  EXPECT_EQ(memsets[2].at("bytes"), 131072);
+  EXPECT_EQ(trace.of("host_func").size(), 3u);
+  // Removing the edge a second time is refused by name; nothing is unsupported.
+  const auto misuse = trace.of("misuse");
+  ASSERT_EQ(misuse.size(), 1u);
+  EXPECT_EQ(misuse[0].at("api"), "cudaGraphRemoveDependencies");
   EXPECT_TRUE(trace.of("unsupported").empty());
 }
 

@@ -1,8 +1,10 @@
 // CUDA graphs through the driver API, as JAX/XLA's stream executor builds them: a graph of a
 // memset, two kernel nodes, a device-to-host copy (CUDA_MEMCPY3D) and a host node joined by an
 // empty node, plus a child graph and an event record node; instantiated with parameters,
-// uploaded, launched twice with a kernel node's grid changed in between; its structure read
-// back (nodes, types, edges, roots), cloned; then the same work captured from a stream with
+// uploaded, launched twice with a kernel node's grid changed in between and a third time with
+// that node disabled, the memset halved and another event recorded; an edge added and removed;
+// its structure and node parameters read back, cloned and a node found in the clone; then the
+// same work captured from a stream with
 // cuStreamBeginCapture / cuStreamGetCaptureInfo / cuStreamEndCapture and launched.
 // Valid CUDA: the same binary runs on a real GPU.
 #include <cuda.h>
@@ -107,6 +109,15 @@ int main() {
   CU_CHECK(cuEventCreate(&done, CU_EVENT_DEFAULT));
   CU_CHECK(cuGraphAddEventRecordNode(&record_node, graph, &join, 1, done));
 
+  // An edge added and taken away again.
+  CU_CHECK(cuGraphAddDependencies(graph, &memset_node, &consume_node, nullptr, 1));
+  size_t with_extra_edge = 0;
+  CU_CHECK(cuGraphGetEdges(graph, nullptr, nullptr, nullptr, &with_extra_edge));
+  EMU_REQUIRE(with_extra_edge == 9);
+  CU_CHECK(cuGraphRemoveDependencies(graph, &memset_node, &consume_node, nullptr, 1));
+  EMU_REQUIRE(cuGraphRemoveDependencies(graph, &memset_node, &consume_node, nullptr, 1) ==
+              CUDA_ERROR_INVALID_VALUE);
+
   // Its structure, read back.
   size_t node_count = 0, root_count = 0, edge_count = 0;
   CU_CHECK(cuGraphGetNodes(graph, nullptr, &node_count));
@@ -124,11 +135,26 @@ int main() {
   CUDA_KERNEL_NODE_PARAMS read_back = {};
   CU_CHECK(cuGraphKernelNodeGetParams(consume_node, &read_back));
   EMU_REQUIRE(read_back.func == consume && read_back.gridDimX == 64);
+  CUDA_MEMSET_NODE_PARAMS memset_read = {};
+  CU_CHECK(cuGraphMemsetNodeGetParams(memset_node, &memset_read));
+  EMU_REQUIRE(memset_read.dst == data && memset_read.width == size_t(n) &&
+              memset_read.elementSize == 4);
+  CUDA_MEMCPY3D copy_read = {};
+  CU_CHECK(cuGraphMemcpyNodeGetParams(copy_node, &copy_read));
+  EMU_REQUIRE(copy_read.WidthInBytes == n * sizeof(float) && copy_read.srcDevice == data);
+  CUevent recorded = nullptr;
+  CU_CHECK(cuGraphEventRecordNodeGetEvent(record_node, &recorded));
+  EMU_REQUIRE(recorded == done);
   CUgraph clone;
   CU_CHECK(cuGraphClone(&clone, graph));
   size_t clone_nodes = 0;
   CU_CHECK(cuGraphGetNodes(clone, nullptr, &clone_nodes));
   EMU_REQUIRE(clone_nodes == node_count);
+  CUgraphNode cloned_produce;
+  CU_CHECK(cuGraphNodeFindInClone(&cloned_produce, produce_node, clone));
+  CUDA_KERNEL_NODE_PARAMS cloned_params = {};
+  CU_CHECK(cuGraphKernelNodeGetParams(cloned_produce, &cloned_params));
+  EMU_REQUIRE(cloned_params.func == produce && cloned_params.gridDimX == unsigned(n / 256));
 
   // Instantiated, uploaded, launched twice; the second launch runs consume on 128 blocks.
   CUgraphExec exec;
@@ -142,8 +168,20 @@ int main() {
   consume_params.gridDimX = 128;
   CU_CHECK(cuGraphExecKernelNodeSetParams(exec, consume_node, &consume_params));
   CU_CHECK(cuGraphLaunch(exec, stream));
+  // A third launch with consume disabled, half the memset, and another event recorded.
+  CU_CHECK(cuGraphNodeSetEnabled(exec, consume_node, 0));
+  unsigned enabled = 1;
+  CU_CHECK(cuGraphNodeGetEnabled(exec, consume_node, &enabled));
+  EMU_REQUIRE(enabled == 0);
+  CUDA_MEMSET_NODE_PARAMS half = clear;
+  half.width = n / 2;
+  CU_CHECK(cuGraphExecMemsetNodeSetParams(exec, memset_node, &half, ctx));
+  CUevent other;
+  CU_CHECK(cuEventCreate(&other, CU_EVENT_DEFAULT));
+  CU_CHECK(cuGraphExecEventRecordNodeSetEvent(exec, record_node, other));
+  CU_CHECK(cuGraphLaunch(exec, stream));
   CU_CHECK(cuStreamSynchronize(stream));
-  EMU_REQUIRE(host_calls == 2);
+  EMU_REQUIRE(host_calls == 3);
   // (On a GPU host[] now holds the memset's zeros; the emulator records graph copies and
   // memsets with their sizes but does not move their data.)
 
@@ -173,6 +211,7 @@ int main() {
   CU_CHECK(cuGraphDestroy(child));
   CU_CHECK(cuGraphDestroy(graph));
   CU_CHECK(cuEventDestroy(done));
+  CU_CHECK(cuEventDestroy(other));
   CU_CHECK(cuMemFree(data));
   CU_CHECK(cuModuleUnload(module));
   std::printf("driver_graph: %zu nodes, %zu edges, host node ran %d times\n", node_count,
