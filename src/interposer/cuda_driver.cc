@@ -2413,6 +2413,23 @@ PT_EXPORT cudaError_t cudaLibraryGetKernel(cudaKernel_t* kernel, cudaLibrary_t l
   return r == CUDA_SUCCESS ? cudaSuccess : detail::fail(cudaErrorInvalidResourceHandle);
 }
 
+PT_EXPORT cudaError_t cudaLibraryEnumerateKernels(cudaKernel_t* kernels, unsigned int numKernels,
+                                                  cudaLibrary_t lib) {
+  const CUresult r = cuLibraryEnumerateKernels(reinterpret_cast<CUkernel*>(kernels), numKernels,
+                                               reinterpret_cast<CUlibrary>(lib));
+  if (r == CUDA_ERROR_INVALID_VALUE) return detail::fail(cudaErrorInvalidValue);
+  return r == CUDA_SUCCESS ? cudaSuccess : detail::fail(cudaErrorInvalidResourceHandle);
+}
+
+PT_EXPORT cudaError_t cudaLibraryGetGlobal(void** dptr, size_t* bytes, cudaLibrary_t library,
+                                           const char* name) {
+  const CUresult r = cuLibraryGetGlobal(reinterpret_cast<CUdeviceptr*>(dptr), bytes,
+                                        reinterpret_cast<CUlibrary>(library), name);
+  if (r == CUDA_ERROR_NOT_FOUND) return detail::fail(cudaErrorSymbolNotFound);
+  if (r == CUDA_ERROR_INVALID_VALUE) return detail::fail(cudaErrorInvalidValue);
+  return r == CUDA_SUCCESS ? cudaSuccess : detail::fail(cudaErrorInvalidResourceHandle);
+}
+
 PT_EXPORT cudaError_t cudaLibraryGetKernelCount(unsigned int* count, cudaLibrary_t library) {
   const CUresult r = cuLibraryGetKernelCount(count, reinterpret_cast<CUlibrary>(library));
   return r == CUDA_SUCCESS ? cudaSuccess : detail::fail(cudaErrorInvalidResourceHandle);

@@ -503,6 +503,39 @@ PT_EXPORT CUresult cuOccupancyMaxPotentialBlockSize(int* min_grid, int* block_si
                                                    CU_OCCUPANCY_DEFAULT);
 }
 
+namespace {
+// A driver launch configuration as the runtime's (CUlaunchAttribute and cudaLaunchAttribute
+// share their layout and ids).
+cudaLaunchConfig_t runtime_config(const CUlaunchConfig& c) {
+  cudaLaunchConfig_t out{};
+  out.gridDim = dim3(c.gridDimX, c.gridDimY, c.gridDimZ);
+  out.blockDim = dim3(c.blockDimX, c.blockDimY, c.blockDimZ);
+  out.dynamicSmemBytes = c.sharedMemBytes;
+  out.stream = c.hStream;
+  out.attrs = reinterpret_cast<cudaLaunchAttribute*>(c.attrs);
+  out.numAttrs = c.numAttrs;
+  return out;
+}
+}  // namespace
+
+PT_EXPORT CUresult cuOccupancyMaxActiveClusters(int* clusters, CUfunction function,
+                                                const CUlaunchConfig* config) {
+  if (config == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  ErrorScope scope;
+  const cudaLaunchConfig_t c = runtime_config(*config);
+  return to_driver(
+      cudaOccupancyMaxActiveClusters(clusters, reinterpret_cast<const void*>(function), &c));
+}
+
+PT_EXPORT CUresult cuOccupancyMaxPotentialClusterSize(int* cluster_size, CUfunction function,
+                                                      const CUlaunchConfig* config) {
+  if (config == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  ErrorScope scope;
+  const cudaLaunchConfig_t c = runtime_config(*config);
+  return to_driver(cudaOccupancyMaxPotentialClusterSize(
+      cluster_size, reinterpret_cast<const void*>(function), &c));
+}
+
 // ---- the CUDA 12 forms of renamed functions
 // --------------------------------------------------------
 

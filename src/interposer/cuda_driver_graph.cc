@@ -554,6 +554,60 @@ PT_EXPORT CUresult cuGraphExecUpdate(CUgraphExec exec, CUgraph graph,
                                        reinterpret_cast<cudaGraphExecUpdateResultInfo*>(result)));
 }
 
+// ---- user objects and kernel node attributes ---------------------------------------------------
+
+PT_EXPORT CUresult cuUserObjectCreate(CUuserObject* object, void* ptr, CUhostFn destroy,
+                                      unsigned int initial_refs, unsigned int flags) {
+  ErrorScope scope;
+  return to_driver(cudaUserObjectCreate(reinterpret_cast<cudaUserObject_t*>(object), ptr, destroy,
+                                        initial_refs, flags));
+}
+
+PT_EXPORT CUresult cuUserObjectRetain(CUuserObject object, unsigned int count) {
+  ErrorScope scope;
+  return to_driver(cudaUserObjectRetain(reinterpret_cast<cudaUserObject_t>(object), count));
+}
+
+PT_EXPORT CUresult cuUserObjectRelease(CUuserObject object, unsigned int count) {
+  ErrorScope scope;
+  return to_driver(cudaUserObjectRelease(reinterpret_cast<cudaUserObject_t>(object), count));
+}
+
+PT_EXPORT CUresult cuGraphRetainUserObject(CUgraph graph, CUuserObject object, unsigned int count,
+                                           unsigned int flags) {
+  ErrorScope scope;
+  return to_driver(cudaGraphRetainUserObject(rt(graph), reinterpret_cast<cudaUserObject_t>(object),
+                                             count, flags));
+}
+
+PT_EXPORT CUresult cuGraphReleaseUserObject(CUgraph graph, CUuserObject object,
+                                            unsigned int count) {
+  ErrorScope scope;
+  return to_driver(
+      cudaGraphReleaseUserObject(rt(graph), reinterpret_cast<cudaUserObject_t>(object), count));
+}
+
+PT_EXPORT CUresult cuGraphKernelNodeGetAttribute(CUgraphNode node, CUkernelNodeAttrID attribute,
+                                                 CUkernelNodeAttrValue* value) {
+  ErrorScope scope;
+  return to_driver(
+      cudaGraphKernelNodeGetAttribute(rt(node), static_cast<cudaLaunchAttributeID>(attribute),
+                                      reinterpret_cast<cudaLaunchAttributeValue*>(value)));
+}
+
+PT_EXPORT CUresult cuGraphKernelNodeSetAttribute(CUgraphNode node, CUkernelNodeAttrID attribute,
+                                                 const CUkernelNodeAttrValue* value) {
+  ErrorScope scope;
+  return to_driver(
+      cudaGraphKernelNodeSetAttribute(rt(node), static_cast<cudaLaunchAttributeID>(attribute),
+                                      reinterpret_cast<const cudaLaunchAttributeValue*>(value)));
+}
+
+PT_EXPORT CUresult cuGraphKernelNodeCopyAttributes(CUgraphNode destination, CUgraphNode source) {
+  ErrorScope scope;
+  return to_driver(cudaGraphKernelNodeCopyAttributes(rt(destination), rt(source)));
+}
+
 // ---- stream capture
 // ------------------------------------------------------------------------------------
 

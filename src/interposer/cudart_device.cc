@@ -4,6 +4,7 @@
 // work is complete when enqueued.
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <set>
 #include <string>
@@ -514,12 +515,27 @@ PT_EXPORT cudaError_t cudaDeviceSynchronize() {
   return cudaSuccess;
 }
 
+namespace {
+// Limits set with cudaDeviceSetLimit, per (device, limit): read back as set (they change nothing
+// else on an emulated device).
+std::mutex g_limit_mutex;
+std::map<std::pair<int, int>, size_t> g_limits;
+
+void reset_limits(int device) {
+  std::lock_guard<std::mutex> lock(g_limit_mutex);
+  for (auto it = g_limits.begin(); it != g_limits.end();) {
+    it = it->first.first == device ? g_limits.erase(it) : std::next(it);
+  }
+}
+}  // namespace
+
 PT_EXPORT cudaError_t cudaDeviceReset() {
   // Destroys the device's context: its allocations, streams and events become invalid.
   const int device = powertrain::emu::current_device();
   cudaDeviceSynchronize();
   detail::release_device_allocations(device);
   detail::reset_streams_and_events(device);
+  reset_limits(device);  // back to their defaults
   detail::record_text(trace_schema::op::kDeviceReset, device);
   return cudaSuccess;
 }
@@ -542,6 +558,14 @@ PT_EXPORT cudaError_t cudaDriverGetVersion(int* driverVersion) {
 
 PT_EXPORT cudaError_t cudaDeviceGetLimit(size_t* pValue, enum cudaLimit limit) {
   if (pValue == nullptr) return misuse("cudaDeviceGetLimit", cudaErrorInvalidValue, "NULL");
+  {
+    std::lock_guard<std::mutex> lock(g_limit_mutex);
+    const auto it = g_limits.find({powertrain::emu::current_device(), static_cast<int>(limit)});
+    if (it != g_limits.end()) {
+      *pValue = it->second;
+      return cudaSuccess;
+    }
+  }
   switch (limit) {
     case cudaLimitStackSize:
       *pValue = 1024;
@@ -572,9 +596,12 @@ PT_EXPORT cudaError_t cudaDeviceGetLimit(size_t* pValue, enum cudaLimit limit) {
 }
 
 PT_EXPORT cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value) {
-  (void)value;
   size_t current = 0;
-  return cudaDeviceGetLimit(&current, limit);  // validates; the value has no emulated effect
+  const cudaError_t error = cudaDeviceGetLimit(&current, limit);  // validates the limit
+  if (error != cudaSuccess) return error;
+  std::lock_guard<std::mutex> lock(g_limit_mutex);
+  g_limits[{powertrain::emu::current_device(), static_cast<int>(limit)}] = value;
+  return cudaSuccess;
 }
 
 PT_EXPORT cudaError_t cudaDeviceGetCacheConfig(enum cudaFuncCache* pCacheConfig) {
@@ -701,4 +728,21 @@ PT_EXPORT cudaError_t cudaProfilerStop() { return cudaSuccess; }
 PT_EXPORT struct cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int w,
                                                              enum cudaChannelFormatKind f) {
   return cudaChannelFormatDesc{x, y, z, w, f};
+}
+
+// ---- the CUDA 3 thread-named forms of the device calls (deprecated, still in old programs) ----
+
+PT_EXPORT cudaError_t cudaThreadSynchronize() { return cudaDeviceSynchronize(); }
+PT_EXPORT cudaError_t cudaThreadExit() { return cudaDeviceReset(); }
+PT_EXPORT cudaError_t cudaThreadSetLimit(enum cudaLimit limit, size_t value) {
+  return cudaDeviceSetLimit(limit, value);
+}
+PT_EXPORT cudaError_t cudaThreadGetLimit(size_t* pValue, enum cudaLimit limit) {
+  return cudaDeviceGetLimit(pValue, limit);
+}
+PT_EXPORT cudaError_t cudaThreadSetCacheConfig(enum cudaFuncCache cacheConfig) {
+  return cudaDeviceSetCacheConfig(cacheConfig);
+}
+PT_EXPORT cudaError_t cudaThreadGetCacheConfig(enum cudaFuncCache* pCacheConfig) {
+  return cudaDeviceGetCacheConfig(pCacheConfig);
 }

@@ -49,7 +49,11 @@ struct Node {
   cudaMemsetParams memset{};       // explicit memset nodes
   cudaEvent_t event = nullptr;     // event record and wait nodes
   bool disabled = false;           // in an exec: cudaGraphNodeSetEnabled(..., 0), runs as empty
+  std::map<int, cudaLaunchAttributeValue> attributes;  // kernel nodes: as set (hints, kept)
 };
+
+struct UserObject;                                 // cudaUserObject_t (below)
+using UserRefs = std::map<UserObject*, unsigned>;  // user object → references held
 
 struct Graph;
 // A node handle (cudaGraphNode_t) points to one of these; never freed.
@@ -66,6 +70,7 @@ struct Graph {
   bool live = true;
   bool capturing = false;              // still being captured (not instantiable)
   const Graph* cloned_from = nullptr;  // cudaGraphClone's original (cudaGraphNodeFindInClone)
+  UserRefs user_refs;                  // cudaGraphRetainUserObject
 };
 
 struct Exec {
@@ -85,7 +90,67 @@ struct Exec {
   std::vector<void*> allocs;     // the source graph's memory alloc nodes (mapped at launch)
   std::vector<void*> frees;      // and free nodes (unmapped at launch)
   unsigned long long flags = 0;  // as instantiated (cudaGraphExecGetFlags)
+  UserRefs user_refs;            // the graph's, retained at instantiation
 };
+
+// ---- user objects (cudaUserObjectCreate): reference-counted host resources whose destructor
+// runs when the last reference, the caller's or a graph's or an exec's, is released.
+struct UserObject {
+  void* ptr = nullptr;
+  cudaHostFn_t destroy = nullptr;
+  unsigned refs = 0;
+};
+
+struct UserObjects {
+  std::mutex mutex;  // taken after State::mutex when both are held
+  std::unordered_set<const UserObject*> live;
+};
+
+UserObjects& user_objects() {
+  static auto* u = new UserObjects;  // never destroyed
+  return *u;
+}
+
+using Destructors = std::vector<std::pair<cudaHostFn_t, void*>>;
+
+// Adds `count` references; false when the object is not live.
+bool retain_user_object(UserObject* object, unsigned count) {
+  UserObjects& u = user_objects();
+  std::lock_guard<std::mutex> lock(u.mutex);
+  if (u.live.count(object) == 0) return false;
+  object->refs += count;
+  return true;
+}
+
+// Drops `count` references; a destructor whose object reached zero is appended to `run`, to be
+// called once no lock is held. False when the object is not live or has fewer references.
+bool release_user_object(UserObject* object, unsigned count, Destructors* run) {
+  UserObjects& u = user_objects();
+  std::lock_guard<std::mutex> lock(u.mutex);
+  if (u.live.count(object) == 0 || object->refs < count) return false;
+  object->refs -= count;
+  if (object->refs == 0) {
+    u.live.erase(object);
+    run->emplace_back(object->destroy, object->ptr);
+  }
+  return true;
+}
+
+void release_all(UserRefs& refs, Destructors* run) {
+  for (auto& [object, count] : refs) release_user_object(object, count, run);
+  refs.clear();
+}
+
+// Copies of a holder's references (a clone, an exec, a parent of a child graph) are new references.
+void retain_all(const UserRefs& from, UserRefs& to) {
+  for (const auto& [object, count] : from) {
+    if (retain_user_object(object, count)) to[object] += count;
+  }
+}
+
+void run_destructors(const Destructors& run) {
+  for (const auto& [destroy, ptr] : run) destroy(ptr);
+}
 
 struct Capture {
   Graph* graph = nullptr;
@@ -725,6 +790,7 @@ PT_EXPORT cudaError_t cudaGraphInstantiate(cudaGraphExec_t* pGraphExec, cudaGrap
     if (n.type == cudaGraphNodeTypeMemFree) e->frees.push_back(n.free_ptr);
   }
   detail::graph_mem_retain(g->nodes);
+  detail::retain_all(g->user_refs, e->user_refs);
   detail::plan(*e);
   e->lane_stream.assign(e->lanes, 0);
   if (e->lanes > 1) {
@@ -809,15 +875,20 @@ PT_EXPORT cudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGraph_
 
 PT_EXPORT cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec) {
   detail::State& s = detail::state();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  detail::Exec* e = detail::live_exec(s, graphExec);
-  if (e == nullptr) {
-    return misuse("cudaGraphExecDestroy", cudaErrorInvalidValue,
-                  "invalid or destroyed graph exec " + detail::pointer_text(graphExec));
+  detail::Destructors run;
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    detail::Exec* e = detail::live_exec(s, graphExec);
+    if (e == nullptr) {
+      return misuse("cudaGraphExecDestroy", cudaErrorInvalidValue,
+                    "invalid or destroyed graph exec " + detail::pointer_text(graphExec));
+    }
+    e->live = false;
+    e->nodes.clear();
+    detail::graph_mem_release(e->allocs);
+    detail::release_all(e->user_refs, &run);
   }
-  e->live = false;
-  e->nodes.clear();
-  detail::graph_mem_release(e->allocs);
+  detail::run_destructors(run);
   return cudaSuccess;
 }
 
@@ -832,6 +903,10 @@ PT_EXPORT cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
   g->live = false;
   detail::graph_mem_release(detail::alloc_pointers(g->nodes));
   g->nodes.clear();
+  detail::Destructors run;
+  detail::release_all(g->user_refs, &run);
+  lock.unlock();
+  detail::run_destructors(run);
   return cudaSuccess;
 }
 
@@ -1341,6 +1416,7 @@ cudaError_t add_child(cudaGraphNode_t* out, cudaGraph_t graph, const cudaGraphNo
   }
   if (c->nodes.empty()) join.deps = before;
   join.outer_deps = before;
+  retain_all(c->user_refs, g->user_refs);
   g->nodes.push_back(std::move(join));
   *out =
       reinterpret_cast<cudaGraphNode_t>(node_handle(s, g, static_cast<int>(g->nodes.size()) - 1));
@@ -1613,6 +1689,7 @@ PT_EXPORT cudaError_t cudaGraphClone(cudaGraph_t* pGraphClone, cudaGraph_t origi
   clone->device = g->device;
   clone->nodes = g->nodes;  // node handles are per graph: the clone's are made on demand
   clone->cloned_from = g;
+  detail::retain_all(g->user_refs, clone->user_refs);
   detail::graph_mem_retain(clone->nodes);
   s.graphs.insert(clone);
   *pGraphClone = reinterpret_cast<cudaGraph_t>(clone);
@@ -2149,4 +2226,142 @@ PT_EXPORT cudaError_t cudaGraphRemoveDependencies_v2(cudaGraph_t graph, const cu
                                                      size_t numDependencies) {
   (void)edgeData;
   return remove_dependencies(graph, from, to, numDependencies, "cudaGraphRemoveDependencies_v2");
+}
+
+// ---- user objects ----------------------------------------------------------------------------
+
+PT_EXPORT cudaError_t cudaUserObjectCreate(cudaUserObject_t* object_out, void* ptr,
+                                           cudaHostFn_t destroy, unsigned int initialRefcount,
+                                           unsigned int flags) {
+  const char* api = "cudaUserObjectCreate";
+  if (object_out == nullptr || destroy == nullptr || initialRefcount == 0) {
+    return misuse(api, cudaErrorInvalidValue, "object_out or destroy NULL, or refcount 0");
+  }
+  if (flags != cudaUserObjectNoDestructorSync) {
+    return misuse(api, cudaErrorInvalidValue,
+                  "flags must be cudaUserObjectNoDestructorSync (the only supported mode)");
+  }
+  auto* object = new detail::UserObject{ptr, destroy, initialRefcount};  // freed never: a stale
+  detail::UserObjects& u = detail::user_objects();                       // handle stays invalid
+  std::lock_guard<std::mutex> lock(u.mutex);
+  u.live.insert(object);
+  *object_out = reinterpret_cast<cudaUserObject_t>(object);
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t cudaUserObjectRetain(cudaUserObject_t object, unsigned int count) {
+  if (count == 0 ||
+      !detail::retain_user_object(reinterpret_cast<detail::UserObject*>(object), count)) {
+    return misuse(
+        "cudaUserObjectRetain", cudaErrorInvalidValue,
+        "invalid or released user object " + detail::pointer_text(object) + ", or count 0");
+  }
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t cudaUserObjectRelease(cudaUserObject_t object, unsigned int count) {
+  detail::Destructors run;
+  if (count == 0 ||
+      !detail::release_user_object(reinterpret_cast<detail::UserObject*>(object), count, &run)) {
+    return misuse("cudaUserObjectRelease", cudaErrorInvalidValue,
+                  "invalid user object " + detail::pointer_text(object) +
+                      ", count 0, or more references released than held");
+  }
+  detail::run_destructors(run);
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t cudaGraphRetainUserObject(cudaGraph_t graph, cudaUserObject_t object,
+                                                unsigned int count, unsigned int flags) {
+  const char* api = "cudaGraphRetainUserObject";
+  if (count == 0 || (flags & ~static_cast<unsigned>(cudaGraphUserObjectMove)) != 0) {
+    return misuse(api, cudaErrorInvalidValue, "count 0 or unknown flags");
+  }
+  detail::State& s = detail::state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  detail::Graph* g = detail::live_graph(s, graph);
+  auto* o = reinterpret_cast<detail::UserObject*>(object);
+  if (g == nullptr) return misuse(api, cudaErrorInvalidValue, "invalid or destroyed graph");
+  // cudaGraphUserObjectMove: the caller's references move to the graph (no new ones).
+  if ((flags & cudaGraphUserObjectMove) != 0) {
+    detail::UserObjects& u = detail::user_objects();
+    std::lock_guard<std::mutex> objects(u.mutex);
+    if (u.live.count(o) == 0 || o->refs < count) {
+      return misuse(api, cudaErrorInvalidValue, "invalid user object or too few references");
+    }
+  } else if (!detail::retain_user_object(o, count)) {
+    return misuse(api, cudaErrorInvalidValue,
+                  "invalid or released user object " + detail::pointer_text(object));
+  }
+  g->user_refs[o] += count;
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t cudaGraphReleaseUserObject(cudaGraph_t graph, cudaUserObject_t object,
+                                                 unsigned int count) {
+  const char* api = "cudaGraphReleaseUserObject";
+  detail::State& s = detail::state();
+  detail::Destructors run;
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    detail::Graph* g = detail::live_graph(s, graph);
+    auto* o = reinterpret_cast<detail::UserObject*>(object);
+    const auto it = g != nullptr ? g->user_refs.find(o) : detail::UserRefs::iterator{};
+    if (g == nullptr || count == 0 || it == g->user_refs.end() || it->second < count) {
+      return misuse(api, cudaErrorInvalidValue,
+                    "the graph holds fewer references to the user object, or count 0");
+    }
+    if ((it->second -= count) == 0) g->user_refs.erase(it);
+    detail::release_user_object(o, count, &run);
+  }
+  detail::run_destructors(run);
+  return cudaSuccess;
+}
+
+// ---- kernel node attributes (access policy window, priority, cluster shape: hints, kept) ---
+
+namespace {
+cudaError_t kernel_node_attribute(cudaGraphNode_t node, const char* api, detail::Node** out) {
+  detail::State& s = detail::state();
+  *out = typed_node(s, node, cudaGraphNodeTypeKernel);
+  if (*out == nullptr) return misuse(api, cudaErrorInvalidValue, "not a kernel node");
+  return cudaSuccess;
+}
+}  // namespace
+
+PT_EXPORT cudaError_t cudaGraphKernelNodeSetAttribute(cudaGraphNode_t hNode,
+                                                      cudaLaunchAttributeID attr,
+                                                      const cudaLaunchAttributeValue* value) {
+  const char* api = "cudaGraphKernelNodeSetAttribute";
+  if (value == nullptr) return misuse(api, cudaErrorInvalidValue, "value is NULL");
+  std::lock_guard<std::mutex> lock(detail::state().mutex);
+  detail::Node* n = nullptr;
+  if (const cudaError_t e = kernel_node_attribute(hNode, api, &n); e != cudaSuccess) return e;
+  n->attributes[static_cast<int>(attr)] = *value;
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t cudaGraphKernelNodeGetAttribute(cudaGraphNode_t hNode,
+                                                      cudaLaunchAttributeID attr,
+                                                      cudaLaunchAttributeValue* value_out) {
+  const char* api = "cudaGraphKernelNodeGetAttribute";
+  if (value_out == nullptr) return misuse(api, cudaErrorInvalidValue, "value_out is NULL");
+  std::lock_guard<std::mutex> lock(detail::state().mutex);
+  detail::Node* n = nullptr;
+  if (const cudaError_t e = kernel_node_attribute(hNode, api, &n); e != cudaSuccess) return e;
+  const auto it = n->attributes.find(static_cast<int>(attr));
+  *value_out = it != n->attributes.end() ? it->second : cudaLaunchAttributeValue{};
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t cudaGraphKernelNodeCopyAttributes(cudaGraphNode_t hDst,
+                                                        cudaGraphNode_t hSrc) {
+  const char* api = "cudaGraphKernelNodeCopyAttributes";
+  std::lock_guard<std::mutex> lock(detail::state().mutex);
+  detail::Node* dst = nullptr;
+  detail::Node* src = nullptr;
+  if (const cudaError_t e = kernel_node_attribute(hDst, api, &dst); e != cudaSuccess) return e;
+  if (const cudaError_t e = kernel_node_attribute(hSrc, api, &src); e != cudaSuccess) return e;
+  dst->attributes = src->attributes;
+  return cudaSuccess;
 }

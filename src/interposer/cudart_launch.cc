@@ -578,6 +578,66 @@ PT_EXPORT cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* numBloc
                                                                 dynamicSMemSize, 0);
 }
 
+// Thread-block clusters (compute capability 9.0+). A cluster's blocks run at once on the SMs of
+// one GPC; the count below packs blocks over all SMs and so ignores GPC boundaries (an upper
+// bound: H100's GPCs hold 16 or 18 SMs, so 16-block clusters fit fewer than 132 / 16).
+namespace {
+cudaError_t cluster_query(const void* func, const cudaLaunchConfig_t* config, const char* api,
+                          int* cluster_size, int* blocks_per_sm, int* sms) {
+  if (detail::find_kernel(func) < 0) return detail::unknown_kernel(api, func);
+  if (config == nullptr) return misuse(api, cudaErrorInvalidValue, "launchConfig is NULL");
+  const int device = powertrain::emu::current_device();
+  int major = 0;
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
+  cudaDeviceGetAttribute(sms, cudaDevAttrMultiProcessorCount, device);
+  if (major < 9) {
+    return misuse(api, cudaErrorNotSupported, "thread-block clusters need compute capability 9.0");
+  }
+  *cluster_size = 1;
+  for (unsigned i = 0; i < config->numAttrs; ++i) {
+    if (config->attrs != nullptr && config->attrs[i].id == cudaLaunchAttributeClusterDimension) {
+      const auto& d = config->attrs[i].val.clusterDim;
+      *cluster_size = static_cast<int>(d.x * d.y * d.z);
+    }
+  }
+  const int threads =
+      static_cast<int>(config->blockDim.x * config->blockDim.y * config->blockDim.z);
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks_per_sm, func, threads,
+                                                       config->dynamicSmemBytes);
+}
+}  // namespace
+
+PT_EXPORT cudaError_t cudaOccupancyMaxActiveClusters(int* numClusters, const void* func,
+                                                     const cudaLaunchConfig_t* launchConfig) {
+  const char* api = "cudaOccupancyMaxActiveClusters";
+  if (numClusters == nullptr) return misuse(api, cudaErrorInvalidValue, "numClusters is NULL");
+  int cluster = 1, blocks = 0, sms = 0;
+  if (const cudaError_t e = cluster_query(func, launchConfig, api, &cluster, &blocks, &sms);
+      e != cudaSuccess) {
+    return e;
+  }
+  if (cluster < 1 || cluster > 16) {
+    return misuse(api, cudaErrorInvalidClusterSize,
+                  "cluster of " + std::to_string(cluster) + " blocks (1 to 16 on this GPU)");
+  }
+  *numClusters = sms * blocks / cluster;
+  return cudaSuccess;
+}
+
+// The largest portable cluster (8 blocks), or fewer when fewer blocks fit on the device at once.
+PT_EXPORT cudaError_t cudaOccupancyMaxPotentialClusterSize(int* clusterSize, const void* func,
+                                                           const cudaLaunchConfig_t* launchConfig) {
+  const char* api = "cudaOccupancyMaxPotentialClusterSize";
+  if (clusterSize == nullptr) return misuse(api, cudaErrorInvalidValue, "clusterSize is NULL");
+  int cluster = 1, blocks = 0, sms = 0;
+  if (const cudaError_t e = cluster_query(func, launchConfig, api, &cluster, &blocks, &sms);
+      e != cudaSuccess) {
+    return e;
+  }
+  *clusterSize = std::min(8, sms * blocks);
+  return cudaSuccess;
+}
+
 PT_EXPORT cudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(size_t* dynamicSmemSize,
                                                                 const void* func, int numBlocks,
                                                                 int blockSize) {

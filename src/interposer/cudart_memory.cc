@@ -1084,3 +1084,16 @@ PT_EXPORT cudaError_t cudaMemPrefetchAsync(const void* /*devPtr*/, size_t /*coun
                                            unsigned int /*flags*/, cudaStream_t stream) {
   return impl::stream_accept(stream, false, "cudaMemPrefetchAsync");
 }
+
+// The CUDA 12.2–12.9 names of the location-based forms (CUDA 13 gave them the plain names).
+PT_EXPORT cudaError_t cudaMemPrefetchAsync_v2(const void* /*devPtr*/, size_t /*count*/,
+                                              struct cudaMemLocation /*location*/,
+                                              unsigned int /*flags*/, cudaStream_t stream) {
+  return impl::stream_accept(stream, false, "cudaMemPrefetchAsync_v2");
+}
+
+PT_EXPORT cudaError_t cudaMemAdvise_v2(const void* devPtr, size_t count,
+                                       enum cudaMemoryAdvise advice,
+                                       struct cudaMemLocation location) {
+  return cudaMemAdvise(devPtr, count, advice, location);
+}

@@ -330,8 +330,9 @@ TEST_F(DriverApi, MemoryStreamsAndOccupancyThroughTheDriver) {
                   {{"LD_LIBRARY_PATH", driver_dir()}, {"POWERTRAIN_EMU_DEVICES", "2"}});
   ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
   // 512 threads (the limit given) with 4 resident blocks per SM fill the H100's 132 SMs.
-  EXPECT_NE(run.out.find("driver_memory_streams: pitch 1024, block 512 x grid 528"),
-            std::string::npos)
+  EXPECT_NE(
+      run.out.find("driver_memory_streams: pitch 1024, block 512 x grid 528, 5 CUDA 12-only calls"),
+      std::string::npos)
       << run.out;
   const Trace trace = only_trace();
   struct Allocation {

@@ -3,7 +3,8 @@
 // empty node, plus a child graph and an event record node; instantiated with parameters,
 // uploaded, launched twice with a kernel node's grid changed in between and a third time with
 // that node disabled, the memset halved and another event recorded; an edge added and removed;
-// its structure and node parameters read back, cloned and a node found in the clone; then the
+// its structure and node parameters read back, cloned and a node found in the clone; a user
+// object owned by the graph, freed after its last holder; kernel node attributes; then the
 // same work captured from a stream with
 // cuStreamBeginCapture / cuStreamGetCaptureInfo / cuStreamEndCapture and launched.
 // Valid CUDA: the same binary runs on a real GPU.
@@ -37,6 +38,12 @@ const char* kPtx = R"(
 )";
 
 void CUDA_CB count_call(void* user) { ++*static_cast<int*>(user); }
+
+int g_destroyed = 0;  // the user object's destructor ran
+void CUDA_CB destroy_resource(void* resource) {
+  ++g_destroyed;
+  delete static_cast<std::vector<float>*>(resource);
+}
 
 CUDA_KERNEL_NODE_PARAMS kernel_node(CUfunction f, unsigned grid, void** args) {
   CUDA_KERNEL_NODE_PARAMS p = {};
@@ -108,6 +115,21 @@ int main() {
   CUevent done;
   CU_CHECK(cuEventCreate(&done, CU_EVENT_DEFAULT));
   CU_CHECK(cuGraphAddEventRecordNode(&record_node, graph, &join, 1, done));
+
+  // A resource the graph owns (moved from the caller): freed after the graph, its clone and its
+  // executable graph are all destroyed.
+  CUuserObject resource;
+  CU_CHECK(cuUserObjectCreate(&resource, new std::vector<float>(16), destroy_resource, 1,
+                              CU_USER_OBJECT_NO_DESTRUCTOR_SYNC));
+  CU_CHECK(cuGraphRetainUserObject(graph, resource, 1, CU_GRAPH_USER_OBJECT_MOVE));
+  // Kernel node attributes, set on one node and copied to another.
+  CUkernelNodeAttrValue priority = {};
+  priority.priority = 1;
+  CU_CHECK(cuGraphKernelNodeSetAttribute(produce_node, CU_LAUNCH_ATTRIBUTE_PRIORITY, &priority));
+  CU_CHECK(cuGraphKernelNodeCopyAttributes(consume_node, produce_node));
+  CUkernelNodeAttrValue copied = {};
+  CU_CHECK(cuGraphKernelNodeGetAttribute(consume_node, CU_LAUNCH_ATTRIBUTE_PRIORITY, &copied));
+  EMU_REQUIRE(copied.priority == 1);
 
   // An edge added and taken away again.
   CU_CHECK(cuGraphAddDependencies(graph, &memset_node, &consume_node, nullptr, 1));
@@ -209,7 +231,9 @@ int main() {
   CU_CHECK(cuGraphDestroy(captured));
   CU_CHECK(cuGraphDestroy(clone));
   CU_CHECK(cuGraphDestroy(child));
+  EMU_REQUIRE(g_destroyed == 0);  // the graph still holds the resource
   CU_CHECK(cuGraphDestroy(graph));
+  EMU_REQUIRE(g_destroyed == 1);
   CU_CHECK(cuEventDestroy(done));
   CU_CHECK(cuEventDestroy(other));
   CU_CHECK(cuMemFree(data));

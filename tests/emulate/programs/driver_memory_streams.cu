@@ -1,10 +1,13 @@
 // The driver API's forms of runtime calls, as JAX/XLA, CuPy, Numba and CUDA-aware MPI make them:
 // managed memory with advice and prefetch, pitched and registered host memory, pointer
 // attributes (one at a time and in bulk, also for memory that is not CUDA's), memory pools,
-// stream callbacks and attributes, occupancy, cache configuration, and peer access between two
+// stream callbacks and attributes, occupancy (also of thread-block clusters), cache
+// configuration, the runtime's deprecated cudaThread* calls and CUDA 12.x names, and peer access
+// between two
 // devices' contexts (run with 2 devices).
 // Valid CUDA: the same binary runs on a real GPU.
 #include <cuda.h>
+#include <dlfcn.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -25,6 +28,20 @@ const char* kPtx = R"(
 	ret;
 }
 )";
+
+// CUDA 12-only runtime names (CUDA 13's libcudart no longer has them; programs built with 12.x
+// call them): the location-based prefetch and advice of 12.2–12.9, and CUDA 3's thread-named
+// device calls. Looked up at run time, so the program also runs on a CUDA 13 runtime.
+using PrefetchV2 = cudaError_t (*)(const void*, size_t, cudaMemLocation, unsigned, cudaStream_t);
+using AdviseV2 = cudaError_t (*)(const void*, size_t, cudaMemoryAdvise, cudaMemLocation);
+using ThreadSetLimit = cudaError_t (*)(cudaLimit, size_t);
+using ThreadGetLimit = cudaError_t (*)(size_t*, cudaLimit);
+using ThreadSynchronize = cudaError_t (*)();
+
+template <typename F>
+F runtime_function(const char* name) {
+  return reinterpret_cast<F>(dlsym(RTLD_DEFAULT, name));
+}
 
 void CUDA_CB on_done(CUstream, CUresult status, void* user) {
   *static_cast<int*>(user) = status == CUDA_SUCCESS ? 1 : -1;
@@ -154,6 +171,25 @@ int main() {
   CU_CHECK(cuCtxSetCacheConfig(CU_FUNC_CACHE_PREFER_SHARED));
   CUfunc_cache cache;
   CU_CHECK(cuCtxGetCacheConfig(&cache));
+  // Thread-block clusters of 2 blocks of 128 threads.
+  CUlaunchAttribute cluster = {};
+  cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  cluster.value.clusterDim.x = 2;
+  cluster.value.clusterDim.y = 1;
+  cluster.value.clusterDim.z = 1;
+  CUlaunchConfig cluster_config = {};
+  cluster_config.gridDimX = 64;
+  cluster_config.gridDimY = cluster_config.gridDimZ = 1;
+  cluster_config.blockDimX = 128;
+  cluster_config.blockDimY = cluster_config.blockDimZ = 1;
+  cluster_config.attrs = &cluster;
+  cluster_config.numAttrs = 1;
+  int blocks_per_sm = 0, clusters = 0, cluster_size = 0;
+  CU_CHECK(cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, stencil, 128, 0));
+  CU_CHECK(cuOccupancyMaxActiveClusters(&clusters, stencil, &cluster_config));
+  EMU_REQUIRE(clusters == sms * blocks_per_sm / 2);
+  CU_CHECK(cuOccupancyMaxPotentialClusterSize(&cluster_size, stencil, &cluster_config));
+  EMU_REQUIRE(cluster_size == 8);
   int n = 1 << 20;
   void* args[] = {&managed, &n};
   CU_CHECK(cuLaunchKernel(stencil, min_grid, 1, 1, block, 1, 1, 0, stream, args, nullptr));
@@ -168,10 +204,34 @@ int main() {
   EMU_REQUIRE(cuCtxEnablePeerAccess(peer_ctx, 0) == CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED);
   CU_CHECK(cuCtxDisablePeerAccess(peer_ctx));
 
+  // The CUDA 12-only runtime calls, where the runtime has them (the emulator's does).
+  const auto set_limit = runtime_function<ThreadSetLimit>("cudaThreadSetLimit");
+  const auto get_limit = runtime_function<ThreadGetLimit>("cudaThreadGetLimit");
+  const auto thread_sync = runtime_function<ThreadSynchronize>("cudaThreadSynchronize");
+  const auto advise = runtime_function<AdviseV2>("cudaMemAdvise_v2");
+  const auto prefetch = runtime_function<PrefetchV2>("cudaMemPrefetchAsync_v2");
+  int legacy_calls = 0;
+  if (set_limit != nullptr && get_limit != nullptr && thread_sync != nullptr && advise != nullptr &&
+      prefetch != nullptr) {
+    size_t stack = 0;
+    EMU_CHECK(set_limit(cudaLimitStackSize, 4096));
+    EMU_CHECK(get_limit(&stack, cudaLimitStackSize));
+    EMU_REQUIRE(stack == 4096);
+    cudaMemLocation runtime_device = {};
+    runtime_device.type = cudaMemLocationTypeDevice;
+    runtime_device.id = device;
+    EMU_CHECK(advise(reinterpret_cast<void*>(managed), managed_bytes, cudaMemAdviseSetReadMostly,
+                     runtime_device));
+    EMU_CHECK(prefetch(reinterpret_cast<void*>(managed), managed_bytes, runtime_device, 0, stream));
+    EMU_CHECK(thread_sync());
+    legacy_calls = 5;
+  }
+
   CU_CHECK(cuModuleUnload(module));
   CU_CHECK(cuMemFree(pitched));
   CU_CHECK(cuMemFree(managed));
   CU_CHECK(cuStreamDestroy(stream));
-  std::printf("driver_memory_streams: pitch %zu, block %d x grid %d\n", pitch, block, min_grid);
+  std::printf("driver_memory_streams: pitch %zu, block %d x grid %d, %d CUDA 12-only calls\n",
+              pitch, block, min_grid, legacy_calls);
   return 0;
 }
