@@ -1,19 +1,24 @@
-// cuBLASLt emulation for the interposer: handles, matmul descriptors, matrix layouts and
-// preferences keep their attributes (set/get round-trip with cuBLASLt's sizes and defaults),
-// cublasLtMatmulAlgoGetHeuristic returns one plausible algorithm, and cublasLtMatmul derives the
-// GEMM shape from the layouts and the descriptor's transpose attributes and writes a `gemm`
-// record (docs/emulation-trace.md). Nothing is computed. Every other symbol libcublasLt.so.13
-// exports is a generated stub (cublas_nccl_stubs.cc) that reports the call as unsupported and
-// returns CUBLAS_STATUS_NOT_SUPPORTED. Objects are found in a registry before use and never
-// freed, so invalid or destroyed handles are reported (CUBLAS_STATUS_NOT_INITIALIZED for the
-// cuBLASLt handle, CUBLAS_STATUS_INVALID_VALUE for descriptors), never dereferenced.
+// cuBLASLt emulation for the interposer: handles, matmul descriptors, matrix layouts,
+// preferences and matrix-transform descriptors keep their attributes (set/get round-trip with
+// cuBLASLt's sizes and defaults); cublasLtMatmulAlgoGetHeuristic returns one plausible
+// algorithm, and the algorithm API (ids, init, configuration, capabilities, check) offers four
+// that run alike; cublasLtMatmul derives the GEMM shape from the layouts and the descriptor's
+// transpose attributes and writes a `gemm` record, cublasLtMatrixTransform a memory-bound kernel
+// sized by the bytes it reads and writes (docs/emulation-trace.md). Nothing is computed. Every
+// other symbol libcublasLt.so.13 exports is a generated stub (cublas_nccl_stubs.cc) that reports
+// the call as unsupported and returns CUBLAS_STATUS_NOT_SUPPORTED. Objects are found in a
+// registry before use and never freed, so invalid or destroyed handles are reported
+// (CUBLAS_STATUS_NOT_INITIALIZED for the cuBLASLt handle, CUBLAS_STATUS_INVALID_VALUE for
+// descriptors), never dereferenced.
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <map>
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 
 #pragma GCC visibility push(default)
@@ -23,6 +28,7 @@
 
 #include "interposer/cublas_common.h"
 #include "interposer/cublas_nccl_util.h"
+#include "interposer/cudart_internal.h"
 #include "interposer/emulator.h"
 
 namespace {
@@ -32,7 +38,7 @@ namespace libs = powertrain::emu::libs;
 using libs::handle_text;
 using libs::misuse;
 
-enum class Kind { kHandle, kMatmulDesc, kLayout, kPreference };
+enum class Kind { kHandle, kMatmulDesc, kLayout, kPreference, kTransformDesc };
 
 const char* kind_name(Kind kind) {
   switch (kind) {
@@ -44,6 +50,8 @@ const char* kind_name(Kind kind) {
       return "matrix layout";
     case Kind::kPreference:
       return "matmul preference";
+    case Kind::kTransformDesc:
+      return "matrix transform descriptor";
   }
   return "?";
 }
@@ -138,8 +146,18 @@ Registry& registry() {
   return *instance;
 }
 
+// cublasLtMatrixTransformDescAttributes_t (SCALE_TYPE is set at creation).
+constexpr AttrSpec kTransformAttrs[] = {
+    {CUBLASLT_MATRIX_TRANSFORM_DESC_SCALE_TYPE, 4, 0},
+    {CUBLASLT_MATRIX_TRANSFORM_DESC_POINTER_MODE, 4, CUBLASLT_POINTER_MODE_HOST},
+    {CUBLASLT_MATRIX_TRANSFORM_DESC_TRANSA, 4, CUBLAS_OP_N},
+    {CUBLASLT_MATRIX_TRANSFORM_DESC_TRANSB, 4, CUBLAS_OP_N},
+};
+
 std::pair<const AttrSpec*, const AttrSpec*> specs(Kind kind) {
   switch (kind) {
+    case Kind::kTransformDesc:
+      return {std::begin(kTransformAttrs), std::end(kTransformAttrs)};
     case Kind::kMatmulDesc:
       return {std::begin(kDescAttrs), std::end(kDescAttrs)};
     case Kind::kLayout:
@@ -695,5 +713,409 @@ PT_EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t light_handle,
   record.scale = scale != nullptr ? scale : "";
   record.epilogue = epilogue;
   libs::record_gemm(record);
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+// ===== algorithms chosen by the caller (cuBLASLt samples' LtSgemmCustomFind, LtDgemmPresetAlgo) ==
+// The emulator offers kAlgoCount algorithms for every type combination; all run alike (the GEMM is
+// timed by its shape). An algorithm is kept in the caller's cublasLtMatmulAlgo_t: data[0] holds
+// a marker and the id, data[1..] the configuration attributes, so copies of it stay valid.
+
+namespace {
+
+constexpr int kAlgoCount = 4;
+constexpr std::uint64_t kAlgoMarker = 0x5054454d554c5400ull;  // "PTEMULT" + the id in the low byte
+constexpr std::uint32_t kTileIds[] = {CUBLASLT_MATMUL_TILE_64x64, CUBLASLT_MATMUL_TILE_128x128,
+                                      CUBLASLT_MATMUL_TILE_128x256, CUBLASLT_MATMUL_TILE_256x128};
+constexpr std::uint32_t kStageIds[] = {CUBLASLT_MATMUL_STAGES_16x3, CUBLASLT_MATMUL_STAGES_32x3,
+                                       CUBLASLT_MATMUL_STAGES_64x3};
+
+// Configuration attribute → (slot in data[], size in bytes, default).
+struct ConfigSlot {
+  int slot;
+  std::size_t size;
+  std::uint64_t fallback;
+};
+
+bool config_slot(int attr, ConfigSlot* out) {
+  switch (attr) {
+    case CUBLASLT_ALGO_CONFIG_ID:
+      *out = {0, 4, 0};
+      return true;
+    case CUBLASLT_ALGO_CONFIG_TILE_ID:
+      *out = {1, 4, CUBLASLT_MATMUL_TILE_UNDEFINED};
+      return true;
+    case CUBLASLT_ALGO_CONFIG_SPLITK_NUM:
+      *out = {2, 4, 1};
+      return true;
+    case CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME:
+      *out = {3, 4, CUBLASLT_REDUCTION_SCHEME_NONE};
+      return true;
+    case CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING:
+      *out = {4, 4, 0};
+      return true;
+    case CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION:
+      *out = {5, 4, 0};
+      return true;
+    case CUBLASLT_ALGO_CONFIG_STAGES_ID:
+      *out = {6, 4, CUBLASLT_MATMUL_STAGES_UNDEFINED};
+      return true;
+    case CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID:
+      *out = {7, 2, 0};
+      return true;
+    case CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID:
+      *out = {7, 2, 0};  // shares data[7]: inner shape in bits 0-15, cluster shape in 16-31
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::atomic<size_t> g_heuristics_cache_capacity{8192};  // cuBLASLt's default entries
+
+int shift_of(int attr) { return attr == CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID ? 16 : 0; }
+
+bool valid_algo(const cublasLtMatmulAlgo_t* algo) {
+  return algo != nullptr && (algo->data[0] & ~0xffull) == kAlgoMarker &&
+         static_cast<int>(algo->data[0] & 0xff) < kAlgoCount;
+}
+
+// The data types of a type combination are known to the emulator (as cublasLtMatmul checks).
+cublasStatus_t check_types(const char* api, int compute, int scale, std::initializer_list<int> ab) {
+  if (libs::compute_type_name(compute) == nullptr) {
+    return misuse(api, "unsupported compute type " + std::to_string(compute),
+                  CUBLAS_STATUS_NOT_SUPPORTED);
+  }
+  if (libs::cuda_dtype_name(scale) == nullptr) {
+    return misuse(api, "unknown scale type " + std::to_string(scale), CUBLAS_STATUS_NOT_SUPPORTED);
+  }
+  for (int t : ab) {
+    if (libs::cuda_dtype_name(t) == nullptr) {
+      return misuse(api, "unknown cudaDataType " + std::to_string(t), CUBLAS_STATUS_NOT_SUPPORTED);
+    }
+  }
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+// Writes a capability: a scalar of `size` bytes, or an array (size_written reports the bytes
+// needed when size_in_bytes is 0).
+cublasStatus_t write_capability(const char* api, const void* value, std::size_t bytes, bool array,
+                                void* buf, std::size_t size_in_bytes, std::size_t* size_written) {
+  if (size_in_bytes == 0) {
+    if (size_written == nullptr) {
+      return misuse(api, "sizeInBytes is 0 and sizeWritten is NULL", CUBLAS_STATUS_INVALID_VALUE);
+    }
+    *size_written = bytes;
+    return CUBLAS_STATUS_SUCCESS;
+  }
+  if (buf == nullptr || (array ? size_in_bytes < bytes : size_in_bytes != bytes)) {
+    return misuse(api,
+                  "the capability has " + std::to_string(bytes) + " bytes, buffer has " +
+                      std::to_string(size_in_bytes),
+                  CUBLAS_STATUS_INVALID_VALUE);
+  }
+  std::memcpy(buf, value, bytes);
+  if (size_written != nullptr) *size_written = bytes;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+}  // namespace
+
+PT_EXPORT cublasStatus_t cublasLtMatmulAlgoGetIds(cublasLtHandle_t light_handle,
+                                                  cublasComputeType_t compute_type,
+                                                  cudaDataType_t scale_type, cudaDataType_t a_type,
+                                                  cudaDataType_t b_type, cudaDataType_t c_type,
+                                                  cudaDataType_t d_type, int requested_algo_count,
+                                                  int algo_ids_array[], int* return_algo_count) {
+  const char* api = "cublasLtMatmulAlgoGetIds";
+  if (find(light_handle, Kind::kHandle, api) == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+  if (requested_algo_count <= 0 || algo_ids_array == nullptr || return_algo_count == nullptr) {
+    return misuse(api, "requestedAlgoCount <= 0 or NULL output", CUBLAS_STATUS_INVALID_VALUE);
+  }
+  if (const cublasStatus_t status =
+          check_types(api, compute_type, scale_type, {a_type, b_type, c_type, d_type});
+      status != CUBLAS_STATUS_SUCCESS) {
+    return status;
+  }
+  const int count = std::min(requested_algo_count, kAlgoCount);
+  for (int i = 0; i < count; ++i) algo_ids_array[i] = i;
+  *return_algo_count = count;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+PT_EXPORT cublasStatus_t cublasLtMatmulAlgoInit(cublasLtHandle_t light_handle,
+                                                cublasComputeType_t compute_type,
+                                                cudaDataType_t scale_type, cudaDataType_t a_type,
+                                                cudaDataType_t b_type, cudaDataType_t c_type,
+                                                cudaDataType_t d_type, int algo_id,
+                                                cublasLtMatmulAlgo_t* algo) {
+  const char* api = "cublasLtMatmulAlgoInit";
+  if (find(light_handle, Kind::kHandle, api) == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+  if (algo == nullptr || algo_id < 0 || algo_id >= kAlgoCount) {
+    return misuse(api,
+                  "algo is NULL or algoId " + std::to_string(algo_id) + " is not one of the " +
+                      std::to_string(kAlgoCount) + " of cublasLtMatmulAlgoGetIds",
+                  CUBLAS_STATUS_INVALID_VALUE);
+  }
+  if (const cublasStatus_t status =
+          check_types(api, compute_type, scale_type, {a_type, b_type, c_type, d_type});
+      status != CUBLAS_STATUS_SUCCESS) {
+    return status;
+  }
+  std::memset(algo, 0, sizeof *algo);
+  algo->data[0] = kAlgoMarker | static_cast<std::uint64_t>(algo_id);
+  for (int attr : {CUBLASLT_ALGO_CONFIG_TILE_ID, CUBLASLT_ALGO_CONFIG_SPLITK_NUM,
+                   CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, CUBLASLT_ALGO_CONFIG_STAGES_ID}) {
+    ConfigSlot slot;
+    config_slot(attr, &slot);
+    algo->data[slot.slot] = slot.fallback;
+  }
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+PT_EXPORT cublasStatus_t cublasLtMatmulAlgoConfigSetAttribute(
+    cublasLtMatmulAlgo_t* algo, cublasLtMatmulAlgoConfigAttributes_t attr, const void* buf,
+    size_t size_in_bytes) {
+  const char* api = "cublasLtMatmulAlgoConfigSetAttribute";
+  if (!valid_algo(algo)) {
+    return misuse(api, "algo was not initialized by cublasLtMatmulAlgoInit",
+                  CUBLAS_STATUS_INVALID_VALUE);
+  }
+  ConfigSlot slot;
+  if (!config_slot(attr, &slot) || attr == CUBLASLT_ALGO_CONFIG_ID) {
+    return misuse(api, "unknown or read-only attribute " + std::to_string(attr),
+                  CUBLAS_STATUS_INVALID_VALUE);
+  }
+  if (buf == nullptr || size_in_bytes != slot.size) {
+    return misuse(api,
+                  "attribute " + std::to_string(attr) + " takes " + std::to_string(slot.size) +
+                      " bytes, got " + std::to_string(size_in_bytes),
+                  CUBLAS_STATUS_INVALID_VALUE);
+  }
+  std::uint64_t value = 0;
+  std::memcpy(&value, buf, size_in_bytes);
+  if (slot.size == 2) {
+    const int shift = shift_of(attr);
+    algo->data[7] = (algo->data[7] & ~(0xffffull << shift)) | (value << shift);
+  } else {
+    algo->data[slot.slot] = value;
+  }
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+PT_EXPORT cublasStatus_t cublasLtMatmulAlgoConfigGetAttribute(
+    const cublasLtMatmulAlgo_t* algo, cublasLtMatmulAlgoConfigAttributes_t attr, void* buf,
+    size_t size_in_bytes, size_t* size_written) {
+  const char* api = "cublasLtMatmulAlgoConfigGetAttribute";
+  if (!valid_algo(algo)) {
+    return misuse(api, "algo was not initialized by cublasLtMatmulAlgoInit",
+                  CUBLAS_STATUS_INVALID_VALUE);
+  }
+  ConfigSlot slot;
+  if (!config_slot(attr, &slot)) {
+    return misuse(api, "unknown attribute " + std::to_string(attr), CUBLAS_STATUS_INVALID_VALUE);
+  }
+  std::uint64_t value = algo->data[slot.slot];
+  if (attr == CUBLASLT_ALGO_CONFIG_ID) value &= 0xff;
+  if (slot.size == 2) value = (value >> shift_of(attr)) & 0xffff;
+  return write_capability(api, &value, slot.size, false, buf, size_in_bytes, size_written);
+}
+
+PT_EXPORT cublasStatus_t cublasLtMatmulAlgoCapGetAttribute(const cublasLtMatmulAlgo_t* algo,
+                                                           cublasLtMatmulAlgoCapAttributes_t attr,
+                                                           void* buf, size_t size_in_bytes,
+                                                           size_t* size_written) {
+  const char* api = "cublasLtMatmulAlgoCapGetAttribute";
+  if (!valid_algo(algo)) {
+    return misuse(api, "algo was not initialized by cublasLtMatmulAlgoInit",
+                  CUBLAS_STATUS_INVALID_VALUE);
+  }
+  const std::int32_t yes = 1, no = 0;
+  const std::uint32_t reduction_mask = CUBLASLT_REDUCTION_SCHEME_MASK;
+  const std::uint32_t pointer_modes =
+      CUBLASLT_POINTER_MODE_MASK_HOST | CUBLASLT_POINTER_MODE_MASK_DEVICE;
+  const std::uint32_t epilogues = CUBLASLT_EPILOGUE_RELU | CUBLASLT_EPILOGUE_BIAS |
+                                  CUBLASLT_EPILOGUE_GELU | CUBLASLT_EPILOGUE_GELU_AUX;
+  const std::uint64_t numerical = CUBLASLT_NUMERICAL_IMPL_FLAGS_FMA;
+  const std::uint32_t alignment = 16;
+  switch (attr) {
+    case CUBLASLT_ALGO_CAP_SPLITK_SUPPORT:
+    case CUBLASLT_ALGO_CAP_STRIDED_BATCH_SUPPORT:
+    case CUBLASLT_ALGO_CAP_OUT_OF_PLACE_RESULT_SUPPORT:
+      return write_capability(api, &yes, 4, false, buf, size_in_bytes, size_written);
+    case CUBLASLT_ALGO_CAP_UPLO_SUPPORT:
+    case CUBLASLT_ALGO_CAP_CUSTOM_OPTION_MAX:
+    case CUBLASLT_ALGO_CAP_CUSTOM_MEMORY_ORDER:
+    case CUBLASLT_ALGO_CAP_LD_NEGATIVE:
+    case CUBLASLT_ALGO_CAP_POINTER_ARRAY_BATCH_SUPPORT:
+    case CUBLASLT_ALGO_CAP_FLOATING_POINT_EMULATION_SUPPORT:
+      return write_capability(api, &no, 4, false, buf, size_in_bytes, size_written);
+    case CUBLASLT_ALGO_CAP_REDUCTION_SCHEME_MASK:
+      return write_capability(api, &reduction_mask, 4, false, buf, size_in_bytes, size_written);
+    case CUBLASLT_ALGO_CAP_CTA_SWIZZLING_SUPPORT:
+      return write_capability(api, &yes, 4, false, buf, size_in_bytes, size_written);
+    case CUBLASLT_ALGO_CAP_TILE_IDS:
+      return write_capability(api, kTileIds, sizeof kTileIds, true, buf, size_in_bytes,
+                              size_written);
+    case CUBLASLT_ALGO_CAP_STAGES_IDS:
+      return write_capability(api, kStageIds, sizeof kStageIds, true, buf, size_in_bytes,
+                              size_written);
+    case CUBLASLT_ALGO_CAP_POINTER_MODE_MASK:
+      return write_capability(api, &pointer_modes, 4, false, buf, size_in_bytes, size_written);
+    case CUBLASLT_ALGO_CAP_EPILOGUE_MASK:
+      return write_capability(api, &epilogues, 4, false, buf, size_in_bytes, size_written);
+    case CUBLASLT_ALGO_CAP_NUMERICAL_IMPL_FLAGS:
+      return write_capability(api, &numerical, 8, false, buf, size_in_bytes, size_written);
+    case CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_A_BYTES:
+    case CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_B_BYTES:
+    case CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_C_BYTES:
+    case CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_D_BYTES:
+      return write_capability(api, &alignment, 4, false, buf, size_in_bytes, size_written);
+    default:
+      return misuse(api, "unknown capability " + std::to_string(attr), CUBLAS_STATUS_INVALID_VALUE);
+  }
+}
+
+PT_EXPORT cublasStatus_t
+cublasLtMatmulAlgoCheck(cublasLtHandle_t light_handle, cublasLtMatmulDesc_t operation_desc,
+                        cublasLtMatrixLayout_t adesc, cublasLtMatrixLayout_t bdesc,
+                        cublasLtMatrixLayout_t cdesc, cublasLtMatrixLayout_t ddesc,
+                        const cublasLtMatmulAlgo_t* algo, cublasLtMatmulHeuristicResult_t* result) {
+  const char* api = "cublasLtMatmulAlgoCheck";
+  if (result == nullptr) return misuse(api, "result is NULL", CUBLAS_STATUS_INVALID_VALUE);
+  if (!valid_algo(algo)) {
+    return misuse(api, "algo was not initialized by cublasLtMatmulAlgoInit",
+                  CUBLAS_STATUS_INVALID_VALUE);
+  }
+  Matmul mm;
+  if (const cublasStatus_t status =
+          resolve(api, light_handle, operation_desc, adesc, bdesc, cdesc, ddesc, &mm);
+      status != CUBLAS_STATUS_SUCCESS) {
+    return status;
+  }
+  const cublasLtMatmulAlgo_t copy = *algo;  // algo may point to result->algo
+  std::memset(result, 0, sizeof *result);
+  result->algo = copy;
+  // Split-K with an out-of-place reduction needs a partial product per split.
+  const auto splits = static_cast<std::int64_t>(static_cast<std::int32_t>(copy.data[2]));
+  const bool workspace_reduction = copy.data[3] == CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE ||
+                                   copy.data[3] == CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+  result->workspaceSize =
+      splits > 1 && workspace_reduction ? static_cast<size_t>(splits * mm.m * mm.n * 4) : 0;
+  result->state = CUBLAS_STATUS_SUCCESS;
+  result->wavesCount = 1.0f;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+PT_EXPORT cublasStatus_t cublasLtHeuristicsCacheGetCapacity(size_t* capacity) {
+  if (capacity == nullptr) {
+    return misuse("cublasLtHeuristicsCacheGetCapacity", "capacity is NULL",
+                  CUBLAS_STATUS_INVALID_VALUE);
+  }
+  *capacity = g_heuristics_cache_capacity.load();
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+// Kept and read back (there is no cache: the one heuristic result is immediate).
+PT_EXPORT cublasStatus_t cublasLtHeuristicsCacheSetCapacity(size_t capacity) {
+  g_heuristics_cache_capacity = capacity;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+// ===== matrix transform (C = alpha·op(A) + beta·op(B), layouts and orders converted) ============
+
+PT_EXPORT cublasStatus_t cublasLtMatrixTransformDescCreate(
+    cublasLtMatrixTransformDesc_t* transform_desc, cudaDataType scale_type) {
+  if (transform_desc == nullptr) {
+    return misuse("cublasLtMatrixTransformDescCreate", "transformDesc is NULL",
+                  CUBLAS_STATUS_INVALID_VALUE);
+  }
+  auto* object = new Object;
+  register_object(object, Kind::kTransformDesc, object);
+  put_value(object, CUBLASLT_MATRIX_TRANSFORM_DESC_SCALE_TYPE,
+            static_cast<std::uint32_t>(scale_type));
+  *transform_desc = reinterpret_cast<cublasLtMatrixTransformDesc_t>(object);
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+PT_EXPORT cublasStatus_t cublasLtMatrixTransformDescInit_internal(
+    cublasLtMatrixTransformDesc_t transform_desc, size_t size, cudaDataType scale_type) {
+  if (transform_desc == nullptr || size < sizeof(cublasLtMatrixTransformDescOpaque_t)) {
+    return misuse("cublasLtMatrixTransformDescInit_internal", "NULL or too small storage",
+                  CUBLAS_STATUS_ALLOC_FAILED);
+  }
+  Object* object = register_object(transform_desc, Kind::kTransformDesc, new Object);
+  put_value(object, CUBLASLT_MATRIX_TRANSFORM_DESC_SCALE_TYPE,
+            static_cast<std::uint32_t>(scale_type));
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+PT_EXPORT cublasStatus_t
+cublasLtMatrixTransformDescDestroy(cublasLtMatrixTransformDesc_t transform_desc) {
+  return destroy(transform_desc, Kind::kTransformDesc, "cublasLtMatrixTransformDescDestroy");
+}
+
+PT_EXPORT cublasStatus_t cublasLtMatrixTransformDescSetAttribute(
+    cublasLtMatrixTransformDesc_t transform_desc, cublasLtMatrixTransformDescAttributes_t attr,
+    const void* buf, size_t size) {
+  return set_attribute(transform_desc, Kind::kTransformDesc,
+                       "cublasLtMatrixTransformDescSetAttribute", attr, buf, size);
+}
+
+PT_EXPORT cublasStatus_t cublasLtMatrixTransformDescGetAttribute(
+    cublasLtMatrixTransformDesc_t transform_desc, cublasLtMatrixTransformDescAttributes_t attr,
+    void* buf, size_t size, size_t* size_written) {
+  return get_attribute(transform_desc, Kind::kTransformDesc,
+                       "cublasLtMatrixTransformDescGetAttribute", attr, buf, size, size_written);
+}
+
+PT_EXPORT cublasStatus_t cublasLtMatrixTransform(
+    cublasLtHandle_t light_handle, cublasLtMatrixTransformDesc_t transform_desc, const void* alpha,
+    const void* A, cublasLtMatrixLayout_t adesc, const void* beta, const void* B,
+    cublasLtMatrixLayout_t bdesc, void* C, cublasLtMatrixLayout_t cdesc, cudaStream_t stream) {
+  (void)alpha, (void)beta;
+  const std::int64_t start_ns = emu::now_ns();
+  const char* api = "cublasLtMatrixTransform";
+  if (find(light_handle, Kind::kHandle, api) == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+  Object* desc = find(transform_desc, Kind::kTransformDesc, api);
+  Object* c_object = find(cdesc, Kind::kLayout, api);
+  if (desc == nullptr || c_object == nullptr) return CUBLAS_STATUS_INVALID_VALUE;
+  const Layout c = layout_of(c_object);
+  const int transa = static_cast<int>(value_of(desc, CUBLASLT_MATRIX_TRANSFORM_DESC_TRANSA));
+  const int transb = static_cast<int>(value_of(desc, CUBLASLT_MATRIX_TRANSFORM_DESC_TRANSB));
+  // Each input present (a NULL matrix with its NULL layout is skipped) must give C's shape.
+  std::int64_t bits = 0;
+  const auto element = [](int type) {
+    return static_cast<std::int64_t>(libs::cuda_dtype_bits(type));
+  };
+  for (const auto& [matrix, layout, trans, label] :
+       {std::tuple{A, adesc, transa, "A"}, std::tuple{B, bdesc, transb, "B"}}) {
+    if (matrix == nullptr) continue;
+    Object* o = find(layout, Kind::kLayout, api);
+    if (o == nullptr) return CUBLAS_STATUS_INVALID_VALUE;
+    const Layout l = layout_of(o);
+    const std::int64_t rows = trans == CUBLAS_OP_N ? l.rows : l.cols;
+    const std::int64_t cols = trans == CUBLAS_OP_N ? l.cols : l.rows;
+    if (rows != c.rows || cols != c.cols || element(l.type) == 0) {
+      return misuse(api,
+                    std::string("op(") + label + ") is " + std::to_string(rows) + "x" +
+                        std::to_string(cols) + " (" + label + " " + dims(l) +
+                        (trans == CUBLAS_OP_N ? "" : ", transposed") + "), C is " + dims(c) +
+                        (element(l.type) == 0 ? "; unknown data type" : ""),
+                    CUBLAS_STATUS_INVALID_VALUE);
+    }
+    bits += l.rows * l.cols * std::max<std::int64_t>(l.batch, 1) * element(l.type);
+  }
+  if (C == nullptr || element(c.type) == 0) {
+    return misuse(api, "C is NULL or its type is unknown", CUBLAS_STATUS_INVALID_VALUE);
+  }
+  bits += c.rows * c.cols * std::max<std::int64_t>(c.batch, 1) * element(c.type);
+  const std::int64_t bytes = (bits + 7) / 8;
+  const std::string name =
+      std::string("cublasLt_matrix_transform_") + libs::cuda_dtype_name(c.type);
+  if (!powertrain::emu::detail::append_sized_kernel(name, static_cast<std::size_t>(bytes), stream,
+                                                    api, start_ns)) {
+    return CUBLAS_STATUS_EXECUTION_FAILED;
+  }
   return CUBLAS_STATUS_SUCCESS;
 }

@@ -134,4 +134,53 @@ inline const char* cuda_dtype_name(int type) {
   }
 }
 
+/// Bits per element of a cudaDataType_t value (complex: both parts); 0 if unknown.
+inline int cuda_dtype_bits(int type) {
+  switch (type) {
+    case 16:
+    case 18:
+    case 33:  // int4, uint4, float4_e2m1
+      return 4;
+    case 31:
+    case 32:  // float6
+      return 6;
+    case 3:
+    case 8:
+    case 28:
+    case 29:
+    case 30:
+    case 17:
+    case 19:  // 8-bit; complex 4-bit
+      return 8;
+    case 2:
+    case 14:
+    case 20:
+    case 22:
+    case 7:
+    case 9:  // 16-bit; complex 8-bit
+      return 16;
+    case 0:
+    case 10:
+    case 12:
+    case 6:
+    case 15:
+    case 21:
+    case 23:  // 32-bit; complex 16-bit
+      return 32;
+    case 1:
+    case 24:
+    case 26:
+    case 4:
+    case 11:
+    case 13:  // 64-bit; complex 32-bit
+      return 64;
+    case 5:
+    case 25:
+    case 27:  // complex 64-bit
+      return 128;
+    default:
+      return 0;
+  }
+}
+
 }  // namespace powertrain::emu::libs

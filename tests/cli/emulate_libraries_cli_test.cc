@@ -1855,5 +1855,38 @@ TEST_F(EmulateLibrariesTest, CusolverReductionsAreRecordedWithLapackFlops) {
   EXPECT_EQ(gemms[2]["solver"]["side"], "P");
 }
 
+
+// cuBLASLt with caller-chosen algorithms (CUDALibrarySamples LtSgemmCustomFind/LtMatrixTransform):
+// four algorithm ids, each initialized, configured with split-K 4 reducing in the compute type
+// (workspace 4 partial 256 x 64 fp32 products = 262,144 bytes) and checked; the GEMM with the
+// chosen one; a transpose by cublasLtMatrixTransform as a memory-bound kernel moving A and C
+// (2 x 64 x 256 x 4 = 131,072 bytes: 32 blocks of 256 threads at 16 bytes each); four misuses.
+TEST_F(EmulateLibrariesTest, CublasLtAlgorithmsAndMatrixTransformAreEmulated) {
+  if (!built("cublas_lt_algos")) GTEST_SKIP() << "cublas_lt_algos not built";
+  const CliRun r = emulate("cublas_lt_algos");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("cublas_lt_algos: 4 algorithms, workspace 262144 bytes for split-K 4"),
+            std::string::npos)
+      << r.out;
+  EXPECT_TRUE(summary_["unsupported_calls"].empty()) << summary_["unsupported_calls"].dump();
+  const auto gemms = kept("gemm");
+  ASSERT_EQ(gemms.size(), 1u);
+  EXPECT_EQ(gemms[0]["api"], "cublasLtMatmul");
+  EXPECT_EQ(gemms[0]["m"], 256);
+  EXPECT_EQ(gemms[0]["n"], 64);
+  EXPECT_EQ(gemms[0]["k"], 128);
+  EXPECT_EQ(gemms[0]["flops"], 2 * 256 * 64 * 128);
+  const auto kernels = kept("kernel");
+  ASSERT_EQ(kernels.size(), 1u);
+  EXPECT_EQ(kernels[0]["name"], "cublasLt_matrix_transform_float32");
+  EXPECT_EQ(kernels[0]["grid"], json::array({32, 1, 1}));
+  EXPECT_EQ(kernels[0]["block"], json::array({256, 1, 1}));
+  std::vector<std::string> misused;
+  for (const json& m : kept("misuse")) misused.push_back(m["api"]);
+  EXPECT_EQ(misused, (std::vector<std::string>{
+                         "cublasLtMatmulAlgoInit", "cublasLtMatmulAlgoConfigSetAttribute",
+                         "cublasLtMatmulAlgoCheck", "cublasLtMatrixTransform"}));
+}
+
 }  // namespace
 }  // namespace powertrain
