@@ -38,7 +38,7 @@ namespace libs = powertrain::emu::libs;
 using libs::handle_text;
 using libs::misuse;
 
-enum class Kind { kHandle, kMatmulDesc, kLayout, kPreference, kTransformDesc };
+enum class Kind { kHandle, kMatmulDesc, kLayout, kPreference, kTransformDesc, kEmulationDesc };
 
 const char* kind_name(Kind kind) {
   switch (kind) {
@@ -52,6 +52,8 @@ const char* kind_name(Kind kind) {
       return "matmul preference";
     case Kind::kTransformDesc:
       return "matrix transform descriptor";
+    case Kind::kEmulationDesc:
+      return "emulation descriptor";
   }
   return "?";
 }
@@ -154,8 +156,20 @@ constexpr AttrSpec kTransformAttrs[] = {
     {CUBLASLT_MATRIX_TRANSFORM_DESC_TRANSB, 4, CUBLAS_OP_N},
 };
 
+// cublasLtEmulationDescAttributes_t (floating-point emulation of FP32/FP64 GEMMs, CUDA 13).
+constexpr AttrSpec kEmulationAttrs[] = {
+    {CUBLASLT_EMULATION_DESC_STRATEGY, 4, 0},
+    {CUBLASLT_EMULATION_DESC_SPECIAL_VALUES_SUPPORT, 4, 0xffff},
+    {CUBLASLT_EMULATION_DESC_FIXEDPOINT_MANTISSA_CONTROL, 4, 0},
+    {CUBLASLT_EMULATION_DESC_FIXEDPOINT_MAX_MANTISSA_BIT_COUNT, 4, 0},
+    {CUBLASLT_EMULATION_DESC_FIXEDPOINT_MANTISSA_BIT_OFFSET, 4, 0},
+    {CUBLASLT_EMULATION_DESC_FIXEDPOINT_MANTISSA_BIT_COUNT_POINTER, 8, 0},
+};
+
 std::pair<const AttrSpec*, const AttrSpec*> specs(Kind kind) {
   switch (kind) {
+    case Kind::kEmulationDesc:
+      return {std::begin(kEmulationAttrs), std::end(kEmulationAttrs)};
     case Kind::kTransformDesc:
       return {std::begin(kTransformAttrs), std::end(kTransformAttrs)};
     case Kind::kMatmulDesc:
@@ -1118,4 +1132,44 @@ PT_EXPORT cublasStatus_t cublasLtMatrixTransform(
     return CUBLAS_STATUS_EXECUTION_FAILED;
   }
   return CUBLAS_STATUS_SUCCESS;
+}
+
+// ===== floating-point emulation descriptors (kept; the GEMM is timed by its declared types) ======
+
+PT_EXPORT cublasStatus_t cublasLtEmulationDescCreate(cublasLtEmulationDesc_t* emulation_desc) {
+  if (emulation_desc == nullptr) {
+    return misuse("cublasLtEmulationDescCreate", "emulationDesc is NULL",
+                  CUBLAS_STATUS_INVALID_VALUE);
+  }
+  *emulation_desc = create<cublasLtEmulationDesc_t>(Kind::kEmulationDesc);
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+PT_EXPORT cublasStatus_t cublasLtEmulationDescInit_internal(cublasLtEmulationDesc_t emulation_desc,
+                                                            size_t size) {
+  if (emulation_desc == nullptr || size < sizeof(cublasLtEmulationDescOpaque_t)) {
+    return misuse("cublasLtEmulationDescInit_internal", "NULL or too small storage",
+                  CUBLAS_STATUS_ALLOC_FAILED);
+  }
+  register_object(emulation_desc, Kind::kEmulationDesc, new Object);
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+PT_EXPORT cublasStatus_t cublasLtEmulationDescDestroy(cublasLtEmulationDesc_t emulation_desc) {
+  return destroy(emulation_desc, Kind::kEmulationDesc, "cublasLtEmulationDescDestroy");
+}
+
+PT_EXPORT cublasStatus_t cublasLtEmulationDescSetAttribute(cublasLtEmulationDesc_t emulation_desc,
+                                                           cublasLtEmulationDescAttributes_t attr,
+                                                           const void* buf, size_t size) {
+  return set_attribute(emulation_desc, Kind::kEmulationDesc, "cublasLtEmulationDescSetAttribute",
+                       attr, buf, size);
+}
+
+PT_EXPORT cublasStatus_t cublasLtEmulationDescGetAttribute(cublasLtEmulationDesc_t emulation_desc,
+                                                           cublasLtEmulationDescAttributes_t attr,
+                                                           void* buf, size_t size,
+                                                           size_t* size_written) {
+  return get_attribute(emulation_desc, Kind::kEmulationDesc, "cublasLtEmulationDescGetAttribute",
+                       attr, buf, size, size_written);
 }

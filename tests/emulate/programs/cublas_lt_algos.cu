@@ -2,7 +2,8 @@
 // LtDgemmPresetAlgo and LtMatrixTransform do: the algorithm ids of a type combination, each
 // initialized, its capabilities read (tile ids by the size-0 query), configured (tile, split-K
 // with a reduction in the compute type) and checked for its workspace; the GEMM run with the
-// chosen algorithm; a matrix transform (C = op(A), transposed); the heuristics cache capacity.
+// chosen algorithm; a matrix transform (C = op(A), transposed); an emulation descriptor; the
+// heuristics cache capacity.
 // Invalid uses are refused with their status. Valid CUDA: the same binary runs on a real GPU.
 #include <cublasLt.h>
 
@@ -123,6 +124,18 @@ int main() {
   // op(A) of the wrong shape is refused.
   EMU_REQUIRE(cublasLtMatrixTransform(lt, transform, &one, t, lc, &zero, nullptr, nullptr, c, lc,
                                       stream) == CUBLAS_STATUS_INVALID_VALUE);
+
+  // A floating-point emulation descriptor (CUDA 13) round-trips.
+  cublasLtEmulationDesc_t emulation;
+  LT_CHECK(cublasLtEmulationDescCreate(&emulation));
+  const int32_t strategy = 1;
+  LT_CHECK(cublasLtEmulationDescSetAttribute(emulation, CUBLASLT_EMULATION_DESC_STRATEGY, &strategy,
+                                             sizeof strategy));
+  int32_t strategy_back = 0;
+  LT_CHECK(cublasLtEmulationDescGetAttribute(emulation, CUBLASLT_EMULATION_DESC_STRATEGY,
+                                             &strategy_back, sizeof strategy_back, &written));
+  EMU_REQUIRE(strategy_back == strategy);
+  LT_CHECK(cublasLtEmulationDescDestroy(emulation));
 
   size_t capacity = 0;
   LT_CHECK(cublasLtHeuristicsCacheSetCapacity(100));
