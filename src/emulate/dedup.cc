@@ -121,6 +121,9 @@ std::uint64_t operation_hash(const ProcessTrace& trace, const Record& r,
       }
       break;
     }
+    case OpKind::kClockLock:  // ranks locking different clocks run differently
+      h = combine(combine(h, r.m), r.n);
+      break;
     case OpKind::kGemm:
       h = combine(combine(combine(h, r.m), r.n), r.k);
       h = combine(combine(combine(h, r.batch), r.stream), r.bytes);

@@ -121,12 +121,13 @@ void scan_process_records(const ProcessTrace& trace, RankReport& rank, Emulation
 
 // Per-rank and job results of the replay: every process reports its class representative's
 // simulated metrics and modelled energy, and its own memory and errors.
-void report_ranks(const std::vector<ProcessTrace>& procs, double clock_mhz, EmulationResult& out) {
+void report_ranks(const std::vector<ProcessTrace>& procs, double clock_mhz,
+                  const std::vector<double>& task_clock_mhz, EmulationResult& out) {
   const Collation& col = out.collation;
   const RankClasses& cls = out.classes;
   const sim::StepMetrics metrics = sim::metrics_of_replay(out.graph, out.replay);
   const sim::EnergyReport energy =
-      sim::replay_energy(out.graph, out.replay, metrics, out.gpu, clock_mhz);
+      sim::replay_energy(out.graph, out.replay, metrics, out.gpu, clock_mhz, task_clock_mhz);
   out.critical_path_s =
       static_cast<double>(sim::critical_path(out.graph, out.replay).length_ns) * 1e-9;
   std::unordered_map<int, std::size_t> graph_rank;  // rank → graph rank index
@@ -251,7 +252,7 @@ class Pipeline {
     out_.replay = sim::replay(out_.graph);
     merge_warnings(out_.warnings, out_.graph.warnings);
     merge_warnings(out_.warnings, out_.replay.warnings);
-    report_ranks(procs_, opt_.device_model.clock_mhz, out_);
+    report_ranks(procs_, opt_.device_model.clock_mhz, task_clocks(traces), out_);
     for (RankReport& rank : out_.ranks) {
       if (const auto it = events_.find(rank.representative_rank); it != events_.end())
         rank.predicted_events = it->second;
@@ -329,6 +330,37 @@ class Pipeline {
     }
   }
 
+  // Per graph task: the SM clock (MHz) its work ran at, when a program locked clocks through
+  // NVML (0: the default); empty when none did. Tasks find their record by correlation.
+  std::vector<double> task_clocks(const std::vector<trace::RankTrace>& traces) const {
+    if (out_.clock_locks.empty()) return {};
+    std::map<int, std::size_t> simulated_of_rank;
+    for (std::size_t s = 0; s < inputs_.size(); ++s) simulated_of_rank[inputs_[s].rank] = s;
+    std::vector<std::unordered_map<std::int64_t, std::int32_t>> clock_of_correlation(
+        inputs_.size());
+    for (std::size_t s = 0; s < inputs_.size(); ++s) {
+      const TimelineInput& in = inputs_[s];
+      for (std::size_t i = 0; i < in.work_clock_mhz.size(); ++i) {
+        if (in.work_clock_mhz[i] > 0) {
+          clock_of_correlation[s][work_correlation(*in.trace, static_cast<std::int32_t>(i))] =
+              in.work_clock_mhz[i];
+        }
+      }
+    }
+    std::vector<double> clocks(static_cast<std::size_t>(out_.graph.task_count()), 0.0);
+    for (std::int32_t t = 0; t < out_.graph.task_count(); ++t) {
+      if (!graph::is_gpu(out_.graph.kind[t])) continue;
+      const auto s = simulated_of_rank.find(out_.graph.ranks[out_.graph.rank_index_of(t)].rank);
+      if (s == simulated_of_rank.end() || clock_of_correlation[s->second].empty()) continue;
+      const trace::RankTrace& rt = traces[s->second];
+      const std::uint32_t e = out_.graph.event_index[t];
+      if (e >= rt.events.size()) continue;
+      const auto it = clock_of_correlation[s->second].find(rt.events[e].correlation);
+      if (it != clock_of_correlation[s->second].end()) clocks[t] = it->second;
+    }
+    return clocks;
+  }
+
   // Durations of every non-NCCL piece of GPU work of simulated process `s`.
   void estimate_work(std::int32_t s) {
     const ProcessTrace& trace = procs_[simulated_[s]];
@@ -346,11 +378,36 @@ class Pipeline {
         display.emplace(trace.str(r.name), trace.str(r.detail));
       }
     }
+    // SM clocks locked through NVML, per device, as the records go (0: the default clock).
+    std::map<std::int32_t, std::int32_t> locked_mhz;
+    const std::int64_t first_ns = trace.records.empty() ? 0 : trace.records.front().t_ns;
     for (std::size_t i = 0; i < n; ++i) {
       const Record& r = trace.records[i];
+      if (r.op == OpKind::kClockLock) {
+        const auto clamp = [&](std::int64_t mhz) {
+          return mhz <= 0 ? 0
+                          : static_cast<std::int32_t>(std::clamp<std::int64_t>(
+                                mhz, out_.gpu.min_clock_mhz(), out_.gpu.max_clock_mhz()));
+        };
+        locked_mhz[r.device] = clamp(r.n);
+        if (in.work_clock_mhz.empty()) in.work_clock_mhz.assign(n, 0);
+        ClockLock lock;
+        lock.rank = in.rank;
+        lock.device = r.device;
+        lock.t_s = static_cast<double>(r.t_ns - first_ns) * 1e-9;
+        lock.min_mhz = clamp(r.m);
+        lock.max_mhz = locked_mhz[r.device];
+        lock.api = r.name != kNoString ? std::string(trace.str(r.name)) : std::string();
+        out_.clock_locks.push_back(std::move(lock));
+        continue;
+      }
       if (!enqueues_gpu_work(r.op) || r.op == OpKind::kNccl) continue;
       KernelQuery q;
       q.record = &r;
+      if (const auto it = locked_mhz.find(r.device); it != locked_mhz.end() && it->second > 0) {
+        q.clock_mhz = it->second;
+        in.work_clock_mhz[i] = it->second;
+      }
       std::string name;
       if (r.op == OpKind::kKernel) {
         const std::string_view raw = trace.str(r.name);

@@ -50,6 +50,18 @@ struct OutOfMemory {
   std::string where;             // "trace-12.jsonl:37"
 };
 
+/// An SM clock lock the program made through NVML (nvmlDeviceSetGpuLockedClocks & co.): work the
+/// rank launched on `device` after it is timed, and its energy modelled, at `max_mhz` (clamped to
+/// the GPU's clocks) until the next lock; max_mhz 0 unlocks (the default clock again).
+struct ClockLock {
+  int rank = 0;
+  int device = 0;
+  double t_s = 0.0;  // host time of the call from the process's first record
+  int min_mhz = 0;
+  int max_mhz = 0;
+  std::string api;
+};
+
 struct RankReport {
   int rank = 0;
   std::string source;
@@ -112,6 +124,7 @@ struct EmulationResult {
   HostCosts host_costs;
   std::vector<trace::TraceWarning> warnings;  // traces, collation, graph, replay
   std::int64_t records = 0;
+  std::vector<ClockLock> clock_locks;  // of the simulated ranks, in record order per rank
   // The simulated processes' graph and replay (for the Perfetto trace).
   graph::ExecutionGraph graph;
   sim::ReplayResult replay;

@@ -55,6 +55,7 @@ constexpr OpName kOps[] = {
     {ops::kMisuse, OpKind::kMisuse},
     {ops::kDeviceReset, OpKind::kDeviceReset},
     {ops::kGraphLaunch, OpKind::kGraphLaunch},
+    {ops::kClockLock, OpKind::kClockLock},
 };
 
 // Records that describe the process but carry no work or dependency for the timeline: driver
@@ -619,6 +620,11 @@ class Parser {
         break;
       case OpKind::kGraphLaunch:
         read_stream_and_corr(f, r);
+        read_api(f, r, false);
+        break;
+      case OpKind::kClockLock:
+        r.m = f.integer(field::kMinMhz);
+        r.n = f.integer(field::kMaxMhz);
         read_api(f, r, false);
         break;
       case OpKind::kUnsupported:

@@ -27,6 +27,7 @@ enum class OpKind : std::uint8_t {
   kMisuse,
   kDeviceReset,  // cudaDeviceReset: synchronizes the device; its frees are separate records
   kGraphLaunch,  // cudaGraphLaunch; the replayed nodes follow as records of the same call
+  kClockLock,    // NVML SM clock lock on `device`: m = lowest, n = highest MHz (0, 0: unlocked)
 };
 /// The trace's `op` string ("kernel", "stream_wait_event", ...).
 std::string_view to_string(OpKind kind);

@@ -76,8 +76,11 @@ std::optional<KernelEstimate> DeviceModelEstimator::estimate(const KernelQuery& 
                                                              const device::GpuSpec& gpu) const {
   if (query.record == nullptr) return std::nullopt;
   const Record& r = *query.record;
-  const double clock =
-      options_.clock_mhz > 0.0 ? options_.clock_mhz : static_cast<double>(gpu.max_clock_mhz());
+  const double clock = std::clamp(query.clock_mhz > 0.0      ? query.clock_mhz
+                                  : options_.clock_mhz > 0.0 ? options_.clock_mhz
+                                                             : gpu.max_clock_mhz(),
+                                  static_cast<double>(gpu.min_clock_mhz()),
+                                  static_cast<double>(gpu.max_clock_mhz()));
   const auto on_device = [&](const device::Work& work) {
     return device::estimate_work(gpu, std::span<const device::Work>(&work, 1), clock).time_s;
   };

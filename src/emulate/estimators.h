@@ -29,6 +29,9 @@ struct KernelQuery {
   int group_size = 1;        // communicator size (2 for send/recv)
   bool spans_nodes = false;  // the ring or the pair crosses a node boundary
   int nodes = 0;             // nodes the group spans (0: 1, or 2 when spans_nodes)
+  // The SM clock the program locked through NVML when it launched the work, MHz (0: none; the
+  // estimator's configured clock, else the GPU's highest).
+  double clock_mhz = 0.0;
 };
 
 struct KernelEstimate {

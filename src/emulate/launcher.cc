@@ -225,6 +225,10 @@ std::vector<std::string> rank_environment(const LaunchOptions& o, const device::
       fmt::format("POWERTRAIN_EMU_SM_COUNT={}", gpu.sm_count),
       fmt::format("POWERTRAIN_EMU_CC={}", compute_capability(gpu)),
       fmt::format("POWERTRAIN_EMU_CLOCK_MHZ={}", gpu.max_clock_mhz()),
+      fmt::format("POWERTRAIN_EMU_MIN_CLOCK_MHZ={}", gpu.min_clock_mhz()),
+      fmt::format("POWERTRAIN_EMU_CLOCK_STEP_MHZ={}",
+                  gpu.clocks_mhz.size() > 1 ? gpu.clocks_mhz[1] - gpu.clocks_mhz[0] : 15),
+      fmt::format("POWERTRAIN_EMU_POWER_LIMIT_W={}", static_cast<int>(gpu.dvfs.power_limit_w)),
       fmt::format("POWERTRAIN_EMU_DEVICES={}", o.devices_per_process),
       fmt::format("POWERTRAIN_EMU_JOB={}", o.job_id),
       // Empty in a recording pass (an inherited value must not leak into it).

@@ -85,6 +85,8 @@ std::string_view default_api(const Record& r) {
       return "cudaDeviceReset";
     case OpKind::kGraphLaunch:
       return "cudaGraphLaunch";
+    case OpKind::kClockLock:
+      return "nvmlDeviceSetGpuLockedClocks";
     case OpKind::kCommInit:
       return "ncclCommInitRank";
     case OpKind::kNccl:
@@ -237,10 +239,7 @@ class Scheduler {
  private:
   StreamState& stream(std::int32_t device, std::int64_t id) { return streams_[{device, id}]; }
 
-  std::int64_t correlation_of(std::int32_t i) const {
-    const Record& r = t_.records[i];
-    return r.correlation >= 0 ? r.correlation : kSyntheticCorrelation + i;
-  }
+  std::int64_t correlation_of(std::int32_t i) const { return work_correlation(t_, i); }
 
   std::string_view api_of(const Record& r) const {
     if (r.op == OpKind::kKernel || r.op == OpKind::kRegister || r.name == kNoString) {
@@ -676,6 +675,11 @@ class Scheduler {
 };
 
 }  // namespace
+
+std::int64_t work_correlation(const ProcessTrace& trace, std::int32_t index) {
+  const Record& r = trace.records[static_cast<std::size_t>(index)];
+  return r.correlation >= 0 ? r.correlation : kSyntheticCorrelation + index;
+}
 
 core::Result<trace::RankTrace> build_rank_trace(const TimelineInput& input, const HostCosts& costs,
                                                 std::vector<PredictedEvent>* events,

@@ -82,9 +82,15 @@ struct TimelineInput {
   /// the index into `nccl` of its bootstrap barrier (a 1 ns task joined across the members that
   /// the call waits for, so every member leaves ncclCommInit* together), or −1.
   std::vector<std::int32_t> barrier_of_record;
+  /// Per record (empty = none): the SM clock (MHz) the work it launches runs at, 0 = default.
+  std::vector<std::int32_t> work_clock_mhz;
   std::vector<StepBlock> steps;  // ProfilerStep#k spans, in order (may be empty)
   std::int32_t main_tid = 0;     // the thread the steps are on
 };
+
+/// The correlation id the GPU work of record `index` carries in the built RankTrace (the record's
+/// own, else a synthetic one), to find a graph task's record.
+std::int64_t work_correlation(const ProcessTrace& trace, std::int32_t index);
 
 /// When a cudaEventRecord completes on the device in the modelled schedule: the occurrence-th
 /// record (0-based, in record order) of event `event` of the process. A second pass of the program

@@ -45,7 +45,10 @@ struct Config {
   int sm_count = 132;
   int cc_major = 9;
   int cc_minor = 0;
-  int clock_mhz = 1980;
+  int clock_mhz = 1980;     // highest SM clock (POWERTRAIN_EMU_CLOCK_MHZ)
+  int min_clock_mhz = 210;  // lowest supported SM clock (POWERTRAIN_EMU_MIN_CLOCK_MHZ)
+  int clock_step_mhz = 15;  // between supported SM clocks (POWERTRAIN_EMU_CLOCK_STEP_MHZ)
+  int power_limit_w = 700;  // board power limit (POWERTRAIN_EMU_POWER_LIMIT_W)
   int devices = 1;
   int rank = -1;
   int world_size = -1;

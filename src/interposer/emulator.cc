@@ -85,6 +85,10 @@ Config load_config() {
   env_int("POWERTRAIN_EMU_HOST_MEMORY_BYTES", &c.host_memory_bytes, 1 << 20, 1ll << 50);
   env_int("POWERTRAIN_EMU_SM_COUNT", &c.sm_count, 1, 100000);
   env_int("POWERTRAIN_EMU_CLOCK_MHZ", &c.clock_mhz, 1, 100000);
+  env_int("POWERTRAIN_EMU_MIN_CLOCK_MHZ", &c.min_clock_mhz, 1, 100000);
+  env_int("POWERTRAIN_EMU_CLOCK_STEP_MHZ", &c.clock_step_mhz, 1, 100000);
+  env_int("POWERTRAIN_EMU_POWER_LIMIT_W", &c.power_limit_w, 1, 100000);
+  if (c.min_clock_mhz > c.clock_mhz) c.min_clock_mhz = c.clock_mhz;
   env_int("POWERTRAIN_EMU_DEVICES", &c.devices, 1, 1024);
   env_int("RANK", &c.rank, 0, 1 << 24);
   env_int("WORLD_SIZE", &c.world_size, 1, 1 << 24);
@@ -380,6 +384,9 @@ const char* unsupported_return_text(std::string_view api) {
   if (api.rfind("cupti", 0) == 0) return "CUPTI_ERROR_NOT_SUPPORTED (27): no profiler";
   if (api.rfind("cuda", 0) != 0 && api.rfind("cu", 0) == 0) return "CUDA_ERROR_NOT_SUPPORTED (801)";
   if (api.rfind("nccl", 0) == 0 || api.rfind("pnccl", 0) == 0) return "ncclInvalidUsage (5)";
+  if (api.rfind("nvml", 0) == 0) {
+    return "NVML_ERROR_NOT_SUPPORTED (3): an emulated GPU has no sensors, energy is modelled";
+  }
   return "cudaErrorNotSupported (801)";
 }
 }  // namespace

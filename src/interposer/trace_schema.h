@@ -35,6 +35,7 @@ inline constexpr char kNccl[] = "nccl";
 inline constexpr char kGemm[] = "gemm";
 inline constexpr char kHostFunc[] = "host_func";
 inline constexpr char kGraphLaunch[] = "graph_launch";
+inline constexpr char kClockLock[] = "clock_lock";  // NVML clock locks (nvml_emu.cc)
 inline constexpr char kUnsupported[] = "unsupported";
 inline constexpr char kMisuse[] = "misuse";
 inline constexpr char kNvtx[] = "nvtx";  // annotations, not records of work
@@ -100,6 +101,9 @@ inline constexpr char kDtypeB[] = "dtype_b";
 inline constexpr char kDtypeC[] = "dtype_c";
 inline constexpr char kCompute[] = "compute";
 inline constexpr char kFlops[] = "flops";
+// clock_lock: the SM clock range the program locked, MHz (both 0: unlocked again)
+inline constexpr char kMinMhz[] = "min_mhz";
+inline constexpr char kMaxMhz[] = "max_mhz";
 // misuse, nvtx
 inline constexpr char kWhat[] = "what";
 inline constexpr char kId[] = "id";

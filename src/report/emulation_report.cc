@@ -7,12 +7,14 @@
 #include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "report/json.h"
 #include "sim/replay_trace.h"
 
 namespace powertrain::report {
 
+using emulate::ClockLock;
 using emulate::EstimatorUse;
 using emulate::HostCosts;
 using emulate::OutOfMemory;
@@ -111,6 +113,16 @@ std::string emulation_summary_json(const emulate::EmulationResult& r) {
   doc["out_of_memory"] = oom;
   doc["unsupported_calls"] = r.unsupported;
   doc["misuse"] = r.misuse;
+  json locks = json::array();
+  for (const ClockLock& l : r.clock_locks) {
+    locks.push_back({{"rank", l.rank},
+                     {"device", l.device},
+                     {"t_s", l.t_s},
+                     {"min_mhz", l.min_mhz},
+                     {"max_mhz", l.max_mhz},
+                     {"api", l.api}});
+  }
+  doc["clock_locks"] = locks;
   json classes = json::array();
   for (std::size_t c = 0; c < r.classes.representative.size(); ++c) {
     classes.push_back({{"class", c},
@@ -231,6 +243,24 @@ void print_emulation_summary(std::FILE* to, const emulate::EmulationResult& r,
   }
   if (r.out_of_memory.size() > 8) {
     fmt::print(to, "  OUT OF MEMORY ... {} more in summary.json\n", r.out_of_memory.size() - 8);
+  }
+  if (!r.clock_locks.empty()) {
+    std::set<int> locked;
+    bool reset = false;
+    for (const ClockLock& l : r.clock_locks) {
+      if (l.max_mhz > 0) {
+        locked.insert(l.max_mhz);
+      } else {
+        reset = true;
+      }
+    }
+    std::string values;
+    for (int mhz : locked) values += fmt::format("{}{} MHz", values.empty() ? "" : ", ", mhz);
+    fmt::print(to,
+               "  SM clocks     locked by the program through NVML {} time(s) ({}{}): work "
+               "launched while locked is timed and its energy modelled at that clock\n",
+               r.clock_locks.size(), values.empty() ? "none" : values,
+               reset ? "; reset to the default" : "");
   }
   for (const auto& [api, count] : r.unsupported) {
     fmt::print(to, "  unsupported   {} called {} time(s): not emulated, returned an error\n", api,

@@ -6,6 +6,7 @@
 #include <array>
 #include <cctype>
 #include <limits>
+#include <map>
 #include <string>
 
 namespace powertrain::sim {
@@ -53,7 +54,8 @@ KernelClass classify_kernel(std::string_view name, graph::TaskKind kind, bool nc
 EnergyReport timeline_energy(const graph::ExecutionGraph& graph,
                              std::span<const std::int64_t> start_ns,
                              std::span<const std::int64_t> end_ns, const StepMetrics& metrics,
-                             const device::GpuSpec& gpu, double clock_mhz) {
+                             const device::GpuSpec& gpu, double clock_mhz,
+                             std::span<const double> task_clock_mhz) {
   EnergyReport report;
   report.gpu = gpu.name;
   const double f_max = gpu.max_clock_mhz();
@@ -63,6 +65,18 @@ EnergyReport timeline_energy(const graph::ExecutionGraph& graph,
   const double dynamic_w = device::dynamic_power_w(gpu, gpu.dvfs, report.clock_mhz);
   const double activity[kKernelClassCount] = {1.0, gpu.dvfs.memory_activity,
                                               gpu.dvfs.collective_activity};
+  // A task run at its own clock (a program's NVML lock) draws that clock's dynamic power: its
+  // time counts × P_dyn(f_task) / P_dyn(f).
+  std::map<double, double> power_ratio_of_clock;
+  const auto power_ratio = [&](std::int32_t t) {
+    if (static_cast<std::size_t>(t) >= task_clock_mhz.size() || task_clock_mhz[t] <= 0.0)
+      return 1.0;
+    const double f = std::min(task_clock_mhz[t], f_max);
+    auto [it, added] = power_ratio_of_clock.try_emplace(f, 1.0);
+    if (added && dynamic_w > 0.0)
+      it->second = device::dynamic_power_w(gpu, gpu.dvfs, f) / dynamic_w;
+    return it->second;
+  };
 
   // Classify each name once per rank: kernel names repeat a lot.
   for (std::size_t r = 0; r < graph.ranks.size(); ++r) {
@@ -70,6 +84,7 @@ EnergyReport timeline_energy(const graph::ExecutionGraph& graph,
     const TimeWindow& window = metrics.ranks[r].window;
     std::vector<std::int8_t> class_of_name(rank.names.size(), -1);
     std::vector<GpuEnergy> devices;
+    std::vector<std::array<double, kKernelClassCount>> weighted_s;  // per device: busy × ratio
     for (std::int32_t t = rank.first_task; t < rank.end_task; ++t) {
       if (!graph::is_gpu(graph.kind[t]) ||
           start_ns[t] == std::numeric_limits<std::int64_t>::min()) {
@@ -83,6 +98,7 @@ EnergyReport timeline_energy(const graph::ExecutionGraph& graph,
         entry.rank = rank.rank;
         entry.device = device;
         devices.push_back(entry);
+        weighted_s.push_back({0.0, 0.0, 0.0});
         it = devices.end() - 1;
       }
       int k;
@@ -98,15 +114,23 @@ EnergyReport timeline_energy(const graph::ExecutionGraph& graph,
       }
       const std::int64_t s = std::max(start_ns[t], window.start_ns);
       const std::int64_t e = std::min(end_ns[t], window.end_ns);
-      if (e > s) it->busy_s[k] += static_cast<double>(e - s) * 1e-9;
+      if (e > s) {
+        it->busy_s[k] += static_cast<double>(e - s) * 1e-9;
+        weighted_s[static_cast<std::size_t>(it - devices.begin())][k] +=
+            static_cast<double>(e - s) * 1e-9 * power_ratio(t);
+      }
     }
-    if (devices.empty()) devices.push_back(GpuEnergy{rank.rank, 0});
-    for (GpuEnergy& g : devices) {
+    if (devices.empty()) {
+      devices.push_back(GpuEnergy{rank.rank, 0});
+      weighted_s.push_back({0.0, 0.0, 0.0});
+    }
+    for (std::size_t d = 0; d < devices.size(); ++d) {
+      GpuEnergy& g = devices[d];
       g.window_s = static_cast<double>(window.length_ns()) * 1e-9;
       g.steps = window.steps;
       g.static_j = gpu.dvfs.static_power_w * g.window_s;
       for (int k = 0; k < 3; ++k) {
-        g.dynamic_j_by_class[k] = dynamic_w * activity[k] * g.busy_s[k];
+        g.dynamic_j_by_class[k] = dynamic_w * activity[k] * weighted_s[d][k];
         g.dynamic_j += g.dynamic_j_by_class[k];
       }
       g.total_j = g.static_j + g.dynamic_j;
@@ -124,8 +148,9 @@ EnergyReport timeline_energy(const graph::ExecutionGraph& graph,
 
 EnergyReport replay_energy(const graph::ExecutionGraph& graph, const ReplayResult& replay,
                            const StepMetrics& replay_metrics, const device::GpuSpec& gpu,
-                           double clock_mhz) {
-  return timeline_energy(graph, replay.start_ns, replay.end_ns, replay_metrics, gpu, clock_mhz);
+                           double clock_mhz, std::span<const double> task_clock_mhz) {
+  return timeline_energy(graph, replay.start_ns, replay.end_ns, replay_metrics, gpu, clock_mhz,
+                         task_clock_mhz);
 }
 
 EnergyReport replay_energy(const graph::ExecutionGraph& graph, const ReplayResult& replay,

@@ -63,16 +63,18 @@ struct EnergyReport {
 
 /// Energy of a timeline: `windows` come from metrics_of_timeline on the same timeline. Overlapping
 /// tasks add their activities (as the device model adds back-to-back ops). `clock_mhz` ≤ 0 means
-/// the GPU's highest clock. O(tasks).
+/// the GPU's highest clock; `task_clock_mhz` (per task, 0 = that clock; empty = none) gives tasks
+/// that ran at their own clock (a program's NVML lock) that clock's dynamic power. O(tasks).
 EnergyReport timeline_energy(const graph::ExecutionGraph& graph,
                              std::span<const std::int64_t> start_ns,
                              std::span<const std::int64_t> end_ns, const StepMetrics& metrics,
-                             const device::GpuSpec& gpu, double clock_mhz = 0.0);
+                             const device::GpuSpec& gpu, double clock_mhz = 0.0,
+                             std::span<const double> task_clock_mhz = {});
 
 /// Energy of the replay on `gpu`.
 EnergyReport replay_energy(const graph::ExecutionGraph& graph, const ReplayResult& replay,
                            const StepMetrics& replay_metrics, const device::GpuSpec& gpu,
-                           double clock_mhz = 0.0);
+                           double clock_mhz = 0.0, std::span<const double> task_clock_mhz = {});
 /// The same on the default GPU, a100-sxm.
 EnergyReport replay_energy(const graph::ExecutionGraph& graph, const ReplayResult& replay,
                            const StepMetrics& replay_metrics);

@@ -17,6 +17,7 @@
 
 #include "cli_runner.h"
 #include "device/gpu.h"
+#include "device/work.h"
 #include "emulation_cli_test.h"
 
 namespace powertrain {
@@ -1855,7 +1856,6 @@ TEST_F(EmulateLibrariesTest, CusolverReductionsAreRecordedWithLapackFlops) {
   EXPECT_EQ(gemms[2]["solver"]["side"], "P");
 }
 
-
 // cuBLASLt with caller-chosen algorithms (CUDALibrarySamples LtSgemmCustomFind/LtMatrixTransform):
 // four algorithm ids, each initialized, configured with split-K 4 reducing in the compute type
 // (workspace 4 partial 256 x 64 fp32 products = 262,144 bytes) and checked; the GEMM with the
@@ -1886,6 +1886,45 @@ TEST_F(EmulateLibrariesTest, CublasLtAlgorithmsAndMatrixTransformAreEmulated) {
   EXPECT_EQ(misused, (std::vector<std::string>{
                          "cublasLtMatmulAlgoInit", "cublasLtMatmulAlgoConfigSetAttribute",
                          "cublasLtMatmulAlgoCheck", "cublasLtMatrixTransform"}));
+}
+
+// NVML under emulation (libnvidia-ml.so.1 opened at run time, as Zeus and the powertrain client
+// do): the same compute-bound kernel at the default clock, locked to 990 MHz, and unlocked. The
+// locked launch is predicted as the device model times that work at 990 MHz (1M threads of the
+// raw-kernel model's GEMM work), the others at the GPU's highest clock; both locks are in the
+// summary, and the energy counter (a measurement) is reported unsupported by name.
+TEST_F(EmulateLibrariesTest, NvmlClockLocksTimeTheWorkLaunchedWhileLocked) {
+  if (!built("nvml_clocks")) GTEST_SKIP() << "nvml_clocks not built";
+  const CliRun r = emulate("nvml_clocks");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("nvml_clocks: 1 device(s), 119 SM clocks 210-1980 MHz, power limit 700 W"),
+            std::string::npos)
+      << r.out;
+  const json& locks = summary_["clock_locks"];
+  ASSERT_EQ(locks.size(), 2u) << summary_.dump();
+  EXPECT_EQ(locks[0]["max_mhz"], 990);
+  EXPECT_EQ(locks[0]["min_mhz"], 990);
+  EXPECT_EQ(locks[0]["api"], "nvmlDeviceSetGpuLockedClocks");
+  EXPECT_EQ(locks[1]["max_mhz"], 0);
+  EXPECT_EQ(locks[1]["api"], "nvmlDeviceResetGpuLockedClocks");
+  EXPECT_EQ(summary_["unsupported_calls"], json({{"nvmlDeviceGetTotalEnergyConsumption", 1}}));
+
+  const device::GpuSpec gpu = device::find_gpu("h100").value();
+  device::Work work;
+  work.kind = device::WorkKind::kMatmul;
+  work.precision = device::Precision::kBf16;
+  const double threads = 1 << 20;
+  work.flops = threads * 8192.0;       // DeviceModelOptions::matmul_flops_per_thread
+  work.memory_bytes = threads * 16.0;  // DeviceModelOptions::bytes_per_thread
+  const auto at = [&](double mhz) {
+    return device::estimate_work(gpu, std::span<const device::Work>(&work, 1), mhz).time_s * 1e6;
+  };
+  const std::vector<double> us = predicted_us("sgemm_tile_kernel(float*, int)");
+  ASSERT_EQ(us.size(), 3u);
+  EXPECT_NEAR(us[0], at(gpu.max_clock_mhz()), 0.01);
+  EXPECT_NEAR(us[1], at(990.0), 0.01);
+  EXPECT_NEAR(us[2], us[0], 1e-9);
+  EXPECT_GT(us[1], 1.5 * us[0]) << "compute-bound work slows with the clock";
 }
 
 }  // namespace

@@ -80,6 +80,20 @@ TEST(ReplayEnergy, StaticAndDynamicSplitOnAHandComputedStep) {
   EXPECT_NEAR(low.static_j, e.static_j, 1e-15);
   EXPECT_NEAR(low.dynamic_j, e.dynamic_j * 0.5 * v * v, 1e-12);
 
+  // Per-task clocks (a program's NVML lock): only the GEMM at 705 MHz; the copy and the
+  // all-reduce keep the default clock's dynamic power.
+  std::vector<double> task_clock(static_cast<std::size_t>(graph->task_count()), 0.0);
+  for (std::int32_t t = 0; t < graph->task_count(); ++t) {
+    if (graph->task_name(t) == "ampere_sgemm_128x64_nn") task_clock[t] = 705.0;
+  }
+  const EnergyReport mixed = replay_energy(*graph, r, m, gpu, 0.0, task_clock);
+  const GpuEnergy& mg = mixed.gpus[0];
+  EXPECT_NEAR(mg.static_j, g.static_j, 1e-15);
+  EXPECT_NEAR(mg.dynamic_j_by_class[0], g.dynamic_j_by_class[0] * 0.5 * v * v, 1e-12);
+  EXPECT_NEAR(mg.dynamic_j_by_class[1], g.dynamic_j_by_class[1], 1e-15);
+  EXPECT_NEAR(mg.dynamic_j_by_class[2], g.dynamic_j_by_class[2], 1e-15);
+  EXPECT_NEAR(mg.busy_s[0], g.busy_s[0], 1e-15) << "time stays the replay's";
+
   // Default GPU: the catalog's a100-sxm.
   const EnergyReport a100 = replay_energy(*graph, r, m);
   EXPECT_EQ(a100.gpu, "a100-sxm");
