@@ -1561,9 +1561,12 @@ PT_EXPORT cudaError_t cudaGraphAddNode(cudaGraphNode_t* pGraphNode, cudaGraph_t 
 }
 
 namespace {
-cudaError_t add_dependencies(cudaGraph_t graph, const cudaGraphNode_t* from,
-                             const cudaGraphNode_t* to, size_t numDependencies, const char* api) {
-  if (numDependencies > 0 && (from == nullptr || to == nullptr)) {
+// Adds the edges from[i] → to[i], or removes them (all or nothing: every edge must exist as
+// given; a child graph's own edges are inside it).
+cudaError_t edit_dependencies(cudaGraph_t graph, const cudaGraphNode_t* from,
+                              const cudaGraphNode_t* to, size_t count, const char* api,
+                              bool remove) {
+  if (count > 0 && (from == nullptr || to == nullptr)) {
     return misuse(api, cudaErrorInvalidValue, "from or to is NULL");
   }
   detail::State& s = detail::state();
@@ -1572,15 +1575,35 @@ cudaError_t add_dependencies(cudaGraph_t graph, const cudaGraphNode_t* from,
   if (g == nullptr || g->capturing) {
     return misuse(api, cudaErrorInvalidValue, "invalid, destroyed or capturing graph");
   }
-  for (size_t i = 0; i < numDependencies; ++i) {
+  for (size_t i = 0; i < count; ++i) {
     const int a = detail::node_index(s, g, from[i]);
     const int b = detail::node_index(s, g, to[i]);
     if (a < 0 || b < 0 || a == b) {
       return misuse(api, cudaErrorInvalidValue, "an edge names a node of another graph");
     }
-    detail::add_unique(g->nodes[b].deps, {a});
+    if (!remove) continue;
+    const std::vector<int> own = detail::own_dependencies(*g, b);
+    if (std::find(own.begin(), own.end(), a) == own.end() ||
+        g->nodes[static_cast<std::size_t>(b)].type == cudaGraphNodeTypeGraph) {
+      return misuse(api, cudaErrorInvalidValue,
+                    "no such edge (or it ends at a child graph node) in the graph");
+    }
+  }
+  for (size_t i = 0; i < count; ++i) {
+    const int a = detail::node_index(s, g, from[i]);
+    auto& deps = g->nodes[static_cast<std::size_t>(detail::node_index(s, g, to[i]))].deps;
+    if (remove) {
+      deps.erase(std::remove(deps.begin(), deps.end(), a), deps.end());
+    } else {
+      detail::add_unique(deps, {a});
+    }
   }
   return cudaSuccess;
+}
+
+cudaError_t add_dependencies(cudaGraph_t graph, const cudaGraphNode_t* from,
+                             const cudaGraphNode_t* to, size_t count, const char* api) {
+  return edit_dependencies(graph, from, to, count, api, false);
 }
 }  // namespace
 
@@ -2179,33 +2202,7 @@ PT_EXPORT cudaError_t cudaGraphNodeFindInClone(cudaGraphNode_t* pNode, cudaGraph
 namespace {
 cudaError_t remove_dependencies(cudaGraph_t graph, const cudaGraphNode_t* from,
                                 const cudaGraphNode_t* to, size_t count, const char* api) {
-  if (count > 0 && (from == nullptr || to == nullptr)) {
-    return misuse(api, cudaErrorInvalidValue, "from or to is NULL");
-  }
-  detail::State& s = detail::state();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  detail::Graph* g = detail::live_graph(s, graph);
-  if (g == nullptr || g->capturing) {
-    return misuse(api, cudaErrorInvalidValue, "invalid, destroyed or capturing graph");
-  }
-  // All or nothing: every edge must exist as given (a child graph's own edges are inside it).
-  for (size_t i = 0; i < count; ++i) {
-    const int a = detail::node_index(s, g, from[i]);
-    const int b = detail::node_index(s, g, to[i]);
-    const std::vector<int> own =
-        a >= 0 && b >= 0 ? detail::own_dependencies(*g, b) : std::vector<int>{};
-    if (std::find(own.begin(), own.end(), a) == own.end() ||
-        g->nodes[static_cast<std::size_t>(b)].type == cudaGraphNodeTypeGraph) {
-      return misuse(api, cudaErrorInvalidValue,
-                    "no such edge (or it ends at a child graph node) in the graph");
-    }
-  }
-  for (size_t i = 0; i < count; ++i) {
-    auto& deps = g->nodes[static_cast<std::size_t>(detail::node_index(s, g, to[i]))].deps;
-    deps.erase(std::remove(deps.begin(), deps.end(), detail::node_index(s, g, from[i])),
-               deps.end());
-  }
-  return cudaSuccess;
+  return edit_dependencies(graph, from, to, count, api, true);
 }
 }  // namespace
 
