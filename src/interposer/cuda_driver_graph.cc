@@ -7,11 +7,16 @@
 #include <cuda.h>
 #include <driver_functions.h>
 
+#include <cstring>
 #include <string>
 
 #include "interposer/cuda_driver_common.h"
 #include "interposer/cudart_impl.h"
 #include "interposer/cudart_internal.h"
+
+// CUDA 12.3–12.9's name of the edge-data form (cudart_graph.cc); CUDA 13's headers lack it.
+extern "C" cudaError_t cudaGraphAddNode_v2(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*,
+                                           const cudaGraphEdgeData*, size_t, cudaGraphNodeParams*);
 
 namespace detail = powertrain::emu::detail;
 namespace impl = powertrain::emu::detail::impl;
@@ -554,6 +559,117 @@ PT_EXPORT CUresult cuGraphExecUpdate(CUgraphExec exec, CUgraph graph,
                                        reinterpret_cast<cudaGraphExecUpdateResultInfo*>(result)));
 }
 
+// ---- the generic node parameters (cuGraphAddNode, cuGraphNodeSetParams)
+// ---------------------------
+
+namespace {
+// Zeroed storage for the runtime's node parameters (a union of structs with constructors, so
+// not default-constructible in C++).
+struct RuntimeNodeParams {
+  alignas(cudaGraphNodeParams) unsigned char bytes[sizeof(cudaGraphNodeParams)] = {};
+  cudaGraphNodeParams* get() { return reinterpret_cast<cudaGraphNodeParams*>(bytes); }
+};
+
+// The driver's node parameters as the runtime's; false (reported) for a type not emulated here.
+bool runtime_node_params(const CUgraphNodeParams& in, cudaGraphNodeParams* out, const char* api) {
+  std::memset(static_cast<void*>(out), 0, sizeof *out);
+  out->type = static_cast<cudaGraphNodeType>(in.type);
+  switch (in.type) {
+    case CU_GRAPH_NODE_TYPE_KERNEL: {
+      const cudaKernelNodeParams k = kernel_params(CUDA_KERNEL_NODE_PARAMS{
+          in.kernel.func, in.kernel.gridDimX, in.kernel.gridDimY, in.kernel.gridDimZ,
+          in.kernel.blockDimX, in.kernel.blockDimY, in.kernel.blockDimZ, in.kernel.sharedMemBytes,
+          in.kernel.kernelParams, in.kernel.extra, in.kernel.kern, in.kernel.ctx});
+      out->kernel.func = k.func;
+      out->kernel.gridDim = k.gridDim;
+      out->kernel.blockDim = k.blockDim;
+      out->kernel.sharedMemBytes = k.sharedMemBytes;
+      out->kernel.kernelParams = k.kernelParams;
+      out->kernel.extra = k.extra;
+      return true;
+    }
+    case CU_GRAPH_NODE_TYPE_MEMCPY:
+      if (!memcpy_params(in.memcpy.copyParams, &out->memcpy.copyParams)) {
+        invalid_copy(api);
+        return false;
+      }
+      return true;
+    case CU_GRAPH_NODE_TYPE_MEMSET:
+      out->memset.dst = reinterpret_cast<void*>(in.memset.dst);
+      out->memset.pitch = in.memset.pitch;
+      out->memset.value = in.memset.value;
+      out->memset.elementSize = in.memset.elementSize;
+      out->memset.width = in.memset.width;
+      out->memset.height = in.memset.height;
+      return true;
+    case CU_GRAPH_NODE_TYPE_HOST:
+      out->host.fn = in.host.fn;
+      out->host.userData = in.host.userData;
+      return true;
+    case CU_GRAPH_NODE_TYPE_GRAPH:
+      out->graph.graph = rt(in.graph.graph);
+      return true;
+    case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
+      out->eventRecord.event = in.eventRecord.event;
+      return true;
+    case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
+      out->eventWait.event = in.eventWait.event;
+      return true;
+    case CU_GRAPH_NODE_TYPE_EMPTY:
+      return true;
+    case CU_GRAPH_NODE_TYPE_MEM_ALLOC:
+      out->alloc.poolProps = *reinterpret_cast<const cudaMemPoolProps*>(&in.alloc.poolProps);
+      out->alloc.accessDescs = reinterpret_cast<const cudaMemAccessDesc*>(in.alloc.accessDescs);
+      out->alloc.accessDescCount = in.alloc.accessDescCount;
+      out->alloc.bytesize = in.alloc.bytesize;
+      return true;
+    case CU_GRAPH_NODE_TYPE_MEM_FREE:
+      out->free.dptr = reinterpret_cast<void*>(in.free.dptr);
+      return true;
+    default:
+      powertrain::emu::report_unsupported(std::string(api) + "(node type " +
+                                          std::to_string(static_cast<int>(in.type)) + ")");
+      return false;
+  }
+}
+}  // namespace
+
+PT_EXPORT CUresult cuGraphAddNode(CUgraphNode* node, CUgraph graph, const CUgraphNode* dependencies,
+                                  const CUgraphEdgeData* edges, size_t count,
+                                  CUgraphNodeParams* params) {
+  if (params == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  RuntimeNodeParams p;
+  if (!runtime_node_params(*params, p.get(), "cuGraphAddNode_v2")) return CUDA_ERROR_NOT_SUPPORTED;
+  ErrorScope scope;
+  const cudaError_t error = cudaGraphAddNode_v2(reinterpret_cast<cudaGraphNode_t*>(node), rt(graph),
+                                                rt(dependencies), rt(edges), count, p.get());
+  if (error == cudaSuccess && params->type == CU_GRAPH_NODE_TYPE_MEM_ALLOC) {
+    params->alloc.dptr = reinterpret_cast<CUdeviceptr>(p.get()->alloc.dptr);
+  }
+  return to_driver(error);
+}
+
+PT_EXPORT CUresult cuGraphNodeSetParams(CUgraphNode node, CUgraphNodeParams* params) {
+  if (params == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  RuntimeNodeParams p;
+  if (!runtime_node_params(*params, p.get(), "cuGraphNodeSetParams")) {
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
+  ErrorScope scope;
+  return to_driver(cudaGraphNodeSetParams(rt(node), p.get()));
+}
+
+PT_EXPORT CUresult cuGraphExecNodeSetParams(CUgraphExec exec, CUgraphNode node,
+                                            CUgraphNodeParams* params) {
+  if (params == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  RuntimeNodeParams p;
+  if (!runtime_node_params(*params, p.get(), "cuGraphExecNodeSetParams")) {
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
+  ErrorScope scope;
+  return to_driver(cudaGraphExecNodeSetParams(rt(exec), rt(node), p.get()));
+}
+
 // ---- user objects and kernel node attributes ---------------------------------------------------
 
 PT_EXPORT CUresult cuUserObjectCreate(CUuserObject* object, void* ptr, CUhostFn destroy,
@@ -647,6 +763,11 @@ PT_EXPORT CUresult cuStreamUpdateCaptureDependencies(CUstream stream, CUgraphNod
 // ---- the CUDA 12.0 forms of renamed functions
 // ------------------------------------------------------
 
+#undef cuGraphAddNode
+PT_EXPORT CUresult cuGraphAddNode(CUgraphNode* node, CUgraph graph, const CUgraphNode* dependencies,
+                                  size_t count, CUgraphNodeParams* params) {
+  return cuGraphAddNode_v2(node, graph, dependencies, nullptr, count, params);
+}
 #undef cuGraphAddDependencies
 #undef cuGraphRemoveDependencies
 #undef cuGraphGetEdges

@@ -1490,13 +1490,42 @@ PT_EXPORT cudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t* pGraphNode, cu
                            "cudaGraphAddChildGraphNode");
 }
 
+namespace {
+cudaError_t add_node_v2(cudaGraphNode_t* pGraphNode, cudaGraph_t graph,
+                        const cudaGraphNode_t* pDependencies, size_t numDependencies,
+                        cudaGraphNodeParams* nodeParams, const char* api);
+}  // namespace
+
 PT_EXPORT cudaError_t cudaGraphAddNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph,
                                        const cudaGraphNode_t* pDependencies,
                                        const cudaGraphEdgeData* dependencyData,
                                        size_t numDependencies,
                                        struct cudaGraphNodeParams* nodeParams) {
-  (void)dependencyData;  // edge types other than the default are programmatic-launch hints
   const char* api = "cudaGraphAddNode";
+  // CUDA 12's has no edge data (its count is in that slot, the parameters in the next: see
+  // cudaGraphAddDependencies) and names the edge-data form `_v2`.
+  if (detail::cudart_abi() == 12) {
+    nodeParams = reinterpret_cast<cudaGraphNodeParams*>(numDependencies);
+    numDependencies = static_cast<size_t>(reinterpret_cast<std::uintptr_t>(dependencyData));
+  }
+  return add_node_v2(pGraphNode, graph, pDependencies, numDependencies, nodeParams, api);
+}
+
+// Edge types other than the default are programmatic-launch hints: the edge data is not kept.
+PT_EXPORT cudaError_t cudaGraphAddNode_v2(cudaGraphNode_t* pGraphNode, cudaGraph_t graph,
+                                          const cudaGraphNode_t* pDependencies,
+                                          const cudaGraphEdgeData* dependencyData,
+                                          size_t numDependencies,
+                                          struct cudaGraphNodeParams* nodeParams) {
+  (void)dependencyData;
+  return add_node_v2(pGraphNode, graph, pDependencies, numDependencies, nodeParams,
+                     "cudaGraphAddNode_v2");
+}
+
+namespace {
+cudaError_t add_node_v2(cudaGraphNode_t* pGraphNode, cudaGraph_t graph,
+                        const cudaGraphNode_t* pDependencies, size_t numDependencies,
+                        cudaGraphNodeParams* nodeParams, const char* api) {
   if (nodeParams == nullptr) return misuse(api, cudaErrorInvalidValue, "nodeParams is NULL");
   detail::Node node;
   cudaError_t error = cudaSuccess;
@@ -1559,6 +1588,7 @@ PT_EXPORT cudaError_t cudaGraphAddNode(cudaGraphNode_t* pGraphNode, cudaGraph_t 
   if (error != cudaSuccess) return error;
   return detail::add_node(pGraphNode, graph, pDependencies, numDependencies, std::move(node), api);
 }
+}  // namespace
 
 namespace {
 // Adds the edges from[i] → to[i], or removes them (all or nothing: every edge must exist as
@@ -2361,4 +2391,65 @@ PT_EXPORT cudaError_t cudaGraphKernelNodeCopyAttributes(cudaGraphNode_t hDst,
   if (const cudaError_t e = kernel_node_attribute(hSrc, api, &src); e != cudaSuccess) return e;
   dst->attributes = src->attributes;
   return cudaSuccess;
+}
+
+// ---- the generic node parameters (cudaGraphNodeSetParams, cudaGraphExecNodeSetParams) ---------
+// Dispatched by the node type to the typed setters above; child-graph, memory and conditional
+// nodes cannot be changed this way (as in CUDA for the first two; the last is not emulated).
+
+namespace {
+cudaError_t set_node_params(cudaGraphExec_t exec, cudaGraphNode_t node, cudaGraphNodeParams* params,
+                            const char* api) {
+  if (params == nullptr) return misuse(api, cudaErrorInvalidValue, "nodeParams is NULL");
+  switch (params->type) {
+    case cudaGraphNodeTypeKernel: {
+      const cudaKernelNodeParams p{params->kernel.func,         params->kernel.gridDim,
+                                   params->kernel.blockDim,     params->kernel.sharedMemBytes,
+                                   params->kernel.kernelParams, params->kernel.extra};
+      return exec != nullptr ? cudaGraphExecKernelNodeSetParams(exec, node, &p)
+                             : cudaGraphKernelNodeSetParams(node, &p);
+    }
+    case cudaGraphNodeTypeMemcpy:
+      return exec != nullptr
+                 ? cudaGraphExecMemcpyNodeSetParams(exec, node, &params->memcpy.copyParams)
+                 : cudaGraphMemcpyNodeSetParams(node, &params->memcpy.copyParams);
+    case cudaGraphNodeTypeMemset: {
+      const cudaMemsetParams p{params->memset.dst,   params->memset.pitch,
+                               params->memset.value, params->memset.elementSize,
+                               params->memset.width, params->memset.height};
+      return exec != nullptr ? cudaGraphExecMemsetNodeSetParams(exec, node, &p)
+                             : cudaGraphMemsetNodeSetParams(node, &p);
+    }
+    case cudaGraphNodeTypeHost: {
+      const cudaHostNodeParams p{params->host.fn, params->host.userData};
+      return exec != nullptr ? cudaGraphExecHostNodeSetParams(exec, node, &p)
+                             : cudaGraphHostNodeSetParams(node, &p);
+    }
+    case cudaGraphNodeTypeEventRecord:
+      return exec != nullptr
+                 ? cudaGraphExecEventRecordNodeSetEvent(exec, node, params->eventRecord.event)
+                 : cudaGraphEventRecordNodeSetEvent(node, params->eventRecord.event);
+    case cudaGraphNodeTypeWaitEvent:
+      return exec != nullptr
+                 ? cudaGraphExecEventWaitNodeSetEvent(exec, node, params->eventWait.event)
+                 : cudaGraphEventWaitNodeSetEvent(node, params->eventWait.event);
+    default:
+      return misuse(api, cudaErrorInvalidValue,
+                    "node type " + std::to_string(params->type) +
+                        " cannot be changed through the generic parameters");
+  }
+}
+}  // namespace
+
+PT_EXPORT cudaError_t cudaGraphNodeSetParams(cudaGraphNode_t node,
+                                             struct cudaGraphNodeParams* nodeParams) {
+  return set_node_params(nullptr, node, nodeParams, "cudaGraphNodeSetParams");
+}
+
+PT_EXPORT cudaError_t cudaGraphExecNodeSetParams(cudaGraphExec_t graphExec, cudaGraphNode_t node,
+                                                 struct cudaGraphNodeParams* nodeParams) {
+  if (graphExec == nullptr) {
+    return misuse("cudaGraphExecNodeSetParams", cudaErrorInvalidValue, "graphExec is NULL");
+  }
+  return set_node_params(graphExec, node, nodeParams, "cudaGraphExecNodeSetParams");
 }

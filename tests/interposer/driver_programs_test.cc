@@ -378,8 +378,8 @@ TEST_F(DriverApi, GraphsBuiltAndCapturedThroughTheDriverReplayAtEachLaunch) {
       << run.out;
   const Trace trace = only_trace();
   const auto launches = trace.of("graph_launch");
-  ASSERT_EQ(launches.size(), 4u);
-  const int nodes[] = {7, 7, 7, 2};  // the empty join node does no work
+  ASSERT_EQ(launches.size(), 6u);
+  const int nodes[] = {7, 7, 7, 2, 1, 1};  // the empty join node does no work
   for (std::size_t i = 0; i < launches.size(); ++i) {
     EXPECT_EQ(launches[i].at("api"), "cuGraphLaunch");
     EXPECT_EQ(launches[i].at("nodes"), nodes[i]);
@@ -390,11 +390,11 @@ TEST_F(DriverApi, GraphsBuiltAndCapturedThroughTheDriverReplayAtEachLaunch) {
     int graph;
   };
   // Launch 2 runs consume on 128 blocks (exec kernel-node parameters); launch 3 with consume
-  // disabled; then the captured graph.
+  // disabled; then the captured graph; then the generic-parameter graph (48, then 16 blocks).
   const Kernel expected[] = {{"produce", 256, 1}, {"consume", 64, 1},  {"consume", 8, 1},
                              {"produce", 256, 1}, {"consume", 128, 1}, {"consume", 8, 1},
                              {"produce", 256, 1}, {"consume", 8, 1},   {"produce", 256, 2},
-                             {"consume", 64, 2}};
+                             {"consume", 64, 2},  {"produce", 48, 3},  {"produce", 16, 3}};
   const auto kernels = trace.of("kernel");
   ASSERT_EQ(kernels.size(), std::size(expected));
   for (std::size_t i = 0; i < kernels.size(); ++i) {

@@ -226,6 +226,32 @@ int main() {
   CU_CHECK(cuGraphLaunch(captured_exec, stream));
   CU_CHECK(cuStreamSynchronize(stream));
 
+  // A graph of one kernel node added through the generic parameters (cuGraphAddNode), its grid
+  // changed on the graph (48 blocks) and then on the executable graph (16 blocks).
+  CUgraph generic;
+  CU_CHECK(cuGraphCreate(&generic, 0));
+  CUgraphNodeParams node_params = {};
+  node_params.type = CU_GRAPH_NODE_TYPE_KERNEL;
+  node_params.kernel.func = produce;
+  node_params.kernel.gridDimX = 32;
+  node_params.kernel.gridDimY = node_params.kernel.gridDimZ = 1;
+  node_params.kernel.blockDimX = 256;
+  node_params.kernel.blockDimY = node_params.kernel.blockDimZ = 1;
+  node_params.kernel.kernelParams = args;
+  CUgraphNode generic_node;
+  CU_CHECK(cuGraphAddNode(&generic_node, generic, nullptr, nullptr, 0, &node_params));
+  node_params.kernel.gridDimX = 48;
+  CU_CHECK(cuGraphNodeSetParams(generic_node, &node_params));
+  CUgraphExec generic_exec;
+  CU_CHECK(cuGraphInstantiate(&generic_exec, generic, 0));
+  CU_CHECK(cuGraphLaunch(generic_exec, stream));
+  node_params.kernel.gridDimX = 16;
+  CU_CHECK(cuGraphExecNodeSetParams(generic_exec, generic_node, &node_params));
+  CU_CHECK(cuGraphLaunch(generic_exec, stream));
+  CU_CHECK(cuStreamSynchronize(stream));
+  CU_CHECK(cuGraphExecDestroy(generic_exec));
+  CU_CHECK(cuGraphDestroy(generic));
+
   CU_CHECK(cuGraphExecDestroy(captured_exec));
   CU_CHECK(cuGraphExecDestroy(exec));
   CU_CHECK(cuGraphDestroy(captured));
