@@ -196,8 +196,9 @@ std::vector<std::string> rank_environment(const LaunchOptions& o, const device::
   if (const std::string inherited = env_or_empty("LD_PRELOAD"); !inherited.empty()) {
     preload += ":" + inherited;
   }
-  // The fake libcuda.so.1 (driver API, built next to the interposer in driver/) goes first on
-  // the library path, so programs linked with -lcuda and dlopen("libcuda.so.1") find it.
+  // The fake libcuda.so.1 (driver API) and libnvidia-ml.so.1 (NVML), built next to the
+  // interposer in driver/, go first on the library path, so programs linked with -lcuda and
+  // dlopen("libcuda.so.1") or dlopen("libnvidia-ml.so.1") find them.
   std::string library_path;
   const fs::path driver_dir = fs::path(o.interposer).parent_path() / "driver";
   std::error_code ec;
