@@ -406,7 +406,6 @@ class Pipeline {
       q.record = &r;
       if (const auto it = locked_mhz.find(r.device); it != locked_mhz.end() && it->second > 0) {
         q.clock_mhz = it->second;
-        in.work_clock_mhz[i] = it->second;
       }
       std::string name;
       if (r.op == OpKind::kKernel) {
@@ -425,6 +424,12 @@ class Pipeline {
       q.name = name;
       const auto [estimate, used] = chain_.estimate(q, out_.gpu);
       count_use(used);
+      // The device model times work at the locked clock; its energy is modelled there too. A
+      // profiled table's duration is its own clock's, so that work keeps the default power.
+      if (q.clock_mhz > 0.0 && used >= 0 &&
+          chain_.estimators()[static_cast<std::size_t>(used)]->name() == "device-model") {
+        in.work_clock_mhz[i] = static_cast<std::int32_t>(q.clock_mhz);
+      }
       in.work_ns[i] = to_ns(estimate.seconds);
       if (r.op == OpKind::kKernel || r.op == OpKind::kGemm) in.work_name[i] = std::move(name);
     }

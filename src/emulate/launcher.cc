@@ -231,6 +231,13 @@ std::vector<std::string> rank_environment(const LaunchOptions& o, const device::
                   gpu.clocks_mhz.size() > 1 ? gpu.clocks_mhz[1] - gpu.clocks_mhz[0] : 15),
       fmt::format("POWERTRAIN_EMU_POWER_LIMIT_W={}", static_cast<int>(gpu.dvfs.power_limit_w)),
       fmt::format("POWERTRAIN_EMU_DEVICES={}", o.devices_per_process),
+      // NVML lists the node's GPUs; this process's devices are a slice of them.
+      fmt::format("POWERTRAIN_EMU_NODE_GPUS={}", std::max(o.gpus_per_node, o.devices_per_process)),
+      fmt::format(
+          "POWERTRAIN_EMU_FIRST_NODE_GPU={}",
+          o.devices_per_process < o.gpus_per_node
+              ? static_cast<int>(std::int64_t{rank} * o.devices_per_process % o.gpus_per_node)
+              : 0),
       fmt::format("POWERTRAIN_EMU_JOB={}", o.job_id),
       // Empty in a recording pass (an inherited value must not leak into it).
       fmt::format("POWERTRAIN_EMU_EVENT_TIMES={}", o.event_times_dir.empty()

@@ -38,6 +38,8 @@ namespace libs = powertrain::emu::libs;
 using libs::handle_text;
 using libs::misuse;
 
+constexpr std::uint64_t kHeuristicAlgoMarker = 0x5054454d554c5400ull;  // "PTEMULT", id 0
+
 enum class Kind { kHandle, kMatmulDesc, kLayout, kPreference, kTransformDesc, kEmulationDesc };
 
 const char* kind_name(Kind kind) {
@@ -673,7 +675,12 @@ PT_EXPORT cublasStatus_t cublasLtMatmulAlgoGetHeuristic(
   // One algorithm that needs no workspace and fills the device once.
   cublasLtMatmulHeuristicResult_t& result = heuristic_results_array[0];
   std::memset(&result, 0, sizeof result);
-  result.algo.data[0] = 0x5054454d554c5400ull;  // "PTEMULT": an emulator algorithm
+  // Algorithm 0 of cublasLtMatmulAlgoGetIds, with cublasLtMatmulAlgoInit's defaults.
+  result.algo.data[0] = kHeuristicAlgoMarker;
+  result.algo.data[1] = CUBLASLT_MATMUL_TILE_UNDEFINED;
+  result.algo.data[2] = 1;  // CUBLASLT_ALGO_CONFIG_SPLITK_NUM
+  result.algo.data[3] = CUBLASLT_REDUCTION_SCHEME_NONE;
+  result.algo.data[6] = CUBLASLT_MATMUL_STAGES_UNDEFINED;
   result.workspaceSize = 0;
   result.state = CUBLAS_STATUS_SUCCESS;
   result.wavesCount = 1.0f;
@@ -738,7 +745,7 @@ PT_EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t light_handle,
 namespace {
 
 constexpr int kAlgoCount = 4;
-constexpr std::uint64_t kAlgoMarker = 0x5054454d554c5400ull;  // "PTEMULT" + the id in the low byte
+constexpr std::uint64_t kAlgoMarker = kHeuristicAlgoMarker;  // + the id in the low byte
 constexpr std::uint32_t kTileIds[] = {CUBLASLT_MATMUL_TILE_64x64, CUBLASLT_MATMUL_TILE_128x128,
                                       CUBLASLT_MATMUL_TILE_128x256, CUBLASLT_MATMUL_TILE_256x128};
 constexpr std::uint32_t kStageIds[] = {CUBLASLT_MATMUL_STAGES_16x3, CUBLASLT_MATMUL_STAGES_32x3,

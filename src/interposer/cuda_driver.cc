@@ -846,8 +846,11 @@ PT_EXPORT CUresult cuFuncGetModule(CUmodule* module, CUfunction function) {
   std::lock_guard<std::mutex> lock(detail::state().mutex);
   const auto& owners = detail::state().function_modules;
   const auto it = owners.find(reinterpret_cast<const void*>(function));
-  // Kernels of the program's own fat binary belong to no module the driver API loaded.
-  if (it == owners.end()) return CUDA_ERROR_INVALID_HANDLE;
+  // Kernels of the program's own fat binary belong to no module the driver API loaded here
+  // (the driver has an implicit one for them): not found. A kernel handle is shared by name, so
+  // a kernel in several modules answers the one it was last looked up in.
+  if (it == owners.end()) return CUDA_ERROR_NOT_FOUND;
+  if (!it->second->live) return CUDA_ERROR_INVALID_HANDLE;  // its module was unloaded
   *module = reinterpret_cast<CUmodule>(it->second);
   return CUDA_SUCCESS;
 }
@@ -870,11 +873,15 @@ PT_EXPORT CUresult cuFuncLoad(CUfunction function) {
 namespace powertrain::emu::detail {
 namespace {
 
-LinkState* live_link(CUlinkState handle) {
-  DriverState& s = state();
-  std::lock_guard<std::mutex> lock(s.mutex);
+// A live link state (the caller holds state().mutex).
+LinkState* live_link_locked(CUlinkState handle) {
   auto* link = reinterpret_cast<LinkState*>(handle);
-  return s.links.count(link) > 0 ? link : nullptr;
+  return state().links.count(link) > 0 ? link : nullptr;
+}
+
+LinkState* live_link(CUlinkState handle) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  return live_link_locked(handle);
 }
 
 // Host objects and archives (CU_JIT_INPUT_OBJECT / LIBRARY) carry their device code as embedded
@@ -935,6 +942,10 @@ CUresult link_add(LinkState* link, CUjitInputType type, const void* data, std::s
                            "unknown input type " + std::to_string(static_cast<int>(type)));
   }
   std::lock_guard<std::mutex> lock(state().mutex);
+  // Destroyed while its input was being read: the handle is gone.
+  if (live_link_locked(reinterpret_cast<CUlinkState>(link)) == nullptr) {
+    return CUDA_ERROR_INVALID_HANDLE;
+  }
   link->names.insert(names.begin(), names.end());
   link->globals.insert(globals.begin(), globals.end());
   link->names_known = link->names_known && known;
@@ -1027,14 +1038,16 @@ PT_EXPORT CUresult cuLinkAddFile(CUlinkState state, CUjitInputType type, const c
 }
 
 PT_EXPORT CUresult cuLinkComplete(CUlinkState state, void** image, size_t* size) {
-  detail::LinkState* link = detail::live_link(state);
+  if (image == nullptr || size == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  std::unique_lock<std::mutex> lock(detail::state().mutex);
+  detail::LinkState* link = detail::live_link_locked(state);
   if (link == nullptr) {
+    lock.unlock();
     return detail::driver_misuse("cuLinkComplete", CUDA_ERROR_INVALID_HANDLE,
                                  "invalid or destroyed link state " + detail::pointer_text(state));
   }
-  if (image == nullptr || size == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  std::lock_guard<std::mutex> lock(detail::state().mutex);
   if (link->inputs == 0) {
+    lock.unlock();
     return detail::driver_misuse("cuLinkComplete", CUDA_ERROR_INVALID_VALUE,
                                  "the link has no inputs");
   }
@@ -1055,16 +1068,17 @@ PT_EXPORT CUresult cuLinkComplete(CUlinkState state, void** image, size_t* size)
 }
 
 PT_EXPORT CUresult cuLinkDestroy(CUlinkState state) {
-  detail::LinkState* link = detail::live_link(state);
-  if (link == nullptr) {
+  auto* link = reinterpret_cast<detail::LinkState*>(state);
+  bool erased = false;
+  {
+    std::lock_guard<std::mutex> lock(detail::state().mutex);
+    erased = detail::state().links.erase(link) > 0;
+  }
+  if (!erased) {
     return detail::driver_misuse("cuLinkDestroy", CUDA_ERROR_INVALID_HANDLE,
                                  "invalid or destroyed link state " + detail::pointer_text(state));
   }
-  {
-    std::lock_guard<std::mutex> lock(detail::state().mutex);
-    detail::state().links.erase(link);
-  }
-  delete link;
+  delete link;  // no other call can reach it now: every use finds it in `links` under the lock
   return CUDA_SUCCESS;
 }
 
@@ -2266,6 +2280,68 @@ const EntryPoint kEntryPoints[] = {
 };
 #undef PT_ENTRY
 
+// The hand-written per-thread-default-stream forms, by the base name cuGetProcAddress is asked
+// for (cuda_driver.cc, cuda_driver_array.cc, cuda_driver_forwards.cc, cuda_driver_graph.cc).
+struct PerThreadEntryPoint {
+  std::string_view base;
+  const char* exported;
+};
+constexpr PerThreadEntryPoint kPerThreadEntryPoints[] = {
+    {"cuLaunchKernel", "cuLaunchKernel_ptsz"},
+    {"cuLaunchKernelEx", "cuLaunchKernelEx_ptsz"},
+    {"cuLaunchCooperativeKernel", "cuLaunchCooperativeKernel_ptsz"},
+    {"cuLaunchHostFunc", "cuLaunchHostFunc_ptsz"},
+    {"cuMemcpyHtoD", "cuMemcpyHtoD_v2_ptds"},
+    {"cuMemcpyDtoH", "cuMemcpyDtoH_v2_ptds"},
+    {"cuMemcpyDtoD", "cuMemcpyDtoD_v2_ptds"},
+    {"cuMemcpy", "cuMemcpy_ptds"},
+    {"cuMemcpyHtoDAsync", "cuMemcpyHtoDAsync_v2_ptsz"},
+    {"cuMemcpyDtoHAsync", "cuMemcpyDtoHAsync_v2_ptsz"},
+    {"cuMemcpyDtoDAsync", "cuMemcpyDtoDAsync_v2_ptsz"},
+    {"cuMemcpyAsync", "cuMemcpyAsync_ptsz"},
+    {"cuMemcpyHtoA", "cuMemcpyHtoA_v2_ptds"},
+    {"cuMemcpyAtoH", "cuMemcpyAtoH_v2_ptds"},
+    {"cuMemcpyHtoAAsync", "cuMemcpyHtoAAsync_v2_ptsz"},
+    {"cuMemcpyAtoHAsync", "cuMemcpyAtoHAsync_v2_ptsz"},
+    {"cuMemcpyAtoD", "cuMemcpyAtoD_v2_ptds"},
+    {"cuMemcpyDtoA", "cuMemcpyDtoA_v2_ptds"},
+    {"cuMemcpyAtoA", "cuMemcpyAtoA_v2_ptds"},
+    {"cuMemcpy2D", "cuMemcpy2D_v2_ptds"},
+    {"cuMemcpy2DUnaligned", "cuMemcpy2DUnaligned_v2_ptds"},
+    {"cuMemcpy2DAsync", "cuMemcpy2DAsync_v2_ptsz"},
+    {"cuMemcpy3D", "cuMemcpy3D_v2_ptds"},
+    {"cuMemcpy3DAsync", "cuMemcpy3DAsync_v2_ptsz"},
+    {"cuMemsetD8", "cuMemsetD8_v2_ptds"},
+    {"cuMemsetD16", "cuMemsetD16_v2_ptds"},
+    {"cuMemsetD32", "cuMemsetD32_v2_ptds"},
+    {"cuMemsetD8Async", "cuMemsetD8Async_ptsz"},
+    {"cuMemsetD16Async", "cuMemsetD16Async_ptsz"},
+    {"cuMemsetD32Async", "cuMemsetD32Async_ptsz"},
+    {"cuMemAllocAsync", "cuMemAllocAsync_ptsz"},
+    {"cuMemFreeAsync", "cuMemFreeAsync_ptsz"},
+    {"cuMemAllocFromPoolAsync", "cuMemAllocFromPoolAsync_ptsz"},
+    {"cuMemPrefetchAsync", "cuMemPrefetchAsync_v2_ptsz"},
+    {"cuStreamSynchronize", "cuStreamSynchronize_ptsz"},
+    {"cuStreamQuery", "cuStreamQuery_ptsz"},
+    {"cuStreamWaitEvent", "cuStreamWaitEvent_ptsz"},
+    {"cuStreamGetPriority", "cuStreamGetPriority_ptsz"},
+    {"cuStreamGetFlags", "cuStreamGetFlags_ptsz"},
+    {"cuStreamGetId", "cuStreamGetId_ptsz"},
+    {"cuStreamGetCtx", "cuStreamGetCtx_ptsz"},
+    {"cuStreamGetDevice", "cuStreamGetDevice_ptsz"},
+    {"cuStreamAddCallback", "cuStreamAddCallback_ptsz"},
+    {"cuStreamGetAttribute", "cuStreamGetAttribute_ptsz"},
+    {"cuStreamSetAttribute", "cuStreamSetAttribute_ptsz"},
+    {"cuStreamCopyAttributes", "cuStreamCopyAttributes_ptsz"},
+    {"cuStreamBeginCapture", "cuStreamBeginCapture_v2_ptsz"},
+    {"cuStreamEndCapture", "cuStreamEndCapture_ptsz"},
+    {"cuStreamIsCapturing", "cuStreamIsCapturing_ptsz"},
+    {"cuGraphLaunch", "cuGraphLaunch_ptsz"},
+    {"cuGraphUpload", "cuGraphUpload_ptsz"},
+    {"cuEventRecord", "cuEventRecord_ptsz"},
+    {"cuEventRecordWithFlags", "cuEventRecordWithFlags_ptsz"},
+};
+
 // Another exported function of this library by its exact name (a generated stub for driver
 // functions not written here), or nullptr.
 void* own_symbol(const char* name) {
@@ -2287,17 +2363,16 @@ PT_EXPORT CUresult cuGetProcAddress(const char* symbol, void** function, int ver
   (void)version;  // every caller of this emulator asks for CUDA 12/13 signatures
   if (symbol == nullptr || function == nullptr) return CUDA_ERROR_INVALID_VALUE;
   const std::string_view name(symbol);
-  // Per-thread default stream: the *_ptsz / *_ptds variant of the newest version, as the driver
-  // hands out (cuLaunchKernel → cuLaunchKernel_ptsz, cuMemcpyHtoD → cuMemcpyHtoD_v2_ptds).
-  if ((flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0 && name.rfind("cu", 0) == 0) {
-    for (const char* suffix : {"_v3", "_v2", ""}) {
-      for (const char* variant : {"_ptsz", "_ptds"}) {
-        const std::string candidate = std::string(name) + suffix + variant;
-        if (void* f = detail::own_symbol(candidate.c_str()); f != nullptr) {
-          *function = f;
-          if (status != nullptr) *status = CU_GET_PROC_ADDRESS_SUCCESS;
-          return CUDA_SUCCESS;
-        }
+  // Per-thread default stream: the *_ptsz / *_ptds variant written here, as the driver hands
+  // out (cuLaunchKernel → cuLaunchKernel_ptsz, cuMemcpyHtoD → cuMemcpyHtoD_v2_ptds); a call
+  // without one gets the form below.
+  if ((flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0) {
+    for (const auto& [base, exported] : detail::kPerThreadEntryPoints) {
+      if (name != base) continue;
+      if (void* f = detail::own_symbol(exported); f != nullptr) {
+        *function = f;
+        if (status != nullptr) *status = CU_GET_PROC_ADDRESS_SUCCESS;
+        return CUDA_SUCCESS;
       }
     }
   }

@@ -14,9 +14,26 @@
 #include "interposer/cudart_impl.h"
 #include "interposer/cudart_internal.h"
 
-// CUDA 12.3–12.9's name of the edge-data form (cudart_graph.cc); CUDA 13's headers lack it.
-extern "C" cudaError_t cudaGraphAddNode_v2(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*,
-                                           const cudaGraphEdgeData*, size_t, cudaGraphNodeParams*);
+// The runtime's edge-data forms by their `_v2` names (CUDA 12.3–12.9's; cudart_graph.cc and
+// cudart_stream.cc). The driver calls these, not the plain names: this file is also built into
+// the CUDA 12 drop-in, where the plain names take CUDA 12's arguments (no edge data).
+extern "C" {
+cudaError_t cudaGraphAddNode_v2(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*,
+                                const cudaGraphEdgeData*, size_t, cudaGraphNodeParams*);
+cudaError_t cudaGraphAddDependencies_v2(cudaGraph_t, const cudaGraphNode_t*, const cudaGraphNode_t*,
+                                        const cudaGraphEdgeData*, size_t);
+cudaError_t cudaGraphRemoveDependencies_v2(cudaGraph_t, const cudaGraphNode_t*,
+                                           const cudaGraphNode_t*, const cudaGraphEdgeData*,
+                                           size_t);
+cudaError_t cudaGraphGetEdges_v2(cudaGraph_t, cudaGraphNode_t*, cudaGraphNode_t*,
+                                 cudaGraphEdgeData*, size_t*);
+cudaError_t cudaGraphNodeGetDependencies_v2(cudaGraphNode_t, cudaGraphNode_t*, cudaGraphEdgeData*,
+                                            size_t*);
+cudaError_t cudaGraphNodeGetDependentNodes_v2(cudaGraphNode_t, cudaGraphNode_t*, cudaGraphEdgeData*,
+                                              size_t*);
+cudaError_t cudaStreamUpdateCaptureDependencies_v2(cudaStream_t, cudaGraphNode_t*,
+                                                   const cudaGraphEdgeData*, size_t, unsigned int);
+}
 
 namespace detail = powertrain::emu::detail;
 namespace impl = powertrain::emu::detail::impl;
@@ -459,14 +476,14 @@ PT_EXPORT CUresult cuGraphAddDependencies(CUgraph graph, const CUgraphNode* from
                                           const CUgraphNode* to, const CUgraphEdgeData* edges,
                                           size_t count) {
   ErrorScope scope;
-  return to_driver(cudaGraphAddDependencies(rt(graph), rt(from), rt(to), rt(edges), count));
+  return to_driver(cudaGraphAddDependencies_v2(rt(graph), rt(from), rt(to), rt(edges), count));
 }
 
 PT_EXPORT CUresult cuGraphRemoveDependencies(CUgraph graph, const CUgraphNode* from,
                                              const CUgraphNode* to, const CUgraphEdgeData* edges,
                                              size_t count) {
   ErrorScope scope;
-  return to_driver(cudaGraphRemoveDependencies(rt(graph), rt(from), rt(to), rt(edges), count));
+  return to_driver(cudaGraphRemoveDependencies_v2(rt(graph), rt(from), rt(to), rt(edges), count));
 }
 
 PT_EXPORT CUresult cuGraphGetNodes(CUgraph graph, CUgraphNode* nodes, size_t* count) {
@@ -482,19 +499,19 @@ PT_EXPORT CUresult cuGraphGetRootNodes(CUgraph graph, CUgraphNode* nodes, size_t
 PT_EXPORT CUresult cuGraphGetEdges(CUgraph graph, CUgraphNode* from, CUgraphNode* to,
                                    CUgraphEdgeData* edges, size_t* count) {
   ErrorScope scope;
-  return to_driver(cudaGraphGetEdges(rt(graph), rt(from), rt(to), rt(edges), count));
+  return to_driver(cudaGraphGetEdges_v2(rt(graph), rt(from), rt(to), rt(edges), count));
 }
 
 PT_EXPORT CUresult cuGraphNodeGetDependencies(CUgraphNode node, CUgraphNode* dependencies,
                                               CUgraphEdgeData* edges, size_t* count) {
   ErrorScope scope;
-  return to_driver(cudaGraphNodeGetDependencies(rt(node), rt(dependencies), rt(edges), count));
+  return to_driver(cudaGraphNodeGetDependencies_v2(rt(node), rt(dependencies), rt(edges), count));
 }
 
 PT_EXPORT CUresult cuGraphNodeGetDependentNodes(CUgraphNode node, CUgraphNode* dependents,
                                                 CUgraphEdgeData* edges, size_t* count) {
   ErrorScope scope;
-  return to_driver(cudaGraphNodeGetDependentNodes(rt(node), rt(dependents), rt(edges), count));
+  return to_driver(cudaGraphNodeGetDependentNodes_v2(rt(node), rt(dependents), rt(edges), count));
 }
 
 PT_EXPORT CUresult cuGraphNodeGetType(CUgraphNode node, CUgraphNodeType* type) {
@@ -757,7 +774,7 @@ PT_EXPORT CUresult cuStreamUpdateCaptureDependencies(CUstream stream, CUgraphNod
                                                      unsigned int flags) {
   ErrorScope scope;
   return to_driver(
-      cudaStreamUpdateCaptureDependencies(stream, rt(dependencies), rt(edges), count, flags));
+      cudaStreamUpdateCaptureDependencies_v2(stream, rt(dependencies), rt(edges), count, flags));
 }
 
 // ---- the CUDA 12.0 forms of renamed functions

@@ -529,6 +529,21 @@ void reset_limits(int device) {
 }
 }  // namespace
 
+namespace {
+// Peer access enabled so far, as (accessing device, peer device): the driver refuses to enable a
+// pair twice or to disable one that is not enabled (PyTorch clears the first of these errors).
+std::mutex g_peer_mutex;
+std::set<std::pair<int, int>> g_peer_access;
+
+// A reset device's context is gone, and with it the mappings to and from its peers.
+void reset_peer_access(int device) {
+  std::lock_guard<std::mutex> lock(g_peer_mutex);
+  for (auto it = g_peer_access.begin(); it != g_peer_access.end();) {
+    it = it->first == device || it->second == device ? g_peer_access.erase(it) : std::next(it);
+  }
+}
+}  // namespace
+
 PT_EXPORT cudaError_t cudaDeviceReset() {
   // Destroys the device's context: its allocations, streams and events become invalid.
   const int device = powertrain::emu::current_device();
@@ -536,6 +551,7 @@ PT_EXPORT cudaError_t cudaDeviceReset() {
   detail::release_device_allocations(device);
   detail::reset_streams_and_events(device);
   reset_limits(device);  // back to their defaults
+  reset_peer_access(device);
   detail::record_text(trace_schema::op::kDeviceReset, device);
   return cudaSuccess;
 }
@@ -642,13 +658,6 @@ PT_EXPORT cudaError_t cudaDeviceCanAccessPeer(int* canAccessPeer, int device, in
   *canAccessPeer = device != peerDevice ? 1 : 0;  // NVLink-connected node
   return cudaSuccess;
 }
-
-namespace {
-// Peer access enabled so far, as (accessing device, peer device): the driver refuses to enable a
-// pair twice or to disable one that is not enabled (PyTorch clears the first of these errors).
-std::mutex g_peer_mutex;
-std::set<std::pair<int, int>> g_peer_access;
-}  // namespace
 
 PT_EXPORT cudaError_t cudaDeviceEnablePeerAccess(int peerDevice, unsigned int flags) {
   if (!detail::valid_device(peerDevice) || peerDevice == powertrain::emu::current_device()) {

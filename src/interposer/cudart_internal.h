@@ -50,6 +50,10 @@ struct Config {
   int clock_step_mhz = 15;  // between supported SM clocks (POWERTRAIN_EMU_CLOCK_STEP_MHZ)
   int power_limit_w = 700;  // board power limit (POWERTRAIN_EMU_POWER_LIMIT_W)
   int devices = 1;
+  // NVML sees the node's GPUs (POWERTRAIN_EMU_NODE_GPUS; default: this process's devices), the
+  // process's CUDA device d being node GPU first_node_gpu + d (POWERTRAIN_EMU_FIRST_NODE_GPU).
+  int node_gpus = 0;
+  int first_node_gpu = 0;
   int rank = -1;
   int world_size = -1;
   int local_rank = -1;

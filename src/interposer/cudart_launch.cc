@@ -32,7 +32,8 @@ struct Kernel {
   std::string mangled;
   std::string json_name;  // `mangled` as a JSON string, quotes included
   const void* host_fun = nullptr;
-  int max_dynamic_shared = 0;  // cudaFuncAttributeMaxDynamicSharedMemorySize
+  int max_dynamic_shared = 0;         // cudaFuncAttributeMaxDynamicSharedMemorySize
+  bool non_portable_cluster = false;  // cudaFuncAttributeNonPortableClusterSizeAllowed
   int carveout = -1;
 };
 
@@ -523,6 +524,9 @@ PT_EXPORT cudaError_t cudaFuncSetAttribute(const void* func, enum cudaFuncAttrib
   } else if (attr == cudaFuncAttributePreferredSharedMemoryCarveout) {
     std::lock_guard<std::mutex> lock(detail::kernels().mutex);
     detail::kernels().kernels[index]->carveout = value;
+  } else if (attr == cudaFuncAttributeNonPortableClusterSizeAllowed) {
+    std::lock_guard<std::mutex> lock(detail::kernels().mutex);
+    detail::kernels().kernels[index]->non_portable_cluster = value != 0;
   }
   return cudaSuccess;  // other attributes (cluster shape, scheduling) are accepted hints
 }
@@ -583,7 +587,8 @@ PT_EXPORT cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* numBloc
 // bound: H100's GPCs hold 16 or 18 SMs, so 16-block clusters fit fewer than 132 / 16).
 namespace {
 cudaError_t cluster_query(const void* func, const cudaLaunchConfig_t* config, const char* api,
-                          int* cluster_size, int* blocks_per_sm, int* sms) {
+                          bool need_size, int* cluster_size, int* blocks_per_sm, int* sms,
+                          bool* non_portable_out = nullptr) {
   if (detail::find_kernel(func) < 0) return detail::unknown_kernel(api, func);
   if (config == nullptr) return misuse(api, cudaErrorInvalidValue, "launchConfig is NULL");
   const int device = powertrain::emu::current_device();
@@ -593,12 +598,33 @@ cudaError_t cluster_query(const void* func, const cudaLaunchConfig_t* config, co
   if (major < 9) {
     return misuse(api, cudaErrorNotSupported, "thread-block clusters need compute capability 9.0");
   }
-  *cluster_size = 1;
+  *cluster_size = 0;
   for (unsigned i = 0; i < config->numAttrs; ++i) {
     if (config->attrs != nullptr && config->attrs[i].id == cudaLaunchAttributeClusterDimension) {
       const auto& d = config->attrs[i].val.clusterDim;
       *cluster_size = static_cast<int>(d.x * d.y * d.z);
     }
+  }
+  // The size must come from the configuration (a kernel's compile-time __cluster_dims__ are not
+  // known here); above the portable 8 blocks only with the non-portable attribute, up to 16.
+  bool non_portable = false;
+  {
+    const std::int64_t index = detail::find_kernel(func);
+    std::lock_guard<std::mutex> lock(detail::kernels().mutex);
+    non_portable = detail::kernels().kernels[index]->non_portable_cluster;
+  }
+  if (non_portable_out != nullptr) *non_portable_out = non_portable;
+  if (need_size && *cluster_size <= 0) {
+    return misuse(api, cudaErrorInvalidValue,
+                  "the launch configuration has no cluster-dimension attribute");
+  }
+  if (*cluster_size > (non_portable ? 16 : 8)) {
+    return misuse(api, cudaErrorInvalidClusterSize,
+                  "cluster of " + std::to_string(*cluster_size) + " blocks (at most " +
+                      (non_portable ? "16"
+                                    : "8 without cudaFuncAttributeNonPortableClusterSize"
+                                      "Allowed") +
+                      ")");
   }
   const int threads =
       static_cast<int>(config->blockDim.x * config->blockDim.y * config->blockDim.z);
@@ -612,29 +638,28 @@ PT_EXPORT cudaError_t cudaOccupancyMaxActiveClusters(int* numClusters, const voi
   const char* api = "cudaOccupancyMaxActiveClusters";
   if (numClusters == nullptr) return misuse(api, cudaErrorInvalidValue, "numClusters is NULL");
   int cluster = 1, blocks = 0, sms = 0;
-  if (const cudaError_t e = cluster_query(func, launchConfig, api, &cluster, &blocks, &sms);
+  if (const cudaError_t e = cluster_query(func, launchConfig, api, true, &cluster, &blocks, &sms);
       e != cudaSuccess) {
     return e;
-  }
-  if (cluster < 1 || cluster > 16) {
-    return misuse(api, cudaErrorInvalidClusterSize,
-                  "cluster of " + std::to_string(cluster) + " blocks (1 to 16 on this GPU)");
   }
   *numClusters = sms * blocks / cluster;
   return cudaSuccess;
 }
 
-// The largest portable cluster (8 blocks), or fewer when fewer blocks fit on the device at once.
+// The largest portable cluster (8 blocks; 16 with cudaFuncAttributeNonPortableClusterSizeAllowed),
+// or fewer when fewer blocks fit on the device at once.
 PT_EXPORT cudaError_t cudaOccupancyMaxPotentialClusterSize(int* clusterSize, const void* func,
                                                            const cudaLaunchConfig_t* launchConfig) {
   const char* api = "cudaOccupancyMaxPotentialClusterSize";
   if (clusterSize == nullptr) return misuse(api, cudaErrorInvalidValue, "clusterSize is NULL");
   int cluster = 1, blocks = 0, sms = 0;
-  if (const cudaError_t e = cluster_query(func, launchConfig, api, &cluster, &blocks, &sms);
+  bool non_portable = false;
+  if (const cudaError_t e =
+          cluster_query(func, launchConfig, api, false, &cluster, &blocks, &sms, &non_portable);
       e != cudaSuccess) {
     return e;
   }
-  *clusterSize = std::min(8, sms * blocks);
+  *clusterSize = std::min(non_portable ? 16 : 8, sms * blocks);
   return cudaSuccess;
 }
 

@@ -90,6 +90,12 @@ Config load_config() {
   env_int("POWERTRAIN_EMU_POWER_LIMIT_W", &c.power_limit_w, 1, 100000);
   if (c.min_clock_mhz > c.clock_mhz) c.min_clock_mhz = c.clock_mhz;
   env_int("POWERTRAIN_EMU_DEVICES", &c.devices, 1, 1024);
+  env_int("POWERTRAIN_EMU_NODE_GPUS", &c.node_gpus, 1, 1024);
+  env_int("POWERTRAIN_EMU_FIRST_NODE_GPU", &c.first_node_gpu, 0, 1023);
+  if (c.node_gpus < c.first_node_gpu + c.devices) {  // absent or inconsistent: the process's own
+    c.node_gpus = c.devices;
+    c.first_node_gpu = 0;
+  }
   env_int("RANK", &c.rank, 0, 1 << 24);
   env_int("WORLD_SIZE", &c.world_size, 1, 1 << 24);
   env_int("LOCAL_RANK", &c.local_rank, 0, 1 << 24);

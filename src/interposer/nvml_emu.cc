@@ -3,8 +3,9 @@
 // thin driver/libnvidia-ml.so.1 that needs libpowertrain_cuda.so (as driver/libcuda.so.1 does),
 // so dlopen("libnvidia-ml.so.1") finds these functions.
 //
-// Answered from the emulator's configuration: the device count, names, UUIDs and PCI bus ids
-// (as the runtime reports them), memory in use (the emulator's own accounting), compute
+// Answered from the emulator's configuration: the node's GPUs (the process's CUDA devices are a
+// slice of them: POWERTRAIN_EMU_NODE_GPUS, POWERTRAIN_EMU_FIRST_NODE_GPU), names, UUIDs (the
+// driver's, for the GPUs the process sees), memory in use (the emulator's own accounting), compute
 // capability, the supported SM clocks (the GPU model's range and step, highest first as NVML
 // lists them) and memory clock, power limits. Clock locks (nvmlDeviceSetGpuLockedClocks,
 // nvmlDeviceSetApplicationsClocks and their resets) are kept per device and written as
@@ -12,6 +13,8 @@
 // at the locked clock. Measurements the emulator does not have — power draw, the energy
 // counter, temperature, utilization — return NVML_ERROR_NOT_SUPPORTED and are reported as
 // unsupported by name: the analysis's energy is modelled, never measured.
+#include <cuda.h>
+
 #include <algorithm>
 #include <array>
 #include <cstdio>
@@ -72,8 +75,15 @@ State& state() {
   return *s;
 }
 
+// NVML lists the node's GPUs, whatever the process sees through CUDA.
 unsigned device_count() {
-  return static_cast<unsigned>(std::min<int>(detail::config().devices, kMaxDevices));
+  return static_cast<unsigned>(std::min<int>(detail::config().node_gpus, kMaxDevices));
+}
+
+// The process's CUDA ordinal of NVML device `d`, or -1 when the process does not see it.
+int cuda_ordinal(const Device& d) {
+  const int ordinal = static_cast<int>(d.index) - detail::config().first_node_gpu;
+  return ordinal >= 0 && ordinal < detail::config().devices ? ordinal : -1;
 }
 
 unsigned max_mhz() { return static_cast<unsigned>(detail::config().clock_mhz); }
@@ -111,8 +121,12 @@ unsigned supported(unsigned mhz) {
   return min_mhz() + (clamped - min_mhz()) / step_mhz() * step_mhz();
 }
 
+// A clock change of a GPU the process sees is written for the analysis (on its CUDA ordinal);
+// one of another process's GPUs changes only what NVML answers here.
 void record_lock(const char* api, const Device& d) {
-  auto record = emu::begin_record(schema::op::kClockLock, emu::now_ns(), static_cast<int>(d.index));
+  const int ordinal = cuda_ordinal(d);
+  if (ordinal < 0) return;
+  auto record = emu::begin_record(schema::op::kClockLock, emu::now_ns(), ordinal);
   const bool locked = d.locked_max_mhz > 0 || d.app_mhz > 0;
   record.field(schema::field::kMinMhz,
                static_cast<std::int64_t>(d.locked_max_mhz > 0 ? d.locked_min_mhz
@@ -231,12 +245,16 @@ PT_EXPORT nvmlReturn_t nvmlDeviceGetName(void* device, char* name, unsigned int 
 PT_EXPORT nvmlReturn_t nvmlDeviceGetUUID(void* device, char* uuid, unsigned int length) {
   const Device* d = device_of(device, "nvmlDeviceGetUUID");
   if (d == nullptr) return kInvalidArgument;
-  cudaDeviceProp prop{};
-  if (cudaGetDeviceProperties(&prop, static_cast<int>(d->index)) != cudaSuccess) {
+  // The driver's UUID of the process's CUDA device (independent of the runtime ABI's structs).
+  const int ordinal = cuda_ordinal(*d);
+  CUuuid id{};
+  if (ordinal < 0) {
+    std::snprintf(id.bytes, sizeof id.bytes, "pt-nvml-%07u", d->index);  // not this process's
+  } else if (cuDeviceGetUuid_v2(&id, ordinal) != CUDA_SUCCESS) {
     return kInvalidArgument;
   }
   char text[48];
-  const auto* b = reinterpret_cast<const unsigned char*>(prop.uuid.bytes);
+  const auto* b = reinterpret_cast<const unsigned char*>(id.bytes);
   std::snprintf(text, sizeof text,
                 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
                 b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
@@ -247,10 +265,12 @@ PT_EXPORT nvmlReturn_t nvmlDeviceGetUUID(void* device, char* uuid, unsigned int 
 PT_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(void* device, Memory* memory) {
   const Device* d = device_of(device, "nvmlDeviceGetMemoryInfo");
   if (d == nullptr || memory == nullptr) return kInvalidArgument;
-  // As cudaMemGetInfo counts it: this process's allocations and its context's reservation.
+  // As cudaMemGetInfo counts it: this process's allocations and its context's reservation (a GPU
+  // the process does not see: nothing known in use).
   const std::int64_t total = detail::config().memory_bytes;
+  const int ordinal = cuda_ordinal(*d);
   const std::int64_t used =
-      detail::used_bytes(static_cast<int>(d->index)) + detail::config().reserved_bytes;
+      ordinal < 0 ? 0 : detail::used_bytes(ordinal) + detail::config().reserved_bytes;
   const std::int64_t free = std::max<std::int64_t>(0, total - used);
   memory->total = static_cast<unsigned long long>(total);
   memory->free = static_cast<unsigned long long>(free);

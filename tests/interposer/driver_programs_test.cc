@@ -421,7 +421,7 @@ TEST_F(DriverApi, GraphsBuiltAndCapturedThroughTheDriverReplayAtEachLaunch) {
   // Removing the edge a second time is refused by name; nothing is unsupported.
   const auto misuse = trace.of("misuse");
   ASSERT_EQ(misuse.size(), 1u);
-  EXPECT_EQ(misuse[0].at("api"), "cudaGraphRemoveDependencies");
+  EXPECT_EQ(misuse[0].at("api"), "cudaGraphRemoveDependencies_v2");  // the edge-data form
   EXPECT_TRUE(trace.of("unsupported").empty());
 }
 
