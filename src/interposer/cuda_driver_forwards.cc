@@ -91,11 +91,13 @@ PT_EXPORT CUresult cuMemHostGetFlags(unsigned int* flags, void* pointer) {
   return to_driver(cudaHostGetFlags(flags, pointer));
 }
 
+// A prefetch is a placement hint with no effect on an emulated device: only the stream is checked
+// (through impl, not cudaMemPrefetchAsync, whose arguments depend on the runtime ABI).
 PT_EXPORT CUresult cuMemPrefetchAsync(CUdeviceptr pointer, size_t bytes, CUmemLocation location,
                                       unsigned int flags, CUstream stream) {
+  (void)pointer, (void)bytes, (void)location, (void)flags;
   ErrorScope scope;
-  return to_driver(
-      cudaMemPrefetchAsync(as_pointer(pointer), bytes, to_runtime(location), flags, stream));
+  return to_driver(impl::stream_accept(stream, false, "cuMemPrefetchAsync_v2"));
 }
 
 PT_EXPORT CUresult cuMemPrefetchAsync_v2_ptsz(CUdeviceptr pointer, size_t bytes,
@@ -543,9 +545,9 @@ PT_EXPORT CUresult cuOccupancyMaxPotentialClusterSize(int* cluster_size, CUfunct
 #undef cuMemAdvise
 PT_EXPORT CUresult cuMemPrefetchAsync(CUdeviceptr pointer, size_t bytes, CUdevice device,
                                       CUstream stream) {
+  (void)pointer, (void)bytes, (void)device;
   ErrorScope scope;
-  return to_driver(
-      cudaMemPrefetchAsync(as_pointer(pointer), bytes, device_location(device), 0, stream));
+  return to_driver(impl::stream_accept(stream, false, "cuMemPrefetchAsync"));
 }
 
 PT_EXPORT CUresult cuMemPrefetchAsync_ptsz(CUdeviceptr pointer, size_t bytes, CUdevice device,

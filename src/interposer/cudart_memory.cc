@@ -1078,12 +1078,8 @@ PT_EXPORT cudaError_t cudaMemAdvise(const void* devPtr, size_t count, enum cudaM
   return cudaSuccess;
 }
 
-// A prefetch is a placement hint with no effect on an emulated device: only the stream is checked.
-PT_EXPORT cudaError_t cudaMemPrefetchAsync(const void* /*devPtr*/, size_t /*count*/,
-                                           struct cudaMemLocation /*location*/,
-                                           unsigned int /*flags*/, cudaStream_t stream) {
-  return impl::stream_accept(stream, false, "cudaMemPrefetchAsync");
-}
+// cudaMemPrefetchAsync and its _ptsz form are in cudart_prefetch.cc (their CUDA 12 and 13
+// signatures differ in where the stream is).
 
 // The CUDA 12.2–12.9 names of the location-based forms (CUDA 13 gave them the plain names).
 PT_EXPORT cudaError_t cudaMemPrefetchAsync_v2(const void* /*devPtr*/, size_t /*count*/,

@@ -216,13 +216,6 @@ PT_EXPORT cudaError_t cudaMallocFromPoolAsync(void** ptr, size_t size, cudaMemPo
   return impl::malloc_async(ptr, size, stream, true, PT_NAME_SZ(cudaMallocFromPoolAsync), &memPool);
 }
 
-// A prefetch is a placement hint with no effect on an emulated device: only the stream is checked.
-PT_EXPORT cudaError_t cudaMemPrefetchAsync(const void* /*devPtr*/, size_t /*count*/,
-                                           struct cudaMemLocation /*location*/,
-                                           unsigned int /*flags*/, cudaStream_t stream) {
-  return impl::stream_accept(stream, true, PT_NAME_SZ(cudaMemPrefetchAsync));
-}
-
 // ---- stream capture and graph launch (cudart_graph.cc) ----------------------------------------
 
 PT_EXPORT cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode) {

@@ -186,6 +186,62 @@ TEST_F(SampleApiPrograms, Cuda12DropInReadsTheCuda12GraphEdgeSignatures) {
   EXPECT_EQ(WEXITSTATUS(status), 0) << "see the step numbers in the test body";
 }
 
+// cudaMemPrefetchAsync under the CUDA 12 drop-in has CUDA 12's parameters (devPtr, count,
+// dstDevice, stream): the stream is the fourth argument, where CUDA 13 has the flags. And the
+// driver's graph edge calls, built into the drop-in too, keep their edge-data arguments there.
+// In a child that dlopens libcudart.so.12. Returns the failing step, 0 when all passed.
+TEST_F(SampleApiPrograms, Cuda12DropInReadsTheCuda12PrefetchAndKeepsDriverEdgeCalls) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setenv("POWERTRAIN_EMU_DIR", (dir_ / "trace").c_str(), 1);
+    void* lib = ::dlopen((std::string(kCudartDir) + "/libcudart.so.12").c_str(), RTLD_NOW);
+    if (lib == nullptr) ::_exit(100);
+    using StreamCreate = int (*)(void**);
+    using MallocManaged = int (*)(void**, size_t, unsigned);
+    using Prefetch12 = int (*)(const void*, size_t, int, void*);
+    using GraphCreate = int (*)(void**, unsigned);
+    using AddEmpty = int (*)(void**, void*, const void* const*, size_t);
+    using AddEdges = int (*)(void*, const void* const*, const void* const*, const void*, size_t);
+    using GetEdges = int (*)(void*, void**, void**, void*, size_t*);
+    auto stream_create = reinterpret_cast<StreamCreate>(::dlsym(lib, "cudaStreamCreate"));
+    auto malloc_managed = reinterpret_cast<MallocManaged>(::dlsym(lib, "cudaMallocManaged"));
+    auto prefetch = reinterpret_cast<Prefetch12>(::dlsym(lib, "cudaMemPrefetchAsync"));
+    auto graph_create = reinterpret_cast<GraphCreate>(::dlsym(lib, "cuGraphCreate"));
+    auto add_empty = reinterpret_cast<AddEmpty>(::dlsym(lib, "cuGraphAddEmptyNode"));
+    auto add_edges = reinterpret_cast<AddEdges>(::dlsym(lib, "cuGraphAddDependencies_v2"));
+    auto get_edges = reinterpret_cast<GetEdges>(::dlsym(lib, "cuGraphGetEdges_v2"));
+    if (!stream_create || !malloc_managed || !prefetch || !graph_create || !add_empty ||
+        !add_edges || !get_edges) {
+      ::_exit(1);
+    }
+    void* stream = nullptr;
+    void* managed = nullptr;
+    if (stream_create(&stream) != 0 || malloc_managed(&managed, 1 << 20, 1) != 0) ::_exit(2);
+    if (prefetch(managed, 1 << 20, 0, stream) != 0) ::_exit(3);  // the created stream
+    if (prefetch(managed, 1 << 20, 0, reinterpret_cast<void*>(0x7)) == 0) ::_exit(4);  // invalid
+    void* graph = nullptr;
+    void* a = nullptr;
+    void* b = nullptr;
+    if (graph_create(&graph, 0) != 0 || add_empty(&a, graph, nullptr, 0) != 0 ||
+        add_empty(&b, graph, nullptr, 0) != 0) {
+      ::_exit(5);
+    }
+    if (add_edges(graph, &a, &b, nullptr, 1) != 0) ::_exit(6);  // a → b with (no) edge data
+    void* from[2] = {};
+    void* to[2] = {};
+    size_t count = 2;
+    if (get_edges(graph, from, to, nullptr, &count) != 0 || count != 1 || from[0] != a ||
+        to[0] != b) {
+      ::_exit(7);
+    }
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "see the step numbers in the test body";
+}
+
 // cudaStreamUpdateCaptureDependencies_ptsz (per-thread default stream programs) under the CUDA 12
 // drop-in has CUDA 12's parameters (stream, nodes, count, flags), as the plain name; CUDA 12's
 // `_v2_ptsz` takes the edge data. In a child that dlopens libcudart.so.12: a memset captured on a
