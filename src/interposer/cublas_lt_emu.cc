@@ -1051,11 +1051,10 @@ PT_EXPORT cublasStatus_t cublasLtMatrixTransformDescCreate(
     return misuse("cublasLtMatrixTransformDescCreate", "transformDesc is NULL",
                   CUBLAS_STATUS_INVALID_VALUE);
   }
-  auto* object = new Object;
-  register_object(object, Kind::kTransformDesc, object);
-  put_value(object, CUBLASLT_MATRIX_TRANSFORM_DESC_SCALE_TYPE,
+  auto desc = create<cublasLtMatrixTransformDesc_t>(Kind::kTransformDesc);
+  put_value(reinterpret_cast<Object*>(desc), CUBLASLT_MATRIX_TRANSFORM_DESC_SCALE_TYPE,
             static_cast<std::uint32_t>(scale_type));
-  *transform_desc = reinterpret_cast<cublasLtMatrixTransformDesc_t>(object);
+  *transform_desc = desc;
   return CUBLAS_STATUS_SUCCESS;
 }
 

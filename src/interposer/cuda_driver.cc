@@ -1305,16 +1305,24 @@ PT_EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsign
                                 dim3(bx, by, bz), shared, stream, false, "cuLaunchKernel"));
 }
 
+namespace {
+// cuLaunchKernelEx[_ptsz]: the configuration's shape, shared memory and stream.
+CUresult launch_with_config(const CUlaunchConfig* config, CUfunction f, bool per_thread,
+                            const char* api) {
+  if (config == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  ErrorScope scope;
+  return to_driver(impl::launch(reinterpret_cast<const void*>(f),
+                                dim3(config->gridDimX, config->gridDimY, config->gridDimZ),
+                                dim3(config->blockDimX, config->blockDimY, config->blockDimZ),
+                                config->sharedMemBytes, config->hStream, per_thread, api));
+}
+}  // namespace
+
 PT_EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction f, void** params,
                                     void** extra) {
   (void)params;
   (void)extra;
-  if (config == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  ErrorScope scope;
-  return to_driver(impl::launch(
-      reinterpret_cast<const void*>(f), dim3(config->gridDimX, config->gridDimY, config->gridDimZ),
-      dim3(config->blockDimX, config->blockDimY, config->blockDimZ), config->sharedMemBytes,
-      config->hStream, false, "cuLaunchKernelEx"));
+  return launch_with_config(config, f, false, "cuLaunchKernelEx");
 }
 
 PT_EXPORT CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
@@ -1979,12 +1987,7 @@ PT_EXPORT CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig* config, CUfunctio
                                          void** extra) {
   (void)params;
   (void)extra;
-  if (config == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  ErrorScope scope;
-  return to_driver(impl::launch(
-      reinterpret_cast<const void*>(f), dim3(config->gridDimX, config->gridDimY, config->gridDimZ),
-      dim3(config->blockDimX, config->blockDimY, config->blockDimZ), config->sharedMemBytes,
-      config->hStream, true, "cuLaunchKernelEx_ptsz"));
+  return launch_with_config(config, f, true, "cuLaunchKernelEx_ptsz");
 }
 
 PT_EXPORT CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned gx, unsigned gy,

@@ -1494,6 +1494,19 @@ namespace {
 cudaError_t add_node_v2(cudaGraphNode_t* pGraphNode, cudaGraph_t graph,
                         const cudaGraphNode_t* pDependencies, size_t numDependencies,
                         cudaGraphNodeParams* nodeParams, const char* api);
+
+// The typed parameters inside the generic node parameters (cudaGraphAddNode, *NodeSetParams).
+cudaKernelNodeParams kernel_params_of(const cudaGraphNodeParams& n) {
+  return {n.kernel.func,           n.kernel.gridDim,      n.kernel.blockDim,
+          n.kernel.sharedMemBytes, n.kernel.kernelParams, n.kernel.extra};
+}
+cudaMemsetParams memset_params_of(const cudaGraphNodeParams& n) {
+  return {n.memset.dst,         n.memset.pitch, n.memset.value,
+          n.memset.elementSize, n.memset.width, n.memset.height};
+}
+cudaHostNodeParams host_params_of(const cudaGraphNodeParams& n) {
+  return {n.host.fn, n.host.userData};
+}
 }  // namespace
 
 PT_EXPORT cudaError_t cudaGraphAddNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph,
@@ -1531,10 +1544,7 @@ cudaError_t add_node_v2(cudaGraphNode_t* pGraphNode, cudaGraph_t graph,
   cudaError_t error = cudaSuccess;
   switch (nodeParams->type) {
     case cudaGraphNodeTypeKernel: {
-      const cudaKernelNodeParams p{
-          nodeParams->kernel.func,         nodeParams->kernel.gridDim,
-          nodeParams->kernel.blockDim,     nodeParams->kernel.sharedMemBytes,
-          nodeParams->kernel.kernelParams, nodeParams->kernel.extra};
+      const cudaKernelNodeParams p = kernel_params_of(*nodeParams);
       error = detail::kernel_node(&p, api, &node);
       break;
     }
@@ -1542,14 +1552,12 @@ cudaError_t add_node_v2(cudaGraphNode_t* pGraphNode, cudaGraph_t graph,
       error = detail::memcpy3d_node(&nodeParams->memcpy.copyParams, api, &node);
       break;
     case cudaGraphNodeTypeMemset: {
-      const cudaMemsetParams p{nodeParams->memset.dst,   nodeParams->memset.pitch,
-                               nodeParams->memset.value, nodeParams->memset.elementSize,
-                               nodeParams->memset.width, nodeParams->memset.height};
+      const cudaMemsetParams p = memset_params_of(*nodeParams);
       error = detail::memset_node(&p, api, &node);
       break;
     }
     case cudaGraphNodeTypeHost: {
-      const cudaHostNodeParams p{nodeParams->host.fn, nodeParams->host.userData};
+      const cudaHostNodeParams p = host_params_of(*nodeParams);
       error = detail::host_node(&p, api, &node);
       break;
     }
@@ -2403,9 +2411,7 @@ cudaError_t set_node_params(cudaGraphExec_t exec, cudaGraphNode_t node, cudaGrap
   if (params == nullptr) return misuse(api, cudaErrorInvalidValue, "nodeParams is NULL");
   switch (params->type) {
     case cudaGraphNodeTypeKernel: {
-      const cudaKernelNodeParams p{params->kernel.func,         params->kernel.gridDim,
-                                   params->kernel.blockDim,     params->kernel.sharedMemBytes,
-                                   params->kernel.kernelParams, params->kernel.extra};
+      const cudaKernelNodeParams p = kernel_params_of(*params);
       return exec != nullptr ? cudaGraphExecKernelNodeSetParams(exec, node, &p)
                              : cudaGraphKernelNodeSetParams(node, &p);
     }
@@ -2414,14 +2420,12 @@ cudaError_t set_node_params(cudaGraphExec_t exec, cudaGraphNode_t node, cudaGrap
                  ? cudaGraphExecMemcpyNodeSetParams(exec, node, &params->memcpy.copyParams)
                  : cudaGraphMemcpyNodeSetParams(node, &params->memcpy.copyParams);
     case cudaGraphNodeTypeMemset: {
-      const cudaMemsetParams p{params->memset.dst,   params->memset.pitch,
-                               params->memset.value, params->memset.elementSize,
-                               params->memset.width, params->memset.height};
+      const cudaMemsetParams p = memset_params_of(*params);
       return exec != nullptr ? cudaGraphExecMemsetNodeSetParams(exec, node, &p)
                              : cudaGraphMemsetNodeSetParams(node, &p);
     }
     case cudaGraphNodeTypeHost: {
-      const cudaHostNodeParams p{params->host.fn, params->host.userData};
+      const cudaHostNodeParams p = host_params_of(*params);
       return exec != nullptr ? cudaGraphExecHostNodeSetParams(exec, node, &p)
                              : cudaGraphHostNodeSetParams(node, &p);
     }
