@@ -58,10 +58,12 @@ bool is_point_to_point(const trace::CollectiveInfo* info, std::string_view kerne
   return kind == Exchange::kTransfer || (kind == Exchange::kEither && either_is_transfer);
 }
 
-// Unnamed SendRecv kernels are transfers when the loaded ranks run different numbers of them
-// (pipeline stages: the first and last send one way only) and no op names a SendRecv kernel a
-// collective; the same number on every rank is an exchange among all of them (all-to-all), matched
-// by order as other collectives.
+// Unnamed SendRecv kernels are transfers when no op names a SendRecv kernel a collective and the
+// loaded ranks either run different numbers of them (pipeline stages: the first and last send one
+// way only) or, with as many on every rank, their n-th kernels do not end together (an exchange's
+// members end within microseconds on every rank, after a steady clock offset; two pipelines side
+// by side run as many transfers per rank, each ending with its own peer only). Otherwise they are
+// an exchange among all ranks (all-to-all), matched by order as other collectives.
 bool unnamed_exchanges_are_transfers(const std::vector<const trace::RankTrace*>& traces,
                                      const ExecutionGraph& graph);
 
@@ -301,37 +303,28 @@ std::vector<std::vector<std::int64_t>> align_ordinals(
 }
 
 // Members of one collective end within microseconds of each other on one clock, so every joined
-// collective of a rank should say the same clock offset. For each rank that is moved onto the
-// first rank's clock, the collectives more than 20 µs off the median (the offset used: one bad
-// match or a clock step does not move it) on that rank or on the first rank are counted in a
-// warning, with the largest disagreement, so that a reader knows the alignment is uncertain. Ranks
-// left on their clock are not warned about: where their collectives disagree (the point-to-point
-// pairs of a pipeline do not end together) the alignment did not trust them.
+// collective of a rank should say the same clock offset. For each rank that is moved, the
+// collectives whose reading is more than 20 µs off the offset used (the median: one bad match or a
+// clock step does not move it) are counted in a warning, with the largest disagreement, so that a
+// reader knows the alignment is uncertain. Ranks left on their clock are not warned about.
 void warn_disagreeing_offsets(ExecutionGraph& graph,
-                              const std::vector<std::vector<std::int64_t>>& deltas,
-                              const std::vector<double>& median_delta,
+                              const std::vector<std::vector<std::int64_t>>& readings,
                               const std::vector<std::int64_t>& offsets) {
-  const auto count_off = [&](std::size_t r, double& largest) {
+  for (std::size_t r = 1; r < readings.size(); ++r) {
+    if (offsets[r] == 0) continue;
     std::int64_t off = 0;
-    for (const std::int64_t d : deltas[r]) {
-      const double deviation = static_cast<double>(d) - median_delta[r];
+    double largest = 0.0;
+    for (const std::int64_t d : readings[r]) {
+      const double deviation = static_cast<double>(d - offsets[r]);
       if (std::abs(deviation) <= 20'000.0) continue;
       ++off;
       if (std::abs(deviation) > std::abs(largest)) largest = deviation;
     }
-    return off;
-  };
-  double largest_first = 0.0;
-  const std::int64_t off_first = count_off(0, largest_first);
-  for (std::size_t r = 1; r < deltas.size(); ++r) {
-    if (offsets[r] == 0) continue;
-    double largest = largest_first;
-    const std::int64_t off = std::max(count_off(r, largest), off_first);
     if (off == 0) continue;
     add_warning(graph.warnings, "collective ends disagree on a rank's clock offset (median used)",
                 fmt::format("rank {}: {} of {} joined collective(s) more than 20 us off the "
                             "median, the largest by {:+.3f} ms",
-                            graph.ranks[r].rank, off, deltas[r].size(), largest * 1e-6));
+                            graph.ranks[r].rank, off, readings[r].size(), largest * 1e-6));
   }
 }
 
@@ -352,85 +345,35 @@ void shift_rank_clocks(ExecutionGraph& graph, const std::vector<std::int64_t>& o
   }
 }
 
-// Ranks on different hosts record on clocks that differ by up to milliseconds, and a joined
-// collective ends on all ranks at one simulated instant: the replay would then carry the clock
-// offset into every rank's timeline as waiting. Members of one collective end within microseconds
-// of each other, so a rank's offset is the median, over its joined collectives, of its end minus
-// the group's median end. A rank is moved onto the first rank's clock (all its measured times
-// shift; lags and durations are relative and stay) when its offset to it exceeds 20 µs and the
-// collectives agree on it (median deviation under a quarter of it); same-host traces (DLRM: ends
-// within 2–7 µs) are kept as they are.
-void align_rank_clocks(ExecutionGraph& graph) {
-  const std::size_t ranks = graph.ranks.size();
-  if (ranks < 2) return;
-  std::vector<std::vector<std::int64_t>> deltas(ranks);
-  std::vector<std::int64_t> ends;
-  for (const CollectiveGroup& group : graph.collectives) {
-    if (!group.joined) continue;
-    ends.clear();
-    for (std::int32_t k = 0; k < group.member_count; ++k) {
-      ends.push_back(graph.input_end_ns(
-          graph.collective_members[static_cast<std::size_t>(group.first_member + k)]));
-    }
-    const double center = median_of(ends);
-    for (std::int32_t k = 0; k < group.member_count; ++k) {
-      const std::int32_t task =
-          graph.collective_members[static_cast<std::size_t>(group.first_member + k)];
-      deltas[static_cast<std::size_t>(graph.rank_index_of(task))].push_back(
-          graph.input_end_ns(task) - static_cast<std::int64_t>(center));
-    }
-  }
-  // Offsets relative to the first rank's clock (the one the replay's times are then on).
-  std::vector<double> raw(ranks, 0.0), spread(ranks, 0.0);
-  for (std::size_t r = 0; r < ranks; ++r) {
-    if (deltas[r].empty()) continue;
-    raw[r] = median_of(deltas[r]);
-    std::vector<std::int64_t> deviations;
-    for (std::int64_t d : deltas[r])
-      deviations.push_back(static_cast<std::int64_t>(std::abs(static_cast<double>(d) - raw[r])));
-    spread[r] = median_of(deviations);
-  }
-  std::vector<std::int64_t> offsets(ranks, 0);
-  bool any = false;
-  for (std::size_t r = 1; r < ranks; ++r) {
-    // One joined collective is evidence enough (its members end within microseconds on one
-    // clock): a trace of one step has one all-reduce, and without it the join turned the
-    // offset into waiting (shape one_step × clock_skew_between_ranks: 19 pp off).
-    if (deltas[r].empty() || deltas[0].empty()) continue;
-    const double offset = raw[r] - raw[0];
-    if (std::abs(offset) > 20'000.0 && std::max(spread[r], spread[0]) * 4 < std::abs(offset)) {
-      offsets[r] = static_cast<std::int64_t>(offset);
-      any = true;
-    }
-  }
-  if (!any) return;
-  warn_disagreeing_offsets(graph, deltas, raw, offsets);
-  shift_rank_clocks(graph, offsets, "rank clock aligned to its peers by collective ends");
-}
+// Clock offsets read from point-to-point transfers: a send and its receive end together, so
+// between two ranks the true pairs all give one end difference (their clock offset) while other
+// pairings scatter. The offset of a rank pair is the end difference that most of their
+// same-kernel transfer pairings agree on within 5 µs (at least 3 and a quarter of the smaller
+// rank's transfers, and more than any other value), from the first 128 transfers of each rank.
+// Ranks are placed from the placed ones, each from the placed rank that agrees most; `placed`
+// holds the ranks placed at the start (component 0, at `initial` offsets, or 0 when it is empty).
+// With `new_roots`, a rank that no
+// placed rank agrees with starts a new component (offset 0 on its own clock); without, it stays
+// unplaced (component −1). Offsets within `snap_ns` of their component's clock are taken as 0
+// as each rank is placed.
+struct TransferClocks {
+  std::vector<std::int64_t> offsets;    // the rank's clock minus its component's
+  std::vector<std::int32_t> component;  // −1: not placed
+};
 
-// Ranks that take part in no joined collective (a pipeline-only job) are aligned by their
-// point-to-point transfers: a send and its receive end together, so between two ranks the true
-// pairs all give one end difference (their clock offset) while other pairings scatter. The
-// offset of a rank pair is the end difference that most of their same-kernel transfer pairings
-// agree on within 5 µs (at least 3 and a quarter of the smaller rank's transfers, and more than
-// any other value), from the first 128 transfers of each rank; ranks are then placed from the
-// aligned ones (rank 0 when none is), each from the placed rank that agrees most. A rank moves when
-// its offset exceeds 20 µs, as for collectives.
-void align_rank_clocks_by_transfers(ExecutionGraph& graph,
-                                    const std::vector<std::int32_t>& transfers) {
+TransferClocks place_ranks_by_transfers(const ExecutionGraph& graph,
+                                        const std::vector<std::int32_t>& transfers,
+                                        std::vector<bool> placed, bool new_roots,
+                                        std::int64_t snap_ns,
+                                        const std::vector<std::int64_t>& initial = {}) {
   constexpr std::int64_t kAgreeNs = 5'000;
   constexpr std::size_t kPerRank = 128;  // bounds the work: ranks² × 128² pairings at most
   const std::size_t ranks = graph.ranks.size();
-  if (ranks < 2 || transfers.empty()) return;
-  std::vector<bool> anchored(ranks, false);
-  for (const CollectiveGroup& group : graph.collectives) {
-    if (!group.joined) continue;
-    for (std::int32_t k = 0; k < group.member_count; ++k) {
-      anchored[static_cast<std::size_t>(graph.rank_index_of(
-          graph.collective_members[static_cast<std::size_t>(group.first_member + k)]))] = true;
-    }
+  TransferClocks out{initial.empty() ? std::vector<std::int64_t>(ranks, 0) : initial,
+                     std::vector<std::int32_t>(ranks, -1)};
+  for (std::size_t r = 0; r < ranks; ++r) {
+    if (placed[r]) out.component[r] = 0;
   }
-  if (std::all_of(anchored.begin(), anchored.end(), [](bool a) { return a; })) return;
   std::vector<std::vector<std::int32_t>> of_rank(ranks);
   for (std::int32_t t : transfers) {
     auto& list = of_rank[static_cast<std::size_t>(graph.rank_index_of(t))];
@@ -466,50 +409,162 @@ void align_rank_clocks_by_transfers(ExecutionGraph& graph,
     *offset = d[best_at + best / 2];
     return best;
   };
-  std::vector<std::int64_t> offsets(ranks, 0);
   std::vector<std::optional<std::pair<std::size_t, std::int64_t>>> agreement(ranks * ranks);
   constexpr std::size_t kWorkBudget = 100'000'000;
   std::size_t work = 0;
-  std::vector<bool> placed = anchored;
-  if (std::none_of(placed.begin(), placed.end(), [](bool a) { return a; })) placed[0] = true;
-  bool any = false;
+  std::int32_t components = std::any_of(placed.begin(), placed.end(), [](bool a) { return a; });
+  for (;;) {
+    for (bool progress = true; progress;) {
+      progress = false;
+      for (std::size_t r = 0; r < ranks; ++r) {
+        if (placed[r] || of_rank[r].empty()) continue;
+        // From the placed rank whose transfers agree most on an offset (its likely peer).
+        std::size_t best_support = 0, best_from = 0;
+        std::int64_t best_offset = 0;
+        for (std::size_t s = 0; s < ranks; ++s) {
+          if (!placed[s] || of_rank[s].empty()) continue;
+          // Each pair once (the placement sweeps revisit unplaced ranks).
+          auto& memo = agreement[r * ranks + s];
+          if (!memo.has_value()) {
+            // A budget of pairings for the whole trace set (hundreds of pipeline-only ranks):
+            // past it ranks stay on their clocks rather than the build taking minutes.
+            std::int64_t found = 0;
+            const std::size_t cost = of_rank[r].size() * of_rank[s].size();
+            const std::size_t n = work + cost <= kWorkBudget ? pair_offset(r, s, &found) : 0;
+            work += cost;
+            memo = std::make_pair(n, found);
+          }
+          if (memo->first > best_support) {
+            best_support = memo->first;
+            best_from = s;
+            // r's clock reads `offset` later than s's, and s is already moved by offsets[s].
+            best_offset = memo->second + out.offsets[s];
+          }
+        }
+        if (best_support == 0) continue;
+        out.offsets[r] = std::abs(best_offset) <= snap_ns ? 0 : best_offset;
+        out.component[r] = out.component[best_from];
+        placed[r] = true;
+        progress = true;
+      }
+    }
+    if (!new_roots) break;
+    const auto root = std::find_if(of_rank.begin(), of_rank.end(), [&](const auto& list) {
+      const auto r = static_cast<std::size_t>(&list - of_rank.data());
+      return !placed[r] && !list.empty();
+    });
+    if (root == of_rank.end()) break;
+    const auto r = static_cast<std::size_t>(root - of_rank.begin());
+    placed[r] = true;
+    out.component[r] = components++;
+  }
+  return out;
+}
+
+// Ranks on different hosts record on clocks that differ by up to milliseconds, and a joined
+// collective ends on all ranks at one simulated instant: the replay would then carry the clock
+// offset into every rank's timeline as waiting. Members of one collective end within microseconds
+// of each other, and a send ends with its receive. Ranks are placed on the first rank's clock
+// outward from it: a rank sharing joined collectives with placed ranks takes the median, over
+// those collectives, of its end minus the placed members' median end (their offsets removed),
+// and its spread the median deviation from that; a rank that shares none (a pipeline stage whose
+// data-parallel group never includes the first rank, or a pipeline-only job) is placed by its
+// transfers (place_ranks_by_transfers), and collectives then carry on from it. A rank moves (all
+// its measured times shift; lags and durations are relative and stay) when its offset exceeds
+// 20 µs and, when placed by collectives, they agree on it (spread under a quarter of it);
+// same-host traces (DLRM: ends within 2–7 µs) are kept as they are.
+void align_rank_clocks(ExecutionGraph& graph, const std::vector<std::int32_t>& transfers) {
+  constexpr std::int64_t kMoveNs = 20'000;
+  const std::size_t ranks = graph.ranks.size();
+  if (ranks < 2) return;
+  struct Member {
+    std::size_t rank;
+    std::int64_t end;
+  };
+  std::vector<std::vector<Member>> groups;
+  for (const CollectiveGroup& group : graph.collectives) {
+    if (!group.joined) continue;
+    auto& members = groups.emplace_back();
+    for (std::int32_t k = 0; k < group.member_count; ++k) {
+      const std::int32_t task =
+          graph.collective_members[static_cast<std::size_t>(group.first_member + k)];
+      members.push_back(
+          {static_cast<std::size_t>(graph.rank_index_of(task)), graph.input_end_ns(task)});
+    }
+  }
+  std::vector<bool> placed(ranks, false), by_transfers(ranks, false);
+  std::vector<std::int64_t> offsets(ranks, 0);
+  std::vector<std::vector<std::int64_t>> samples(ranks);  // of the offset, per joined collective
+  std::vector<double> spread(ranks, 0.0);
+  placed[0] = true;
+  std::vector<std::int64_t> placed_ends, deviations;
   for (bool progress = true; progress;) {
     progress = false;
-    for (std::size_t r = 0; r < ranks; ++r) {
-      if (placed[r] || of_rank[r].empty()) continue;
-      // From the placed rank whose transfers agree most on an offset (its likely peer).
-      std::size_t best_support = 0;
-      std::int64_t best_offset = 0;
-      for (std::size_t s = 0; s < ranks; ++s) {
-        std::int64_t offset = 0;
-        if (!placed[s] || of_rank[s].empty()) continue;
-        // Each pair once (the placement sweeps revisit unplaced ranks).
-        auto& memo = agreement[r * ranks + s];
-        if (!memo.has_value()) {
-          // A budget of pairings for the whole trace set (hundreds of pipeline-only ranks):
-          // past it ranks stay on their clocks rather than the build taking minutes.
-          std::int64_t found = 0;
-          const std::size_t cost = of_rank[r].size() * of_rank[s].size();
-          const std::size_t n = work + cost <= kWorkBudget ? pair_offset(r, s, &found) : 0;
-          work += cost;
-          memo = std::make_pair(n, found);
+    // Collectives, sweep after sweep, from the ranks placed so far.
+    for (bool sweep = true; sweep;) {
+      sweep = false;
+      for (std::size_t r = 0; r < ranks; ++r) {
+        if (!placed[r]) samples[r].clear();
+      }
+      for (const auto& members : groups) {
+        placed_ends.clear();
+        for (const Member& m : members) {
+          if (placed[m.rank]) placed_ends.push_back(m.end - offsets[m.rank]);
         }
-        const std::size_t support = memo->first;
-        offset = memo->second;
-        if (support > best_support) {
-          best_support = support;
-          // r's clock reads `offset` later than s's, and s is already moved by offsets[s].
-          best_offset = offset + offsets[s];
+        if (placed_ends.empty()) continue;
+        const auto reference = static_cast<std::int64_t>(median_of(placed_ends));
+        for (const Member& m : members) {
+          if (!placed[m.rank]) samples[m.rank].push_back(m.end - reference);
         }
       }
-      if (best_support == 0) continue;
-      offsets[r] = std::abs(best_offset) <= 20'000 ? 0 : best_offset;
-      any = any || offsets[r] != 0;
-      placed[r] = true;
+      for (std::size_t r = 0; r < ranks; ++r) {
+        if (placed[r] || samples[r].empty()) continue;
+        std::vector<std::int64_t> copy = samples[r];
+        const double center = median_of(copy);
+        deviations.clear();
+        for (std::int64_t d : samples[r])
+          deviations.push_back(
+              static_cast<std::int64_t>(std::abs(static_cast<double>(d) - center)));
+        offsets[r] = static_cast<std::int64_t>(center);
+        spread[r] = median_of(deviations);
+        placed[r] = true;
+        sweep = progress = true;
+      }
+    }
+    if (transfers.empty() || std::all_of(placed.begin(), placed.end(), [](bool p) { return p; }))
+      break;
+    // Ranks no placed rank shares a collective with: their transfers.
+    const TransferClocks from_transfers =
+        place_ranks_by_transfers(graph, transfers, placed, false, 0, offsets);
+    for (std::size_t r = 0; r < ranks; ++r) {
+      if (placed[r] || from_transfers.component[r] < 0) continue;
+      offsets[r] = from_transfers.offsets[r];
+      placed[r] = by_transfers[r] = true;
       progress = true;
     }
   }
-  if (any) shift_rank_clocks(graph, offsets, "rank clock aligned to its peers by transfer ends");
+  bool by_collectives = false, by_transfer = false;
+  for (std::size_t r = 1; r < ranks; ++r) {
+    const bool agree = by_transfers[r] || spread[r] * 4 < static_cast<double>(std::abs(offsets[r]));
+    if (!placed[r] || std::abs(offsets[r]) <= kMoveNs || !agree) {
+      offsets[r] = 0;
+      continue;
+    }
+    by_collectives = by_collectives || !by_transfers[r];
+    by_transfer = by_transfer || by_transfers[r];
+  }
+  if (!by_collectives && !by_transfer) return;
+  warn_disagreeing_offsets(graph, samples, offsets);
+  std::vector<std::int64_t> moved_by_collectives = offsets, moved_by_transfers = offsets;
+  for (std::size_t r = 0; r < ranks; ++r) {
+    (by_transfers[r] ? moved_by_collectives : moved_by_transfers)[r] = 0;
+  }
+  if (by_collectives)
+    shift_rank_clocks(graph, moved_by_collectives,
+                      "rank clock aligned to its peers by collective ends");
+  if (by_transfer)
+    shift_rank_clocks(graph, moved_by_transfers,
+                      "rank clock aligned to its peers by transfer ends");
 }
 
 // The collective metadata of a task's event (nullptr when it has none).
@@ -519,6 +574,35 @@ const trace::CollectiveInfo* collective_info_of(const trace::RankTrace& trace,
   return e.collective >= 0 && static_cast<std::size_t>(e.collective) < trace.collectives.size()
              ? &trace.collectives[e.collective]
              : nullptr;
+}
+
+// Whether every rank's n-th unnamed SendRecv kernel ends together with the first rank's n-th, up
+// to a steady clock offset: the median absolute deviation of their end differences is within
+// 10 µs for every rank (an all-to-all's members end within a few µs of each other; DLRM: 2–7 µs).
+bool unnamed_exchanges_end_together(const std::vector<const trace::RankTrace*>& traces,
+                                    const ExecutionGraph& graph) {
+  constexpr std::int64_t kTogetherNs = 10'000;
+  std::vector<std::vector<std::int64_t>> ends(traces.size());
+  for (std::size_t r = 0; r < traces.size(); ++r) {
+    for (std::int32_t task = graph.ranks[r].first_task; task < graph.ranks[r].end_task; ++task) {
+      if (graph.nccl[task] && exchange_kind(collective_info_of(*traces[r], graph, task),
+                                            graph.task_name(task)) == Exchange::kEither)
+        ends[r].push_back(graph.input_end_ns(task));
+    }
+  }
+  std::vector<std::int64_t> differences, deviations;
+  for (std::size_t r = 1; r < traces.size(); ++r) {
+    differences.clear();
+    for (std::size_t n = 0; n < std::min(ends[r].size(), ends[0].size()); ++n)
+      differences.push_back(ends[r][n] - ends[0][n]);
+    if (differences.empty()) continue;
+    const double center = median_of(differences);
+    deviations.clear();
+    for (std::int64_t d : differences)
+      deviations.push_back(static_cast<std::int64_t>(std::abs(static_cast<double>(d) - center)));
+    if (median_of(deviations) > static_cast<double>(kTogetherNs)) return false;
+  }
+  return true;
 }
 
 bool unnamed_exchanges_are_transfers(const std::vector<const trace::RankTrace*>& traces,
@@ -536,7 +620,9 @@ bool unnamed_exchanges_are_transfers(const std::vector<const trace::RankTrace*>&
         return false;
     }
   }
-  return std::adjacent_find(count.begin(), count.end(), std::not_equal_to<>()) != count.end();
+  if (std::adjacent_find(count.begin(), count.end(), std::not_equal_to<>()) != count.end())
+    return true;
+  return traces.size() > 2 && !unnamed_exchanges_end_together(traces, graph);
 }
 
 // Whether the sequence numbers of the transfers identify them: every (process group, Seq) key of
@@ -664,6 +750,88 @@ KeyedCollectives group_by_key(const std::vector<const trace::RankTrace*>& traces
   return out;
 }
 
+// Communicators told apart by the ranks' clocks read from their transfers, for a class whose
+// rank pairs all end steadily apart (`difference`: end(r) − end(q) at r × ranks + q). Members of
+// one communicator end together on one clock. Each set of ranks linked by transfers has its
+// clocks from them; the sets are placed on one clock in turn, each at the offset under which
+// most of its rank pairs with the placed ranks end together (the smallest offset on ties: clocks
+// of one job are far closer than a step). Ranks r and q are then in one group when their end
+// difference is within `tolerance_ns` of their clock difference. Returns each rank's group, or
+// nothing unless the groups are clean cliques, at least two, of at least two ranks each, and the
+// transfers forced the split (two ranks with one clock by their transfers end apart).
+std::vector<std::int32_t> groups_by_transfer_clocks(const std::vector<std::int64_t>& difference,
+                                                    const TransferClocks& transfers,
+                                                    std::int64_t tolerance_ns) {
+  const std::size_t ranks = transfers.offsets.size();
+  // Components in order of their first rank; ranks without transfers are their own.
+  std::vector<std::int32_t> component(ranks);
+  std::vector<std::int64_t> within(ranks, 0);
+  std::map<std::int32_t, std::int32_t> renumbered;
+  std::int32_t next = 0;
+  for (std::size_t r = 0; r < ranks; ++r) {
+    if (transfers.component[r] < 0) {
+      component[r] = next++;
+      continue;
+    }
+    auto [it, fresh] = renumbered.try_emplace(transfers.component[r], next);
+    if (fresh) ++next;
+    component[r] = it->second;
+    within[r] = transfers.offsets[r];
+  }
+  auto apart = [&](std::size_t r, std::size_t q) { return difference[r * ranks + q]; };
+  std::vector<std::int64_t> clock(ranks, 0);
+  std::vector<bool> placed(ranks, false);
+  for (std::int32_t c = 0; c < next; ++c) {
+    std::vector<std::int64_t> candidates;
+    for (std::size_t r = 0; r < ranks; ++r) {
+      if (component[r] != c) continue;
+      for (std::size_t q = 0; q < ranks; ++q) {
+        if (placed[q]) candidates.push_back(apart(r, q) - within[r] + clock[q]);
+      }
+    }
+    std::int64_t best = 0;
+    std::size_t best_votes = 0;
+    for (std::int64_t delta : candidates) {
+      std::size_t votes = 0;
+      for (std::int64_t other : candidates) votes += std::abs(other - delta) <= tolerance_ns;
+      if (votes > best_votes || (votes == best_votes && std::abs(delta) < std::abs(best))) {
+        best = delta;
+        best_votes = votes;
+      }
+    }
+    for (std::size_t r = 0; r < ranks; ++r) {
+      if (component[r] != c) continue;
+      clock[r] = within[r] + best;
+      placed[r] = true;
+    }
+  }
+  auto together = [&](std::size_t r, std::size_t q) {
+    return std::abs(apart(r, q) - (clock[r] - clock[q])) <= tolerance_ns;
+  };
+  std::vector<std::int32_t> group(ranks, -1);
+  std::int32_t groups = 0;
+  for (std::size_t r = 0; r < ranks; ++r) {
+    if (group[r] >= 0) continue;
+    group[r] = groups++;
+    for (std::size_t q = r + 1; q < ranks; ++q) {
+      if (group[q] < 0 && together(r, q)) group[q] = group[r];
+    }
+  }
+  std::vector<std::size_t> size(static_cast<std::size_t>(groups), 0);
+  bool forced = false;
+  for (std::size_t r = 0; r < ranks; ++r) {
+    ++size[static_cast<std::size_t>(group[r])];
+    for (std::size_t q = 0; q < ranks; ++q) {
+      if (together(r, q) != (group[r] == group[q])) return {};
+      forced = forced || (component[r] == component[q] && group[r] != group[q]);
+    }
+  }
+  if (groups < 2 || !forced ||
+      std::any_of(size.begin(), size.end(), [](std::size_t n) { return n < 2; }))
+    return {};
+  return group;
+}
+
 // Without process-group metadata every collective of a rank is keyed under one group, so in a
 // job with several communicators (tensor × data parallel) a key holds the members of several
 // disjoint groups. Each communicator has its own NCCL stream on a rank, so the keys fall into
@@ -691,6 +859,7 @@ std::int64_t split_communicators_by_end_time(const ExecutionGraph& graph,
     if (same_class) keys_of_class[cls].push_back(g);
   }
   std::int64_t split = 0;
+  std::optional<TransferClocks> transfer_clocks;  // read once, when a class needs them
   for (const auto& [cls, keys] : keys_of_class) {
     if (keys.size() < 2) continue;
     // Spread (max − min over keys) of end(r) − end(s) per rank pair.
@@ -735,7 +904,24 @@ std::int64_t split_communicators_by_end_time(const ExecutionGraph& graph,
         valid = steady == (group[r] == group[q]);
       }
     }
-    if (!valid || groups < 2) continue;
+    if (!valid || groups < 2) {
+      // No drift to tell the communicators by: every rank pair may still end steadily apart
+      // because its groups do (two pipelines side by side); the transfers' clocks tell.
+      bool all_steady = true;
+      std::vector<std::int64_t> difference(ranks * ranks);
+      for (std::size_t i = 0; i < ranks * ranks; ++i) {
+        all_steady = all_steady && high[i] - low[i] <= kSteadyNs;
+        difference[i] = low[i] + (high[i] - low[i]) / 2;
+      }
+      if (!all_steady || keyed.transfers.empty()) continue;
+      if (!transfer_clocks.has_value()) {
+        transfer_clocks = place_ranks_by_transfers(graph, keyed.transfers,
+                                                   std::vector<bool>(ranks, false), true, 0);
+      }
+      group = groups_by_transfer_clocks(difference, *transfer_clocks, kSteadyNs);
+      if (group.empty()) continue;
+      groups = *std::max_element(group.begin(), group.end()) + 1;
+    }
     for (std::size_t g : keys) {
       std::vector<std::vector<std::int32_t>> parts(static_cast<std::size_t>(groups));
       for (std::int32_t t : keyed.members[g])
@@ -941,11 +1127,10 @@ void match_collectives(const std::vector<const trace::RankTrace*>& traces, Execu
   const std::int32_t loaded = static_cast<std::int32_t>(traces.size());
   for (std::size_t g = 0; g < keyed.members.size(); ++g)
     add_collective_group(graph, g, keyed.members[g], keyed.infos[g], keyed.expected[g], loaded);
-  align_rank_clocks(graph);
+  align_rank_clocks(graph, keyed.transfers);
   // Transfers pair on the aligned clocks; a transfer whose peer is not in the input stays alone
   // (expected 2 of the loaded ranks: a single rank's transfers raise no warning).
   if (!keyed.transfers.empty()) {
-    align_rank_clocks_by_transfers(graph, keyed.transfers);
     std::unordered_map<std::int32_t, const trace::CollectiveInfo*> info_of;
     for (std::size_t k = 0; k < keyed.transfers.size(); ++k)
       info_of[keyed.transfers[k]] = keyed.transfer_infos[k];

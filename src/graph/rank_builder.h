@@ -185,10 +185,13 @@ class RankBuilder {
   std::int32_t find_event_record(const RuntimeOpScan& scan, const CallSite& call,
                                  std::int32_t not_on) const;
   std::int32_t producer_on_input(const RuntimeOpScan& scan, const RuntimeOp& o, IssueKey at) const;
-  bool resolve_stream_wait(const RuntimeOpScan& scan, const CallSite& call, RuntimeOp& op,
+  bool resolve_stream_wait(RuntimeOpScan& scan, const CallSite& call, RuntimeOp& op,
                            std::int64_t& wait_slack);
-  bool resolve_runtime_op(const RuntimeOpScan& scan, const CallSite& call, CallClass cls,
-                          RuntimeOp& op, std::int64_t& awaited_end, std::int64_t& wait_slack);
+  std::int32_t restream_record_for_wait(RuntimeOpScan& scan, std::int32_t record,
+                                        std::int32_t waiting, std::int32_t target,
+                                        IssueKey wait_at);
+  bool resolve_runtime_op(RuntimeOpScan& scan, const CallSite& call, CallClass cls, RuntimeOp& op,
+                          std::int64_t& awaited_end, std::int64_t& wait_slack);
   void add_runtime_op(RuntimeOpScan& scan, const CallSite& call, const RuntimeOp& op,
                       std::int64_t awaited_end, std::int64_t wait_slack);
 

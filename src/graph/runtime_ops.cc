@@ -330,10 +330,53 @@ std::int32_t RankBuilder::producer_on_input(const RuntimeOpScan& scan, const Run
   return last_enqueued(o.stream, at);
 }
 
+// A wait whose record's stream was guessed by rule (the thread's current stream) and whose
+// captured task ended after the wait's target started: either the event was recorded on another
+// stream (a gradient bucket's event on the compute stream right after a send was launched on the
+// P2P stream) or the waiting stream is the wrong guess. Only when the target's start is otherwise
+// unexplained (its stream's previous task ended earlier) and another stream's task enqueued last
+// before the record ended right then (within the contradiction tolerance: the wait held the target
+// until it) is the record moved to that stream. Returns the new captured task, kNone when the
+// record's stream was not guessed or nothing explains the start.
+std::int32_t RankBuilder::restream_record_for_wait(RuntimeOpScan& scan, std::int32_t record,
+                                                   std::int32_t waiting, std::int32_t target,
+                                                   IssueKey wait_at) {
+  RuntimeOp& recorded = graph_.runtime_ops[static_cast<std::size_t>(record)];
+  if (!recorded.inferred) return kNone;
+  const std::int32_t record_task = recorded.node;
+  const IssueKey at{graph_.input_start_ns[record_task], record_task};
+  const std::int64_t tolerance = options_.contradiction_tolerance_ns;
+  const std::int64_t start = graph_.input_start_ns[target];
+  const std::int32_t before = last_enqueued(waiting, wait_at);
+  if (before != kNone && graph_.input_end_ns(before) >= start - tolerance) return kNone;
+  std::int32_t best_stream = kNone, best_task = kNone;
+  std::int64_t best_end = kMinTime;
+  for (std::int32_t stream : graph_.ranks[rank_index_].streams) {
+    if (stream == waiting || stream == recorded.stream) continue;
+    const std::int32_t task = last_enqueued(stream, at);
+    if (task == kNone) continue;
+    const std::int64_t end = graph_.input_end_ns(task);
+    if (end <= start + tolerance && end >= start - tolerance && end > best_end) {
+      best_stream = stream;
+      best_task = task;
+      best_end = end;
+    }
+  }
+  if (best_task == kNone) return kNone;
+  recorded.stream = best_stream;
+  scan.captured[static_cast<std::size_t>(record) - scan.op_base] = best_task;
+  add_warning(graph_.warnings,
+              "event record's stream taken from the stream wait that awaited it (the rule's "
+              "stream contradicted the input)",
+              fmt::format("{}: '{}' at {} ns", trace_.source, graph_.task_name(record_task),
+                          graph_.input_start_ns[record_task]));
+  return best_task;
+}
+
 // A stream wait: the waiting stream, the record (or stream) it waits for, the task it holds
 // back; false when one is unknown or the input contradicts the wait (dropped).
-bool RankBuilder::resolve_stream_wait(const RuntimeOpScan& scan, const CallSite& call,
-                                      RuntimeOp& op, std::int64_t& wait_slack) {
+bool RankBuilder::resolve_stream_wait(RuntimeOpScan& scan, const CallSite& call, RuntimeOp& op,
+                                      std::int64_t& wait_slack) {
   const TraceEvent* record = call.record;
   op.kind = RuntimeOpKind::kStreamWait;
   const std::int32_t waiting = record != nullptr ? stream_of_record(*record, record->tid)
@@ -358,12 +401,17 @@ bool RankBuilder::resolve_stream_wait(const RuntimeOpScan& scan, const CallSite&
   if (op.target == kNone) {
     return false;
   }
-  const std::int32_t producer = producer_on_input(scan, op, call.at);
+  std::int32_t producer = producer_on_input(scan, op, call.at);
   if (producer != kNone &&
       graph_.input_end_ns(producer) >
           graph_.input_start_ns[op.target] + options_.contradiction_tolerance_ns) {
-    drop("stream wait", call.task);
-    return false;
+    producer = op.record == kNone
+                   ? kNone
+                   : restream_record_for_wait(scan, op.record, waiting, op.target, call.at);
+    if (producer == kNone) {
+      drop("stream wait", call.task);
+      return false;
+    }
   }
   if (producer != kNone) {
     wait_slack =
@@ -374,7 +422,7 @@ bool RankBuilder::resolve_stream_wait(const RuntimeOpScan& scan, const CallSite&
 
 // Fills `op` for a call of class `cls`: its stream, record and target, and for host syncs the
 // input end of what it waits for. False when the call is not a usable runtime op.
-bool RankBuilder::resolve_runtime_op(const RuntimeOpScan& scan, const CallSite& call, CallClass cls,
+bool RankBuilder::resolve_runtime_op(RuntimeOpScan& scan, const CallSite& call, CallClass cls,
                                      RuntimeOp& op, std::int64_t& awaited_end,
                                      std::int64_t& wait_slack) {
   const TraceEvent& e = *call.event;

@@ -211,6 +211,51 @@ TEST(TraceShapePipeline, TransfersAreJoinedAcrossStages) {
   }
 }
 
+// Two pipelines side by side (PP 2 × DP 2): pipelines {0,1} and {2,3}, gradient all-reduces in
+// {0,2} and {1,3}, which end a steady 0.2 ms apart. Without metadata, before (2026-11-26): the
+// SendRecv kernels (as many on every rank) were taken for all-to-alls, then, once they were
+// transfers, the two all-reduce groups were joined as one and moved rank 1's clock by 0.202 ms,
+// leaving 36 transfers unmatched; and 6 waits of the all-reduce were dropped (their event,
+// recorded on the compute stream right after a send was launched, was put on the P2P stream by
+// rule). Now every transfer pairs, the all-reduces split by the clocks the transfers give, no clock
+// moves, the records move to the stream whose end released the all-reduce, and the what-if equals
+// the one with metadata.
+TEST(TraceShapePipeline, TwoPipelinesSideBySideSplitTheirDataParallelGroups) {
+  Prediction predictions[2];
+  for (bool metadata : {true, false}) {
+    test_support::Quirks q = test_support::quirks_of(Shape::kPipelineDataParallelNoMetadata);
+    q.nccl_metadata = metadata;
+    test_support::GeneratedTraces generated = test_support::make_traces(q, "pp_dp", 2);
+    std::vector<trace::RankTrace> traces;
+    for (std::size_t f = 0; f < generated.files.size(); ++f) {
+      auto t =
+          trace::parse_kineto_bytes(generated.files[f], generated.names[f], static_cast<int>(f));
+      ASSERT_TRUE(t.ok()) << t.error().message;
+      traces.push_back(std::move(*t));
+    }
+    auto graph = graph::build_execution_graph(traces);
+    ASSERT_TRUE(graph.ok()) << graph.error().message;
+    const char* label = metadata ? "metadata" : "none";
+    // 2 steps × (2 pipelines × 2 microbatches × 2 directions transfers + 2 all-reduce groups).
+    EXPECT_EQ(graph->stats.collective_groups_joined, 20) << label;
+    EXPECT_EQ(graph->stats.collectives_measured, 0) << label;
+    EXPECT_EQ(graph->stats.dropped_contradicted, 0) << label;
+    for (const auto& w : graph->warnings) {
+      EXPECT_EQ(w.kind.find("rank clock aligned"), std::string::npos) << label << ": " << w.example;
+      EXPECT_EQ(w.kind.find("unmatched"), std::string::npos) << label << ": " << w.example;
+    }
+    predictions[metadata ? 1 : 0] = predict(generated);
+  }
+  const Prediction& without = predictions[0];
+  const Prediction& with = predictions[1];
+  std::printf("pipelines × data parallel: what-if %.1f us without metadata, %.1f us with\n",
+              without.whatif_step_ns / 1e3, with.whatif_step_ns / 1e3);
+  EXPECT_TRUE(without.faithful);
+  EXPECT_EQ(without.lost, 0);
+  EXPECT_LT(with.whatif_step_ns, 0.95 * with.replay_step_ns);
+  EXPECT_NEAR(without.whatif_step_ns, with.whatif_step_ns, 0.001 * with.whatif_step_ns);
+}
+
 INSTANTIATE_TEST_SUITE_P(Corpus, TraceShapeReferences, ::testing::ValuesIn(references()),
                          [](const ::testing::TestParamInfo<WithoutAndWith>& info) {
                            return std::string(test_support::shape_name(info.param.shape));

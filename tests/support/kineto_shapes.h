@@ -73,6 +73,9 @@ enum class Shape {
   kPipelineFourStages,            // 4 ranks, GPipe over 4 stages, 2 microbatches: send/recv kernels
   kPipelineFourStagesNoMetadata,  // the same without record_param_comms metadata
   kPipelineOneFOneB,  // Megatron 1F1B, 4 stages x 4 microbatches, batched send/recv kernels
+  // Two pipelines side by side (PP 2 x DP 2, no metadata): pipelines {0,1} and {2,3}, gradient
+  // all-reduces in the data-parallel groups {0,2} and {1,3}, which never include rank 1 and 0.
+  kPipelineDataParallelNoMetadata,
 };
 
 inline const char* shape_name(Shape s) {
@@ -183,13 +186,15 @@ inline const char* shape_name(Shape s) {
       return "pipeline_four_stages_no_metadata";
     case Shape::kPipelineOneFOneB:
       return "pipeline_1f1b";
+    case Shape::kPipelineDataParallelNoMetadata:
+      return "pipeline_data_parallel_no_metadata";
   }
   return "?";
 }
 
 inline std::vector<Shape> all_shapes() {
   std::vector<Shape> shapes;
-  for (int s = 0; s <= static_cast<int>(Shape::kPipelineOneFOneB); ++s) {
+  for (int s = 0; s <= static_cast<int>(Shape::kPipelineDataParallelNoMetadata); ++s) {
     shapes.push_back(static_cast<Shape>(s));
   }
   return shapes;
@@ -282,6 +287,9 @@ struct Quirks {
   // in turn, then the remaining backwards; a forward's send and the next backward's receive
   // (and the other way round) batched into one SendRecv kernel with the same peer.
   bool one_f_one_b = false;
+  // Data-parallel replicas of the pipeline (GPipe only): replica p runs its stages on ranks
+  // p × stages …; after the backward each stage's ranks all-reduce the gradients.
+  int pipelines = 1;
 };
 
 inline Quirks quirks_of(Shape s) {
@@ -517,6 +525,13 @@ inline Quirks quirks_of(Shape s) {
       q.world_size = 4;
       q.nccl_metadata = false;
       break;
+    case Shape::kPipelineDataParallelNoMetadata:
+      q.pipeline_microbatches = 2;
+      q.pipelines = 2;
+      q.ranks = 4;
+      q.world_size = 4;
+      q.nccl_metadata = false;
+      break;
     case Shape::kP2pMissingPeer:
       q.p2p = true;
       q.world_size = 2;
@@ -724,7 +739,8 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
   // A collective on every rank: each member starts when its stream is ready; all end together
   // (last arrival + wire time), as NCCL kernels do; with absent peers the last one is later.
   // `groups`: 0 the whole world, 1 tensor-parallel groups (blocks of q.tensor_parallel ranks),
-  // 2 data-parallel groups (every q.tensor_parallel-th rank); each group joins on its own.
+  // 2 data-parallel groups (every q.tensor_parallel-th rank), 3 the data-parallel groups of
+  // pipeline replicas (every stage's ranks); each group joins on its own.
   std::map<std::pair<int, std::size_t>, std::int64_t> group_sequence;  // (group name, rank)
   auto collective = [&](std::int64_t on_stream, const std::string& kernel_name,
                         const char* collective_name, std::int64_t wire_us, bool in_graph = false,
@@ -734,17 +750,20 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
     auto takes_part = [&](std::size_t r) {
       return !p2p_pair || static_cast<int>(r) == sender || static_cast<int>(r) == receiver;
     };
-    const int tp = std::max(1, q.tensor_parallel);
-    const int group_count = groups == 0 ? 1 : groups == 1 ? q.ranks / tp : tp;
+    // Pipeline replicas' data-parallel groups stride like tensor-parallel ones' (by stages).
+    const int tp =
+        groups == 3 ? q.ranks / std::max(1, q.pipelines) : std::max(1, q.tensor_parallel);
+    const int g_kind = groups == 3 ? 2 : groups;
+    const int group_count = g_kind == 0 ? 1 : g_kind == 1 ? q.ranks / tp : tp;
     auto group_of = [&](std::size_t r) {
       const int i = static_cast<int>(r);
-      return groups == 0 ? 0 : groups == 1 ? i / tp : i % tp;
+      return g_kind == 0 ? 0 : g_kind == 1 ? i / tp : i % tp;
     };
     // Process groups are named in creation order on every rank: world, TP groups, DP groups.
     auto group_name = [&](int g) {
-      return groups == 0 ? 0 : groups == 1 ? 1 + g : 1 + q.ranks / tp + g;
+      return g_kind == 0 ? 0 : g_kind == 1 ? 1 + g : 1 + q.ranks / tp + g;
     };
-    const int group_size = groups == 0 ? q.world_size : groups == 1 ? tp : q.ranks / tp;
+    const int group_size = g_kind == 0 ? q.world_size : g_kind == 1 ? tp : q.ranks / tp;
     // A rank's sequence number counts the operations it took part in (P2P ones too, as
     // ProcessGroupNCCL did before separate P2P counters).
     auto metadata = [&](int g, std::size_t r) {
@@ -915,8 +934,11 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
       if (q.nested_step_spans) m.host_ns += 4 * kUs;
     });
     if (q.pipeline_microbatches > 0) {
-      // GPipe over the ranks as stages: forwards pass down, backwards come back up.
-      const int stages = q.ranks;
+      // GPipe over the ranks as stages: forwards pass down, backwards come back up; with
+      // several pipelines, rank p × stages + s is stage s of pipeline p (a "stage" below is a
+      // rank index).
+      const int pipelines = std::max(1, q.pipelines);
+      const int stages = q.ranks / pipelines;
       auto on_stage = [&](int stage, auto&& f) { f(ranks[static_cast<std::size_t>(stage)]); };
       auto transfer = [&](int from, int to, std::int64_t tag) {
         // The compute stream's output is ready for the send; the receiver's compute waits.
@@ -1022,20 +1044,37 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
       }
       for (int mb = 0; mb < q.pipeline_microbatches && !q.one_f_one_b; ++mb) {
         for (int stage = 0; stage < stages; ++stage) {
-          on_stage(stage, [&](RankModel& m) {
-            for (int i = 0; i < 3; ++i) op(m, "linear", i + mb, compute, launch);
-          });
-          if (stage + 1 < stages)
-            transfer(stage, stage + 1, 600000 + 1000 * event_id + 10 * mb + 2 * stage);
+          for (int p = 0; p < pipelines; ++p) {
+            const int at = p * stages + stage;
+            on_stage(at, [&](RankModel& m) {
+              for (int i = 0; i < 3; ++i) op(m, "linear", i + mb, compute, launch);
+            });
+            if (stage + 1 < stages)
+              transfer(at, at + 1, 600000 + 1000 * event_id + 10 * mb + 2 * at);
+          }
         }
       }
       for (int mb = 0; mb < q.pipeline_microbatches && !q.one_f_one_b; ++mb) {
         for (int stage = stages - 1; stage >= 0; --stage) {
-          on_stage(stage, [&](RankModel& m) {
-            for (int i = 0; i < 3; ++i) op(m, "linear_backward", i + mb, compute, launch);
-          });
-          if (stage > 0) transfer(stage, stage - 1, 700000 + 1000 * event_id + 10 * mb + 2 * stage);
+          for (int p = 0; p < pipelines; ++p) {
+            const int at = p * stages + stage;
+            on_stage(at, [&](RankModel& m) {
+              for (int i = 0; i < 3; ++i) op(m, "linear_backward", i + mb, compute, launch);
+            });
+            if (stage > 0) transfer(at, at - 1, 700000 + 1000 * event_id + 10 * mb + 2 * at);
+          }
         }
+      }
+      if (pipelines > 1) {  // each stage's gradients, all-reduced across the pipelines
+        each([&](int, RankModel& m) {
+          record_event(m, compute, 800000 + 10 * event_id);
+          wait_event(m, comm, 800000 + 10 * event_id);
+        });
+        collective(comm, nccl_kernel, "allreduce", 180, false, 3);
+        each([&](int, RankModel& m) {
+          record_event(m, comm, 800001 + 10 * event_id);
+          wait_event(m, compute, 800001 + 10 * event_id);
+        });
       }
       each([&](int, RankModel& m) {
         for (int i = 0; i < 3; ++i) op(m, "adam_step", i, compute, launch);
