@@ -1133,10 +1133,12 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
       }
       copy(m, "gpu_memset", set_async, "Memset (Device)", compute, 8 * kUs, q.copies_without_launch,
            false);
-      // A call timed at 0 µs. (A 0 µs memset starting at the same ns as the next copy on its
-      // stream is not written: with every GPU correlation lost, mutation
-      // gpu_correlations_renumbered re-paired 122 of 126 launches by stream order; a known gap.)
-      if (q.number_forms) m.call("cudaGetLastError", 0);
+      // A call timed at 0 µs, and a 0 µs memset starting at the same ns as the next copy on its
+      // stream (an empty tensor's fill).
+      if (q.number_forms) {
+        m.call("cudaGetLastError", 0);
+        copy(m, "gpu_memset", set_async, "Memset (Device)", compute, 0, false, false);
+      }
       copy(m, "gpu_memcpy", copy_peer, "Memcpy DtoD (Device -> Device)", compute, 15 * kUs,
            q.copies_without_launch, false);
       if (q.cuda_graphs) {
