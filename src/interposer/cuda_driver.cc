@@ -1474,15 +1474,41 @@ PT_EXPORT CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
 }
 
 namespace {
-// cuMemsetD8/16/32: `count` elements of `width` bytes. The bytes move for D8 (and for D16/D32
-// patterns whose bytes are all equal); other patterns are recorded with their size.
+// cuMemsetD8/16/32: `count` elements of `width` bytes, the element pattern written where the
+// memory is backed.
 CUresult memset_elements(CUdeviceptr dst, unsigned value, size_t count, int width, CUstream stream,
                          bool async, const char* api) {
-  ErrorScope scope;
-  return to_driver(impl::memset_1d(device_pointer(dst), static_cast<int>(value & 0xff),
-                                   count * static_cast<size_t>(width), stream, async, false, api));
+  return detail::driver_memset_2d(dst, count * static_cast<size_t>(width), value, count, 1, width,
+                                  stream, async, api);
 }
 }  // namespace
+
+namespace powertrain::emu::detail {
+CUresult driver_memset_2d(CUdeviceptr dst, size_t pitch, unsigned value, size_t width,
+                          size_t height, int element_bytes, CUstream stream, bool async,
+                          const char* api) {
+  ErrorScope scope;
+  const size_t row_bytes = width * static_cast<size_t>(element_bytes);
+  const cudaError_t error =
+      height == 1 ? impl::memset_1d(device_pointer(dst), static_cast<int>(value & 0xff), row_bytes,
+                                    stream, async, false, api)
+                  : impl::memset_2d(device_pointer(dst), pitch, static_cast<int>(value & 0xff),
+                                    row_bytes, height, stream, async, false, api);
+  if (error != cudaSuccess || element_bytes == 1 || row_bytes == 0) return to_driver(error);
+  if (!lookup_pointer(device_pointer(dst)).backed) return CUDA_SUCCESS;
+  // The fill wrote the low byte everywhere; the element pattern goes over it.
+  auto* base = static_cast<unsigned char*>(device_pointer(dst));
+  const auto element = static_cast<std::uint32_t>(value);
+  for (size_t row = 0; row < height; ++row) {
+    unsigned char* at = base + row * pitch;
+    for (size_t i = 0; i < width; ++i) {
+      std::memcpy(at + i * static_cast<size_t>(element_bytes), &element,
+                  static_cast<size_t>(element_bytes));
+    }
+  }
+  return CUDA_SUCCESS;
+}
+}  // namespace powertrain::emu::detail
 
 PT_EXPORT CUresult cuMemsetD8(CUdeviceptr dst, unsigned char value, size_t count) {
   return memset_elements(dst, value, count, 1, nullptr, false, "cuMemsetD8_v2");
@@ -2320,6 +2346,19 @@ constexpr PerThreadEntryPoint kPerThreadEntryPoints[] = {
     {"cuMemsetD8Async", "cuMemsetD8Async_ptsz"},
     {"cuMemsetD16Async", "cuMemsetD16Async_ptsz"},
     {"cuMemsetD32Async", "cuMemsetD32Async_ptsz"},
+    {"cuMemsetD2D8", "cuMemsetD2D8_v2_ptds"},
+    {"cuMemsetD2D16", "cuMemsetD2D16_v2_ptds"},
+    {"cuMemsetD2D32", "cuMemsetD2D32_v2_ptds"},
+    {"cuMemsetD2D8Async", "cuMemsetD2D8Async_ptsz"},
+    {"cuMemsetD2D16Async", "cuMemsetD2D16Async_ptsz"},
+    {"cuMemsetD2D32Async", "cuMemsetD2D32Async_ptsz"},
+    {"cuMemcpyPeer", "cuMemcpyPeer_ptds"},
+    {"cuMemcpyPeerAsync", "cuMemcpyPeerAsync_ptsz"},
+    {"cuStreamWriteValue32", "cuStreamWriteValue32_v2_ptsz"},
+    {"cuStreamWriteValue64", "cuStreamWriteValue64_v2_ptsz"},
+    {"cuStreamWaitValue32", "cuStreamWaitValue32_v2_ptsz"},
+    {"cuStreamWaitValue64", "cuStreamWaitValue64_v2_ptsz"},
+    {"cuStreamBatchMemOp", "cuStreamBatchMemOp_v2_ptsz"},
     {"cuMemAllocAsync", "cuMemAllocAsync_ptsz"},
     {"cuMemFreeAsync", "cuMemFreeAsync_ptsz"},
     {"cuMemAllocFromPoolAsync", "cuMemAllocFromPoolAsync_ptsz"},

@@ -34,4 +34,11 @@ inline CUresult to_driver(cudaError_t error) {
 // Device of a context handle, or -1 when it is not a live context (cuda_driver.cc).
 int driver_context_device(CUcontext ctx);
 
+// cuMemsetD2D{8,16,32}[Async] and the 1-D forms (height 1): `height` rows of `width` elements of
+// `element_bytes` bytes, `pitch` bytes apart; the element pattern (little-endian, as the GPU
+// stores it) is written where the memory is backed (cuda_driver.cc).
+CUresult driver_memset_2d(CUdeviceptr dst, size_t pitch, unsigned value, size_t width,
+                          size_t height, int element_bytes, CUstream stream, bool async,
+                          const char* api);
+
 }  // namespace powertrain::emu::detail

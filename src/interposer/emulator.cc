@@ -372,6 +372,10 @@ namespace {
 // What the stub of `api` returns, for its message: the libraries' stubs return their own
 // "unsupported" status (cublas_nccl_stubs.cc), the runtime's return cudaErrorNotSupported.
 const char* unsupported_return_text(std::string_view api) {
+  // "NAME (what)": a call that succeeds but whose effect the emulation does not model.
+  if (!api.empty() && api.back() == ')') {
+    return "success, but this effect is not modelled (the trace and the prediction lack it)";
+  }
   const auto ends_with = [&](std::string_view tail) {
     return api.size() >= tail.size() && api.substr(api.size() - tail.size()) == tail;
   };

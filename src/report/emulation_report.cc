@@ -263,8 +263,10 @@ void print_emulation_summary(std::FILE* to, const emulate::EmulationResult& r,
                reset ? "; reset to the default" : "");
   }
   for (const auto& [api, count] : r.unsupported) {
-    fmt::print(to, "  unsupported   {} called {} time(s): not emulated, returned an error\n", api,
-               count);
+    // "NAME (what)": the call succeeded but that effect of it is not modelled.
+    const bool accepted = !api.empty() && api.back() == ')';
+    fmt::print(to, "  unsupported   {} called {} time(s): {}\n", api, count,
+               accepted ? "accepted, that effect not modelled" : "not emulated, returned an error");
   }
   for (const auto& [what, count] : r.misuse) {
     fmt::print(to, "  misuse        {} ({} time(s))\n", what, count);

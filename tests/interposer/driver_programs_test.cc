@@ -2,6 +2,7 @@
 // toolkit's stubs/libcuda.so, and the driver_api test program's trace operation by operation.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -363,6 +364,52 @@ TEST_F(DriverApi, MemoryStreamsAndOccupancyThroughTheDriver) {
   ASSERT_EQ(misuse.size(), 1u);
   EXPECT_EQ(misuse[0].at("api"), "cuMemAllocPitch_v2");
   EXPECT_TRUE(trace.of("unsupported").empty());
+}
+
+// Element memsets (1-D and 2-D) write their pattern, peer copies move between two devices'
+// contexts, IPC handles are made, and stream memory operations order one stream after another:
+// each write is a 4/8-byte memset plus an event record on its stream, each wait a wait on that
+// event; a flag the host raised needs no wait, and a wait enqueued before its write is accepted
+// and reported as not modelled (the trace is written in host order).
+TEST_F(DriverApi, StreamMemoryOperationsPeerCopiesAndElementMemsets) {
+  if (!std::filesystem::exists(program_path("driver_memops"))) GTEST_SKIP() << "not built";
+  const ProgramRun run =
+      run_program("driver_memops", Mode::kPreload,
+                  {{"LD_LIBRARY_PATH", driver_dir()}, {"POWERTRAIN_EMU_DEVICES", "2"}});
+  ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
+  EXPECT_NE(run.out.find("driver_memops: patterns, 2-D rows, peer copies and 4 stream waits"),
+            std::string::npos)
+      << run.out;
+  const Trace trace = only_trace();
+  std::vector<std::pair<std::string, std::int64_t>> memsets;
+  for (const json& m : trace.of("memset")) memsets.emplace_back(m.at("api"), m.at("bytes"));
+  const std::vector<std::pair<std::string, std::int64_t>> expected_memsets = {
+      {"cuMemsetD32_v2", 16384},       {"cuMemsetD2D8_v2", 512 * 8},
+      {"cuMemsetD2D16Async", 200 * 8}, {"cuMemsetD8_v2", 64},
+      {"cuStreamWriteValue32_v2", 4},  {"cuStreamBatchMemOp_v2", 8},
+      {"cuStreamWriteValue32_v2", 4}};
+  EXPECT_EQ(memsets, expected_memsets);
+  std::vector<std::string> copy_apis;
+  for (const json& c : trace.of("memcpy")) copy_apis.push_back(c.at("api"));
+  EXPECT_EQ(std::count(copy_apis.begin(), copy_apis.end(), "cuMemcpyPeer"), 1);
+  EXPECT_EQ(std::count(copy_apis.begin(), copy_apis.end(), "cuMemcpyPeerAsync"), 1);
+  // Writes record on the first stream, waits wait on the second for the same events.
+  std::vector<json> writes, waits;
+  for (const json& r : trace.of("event_record")) {
+    if (r.at("api") != "cuEventRecord_v2" && r.at("api") != "cuEventRecord") writes.push_back(r);
+  }
+  for (const json& w : trace.of("stream_wait_event")) waits.push_back(w);
+  ASSERT_EQ(writes.size(), 3u);
+  ASSERT_EQ(waits.size(), 2u);  // the host's flag and the later write need none
+  EXPECT_EQ(waits[0].at("api"), "cuStreamWaitValue32_v2");
+  EXPECT_EQ(waits[0].at("event"), writes[0].at("event"));
+  EXPECT_EQ(waits[1].at("api"), "cuStreamBatchMemOp_v2");
+  EXPECT_EQ(waits[1].at("event"), writes[1].at("event"));
+  for (const json& w : waits) EXPECT_NE(w.at("stream"), writes[0].at("stream"));
+  const auto unsupported = trace.of("unsupported");
+  ASSERT_EQ(unsupported.size(), 1u);
+  EXPECT_EQ(unsupported[0].at("api"), "cuStreamWaitValue32_v2 (value written later)");
+  EXPECT_TRUE(trace.of("misuse").empty());
 }
 
 // A graph built node by node through the driver (XLA's way), launched twice with a kernel
