@@ -2458,6 +2458,22 @@ PT_EXPORT cudaError_t cudaGetDriverEntryPoint(const char* symbol, void** functio
   return cudaGetDriverEntryPointByVersion(symbol, function, detail::kDriverVersion, flags, status);
 }
 
+// --default-stream per-thread programs call these: cudaEnableDefault then means the per-thread
+// forms of the stream-taking driver functions.
+PT_EXPORT cudaError_t cudaGetDriverEntryPointByVersion_ptsz(
+    const char* symbol, void** function, unsigned int version, unsigned long long flags,
+    cudaDriverEntryPointQueryResult* status) {
+  if (flags == cudaEnableDefault) flags = cudaEnablePerThreadDefaultStream;
+  return cudaGetDriverEntryPointByVersion(symbol, function, version, flags, status);
+}
+
+PT_EXPORT cudaError_t cudaGetDriverEntryPoint_ptsz(const char* symbol, void** function,
+                                                   unsigned long long flags,
+                                                   cudaDriverEntryPointQueryResult* status) {
+  return cudaGetDriverEntryPointByVersion_ptsz(symbol, function, detail::kDriverVersion, flags,
+                                               status);
+}
+
 // ---- the first versions of renamed functions, where their signature is unchanged ---------------
 
 namespace {

@@ -183,6 +183,38 @@ PT_EXPORT CUresult cuDeviceGetMemPool(CUmemoryPool* pool, CUdevice device) {
   return to_driver(cudaDeviceGetMemPool(reinterpret_cast<cudaMemPool_t*>(pool), device));
 }
 
+PT_EXPORT CUresult cuDeviceSetMemPool(CUdevice device, CUmemoryPool pool) {
+  ErrorScope scope;
+  return to_driver(cudaDeviceSetMemPool(device, reinterpret_cast<cudaMemPool_t>(pool)));
+}
+
+PT_EXPORT CUresult cuMemGetDefaultMemPool(CUmemoryPool* pool, CUmemLocation* location,
+                                          CUmemAllocationType type) {
+  ErrorScope scope;
+  cudaMemLocation where = location != nullptr ? to_runtime(*location) : cudaMemLocation{};
+  return to_driver(cudaMemGetDefaultMemPool(reinterpret_cast<cudaMemPool_t*>(pool),
+                                            location != nullptr ? &where : nullptr,
+                                            static_cast<cudaMemAllocationType>(type)));
+}
+
+PT_EXPORT CUresult cuMemGetMemPool(CUmemoryPool* pool, CUmemLocation* location,
+                                   CUmemAllocationType type) {
+  ErrorScope scope;
+  cudaMemLocation where = location != nullptr ? to_runtime(*location) : cudaMemLocation{};
+  return to_driver(cudaMemGetMemPool(reinterpret_cast<cudaMemPool_t*>(pool),
+                                     location != nullptr ? &where : nullptr,
+                                     static_cast<cudaMemAllocationType>(type)));
+}
+
+PT_EXPORT CUresult cuMemSetMemPool(CUmemLocation* location, CUmemAllocationType type,
+                                   CUmemoryPool pool) {
+  ErrorScope scope;
+  cudaMemLocation where = location != nullptr ? to_runtime(*location) : cudaMemLocation{};
+  return to_driver(cudaMemSetMemPool(location != nullptr ? &where : nullptr,
+                                     static_cast<cudaMemAllocationType>(type),
+                                     reinterpret_cast<cudaMemPool_t>(pool)));
+}
+
 // ---- pointer attributes
 // --------------------------------------------------------------------------
 

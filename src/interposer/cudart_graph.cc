@@ -831,6 +831,20 @@ PT_EXPORT cudaError_t cudaGraphInstantiateWithParams(
   return error;
 }
 
+// --default-stream per-thread: a NULL upload stream is the calling thread's.
+PT_EXPORT cudaError_t cudaGraphInstantiateWithParams_ptsz(
+    cudaGraphExec_t* pGraphExec, cudaGraph_t graph, cudaGraphInstantiateParams* instantiateParams) {
+  if (instantiateParams != nullptr && instantiateParams->uploadStream == nullptr) {
+    cudaGraphInstantiateParams per_thread = *instantiateParams;
+    per_thread.uploadStream = cudaStreamPerThread;
+    const cudaError_t error = cudaGraphInstantiateWithParams(pGraphExec, graph, &per_thread);
+    instantiateParams->errNode_out = per_thread.errNode_out;
+    instantiateParams->result_out = per_thread.result_out;
+    return error;
+  }
+  return cudaGraphInstantiateWithParams(pGraphExec, graph, instantiateParams);
+}
+
 PT_EXPORT cudaError_t cudaGraphExecGetFlags(cudaGraphExec_t graphExec, unsigned long long* flags) {
   detail::State& s = detail::state();
   std::lock_guard<std::mutex> lock(s.mutex);

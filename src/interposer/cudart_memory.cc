@@ -80,6 +80,7 @@ struct MemoryState {
   std::deque<std::uintptr_t> freed_order;
   std::map<const void*, Variable> variables;  // by host shadow address
   std::vector<Pool> pools;                    // default pools first, by device
+  std::vector<int> current_pool;              // per device: cudaDeviceSetMemPool's (index)
 };
 
 MemoryState& memory() {
@@ -93,6 +94,7 @@ MemoryState& memory() {
       pool.access.assign(config().devices, cudaMemAccessFlagsProtNone);
       pool.access[d] = cudaMemAccessFlagsProtReadWrite;
       state->pools.push_back(std::move(pool));
+      state->current_pool.push_back(d);
     }
     return state;
   }();
@@ -458,7 +460,12 @@ cudaError_t malloc_async(void** pointer, size_t size, cudaStream_t stream, bool 
   request.api = api;
   request.stream = ref.id;
   request.device = ref.device;
-  request.pool = ref.device;  // the stream's device's current pool (the default pool)
+  {
+    // The stream's device's current pool (cudaDeviceSetMemPool; the default pool until set).
+    MemoryState& m = memory();
+    std::lock_guard<std::mutex> lock(m.mutex);
+    request.pool = m.current_pool[static_cast<std::size_t>(ref.device)];
+  }
   if (from_pool != nullptr) {
     // cudaMallocFromPoolAsync: the memory is on the pool's device, whichever the stream's.
     int device = 0;
@@ -641,7 +648,87 @@ PT_EXPORT cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t* memPool, int de
 }
 
 PT_EXPORT cudaError_t cudaDeviceGetMemPool(cudaMemPool_t* memPool, int device) {
+  if (memPool == nullptr || device < 0 || device >= powertrain::emu::device_count()) {
+    return misuse("cudaDeviceGetMemPool", cudaErrorInvalidValue,
+                  "memPool is NULL or invalid device " + std::to_string(device));
+  }
+  detail::MemoryState& m = detail::memory();
+  std::lock_guard<std::mutex> lock(m.mutex);
+  *memPool = detail::pool_handle(m.current_pool[static_cast<std::size_t>(device)]);
+  return cudaSuccess;
+}
+
+namespace {
+// cudaDeviceSetMemPool and cudaMemSetMemPool: the pool cudaMallocAsync on `device` draws from.
+cudaError_t set_current_pool(int device, cudaMemPool_t memPool, const char* api) {
+  if (device < 0 || device >= powertrain::emu::device_count()) {
+    return misuse(api, cudaErrorInvalidDevice, "invalid device " + std::to_string(device));
+  }
+  int pool_device = 0;
+  int index = -1;
+  if (!detail::pool_device(memPool, &pool_device, &index)) {
+    return misuse(api, cudaErrorInvalidValue,
+                  "invalid memory pool " + detail::pointer_text(memPool));
+  }
+  if (pool_device != device) {
+    return misuse(api, cudaErrorInvalidDevice,
+                  "the pool is on device " + std::to_string(pool_device) + ", not device " +
+                      std::to_string(device));
+  }
+  detail::MemoryState& m = detail::memory();
+  std::lock_guard<std::mutex> lock(m.mutex);
+  m.current_pool[static_cast<std::size_t>(device)] = index;
+  return cudaSuccess;
+}
+
+// The device a CUDA 13 pool query names: pinned device memory only (the emulator has no host or
+// managed pools); anything else is reported as unsupported by name.
+cudaError_t pool_location_device(const cudaMemLocation* location, cudaMemAllocationType type,
+                                 const char* api, int* device) {
+  if (location == nullptr) return misuse(api, cudaErrorInvalidValue, "location is NULL");
+  if (location->type != cudaMemLocationTypeDevice || type != cudaMemAllocationTypePinned) {
+    powertrain::emu::report_unsupported(std::string(api) + " (host or managed pools)");
+    return detail::fail(cudaErrorNotSupported);
+  }
+  if (location->id < 0 || location->id >= powertrain::emu::device_count()) {
+    return misuse(api, cudaErrorInvalidDevice, "invalid device " + std::to_string(location->id));
+  }
+  *device = location->id;
+  return cudaSuccess;
+}
+}  // namespace
+
+PT_EXPORT cudaError_t cudaDeviceSetMemPool(int device, cudaMemPool_t memPool) {
+  return set_current_pool(device, memPool, "cudaDeviceSetMemPool");
+}
+
+PT_EXPORT cudaError_t cudaMemGetDefaultMemPool(cudaMemPool_t* memPool,
+                                               struct cudaMemLocation* location,
+                                               enum cudaMemAllocationType type) {
+  int device = 0;
+  if (const cudaError_t e =
+          pool_location_device(location, type, "cudaMemGetDefaultMemPool", &device);
+      e != cudaSuccess)
+    return e;
   return cudaDeviceGetDefaultMemPool(memPool, device);
+}
+
+PT_EXPORT cudaError_t cudaMemGetMemPool(cudaMemPool_t* memPool, struct cudaMemLocation* location,
+                                        enum cudaMemAllocationType type) {
+  int device = 0;
+  if (const cudaError_t e = pool_location_device(location, type, "cudaMemGetMemPool", &device);
+      e != cudaSuccess)
+    return e;
+  return cudaDeviceGetMemPool(memPool, device);
+}
+
+PT_EXPORT cudaError_t cudaMemSetMemPool(struct cudaMemLocation* location,
+                                        enum cudaMemAllocationType type, cudaMemPool_t memPool) {
+  int device = 0;
+  if (const cudaError_t e = pool_location_device(location, type, "cudaMemSetMemPool", &device);
+      e != cudaSuccess)
+    return e;
+  return set_current_pool(device, memPool, "cudaMemSetMemPool");
 }
 
 PT_EXPORT cudaError_t cudaMemPoolCreate(cudaMemPool_t* memPool,
@@ -687,8 +774,14 @@ PT_EXPORT cudaError_t cudaMemPoolDestroy(cudaMemPool_t memPool) {
         "cudaMemPoolDestroy", cudaErrorInvalidValue,
         "invalid memory pool or a device's default pool " + detail::pointer_text(memPool));
   }
-  // Outstanding allocations stay valid until freed, as in the runtime.
+  // Outstanding allocations stay valid until freed, as in the runtime; a device whose current
+  // pool it was falls back to its default pool.
   found.pool->live = false;
+  detail::MemoryState& m = detail::memory();
+  const auto index = static_cast<int>(found.pool - m.pools.data());
+  for (std::size_t d = 0; d < m.current_pool.size(); ++d) {
+    if (m.current_pool[d] == index) m.current_pool[d] = static_cast<int>(d);
+  }
   return cudaSuccess;
 }
 

@@ -55,6 +55,100 @@ TEST_F(SampleApiPrograms, MemoryPoolsAreCreatedOpenedAndCounted) {
   EXPECT_EQ(trace.of("free").size(), 2u);
 }
 
+// cudaMemcpyBatchAsync moves four blocks (three in from the host, one on the device) as four
+// copies on the batch's stream, refusing the legacy default stream; the batched prefetch and
+// discard are accepted hints; a created pool made current serves cudaMallocAsync, and destroying
+// it makes the default pool current again.
+TEST_F(SampleApiPrograms, BatchedCopiesAndTheCurrentMemoryPool) {
+  skip_unless_built("batch_copies");
+  const ProgramRun run = run_program("batch_copies", Mode::kPreload, {});
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_NE(run.out.find("batch_copies: 4 copies in one batch, 3 MiB from the current pool"),
+            std::string::npos)
+      << run.out;
+  const Trace trace = only_trace();
+  std::vector<std::pair<std::string, std::int64_t>> batch;
+  std::set<std::int64_t> streams;
+  for (const json& c : trace.of("memcpy")) {
+    if (c.at("api") != "cudaMemcpyBatchAsync") continue;
+    batch.emplace_back(c.at("kind"), c.at("bytes"));
+    streams.insert(c.at("stream").get<std::int64_t>());
+  }
+  EXPECT_EQ(batch, (std::vector<std::pair<std::string, std::int64_t>>{
+                       {"HtoD", 65536}, {"HtoD", 65536}, {"HtoD", 65536}, {"DtoD", 65536}}));
+  ASSERT_EQ(streams.size(), 1u);
+  EXPECT_NE(*streams.begin(), 0);
+  std::vector<std::string> misuse;
+  for (const json& m : trace.of("misuse")) misuse.push_back(m.at("api"));
+  EXPECT_EQ(misuse, std::vector<std::string>{"cudaMemcpyBatchAsync"});
+  EXPECT_TRUE(trace.of("unsupported").empty());
+  bool pool_allocation = false;
+  for (const json& m : trace.of("malloc")) {
+    pool_allocation =
+        pool_allocation || (m.at("api") == "cudaMallocAsync" && m.at("bytes") == (3 << 20));
+  }
+  EXPECT_TRUE(pool_allocation);
+}
+
+// Under the CUDA 12 drop-in cudaMemcpyBatchAsync has CUDA 12.8's parameters (failIdx before the
+// stream). In a child that dlopens libcudart.so.12: a two-copy batch lands and leaves failIdx at
+// SIZE_MAX; a batch whose second copy overruns its allocation fails with failIdx 1. Returns the
+// failing step, 0 when all passed.
+TEST_F(SampleApiPrograms, Cuda12DropInReadsTheCuda12BatchCopyArguments) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setenv("POWERTRAIN_EMU_DIR", (dir_ / "trace").c_str(), 1);
+    void* lib = ::dlopen((std::string(kCudartDir) + "/libcudart.so.12").c_str(), RTLD_NOW);
+    if (lib == nullptr) ::_exit(100);
+    using Malloc = int (*)(void**, size_t);
+    using StreamCreate = int (*)(void**);
+    using Sync = int (*)(void*);
+    using Copy = int (*)(void*, const void*, size_t, int);
+    // cudaMemcpyAttributes: srcAccessOrder, srcLocHint, dstLocHint (type, id), flags.
+    struct Attributes {
+      int src_access_order;
+      int src_hint[2];
+      int dst_hint[2];
+      unsigned flags;
+    };
+    using Batch12 = int (*)(void* const*, const void* const*, const size_t*, size_t, Attributes*,
+                            size_t*, size_t, size_t*, void*);
+    auto malloc_device = reinterpret_cast<Malloc>(::dlsym(lib, "cudaMalloc"));
+    auto stream_create = reinterpret_cast<StreamCreate>(::dlsym(lib, "cudaStreamCreate"));
+    auto sync = reinterpret_cast<Sync>(::dlsym(lib, "cudaStreamSynchronize"));
+    auto copy = reinterpret_cast<Copy>(::dlsym(lib, "cudaMemcpy"));
+    auto batch = reinterpret_cast<Batch12>(::dlsym(lib, "cudaMemcpyBatchAsync"));
+    if (!malloc_device || !stream_create || !sync || !copy || !batch) ::_exit(1);
+    void* stream = nullptr;
+    void* device = nullptr;
+    if (stream_create(&stream) != 0 || malloc_device(&device, 4096) != 0) ::_exit(2);
+    int a[256], b[256], back[512];
+    for (int i = 0; i < 256; ++i) {
+      a[i] = i;
+      b[i] = -i;
+    }
+    void* dsts[2] = {device, static_cast<char*>(device) + 1024};
+    const void* srcs[2] = {a, b};
+    size_t sizes[2] = {1024, 1024};
+    Attributes attrs = {};
+    attrs.src_access_order = 1;  // cudaMemcpySrcAccessOrderStream
+    size_t index = 0;
+    size_t fail = 7;
+    if (batch(dsts, srcs, sizes, 2, &attrs, &index, 1, &fail, stream) != 0) ::_exit(3);
+    if (fail != static_cast<size_t>(-1)) ::_exit(4);
+    if (sync(stream) != 0 || copy(back, device, 2048, 2) != 0) ::_exit(5);
+    if (back[10] != 10 || back[256 + 10] != -10) ::_exit(6);
+    sizes[1] = 8192;  // overruns the 4 KiB allocation
+    if (batch(dsts, srcs, sizes, 2, &attrs, &index, 1, &fail, stream) == 0) ::_exit(7);
+    if (fail != 1) ::_exit(8);
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "see the step numbers in the test body";
+}
+
 // Structure queries answer with the program's own nodes and edges (a child graph is one node,
 // depending on what it was added after); capture into the graph appends after the child node and
 // returns the same graph, its dependencies read and extended (one more edge, D → the second
