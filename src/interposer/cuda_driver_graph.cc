@@ -524,6 +524,12 @@ PT_EXPORT CUresult cuGraphDestroyNode(CUgraphNode node) {
   return to_driver(cudaGraphDestroyNode(rt(node)));
 }
 
+PT_EXPORT CUresult cuGraphChildGraphNodeGetGraph(CUgraphNode node, CUgraph* graph) {
+  ErrorScope scope;
+  return to_driver(
+      cudaGraphChildGraphNodeGetGraph(rt(node), reinterpret_cast<cudaGraph_t*>(graph)));
+}
+
 PT_EXPORT CUresult cuGraphClone(CUgraph* clone, CUgraph original) {
   ErrorScope scope;
   return to_driver(cudaGraphClone(reinterpret_cast<cudaGraph_t*>(clone), rt(original)));

@@ -32,6 +32,8 @@ std::atomic<int> g_capturing_streams{0};
 
 namespace {
 
+struct Graph;
+
 struct Node {
   Record record;
   std::vector<int> deps;
@@ -49,13 +51,15 @@ struct Node {
   cudaMemsetParams memset{};       // explicit memset nodes
   cudaEvent_t event = nullptr;     // event record and wait nodes
   bool disabled = false;           // in an exec: cudaGraphNodeSetEnabled(..., 0), runs as empty
+  bool destroyed = false;          // cudaGraphDestroyNode: an empty slot, its handle invalid
   std::map<int, cudaLaunchAttributeValue> attributes;  // kernel nodes: as set (hints, kept)
+  int child_first = -1;       // a child graph node: index of its first inlined node
+  Graph* embedded = nullptr;  // a child graph node: the copy cudaGraphChildGraphNodeGetGraph gives
 };
 
 struct UserObject;                                 // cudaUserObject_t (below)
 using UserRefs = std::map<UserObject*, unsigned>;  // user object → references held
 
-struct Graph;
 // A node handle (cudaGraphNode_t) points to one of these; never freed.
 struct NodeRef {
   Graph* graph = nullptr;
@@ -70,6 +74,7 @@ struct Graph {
   bool live = true;
   bool capturing = false;              // still being captured (not instantiable)
   const Graph* cloned_from = nullptr;  // cudaGraphClone's original (cudaGraphNodeFindInClone)
+  bool embedded = false;               // a child graph node's graph: read only here
   UserRefs user_refs;                  // cudaGraphRetainUserObject
 };
 
@@ -304,6 +309,7 @@ NodeRef* node_handle(State& s, Graph* g, int index) {
 int node_index(State& s, const Graph* g, cudaGraphNode_t node) {
   const auto* ref = reinterpret_cast<const NodeRef*>(node);
   if (s.node_refs.count(ref) == 0 || ref->graph != g) return -1;
+  if (g->nodes[static_cast<std::size_t>(ref->index)].destroyed) return -1;
   return ref->index;
 }
 
@@ -910,9 +916,10 @@ PT_EXPORT cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
   detail::State& s = detail::state();
   std::unique_lock<std::mutex> lock(s.mutex);
   detail::Graph* g = detail::live_graph(s, graph);
-  if (g == nullptr || g->capturing) {
+  if (g == nullptr || g->capturing || g->embedded) {
     return misuse("cudaGraphDestroy", cudaErrorInvalidValue,
-                  "invalid, destroyed or capturing graph " + detail::pointer_text(graph));
+                  "invalid, destroyed or capturing graph, or a child graph node's graph " +
+                      detail::pointer_text(graph));
   }
   g->live = false;
   detail::graph_mem_release(detail::alloc_pointers(g->nodes));
@@ -997,6 +1004,7 @@ void write_nodes(State& s, Graph* g, const std::vector<int>& list, cudaGraphNode
 bool live_node(State& s, cudaGraphNode_t node, Graph** g, int* index) {
   const auto* ref = reinterpret_cast<const NodeRef*>(node);
   if (s.node_refs.count(ref) == 0 || !ref->graph->live) return false;
+  if (ref->graph->nodes[static_cast<std::size_t>(ref->index)].destroyed) return false;
   *g = ref->graph;
   *index = ref->index;
   return true;
@@ -1221,6 +1229,14 @@ PT_EXPORT cudaError_t cudaGraphDebugDotPrint(cudaGraph_t graph, const char* path
 namespace powertrain::emu::detail {
 namespace {
 
+// A child graph node's graph (cudaGraphChildGraphNodeGetGraph) is a copy made when the node was
+// added (the node's work is inlined into its parent then), so edits of it would not reach the
+// node: they are reported by name instead of silently lost.
+cudaError_t embedded_edit(const char* api) {
+  powertrain::emu::report_unsupported(std::string(api) + " (editing a child graph node's graph)");
+  return fail(cudaErrorNotSupported);
+}
+
 // The output and dependency pointers every cudaGraphAdd*Node takes.
 cudaError_t check_add_arguments(const cudaGraphNode_t* out, const cudaGraphNode_t* deps,
                                 std::size_t count, const char* api) {
@@ -1243,6 +1259,7 @@ cudaError_t add_node(cudaGraphNode_t* out, cudaGraph_t graph, const cudaGraphNod
     return misuse(api, cudaErrorInvalidValue,
                   "invalid, destroyed or capturing graph " + pointer_text(graph));
   }
+  if (g->embedded) return embedded_edit(api);
   node.deps.clear();
   for (std::size_t i = 0; i < count; ++i) {
     const int d = node_index(s, g, deps[i]);
@@ -1401,6 +1418,7 @@ cudaError_t add_child(cudaGraphNode_t* out, cudaGraph_t graph, const cudaGraphNo
   if (g == nullptr || c == nullptr || g == c || g->capturing || c->capturing) {
     return misuse(api, cudaErrorInvalidValue, "invalid, destroyed or capturing graph");
   }
+  if (g->embedded) return embedded_edit(api);
   std::vector<int> before;
   for (std::size_t i = 0; i < count; ++i) {
     const int d = node_index(s, g, deps[i]);
@@ -1414,6 +1432,13 @@ cudaError_t add_child(cudaGraphNode_t* out, cudaGraph_t graph, const cudaGraphNo
   Node join;
   join.empty = true;
   join.type = cudaGraphNodeTypeGraph;
+  join.child_first = offset;
+  join.embedded = new Graph;
+  join.embedded->id = s.next_graph++;
+  join.embedded->device = c->device;
+  join.embedded->nodes = c->nodes;
+  join.embedded->embedded = true;
+  s.graphs.insert(join.embedded);
   std::vector<bool> has_users(c->nodes.size(), false);
   for (const Node& node : c->nodes) {
     for (int d : node.deps) has_users[d] = true;
@@ -1422,6 +1447,7 @@ cudaError_t add_child(cudaGraphNode_t* out, cudaGraph_t graph, const cudaGraphNo
     Node node = c->nodes[i];  // the child is copied, as the runtime does (later edits of it
                               // do not change the parent)
     for (int& d : node.deps) d += offset;
+    if (node.child_first >= 0) node.child_first += offset;
     if (node.deps.empty()) node.deps = before;
     node.inlined = true;
     if (node.type == cudaGraphNodeTypeMemAlloc) graph_mem_retain({node});
@@ -1627,6 +1653,7 @@ cudaError_t edit_dependencies(cudaGraph_t graph, const cudaGraphNode_t* from,
   if (g == nullptr || g->capturing) {
     return misuse(api, cudaErrorInvalidValue, "invalid, destroyed or capturing graph");
   }
+  if (g->embedded) return detail::embedded_edit(api);
   for (size_t i = 0; i < count; ++i) {
     const int a = detail::node_index(s, g, from[i]);
     const int b = detail::node_index(s, g, to[i]);
@@ -1679,11 +1706,68 @@ PT_EXPORT cudaError_t cudaGraphAddDependencies_v2(cudaGraph_t graph, const cudaG
   return add_dependencies(graph, from, to, numDependencies, "cudaGraphAddDependencies_v2");
 }
 
+// Removes a node and every edge to and from it; a child graph node takes its inlined work with
+// it, a memory alloc node its allocation. The handle is invalid afterwards.
+PT_EXPORT cudaError_t cudaGraphDestroyNode(cudaGraphNode_t node) {
+  const char* api = "cudaGraphDestroyNode";
+  detail::State& s = detail::state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  detail::Graph* g = nullptr;
+  int index = -1;
+  if (!detail::live_node(s, node, &g, &index) || g->capturing ||
+      g->nodes[static_cast<std::size_t>(index)].inlined) {
+    return misuse(
+        api, cudaErrorInvalidValue,
+        "invalid or destroyed node, or a node of a capturing graph " + detail::pointer_text(node));
+  }
+  if (g->embedded) return detail::embedded_edit(api);
+  std::vector<int> gone = {index};
+  const detail::Node& target = g->nodes[static_cast<std::size_t>(index)];
+  for (int i = target.child_first; i >= 0 && i < index; ++i) gone.push_back(i);
+  std::vector<void*> released;
+  for (int i : gone) {
+    detail::Node& n = g->nodes[static_cast<std::size_t>(i)];
+    if (n.type == cudaGraphNodeTypeMemAlloc) released.push_back(n.alloc.dptr);
+    n = detail::Node{};
+    n.type = cudaGraphNodeTypeEmpty;
+    n.empty = n.inlined = n.destroyed = true;
+  }
+  for (detail::Node& n : g->nodes) {
+    for (std::vector<int>* list : {&n.deps, &n.outer_deps}) {
+      list->erase(std::remove_if(
+                      list->begin(), list->end(),
+                      [&](int d) { return std::find(gone.begin(), gone.end(), d) != gone.end(); }),
+                  list->end());
+    }
+  }
+  detail::graph_mem_release(released);
+  return cudaSuccess;
+}
+
+// The child graph node's graph, for reading: the copy made when the node was added (its work was
+// inlined into the parent then); edits of it are reported as unsupported.
+PT_EXPORT cudaError_t cudaGraphChildGraphNodeGetGraph(cudaGraphNode_t node, cudaGraph_t* pGraph) {
+  const char* api = "cudaGraphChildGraphNodeGetGraph";
+  detail::State& s = detail::state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  detail::Graph* g = nullptr;
+  int index = -1;
+  if (pGraph == nullptr || !detail::live_node(s, node, &g, &index) ||
+      g->nodes[static_cast<std::size_t>(index)].type != cudaGraphNodeTypeGraph ||
+      g->nodes[static_cast<std::size_t>(index)].embedded == nullptr) {
+    return misuse(api, cudaErrorInvalidValue,
+                  "not a child graph node, or pGraph NULL: " + detail::pointer_text(node));
+  }
+  *pGraph = reinterpret_cast<cudaGraph_t>(g->nodes[static_cast<std::size_t>(index)].embedded);
+  return cudaSuccess;
+}
+
 PT_EXPORT cudaError_t cudaGraphNodeGetType(cudaGraphNode_t node, enum cudaGraphNodeType* pType) {
   detail::State& s = detail::state();
   std::lock_guard<std::mutex> lock(s.mutex);
   const auto* ref = reinterpret_cast<const detail::NodeRef*>(node);
-  if (pType == nullptr || s.node_refs.count(ref) == 0 || !ref->graph->live) {
+  if (pType == nullptr || s.node_refs.count(ref) == 0 || !ref->graph->live ||
+      ref->graph->nodes[ref->index].destroyed) {
     return misuse("cudaGraphNodeGetType", cudaErrorInvalidValue, "invalid node or pType NULL");
   }
   *pType = ref->graph->nodes[ref->index].type;

@@ -55,6 +55,34 @@ TEST_F(SampleApiPrograms, MemoryPoolsAreCreatedOpenedAndCounted) {
   EXPECT_EQ(trace.of("free").size(), 2u);
 }
 
+// cudaGraphDestroyNode removes a node with its edges (a side memset, then a child graph node with
+// its inlined memset and kernel); each launch runs what is left. The child node's graph reads back
+// its two nodes; an edit of it is refused by name (the emulator's copy would not reach the node),
+// and a destroyed node's handle is refused.
+TEST_F(SampleApiPrograms, GraphNodesAreDestroyedWithTheirEdges) {
+  skip_unless_built("graph_edit");
+  const ProgramRun run = run_program("graph_edit");
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_NE(run.out.find("graph_edit: nodes 4 -> 3 -> 2, edges 3 -> 2 -> 0, child nodes 2, "
+                         "child edit refused"),
+            std::string::npos)
+      << run.out;
+  const Trace trace = only_trace();
+  std::vector<std::string> kernels;
+  for (const json& k : trace.of("kernel")) kernels.push_back(k.at("name"));
+  EXPECT_EQ(kernels,
+            (std::vector<std::string>{"_Z5firstPfi", "_Z5innerPfi", "_Z4lastPfi", "_Z5firstPfi",
+                                      "_Z5innerPfi", "_Z4lastPfi", "_Z5firstPfi", "_Z4lastPfi"}));
+  EXPECT_EQ(trace.of("memset").size(), 3u);  // the child's twice, the side memset once
+  std::vector<std::string> unsupported;
+  for (const json& u : trace.of("unsupported")) unsupported.push_back(u.at("api"));
+  EXPECT_EQ(unsupported,
+            std::vector<std::string>{"cudaGraphAddEmptyNode (editing a child graph node's graph)"});
+  std::vector<std::string> misuse;
+  for (const json& m : trace.of("misuse")) misuse.push_back(m.at("api"));
+  EXPECT_EQ(misuse, std::vector<std::string>{"cudaGraphNodeGetType"});
+}
+
 // cudaMemcpyBatchAsync moves four blocks (three in from the host, one on the device) as four
 // copies on the batch's stream, refusing the legacy default stream; the batched prefetch and
 // discard are accepted hints; a created pool made current serves cudaMallocAsync, and destroying
