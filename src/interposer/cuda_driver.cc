@@ -13,8 +13,10 @@
 #include <cuda.h>
 #include <dlfcn.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cstdint>
 #include <cstdio>
@@ -77,6 +79,7 @@ struct Physical {
   std::size_t bytes = 0;
   int device = 0;
   CUmemAllocationProp prop{};
+  bool imported = false;  // cuMemImportFromShareableHandle's: no memory of this process's own
 };
 
 struct Mapping {
@@ -1628,16 +1631,141 @@ PT_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t byte
 PT_EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle) {
   {
     std::lock_guard<std::mutex> lock(detail::state().mutex);
-    if (detail::state().physicals.erase(handle) == 0) {
+    const auto it = detail::state().physicals.find(handle);
+    if (it == detail::state().physicals.end()) {
       return detail::driver_misuse(
           "cuMemRelease", CUDA_ERROR_INVALID_VALUE,
           "invalid or released allocation handle " + std::to_string(handle));
     }
+    const bool imported = it->second.imported;
+    detail::state().physicals.erase(it);
+    if (imported) return CUDA_SUCCESS;  // another allocation's handle: nothing of ours to free
   }
   // The memory is accounted as released here (the driver keeps it until its last unmap).
   ErrorScope scope;
   return to_driver(detail::release_physical(
       reinterpret_cast<void*>(static_cast<std::uintptr_t>(handle)), "cuMemRelease"));
+}
+
+// ---- shareable handles (memMapIPCDrv, PyTorch's expandable segments shared between processes):
+// an exported allocation is described by {magic, exporting process, handle, size, device}, in a
+// memfd for a POSIX file descriptor and in the 64 bytes of a fabric handle. Imported in the same
+// process it names the same memory (a second handle to it); in another process of the job, whose
+// memory this one cannot reach, it opens a stand-in of the same size that maps like the original
+// (as the runtime's IPC handles do). Windows handles are refused.
+namespace powertrain::emu::detail {
+namespace {
+
+constexpr char kShareMagic[8] = {'P', 'T', 'E', 'M', 'U', 'V', 'M', 'M'};
+
+struct ShareDescriptor {
+  char magic[8];
+  std::int64_t process = 0;
+  std::uint64_t handle = 0;
+  std::uint64_t bytes = 0;
+  std::int32_t device = 0;
+  std::uint32_t handle_types = 0;  // the allocation's requestedHandleTypes
+};
+static_assert(sizeof(ShareDescriptor) <= sizeof(CUmemFabricHandle));
+
+CUmemGenericAllocationHandle next_imported_handle() {
+  static std::atomic<std::uint64_t> next{1};
+  return 0xE000'0000'0000'0000ULL | next.fetch_add(1);
+}
+
+}  // namespace
+}  // namespace powertrain::emu::detail
+
+PT_EXPORT CUresult cuMemExportToShareableHandle(void* shareable,
+                                                CUmemGenericAllocationHandle handle,
+                                                CUmemAllocationHandleType type,
+                                                unsigned long long flags) {
+  const char* api = "cuMemExportToShareableHandle";
+  if (shareable == nullptr || flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  detail::ShareDescriptor d{};
+  std::memcpy(d.magic, detail::kShareMagic, sizeof(d.magic));
+  d.process = static_cast<std::int64_t>(::getpid());
+  d.handle = handle;
+  {
+    std::lock_guard<std::mutex> lock(detail::state().mutex);
+    const auto it = detail::state().physicals.find(handle);
+    if (it == detail::state().physicals.end()) {
+      return detail::driver_misuse(
+          api, CUDA_ERROR_INVALID_VALUE,
+          "invalid or released allocation handle " + std::to_string(handle));
+    }
+    if ((it->second.prop.requestedHandleTypes & type) == 0) {
+      return detail::driver_misuse(api, CUDA_ERROR_NOT_PERMITTED,
+                                   "the allocation was not created with this handle type in "
+                                   "requestedHandleTypes (" +
+                                       std::to_string(static_cast<int>(type)) + ")");
+    }
+    d.bytes = it->second.bytes;
+    d.device = it->second.device;
+    d.handle_types = static_cast<std::uint32_t>(it->second.prop.requestedHandleTypes);
+  }
+  if (type == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) {
+    const int fd = ::memfd_create("powertrain-emu-vmm", MFD_CLOEXEC);
+    if (fd < 0) return CUDA_ERROR_OUT_OF_MEMORY;
+    if (::write(fd, &d, sizeof(d)) != static_cast<ssize_t>(sizeof(d))) {
+      ::close(fd);
+      return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    *static_cast<int*>(shareable) = fd;
+    return CUDA_SUCCESS;
+  }
+  if (type == CU_MEM_HANDLE_TYPE_FABRIC) {
+    auto* fabric = static_cast<CUmemFabricHandle*>(shareable);
+    std::memset(fabric, 0, sizeof(*fabric));
+    std::memcpy(fabric, &d, sizeof(d));
+    return CUDA_SUCCESS;
+  }
+  return detail::driver_misuse(api, CUDA_ERROR_NOT_SUPPORTED,
+                               "handle type " + std::to_string(static_cast<int>(type)) +
+                                   " (only POSIX file descriptors and fabric handles on Linux)");
+}
+
+PT_EXPORT CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle* handle,
+                                                  void* os_handle, CUmemAllocationHandleType type) {
+  const char* api = "cuMemImportFromShareableHandle";
+  if (handle == nullptr || os_handle == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  detail::ShareDescriptor d{};
+  if (type == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) {
+    const int fd = static_cast<int>(reinterpret_cast<std::intptr_t>(os_handle));
+    if (::pread(fd, &d, sizeof(d), 0) != static_cast<ssize_t>(sizeof(d))) {
+      return detail::driver_misuse(
+          api, CUDA_ERROR_INVALID_VALUE,
+          "file descriptor " + std::to_string(fd) + " does not hold an exported allocation");
+    }
+  } else if (type == CU_MEM_HANDLE_TYPE_FABRIC) {
+    std::memcpy(&d, os_handle, sizeof(d));
+  } else {
+    return detail::driver_misuse(api, CUDA_ERROR_NOT_SUPPORTED,
+                                 "handle type " + std::to_string(static_cast<int>(type)) +
+                                     " (only POSIX file descriptors and fabric handles on Linux)");
+  }
+  if (std::memcmp(d.magic, detail::kShareMagic, sizeof(d.magic)) != 0 || d.bytes == 0 ||
+      !detail::valid_device(d.device)) {
+    return detail::driver_misuse(api, CUDA_ERROR_INVALID_VALUE,
+                                 "not a handle exported by the emulated driver");
+  }
+  std::lock_guard<std::mutex> lock(detail::state().mutex);
+  if (d.process == static_cast<std::int64_t>(::getpid()) &&
+      detail::state().physicals.count(d.handle) == 0) {
+    return detail::driver_misuse(api, CUDA_ERROR_INVALID_VALUE,
+                                 "the exported allocation was released");
+  }
+  const CUmemGenericAllocationHandle id = detail::next_imported_handle();
+  CUmemAllocationProp prop{};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = d.device;
+  prop.requestedHandleTypes = static_cast<CUmemAllocationHandleType>(d.handle_types);
+  detail::Physical alias{static_cast<std::size_t>(d.bytes), d.device, prop};
+  alias.imported = true;
+  detail::state().physicals[id] = alias;
+  *handle = id;
+  return CUDA_SUCCESS;
 }
 
 PT_EXPORT CUresult cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp* prop,

@@ -412,6 +412,38 @@ TEST_F(DriverApi, StreamMemoryOperationsPeerCopiesAndElementMemsets) {
   EXPECT_TRUE(trace.of("misuse").empty());
 }
 
+// An allocation exported as a POSIX file descriptor is imported again in the same process and,
+// after fork(), in a child that maps and writes it; an allocation made without that handle type
+// is refused its export (one misuse). Each process's trace has its own mapping of the memory.
+TEST_F(DriverApi, VirtualMemoryIsSharedThroughFileDescriptors) {
+  if (!std::filesystem::exists(program_path("driver_vmm_share"))) GTEST_SKIP() << "not built";
+  const ProgramRun run =
+      run_program("driver_vmm_share", Mode::kPreload, {{"LD_LIBRARY_PATH", driver_dir()}});
+  ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
+  EXPECT_NE(run.out.find("driver_vmm_share: exported, imported here and in the child (exit 0), "
+                         "unshareable refused"),
+            std::string::npos)
+      << run.out;
+  const std::vector<Trace> traces = load_traces(trace_dir());
+  ASSERT_EQ(traces.size(), 2u);
+  int with_misuse = 0;
+  for (const Trace& trace : traces) {
+    const auto maps = trace.of("mem_map");
+    ASSERT_EQ(maps.size(), 1u);
+    EXPECT_EQ(maps[0].at("bytes"), 4 * 2 * 1024 * 1024);
+    EXPECT_EQ(trace.of("mem_unmap").size(), 1u);
+    EXPECT_EQ(trace.of("memset").size(), 1u);
+    EXPECT_TRUE(trace.of("unsupported").empty());
+    const auto misuse = trace.of("misuse");
+    if (!misuse.empty()) {
+      ++with_misuse;
+      ASSERT_EQ(misuse.size(), 1u);
+      EXPECT_EQ(misuse[0].at("api"), "cuMemExportToShareableHandle");
+    }
+  }
+  EXPECT_EQ(with_misuse, 1);
+}
+
 // A graph built node by node through the driver (XLA's way), launched twice with a kernel
 // node's grid changed in between, and a graph captured from a stream: each launch replays its
 // nodes with their dependencies, as runtime graphs do.
