@@ -451,8 +451,31 @@ core::Result<EmulationResult> emulate_traces(const std::vector<ProcessTrace>& pr
                                              const EmulateOptions& options) {
   const auto started = std::chrono::steady_clock::now();
   EmulationResult result;
-  Pipeline pipeline(processes, options, result);
+  // A child forked by a traced process after it used CUDA shares its parent's rank and GPU; the
+  // analysis keeps one process per rank, so the child's records are left out, with a warning.
+  std::set<std::int64_t> pids;
+  for (const ProcessTrace& p : processes) pids.insert(p.process.pid);
+  std::vector<ProcessTrace> kept;
+  std::vector<trace::TraceWarning> fork_warnings;
+  bool any_child = false;
+  for (const ProcessTrace& p : processes) {
+    const bool child = p.process.forked_from != 0 && pids.count(p.process.forked_from) > 0;
+    any_child = any_child || child;
+    if (!child) continue;
+    graph::add_warning(fork_warnings,
+                       "a process forked by a traced process is left out of the analysis (it "
+                       "shares its parent's rank and GPU; one process per rank is modelled)",
+                       fmt::format("{}: pid {} forked from pid {}, {} record(s)", p.source,
+                                   p.process.pid, p.process.forked_from, p.records.size()));
+  }
+  if (any_child) {
+    for (const ProcessTrace& p : processes) {
+      if (p.process.forked_from == 0 || pids.count(p.process.forked_from) == 0) kept.push_back(p);
+    }
+  }
+  Pipeline pipeline(any_child ? kept : processes, options, result);
   if (auto status = pipeline.run(); !status) return status.error();
+  merge_warnings(result.warnings, fork_warnings);
   result.analysis_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return result;

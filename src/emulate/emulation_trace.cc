@@ -422,6 +422,7 @@ class Parser {
           p.version);
     }
     p.pid = f.integer(field::kPid);
+    p.forked_from = f.integer(field::kForkedFrom, false);
     p.rank = f.small(field::kRank, true, -1, -1, kMaxRanks);
     p.world_size = f.small(field::kWorldSize, true, -1, -1, kMaxRanks);
     p.local_rank = f.small(field::kLocalRank, false, -1, -1, kMaxRanks);

@@ -136,7 +136,8 @@ struct Record {
 struct ProcessInfo {
   int version = 1;
   std::int64_t pid = 0;
-  int rank = -1;  // −1 when RANK was unset
+  std::int64_t forked_from = 0;  // a fork child's parent pid (0: not forked)
+  int rank = -1;                 // −1 when RANK was unset
   int world_size = -1;
   int local_rank = -1;
   int devices = 1;

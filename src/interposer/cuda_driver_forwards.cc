@@ -183,6 +183,38 @@ PT_EXPORT CUresult cuDeviceGetMemPool(CUmemoryPool* pool, CUdevice device) {
   return to_driver(cudaDeviceGetMemPool(reinterpret_cast<cudaMemPool_t*>(pool), device));
 }
 
+PT_EXPORT CUresult cuMemPoolExportToShareableHandle(void* handle, CUmemoryPool pool,
+                                                    CUmemAllocationHandleType type,
+                                                    unsigned long long flags) {
+  ErrorScope scope;  // the handle types share their values
+  return to_driver(cudaMemPoolExportToShareableHandle(
+      handle, reinterpret_cast<cudaMemPool_t>(pool), static_cast<cudaMemAllocationHandleType>(type),
+      static_cast<unsigned>(flags)));
+}
+
+PT_EXPORT CUresult cuMemPoolImportFromShareableHandle(CUmemoryPool* pool, void* handle,
+                                                      CUmemAllocationHandleType type,
+                                                      unsigned long long flags) {
+  ErrorScope scope;
+  return to_driver(cudaMemPoolImportFromShareableHandle(
+      reinterpret_cast<cudaMemPool_t*>(pool), handle,
+      static_cast<cudaMemAllocationHandleType>(type), static_cast<unsigned>(flags)));
+}
+
+PT_EXPORT CUresult cuMemPoolExportPointer(CUmemPoolPtrExportData* data, CUdeviceptr pointer) {
+  ErrorScope scope;  // the same 64 bytes
+  return to_driver(cudaMemPoolExportPointer(reinterpret_cast<cudaMemPoolPtrExportData*>(data),
+                                            as_pointer(pointer)));
+}
+
+PT_EXPORT CUresult cuMemPoolImportPointer(CUdeviceptr* pointer, CUmemoryPool pool,
+                                          CUmemPoolPtrExportData* data) {
+  ErrorScope scope;
+  return to_driver(cudaMemPoolImportPointer(reinterpret_cast<void**>(pointer),
+                                            reinterpret_cast<cudaMemPool_t>(pool),
+                                            reinterpret_cast<cudaMemPoolPtrExportData*>(data)));
+}
+
 PT_EXPORT CUresult cuDeviceSetMemPool(CUdevice device, CUmemoryPool pool) {
   ErrorScope scope;
   return to_driver(cudaDeviceSetMemPool(device, reinterpret_cast<cudaMemPool_t>(pool)));

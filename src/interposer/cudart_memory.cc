@@ -62,6 +62,8 @@ struct Pool {
   std::vector<int> access;   // cudaMemAccessFlags by device
   std::int64_t used_bytes = 0;
   std::int64_t high_bytes = 0;
+  unsigned handle_types = 0;  // cudaMemPoolProps::handleTypes (exportable to other processes)
+  bool imported = false;      // cudaMemPoolImportFromShareableHandle's stand-in
 };
 
 struct Variable {
@@ -757,12 +759,160 @@ PT_EXPORT cudaError_t cudaMemPoolCreate(cudaMemPool_t* memPool,
   detail::Pool pool;
   pool.device = poolProps->location.id;
   pool.created = true;
+  pool.handle_types = static_cast<unsigned>(poolProps->handleTypes);
   pool.access.assign(static_cast<std::size_t>(powertrain::emu::device_count()),
                      cudaMemAccessFlagsProtNone);
   pool.access[static_cast<std::size_t>(pool.device)] = cudaMemAccessFlagsProtReadWrite;
   m.pools.push_back(std::move(pool));
   *memPool = detail::pool_handle(static_cast<int>(m.pools.size() - 1));
   return cudaSuccess;
+}
+
+// ---- memory-pool IPC (streamOrderedAllocationIPC): a pool created with a POSIX file descriptor
+// handle type is exported as a memfd describing {magic, exporting process, pool, device}; its
+// allocations as 64 bytes {magic, exporting process, pointer, size}. Another process imports a
+// stand-in pool on the same device, and each pointer as a stand-in allocation of the same size
+// from it (processes share no memory, as for cudaIpcOpenMemHandle); in the exporting process an
+// imported pointer is the allocation itself.
+namespace {
+
+constexpr char kPoolShareMagic[8] = {'P', 'T', 'E', 'M', 'U', 'P', 'O', 'L'};
+constexpr char kPointerShareMagic[8] = {'P', 'T', 'E', 'M', 'U', 'P', 'T', 'R'};
+
+struct PoolShare {
+  char magic[8];
+  std::int64_t process = 0;
+  std::int32_t device = 0;
+  std::uint32_t handle_types = 0;
+};
+
+struct PointerShare {
+  char magic[8];
+  std::int64_t process = 0;
+  std::uint64_t pointer = 0;
+  std::uint64_t bytes = 0;
+};
+static_assert(sizeof(PointerShare) <= sizeof(cudaMemPoolPtrExportData));
+
+}  // namespace
+
+PT_EXPORT cudaError_t cudaMemPoolExportToShareableHandle(
+    void* shareableHandle, cudaMemPool_t memPool, enum cudaMemAllocationHandleType handleType,
+    unsigned int flags) {
+  const char* api = "cudaMemPoolExportToShareableHandle";
+  if (shareableHandle == nullptr || flags != 0) {
+    return misuse(api, cudaErrorInvalidValue, "shareableHandle is NULL or flags != 0");
+  }
+  PoolShare share{};
+  std::memcpy(share.magic, kPoolShareMagic, sizeof(share.magic));
+  share.process = static_cast<std::int64_t>(::getpid());
+  {
+    detail::LockedPool found = detail::lock_pool(memPool);
+    if (found.pool == nullptr || (found.pool->handle_types & handleType) == 0 ||
+        handleType != cudaMemHandleTypePosixFileDescriptor) {
+      found.lock.unlock();
+      return misuse(api, cudaErrorInvalidValue,
+                    "invalid pool, or a pool not created with the POSIX file descriptor handle "
+                    "type " +
+                        detail::pointer_text(memPool));
+    }
+    share.device = found.pool->device;
+    share.handle_types = found.pool->handle_types;
+  }
+  const int fd = ::memfd_create("powertrain-emu-pool", MFD_CLOEXEC);
+  if (fd < 0) return detail::fail(cudaErrorMemoryAllocation);
+  if (::write(fd, &share, sizeof(share)) != static_cast<ssize_t>(sizeof(share))) {
+    ::close(fd);
+    return detail::fail(cudaErrorMemoryAllocation);
+  }
+  *static_cast<int*>(shareableHandle) = fd;
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t cudaMemPoolImportFromShareableHandle(
+    cudaMemPool_t* memPool, void* shareableHandle, enum cudaMemAllocationHandleType handleType,
+    unsigned int flags) {
+  const char* api = "cudaMemPoolImportFromShareableHandle";
+  if (memPool == nullptr || flags != 0 || handleType != cudaMemHandleTypePosixFileDescriptor) {
+    return misuse(api, cudaErrorInvalidValue,
+                  "memPool is NULL, flags != 0 or not a POSIX file descriptor handle");
+  }
+  const int fd = static_cast<int>(reinterpret_cast<std::intptr_t>(shareableHandle));
+  PoolShare share{};
+  if (::pread(fd, &share, sizeof(share), 0) != static_cast<ssize_t>(sizeof(share)) ||
+      std::memcmp(share.magic, kPoolShareMagic, sizeof(share.magic)) != 0 || share.device < 0 ||
+      share.device >= powertrain::emu::device_count()) {
+    return misuse(api, cudaErrorInvalidValue,
+                  "file descriptor " + std::to_string(fd) + " does not hold an exported pool");
+  }
+  detail::MemoryState& m = detail::memory();
+  std::lock_guard<std::mutex> lock(m.mutex);
+  detail::Pool pool;
+  pool.device = share.device;
+  pool.created = true;
+  pool.imported = true;
+  pool.handle_types = share.handle_types;
+  pool.access.assign(static_cast<std::size_t>(powertrain::emu::device_count()),
+                     cudaMemAccessFlagsProtNone);
+  pool.access[static_cast<std::size_t>(pool.device)] = cudaMemAccessFlagsProtReadWrite;
+  m.pools.push_back(std::move(pool));
+  *memPool = detail::pool_handle(static_cast<int>(m.pools.size() - 1));
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t cudaMemPoolExportPointer(struct cudaMemPoolPtrExportData* exportData,
+                                               void* ptr) {
+  const char* api = "cudaMemPoolExportPointer";
+  if (exportData == nullptr) return misuse(api, cudaErrorInvalidValue, "exportData is NULL");
+  PointerShare share{};
+  std::memcpy(share.magic, kPointerShareMagic, sizeof(share.magic));
+  share.process = static_cast<std::int64_t>(::getpid());
+  share.pointer = reinterpret_cast<std::uintptr_t>(ptr);
+  {
+    detail::MemoryState& m = detail::memory();
+    std::lock_guard<std::mutex> lock(m.mutex);
+    const auto it = m.allocations.find(reinterpret_cast<std::uintptr_t>(ptr));
+    const bool exportable = it != m.allocations.end() && it->second.pool >= 0 &&
+                            m.pools[static_cast<std::size_t>(it->second.pool)].handle_types != 0;
+    if (!exportable) {
+      return misuse(
+          api, cudaErrorInvalidValue,
+          detail::pointer_text(ptr) + " is not the start of an allocation from an exportable pool");
+    }
+    share.bytes = it->second.bytes;
+  }
+  std::memset(exportData, 0, sizeof(*exportData));
+  std::memcpy(exportData, &share, sizeof(share));
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t cudaMemPoolImportPointer(void** ptr, cudaMemPool_t memPool,
+                                               struct cudaMemPoolPtrExportData* exportData) {
+  const char* api = "cudaMemPoolImportPointer";
+  if (ptr == nullptr || exportData == nullptr) {
+    return misuse(api, cudaErrorInvalidValue, "ptr or exportData is NULL");
+  }
+  PointerShare share{};
+  std::memcpy(static_cast<void*>(&share), exportData, sizeof(share));
+  int device = 0;
+  int index = -1;
+  if (std::memcmp(share.magic, kPointerShareMagic, sizeof(share.magic)) != 0 || share.bytes == 0 ||
+      !detail::pool_device(memPool, &device, &index)) {
+    return misuse(api, cudaErrorInvalidValue,
+                  "invalid pool or export data not made by cudaMemPoolExportPointer");
+  }
+  if (share.process == static_cast<std::int64_t>(::getpid())) {
+    *ptr = reinterpret_cast<void*>(static_cast<std::uintptr_t>(share.pointer));
+    return cudaSuccess;
+  }
+  detail::AllocRequest request;
+  request.kind = AllocKind::kAsync;
+  request.bytes = static_cast<std::size_t>(share.bytes);
+  request.api = api;
+  request.stream = 0;
+  request.device = device;
+  request.pool = index;
+  return detail::allocate(request, powertrain::emu::now_ns(), ptr);
 }
 
 PT_EXPORT cudaError_t cudaMemPoolDestroy(cudaMemPool_t memPool) {

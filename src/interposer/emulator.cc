@@ -155,9 +155,13 @@ void text_record(std::string_view op, std::string_view key, std::string_view val
   end_record(r);
 }
 
+// A forked child's trace names its parent (the analysis keeps one process per rank).
+std::atomic<long> g_forked_from{0};
+
 void before_fork() { lock_for_fork(); }
 void after_fork_parent() { unlock_after_fork(); }
 void after_fork_child() {
+  g_forked_from.store(static_cast<long>(::getppid()));
   reset_after_fork();
   unlock_after_fork();
 }
@@ -194,6 +198,9 @@ std::string process_line_json() {
   const Config& c = config();
   std::string out = "{\"op\":\"process\",\"version\":1";
   out += ",\"pid\":" + std::to_string(::getpid());
+  if (const long parent = g_forked_from.load(); parent != 0) {
+    out += ",\"forked_from\":" + std::to_string(parent);
+  }
   out += ",\"rank\":" + std::to_string(c.rank);
   out += ",\"world_size\":" + std::to_string(c.world_size);
   out += ",\"local_rank\":" + std::to_string(c.local_rank);

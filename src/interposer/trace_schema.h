@@ -117,6 +117,7 @@ inline constexpr char kGpu[] = "gpu";
 inline constexpr char kProgram[] = "program";
 inline constexpr char kArgv[] = "argv";
 inline constexpr char kStartUnixNs[] = "start_unix_ns";
+inline constexpr char kForkedFrom[] = "forked_from";  // process line: a fork child's parent pid
 // exit line
 inline constexpr char kPeakUsed[] = "peak_used";
 inline constexpr char kRecords[] = "records";

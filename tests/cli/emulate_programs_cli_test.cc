@@ -451,6 +451,31 @@ TEST_F(EmulateProgramsTest, CapturedCublasGemmsArePredictedAtEachLaunch) {
 // The launcher puts the fake libcuda.so.1 on the library path: a program linked with -lcuda runs
 // to its end, its cuLaunchKernel kernels are in the predicted timeline and its cuMemCreate
 // allocation in the peak memory.
+// A program that forks a child after using CUDA (fork_child): the child's trace names its parent
+// (`forked_from`); the analysis keeps the parent as rank 0 and leaves the child out with a
+// warning. Before (2026-11-27) it stopped with "traces ... are both rank 0".
+TEST_F(EmulateProgramsTest, ForkedChildIsLeftOutWithAWarning) {
+  if (!fs::exists(programs_ / "fork_child")) GTEST_SKIP() << "program not built";
+  const fs::path out = dir_ / "out";
+  const CliRun r =
+      emulate({"--whole-trace", "--out", out.string()}, {(programs_ / "fork_child").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const nlohmann::json summary = nlohmann::json::parse(slurp(out / "summary.json"));
+  ASSERT_EQ(summary["warnings"].size(), 1u) << summary["warnings"].dump();
+  EXPECT_NE(summary["warnings"][0]["kind"].get<std::string>().find("forked by a traced process"),
+            std::string::npos);
+  EXPECT_NE(summary["warnings"][0]["example"].get<std::string>().find("1 record(s)"),
+            std::string::npos);
+  // Only the parent's kernels are in the prediction (the child's child_kernel is not).
+  const auto by_rank = kernels(out, "");
+  ASSERT_EQ(by_rank.size(), 1u);
+  std::vector<std::string> names;
+  for (const Kernel& k : by_rank.begin()->second) {
+    if (k.name.find("_kernel") != std::string::npos) names.push_back(k.name);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"parent_kernel", "parent_kernel"}));
+}
+
 TEST_F(EmulateProgramsTest, DriverApiProgramRunsThroughTheLauncher) {
   if (!fs::exists(programs_ / "driver_api")) GTEST_SKIP() << "program not built";
   std::ofstream(dir_ / "kernels.csv") << "name,duration_us\nscale_kernel,7\nadd_one_kernel,5\n";

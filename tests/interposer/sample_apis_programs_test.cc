@@ -83,6 +83,42 @@ TEST_F(SampleApiPrograms, GraphNodesAreDestroyedWithTheirEdges) {
   EXPECT_EQ(misuse, std::vector<std::string>{"cudaGraphNodeGetType"});
 }
 
+// streamOrderedAllocationIPC's pool and pointer export: the forked child (its trace names its
+// parent) imports the pool and a stand-in of the exported 1 MiB allocation, clears and frees it;
+// the exporting process gets its own pointer back; a pool without a shareable handle type is
+// refused its export (one misuse). Nothing is unsupported.
+TEST_F(SampleApiPrograms, MemoryPoolsAndTheirAllocationsAreSharedWithAnotherProcess) {
+  skip_unless_built("pool_ipc");
+  const ProgramRun run = run_program("pool_ipc");
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_NE(run.out.find("pool_ipc: exported 1048576 bytes, child exit 0, own import same 1, "
+                         "plain pool refused 1"),
+            std::string::npos)
+      << run.out;
+  const std::vector<Trace> traces = load_traces(trace_dir());
+  ASSERT_EQ(traces.size(), 2u);
+  int children = 0;
+  for (const Trace& trace : traces) {
+    EXPECT_TRUE(trace.of("unsupported").empty());
+    const bool child = trace.lines.front().contains("forked_from");
+    std::vector<std::string> mallocs;
+    for (const json& m : trace.of("malloc")) mallocs.push_back(m.at("api"));
+    if (child) {
+      ++children;
+      EXPECT_EQ(mallocs, std::vector<std::string>{"cudaMemPoolImportPointer"});
+      EXPECT_EQ(trace.of("malloc")[0].at("bytes"), 1 << 20);
+      EXPECT_EQ(trace.of("free").size(), 1u);
+      EXPECT_TRUE(trace.of("misuse").empty());
+    } else {
+      EXPECT_EQ(mallocs, std::vector<std::string>{"cudaMallocFromPoolAsync"});
+      std::vector<std::string> misuse;
+      for (const json& m : trace.of("misuse")) misuse.push_back(m.at("api"));
+      EXPECT_EQ(misuse, std::vector<std::string>{"cudaMemPoolExportToShareableHandle"});
+    }
+  }
+  EXPECT_EQ(children, 1);
+}
+
 // cudaMemcpyBatchAsync moves four blocks (three in from the host, one on the device) as four
 // copies on the batch's stream, refusing the legacy default stream; the batched prefetch and
 // discard are accepted hints; a created pool made current serves cudaMallocAsync, and destroying

@@ -5,7 +5,8 @@
 // and writes it. An export of an allocation created without that handle type is refused.
 // Prints "driver_vmm_share: exported, imported here and in the child (exit 0), unshareable
 // refused".
-// Valid CUDA: the same binary runs on a real GPU.
+// Valid CUDA on a real GPU except that a forked child cannot use CUDA there (real programs pass
+// the descriptor to another process over a Unix socket; the emulator's child stands for it).
 #include <cuda.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -60,9 +61,9 @@ int main() {
 
   // Imported here: another handle to the same memory, with the same properties.
   CUmemGenericAllocationHandle again;
-  CU_CHECK(cuMemImportFromShareableHandle(
-      &again, reinterpret_cast<void*>(static_cast<std::uintptr_t>(fd)),
-      CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+  CU_CHECK(cuMemImportFromShareableHandle(&again,
+                                          reinterpret_cast<void*>(static_cast<std::uintptr_t>(fd)),
+                                          CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
   CUmemAllocationProp read_back = {};
   CU_CHECK(cuMemGetAllocationPropertiesFromHandle(&read_back, again));
   EMU_REQUIRE(read_back.location.id == 0 &&
@@ -94,8 +95,8 @@ int main() {
   CUmemGenericAllocationHandle local;
   CU_CHECK(cuMemCreate(&local, bytes, &prop, 0));
   int refused_fd = -1;
-  const CUresult refused = cuMemExportToShareableHandle(
-      &refused_fd, local, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+  const CUresult refused =
+      cuMemExportToShareableHandle(&refused_fd, local, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
   EMU_REQUIRE(refused != CUDA_SUCCESS);
   CU_CHECK(cuMemRelease(local));
   CU_CHECK(cuMemRelease(handle));
