@@ -458,7 +458,9 @@ constexpr ErrorText kErrors[] = {
 namespace detail = powertrain::emu::detail;
 namespace trace_schema = powertrain::trace_schema;
 namespace impl = powertrain::emu::detail::impl;
+using detail::as_pointer;
 using detail::ErrorScope;
+using detail::per_thread;
 using detail::to_driver;
 
 // ---- initialization, versions, errors -------------------------------------------------------
@@ -1705,12 +1707,8 @@ PT_EXPORT CUresult cuMemExportToShareableHandle(void* shareable,
     d.handle_types = static_cast<std::uint32_t>(it->second.prop.requestedHandleTypes);
   }
   if (type == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) {
-    const int fd = ::memfd_create("powertrain-emu-vmm", MFD_CLOEXEC);
+    const int fd = detail::share_through_fd(&d, sizeof(d), "powertrain-emu-vmm");
     if (fd < 0) return CUDA_ERROR_OUT_OF_MEMORY;
-    if (::write(fd, &d, sizeof(d)) != static_cast<ssize_t>(sizeof(d))) {
-      ::close(fd);
-      return CUDA_ERROR_OUT_OF_MEMORY;
-    }
     *static_cast<int*>(shareable) = fd;
     return CUDA_SUCCESS;
   }
@@ -1732,7 +1730,7 @@ PT_EXPORT CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle* 
   detail::ShareDescriptor d{};
   if (type == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) {
     const int fd = static_cast<int>(reinterpret_cast<std::intptr_t>(os_handle));
-    if (::pread(fd, &d, sizeof(d), 0) != static_cast<ssize_t>(sizeof(d))) {
+    if (!detail::read_shared_fd(fd, &d, sizeof(d))) {
       return detail::driver_misuse(
           api, CUDA_ERROR_INVALID_VALUE,
           "file descriptor " + std::to_string(fd) + " does not hold an exported allocation");
@@ -2122,10 +2120,6 @@ PT_EXPORT CUresult cuGetExportTable(const void** table, const CUuuid* id) {
 // The *_ptsz (stream-ordered) and *_ptds (synchronous) entry points the CUDA header substitutes
 // under CUDA_API_PER_THREAD_DEFAULT_STREAM: a NULL stream is the calling thread's default stream.
 // Each is the call above with that stream and its own name.
-
-namespace {
-CUstream per_thread(CUstream stream) { return stream == nullptr ? CU_STREAM_PER_THREAD : stream; }
-}  // namespace
 
 PT_EXPORT CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
                                        unsigned bx, unsigned by, unsigned bz, unsigned shared,

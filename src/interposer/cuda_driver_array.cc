@@ -345,6 +345,7 @@ cudaChannelFormatDesc resource_format(const cudaResourceDesc& r) {
 }  // namespace powertrain::emu::detail
 
 namespace detail = powertrain::emu::detail;
+using detail::per_thread;
 
 PT_EXPORT CUresult cuArrayCreate(CUarray* pHandle, const CUDA_ARRAY_DESCRIPTOR* pAllocateArray) {
   if (pHandle == nullptr || pAllocateArray == nullptr) {
@@ -492,10 +493,6 @@ PT_EXPORT CUresult cuMemcpy3DAsync(const CUDA_MEMCPY3D* pCopy, CUstream hStream)
 
 // Per-thread default stream (`--default-stream per-thread`): a NULL stream is the calling
 // thread's default stream, CU_STREAM_PER_THREAD passed explicitly.
-namespace {
-CUstream per_thread(CUstream stream) { return stream == nullptr ? CU_STREAM_PER_THREAD : stream; }
-}  // namespace
-
 PT_EXPORT CUresult cuMemcpyHtoA_v2_ptds(CUarray dstArray, size_t dstOffset, const void* srcHost,
                                         size_t ByteCount) {
   return detail::htoa(dstArray, dstOffset, srcHost, ByteCount, CU_STREAM_PER_THREAD, false,

@@ -31,6 +31,15 @@ inline CUresult to_driver(cudaError_t error) {
   return CUDA_ERROR_INVALID_VALUE;
 }
 
+// A CUdeviceptr is the emulator's pointer.
+inline void* as_pointer(CUdeviceptr p) { return reinterpret_cast<void*>(p); }
+
+// The per-thread-default-stream entry points (*_ptsz / *_ptds): a NULL stream is the calling
+// thread's own.
+inline CUstream per_thread(CUstream stream) {
+  return stream == nullptr ? CU_STREAM_PER_THREAD : stream;
+}
+
 // Device of a context handle, or -1 when it is not a live context (cuda_driver.cc).
 int driver_context_device(CUcontext ctx);
 

@@ -26,14 +26,12 @@
 
 namespace detail = powertrain::emu::detail;
 namespace impl = powertrain::emu::detail::impl;
+using detail::as_pointer;
 using detail::ErrorScope;
+using detail::per_thread;
 using detail::to_driver;
 
 namespace {
-
-void* as_pointer(CUdeviceptr p) { return reinterpret_cast<void*>(p); }
-
-CUstream per_thread(CUstream stream) { return stream == nullptr ? CU_STREAM_PER_THREAD : stream; }
 
 // ---- stream memory operations ------------------------------------------------------------------
 

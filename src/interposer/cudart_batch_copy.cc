@@ -83,6 +83,17 @@ cudaError_t batch_hint(void** pointers, size_t* sizes, size_t count, cudaStream_
   return impl::stream_accept(stream, per_thread, api);
 }
 
+// The stream (and CUDA 12's failIdx) from where the caller's ABI put them.
+cudaError_t batch_copy_abi(void* const* dsts, const void* const* srcs, const size_t* sizes,
+                           size_t count, cudaMemcpyAttributes* attrs, size_t* attr_indices,
+                           size_t attr_count, std::uint64_t eighth, cudaStream_t ninth,
+                           bool per_thread, const char* api) {
+  const bool cuda12 = detail::cudart_abi() == 12;
+  return batch_copy(dsts, srcs, sizes, count, attrs, attr_indices, attr_count,
+                    cuda12 ? reinterpret_cast<size_t*>(eighth) : nullptr,
+                    cuda12 ? ninth : reinterpret_cast<cudaStream_t>(eighth), per_thread, api);
+}
+
 }  // namespace
 
 PT_EXPORT cudaError_t cudaMemcpyBatchAsync(void* const* dsts, const void* const* srcs,
@@ -90,11 +101,8 @@ PT_EXPORT cudaError_t cudaMemcpyBatchAsync(void* const* dsts, const void* const*
                                            cudaMemcpyAttributes* attrs, size_t* attrsIdxs,
                                            size_t numAttrs, std::uint64_t eighth,
                                            cudaStream_t ninth) {
-  const bool cuda12 = detail::cudart_abi() == 12;
-  return batch_copy(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs,
-                    cuda12 ? reinterpret_cast<size_t*>(eighth) : nullptr,
-                    cuda12 ? ninth : reinterpret_cast<cudaStream_t>(eighth), false,
-                    "cudaMemcpyBatchAsync");
+  return batch_copy_abi(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, eighth, ninth, false,
+                        "cudaMemcpyBatchAsync");
 }
 
 PT_EXPORT cudaError_t cudaMemcpyBatchAsync_ptsz(void* const* dsts, const void* const* srcs,
@@ -102,11 +110,8 @@ PT_EXPORT cudaError_t cudaMemcpyBatchAsync_ptsz(void* const* dsts, const void* c
                                                 cudaMemcpyAttributes* attrs, size_t* attrsIdxs,
                                                 size_t numAttrs, std::uint64_t eighth,
                                                 cudaStream_t ninth) {
-  const bool cuda12 = detail::cudart_abi() == 12;
-  return batch_copy(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs,
-                    cuda12 ? reinterpret_cast<size_t*>(eighth) : nullptr,
-                    cuda12 ? ninth : reinterpret_cast<cudaStream_t>(eighth), true,
-                    "cudaMemcpyBatchAsync_ptsz");
+  return batch_copy_abi(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, eighth, ninth, true,
+                        "cudaMemcpyBatchAsync_ptsz");
 }
 
 PT_EXPORT cudaError_t cudaMemPrefetchBatchAsync(void** dptrs, size_t* sizes, size_t count,

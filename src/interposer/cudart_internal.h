@@ -178,6 +178,12 @@ struct PointerInfo {
 };
 PointerInfo lookup_pointer(const void* pointer);
 
+/// A shareable handle's description written to a new memfd (the file descriptor another process
+/// receives); -1 when the host refuses one. And read back from a descriptor: false when it does
+/// not hold `bytes` (cudart_memory.cc).
+int share_through_fd(const void* description, std::size_t bytes, const char* name);
+bool read_shared_fd(int fd, void* description, std::size_t bytes);
+
 /// The emulator's cudaIpcMemHandle_t / cudaIpcEventHandle_t contents (both 64 bytes): which
 /// process exported what. Another process of the job cannot reach that memory (each emulated
 /// process has its own), so it opens a stand-in of the same size (cudart_memory.cc).

@@ -768,6 +768,22 @@ PT_EXPORT cudaError_t cudaMemPoolCreate(cudaMemPool_t* memPool,
   return cudaSuccess;
 }
 
+namespace powertrain::emu::detail {
+int share_through_fd(const void* description, std::size_t bytes, const char* name) {
+  const int fd = ::memfd_create(name, MFD_CLOEXEC);
+  if (fd < 0) return -1;
+  if (::write(fd, description, bytes) != static_cast<ssize_t>(bytes)) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+bool read_shared_fd(int fd, void* description, std::size_t bytes) {
+  return ::pread(fd, description, bytes, 0) == static_cast<ssize_t>(bytes);
+}
+}  // namespace powertrain::emu::detail
+
 // ---- memory-pool IPC (streamOrderedAllocationIPC): a pool created with a POSIX file descriptor
 // handle type is exported as a memfd describing {magic, exporting process, pool, device}; its
 // allocations as 64 bytes {magic, exporting process, pointer, size}. Another process imports a
@@ -819,12 +835,8 @@ PT_EXPORT cudaError_t cudaMemPoolExportToShareableHandle(
     share.device = found.pool->device;
     share.handle_types = found.pool->handle_types;
   }
-  const int fd = ::memfd_create("powertrain-emu-pool", MFD_CLOEXEC);
+  const int fd = detail::share_through_fd(&share, sizeof(share), "powertrain-emu-pool");
   if (fd < 0) return detail::fail(cudaErrorMemoryAllocation);
-  if (::write(fd, &share, sizeof(share)) != static_cast<ssize_t>(sizeof(share))) {
-    ::close(fd);
-    return detail::fail(cudaErrorMemoryAllocation);
-  }
   *static_cast<int*>(shareableHandle) = fd;
   return cudaSuccess;
 }
@@ -839,7 +851,7 @@ PT_EXPORT cudaError_t cudaMemPoolImportFromShareableHandle(
   }
   const int fd = static_cast<int>(reinterpret_cast<std::intptr_t>(shareableHandle));
   PoolShare share{};
-  if (::pread(fd, &share, sizeof(share), 0) != static_cast<ssize_t>(sizeof(share)) ||
+  if (!detail::read_shared_fd(fd, &share, sizeof(share)) ||
       std::memcmp(share.magic, kPoolShareMagic, sizeof(share.magic)) != 0 || share.device < 0 ||
       share.device >= powertrain::emu::device_count()) {
     return misuse(api, cudaErrorInvalidValue,

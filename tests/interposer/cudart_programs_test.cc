@@ -613,21 +613,6 @@ TEST_F(CudartPrograms, ForkedChildWritesItsOwnTrace) {
   EXPECT_EQ(children, 1);
 }
 
-// Runs `body` in a child process that has dlopen'ed the drop-in libcudart.so.12 (the library's
-// constructor must not run inside the test binary itself). Returns the child's exit code.
-template <typename Body>
-int in_child_with_cuda12(const std::filesystem::path& dir, Body body) {
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::setenv("POWERTRAIN_EMU_DIR", (dir / "trace").c_str(), 1);
-    void* library = ::dlopen((std::string(kCudartDir) + "/libcudart.so.12").c_str(), RTLD_NOW);
-    ::_exit(library == nullptr ? 100 : body(library));
-  }
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 TEST_F(CudartPrograms, Cuda12DropInPresentsTheCuda12Abi) {
   const int code = in_child_with_cuda12(dir_, [](void* library) {
     using Version = int (*)(int*);

@@ -3,6 +3,7 @@
 // output, and load the JSON Lines trace it wrote (docs/emulation-trace.md).
 #pragma once
 
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -42,6 +43,22 @@ using testing_support::slurp;
 
 /// How the emulator is put in front of the program.
 enum class Mode { kPreload, kDropIn };
+
+/// Runs `body(library)` in a child process that has dlopen'ed the drop-in libcudart.so.12 (the
+/// library's constructor must not run inside the test binary itself), its trace in `dir`/trace.
+/// Returns the child's exit code: body's result, 100 when the library did not load.
+template <typename Body>
+int in_child_with_cuda12(const std::filesystem::path& dir, Body body) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setenv("POWERTRAIN_EMU_DIR", (dir / "trace").c_str(), 1);
+    void* library = ::dlopen((std::string(kCudartDir) + "/libcudart.so.12").c_str(), RTLD_NOW);
+    ::_exit(library == nullptr ? 100 : body(library));
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
 
 /// One trace: every line parsed, in file order.
 struct Trace {

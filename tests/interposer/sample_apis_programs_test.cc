@@ -159,11 +159,7 @@ TEST_F(SampleApiPrograms, BatchedCopiesAndTheCurrentMemoryPool) {
 // SIZE_MAX; a batch whose second copy overruns its allocation fails with failIdx 1. Returns the
 // failing step, 0 when all passed.
 TEST_F(SampleApiPrograms, Cuda12DropInReadsTheCuda12BatchCopyArguments) {
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::setenv("POWERTRAIN_EMU_DIR", (dir_ / "trace").c_str(), 1);
-    void* lib = ::dlopen((std::string(kCudartDir) + "/libcudart.so.12").c_str(), RTLD_NOW);
-    if (lib == nullptr) ::_exit(100);
+  const int code = in_child_with_cuda12(dir_, [](void* lib) {
     using Malloc = int (*)(void**, size_t);
     using StreamCreate = int (*)(void**);
     using Sync = int (*)(void*);
@@ -182,10 +178,10 @@ TEST_F(SampleApiPrograms, Cuda12DropInReadsTheCuda12BatchCopyArguments) {
     auto sync = reinterpret_cast<Sync>(::dlsym(lib, "cudaStreamSynchronize"));
     auto copy = reinterpret_cast<Copy>(::dlsym(lib, "cudaMemcpy"));
     auto batch = reinterpret_cast<Batch12>(::dlsym(lib, "cudaMemcpyBatchAsync"));
-    if (!malloc_device || !stream_create || !sync || !copy || !batch) ::_exit(1);
+    if (!malloc_device || !stream_create || !sync || !copy || !batch) return 1;
     void* stream = nullptr;
     void* device = nullptr;
-    if (stream_create(&stream) != 0 || malloc_device(&device, 4096) != 0) ::_exit(2);
+    if (stream_create(&stream) != 0 || malloc_device(&device, 4096) != 0) return 2;
     int a[256], b[256], back[512];
     for (int i = 0; i < 256; ++i) {
       a[i] = i;
@@ -198,19 +194,15 @@ TEST_F(SampleApiPrograms, Cuda12DropInReadsTheCuda12BatchCopyArguments) {
     attrs.src_access_order = 1;  // cudaMemcpySrcAccessOrderStream
     size_t index = 0;
     size_t fail = 7;
-    if (batch(dsts, srcs, sizes, 2, &attrs, &index, 1, &fail, stream) != 0) ::_exit(3);
-    if (fail != static_cast<size_t>(-1)) ::_exit(4);
-    if (sync(stream) != 0 || copy(back, device, 2048, 2) != 0) ::_exit(5);
-    if (back[10] != 10 || back[256 + 10] != -10) ::_exit(6);
+    if (batch(dsts, srcs, sizes, 2, &attrs, &index, 1, &fail, stream) != 0) return 3;
+    if (fail != static_cast<size_t>(-1)) return 4;
+    if (sync(stream) != 0 || copy(back, device, 2048, 2) != 0) return 5;
+    if (back[10] != 10 || back[256 + 10] != -10) return 6;
     sizes[1] = 8192;  // overruns the 4 KiB allocation
-    if (batch(dsts, srcs, sizes, 2, &attrs, &index, 1, &fail, stream) == 0) ::_exit(7);
-    if (fail != 1) ::_exit(8);
-    ::_exit(0);
-  }
-  int status = 0;
-  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "see the step numbers in the test body";
+    if (batch(dsts, srcs, sizes, 2, &attrs, &index, 1, &fail, stream) == 0) return 7;
+    return fail == 1 ? 0 : 8;
+  });
+  EXPECT_EQ(code, 0) << "see the step numbers in the test body";
 }
 
 // Structure queries answer with the program's own nodes and edges (a child graph is one node,

@@ -76,15 +76,19 @@ struct Prediction {
   bool faithful = false;
 };
 
-Prediction predict(const test_support::GeneratedTraces& generated) {
+// The execution graph of generated traces (a read error is returned as the graph's error).
+core::Result<graph::ExecutionGraph> graph_of(const test_support::GeneratedTraces& generated) {
   std::vector<trace::RankTrace> traces;
   for (std::size_t f = 0; f < generated.files.size(); ++f) {
     auto t = trace::parse_kineto_bytes(generated.files[f], generated.names[f], static_cast<int>(f));
-    EXPECT_TRUE(t.ok()) << t.error().message;
-    if (!t.ok()) return {};
+    if (!t.ok()) return t.error();
     traces.push_back(std::move(*t));
   }
-  auto graph = graph::build_execution_graph(traces);
+  return graph::build_execution_graph(traces);
+}
+
+Prediction predict(const test_support::GeneratedTraces& generated) {
+  auto graph = graph_of(generated);
   EXPECT_TRUE(graph.ok()) << graph.error().message;
   if (!graph.ok()) return {};
   Prediction p;
@@ -196,14 +200,7 @@ TEST(TraceShapePipeline, TransfersAreJoinedAcrossStages) {
     test_support::Quirks q = test_support::quirks_of(
         metadata ? Shape::kPipelineFourStages : Shape::kPipelineFourStagesNoMetadata);
     test_support::GeneratedTraces generated = test_support::make_traces(q, "pipeline", 2);
-    std::vector<trace::RankTrace> traces;
-    for (std::size_t f = 0; f < generated.files.size(); ++f) {
-      auto t =
-          trace::parse_kineto_bytes(generated.files[f], generated.names[f], static_cast<int>(f));
-      ASSERT_TRUE(t.ok()) << t.error().message;
-      traces.push_back(std::move(*t));
-    }
-    auto graph = graph::build_execution_graph(traces);
+    auto graph = graph_of(generated);
     ASSERT_TRUE(graph.ok()) << graph.error().message;
     // 2 steps × 2 microbatches × 3 links × 2 directions transfers, each a joined pair.
     EXPECT_EQ(graph->stats.collective_groups_joined, 24) << (metadata ? "metadata" : "none");
@@ -226,14 +223,7 @@ TEST(TraceShapePipeline, TwoPipelinesSideBySideSplitTheirDataParallelGroups) {
     test_support::Quirks q = test_support::quirks_of(Shape::kPipelineDataParallelNoMetadata);
     q.nccl_metadata = metadata;
     test_support::GeneratedTraces generated = test_support::make_traces(q, "pp_dp", 2);
-    std::vector<trace::RankTrace> traces;
-    for (std::size_t f = 0; f < generated.files.size(); ++f) {
-      auto t =
-          trace::parse_kineto_bytes(generated.files[f], generated.names[f], static_cast<int>(f));
-      ASSERT_TRUE(t.ok()) << t.error().message;
-      traces.push_back(std::move(*t));
-    }
-    auto graph = graph::build_execution_graph(traces);
+    auto graph = graph_of(generated);
     ASSERT_TRUE(graph.ok()) << graph.error().message;
     const char* label = metadata ? "metadata" : "none";
     // 2 steps × (2 pipelines × 2 microbatches × 2 directions transfers + 2 all-reduce groups).
