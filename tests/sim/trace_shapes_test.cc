@@ -218,32 +218,42 @@ TEST(TraceShapePipeline, TransfersAreJoinedAcrossStages) {
 // moves, the records move to the stream whose end released the all-reduce, and the what-if equals
 // the one with metadata.
 TEST(TraceShapePipeline, TwoPipelinesSideBySideSplitTheirDataParallelGroups) {
-  Prediction predictions[2];
-  for (bool metadata : {true, false}) {
-    test_support::Quirks q = test_support::quirks_of(Shape::kPipelineDataParallelNoMetadata);
-    q.nccl_metadata = metadata;
-    test_support::GeneratedTraces generated = test_support::make_traces(q, "pp_dp", 2);
-    auto graph = graph_of(generated);
-    ASSERT_TRUE(graph.ok()) << graph.error().message;
-    const char* label = metadata ? "metadata" : "none";
-    // 2 steps × (2 pipelines × 2 microbatches × 2 directions transfers + 2 all-reduce groups).
-    EXPECT_EQ(graph->stats.collective_groups_joined, 20) << label;
-    EXPECT_EQ(graph->stats.collectives_measured, 0) << label;
-    EXPECT_EQ(graph->stats.dropped_contradicted, 0) << label;
-    for (const auto& w : graph->warnings) {
-      EXPECT_EQ(w.kind.find("rank clock aligned"), std::string::npos) << label << ": " << w.example;
-      EXPECT_EQ(w.kind.find("unmatched"), std::string::npos) << label << ": " << w.example;
+  // GPipe PP 2 × DP 2, and Megatron 1F1B PP 4 × DP 2 (8 ranks; before, 2026-11-27: +0.77 %, rank 1
+  // moved by a wrong 0.199 ms, 96 transfers unmatched, the replicas' transfers having been taken
+  // for one pipeline's by the schedule's repetition).
+  for (Shape shape : {Shape::kPipelineDataParallelNoMetadata, Shape::kPipeline1f1bDataParallel}) {
+    SCOPED_TRACE(test_support::shape_name(shape));
+    Prediction predictions[2];
+    for (bool metadata : {true, false}) {
+      test_support::Quirks q = test_support::quirks_of(shape);
+      q.nccl_metadata = metadata;
+      test_support::GeneratedTraces generated = test_support::make_traces(q, "pp_dp", 2);
+      auto graph = graph_of(generated);
+      ASSERT_TRUE(graph.ok()) << graph.error().message;
+      const char* label = metadata ? "metadata" : "none";
+      if (shape == Shape::kPipelineDataParallelNoMetadata) {
+        // 2 steps × (2 pipelines × 2 microbatches × 2 directions transfers + 2 all-reduces).
+        EXPECT_EQ(graph->stats.collective_groups_joined, 20) << label;
+      }
+      EXPECT_EQ(graph->stats.collectives_measured, 0) << label;
+      EXPECT_EQ(graph->stats.dropped_contradicted, 0) << label;
+      for (const auto& w : graph->warnings) {
+        EXPECT_EQ(w.kind.find("rank clock aligned"), std::string::npos)
+            << label << ": " << w.example;
+        EXPECT_EQ(w.kind.find("unmatched"), std::string::npos) << label << ": " << w.example;
+      }
+      predictions[metadata ? 1 : 0] = predict(generated);
     }
-    predictions[metadata ? 1 : 0] = predict(generated);
+    const Prediction& without = predictions[0];
+    const Prediction& with = predictions[1];
+    std::printf("%s: what-if %.1f us without metadata, %.1f us with\n",
+                test_support::shape_name(shape), without.whatif_step_ns / 1e3,
+                with.whatif_step_ns / 1e3);
+    EXPECT_TRUE(without.faithful);
+    EXPECT_EQ(without.lost, 0);
+    EXPECT_LT(with.whatif_step_ns, 0.95 * with.replay_step_ns);
+    EXPECT_NEAR(without.whatif_step_ns, with.whatif_step_ns, 0.001 * with.whatif_step_ns);
   }
-  const Prediction& without = predictions[0];
-  const Prediction& with = predictions[1];
-  std::printf("pipelines × data parallel: what-if %.1f us without metadata, %.1f us with\n",
-              without.whatif_step_ns / 1e3, with.whatif_step_ns / 1e3);
-  EXPECT_TRUE(without.faithful);
-  EXPECT_EQ(without.lost, 0);
-  EXPECT_LT(with.whatif_step_ns, 0.95 * with.replay_step_ns);
-  EXPECT_NEAR(without.whatif_step_ns, with.whatif_step_ns, 0.001 * with.whatif_step_ns);
 }
 
 INSTANTIATE_TEST_SUITE_P(Corpus, TraceShapeReferences, ::testing::ValuesIn(references()),

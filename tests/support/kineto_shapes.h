@@ -76,6 +76,9 @@ enum class Shape {
   // Two pipelines side by side (PP 2 x DP 2, no metadata): pipelines {0,1} and {2,3}, gradient
   // all-reduces in the data-parallel groups {0,2} and {1,3}, which never include rank 1 and 0.
   kPipelineDataParallelNoMetadata,
+  // Megatron 1F1B over 4 stages × 4 microbatches, two pipelines side by side (PP 4 x DP 2, 8
+  // ranks, no metadata): batched SendRecv kernels, data-parallel groups {s, 4 + s}.
+  kPipeline1f1bDataParallel,
 };
 
 inline const char* shape_name(Shape s) {
@@ -188,13 +191,15 @@ inline const char* shape_name(Shape s) {
       return "pipeline_1f1b";
     case Shape::kPipelineDataParallelNoMetadata:
       return "pipeline_data_parallel_no_metadata";
+    case Shape::kPipeline1f1bDataParallel:
+      return "pipeline_1f1b_data_parallel";
   }
   return "?";
 }
 
 inline std::vector<Shape> all_shapes() {
   std::vector<Shape> shapes;
-  for (int s = 0; s <= static_cast<int>(Shape::kPipelineDataParallelNoMetadata); ++s) {
+  for (int s = 0; s <= static_cast<int>(Shape::kPipeline1f1bDataParallel); ++s) {
     shapes.push_back(static_cast<Shape>(s));
   }
   return shapes;
@@ -287,7 +292,7 @@ struct Quirks {
   // in turn, then the remaining backwards; a forward's send and the next backward's receive
   // (and the other way round) batched into one SendRecv kernel with the same peer.
   bool one_f_one_b = false;
-  // Data-parallel replicas of the pipeline (GPipe only): replica p runs its stages on ranks
+  // Data-parallel replicas of the pipeline: replica p runs its stages on ranks
   // p × stages …; after the backward each stage's ranks all-reduce the gradients.
   int pipelines = 1;
 };
@@ -524,6 +529,12 @@ inline Quirks quirks_of(Shape s) {
       q.ranks = 4;
       q.world_size = 4;
       q.nccl_metadata = false;
+      break;
+    case Shape::kPipeline1f1bDataParallel:
+      q = quirks_of(Shape::kPipelineOneFOneB);
+      q.pipelines = 2;
+      q.ranks = 8;
+      q.world_size = 8;
       break;
     case Shape::kPipelineDataParallelNoMetadata:
       q.pipeline_microbatches = 2;
@@ -997,48 +1008,53 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
         }
         // Run the programs: local work as soon as a stage reaches it, a transfer once both
         // stages have reached it (each is one kernel per stage that ends when both arrived).
-        std::vector<std::size_t> pc(static_cast<std::size_t>(stages), 0);
+        // Each pipeline replica runs the same programs on its own ranks (base + stage).
         std::int64_t transfers_run = 0;
-        for (bool progress = true; progress;) {
-          progress = false;
-          for (int st = 0; st < stages; ++st) {
-            auto& at = pc[static_cast<std::size_t>(st)];
-            const auto& prog = program[static_cast<std::size_t>(st)];
-            if (at >= prog.size()) continue;
-            const PipeOp& o = prog[at];
-            if (o.kind != 'T') {
-              on_stage(st, [&](RankModel& m) {
-                for (int i = 0; i < 3; ++i)
-                  op(m, o.kind == 'F' ? "linear" : "linear_backward", i + o.mb, compute, launch);
-              });
+        for (int replica = 0; replica < pipelines; ++replica) {
+          const int base = replica * stages;
+          std::vector<std::size_t> pc(static_cast<std::size_t>(stages), 0);
+          for (bool progress = true; progress;) {
+            progress = false;
+            for (int st = 0; st < stages; ++st) {
+              auto& at = pc[static_cast<std::size_t>(st)];
+              const auto& prog = program[static_cast<std::size_t>(st)];
+              if (at >= prog.size()) continue;
+              const PipeOp& o = prog[at];
+              if (o.kind != 'T') {
+                on_stage(base + st, [&](RankModel& m) {
+                  for (int i = 0; i < 3; ++i)
+                    op(m, o.kind == 'F' ? "linear" : "linear_backward", i + o.mb, compute, launch);
+                });
+                ++at;
+                progress = true;
+                continue;
+              }
+              auto& peer_at = pc[static_cast<std::size_t>(o.peer)];
+              const auto& peer_prog = program[static_cast<std::size_t>(o.peer)];
+              if (peer_at >= peer_prog.size()) continue;
+              const PipeOp& p = peer_prog[peer_at];
+              if (p.kind != 'T' || p.peer != st || p.ids != o.ids) continue;
+              // Megatron waits on every request of a batch: both stages' compute streams wait for
+              // the kernel, and both kernels wait for the work before them.
+              const std::int64_t tag = 5'000'000 + 4 * (transfers_run++);
+              for (int side : {st, o.peer}) {
+                on_stage(base + side, [&](RankModel& m) {
+                  record_event(m, compute, tag + (side == st ? 0 : 1));
+                  wait_event(m, p2p_stream, tag + (side == st ? 0 : 1));
+                });
+              }
+              collective(p2p_stream, send_recv_kernel, "send", 25, false, 0, base + st,
+                         base + o.peer);
+              for (int side : {st, o.peer}) {
+                on_stage(base + side, [&](RankModel& m) {
+                  record_event(m, p2p_stream, tag + (side == st ? 2 : 3));
+                  wait_event(m, compute, tag + (side == st ? 2 : 3));
+                });
+              }
               ++at;
+              ++peer_at;
               progress = true;
-              continue;
             }
-            auto& peer_at = pc[static_cast<std::size_t>(o.peer)];
-            const auto& peer_prog = program[static_cast<std::size_t>(o.peer)];
-            if (peer_at >= peer_prog.size()) continue;
-            const PipeOp& p = peer_prog[peer_at];
-            if (p.kind != 'T' || p.peer != st || p.ids != o.ids) continue;
-            // Megatron waits on every request of a batch: both stages' compute streams wait for
-            // the kernel, and both kernels wait for the work before them.
-            const std::int64_t tag = 5'000'000 + 4 * (transfers_run++);
-            for (int side : {st, o.peer}) {
-              on_stage(side, [&](RankModel& m) {
-                record_event(m, compute, tag + (side == st ? 0 : 1));
-                wait_event(m, p2p_stream, tag + (side == st ? 0 : 1));
-              });
-            }
-            collective(p2p_stream, send_recv_kernel, "send", 25, false, 0, st, o.peer);
-            for (int side : {st, o.peer}) {
-              on_stage(side, [&](RankModel& m) {
-                record_event(m, p2p_stream, tag + (side == st ? 2 : 3));
-                wait_event(m, compute, tag + (side == st ? 2 : 3));
-              });
-            }
-            ++at;
-            ++peer_at;
-            progress = true;
           }
         }
       }
