@@ -758,15 +758,18 @@ KeyedCollectives group_by_key(const std::vector<const trace::RankTrace*>& traces
 }
 
 // Communicators told apart by the ranks' clocks read from their transfers, for a class whose
-// rank pairs all end steadily apart (`difference`: end(r) − end(q) at r × ranks + q). Members of
-// one communicator end together on one clock. Each set of ranks linked by transfers has its
-// clocks from them; the sets are placed on one clock in turn, each at the offset under which
-// most of its rank pairs with the placed ranks end together (the smallest offset on ties: clocks
-// of one job are far closer than a step). Ranks r and q are then in one group when their end
-// difference is within `tolerance_ns` of their clock difference. Returns each rank's group, or
-// nothing unless the groups are clean cliques, at least two, of at least two ranks each, and the
-// transfers forced the split (two ranks with one clock by their transfers end apart).
+// collectives do not drift apart enough to be split by end time (`difference`: the middle of
+// end(r) − end(q) over the keys at r × ranks + q, `spread` its range). Members of one
+// communicator end together on one clock: their difference is steady (spread within
+// `tolerance_ns`). Each set of ranks linked by transfers has its clocks from them; the sets are
+// placed on one clock in turn, each at the offset under which most of its steady rank pairs with
+// the placed ranks end together (the smallest offset on ties: clocks of one job are far closer
+// than a step). Ranks r and q are then in one group when their difference is steady and within
+// `tolerance_ns` of their clock difference. Returns each rank's group, or nothing unless the
+// groups are clean cliques, at least two, of at least two ranks each, and the transfers forced
+// the split (two ranks with one clock by their transfers end apart).
 std::vector<std::int32_t> groups_by_transfer_clocks(const std::vector<std::int64_t>& difference,
+                                                    const std::vector<std::int64_t>& spread,
                                                     const TransferClocks& transfers,
                                                     std::int64_t tolerance_ns) {
   const std::size_t ranks = transfers.offsets.size();
@@ -793,14 +796,20 @@ std::vector<std::int32_t> groups_by_transfer_clocks(const std::vector<std::int64
     for (std::size_t r = 0; r < ranks; ++r) {
       if (component[r] != c) continue;
       for (std::size_t q = 0; q < ranks; ++q) {
-        if (placed[q]) candidates.push_back(apart(r, q) - within[r] + clock[q]);
+        if (placed[q] && spread[r * ranks + q] <= tolerance_ns)
+          candidates.push_back(apart(r, q) - within[r] + clock[q]);
       }
     }
+    // Votes: the candidates within the tolerance of each one (sorted: two moving bounds, so
+    // thousands of ranks stay n log n).
+    std::sort(candidates.begin(), candidates.end());
     std::int64_t best = 0;
     std::size_t best_votes = 0;
-    for (std::int64_t delta : candidates) {
-      std::size_t votes = 0;
-      for (std::int64_t other : candidates) votes += std::abs(other - delta) <= tolerance_ns;
+    for (std::size_t i = 0, lo = 0, hi = 0; i < candidates.size(); ++i) {
+      const std::int64_t delta = candidates[i];
+      while (candidates[lo] < delta - tolerance_ns) ++lo;
+      while (hi < candidates.size() && candidates[hi] <= delta + tolerance_ns) ++hi;
+      const std::size_t votes = hi - lo;
       if (votes > best_votes || (votes == best_votes && std::abs(delta) < std::abs(best))) {
         best = delta;
         best_votes = votes;
@@ -813,7 +822,8 @@ std::vector<std::int32_t> groups_by_transfer_clocks(const std::vector<std::int64
     }
   }
   auto together = [&](std::size_t r, std::size_t q) {
-    return std::abs(apart(r, q) - (clock[r] - clock[q])) <= tolerance_ns;
+    return spread[r * ranks + q] <= tolerance_ns &&
+           std::abs(apart(r, q) - (clock[r] - clock[q])) <= tolerance_ns;
   };
   std::vector<std::int32_t> group(ranks, -1);
   std::int32_t groups = 0;
@@ -912,20 +922,20 @@ std::int64_t split_communicators_by_end_time(const ExecutionGraph& graph,
       }
     }
     if (!valid || groups < 2) {
-      // No drift to tell the communicators by: every rank pair may still end steadily apart
-      // because its groups do (two pipelines side by side); the transfers' clocks tell.
-      bool all_steady = true;
-      std::vector<std::int64_t> difference(ranks * ranks);
+      // Not enough drift to tell the communicators by (rank pairs of different groups may end
+      // steadily apart, or vary by too little to be sure, as pipelines side by side do); the
+      // transfers' clocks tell.
+      std::vector<std::int64_t> difference(ranks * ranks), spread(ranks * ranks);
       for (std::size_t i = 0; i < ranks * ranks; ++i) {
-        all_steady = all_steady && high[i] - low[i] <= kSteadyNs;
         difference[i] = low[i] + (high[i] - low[i]) / 2;
+        spread[i] = high[i] - low[i];
       }
-      if (!all_steady || keyed.transfers.empty()) continue;
+      if (keyed.transfers.empty()) continue;
       if (!transfer_clocks.has_value()) {
         transfer_clocks = place_ranks_by_transfers(graph, keyed.transfers,
                                                    std::vector<bool>(ranks, false), true, 0);
       }
-      group = groups_by_transfer_clocks(difference, *transfer_clocks, kSteadyNs);
+      group = groups_by_transfer_clocks(difference, spread, *transfer_clocks, kSteadyNs);
       if (group.empty()) continue;
       groups = *std::max_element(group.begin(), group.end()) + 1;
     }
