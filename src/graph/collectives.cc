@@ -921,6 +921,26 @@ std::int64_t split_communicators_by_end_time(const ExecutionGraph& graph,
         valid = steady == (group[r] == group[q]);
       }
     }
+    // A split by drift is checked against the transfers: two ranks whose transfers put them on
+    // one clock but whose ends are steadily apart are not in one communicator (with many
+    // pipelines side by side two stages' groups can drift together).
+    if (valid && groups >= 2 && !keyed.transfers.empty()) {
+      if (!transfer_clocks.has_value()) {
+        transfer_clocks = place_ranks_by_transfers(graph, keyed.transfers,
+                                                   std::vector<bool>(ranks, false), true, 0);
+      }
+      for (std::size_t r = 0; r < ranks && valid; ++r) {
+        for (std::size_t q = r + 1; q < ranks && valid; ++q) {
+          if (group[r] != group[q] || transfer_clocks->component[r] < 0 ||
+              transfer_clocks->component[r] != transfer_clocks->component[q])
+            continue;
+          const std::int64_t apart =
+              low[r * ranks + q] + (high[r * ranks + q] - low[r * ranks + q]) / 2;
+          const std::int64_t clocks = transfer_clocks->offsets[r] - transfer_clocks->offsets[q];
+          valid = std::abs(apart - clocks) <= kVaryingNs;
+        }
+      }
+    }
     if (!valid || groups < 2) {
       // Not enough drift to tell the communicators by (rank pairs of different groups may end
       // steadily apart, or vary by too little to be sure, as pipelines side by side do); the
