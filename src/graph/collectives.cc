@@ -365,7 +365,8 @@ TransferClocks place_ranks_by_transfers(const ExecutionGraph& graph,
                                         const std::vector<std::int32_t>& transfers,
                                         std::vector<bool> placed, bool new_roots,
                                         std::int64_t snap_ns,
-                                        const std::vector<std::int64_t>& initial = {}) {
+                                        const std::vector<std::int64_t>& initial = {},
+                                        std::size_t* work_used = nullptr) {
   constexpr std::int64_t kAgreeNs = 5'000;
   constexpr std::size_t kPerRank = 128;  // bounds the work: ranks² × 128² pairings at most
   const std::size_t ranks = graph.ranks.size();
@@ -411,7 +412,8 @@ TransferClocks place_ranks_by_transfers(const ExecutionGraph& graph,
   };
   std::vector<std::optional<std::pair<std::size_t, std::int64_t>>> agreement(ranks * ranks);
   constexpr std::size_t kWorkBudget = 100'000'000;
-  std::size_t work = 0;
+  std::size_t local_work = 0;  // callers that place in several calls share one budget
+  std::size_t& work = work_used != nullptr ? *work_used : local_work;
   std::int32_t components = std::any_of(placed.begin(), placed.end(), [](bool a) { return a; });
   for (;;) {
     for (bool progress = true; progress;) {
@@ -500,6 +502,7 @@ void align_rank_clocks(ExecutionGraph& graph, const std::vector<std::int32_t>& t
     }
   }
   std::vector<bool> placed(ranks, false), by_transfers(ranks, false);
+  std::size_t transfer_work = 0;  // one pairing budget for every placement by transfers
   std::vector<std::int64_t> offsets(ranks, 0);
   std::vector<std::vector<std::int64_t>> samples(ranks);  // of the offset, per joined collective
   std::vector<double> spread(ranks, 0.0);
@@ -542,7 +545,7 @@ void align_rank_clocks(ExecutionGraph& graph, const std::vector<std::int32_t>& t
       break;
     // Ranks no placed rank shares a collective with: their transfers.
     const TransferClocks from_transfers =
-        place_ranks_by_transfers(graph, transfers, placed, false, 0, offsets);
+        place_ranks_by_transfers(graph, transfers, placed, false, 0, offsets, &transfer_work);
     for (std::size_t r = 0; r < ranks; ++r) {
       if (placed[r] || from_transfers.component[r] < 0) continue;
       offsets[r] = from_transfers.offsets[r];

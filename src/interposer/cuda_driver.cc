@@ -1493,7 +1493,12 @@ CUresult driver_memset_2d(CUdeviceptr dst, size_t pitch, unsigned value, size_t 
                           size_t height, int element_bytes, CUstream stream, bool async,
                           const char* api) {
   ErrorScope scope;
-  const size_t row_bytes = width * static_cast<size_t>(element_bytes);
+  size_t row_bytes = 0;
+  if (__builtin_mul_overflow(width, static_cast<size_t>(element_bytes), &row_bytes)) {
+    return driver_misuse(api, CUDA_ERROR_INVALID_VALUE,
+                         std::to_string(width) + " elements of " + std::to_string(element_bytes) +
+                             " bytes overflow the address range");
+  }
   const cudaError_t error =
       height == 1 ? impl::memset_1d(device_pointer(dst), static_cast<int>(value & 0xff), row_bytes,
                                     stream, async, false, api)
@@ -1726,7 +1731,11 @@ PT_EXPORT CUresult cuMemExportToShareableHandle(void* shareable,
 PT_EXPORT CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle* handle,
                                                   void* os_handle, CUmemAllocationHandleType type) {
   const char* api = "cuMemImportFromShareableHandle";
-  if (handle == nullptr || os_handle == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  // A POSIX file descriptor arrives as the handle's value (0 is a valid descriptor).
+  if (handle == nullptr ||
+      (type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR && os_handle == nullptr)) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
   detail::ShareDescriptor d{};
   if (type == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) {
     const int fd = static_cast<int>(reinterpret_cast<std::intptr_t>(os_handle));

@@ -38,8 +38,12 @@ namespace {
 struct WrittenWord {
   std::uint64_t value = 0;
   cudaEvent_t event = nullptr;  // recorded right after the write on the writer's stream
+  std::uintptr_t base = 0;      // the allocation written (a later one at the address is another)
+  std::size_t bytes = 0;
 };
 
+// Writes and waits hold the mutex from reading or writing the word to recording the event or
+// the wait, so a wait on another thread never sees a value without its event.
 struct MemopState {
   std::mutex mutex;
   std::map<std::uintptr_t, WrittenWord> written;  // by address
@@ -50,9 +54,23 @@ MemopState& memops() {
   return *state;
 }
 
+// The last stream write at `address` into the allocation `info` describes, or nullptr (none, or
+// one into memory freed since: its entry is dropped). Mutex held.
+WrittenWord* written_word(MemopState& s, std::uintptr_t address, const detail::PointerInfo& info) {
+  const auto it = s.written.find(address);
+  if (it == s.written.end()) return nullptr;
+  if (it->second.base != info.base || it->second.bytes != info.bytes) {
+    if (it->second.event != nullptr) cudaEventDestroy(it->second.event);
+    s.written.erase(it);
+    return nullptr;
+  }
+  return &it->second;
+}
+
 // The word at `address`: what memory holds where it is readable (backed device memory, host
 // memory), else the last value a stream operation wrote there; false when neither is known.
-bool current_word(const detail::PointerInfo& info, std::uintptr_t address, int bytes,
+// Mutex held.
+bool current_word(MemopState& s, const detail::PointerInfo& info, std::uintptr_t address, int bytes,
                   std::uint64_t* value) {
   if (info.backed || !info.device_side) {
     std::uint64_t word = 0;
@@ -60,11 +78,9 @@ bool current_word(const detail::PointerInfo& info, std::uintptr_t address, int b
     *value = word;
     return true;
   }
-  MemopState& s = memops();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  const auto it = s.written.find(address);
-  if (it == s.written.end()) return false;
-  *value = it->second.value;
+  const WrittenWord* written = written_word(s, address, info);
+  if (written == nullptr) return false;
+  *value = written->value;
   return true;
 }
 
@@ -91,6 +107,8 @@ CUresult write_value(CUstream stream, CUdeviceptr address, std::uint64_t value, 
   ErrorScope scope;
   detail::PointerInfo info;
   if (const CUresult bad = check_word(address, bytes, api, &info); bad != CUDA_SUCCESS) return bad;
+  MemopState& s = memops();
+  std::lock_guard<std::mutex> lock(s.mutex);
   cudaError_t error = cudaSuccess;
   if (info.device_side) {
     // The write is a memset of the word on the stream (the analysis orders and times it).
@@ -103,21 +121,19 @@ CUresult write_value(CUstream stream, CUdeviceptr address, std::uint64_t value, 
   if (info.backed || !info.device_side) {
     std::memcpy(as_pointer(address), &value, static_cast<size_t>(bytes));
   }
-  MemopState& s = memops();
-  cudaEvent_t event = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(s.mutex);
-    WrittenWord& word = s.written[static_cast<std::uintptr_t>(address)];
-    word.value = value;
-    if (word.event == nullptr) {
-      if (cudaEventCreateWithFlags(&word.event, cudaEventDisableTiming) != cudaSuccess) {
-        word.event = nullptr;
-      }
+  const auto at = static_cast<std::uintptr_t>(address);
+  WrittenWord* word = written_word(s, at, info);
+  if (word == nullptr) {
+    word = &s.written[at];
+    word->base = info.base;
+    word->bytes = info.bytes;
+    if (cudaEventCreateWithFlags(&word->event, cudaEventDisableTiming) != cudaSuccess) {
+      s.written.erase(at);
+      return CUDA_ERROR_OUT_OF_MEMORY;
     }
-    event = word.event;
   }
-  if (event == nullptr) return CUDA_ERROR_OUT_OF_MEMORY;
-  return to_driver(impl::event_record(event, stream, 0, per_thread_stream, api));
+  word->value = value;
+  return to_driver(impl::event_record(word->event, stream, 0, per_thread_stream, api));
 }
 
 // CU_STREAM_WAIT_VALUE_GEQ compares cyclically ((int32)(word − value) ≥ 0), EQ, AND (any bit in
@@ -144,25 +160,22 @@ CUresult wait_value(CUstream stream, CUdeviceptr address, std::uint64_t value, u
   ErrorScope scope;
   detail::PointerInfo info;
   if (const CUresult bad = check_word(address, bytes, api, &info); bad != CUDA_SUCCESS) return bad;
+  MemopState& s = memops();
+  std::unique_lock<std::mutex> lock(s.mutex);
+  const auto at = static_cast<std::uintptr_t>(address);
   std::uint64_t word = 0;
-  const bool known = current_word(info, static_cast<std::uintptr_t>(address), bytes, &word);
-  if (!known || !condition_met(word, value, flags, bytes)) {
+  if (!current_word(s, info, at, bytes, &word) || !condition_met(word, value, flags, bytes)) {
+    lock.unlock();
     powertrain::emu::report_unsupported(std::string(api) + " (value written later)");
     return to_driver(impl::stream_accept(stream, per_thread_stream, api));
   }
-  cudaEvent_t event = nullptr;
-  {
-    MemopState& s = memops();
-    std::lock_guard<std::mutex> lock(s.mutex);
-    const auto it = s.written.find(static_cast<std::uintptr_t>(address));
-    // Met by a stream's write: wait for it; met by the host's: nothing to wait for.
-    if (it != s.written.end() && (it->second.value & (bytes == 4 ? 0xffffffffULL : ~0ULL)) ==
-                                     (word & (bytes == 4 ? 0xffffffffULL : ~0ULL))) {
-      event = it->second.event;
-    }
+  // Met by a stream's write: wait for it; met by the host's: nothing to wait for.
+  const std::uint64_t mask = bytes == 4 ? 0xffffffffULL : ~0ULL;
+  const WrittenWord* written = written_word(s, at, info);
+  if (written == nullptr || (written->value & mask) != (word & mask)) {
+    return to_driver(impl::stream_accept(stream, per_thread_stream, api));
   }
-  if (event == nullptr) return to_driver(impl::stream_accept(stream, per_thread_stream, api));
-  return to_driver(impl::stream_wait_event(stream, event, 0, per_thread_stream, api));
+  return to_driver(impl::stream_wait_event(stream, written->event, 0, per_thread_stream, api));
 }
 
 CUresult batch_mem_op(CUstream stream, unsigned count, CUstreamBatchMemOpParams* params,

@@ -922,6 +922,9 @@ PT_EXPORT cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
                       detail::pointer_text(graph));
   }
   g->live = false;
+  for (const detail::Node& n : g->nodes) {
+    if (n.embedded != nullptr) n.embedded->live = false;  // owned by its child graph node
+  }
   detail::graph_mem_release(detail::alloc_pointers(g->nodes));
   g->nodes.clear();
   detail::Destructors run;
@@ -1228,6 +1231,12 @@ PT_EXPORT cudaError_t cudaGraphDebugDotPrint(cudaGraph_t graph, const char* path
 
 namespace powertrain::emu::detail {
 namespace {
+
+// Whether `node` is a node of a child graph node's graph (lock held).
+bool in_embedded_graph(State& s, cudaGraphNode_t node) {
+  const auto* ref = reinterpret_cast<const NodeRef*>(node);
+  return s.node_refs.count(ref) != 0 && ref->graph->embedded;
+}
 
 // A child graph node's graph (cudaGraphChildGraphNodeGetGraph) is a copy made when the node was
 // added (the node's work is inlined into its parent then), so edits of it would not reach the
@@ -1723,6 +1732,7 @@ PT_EXPORT cudaError_t cudaGraphDestroyNode(cudaGraphNode_t node) {
   if (g->embedded) return detail::embedded_edit(api);
   std::vector<int> gone = {index};
   const detail::Node& target = g->nodes[static_cast<std::size_t>(index)];
+  if (target.embedded != nullptr) target.embedded->live = false;
   for (int i = target.child_first; i >= 0 && i < index; ++i) gone.push_back(i);
   std::vector<void*> released;
   for (int i : gone) {
@@ -1782,6 +1792,7 @@ PT_EXPORT cudaError_t cudaGraphKernelNodeSetParams(cudaGraphNode_t node,
   if (error != cudaSuccess) return error;
   detail::State& s = detail::state();
   std::lock_guard<std::mutex> lock(s.mutex);
+  if (detail::in_embedded_graph(s, node)) return detail::embedded_edit(api);
   const auto* ref = reinterpret_cast<const detail::NodeRef*>(node);
   if (s.node_refs.count(ref) == 0 || !ref->graph->live ||
       ref->graph->nodes[ref->index].type != cudaGraphNodeTypeKernel) {
@@ -1847,6 +1858,15 @@ PT_EXPORT cudaError_t cudaGraphClone(cudaGraph_t* pGraphClone, cudaGraph_t origi
   clone->id = s.next_graph++;
   clone->device = g->device;
   clone->nodes = g->nodes;  // node handles are per graph: the clone's are made on demand
+  for (detail::Node& n : clone->nodes) {
+    if (n.embedded == nullptr) continue;
+    // Each child graph node owns its graph: the clone's nodes get their own copies.
+    auto* copy = new detail::Graph(*n.embedded);
+    copy->id = s.next_graph++;
+    copy->handles.clear();
+    s.graphs.insert(copy);
+    n.embedded = copy;
+  }
   clone->cloned_from = g;
   detail::retain_all(g->user_refs, clone->user_refs);
   detail::graph_mem_retain(clone->nodes);
@@ -1956,6 +1976,7 @@ PT_EXPORT cudaError_t cudaGraphHostNodeSetParams(cudaGraphNode_t node,
   }
   detail::State& s = detail::state();
   std::lock_guard<std::mutex> lock(s.mutex);
+  if (detail::in_embedded_graph(s, node)) return detail::embedded_edit(api);
   const auto* ref = reinterpret_cast<const detail::NodeRef*>(node);
   if (typed_node(s, node, cudaGraphNodeTypeHost) == nullptr) {
     return misuse(api, cudaErrorInvalidValue, "not a host node " + detail::pointer_text(node));
@@ -2107,6 +2128,7 @@ cudaError_t replace_node(cudaGraphExec_t exec, cudaGraphNode_t node, cudaGraphNo
   if (built != cudaSuccess) return built;
   detail::State& s = detail::state();
   std::lock_guard<std::mutex> lock(s.mutex);
+  if (exec == nullptr && detail::in_embedded_graph(s, node)) return detail::embedded_edit(api);
   detail::Node* target = exec != nullptr
                              ? detail::exec_node(s, detail::live_exec(s, exec), node, type)
                              : typed_node(s, node, type);

@@ -666,20 +666,22 @@ cudaError_t set_current_pool(int device, cudaMemPool_t memPool, const char* api)
   if (device < 0 || device >= powertrain::emu::device_count()) {
     return misuse(api, cudaErrorInvalidDevice, "invalid device " + std::to_string(device));
   }
-  int pool_device = 0;
-  int index = -1;
-  if (!detail::pool_device(memPool, &pool_device, &index)) {
+  // Checked and set under one lock: a pool destroyed meanwhile never becomes current.
+  detail::LockedPool found = detail::lock_pool(memPool);
+  if (found.pool == nullptr) {
+    found.lock.unlock();
     return misuse(api, cudaErrorInvalidValue,
                   "invalid memory pool " + detail::pointer_text(memPool));
   }
-  if (pool_device != device) {
+  if (found.pool->device != device) {
+    const int pool_device = found.pool->device;
+    found.lock.unlock();
     return misuse(api, cudaErrorInvalidDevice,
                   "the pool is on device " + std::to_string(pool_device) + ", not device " +
                       std::to_string(device));
   }
   detail::MemoryState& m = detail::memory();
-  std::lock_guard<std::mutex> lock(m.mutex);
-  m.current_pool[static_cast<std::size_t>(device)] = index;
+  m.current_pool[static_cast<std::size_t>(device)] = static_cast<int>(found.pool - m.pools.data());
   return cudaSuccess;
 }
 
@@ -880,18 +882,19 @@ PT_EXPORT cudaError_t cudaMemPoolExportPointer(struct cudaMemPoolPtrExportData* 
   std::memcpy(share.magic, kPointerShareMagic, sizeof(share.magic));
   share.process = static_cast<std::int64_t>(::getpid());
   share.pointer = reinterpret_cast<std::uintptr_t>(ptr);
+  bool exportable = false;
   {
     detail::MemoryState& m = detail::memory();
     std::lock_guard<std::mutex> lock(m.mutex);
     const auto it = m.allocations.find(reinterpret_cast<std::uintptr_t>(ptr));
-    const bool exportable = it != m.allocations.end() && it->second.pool >= 0 &&
-                            m.pools[static_cast<std::size_t>(it->second.pool)].handle_types != 0;
-    if (!exportable) {
-      return misuse(
-          api, cudaErrorInvalidValue,
-          detail::pointer_text(ptr) + " is not the start of an allocation from an exportable pool");
-    }
-    share.bytes = it->second.bytes;
+    exportable = it != m.allocations.end() && it->second.pool >= 0 &&
+                 m.pools[static_cast<std::size_t>(it->second.pool)].handle_types != 0;
+    if (exportable) share.bytes = it->second.bytes;
+  }
+  if (!exportable) {  // reported with the lock released, as every misuse here
+    return misuse(
+        api, cudaErrorInvalidValue,
+        detail::pointer_text(ptr) + " is not the start of an allocation from an exportable pool");
   }
   std::memset(exportData, 0, sizeof(*exportData));
   std::memcpy(exportData, &share, sizeof(share));

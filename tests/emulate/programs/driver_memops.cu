@@ -47,6 +47,8 @@ int main() {
   std::vector<float> host_floats(kFloats, 0.0f);
   CU_CHECK(cuMemcpyDtoH(host_floats.data(), floats, kFloats * sizeof(float)));
   for (float f : host_floats) EMU_REQUIRE(f == 1.0f);
+  // A count whose bytes overflow the address range is refused.
+  EMU_REQUIRE(cuMemsetD32(floats, 1, static_cast<size_t>(-1) / 4 + 2) != CUDA_SUCCESS);
 
   // 2-D: 100 shorts of 0xBEEF in each of 8 rows of a pitched allocation, the rest zero.
   CUdeviceptr pitched;
