@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <iterator>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -455,23 +456,23 @@ core::Result<EmulationResult> emulate_traces(const std::vector<ProcessTrace>& pr
   // analysis keeps one process per rank, so the child's records are left out, with a warning.
   std::set<std::int64_t> pids;
   for (const ProcessTrace& p : processes) pids.insert(p.process.pid);
-  std::vector<ProcessTrace> kept;
+  auto forked_child = [&](const ProcessTrace& p) {
+    return p.process.forked_from != 0 && pids.count(p.process.forked_from) > 0;
+  };
   std::vector<trace::TraceWarning> fork_warnings;
-  bool any_child = false;
   for (const ProcessTrace& p : processes) {
-    const bool child = p.process.forked_from != 0 && pids.count(p.process.forked_from) > 0;
-    any_child = any_child || child;
-    if (!child) continue;
+    if (!forked_child(p)) continue;
     graph::add_warning(fork_warnings,
                        "a process forked by a traced process is left out of the analysis (it "
                        "shares its parent's rank and GPU; one process per rank is modelled)",
                        fmt::format("{}: pid {} forked from pid {}, {} record(s)", p.source,
                                    p.process.pid, p.process.forked_from, p.records.size()));
   }
+  const bool any_child = !fork_warnings.empty();
+  std::vector<ProcessTrace> kept;  // copied only when a child is left out
   if (any_child) {
-    for (const ProcessTrace& p : processes) {
-      if (p.process.forked_from == 0 || pids.count(p.process.forked_from) == 0) kept.push_back(p);
-    }
+    std::copy_if(processes.begin(), processes.end(), std::back_inserter(kept),
+                 [&](const ProcessTrace& p) { return !forked_child(p); });
   }
   Pipeline pipeline(any_child ? kept : processes, options, result);
   if (auto status = pipeline.run(); !status) return status.error();

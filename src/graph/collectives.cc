@@ -114,6 +114,21 @@ double median_of(std::vector<std::int64_t>& v) {
   return static_cast<double>(v[mid]);
 }
 
+// The median of `values` and their median absolute deviation from it (how well readings of one
+// quantity agree; one bad reading moves neither).
+struct MedianDeviation {
+  double median = 0.0, deviation = 0.0;
+};
+
+MedianDeviation median_deviation(std::vector<std::int64_t> values) {
+  MedianDeviation out;
+  out.median = median_of(values);
+  for (std::int64_t& v : values)
+    v = static_cast<std::int64_t>(std::abs(static_cast<double>(v) - out.median));
+  out.deviation = median_of(values);
+  return out;
+}
+
 // How well rank A's n-th collective of a group pairs with the reference rank's (n + shift)-th:
 // kernel names that differ, then the spread of their end-time differences (members of one
 // collective end within microseconds of each other, whatever the ranks' clock offset).
@@ -352,10 +367,10 @@ void shift_rank_clocks(ExecutionGraph& graph, const std::vector<std::int64_t>& o
 // rank's transfers, and more than any other value), from the first 128 transfers of each rank.
 // Ranks are placed from the placed ones, each from the placed rank that agrees most; `placed`
 // holds the ranks placed at the start (component 0, at `initial` offsets, or 0 when it is empty).
-// With `new_roots`, a rank that no
-// placed rank agrees with starts a new component (offset 0 on its own clock); without, it stays
-// unplaced (component −1). Offsets within `snap_ns` of their component's clock are taken as 0
-// as each rank is placed.
+// With `new_roots`, a rank that no placed rank agrees with starts a new component (offset 0 on its
+// own clock); without, it stays unplaced (component −1). Offsets within `snap_ns` of their
+// component's clock are taken as 0 as each rank is placed. `work_used`: a pairing budget shared
+// by several calls.
 struct TransferClocks {
   std::vector<std::int64_t> offsets;    // the rank's clock minus its component's
   std::vector<std::int32_t> component;  // −1: not placed
@@ -458,14 +473,11 @@ TransferClocks place_ranks_by_transfers(const ExecutionGraph& graph,
       }
     }
     if (!new_roots) break;
-    const auto root = std::find_if(of_rank.begin(), of_rank.end(), [&](const auto& list) {
-      const auto r = static_cast<std::size_t>(&list - of_rank.data());
-      return !placed[r] && !list.empty();
-    });
-    if (root == of_rank.end()) break;
-    const auto r = static_cast<std::size_t>(root - of_rank.begin());
-    placed[r] = true;
-    out.component[r] = components++;
+    std::size_t root = 0;  // the first rank with transfers still unplaced starts a component
+    while (root < ranks && (placed[root] || of_rank[root].empty())) ++root;
+    if (root == ranks) break;
+    placed[root] = true;
+    out.component[root] = components++;
   }
   return out;
 }
@@ -507,7 +519,7 @@ void align_rank_clocks(ExecutionGraph& graph, const std::vector<std::int32_t>& t
   std::vector<std::vector<std::int64_t>> samples(ranks);  // of the offset, per joined collective
   std::vector<double> spread(ranks, 0.0);
   placed[0] = true;
-  std::vector<std::int64_t> placed_ends, deviations;
+  std::vector<std::int64_t> placed_ends;
   for (bool progress = true; progress;) {
     progress = false;
     // Collectives, sweep after sweep, from the ranks placed so far.
@@ -529,14 +541,9 @@ void align_rank_clocks(ExecutionGraph& graph, const std::vector<std::int32_t>& t
       }
       for (std::size_t r = 0; r < ranks; ++r) {
         if (placed[r] || samples[r].empty()) continue;
-        std::vector<std::int64_t> copy = samples[r];
-        const double center = median_of(copy);
-        deviations.clear();
-        for (std::int64_t d : samples[r])
-          deviations.push_back(
-              static_cast<std::int64_t>(std::abs(static_cast<double>(d) - center)));
-        offsets[r] = static_cast<std::int64_t>(center);
-        spread[r] = median_of(deviations);
+        const MedianDeviation reading = median_deviation(samples[r]);
+        offsets[r] = static_cast<std::int64_t>(reading.median);
+        spread[r] = reading.deviation;
         placed[r] = true;
         sweep = progress = true;
       }
@@ -600,17 +607,13 @@ bool unnamed_exchanges_end_together(const std::vector<const trace::RankTrace*>& 
         ends[r].push_back(graph.input_end_ns(task));
     }
   }
-  std::vector<std::int64_t> differences, deviations;
+  std::vector<std::int64_t> differences;
   for (std::size_t r = 1; r < traces.size(); ++r) {
     differences.clear();
     for (std::size_t n = 0; n < std::min(ends[r].size(), ends[0].size()); ++n)
       differences.push_back(ends[r][n] - ends[0][n]);
     if (differences.empty()) continue;
-    const double center = median_of(differences);
-    deviations.clear();
-    for (std::int64_t d : differences)
-      deviations.push_back(static_cast<std::int64_t>(std::abs(static_cast<double>(d) - center)));
-    if (median_of(deviations) > static_cast<double>(kTogetherNs)) return false;
+    if (median_deviation(differences).deviation > static_cast<double>(kTogetherNs)) return false;
   }
   return true;
 }
@@ -880,6 +883,13 @@ std::int64_t split_communicators_by_end_time(const ExecutionGraph& graph,
   }
   std::int64_t split = 0;
   std::optional<TransferClocks> transfer_clocks;  // read once, when a class needs them
+  auto transfer_clocks_of_ranks = [&]() -> const TransferClocks& {
+    if (!transfer_clocks.has_value()) {
+      transfer_clocks = place_ranks_by_transfers(graph, keyed.transfers,
+                                                 std::vector<bool>(ranks, false), true, 0);
+    }
+    return *transfer_clocks;
+  };
   for (const auto& [cls, keys] : keys_of_class) {
     if (keys.size() < 2) continue;
     // Spread (max − min over keys) of end(r) − end(s) per rank pair.
@@ -927,20 +937,16 @@ std::int64_t split_communicators_by_end_time(const ExecutionGraph& graph,
     // A split by drift is checked against the transfers: two ranks whose transfers put them on
     // one clock but whose ends are steadily apart are not in one communicator (with many
     // pipelines side by side two stages' groups can drift together).
+    auto middle = [&](std::size_t i) { return low[i] + (high[i] - low[i]) / 2; };
     if (valid && groups >= 2 && !keyed.transfers.empty()) {
-      if (!transfer_clocks.has_value()) {
-        transfer_clocks = place_ranks_by_transfers(graph, keyed.transfers,
-                                                   std::vector<bool>(ranks, false), true, 0);
-      }
+      const TransferClocks& clocks = transfer_clocks_of_ranks();
       for (std::size_t r = 0; r < ranks && valid; ++r) {
         for (std::size_t q = r + 1; q < ranks && valid; ++q) {
-          if (group[r] != group[q] || transfer_clocks->component[r] < 0 ||
-              transfer_clocks->component[r] != transfer_clocks->component[q])
+          if (group[r] != group[q] || clocks.component[r] < 0 ||
+              clocks.component[r] != clocks.component[q])
             continue;
-          const std::int64_t apart =
-              low[r * ranks + q] + (high[r * ranks + q] - low[r * ranks + q]) / 2;
-          const std::int64_t clocks = transfer_clocks->offsets[r] - transfer_clocks->offsets[q];
-          valid = std::abs(apart - clocks) <= kVaryingNs;
+          valid = std::abs(middle(r * ranks + q) - (clocks.offsets[r] - clocks.offsets[q])) <=
+                  kVaryingNs;
         }
       }
     }
@@ -948,17 +954,13 @@ std::int64_t split_communicators_by_end_time(const ExecutionGraph& graph,
       // Not enough drift to tell the communicators by (rank pairs of different groups may end
       // steadily apart, or vary by too little to be sure, as pipelines side by side do); the
       // transfers' clocks tell.
+      if (keyed.transfers.empty()) continue;
       std::vector<std::int64_t> difference(ranks * ranks), spread(ranks * ranks);
       for (std::size_t i = 0; i < ranks * ranks; ++i) {
-        difference[i] = low[i] + (high[i] - low[i]) / 2;
+        difference[i] = middle(i);
         spread[i] = high[i] - low[i];
       }
-      if (keyed.transfers.empty()) continue;
-      if (!transfer_clocks.has_value()) {
-        transfer_clocks = place_ranks_by_transfers(graph, keyed.transfers,
-                                                   std::vector<bool>(ranks, false), true, 0);
-      }
-      group = groups_by_transfer_clocks(difference, spread, *transfer_clocks, kSteadyNs);
+      group = groups_by_transfer_clocks(difference, spread, transfer_clocks_of_ranks(), kSteadyNs);
       if (group.empty()) continue;
       groups = *std::max_element(group.begin(), group.end()) + 1;
     }
