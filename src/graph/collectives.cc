@@ -365,45 +365,32 @@ void shift_rank_clocks(ExecutionGraph& graph, const std::vector<std::int64_t>& o
 // pairings scatter. The offset of a rank pair is the end difference that most of their
 // same-kernel transfer pairings agree on within 5 µs (at least 3 and a quarter of the smaller
 // rank's transfers, and more than any other value), from the first 128 transfers of each rank.
-// Ranks are placed from the placed ones, each from the placed rank that agrees most; `placed`
-// holds the ranks placed at the start (component 0, at `initial` offsets, or 0 when it is empty).
-// With `new_roots`, a rank that no placed rank agrees with starts a new component (offset 0 on its
-// own clock); without, it stays unplaced (component −1). Offsets within `snap_ns` of their
-// component's clock are taken as 0 as each rank is placed. `work_used`: a pairing budget shared
-// by several calls.
-struct TransferClocks {
-  std::vector<std::int64_t> offsets;    // the rank's clock minus its component's
-  std::vector<std::int32_t> component;  // −1: not placed
-};
+class TransferAgreement {
+ public:
+  static constexpr std::int64_t kAgreeNs = 5'000;
+  static constexpr std::size_t kPerRank = 128;  // bounds the work: ranks² × 128² pairings at most
 
-TransferClocks place_ranks_by_transfers(const ExecutionGraph& graph,
-                                        const std::vector<std::int32_t>& transfers,
-                                        std::vector<bool> placed, bool new_roots,
-                                        std::int64_t snap_ns,
-                                        const std::vector<std::int64_t>& initial = {},
-                                        std::size_t* work_used = nullptr) {
-  constexpr std::int64_t kAgreeNs = 5'000;
-  constexpr std::size_t kPerRank = 128;  // bounds the work: ranks² × 128² pairings at most
-  const std::size_t ranks = graph.ranks.size();
-  TransferClocks out{initial.empty() ? std::vector<std::int64_t>(ranks, 0) : initial,
-                     std::vector<std::int32_t>(ranks, -1)};
-  for (std::size_t r = 0; r < ranks; ++r) {
-    if (placed[r]) out.component[r] = 0;
+  TransferAgreement(const ExecutionGraph& graph, const std::vector<std::int32_t>& transfers)
+      : graph_(graph), of_rank_(graph.ranks.size()) {
+    for (std::int32_t t : transfers) {
+      auto& list = of_rank_[static_cast<std::size_t>(graph.rank_index_of(t))];
+      if (list.size() < kPerRank) list.push_back(t);
+    }
   }
-  std::vector<std::vector<std::int32_t>> of_rank(ranks);
-  for (std::int32_t t : transfers) {
-    auto& list = of_rank[static_cast<std::size_t>(graph.rank_index_of(t))];
-    if (list.size() < kPerRank) list.push_back(t);
+
+  const std::vector<std::int32_t>& of(std::size_t r) const { return of_rank_[r]; }
+  std::size_t cost(std::size_t r, std::size_t s) const {
+    return of_rank_[r].size() * of_rank_[s].size();
   }
-  // End on r minus end on s for one transfer, and how many pairings agree on it (0: none does
-  // clearly: fewer than 3, or than a quarter of the smaller rank's transfers, or no more than
-  // another value; ranks that exchange nothing only agree by the schedule's repetition).
-  auto pair_offset = [&](std::size_t r, std::size_t s, std::int64_t* offset) -> std::size_t {
+
+  // How many pairings agree on end(r) − end(s), written to `offset` (0: none does clearly: fewer
+  // than 3, or than a quarter of the smaller rank's transfers, or no more than another value;
+  // ranks that exchange nothing only agree by the schedule's repetition).
+  std::size_t agreement(std::size_t r, std::size_t s, std::int64_t* offset) const {
     std::vector<std::int64_t> d;
-    for (std::int32_t a : of_rank[r]) {
-      for (std::int32_t b : of_rank[s]) {
-        if (kernel_base_name(graph.task_name(a)) == kernel_base_name(graph.task_name(b)))
-          d.push_back(graph.input_end_ns(a) - graph.input_end_ns(b));
+    for (std::int32_t a : of_rank_[r]) {
+      for (std::int32_t b : of_rank_[s]) {
+        if (same_kernel(a, b)) d.push_back(graph_.input_end_ns(a) - graph_.input_end_ns(b));
       }
     }
     std::sort(d.begin(), d.end());
@@ -420,64 +407,173 @@ TransferClocks place_ranks_by_transfers(const ExecutionGraph& graph,
       }
     }
     const std::size_t needed =
-        std::max<std::size_t>(3, std::min(of_rank[r].size(), of_rank[s].size()) / 4);
+        std::max<std::size_t>(3, std::min(of_rank_[r].size(), of_rank_[s].size()) / 4);
     if (best < needed || best <= second) return 0;
     *offset = d[best_at + best / 2];
     return best;
-  };
-  std::vector<std::optional<std::pair<std::size_t, std::int64_t>>> agreement(ranks * ranks);
-  constexpr std::size_t kWorkBudget = 100'000'000;
-  std::size_t local_work = 0;  // callers that place in several calls share one budget
-  std::size_t& work = work_used != nullptr ? *work_used : local_work;
-  std::int32_t components = std::any_of(placed.begin(), placed.end(), [](bool a) { return a; });
-  for (;;) {
-    for (bool progress = true; progress;) {
-      progress = false;
-      for (std::size_t r = 0; r < ranks; ++r) {
-        if (placed[r] || of_rank[r].empty()) continue;
-        // From the placed rank whose transfers agree most on an offset (its likely peer).
-        std::size_t best_support = 0, best_from = 0;
-        std::int64_t best_offset = 0;
-        for (std::size_t s = 0; s < ranks; ++s) {
-          if (!placed[s] || of_rank[s].empty()) continue;
-          // Each pair once (the placement sweeps revisit unplaced ranks).
-          auto& memo = agreement[r * ranks + s];
-          if (!memo.has_value()) {
-            // A budget of pairings for the whole trace set (hundreds of pipeline-only ranks):
-            // past it ranks stay on their clocks rather than the build taking minutes.
-            std::int64_t found = 0;
-            const std::size_t cost = of_rank[r].size() * of_rank[s].size();
-            const std::size_t n = work + cost <= kWorkBudget ? pair_offset(r, s, &found) : 0;
-            work += cost;
-            memo = std::make_pair(n, found);
-          }
-          // Linking whole sets of ranks (new_roots) takes only pairs that carry at least half
-          // of the smaller rank's transfers (a pipeline stage talks to two neighbours, so one of
-          // its links carries at least half): replicas of one schedule also agree on an offset,
-          // the schedule's, by a smaller share (two pipelines side by side: 27–43 % against
-          // 64–100 % for true peers).
-          if (new_roots && 2 * memo->first < std::min(of_rank[r].size(), of_rank[s].size()))
-            continue;
-          if (memo->first > best_support) {
-            best_support = memo->first;
-            best_from = s;
-            // r's clock reads `offset` later than s's, and s is already moved by offsets[s].
-            best_offset = memo->second + out.offsets[s];
-          }
+  }
+
+  // Positions in of(r) of r's transfers that a same-kernel transfer on s ends with, `offset` apart.
+  std::vector<std::size_t> agreeing(std::size_t r, std::size_t s, std::int64_t offset) const {
+    std::vector<std::size_t> out;
+    for (std::size_t i = 0; i < of_rank_[r].size(); ++i) {
+      const std::int32_t a = of_rank_[r][i];
+      for (std::int32_t b : of_rank_[s]) {
+        const std::int64_t d = graph_.input_end_ns(a) - graph_.input_end_ns(b) - offset;
+        if (std::abs(d) <= kAgreeNs && same_kernel(a, b)) {
+          out.push_back(i);
+          break;
         }
-        if (best_support == 0) continue;
-        out.offsets[r] = std::abs(best_offset) <= snap_ns ? 0 : best_offset;
-        out.component[r] = out.component[best_from];
-        placed[r] = true;
-        progress = true;
       }
     }
-    if (!new_roots) break;
-    std::size_t root = 0;  // the first rank with transfers still unplaced starts a component
-    while (root < ranks && (placed[root] || of_rank[root].empty())) ++root;
-    if (root == ranks) break;
-    placed[root] = true;
-    out.component[root] = components++;
+    return out;
+  }
+
+ private:
+  bool same_kernel(std::int32_t a, std::int32_t b) const {
+    return kernel_base_name(graph_.task_name(a)) == kernel_base_name(graph_.task_name(b));
+  }
+
+  const ExecutionGraph& graph_;
+  std::vector<std::vector<std::int32_t>> of_rank_;
+};
+
+// A pairing budget for the whole trace set (hundreds of pipeline-only ranks): past it ranks stay
+// on their clocks rather than the build taking minutes.
+constexpr std::size_t kTransferWorkBudget = 100'000'000;
+
+struct TransferClocks {
+  std::vector<std::int64_t> offsets;    // the rank's clock minus its component's
+  std::vector<std::int32_t> component;  // −1: not placed
+};
+
+// Ranks placed from the placed ones by their transfers, each from the placed rank that agrees
+// most; `placed` holds the ranks placed at the start (component 0, at `initial` offsets). A rank
+// that no placed rank agrees with stays unplaced (component −1). `work_used`: a pairing budget
+// shared by several calls.
+TransferClocks place_ranks_by_transfers(const TransferAgreement& transfers,
+                                        std::vector<bool> placed,
+                                        const std::vector<std::int64_t>& initial,
+                                        std::size_t& work) {
+  const std::size_t ranks = placed.size();
+  TransferClocks out{initial, std::vector<std::int32_t>(ranks, -1)};
+  for (std::size_t r = 0; r < ranks; ++r) {
+    if (placed[r]) out.component[r] = 0;
+  }
+  std::vector<std::optional<std::pair<std::size_t, std::int64_t>>> agreement(ranks * ranks);
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (std::size_t r = 0; r < ranks; ++r) {
+      if (placed[r] || transfers.of(r).empty()) continue;
+      // From the placed rank whose transfers agree most on an offset (its likely peer).
+      std::size_t best_support = 0, best_from = 0;
+      std::int64_t best_offset = 0;
+      for (std::size_t s = 0; s < ranks; ++s) {
+        if (!placed[s] || transfers.of(s).empty()) continue;
+        // Each pair once (the placement sweeps revisit unplaced ranks).
+        auto& memo = agreement[r * ranks + s];
+        if (!memo.has_value()) {
+          std::int64_t found = 0;
+          const std::size_t cost = transfers.cost(r, s);
+          const std::size_t n =
+              work + cost <= kTransferWorkBudget ? transfers.agreement(r, s, &found) : 0;
+          work += cost;
+          memo = std::make_pair(n, found);
+        }
+        if (memo->first > best_support) {
+          best_support = memo->first;
+          best_from = s;
+          // r's clock reads `offset` later than s's, and s is already moved by offsets[s].
+          best_offset = memo->second + out.offsets[s];
+        }
+      }
+      if (best_support == 0) continue;
+      out.offsets[r] = best_offset;
+      out.component[r] = out.component[best_from];
+      placed[r] = true;
+      progress = true;
+    }
+  }
+  return out;
+}
+
+// Every rank with transfers on one clock with the ranks its transfers link it to; components
+// numbered by their first rank, each on that rank's clock. Links are taken strongest first (the
+// share of the smaller rank's transfers that agree), and only links carrying at least half of the
+// smaller rank's transfers: a pipeline stage talks to two neighbours, so one of its links carries
+// at least half, while replicas of one schedule also agree on an offset, the schedule's, by a
+// smaller share (two pipelines side by side: 27–43 % against 64–100 % for true peers). A transfer
+// has one partner: a link whose agreeing transfers on either rank are mostly taken by stronger
+// links is the schedule's repetition, not an exchange (16 pipelines side by side: 53 % of a last
+// stage's transfers agreed with another pipeline's stage 1, all of them already paired with its
+// own stage 2). Pairs are read nearest ranks first, within the pairing budget.
+TransferClocks link_ranks_by_transfers(const TransferAgreement& transfers, std::size_t ranks) {
+  struct Link {
+    std::size_t r, s;
+    std::int64_t offset;  // end(r) − end(s)
+    double share;
+  };
+  std::vector<Link> links;
+  std::size_t work = 0;
+  for (std::size_t distance = 1; distance < ranks; ++distance) {
+    for (std::size_t r = 0; r + distance < ranks; ++r) {
+      const std::size_t s = r + distance;
+      const std::size_t smaller = std::min(transfers.of(r).size(), transfers.of(s).size());
+      if (smaller == 0) continue;
+      work += transfers.cost(r, s);
+      if (work > kTransferWorkBudget) break;
+      std::int64_t offset = 0;
+      const std::size_t n = transfers.agreement(r, s, &offset);
+      if (n == 0 || 2 * n < smaller) continue;
+      links.push_back({r, s, offset, static_cast<double>(n) / static_cast<double>(smaller)});
+    }
+  }
+  std::stable_sort(links.begin(), links.end(),
+                   [](const Link& a, const Link& b) { return a.share > b.share; });
+  // Union-find with each rank's clock minus its root's.
+  std::vector<std::size_t> parent(ranks);
+  std::vector<std::int64_t> to_parent(ranks, 0);
+  for (std::size_t r = 0; r < ranks; ++r) parent[r] = r;
+  auto find = [&](std::size_t r) {
+    std::int64_t offset = 0;
+    std::size_t root = r;
+    while (parent[root] != root) {
+      offset += to_parent[root];
+      root = parent[root];
+    }
+    return std::make_pair(root, offset);
+  };
+  std::vector<std::vector<bool>> taken(ranks);
+  for (std::size_t r = 0; r < ranks; ++r) taken[r].assign(transfers.of(r).size(), false);
+  auto mostly_free = [&](std::size_t r, const std::vector<std::size_t>& agreeing) {
+    const auto free = std::count_if(agreeing.begin(), agreeing.end(),
+                                    [&](std::size_t i) { return !taken[r][i]; });
+    return 2 * static_cast<std::size_t>(free) >= agreeing.size() && free > 0;
+  };
+  for (const Link& link : links) {
+    const auto [root_r, r_to_root] = find(link.r);
+    const auto [root_s, s_to_root] = find(link.s);
+    if (root_r == root_s) continue;
+    const std::vector<std::size_t> on_r = transfers.agreeing(link.r, link.s, link.offset);
+    const std::vector<std::size_t> on_s = transfers.agreeing(link.s, link.r, -link.offset);
+    if (!mostly_free(link.r, on_r) || !mostly_free(link.s, on_s)) continue;
+    for (std::size_t i : on_r) taken[link.r][i] = true;
+    for (std::size_t i : on_s) taken[link.s][i] = true;
+    // clock(r) − clock(s) = offset, so root_s's clock minus root_r's follows.
+    const std::size_t child = std::max(root_r, root_s), keep = std::min(root_r, root_s);
+    const std::int64_t s_root_minus_r_root = r_to_root - link.offset - s_to_root;
+    parent[child] = keep;
+    to_parent[child] = child == root_s ? s_root_minus_r_root : -s_root_minus_r_root;
+  }
+  TransferClocks out{std::vector<std::int64_t>(ranks, 0), std::vector<std::int32_t>(ranks, -1)};
+  std::map<std::size_t, std::int32_t> component_of_root;
+  for (std::size_t r = 0; r < ranks; ++r) {
+    if (transfers.of(r).empty()) continue;
+    const auto [root, offset] = find(r);
+    out.component[r] =
+        component_of_root.try_emplace(root, static_cast<std::int32_t>(component_of_root.size()))
+            .first->second;
+    out.offsets[r] = offset;
   }
   return out;
 }
@@ -515,6 +611,7 @@ void align_rank_clocks(ExecutionGraph& graph, const std::vector<std::int32_t>& t
   }
   std::vector<bool> placed(ranks, false), by_transfers(ranks, false);
   std::size_t transfer_work = 0;  // one pairing budget for every placement by transfers
+  const TransferAgreement transfer_agreement(graph, transfers);
   std::vector<std::int64_t> offsets(ranks, 0);
   std::vector<std::vector<std::int64_t>> samples(ranks);  // of the offset, per joined collective
   std::vector<double> spread(ranks, 0.0);
@@ -552,7 +649,7 @@ void align_rank_clocks(ExecutionGraph& graph, const std::vector<std::int32_t>& t
       break;
     // Ranks no placed rank shares a collective with: their transfers.
     const TransferClocks from_transfers =
-        place_ranks_by_transfers(graph, transfers, placed, false, 0, offsets, &transfer_work);
+        place_ranks_by_transfers(transfer_agreement, placed, offsets, transfer_work);
     for (std::size_t r = 0; r < ranks; ++r) {
       if (placed[r] || from_transfers.component[r] < 0) continue;
       offsets[r] = from_transfers.offsets[r];
@@ -885,8 +982,7 @@ std::int64_t split_communicators_by_end_time(const ExecutionGraph& graph,
   std::optional<TransferClocks> transfer_clocks;  // read once, when a class needs them
   auto transfer_clocks_of_ranks = [&]() -> const TransferClocks& {
     if (!transfer_clocks.has_value()) {
-      transfer_clocks = place_ranks_by_transfers(graph, keyed.transfers,
-                                                 std::vector<bool>(ranks, false), true, 0);
+      transfer_clocks = link_ranks_by_transfers(TransferAgreement(graph, keyed.transfers), ranks);
     }
     return *transfer_clocks;
   };
