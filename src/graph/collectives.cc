@@ -67,32 +67,45 @@ bool is_point_to_point(const trace::CollectiveInfo* info, std::string_view kerne
 bool unnamed_exchanges_are_transfers(const std::vector<const trace::RankTrace*>& traces,
                                      const ExecutionGraph& graph);
 
+// The collective metadata of a task's event (nullptr when it has none).
+const trace::CollectiveInfo* collective_info_of(const trace::RankTrace& trace,
+                                                const ExecutionGraph& graph, std::int32_t task);
+
 // Each NCCL stream's class on its rank: its rank among the rank's NCCL streams by number of
-// collectives (most first), ties by first use. Every communicator has its own stream, and ranks
-// running one program use their communicators alike, so a class names the same communicator
-// kind (tensor-parallel, data-parallel, ...) on every rank, even where the profiling window
-// opened at a different point. Keyed by processor (stream) index.
+// collectives other than transfers (most first), then by number of transfers, ties by first use.
+// Every communicator has its own stream, and ranks running one program use their communicators
+// alike, so a class names the same communicator kind (tensor-parallel, data-parallel, ...) on
+// every rank, even where the profiling window opened at a different point. Transfers are left out
+// of the count because pipeline stages run different numbers of them (a middle stage twice an
+// end stage's): with TP × PP × DP and no metadata, an end stage's 21 transfers against the
+// tensor-parallel stream's 24 all-reduces ranked the streams the other way round than on a middle
+// stage's 39 transfers, and tensor- and data-parallel all-reduces were keyed together (+48.6 %).
+// Keyed by processor (stream) index.
 using StreamClasses = std::unordered_map<std::int32_t, std::int32_t>;  // stream → class
 
-StreamClasses nccl_stream_classes(const ExecutionGraph& graph) {
+StreamClasses nccl_stream_classes(const std::vector<const trace::RankTrace*>& traces,
+                                  const ExecutionGraph& graph, bool either_is_transfer) {
   StreamClasses classes;
-  for (const RankInfo& rank : graph.ranks) {
-    std::vector<std::array<std::int32_t, 3>> streams;  // (−count, first use, processor)
+  for (std::size_t r = 0; r < graph.ranks.size(); ++r) {
+    const RankInfo& rank = graph.ranks[r];
+    // (−collectives, −transfers, first use, processor)
+    std::vector<std::array<std::int32_t, 4>> streams;
     std::unordered_map<std::int32_t, std::size_t> index;
     for (std::int32_t task = rank.first_task; task < rank.end_task; ++task) {
       if (!graph.nccl[task]) continue;
       auto [it, inserted] = index.try_emplace(graph.processor[task], streams.size());
-      if (inserted) streams.push_back({0, task, graph.processor[task]});
-      --streams[it->second][0];
+      if (inserted) streams.push_back({0, 0, task, graph.processor[task]});
+      const bool transfer = is_point_to_point(collective_info_of(*traces[r], graph, task),
+                                              graph.task_name(task), either_is_transfer);
+      --streams[it->second][transfer ? 1 : 0];
     }
     std::sort(streams.begin(), streams.end());
     for (std::size_t k = 0; k < streams.size(); ++k)
-      classes[streams[k][2]] = static_cast<std::int32_t>(k);
+      classes[streams[k][3]] = static_cast<std::int32_t>(k);
   }
   return classes;
 }
 
-// The class of the stream task `task` runs on (−1: not an NCCL stream).
 std::int32_t stream_class(const ExecutionGraph& graph, const StreamClasses& classes,
                           std::int32_t task) {
   const auto it = classes.find(graph.processor[task]);
@@ -498,20 +511,29 @@ TransferClocks place_ranks_by_transfers(const TransferAgreement& transfers,
 }
 
 // Every rank with transfers on one clock with the ranks its transfers link it to; components
-// numbered by their first rank, each on that rank's clock. Links are taken strongest first (the
-// share of the smaller rank's transfers that agree), and only links carrying at least half of the
+// numbered by their first rank, each on that rank's clock. Links are taken strongest first (most
+// agreeing pairings, then the share of the smaller rank's transfers that agree: a share favours
+// links to end stages), and only links carrying at least half of the
 // smaller rank's transfers: a pipeline stage talks to two neighbours, so one of its links carries
 // at least half, while replicas of one schedule also agree on an offset, the schedule's, by a
 // smaller share (two pipelines side by side: 27–43 % against 64–100 % for true peers). A transfer
 // has one partner: a link whose agreeing transfers on either rank are mostly taken by stronger
 // links is the schedule's repetition, not an exchange (16 pipelines side by side: 53 % of a last
 // stage's transfers agreed with another pipeline's stage 1, all of them already paired with its
-// own stage 2). Pairs are read nearest ranks first, within the pairing budget.
-TransferClocks link_ranks_by_transfers(const TransferAgreement& transfers, std::size_t ranks) {
+// own stage 2). Ranks known to share a communicator (`communicators`: each a rank's group in one
+// communicator kind already split) are not each other's transfer partners: tensor-parallel ranks
+// of one stage send to their counterparts in lockstep, so their transfers agree as fully as true
+// peers'; their link places their clocks but takes no transfers (TP 2 × PP 4 × DP 2: the
+// tensor-parallel pairs took every transfer and each stage was left on its own clock). Pairs are
+// read nearest ranks first, within the pairing budget.
+TransferClocks link_ranks_by_transfers(
+    const TransferAgreement& transfers, std::size_t ranks,
+    const std::vector<std::vector<std::int32_t>>& communicators) {
   struct Link {
     std::size_t r, s;
     std::int64_t offset;  // end(r) − end(s)
-    double share;
+    std::size_t support;  // pairings that agree
+    double share;         // of the smaller rank's transfers
   };
   std::vector<Link> links;
   std::size_t work = 0;
@@ -525,11 +547,12 @@ TransferClocks link_ranks_by_transfers(const TransferAgreement& transfers, std::
       std::int64_t offset = 0;
       const std::size_t n = transfers.agreement(r, s, &offset);
       if (n == 0 || 2 * n < smaller) continue;
-      links.push_back({r, s, offset, static_cast<double>(n) / static_cast<double>(smaller)});
+      links.push_back({r, s, offset, n, static_cast<double>(n) / static_cast<double>(smaller)});
     }
   }
-  std::stable_sort(links.begin(), links.end(),
-                   [](const Link& a, const Link& b) { return a.share > b.share; });
+  std::stable_sort(links.begin(), links.end(), [](const Link& a, const Link& b) {
+    return a.support != b.support ? a.support > b.support : a.share > b.share;
+  });
   // Union-find with each rank's clock minus its root's.
   std::vector<std::size_t> parent(ranks);
   std::vector<std::int64_t> to_parent(ranks, 0);
@@ -554,11 +577,16 @@ TransferClocks link_ranks_by_transfers(const TransferAgreement& transfers, std::
     const auto [root_r, r_to_root] = find(link.r);
     const auto [root_s, s_to_root] = find(link.s);
     if (root_r == root_s) continue;
-    const std::vector<std::size_t> on_r = transfers.agreeing(link.r, link.s, link.offset);
-    const std::vector<std::size_t> on_s = transfers.agreeing(link.s, link.r, -link.offset);
-    if (!mostly_free(link.r, on_r) || !mostly_free(link.s, on_s)) continue;
-    for (std::size_t i : on_r) taken[link.r][i] = true;
-    for (std::size_t i : on_s) taken[link.s][i] = true;
+    const bool partners = std::none_of(
+        communicators.begin(), communicators.end(),
+        [&](const std::vector<std::int32_t>& group) { return group[link.r] == group[link.s]; });
+    if (partners) {
+      const std::vector<std::size_t> on_r = transfers.agreeing(link.r, link.s, link.offset);
+      const std::vector<std::size_t> on_s = transfers.agreeing(link.s, link.r, -link.offset);
+      if (!mostly_free(link.r, on_r) || !mostly_free(link.s, on_s)) continue;
+      for (std::size_t i : on_r) taken[link.r][i] = true;
+      for (std::size_t i : on_s) taken[link.s][i] = true;
+    }
     // clock(r) − clock(s) = offset, so root_s's clock minus root_r's follows.
     const std::size_t child = std::max(root_r, root_s), keep = std::min(root_r, root_s);
     const std::int64_t s_root_minus_r_root = r_to_root - link.offset - s_to_root;
@@ -979,10 +1007,15 @@ std::int64_t split_communicators_by_end_time(const ExecutionGraph& graph,
     if (same_class) keys_of_class[cls].push_back(g);
   }
   std::int64_t split = 0;
-  std::optional<TransferClocks> transfer_clocks;  // read once, when a class needs them
+  // The transfers' clocks, read when a class needs them, again once a class has been split.
+  std::optional<TransferClocks> transfer_clocks;
+  std::vector<std::vector<std::int32_t>> communicators;  // each split class's groups
+  std::size_t clocks_know = 0;                           // of the communicators
   auto transfer_clocks_of_ranks = [&]() -> const TransferClocks& {
-    if (!transfer_clocks.has_value()) {
-      transfer_clocks = link_ranks_by_transfers(TransferAgreement(graph, keyed.transfers), ranks);
+    if (!transfer_clocks.has_value() || clocks_know != communicators.size()) {
+      clocks_know = communicators.size();
+      transfer_clocks =
+          link_ranks_by_transfers(TransferAgreement(graph, keyed.transfers), ranks, communicators);
     }
     return *transfer_clocks;
   };
@@ -1074,6 +1107,7 @@ std::int64_t split_communicators_by_end_time(const ExecutionGraph& graph,
       }
       ++split;
     }
+    communicators.push_back(std::move(group));
   }
   return split;
 }
@@ -1250,7 +1284,7 @@ void add_collective_group(ExecutionGraph& graph, std::size_t g,
 
 void match_collectives(const std::vector<const trace::RankTrace*>& traces, ExecutionGraph& graph) {
   const bool either_is_transfer = unnamed_exchanges_are_transfers(traces, graph);
-  const StreamClasses classes = nccl_stream_classes(graph);
+  const StreamClasses classes = nccl_stream_classes(traces, graph, either_is_transfer);
   const auto aligned =
       aligned_ordinals_without_sequence(traces, graph, classes, either_is_transfer);
   const bool transfers_keyed = transfer_sequences_identify_pairs(traces, graph, either_is_transfer);

@@ -79,6 +79,11 @@ enum class Shape {
   // Megatron 1F1B over 4 stages × 4 microbatches, two pipelines side by side (PP 4 x DP 2, 8
   // ranks, no metadata): batched SendRecv kernels, data-parallel groups {s, 4 + s}.
   kPipeline1f1bDataParallel,
+  // Megatron's 3-D layout without metadata: TP 2 × PP 4 × DP 2 (16 ranks, tensor-parallel ranks
+  // adjacent), a tensor-parallel all-reduce on its own stream after each forward and backward,
+  // transfers between the stages' matching tensor-parallel ranks, gradient all-reduces across
+  // the pipelines.
+  kPipeline3dNoMetadata,
 };
 
 inline const char* shape_name(Shape s) {
@@ -191,6 +196,8 @@ inline const char* shape_name(Shape s) {
       return "pipeline_1f1b";
     case Shape::kPipelineDataParallelNoMetadata:
       return "pipeline_data_parallel_no_metadata";
+    case Shape::kPipeline3dNoMetadata:
+      return "pipeline_3d_no_metadata";
     case Shape::kPipeline1f1bDataParallel:
       return "pipeline_1f1b_data_parallel";
   }
@@ -199,7 +206,7 @@ inline const char* shape_name(Shape s) {
 
 inline std::vector<Shape> all_shapes() {
   std::vector<Shape> shapes;
-  for (int s = 0; s <= static_cast<int>(Shape::kPipeline1f1bDataParallel); ++s) {
+  for (int s = 0; s <= static_cast<int>(Shape::kPipeline3dNoMetadata); ++s) {
     shapes.push_back(static_cast<Shape>(s));
   }
   return shapes;
@@ -536,6 +543,12 @@ inline Quirks quirks_of(Shape s) {
       q.ranks = 8;
       q.world_size = 8;
       break;
+    case Shape::kPipeline3dNoMetadata:
+      q = quirks_of(Shape::kPipeline1f1bDataParallel);
+      q.tensor_parallel = 2;
+      q.ranks = 16;
+      q.world_size = 16;
+      break;
     case Shape::kPipelineDataParallelNoMetadata:
       q.pipeline_microbatches = 2;
       q.pipelines = 2;
@@ -755,11 +768,14 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
   std::map<std::pair<int, std::size_t>, std::int64_t> group_sequence;  // (group name, rank)
   auto collective = [&](std::int64_t on_stream, const std::string& kernel_name,
                         const char* collective_name, std::int64_t wire_us, bool in_graph = false,
-                        int groups = 0, int sender = -1, int receiver = -1) {
+                        int groups = 0, int sender = -1, int receiver = -1, int only_block = -1) {
     // A point-to-point transfer: only the sender and the receiver take part (a group of two).
+    // `only_block`: one tensor-parallel group alone (a pipeline stage's).
     const bool p2p_pair = sender >= 0;
     auto takes_part = [&](std::size_t r) {
-      return !p2p_pair || static_cast<int>(r) == sender || static_cast<int>(r) == receiver;
+      const int i = static_cast<int>(r);
+      if (only_block >= 0 && i / std::max(1, q.tensor_parallel) != only_block) return false;
+      return !p2p_pair || i == sender || i == receiver;
     };
     // Pipeline replicas' data-parallel groups stride like tensor-parallel ones' (by stages).
     const int tp =
@@ -772,7 +788,9 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
     };
     // Process groups are named in creation order on every rank: world, TP groups, DP groups.
     auto group_name = [&](int g) {
-      return g_kind == 0 ? 0 : g_kind == 1 ? 1 + g : 1 + q.ranks / tp + g;
+      return g_kind == 0   ? 0
+             : g_kind == 1 ? 1 + g
+                           : 1 + q.ranks / std::max(1, q.tensor_parallel) + g;
     };
     const int group_size = g_kind == 0 ? q.world_size : g_kind == 1 ? tp : q.ranks / tp;
     // A rank's sequence number counts the operations it took part in (P2P ones too, as
@@ -946,18 +964,42 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
     });
     if (q.pipeline_microbatches > 0) {
       // GPipe over the ranks as stages: forwards pass down, backwards come back up; with
-      // several pipelines, rank p × stages + s is stage s of pipeline p (a "stage" below is a
-      // rank index).
+      // several pipelines, block p × stages + s is stage s of pipeline p (a "stage" below is a
+      // block index), and block b's tensor-parallel ranks are b × tp … b × tp + tp − 1.
       const int pipelines = std::max(1, q.pipelines);
-      const int stages = q.ranks / pipelines;
-      auto on_stage = [&](int stage, auto&& f) { f(ranks[static_cast<std::size_t>(stage)]); };
+      const int tp_size = std::max(1, q.tensor_parallel);
+      const int stages = q.ranks / pipelines / tp_size;
+      auto on_stage = [&](int stage, auto&& f) {
+        for (int t = 0; t < tp_size; ++t) f(ranks[static_cast<std::size_t>(stage * tp_size + t)]);
+      };
+      // Each tensor-parallel rank sends to its counterpart in the other stage.
+      auto send_between = [&](int from, int to) {
+        for (int t = 0; t < tp_size; ++t) {
+          collective(p2p_stream, send_recv_kernel, "send", 25, false, 0, from * tp_size + t,
+                     to * tp_size + t);
+        }
+      };
+      std::int64_t tp_reductions = 0;
+      auto tensor_parallel_all_reduce = [&](int stage) {  // the row-parallel layer's
+        if (tp_size < 2) return;
+        const std::int64_t tag = 9'000'000 + 2 * (tp_reductions++);
+        on_stage(stage, [&](RankModel& m) {
+          record_event(m, compute, tag);
+          wait_event(m, tp_comm, tag);
+        });
+        collective(tp_comm, nccl_kernel, "allreduce", 30, false, 1, -1, -1, stage);
+        on_stage(stage, [&](RankModel& m) {
+          record_event(m, tp_comm, tag + 1);
+          wait_event(m, compute, tag + 1);
+        });
+      };
       auto transfer = [&](int from, int to, std::int64_t tag) {
         // The compute stream's output is ready for the send; the receiver's compute waits.
         on_stage(from, [&](RankModel& m) {
           record_event(m, compute, tag);
           wait_event(m, p2p_stream, tag);
         });
-        collective(p2p_stream, send_recv_kernel, "send", 25, false, 0, from, to);
+        send_between(from, to);
         on_stage(to, [&](RankModel& m) {
           record_event(m, p2p_stream, tag + 1);
           wait_event(m, compute, tag + 1);
@@ -1025,6 +1067,7 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
                   for (int i = 0; i < 3; ++i)
                     op(m, o.kind == 'F' ? "linear" : "linear_backward", i + o.mb, compute, launch);
                 });
+                tensor_parallel_all_reduce(base + st);
                 ++at;
                 progress = true;
                 continue;
@@ -1043,8 +1086,7 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
                   wait_event(m, p2p_stream, tag + (side == st ? 0 : 1));
                 });
               }
-              collective(p2p_stream, send_recv_kernel, "send", 25, false, 0, base + st,
-                         base + o.peer);
+              send_between(base + st, base + o.peer);
               for (int side : {st, o.peer}) {
                 on_stage(base + side, [&](RankModel& m) {
                   record_event(m, p2p_stream, tag + (side == st ? 2 : 3));
@@ -1065,6 +1107,7 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
             on_stage(at, [&](RankModel& m) {
               for (int i = 0; i < 3; ++i) op(m, "linear", i + mb, compute, launch);
             });
+            tensor_parallel_all_reduce(at);
             if (stage + 1 < stages)
               transfer(at, at + 1, 600000 + 1000 * event_id + 10 * mb + 2 * at);
           }
@@ -1077,6 +1120,7 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
             on_stage(at, [&](RankModel& m) {
               for (int i = 0; i < 3; ++i) op(m, "linear_backward", i + mb, compute, launch);
             });
+            tensor_parallel_all_reduce(at);
             if (stage > 0) transfer(at, at - 1, 700000 + 1000 * event_id + 10 * mb + 2 * at);
           }
         }
