@@ -576,10 +576,21 @@ TransferClocks link_ranks_by_transfers(
   for (const Link& link : links) {
     const auto [root_r, r_to_root] = find(link.r);
     const auto [root_s, s_to_root] = find(link.s);
-    if (root_r == root_s) continue;
     const bool partners = std::none_of(
         communicators.begin(), communicators.end(),
         [&](const std::vector<std::int32_t>& group) { return group[link.r] == group[link.s]; });
+    if (root_r == root_s) {
+      // Already on one clock (through tensor-parallel neighbours, say): a link that agrees with
+      // it still takes its transfers, so that no weaker link takes them later.
+      if (partners &&
+          std::abs(r_to_root - s_to_root - link.offset) <= TransferAgreement::kAgreeNs) {
+        for (std::size_t i : transfers.agreeing(link.r, link.s, link.offset))
+          taken[link.r][i] = true;
+        for (std::size_t i : transfers.agreeing(link.s, link.r, -link.offset))
+          taken[link.s][i] = true;
+      }
+      continue;
+    }
     if (partners) {
       const std::vector<std::size_t> on_r = transfers.agreeing(link.r, link.s, link.offset);
       const std::vector<std::size_t> on_s = transfers.agreeing(link.s, link.r, -link.offset);
@@ -1119,8 +1130,43 @@ std::int64_t split_communicators_by_end_time(const ExecutionGraph& graph,
 // Order and sequence numbers cannot pair them: a stage sends to the next and receives from the
 // previous in its own order, and ProcessGroupNCCL counted its P2P operations per rank. Returns
 // the groups: pairs, then singles.
+// Whether ends sorted in [first, last) fall into clusters of at least two, at least two clusters,
+// each far tighter than the gaps between them (a quarter): pairs that happen to end close
+// together, not one exchange, whose members end together with no such structure.
+bool ends_form_separate_pairs(const ExecutionGraph& graph, const std::vector<std::int32_t>& by_end,
+                              std::size_t first, std::size_t last) {
+  std::vector<std::int64_t> gaps;
+  for (std::size_t k = first + 1; k < last; ++k)
+    gaps.push_back(graph.input_end_ns(by_end[k]) - graph.input_end_ns(by_end[k - 1]));
+  std::vector<std::int64_t> thresholds = gaps;
+  std::sort(thresholds.begin(), thresholds.end());
+  thresholds.erase(std::unique(thresholds.begin(), thresholds.end()), thresholds.end());
+  for (std::int64_t threshold : thresholds) {  // clusters split at gaps above it
+    std::size_t clusters = 1, size = 1;
+    std::int64_t widest = 0, narrowest_gap = std::numeric_limits<std::int64_t>::max();
+    std::int64_t cluster_start = graph.input_end_ns(by_end[first]);
+    bool valid = true;
+    for (std::size_t k = first + 1; k < last && valid; ++k) {
+      const std::int64_t gap = gaps[k - first - 1];
+      if (gap > threshold) {
+        valid = size >= 2;
+        ++clusters;
+        size = 1;
+        narrowest_gap = std::min(narrowest_gap, gap);
+        cluster_start = graph.input_end_ns(by_end[k]);
+      } else {
+        ++size;
+        widest = std::max(widest, graph.input_end_ns(by_end[k]) - cluster_start);
+      }
+    }
+    if (valid && size >= 2 && clusters >= 2 && 4 * widest < narrowest_gap) return true;
+  }
+  return false;
+}
+
 std::vector<std::vector<std::int32_t>> pair_transfers(const ExecutionGraph& graph,
-                                                      const std::vector<std::int32_t>& transfers) {
+                                                      const std::vector<std::int32_t>& transfers,
+                                                      const std::vector<bool>& named) {
   constexpr std::int64_t kToleranceNs = 20'000;
   std::vector<std::int32_t> by_end = transfers;
   std::sort(by_end.begin(), by_end.end(), [&](std::int32_t a, std::int32_t b) {
@@ -1144,13 +1190,73 @@ std::vector<std::vector<std::int32_t>> pair_transfers(const ExecutionGraph& grap
       candidates.push_back({distance, i, j});
     }
   }
-  std::stable_sort(candidates.begin(), candidates.end(),
-                   [](const Candidate& x, const Candidate& y) { return x.distance < y.distance; });
+  // Ends that tie go to the ranks that share fewer joined collectives: tensor-parallel ranks of one
+  // stage send to their counterparts in lockstep, and with equal kernels all four transfers of two
+  // pairs end at one instant (TP 4 × PP 4 × DP 2 with metadata: each rank paired with its
+  // tensor-parallel neighbour, +0.38 %); a stage and its pipeline peer share no communicator but
+  // an embedding or model-parallel one, far fewer collectives than a tensor-parallel group's.
+  const std::size_t rank_count = graph.ranks.size();
+  std::vector<std::vector<std::int32_t>> groups_of_rank(rank_count);
+  for (std::size_t g = 0; g < graph.collectives.size(); ++g) {
+    const CollectiveGroup& group = graph.collectives[g];
+    if (!group.joined || group.member_count < 2) continue;
+    for (std::int32_t k = 0; k < group.member_count; ++k) {
+      const std::int32_t task =
+          graph.collective_members[static_cast<std::size_t>(group.first_member + k)];
+      auto& list = groups_of_rank[static_cast<std::size_t>(graph.rank_index_of(task))];
+      if (list.empty() || list.back() != static_cast<std::int32_t>(g))
+        list.push_back(static_cast<std::int32_t>(g));
+    }
+  }
+  std::unordered_map<std::uint64_t, std::int64_t> shared_memo;
+  auto shared = [&](std::int32_t a, std::int32_t b) {
+    auto ra = static_cast<std::uint64_t>(graph.rank_index_of(a));
+    auto rb = static_cast<std::uint64_t>(graph.rank_index_of(b));
+    if (ra > rb) std::swap(ra, rb);
+    auto [it, fresh] = shared_memo.try_emplace(ra * rank_count + rb, 0);
+    if (fresh) {
+      const auto& x = groups_of_rank[ra];
+      const auto& y = groups_of_rank[rb];
+      std::int64_t n = 0;
+      for (std::size_t i = 0, j = 0; i < x.size() && j < y.size();) {
+        if (x[i] == y[j]) {
+          ++n;
+          ++i;
+          ++j;
+        } else if (x[i] < y[j]) {
+          ++i;
+        } else {
+          ++j;
+        }
+      }
+      it->second = n;
+    }
+    return it->second;
+  };
+  std::vector<std::int64_t> candidate_shared(candidates.size());
+  for (std::size_t k = 0; k < candidates.size(); ++k)
+    candidate_shared[k] = shared(by_end[candidates[k].a], by_end[candidates[k].b]);
+  std::vector<std::size_t> order(candidates.size());
+  for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+    return candidates[x].distance != candidates[y].distance
+               ? candidates[x].distance < candidates[y].distance
+               : candidate_shared[x] < candidate_shared[y];
+  });
+  std::vector<Candidate> sorted;
+  sorted.reserve(candidates.size());
+  for (std::size_t k : order) sorted.push_back(candidates[k]);
+  candidates = std::move(sorted);
   std::vector<bool> taken(by_end.size(), false);
   std::vector<std::vector<std::int32_t>> groups;
   // Without metadata an all-to-all (NCCL runs it as grouped sends and receives, the same
   // SendRecv kernel) is not told from transfers by name: transfers ending together on every
-  // loaded rank, one each, are one exchange among all of them, not pairs.
+  // loaded rank, one each, are one exchange among all of them, not pairs. Transfers an op named
+  // (`named`, parallel to `transfers`) are pairs whatever their ends.
+  std::unordered_map<std::int32_t, bool> is_named;
+  for (std::size_t k = 0; k < transfers.size(); ++k) {
+    if (named[k]) is_named[transfers[k]] = true;
+  }
   const std::size_t ranks = graph.ranks.size();
   if (ranks > 2) {
     for (std::size_t i = 0; i < by_end.size();) {
@@ -1162,27 +1268,15 @@ std::vector<std::vector<std::int32_t>> pair_transfers(const ExecutionGraph& grap
       bool one_each = j - i == ranks;
       for (std::size_t k = i; k < j && one_each; ++k) {
         const auto r = static_cast<std::size_t>(graph.rank_index_of(by_end[k]));
-        one_each = !seen[r] && kernel_base_name(graph.task_name(by_end[k])) ==
-                                   kernel_base_name(graph.task_name(by_end[i]));
+        one_each = !seen[r] && !is_named.contains(by_end[k]) &&
+                   kernel_base_name(graph.task_name(by_end[k])) ==
+                       kernel_base_name(graph.task_name(by_end[i]));
         seen[r] = true;
       }
-      // Pairs that happen to end close together split at their largest gap into halves each
-      // far tighter than it; an exchange's members end together, with no such split.
-      if (one_each) {
-        std::size_t split = i + 1;
-        for (std::size_t k = i + 1; k < j; ++k) {
-          if (graph.input_end_ns(by_end[k]) - graph.input_end_ns(by_end[k - 1]) >
-              graph.input_end_ns(by_end[split]) - graph.input_end_ns(by_end[split - 1]))
-            split = k;
-        }
-        const std::int64_t gap =
-            graph.input_end_ns(by_end[split]) - graph.input_end_ns(by_end[split - 1]);
-        const std::int64_t low =
-            graph.input_end_ns(by_end[split - 1]) - graph.input_end_ns(by_end[i]);
-        const std::int64_t high =
-            graph.input_end_ns(by_end[j - 1]) - graph.input_end_ns(by_end[split]);
-        if (split - i >= 2 && j - split >= 2 && 4 * std::max(low, high) < gap) one_each = false;
-      }
+      // Pairs that happen to end close together fall into clusters each far tighter than the
+      // gaps between them (TP 4 × PP 4 × DP 2: four instants 4–12 µs apart, eight ranks each,
+      // chained within the tolerance and taken for one exchange of 32, +0.38 % with metadata).
+      if (one_each && ends_form_separate_pairs(graph, by_end, i, j)) one_each = false;
       if (one_each) {
         std::vector<std::int32_t> exchange(by_end.begin() + static_cast<std::ptrdiff_t>(i),
                                            by_end.begin() + static_cast<std::ptrdiff_t>(j));
@@ -1306,7 +1400,12 @@ void match_collectives(const std::vector<const trace::RankTrace*>& traces, Execu
     std::unordered_map<std::int32_t, const trace::CollectiveInfo*> info_of;
     for (std::size_t k = 0; k < keyed.transfers.size(); ++k)
       info_of[keyed.transfers[k]] = keyed.transfer_infos[k];
-    for (const auto& members : pair_transfers(graph, keyed.transfers)) {
+    std::vector<bool> named(keyed.transfers.size());
+    for (std::size_t k = 0; k < keyed.transfers.size(); ++k) {
+      named[k] = exchange_kind(keyed.transfer_infos[k], graph.task_name(keyed.transfers[k])) ==
+                 Exchange::kTransfer;
+    }
+    for (const auto& members : pair_transfers(graph, keyed.transfers, named)) {
       const std::int32_t expected = members.size() > 2 ? loaded : 2;
       add_collective_group(graph, graph.collectives.size(), members, info_of[members.front()],
                            expected, loaded);
