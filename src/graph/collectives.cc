@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 
 namespace powertrain::graph::detail {
@@ -381,6 +382,7 @@ void shift_rank_clocks(ExecutionGraph& graph, const std::vector<std::int64_t>& o
 class TransferAgreement {
  public:
   static constexpr std::int64_t kAgreeNs = 5'000;
+  static constexpr std::int64_t kRefineNs = 1'000;
   static constexpr std::size_t kPerRank = 128;  // bounds the work: ranks² × 128² pairings at most
 
   TransferAgreement(const ExecutionGraph& graph, const std::vector<std::int32_t>& transfers)
@@ -422,7 +424,16 @@ class TransferAgreement {
     const std::size_t needed =
         std::max<std::size_t>(3, std::min(of_rank_[r].size(), of_rank_[s].size()) / 4);
     if (best < needed || best <= second) return 0;
-    *offset = d[best_at + best / 2];
+    // The window's median, then the median of the pairings within 1 µs of it, twice: true pairs
+    // end together, pairings that agree by chance spread over the window and pull its median.
+    std::int64_t centre = d[best_at + best / 2];
+    for (int pass = 0; pass < 2; ++pass) {
+      const auto lo = std::lower_bound(d.begin(), d.end(), centre - kRefineNs);
+      const auto hi = std::upper_bound(d.begin(), d.end(), centre + kRefineNs);
+      if (hi - lo < 3) break;
+      centre = *(lo + (hi - lo) / 2);
+    }
+    *offset = centre;
     return best;
   }
 
@@ -706,6 +717,11 @@ void align_rank_clocks(ExecutionGraph& graph, const std::vector<std::int32_t>& t
     by_collectives = by_collectives || !by_transfers[r];
     by_transfer = by_transfer || by_transfers[r];
   }
+  if (std::getenv("PT_DEBUG")) {
+    for (std::size_t r = 0; r < ranks; ++r)
+      fprintf(stderr, "rank %zu offset %lld by_transfers %d spread %.0f\n", r,
+              (long long)offsets[r], (int)by_transfers[r], spread[r]);
+  }
   if (!by_collectives && !by_transfer) return;
   warn_disagreeing_offsets(graph, samples, offsets);
   std::vector<std::int64_t> moved_by_collectives = offsets, moved_by_transfers = offsets;
@@ -969,19 +985,80 @@ std::vector<std::int32_t> groups_by_transfer_clocks(const std::vector<std::int64
   };
   std::vector<std::int32_t> group(ranks, -1);
   std::int32_t groups = 0;
-  for (std::size_t r = 0; r < ranks; ++r) {
-    if (group[r] >= 0) continue;
-    group[r] = groups++;
-    for (std::size_t q = r + 1; q < ranks; ++q) {
-      if (group[q] < 0 && together(r, q)) group[q] = group[r];
+  // Pairs whose spread is the maximum are known apart (they share another communicator). Then
+  // pairs join tightest first unless a known-apart pair would end up in one group, and a pair
+  // close enough may stay in two groups only when joining those would break that rule.
+  const bool constrained = std::find(spread.begin(), spread.end(),
+                                     std::numeric_limits<std::int64_t>::max()) != spread.end();
+  auto known_apart = [&](std::size_t r, std::size_t q) {
+    return spread[r * ranks + q] == std::numeric_limits<std::int64_t>::max();
+  };
+  std::vector<std::vector<std::size_t>> members_of(ranks);
+  if (constrained) {
+    std::vector<std::tuple<std::int64_t, std::size_t, std::size_t>> close;
+    for (std::size_t r = 0; r < ranks; ++r) {
+      for (std::size_t q = r + 1; q < ranks; ++q) {
+        if (together(r, q))
+          close.emplace_back(spread[r * ranks + q] + std::abs(apart(r, q) - (clock[r] - clock[q])),
+                             r, q);
+      }
+    }
+    std::sort(close.begin(), close.end());
+    std::vector<std::size_t> root(ranks);
+    for (std::size_t r = 0; r < ranks; ++r) {
+      root[r] = r;
+      members_of[r] = {r};
+    }
+    for (const auto& [score, r, q] : close) {
+      const std::size_t a = root[r], b = root[q];
+      if (a == b) continue;
+      bool conflict = false;
+      for (std::size_t x : members_of[a]) {
+        for (std::size_t y : members_of[b]) conflict = conflict || known_apart(x, y);
+      }
+      if (conflict) continue;
+      const std::size_t keep = std::min(a, b), gone = std::max(a, b);
+      for (std::size_t y : members_of[gone]) root[y] = keep;
+      members_of[keep].insert(members_of[keep].end(), members_of[gone].begin(),
+                              members_of[gone].end());
+      members_of[gone].clear();
+    }
+    for (std::size_t r = 0; r < ranks; ++r) {
+      if (root[r] == r) {
+        group[r] = groups++;
+      } else {
+        group[r] = group[root[r]];  // roots are each group's first rank
+      }
+    }
+  } else {
+    for (std::size_t r = 0; r < ranks; ++r) {
+      if (group[r] >= 0) continue;
+      group[r] = groups++;
+      for (std::size_t q = r + 1; q < ranks; ++q) {
+        if (group[q] < 0 && together(r, q)) group[q] = group[r];
+      }
     }
   }
+  std::vector<std::vector<std::size_t>> ranks_of_group(static_cast<std::size_t>(groups));
+  for (std::size_t r = 0; r < ranks; ++r)
+    ranks_of_group[static_cast<std::size_t>(group[r])].push_back(r);
+  auto groups_known_apart = [&](std::int32_t g, std::int32_t h) {
+    for (std::size_t x : ranks_of_group[static_cast<std::size_t>(g)]) {
+      for (std::size_t y : ranks_of_group[static_cast<std::size_t>(h)]) {
+        if (known_apart(x, y)) return true;
+      }
+    }
+    return false;
+  };
   std::vector<std::size_t> size(static_cast<std::size_t>(groups), 0);
   bool forced = false;
   for (std::size_t r = 0; r < ranks; ++r) {
     ++size[static_cast<std::size_t>(group[r])];
     for (std::size_t q = 0; q < ranks; ++q) {
-      if (together(r, q) != (group[r] == group[q])) return {};
+      const bool same = group[r] == group[q];
+      if (together(r, q) != same &&
+          (same || !constrained || !groups_known_apart(group[r], group[q])))
+        return {};
       forced = forced || (component[r] == component[q] && group[r] != group[q]);
     }
   }
@@ -1047,63 +1124,82 @@ std::int64_t split_communicators_by_end_time(const ExecutionGraph& graph,
         }
       }
     }
-    // Groups: each rank with the ranks it ends steadily with; they must be cliques, apart from
-    // the rest clearly, and at least two of at least two ranks.
-    std::vector<std::int32_t> group(ranks, -1);
-    std::int32_t groups = 0;
-    bool valid = true;
-    for (std::size_t r = 0; r < ranks && valid; ++r) {
-      if (group[r] >= 0) continue;
-      const std::int32_t id = groups++;
-      std::size_t size = 0;
-      for (std::size_t q = r; q < ranks; ++q) {
-        const std::int64_t spread = high[r * ranks + q] - low[r * ranks + q];
-        if (spread <= kSteadyNs) {
-          if (group[q] >= 0) valid = false;
-          group[q] = id;
-          ++size;
-        } else if (spread <= kVaryingNs) {
-          valid = false;  // neither steady nor clearly varying: no evidence either way
-        }
-      }
-      valid = valid && size >= 2;
-    }
-    for (std::size_t r = 0; r < ranks && valid; ++r) {
-      for (std::size_t q = 0; q < ranks && valid; ++q) {
-        const bool steady = high[r * ranks + q] - low[r * ranks + q] <= kSteadyNs;
-        valid = steady == (group[r] == group[q]);
-      }
-    }
-    // A split by drift is checked against the transfers: two ranks whose transfers put them on
-    // one clock but whose ends are steadily apart are not in one communicator (with many
-    // pipelines side by side two stages' groups can drift together).
+    // Each rank's group, or nothing when the class does not split. With `veto`, ranks known to
+    // share a communicator of a class split before are taken as clearly apart: a communicator
+    // meets another in at most one rank in a tensor × pipeline × data layout, and tensor-parallel
+    // neighbours' data-parallel groups end within the noise of each other (TP 2 × PP 4 × DP 8
+    // with 5 µs of noise per kernel: their end differences varied by 10–20 µs, no split, every
+    // rank moved by its stage's 0.2–0.7 ms, 46 transfers unmatched). Tried only when the split
+    // without it fails: a class of model-parallel groups holds whole tensor-parallel groups.
     auto middle = [&](std::size_t i) { return low[i] + (high[i] - low[i]) / 2; };
-    if (valid && groups >= 2 && !keyed.transfers.empty()) {
-      const TransferClocks& clocks = transfer_clocks_of_ranks();
+    auto find_groups = [&](bool veto) -> std::vector<std::int32_t> {
+      auto spread_of = [&](std::size_t r, std::size_t q) -> std::int64_t {
+        if (veto && r != q &&
+            std::any_of(communicators.begin(), communicators.end(),
+                        [&](const std::vector<std::int32_t>& c) { return c[r] == c[q]; }))
+          return std::numeric_limits<std::int64_t>::max();
+        return high[r * ranks + q] - low[r * ranks + q];
+      };
+      // Groups: each rank with the ranks it ends steadily with; they must be cliques, apart
+      // from the rest clearly, and at least two of at least two ranks.
+      std::vector<std::int32_t> group(ranks, -1);
+      std::int32_t groups = 0;
+      bool valid = true;
       for (std::size_t r = 0; r < ranks && valid; ++r) {
-        for (std::size_t q = r + 1; q < ranks && valid; ++q) {
-          if (group[r] != group[q] || clocks.component[r] < 0 ||
-              clocks.component[r] != clocks.component[q])
-            continue;
-          valid = std::abs(middle(r * ranks + q) - (clocks.offsets[r] - clocks.offsets[q])) <=
-                  kVaryingNs;
+        if (group[r] >= 0) continue;
+        const std::int32_t id = groups++;
+        std::size_t size = 0;
+        for (std::size_t q = r; q < ranks; ++q) {
+          const std::int64_t spread = spread_of(r, q);
+          if (spread <= kSteadyNs) {
+            if (group[q] >= 0) valid = false;
+            group[q] = id;
+            ++size;
+          } else if (spread <= kVaryingNs) {
+            valid = false;  // neither steady nor clearly varying: no evidence either way
+          }
+        }
+        valid = valid && size >= 2;
+      }
+      for (std::size_t r = 0; r < ranks && valid; ++r) {
+        for (std::size_t q = 0; q < ranks && valid; ++q) {
+          const bool steady = spread_of(r, q) <= kSteadyNs;
+          valid = steady == (group[r] == group[q]);
         }
       }
-    }
-    if (!valid || groups < 2) {
+      // A split by drift is checked against the transfers: two ranks whose transfers put them
+      // on one clock but whose ends are steadily apart are not in one communicator (with many
+      // pipelines side by side two stages' groups can drift together).
+      if (valid && groups >= 2 && !keyed.transfers.empty()) {
+        const TransferClocks& clocks = transfer_clocks_of_ranks();
+        for (std::size_t r = 0; r < ranks && valid; ++r) {
+          for (std::size_t q = r + 1; q < ranks && valid; ++q) {
+            if (group[r] != group[q] || clocks.component[r] < 0 ||
+                clocks.component[r] != clocks.component[q])
+              continue;
+            valid = std::abs(middle(r * ranks + q) - (clocks.offsets[r] - clocks.offsets[q])) <=
+                    kVaryingNs;
+          }
+        }
+      }
+      if (valid && groups >= 2) return group;
       // Not enough drift to tell the communicators by (rank pairs of different groups may end
       // steadily apart, or vary by too little to be sure, as pipelines side by side do); the
       // transfers' clocks tell.
-      if (keyed.transfers.empty()) continue;
+      if (keyed.transfers.empty()) return {};
       std::vector<std::int64_t> difference(ranks * ranks), spread(ranks * ranks);
-      for (std::size_t i = 0; i < ranks * ranks; ++i) {
-        difference[i] = middle(i);
-        spread[i] = high[i] - low[i];
+      for (std::size_t r = 0; r < ranks; ++r) {
+        for (std::size_t q = 0; q < ranks; ++q) {
+          difference[r * ranks + q] = middle(r * ranks + q);
+          spread[r * ranks + q] = spread_of(r, q);
+        }
       }
-      group = groups_by_transfer_clocks(difference, spread, transfer_clocks_of_ranks(), kSteadyNs);
-      if (group.empty()) continue;
-      groups = *std::max_element(group.begin(), group.end()) + 1;
-    }
+      return groups_by_transfer_clocks(difference, spread, transfer_clocks_of_ranks(), kSteadyNs);
+    };
+    std::vector<std::int32_t> group = find_groups(false);
+    if (group.empty() && !communicators.empty()) group = find_groups(true);
+    if (group.empty()) continue;
+    const std::int32_t groups = *std::max_element(group.begin(), group.end()) + 1;
     for (std::size_t g : keys) {
       std::vector<std::vector<std::int32_t>> parts(static_cast<std::size_t>(groups));
       for (std::int32_t t : keyed.members[g])
@@ -1265,7 +1361,11 @@ std::vector<std::vector<std::int32_t>> pair_transfers(const ExecutionGraph& grap
              graph.input_end_ns(by_end[j]) - graph.input_end_ns(by_end[j - 1]) <= kToleranceNs)
         ++j;
       std::vector<bool> seen(ranks, false);
-      bool one_each = j - i == ranks;
+      // An exchange's members all end within the tolerance; a run chained over more is transfers
+      // (64 ranks of 1F1B with 0.5 µs of noise: one transfer per rank chained over 92 µs).
+      bool one_each =
+          j - i == ranks &&
+          graph.input_end_ns(by_end[j - 1]) - graph.input_end_ns(by_end[i]) <= kToleranceNs;
       for (std::size_t k = i; k < j && one_each; ++k) {
         const auto r = static_cast<std::size_t>(graph.rank_index_of(by_end[k]));
         one_each = !seen[r] && !is_named.contains(by_end[k]) &&

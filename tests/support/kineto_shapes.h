@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <iterator>
 #include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -291,6 +292,9 @@ struct Quirks {
   // group after the 3rd and 6th forward op on its own NCCL stream; the gradient all-reduce runs
   // in the data-parallel groups.
   int tensor_parallel = 1;
+  // Run-to-run noise: each compute kernel's duration and each collective's wire time off by up to
+  // this many ns either way (seeded per rank and per collective; 0: the model's exact times).
+  std::int64_t jitter_ns = 0;
   // Pipeline parallelism over all ranks (rank = stage), GPipe: every microbatch's forward passes
   // the stages (recv, forward, send), then every backward returns (recv, backward, send); each
   // transfer is a send kernel and a recv kernel that end together on the two ranks.
@@ -745,6 +749,14 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
     return q.huge_stream_ids ? 2'147'483'648 + (stream % 1000) * 4096 : stream % 1000;
   };
   std::vector<RankModel> ranks(static_cast<std::size_t>(q.ranks));
+  std::vector<std::mt19937_64> noise_of_rank;
+  for (int r = 0; r < q.ranks; ++r)
+    noise_of_rank.emplace_back(1000003u * static_cast<unsigned>(r) + 17u);
+  std::mt19937_64 collective_noise(99);
+  auto jitter = [&](std::mt19937_64& rng) -> std::int64_t {
+    if (q.jitter_ns <= 0) return 0;
+    return std::uniform_int_distribution<std::int64_t>(-q.jitter_ns, q.jitter_ns)(rng);
+  };
   for (int r = 0; r < q.ranks; ++r) {
     RankModel& m = ranks[r];
     m.rank = q.first_rank + r;
@@ -828,7 +840,7 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
     }
     for (std::int64_t& e : end) {
       if (q.world_size > q.ranks) e += 40 * kUs;  // peers outside the trace arrive later
-      e += wire_us * kUs * work_pct / 100;
+      e += wire_us * kUs * work_pct / 100 + jitter(collective_noise) + q.jitter_ns;
     }
     for (std::size_t r = 0; r < ranks.size(); ++r) {
       if (!takes_part(r)) continue;
@@ -881,10 +893,15 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
         q.second_device && name == "linear" && i % 2 == 1 ? 1000 + stream : stream;
     // Triton kernels (torch.compile) are launched through the driver API.
     const bool triton = how.rfind("cuLaunch", 0) == 0 && q.pytorch24;
-    m.enqueue("kernel",
-              triton ? fmt::format("triton_poi_fused_{}_{}", name, i % 5)
-                     : fmt::format("kernel_{}_{}", name, i % 5),
-              on, start, kernel_us(m.rank, i) * kUs, corr);
+    m.enqueue(
+        "kernel",
+        triton ? fmt::format("triton_poi_fused_{}_{}", name, i % 5)
+               : fmt::format("kernel_{}_{}", name, i % 5),
+        on, start,
+        std::max<std::int64_t>(
+            kUs / 2, kernel_us(m.rank, i) * kUs +
+                         jitter(noise_of_rank[static_cast<std::size_t>(m.rank - q.first_rank)])),
+        corr);
     m.host_ns += 2 * kUs;
     m.host.push_back({"cpu_op", "aten::" + name, m.process, 1, op_start, m.host_ns - op_start});
     m.host_ns += 2 * kUs;
