@@ -292,6 +292,9 @@ struct Quirks {
   // group after the 3rd and 6th forward op on its own NCCL stream; the gradient all-reduce runs
   // in the data-parallel groups.
   int tensor_parallel = 1;
+  // Megatron's interleaved pipeline with 1F1B: each rank holds this many model chunks, virtual
+  // stage k on stage k mod PP, so the last stage sends on to the first (a ring of transfers).
+  int virtual_stages = 1;
   // Run-to-run noise: each compute kernel's duration and each collective's wire time off by up to
   // this many ns either way (seeded per rank and per collective; 0: the model's exact times).
   std::int64_t jitter_ns = 0;
@@ -1033,11 +1036,14 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
         const int m_count = q.pipeline_microbatches;
         auto fa = [](int s_from, int i) { return 1000 * s_from + i; };
         auto bg = [](int s_to, int i) { return 100000 + 1000 * s_to + i; };
-        std::vector<std::vector<PipeOp>> program(static_cast<std::size_t>(stages));
-        for (int st = 0; st < stages; ++st) {
+        // Virtual stages (interleaved): virtual stage k runs on stage k mod PP.
+        const int vstages = stages * std::max(1, q.virtual_stages);
+        auto block_of = [&](int base, int vstage) { return base + vstage % stages; };
+        std::vector<std::vector<PipeOp>> program(static_cast<std::size_t>(vstages));
+        for (int st = 0; st < vstages; ++st) {
           auto& prog = program[static_cast<std::size_t>(st)];
-          const bool first = st == 0, last = st == stages - 1;
-          const int warmup = std::min(stages - st - 1, m_count);
+          const bool first = st == 0, last = st == vstages - 1;
+          const int warmup = std::min(vstages - st - 1, m_count);
           const int steady = m_count - warmup;
           for (int i = 0; i < warmup; ++i) {
             if (!first) prog.push_back({'T', i, st - 1, {fa(st - 1, i)}});
@@ -1071,20 +1077,20 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
         std::int64_t transfers_run = 0;
         for (int replica = 0; replica < pipelines; ++replica) {
           const int base = replica * stages;
-          std::vector<std::size_t> pc(static_cast<std::size_t>(stages), 0);
+          std::vector<std::size_t> pc(static_cast<std::size_t>(vstages), 0);
           for (bool progress = true; progress;) {
             progress = false;
-            for (int st = 0; st < stages; ++st) {
+            for (int st = 0; st < vstages; ++st) {
               auto& at = pc[static_cast<std::size_t>(st)];
               const auto& prog = program[static_cast<std::size_t>(st)];
               if (at >= prog.size()) continue;
               const PipeOp& o = prog[at];
               if (o.kind != 'T') {
-                on_stage(base + st, [&](RankModel& m) {
+                on_stage(block_of(base, st), [&](RankModel& m) {
                   for (int i = 0; i < 3; ++i)
                     op(m, o.kind == 'F' ? "linear" : "linear_backward", i + o.mb, compute, launch);
                 });
-                tensor_parallel_all_reduce(base + st);
+                tensor_parallel_all_reduce(block_of(base, st));
                 ++at;
                 progress = true;
                 continue;
@@ -1098,14 +1104,14 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
               // the kernel, and both kernels wait for the work before them.
               const std::int64_t tag = 5'000'000 + 4 * (transfers_run++);
               for (int side : {st, o.peer}) {
-                on_stage(base + side, [&](RankModel& m) {
+                on_stage(block_of(base, side), [&](RankModel& m) {
                   record_event(m, compute, tag + (side == st ? 0 : 1));
                   wait_event(m, p2p_stream, tag + (side == st ? 0 : 1));
                 });
               }
-              send_between(base + st, base + o.peer);
+              send_between(block_of(base, st), block_of(base, o.peer));
               for (int side : {st, o.peer}) {
-                on_stage(base + side, [&](RankModel& m) {
+                on_stage(block_of(base, side), [&](RankModel& m) {
                   record_event(m, p2p_stream, tag + (side == st ? 2 : 3));
                   wait_event(m, compute, tag + (side == st ? 2 : 3));
                 });
