@@ -473,6 +473,40 @@ TEST(TraceShapePipeline, InterleavedPipelinesMatchWithAndWithoutMetadata) {
   }
 }
 
+// MoE token dispatch without metadata: an all-to-all in groups of 4 of 16 ranks runs as SendRecv
+// kernels, as transfers do. Where its four members end together they are paired two by two rather
+// than joined as one exchange of four (an exchange is recognised by name, or when one transfer of
+// every loaded rank ends together), so the what-if is a little off; pinned here as the known limit
+// (2026-11-27: replay +0.12 % on one clock, what-if −0.07 to −0.17 % from the trace with metadata).
+TEST(TraceShapeNoise, ExpertAllToAllWithoutMetadataStaysClose) {
+  for (std::int64_t jitter_ns : {0, 2000}) {
+    SCOPED_TRACE(fmt::format("±{} ns", jitter_ns));
+    Prediction predictions[2];
+    for (bool metadata : {false, true}) {
+      test_support::Quirks q = test_support::quirks_of(Shape::kTensorAndDataParallelNoMetadata);
+      q.expert_all_to_all = true;
+      q.tensor_parallel = 4;
+      q.ranks = q.world_size = 16;
+      q.nccl_metadata = metadata;
+      q.jitter_ns = jitter_ns;
+      test_support::GeneratedTraces generated = test_support::make_traces(q, "moe", 3);
+      skew_host_clocks(generated, 2000.0);
+      const Prediction p = predict(generated);
+      EXPECT_TRUE(p.faithful) << metadata;
+      EXPECT_EQ(p.lost, 0) << metadata;
+      EXPECT_NEAR(p.replay_step_ns, p.step_ns, (metadata ? 0.0001 : 0.005) * p.step_ns) << metadata;
+      predictions[metadata ? 1 : 0] = p;
+    }
+    std::printf(
+        "expert all-to-all, EP 4 × 4, ±%lld ns: what-if %.1f us without metadata, %.1f us "
+        "with\n",
+        static_cast<long long>(jitter_ns), predictions[0].whatif_step_ns / 1e3,
+        predictions[1].whatif_step_ns / 1e3);
+    EXPECT_NEAR(predictions[0].whatif_step_ns, predictions[1].whatif_step_ns,
+                0.005 * predictions[1].whatif_step_ns);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Corpus, TraceShapeReferences, ::testing::ValuesIn(references()),
                          [](const ::testing::TestParamInfo<WithoutAndWith>& info) {
                            return std::string(test_support::shape_name(info.param.shape));

@@ -295,6 +295,9 @@ struct Quirks {
   // Megatron's interleaved pipeline with 1F1B: each rank holds this many model chunks, virtual
   // stage k on stage k mod PP, so the last stage sends on to the first (a ring of transfers).
   int virtual_stages = 1;
+  // Expert parallelism: the tensor-parallel groups' collective is an all-to-all (MoE token
+  // dispatch), which NCCL runs as grouped sends and receives: SendRecv kernels.
+  bool expert_all_to_all = false;
   // Run-to-run noise: each compute kernel's duration and each collective's wire time off by up to
   // this many ns either way (seeded per rank and per collective; 0: the model's exact times).
   std::int64_t jitter_ns = 0;
@@ -1202,7 +1205,11 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
           record_event(m, compute, 400000 + 10 * event_id + i);
           wait_event(m, tp_comm, 400000 + 10 * event_id + i);
         });
-        collective(tp_comm, nccl_kernel, "allreduce", 40, false, 1);
+        if (q.expert_all_to_all) {
+          collective(tp_comm, send_recv_kernel, "all_to_all", 40, false, 1);
+        } else {
+          collective(tp_comm, nccl_kernel, "allreduce", 40, false, 1);
+        }
         each([&](int, RankModel& m) {
           record_event(m, tp_comm, 500000 + 10 * event_id + i);
           wait_event(m, compute, 500000 + 10 * event_id + i);
