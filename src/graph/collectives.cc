@@ -107,6 +107,7 @@ StreamClasses nccl_stream_classes(const std::vector<const trace::RankTrace*>& tr
   return classes;
 }
 
+// The class of the stream task `task` runs on (−1: not an NCCL stream).
 std::int32_t stream_class(const ExecutionGraph& graph, const StreamClasses& classes,
                           std::int32_t task) {
   const auto it = classes.find(graph.processor[task]);
@@ -462,8 +463,9 @@ class TransferAgreement {
   std::vector<std::vector<std::int32_t>> of_rank_;
 };
 
-// A pairing budget for the whole trace set (hundreds of pipeline-only ranks): past it ranks stay
-// on their clocks rather than the build taking minutes.
+// A pairing budget for each reading of the trace set (the links between ranks once, the placement
+// of ranks by transfers once; hundreds of pipeline-only ranks): past it ranks stay on their
+// clocks rather than the build taking minutes.
 constexpr std::size_t kTransferWorkBudget = 100'000'000;
 
 struct TransferClocks {
@@ -537,16 +539,17 @@ TransferClocks place_ranks_by_transfers(const TransferAgreement& transfers,
 // peers'; their link places their clocks but takes no transfers (TP 2 × PP 4 × DP 2: the
 // tensor-parallel pairs took every transfer and each stage was left on its own clock). Pairs are
 // read nearest ranks first, within the pairing budget.
-TransferClocks link_ranks_by_transfers(
-    const TransferAgreement& transfers, std::size_t ranks,
-    const std::vector<std::vector<std::int32_t>>& communicators) {
-  struct Link {
-    std::size_t r, s;
-    std::int64_t offset;  // end(r) − end(s)
-    std::size_t support;  // pairings that agree
-    double share;         // of the smaller rank's transfers
-  };
-  std::vector<Link> links;
+struct TransferLink {
+  std::size_t r, s;
+  std::int64_t offset;  // end(r) − end(s)
+  std::size_t support;  // pairings that agree
+  double share;         // of the smaller rank's transfers
+};
+
+// The rank pairs whose transfers agree on an offset by at least half of the smaller rank's
+// transfers, strongest first (read once per trace set, within the pairing budget).
+std::vector<TransferLink> transfer_links(const TransferAgreement& transfers, std::size_t ranks) {
+  std::vector<TransferLink> links;
   std::size_t work = 0;
   for (std::size_t distance = 1; distance < ranks; ++distance) {
     for (std::size_t r = 0; r + distance < ranks; ++r) {
@@ -561,21 +564,35 @@ TransferClocks link_ranks_by_transfers(
       links.push_back({r, s, offset, n, static_cast<double>(n) / static_cast<double>(smaller)});
     }
   }
-  std::stable_sort(links.begin(), links.end(), [](const Link& a, const Link& b) {
+  std::stable_sort(links.begin(), links.end(), [](const TransferLink& a, const TransferLink& b) {
     return a.support != b.support ? a.support > b.support : a.share > b.share;
   });
-  // Union-find with each rank's clock minus its root's.
+  return links;
+}
+
+TransferClocks link_ranks_by_transfers(
+    const TransferAgreement& transfers, const std::vector<TransferLink>& links, std::size_t ranks,
+    const std::vector<std::vector<std::int32_t>>& communicators) {
+  // Union-find with each rank's clock minus its parent's; paths are compressed as they are read.
   std::vector<std::size_t> parent(ranks);
   std::vector<std::int64_t> to_parent(ranks, 0);
   for (std::size_t r = 0; r < ranks; ++r) parent[r] = r;
+  std::vector<std::size_t> path;
   auto find = [&](std::size_t r) {
-    std::int64_t offset = 0;
+    path.clear();
     std::size_t root = r;
     while (parent[root] != root) {
-      offset += to_parent[root];
+      path.push_back(root);
       root = parent[root];
     }
-    return std::make_pair(root, offset);
+    // From the node nearest the root outward, each node's offset to the root.
+    std::int64_t offset = 0;
+    for (auto it = path.rbegin(); it != path.rend(); ++it) {
+      offset += to_parent[*it];
+      to_parent[*it] = offset;
+      parent[*it] = root;
+    }
+    return std::make_pair(root, path.empty() ? std::int64_t{0} : to_parent[r]);
   };
   std::vector<std::vector<bool>> taken(ranks);
   for (std::size_t r = 0; r < ranks; ++r) taken[r].assign(transfers.of(r).size(), false);
@@ -584,7 +601,7 @@ TransferClocks link_ranks_by_transfers(
                                     [&](std::size_t i) { return !taken[r][i]; });
     return 2 * static_cast<std::size_t>(free) >= agreeing.size() && free > 0;
   };
-  for (const Link& link : links) {
+  for (const TransferLink& link : links) {
     const auto [root_r, r_to_root] = find(link.r);
     const auto [root_s, s_to_root] = find(link.s);
     const bool partners = std::none_of(
@@ -716,11 +733,6 @@ void align_rank_clocks(ExecutionGraph& graph, const std::vector<std::int32_t>& t
     }
     by_collectives = by_collectives || !by_transfers[r];
     by_transfer = by_transfer || by_transfers[r];
-  }
-  if (std::getenv("PT_DEBUG")) {
-    for (std::size_t r = 0; r < ranks; ++r)
-      fprintf(stderr, "rank %zu offset %lld by_transfers %d spread %.0f\n", r,
-              (long long)offsets[r], (int)by_transfers[r], spread[r]);
   }
   if (!by_collectives && !by_transfer) return;
   warn_disagreeing_offsets(graph, samples, offsets);
@@ -1005,23 +1017,28 @@ std::vector<std::int32_t> groups_by_transfer_clocks(const std::vector<std::int64
     }
     std::sort(close.begin(), close.end());
     std::vector<std::size_t> root(ranks);
+    // Per group (by its root), the ranks known apart from one of its members: a merge is
+    // checked in the size of one group and made in the number of ranks.
+    std::vector<std::vector<bool>> apart_from(ranks, std::vector<bool>(ranks, false));
     for (std::size_t r = 0; r < ranks; ++r) {
       root[r] = r;
       members_of[r] = {r};
+      for (std::size_t q = 0; q < ranks; ++q) apart_from[r][q] = known_apart(r, q);
     }
     for (const auto& [score, r, q] : close) {
       const std::size_t a = root[r], b = root[q];
       if (a == b) continue;
-      bool conflict = false;
-      for (std::size_t x : members_of[a]) {
-        for (std::size_t y : members_of[b]) conflict = conflict || known_apart(x, y);
-      }
+      const bool conflict = std::any_of(members_of[b].begin(), members_of[b].end(),
+                                        [&](std::size_t y) { return apart_from[a][y]; });
       if (conflict) continue;
       const std::size_t keep = std::min(a, b), gone = std::max(a, b);
       for (std::size_t y : members_of[gone]) root[y] = keep;
       members_of[keep].insert(members_of[keep].end(), members_of[gone].begin(),
                               members_of[gone].end());
       members_of[gone].clear();
+      for (std::size_t x = 0; x < ranks; ++x)
+        apart_from[keep][x] = apart_from[keep][x] || apart_from[gone][x];
+      apart_from[gone] = {};
     }
     for (std::size_t r = 0; r < ranks; ++r) {
       if (root[r] == r) {
@@ -1039,16 +1056,20 @@ std::vector<std::int32_t> groups_by_transfer_clocks(const std::vector<std::int64
       }
     }
   }
-  std::vector<std::vector<std::size_t>> ranks_of_group(static_cast<std::size_t>(groups));
-  for (std::size_t r = 0; r < ranks; ++r)
-    ranks_of_group[static_cast<std::size_t>(group[r])].push_back(r);
-  auto groups_known_apart = [&](std::int32_t g, std::int32_t h) {
-    for (std::size_t x : ranks_of_group[static_cast<std::size_t>(g)]) {
-      for (std::size_t y : ranks_of_group[static_cast<std::size_t>(h)]) {
-        if (known_apart(x, y)) return true;
+  // Groups with a rank known apart from one of the other's, in one pass over the rank pairs.
+  const auto group_count = static_cast<std::size_t>(groups);
+  std::vector<bool> apart_groups(constrained ? group_count * group_count : 0, false);
+  if (constrained) {
+    for (std::size_t r = 0; r < ranks; ++r) {
+      for (std::size_t q = 0; q < ranks; ++q) {
+        if (known_apart(r, q))
+          apart_groups[static_cast<std::size_t>(group[r]) * group_count +
+                       static_cast<std::size_t>(group[q])] = true;
       }
     }
-    return false;
+  }
+  auto groups_known_apart = [&](std::int32_t g, std::int32_t h) {
+    return apart_groups[static_cast<std::size_t>(g) * group_count + static_cast<std::size_t>(h)];
   };
   std::vector<std::size_t> size(static_cast<std::size_t>(groups), 0);
   bool forced = false;
@@ -1095,15 +1116,21 @@ std::int64_t split_communicators_by_end_time(const ExecutionGraph& graph,
     if (same_class) keys_of_class[cls].push_back(g);
   }
   std::int64_t split = 0;
-  // The transfers' clocks, read when a class needs them, again once a class has been split.
+  // The transfers' clocks, read when a class needs them, again once a class has been split (the
+  // links between ranks are read once: one pairing budget for the trace set).
+  std::optional<TransferAgreement> agreement;
+  std::vector<TransferLink> links;
   std::optional<TransferClocks> transfer_clocks;
   std::vector<std::vector<std::int32_t>> communicators;  // each split class's groups
   std::size_t clocks_know = 0;                           // of the communicators
   auto transfer_clocks_of_ranks = [&]() -> const TransferClocks& {
+    if (!agreement.has_value()) {
+      agreement.emplace(graph, keyed.transfers);
+      links = transfer_links(*agreement, ranks);
+    }
     if (!transfer_clocks.has_value() || clocks_know != communicators.size()) {
       clocks_know = communicators.size();
-      transfer_clocks =
-          link_ranks_by_transfers(TransferAgreement(graph, keyed.transfers), ranks, communicators);
+      transfer_clocks = link_ranks_by_transfers(*agreement, links, ranks, communicators);
     }
     return *transfer_clocks;
   };
@@ -1219,13 +1246,6 @@ std::int64_t split_communicators_by_end_time(const ExecutionGraph& graph,
   return split;
 }
 
-// Point-to-point transfers pair up by time: a send and its receive end together (the kernels
-// finish when the data has moved), on two different ranks. Each transfer takes the transfer of
-// another rank with the same kernel whose end (clocks aligned by the collectives) is nearest,
-// within 20 µs, both choosing each other (closest pairs first); the rest are replayed measured.
-// Order and sequence numbers cannot pair them: a stage sends to the next and receives from the
-// previous in its own order, and ProcessGroupNCCL counted its P2P operations per rank. Returns
-// the groups: pairs, then singles.
 // Whether ends sorted in [first, last) fall into clusters of at least two, at least two clusters,
 // each far tighter than the gaps between them (a quarter): pairs that happen to end close
 // together, not one exchange, whose members end together with no such structure.
@@ -1234,9 +1254,16 @@ bool ends_form_separate_pairs(const ExecutionGraph& graph, const std::vector<std
   std::vector<std::int64_t> gaps;
   for (std::size_t k = first + 1; k < last; ++k)
     gaps.push_back(graph.input_end_ns(by_end[k]) - graph.input_end_ns(by_end[k - 1]));
-  std::vector<std::int64_t> thresholds = gaps;
-  std::sort(thresholds.begin(), thresholds.end());
-  thresholds.erase(std::unique(thresholds.begin(), thresholds.end()), thresholds.end());
+  std::vector<std::int64_t> distinct = gaps;
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  // Splitting at gaps above distinct[k] leaves clusters at least distinct[k] wide (when a gap
+  // that size is inside one) and distinct[k + 1] between them: only jumps of more than 4× can
+  // pass, a few per run, so a run of thousands of ranks is not tried at every gap.
+  std::vector<std::int64_t> thresholds;
+  for (std::size_t k = 0; k + 1 < distinct.size(); ++k) {
+    if (distinct[k + 1] > 4 * distinct[k]) thresholds.push_back(distinct[k]);
+  }
   for (std::int64_t threshold : thresholds) {  // clusters split at gaps above it
     std::size_t clusters = 1, size = 1;
     std::int64_t widest = 0, narrowest_gap = std::numeric_limits<std::int64_t>::max();
@@ -1260,6 +1287,13 @@ bool ends_form_separate_pairs(const ExecutionGraph& graph, const std::vector<std
   return false;
 }
 
+// Point-to-point transfers pair up by time: a send and its receive end together (the kernels
+// finish when the data has moved), on two different ranks. Each transfer takes the transfer of
+// another rank with the same kernel whose end (clocks aligned by the collectives) is nearest,
+// within 20 µs, both choosing each other (closest pairs first); the rest are replayed measured.
+// Order and sequence numbers cannot pair them: a stage sends to the next and receives from the
+// previous in its own order, and ProcessGroupNCCL counted its P2P operations per rank. Returns
+// the groups: pairs, then singles.
 std::vector<std::vector<std::int32_t>> pair_transfers(const ExecutionGraph& graph,
                                                       const std::vector<std::int32_t>& transfers,
                                                       const std::vector<bool>& named) {
@@ -1286,13 +1320,14 @@ std::vector<std::vector<std::int32_t>> pair_transfers(const ExecutionGraph& grap
       candidates.push_back({distance, i, j});
     }
   }
-  // Ends that tie, within 2 µs (clock alignment is read to about a microsecond), go to the ranks
-  // that share no joined collective, then to those that share fewer: tensor-parallel ranks of one
-  // stage send to their counterparts in lockstep, and with equal kernels all four transfers of two
-  // pairs end at one instant (TP 4 × PP 4 × DP 2 with metadata: each rank paired with its
-  // tensor-parallel neighbour, +0.38 %; with hosts' clocks apart, aligned to within 0.3 µs, the
-  // what-if moved by 0.28 %); a stage and its pipeline peer share no communicator but an
-  // embedding or model-parallel one, far fewer collectives than a tensor-parallel group's.
+  // Ends that tie, within 2 µs (clock alignment is read to about a microsecond), go to ranks that
+  // do not share most of their joined collectives, then to those that share fewer: tensor-parallel
+  // ranks of one stage send to their counterparts in lockstep, and with equal kernels all four
+  // transfers of two pairs end at one instant (TP 4 × PP 4 × DP 2 with metadata: each rank paired
+  // with its tensor-parallel neighbour, +0.38 %; with hosts' clocks apart, aligned to within 0.3
+  // µs, the what-if moved by 0.28 %); a stage and its pipeline peer share no communicator but an
+  // embedding or model-parallel one, far fewer collectives than a tensor-parallel group's (so
+  // sharing any would let another replica's stage, ending within the 2 µs, take the peer's place).
   constexpr std::int64_t kSharedTieNs = 2'000;
   const std::size_t rank_count = graph.ranks.size();
   std::vector<std::vector<std::int32_t>> groups_of_rank(rank_count);
@@ -1337,8 +1372,17 @@ std::vector<std::vector<std::int32_t>> pair_transfers(const ExecutionGraph& grap
     candidate_shared[k] = shared(by_end[candidates[k].a], by_end[candidates[k].b]);
   std::vector<std::size_t> order(candidates.size());
   for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::vector<bool> mostly_shared(candidates.size());
+  for (std::size_t k = 0; k < candidates.size(); ++k) {
+    const auto fewer = std::min(
+        groups_of_rank[static_cast<std::size_t>(graph.rank_index_of(by_end[candidates[k].a]))]
+            .size(),
+        groups_of_rank[static_cast<std::size_t>(graph.rank_index_of(by_end[candidates[k].b]))]
+            .size());
+    mostly_shared[k] = fewer > 0 && 2 * static_cast<std::size_t>(candidate_shared[k]) >= fewer;
+  }
   auto effective = [&](std::size_t k) {
-    return candidates[k].distance + (candidate_shared[k] > 0 ? kSharedTieNs : 0);
+    return candidates[k].distance + (mostly_shared[k] ? kSharedTieNs : 0);
   };
   std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
     return effective(x) != effective(y) ? effective(x) < effective(y)
