@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <random>
+#include <tuple>
 
 #include "../support/kineto_shapes.h"
 #include "graph/graph_builder.h"
@@ -323,6 +324,61 @@ TEST(TraceShapePipeline, ManyPipelinesSideBySideAreNotJoinedByTheirSchedulesRepe
   }
 }
 
+// A pipeline layout of the generator: TP × PP 4 × DP, with model chunks per stage, noise and
+// hosts' clocks up to 2 ms apart.
+struct PipelineLayout {
+  Shape shape = Shape::kPipeline3dNoMetadata;
+  int virtual_stages = 1, tp = 1, dp = 2;
+  std::int64_t jitter_ns = 0;
+  bool skewed = false;
+};
+
+std::string layout_name(const PipelineLayout& l) {
+  return fmt::format("{} chunk(s), TP {} × PP 4 × DP {}, ±{} ns{}", l.virtual_stages, l.tp, l.dp,
+                     l.jitter_ns, l.skewed ? ", skewed hosts" : "");
+}
+
+// The layout over 3 steps with or without metadata: expected to replay within `tolerance` with
+// every collective joined, none unmatched, nothing lost. Returns its prediction.
+Prediction expect_layout_exact(const PipelineLayout& l, bool metadata, double tolerance) {
+  test_support::Quirks q = test_support::quirks_of(l.shape);
+  q.virtual_stages = l.virtual_stages;
+  q.tensor_parallel = l.tp;
+  q.pipelines = l.dp;
+  q.ranks = q.world_size = 4 * l.tp * l.dp;
+  q.nccl_metadata = metadata;
+  q.jitter_ns = l.jitter_ns;
+  test_support::GeneratedTraces generated = test_support::make_traces(q, "layout", 3);
+  if (l.skewed) skew_host_clocks(generated, 2000.0);
+  auto graph = graph_of(generated);
+  EXPECT_TRUE(graph.ok()) << graph.error().message;
+  if (!graph.ok()) return {};
+  EXPECT_EQ(graph->stats.collectives_measured, 0) << metadata;
+  for (const auto& w : graph->warnings)
+    EXPECT_EQ(w.kind.find("unmatched"), std::string::npos) << metadata << ": " << w.example;
+  const Prediction p = predict(generated);
+  EXPECT_TRUE(p.faithful) << metadata;
+  EXPECT_EQ(p.lost, 0) << metadata;
+  EXPECT_NEAR(p.replay_step_ns, p.step_ns, tolerance * p.step_ns) << metadata;
+  return p;
+}
+
+// Each layout exact with and without metadata, with what-ifs within 0.1 % of each other.
+void expect_layouts_match_with_and_without_metadata(const std::vector<PipelineLayout>& layouts,
+                                                    double tolerance) {
+  for (const PipelineLayout& l : layouts) {
+    SCOPED_TRACE(layout_name(l));
+    const Prediction without = expect_layout_exact(l, false, tolerance);
+    const Prediction with = expect_layout_exact(l, true, tolerance);
+    std::printf(
+        "%s: step %.1f us measured, %.1f us replayed; what-if %.1f us without metadata, "
+        "%.1f us with\n",
+        layout_name(l).c_str(), without.step_ns / 1e3, without.replay_step_ns / 1e3,
+        without.whatif_step_ns / 1e3, with.whatif_step_ns / 1e3);
+    EXPECT_NEAR(without.whatif_step_ns, with.whatif_step_ns, 0.001 * with.whatif_step_ns);
+  }
+}
+
 // Megatron's 3-D layout (TP × PP × DP, tensor-parallel ranks adjacent), with and without
 // metadata, on one clock and with hosts of 8 GPUs up to 2 ms apart. Before (2026-11-27), with
 // metadata: TP 4 × PP 4 × DP 2 +0.38 %, TP 2 × DP 8 +0.26 %, TP 4 × DP 4 +0.92 % (NOT faithful):
@@ -334,40 +390,13 @@ TEST(TraceShapePipeline, ManyPipelinesSideBySideAreNotJoinedByTheirSchedulesRepe
 // hosts with metadata: the what-if moved by 0.28 % (2,838.4 against 2,830.6 µs) as ends tied to
 // within the 0.3 µs of clock alignment went to tensor-parallel neighbours.
 TEST(TraceShapePipeline, ThreeDimensionalLayoutsMatchWithAndWithoutMetadata) {
-  const struct {
-    int tp, dp;
-    bool skewed;
-  } cases[] = {{4, 2, false}, {4, 2, true}, {2, 8, true}, {4, 4, false}, {4, 8, true}};
-  for (const auto& c : cases) {
-    SCOPED_TRACE(
-        fmt::format("TP {} × PP 4 × DP {}{}", c.tp, c.dp, c.skewed ? ", skewed hosts" : ""));
-    Prediction predictions[2];
-    for (bool metadata : {false, true}) {
-      test_support::Quirks q = test_support::quirks_of(Shape::kPipeline3dNoMetadata);
-      q.tensor_parallel = c.tp;
-      q.pipelines = c.dp;
-      q.ranks = q.world_size = 4 * c.tp * c.dp;
-      q.nccl_metadata = metadata;
-      test_support::GeneratedTraces generated = test_support::make_traces(q, "3d", 3);
-      if (c.skewed) skew_host_clocks(generated, 2000.0);
-      auto graph = graph_of(generated);
-      ASSERT_TRUE(graph.ok()) << graph.error().message;
-      EXPECT_EQ(graph->stats.collectives_measured, 0) << metadata;
-      for (const auto& w : graph->warnings)
-        EXPECT_EQ(w.kind.find("unmatched"), std::string::npos) << metadata << ": " << w.example;
-      const Prediction p = predict(generated);
-      EXPECT_TRUE(p.faithful) << metadata;
-      EXPECT_EQ(p.lost, 0) << metadata;
-      EXPECT_NEAR(p.replay_step_ns, p.step_ns, 0.0001 * p.step_ns) << metadata;
-      predictions[metadata ? 1 : 0] = p;
-    }
-    std::printf(
-        "TP %d × PP 4 × DP %d%s: step %.1f us; what-if %.1f us without metadata, %.1f us with\n",
-        c.tp, c.dp, c.skewed ? " (skewed hosts)" : "", predictions[0].step_ns / 1e3,
-        predictions[0].whatif_step_ns / 1e3, predictions[1].whatif_step_ns / 1e3);
-    EXPECT_NEAR(predictions[0].whatif_step_ns, predictions[1].whatif_step_ns,
-                0.001 * predictions[1].whatif_step_ns);
+  std::vector<PipelineLayout> layouts;
+  for (const auto& [tp, dp, skewed] :
+       {std::tuple{4, 2, false}, std::tuple{4, 2, true}, std::tuple{2, 8, true},
+        std::tuple{4, 4, false}, std::tuple{4, 8, true}}) {
+    layouts.push_back({.tp = tp, .dp = dp, .skewed = skewed});
   }
+  expect_layouts_match_with_and_without_metadata(layouts, 0.0001);
 }
 
 // Run-to-run noise, as real kernels have: every compute kernel and every collective's wire time
@@ -377,44 +406,17 @@ TEST(TraceShapePipeline, ThreeDimensionalLayoutsMatchWithAndWithoutMetadata) {
 // not split (tensor-parallel neighbours' groups end within the noise of each other), every rank
 // moved by its stage's 0.2–0.7 ms and 46 transfers were unmatched (what-if +2.9 %).
 TEST(TraceShapePipeline, NoisyKernelsKeepEveryLayoutExact) {
-  const struct {
-    Shape shape;
-    int tp, dp;
-  } layouts[] = {{Shape::kPipeline1f1bDataParallel, 1, 8},
-                 {Shape::kPipeline3dNoMetadata, 2, 2},
-                 {Shape::kPipeline3dNoMetadata, 2, 8}};
+  std::vector<PipelineLayout> layouts;
   for (std::int64_t jitter_ns : {500, 5000}) {
-    for (const auto& l : layouts) {
-      SCOPED_TRACE(fmt::format("TP {} × PP 4 × DP {}, ±{} ns", l.tp, l.dp, jitter_ns));
-      Prediction predictions[2];
-      for (bool metadata : {false, true}) {
-        test_support::Quirks q = test_support::quirks_of(l.shape);
-        q.tensor_parallel = l.tp;
-        q.pipelines = l.dp;
-        q.ranks = q.world_size = 4 * l.tp * l.dp;
-        q.nccl_metadata = metadata;
-        q.jitter_ns = jitter_ns;
-        test_support::GeneratedTraces generated = test_support::make_traces(q, "noisy", 3);
-        skew_host_clocks(generated, 2000.0);
-        auto graph = graph_of(generated);
-        ASSERT_TRUE(graph.ok()) << graph.error().message;
-        EXPECT_EQ(graph->stats.collectives_measured, 0) << metadata;
-        const Prediction p = predict(generated);
-        EXPECT_TRUE(p.faithful) << metadata;
-        EXPECT_EQ(p.lost, 0) << metadata;
-        EXPECT_NEAR(p.replay_step_ns, p.step_ns, 0.001 * p.step_ns) << metadata;
-        predictions[metadata ? 1 : 0] = p;
-      }
-      std::printf(
-          "TP %d × PP 4 × DP %d, ±%lld ns: step %.1f us measured, %.1f us replayed; "
-          "what-if %.1f us without metadata, %.1f us with\n",
-          l.tp, l.dp, static_cast<long long>(jitter_ns), predictions[0].step_ns / 1e3,
-          predictions[0].replay_step_ns / 1e3, predictions[0].whatif_step_ns / 1e3,
-          predictions[1].whatif_step_ns / 1e3);
-      EXPECT_NEAR(predictions[0].whatif_step_ns, predictions[1].whatif_step_ns,
-                  0.001 * predictions[1].whatif_step_ns);
-    }
+    layouts.push_back({.shape = Shape::kPipeline1f1bDataParallel,
+                       .tp = 1,
+                       .dp = 8,
+                       .jitter_ns = jitter_ns,
+                       .skewed = true});
+    layouts.push_back({.tp = 2, .dp = 2, .jitter_ns = jitter_ns, .skewed = true});
+    layouts.push_back({.tp = 2, .dp = 8, .jitter_ns = jitter_ns, .skewed = true});
   }
+  expect_layouts_match_with_and_without_metadata(layouts, 0.001);
 }
 
 // Every shape of the corpus with ±5 µs of noise on its kernels and collectives: no lost task,
@@ -436,41 +438,10 @@ TEST(TraceShapeNoise, EveryShapeHoldsUnderKernelNoise) {
 // skewed hosts: exact with and without metadata, the same what-if (2026-11-27: held as first
 // generated, no rule changed for it).
 TEST(TraceShapePipeline, InterleavedPipelinesMatchWithAndWithoutMetadata) {
-  const struct {
-    int virtual_stages, tp, dp;
-    std::int64_t jitter_ns;
-  } cases[] = {{2, 2, 2, 2000}, {3, 1, 4, 0}};
-  for (const auto& c : cases) {
-    SCOPED_TRACE(fmt::format("{} chunks, TP {} × PP 4 × DP {}, ±{} ns", c.virtual_stages, c.tp,
-                             c.dp, c.jitter_ns));
-    Prediction predictions[2];
-    for (bool metadata : {false, true}) {
-      test_support::Quirks q = test_support::quirks_of(Shape::kPipeline3dNoMetadata);
-      q.virtual_stages = c.virtual_stages;
-      q.tensor_parallel = c.tp;
-      q.pipelines = c.dp;
-      q.ranks = q.world_size = 4 * c.tp * c.dp;
-      q.nccl_metadata = metadata;
-      q.jitter_ns = c.jitter_ns;
-      test_support::GeneratedTraces generated = test_support::make_traces(q, "interleaved", 3);
-      skew_host_clocks(generated, 2000.0);
-      auto graph = graph_of(generated);
-      ASSERT_TRUE(graph.ok()) << graph.error().message;
-      EXPECT_EQ(graph->stats.collectives_measured, 0) << metadata;
-      const Prediction p = predict(generated);
-      EXPECT_TRUE(p.faithful) << metadata;
-      EXPECT_EQ(p.lost, 0) << metadata;
-      EXPECT_NEAR(p.replay_step_ns, p.step_ns, 0.001 * p.step_ns) << metadata;
-      predictions[metadata ? 1 : 0] = p;
-    }
-    std::printf(
-        "interleaved, %d chunks, TP %d × PP 4 × DP %d: what-if %.1f us without metadata, "
-        "%.1f us with\n",
-        c.virtual_stages, c.tp, c.dp, predictions[0].whatif_step_ns / 1e3,
-        predictions[1].whatif_step_ns / 1e3);
-    EXPECT_NEAR(predictions[0].whatif_step_ns, predictions[1].whatif_step_ns,
-                0.001 * predictions[1].whatif_step_ns);
-  }
+  expect_layouts_match_with_and_without_metadata(
+      {{.virtual_stages = 2, .tp = 2, .dp = 2, .jitter_ns = 2000, .skewed = true},
+       {.virtual_stages = 3, .tp = 1, .dp = 4, .skewed = true}},
+      0.001);
 }
 
 // MoE token dispatch without metadata: an all-to-all in groups of 4 of 16 ranks runs as SendRecv
