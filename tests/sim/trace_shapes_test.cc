@@ -503,6 +503,44 @@ TEST(TraceShapePipeline, HundredsOfRanksKeepTheirCollectiveOrder) {
   }
 }
 
+// Known failure, kept as the target (2026-11-27): Megatron's tied embeddings without metadata.
+// Each pipeline's first and last stage all-reduce the embedding gradients on a stream of their
+// own; middle stages do not. Keyed by their order on each rank among all its collectives, the end
+// stages' extra all-reduce misaligns them against the middle stages': PP 4 × DP 2 with ±2 µs of
+// noise replays +0.39 % with 91 all-reduces measured, what-if +1.3 % from the trace with metadata;
+// TP 2 × PP 4 × DP 2 +0.24 %, 135 measured. Stream classes ranked by count do not name the
+// communicator here (the embedding and data-parallel streams run as many all-reduces on an end
+// stage). With metadata it is exact.
+TEST(TraceShapePipeline, DISABLED_TiedEmbeddingsWithoutMetadataMatchTheTraceWithIt) {
+  for (Shape shape : {Shape::kPipeline1f1bDataParallel, Shape::kPipeline3dNoMetadata}) {
+    PipelineLayout l{.shape = shape,
+                     .tp = shape == Shape::kPipeline3dNoMetadata ? 2 : 1,
+                     .dp = 2,
+                     .jitter_ns = 2000,
+                     .skewed = true};
+    SCOPED_TRACE(layout_name(l));
+    test_support::Quirks q = test_support::quirks_of(shape);
+    q.tied_embeddings = true;
+    q.jitter_ns = l.jitter_ns;
+    Prediction predictions[2];
+    for (bool metadata : {false, true}) {
+      q.nccl_metadata = metadata;
+      test_support::GeneratedTraces generated = test_support::make_traces(q, "embedding", 3);
+      skew_host_clocks(generated, 2000.0);
+      auto graph = graph_of(generated);
+      ASSERT_TRUE(graph.ok()) << graph.error().message;
+      EXPECT_EQ(graph->stats.collectives_measured, 0) << metadata;
+      predictions[metadata ? 1 : 0] = predict(generated);
+      EXPECT_NEAR(predictions[metadata ? 1 : 0].replay_step_ns,
+                  predictions[metadata ? 1 : 0].step_ns,
+                  0.001 * predictions[metadata ? 1 : 0].step_ns)
+          << metadata;
+    }
+    EXPECT_NEAR(predictions[0].whatif_step_ns, predictions[1].whatif_step_ns,
+                0.001 * predictions[1].whatif_step_ns);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Corpus, TraceShapeReferences, ::testing::ValuesIn(references()),
                          [](const ::testing::TestParamInfo<WithoutAndWith>& info) {
                            return std::string(test_support::shape_name(info.param.shape));

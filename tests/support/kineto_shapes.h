@@ -298,6 +298,10 @@ struct Quirks {
   // Expert parallelism: the tensor-parallel groups' collective is an all-to-all (MoE token
   // dispatch), which NCCL runs as grouped sends and receives: SendRecv kernels.
   bool expert_all_to_all = false;
+  // Megatron's tied embeddings: each pipeline's first and last stage all-reduce the embedding
+  // gradients (a communicator of their own, one group per pipeline and tensor-parallel rank) before
+  // the data-parallel all-reduce.
+  bool tied_embeddings = false;
   // Run-to-run noise: each compute kernel's duration and each collective's wire time off by up to
   // this many ns either way (seeded per rank and per collective; 0: the model's exact times).
   std::int64_t jitter_ns = 0;
@@ -789,28 +793,44 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
                         int groups = 0, int sender = -1, int receiver = -1, int only_block = -1) {
     // A point-to-point transfer: only the sender and the receiver take part (a group of two).
     // `only_block`: one tensor-parallel group alone (a pipeline stage's).
+    // `groups` 4: the embedding groups, each pipeline's first and last stage (per tensor-parallel
+    // rank).
     const bool p2p_pair = sender >= 0;
+    const int tp_ranks = std::max(1, q.tensor_parallel);
+    const int pipeline_ranks = q.ranks / std::max(1, q.pipelines);  // stages × tp
     auto takes_part = [&](std::size_t r) {
       const int i = static_cast<int>(r);
-      if (only_block >= 0 && i / std::max(1, q.tensor_parallel) != only_block) return false;
+      if (only_block >= 0 && i / tp_ranks != only_block) return false;
+      if (groups == 4) {
+        const int stage = (i % pipeline_ranks) / tp_ranks;
+        return stage == 0 || stage == pipeline_ranks / tp_ranks - 1;
+      }
       return !p2p_pair || i == sender || i == receiver;
     };
     // Pipeline replicas' data-parallel groups stride like tensor-parallel ones' (by stages).
-    const int tp =
-        groups == 3 ? q.ranks / std::max(1, q.pipelines) : std::max(1, q.tensor_parallel);
+    const int tp = groups == 3 ? pipeline_ranks : tp_ranks;
     const int g_kind = groups == 3 ? 2 : groups;
-    const int group_count = g_kind == 0 ? 1 : g_kind == 1 ? q.ranks / tp : tp;
+    const int group_count = g_kind == 0   ? 1
+                            : g_kind == 1 ? q.ranks / tp
+                            : g_kind == 4 ? q.ranks / pipeline_ranks * tp_ranks
+                                          : tp;
     auto group_of = [&](std::size_t r) {
       const int i = static_cast<int>(r);
+      if (g_kind == 4) return i / pipeline_ranks * tp_ranks + i % tp_ranks;
       return g_kind == 0 ? 0 : g_kind == 1 ? i / tp : i % tp;
     };
-    // Process groups are named in creation order on every rank: world, TP groups, DP groups.
+    // Process groups are named in creation order on every rank: world, TP groups, DP groups,
+    // embedding groups.
     auto group_name = [&](int g) {
       return g_kind == 0   ? 0
              : g_kind == 1 ? 1 + g
-                           : 1 + q.ranks / std::max(1, q.tensor_parallel) + g;
+             : g_kind == 4 ? 1 + 2 * q.ranks + g
+                           : 1 + q.ranks / tp_ranks + g;
     };
-    const int group_size = g_kind == 0 ? q.world_size : g_kind == 1 ? tp : q.ranks / tp;
+    const int group_size = g_kind == 0   ? q.world_size
+                           : g_kind == 1 ? tp
+                           : g_kind == 4 ? 2
+                                         : q.ranks / tp;
     // A rank's sequence number counts the operations it took part in (P2P ones too, as
     // ProcessGroupNCCL did before separate P2P counters).
     auto metadata = [&](int g, std::size_t r) {
@@ -872,6 +892,7 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
   };
   const std::int64_t p2p_stream = 21;
   const std::int64_t tp_comm = 15;
+  const std::int64_t embedding_comm = 23;
   const std::string send_recv_kernel =
       q.nccl_dev_kernels ? "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)"
                          : "ncclKernel_SendRecv(ncclDevComm*, unsigned long, ncclWork*)";
@@ -1150,6 +1171,23 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
             if (stage > 0) transfer(at, at - 1, 700000 + 1000 * event_id + 10 * mb + 2 * at);
           }
         }
+      }
+      auto end_stage = [&](int r) {
+        const int stage = (r % (stages * tp_size)) / tp_size;
+        return stage == 0 || stage == stages - 1;
+      };
+      if (q.tied_embeddings) {  // the first and last stages' embedding gradients
+        each([&](int r, RankModel& m) {
+          if (!end_stage(r)) return;
+          record_event(m, compute, 850000 + 10 * event_id);
+          wait_event(m, embedding_comm, 850000 + 10 * event_id);
+        });
+        collective(embedding_comm, nccl_kernel, "allreduce", 30, false, 4);
+        each([&](int r, RankModel& m) {
+          if (!end_stage(r)) return;
+          record_event(m, embedding_comm, 850001 + 10 * event_id);
+          wait_event(m, compute, 850001 + 10 * event_id);
+        });
       }
       if (pipelines > 1) {  // each stage's gradients, all-reduced across the pipelines
         each([&](int, RankModel& m) {
