@@ -481,8 +481,8 @@ struct TransferClocks {
 
 // Ranks placed from the placed ones by their transfers, each from the placed rank that agrees
 // most; `placed` holds the ranks placed at the start (component 0, at `initial` offsets). A rank
-// that no placed rank agrees with stays unplaced (component −1). `work_used`: a pairing budget
-// shared by several calls.
+// that no placed rank agrees with stays unplaced (component −1). `work`: a pairing budget shared
+// by several calls.
 TransferClocks place_ranks_by_transfers(const TransferAgreement& transfers,
                                         std::vector<bool> placed,
                                         const std::vector<std::int64_t>& initial,
@@ -529,22 +529,6 @@ TransferClocks place_ranks_by_transfers(const TransferAgreement& transfers,
   return out;
 }
 
-// Every rank with transfers on one clock with the ranks its transfers link it to; components
-// numbered by their first rank, each on that rank's clock. Links are taken strongest first (most
-// agreeing pairings, then the share of the smaller rank's transfers that agree: a share favours
-// links to end stages), and only links carrying at least half of the
-// smaller rank's transfers: a pipeline stage talks to two neighbours, so one of its links carries
-// at least half, while replicas of one schedule also agree on an offset, the schedule's, by a
-// smaller share (two pipelines side by side: 27–43 % against 64–100 % for true peers). A transfer
-// has one partner: a link whose agreeing transfers on either rank are mostly taken by stronger
-// links is the schedule's repetition, not an exchange (16 pipelines side by side: 53 % of a last
-// stage's transfers agreed with another pipeline's stage 1, all of them already paired with its
-// own stage 2). Ranks known to share a communicator (`communicators`: each a rank's group in one
-// communicator kind already split) are not each other's transfer partners: tensor-parallel ranks
-// of one stage send to their counterparts in lockstep, so their transfers agree as fully as true
-// peers'; their link places their clocks but takes no transfers (TP 2 × PP 4 × DP 2: the
-// tensor-parallel pairs took every transfer and each stage was left on its own clock). Pairs are
-// read nearest ranks first, within the pairing budget.
 struct TransferLink {
   std::size_t r, s;
   std::int64_t offset;  // end(r) − end(s)
@@ -557,7 +541,7 @@ struct TransferLink {
 std::vector<TransferLink> transfer_links(const TransferAgreement& transfers, std::size_t ranks) {
   std::vector<TransferLink> links;
   std::size_t work = 0;
-  for (std::size_t distance = 1; distance < ranks; ++distance) {
+  for (std::size_t distance = 1; distance < ranks && work <= kTransferWorkBudget; ++distance) {
     for (std::size_t r = 0; r + distance < ranks; ++r) {
       const std::size_t s = r + distance;
       const std::size_t smaller = std::min(transfers.of(r).size(), transfers.of(s).size());
@@ -576,6 +560,22 @@ std::vector<TransferLink> transfer_links(const TransferAgreement& transfers, std
   return links;
 }
 
+// Every rank with transfers on one clock with the ranks its transfers link it to; components
+// numbered by their first rank, each on that rank's clock. Links are taken strongest first (most
+// agreeing pairings, then the share of the smaller rank's transfers that agree: a share favours
+// links to end stages), and only links carrying at least half of the
+// smaller rank's transfers: a pipeline stage talks to two neighbours, so one of its links carries
+// at least half, while replicas of one schedule also agree on an offset, the schedule's, by a
+// smaller share (two pipelines side by side: 27–43 % against 64–100 % for true peers). A transfer
+// has one partner: a link whose agreeing transfers on either rank are mostly taken by stronger
+// links is the schedule's repetition, not an exchange (16 pipelines side by side: 53 % of a last
+// stage's transfers agreed with another pipeline's stage 1, all of them already paired with its
+// own stage 2). Ranks known to share a communicator (`communicators`: each a rank's group in one
+// communicator kind already split) are not each other's transfer partners: tensor-parallel ranks
+// of one stage send to their counterparts in lockstep, so their transfers agree as fully as true
+// peers'; their link places their clocks but takes no transfers (TP 2 × PP 4 × DP 2: the
+// tensor-parallel pairs took every transfer and each stage was left on its own clock). Pairs are
+// read nearest ranks first, within the pairing budget.
 TransferClocks link_ranks_by_transfers(
     const TransferAgreement& transfers, const std::vector<TransferLink>& links, std::size_t ranks,
     const std::vector<std::vector<std::int32_t>>& communicators) {
@@ -613,25 +613,20 @@ TransferClocks link_ranks_by_transfers(
     const bool partners = std::none_of(
         communicators.begin(), communicators.end(),
         [&](const std::vector<std::int32_t>& group) { return group[link.r] == group[link.s]; });
-    if (root_r == root_s) {
-      // Already on one clock (through tensor-parallel neighbours, say): a link that agrees with
-      // it still takes its transfers, so that no weaker link takes them later.
-      if (partners &&
-          std::abs(r_to_root - s_to_root - link.offset) <= TransferAgreement::kAgreeNs) {
-        for (std::size_t i : transfers.agreeing(link.r, link.s, link.offset))
-          taken[link.r][i] = true;
-        for (std::size_t i : transfers.agreeing(link.s, link.r, -link.offset))
-          taken[link.s][i] = true;
-      }
+    const bool same_clock = root_r == root_s;
+    // Already on one clock (through tensor-parallel neighbours, say), a link that agrees with it
+    // still takes its transfers, so that no weaker link takes them later.
+    if (same_clock &&
+        (!partners || std::abs(r_to_root - s_to_root - link.offset) > TransferAgreement::kAgreeNs))
       continue;
-    }
     if (partners) {
       const std::vector<std::size_t> on_r = transfers.agreeing(link.r, link.s, link.offset);
       const std::vector<std::size_t> on_s = transfers.agreeing(link.s, link.r, -link.offset);
-      if (!mostly_free(link.r, on_r) || !mostly_free(link.s, on_s)) continue;
+      if (!same_clock && (!mostly_free(link.r, on_r) || !mostly_free(link.s, on_s))) continue;
       for (std::size_t i : on_r) taken[link.r][i] = true;
       for (std::size_t i : on_s) taken[link.s][i] = true;
     }
+    if (same_clock) continue;
     // clock(r) − clock(s) = offset, so root_s's clock minus root_r's follows.
     const std::size_t child = std::max(root_r, root_s), keep = std::min(root_r, root_s);
     const std::int64_t s_root_minus_r_root = r_to_root - link.offset - s_to_root;
@@ -1311,7 +1306,9 @@ std::vector<std::vector<std::int32_t>> pair_transfers(const ExecutionGraph& grap
   });
   struct Candidate {
     std::int64_t distance;
-    std::size_t a, b;  // positions in by_end
+    std::size_t a, b;            // positions in by_end
+    std::int64_t shared = 0;     // joined collectives the two ranks share
+    std::int64_t effective = 0;  // the distance they are paired by
   };
   std::vector<Candidate> candidates;
   for (std::size_t i = 0; i < by_end.size(); ++i) {
@@ -1373,31 +1370,19 @@ std::vector<std::vector<std::int32_t>> pair_transfers(const ExecutionGraph& grap
     }
     return it->second;
   };
-  std::vector<std::int64_t> candidate_shared(candidates.size());
-  for (std::size_t k = 0; k < candidates.size(); ++k)
-    candidate_shared[k] = shared(by_end[candidates[k].a], by_end[candidates[k].b]);
-  std::vector<std::size_t> order(candidates.size());
-  for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
-  std::vector<bool> mostly_shared(candidates.size());
-  for (std::size_t k = 0; k < candidates.size(); ++k) {
-    const auto fewer = std::min(
-        groups_of_rank[static_cast<std::size_t>(graph.rank_index_of(by_end[candidates[k].a]))]
-            .size(),
-        groups_of_rank[static_cast<std::size_t>(graph.rank_index_of(by_end[candidates[k].b]))]
-            .size());
-    mostly_shared[k] = fewer > 0 && 2 * static_cast<std::size_t>(candidate_shared[k]) >= fewer;
-  }
-  auto effective = [&](std::size_t k) {
-    return candidates[k].distance + (mostly_shared[k] ? kSharedTieNs : 0);
+  auto collectives_of = [&](std::size_t position) {
+    return groups_of_rank[static_cast<std::size_t>(graph.rank_index_of(by_end[position]))].size();
   };
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
-    return effective(x) != effective(y) ? effective(x) < effective(y)
-                                        : candidate_shared[x] < candidate_shared[y];
-  });
-  std::vector<Candidate> sorted;
-  sorted.reserve(candidates.size());
-  for (std::size_t k : order) sorted.push_back(candidates[k]);
-  candidates = std::move(sorted);
+  for (Candidate& c : candidates) {
+    c.shared = shared(by_end[c.a], by_end[c.b]);
+    const std::size_t fewer = std::min(collectives_of(c.a), collectives_of(c.b));
+    const bool mostly_shared = fewer > 0 && 2 * static_cast<std::size_t>(c.shared) >= fewer;
+    c.effective = c.distance + (mostly_shared ? kSharedTieNs : 0);
+  }
+  std::stable_sort(
+      candidates.begin(), candidates.end(), [](const Candidate& x, const Candidate& y) {
+        return x.effective != y.effective ? x.effective < y.effective : x.shared < y.shared;
+      });
   std::vector<bool> taken(by_end.size(), false);
   std::vector<std::vector<std::int32_t>> groups;
   // Without metadata an all-to-all (NCCL runs it as grouped sends and receives, the same
