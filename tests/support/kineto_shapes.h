@@ -788,6 +788,14 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
   // 2 data-parallel groups (every q.tensor_parallel-th rank), 3 the data-parallel groups of
   // pipeline replicas (every stage's ranks); each group joins on its own.
   std::map<std::pair<int, std::size_t>, std::int64_t> group_sequence;  // (group name, rank)
+  // Whether a rank is its pipeline's first or last stage (pipelines of stages × tp ranks, the
+  // tensor-parallel ranks adjacent).
+  const int tp_ranks = std::max(1, q.tensor_parallel);
+  const int pipeline_ranks = q.ranks / std::max(1, q.pipelines);  // stages × tp
+  auto in_end_stage = [&](int rank_index) {
+    const int stage = (rank_index % pipeline_ranks) / tp_ranks;
+    return stage == 0 || stage == pipeline_ranks / tp_ranks - 1;
+  };
   auto collective = [&](std::int64_t on_stream, const std::string& kernel_name,
                         const char* collective_name, std::int64_t wire_us, bool in_graph = false,
                         int groups = 0, int sender = -1, int receiver = -1, int only_block = -1) {
@@ -796,15 +804,10 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
     // `groups` 4: the embedding groups, each pipeline's first and last stage (per tensor-parallel
     // rank).
     const bool p2p_pair = sender >= 0;
-    const int tp_ranks = std::max(1, q.tensor_parallel);
-    const int pipeline_ranks = q.ranks / std::max(1, q.pipelines);  // stages × tp
     auto takes_part = [&](std::size_t r) {
       const int i = static_cast<int>(r);
       if (only_block >= 0 && i / tp_ranks != only_block) return false;
-      if (groups == 4) {
-        const int stage = (i % pipeline_ranks) / tp_ranks;
-        return stage == 0 || stage == pipeline_ranks / tp_ranks - 1;
-      }
+      if (groups == 4) return in_end_stage(i);
       return !p2p_pair || i == sender || i == receiver;
     };
     // Pipeline replicas' data-parallel groups stride like tensor-parallel ones' (by stages).
@@ -1172,19 +1175,15 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
           }
         }
       }
-      auto end_stage = [&](int r) {
-        const int stage = (r % (stages * tp_size)) / tp_size;
-        return stage == 0 || stage == stages - 1;
-      };
       if (q.tied_embeddings) {  // the first and last stages' embedding gradients
         each([&](int r, RankModel& m) {
-          if (!end_stage(r)) return;
+          if (!in_end_stage(r)) return;
           record_event(m, compute, 850000 + 10 * event_id);
           wait_event(m, embedding_comm, 850000 + 10 * event_id);
         });
         collective(embedding_comm, nccl_kernel, "allreduce", 30, false, 4);
         each([&](int r, RankModel& m) {
-          if (!end_stage(r)) return;
+          if (!in_end_stage(r)) return;
           record_event(m, embedding_comm, 850001 + 10 * event_id);
           wait_event(m, compute, 850001 + 10 * event_id);
         });
