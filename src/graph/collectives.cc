@@ -11,6 +11,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -259,9 +260,12 @@ std::vector<std::vector<std::int64_t>> align_ordinals(
     if (by_rank[r].size() > by_rank[ref].size()) ref = r;
   const std::vector<std::int32_t>& ref_tasks = by_rank[ref];
   const std::int64_t m = static_cast<std::int64_t>(ref_tasks.size());
-  const bool all_complete = std::all_of(
-      by_rank.begin(), by_rank.end(),
-      [&](const std::vector<std::int32_t>& tasks) { return tasks.size() == ref_tasks.size(); });
+  // Ranks with none in the list are not in its communicators (a middle stage in the embedding
+  // group's stream class) and say nothing of the others' completeness.
+  const bool all_complete =
+      std::all_of(by_rank.begin(), by_rank.end(), [&](const std::vector<std::int32_t>& tasks) {
+        return tasks.empty() || tasks.size() == ref_tasks.size();
+      });
   std::vector<std::pair<std::int64_t, std::int64_t>> ref_ends;  // (end, ordinal), sorted
   for (std::int64_t j = 0; j < m; ++j)
     ref_ends.emplace_back(graph.input_end_ns(ref_tasks[static_cast<std::size_t>(j)]), j);
@@ -833,6 +837,27 @@ bool transfer_sequences_identify_pairs(const std::vector<const trace::RankTrace*
   return true;
 }
 
+// The list a collective without a sequence number takes its ordinal in: its process group, or
+// without one its stream's class. One list per rank for all of them misaligned as soon as ranks
+// run different sets of communicators: with tied embeddings a pipeline's end stages all-reduce
+// the embedding besides their data-parallel gradients, and the middle stages' data-parallel
+// all-reduces were keyed with the end stages' embedding ones (+0.39 %).
+constexpr char kClassListPrefix[] =
+    "\x1f"
+    "class ";
+
+std::string ordinal_list(const ExecutionGraph& graph, const StreamClasses& classes,
+                         const trace::CollectiveInfo* info, std::int32_t task) {
+  if (info != nullptr && !info->process_group.empty()) return info->process_group;
+  return fmt::format("{}{}", kClassListPrefix, stream_class(graph, classes, task));
+}
+
+std::string ordinal_list_name(std::string_view list) {
+  if (list.starts_with(kClassListPrefix))
+    return fmt::format("stream class {}", list.substr(sizeof(kClassListPrefix) - 1));
+  return fmt::format("group '{}'", list);
+}
+
 // Ordinals of the collectives without a sequence number (task → ordinal), per process group and
 // aligned across ranks; warns where a rank's trace lacks some and they were matched by end time.
 std::unordered_map<std::int32_t, std::int64_t> aligned_ordinals_without_sequence(
@@ -847,7 +872,7 @@ std::unordered_map<std::int32_t, std::int64_t> aligned_ordinals_without_sequence
         const trace::CollectiveInfo* info = collective_info_of(*traces[r], graph, task);
         if (info != nullptr && info->sequence >= 0) continue;
         if (is_point_to_point(info, graph.task_name(task), either_is_transfer)) continue;
-        auto& lists = ordered[info != nullptr ? info->process_group : std::string()];
+        auto& lists = ordered[ordinal_list(graph, classes, info, task)];
         lists.resize(traces.size());
         lists[r].push_back(task);
       }
@@ -862,8 +887,8 @@ std::unordered_map<std::int32_t, std::int64_t> aligned_ordinals_without_sequence
       if (!realigned[r]) continue;
       add_warning(graph.warnings,
                   "collectives matched across ranks by end time (a rank's trace lacks some)",
-                  fmt::format("rank {}: {} collectives of group '{}'", graph.ranks[r].rank,
-                              lists[r].size(), group));
+                  fmt::format("rank {}: {} collectives of {}", graph.ranks[r].rank, lists[r].size(),
+                              ordinal_list_name(group)));
     }
   }
   return aligned;
@@ -880,7 +905,7 @@ struct KeyedCollectives {
 };
 
 KeyedCollectives group_by_key(const std::vector<const trace::RankTrace*>& traces,
-                              ExecutionGraph& graph,
+                              ExecutionGraph& graph, const StreamClasses& classes,
                               const std::unordered_map<std::int32_t, std::int64_t>& aligned,
                               bool either_is_transfer, bool transfers_keyed) {
   KeyedCollectives out;
@@ -901,13 +926,13 @@ KeyedCollectives group_by_key(const std::vector<const trace::RankTrace*>& traces
         out.transfer_infos.push_back(info);
         continue;
       }
-      const std::string group = info != nullptr ? info->process_group : std::string();
       if (info != nullptr && info->sequence >= 0) {
-        key = fmt::format("{}\x1fs{}", group, info->sequence);
+        key = fmt::format("{}\x1fs{}", info->process_group, info->sequence);
       } else {
+        const std::string list = ordinal_list(graph, classes, info, task);
         auto found = aligned.find(task);
-        key = fmt::format("{}\x1fo{}", group,
-                          found != aligned.end() ? found->second : ordinal[group]++);
+        key = fmt::format("{}\x1fo{}", list,
+                          found != aligned.end() ? found->second : ordinal[list]++);
       }
       auto [it, inserted] =
           group_of_key.try_emplace(key, static_cast<std::int32_t>(out.members.size()));
@@ -1099,51 +1124,101 @@ std::vector<std::int32_t> groups_by_transfer_clocks(const std::vector<std::int64
 // it is); ranks of different groups end apart by amounts that vary from key to key. A class whose
 // ranks fall into cliques of at least two by that test (end difference steady within 10 µs, every
 // other pair's spread above 20 µs) has each key split into those groups. Returns the keys split.
-std::int64_t split_communicators_by_end_time(const ExecutionGraph& graph,
-                                             const StreamClasses& classes,
-                                             KeyedCollectives& keyed) {
+struct CommunicatorSplit {
+  std::int64_t split = 0;   // keys that held members of several groups
+  std::int64_t joined = 0;  // keys over a subset of the ranks, joined as the subset's one group
+  std::size_t joined_ranks = 0;
+};
+
+CommunicatorSplit split_communicators_by_end_time(const ExecutionGraph& graph,
+                                                  const StreamClasses& classes,
+                                                  KeyedCollectives& keyed) {
   constexpr std::int64_t kSteadyNs = 10'000, kVaryingNs = 20'000;
-  const std::size_t ranks = graph.ranks.size();
-  if (ranks < 4) return 0;
-  std::map<std::int32_t, std::vector<std::size_t>> keys_of_class;  // class → keys (full ones)
+  const std::size_t all_ranks = graph.ranks.size();
+  CommunicatorSplit out;
+  if (all_ranks < 4) return out;
+  // Keys of one class over one set of ranks (at least 4, each once): every rank, or the ranks
+  // that run the class's stream at all (a pipeline's end stages for the embedding groups). Most
+  // ranks first, so that the communicators found veto and link the later sets.
+  struct Bucket {
+    std::vector<std::size_t> ranks;  // rank indices, ascending
+    std::vector<std::size_t> keys;
+    // The ranks are a strict subset, and all that run the class's stream.
+    bool whole_subset = false;
+  };
+  std::map<std::pair<std::int32_t, std::vector<std::size_t>>, std::vector<std::size_t>> buckets;
   for (std::size_t g = 0; g < keyed.members.size(); ++g) {
     const trace::CollectiveInfo* info = keyed.infos[g];
     const auto& members = keyed.members[g];
-    if ((info != nullptr && info->group_size > 0) || members.size() != ranks) continue;
+    if ((info != nullptr && info->group_size > 0) || members.size() < 4) continue;
     const std::int32_t cls = stream_class(graph, classes, members.front());
     bool same_class = true;
-    for (std::int32_t t : members)
+    std::vector<std::size_t> of_ranks;
+    for (std::int32_t t : members) {
       same_class = same_class && stream_class(graph, classes, t) == cls;
-    if (same_class) keys_of_class[cls].push_back(g);
+      of_ranks.push_back(static_cast<std::size_t>(graph.rank_index_of(t)));
+    }
+    std::sort(of_ranks.begin(), of_ranks.end());
+    if (!same_class || std::adjacent_find(of_ranks.begin(), of_ranks.end()) != of_ranks.end())
+      continue;
+    buckets[{cls, std::move(of_ranks)}].push_back(g);
   }
-  std::int64_t split = 0;
+  std::map<std::int32_t, std::set<std::size_t>> ranks_of_class;  // every keyed collective's
+  for (const auto& members : keyed.members) {
+    for (std::int32_t t : members) {
+      ranks_of_class[stream_class(graph, classes, t)].insert(
+          static_cast<std::size_t>(graph.rank_index_of(t)));
+    }
+  }
+  std::vector<Bucket> ordered;
+  for (auto& [id, keys] : buckets) {
+    const std::set<std::size_t>& running = ranks_of_class[id.first];
+    const bool whole =
+        id.second.size() < all_ranks &&
+        std::equal(running.begin(), running.end(), id.second.begin(), id.second.end());
+    ordered.push_back(Bucket{id.second, std::move(keys), whole});
+  }
+  std::stable_sort(ordered.begin(), ordered.end(), [](const Bucket& a, const Bucket& b) {
+    return a.ranks.size() > b.ranks.size();
+  });
   // The transfers' clocks, read when a class needs them, again once a class has been split (the
   // links between ranks are read once: one pairing budget for the trace set).
   std::optional<TransferAgreement> agreement;
   std::vector<TransferLink> links;
   std::optional<TransferClocks> transfer_clocks;
-  std::vector<std::vector<std::int32_t>> communicators;  // each split class's groups
-  std::size_t clocks_know = 0;                           // of the communicators
+  // Each split bucket's groups, by rank index (a rank outside the bucket: −1 − its index, apart
+  // from every other).
+  std::vector<std::vector<std::int32_t>> communicators;
+  std::size_t clocks_know = 0;  // of the communicators
   auto transfer_clocks_of_ranks = [&]() -> const TransferClocks& {
     if (!agreement.has_value()) {
       agreement.emplace(graph, keyed.transfers);
-      links = transfer_links(*agreement, ranks);
+      links = transfer_links(*agreement, all_ranks);
     }
     if (!transfer_clocks.has_value() || clocks_know != communicators.size()) {
       clocks_know = communicators.size();
-      transfer_clocks = link_ranks_by_transfers(*agreement, links, ranks, communicators);
+      transfer_clocks = link_ranks_by_transfers(*agreement, links, all_ranks, communicators);
     }
     return *transfer_clocks;
   };
-  for (const auto& [cls, keys] : keys_of_class) {
+  for (const Bucket& bucket : ordered) {
+    const std::vector<std::size_t>& keys = bucket.keys;
     if (keys.size() < 2) continue;
+    // Below, ranks are numbered within the bucket: `rank_at[r]` is local rank r's index.
+    const std::vector<std::size_t>& rank_at = bucket.ranks;
+    const std::size_t ranks = rank_at.size();
+    std::vector<std::int32_t> local_of(all_ranks, -1);
+    for (std::size_t r = 0; r < ranks; ++r) local_of[rank_at[r]] = static_cast<std::int32_t>(r);
+    auto local_rank = [&](std::int32_t task) {
+      return static_cast<std::size_t>(
+          local_of[static_cast<std::size_t>(graph.rank_index_of(task))]);
+    };
     // Spread (max − min over keys) of end(r) − end(s) per rank pair.
     std::vector<std::int64_t> low(ranks * ranks, std::numeric_limits<std::int64_t>::max());
     std::vector<std::int64_t> high(ranks * ranks, std::numeric_limits<std::int64_t>::min());
     std::vector<std::int64_t> end_of(ranks);
     for (std::size_t g : keys) {
-      for (std::int32_t t : keyed.members[g])
-        end_of[static_cast<std::size_t>(graph.rank_index_of(t))] = graph.input_end_ns(t);
+      for (std::int32_t t : keyed.members[g]) end_of[local_rank(t)] = graph.input_end_ns(t);
       for (std::size_t r = 0; r < ranks; ++r) {
         for (std::size_t q = 0; q < ranks; ++q) {
           const std::int64_t d = end_of[r] - end_of[q];
@@ -1160,79 +1235,135 @@ std::int64_t split_communicators_by_end_time(const ExecutionGraph& graph,
     // rank moved by its stage's 0.2–0.7 ms, 46 transfers unmatched). Tried only when the split
     // without it fails: a class of model-parallel groups holds whole tensor-parallel groups.
     auto middle = [&](std::size_t i) { return low[i] + (high[i] - low[i]) / 2; };
-    auto find_groups = [&](bool veto) -> std::vector<std::int32_t> {
+    auto clocks_of_bucket = [&](const TransferClocks& of_all) {
+      TransferClocks out{std::vector<std::int64_t>(ranks), std::vector<std::int32_t>(ranks)};
+      for (std::size_t r = 0; r < ranks; ++r) {
+        out.offsets[r] = of_all.offsets[rank_at[r]];
+        out.component[r] = of_all.component[rank_at[r]];
+      }
+      return out;
+    };
+    auto find_groups = [&](bool veto, bool by_end_time_only) -> std::vector<std::int32_t> {
       auto spread_of = [&](std::size_t r, std::size_t q) -> std::int64_t {
         if (veto && r != q &&
-            std::any_of(communicators.begin(), communicators.end(),
-                        [&](const std::vector<std::int32_t>& c) { return c[r] == c[q]; }))
+            std::any_of(
+                communicators.begin(), communicators.end(),
+                [&](const std::vector<std::int32_t>& c) { return c[rank_at[r]] == c[rank_at[q]]; }))
           return std::numeric_limits<std::int64_t>::max();
         return high[r * ranks + q] - low[r * ranks + q];
       };
-      // Groups: each rank with the ranks it ends steadily with; they must be cliques, apart
-      // from the rest clearly, and at least two of at least two ranks.
-      std::vector<std::int32_t> group(ranks, -1);
-      std::int32_t groups = 0;
-      bool valid = true;
-      for (std::size_t r = 0; r < ranks && valid; ++r) {
-        if (group[r] >= 0) continue;
-        const std::int32_t id = groups++;
-        std::size_t size = 0;
-        for (std::size_t q = r; q < ranks; ++q) {
-          const std::int64_t spread = spread_of(r, q);
-          if (spread <= kSteadyNs) {
-            if (group[q] >= 0) valid = false;
-            group[q] = id;
-            ++size;
-          } else if (spread <= kVaryingNs) {
-            valid = false;  // neither steady nor clearly varying: no evidence either way
-          }
-        }
-        valid = valid && size >= 2;
-      }
-      for (std::size_t r = 0; r < ranks && valid; ++r) {
-        for (std::size_t q = 0; q < ranks && valid; ++q) {
-          const bool steady = spread_of(r, q) <= kSteadyNs;
-          valid = steady == (group[r] == group[q]);
-        }
-      }
-      // A split by drift is checked against the transfers: two ranks whose transfers put them
-      // on one clock but whose ends are steadily apart are not in one communicator (with many
-      // pipelines side by side two stages' groups can drift together).
-      if (valid && groups >= 2 && !keyed.transfers.empty()) {
-        const TransferClocks& clocks = transfer_clocks_of_ranks();
+      // Groups: each rank with the ranks it ends steadily with (spread within `steady_ns`); they
+      // must be cliques, apart from the rest clearly (above `varying_ns`), and at least two of at
+      // least two ranks. A split by drift is checked against the transfers: two ranks whose
+      // transfers put them on one clock but whose ends are steadily apart are not in one
+      // communicator (with many pipelines side by side two stages' groups can drift together).
+      auto cliques = [&](std::int64_t steady_ns,
+                         std::int64_t varying_ns) -> std::vector<std::int32_t> {
+        std::vector<std::int32_t> group(ranks, -1);
+        std::int32_t groups = 0;
+        bool valid = true;
         for (std::size_t r = 0; r < ranks && valid; ++r) {
-          for (std::size_t q = r + 1; q < ranks && valid; ++q) {
-            if (group[r] != group[q] || clocks.component[r] < 0 ||
-                clocks.component[r] != clocks.component[q])
-              continue;
-            valid = std::abs(middle(r * ranks + q) - (clocks.offsets[r] - clocks.offsets[q])) <=
-                    kVaryingNs;
+          if (group[r] >= 0) continue;
+          const std::int32_t id = groups++;
+          std::size_t size = 0;
+          for (std::size_t q = r; q < ranks; ++q) {
+            const std::int64_t spread = spread_of(r, q);
+            if (spread <= steady_ns) {
+              if (group[q] >= 0) valid = false;
+              group[q] = id;
+              ++size;
+            } else if (spread <= varying_ns) {
+              valid = false;  // neither steady nor clearly varying: no evidence either way
+            }
+          }
+          valid = valid && size >= 2;
+        }
+        for (std::size_t r = 0; r < ranks && valid; ++r) {
+          for (std::size_t q = 0; q < ranks && valid; ++q) {
+            const bool steady = spread_of(r, q) <= steady_ns;
+            valid = steady == (group[r] == group[q]);
           }
         }
+        if (valid && groups >= 2 && !keyed.transfers.empty()) {
+          const TransferClocks clocks = clocks_of_bucket(transfer_clocks_of_ranks());
+          for (std::size_t r = 0; r < ranks && valid; ++r) {
+            for (std::size_t q = r + 1; q < ranks && valid; ++q) {
+              if (group[r] != group[q] || clocks.component[r] < 0 ||
+                  clocks.component[r] != clocks.component[q])
+                continue;
+              valid = std::abs(middle(r * ranks + q) - (clocks.offsets[r] - clocks.offsets[q])) <=
+                      kVaryingNs;
+            }
+          }
+        }
+        if (!valid || groups < 2) return {};
+        return group;
+      };
+      // Steady runs little noise across steps: two groups of pipelines side by side ended
+      // 4.5 µs apart at most over three steps with 2 µs of noise per kernel (11 µs with 5),
+      // inside the 10 µs taken for steady. Each cut between the pairs' spreads where they jump
+      // fourfold, to at least 2 µs, from at most 10 µs, is tried as the line between steady and
+      // varying, lowest first.
+      std::vector<std::int64_t> spreads;
+      for (std::size_t r = 0; r < ranks; ++r) {
+        for (std::size_t q = r + 1; q < ranks; ++q) spreads.push_back(spread_of(r, q));
       }
-      if (valid && groups >= 2) return group;
+      std::sort(spreads.begin(), spreads.end());
+      spreads.erase(std::unique(spreads.begin(), spreads.end()), spreads.end());
+      for (std::size_t k = 0; k + 1 < spreads.size() && spreads[k] <= kSteadyNs; ++k) {
+        constexpr std::int64_t kLeastVaryingNs = 1'000;
+        if (spreads[k + 1] < std::max(4 * spreads[k], kLeastVaryingNs)) continue;
+        if (auto group = cliques(spreads[k], spreads[k + 1] - 1); !group.empty()) return group;
+      }
+      if (auto group = cliques(kSteadyNs, kVaryingNs); !group.empty() || by_end_time_only)
+        return group;
       // Not enough drift to tell the communicators by (rank pairs of different groups may end
       // steadily apart, or vary by too little to be sure, as pipelines side by side do); the
       // transfers' clocks tell.
-      if (keyed.transfers.empty()) return {};
-      std::vector<std::int64_t> difference(ranks * ranks), spread(ranks * ranks);
-      for (std::size_t r = 0; r < ranks; ++r) {
-        for (std::size_t q = 0; q < ranks; ++q) {
-          difference[r * ranks + q] = middle(r * ranks + q);
-          spread[r * ranks + q] = spread_of(r, q);
+      if (!keyed.transfers.empty()) {
+        std::vector<std::int64_t> difference(ranks * ranks), spread(ranks * ranks);
+        for (std::size_t r = 0; r < ranks; ++r) {
+          for (std::size_t q = 0; q < ranks; ++q) {
+            difference[r * ranks + q] = middle(r * ranks + q);
+            spread[r * ranks + q] = spread_of(r, q);
+          }
         }
+        if (auto group = groups_by_transfer_clocks(
+                difference, spread, clocks_of_bucket(transfer_clocks_of_ranks()), kSteadyNs);
+            !group.empty())
+          return group;
       }
-      return groups_by_transfer_clocks(difference, spread, transfer_clocks_of_ranks(), kSteadyNs);
+      return {};
     };
-    std::vector<std::int32_t> group = find_groups(false);
-    if (group.empty() && !communicators.empty()) group = find_groups(true);
-    if (group.empty()) continue;
+    // Ranks that share a communicator found before share no other (a tensor-parallel pair is in
+    // two data-parallel groups, which end together when the pipelines run in step: TP 2 × PP 4
+    // × DP 4 took each pair's two groups for one); cliques under that rule come first. A class
+    // whose groups hold whole communicators found before (model-parallel groups hold
+    // tensor-parallel ones) forms no cliques under it, and is split without it.
+    std::vector<std::int32_t> group;
+    if (!communicators.empty()) group = find_groups(true, true);
+    if (group.empty()) group = find_groups(false, false);
+    if (group.empty() && !communicators.empty()) group = find_groups(true, false);
+    if (group.empty()) {
+      // The only ranks that ever run this stream, ending steadily together: taken as one
+      // communicator of theirs (the world's size would leave them unmatched and measured). Their
+      // groups may still be several that nothing in the trace tells apart (pipelines side by side
+      // without noise), and the warning says so.
+      bool together = bucket.whole_subset;
+      for (std::size_t i = 0; i < ranks * ranks && together; ++i)
+        together = high[i] - low[i] <= kSteadyNs;
+      if (!together) continue;
+      for (std::size_t g : keys)
+        keyed.expected[g] = static_cast<std::int32_t>(keyed.members[g].size());
+      out.joined += static_cast<std::int64_t>(keys.size());
+      out.joined_ranks = std::max(out.joined_ranks, ranks);
+      continue;
+    }
     const std::int32_t groups = *std::max_element(group.begin(), group.end()) + 1;
     for (std::size_t g : keys) {
       std::vector<std::vector<std::int32_t>> parts(static_cast<std::size_t>(groups));
       for (std::int32_t t : keyed.members[g])
-        parts[static_cast<std::size_t>(group[static_cast<std::size_t>(graph.rank_index_of(t))])]
-            .push_back(t);
+        parts[static_cast<std::size_t>(group[local_rank(t)])].push_back(t);
       keyed.members[g] = std::move(parts[0]);
       keyed.expected[g] = static_cast<std::int32_t>(keyed.members[g].size());
       for (std::size_t k = 1; k < parts.size(); ++k) {
@@ -1240,11 +1371,15 @@ std::int64_t split_communicators_by_end_time(const ExecutionGraph& graph,
         keyed.members.push_back(std::move(parts[k]));
         keyed.infos.push_back(keyed.infos[g]);
       }
-      ++split;
+      ++out.split;
     }
-    communicators.push_back(std::move(group));
+    std::vector<std::int32_t> communicator(all_ranks);
+    for (std::size_t r = 0; r < all_ranks; ++r)
+      communicator[r] = local_of[r] >= 0 ? group[static_cast<std::size_t>(local_of[r])]
+                                         : -1 - static_cast<std::int32_t>(r);
+    communicators.push_back(std::move(communicator));
   }
-  return split;
+  return out;
 }
 
 // Whether ends sorted in [first, last) fall into clusters of at least two, at least two clusters,
@@ -1427,10 +1562,104 @@ std::vector<std::vector<std::int32_t>> pair_transfers(const ExecutionGraph& grap
       i = j;
     }
   }
-  for (const Candidate& c : candidates) {
-    if (taken[c.a] || taken[c.b]) continue;
-    taken[c.a] = taken[c.b] = true;
-    std::vector<std::int32_t> pair = {by_end[c.a], by_end[c.b]};
+  // Nearest ends first. A stage sends to the same neighbours all the time, so the pairs are read
+  // twice: a rank pair that the first reading paired rarely (under a quarter of either rank's
+  // most paired partner's count) is a chance meeting of two ends, and in the second reading it
+  // only takes what no usual pair wants (TP 2 × PP 4 × DP 8 with 0.5 µs of noise: 8 transfers
+  // paired across pipelines, whose ends came within the noise of a true peer's).
+  const std::vector<bool> taken_by_exchanges = taken;
+  auto pair_nearest = [&](const std::vector<Candidate>& ordered) {
+    std::vector<std::pair<std::size_t, std::size_t>> pairs;
+    for (const Candidate& c : ordered) {
+      if (taken[c.a] || taken[c.b]) continue;
+      taken[c.a] = taken[c.b] = true;
+      pairs.emplace_back(c.a, c.b);
+    }
+    return pairs;
+  };
+  auto rank_pair = [&](const Candidate& c) {
+    auto ra = static_cast<std::uint64_t>(graph.rank_index_of(by_end[c.a]));
+    auto rb = static_cast<std::uint64_t>(graph.rank_index_of(by_end[c.b]));
+    if (ra > rb) std::swap(ra, rb);
+    return ra * rank_count + rb;
+  };
+  std::vector<std::pair<std::size_t, std::size_t>> pairs = pair_nearest(candidates);
+  std::unordered_map<std::uint64_t, std::int64_t> paired;  // rank pair → pairs
+  std::vector<std::int64_t> most(rank_count, 0);           // a rank's most paired partner's
+  for (const auto& [a, b] : pairs) {
+    const Candidate c{0, a, b};
+    const std::int64_t n = ++paired[rank_pair(c)];
+    for (std::size_t p : {a, b}) {
+      auto& m = most[static_cast<std::size_t>(graph.rank_index_of(by_end[p]))];
+      m = std::max(m, n);
+    }
+  }
+  auto rare = [&](const Candidate& c) {
+    const auto it = paired.find(rank_pair(c));
+    const std::int64_t n = it == paired.end() ? 0 : it->second;
+    const std::int64_t usual =
+        std::max(most[static_cast<std::size_t>(graph.rank_index_of(by_end[c.a]))],
+                 most[static_cast<std::size_t>(graph.rank_index_of(by_end[c.b]))]);
+    return 4 * n < usual;
+  };
+  if (std::any_of(pairs.begin(), pairs.end(), [&](const auto& p) {
+        return rare(Candidate{0, p.first, p.second});
+      })) {
+    std::stable_partition(candidates.begin(), candidates.end(),
+                          [&](const Candidate& c) { return !rare(c); });
+    taken = taken_by_exchanges;
+    pairs = pair_nearest(candidates);
+  }
+  // Nearest first is greedy: tensor-parallel neighbours of a stage send in lockstep, and one
+  // rank's end meeting its neighbour's peer's a little closer than its own peer's swaps both pairs
+  // (TP 2 × PP 4 × DP 2 with tied embeddings and 2 µs of noise: 12 transfers paired across
+  // tensor-parallel ranks). Two pairs whose ends pair the other way round with a smaller sum of
+  // distances are swapped, until none is.
+  {
+    std::unordered_map<std::uint64_t, std::int64_t> distance_of;  // positions (low, high) → ns
+    auto key = [&](std::size_t x, std::size_t y) {
+      return static_cast<std::uint64_t>(std::min(x, y)) * by_end.size() + std::max(x, y);
+    };
+    // A rare rank pair (above) is as far as the tolerance on top of its distance.
+    for (const Candidate& c : candidates)
+      distance_of[key(c.a, c.b)] = c.effective + (rare(c) ? kToleranceNs : 0);
+    auto distance = [&](std::size_t x, std::size_t y) -> std::optional<std::int64_t> {
+      const auto it = distance_of.find(key(x, y));
+      if (it == distance_of.end()) return std::nullopt;
+      return it->second;
+    };
+    constexpr std::int64_t kSwapGainNs = 100;  // below the clocks' reading: no churn on ties
+    std::vector<std::int64_t> partner(by_end.size(), -1);
+    for (const auto& [a, b] : pairs) {
+      partner[a] = static_cast<std::int64_t>(b);
+      partner[b] = static_cast<std::int64_t>(a);
+    }
+    for (int pass = 0; pass < 8; ++pass) {
+      bool swapped = false;
+      for (const Candidate& c : candidates) {
+        const std::int64_t pa = partner[c.a], pb = partner[c.b];
+        if (pa < 0 || pb < 0 || pa == static_cast<std::int64_t>(c.b)) continue;
+        const auto a_now = distance(c.a, static_cast<std::size_t>(pa));
+        const auto b_now = distance(c.b, static_cast<std::size_t>(pb));
+        const auto others = distance(static_cast<std::size_t>(pa), static_cast<std::size_t>(pb));
+        if (!a_now || !b_now || !others) continue;
+        if (*a_now + *b_now - *distance(c.a, c.b) - *others <= kSwapGainNs) continue;
+        partner[c.a] = static_cast<std::int64_t>(c.b);
+        partner[c.b] = static_cast<std::int64_t>(c.a);
+        partner[static_cast<std::size_t>(pa)] = pb;
+        partner[static_cast<std::size_t>(pb)] = pa;
+        swapped = true;
+      }
+      if (!swapped) break;
+    }
+    pairs.clear();
+    for (std::size_t x = 0; x < by_end.size(); ++x) {
+      if (partner[x] > static_cast<std::int64_t>(x))
+        pairs.emplace_back(x, static_cast<std::size_t>(partner[x]));
+    }
+  }
+  for (const auto& [a, b] : pairs) {
+    std::vector<std::int32_t> pair = {by_end[a], by_end[b]};
     std::sort(pair.begin(), pair.end());
     groups.push_back(std::move(pair));
   }
@@ -1523,12 +1752,18 @@ void match_collectives(const std::vector<const trace::RankTrace*>& traces, Execu
       aligned_ordinals_without_sequence(traces, graph, classes, either_is_transfer);
   const bool transfers_keyed = transfer_sequences_identify_pairs(traces, graph, either_is_transfer);
   KeyedCollectives keyed =
-      group_by_key(traces, graph, aligned, either_is_transfer, transfers_keyed);
-  if (const std::int64_t split = split_communicators_by_end_time(graph, classes, keyed);
-      split > 0) {
+      group_by_key(traces, graph, classes, aligned, either_is_transfer, transfers_keyed);
+  const CommunicatorSplit split = split_communicators_by_end_time(graph, classes, keyed);
+  if (split.split > 0) {
     add_warning(graph.warnings,
                 "collectives without process-group metadata split into communicators by end time",
-                fmt::format("{} collective(s) held members of several groups", split));
+                fmt::format("{} collective(s) held members of several groups", split.split));
+  }
+  if (split.joined > 0) {
+    add_warning(graph.warnings,
+                "collectives without process-group metadata joined over the only ranks that run "
+                "their stream (their ends tell no groups apart among them)",
+                fmt::format("{} collective(s), up to {} ranks", split.joined, split.joined_ranks));
   }
   const std::int32_t loaded = static_cast<std::int32_t>(traces.size());
   for (std::size_t g = 0; g < keyed.members.size(); ++g)

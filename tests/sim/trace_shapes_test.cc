@@ -2,13 +2,18 @@
 // no lost task and within 1 % of the measured step time, and the reader measures the step the
 // generator's ground-truth model produced.
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <random>
+#include <set>
 #include <tuple>
 
 #include "../support/kineto_shapes.h"
@@ -331,16 +336,104 @@ struct PipelineLayout {
   int virtual_stages = 1, tp = 1, dp = 2;
   std::int64_t jitter_ns = 0;
   bool skewed = false;
+  // Megatron's embedding all-reduce between each pipeline's end stages, before or after the
+  // data-parallel one.
+  bool tied_embeddings = false, embeddings_after_gradients = false;
+  // Collectives joined without metadata that are known to hold part of a metadata collective.
+  std::size_t known_wrong = 0;
 };
 
 std::string layout_name(const PipelineLayout& l) {
-  return fmt::format("{} chunk(s), TP {} × PP 4 × DP {}, ±{} ns{}", l.virtual_stages, l.tp, l.dp,
-                     l.jitter_ns, l.skewed ? ", skewed hosts" : "");
+  return fmt::format("{} chunk(s), TP {} × PP 4 × DP {}, ±{} ns{}{}", l.virtual_stages, l.tp, l.dp,
+                     l.jitter_ns, l.skewed ? ", skewed hosts" : "",
+                     !l.tied_embeddings             ? ""
+                     : l.embeddings_after_gradients ? ", tied embeddings after the gradients"
+                                                    : ", tied embeddings before the gradients");
 }
 
+// The collectives a graph joins, each as its members' (rank index, task), sorted.
+using Members = std::vector<std::pair<std::int32_t, std::int32_t>>;
+std::set<Members> joined_collectives(const graph::ExecutionGraph& graph) {
+  std::set<Members> out;
+  for (const graph::CollectiveGroup& group : graph.collectives) {
+    if (!group.joined) continue;
+    Members members;
+    for (std::int32_t i = 0; i < group.member_count; ++i) {
+      const std::int32_t task =
+          graph.collective_members[static_cast<std::size_t>(group.first_member + i)];
+      members.emplace_back(graph.rank_index_of(task), task);
+    }
+    std::sort(members.begin(), members.end());
+    out.insert(std::move(members));
+  }
+  return out;
+}
+
+std::string members_text(const Members& members) {
+  std::string out;
+  for (const auto& [rank, task] : members)
+    out += fmt::format("{}r{}:t{}", out.empty() ? "" : " ", rank, task);
+  return out;
+}
+
+// Collectives joined without metadata are the metadata's, or unions of whole ones: groups that
+// end together in every step (tensor-parallel neighbours' data-parallel groups in a noiseless
+// trace) carry no timing that tells them apart, and joining them changes no replayed time. A
+// collective that holds part of a metadata collective, or leaves one's member out, is wrong.
+void expect_same_or_merged_communicators(const std::set<Members>& without,
+                                         const std::set<Members>& with, std::size_t known_wrong) {
+  std::map<std::int32_t, std::size_t> with_of_task;
+  std::vector<std::size_t> with_size;
+  for (const Members& members : with) {
+    for (const auto& [rank, task] : members) with_of_task[task] = with_size.size();
+    with_size.push_back(members.size());
+  }
+  std::size_t wrong = 0, merged = 0;
+  std::string example;
+  for (const Members& members : without) {
+    std::map<std::size_t, std::size_t> covered;  // metadata collective → its members here
+    bool known = true;
+    for (const auto& [rank, task] : members) {
+      const auto it = with_of_task.find(task);
+      if (it == with_of_task.end()) {
+        known = false;
+        break;
+      }
+      ++covered[it->second];
+    }
+    bool whole = known;
+    for (const auto& [c, n] : covered) whole = whole && n == with_size[c];
+    if (!whole) {
+      if (wrong++ == 0) {
+        example = members_text(members);
+        const auto it = with_of_task.find(members.front().second);
+        if (it != with_of_task.end())
+          example +=
+              " against the metadata's " +
+              members_text(*std::next(with.begin(), static_cast<std::ptrdiff_t>(it->second)));
+      }
+    } else if (covered.size() > 1) {
+      ++merged;
+    }
+  }
+  EXPECT_LE(wrong, known_wrong) << "of " << without.size()
+                                << " collectives joined without metadata, e.g. " << example;
+  if (wrong > 0)
+    std::printf("  %zu collective(s) joined without metadata hold part of the metadata's: %s\n",
+                wrong, example.c_str());
+  if (merged > 0)
+    std::printf("  %zu collective(s) joined without metadata merge groups that end together\n",
+                merged);
+}
+
+struct LayoutResult {
+  Prediction prediction;
+  std::set<Members> joined;
+};
+
 // The layout over 3 steps with or without metadata: expected to replay within `tolerance` with
-// every collective joined, none unmatched, nothing lost. Returns its prediction.
-Prediction expect_layout_exact(const PipelineLayout& l, bool metadata, double tolerance) {
+// every collective joined, none unmatched, nothing lost. Returns its prediction and collectives.
+LayoutResult expect_layout_exact(const PipelineLayout& l, bool metadata, double tolerance) {
   test_support::Quirks q = test_support::quirks_of(l.shape);
   q.virtual_stages = l.virtual_stages;
   q.tensor_parallel = l.tp;
@@ -348,6 +441,8 @@ Prediction expect_layout_exact(const PipelineLayout& l, bool metadata, double to
   q.ranks = q.world_size = 4 * l.tp * l.dp;
   q.nccl_metadata = metadata;
   q.jitter_ns = l.jitter_ns;
+  q.tied_embeddings = l.tied_embeddings;
+  q.embeddings_after_gradients = l.embeddings_after_gradients;
   test_support::GeneratedTraces generated = test_support::make_traces(q, "layout", 3);
   if (l.skewed) skew_host_clocks(generated, 2000.0);
   auto graph = graph_of(generated);
@@ -360,7 +455,7 @@ Prediction expect_layout_exact(const PipelineLayout& l, bool metadata, double to
   EXPECT_TRUE(p.faithful) << metadata;
   EXPECT_EQ(p.lost, 0) << metadata;
   EXPECT_NEAR(p.replay_step_ns, p.step_ns, tolerance * p.step_ns) << metadata;
-  return p;
+  return {p, joined_collectives(*graph)};
 }
 
 // Each layout exact with and without metadata, with what-ifs within 0.1 % of each other.
@@ -368,8 +463,12 @@ void expect_layouts_match_with_and_without_metadata(const std::vector<PipelineLa
                                                     double tolerance) {
   for (const PipelineLayout& l : layouts) {
     SCOPED_TRACE(layout_name(l));
-    const Prediction without = expect_layout_exact(l, false, tolerance);
-    const Prediction with = expect_layout_exact(l, true, tolerance);
+    const LayoutResult without_result = expect_layout_exact(l, false, tolerance);
+    const LayoutResult with_result = expect_layout_exact(l, true, tolerance);
+    const Prediction& without = without_result.prediction;
+    const Prediction& with = with_result.prediction;
+    // The communicators found by timing are the metadata's, collective by collective.
+    expect_same_or_merged_communicators(without_result.joined, with_result.joined, l.known_wrong);
     std::printf(
         "%s: step %.1f us measured, %.1f us replayed; what-if %.1f us without metadata, "
         "%.1f us with\n",
@@ -511,34 +610,39 @@ TEST(TraceShapePipeline, HundredsOfRanksKeepTheirCollectiveOrder) {
 // TP 2 × PP 4 × DP 2 +0.24 %, 135 measured. Stream classes ranked by count do not name the
 // communicator here (the embedding and data-parallel streams run as many all-reduces on an end
 // stage). With metadata it is exact.
-TEST(TraceShapePipeline, DISABLED_TiedEmbeddingsWithoutMetadataMatchTheTraceWithIt) {
-  for (Shape shape : {Shape::kPipeline1f1bDataParallel, Shape::kPipeline3dNoMetadata}) {
-    PipelineLayout l{.shape = shape,
-                     .tp = shape == Shape::kPipeline3dNoMetadata ? 2 : 1,
-                     .dp = 2,
-                     .jitter_ns = 2000,
-                     .skewed = true};
-    SCOPED_TRACE(layout_name(l));
-    test_support::Quirks q = test_support::quirks_of(shape);
-    q.tied_embeddings = true;
-    q.jitter_ns = l.jitter_ns;
-    Prediction predictions[2];
-    for (bool metadata : {false, true}) {
-      q.nccl_metadata = metadata;
-      test_support::GeneratedTraces generated = test_support::make_traces(q, "embedding", 3);
-      skew_host_clocks(generated, 2000.0);
-      auto graph = graph_of(generated);
-      ASSERT_TRUE(graph.ok()) << graph.error().message;
-      EXPECT_EQ(graph->stats.collectives_measured, 0) << metadata;
-      predictions[metadata ? 1 : 0] = predict(generated);
-      EXPECT_NEAR(predictions[metadata ? 1 : 0].replay_step_ns,
-                  predictions[metadata ? 1 : 0].step_ns,
-                  0.001 * predictions[metadata ? 1 : 0].step_ns)
-          << metadata;
+// Megatron's tied embeddings: a pipeline's end stages run one more communicator than its middle
+// ones, in either order against the data-parallel all-reduce. Without metadata each collective
+// must join what the metadata joins (or whole groups that end together). Before (2026-11-27):
+// PP 4 × DP 2 at ±2 µs +0.39 % (91 collectives replayed measured, what-if +1.3 %), TP 2 × PP 4 ×
+// DP 2 +0.24 % (135 measured); by the metadata's groups 36–168 collectives per layout were wrong:
+// every collective of a rank took its ordinal in one list, so the middle stages' data-parallel
+// all-reduces were keyed with the end stages' embedding ones, and keys over a subset of the ranks
+// were never split into communicators. Known weak: TP 2 at ±2 µs with the embeddings first, where
+// tensor-parallel neighbours' data-parallel groups end within 0.6 µs of each other over the three
+// steps and are joined as one; the clocks read from them are up to 1.6 µs off, and 8 (DP 2) and
+// 90 (DP 4) transfers pair with the tensor-parallel neighbour's peer. Replay and what-if stay
+// within 0.1 %.
+TEST(TraceShapePipeline, TiedEmbeddingsWithoutMetadataMatchTheTraceWithIt) {
+  std::vector<PipelineLayout> layouts;
+  for (const auto& [shape, tp] : {std::pair{Shape::kPipeline1f1bDataParallel, 1},
+                                  std::pair{Shape::kPipeline3dNoMetadata, 2}}) {
+    for (int dp : {2, 4}) {
+      for (bool after : {false, true}) {
+        for (std::int64_t jitter_ns : {0, 2000, 5000}) {
+          const bool known_weak = tp == 2 && !after && jitter_ns == 2000;
+          layouts.push_back({.shape = shape,
+                             .tp = tp,
+                             .dp = dp,
+                             .jitter_ns = jitter_ns,
+                             .skewed = jitter_ns > 0,
+                             .tied_embeddings = true,
+                             .embeddings_after_gradients = after,
+                             .known_wrong = known_weak ? (dp == 2 ? 8u : 90u) : 0u});
+        }
+      }
     }
-    EXPECT_NEAR(predictions[0].whatif_step_ns, predictions[1].whatif_step_ns,
-                0.001 * predictions[1].whatif_step_ns);
   }
+  expect_layouts_match_with_and_without_metadata(layouts, 0.001);
 }
 
 INSTANTIATE_TEST_SUITE_P(Corpus, TraceShapeReferences, ::testing::ValuesIn(references()),

@@ -300,8 +300,10 @@ struct Quirks {
   bool expert_all_to_all = false;
   // Megatron's tied embeddings: each pipeline's first and last stage all-reduce the embedding
   // gradients (a communicator of their own, one group per pipeline and tensor-parallel rank) before
-  // the data-parallel all-reduce.
+  // the data-parallel all-reduce, or after it with `embeddings_after_gradients` (Megatron-core's
+  // finalize_model_grads order).
   bool tied_embeddings = false;
+  bool embeddings_after_gradients = false;
   // Run-to-run noise: each compute kernel's duration and each collective's wire time off by up to
   // this many ns either way (seeded per rank and per collective; 0: the model's exact times).
   std::int64_t jitter_ns = 0;
@@ -1175,7 +1177,7 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
           }
         }
       }
-      if (q.tied_embeddings) {  // the first and last stages' embedding gradients
+      auto embedding_all_reduce = [&] {  // the first and last stages' embedding gradients
         each([&](int r, RankModel& m) {
           if (!in_end_stage(r)) return;
           record_event(m, compute, 850000 + 10 * event_id);
@@ -1187,7 +1189,8 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
           record_event(m, embedding_comm, 850001 + 10 * event_id);
           wait_event(m, compute, 850001 + 10 * event_id);
         });
-      }
+      };
+      if (q.tied_embeddings && !q.embeddings_after_gradients) embedding_all_reduce();
       if (pipelines > 1) {  // each stage's gradients, all-reduced across the pipelines
         each([&](int, RankModel& m) {
           record_event(m, compute, 800000 + 10 * event_id);
@@ -1199,6 +1202,7 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
           wait_event(m, compute, 800001 + 10 * event_id);
         });
       }
+      if (q.tied_embeddings && q.embeddings_after_gradients) embedding_all_reduce();
       each([&](int, RankModel& m) {
         for (int i = 0; i < 3; ++i) op(m, "adam_step", i, compute, launch);
         copy(m, "gpu_memcpy", copy_2d, "Memcpy DtoH (Device -> Pageable)", compute, 6 * kUs, false,
