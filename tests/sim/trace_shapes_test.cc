@@ -339,13 +339,18 @@ struct PipelineLayout {
   // Megatron's embedding all-reduce between each pipeline's end stages, before or after the
   // data-parallel one.
   bool tied_embeddings = false, embeddings_after_gradients = false;
+  // Members of one collective end up to this many ns apart (Quirks::member_end_spread_ns).
+  std::int64_t member_end_spread_ns = 0;
   // Collectives joined without metadata that are known to hold part of a metadata collective.
   std::size_t known_wrong = 0;
 };
 
 std::string layout_name(const PipelineLayout& l) {
-  return fmt::format("{} chunk(s), TP {} × PP 4 × DP {}, ±{} ns{}{}", l.virtual_stages, l.tp, l.dp,
-                     l.jitter_ns, l.skewed ? ", skewed hosts" : "",
+  return fmt::format("{} chunk(s), TP {} × PP 4 × DP {}, ±{} ns{}{}{}", l.virtual_stages, l.tp,
+                     l.dp, l.jitter_ns, l.skewed ? ", skewed hosts" : "",
+                     l.member_end_spread_ns > 0
+                         ? fmt::format(", members end {} ns apart", l.member_end_spread_ns)
+                         : std::string(),
                      !l.tied_embeddings             ? ""
                      : l.embeddings_after_gradients ? ", tied embeddings after the gradients"
                                                     : ", tied embeddings before the gradients");
@@ -443,6 +448,7 @@ LayoutResult expect_layout_exact(const PipelineLayout& l, bool metadata, double 
   q.jitter_ns = l.jitter_ns;
   q.tied_embeddings = l.tied_embeddings;
   q.embeddings_after_gradients = l.embeddings_after_gradients;
+  q.member_end_spread_ns = l.member_end_spread_ns;
   test_support::GeneratedTraces generated = test_support::make_traces(q, "layout", 3);
   if (l.skewed) skew_host_clocks(generated, 2000.0);
   auto graph = graph_of(generated);
@@ -643,6 +649,66 @@ TEST(TraceShapePipeline, TiedEmbeddingsWithoutMetadataMatchTheTraceWithIt) {
     }
   }
   expect_layouts_match_with_and_without_metadata(layouts, 0.001);
+}
+
+// Members of one collective end apart (a ring's ranks finish its last step one after another),
+// up to 1 or 3 µs, on top of 2 µs of noise per kernel. The replay joins each collective's members
+// at one instant, so it is held to 0.2 %. Pipelines with data parallelism (with and without tied
+// embeddings) keep every communicator and transfer the metadata has, but for one known weak case:
+// at 3 µs with the embeddings after the gradients, DP 4's embedding groups {0, 3} and {8, 11} are
+// joined crosswise ({0, 11}, {3, 8}: 6 collectives over the three steps).
+TEST(TraceShapePipeline, MembersEndingApartKeepTheirCommunicators) {
+  std::vector<PipelineLayout> layouts;
+  for (std::int64_t spread_ns : {1000, 3000}) {
+    layouts.push_back({.shape = Shape::kPipeline1f1bDataParallel,
+                       .tp = 1,
+                       .dp = 8,
+                       .jitter_ns = 2000,
+                       .skewed = true,
+                       .member_end_spread_ns = spread_ns});
+    for (bool after : {false, true}) {
+      layouts.push_back({.shape = Shape::kPipeline1f1bDataParallel,
+                         .tp = 1,
+                         .dp = 4,
+                         .jitter_ns = 2000,
+                         .skewed = true,
+                         .tied_embeddings = true,
+                         .embeddings_after_gradients = after,
+                         .member_end_spread_ns = spread_ns,
+                         .known_wrong = after && spread_ns == 3000 ? 6u : 0u});
+    }
+  }
+  expect_layouts_match_with_and_without_metadata(layouts, 0.002);
+}
+
+// Known failure (2026-11-27), the target for the next work: with tensor parallelism, members
+// ending up to 1 µs apart leave 12–97 transfers per layout paired with a tensor-parallel
+// neighbour's peer (TP 2 × PP 4 × DP 2: 14; TP 2 × DP 8: 30; TP 4 × DP 4: 97), and at 3 µs the
+// data-parallel groups of tensor-parallel neighbours are split wrongly (TP 2 × DP 8: 40
+// collectives; TP 4 × DP 4: 187) with the what-if 0.22 % from the trace with metadata. Tensor-
+// parallel neighbours run in lockstep, so their transfers and groups end within the members'
+// own spread of each other; the split and the pairing read ends only.
+TEST(TraceShapePipeline, DISABLED_MembersEndingApartWithTensorParallelism) {
+  std::vector<PipelineLayout> layouts;
+  for (std::int64_t spread_ns : {1000, 3000}) {
+    for (const auto& [tp, dp] : {std::pair{2, 2}, std::pair{2, 8}, std::pair{4, 4}}) {
+      layouts.push_back({.tp = tp,
+                         .dp = dp,
+                         .jitter_ns = 2000,
+                         .skewed = true,
+                         .member_end_spread_ns = spread_ns});
+    }
+    for (bool after : {false, true}) {
+      layouts.push_back({.tp = 2,
+                         .dp = 4,
+                         .jitter_ns = 2000,
+                         .skewed = true,
+                         .tied_embeddings = true,
+                         .embeddings_after_gradients = after,
+                         .member_end_spread_ns = spread_ns});
+    }
+  }
+  expect_layouts_match_with_and_without_metadata(layouts, 0.002);
 }
 
 INSTANTIATE_TEST_SUITE_P(Corpus, TraceShapeReferences, ::testing::ValuesIn(references()),

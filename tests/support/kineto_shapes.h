@@ -307,6 +307,9 @@ struct Quirks {
   // Run-to-run noise: each compute kernel's duration and each collective's wire time off by up to
   // this many ns either way (seeded per rank and per collective; 0: the model's exact times).
   std::int64_t jitter_ns = 0;
+  // Members of one collective end up to this many ns after its end (seeded per member): a ring's
+  // last step finishes on the ranks one after another (0: all at one instant).
+  std::int64_t member_end_spread_ns = 0;
   // Pipeline parallelism over all ranks (rank = stage), GPipe: every microbatch's forward passes
   // the stages (recv, forward, send), then every backward returns (recv, backward, send); each
   // transfer is a send kernel and a recv kernel that end together on the two ranks.
@@ -765,6 +768,7 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
   for (int r = 0; r < q.ranks; ++r)
     noise_of_rank.emplace_back(1000003u * static_cast<unsigned>(r) + 17u);
   std::mt19937_64 collective_noise(99);
+  std::mt19937_64 member_noise(101);
   auto jitter = [&](std::mt19937_64& rng) -> std::int64_t {
     if (q.jitter_ns <= 0) return 0;
     return std::uniform_int_distribution<std::int64_t>(-q.jitter_ns, q.jitter_ns)(rng);
@@ -883,7 +887,11 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
             "\"[0, 1]\", \"Rank\": {}, \"In split size\": \"[]\", \"Out split size\": \"[]\"",
             m.rank);
       }
-      const std::int64_t group_end = end[static_cast<std::size_t>(group_of(r))];
+      const std::int64_t group_end =
+          end[static_cast<std::size_t>(group_of(r))] +
+          (q.member_end_spread_ns > 0 ? std::uniform_int_distribution<std::int64_t>(
+                                            0, q.member_end_spread_ns)(member_noise)
+                                      : 0);
       m.gpu.push_back({"kernel", kernel_name, m.device, on_stream, ready[r], group_end - ready[r],
                        launched[r].second, true, meta});
       m.stream_free[on_stream] = group_end;
