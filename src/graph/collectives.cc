@@ -1191,6 +1191,9 @@ CommunicatorSplit split_communicators_by_end_time(const ExecutionGraph& graph,
   // Each split bucket's groups, by rank index (a rank outside the bucket: −1 − its index, apart
   // from every other).
   std::vector<std::vector<std::int32_t>> communicators;
+  // Per communicator, each member's place in its group by rank number and the group's size (−1:
+  // not a member).
+  std::vector<std::vector<std::pair<std::int32_t, std::int32_t>>> places;
   std::size_t clocks_know = 0;  // of the communicators
   auto transfer_clocks_of_ranks = [&]() -> const TransferClocks& {
     if (!agreement.has_value()) {
@@ -1246,12 +1249,22 @@ CommunicatorSplit split_communicators_by_end_time(const ExecutionGraph& graph,
       return out;
     };
     auto find_groups = [&](bool veto, bool by_end_time_only) -> std::vector<std::int32_t> {
+      // Under the veto, ranks at other places in groups of a communicator found before are apart
+      // too: frameworks number the ranks so that a data-parallel or embedding group holds the
+      // ranks at one place in their tensor-parallel groups (TP 2 × PP 4 × DP 8, members ending up
+      // to 3 µs apart: tensor-parallel neighbours' data-parallel groups were split crosswise).
+      auto vetoed = [&](std::size_t r, std::size_t q) {
+        for (std::size_t c = 0; c < communicators.size(); ++c) {
+          const std::size_t a = rank_at[r], b = rank_at[q];
+          if (communicators[c][a] == communicators[c][b]) return true;
+          const auto& [place_a, size_a] = places[c][a];
+          const auto& [place_b, size_b] = places[c][b];
+          if (place_a >= 0 && place_b >= 0 && size_a == size_b && place_a != place_b) return true;
+        }
+        return false;
+      };
       auto spread_of = [&](std::size_t r, std::size_t q) -> std::int64_t {
-        if (veto && r != q &&
-            std::any_of(
-                communicators.begin(), communicators.end(),
-                [&](const std::vector<std::int32_t>& c) { return c[rank_at[r]] == c[rank_at[q]]; }))
-          return std::numeric_limits<std::int64_t>::max();
+        if (veto && r != q && vetoed(r, q)) return std::numeric_limits<std::int64_t>::max();
         return high[r * ranks + q] - low[r * ranks + q];
       };
       // Groups: each rank with the ranks it ends steadily with (spread within `steady_ns`); they
@@ -1379,6 +1392,20 @@ CommunicatorSplit split_communicators_by_end_time(const ExecutionGraph& graph,
     for (std::size_t r = 0; r < all_ranks; ++r)
       communicator[r] = local_of[r] >= 0 ? group[static_cast<std::size_t>(local_of[r])]
                                          : -1 - static_cast<std::int32_t>(r);
+    std::map<std::int32_t, std::vector<std::pair<int, std::size_t>>> members_of_group;
+    for (std::size_t r = 0; r < all_ranks; ++r) {
+      if (communicator[r] >= 0)
+        members_of_group[communicator[r]].emplace_back(graph.ranks[r].rank, r);
+    }
+    std::vector<std::pair<std::int32_t, std::int32_t>> place(all_ranks, {-1, 0});
+    for (auto& [id, members] : members_of_group) {
+      std::sort(members.begin(), members.end());
+      for (std::size_t i = 0; i < members.size(); ++i) {
+        place[members[i].second] = {static_cast<std::int32_t>(i),
+                                    static_cast<std::int32_t>(members.size())};
+      }
+    }
+    places.push_back(std::move(place));
     communicators.push_back(std::move(communicator));
   }
   return out;
@@ -1510,11 +1537,60 @@ std::vector<std::vector<std::int32_t>> pair_transfers(const ExecutionGraph& grap
   auto collectives_of = [&](std::size_t position) {
     return groups_of_rank[static_cast<std::size_t>(graph.rank_index_of(by_end[position]))].size();
   };
+  // Each rank's place in the communicator it runs most collectives in (its members by rank
+  // number): frameworks number tensor-, data- and pipeline-parallel ranks so that a stage sends to
+  // the rank at its own place in the next stage's group (Megatron, DeepSpeed, torchtitan), and
+  // tensor-parallel neighbours in lockstep end their transfers within the noise of each other's
+  // (TP 2 × PP 4 × DP 4 with tied embeddings: 90 transfers paired crosswise). A pair at other
+  // places in groups of one size is as far as kOtherPlaceNs on top of its distance.
+  constexpr std::int64_t kOtherPlaceNs = 5'000;
+  std::vector<std::pair<std::int32_t, std::int32_t>> place(rank_count, {-1, 0});  // (place, size)
+  {
+    std::map<std::vector<std::int32_t>, std::int64_t> count;
+    std::vector<std::map<std::vector<std::int32_t>, std::int64_t>> of_rank(rank_count);
+    for (std::size_t g = 0; g < graph.collectives.size(); ++g) {
+      const CollectiveGroup& group = graph.collectives[g];
+      if (!group.joined || group.member_count < 2) continue;
+      std::vector<std::int32_t> members;
+      for (std::int32_t k = 0; k < group.member_count; ++k) {
+        members.push_back(graph.rank_index_of(
+            graph.collective_members[static_cast<std::size_t>(group.first_member + k)]));
+      }
+      std::sort(members.begin(), members.end());
+      members.erase(std::unique(members.begin(), members.end()), members.end());
+      for (std::int32_t r : members) ++of_rank[static_cast<std::size_t>(r)][members];
+    }
+    for (std::size_t r = 0; r < rank_count; ++r) {
+      const std::vector<std::int32_t>* most_run = nullptr;
+      std::int64_t most = 0;
+      for (const auto& [members, n] : of_rank[r]) {
+        if (n > most) {
+          most = n;
+          most_run = &members;
+        }
+      }
+      if (most_run == nullptr) continue;
+      std::vector<std::pair<int, std::int32_t>> by_number;  // (rank number, index)
+      for (std::int32_t m : *most_run)
+        by_number.emplace_back(graph.ranks[static_cast<std::size_t>(m)].rank, m);
+      std::sort(by_number.begin(), by_number.end());
+      for (std::size_t i = 0; i < by_number.size(); ++i) {
+        if (by_number[i].second == static_cast<std::int32_t>(r))
+          place[r] = {static_cast<std::int32_t>(i), static_cast<std::int32_t>(by_number.size())};
+      }
+    }
+  }
+  auto other_places = [&](std::int32_t a, std::int32_t b) {
+    const auto& pa = place[static_cast<std::size_t>(graph.rank_index_of(a))];
+    const auto& pb = place[static_cast<std::size_t>(graph.rank_index_of(b))];
+    return pa.first >= 0 && pb.first >= 0 && pa.second == pb.second && pa.first != pb.first;
+  };
   for (Candidate& c : candidates) {
     c.shared = shared(by_end[c.a], by_end[c.b]);
     const std::size_t fewer = std::min(collectives_of(c.a), collectives_of(c.b));
     const bool mostly_shared = fewer > 0 && 2 * static_cast<std::size_t>(c.shared) >= fewer;
-    c.effective = c.distance + (mostly_shared ? kSharedTieNs : 0);
+    c.effective = c.distance + (mostly_shared ? kSharedTieNs : 0) +
+                  (other_places(by_end[c.a], by_end[c.b]) ? kOtherPlaceNs : 0);
   }
   std::stable_sort(
       candidates.begin(), candidates.end(), [](const Candidate& x, const Candidate& y) {
