@@ -1237,8 +1237,10 @@ CommunicatorSplit split_communicators_by_end_time(const ExecutionGraph& graph,
     // meets another in at most one rank in a tensor × pipeline × data layout, and tensor-parallel
     // neighbours' data-parallel groups end within the noise of each other (TP 2 × PP 4 × DP 8
     // with 5 µs of noise per kernel: their end differences varied by 10–20 µs, no split, every
-    // rank moved by its stage's 0.2–0.7 ms, 46 transfers unmatched). Tried only when the split
-    // without it fails: a class of model-parallel groups holds whole tensor-parallel groups.
+    // rank moved by its stage's 0.2–0.7 ms, 46 transfers unmatched). Known weak: a world or
+    // model-parallel collective over ranks at every place, whose members end together, is split
+    // by place under the veto (a check that the ends bear the split out, tried 2026-11-27, also
+    // refused true data-parallel groups whose members end up to 3 µs apart).
     auto middle = [&](std::size_t i) { return low[i] + (high[i] - low[i]) / 2; };
     auto clocks_of_bucket = [&](const TransferClocks& of_all) {
       TransferClocks out{std::vector<std::int64_t>(ranks), std::vector<std::int32_t>(ranks)};
@@ -1317,7 +1319,7 @@ CommunicatorSplit split_communicators_by_end_time(const ExecutionGraph& graph,
       // Steady runs little noise across steps: two groups of pipelines side by side ended
       // 4.5 µs apart at most over three steps with 2 µs of noise per kernel (11 µs with 5),
       // inside the 10 µs taken for steady. Each cut between the pairs' spreads where they jump
-      // fourfold, to at least 2 µs, from at most 10 µs, is tried as the line between steady and
+      // fourfold, to at least 1 µs, from at most 10 µs, is tried as the line between steady and
       // varying, lowest first.
       std::vector<std::int64_t> spreads;
       for (std::size_t r = 0; r < ranks; ++r) {
@@ -1546,27 +1548,33 @@ std::vector<std::vector<std::int32_t>> pair_transfers(const ExecutionGraph& grap
   constexpr std::int64_t kOtherPlaceNs = 5'000;
   std::vector<std::pair<std::int32_t, std::int32_t>> place(rank_count, {-1, 0});  // (place, size)
   {
-    std::map<std::vector<std::int32_t>, std::int64_t> count;
-    std::vector<std::map<std::vector<std::int32_t>, std::int64_t>> of_rank(rank_count);
+    // Each distinct member set once (its id), then counts per (rank, id): one lookup per
+    // collective, not per member.
+    std::map<std::vector<std::int32_t>, std::size_t> id_of_set;
+    std::vector<const std::vector<std::int32_t>*> set_of_id;
+    std::vector<std::map<std::size_t, std::int64_t>> of_rank(rank_count);  // id → collectives
+    std::vector<std::int32_t> members;
     for (std::size_t g = 0; g < graph.collectives.size(); ++g) {
       const CollectiveGroup& group = graph.collectives[g];
       if (!group.joined || group.member_count < 2) continue;
-      std::vector<std::int32_t> members;
+      members.clear();
       for (std::int32_t k = 0; k < group.member_count; ++k) {
         members.push_back(graph.rank_index_of(
             graph.collective_members[static_cast<std::size_t>(group.first_member + k)]));
       }
       std::sort(members.begin(), members.end());
       members.erase(std::unique(members.begin(), members.end()), members.end());
-      for (std::int32_t r : members) ++of_rank[static_cast<std::size_t>(r)][members];
+      const auto [it, fresh] = id_of_set.try_emplace(members, set_of_id.size());
+      if (fresh) set_of_id.push_back(&it->first);
+      for (std::int32_t r : members) ++of_rank[static_cast<std::size_t>(r)][it->second];
     }
     for (std::size_t r = 0; r < rank_count; ++r) {
       const std::vector<std::int32_t>* most_run = nullptr;
       std::int64_t most = 0;
-      for (const auto& [members, n] : of_rank[r]) {
+      for (const auto& [id, n] : of_rank[r]) {
         if (n > most) {
           most = n;
-          most_run = &members;
+          most_run = set_of_id[id];
         }
       }
       if (most_run == nullptr) continue;
@@ -1694,16 +1702,23 @@ std::vector<std::vector<std::int32_t>> pair_transfers(const ExecutionGraph& grap
   // tensor-parallel ranks). Two pairs whose ends pair the other way round with a smaller sum of
   // distances are swapped, until none is.
   {
-    std::unordered_map<std::uint64_t, std::int64_t> distance_of;  // positions (low, high) → ns
+    // (positions (low, high), ns), sorted: a third of a hash map's memory at millions of
+    // candidates.
+    std::vector<std::pair<std::uint64_t, std::int64_t>> distance_of;
+    distance_of.reserve(candidates.size());
     auto key = [&](std::size_t x, std::size_t y) {
       return static_cast<std::uint64_t>(std::min(x, y)) * by_end.size() + std::max(x, y);
     };
     // A rare rank pair (above) is as far as the tolerance on top of its distance.
     for (const Candidate& c : candidates)
-      distance_of[key(c.a, c.b)] = c.effective + (rare(c) ? kToleranceNs : 0);
+      distance_of.emplace_back(key(c.a, c.b), c.effective + (rare(c) ? kToleranceNs : 0));
+    std::sort(distance_of.begin(), distance_of.end());
     auto distance = [&](std::size_t x, std::size_t y) -> std::optional<std::int64_t> {
-      const auto it = distance_of.find(key(x, y));
-      if (it == distance_of.end()) return std::nullopt;
+      const std::uint64_t k = key(x, y);
+      const auto it = std::lower_bound(distance_of.begin(), distance_of.end(), k,
+                                       [](const std::pair<std::uint64_t, std::int64_t>& e,
+                                          std::uint64_t v) { return e.first < v; });
+      if (it == distance_of.end() || it->first != k) return std::nullopt;
       return it->second;
     };
     constexpr std::int64_t kSwapGainNs = 100;  // below the clocks' reading: no churn on ties
