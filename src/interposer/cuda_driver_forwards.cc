@@ -36,11 +36,23 @@ cudaMemLocation to_runtime(CUmemLocation location) {
 }
 
 // The CUDA 12 forms name a device, or CU_DEVICE_CPU (-1) for the host.
-cudaMemLocation device_location(CUdevice device) {
-  cudaMemLocation out{};
-  out.type = device == CU_DEVICE_CPU ? cudaMemLocationTypeHost : cudaMemLocationTypeDevice;
-  out.id = device == CU_DEVICE_CPU ? 0 : device;
-  return out;
+cudaMemLocation device_location(CUdevice device) { return detail::legacy_location(device); }
+
+// Through impl and detail, not cudaMemPrefetchAsync/cudaMemAdvise, whose arguments depend on the
+// runtime ABI.
+CUresult prefetch(CUdeviceptr pointer, size_t bytes, const cudaMemLocation& location,
+                  CUstream stream, const char* api) {
+  ErrorScope scope;
+  const cudaError_t status = impl::stream_accept(stream, false, api);
+  if (status == cudaSuccess) detail::note_prefetch(as_pointer(pointer), bytes, location);
+  return to_driver(status);
+}
+
+CUresult advise(CUdeviceptr pointer, size_t bytes, CUmem_advise advice,
+                const cudaMemLocation& location) {
+  ErrorScope scope;
+  return to_driver(
+      detail::advise_managed("cuMemAdvise", as_pointer(pointer), bytes, advice, location));
 }
 
 // Allocations whose CU_POINTER_ATTRIBUTE_SYNC_MEMOPS was set (by base address).
@@ -89,13 +101,11 @@ PT_EXPORT CUresult cuMemHostGetFlags(unsigned int* flags, void* pointer) {
   return to_driver(cudaHostGetFlags(flags, pointer));
 }
 
-// A prefetch is a placement hint with no effect on an emulated device: only the stream is checked
-// (through impl, not cudaMemPrefetchAsync, whose arguments depend on the runtime ABI).
+// A prefetch is a placement hint with no effect on an emulated device's timing: the stream is
+// checked, and a managed range remembers the destination.
 PT_EXPORT CUresult cuMemPrefetchAsync(CUdeviceptr pointer, size_t bytes, CUmemLocation location,
-                                      unsigned int flags, CUstream stream) {
-  (void)pointer, (void)bytes, (void)location, (void)flags;
-  ErrorScope scope;
-  return to_driver(impl::stream_accept(stream, false, "cuMemPrefetchAsync_v2"));
+                                      unsigned int /*flags*/, CUstream stream) {
+  return prefetch(pointer, bytes, to_runtime(location), stream, "cuMemPrefetchAsync_v2");
 }
 
 PT_EXPORT CUresult cuMemPrefetchAsync_v2_ptsz(CUdeviceptr pointer, size_t bytes,
@@ -106,9 +116,32 @@ PT_EXPORT CUresult cuMemPrefetchAsync_v2_ptsz(CUdeviceptr pointer, size_t bytes,
 
 PT_EXPORT CUresult cuMemAdvise(CUdeviceptr pointer, size_t bytes, CUmem_advise advice,
                                CUmemLocation location) {
+  return advise(pointer, bytes, advice, to_runtime(location));
+}
+
+PT_EXPORT CUresult cuMemRangeGetAttribute(void* data, size_t data_size,
+                                          CUmem_range_attribute attribute, CUdeviceptr pointer,
+                                          size_t bytes) {
   ErrorScope scope;
-  return to_driver(cudaMemAdvise(as_pointer(pointer), bytes, static_cast<cudaMemoryAdvise>(advice),
-                                 to_runtime(location)));
+  return to_driver(detail::managed_range_attribute("cuMemRangeGetAttribute", data, data_size,
+                                                   attribute, as_pointer(pointer), bytes));
+}
+
+PT_EXPORT CUresult cuMemRangeGetAttributes(void** data, size_t* data_sizes,
+                                           CUmem_range_attribute* attributes,
+                                           size_t attribute_count, CUdeviceptr pointer,
+                                           size_t bytes) {
+  if (attribute_count == 0 || data == nullptr || data_sizes == nullptr || attributes == nullptr) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  ErrorScope scope;
+  for (size_t i = 0; i < attribute_count; ++i) {
+    const cudaError_t status =
+        detail::managed_range_attribute("cuMemRangeGetAttributes", data[i], data_sizes[i],
+                                        attributes[i], as_pointer(pointer), bytes);
+    if (status != cudaSuccess) return to_driver(status);
+  }
+  return CUDA_SUCCESS;
 }
 
 // ---- memory pools
@@ -607,9 +640,7 @@ PT_EXPORT CUresult cuOccupancyMaxPotentialClusterSize(int* cluster_size, CUfunct
 #undef cuMemAdvise
 PT_EXPORT CUresult cuMemPrefetchAsync(CUdeviceptr pointer, size_t bytes, CUdevice device,
                                       CUstream stream) {
-  (void)pointer, (void)bytes, (void)device;
-  ErrorScope scope;
-  return to_driver(impl::stream_accept(stream, false, "cuMemPrefetchAsync"));
+  return prefetch(pointer, bytes, device_location(device), stream, "cuMemPrefetchAsync");
 }
 
 PT_EXPORT CUresult cuMemPrefetchAsync_ptsz(CUdeviceptr pointer, size_t bytes, CUdevice device,
@@ -619,7 +650,5 @@ PT_EXPORT CUresult cuMemPrefetchAsync_ptsz(CUdeviceptr pointer, size_t bytes, CU
 
 PT_EXPORT CUresult cuMemAdvise(CUdeviceptr pointer, size_t bytes, CUmem_advise advice,
                                CUdevice device) {
-  ErrorScope scope;
-  return to_driver(cudaMemAdvise(as_pointer(pointer), bytes, static_cast<cudaMemoryAdvise>(advice),
-                                 device_location(device)));
+  return advise(pointer, bytes, advice, device_location(device));
 }

@@ -83,6 +83,35 @@ cudaError_t batch_hint(void** pointers, size_t* sizes, size_t count, cudaStream_
   return impl::stream_accept(stream, per_thread, api);
 }
 
+// A batched prefetch: location k applies from operation indices[k] on (the first must be 0);
+// managed ranges remember their destination.
+cudaError_t batch_prefetch(void** pointers, size_t* sizes, size_t count,
+                           const cudaMemLocation* locations, const size_t* indices,
+                           size_t location_count, cudaStream_t stream, bool per_thread,
+                           const char* api) {
+  if (location_count == 0 || locations == nullptr || indices == nullptr || indices[0] != 0 ||
+      location_count > count) {
+    return detail::misuse(api, cudaErrorInvalidValue,
+                          "numPrefetchLocs is 0 or above count, prefetchLocs/prefetchLocIdxs is "
+                          "NULL, or prefetchLocIdxs[0] is not 0");
+  }
+  for (size_t k = 1; k < location_count; ++k) {
+    if (indices[k] <= indices[k - 1] || indices[k] >= count) {
+      return detail::misuse(api, cudaErrorInvalidValue,
+                            "prefetchLocIdxs[" + std::to_string(k) +
+                                "] is not above the one before it and below count");
+    }
+  }
+  const cudaError_t status = batch_hint(pointers, sizes, count, stream, per_thread, api);
+  if (status != cudaSuccess) return status;
+  size_t k = 0;
+  for (size_t i = 0; i < count; ++i) {
+    while (k + 1 < location_count && indices[k + 1] <= i) ++k;
+    detail::note_prefetch(pointers[i], sizes[i], locations[k]);
+  }
+  return cudaSuccess;
+}
+
 // The stream (and CUDA 12's failIdx) from where the caller's ABI put them.
 cudaError_t batch_copy_abi(void* const* dsts, const void* const* srcs, const size_t* sizes,
                            size_t count, cudaMemcpyAttributes* attrs, size_t* attr_indices,
@@ -115,20 +144,21 @@ PT_EXPORT cudaError_t cudaMemcpyBatchAsync_ptsz(void* const* dsts, const void* c
 }
 
 PT_EXPORT cudaError_t cudaMemPrefetchBatchAsync(void** dptrs, size_t* sizes, size_t count,
-                                                struct cudaMemLocation* /*prefetchLocs*/,
-                                                size_t* /*prefetchLocIdxs*/,
-                                                size_t /*numPrefetchLocs*/,
+                                                struct cudaMemLocation* prefetchLocs,
+                                                size_t* prefetchLocIdxs, size_t numPrefetchLocs,
                                                 unsigned long long /*flags*/, cudaStream_t stream) {
-  return batch_hint(dptrs, sizes, count, stream, false, "cudaMemPrefetchBatchAsync");
+  return batch_prefetch(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, stream,
+                        false, "cudaMemPrefetchBatchAsync");
 }
 
 PT_EXPORT cudaError_t cudaMemPrefetchBatchAsync_ptsz(void** dptrs, size_t* sizes, size_t count,
-                                                     struct cudaMemLocation* /*prefetchLocs*/,
-                                                     size_t* /*prefetchLocIdxs*/,
-                                                     size_t /*numPrefetchLocs*/,
+                                                     struct cudaMemLocation* prefetchLocs,
+                                                     size_t* prefetchLocIdxs,
+                                                     size_t numPrefetchLocs,
                                                      unsigned long long /*flags*/,
                                                      cudaStream_t stream) {
-  return batch_hint(dptrs, sizes, count, stream, true, "cudaMemPrefetchBatchAsync_ptsz");
+  return batch_prefetch(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, stream,
+                        true, "cudaMemPrefetchBatchAsync_ptsz");
 }
 
 PT_EXPORT cudaError_t cudaMemDiscardBatchAsync(void** dptrs, size_t* sizes, size_t count,
@@ -143,17 +173,19 @@ PT_EXPORT cudaError_t cudaMemDiscardBatchAsync_ptsz(void** dptrs, size_t* sizes,
 }
 
 PT_EXPORT cudaError_t cudaMemDiscardAndPrefetchBatchAsync(void** dptrs, size_t* sizes, size_t count,
-                                                          struct cudaMemLocation* /*prefetchLocs*/,
-                                                          size_t* /*prefetchLocIdxs*/,
-                                                          size_t /*numPrefetchLocs*/,
+                                                          struct cudaMemLocation* prefetchLocs,
+                                                          size_t* prefetchLocIdxs,
+                                                          size_t numPrefetchLocs,
                                                           unsigned long long /*flags*/,
                                                           cudaStream_t stream) {
-  return batch_hint(dptrs, sizes, count, stream, false, "cudaMemDiscardAndPrefetchBatchAsync");
+  return batch_prefetch(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, stream,
+                        false, "cudaMemDiscardAndPrefetchBatchAsync");
 }
 
 PT_EXPORT cudaError_t cudaMemDiscardAndPrefetchBatchAsync_ptsz(
-    void** dptrs, size_t* sizes, size_t count, struct cudaMemLocation* /*prefetchLocs*/,
-    size_t* /*prefetchLocIdxs*/, size_t /*numPrefetchLocs*/, unsigned long long /*flags*/,
+    void** dptrs, size_t* sizes, size_t count, struct cudaMemLocation* prefetchLocs,
+    size_t* prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long /*flags*/,
     cudaStream_t stream) {
-  return batch_hint(dptrs, sizes, count, stream, true, "cudaMemDiscardAndPrefetchBatchAsync_ptsz");
+  return batch_prefetch(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, stream,
+                        true, "cudaMemDiscardAndPrefetchBatchAsync_ptsz");
 }

@@ -111,6 +111,10 @@ inline cudaError_t fail(cudaError_t error) {
 /// report_misuse + sets the last error; returns `error`.
 cudaError_t misuse(std::string_view api, cudaError_t error, std::string_view what);
 
+/// Appends to CUDA's error log (cudaLogs*/cuLogs*, error_log.cc) and calls its callbacks; every
+/// misuse and unsupported call is logged.
+void log_error_message(std::string_view message);
+
 /// "0x..." for messages.
 std::string pointer_text(const void* pointer);
 
@@ -177,6 +181,17 @@ struct PointerInfo {
   std::size_t available = 0;  // bytes from the pointer to the end of the allocation
 };
 PointerInfo lookup_pointer(const void* pointer);
+
+/// Managed-memory hints (cudart_memory.cc). The location a CUDA 12 `int device` names
+/// (cudaCpuDeviceId: the host). cudaMemAdvise's effect on the range's pages (rounded out to CPU
+/// pages; the range must lie inside one managed allocation). A prefetch's destination, remembered
+/// for managed memory only. One cudaMemRangeGetAttribute query.
+cudaMemLocation legacy_location(int device);
+cudaError_t advise_managed(const char* api, const void* pointer, std::size_t count, int advice,
+                           const cudaMemLocation& location);
+void note_prefetch(const void* pointer, std::size_t count, const cudaMemLocation& location);
+cudaError_t managed_range_attribute(const char* api, void* data, std::size_t data_size,
+                                    int attribute, const void* pointer, std::size_t count);
 
 /// A shareable handle's description written to a new memfd (the file descriptor another process
 /// receives); -1 when the host refuses one. And read back from a descriptor: false when it does

@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -36,6 +37,27 @@ enum class Backing : std::uint8_t {
   kExternal,  // the program's memory (cudaHostRegister): never released by us
 };
 
+// Where advice or a prefetch points: a cudaMemLocationType and its id (a device ordinal or a
+// host NUMA node; ignored for the host).
+struct Place {
+  int type = cudaMemLocationTypeInvalid;
+  int id = 0;
+  bool operator==(const Place&) const = default;
+  bool operator<(const Place& other) const {
+    return type != other.type ? type < other.type : id < other.id;
+  }
+};
+
+// What cudaMemAdvise and prefetches set on a stretch of managed memory (the driver keeps it per
+// page; the emulator keeps stretches of equal hints).
+struct RangeHints {
+  bool read_mostly = false;
+  Place preferred;
+  std::vector<Place> accessed_by;  // sorted, unique
+  Place last_prefetch;
+  bool operator==(const RangeHints&) const = default;
+};
+
 struct Allocation {
   std::size_t bytes = 0;   // requested size (what is accounted and recorded)
   std::size_t mapped = 0;  // size of the host mapping / heap block
@@ -48,6 +70,8 @@ struct Allocation {
   bool physical = false;  // cuMemCreate handle: freed only by cuMemRelease, not a pointer
   bool mapping = false;   // cuMemMap'ed virtual range: removed only by cuMemUnmap
   int pool = -1;          // stream-ordered allocations: index of their memory pool
+  // Managed memory: hints by the offset where their stretch starts (empty: none set anywhere).
+  std::map<std::size_t, RangeHints> hints;
 };
 
 // A memory pool: each device's default pool (index = device) and those of cudaMemPoolCreate.
@@ -442,6 +466,274 @@ VariableInfo lookup_variable(const void* symbol) {
   info.storage = it->second.storage;
   info.size = it->second.size;
   return info;
+}
+
+// ---- managed-memory advice and prefetch locations ----------------------------------------------
+
+namespace {
+
+constexpr std::size_t kHostPage = 4096;  // advice and prefetch ranges round to CPU pages
+
+// The stretch of one managed allocation that [pointer, pointer + count) covers, rounded out to
+// pages and clipped to the allocation (offsets from its base). The caller holds the lock.
+struct ManagedStretch {
+  Allocation* allocation = nullptr;
+  std::size_t first = 0;
+  std::size_t last = 0;
+};
+
+bool managed_stretch(MemoryState& m, const void* pointer, std::size_t count, ManagedStretch* out) {
+  const auto address = reinterpret_cast<std::uintptr_t>(pointer);
+  auto next = m.allocations.upper_bound(address);
+  if (pointer == nullptr || count == 0 || next == m.allocations.begin()) return false;
+  auto& [base, a] = *std::prev(next);
+  if (a.kind != AllocKind::kManaged || address - base >= a.bytes ||
+      count > base + a.bytes - address) {
+    return false;
+  }
+  const std::uintptr_t page_first = address / kHostPage * kHostPage;
+  const std::uintptr_t page_last = (address + count + kHostPage - 1) / kHostPage * kHostPage;
+  out->allocation = &a;
+  out->first = page_first > base ? page_first - base : 0;
+  out->last = std::min<std::uintptr_t>(page_last - base, a.bytes);
+  return true;
+}
+
+// Starts a stretch at `offset` (a copy of the hints it falls in).
+void split_hints_at(std::map<std::size_t, RangeHints>& hints, std::size_t offset) {
+  if (hints.empty()) hints.emplace(0, RangeHints{});
+  auto at = std::prev(hints.upper_bound(offset));
+  if (at->first != offset) hints.emplace_hint(std::next(at), offset, at->second);
+}
+
+template <typename Change>
+void change_hints(const ManagedStretch& stretch, Change&& change) {
+  auto& hints = stretch.allocation->hints;
+  split_hints_at(hints, stretch.first);
+  if (stretch.last < stretch.allocation->bytes) split_hints_at(hints, stretch.last);
+  for (auto it = hints.find(stretch.first); it != hints.end() && it->first < stretch.last; ++it) {
+    change(it->second);
+  }
+  for (auto it = hints.begin(); it != hints.end();) {
+    const auto following = std::next(it);
+    if (following != hints.end() && following->second == it->second) {
+      hints.erase(following);
+    } else {
+      it = following;
+    }
+  }
+}
+
+// Every stretch of hints the range overlaps (one default stretch where none were set).
+std::vector<RangeHints> hints_over(const ManagedStretch& stretch) {
+  const auto& hints = stretch.allocation->hints;
+  if (hints.empty()) return {RangeHints{}};
+  std::vector<RangeHints> over;
+  for (auto it = std::prev(hints.upper_bound(stretch.first));
+       it != hints.end() && it->first < stretch.last; ++it) {
+    over.push_back(it->second);
+  }
+  return over;
+}
+
+// A location as advice and prefetches keep it: the NUMA node nearest the caller is node 0 (the
+// emulated host has one). Invalid for what the advice cannot name.
+bool normalized_place(const cudaMemLocation& location, bool allow_numa, Place* place,
+                      cudaError_t* error) {
+  *error = cudaErrorInvalidValue;
+  switch (location.type) {
+    case cudaMemLocationTypeDevice:
+      if (location.id < 0 || location.id >= config().devices) {
+        *error = cudaErrorInvalidDevice;
+        return false;
+      }
+      *place = Place{cudaMemLocationTypeDevice, location.id};
+      return true;
+    case cudaMemLocationTypeHost:
+      *place = Place{cudaMemLocationTypeHost, 0};
+      return true;
+    case cudaMemLocationTypeHostNuma:
+      if (!allow_numa || location.id != 0) return false;
+      *place = Place{cudaMemLocationTypeHostNuma, 0};
+      return true;
+    case cudaMemLocationTypeHostNumaCurrent:
+      if (!allow_numa) return false;
+      *place = Place{cudaMemLocationTypeHostNuma, 0};
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The single place every stretch shares, or an invalid one.
+Place common_place(const std::vector<RangeHints>& over, Place RangeHints::*field) {
+  const Place first = over.front().*field;
+  for (const RangeHints& h : over) {
+    if (!(h.*field == first)) return Place{};
+  }
+  return first;
+}
+
+// The legacy int form: a device ordinal, cudaCpuDeviceId for the host, cudaInvalidDeviceId.
+int legacy_device(const Place& place) {
+  switch (place.type) {
+    case cudaMemLocationTypeDevice:
+      return place.id;
+    case cudaMemLocationTypeHost:
+    case cudaMemLocationTypeHostNuma:
+      return cudaCpuDeviceId;
+    default:
+      return cudaInvalidDeviceId;
+  }
+}
+
+}  // namespace
+
+cudaMemLocation legacy_location(int device) {
+  cudaMemLocation location = {};
+  if (device == cudaCpuDeviceId) {
+    location.type = cudaMemLocationTypeHost;
+  } else if (device >= 0) {
+    location.type = cudaMemLocationTypeDevice;
+    location.id = device;
+  } else {
+    location.type = cudaMemLocationTypeInvalid;
+    location.id = device;
+  }
+  return location;
+}
+
+cudaError_t advise_managed(const char* api, const void* pointer, std::size_t count, int advice,
+                           const cudaMemLocation& location) {
+  if (advice < cudaMemAdviseSetReadMostly || advice > cudaMemAdviseUnsetAccessedBy) {
+    return misuse(api, cudaErrorInvalidValue,
+                  "advice " + std::to_string(advice) + " is not a cudaMemoryAdvise");
+  }
+  Place place;
+  if (advice == cudaMemAdviseSetPreferredLocation || advice == cudaMemAdviseSetAccessedBy ||
+      advice == cudaMemAdviseUnsetAccessedBy) {
+    cudaError_t error = cudaSuccess;
+    const bool numa = advice == cudaMemAdviseSetPreferredLocation;
+    if (!normalized_place(location, numa, &place, &error)) {
+      return misuse(api, error,
+                    "location type " + std::to_string(location.type) + " id " +
+                        std::to_string(location.id) + " is not a device of this emulation" +
+                        (numa ? ", the host or host NUMA node 0" : " or the host"));
+    }
+  }
+  MemoryState& m = memory();
+  std::unique_lock<std::mutex> lock(m.mutex);
+  ManagedStretch stretch;
+  if (!managed_stretch(m, pointer, count, &stretch)) {
+    lock.unlock();
+    return misuse(api, cudaErrorInvalidValue,
+                  "[" + pointer_text(pointer) + ", +" + std::to_string(count) +
+                      " bytes) is not inside managed memory");
+  }
+  change_hints(stretch, [&](RangeHints& h) {
+    switch (advice) {
+      case cudaMemAdviseSetReadMostly:
+        h.read_mostly = true;
+        break;
+      case cudaMemAdviseUnsetReadMostly:
+        h.read_mostly = false;
+        break;
+      case cudaMemAdviseSetPreferredLocation:
+        h.preferred = place;
+        break;
+      case cudaMemAdviseUnsetPreferredLocation:
+        h.preferred = Place{};
+        break;
+      case cudaMemAdviseSetAccessedBy: {
+        const auto at = std::lower_bound(h.accessed_by.begin(), h.accessed_by.end(), place);
+        if (at == h.accessed_by.end() || !(*at == place)) h.accessed_by.insert(at, place);
+        break;
+      }
+      default:  // cudaMemAdviseUnsetAccessedBy
+        std::erase(h.accessed_by, place);
+        break;
+    }
+  });
+  return cudaSuccess;
+}
+
+void note_prefetch(const void* pointer, std::size_t count, const cudaMemLocation& location) {
+  Place place;
+  cudaError_t error = cudaSuccess;
+  if (!normalized_place(location, true, &place, &error)) return;
+  MemoryState& m = memory();
+  std::lock_guard<std::mutex> lock(m.mutex);
+  ManagedStretch stretch;
+  if (!managed_stretch(m, pointer, count, &stretch)) return;  // not managed: nothing to remember
+  change_hints(stretch, [&](RangeHints& h) { h.last_prefetch = place; });
+}
+
+cudaError_t managed_range_attribute(const char* api, void* data, std::size_t data_size,
+                                    int attribute, const void* pointer, std::size_t count) {
+  const bool list = attribute == cudaMemRangeAttributeAccessedBy;
+  if (attribute < cudaMemRangeAttributeReadMostly ||
+      attribute > cudaMemRangeAttributeLastPrefetchLocationId) {
+    return misuse(api, cudaErrorInvalidValue,
+                  "attribute " + std::to_string(attribute) + " is not a cudaMemRangeAttribute");
+  }
+  if (data == nullptr || (list ? data_size == 0 || data_size % 4 != 0 : data_size != 4)) {
+    return misuse(api, cudaErrorInvalidValue,
+                  "data is NULL or dataSize " + std::to_string(data_size) + " is not " +
+                      (list ? "a non-zero multiple of 4" : "4"));
+  }
+  MemoryState& m = memory();
+  std::unique_lock<std::mutex> lock(m.mutex);
+  ManagedStretch stretch;
+  if (!managed_stretch(m, pointer, count, &stretch)) {
+    lock.unlock();
+    return misuse(api, cudaErrorInvalidValue,
+                  "[" + pointer_text(pointer) + ", +" + std::to_string(count) +
+                      " bytes) is not inside managed memory");
+  }
+  const std::vector<RangeHints> over = hints_over(stretch);
+  lock.unlock();
+  auto* out = static_cast<int*>(data);
+  switch (attribute) {
+    case cudaMemRangeAttributeReadMostly:
+      *out =
+          std::all_of(over.begin(), over.end(), [](const RangeHints& h) { return h.read_mostly; })
+              ? 1
+              : 0;
+      break;
+    case cudaMemRangeAttributePreferredLocation:
+      *out = legacy_device(common_place(over, &RangeHints::preferred));
+      break;
+    case cudaMemRangeAttributeLastPrefetchLocation:
+      *out = legacy_device(common_place(over, &RangeHints::last_prefetch));
+      break;
+    case cudaMemRangeAttributePreferredLocationType:
+      *out = common_place(over, &RangeHints::preferred).type;
+      break;
+    case cudaMemRangeAttributePreferredLocationId:
+      *out = common_place(over, &RangeHints::preferred).id;
+      break;
+    case cudaMemRangeAttributeLastPrefetchLocationType:
+      *out = common_place(over, &RangeHints::last_prefetch).type;
+      break;
+    case cudaMemRangeAttributeLastPrefetchLocationId:
+      *out = common_place(over, &RangeHints::last_prefetch).id;
+      break;
+    default: {  // cudaMemRangeAttributeAccessedBy: who has it over the whole range
+      std::vector<Place> everywhere = over.front().accessed_by;
+      for (const RangeHints& h : over) {
+        std::vector<Place> both;
+        std::set_intersection(everywhere.begin(), everywhere.end(), h.accessed_by.begin(),
+                              h.accessed_by.end(), std::back_inserter(both));
+        everywhere = std::move(both);
+      }
+      const std::size_t slots = data_size / 4;
+      for (std::size_t i = 0; i < slots; ++i) {
+        out[i] = i < everywhere.size() ? legacy_device(everywhere[i]) : cudaInvalidDeviceId;
+      }
+      break;
+    }
+  }
+  return cudaSuccess;
 }
 
 namespace impl {
@@ -1322,16 +1614,35 @@ PT_EXPORT cudaError_t cudaGetSymbolSize(size_t* size, const void* symbol) {
   return cudaSuccess;
 }
 
-// Placement hints for managed memory have no effect on an emulated device; they are validated
-// and accepted (not recorded).
+// Placement hints for managed memory have no effect on the emulated device's timing; they are
+// kept per range, so cudaMemRangeGetAttribute(s) reads back what was set. Under the CUDA 12 ABI
+// the fourth argument is `int device` (cudaCpuDeviceId for the host), in the register that holds
+// the location's type in CUDA 13's form.
 PT_EXPORT cudaError_t cudaMemAdvise(const void* devPtr, size_t count, enum cudaMemoryAdvise advice,
                                     struct cudaMemLocation location) {
-  (void)count;
-  (void)advice;
-  (void)location;
-  if (!detail::lookup_pointer(devPtr).known) {
-    return misuse("cudaMemAdvise", cudaErrorInvalidValue,
-                  detail::pointer_text(devPtr) + " is not managed memory");
+  if (detail::cudart_abi() == 12) location = detail::legacy_location(location.type);
+  return detail::advise_managed("cudaMemAdvise", devPtr, count, advice, location);
+}
+
+PT_EXPORT cudaError_t cudaMemRangeGetAttribute(void* data, size_t dataSize,
+                                               enum cudaMemRangeAttribute attribute,
+                                               const void* devPtr, size_t count) {
+  return detail::managed_range_attribute("cudaMemRangeGetAttribute", data, dataSize, attribute,
+                                         devPtr, count);
+}
+
+PT_EXPORT cudaError_t cudaMemRangeGetAttributes(void** data, size_t* dataSizes,
+                                                enum cudaMemRangeAttribute* attributes,
+                                                size_t numAttributes, const void* devPtr,
+                                                size_t count) {
+  if (numAttributes == 0 || data == nullptr || dataSizes == nullptr || attributes == nullptr) {
+    return misuse("cudaMemRangeGetAttributes", cudaErrorInvalidValue,
+                  "numAttributes is 0 or data/dataSizes/attributes is NULL");
+  }
+  for (size_t i = 0; i < numAttributes; ++i) {
+    const cudaError_t status = detail::managed_range_attribute(
+        "cudaMemRangeGetAttributes", data[i], dataSizes[i], attributes[i], devPtr, count);
+    if (status != cudaSuccess) return status;
   }
   return cudaSuccess;
 }
@@ -1340,14 +1651,16 @@ PT_EXPORT cudaError_t cudaMemAdvise(const void* devPtr, size_t count, enum cudaM
 // signatures differ in where the stream is).
 
 // The CUDA 12.2–12.9 names of the location-based forms (CUDA 13 gave them the plain names).
-PT_EXPORT cudaError_t cudaMemPrefetchAsync_v2(const void* /*devPtr*/, size_t /*count*/,
-                                              struct cudaMemLocation /*location*/,
+PT_EXPORT cudaError_t cudaMemPrefetchAsync_v2(const void* devPtr, size_t count,
+                                              struct cudaMemLocation location,
                                               unsigned int /*flags*/, cudaStream_t stream) {
-  return impl::stream_accept(stream, false, "cudaMemPrefetchAsync_v2");
+  const cudaError_t status = impl::stream_accept(stream, false, "cudaMemPrefetchAsync_v2");
+  if (status == cudaSuccess) detail::note_prefetch(devPtr, count, location);
+  return status;
 }
 
 PT_EXPORT cudaError_t cudaMemAdvise_v2(const void* devPtr, size_t count,
                                        enum cudaMemoryAdvise advice,
                                        struct cudaMemLocation location) {
-  return cudaMemAdvise(devPtr, count, advice, location);
+  return detail::advise_managed("cudaMemAdvise_v2", devPtr, count, advice, location);
 }

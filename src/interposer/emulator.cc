@@ -421,6 +421,9 @@ int report_unsupported(std::string_view api) {
                  static_cast<int>(api.size()), api.data(), unsupported_return_text(api));
   }
   detail::text_record(trace_schema::op::kUnsupported, trace_schema::field::kApi, api);
+  detail::log_error_message(std::string(api) +
+                            " is not supported by the GPU emulator: it returns " +
+                            unsupported_return_text(api));
   return 801;  // cudaErrorNotSupported
 }
 
@@ -438,6 +441,7 @@ void report_misuse(std::string_view api, std::string_view what) {
   }
   detail::text_record(trace_schema::op::kMisuse, trace_schema::field::kApi, api,
                       trace_schema::field::kWhat, what);
+  detail::log_error_message(std::string(api) + ": " + std::string(what));
 }
 
 void flush() { detail::write_log(false); }

@@ -366,6 +366,56 @@ TEST_F(DriverApi, MemoryStreamsAndOccupancyThroughTheDriver) {
   EXPECT_TRUE(trace.of("unsupported").empty());
 }
 
+// Managed-memory advice and prefetch destinations are kept per page and read back by range
+// (cudaMemRangeGetAttribute(s) and the driver's forms): partial ranges, page rounding, accessor
+// lists, batched and driver prefetches, a __managed__ variable; misuse fails as on a GPU.
+TEST_F(DriverApi, ManagedAdviceAndPrefetchLocationsReadBack) {
+  if (!std::filesystem::exists(program_path("driver_managed_advice"))) {
+    GTEST_SKIP() << "not built";
+  }
+  const ProgramRun run =
+      run_program("driver_managed_advice", Mode::kPreload,
+                  {{"LD_LIBRARY_PATH", driver_dir()}, {"POWERTRAIN_EMU_DEVICES", "2"}});
+  ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
+  EXPECT_NE(run.out.find("driver_managed_advice: 45 checks passed"), std::string::npos) << run.out;
+  const Trace trace = only_trace();
+  std::vector<std::string> misuse;
+  for (const json& m : trace.of("misuse")) misuse.push_back(m.at("api"));
+  EXPECT_EQ(misuse, (std::vector<std::string>{
+                        "cudaMemAdvise", "cudaMemRangeGetAttribute", "cudaMemRangeGetAttribute",
+                        "cudaMemRangeGetAttribute", "cudaMemAdvise", "cudaMemRangeGetAttribute",
+                        "cudaMemAdvise", "cudaMemRangeGetAttribute"}));
+  std::vector<std::string> managed;
+  for (const json& m : trace.of("malloc")) {
+    if (m.at("kind") == "managed") managed.push_back(std::to_string(m.at("bytes").get<long>()));
+  }
+  EXPECT_EQ(managed, (std::vector<std::string>{"4194304", "12288"}));
+  EXPECT_TRUE(trace.of("unsupported").empty());
+}
+
+// CUDA's error log: misuse and unsupported calls reach the runtime's and the driver's
+// callbacks (a callback's own misuse does not call it again) and the dumps, to memory (newest
+// kept after a notice when the buffer is short; refused when nothing fits) and to a file.
+TEST_F(DriverApi, MisuseAndUnsupportedCallsReachTheErrorLog) {
+  if (!std::filesystem::exists(program_path("driver_error_log"))) GTEST_SKIP() << "not built";
+  const ProgramRun run =
+      run_program("driver_error_log", Mode::kPreload, {{"LD_LIBRARY_PATH", driver_dir()}});
+  ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
+  EXPECT_NE(run.out.find("driver_error_log: 6 messages to the runtime callback, 1 to the driver's"),
+            std::string::npos)
+      << run.out;
+  const Trace trace = only_trace();
+  std::vector<std::string> unsupported;
+  for (const json& u : trace.of("unsupported")) unsupported.push_back(u.at("api"));
+  EXPECT_EQ(unsupported, std::vector<std::string>{"cudaGraphConditionalHandleCreate"});
+  std::vector<std::string> misuse;
+  for (const json& m : trace.of("misuse")) misuse.push_back(m.at("api"));
+  EXPECT_EQ(misuse, (std::vector<std::string>{
+                        "cudaMemAdvise", "cudaMemAdvise", "cudaMemAdvise", "cudaMemAdvise",
+                        "cudaLogsDumpToMemory", "cudaLogsUnregisterCallback", "cudaMemAdvise",
+                        "cudaMemAdvise", "cuLogsUnregisterCallback", "cuLogsCurrent"}));
+}
+
 // Element memsets (1-D and 2-D) write their pattern, peer copies move between two devices'
 // contexts, IPC handles are made, and stream memory operations order one stream after another:
 // each write is a 4/8-byte memset plus an event record on its stream, each wait a wait on that

@@ -339,6 +339,7 @@ TEST_F(SampleApiPrograms, Cuda12DropInReadsTheCuda12GraphEdgeSignatures) {
 // cudaMemPrefetchAsync under the CUDA 12 drop-in has CUDA 12's parameters (devPtr, count,
 // dstDevice, stream): the stream is the fourth argument, where CUDA 13 has the flags. And the
 // driver's graph edge calls, built into the drop-in too, keep their edge-data arguments there.
+// cudaMemAdvise takes CUDA 12's int device, and both hints read back by range.
 // In a child that dlopens libcudart.so.12. Returns the failing step, 0 when all passed.
 TEST_F(SampleApiPrograms, Cuda12DropInReadsTheCuda12PrefetchAndKeepsDriverEdgeCalls) {
   const pid_t pid = ::fork();
@@ -384,6 +385,25 @@ TEST_F(SampleApiPrograms, Cuda12DropInReadsTheCuda12PrefetchAndKeepsDriverEdgeCa
         to[0] != b) {
       ::_exit(7);
     }
+    // CUDA 12's cudaMemAdvise names a device as an int (cudaCpuDeviceId -1 for the host), and
+    // the prefetch to device 0 above is the range's last prefetch location.
+    using Advise12 = int (*)(const void*, size_t, int, int);
+    using RangeAttribute = int (*)(void*, size_t, int, const void*, size_t);
+    auto advise = reinterpret_cast<Advise12>(::dlsym(lib, "cudaMemAdvise"));
+    auto range_attribute =
+        reinterpret_cast<RangeAttribute>(::dlsym(lib, "cudaMemRangeGetAttribute"));
+    if (!advise || !range_attribute) ::_exit(8);
+    constexpr int kSetPreferredLocation = 3, kPreferred = 2, kLastPrefetch = 4;
+    int where = 99;
+    if (advise(managed, 1 << 20, kSetPreferredLocation, 0) != 0 ||
+        range_attribute(&where, 4, kPreferred, managed, 1 << 20) != 0 || where != 0) {
+      ::_exit(9);
+    }
+    if (advise(managed, 4096, kSetPreferredLocation, -1) != 0 ||
+        range_attribute(&where, 4, kPreferred, managed, 4096) != 0 || where != -1) {
+      ::_exit(10);
+    }
+    if (range_attribute(&where, 4, kLastPrefetch, managed, 1 << 20) != 0 || where != 0) ::_exit(11);
     ::_exit(0);
   }
   int status = 0;
