@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "emulate/nccl_fusion.h"
+#include "emulate/sequential_processes.h"
 #include "graph/graph_builder.h"
 
 namespace powertrain::emulate {
@@ -469,14 +470,31 @@ core::Result<EmulationResult> emulate_traces(const std::vector<ProcessTrace>& pr
                                    p.process.pid, p.process.forked_from, p.records.size()));
   }
   const bool any_child = !fork_warnings.empty();
-  std::vector<ProcessTrace> kept;  // copied only when a child is left out
-  if (any_child) {
+  // Processes of one rank that ran one after another (a script running several CUDA programs)
+  // are one GPU's work in sequence: joined into one trace.
+  bool repeated_rank = false;
+  std::set<int> ranks;
+  for (const ProcessTrace& p : processes) {
+    if (!forked_child(p) && p.process.rank >= 0 && !ranks.insert(p.process.rank).second) {
+      repeated_rank = true;
+    }
+  }
+  const bool copied = any_child || repeated_rank;
+  std::vector<ProcessTrace> kept;  // copied only when a child is left out or processes joined
+  if (copied) {
     std::copy_if(processes.begin(), processes.end(), std::back_inserter(kept),
                  [&](const ProcessTrace& p) { return !forked_child(p); });
   }
-  Pipeline pipeline(any_child ? kept : processes, options, result);
+  std::vector<trace::TraceWarning> join_warnings;
+  if (repeated_rank) {
+    auto joined = join_sequential_processes(std::move(kept), join_warnings);
+    if (!joined) return joined.error();
+    kept = std::move(*joined);
+  }
+  Pipeline pipeline(copied ? kept : processes, options, result);
   if (auto status = pipeline.run(); !status) return status.error();
   merge_warnings(result.warnings, fork_warnings);
+  merge_warnings(result.warnings, join_warnings);
   result.analysis_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return result;

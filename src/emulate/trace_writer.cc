@@ -19,11 +19,20 @@ std::string json_quote(std::string_view text) { return nlohmann::json(std::strin
 
 TraceWriter::TraceWriter(int rank, int world_size, int devices, std::string gpu, std::int64_t pid)
     : devices_(devices), used_(devices, 0), peak_(devices, 0) {
-  text_ = fmt::format(
-      R"({{"op":"process","version":1,"pid":{},"rank":{},"world_size":{},"local_rank":{},)"
-      R"("devices":{},"gpu":{},"program":"./prog","argv":["./prog"],"start_unix_ns":1700000000000000000}})"
-      "\n",
-      pid, rank, world_size, rank, devices, json_quote(gpu));
+  process_fields_ =
+      fmt::format(R"({{"op":"process","version":1,"pid":{},"rank":{},"world_size":{},)"
+                  R"("local_rank":{},"devices":{},"gpu":{},)",
+                  pid, rank, world_size, rank, devices, json_quote(gpu));
+}
+
+TraceWriter& TraceWriter::program(std::string_view path) {
+  program_ = path;
+  return *this;
+}
+
+TraceWriter& TraceWriter::start_unix_ns(std::int64_t ns) {
+  start_unix_ns_ = ns;
+  return *this;
 }
 
 TraceWriter& TraceWriter::host_work(std::int64_t ns) {
@@ -191,7 +200,11 @@ void TraceWriter::misuse(std::string_view api, std::string_view what) {
 }
 
 std::string TraceWriter::finish(bool exit) const {
-  std::string out = text_;
+  std::string out = process_fields_;
+  out += fmt::format(R"("program":{},"argv":[{}],"start_unix_ns":{}}})", json_quote(program_),
+                     json_quote(program_), start_unix_ns_);
+  out += "\n";
+  out += text_;
   if (exit) {
     std::string peaks;
     for (std::size_t d = 0; d < peak_.size(); ++d) {

@@ -18,6 +18,10 @@ class TraceWriter {
   TraceWriter(int rank, int world_size, int devices = 1, std::string gpu = "h100",
               std::int64_t pid = 1000);
 
+  /// The process line's program (argv[0]; default "./prog") and start on the Unix clock
+  /// (default 1.7e18 ns).
+  TraceWriter& program(std::string_view path);
+  TraceWriter& start_unix_ns(std::int64_t ns);
   /// Host work between calls (ns): the gap before the next call.
   TraceWriter& host_work(std::int64_t ns);
   /// Thread and device of the following calls (dense thread index; device of this process).
@@ -65,7 +69,10 @@ class TraceWriter {
   std::string begin(std::string_view op);
   void end(std::string line);
 
-  std::string text_;
+  std::string process_fields_;  // the process line up to its program
+  std::string program_ = "./prog";
+  std::int64_t start_unix_ns_ = 1'700'000'000'000'000'000;
+  std::string text_;  // the lines after the process line
   std::int64_t now_ = 1'000;
   std::int64_t call_ns_ = 200;
   int tid_ = 0;

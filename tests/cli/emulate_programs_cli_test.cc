@@ -476,6 +476,58 @@ TEST_F(EmulateProgramsTest, ForkedChildIsLeftOutWithAWarning) {
   EXPECT_EQ(names, (std::vector<std::string>{"parent_kernel", "parent_kernel"}));
 }
 
+// A shell running two CUDA programs one after another under one `powertrain emulate`: both
+// traces are rank 0; they are one GPU's work in sequence, so they are joined into one timeline
+// (the second program's GEMMs after the first's kernels) with a warning naming both. Before
+// (2026-11-27) the analysis stopped with "traces ... are both rank 0". Run at the same time (a
+// background job), they are refused with the reason.
+TEST_F(EmulateProgramsTest, ProgramsRunOneAfterAnotherByAScriptAreOneTimeline) {
+  if (!fs::exists(programs_ / "cublas_gemm_chain") || !fs::exists(programs_ / "fork_child")) {
+    GTEST_SKIP() << "program not built";
+  }
+  const std::string first = (programs_ / "fork_child").string();
+  const std::string second = (programs_ / "cublas_gemm_chain").string();
+  const fs::path out = dir_ / "out";
+  const CliRun r = emulate({"--whole-trace", "--out", out.string()},
+                           {"sh", "-c", "'" + first + "' >/dev/null; '" + second + "' >/dev/null"});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const nlohmann::json summary = nlohmann::json::parse(slurp(out / "summary.json"));
+  EXPECT_EQ(summary["ranks"].size(), 1u);
+  bool joined = false;
+  for (const auto& w : summary["warnings"]) {
+    if (w["kind"].get<std::string>().find("joined into one timeline") == std::string::npos)
+      continue;
+    joined = true;
+    const std::string example = w["example"].get<std::string>();
+    EXPECT_NE(example.find("fork_child) then"), std::string::npos) << example;
+    EXPECT_NE(example.find("cublas_gemm_chain)"), std::string::npos) << example;
+  }
+  EXPECT_TRUE(joined) << summary["warnings"].dump();
+  const auto by_rank = kernels(out, "");
+  ASSERT_EQ(by_rank.size(), 1u);
+  const std::vector<Kernel>& all = by_rank.begin()->second;
+  double last_parent_end = -1.0;
+  double first_gemm_start = -1.0;
+  int gemms = 0;
+  for (const Kernel& k : all) {
+    if (k.name == "parent_kernel")
+      last_parent_end = std::max(last_parent_end, k.start_us + k.duration_us);
+    if (k.name.rfind("gemm_bfloat16", 0) == 0) {
+      if (gemms++ == 0) first_gemm_start = k.start_us;
+    }
+  }
+  EXPECT_EQ(gemms, 4);
+  ASSERT_GE(last_parent_end, 0.0);
+  EXPECT_GT(first_gemm_start, last_parent_end);
+
+  const CliRun together =
+      emulate({"--whole-trace", "--out", (dir_ / "together").string()},
+              {"sh", "-c", "'" + second + "' >/dev/null & '" + second + "' >/dev/null; wait"});
+  EXPECT_EQ(together.exit_code, 1) << together.err;
+  EXPECT_NE(together.err.find("are both rank 0 and ran at the same time"), std::string::npos)
+      << together.err;
+}
+
 TEST_F(EmulateProgramsTest, DriverApiProgramRunsThroughTheLauncher) {
   if (!fs::exists(programs_ / "driver_api")) GTEST_SKIP() << "program not built";
   std::ofstream(dir_ / "kernels.csv") << "name,duration_us\nscale_kernel,7\nadd_one_kernel,5\n";

@@ -1,0 +1,155 @@
+#include "emulate/sequential_processes.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <map>
+#include <string>
+
+#include "graph/execution_graph.h"
+
+namespace powertrain::emulate {
+namespace {
+
+// The process's last moment on its own clock: the end of its last call.
+std::int64_t last_end_ns(const ProcessTrace& trace) {
+  std::int64_t end = 0;
+  for (const Record& r : trace.records) end = std::max(end, r.t_ns + r.dt_ns);
+  for (const Annotation& a : trace.annotations) end = std::max(end, a.t_ns);
+  return end;
+}
+
+std::string describe(const ProcessTrace& trace) {
+  return fmt::format("'{}' (pid {}, {})", trace.source, trace.process.pid,
+                     trace.process.program.empty() ? "program unknown" : trace.process.program);
+}
+
+std::uint32_t rebased(std::uint32_t index, std::uint32_t offset) {
+  return index == kNoString ? kNoString : index + offset;
+}
+
+// Appends `next` to `into`, whose clock it joins `shift_ns` after `into`'s start.
+void append(ProcessTrace& into, ProcessTrace&& next, std::int64_t shift_ns) {
+  const auto string_offset = static_cast<std::uint32_t>(into.strings.size());
+  const auto record_offset = static_cast<std::int32_t>(into.records.size());
+  std::int64_t correlation_offset = 0;
+  for (const Record& r : into.records) {
+    correlation_offset = std::max(correlation_offset, r.correlation + 1);
+  }
+  for (std::string& s : next.strings) into.strings.push_back(std::move(s));
+  into.records.reserve(into.records.size() + next.records.size());
+  for (Record r : next.records) {
+    r.t_ns += shift_ns;
+    r.name = rebased(r.name, string_offset);
+    r.detail = rebased(r.detail, string_offset);
+    r.compute = rebased(r.compute, string_offset);
+    if (r.correlation >= 0) r.correlation += correlation_offset;
+    into.records.push_back(r);
+  }
+  for (Annotation a : next.annotations) {
+    a.t_ns += shift_ns;
+    a.name = rebased(a.name, string_offset);
+    into.annotations.push_back(a);
+  }
+  for (std::int32_t i : next.comm_records) into.comm_records.push_back(i + record_offset);
+  into.has_exit = into.has_exit && next.has_exit;
+  if (into.exit_peak_used_bytes.size() < next.exit_peak_used_bytes.size()) {
+    into.exit_peak_used_bytes.resize(next.exit_peak_used_bytes.size(), 0);
+  }
+  for (std::size_t d = 0; d < next.exit_peak_used_bytes.size(); ++d) {
+    into.exit_peak_used_bytes[d] =
+        std::max(into.exit_peak_used_bytes[d], next.exit_peak_used_bytes[d]);
+  }
+  for (trace::TraceWarning& w : next.warnings) {
+    const auto it = std::find_if(into.warnings.begin(), into.warnings.end(),
+                                 [&](const trace::TraceWarning& x) { return x.kind == w.kind; });
+    if (it == into.warnings.end()) {
+      into.warnings.push_back(std::move(w));
+    } else {
+      it->count += w.count;
+    }
+  }
+  into.source += " then " + next.source;
+}
+
+// A process's exit as its devices see it: every device's work awaited (context teardown).
+void append_exit(ProcessTrace& trace, std::int64_t at_ns) {
+  const auto name = static_cast<std::uint32_t>(trace.strings.size());
+  trace.strings.push_back(fmt::format("process exit (pid {})", trace.process.pid));
+  const std::int32_t line = trace.records.empty() ? 0 : trace.records.back().line;
+  for (int d = 0; d < trace.process.devices; ++d) {
+    Record r;
+    r.op = OpKind::kDeviceReset;
+    r.line = line;
+    r.t_ns = at_ns;
+    r.device = d;
+    r.name = name;
+    trace.records.push_back(r);
+  }
+}
+
+}  // namespace
+
+core::Result<std::vector<ProcessTrace>> join_sequential_processes(
+    std::vector<ProcessTrace> processes, std::vector<trace::TraceWarning>& warnings) {
+  std::map<int, std::vector<std::size_t>> by_rank;
+  for (std::size_t i = 0; i < processes.size(); ++i) {
+    if (processes[i].process.rank >= 0) by_rank[processes[i].process.rank].push_back(i);
+  }
+  std::vector<bool> joined_away(processes.size(), false);
+  for (auto& [rank, members] : by_rank) {
+    if (members.size() < 2) continue;
+    for (std::size_t i : members) {
+      if (processes[i].process.start_unix_ns <= 0) {
+        return core::Error{fmt::format(
+            "traces {} and {} are both rank {}, and {} has no start time (start_unix_ns), so "
+            "they cannot be ordered",
+            describe(processes[members[0]]), describe(processes[members[1]]), rank,
+            processes[i].source)};
+      }
+    }
+    std::stable_sort(members.begin(), members.end(), [&](std::size_t a, std::size_t b) {
+      return processes[a].process.start_unix_ns < processes[b].process.start_unix_ns;
+    });
+    ProcessTrace& first = processes[members[0]];
+    const std::string first_description = describe(first);
+    std::int64_t end_ns = last_end_ns(first);  // on the first process's clock
+    for (std::size_t k = 1; k < members.size(); ++k) {
+      ProcessTrace& next = processes[members[k]];
+      if (next.process.devices != first.process.devices || next.process.gpu != first.process.gpu) {
+        return core::Error{fmt::format(
+            "traces {} and {} are both rank {} but emulate different GPUs ({} x {} and {} x {})",
+            first_description, describe(next), rank, first.process.devices, first.process.gpu,
+            next.process.devices, next.process.gpu)};
+      }
+      const std::int64_t start_ns = next.process.start_unix_ns - first.process.start_unix_ns;
+      if (start_ns < end_ns) {
+        return core::Error{fmt::format(
+            "traces {} and {} are both rank {} and ran at the same time ({:.3f} ms of overlap): "
+            "CUDA processes started concurrently by one process (multiprocessing workers, "
+            "background jobs) are not modelled as one rank; give each process its own rank "
+            "(`powertrain emulate --ranks N` sets RANK for each)",
+            first_description, describe(next), rank, static_cast<double>(end_ns - start_ns) / 1e6)};
+      }
+      graph::add_warning(
+          warnings,
+          "processes of one rank that ran one after another are joined into one timeline (a "
+          "script running several CUDA programs; each exit waits for its GPU work)",
+          fmt::format("rank {}: {} then {}, {:.3f} ms later", rank, first_description,
+                      describe(next), static_cast<double>(start_ns - end_ns) / 1e6));
+      append_exit(first, end_ns);
+      const std::int64_t next_end_ns = start_ns + last_end_ns(next);
+      append(first, std::move(next), start_ns);
+      end_ns = next_end_ns;
+      joined_away[members[k]] = true;
+    }
+  }
+  std::vector<ProcessTrace> out;
+  out.reserve(processes.size());
+  for (std::size_t i = 0; i < processes.size(); ++i) {
+    if (!joined_away[i]) out.push_back(std::move(processes[i]));
+  }
+  return out;
+}
+
+}  // namespace powertrain::emulate

@@ -1,0 +1,153 @@
+// Processes of one rank that ran one after another (a script running several CUDA programs under
+// one `powertrain emulate`) are joined into one timeline; processes of one rank that overlapped
+// are refused with the reason.
+#include "emulate/sequential_processes.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "emulate/emulate.h"
+#include "emulate/trace_writer.h"
+#include "emulate_test_util.h"
+#include "graph/execution_graph.h"
+
+namespace powertrain::emulate {
+namespace {
+
+using testing::parse_all;
+
+constexpr std::int64_t kStart = 1'700'000'000'000'000'000;
+
+// A short program: host work, one kernel named `kernel`, a synchronize.
+std::string program(std::int64_t pid, std::int64_t start_unix_ns, const std::string& kernel,
+                    int rank = 0, int devices = 1, int world_size = 1) {
+  TraceWriter w(rank, world_size, devices, "h100", pid);
+  w.program("./" + kernel).start_unix_ns(start_unix_ns);
+  w.host_work(10'000).kernel(kernel, 132, 256);
+  w.host_work(1'000).device_sync();
+  return w.finish();
+}
+
+std::vector<std::string> kernel_names(const ProcessTrace& trace) {
+  std::vector<std::string> names;
+  for (const Record& r : trace.records) {
+    if (r.op == OpKind::kKernel) names.emplace_back(trace.str(r.name));
+  }
+  return names;
+}
+
+TEST(SequentialProcesses, OneRankRunInSequenceIsJoinedInStartOrder) {
+  // Given out of order: the third program first.
+  std::vector<ProcessTrace> traces =
+      parse_all({program(30, kStart + 9'000'000, "third"), program(10, kStart, "first"),
+                 program(20, kStart + 4'000'000, "second")});
+  const std::size_t first_records = traces[1].records.size();
+  std::vector<trace::TraceWarning> warnings;
+  auto joined = join_sequential_processes(std::move(traces), warnings);
+  ASSERT_TRUE(joined.ok()) << joined.error().message;
+  ASSERT_EQ(joined->size(), 1u);
+  const ProcessTrace& trace = joined->front();
+  EXPECT_EQ(trace.process.pid, 10);
+  EXPECT_EQ(trace.source, "trace-1.jsonl then trace-2.jsonl then trace-0.jsonl");
+  // Names resolve to each program's own strings after the rebase.
+  EXPECT_EQ(kernel_names(trace), (std::vector<std::string>{"first", "second", "third"}));
+  // The second program's calls sit 4 ms after the first's start, on the first's clock; an exit
+  // (one device reset) separates the programs.
+  const Record& exit = trace.records[first_records];
+  EXPECT_EQ(exit.op, OpKind::kDeviceReset);
+  EXPECT_EQ(trace.str(exit.name), "process exit (pid 10)");
+  const Record& second_first_call = trace.records[first_records + 1];
+  EXPECT_GE(second_first_call.t_ns, 4'000'000);
+  EXPECT_LT(second_first_call.t_ns, 4'000'000 + 100'000);
+  for (std::size_t i = 1; i < trace.records.size(); ++i) {
+    EXPECT_GE(trace.records[i].t_ns, trace.records[i - 1].t_ns) << "record " << i;
+  }
+  // Correlations stay unique across the joined programs.
+  std::vector<std::int64_t> correlations;
+  for (const Record& r : trace.records) {
+    if (r.correlation >= 0) correlations.push_back(r.correlation);
+  }
+  std::sort(correlations.begin(), correlations.end());
+  EXPECT_EQ(std::adjacent_find(correlations.begin(), correlations.end()), correlations.end());
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0].count, 2);
+  EXPECT_NE(warnings[0].example.find("rank 0: 'trace-1.jsonl' (pid 10, ./first) then"),
+            std::string::npos)
+      << warnings[0].example;
+}
+
+TEST(SequentialProcesses, RanksOfAJobPassThrough) {
+  std::vector<ProcessTrace> traces =
+      parse_all({program(1, kStart, "a", 0, 1, 3), program(2, kStart, "b", 1, 1, 3),
+                 program(3, kStart, "c", 2, 1, 3)});
+  std::vector<trace::TraceWarning> warnings;
+  auto joined = join_sequential_processes(std::move(traces), warnings);
+  ASSERT_TRUE(joined.ok());
+  ASSERT_EQ(joined->size(), 3u);
+  EXPECT_EQ((*joined)[1].process.pid, 2);
+  EXPECT_TRUE(warnings.empty());
+}
+
+TEST(SequentialProcesses, OverlappingProcessesOfOneRankAreRefusedWithTheReason) {
+  // The second starts 5 us after the first, which runs for about 12 us.
+  std::vector<ProcessTrace> traces =
+      parse_all({program(1, kStart, "a"), program(2, kStart + 5'000, "b")});
+  std::vector<trace::TraceWarning> warnings;
+  auto joined = join_sequential_processes(std::move(traces), warnings);
+  ASSERT_FALSE(joined.ok());
+  EXPECT_NE(joined.error().message.find("are both rank 0 and ran at the same time"),
+            std::string::npos)
+      << joined.error().message;
+  EXPECT_NE(joined.error().message.find("--ranks N"), std::string::npos);
+}
+
+TEST(SequentialProcesses, ProcessesThatCannotBeJoinedAreRefused) {
+  std::vector<trace::TraceWarning> warnings;
+  auto devices = join_sequential_processes(
+      parse_all({program(1, kStart, "a", 0, 1), program(2, kStart + 9'000'000, "b", 0, 2)}),
+      warnings);
+  ASSERT_FALSE(devices.ok());
+  EXPECT_NE(devices.error().message.find("emulate different GPUs (1 x h100 and 2 x h100)"),
+            std::string::npos)
+      << devices.error().message;
+  auto unordered =
+      join_sequential_processes(parse_all({program(1, kStart, "a"), program(2, 0, "b")}), warnings);
+  ASSERT_FALSE(unordered.ok());
+  EXPECT_NE(unordered.error().message.find("has no start time"), std::string::npos)
+      << unordered.error().message;
+}
+
+// End to end: the first program leaves a long GEMM running when it exits; the second program's
+// kernel starts only after it (the exit waits for the device), and the job is one rank.
+TEST(SequentialProcesses, TheNextProgramsWorkStartsAfterTheExitedProgramsWork) {
+  TraceWriter first(0, 1, 1, "h100", 10);
+  first.program("./first").start_unix_ns(kStart);
+  first.host_work(1'000).gemm(16384, 16384, 16384, "bfloat16");            // ~10 ms on an H100
+  const std::string second = program(20, kStart + 200'000, "after_exit");  // 0.2 ms later
+  auto result = emulate_traces(parse_all({first.finish(), second}), EmulateOptions{});
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  ASSERT_EQ(result->ranks.size(), 1u);
+  const graph::ExecutionGraph& g = result->graph;
+  std::int64_t gemm_end = -1;
+  std::int64_t kernel_start = -1;
+  for (std::int32_t t = 0; t < static_cast<std::int32_t>(g.kind.size()); ++t) {
+    if (!graph::is_gpu(g.kind[t])) continue;
+    if (g.task_name(t) == "after_exit") {
+      kernel_start = result->replay.start_ns[t];
+    } else {
+      gemm_end = std::max(gemm_end, result->replay.end_ns[t]);
+    }
+  }
+  ASSERT_GE(gemm_end, 0);
+  ASSERT_GE(kernel_start, 0);
+  EXPECT_GE(kernel_start, gemm_end);
+  EXPECT_GT(result->ranks[0].step_s, 0.005);  // the GEMM's ~10 ms, not the 0.2 ms host gap
+  EXPECT_TRUE(std::any_of(result->warnings.begin(), result->warnings.end(),
+                          [](const trace::TraceWarning& w) {
+                            return w.kind.find("joined into one timeline") != std::string::npos;
+                          }));
+}
+
+}  // namespace
+}  // namespace powertrain::emulate
