@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <string>
+#include <string_view>
 
 #include "graph/execution_graph.h"
 
@@ -88,6 +90,95 @@ void append_exit(ProcessTrace& trace, std::int64_t at_ns) {
   }
 }
 
+// The devices a process put work or memory on.
+std::set<int> devices_used(const ProcessTrace& trace) {
+  std::set<int> devices;
+  for (const Record& r : trace.records) {
+    const bool device_memory =
+        (r.op == OpKind::kMalloc || r.op == OpKind::kFree) && r.memory != MemoryKind::kHost;
+    if (enqueues_gpu_work(r.op) || device_memory || r.op == OpKind::kCommInit ||
+        r.op == OpKind::kGraphLaunch) {
+      devices.insert(r.device);
+    }
+  }
+  return devices;
+}
+
+// A process that drove one device `d` of a multi-device rank becomes that device's own rank
+// (global GPU index rank × devices + d, as before) with one device.
+void make_device_rank(ProcessTrace& trace, int device) {
+  trace.process.rank = trace.process.rank * trace.process.devices + device;
+  trace.process.devices = 1;
+  for (Record& r : trace.records) r.device = 0;
+  const std::int64_t peak = static_cast<std::size_t>(device) < trace.exit_peak_used_bytes.size()
+                                ? trace.exit_peak_used_bytes[device]
+                                : 0;
+  if (!trace.exit_peak_used_bytes.empty()) trace.exit_peak_used_bytes = {peak};
+}
+
+// Joins `members` (indices into `processes`, sorted by start) into the first; false with `error`
+// when two of them overlap. Marks the others as joined away.
+bool join_in_sequence(std::vector<ProcessTrace>& processes, const std::vector<std::size_t>& members,
+                      int rank, std::vector<bool>& joined_away,
+                      std::vector<trace::TraceWarning>& warnings, std::string* error) {
+  ProcessTrace& first = processes[members[0]];
+  const std::string first_description = describe(first);
+  std::int64_t end_ns = last_end_ns(first);  // on the first process's clock
+  for (std::size_t k = 1; k < members.size(); ++k) {
+    ProcessTrace& next = processes[members[k]];
+    const std::int64_t start_ns = next.process.start_unix_ns - first.process.start_unix_ns;
+    if (start_ns < end_ns) {
+      *error = fmt::format(
+          "traces {} and {} are both rank {} and ran at the same time ({:.3f} ms of overlap) on "
+          "the same device(s): CUDA processes started concurrently by one process are modelled "
+          "only when each drives a device of its own (multiprocessing workers); give each "
+          "process its own rank (`powertrain emulate --ranks N` sets RANK for each)",
+          first_description, describe(next), rank, static_cast<double>(end_ns - start_ns) / 1e6);
+      return false;
+    }
+    graph::add_warning(
+        warnings,
+        "processes of one rank that ran one after another are joined into one timeline (a "
+        "script running several CUDA programs; each exit waits for its GPU work)",
+        fmt::format("rank {}: {} then {}, {:.3f} ms later", rank, first_description, describe(next),
+                    static_cast<double>(start_ns - end_ns) / 1e6));
+    append_exit(first, end_ns);
+    const std::int64_t next_end_ns = start_ns + last_end_ns(next);
+    append(first, std::move(next), start_ns);
+    end_ns = next_end_ns;
+    joined_away[members[k]] = true;
+  }
+  return true;
+}
+
+bool overlaps_any(const std::vector<ProcessTrace>& processes,
+                  const std::vector<std::size_t>& members) {
+  for (std::size_t k = 1; k < members.size(); ++k) {
+    const ProcessTrace& before = processes[members[k - 1]];
+    const ProcessTrace& after = processes[members[k]];
+    if (after.process.start_unix_ns < before.process.start_unix_ns + last_end_ns(before)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Whether two of the processes initialized ranks of one NCCL communicator.
+bool shares_a_communicator(const std::vector<ProcessTrace>& processes,
+                           const std::vector<std::size_t>& members) {
+  std::map<std::string_view, std::size_t> first_member;
+  for (std::size_t i : members) {
+    const ProcessTrace& trace = processes[i];
+    for (std::int32_t c : trace.comm_records) {
+      const Record& r = trace.records[c];
+      if (r.op != OpKind::kCommInit || r.detail == kNoString) continue;
+      const auto [it, inserted] = first_member.emplace(trace.str(r.detail), i);
+      if (!inserted && it->second != i) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 core::Result<std::vector<ProcessTrace>> join_sequential_processes(
@@ -111,37 +202,68 @@ core::Result<std::vector<ProcessTrace>> join_sequential_processes(
     std::stable_sort(members.begin(), members.end(), [&](std::size_t a, std::size_t b) {
       return processes[a].process.start_unix_ns < processes[b].process.start_unix_ns;
     });
-    ProcessTrace& first = processes[members[0]];
-    const std::string first_description = describe(first);
-    std::int64_t end_ns = last_end_ns(first);  // on the first process's clock
+    const ProcessTrace& first = processes[members[0]];
     for (std::size_t k = 1; k < members.size(); ++k) {
-      ProcessTrace& next = processes[members[k]];
+      const ProcessTrace& next = processes[members[k]];
       if (next.process.devices != first.process.devices || next.process.gpu != first.process.gpu) {
         return core::Error{fmt::format(
             "traces {} and {} are both rank {} but emulate different GPUs ({} x {} and {} x {})",
-            first_description, describe(next), rank, first.process.devices, first.process.gpu,
+            describe(first), describe(next), rank, first.process.devices, first.process.gpu,
             next.process.devices, next.process.gpu)};
       }
-      const std::int64_t start_ns = next.process.start_unix_ns - first.process.start_unix_ns;
-      if (start_ns < end_ns) {
-        return core::Error{fmt::format(
-            "traces {} and {} are both rank {} and ran at the same time ({:.3f} ms of overlap): "
-            "CUDA processes started concurrently by one process (multiprocessing workers, "
-            "background jobs) are not modelled as one rank; give each process its own rank "
-            "(`powertrain emulate --ranks N` sets RANK for each)",
-            first_description, describe(next), rank, static_cast<double>(end_ns - start_ns) / 1e6)};
+    }
+    // Workers of one launcher (torch.multiprocessing.spawn): each drives one device of the rank,
+    // the devices differ or the processes share a communicator. They ran together even where
+    // the host clock shows no overlap (an emulated collective does not wait for its peers).
+    std::map<int, std::vector<std::size_t>> by_device;
+    std::vector<std::size_t> without_work;
+    bool one_device_each = true;
+    for (std::size_t i : members) {
+      const std::set<int> used = devices_used(processes[i]);
+      if (used.size() > 1) one_device_each = false;
+      if (used.size() == 1) by_device[*used.begin()].push_back(i);
+      if (used.empty()) without_work.push_back(i);
+    }
+    const bool workers = by_device.size() > 1 || shares_a_communicator(processes, members);
+    std::string error;
+    if (!workers || !one_device_each) {
+      if (!overlaps_any(processes, members)) {
+        if (!join_in_sequence(processes, members, rank, joined_away, warnings, &error)) {
+          return core::Error{error};
+        }
+        continue;
       }
+      if (!one_device_each) {
+        return core::Error{fmt::format(
+            "traces of rank {} ran at the same time and some drove several devices (first {}): "
+            "CUDA processes started concurrently by one process are modelled only when each "
+            "drives a device of its own (multiprocessing workers); give each process its own "
+            "rank (`powertrain emulate --ranks N` sets RANK for each)",
+            rank, describe(processes[members[0]]))};
+      }
+    }
+    // One rank per device, the processes on each device in sequence; those that used no device
+    // (the launcher itself) are left out.
+    for (std::size_t i : without_work) {
+      graph::add_warning(warnings,
+                         "a process that ran alongside others of its rank without GPU work is "
+                         "left out (e.g. the launcher of multiprocessing workers)",
+                         fmt::format("rank {}: {}", rank, describe(processes[i])));
+      joined_away[i] = true;
+    }
+    for (auto& [device, on_device] : by_device) {
+      if (!join_in_sequence(processes, on_device, rank, joined_away, warnings, &error)) {
+        return core::Error{error};
+      }
+      ProcessTrace& kept = processes[on_device[0]];
+      const std::string before = describe(kept);
+      make_device_rank(kept, device);
       graph::add_warning(
           warnings,
-          "processes of one rank that ran one after another are joined into one timeline (a "
-          "script running several CUDA programs; each exit waits for its GPU work)",
-          fmt::format("rank {}: {} then {}, {:.3f} ms later", rank, first_description,
-                      describe(next), static_cast<double>(start_ns - end_ns) / 1e6));
-      append_exit(first, end_ns);
-      const std::int64_t next_end_ns = start_ns + last_end_ns(next);
-      append(first, std::move(next), start_ns);
-      end_ns = next_end_ns;
-      joined_away[members[k]] = true;
+          "processes of one rank that ran at the same time, each driving a device "
+          "of its own (multiprocessing workers), are modelled as one rank per "
+          "device",
+          fmt::format("rank {} device {}: {} is rank {}", rank, device, before, kept.process.rank));
     }
   }
   std::vector<ProcessTrace> out;

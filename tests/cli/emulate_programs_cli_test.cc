@@ -528,6 +528,31 @@ TEST_F(EmulateProgramsTest, ProgramsRunOneAfterAnotherByAScriptAreOneTimeline) {
       << together.err;
 }
 
+// torch.multiprocessing.spawn's pattern: one launched process (rank 0, 2 devices) fork+execs two
+// workers that inherit RANK=0, each driving its own device and all-reducing over a 2-rank NCCL
+// communicator. They ran at the same time on different devices, so each is modelled as its
+// device's rank and the all-reduce pairs them (before 2026-11-27: "traces ... are both rank 0").
+TEST_F(EmulateProgramsTest, SpawnedWorkersOnTheirOwnDevicesAreOneRankEach) {
+  if (!fs::exists(programs_ / "nccl_spawn_workers")) GTEST_SKIP() << "program not built";
+  const fs::path out = dir_ / "out";
+  const CliRun r = emulate({"--gpus", "2", "--whole-trace", "--out", out.string()},
+                           {(programs_ / "nccl_spawn_workers").string(), "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const nlohmann::json summary = nlohmann::json::parse(slurp(out / "summary.json"));
+  ASSERT_EQ(summary["ranks"].size(), 2u) << summary.dump();
+  bool per_device = false;
+  for (const auto& w : summary["warnings"]) {
+    if (w["kind"].get<std::string>().find("one rank per device") != std::string::npos) {
+      per_device = true;
+      EXPECT_EQ(w["count"].get<int>(), 2);
+    }
+  }
+  EXPECT_TRUE(per_device) << summary["warnings"].dump();
+  const auto by_rank = kernels(out, "ncclDevKernel_AllReduce");
+  ASSERT_EQ(by_rank.size(), 2u);
+  for (const auto& [rank, reduces] : by_rank) EXPECT_EQ(reduces.size(), 1u) << "rank " << rank;
+}
+
 TEST_F(EmulateProgramsTest, DriverApiProgramRunsThroughTheLauncher) {
   if (!fs::exists(programs_ / "driver_api")) GTEST_SKIP() << "program not built";
   std::ofstream(dir_ / "kernels.csv") << "name,duration_us\nscale_kernel,7\nadd_one_kernel,5\n";

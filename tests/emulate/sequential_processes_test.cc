@@ -118,6 +118,78 @@ TEST(SequentialProcesses, ProcessesThatCannotBeJoinedAreRefused) {
       << unordered.error().message;
 }
 
+// torch.multiprocessing.spawn-style workers of one launcher: one process of rank 0 sees 4
+// devices, its 4 workers run at the same time, worker k on device k, and all-reduce over a
+// 4-rank communicator. The launcher (no GPU work) is left out; each worker is its device's rank.
+std::vector<std::string> spawned_workers(int workers, std::int64_t count,
+                                         std::int64_t stagger_ns = 1'000) {
+  std::vector<std::string> texts;
+  TraceWriter launcher(0, 1, workers, "h100", 100);
+  launcher.program("python").start_unix_ns(kStart);
+  launcher.host_work(50'000'000).misuse("cudaGetDeviceCount", "a query, no work");
+  texts.push_back(launcher.finish());
+  for (int k = 0; k < workers; ++k) {
+    TraceWriter w(0, 1, workers, "h100", 101 + k);
+    w.program("python").start_unix_ns(kStart + 1'000'000 + stagger_ns * k);
+    w.host_work(10'000).set_device(k);
+    w.device(k).comm_init("world", k, workers);
+    w.host_work(5'000).kernel("forward", 132, 256);
+    w.nccl("allreduce", "world", k, workers, count, "float32");
+    w.device_sync();
+    texts.push_back(w.finish());
+  }
+  return texts;
+}
+
+TEST(SequentialProcesses, ConcurrentWorkersEachOnTheirOwnDeviceAreOneRankPerDevice) {
+  std::vector<trace::TraceWarning> warnings;
+  auto split = join_sequential_processes(parse_all(spawned_workers(4, 1 << 20)), warnings);
+  ASSERT_TRUE(split.ok()) << split.error().message;
+  ASSERT_EQ(split->size(), 4u);
+  for (int k = 0; k < 4; ++k) {
+    const ProcessTrace& worker = (*split)[k];
+    EXPECT_EQ(worker.process.pid, 101 + k);
+    EXPECT_EQ(worker.process.rank, k);
+    EXPECT_EQ(worker.process.devices, 1);
+    for (const Record& r : worker.records) EXPECT_EQ(r.device, 0) << "line " << r.line;
+  }
+  ASSERT_EQ(warnings.size(), 2u);
+  EXPECT_NE(warnings[0].kind.find("without GPU work is left out"), std::string::npos);
+  EXPECT_EQ(warnings[0].count, 1);
+  EXPECT_NE(warnings[1].kind.find("one rank per device"), std::string::npos);
+  EXPECT_EQ(warnings[1].count, 4);
+
+  // Workers started so far apart that none overlaps the next on the host clock (an emulated
+  // collective does not wait for its peers) still ran together: they share a communicator.
+  warnings.clear();
+  auto apart = join_sequential_processes(
+      parse_all(spawned_workers(4, 1 << 20, /*stagger_ns=*/100'000'000)), warnings);
+  ASSERT_TRUE(apart.ok()) << apart.error().message;
+  EXPECT_EQ(apart->size(), 4u);
+
+  // End to end: a 4-GPU job whose all-reduce joins the four workers.
+  auto result = emulate_traces(parse_all(spawned_workers(4, 1 << 24)), EmulateOptions{});
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  ASSERT_EQ(result->ranks.size(), 4u);
+  EXPECT_EQ(result->gpu_count, 4);
+  EXPECT_EQ(result->collation.communicators.size(), 1u);
+  for (const RankReport& rank : result->ranks) EXPECT_GT(rank.breakdown.exposed_communication, 0.0);
+}
+
+TEST(SequentialProcesses, ConcurrentProcessesDrivingSeveralDevicesAreRefused) {
+  std::vector<std::string> texts = spawned_workers(2, 1024);
+  TraceWriter both(0, 1, 2, "h100", 200);
+  both.program("python").start_unix_ns(kStart + 1'000'000);
+  both.host_work(10'000).kernel("on_zero", 1, 32);
+  both.device(1).kernel("on_one", 1, 32);
+  texts.push_back(both.finish());
+  std::vector<trace::TraceWarning> warnings;
+  auto split = join_sequential_processes(parse_all(texts), warnings);
+  ASSERT_FALSE(split.ok());
+  EXPECT_NE(split.error().message.find("some drove several devices"), std::string::npos)
+      << split.error().message;
+}
+
 // End to end: the first program leaves a long GEMM running when it exits; the second program's
 // kernel starts only after it (the exit waits for the device), and the job is one rank.
 TEST(SequentialProcesses, TheNextProgramsWorkStartsAfterTheExitedProgramsWork) {
