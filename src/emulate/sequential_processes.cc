@@ -116,26 +116,17 @@ void make_device_rank(ProcessTrace& trace, int device) {
   if (!trace.exit_peak_used_bytes.empty()) trace.exit_peak_used_bytes = {peak};
 }
 
-// Joins `members` (indices into `processes`, sorted by start) into the first; false with `error`
-// when two of them overlap. Marks the others as joined away.
-bool join_in_sequence(std::vector<ProcessTrace>& processes, const std::vector<std::size_t>& members,
+// Joins `members` (indices into `processes`, sorted by start, none overlapping the next) into
+// the first and marks the others as joined away.
+void join_in_sequence(std::vector<ProcessTrace>& processes, const std::vector<std::size_t>& members,
                       int rank, std::vector<bool>& joined_away,
-                      std::vector<trace::TraceWarning>& warnings, std::string* error) {
+                      std::vector<trace::TraceWarning>& warnings) {
   ProcessTrace& first = processes[members[0]];
   const std::string first_description = describe(first);
   std::int64_t end_ns = last_end_ns(first);  // on the first process's clock
   for (std::size_t k = 1; k < members.size(); ++k) {
     ProcessTrace& next = processes[members[k]];
     const std::int64_t start_ns = next.process.start_unix_ns - first.process.start_unix_ns;
-    if (start_ns < end_ns) {
-      *error = fmt::format(
-          "traces {} and {} are both rank {} and ran at the same time ({:.3f} ms of overlap) on "
-          "the same device(s): CUDA processes started concurrently by one process are modelled "
-          "only when each drives a device of its own (multiprocessing workers); give each "
-          "process its own rank (`powertrain emulate --ranks N` sets RANK for each)",
-          first_description, describe(next), rank, static_cast<double>(end_ns - start_ns) / 1e6);
-      return false;
-    }
     graph::add_warning(
         warnings,
         "processes of one rank that ran one after another are joined into one timeline (a "
@@ -148,7 +139,12 @@ bool join_in_sequence(std::vector<ProcessTrace>& processes, const std::vector<st
     end_ns = next_end_ns;
     joined_away[members[k]] = true;
   }
-  return true;
+}
+
+std::int64_t gpu_work_records(const ProcessTrace& trace) {
+  std::int64_t n = 0;
+  for (const Record& r : trace.records) n += enqueues_gpu_work(r.op);
+  return n;
 }
 
 bool overlaps_any(const std::vector<ProcessTrace>& processes,
@@ -161,6 +157,38 @@ bool overlaps_any(const std::vector<ProcessTrace>& processes,
     }
   }
   return false;
+}
+
+// The processes of one rank on the same device(s), sorted by start: joined in sequence, or,
+// where two ran at the same time (a GPU time-shared by processes, which is not modelled), only
+// the one with the most GPU work is kept and the others are left out with a warning. Returns
+// the index of the trace that stands for them.
+std::size_t resolve_on_one_device(std::vector<ProcessTrace>& processes,
+                                  const std::vector<std::size_t>& members, int rank,
+                                  std::vector<bool>& joined_away,
+                                  std::vector<trace::TraceWarning>& warnings) {
+  if (!overlaps_any(processes, members)) {
+    join_in_sequence(processes, members, rank, joined_away, warnings);
+    return members[0];
+  }
+  std::size_t kept = members[0];
+  for (std::size_t i : members) {
+    if (gpu_work_records(processes[i]) > gpu_work_records(processes[kept])) kept = i;
+  }
+  for (std::size_t i : members) {
+    if (i == kept) continue;
+    graph::add_warning(
+        warnings,
+        "processes of one rank that ran at the same time on the same device(s): only the one "
+        "with the most GPU work is modelled, the others are left out (a GPU time-shared by "
+        "processes is not modelled; `powertrain emulate --ranks N` gives each process its own "
+        "rank)",
+        fmt::format("rank {}: {} kept, {} left out ({} GPU task(s))", rank,
+                    describe(processes[kept]), describe(processes[i]),
+                    gpu_work_records(processes[i])));
+    joined_away[i] = true;
+  }
+  return kept;
 }
 
 // Whether two of the processes initialized ranks of one NCCL communicator.
@@ -224,26 +252,14 @@ core::Result<std::vector<ProcessTrace>> join_sequential_processes(
       if (used.size() == 1) by_device[*used.begin()].push_back(i);
       if (used.empty()) without_work.push_back(i);
     }
-    const bool workers = by_device.size() > 1 || shares_a_communicator(processes, members);
-    std::string error;
-    if (!workers || !one_device_each) {
-      if (!overlaps_any(processes, members)) {
-        if (!join_in_sequence(processes, members, rank, joined_away, warnings, &error)) {
-          return core::Error{error};
-        }
-        continue;
-      }
-      if (!one_device_each) {
-        return core::Error{fmt::format(
-            "traces of rank {} ran at the same time and some drove several devices (first {}): "
-            "CUDA processes started concurrently by one process are modelled only when each "
-            "drives a device of its own (multiprocessing workers); give each process its own "
-            "rank (`powertrain emulate --ranks N` sets RANK for each)",
-            rank, describe(processes[members[0]]))};
-      }
+    const bool workers =
+        one_device_each && (by_device.size() > 1 || shares_a_communicator(processes, members));
+    if (!workers) {
+      resolve_on_one_device(processes, members, rank, joined_away, warnings);
+      continue;
     }
-    // One rank per device, the processes on each device in sequence; those that used no device
-    // (the launcher itself) are left out.
+    // One rank per device, the processes on each device resolved as above; those that used no
+    // device (the launcher itself) are left out.
     for (std::size_t i : without_work) {
       graph::add_warning(warnings,
                          "a process that ran alongside others of its rank without GPU work is "
@@ -252,10 +268,8 @@ core::Result<std::vector<ProcessTrace>> join_sequential_processes(
       joined_away[i] = true;
     }
     for (auto& [device, on_device] : by_device) {
-      if (!join_in_sequence(processes, on_device, rank, joined_away, warnings, &error)) {
-        return core::Error{error};
-      }
-      ProcessTrace& kept = processes[on_device[0]];
+      ProcessTrace& kept =
+          processes[resolve_on_one_device(processes, on_device, rank, joined_away, warnings)];
       const std::string before = describe(kept);
       make_device_rank(kept, device);
       graph::add_warning(

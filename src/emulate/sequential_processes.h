@@ -25,10 +25,11 @@ namespace powertrain::emulate {
 ///   peers). Each device's processes (joined in sequence as above) become that device's own
 ///   rank (rank × devices + device, one device), so the global GPU is unchanged; processes
 ///   without GPU work among them (the launcher) are left out.
-/// - otherwise, when they overlap in time: an error.
+/// - ran at the same time on the same device(s) (a background job; a GPU time-shared by
+///   processes is not modelled): the one with the most GPU work stands for them, the others are
+///   left out.
 /// Each join, split and omission is a counted warning.
-/// Errors: traces of one rank that ran at the same time on one device or driving several, or
-/// that cannot be ordered (no start time) or emulate different GPUs. Traces with a unique or
+/// Errors: traces of one rank that cannot be ordered (no start time) or emulate different GPUs. Traces with a unique or
 /// unset rank pass through unchanged; the output keeps input order (a joined trace where its
 /// first process was). O(records).
 core::Result<std::vector<ProcessTrace>> join_sequential_processes(
