@@ -495,6 +495,7 @@ core::Result<EmulationResult> emulate_traces(const std::vector<ProcessTrace>& pr
   if (auto status = pipeline.run(); !status) return status.error();
   merge_warnings(result.warnings, fork_warnings);
   merge_warnings(result.warnings, join_warnings);
+  result.ranks_from_several_processes = !join_warnings.empty();
   result.analysis_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return result;

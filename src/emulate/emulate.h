@@ -123,6 +123,10 @@ struct EmulationResult {
   std::vector<EstimatorUse> estimators;
   HostCosts host_costs;
   std::vector<trace::TraceWarning> warnings;  // traces, collation, graph, replay
+  /// Some rank's trace stands for several processes (joined in sequence, split into device
+  /// ranks, or with processes left out: join_sequential_processes): a second pass, whose
+  /// processes read predicted times by RANK, cannot give each process its own.
+  bool ranks_from_several_processes = false;
   std::int64_t records = 0;
   std::vector<ClockLock> clock_locks;  // of the simulated ranks, in record order per rank
   // The simulated processes' graph and replay (for the Perfetto trace).

@@ -6,6 +6,7 @@
 #include <system_error>
 
 #include "emulate/two_pass.h"
+#include "graph/execution_graph.h"
 
 namespace powertrain::emulate {
 namespace {
@@ -114,7 +115,17 @@ core::Result<ProgramRun> run_program(const ProgramRunRequest& request, const fs:
     return result.error();
   }
   run.result = std::move(*result);
-  if (request.two_pass && !run_dir.empty()) {
+  if (request.two_pass && !run_dir.empty() && run.result.ranks_from_several_processes) {
+    // Each process of pass 2 reads its predicted times by RANK; processes sharing a rank would
+    // read each other's.
+    say(request.progress,
+        "pass 2 skipped: several processes share a rank (see warnings), so their event times "
+        "cannot be told apart; the prediction is pass 1's");
+    graph::add_warning(run.result.warnings,
+                       "--two-pass skipped: several processes share a rank, and pass 2 reads "
+                       "predicted event times by RANK",
+                       "the prediction and the written files are pass 1's");
+  } else if (request.two_pass && !run_dir.empty()) {
     auto second = second_pass(request, run.result, launch_options, staging);
     if (!second) return second.error();
     run.exit_code = std::max(run.exit_code, *second);
