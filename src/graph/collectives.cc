@@ -1499,27 +1499,46 @@ std::vector<std::vector<std::int32_t>> pair_transfers(const ExecutionGraph& grap
   // sharing any would let another replica's stage, ending within the 2 µs, take the peer's place).
   constexpr std::int64_t kSharedTieNs = 2'000;
   const std::size_t rank_count = graph.ranks.size();
+  // One pass over the joined collectives: each rank's collectives (in order), and each distinct
+  // member set once (its id) with the collectives each rank runs in it.
   std::vector<std::vector<std::int32_t>> groups_of_rank(rank_count);
-  for (std::size_t g = 0; g < graph.collectives.size(); ++g) {
-    const CollectiveGroup& group = graph.collectives[g];
-    if (!group.joined || group.member_count < 2) continue;
-    for (std::int32_t k = 0; k < group.member_count; ++k) {
-      const std::int32_t task =
-          graph.collective_members[static_cast<std::size_t>(group.first_member + k)];
-      auto& list = groups_of_rank[static_cast<std::size_t>(graph.rank_index_of(task))];
-      if (list.empty() || list.back() != static_cast<std::int32_t>(g))
-        list.push_back(static_cast<std::int32_t>(g));
+  std::map<std::vector<std::int32_t>, std::size_t> id_of_set;
+  std::vector<const std::vector<std::int32_t>*> set_of_id;
+  std::vector<std::map<std::size_t, std::int64_t>> of_rank(rank_count);  // id → collectives
+  {
+    std::vector<std::int32_t> members;
+    for (std::size_t g = 0; g < graph.collectives.size(); ++g) {
+      const CollectiveGroup& group = graph.collectives[g];
+      if (!group.joined || group.member_count < 2) continue;
+      members.clear();
+      for (std::int32_t k = 0; k < group.member_count; ++k) {
+        members.push_back(graph.rank_index_of(
+            graph.collective_members[static_cast<std::size_t>(group.first_member + k)]));
+      }
+      std::sort(members.begin(), members.end());
+      members.erase(std::unique(members.begin(), members.end()), members.end());
+      const auto [it, fresh] = id_of_set.try_emplace(members, set_of_id.size());
+      if (fresh) set_of_id.push_back(&it->first);
+      for (std::int32_t r : members) {
+        groups_of_rank[static_cast<std::size_t>(r)].push_back(static_cast<std::int32_t>(g));
+        ++of_rank[static_cast<std::size_t>(r)][it->second];
+      }
     }
   }
-  std::unordered_map<std::uint64_t, std::int64_t> shared_memo;
-  auto shared = [&](std::int32_t a, std::int32_t b) {
+  // The key of the ranks of two tasks, whichever comes first.
+  auto rank_pair_key = [&](std::int32_t a, std::int32_t b) {
     auto ra = static_cast<std::uint64_t>(graph.rank_index_of(a));
     auto rb = static_cast<std::uint64_t>(graph.rank_index_of(b));
     if (ra > rb) std::swap(ra, rb);
-    auto [it, fresh] = shared_memo.try_emplace(ra * rank_count + rb, 0);
+    return ra * rank_count + rb;
+  };
+  std::unordered_map<std::uint64_t, std::int64_t> shared_memo;
+  auto shared = [&](std::int32_t a, std::int32_t b) {
+    const std::uint64_t key = rank_pair_key(a, b);
+    auto [it, fresh] = shared_memo.try_emplace(key, 0);
     if (fresh) {
-      const auto& x = groups_of_rank[ra];
-      const auto& y = groups_of_rank[rb];
+      const auto& x = groups_of_rank[key / rank_count];
+      const auto& y = groups_of_rank[key % rank_count];
       std::int64_t n = 0;
       for (std::size_t i = 0, j = 0; i < x.size() && j < y.size();) {
         if (x[i] == y[j]) {
@@ -1547,45 +1566,23 @@ std::vector<std::vector<std::int32_t>> pair_transfers(const ExecutionGraph& grap
   // places in groups of one size is as far as kOtherPlaceNs on top of its distance.
   constexpr std::int64_t kOtherPlaceNs = 5'000;
   std::vector<std::pair<std::int32_t, std::int32_t>> place(rank_count, {-1, 0});  // (place, size)
-  {
-    // Each distinct member set once (its id), then counts per (rank, id): one lookup per
-    // collective, not per member.
-    std::map<std::vector<std::int32_t>, std::size_t> id_of_set;
-    std::vector<const std::vector<std::int32_t>*> set_of_id;
-    std::vector<std::map<std::size_t, std::int64_t>> of_rank(rank_count);  // id → collectives
-    std::vector<std::int32_t> members;
-    for (std::size_t g = 0; g < graph.collectives.size(); ++g) {
-      const CollectiveGroup& group = graph.collectives[g];
-      if (!group.joined || group.member_count < 2) continue;
-      members.clear();
-      for (std::int32_t k = 0; k < group.member_count; ++k) {
-        members.push_back(graph.rank_index_of(
-            graph.collective_members[static_cast<std::size_t>(group.first_member + k)]));
+  for (std::size_t r = 0; r < rank_count; ++r) {
+    const std::vector<std::int32_t>* most_run = nullptr;
+    std::int64_t most = 0;
+    for (const auto& [id, n] : of_rank[r]) {
+      if (n > most) {
+        most = n;
+        most_run = set_of_id[id];
       }
-      std::sort(members.begin(), members.end());
-      members.erase(std::unique(members.begin(), members.end()), members.end());
-      const auto [it, fresh] = id_of_set.try_emplace(members, set_of_id.size());
-      if (fresh) set_of_id.push_back(&it->first);
-      for (std::int32_t r : members) ++of_rank[static_cast<std::size_t>(r)][it->second];
     }
-    for (std::size_t r = 0; r < rank_count; ++r) {
-      const std::vector<std::int32_t>* most_run = nullptr;
-      std::int64_t most = 0;
-      for (const auto& [id, n] : of_rank[r]) {
-        if (n > most) {
-          most = n;
-          most_run = set_of_id[id];
-        }
-      }
-      if (most_run == nullptr) continue;
-      std::vector<std::pair<int, std::int32_t>> by_number;  // (rank number, index)
-      for (std::int32_t m : *most_run)
-        by_number.emplace_back(graph.ranks[static_cast<std::size_t>(m)].rank, m);
-      std::sort(by_number.begin(), by_number.end());
-      for (std::size_t i = 0; i < by_number.size(); ++i) {
-        if (by_number[i].second == static_cast<std::int32_t>(r))
-          place[r] = {static_cast<std::int32_t>(i), static_cast<std::int32_t>(by_number.size())};
-      }
+    if (most_run == nullptr) continue;
+    std::vector<std::pair<int, std::int32_t>> by_number;  // (rank number, index)
+    for (std::int32_t m : *most_run)
+      by_number.emplace_back(graph.ranks[static_cast<std::size_t>(m)].rank, m);
+    std::sort(by_number.begin(), by_number.end());
+    for (std::size_t i = 0; i < by_number.size(); ++i) {
+      if (by_number[i].second == static_cast<std::int32_t>(r))
+        place[r] = {static_cast<std::int32_t>(i), static_cast<std::int32_t>(by_number.size())};
     }
   }
   auto other_places = [&](std::int32_t a, std::int32_t b) {
@@ -1663,12 +1660,7 @@ std::vector<std::vector<std::int32_t>> pair_transfers(const ExecutionGraph& grap
     }
     return pairs;
   };
-  auto rank_pair = [&](const Candidate& c) {
-    auto ra = static_cast<std::uint64_t>(graph.rank_index_of(by_end[c.a]));
-    auto rb = static_cast<std::uint64_t>(graph.rank_index_of(by_end[c.b]));
-    if (ra > rb) std::swap(ra, rb);
-    return ra * rank_count + rb;
-  };
+  auto rank_pair = [&](const Candidate& c) { return rank_pair_key(by_end[c.a], by_end[c.b]); };
   std::vector<std::pair<std::size_t, std::size_t>> pairs = pair_nearest(candidates);
   std::unordered_map<std::uint64_t, std::int64_t> paired;  // rank pair → pairs
   std::vector<std::int64_t> most(rank_count, 0);           // a rank's most paired partner's
