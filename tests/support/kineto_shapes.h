@@ -304,6 +304,10 @@ struct Quirks {
   // finalize_model_grads order).
   bool tied_embeddings = false;
   bool embeddings_after_gradients = false;
+  // Megatron's gradient clipping: after the data-parallel all-reduce, each pipeline replica
+  // all-reduces the gradient norm over its model-parallel group (all its stages and tensor-parallel
+  // ranks: a communicator of its own, one group per replica).
+  bool model_parallel_norm = false;
   // Run-to-run noise: each compute kernel's duration and each collective's wire time off by up to
   // this many ns either way (seeded per rank and per collective; 0: the model's exact times).
   std::int64_t jitter_ns = 0;
@@ -808,7 +812,7 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
     // A point-to-point transfer: only the sender and the receiver take part (a group of two).
     // `only_block`: one tensor-parallel group alone (a pipeline stage's).
     // `groups` 4: the embedding groups, each pipeline's first and last stage (per tensor-parallel
-    // rank).
+    // rank). `groups` 5: the model-parallel groups, every rank of one pipeline replica.
     const bool p2p_pair = sender >= 0;
     auto takes_part = [&](std::size_t r) {
       const int i = static_cast<int>(r);
@@ -822,23 +826,27 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
     const int group_count = g_kind == 0   ? 1
                             : g_kind == 1 ? q.ranks / tp
                             : g_kind == 4 ? q.ranks / pipeline_ranks * tp_ranks
+                            : g_kind == 5 ? q.ranks / pipeline_ranks
                                           : tp;
     auto group_of = [&](std::size_t r) {
       const int i = static_cast<int>(r);
       if (g_kind == 4) return i / pipeline_ranks * tp_ranks + i % tp_ranks;
+      if (g_kind == 5) return i / pipeline_ranks;
       return g_kind == 0 ? 0 : g_kind == 1 ? i / tp : i % tp;
     };
     // Process groups are named in creation order on every rank: world, TP groups, DP groups,
-    // embedding groups.
+    // embedding groups, model-parallel groups.
     auto group_name = [&](int g) {
       return g_kind == 0   ? 0
              : g_kind == 1 ? 1 + g
              : g_kind == 4 ? 1 + 2 * q.ranks + g
+             : g_kind == 5 ? 1 + 3 * q.ranks + g
                            : 1 + q.ranks / tp_ranks + g;
     };
     const int group_size = g_kind == 0   ? q.world_size
                            : g_kind == 1 ? tp
                            : g_kind == 4 ? 2
+                           : g_kind == 5 ? pipeline_ranks
                                          : q.ranks / tp;
     // A rank's sequence number counts the operations it took part in (P2P ones too, as
     // ProcessGroupNCCL did before separate P2P counters).
@@ -906,6 +914,7 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
   const std::int64_t p2p_stream = 21;
   const std::int64_t tp_comm = 15;
   const std::int64_t embedding_comm = 23;
+  const std::int64_t model_parallel_comm = 27;
   const std::string send_recv_kernel =
       q.nccl_dev_kernels ? "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)"
                          : "ncclKernel_SendRecv(ncclDevComm*, unsigned long, ncclWork*)";
@@ -1211,6 +1220,17 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
         });
       }
       if (q.tied_embeddings && q.embeddings_after_gradients) embedding_all_reduce();
+      if (q.model_parallel_norm) {  // the gradient norm over each replica's model-parallel group
+        each([&](int, RankModel& m) {
+          record_event(m, compute, 870000 + 10 * event_id);
+          wait_event(m, model_parallel_comm, 870000 + 10 * event_id);
+        });
+        collective(model_parallel_comm, nccl_kernel, "allreduce", 12, false, 5);
+        each([&](int, RankModel& m) {
+          record_event(m, model_parallel_comm, 870001 + 10 * event_id);
+          wait_event(m, compute, 870001 + 10 * event_id);
+        });
+      }
       each([&](int, RankModel& m) {
         for (int i = 0; i < 3; ++i) op(m, "adam_step", i, compute, launch);
         copy(m, "gpu_memcpy", copy_2d, "Memcpy DtoH (Device -> Pageable)", compute, 6 * kUs, false,
