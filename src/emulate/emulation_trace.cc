@@ -434,7 +434,8 @@ class Parser {
     p.gpu = std::string(f.string(field::kGpu, false));
     p.program = std::string(f.string(field::kProgram, false));
     p.argv = f.strings(field::kArgv, false, 4096);
-    p.start_unix_ns = f.integer(field::kStartUnixNs, false);
+    // Non-negative and below 2^62, so the differences of two processes' starts cannot overflow.
+    p.start_unix_ns = f.count(field::kStartUnixNs, false, 0, std::int64_t{1} << 62);
     if (!f.failed() && p.world_size >= 0 && p.rank >= p.world_size) {
       f.fail(field::kRank, fmt::format("rank {} is not below world_size {}", p.rank, p.world_size));
     }

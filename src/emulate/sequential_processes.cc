@@ -13,6 +13,10 @@
 namespace powertrain::emulate {
 namespace {
 
+// Processes of one rank further apart than this (about 52 days; with the reader's 2^53 ns per
+// trace their joined times stay below 2^54) are not one run.
+constexpr std::int64_t kMaxStartSpreadNs = std::int64_t{1} << 52;
+
 // The process's last moment on its own clock: the end of its last call.
 std::int64_t last_end_ns(const ProcessTrace& trace) {
   std::int64_t end = 0;
@@ -230,6 +234,17 @@ core::Result<std::vector<ProcessTrace>> join_sequential_processes(
     std::stable_sort(members.begin(), members.end(), [&](std::size_t a, std::size_t b) {
       return processes[a].process.start_unix_ns < processes[b].process.start_unix_ns;
     });
+    // One run's processes start within days of each other (and a joined trace's times stay below
+    // 2^54 ns).
+    const ProcessTrace& earliest = processes[members.front()];
+    const ProcessTrace& latest = processes[members.back()];
+    if (latest.process.start_unix_ns - earliest.process.start_unix_ns > kMaxStartSpreadNs) {
+      return core::Error{fmt::format(
+          "traces {} and {} are both rank {} but started {:.1f} days apart: not one run",
+          describe(earliest), describe(latest), rank,
+          static_cast<double>(latest.process.start_unix_ns - earliest.process.start_unix_ns) /
+              86'400e9)};
+    }
     const ProcessTrace& first = processes[members[0]];
     for (std::size_t k = 1; k < members.size(); ++k) {
       const ProcessTrace& next = processes[members[k]];

@@ -126,6 +126,13 @@ TEST(SequentialProcesses, ProcessesThatCannotBeJoinedAreRefused) {
   ASSERT_FALSE(unordered.ok());
   EXPECT_NE(unordered.error().message.find("has no start time"), std::string::npos)
       << unordered.error().message;
+  // Starts 100 days apart: not one run (and the joined times would leave the reader's range).
+  auto far = join_sequential_processes(
+      parse_all({program(1, kStart, "a"), program(2, kStart + 100 * 86'400'000'000'000, "b")}),
+      warnings);
+  ASSERT_FALSE(far.ok());
+  EXPECT_NE(far.error().message.find("started 100.0 days apart: not one run"), std::string::npos)
+      << far.error().message;
 }
 
 // torch.multiprocessing.spawn-style workers of one launcher: one process of rank 0 sees 4
