@@ -52,9 +52,14 @@ void append(ProcessTrace& into, ProcessTrace&& next, std::int64_t shift_ns) {
     if (r.correlation >= 0) r.correlation += correlation_offset;
     into.records.push_back(r);
   }
+  // NVTX range ids restart in every process; a range the earlier one left open keeps its own.
+  std::int64_t range_offset = 0;
+  for (const Annotation& a : into.annotations) range_offset = std::max(range_offset, a.id + 1);
   for (Annotation a : next.annotations) {
     a.t_ns += shift_ns;
     a.name = rebased(a.name, string_offset);
+    if (a.kind == Annotation::Kind::kStart || a.kind == Annotation::Kind::kEnd)
+      a.id += range_offset;
     into.annotations.push_back(a);
   }
   for (std::int32_t i : next.comm_records) into.comm_records.push_back(i + record_offset);
@@ -78,10 +83,10 @@ void append(ProcessTrace& into, ProcessTrace&& next, std::int64_t shift_ns) {
   into.source += " then " + next.source;
 }
 
-// A process's exit as its devices see it: every device's work awaited (context teardown).
-void append_exit(ProcessTrace& trace, std::int64_t at_ns) {
+// Process `pid`'s exit as its devices see it: every device's work awaited (context teardown).
+void append_exit(ProcessTrace& trace, std::int64_t at_ns, std::int64_t pid) {
   const auto name = static_cast<std::uint32_t>(trace.strings.size());
-  trace.strings.push_back(fmt::format("process exit (pid {})", trace.process.pid));
+  trace.strings.push_back(fmt::format("process exit (pid {})", pid));
   const std::int32_t line = trace.records.empty() ? 0 : trace.records.back().line;
   for (int d = 0; d < trace.process.devices; ++d) {
     Record r;
@@ -128,6 +133,7 @@ void join_in_sequence(std::vector<ProcessTrace>& processes, const std::vector<st
   ProcessTrace& first = processes[members[0]];
   const std::string first_description = describe(first);
   std::int64_t end_ns = last_end_ns(first);  // on the first process's clock
+  std::int64_t exited_pid = first.process.pid;
   for (std::size_t k = 1; k < members.size(); ++k) {
     ProcessTrace& next = processes[members[k]];
     const std::int64_t start_ns = next.process.start_unix_ns - first.process.start_unix_ns;
@@ -137,8 +143,9 @@ void join_in_sequence(std::vector<ProcessTrace>& processes, const std::vector<st
         "script running several CUDA programs; each exit waits for its GPU work)",
         fmt::format("rank {}: {} then {}, {:.3f} ms later", rank, first_description, describe(next),
                     static_cast<double>(start_ns - end_ns) / 1e6));
-    append_exit(first, end_ns);
+    append_exit(first, end_ns, exited_pid);
     const std::int64_t next_end_ns = start_ns + last_end_ns(next);
+    exited_pid = next.process.pid;
     append(first, std::move(next), start_ns);
     end_ns = next_end_ns;
     joined_away[members[k]] = true;
@@ -220,6 +227,7 @@ core::Result<std::vector<ProcessTrace>> join_sequential_processes(
     if (processes[i].process.rank >= 0) by_rank[processes[i].process.rank].push_back(i);
   }
   std::vector<bool> joined_away(processes.size(), false);
+  std::vector<int> split_ranks, split_devices;  // ranks split into one rank per device
   for (auto& [rank, members] : by_rank) {
     if (members.size() < 2) continue;
     for (std::size_t i : members) {
@@ -267,8 +275,10 @@ core::Result<std::vector<ProcessTrace>> join_sequential_processes(
       if (used.size() == 1) by_device[*used.begin()].push_back(i);
       if (used.empty()) without_work.push_back(i);
     }
+    // On different devices, and together: overlapping on the host clock, or in one communicator.
     const bool workers =
-        one_device_each && (by_device.size() > 1 || shares_a_communicator(processes, members));
+        one_device_each && by_device.size() > 1 &&
+        (overlaps_any(processes, members) || shares_a_communicator(processes, members));
     if (!workers) {
       resolve_on_one_device(processes, members, rank, joined_away, warnings);
       continue;
@@ -282,6 +292,8 @@ core::Result<std::vector<ProcessTrace>> join_sequential_processes(
                          fmt::format("rank {}: {}", rank, describe(processes[i])));
       joined_away[i] = true;
     }
+    split_ranks.push_back(rank);
+    split_devices.push_back(processes[members.front()].process.devices);
     for (auto& [device, on_device] : by_device) {
       ProcessTrace& kept =
           processes[resolve_on_one_device(processes, on_device, rank, joined_away, warnings)];
@@ -299,6 +311,23 @@ core::Result<std::vector<ProcessTrace>> join_sequential_processes(
   out.reserve(processes.size());
   for (std::size_t i = 0; i < processes.size(); ++i) {
     if (!joined_away[i]) out.push_back(std::move(processes[i]));
+  }
+  // A split rank's workers are numbered rank × devices + device; a rank of the job that was not
+  // split keeps its own number and devices, and the two may meet.
+  if (!split_ranks.empty()) {
+    std::map<int, const ProcessTrace*> by_number;
+    for (const ProcessTrace& p : out) {
+      if (p.process.rank < 0) continue;
+      const auto [it, fresh] = by_number.emplace(p.process.rank, &p);
+      if (!fresh) {
+        return core::Error{fmt::format(
+            "traces {} and {} are both rank {}: rank {}'s workers, each driving one of its {} "
+            "devices, are modelled as one rank per device, and other ranks of the job run one "
+            "process each; mixed layouts are not modelled (start every process with its own rank)",
+            describe(*it->second), describe(p), p.process.rank, split_ranks.front(),
+            split_devices.front())};
+      }
+    }
   }
   return out;
 }

@@ -43,6 +43,9 @@ cudaMemLocation device_location(CUdevice device) { return detail::legacy_locatio
 CUresult prefetch(CUdeviceptr pointer, size_t bytes, const cudaMemLocation& location,
                   CUstream stream, const char* api) {
   ErrorScope scope;
+  if (const cudaError_t bad = detail::check_prefetch_location(api, location); bad != cudaSuccess) {
+    return to_driver(bad);
+  }
   const cudaError_t status = impl::stream_accept(stream, false, api);
   if (status == cudaSuccess) detail::note_prefetch(as_pointer(pointer), bytes, location);
   return to_driver(status);
@@ -131,10 +134,11 @@ PT_EXPORT CUresult cuMemRangeGetAttributes(void** data, size_t* data_sizes,
                                            CUmem_range_attribute* attributes,
                                            size_t attribute_count, CUdeviceptr pointer,
                                            size_t bytes) {
-  if (attribute_count == 0 || data == nullptr || data_sizes == nullptr || attributes == nullptr) {
-    return CUDA_ERROR_INVALID_VALUE;
-  }
   ErrorScope scope;
+  if (attribute_count == 0 || data == nullptr || data_sizes == nullptr || attributes == nullptr) {
+    return to_driver(detail::misuse("cuMemRangeGetAttributes", cudaErrorInvalidValue,
+                                    "numAttributes is 0 or data/dataSizes/attributes is NULL"));
+  }
   for (size_t i = 0; i < attribute_count; ++i) {
     const cudaError_t status =
         detail::managed_range_attribute("cuMemRangeGetAttributes", data[i], data_sizes[i],

@@ -102,6 +102,12 @@ cudaError_t batch_prefetch(void** pointers, size_t* sizes, size_t count,
                                 "] is not above the one before it and below count");
     }
   }
+  for (size_t k = 0; k < location_count; ++k) {
+    if (const cudaError_t bad = detail::check_prefetch_location(api, locations[k]);
+        bad != cudaSuccess) {
+      return bad;
+    }
+  }
   const cudaError_t status = batch_hint(pointers, sizes, count, stream, per_thread, api);
   if (status != cudaSuccess) return status;
   size_t k = 0;

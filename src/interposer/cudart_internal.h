@@ -111,9 +111,11 @@ inline cudaError_t fail(cudaError_t error) {
 /// report_misuse + sets the last error; returns `error`.
 cudaError_t misuse(std::string_view api, cudaError_t error, std::string_view what);
 
-/// Appends to CUDA's error log (cudaLogs*/cuLogs*, error_log.cc) and calls its callbacks; every
-/// misuse and unsupported call is logged.
+/// Appends to CUDA's error log (cudaLogs*/cuLogs*, error_log.cc) and queues it for the
+/// callbacks (called on a delivery thread); every misuse and unsupported call is logged. A forked
+/// child starts with an empty log and no callbacks.
 void log_error_message(std::string_view message);
+void reset_error_log_after_fork();
 
 /// "0x..." for messages.
 std::string pointer_text(const void* pointer);
@@ -190,6 +192,9 @@ cudaMemLocation legacy_location(int device);
 cudaError_t advise_managed(const char* api, const void* pointer, std::size_t count, int advice,
                            const cudaMemLocation& location);
 void note_prefetch(const void* pointer, std::size_t count, const cudaMemLocation& location);
+/// cudaErrorInvalidDevice (or InvalidValue) with a misuse record for a destination that is no
+/// device of this emulation, the host or host NUMA node 0; cudaSuccess otherwise.
+cudaError_t check_prefetch_location(const char* api, const cudaMemLocation& location);
 cudaError_t managed_range_attribute(const char* api, void* data, std::size_t data_size,
                                     int attribute, const void* pointer, std::size_t count);
 

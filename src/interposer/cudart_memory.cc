@@ -132,9 +132,11 @@ std::size_t round_up(std::size_t value, std::size_t alignment) {
 }
 
 // Gets host memory for an allocation; nullptr if the host itself is out of address space.
-void* obtain(std::size_t bytes, bool backed, Backing* backing, std::size_t* mapped) {
+// `whole_pages`: page-aligned and page-sized (managed memory, whose hints are kept per page).
+void* obtain(std::size_t bytes, bool backed, Backing* backing, std::size_t* mapped,
+             bool whole_pages = false) {
   const std::size_t size = round_up(bytes, kAlignment);
-  if (backed && size <= kHeapLimit) {
+  if (backed && size <= kHeapLimit && !whole_pages) {
     *backing = Backing::kHeap;
     *mapped = size;
     return std::aligned_alloc(kAlignment, size);
@@ -202,7 +204,8 @@ cudaError_t allocate(const AllocRequest& request, std::int64_t start, void** out
                            : m.used[request.device] + bytes <= capacity;
     if (fits) {
       Allocation a;
-      pointer = obtain(request.bytes, backed, &a.backing, &a.mapped);
+      pointer =
+          obtain(request.bytes, backed, &a.backing, &a.mapped, request.kind == AllocKind::kManaged);
       if (pointer != nullptr) {
         a.bytes = request.bytes;
         a.device = request.device;
@@ -438,7 +441,7 @@ void register_variable(const void* host_var, const char* name, std::size_t size,
   if (m.variables.count(key) > 0) return;  // registered twice (module loaded again)
   Allocation a;
   const std::size_t bytes = size > 0 ? size : 1;
-  void* storage = obtain(bytes, true, &a.backing, &a.mapped);
+  void* storage = obtain(bytes, true, &a.backing, &a.mapped, managed);
   if (storage == nullptr) return;
   // The host shadow of a __device__ variable carries its initializer; managed variables start
   // zeroed (their initial value lives only in the device image).
@@ -482,20 +485,25 @@ struct ManagedStretch {
   std::size_t last = 0;
 };
 
+// A managed allocation's pages (it is page-aligned: obtain's `whole_pages`).
+std::size_t managed_extent(const Allocation& a) { return round_up(a.bytes, kHostPage); }
+
 bool managed_stretch(MemoryState& m, const void* pointer, std::size_t count, ManagedStretch* out) {
   const auto address = reinterpret_cast<std::uintptr_t>(pointer);
   auto next = m.allocations.upper_bound(address);
   if (pointer == nullptr || count == 0 || next == m.allocations.begin()) return false;
   auto& [base, a] = *std::prev(next);
-  if (a.kind != AllocKind::kManaged || address - base >= a.bytes ||
-      count > base + a.bytes - address) {
+  // The range may run to the end of the allocation's last page, which is managed memory too.
+  const std::size_t extent = managed_extent(a);
+  if (a.kind != AllocKind::kManaged || address - base >= extent ||
+      count > base + extent - address) {
     return false;
   }
   const std::uintptr_t page_first = address / kHostPage * kHostPage;
   const std::uintptr_t page_last = (address + count + kHostPage - 1) / kHostPage * kHostPage;
   out->allocation = &a;
   out->first = page_first > base ? page_first - base : 0;
-  out->last = std::min<std::uintptr_t>(page_last - base, a.bytes);
+  out->last = std::min<std::uintptr_t>(page_last - base, extent);
   return true;
 }
 
@@ -510,7 +518,7 @@ template <typename Change>
 void change_hints(const ManagedStretch& stretch, Change&& change) {
   auto& hints = stretch.allocation->hints;
   split_hints_at(hints, stretch.first);
-  if (stretch.last < stretch.allocation->bytes) split_hints_at(hints, stretch.last);
+  if (stretch.last < managed_extent(*stretch.allocation)) split_hints_at(hints, stretch.last);
   for (auto it = hints.find(stretch.first); it != hints.end() && it->first < stretch.last; ++it) {
     change(it->second);
   }
@@ -655,6 +663,16 @@ cudaError_t advise_managed(const char* api, const void* pointer, std::size_t cou
     }
   });
   return cudaSuccess;
+}
+
+cudaError_t check_prefetch_location(const char* api, const cudaMemLocation& location) {
+  Place place;
+  cudaError_t error = cudaSuccess;
+  if (normalized_place(location, true, &place, &error)) return cudaSuccess;
+  return misuse(api, error,
+                "prefetch location type " + std::to_string(location.type) + " id " +
+                    std::to_string(location.id) +
+                    " is not a device of this emulation, the host or host NUMA node 0");
 }
 
 void note_prefetch(const void* pointer, std::size_t count, const cudaMemLocation& location) {
@@ -1654,6 +1672,10 @@ PT_EXPORT cudaError_t cudaMemRangeGetAttributes(void** data, size_t* dataSizes,
 PT_EXPORT cudaError_t cudaMemPrefetchAsync_v2(const void* devPtr, size_t count,
                                               struct cudaMemLocation location,
                                               unsigned int /*flags*/, cudaStream_t stream) {
+  if (const cudaError_t bad = detail::check_prefetch_location("cudaMemPrefetchAsync_v2", location);
+      bad != cudaSuccess) {
+    return bad;
+  }
   const cudaError_t status = impl::stream_accept(stream, false, "cudaMemPrefetchAsync_v2");
   if (status == cudaSuccess) detail::note_prefetch(devPtr, count, location);
   return status;

@@ -38,6 +38,9 @@ cudaMemLocation location_argument(std::uint64_t third) {
 
 cudaError_t prefetch(const void* pointer, size_t count, const cudaMemLocation& location,
                      cudaStream_t stream, bool per_thread, const char* api) {
+  if (const cudaError_t bad = detail::check_prefetch_location(api, location); bad != cudaSuccess) {
+    return bad;
+  }
   const cudaError_t status = detail::impl::stream_accept(stream, per_thread, api);
   if (status == cudaSuccess) detail::note_prefetch(pointer, count, location);
   return status;

@@ -162,6 +162,7 @@ void before_fork() { lock_for_fork(); }
 void after_fork_parent() { unlock_after_fork(); }
 void after_fork_child() {
   g_forked_from.store(static_cast<long>(::getppid()));
+  reset_error_log_after_fork();
   reset_after_fork();
   unlock_after_fork();
 }

@@ -135,6 +135,66 @@ TEST(SequentialProcesses, ProcessesThatCannotBeJoinedAreRefused) {
       << far.error().message;
 }
 
+// A script running a program on device 0, then one on device 1: one after another, sharing no
+// communicator, so joined in sequence (their times add), not split into two ranks.
+TEST(SequentialProcesses, ProgramsOnDifferentDevicesOneAfterAnotherAreJoined) {
+  TraceWriter on_zero(0, 1, 2, "h100", 1);
+  on_zero.program("./bench").start_unix_ns(kStart);
+  on_zero.host_work(1'000).kernel("a", 132, 256);
+  on_zero.device_sync();
+  TraceWriter on_one(0, 1, 2, "h100", 2);
+  on_one.program("./bench").start_unix_ns(kStart + 5'000'000);
+  on_one.host_work(1'000).set_device(1);
+  on_one.device(1).kernel("b", 132, 256);
+  on_one.device_sync();
+  std::vector<trace::TraceWarning> warnings;
+  auto joined = join_sequential_processes(parse_all({on_zero.finish(), on_one.finish()}), warnings);
+  ASSERT_TRUE(joined.ok()) << joined.error().message;
+  ASSERT_EQ(joined->size(), 1u);
+  EXPECT_EQ(joined->front().process.devices, 2);
+  EXPECT_EQ(kernel_names(joined->front()), (std::vector<std::string>{"a", "b"}));
+  // Each exit names its own process.
+  std::vector<std::string> exits;
+  for (const Record& r : joined->front().records) {
+    if (r.op == OpKind::kDeviceReset) exits.emplace_back(joined->front().str(r.name));
+  }
+  EXPECT_EQ(exits, (std::vector<std::string>{"process exit (pid 1)", "process exit (pid 1)"}));
+}
+
+// NVTX range ids restart in every process: the later program's range 1 is not the earlier one's
+// (left open at its exit).
+TEST(SequentialProcesses, NvtxRangeIdsOfAJoinedProgramAreItsOwn) {
+  auto with_range = [](std::int64_t pid, std::int64_t start, bool close) {
+    TraceWriter w(0, 1, 1, "h100", pid);
+    w.program("./p").start_unix_ns(start);
+    w.raw(R"({"op":"nvtx","t":1500,"tid":0,"kind":"start","name":"range","id":1})");
+    w.host_work(1'000).kernel("k", 1, 32);
+    if (close) w.raw(R"({"op":"nvtx","t":3000,"tid":0,"kind":"end","id":1})");
+    return w.finish();
+  };
+  std::vector<trace::TraceWarning> warnings;
+  auto joined = join_sequential_processes(
+      parse_all({with_range(1, kStart, false), with_range(2, kStart + 1'000'000, true),
+                 with_range(3, kStart + 2'000'000, true)}),
+      warnings);
+  ASSERT_TRUE(joined.ok()) << joined.error().message;
+  std::vector<std::pair<int, std::int64_t>> ranges;  // (kind, id)
+  for (const Annotation& a : joined->front().annotations) {
+    ranges.emplace_back(static_cast<int>(a.kind), a.id);
+  }
+  const int start = static_cast<int>(Annotation::Kind::kStart);
+  const int end = static_cast<int>(Annotation::Kind::kEnd);
+  // Each later program's ids move past the highest before it.
+  EXPECT_EQ(ranges, (std::vector<std::pair<int, std::int64_t>>{
+                        {start, 1}, {start, 3}, {end, 3}, {start, 5}, {end, 5}}));
+  // The exits name the process that ended.
+  std::vector<std::string> exits;
+  for (const Record& r : joined->front().records) {
+    if (r.op == OpKind::kDeviceReset) exits.emplace_back(joined->front().str(r.name));
+  }
+  EXPECT_EQ(exits, (std::vector<std::string>{"process exit (pid 1)", "process exit (pid 2)"}));
+}
+
 // torch.multiprocessing.spawn-style workers of one launcher: one process of rank 0 sees 4
 // devices, its 4 workers run at the same time, worker k on device k, and all-reduce over a
 // 4-rank communicator. The launcher (no GPU work) is left out; each worker is its device's rank.
@@ -191,6 +251,30 @@ TEST(SequentialProcesses, ConcurrentWorkersEachOnTheirOwnDeviceAreOneRankPerDevi
   EXPECT_EQ(result->gpu_count, 4);
   EXPECT_EQ(result->collation.communicators.size(), 1u);
   for (const RankReport& rank : result->ranks) EXPECT_GT(rank.breakdown.exposed_communication, 0.0);
+}
+
+// One rank's workers split into device ranks 0 and 1 while the job's rank 1 is one process of
+// its own: the numbers meet, and the mixed layout is refused with the reason.
+TEST(SequentialProcesses, SplitWorkersBesideUnsplitRanksAreRefused) {
+  std::vector<std::string> texts;
+  for (int k = 0; k < 2; ++k) {
+    TraceWriter w(0, 2, 2, "h100", 10 + k);
+    w.program("python").start_unix_ns(kStart + 1'000 * k);
+    w.host_work(10'000).set_device(k);
+    w.device(k).comm_init("workers", k, 2);
+    w.kernel("forward", 132, 256);
+    texts.push_back(w.finish());
+  }
+  TraceWriter other(1, 2, 2, "h100", 20);
+  other.program("python").start_unix_ns(kStart);
+  other.host_work(10'000).kernel("forward", 132, 256);
+  other.device(1).kernel("forward", 132, 256);
+  texts.push_back(other.finish());
+  std::vector<trace::TraceWarning> warnings;
+  auto split = join_sequential_processes(parse_all(texts), warnings);
+  ASSERT_FALSE(split.ok());
+  EXPECT_NE(split.error().message.find("mixed layouts are not modelled"), std::string::npos)
+      << split.error().message;
 }
 
 // Among processes running together, one drives two devices: they are not workers of one

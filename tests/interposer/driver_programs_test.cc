@@ -377,19 +377,20 @@ TEST_F(DriverApi, ManagedAdviceAndPrefetchLocationsReadBack) {
       run_program("driver_managed_advice", Mode::kPreload,
                   {{"LD_LIBRARY_PATH", driver_dir()}, {"POWERTRAIN_EMU_DEVICES", "2"}});
   ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
-  EXPECT_NE(run.out.find("driver_managed_advice: 45 checks passed"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("driver_managed_advice: 49 checks passed"), std::string::npos) << run.out;
   const Trace trace = only_trace();
   std::vector<std::string> misuse;
   for (const json& m : trace.of("misuse")) misuse.push_back(m.at("api"));
-  EXPECT_EQ(misuse, (std::vector<std::string>{
-                        "cudaMemAdvise", "cudaMemRangeGetAttribute", "cudaMemRangeGetAttribute",
-                        "cudaMemRangeGetAttribute", "cudaMemAdvise", "cudaMemRangeGetAttribute",
-                        "cudaMemAdvise", "cudaMemRangeGetAttribute"}));
+  EXPECT_EQ(misuse,
+            (std::vector<std::string>{"cudaMemAdvise", "cudaMemAdvise", "cudaMemRangeGetAttribute",
+                                      "cudaMemRangeGetAttribute", "cudaMemRangeGetAttribute",
+                                      "cudaMemAdvise", "cudaMemRangeGetAttribute", "cudaMemAdvise",
+                                      "cudaMemRangeGetAttribute", "cudaMemPrefetchAsync"}));
   std::vector<std::string> managed;
   for (const json& m : trace.of("malloc")) {
     if (m.at("kind") == "managed") managed.push_back(std::to_string(m.at("bytes").get<long>()));
   }
-  EXPECT_EQ(managed, (std::vector<std::string>{"4194304", "12288"}));
+  EXPECT_EQ(managed, (std::vector<std::string>{"4194304", "12288", "100"}));
   EXPECT_TRUE(trace.of("unsupported").empty());
 }
 

@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <vector>
 
@@ -169,6 +170,18 @@ int main() {
               cudaCpuDeviceId);
   checks += 2;
 
+  // A small allocation is whole pages: advice may name its last page to the end (not beyond).
+  char* small = nullptr;
+  EMU_CHECK(cudaMallocManaged(&small, 100));
+  EMU_REQUIRE(reinterpret_cast<std::uintptr_t>(small) % kPage == 0);
+  EMU_CHECK(cudaMemAdvise(small, kPage, cudaMemAdviseSetReadMostly, device_location(0)));
+  EMU_REQUIRE(int_attribute(cudaMemRangeAttributeReadMostly, small + 50, 10) == 1);
+  EMU_EXPECT_ERROR(cudaMemAdvise(small, kPage + 1, cudaMemAdviseSetReadMostly, device_location(0)),
+                   cudaErrorInvalidValue);
+  cudaGetLastError();
+  EMU_CHECK(cudaFree(small));
+  checks += 3;
+
   // A __managed__ variable takes advice like cudaMallocManaged memory.
   EMU_CHECK(cudaMemAdvise(g_managed_table, sizeof g_managed_table,
                           cudaMemAdviseSetPreferredLocation, device_location(0)));
@@ -235,8 +248,10 @@ int main() {
   EMU_EXPECT_ERROR(
       cudaMemRangeGetAttribute(&value, 4, static_cast<cudaMemRangeAttribute>(42), managed, kPage),
       cudaErrorInvalidValue);
+  EMU_EXPECT_ERROR(cudaMemPrefetchAsync(managed, kPage, device_location(7), 0, stream),
+                   cudaErrorInvalidDevice);
   cudaGetLastError();
-  checks += 8;
+  checks += 9;
 
   EMU_CHECK(cudaStreamSynchronize(stream));
   EMU_CHECK(cudaFree(device_memory));
