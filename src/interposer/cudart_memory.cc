@@ -595,6 +595,12 @@ int legacy_device(const Place& place) {
   }
 }
 
+cudaError_t not_managed(const char* api, const void* pointer, std::size_t count) {
+  return misuse(api, cudaErrorInvalidValue,
+                "[" + pointer_text(pointer) + ", +" + std::to_string(count) +
+                    " bytes) is not inside managed memory");
+}
+
 }  // namespace
 
 cudaMemLocation legacy_location(int device) {
@@ -634,9 +640,7 @@ cudaError_t advise_managed(const char* api, const void* pointer, std::size_t cou
   ManagedStretch stretch;
   if (!managed_stretch(m, pointer, count, &stretch)) {
     lock.unlock();
-    return misuse(api, cudaErrorInvalidValue,
-                  "[" + pointer_text(pointer) + ", +" + std::to_string(count) +
-                      " bytes) is not inside managed memory");
+    return not_managed(api, pointer, count);
   }
   change_hints(stretch, [&](RangeHints& h) {
     switch (advice) {
@@ -704,9 +708,7 @@ cudaError_t managed_range_attribute(const char* api, void* data, std::size_t dat
   ManagedStretch stretch;
   if (!managed_stretch(m, pointer, count, &stretch)) {
     lock.unlock();
-    return misuse(api, cudaErrorInvalidValue,
-                  "[" + pointer_text(pointer) + ", +" + std::to_string(count) +
-                      " bytes) is not inside managed memory");
+    return not_managed(api, pointer, count);
   }
   const std::vector<RangeHints> over = hints_over(stretch);
   lock.unlock();

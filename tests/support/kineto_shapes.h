@@ -1207,30 +1207,26 @@ inline GeneratedTraces make_traces(const Quirks& q, const std::string& label, in
           wait_event(m, compute, 850001 + 10 * event_id);
         });
       };
+      // An all-reduce of every rank on `stream`, fenced by events from and back to the compute
+      // stream (tags from `tag`).
+      auto fenced_all_reduce = [&](std::int64_t stream, std::int64_t tag, std::int64_t wire_us,
+                                   int groups) {
+        each([&](int, RankModel& m) {
+          record_event(m, compute, tag + 10 * event_id);
+          wait_event(m, stream, tag + 10 * event_id);
+        });
+        collective(stream, nccl_kernel, "allreduce", wire_us, false, groups);
+        each([&](int, RankModel& m) {
+          record_event(m, stream, tag + 1 + 10 * event_id);
+          wait_event(m, compute, tag + 1 + 10 * event_id);
+        });
+      };
       if (q.tied_embeddings && !q.embeddings_after_gradients) embedding_all_reduce();
-      if (pipelines > 1) {  // each stage's gradients, all-reduced across the pipelines
-        each([&](int, RankModel& m) {
-          record_event(m, compute, 800000 + 10 * event_id);
-          wait_event(m, comm, 800000 + 10 * event_id);
-        });
-        collective(comm, nccl_kernel, "allreduce", 180, false, 3);
-        each([&](int, RankModel& m) {
-          record_event(m, comm, 800001 + 10 * event_id);
-          wait_event(m, compute, 800001 + 10 * event_id);
-        });
-      }
+      // Each stage's gradients, all-reduced across the pipelines.
+      if (pipelines > 1) fenced_all_reduce(comm, 800000, 180, 3);
       if (q.tied_embeddings && q.embeddings_after_gradients) embedding_all_reduce();
-      if (q.model_parallel_norm) {  // the gradient norm over each replica's model-parallel group
-        each([&](int, RankModel& m) {
-          record_event(m, compute, 870000 + 10 * event_id);
-          wait_event(m, model_parallel_comm, 870000 + 10 * event_id);
-        });
-        collective(model_parallel_comm, nccl_kernel, "allreduce", 12, false, 5);
-        each([&](int, RankModel& m) {
-          record_event(m, model_parallel_comm, 870001 + 10 * event_id);
-          wait_event(m, compute, 870001 + 10 * event_id);
-        });
-      }
+      // The gradient norm over each replica's model-parallel group.
+      if (q.model_parallel_norm) fenced_all_reduce(model_parallel_comm, 870000, 12, 5);
       each([&](int, RankModel& m) {
         for (int i = 0; i < 3; ++i) op(m, "adam_step", i, compute, launch);
         copy(m, "gpu_memcpy", copy_2d, "Memcpy DtoH (Device -> Pageable)", compute, 6 * kUs, false,
