@@ -383,8 +383,10 @@ void commit_duration_pairs(ParseState& state) {
     }
     if (!commit(state, x)) break;  // the event cap
   }
-  for (const auto& [thread, stack] : open) {
-    for (const std::size_t i : stack) {
+  // Not a structured binding: clang 14 (the fuzz builds) cannot capture one in a lambda.
+  for (const auto& entry : open) {
+    const auto& thread = entry.first;
+    for (const std::size_t i : entry.second) {
       state.warnings.add("\"B\" event without its \"E\" (not replayed)", [&] {
         return fmt::format("event '{}' on pid {} tid {}", clip(halves[i].fields.name_text),
                            clip(trim_token(thread.first)), clip(trim_token(thread.second)));
