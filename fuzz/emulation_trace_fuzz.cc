@@ -10,6 +10,7 @@
 
 #include "emulate/emulate.h"
 #include "emulate/emulation_trace.h"
+#include "report/emulation_report.h"
 
 namespace {
 
@@ -70,7 +71,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // ranks than traces.
     if (result->ranks.empty() || result->ranks.size() > traces.size()) __builtin_trap();
     if (!(result->job_step_s >= 0.0)) __builtin_trap();
-    (void)summary_json(*result);
+    (void)powertrain::report::emulation_summary_json(*result);
   } else if (result.error().message.empty()) {
     __builtin_trap();
   }
