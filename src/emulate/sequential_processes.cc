@@ -264,8 +264,9 @@ core::Result<std::vector<ProcessTrace>> join_sequential_processes(
       }
     }
     // Workers of one launcher (torch.multiprocessing.spawn): each drives one device of the rank,
-    // the devices differ or the processes share a communicator. They ran together even where
-    // the host clock shows no overlap (an emulated collective does not wait for its peers).
+    // the devices differ, and they overlap or share a communicator. Sharing one, they ran
+    // together even where the host clock shows no overlap (an emulated collective does not wait
+    // for its peers).
     std::map<int, std::vector<std::size_t>> by_device;
     std::vector<std::size_t> without_work;
     bool one_device_each = true;
