@@ -54,9 +54,10 @@ CUresult driver_misuse(std::string_view api, CUresult error, std::string_view wh
 }
 
 struct Module {
-  std::set<std::string> names;  // kernels found in the image
-  bool names_known = false;     // false: the image could not be read; any name is accepted
-  std::string format;           // "ptx", "cubin", "fatbin", "unknown"
+  std::set<std::string> names;                // kernels found in the image
+  std::map<std::string, ParamLayout> params;  // kernel → parameter layout, where the image says
+  bool names_known = false;  // false: the image could not be read; any name is accepted
+  std::string format;        // "ptx", "cubin", "fatbin", "unknown"
   std::map<std::string, std::size_t> globals;         // __device__/__constant__ name → bytes
   std::map<std::string, const void*> global_storage;  // made on first cuModuleGetGlobal
   bool live = true;
@@ -329,6 +330,170 @@ bool fatbin_entries(const unsigned char* fatbin, std::size_t size, std::set<std:
   return any;
 }
 
+// ---- kernel parameter layouts (cuFuncGetParamInfo) ----------------------------------------
+
+// Each `.entry NAME( .param ... )`'s parameters, laid out as the PTX ABI does: each at the next
+// multiple of its alignment (`.align N`, else its element size; a `.ptr .align N` names the
+// pointee's alignment, not the parameter's).
+void ptx_params(std::string_view ptx, std::map<std::string, ParamLayout>* out) {
+  std::size_t at = 0;
+  while ((at = ptx.find(".entry", at)) != std::string_view::npos) {
+    at += 6;
+    if (at < ptx.size() && is_identifier_char(ptx[at])) continue;
+    while (at < ptx.size() && std::isspace(static_cast<unsigned char>(ptx[at]))) ++at;
+    const std::size_t begin = at;
+    while (at < ptx.size() && is_identifier_char(ptx[at])) ++at;
+    const std::string name(ptx.substr(begin, at - begin));
+    while (at < ptx.size() && std::isspace(static_cast<unsigned char>(ptx[at]))) ++at;
+    ParamLayout layout;
+    if (at < ptx.size() && ptx[at] == '(') {
+      const std::size_t close = ptx.find(')', at);
+      if (close == std::string_view::npos) return;
+      std::string list(ptx.substr(at + 1, close - at - 1));
+      for (char& c : list) c = c == ',' ? '\n' : c;
+      std::istringstream declarations(list);
+      std::string declaration;
+      std::size_t end = 0;
+      while (std::getline(declarations, declaration)) {
+        std::istringstream tokens(declaration);
+        std::string token;
+        std::size_t element = 0, align = 0, count = 1;
+        bool pointer = false, any = false;
+        while (tokens >> token) {
+          if (token == ".param") {
+            any = true;
+          } else if (token == ".ptr") {
+            pointer = true;
+          } else if (token == ".align") {
+            std::size_t n = 0;
+            tokens >> n;
+            if (!pointer) align = n;
+          } else if (token.size() > 2 && token[0] == '.' &&
+                     std::isdigit(static_cast<unsigned char>(token.back()))) {
+            // .b8 .u16 .s32 .f64 ...: the element size from the bit count
+            std::size_t digits = token.size();
+            while (digits > 0 && std::isdigit(static_cast<unsigned char>(token[digits - 1])))
+              --digits;
+            if (element == 0) element = std::strtoull(token.c_str() + digits, nullptr, 10) / 8;
+          } else if (token == ".pred") {
+            element = 1;
+          } else if (const std::size_t bracket = token.find('['); bracket != std::string::npos) {
+            count = std::strtoull(token.c_str() + bracket + 1, nullptr, 10);
+          }
+        }
+        if (!any || element == 0) continue;
+        if (align == 0) align = element;
+        const std::size_t offset = (end + align - 1) / align * align;
+        layout.emplace_back(offset, element * count);
+        end = offset + element * count;
+      }
+      at = close;
+    }
+    if (!name.empty()) (*out)[name] = std::move(layout);
+  }
+}
+
+// Each kernel's parameters from its `.nv.info.<kernel>` section: EIATTR_KPARAM_INFO (0x17)
+// attributes, each an ordinal, an offset and (bits 18–31 of its last word) a size in bytes.
+void cubin_params(const unsigned char* elf, std::size_t size,
+                  std::map<std::string, ParamLayout>* out) {
+  if (std::memcmp(elf,
+                  "\x7f"
+                  "ELF",
+                  4) != 0 ||
+      elf[4] != 2)
+    return;
+  const auto shoff = read_at<std::uint64_t>(elf, 0x28);
+  const auto shentsize = read_at<std::uint16_t>(elf, 0x3A);
+  const auto shnum = read_at<std::uint16_t>(elf, 0x3C);
+  const auto shstrndx = read_at<std::uint16_t>(elf, 0x3E);
+  if (shentsize < 0x40 || shstrndx >= shnum) return;
+  if (size != 0 && shoff + std::uint64_t{shnum} * shentsize > size) return;
+  const unsigned char* strtab_header = elf + shoff + std::size_t{shstrndx} * shentsize;
+  const auto strtab = read_at<std::uint64_t>(strtab_header, 0x18);
+  const auto strtab_size = read_at<std::uint64_t>(strtab_header, 0x20);
+  if (size != 0 && strtab + strtab_size > size) return;
+  const char* strings = reinterpret_cast<const char*>(elf + strtab);
+  constexpr std::string_view kInfo = ".nv.info.";
+  for (std::uint16_t i = 0; i < shnum; ++i) {
+    const unsigned char* header = elf + shoff + std::size_t{i} * shentsize;
+    const auto name = read_at<std::uint32_t>(header, 0);
+    if (name >= strtab_size) continue;
+    const std::string_view section(strings + name, ::strnlen(strings + name, strtab_size - name));
+    if (section.rfind(kInfo, 0) != 0 || section.size() == kInfo.size()) continue;
+    const auto offset = read_at<std::uint64_t>(header, 0x18);
+    const auto bytes = read_at<std::uint64_t>(header, 0x20);
+    if (size != 0 && offset + bytes > size) continue;
+    std::map<std::size_t, std::pair<std::size_t, std::size_t>> by_ordinal;
+    for (std::uint64_t at = 0; at + 4 <= bytes;) {
+      const unsigned char* attribute = elf + offset + at;
+      if (attribute[0] != 4) {  // EIFMT_NVAL/BVAL/HVAL: 4 bytes in all
+        at += 4;
+        continue;
+      }
+      const auto length = read_at<std::uint16_t>(attribute, 2);  // EIFMT_SVAL
+      if (attribute[1] == 0x17 && length >= 12 && at + 4 + length <= bytes) {
+        const auto ordinal = read_at<std::uint16_t>(attribute, 8);
+        const auto param_offset = read_at<std::uint16_t>(attribute, 10);
+        const auto flags = read_at<std::uint32_t>(attribute, 12);
+        by_ordinal[ordinal] = {param_offset, (flags >> 18) & 0x3fff};
+      }
+      at += 4 + std::uint64_t{length};
+    }
+    ParamLayout layout;
+    for (const auto& [ordinal, slot] : by_ordinal) {
+      if (ordinal != layout.size()) break;  // a gap: keep the parameters before it
+      layout.push_back(slot);
+    }
+    (*out)[std::string(section.substr(kInfo.size()))] = std::move(layout);
+  }
+}
+
+// The layouts of a module image's kernels: a cubin's, a fat binary's entries' (uncompressed
+// cubins first, then PTX for kernels no cubin has), a PTX text's.
+void image_params(const void* image, std::size_t size, std::map<std::string, ParamLayout>* out) {
+  const auto* bytes = static_cast<const unsigned char*>(image);
+  if (read_at<std::uint32_t>(bytes, 0) == kFatbinWrapperMagic) {
+    bytes = read_at<const unsigned char*>(bytes, 8);  // __fatBinC_Wrapper_t::data
+    size = 0;
+  }
+  if (std::memcmp(bytes,
+                  "\x7f"
+                  "ELF",
+                  4) == 0) {
+    cubin_params(bytes, size, out);
+  } else if (read_at<std::uint32_t>(bytes, 0) == kFatbinMagic) {
+    const auto header_size = read_at<std::uint16_t>(bytes, 6);
+    const auto fat_size = read_at<std::uint64_t>(bytes, 8);
+    const std::size_t end = header_size + fat_size;
+    if (size != 0 && end > size) return;
+    std::map<std::string, ParamLayout> from_ptx;
+    for (std::size_t at = header_size; at + 64 <= end;) {
+      const unsigned char* entry = bytes + at;
+      const auto kind = read_at<std::uint16_t>(entry, 0);
+      const auto entry_header = read_at<std::uint32_t>(entry, 4);
+      const auto payload = read_at<std::uint64_t>(entry, 8);
+      const auto flags = read_at<std::uint64_t>(entry, 0x30);
+      if (entry_header < 64 || at + entry_header + payload > end) break;
+      const unsigned char* data = entry + entry_header;
+      if ((flags & 0x2000) == 0 && kind == 2) {
+        std::map<std::string, ParamLayout> found;
+        cubin_params(data, payload, &found);
+        out->insert(found.begin(), found.end());
+      } else if ((flags & 0x2000) == 0 && kind == 1) {
+        ptx_params(std::string_view(reinterpret_cast<const char*>(data),
+                                    ::strnlen(reinterpret_cast<const char*>(data), payload)),
+                   &from_ptx);
+      }
+      at += entry_header + payload;
+    }
+    out->insert(from_ptx.begin(), from_ptx.end());  // keeps the cubins' where both have one
+  } else {
+    const char* text = reinterpret_cast<const char*>(bytes);
+    ptx_params(std::string_view(text, size != 0 ? ::strnlen(text, size) : std::strlen(text)), out);
+  }
+}
+
 // The image cuLinkComplete hands out: PTX text that declares every kernel and global of the
 // linked inputs (nothing is compiled), recognised by load_image by its first line.
 constexpr std::string_view kLinkedImageHeader = "// powertrain emulated link";
@@ -336,6 +501,7 @@ constexpr std::string_view kLinkedNamesUnknown = "// kernel names unknown";
 
 Module* load_image(const void* image, std::size_t size) {
   auto* module = new Module;  // never freed: a destroyed handle stays recognisable
+  image_params(image, size, &module->params);
   const auto* bytes = static_cast<const unsigned char*>(image);
   if (read_at<std::uint32_t>(bytes, 0) == kFatbinWrapperMagic) {
     bytes = read_at<const unsigned char*>(bytes, 8);  // __fatBinC_Wrapper_t::data
@@ -375,6 +541,28 @@ Module* load_image(const void* image, std::size_t size) {
 }  // namespace
 
 int driver_context_device(CUcontext ctx) { return context_device(ctx); }
+
+bool image_param_layout(const void* image, const std::string& name, ParamLayout* out) {
+  // A registered fat binary (or a bare one): never read as text of unknown length.
+  const auto magic = read_at<std::uint32_t>(static_cast<const unsigned char*>(image), 0);
+  if (magic != kFatbinWrapperMagic && magic != kFatbinMagic) return false;
+  std::map<std::string, ParamLayout> all;
+  image_params(image, 0, &all);
+  const auto it = all.find(name);
+  if (it == all.end()) return false;
+  *out = it->second;
+  return true;
+}
+
+bool module_function_params(const void* function, const std::string& name, ParamLayout* out) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  const auto owner = state().function_modules.find(function);
+  if (owner == state().function_modules.end()) return false;
+  const auto it = owner->second->params.find(name);
+  if (it == owner->second->params.end()) return false;
+  *out = it->second;
+  return true;
+}
 
 namespace {
 
@@ -1225,6 +1413,19 @@ PT_EXPORT CUresult cuModuleGetLoadingMode(CUmoduleLoadingMode* mode) {
   if (mode == nullptr) return CUDA_ERROR_INVALID_VALUE;
   *mode = CU_MODULE_LAZY_LOADING;  // CUDA 12.2+ default
   return CUDA_SUCCESS;
+}
+
+PT_EXPORT CUresult cuFuncGetParamInfo(CUfunction function, size_t index, size_t* offset,
+                                      size_t* bytes) {
+  ErrorScope scope;
+  return to_driver(
+      cudaFuncGetParamInfo(reinterpret_cast<const void*>(function), index, offset, bytes));
+}
+
+// A CUkernel is a function handle here (cuLibraryGetKernel).
+PT_EXPORT CUresult cuKernelGetParamInfo(CUkernel kernel, size_t index, size_t* offset,
+                                        size_t* bytes) {
+  return cuFuncGetParamInfo(reinterpret_cast<CUfunction>(kernel), index, offset, bytes);
 }
 
 PT_EXPORT CUresult cuFuncGetName(const char** name, CUfunction function) {

@@ -184,6 +184,17 @@ struct PointerInfo {
 };
 PointerInfo lookup_pointer(const void* pointer);
 
+/// A kernel's parameters by ordinal: (offset, bytes) in the device-side parameter layout
+/// (cuFuncGetParamInfo). From a module image (cuda_driver.cc): a cubin's EIATTR_KPARAM_INFO
+/// attributes, else a PTX `.entry`'s `.param` list laid out by the PTX ABI. `image` is a
+/// registered fat binary's wrapper (or a fat binary; uncompressed entries are read). False when
+/// the image holds no layout for `name`.
+using ParamLayout = std::vector<std::pair<std::size_t, std::size_t>>;
+bool image_param_layout(const void* image, const std::string& name, ParamLayout* out);
+/// The layout of kernel `name` of the driver-API module that `function` (a cuModuleGetFunction
+/// handle) came from.
+bool module_function_params(const void* function, const std::string& name, ParamLayout* out);
+
 /// Managed-memory hints (cudart_memory.cc). The location a CUDA 12 `int device` names
 /// (cudaCpuDeviceId: the host). cudaMemAdvise's effect on the range's pages (rounded out to CPU
 /// pages; the range must lie inside one managed allocation). A prefetch's destination, remembered

@@ -32,6 +32,7 @@ struct Kernel {
   std::string mangled;
   std::string json_name;  // `mangled` as a JSON string, quotes included
   const void* host_fun = nullptr;
+  const void* fatbin = nullptr;       // the registering fat binary's wrapper (nullptr: driver API)
   int max_dynamic_shared = 0;         // cudaFuncAttributeMaxDynamicSharedMemorySize
   bool non_portable_cluster = false;  // cudaFuncAttributeNonPortableClusterSizeAllowed
   int carveout = -1;
@@ -332,7 +333,6 @@ PT_EXPORT void __cudaUnregisterFatBinary(void** fatCubinHandle) {
 PT_EXPORT void __cudaRegisterFunction(void** fatCubinHandle, const char* hostFun, char* deviceFun,
                                       const char* deviceName, int thread_limit, uint3* tid,
                                       uint3* bid, dim3* bDim, dim3* gDim, int* wSize) {
-  (void)fatCubinHandle;
   (void)deviceFun;
   (void)thread_limit;
   (void)tid;
@@ -351,6 +351,9 @@ PT_EXPORT void __cudaRegisterFunction(void** fatCubinHandle, const char* hostFun
       kernel->mangled = deviceName;
       detail::append_json_string(kernel->json_name, kernel->mangled);
       kernel->host_fun = hostFun;
+      if (fatCubinHandle != nullptr) {
+        kernel->fatbin = reinterpret_cast<const detail::Module*>(fatCubinHandle)->fatbin;
+      }
       r.by_host[hostFun] = static_cast<std::int64_t>(r.kernels.size());
       r.kernels.push_back(kernel);
     }
@@ -552,6 +555,33 @@ PT_EXPORT cudaError_t cudaFuncSetSharedMemConfig(const void* func,
   if (detail::find_kernel(func) < 0) {
     return detail::unknown_kernel("cudaFuncSetSharedMemConfig", func);
   }
+  return cudaSuccess;
+}
+
+// The parameter layout from the kernel's image: its fat binary for the program's own kernels,
+// its module for driver-API ones.
+PT_EXPORT cudaError_t cudaFuncGetParamInfo(const void* func, size_t paramIndex, size_t* paramOffset,
+                                           size_t* paramSize) {
+  const std::int64_t index = detail::find_kernel(func);
+  if (index < 0) return detail::unknown_kernel("cudaFuncGetParamInfo", func);
+  const detail::Kernel* kernel = detail::kernel_at(index);
+  detail::ParamLayout layout;
+  const bool known = kernel->fatbin != nullptr
+                         ? detail::image_param_layout(kernel->fatbin, kernel->mangled, &layout)
+                         : detail::module_function_params(func, kernel->mangled, &layout);
+  if (!known) {
+    return misuse("cudaFuncGetParamInfo", cudaErrorNotSupported,
+                  "the parameter layout of " + kernel->mangled +
+                      " is not in its image (a compressed fat binary, or an image the emulator "
+                      "cannot read)");
+  }
+  if (paramIndex >= layout.size()) {
+    return misuse("cudaFuncGetParamInfo", cudaErrorInvalidValue,
+                  "paramIndex " + std::to_string(paramIndex) + " is not below the " +
+                      std::to_string(layout.size()) + " parameters of " + kernel->mangled);
+  }
+  if (paramOffset != nullptr) *paramOffset = layout[paramIndex].first;
+  if (paramSize != nullptr) *paramSize = layout[paramIndex].second;
   return cudaSuccess;
 }
 

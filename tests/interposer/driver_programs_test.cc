@@ -394,6 +394,25 @@ TEST_F(DriverApi, ManagedAdviceAndPrefetchLocationsReadBack) {
   EXPECT_TRUE(trace.of("unsupported").empty());
 }
 
+// Kernel parameter layouts: the program's own kernel from the cubin in its fat binary, a PTX
+// module's and a library's kernel from the `.param` list; an index past the last parameter is
+// refused with a misuse record naming the count.
+TEST_F(DriverApi, KernelParameterLayoutsComeFromTheImages) {
+  if (!std::filesystem::exists(program_path("driver_param_info"))) GTEST_SKIP() << "not built";
+  const ProgramRun run =
+      run_program("driver_param_info", Mode::kPreload, {{"LD_LIBRARY_PATH", driver_dir()}});
+  ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
+  EXPECT_NE(run.out.find("driver_param_info: 12 checks passed"), std::string::npos) << run.out;
+  const Trace trace = only_trace();
+  std::vector<std::string> what;
+  for (const json& m : trace.of("misuse")) what.push_back(m.at("what"));
+  EXPECT_EQ(what, (std::vector<std::string>{
+                      "paramIndex 4 is not below the 4 parameters of _Z5mixediPd6Twelvec",
+                      "paramIndex 0 is not below the 0 parameters of _Z13no_parametersv",
+                      "paramIndex 4 is not below the 4 parameters of scale"}));
+  EXPECT_TRUE(trace.of("unsupported").empty());
+}
+
 // CUDA's error log: misuse and unsupported calls reach the runtime's and the driver's
 // callbacks (a callback's own misuse does not call it again) and the dumps, to memory (newest
 // kept after a notice when the buffer is short; refused when nothing fits) and to a file.
