@@ -231,107 +231,6 @@ T read_at(const unsigned char* base, std::size_t offset) {
   return value;
 }
 
-// Kernels of an ELF64 cubin: its `.text.<kernel>` sections. `size` bounds the reads when known
-// (0: trust the headers, as the driver does for cuModuleLoadData).
-bool cubin_entries(const unsigned char* elf, std::size_t size, std::set<std::string>* names,
-                   std::map<std::string, std::size_t>* globals = nullptr) {
-  if (std::memcmp(elf,
-                  "\x7f"
-                  "ELF",
-                  4) != 0 ||
-      elf[4] != 2)
-    return false;  // ELFCLASS64 only
-  const auto shoff = read_at<std::uint64_t>(elf, 0x28);
-  const auto shentsize = read_at<std::uint16_t>(elf, 0x3A);
-  const auto shnum = read_at<std::uint16_t>(elf, 0x3C);
-  const auto shstrndx = read_at<std::uint16_t>(elf, 0x3E);
-  if (shentsize < 0x40 || shstrndx >= shnum) return false;
-  if (size != 0 && shoff + std::uint64_t{shnum} * shentsize > size) return false;
-  const unsigned char* strtab_header = elf + shoff + std::size_t{shstrndx} * shentsize;
-  const auto strtab = read_at<std::uint64_t>(strtab_header, 0x18);
-  const auto strtab_size = read_at<std::uint64_t>(strtab_header, 0x20);
-  if (size != 0 && strtab + strtab_size > size) return false;
-  const char* strings = reinterpret_cast<const char*>(elf + strtab);
-  std::vector<std::string_view> section_names(shnum);
-  for (std::uint16_t i = 0; i < shnum; ++i) {
-    const unsigned char* header = elf + shoff + std::size_t{i} * shentsize;
-    const auto name = read_at<std::uint32_t>(header, 0);
-    if (name >= strtab_size) continue;
-    const std::string_view section(strings + name, ::strnlen(strings + name, strtab_size - name));
-    section_names[i] = section;
-    if (section.rfind(".text.", 0) == 0 && section.size() > 6) {
-      names->emplace(section.substr(6));
-    }
-  }
-  if (globals == nullptr) return true;
-  // Variables: the symbol table's objects in .nv.global* / .nv.constant* sections.
-  for (std::uint16_t i = 0; i < shnum; ++i) {
-    const unsigned char* header = elf + shoff + std::size_t{i} * shentsize;
-    if (read_at<std::uint32_t>(header, 4) != 2) continue;  // SHT_SYMTAB
-    const auto offset = read_at<std::uint64_t>(header, 0x18);
-    const auto bytes = read_at<std::uint64_t>(header, 0x20);
-    const auto link = read_at<std::uint32_t>(header, 0x28);
-    if (link >= shnum || (size != 0 && offset + bytes > size)) continue;
-    const unsigned char* names_header = elf + shoff + std::size_t{link} * shentsize;
-    const auto names_offset = read_at<std::uint64_t>(names_header, 0x18);
-    const auto names_size = read_at<std::uint64_t>(names_header, 0x20);
-    if (size != 0 && names_offset + names_size > size) continue;
-    const char* symbol_names = reinterpret_cast<const char*>(elf + names_offset);
-    for (std::uint64_t at = 0; at + 24 <= bytes; at += 24) {
-      const unsigned char* symbol = elf + offset + at;
-      const auto name = read_at<std::uint32_t>(symbol, 0);
-      const auto info = read_at<std::uint8_t>(symbol, 4);
-      const auto index = read_at<std::uint16_t>(symbol, 6);
-      const auto length = read_at<std::uint64_t>(symbol, 16);
-      if ((info & 0xf) != 1 || index >= shnum || name >= names_size) continue;  // STT_OBJECT
-      const std::string_view section = section_names[index];
-      if (section.rfind(".nv.global", 0) != 0 && section.rfind(".nv.constant", 0) != 0) continue;
-      (*globals)[std::string(symbol_names + name,
-                             ::strnlen(symbol_names + name, names_size - name))] = length;
-    }
-  }
-  return true;
-}
-
-constexpr std::uint32_t kFatbinMagic = 0xBA55ED50;
-constexpr std::uint32_t kFatbinWrapperMagic = 0x466243B1;
-
-// Kernels of a fat binary: every uncompressed ELF entry's sections and PTX entry's `.entry`s
-// (compressed entries are skipped: their names stay unknown unless another entry has them).
-bool fatbin_entries(const unsigned char* fatbin, std::size_t size, std::set<std::string>* names,
-                    std::map<std::string, std::size_t>* globals) {
-  if (read_at<std::uint32_t>(fatbin, 0) != kFatbinMagic) return false;
-  const auto header_size = read_at<std::uint16_t>(fatbin, 6);
-  const auto fat_size = read_at<std::uint64_t>(fatbin, 8);
-  std::size_t at = header_size;
-  const std::size_t end = header_size + fat_size;
-  if (size != 0 && end > size) return false;  // a file shorter than its header says
-  bool any = false;
-  while (at + 64 <= end) {
-    const unsigned char* entry = fatbin + at;
-    const auto kind = read_at<std::uint16_t>(entry, 0);
-    const auto entry_header = read_at<std::uint32_t>(entry, 4);
-    const auto payload = read_at<std::uint64_t>(entry, 8);
-    const auto flags = read_at<std::uint64_t>(entry, 0x30);
-    if (entry_header < 64 || at + entry_header + payload > end) break;
-    const unsigned char* data = entry + entry_header;
-    const bool compressed = (flags & 0x2000) != 0;
-    if (!compressed && kind == 2) {
-      any = cubin_entries(data, payload, names, globals) || any;
-    } else if (!compressed && kind == 1) {
-      const std::string_view text(reinterpret_cast<const char*>(data),
-                                  ::strnlen(reinterpret_cast<const char*>(data), payload));
-      ptx_entries(text, names);
-      ptx_globals(text, globals);
-      any = true;
-    }
-    at += entry_header + payload;
-  }
-  return any;
-}
-
-// ---- kernel parameter layouts (cuFuncGetParamInfo) ----------------------------------------
-
 // Each `.entry NAME( .param ... )`'s parameters, laid out as the PTX ABI does: each at the next
 // multiple of its alignment (`.align N`, else its element size; a `.ptr .align N` names the
 // pointee's alignment, not the parameter's).
@@ -393,105 +292,146 @@ void ptx_params(std::string_view ptx, std::map<std::string, ParamLayout>* out) {
   }
 }
 
-// Each kernel's parameters from its `.nv.info.<kernel>` section: EIATTR_KPARAM_INFO (0x17)
-// attributes, each an ordinal, an offset and (bits 18–31 of its last word) a size in bytes.
-void cubin_params(const unsigned char* elf, std::size_t size,
-                  std::map<std::string, ParamLayout>* out) {
+// A kernel's parameters from its `.nv.info.<kernel>` section (`bytes` long): EIATTR_KPARAM_INFO
+// (0x17) attributes, each an ordinal, an offset and (bits 18–31 of its last word) a size in
+// bytes. Parameters after a missing ordinal are dropped.
+ParamLayout kparam_layout(const unsigned char* info, std::uint64_t bytes) {
+  std::map<std::size_t, std::pair<std::size_t, std::size_t>> by_ordinal;
+  for (std::uint64_t at = 0; at + 4 <= bytes;) {
+    const unsigned char* attribute = info + at;
+    if (attribute[0] != 4) {  // EIFMT_NVAL/BVAL/HVAL: 4 bytes in all
+      at += 4;
+      continue;
+    }
+    const auto length = read_at<std::uint16_t>(attribute, 2);  // EIFMT_SVAL
+    if (attribute[1] == 0x17 && length >= 12 && at + 4 + length <= bytes) {
+      const auto ordinal = read_at<std::uint16_t>(attribute, 8);
+      const auto offset = read_at<std::uint16_t>(attribute, 10);
+      const auto flags = read_at<std::uint32_t>(attribute, 12);
+      by_ordinal[ordinal] = {offset, (flags >> 18) & 0x3fff};
+    }
+    at += 4 + std::uint64_t{length};
+  }
+  ParamLayout layout;
+  for (const auto& [ordinal, slot] : by_ordinal) {
+    if (ordinal != layout.size()) break;
+    layout.push_back(slot);
+  }
+  return layout;
+}
+
+// Kernels of an ELF64 cubin: its `.text.<kernel>` sections, and with `params` their parameter
+// layouts (`.nv.info.<kernel>`). `size` bounds the reads when known (0: trust the headers, as the
+// driver does for cuModuleLoadData).
+bool cubin_entries(const unsigned char* elf, std::size_t size, std::set<std::string>* names,
+                   std::map<std::string, std::size_t>* globals = nullptr,
+                   std::map<std::string, ParamLayout>* params = nullptr) {
   if (std::memcmp(elf,
                   "\x7f"
                   "ELF",
                   4) != 0 ||
       elf[4] != 2)
-    return;
+    return false;  // ELFCLASS64 only
   const auto shoff = read_at<std::uint64_t>(elf, 0x28);
   const auto shentsize = read_at<std::uint16_t>(elf, 0x3A);
   const auto shnum = read_at<std::uint16_t>(elf, 0x3C);
   const auto shstrndx = read_at<std::uint16_t>(elf, 0x3E);
-  if (shentsize < 0x40 || shstrndx >= shnum) return;
-  if (size != 0 && shoff + std::uint64_t{shnum} * shentsize > size) return;
+  if (shentsize < 0x40 || shstrndx >= shnum) return false;
+  if (size != 0 && shoff + std::uint64_t{shnum} * shentsize > size) return false;
   const unsigned char* strtab_header = elf + shoff + std::size_t{shstrndx} * shentsize;
   const auto strtab = read_at<std::uint64_t>(strtab_header, 0x18);
   const auto strtab_size = read_at<std::uint64_t>(strtab_header, 0x20);
-  if (size != 0 && strtab + strtab_size > size) return;
+  if (size != 0 && strtab + strtab_size > size) return false;
   const char* strings = reinterpret_cast<const char*>(elf + strtab);
-  constexpr std::string_view kInfo = ".nv.info.";
+  std::vector<std::string_view> section_names(shnum);
   for (std::uint16_t i = 0; i < shnum; ++i) {
     const unsigned char* header = elf + shoff + std::size_t{i} * shentsize;
     const auto name = read_at<std::uint32_t>(header, 0);
     if (name >= strtab_size) continue;
     const std::string_view section(strings + name, ::strnlen(strings + name, strtab_size - name));
-    if (section.rfind(kInfo, 0) != 0 || section.size() == kInfo.size()) continue;
+    section_names[i] = section;
+    if (section.rfind(".text.", 0) == 0 && section.size() > 6) {
+      names->emplace(section.substr(6));
+    }
+    constexpr std::string_view kInfo = ".nv.info.";
+    if (params != nullptr && section.rfind(kInfo, 0) == 0 && section.size() > kInfo.size()) {
+      const auto offset = read_at<std::uint64_t>(header, 0x18);
+      const auto bytes = read_at<std::uint64_t>(header, 0x20);
+      if (size == 0 || offset + bytes <= size) {
+        (*params)[std::string(section.substr(kInfo.size()))] = kparam_layout(elf + offset, bytes);
+      }
+    }
+  }
+  if (globals == nullptr) return true;
+  // Variables: the symbol table's objects in .nv.global* / .nv.constant* sections.
+  for (std::uint16_t i = 0; i < shnum; ++i) {
+    const unsigned char* header = elf + shoff + std::size_t{i} * shentsize;
+    if (read_at<std::uint32_t>(header, 4) != 2) continue;  // SHT_SYMTAB
     const auto offset = read_at<std::uint64_t>(header, 0x18);
     const auto bytes = read_at<std::uint64_t>(header, 0x20);
-    if (size != 0 && offset + bytes > size) continue;
-    std::map<std::size_t, std::pair<std::size_t, std::size_t>> by_ordinal;
-    for (std::uint64_t at = 0; at + 4 <= bytes;) {
-      const unsigned char* attribute = elf + offset + at;
-      if (attribute[0] != 4) {  // EIFMT_NVAL/BVAL/HVAL: 4 bytes in all
-        at += 4;
-        continue;
-      }
-      const auto length = read_at<std::uint16_t>(attribute, 2);  // EIFMT_SVAL
-      if (attribute[1] == 0x17 && length >= 12 && at + 4 + length <= bytes) {
-        const auto ordinal = read_at<std::uint16_t>(attribute, 8);
-        const auto param_offset = read_at<std::uint16_t>(attribute, 10);
-        const auto flags = read_at<std::uint32_t>(attribute, 12);
-        by_ordinal[ordinal] = {param_offset, (flags >> 18) & 0x3fff};
-      }
-      at += 4 + std::uint64_t{length};
+    const auto link = read_at<std::uint32_t>(header, 0x28);
+    if (link >= shnum || (size != 0 && offset + bytes > size)) continue;
+    const unsigned char* names_header = elf + shoff + std::size_t{link} * shentsize;
+    const auto names_offset = read_at<std::uint64_t>(names_header, 0x18);
+    const auto names_size = read_at<std::uint64_t>(names_header, 0x20);
+    if (size != 0 && names_offset + names_size > size) continue;
+    const char* symbol_names = reinterpret_cast<const char*>(elf + names_offset);
+    for (std::uint64_t at = 0; at + 24 <= bytes; at += 24) {
+      const unsigned char* symbol = elf + offset + at;
+      const auto name = read_at<std::uint32_t>(symbol, 0);
+      const auto info = read_at<std::uint8_t>(symbol, 4);
+      const auto index = read_at<std::uint16_t>(symbol, 6);
+      const auto length = read_at<std::uint64_t>(symbol, 16);
+      if ((info & 0xf) != 1 || index >= shnum || name >= names_size) continue;  // STT_OBJECT
+      const std::string_view section = section_names[index];
+      if (section.rfind(".nv.global", 0) != 0 && section.rfind(".nv.constant", 0) != 0) continue;
+      (*globals)[std::string(symbol_names + name,
+                             ::strnlen(symbol_names + name, names_size - name))] = length;
     }
-    ParamLayout layout;
-    for (const auto& [ordinal, slot] : by_ordinal) {
-      if (ordinal != layout.size()) break;  // a gap: keep the parameters before it
-      layout.push_back(slot);
-    }
-    (*out)[std::string(section.substr(kInfo.size()))] = std::move(layout);
   }
+  return true;
 }
 
-// The layouts of a module image's kernels: a cubin's, a fat binary's entries' (uncompressed
-// cubins first, then PTX for kernels no cubin has), a PTX text's.
-void image_params(const void* image, std::size_t size, std::map<std::string, ParamLayout>* out) {
-  const auto* bytes = static_cast<const unsigned char*>(image);
-  if (read_at<std::uint32_t>(bytes, 0) == kFatbinWrapperMagic) {
-    bytes = read_at<const unsigned char*>(bytes, 8);  // __fatBinC_Wrapper_t::data
-    size = 0;
-  }
-  if (std::memcmp(bytes,
-                  "\x7f"
-                  "ELF",
-                  4) == 0) {
-    cubin_params(bytes, size, out);
-  } else if (read_at<std::uint32_t>(bytes, 0) == kFatbinMagic) {
-    const auto header_size = read_at<std::uint16_t>(bytes, 6);
-    const auto fat_size = read_at<std::uint64_t>(bytes, 8);
-    const std::size_t end = header_size + fat_size;
-    if (size != 0 && end > size) return;
-    std::map<std::string, ParamLayout> from_ptx;
-    for (std::size_t at = header_size; at + 64 <= end;) {
-      const unsigned char* entry = bytes + at;
-      const auto kind = read_at<std::uint16_t>(entry, 0);
-      const auto entry_header = read_at<std::uint32_t>(entry, 4);
-      const auto payload = read_at<std::uint64_t>(entry, 8);
-      const auto flags = read_at<std::uint64_t>(entry, 0x30);
-      if (entry_header < 64 || at + entry_header + payload > end) break;
-      const unsigned char* data = entry + entry_header;
-      if ((flags & 0x2000) == 0 && kind == 2) {
-        std::map<std::string, ParamLayout> found;
-        cubin_params(data, payload, &found);
-        out->insert(found.begin(), found.end());
-      } else if ((flags & 0x2000) == 0 && kind == 1) {
-        ptx_params(std::string_view(reinterpret_cast<const char*>(data),
-                                    ::strnlen(reinterpret_cast<const char*>(data), payload)),
-                   &from_ptx);
-      }
-      at += entry_header + payload;
+constexpr std::uint32_t kFatbinMagic = 0xBA55ED50;
+constexpr std::uint32_t kFatbinWrapperMagic = 0x466243B1;
+
+// Kernels of a fat binary: every uncompressed ELF entry's sections and PTX entry's `.entry`s
+// (compressed entries are skipped: their names stay unknown unless another entry has them); with
+// `params`, their parameter layouts (a cubin's where one has the kernel, else the PTX's).
+bool fatbin_entries(const unsigned char* fatbin, std::size_t size, std::set<std::string>* names,
+                    std::map<std::string, std::size_t>* globals,
+                    std::map<std::string, ParamLayout>* params = nullptr) {
+  if (read_at<std::uint32_t>(fatbin, 0) != kFatbinMagic) return false;
+  const auto header_size = read_at<std::uint16_t>(fatbin, 6);
+  const auto fat_size = read_at<std::uint64_t>(fatbin, 8);
+  std::size_t at = header_size;
+  const std::size_t end = header_size + fat_size;
+  if (size != 0 && end > size) return false;  // a file shorter than its header says
+  bool any = false;
+  std::map<std::string, ParamLayout> from_ptx;
+  while (at + 64 <= end) {
+    const unsigned char* entry = fatbin + at;
+    const auto kind = read_at<std::uint16_t>(entry, 0);
+    const auto entry_header = read_at<std::uint32_t>(entry, 4);
+    const auto payload = read_at<std::uint64_t>(entry, 8);
+    const auto flags = read_at<std::uint64_t>(entry, 0x30);
+    if (entry_header < 64 || at + entry_header + payload > end) break;
+    const unsigned char* data = entry + entry_header;
+    const bool compressed = (flags & 0x2000) != 0;
+    if (!compressed && kind == 2) {
+      any = cubin_entries(data, payload, names, globals, params) || any;
+    } else if (!compressed && kind == 1) {
+      const std::string_view text(reinterpret_cast<const char*>(data),
+                                  ::strnlen(reinterpret_cast<const char*>(data), payload));
+      ptx_entries(text, names);
+      ptx_globals(text, globals);
+      if (params != nullptr) ptx_params(text, &from_ptx);
+      any = true;
     }
-    out->insert(from_ptx.begin(), from_ptx.end());  // keeps the cubins' where both have one
-  } else {
-    const char* text = reinterpret_cast<const char*>(bytes);
-    ptx_params(std::string_view(text, size != 0 ? ::strnlen(text, size) : std::strlen(text)), out);
+    at += entry_header + payload;
   }
+  if (params != nullptr) params->insert(from_ptx.begin(), from_ptx.end());  // cubins' first
+  return any;
 }
 
 // The image cuLinkComplete hands out: PTX text that declares every kernel and global of the
@@ -499,9 +439,8 @@ void image_params(const void* image, std::size_t size, std::map<std::string, Par
 constexpr std::string_view kLinkedImageHeader = "// powertrain emulated link";
 constexpr std::string_view kLinkedNamesUnknown = "// kernel names unknown";
 
-Module* load_image(const void* image, std::size_t size) {
-  auto* module = new Module;  // never freed: a destroyed handle stays recognisable
-  image_params(image, size, &module->params);
+// An image's kernels, globals and parameter layouts into `module`.
+void read_image(const void* image, std::size_t size, Module* module) {
   const auto* bytes = static_cast<const unsigned char*>(image);
   if (read_at<std::uint32_t>(bytes, 0) == kFatbinWrapperMagic) {
     bytes = read_at<const unsigned char*>(bytes, 8);  // __fatBinC_Wrapper_t::data
@@ -512,15 +451,18 @@ Module* load_image(const void* image, std::size_t size) {
                   "ELF",
                   4) == 0) {
     module->format = "cubin";
-    module->names_known = cubin_entries(bytes, size, &module->names, &module->globals);
+    module->names_known =
+        cubin_entries(bytes, size, &module->names, &module->globals, &module->params);
   } else if (read_at<std::uint32_t>(bytes, 0) == kFatbinMagic) {
     module->format = "fatbin";
-    module->names_known = fatbin_entries(bytes, size, &module->names, &module->globals);
+    module->names_known =
+        fatbin_entries(bytes, size, &module->names, &module->globals, &module->params);
   } else {
     const char* text = reinterpret_cast<const char*>(bytes);
     const std::string_view ptx(text, size != 0 ? ::strnlen(text, size) : std::strlen(text));
     if (ptx.rfind(kLinkedImageHeader, 0) == 0) {
-      // cuLinkComplete's image: the linked inputs' kernels and globals as PTX declarations.
+      // cuLinkComplete's image: the linked inputs' kernels and globals as PTX declarations
+      // (without their parameters, so no layouts).
       module->format = "linked";
       ptx_entries(ptx, &module->names);
       ptx_globals(ptx, &module->globals);
@@ -530,11 +472,17 @@ Module* load_image(const void* image, std::size_t size) {
       module->format = "ptx";
       ptx_entries(ptx, &module->names);
       ptx_globals(ptx, &module->globals);
+      ptx_params(ptx, &module->params);
       module->names_known = true;
     } else {
       module->format = "unknown";
     }
   }
+}
+
+Module* load_image(const void* image, std::size_t size) {
+  auto* module = new Module;  // never freed: a destroyed handle stays recognisable
+  read_image(image, size, module);
   return module;
 }
 
@@ -546,10 +494,10 @@ bool image_param_layout(const void* image, const std::string& name, ParamLayout*
   // A registered fat binary (or a bare one): never read as text of unknown length.
   const auto magic = read_at<std::uint32_t>(static_cast<const unsigned char*>(image), 0);
   if (magic != kFatbinWrapperMagic && magic != kFatbinMagic) return false;
-  std::map<std::string, ParamLayout> all;
-  image_params(image, 0, &all);
-  const auto it = all.find(name);
-  if (it == all.end()) return false;
+  Module contents;
+  read_image(image, 0, &contents);
+  const auto it = contents.params.find(name);
+  if (it == contents.params.end()) return false;
   *out = it->second;
   return true;
 }
