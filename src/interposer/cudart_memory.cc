@@ -601,6 +601,19 @@ cudaError_t not_managed(const char* api, const void* pointer, std::size_t count)
                     " bytes) is not inside managed memory");
 }
 
+// Calls `use` with the managed stretch of [pointer, +count), under the memory lock; false (and
+// nothing called) when the range is not inside managed memory. The lock is released on return,
+// so the caller may report misuse.
+template <typename Use>
+bool with_managed_stretch(const void* pointer, std::size_t count, Use&& use) {
+  MemoryState& m = memory();
+  std::lock_guard<std::mutex> lock(m.mutex);
+  ManagedStretch stretch;
+  if (!managed_stretch(m, pointer, count, &stretch)) return false;
+  use(stretch);
+  return true;
+}
+
 }  // namespace
 
 cudaMemLocation legacy_location(int device) {
@@ -635,14 +648,7 @@ cudaError_t advise_managed(const char* api, const void* pointer, std::size_t cou
                         (numa ? ", the host or host NUMA node 0" : " or the host"));
     }
   }
-  MemoryState& m = memory();
-  std::unique_lock<std::mutex> lock(m.mutex);
-  ManagedStretch stretch;
-  if (!managed_stretch(m, pointer, count, &stretch)) {
-    lock.unlock();
-    return not_managed(api, pointer, count);
-  }
-  change_hints(stretch, [&](RangeHints& h) {
+  const auto advise = [&](RangeHints& h) {
     switch (advice) {
       case cudaMemAdviseSetReadMostly:
         h.read_mostly = true;
@@ -665,7 +671,11 @@ cudaError_t advise_managed(const char* api, const void* pointer, std::size_t cou
         std::erase(h.accessed_by, place);
         break;
     }
-  });
+  };
+  if (!with_managed_stretch(
+          pointer, count, [&](const ManagedStretch& stretch) { change_hints(stretch, advise); })) {
+    return not_managed(api, pointer, count);
+  }
   return cudaSuccess;
 }
 
@@ -683,11 +693,10 @@ void note_prefetch(const void* pointer, std::size_t count, const cudaMemLocation
   Place place;
   cudaError_t error = cudaSuccess;
   if (!normalized_place(location, true, &place, &error)) return;
-  MemoryState& m = memory();
-  std::lock_guard<std::mutex> lock(m.mutex);
-  ManagedStretch stretch;
-  if (!managed_stretch(m, pointer, count, &stretch)) return;  // not managed: nothing to remember
-  change_hints(stretch, [&](RangeHints& h) { h.last_prefetch = place; });
+  // Not managed: nothing to remember.
+  with_managed_stretch(pointer, count, [&](const ManagedStretch& stretch) {
+    change_hints(stretch, [&](RangeHints& h) { h.last_prefetch = place; });
+  });
 }
 
 cudaError_t managed_range_attribute(const char* api, void* data, std::size_t data_size,
@@ -703,15 +712,11 @@ cudaError_t managed_range_attribute(const char* api, void* data, std::size_t dat
                   "data is NULL or dataSize " + std::to_string(data_size) + " is not " +
                       (list ? "a non-zero multiple of 4" : "4"));
   }
-  MemoryState& m = memory();
-  std::unique_lock<std::mutex> lock(m.mutex);
-  ManagedStretch stretch;
-  if (!managed_stretch(m, pointer, count, &stretch)) {
-    lock.unlock();
+  std::vector<RangeHints> over;
+  if (!with_managed_stretch(pointer, count,
+                            [&](const ManagedStretch& stretch) { over = hints_over(stretch); })) {
     return not_managed(api, pointer, count);
   }
-  const std::vector<RangeHints> over = hints_over(stretch);
-  lock.unlock();
   auto* out = static_cast<int*>(data);
   switch (attribute) {
     case cudaMemRangeAttributeReadMostly:

@@ -20,12 +20,8 @@ int main() {
   constexpr int kWidth = 32;
   constexpr int kHeight = 16;
   constexpr size_t kRow = kWidth * sizeof(float);
-  CU_CHECK(cuInit(0));
   CUdevice device;
-  CU_CHECK(cuDeviceGet(&device, 0));
-  CUcontext context;
-  CU_CHECK(cuDevicePrimaryCtxRetain(&context, device));
-  CU_CHECK(cuCtxSetCurrent(context));
+  current_primary_context(&device);
 
   std::vector<float> image(kWidth * kHeight);
   for (size_t i = 0; i < image.size(); ++i) image[i] = 2.0f * i + 1.0f;

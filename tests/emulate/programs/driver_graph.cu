@@ -57,12 +57,8 @@ CUDA_KERNEL_NODE_PARAMS kernel_node(CUfunction f, unsigned grid, void** args) {
 }
 
 int main() {
-  CU_CHECK(cuInit(0));
   CUdevice device;
-  CU_CHECK(cuDeviceGet(&device, 0));
-  CUcontext ctx;
-  CU_CHECK(cuDevicePrimaryCtxRetain(&ctx, device));
-  CU_CHECK(cuCtxSetCurrent(ctx));
+  const CUcontext ctx = current_primary_context(&device);
   CUmodule module;
   CU_CHECK(cuModuleLoadData(&module, kPtx));
   CUfunction produce, consume;

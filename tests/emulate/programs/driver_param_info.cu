@@ -40,26 +40,26 @@ const char* kPtx = R"(
 
 int checks = 0;
 
-void expect_runtime(const void* func, size_t index, size_t offset, size_t size) {
-  size_t got_offset = 99, got_size = 99;
-  EMU_CHECK(cudaFuncGetParamInfo(func, index, &got_offset, &got_size));
+void expect_slot(const char* api, size_t index, size_t got_offset, size_t got_size, size_t offset,
+                 size_t size) {
   if (got_offset != offset || got_size != size) {
-    std::fprintf(stderr, "parameter %zu: offset %zu size %zu, expected %zu and %zu\n", index,
-                 got_offset, got_size, offset, size);
+    std::fprintf(stderr, "%s parameter %zu: offset %zu size %zu, expected %zu and %zu\n", api,
+                 index, got_offset, got_size, offset, size);
     std::exit(1);
   }
   ++checks;
 }
 
+void expect_runtime(const void* func, size_t index, size_t offset, size_t size) {
+  size_t got_offset = 99, got_size = 99;
+  EMU_CHECK(cudaFuncGetParamInfo(func, index, &got_offset, &got_size));
+  expect_slot("cudaFuncGetParamInfo", index, got_offset, got_size, offset, size);
+}
+
 void expect_driver(CUfunction function, size_t index, size_t offset, size_t size) {
   size_t got_offset = 99, got_size = 99;
   CU_CHECK(cuFuncGetParamInfo(function, index, &got_offset, &got_size));
-  if (got_offset != offset || got_size != size) {
-    std::fprintf(stderr, "driver parameter %zu: offset %zu size %zu, expected %zu and %zu\n", index,
-                 got_offset, got_size, offset, size);
-    std::exit(1);
-  }
-  ++checks;
+  expect_slot("cuFuncGetParamInfo", index, got_offset, got_size, offset, size);
 }
 
 }  // namespace
@@ -81,12 +81,8 @@ int main() {
 
   // The PTX module's kernel: pointer at 0, float at 8, the 24-byte array aligned to 8 at 16, the
   // 16-bit value at 40.
-  CU_CHECK(cuInit(0));
   CUdevice device;
-  CU_CHECK(cuDeviceGet(&device, 0));
-  CUcontext context;
-  CU_CHECK(cuDevicePrimaryCtxRetain(&context, device));
-  CU_CHECK(cuCtxSetCurrent(context));
+  current_primary_context(&device);
   CUmodule module;
   CU_CHECK(cuModuleLoadData(&module, kPtx));
   CUfunction scale;

@@ -53,12 +53,8 @@ void worker(CUcontext ctx, int id) {
 typedef CUresult (*SyncFn)(CUstream);
 
 int main() {
-  CU_CHECK(cuInit(0));
   CUdevice device;
-  CU_CHECK(cuDeviceGet(&device, 0));
-  CUcontext ctx;
-  CU_CHECK(cuDevicePrimaryCtxRetain(&ctx, device));
-  CU_CHECK(cuCtxSetCurrent(ctx));
+  const CUcontext ctx = current_primary_context(&device);
   CUmodule module;
   CU_CHECK(cuModuleLoadData(&module, kPtx));
   CU_CHECK(cuModuleGetFunction(&g_bump, module, "bump"));

@@ -17,3 +17,14 @@
       std::exit(1);                                                                      \
     }                                                                                    \
   } while (0)
+
+// cuInit, then device 0's primary context retained and made current; returns it (and the device,
+// for cuDevicePrimaryCtxRelease).
+inline CUcontext current_primary_context(CUdevice* device) {
+  CU_CHECK(cuInit(0));
+  CU_CHECK(cuDeviceGet(device, 0));
+  CUcontext context;
+  CU_CHECK(cuDevicePrimaryCtxRetain(&context, *device));
+  CU_CHECK(cuCtxSetCurrent(context));
+  return context;
+}
