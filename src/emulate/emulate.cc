@@ -20,19 +20,6 @@
 namespace powertrain::emulate {
 namespace {
 
-void merge_warnings(std::vector<trace::TraceWarning>& into,
-                    const std::vector<trace::TraceWarning>& from) {
-  for (const trace::TraceWarning& w : from) {
-    auto it = std::find_if(into.begin(), into.end(),
-                           [&](const trace::TraceWarning& x) { return x.kind == w.kind; });
-    if (it == into.end()) {
-      into.push_back(w);
-    } else {
-      it->count += w.count;
-    }
-  }
-}
-
 // The topology of the job (nodes × GPUs per node) against the GPUs the traces use.
 core::Status check_topology(const std::vector<ProcessTrace>& procs, const EmulateOptions& opt,
                             EmulationResult& out) {
@@ -218,10 +205,10 @@ class Pipeline {
     if (auto topology = check_topology(procs_, opt_, out_); !topology) return topology.error();
     out_.classes = find_rank_classes(procs_, out_.collation, opt_.dedup);
     for (const ProcessTrace& p : procs_) {
-      merge_warnings(out_.warnings, p.warnings);
+      graph::merge_warnings(out_.warnings, p.warnings);
       out_.records += static_cast<std::int64_t>(p.records.size());
     }
-    merge_warnings(out_.warnings, out_.collation.warnings);
+    graph::merge_warnings(out_.warnings, out_.collation.warnings);
 
     for (std::int32_t rep : out_.classes.representative) simulated_.push_back(rep);
     std::sort(simulated_.begin(), simulated_.end(), [&](std::int32_t a, std::int32_t b) {
@@ -252,8 +239,8 @@ class Pipeline {
     if (!graph) return graph.error();
     out_.graph = std::move(*graph);
     out_.replay = sim::replay(out_.graph);
-    merge_warnings(out_.warnings, out_.graph.warnings);
-    merge_warnings(out_.warnings, out_.replay.warnings);
+    graph::merge_warnings(out_.warnings, out_.graph.warnings);
+    graph::merge_warnings(out_.warnings, out_.replay.warnings);
     report_ranks(procs_, opt_.device_model.clock_mhz, task_clocks(traces), out_);
     for (RankReport& rank : out_.ranks) {
       if (const auto it = events_.find(rank.representative_rank); it != events_.end())
@@ -493,8 +480,8 @@ core::Result<EmulationResult> emulate_traces(const std::vector<ProcessTrace>& pr
   }
   Pipeline pipeline(copied ? kept : processes, options, result);
   if (auto status = pipeline.run(); !status) return status.error();
-  merge_warnings(result.warnings, fork_warnings);
-  merge_warnings(result.warnings, join_warnings);
+  graph::merge_warnings(result.warnings, fork_warnings);
+  graph::merge_warnings(result.warnings, join_warnings);
   result.ranks_from_several_processes = !join_warnings.empty();
   result.analysis_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -71,15 +71,7 @@ void append(ProcessTrace& into, ProcessTrace&& next, std::int64_t shift_ns) {
     into.exit_peak_used_bytes[d] =
         std::max(into.exit_peak_used_bytes[d], next.exit_peak_used_bytes[d]);
   }
-  for (trace::TraceWarning& w : next.warnings) {
-    const auto it = std::find_if(into.warnings.begin(), into.warnings.end(),
-                                 [&](const trace::TraceWarning& x) { return x.kind == w.kind; });
-    if (it == into.warnings.end()) {
-      into.warnings.push_back(std::move(w));
-    } else {
-      it->count += w.count;
-    }
-  }
+  graph::merge_warnings(into.warnings, next.warnings);
   into.source += " then " + next.source;
 }
 

@@ -34,6 +34,19 @@ void add_warning(std::vector<trace::TraceWarning>& warnings, std::string_view ki
   warnings.push_back({std::string(kind), std::string(example), 1});
 }
 
+void merge_warnings(std::vector<trace::TraceWarning>& into,
+                    const std::vector<trace::TraceWarning>& from) {
+  for (const trace::TraceWarning& w : from) {
+    auto it = std::find_if(into.begin(), into.end(),
+                           [&](const trace::TraceWarning& x) { return x.kind == w.kind; });
+    if (it == into.end()) {
+      into.push_back(w);
+    } else {
+      it->count += w.count;
+    }
+  }
+}
+
 std::int32_t find_task(const ExecutionGraph& graph, int rank_index, std::string_view name,
                        std::int32_t from) {
   const RankInfo& rank = graph.ranks[rank_index];

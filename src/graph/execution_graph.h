@@ -194,6 +194,11 @@ void store_edges(std::vector<TempEdge>& edges, ExecutionGraph& graph);
 void add_warning(std::vector<trace::TraceWarning>& warnings, std::string_view kind,
                  std::string_view example);
 
+/// Adds `from`'s counts to `into`'s warnings of the same kind, and the kinds `into` lacks (with
+/// their examples).
+void merge_warnings(std::vector<trace::TraceWarning>& into,
+                    const std::vector<trace::TraceWarning>& from);
+
 /// Index of the first task named `name` (exact) on rank index `rank_index` at or after task
 /// `from`, or kNone. Linear; for tests and tools.
 std::int32_t find_task(const ExecutionGraph& graph, int rank_index, std::string_view name,
