@@ -174,9 +174,11 @@ std::size_t resolve_on_one_device(std::vector<ProcessTrace>& processes,
     join_in_sequence(processes, members, rank, joined_away, warnings);
     return members[0];
   }
+  std::map<std::size_t, std::int64_t> work;  // by process index
   std::size_t kept = members[0];
   for (std::size_t i : members) {
-    if (gpu_work_records(processes[i]) > gpu_work_records(processes[kept])) kept = i;
+    work[i] = gpu_work_records(processes[i]);
+    if (work[i] > work[kept]) kept = i;
   }
   for (std::size_t i : members) {
     if (i == kept) continue;
@@ -187,8 +189,7 @@ std::size_t resolve_on_one_device(std::vector<ProcessTrace>& processes,
         "processes is not modelled; `powertrain emulate --ranks N` gives each process its own "
         "rank)",
         fmt::format("rank {}: {} kept, {} left out ({} GPU task(s))", rank,
-                    describe(processes[kept]), describe(processes[i]),
-                    gpu_work_records(processes[i])));
+                    describe(processes[kept]), describe(processes[i]), work[i]));
     joined_away[i] = true;
   }
   return kept;

@@ -595,6 +595,15 @@ int legacy_device(const Place& place) {
   }
 }
 
+// A location normalized_place refused (`numa`: host NUMA node 0 was allowed).
+cudaError_t bad_place(const char* api, cudaError_t error, const char* what,
+                      const cudaMemLocation& location, bool numa) {
+  return misuse(api, error,
+                std::string(what) + " type " + std::to_string(location.type) + " id " +
+                    std::to_string(location.id) + " is not a device of this emulation" +
+                    (numa ? ", the host or host NUMA node 0" : " or the host"));
+}
+
 cudaError_t not_managed(const char* api, const void* pointer, std::size_t count) {
   return misuse(api, cudaErrorInvalidValue,
                 "[" + pointer_text(pointer) + ", +" + std::to_string(count) +
@@ -642,10 +651,7 @@ cudaError_t advise_managed(const char* api, const void* pointer, std::size_t cou
     cudaError_t error = cudaSuccess;
     const bool numa = advice == cudaMemAdviseSetPreferredLocation;
     if (!normalized_place(location, numa, &place, &error)) {
-      return misuse(api, error,
-                    "location type " + std::to_string(location.type) + " id " +
-                        std::to_string(location.id) + " is not a device of this emulation" +
-                        (numa ? ", the host or host NUMA node 0" : " or the host"));
+      return bad_place(api, error, "location", location, numa);
     }
   }
   const auto advise = [&](RangeHints& h) {
@@ -683,10 +689,7 @@ cudaError_t check_prefetch_location(const char* api, const cudaMemLocation& loca
   Place place;
   cudaError_t error = cudaSuccess;
   if (normalized_place(location, true, &place, &error)) return cudaSuccess;
-  return misuse(api, error,
-                "prefetch location type " + std::to_string(location.type) + " id " +
-                    std::to_string(location.id) +
-                    " is not a device of this emulation, the host or host NUMA node 0");
+  return bad_place(api, error, "prefetch location", location, true);
 }
 
 void note_prefetch(const void* pointer, std::size_t count, const cudaMemLocation& location) {
