@@ -43,12 +43,8 @@ cudaMemLocation device_location(CUdevice device) { return detail::legacy_locatio
 CUresult prefetch(CUdeviceptr pointer, size_t bytes, const cudaMemLocation& location,
                   CUstream stream, const char* api) {
   ErrorScope scope;
-  if (const cudaError_t bad = detail::check_prefetch_location(api, location); bad != cudaSuccess) {
-    return to_driver(bad);
-  }
-  const cudaError_t status = impl::stream_accept(stream, false, api);
-  if (status == cudaSuccess) detail::note_prefetch(as_pointer(pointer), bytes, location);
-  return to_driver(status);
+  return to_driver(
+      detail::prefetch_managed(api, as_pointer(pointer), bytes, location, stream, false));
 }
 
 CUresult advise(CUdeviceptr pointer, size_t bytes, CUmem_advise advice,

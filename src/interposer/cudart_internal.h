@@ -206,6 +206,10 @@ void note_prefetch(const void* pointer, std::size_t count, const cudaMemLocation
 /// cudaErrorInvalidDevice (or InvalidValue) with a misuse record for a destination that is no
 /// device of this emulation, the host or host NUMA node 0; cudaSuccess otherwise.
 cudaError_t check_prefetch_location(const char* api, const cudaMemLocation& location);
+/// A prefetch on `stream`: its destination checked, the stream accepted, the destination
+/// remembered for managed memory.
+cudaError_t prefetch_managed(const char* api, const void* pointer, std::size_t count,
+                             const cudaMemLocation& location, cudaStream_t stream, bool per_thread);
 cudaError_t managed_range_attribute(const char* api, void* data, std::size_t data_size,
                                     int attribute, const void* pointer, std::size_t count);
 

@@ -702,6 +702,17 @@ void note_prefetch(const void* pointer, std::size_t count, const cudaMemLocation
   });
 }
 
+cudaError_t prefetch_managed(const char* api, const void* pointer, std::size_t count,
+                             const cudaMemLocation& location, cudaStream_t stream,
+                             bool per_thread) {
+  if (const cudaError_t bad = check_prefetch_location(api, location); bad != cudaSuccess) {
+    return bad;
+  }
+  const cudaError_t status = impl::stream_accept(stream, per_thread, api);
+  if (status == cudaSuccess) note_prefetch(pointer, count, location);
+  return status;
+}
+
 cudaError_t managed_range_attribute(const char* api, void* data, std::size_t data_size,
                                     int attribute, const void* pointer, std::size_t count) {
   const bool list = attribute == cudaMemRangeAttributeAccessedBy;
@@ -1682,13 +1693,8 @@ PT_EXPORT cudaError_t cudaMemRangeGetAttributes(void** data, size_t* dataSizes,
 PT_EXPORT cudaError_t cudaMemPrefetchAsync_v2(const void* devPtr, size_t count,
                                               struct cudaMemLocation location,
                                               unsigned int /*flags*/, cudaStream_t stream) {
-  if (const cudaError_t bad = detail::check_prefetch_location("cudaMemPrefetchAsync_v2", location);
-      bad != cudaSuccess) {
-    return bad;
-  }
-  const cudaError_t status = impl::stream_accept(stream, false, "cudaMemPrefetchAsync_v2");
-  if (status == cudaSuccess) detail::note_prefetch(devPtr, count, location);
-  return status;
+  return detail::prefetch_managed("cudaMemPrefetchAsync_v2", devPtr, count, location, stream,
+                                  false);
 }
 
 PT_EXPORT cudaError_t cudaMemAdvise_v2(const void* devPtr, size_t count,

@@ -36,36 +36,29 @@ cudaMemLocation location_argument(std::uint64_t third) {
   return location;
 }
 
-cudaError_t prefetch(const void* pointer, size_t count, const cudaMemLocation& location,
-                     cudaStream_t stream, bool per_thread, const char* api) {
-  if (const cudaError_t bad = detail::check_prefetch_location(api, location); bad != cudaSuccess) {
-    return bad;
-  }
-  const cudaError_t status = detail::impl::stream_accept(stream, per_thread, api);
-  if (status == cudaSuccess) detail::note_prefetch(pointer, count, location);
-  return status;
-}
-
 }  // namespace
 
 PT_EXPORT cudaError_t cudaMemPrefetchAsync(const void* devPtr, size_t count,
                                            std::uint64_t location_or_device,
                                            std::uint64_t flags_or_stream, cudaStream_t stream) {
-  return prefetch(devPtr, count, location_argument(location_or_device),
-                  stream_argument(flags_or_stream, stream), false, "cudaMemPrefetchAsync");
+  return detail::prefetch_managed("cudaMemPrefetchAsync", devPtr, count,
+                                  location_argument(location_or_device),
+                                  stream_argument(flags_or_stream, stream), false);
 }
 
 PT_EXPORT cudaError_t cudaMemPrefetchAsync_ptsz(const void* devPtr, size_t count,
                                                 std::uint64_t location_or_device,
                                                 std::uint64_t flags_or_stream,
                                                 cudaStream_t stream) {
-  return prefetch(devPtr, count, location_argument(location_or_device),
-                  stream_argument(flags_or_stream, stream), true, "cudaMemPrefetchAsync_ptsz");
+  return detail::prefetch_managed("cudaMemPrefetchAsync_ptsz", devPtr, count,
+                                  location_argument(location_or_device),
+                                  stream_argument(flags_or_stream, stream), true);
 }
 
 // CUDA 12.2–12.9's per-thread name of the location form (the same arguments in both ABIs).
 PT_EXPORT cudaError_t cudaMemPrefetchAsync_v2_ptsz(const void* devPtr, size_t count,
                                                    cudaMemLocation location, unsigned int /*flags*/,
                                                    cudaStream_t stream) {
-  return prefetch(devPtr, count, location, stream, true, "cudaMemPrefetchAsync_v2_ptsz");
+  return detail::prefetch_managed("cudaMemPrefetchAsync_v2_ptsz", devPtr, count, location, stream,
+                                  true);
 }
