@@ -171,6 +171,20 @@ cudaError_t fill(void* pointer, int value, const Shape& shape, cudaStream_t stre
   return cudaSuccess;
 }
 
+}  // namespace
+
+namespace impl {
+
+cudaError_t symbol_copy_direction(bool to_symbol, cudaMemcpyKind kind, const char* api) {
+  const cudaMemcpyKind host_side = to_symbol ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
+  if (kind != host_side && kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyDefault) {
+    return misuse(api, cudaErrorInvalidMemcpyDirection,
+                  to_symbol ? "a copy to a symbol must go to device"
+                            : "a copy from a symbol must come from device");
+  }
+  return cudaSuccess;
+}
+
 // Resolves a symbol's device storage for a copy of `count` bytes at `offset`.
 cudaError_t symbol_range(const void* symbol, std::size_t count, std::size_t offset, const char* api,
                          unsigned char** storage) {
@@ -187,10 +201,6 @@ cudaError_t symbol_range(const void* symbol, std::size_t count, std::size_t offs
   *storage = static_cast<unsigned char*>(v.storage) + offset;
   return cudaSuccess;
 }
-
-}  // namespace
-
-namespace impl {
 
 cudaError_t memcpy_1d(void* dst, const void* src, size_t count, cudaMemcpyKind kind,
                       cudaStream_t stream, bool async, bool per_thread, const char* api) {
@@ -245,9 +255,8 @@ cudaError_t memcpy_3d(void* dst, size_t dpitch, size_t dslice, const void* src, 
 cudaError_t memcpy_to_symbol(const void* symbol, const void* src, size_t count, size_t offset,
                              cudaMemcpyKind kind, cudaStream_t stream, bool async, bool per_thread,
                              const char* api) {
-  if (kind != cudaMemcpyHostToDevice && kind != cudaMemcpyDeviceToDevice &&
-      kind != cudaMemcpyDefault) {
-    return misuse(api, cudaErrorInvalidMemcpyDirection, "a copy to a symbol must go to device");
+  if (const cudaError_t error = symbol_copy_direction(true, kind, api); error != cudaSuccess) {
+    return error;
   }
   unsigned char* storage = nullptr;
   const cudaError_t error = symbol_range(symbol, count, offset, api, &storage);
@@ -258,10 +267,8 @@ cudaError_t memcpy_to_symbol(const void* symbol, const void* src, size_t count, 
 cudaError_t memcpy_from_symbol(void* dst, const void* symbol, size_t count, size_t offset,
                                cudaMemcpyKind kind, cudaStream_t stream, bool async,
                                bool per_thread, const char* api) {
-  if (kind != cudaMemcpyDeviceToHost && kind != cudaMemcpyDeviceToDevice &&
-      kind != cudaMemcpyDefault) {
-    return misuse(api, cudaErrorInvalidMemcpyDirection,
-                  "a copy from a symbol must come from device");
+  if (const cudaError_t error = symbol_copy_direction(false, kind, api); error != cudaSuccess) {
+    return error;
   }
   unsigned char* storage = nullptr;
   const cudaError_t error = symbol_range(symbol, count, offset, api, &storage);

@@ -2,6 +2,7 @@
 // like the configured GPU (POWERTRAIN_EMU_*; limits per compute capability), versions, limits,
 // peer access, synchronisation and reset. Synchronising calls only write their record: emulated
 // work is complete when enqueued.
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -688,7 +689,152 @@ PT_EXPORT cudaError_t cudaDeviceGetP2PAttribute(int* value, enum cudaDeviceP2PAt
   if (!detail::valid_device(srcDevice) || !detail::valid_device(dstDevice)) {
     return detail::invalid_device("cudaDeviceGetP2PAttribute", srcDevice);
   }
-  *value = attr == cudaDevP2PAttrPerformanceRank ? 0 : 1;
+  // NVLink-connected peers: every atomic is native (so "only partial" is 0), rank 0 the best.
+  *value = attr == cudaDevP2PAttrPerformanceRank ||
+                   attr == cudaDevP2PAttrOnlyPartialNativeAtomicSupported
+               ? 0
+               : 1;
+  return cudaSuccess;
+}
+
+namespace {
+// The native support of each atomic operation over a link, as a bitmask of
+// cudaAtomicOperationCapability. Over NVLink (peers) a Hopper GPU does the integer and bitwise
+// operations, exchange and compare-and-swap natively on 32- and 64-bit values (128-bit exchange
+// and CAS too, sm_90), float add on scalars and float4 vectors; over PCIe to the host nothing is
+// native (cudaDevAttrHostNativeAtomicSupported is 0).
+cudaError_t atomic_capabilities(unsigned int* capabilities, const cudaAtomicOperation* operations,
+                                unsigned int count, bool native, const char* api) {
+  if (capabilities == nullptr || operations == nullptr || count == 0) {
+    return misuse(api, cudaErrorInvalidValue, "capabilities or operations NULL, or count 0");
+  }
+  constexpr unsigned int kInteger = cudaAtomicCapabilitySigned | cudaAtomicCapabilityUnsigned |
+                                    cudaAtomicCapabilityScalar32 | cudaAtomicCapabilityScalar64;
+  const bool hopper = powertrain::emu::detail::config().cc_major >= 9;
+  for (unsigned int i = 0; i < count; ++i) {
+    unsigned int mask = 0;
+    switch (operations[i]) {
+      case cudaAtomicOperationIntegerAdd:
+      case cudaAtomicOperationIntegerMin:
+      case cudaAtomicOperationIntegerMax:
+      case cudaAtomicOperationIntegerIncrement:
+      case cudaAtomicOperationIntegerDecrement:
+      case cudaAtomicOperationAnd:
+      case cudaAtomicOperationOr:
+      case cudaAtomicOperationXOR:
+        mask = kInteger | cudaAtomicCapabilityReduction;
+        break;
+      case cudaAtomicOperationExchange:
+      case cudaAtomicOperationCAS:
+        mask = kInteger | (hopper ? static_cast<unsigned int>(cudaAtomicCapabilityScalar128) : 0u);
+        break;
+      case cudaAtomicOperationFloatAdd:
+        mask = cudaAtomicCapabilityScalar32 | cudaAtomicCapabilityScalar64 |
+               cudaAtomicCapabilityReduction |
+               (hopper ? static_cast<unsigned int>(cudaAtomicCapabilityVector32x4) : 0u);
+        break;
+      case cudaAtomicOperationFloatMin:
+      case cudaAtomicOperationFloatMax:
+        mask = 0;  // done by a compare-and-swap loop, not natively
+        break;
+      default:
+        return misuse(api, cudaErrorInvalidValue,
+                      "operations[" + std::to_string(i) +
+                          "] = " + std::to_string(static_cast<int>(operations[i])) +
+                          " is not a cudaAtomicOperation");
+    }
+    capabilities[i] = native ? mask : 0u;
+  }
+  return cudaSuccess;
+}
+
+// cudaDeviceRegisterAsyncNotification: the callbacks registered per device. An emulated device
+// never runs over a memory budget, so they are kept (for unregistering) and never called.
+std::mutex g_async_mutex;
+std::map<cudaAsyncCallbackHandle_t, int> g_async_callbacks;  // handle → device
+std::uintptr_t g_next_async_handle = 0x1000;
+}  // namespace
+
+PT_EXPORT cudaError_t cudaDeviceGetHostAtomicCapabilities(
+    unsigned int* capabilities, const enum cudaAtomicOperation* operations, unsigned int count,
+    int device) {
+  const char* api = "cudaDeviceGetHostAtomicCapabilities";
+  if (!detail::valid_device(device)) return detail::invalid_device(api, device);
+  return atomic_capabilities(capabilities, operations, count, false, api);
+}
+
+PT_EXPORT cudaError_t cudaDeviceGetP2PAtomicCapabilities(unsigned int* capabilities,
+                                                         const enum cudaAtomicOperation* operations,
+                                                         unsigned int count, int srcDevice,
+                                                         int dstDevice) {
+  const char* api = "cudaDeviceGetP2PAtomicCapabilities";
+  if (!detail::valid_device(srcDevice)) return detail::invalid_device(api, srcDevice);
+  if (!detail::valid_device(dstDevice)) return detail::invalid_device(api, dstDevice);
+  if (dstDevice == srcDevice) {
+    return misuse(api, cudaErrorInvalidDevice,
+                  "srcDevice and dstDevice are both device " + std::to_string(srcDevice));
+  }
+  return atomic_capabilities(capabilities, operations, count, true, api);
+}
+
+// The maximum width of a 1D linear texture, in elements, for a valid format: 2^28 on every
+// architecture from Pascal on (cudaDeviceProp::maxTexture1DLinear, which this call replaces).
+PT_EXPORT cudaError_t cudaDeviceGetTexture1DLinearMaxWidth(
+    size_t* maxWidthInElements, const struct cudaChannelFormatDesc* fmtDesc, int device) {
+  const char* api = "cudaDeviceGetTexture1DLinearMaxWidth";
+  if (maxWidthInElements == nullptr || fmtDesc == nullptr) {
+    return misuse(api, cudaErrorInvalidValue, "maxWidthInElements or fmtDesc NULL");
+  }
+  if (!detail::valid_device(device)) return detail::invalid_device(api, device);
+  const int bits[] = {fmtDesc->x, fmtDesc->y, fmtDesc->z, fmtDesc->w};
+  bool valid = fmtDesc->x > 0;
+  bool ended = false;  // channels are filled from x on: no gap before a used channel
+  for (int b : bits) {
+    if (b == 0) {
+      ended = true;
+    } else if (ended || (b != 8 && b != 16 && b != 32)) {
+      valid = false;
+    }
+  }
+  if (!valid || fmtDesc->f < cudaChannelFormatKindSigned ||
+      fmtDesc->f > cudaChannelFormatKindFloat) {
+    return misuse(api, cudaErrorInvalidValue,
+                  "fmtDesc is not a linear-texture format (channels of 8, 16 or 32 bits from x "
+                  "on; signed, unsigned or float)");
+  }
+  *maxWidthInElements = std::size_t{1} << 28;
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t cudaDeviceRegisterAsyncNotification(int device,
+                                                          cudaAsyncCallback callbackFunc,
+                                                          void* userData,
+                                                          cudaAsyncCallbackHandle_t* callback) {
+  const char* api = "cudaDeviceRegisterAsyncNotification";
+  (void)userData;
+  if (callbackFunc == nullptr || callback == nullptr) {
+    return misuse(api, cudaErrorInvalidValue, "callbackFunc or callback NULL");
+  }
+  if (!detail::valid_device(device)) return detail::invalid_device(api, device);
+  std::lock_guard<std::mutex> lock(g_async_mutex);
+  *callback = reinterpret_cast<cudaAsyncCallbackHandle_t>(g_next_async_handle);
+  g_next_async_handle += 0x10;
+  g_async_callbacks[*callback] = device;
+  return cudaSuccess;
+}
+
+PT_EXPORT cudaError_t cudaDeviceUnregisterAsyncNotification(int device,
+                                                            cudaAsyncCallbackHandle_t callback) {
+  const char* api = "cudaDeviceUnregisterAsyncNotification";
+  if (!detail::valid_device(device)) return detail::invalid_device(api, device);
+  std::lock_guard<std::mutex> lock(g_async_mutex);
+  const auto it = g_async_callbacks.find(callback);
+  if (it == g_async_callbacks.end() || it->second != device) {
+    return misuse(api, cudaErrorInvalidValue,
+                  detail::pointer_text(callback) + " is not a callback registered on device " +
+                      std::to_string(device));
+  }
+  g_async_callbacks.erase(it);
   return cudaSuccess;
 }
 
@@ -731,6 +877,24 @@ PT_EXPORT cudaError_t cudaCtxResetPersistingL2Cache() { return cudaSuccess; }
 PT_EXPORT cudaError_t cudaProfilerStart() { return cudaSuccess; }
 
 PT_EXPORT cudaError_t cudaProfilerStop() { return cudaSuccess; }
+
+// Deprecated and without effect since CUDA 10 (no longer declared in the headers; old binaries
+// still call them).
+PT_EXPORT cudaError_t cudaSetDoubleForDevice(double* d) {
+  (void)d;
+  return cudaSuccess;
+}
+PT_EXPORT cudaError_t cudaSetDoubleForHost(double* d) {
+  (void)d;
+  return cudaSuccess;
+}
+PT_EXPORT cudaError_t cudaProfilerInitialize(const char* configFile, const char* outputFile,
+                                             int outputMode) {
+  (void)configFile;
+  (void)outputFile;
+  (void)outputMode;
+  return cudaSuccess;
+}
 
 // Returns a struct by value (a hidden result pointer on x86-64), so it cannot be a generated
 // stub; it is pure arithmetic in the real runtime too.

@@ -2208,6 +2208,169 @@ PT_EXPORT cudaError_t cudaGraphExecMemcpyNodeSetParams1D(cudaGraphExec_t hGraphE
                       std::move(built));
 }
 
+namespace {
+// A copy node to or from a __device__/__constant__ variable: the variable's storage is resolved
+// when the node is made (as the runtime does), then it is an ordinary 1D copy node.
+cudaError_t symbol_copy_node(bool to_symbol, const void* symbol, void* other, size_t count,
+                             size_t offset, cudaMemcpyKind kind, const char* api,
+                             detail::Node* out) {
+  if (const cudaError_t error = impl::symbol_copy_direction(to_symbol, kind, api);
+      error != cudaSuccess) {
+    return error;
+  }
+  unsigned char* storage = nullptr;
+  if (const cudaError_t error = impl::symbol_range(symbol, count, offset, api, &storage);
+      error != cudaSuccess) {
+    return error;
+  }
+  return to_symbol ? memcpy_1d_node(storage, other, count, kind, api, out)
+                   : memcpy_1d_node(other, storage, count, kind, api, out);
+}
+
+cudaError_t add_symbol_copy_node(cudaGraphNode_t* pGraphNode, cudaGraph_t graph,
+                                 const cudaGraphNode_t* pDependencies, size_t numDependencies,
+                                 bool to_symbol, const void* symbol, void* other, size_t count,
+                                 size_t offset, cudaMemcpyKind kind, const char* api) {
+  detail::Node node;
+  if (const cudaError_t error =
+          symbol_copy_node(to_symbol, symbol, other, count, offset, kind, api, &node);
+      error != cudaSuccess) {
+    return error;
+  }
+  return detail::add_node(pGraphNode, graph, pDependencies, numDependencies, std::move(node), api);
+}
+}  // namespace
+
+PT_EXPORT cudaError_t cudaGraphAddMemcpyNodeToSymbol(cudaGraphNode_t* pGraphNode, cudaGraph_t graph,
+                                                     const cudaGraphNode_t* pDependencies,
+                                                     size_t numDependencies, const void* symbol,
+                                                     const void* src, size_t count, size_t offset,
+                                                     enum cudaMemcpyKind kind) {
+  return add_symbol_copy_node(pGraphNode, graph, pDependencies, numDependencies, true, symbol,
+                              const_cast<void*>(src), count, offset, kind,
+                              "cudaGraphAddMemcpyNodeToSymbol");
+}
+
+PT_EXPORT cudaError_t cudaGraphAddMemcpyNodeFromSymbol(cudaGraphNode_t* pGraphNode,
+                                                       cudaGraph_t graph,
+                                                       const cudaGraphNode_t* pDependencies,
+                                                       size_t numDependencies, void* dst,
+                                                       const void* symbol, size_t count,
+                                                       size_t offset, enum cudaMemcpyKind kind) {
+  return add_symbol_copy_node(pGraphNode, graph, pDependencies, numDependencies, false, symbol, dst,
+                              count, offset, kind, "cudaGraphAddMemcpyNodeFromSymbol");
+}
+
+PT_EXPORT cudaError_t cudaGraphMemcpyNodeSetParamsToSymbol(cudaGraphNode_t node, const void* symbol,
+                                                           const void* src, size_t count,
+                                                           size_t offset,
+                                                           enum cudaMemcpyKind kind) {
+  const char* api = "cudaGraphMemcpyNodeSetParamsToSymbol";
+  detail::Node built;
+  const cudaError_t error =
+      symbol_copy_node(true, symbol, const_cast<void*>(src), count, offset, kind, api, &built);
+  return replace_node(nullptr, node, cudaGraphNodeTypeMemcpy, api, "memcpy", error,
+                      std::move(built));
+}
+
+PT_EXPORT cudaError_t cudaGraphMemcpyNodeSetParamsFromSymbol(cudaGraphNode_t node, void* dst,
+                                                             const void* symbol, size_t count,
+                                                             size_t offset,
+                                                             enum cudaMemcpyKind kind) {
+  const char* api = "cudaGraphMemcpyNodeSetParamsFromSymbol";
+  detail::Node built;
+  const cudaError_t error = symbol_copy_node(false, symbol, dst, count, offset, kind, api, &built);
+  return replace_node(nullptr, node, cudaGraphNodeTypeMemcpy, api, "memcpy", error,
+                      std::move(built));
+}
+
+PT_EXPORT cudaError_t cudaGraphExecMemcpyNodeSetParamsToSymbol(cudaGraphExec_t hGraphExec,
+                                                               cudaGraphNode_t node,
+                                                               const void* symbol, const void* src,
+                                                               size_t count, size_t offset,
+                                                               enum cudaMemcpyKind kind) {
+  const char* api = "cudaGraphExecMemcpyNodeSetParamsToSymbol";
+  if (hGraphExec == nullptr) return misuse(api, cudaErrorInvalidValue, "hGraphExec is NULL");
+  detail::Node built;
+  const cudaError_t error =
+      symbol_copy_node(true, symbol, const_cast<void*>(src), count, offset, kind, api, &built);
+  return replace_node(hGraphExec, node, cudaGraphNodeTypeMemcpy, api, "memcpy", error,
+                      std::move(built));
+}
+
+PT_EXPORT cudaError_t cudaGraphExecMemcpyNodeSetParamsFromSymbol(cudaGraphExec_t hGraphExec,
+                                                                 cudaGraphNode_t node, void* dst,
+                                                                 const void* symbol, size_t count,
+                                                                 size_t offset,
+                                                                 enum cudaMemcpyKind kind) {
+  const char* api = "cudaGraphExecMemcpyNodeSetParamsFromSymbol";
+  if (hGraphExec == nullptr) return misuse(api, cudaErrorInvalidValue, "hGraphExec is NULL");
+  detail::Node built;
+  const cudaError_t error = symbol_copy_node(false, symbol, dst, count, offset, kind, api, &built);
+  return replace_node(hGraphExec, node, cudaGraphNodeTypeMemcpy, api, "memcpy", error,
+                      std::move(built));
+}
+
+// The exec's copy of a child graph node runs `childGraph`'s work from now on. As CUDA requires,
+// `childGraph` has the topology of the node's graph: the same nodes in the same order, of the same
+// kinds, with the same dependencies; otherwise nothing changes and the call fails.
+PT_EXPORT cudaError_t cudaGraphExecChildGraphNodeSetParams(cudaGraphExec_t hGraphExec,
+                                                           cudaGraphNode_t node,
+                                                           cudaGraph_t childGraph) {
+  const char* api = "cudaGraphExecChildGraphNodeSetParams";
+  detail::State& s = detail::state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  detail::Exec* e = detail::live_exec(s, hGraphExec);
+  const detail::Graph* child = detail::live_graph(s, childGraph);
+  const auto* ref = reinterpret_cast<const detail::NodeRef*>(node);
+  if (e == nullptr || child == nullptr) {
+    return misuse(api, cudaErrorInvalidValue, "invalid or destroyed graph exec or child graph");
+  }
+  if (s.node_refs.count(ref) == 0 || ref->graph != e->source || !ref->graph->live ||
+      ref->index >= static_cast<int>(ref->graph->nodes.size()) ||
+      ref->graph->nodes[ref->index].type != cudaGraphNodeTypeGraph) {
+    return misuse(api, cudaErrorInvalidValue,
+                  "not a child graph node of the graph this exec was instantiated from: " +
+                      detail::pointer_text(node));
+  }
+  if (child->capturing) {
+    return misuse(api, cudaErrorStreamCaptureUnjoined, "the child graph is still being captured");
+  }
+  const detail::Graph& source = *ref->graph;
+  const int first = source.nodes[ref->index].child_first;
+  const int count = ref->index - first;  // the inlined nodes sit just before the child node
+  bool same = static_cast<int>(child->nodes.size()) == count;
+  for (int i = 0; same && i < count; ++i) {
+    const detail::Node& old_node = source.nodes[first + i];
+    const detail::Node& new_node = child->nodes[i];
+    std::vector<int> deps = new_node.deps;
+    for (int& d : deps) d += first;
+    same = old_node.type == new_node.type && old_node.record.op == new_node.record.op &&
+           (new_node.deps.empty() ? old_node.deps == source.nodes[ref->index].outer_deps
+                                  : old_node.deps == deps);
+  }
+  if (!same) {
+    return misuse(api, cudaErrorInvalidValue,
+                  "childGraph's topology differs from the child graph node's graph (" +
+                      std::to_string(child->nodes.size()) + " nodes against " +
+                      std::to_string(count) + ")");
+  }
+  for (int i = 0; i < count; ++i) {
+    const int at = first + i < static_cast<int>(e->node_of.size()) ? e->node_of[first + i] : -1;
+    if (at < 0) continue;  // empty nodes are not in the exec
+    detail::Node& target = e->nodes[at];
+    const detail::Node& from = child->nodes[i];
+    target.record = from.record;
+    target.fn = from.fn;
+    target.user = from.user;
+    target.kernel = from.kernel;
+    target.copy = from.copy;
+    target.memset = from.memset;
+    target.event = from.event;
+  }
+  return cudaSuccess;
+}
+
 PT_EXPORT cudaError_t cudaGraphMemsetNodeGetParams(cudaGraphNode_t node,
                                                    struct cudaMemsetParams* pNodeParams) {
   detail::State& s = detail::state();

@@ -60,6 +60,12 @@ cudaError_t memcpy_2d(void* dst, size_t dpitch, const void* src, size_t spitch, 
 cudaError_t memcpy_3d(void* dst, size_t dpitch, size_t dslice, const void* src, size_t spitch,
                       size_t sslice, size_t width, size_t height, size_t depth, cudaMemcpyKind kind,
                       cudaStream_t stream, bool async, bool per_thread, const char* api);
+/// The copy kinds allowed to (`to_symbol`) or from a variable: misuse reported otherwise.
+cudaError_t symbol_copy_direction(bool to_symbol, cudaMemcpyKind kind, const char* api);
+/// A registered __device__/__constant__ variable's storage for `count` bytes at `offset`
+/// (misuse reported and an error returned when the symbol is unknown or the range too long).
+cudaError_t symbol_range(const void* symbol, std::size_t count, std::size_t offset, const char* api,
+                         unsigned char** storage);
 cudaError_t memcpy_to_symbol(const void* symbol, const void* src, size_t count, size_t offset,
                              cudaMemcpyKind kind, cudaStream_t stream, bool async, bool per_thread,
                              const char* api);

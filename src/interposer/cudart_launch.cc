@@ -490,6 +490,67 @@ PT_EXPORT cudaError_t cudaLaunchCooperativeKernel(const void* func, dim3 gridDim
                                   "cudaLaunchCooperativeKernel");
 }
 
+namespace {
+// cudaLaunchParams of CUDA 11/12 (no longer declared by the CUDA 13 headers).
+struct LaunchParamsV12 {
+  void* func;
+  dim3 gridDim;
+  dim3 blockDim;
+  void** args;
+  size_t sharedMem;
+  cudaStream_t stream;
+};
+}  // namespace
+
+// Deprecated in CUDA 12 and gone from the CUDA 13 headers, still in old binaries: one cooperative
+// grid per device, each on its own device's stream. Checked as a whole first (the same kernel and
+// dimensions everywhere, one stream per device), then launched device by device; the flags
+// (whether the grids wait for earlier work on the other devices) do not change emulated time.
+PT_EXPORT cudaError_t cudaLaunchCooperativeKernelMultiDevice(LaunchParamsV12* launchParamsList,
+                                                             unsigned int numDevices,
+                                                             unsigned int flags) {
+  const char* api = "cudaLaunchCooperativeKernelMultiDevice";
+  (void)flags;
+  if (launchParamsList == nullptr || numDevices == 0) {
+    return misuse(api, cudaErrorInvalidValue, "launchParamsList NULL or numDevices 0");
+  }
+  if (numDevices > static_cast<unsigned int>(powertrain::emu::device_count())) {
+    return misuse(api, cudaErrorInvalidValue,
+                  std::to_string(numDevices) + " launches for " +
+                      std::to_string(powertrain::emu::device_count()) + " devices");
+  }
+  std::vector<int> devices;
+  for (unsigned int i = 0; i < numDevices; ++i) {
+    const LaunchParamsV12& p = launchParamsList[i];
+    const LaunchParamsV12& first = launchParamsList[0];
+    detail::StreamRef ref;
+    if (!detail::stream_or_fail(p.stream, false, api, &ref)) {
+      return cudaErrorInvalidResourceHandle;
+    }
+    if (std::find(devices.begin(), devices.end(), ref.device) != devices.end()) {
+      return misuse(api, cudaErrorInvalidDevice,
+                    "launch " + std::to_string(i) + "'s stream is on device " +
+                        std::to_string(ref.device) + ", which an earlier launch already uses");
+    }
+    devices.push_back(ref.device);
+    if (p.func != first.func || p.gridDim.x != first.gridDim.x || p.gridDim.y != first.gridDim.y ||
+        p.gridDim.z != first.gridDim.z || p.blockDim.x != first.blockDim.x ||
+        p.blockDim.y != first.blockDim.y || p.blockDim.z != first.blockDim.z ||
+        p.sharedMem != first.sharedMem) {
+      return misuse(api, cudaErrorInvalidValue,
+                    "launch " + std::to_string(i) +
+                        " differs from launch 0 in kernel, grid, block or shared memory");
+    }
+  }
+  for (unsigned int i = 0; i < numDevices; ++i) {
+    const LaunchParamsV12& p = launchParamsList[i];
+    const cudaError_t error =
+        impl::launch_cooperative(p.func, p.gridDim, p.blockDim, p.sharedMem, p.stream, false, api);
+    if (error != cudaSuccess) return error;
+  }
+  return cudaSuccess;
+}
+
 // ---- function attributes and occupancy ------------------------------------------------------
 
 PT_EXPORT cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes* attr, const void* func) {

@@ -1015,8 +1015,8 @@ PT_EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t event) {
 // `emulate --two-pass`, the predicted device time between them when both records have one.
 // Errors follow the runtime: timing disabled or an event never recorded →
 // cudaErrorInvalidResourceHandle.
-PT_EXPORT cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
-  const char* api = "cudaEventElapsedTime";
+namespace {
+cudaError_t event_elapsed_time(float* ms, cudaEvent_t start, cudaEvent_t end, const char* api) {
   if (ms == nullptr) return misuse(api, cudaErrorInvalidValue, "ms is NULL");
   detail::EventEntry first;
   detail::EventEntry second;
@@ -1044,4 +1044,14 @@ PT_EXPORT cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEve
       predicted ? second.predicted_t - first.predicted_t : second.record_t - first.record_t;
   *ms = static_cast<float>(static_cast<double>(ns) / 1e6);
   return cudaSuccess;
+}
+}  // namespace
+
+PT_EXPORT cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
+  return event_elapsed_time(ms, start, end, "cudaEventElapsedTime");
+}
+
+// CUDA 12.8's name for the same call (cuda-python and Rust bindings load it by name).
+PT_EXPORT cudaError_t cudaEventElapsedTime_v2(float* ms, cudaEvent_t start, cudaEvent_t end) {
+  return event_elapsed_time(ms, start, end, "cudaEventElapsedTime_v2");
 }

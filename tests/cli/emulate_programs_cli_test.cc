@@ -345,6 +345,52 @@ TEST_F(EmulateProgramsTest, GraphMemoryNodesAreAllocatedAndTheGraphsRun) {
   for (const auto& k : launched) EXPECT_TRUE(k.contains("graph")) << k.dump();
 }
 
+// Runtime calls of real programs beyond the other test programs (runtime_breadth.cu): copy nodes
+// to and from __device__ variables replay with the sizes last set (graph edits at the first
+// launch, exec edits at the second), an exec's child graph node runs its new child graph's memset
+// from then on (also after a refused update), the multi-device cooperative launch puts one grid on
+// each device, and every refused call is a misuse record naming what was wrong. Nothing is
+// unsupported.
+TEST_F(EmulateProgramsTest, RuntimeBreadthCallsAreEmulated) {
+  if (!fs::exists(programs_ / "runtime_breadth")) GTEST_SKIP() << "program not built";
+  const fs::path out = dir_ / "breadth";
+  const CliRun r = emulate({"--gpus", "2", "--keep-traces", "--out", out.string()},
+                           {(programs_ / "runtime_breadth").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("runtime_breadth: 15 checks passed on 2 devices"), std::string::npos)
+      << r.out;
+  const nlohmann::json summary = nlohmann::json::parse(slurp(out / "summary.json"));
+  EXPECT_TRUE(summary["unsupported_calls"].empty()) << summary["unsupported_calls"].dump();
+  std::vector<std::pair<std::string, std::int64_t>> copies;
+  for (const auto& m : kept(out, "memcpy")) copies.emplace_back(m["api"], m["bytes"]);
+  EXPECT_EQ(copies, (std::vector<std::pair<std::string, std::int64_t>>{
+                        {"cudaGraphMemcpyNodeSetParamsToSymbol", 16},
+                        {"cudaGraphMemcpyNodeSetParamsFromSymbol", 8},
+                        {"cudaGraphExecMemcpyNodeSetParamsToSymbol", 64},
+                        {"cudaGraphExecMemcpyNodeSetParamsFromSymbol", 32}}));
+  std::vector<std::int64_t> memsets;
+  for (const auto& m : kept(out, "memset")) memsets.push_back(m["bytes"]);
+  EXPECT_EQ(memsets, (std::vector<std::int64_t>{1000, 3000, 3000}));
+  std::vector<int> cooperative_devices;
+  for (const auto& k : kept(out, "kernel")) {
+    if (k["api"] == "cudaLaunchCooperativeKernelMultiDevice") {
+      cooperative_devices.push_back(k["dev"]);
+    }
+  }
+  EXPECT_EQ(cooperative_devices, (std::vector<int>{0, 1}));
+  std::vector<std::string> misuse;
+  for (const auto& m : kept(out, "misuse")) misuse.push_back(m["api"]);
+  std::sort(misuse.begin(), misuse.end());
+  EXPECT_EQ(misuse,
+            (std::vector<std::string>{
+                "cudaDeviceGetHostAtomicCapabilities", "cudaDeviceGetP2PAtomicCapabilities",
+                "cudaDeviceGetTexture1DLinearMaxWidth", "cudaDeviceUnregisterAsyncNotification",
+                "cudaEventElapsedTime_v2", "cudaGraphAddMemcpyNodeFromSymbol",
+                "cudaGraphAddMemcpyNodeToSymbol", "cudaGraphAddMemcpyNodeToSymbol",
+                "cudaGraphExecChildGraphNodeSetParams", "cudaGraphExecChildGraphNodeSetParams",
+                "cudaLaunchCooperativeKernelMultiDevice"}));
+}
+
 // cuDNN convolutions are predicted as their implicit GEMMs at the device model's roofline
 // (TF32 for the fp32 layer, FP16 for the grouped one), 4 per step; cuRAND kernels and NVTX ranges
 // (the launcher sets NVTX_INJECTION64_PATH) pass through the pipeline without warnings, the
