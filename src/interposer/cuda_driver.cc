@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cctype>
 #include <cstdint>
@@ -2649,7 +2650,7 @@ constexpr PerThreadEntryPoint kPerThreadEntryPoints[] = {
     {"cuStreamGetPriority", "cuStreamGetPriority_ptsz"},
     {"cuStreamGetFlags", "cuStreamGetFlags_ptsz"},
     {"cuStreamGetId", "cuStreamGetId_ptsz"},
-    {"cuStreamGetCtx", "cuStreamGetCtx_ptsz"},
+    {"cuStreamGetCtx", "cuStreamGetCtx_v2_ptsz"},
     {"cuStreamGetDevice", "cuStreamGetDevice_ptsz"},
     {"cuStreamAddCallback", "cuStreamAddCallback_ptsz"},
     {"cuStreamGetAttribute", "cuStreamGetAttribute_ptsz"},
@@ -2663,6 +2664,126 @@ constexpr PerThreadEntryPoint kPerThreadEntryPoints[] = {
     {"cuEventRecord", "cuEventRecord_ptsz"},
     {"cuEventRecordWithFlags", "cuEventRecordWithFlags_ptsz"},
 };
+
+// Every driver function whose name cuGetProcAddress resolves to different exported functions by
+// the version asked for: the CUDA versions (1000 × major + 10 × minor) that introduced its
+// first, second, ... form, exported as NAME, NAME_v2, NAME_v3, NAME_v4. From the PFN_NAME_vVERSION
+// typedefs of CUDA 13's cudaTypedefs.h (every name with more than one; checked against the
+// exports of the toolkit's stubs/libcuda.so). A caller that asks for an older version gets the
+// older signature: NCCL asks for cuCtxCreate at 11040 (the _v3 form), vLLM for
+// cuMemcpyBatchAsync at 12080 (the form with failIdx).
+struct VersionedName {
+  std::string_view name;
+  std::array<int, 4> versions;  // ascending, 0 after the last
+};
+constexpr VersionedName kVersionedNames[] = {
+    {"cuArray3DCreate", {2000, 3020}},
+    {"cuArray3DGetDescriptor", {2000, 3020}},
+    {"cuArrayCreate", {2000, 3020}},
+    {"cuArrayGetDescriptor", {2000, 3020}},
+    {"cuCtxCreate", {2000, 3020, 11040, 12050}},
+    {"cuCtxDestroy", {2000, 4000}},
+    {"cuCtxGetDevice", {2000, 13000}},
+    {"cuCtxPopCurrent", {2000, 4000}},
+    {"cuCtxPushCurrent", {2000, 4000}},
+    {"cuCtxSynchronize", {2000, 13000}},
+    {"cuDeviceGetUuid", {9020, 11040}},
+    {"cuDevicePrimaryCtxRelease", {7000, 11000}},
+    {"cuDevicePrimaryCtxReset", {7000, 11000}},
+    {"cuDevicePrimaryCtxSetFlags", {7000, 11000}},
+    {"cuDeviceTotalMem", {2000, 3020}},
+    {"cuEventDestroy", {2000, 4000}},
+    {"cuEventElapsedTime", {2000, 12080}},
+    {"cuGetProcAddress", {11030, 12000}},
+    {"cuGraphAddDependencies", {10000, 12030}},
+    {"cuGraphAddKernelNode", {10000, 12000}},
+    {"cuGraphAddNode", {12020, 12030}},
+    {"cuGraphExecKernelNodeSetParams", {10010, 12000}},
+    {"cuGraphExecUpdate", {10020, 12000}},
+    {"cuGraphGetEdges", {10000, 12030}},
+    {"cuGraphInstantiate", {10000, 11000}},
+    {"cuGraphKernelNodeGetParams", {10000, 12000}},
+    {"cuGraphKernelNodeSetParams", {10000, 12000}},
+    {"cuGraphNodeGetDependencies", {10000, 12030}},
+    {"cuGraphNodeGetDependentNodes", {10000, 12030}},
+    {"cuGraphRemoveDependencies", {10000, 12030}},
+    {"cuGraphicsResourceGetMappedPointer", {3000, 3020}},
+    {"cuGraphicsResourceSetMapFlags", {3000, 6050}},
+    {"cuIpcOpenMemHandle", {4010, 11000}},
+    {"cuLinkAddData", {5050, 6050}},
+    {"cuLinkAddFile", {5050, 6050}},
+    {"cuLinkCreate", {5050, 6050}},
+    {"cuMemAdvise", {8000, 12020}},
+    {"cuMemAlloc", {2000, 3020}},
+    {"cuMemAllocHost", {2000, 3020}},
+    {"cuMemAllocPitch", {2000, 3020}},
+    {"cuMemFree", {2000, 3020}},
+    {"cuMemGetAddressRange", {2000, 3020}},
+    {"cuMemGetInfo", {2000, 3020}},
+    {"cuMemHostGetDevicePointer", {2020, 3020}},
+    {"cuMemHostRegister", {4000, 6050}},
+    {"cuMemPrefetchAsync", {8000, 12020}},
+    {"cuMemcpy2D", {2000, 3020}},
+    {"cuMemcpy2DAsync", {2000, 3020}},
+    {"cuMemcpy2DUnaligned", {2000, 3020}},
+    {"cuMemcpy3D", {2000, 3020}},
+    {"cuMemcpy3DAsync", {2000, 3020}},
+    {"cuMemcpy3DBatchAsync", {12080, 13000}},
+    {"cuMemcpyAtoA", {2000, 3020}},
+    {"cuMemcpyAtoD", {2000, 3020}},
+    {"cuMemcpyAtoH", {2000, 3020}},
+    {"cuMemcpyAtoHAsync", {2000, 3020}},
+    {"cuMemcpyBatchAsync", {12080, 13000}},
+    {"cuMemcpyDtoA", {2000, 3020}},
+    {"cuMemcpyDtoD", {2000, 3020}},
+    {"cuMemcpyDtoDAsync", {3000, 3020}},
+    {"cuMemcpyDtoH", {2000, 3020}},
+    {"cuMemcpyDtoHAsync", {2000, 3020}},
+    {"cuMemcpyHtoA", {2000, 3020}},
+    {"cuMemcpyHtoAAsync", {2000, 3020}},
+    {"cuMemcpyHtoD", {2000, 3020}},
+    {"cuMemcpyHtoDAsync", {2000, 3020}},
+    {"cuMemsetD16", {2000, 3020}},
+    {"cuMemsetD2D16", {2000, 3020}},
+    {"cuMemsetD2D32", {2000, 3020}},
+    {"cuMemsetD2D8", {2000, 3020}},
+    {"cuMemsetD32", {2000, 3020}},
+    {"cuMemsetD8", {2000, 3020}},
+    {"cuModuleGetGlobal", {2000, 3020}},
+    {"cuStreamBatchMemOp", {8000, 11070}},
+    {"cuStreamBeginCapture", {10000, 10010}},
+    {"cuStreamDestroy", {2000, 4000}},
+    {"cuStreamGetCaptureInfo", {10010, 11030, 12030}},
+    {"cuStreamGetCtx", {9020, 12050}},
+    {"cuStreamUpdateCaptureDependencies", {11030, 12030}},
+    {"cuStreamWaitValue32", {8000, 11070}},
+    {"cuStreamWaitValue64", {9000, 11070}},
+    {"cuStreamWriteValue32", {8000, 11070}},
+    {"cuStreamWriteValue64", {9000, 11070}},
+    {"cuTexRefGetAddress", {2000, 3020}},
+    {"cuTexRefSetAddress", {2000, 3020}},
+    {"cuTexRefSetAddress2D", {2020, 3020, 4010}},
+};
+
+// The exported name for `name` asked for at `version`; empty when the name's first form is
+// newer than `version`; `name` itself when the name has one form only.
+std::string versioned_symbol(std::string_view name, int version, bool* newest) {
+  *newest = true;
+  for (const auto& entry : kVersionedNames) {
+    if (entry.name != name) continue;
+    int chosen = -1;
+    int forms = 0;
+    for (int v : entry.versions) {
+      if (v == 0) break;
+      if (v <= version) chosen = forms;
+      ++forms;
+    }
+    if (chosen < 0) return {};
+    *newest = chosen == forms - 1;
+    return chosen == 0 ? std::string(name) : std::string(name) + "_v" + std::to_string(chosen + 1);
+  }
+  return std::string(name);
+}
 
 // Another exported function of this library by its exact name (a generated stub for driver
 // functions not written here), or nullptr.
@@ -2682,37 +2803,38 @@ void* own_symbol(const char* name) {
 
 PT_EXPORT CUresult cuGetProcAddress(const char* symbol, void** function, int version,
                                     cuuint64_t flags, CUdriverProcAddressQueryResult* status) {
-  (void)version;  // every caller of this emulator asks for CUDA 12/13 signatures
   if (symbol == nullptr || function == nullptr) return CUDA_ERROR_INVALID_VALUE;
   const std::string_view name(symbol);
+  const auto found = [&](void* f) {
+    *function = f;
+    if (status != nullptr) *status = CU_GET_PROC_ADDRESS_SUCCESS;
+    return CUDA_SUCCESS;
+  };
+  bool newest = true;
+  const std::string exported = detail::versioned_symbol(name, version, &newest);
+  if (exported.empty()) {  // the caller's CUDA predates the function
+    *function = nullptr;
+    if (status != nullptr) *status = CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT;
+    return CUDA_ERROR_NOT_FOUND;
+  }
   // Per-thread default stream: the *_ptsz / *_ptds variant written here, as the driver hands
-  // out (cuLaunchKernel → cuLaunchKernel_ptsz, cuMemcpyHtoD → cuMemcpyHtoD_v2_ptds); a call
-  // without one gets the form below.
-  if ((flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0) {
-    for (const auto& [base, exported] : detail::kPerThreadEntryPoints) {
+  // out (cuLaunchKernel → cuLaunchKernel_ptsz, cuMemcpyHtoD → cuMemcpyHtoD_v2_ptds) for the
+  // newest form; older forms and calls without one get the form below.
+  if ((flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0 && newest) {
+    for (const auto& [base, per_thread] : detail::kPerThreadEntryPoints) {
       if (name != base) continue;
-      if (void* f = detail::own_symbol(exported); f != nullptr) {
-        *function = f;
-        if (status != nullptr) *status = CU_GET_PROC_ADDRESS_SUCCESS;
-        return CUDA_SUCCESS;
-      }
+      if (void* f = detail::own_symbol(per_thread); f != nullptr) return found(f);
     }
+  }
+  if (exported != name) {  // an older or newer form of a renamed function
+    if (void* f = detail::own_symbol(exported.c_str()); f != nullptr) return found(f);
   }
   for (const auto& entry : detail::kEntryPoints) {
-    if (name == entry.name) {
-      *function = entry.function;
-      if (status != nullptr) *status = CU_GET_PROC_ADDRESS_SUCCESS;
-      return CUDA_SUCCESS;
-    }
+    if (name == entry.name) return found(entry.function);
   }
-  // Not written here: the newest exported version, which is a stub reporting the call.
-  for (const char* suffix : {"_v3", "_v2", ""}) {
-    const std::string candidate = std::string(name) + suffix;
-    if (void* f = detail::own_symbol(candidate.c_str()); f != nullptr && name.rfind("cu", 0) == 0) {
-      *function = f;
-      if (status != nullptr) *status = CU_GET_PROC_ADDRESS_SUCCESS;
-      return CUDA_SUCCESS;
-    }
+  // Not written here: the exported function by that name, which is a stub reporting the call.
+  if (name.rfind("cu", 0) == 0) {
+    if (void* f = detail::own_symbol(symbol); f != nullptr) return found(f);
   }
   *function = nullptr;
   if (status != nullptr) *status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
@@ -2793,6 +2915,68 @@ PT_EXPORT CUresult cuGetProcAddress(const char* symbol, void** function, int ver
                                     cuuint64_t flags) {
   return proc_address(symbol, function, version, flags);
 }
+
+// CUDA 10's and 11's forms of graph instantiation (the headers now map the name to
+// cuGraphInstantiateWithFlags): no error node and an empty log, as for a graph that instantiates.
+namespace {
+CUresult instantiate_with_log(CUgraphExec* exec, CUgraph graph, CUgraphNode* error_node, char* log,
+                              size_t log_size) {
+  if (error_node != nullptr) *error_node = nullptr;
+  if (log != nullptr && log_size > 0) log[0] = '\0';
+  return cuGraphInstantiateWithFlags(exec, graph, 0);
+}
+}  // namespace
+#undef cuGraphInstantiate
+PT_EXPORT CUresult cuGraphInstantiate(CUgraphExec* exec, CUgraph graph, CUgraphNode* errorNode,
+                                      char* logBuffer, size_t bufferSize) {
+  return instantiate_with_log(exec, graph, errorNode, logBuffer, bufferSize);
+}
+PT_EXPORT CUresult cuGraphInstantiate_v2(CUgraphExec* exec, CUgraph graph, CUgraphNode* errorNode,
+                                         char* logBuffer, size_t bufferSize) {
+  return instantiate_with_log(exec, graph, errorNode, logBuffer, bufferSize);
+}
+
+// ---- CUDA 12.5 and 13 context queries that name the context ------------------------------------
+
+PT_EXPORT CUresult cuCtxGetDevice_v2(CUdevice* device, CUcontext ctx) {
+  if (device == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  const int d = detail::context_device(ctx == nullptr ? detail::current_context() : ctx);
+  if (d < 0) return CUDA_ERROR_INVALID_CONTEXT;
+  *device = d;
+  return CUDA_SUCCESS;
+}
+
+// Waits for the work of `ctx` (NULL: the current context) without changing the current one.
+PT_EXPORT CUresult cuCtxSynchronize_v2(CUcontext ctx) {
+  if (ctx == nullptr || ctx == detail::current_context()) return cuCtxSynchronize();
+  if (const CUresult pushed = cuCtxPushCurrent(ctx); pushed != CUDA_SUCCESS) return pushed;
+  const CUresult result = cuCtxSynchronize();
+  cuCtxPopCurrent(nullptr);
+  return result;
+}
+
+// The stream's context; no emulated stream belongs to a green context.
+PT_EXPORT CUresult cuStreamGetCtx_v2(CUstream stream, CUcontext* pCtx, CUgreenCtx* pGreenCtx) {
+  if (pCtx == nullptr || pGreenCtx == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  *pGreenCtx = nullptr;
+  return cuStreamGetCtx(stream, pCtx);
+}
+PT_EXPORT CUresult cuStreamGetCtx_v2_ptsz(CUstream stream, CUcontext* pCtx, CUgreenCtx* pGreenCtx) {
+  if (pCtx == nullptr || pGreenCtx == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  *pGreenCtx = nullptr;
+  return cuStreamGetCtx_ptsz(stream, pCtx);
+}
+
+PT_EXPORT CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode* mode) {
+  ErrorScope scope;
+  return to_driver(
+      cudaThreadExchangeStreamCaptureMode(reinterpret_cast<cudaStreamCaptureMode*>(mode)));
+}
+
+// No profiler runs under the emulator (CUPTI answers "no profiler"); the range markers succeed,
+// as they do on a GPU when no profiler is attached.
+PT_EXPORT CUresult cuProfilerStart() { return CUDA_SUCCESS; }
+PT_EXPORT CUresult cuProfilerStop() { return CUDA_SUCCESS; }
 
 // ---- the runtime's library API (cudaLibrary*): the same libraries ------------------------------
 

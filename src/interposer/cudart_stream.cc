@@ -815,8 +815,15 @@ PT_EXPORT cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCapture
   if (mode == nullptr) {
     return misuse("cudaThreadExchangeStreamCaptureMode", cudaErrorInvalidValue, "mode is NULL");
   }
-  // No capture is ever active, so the mode has no effect; keep the caller's value as the
-  // "previous" mode so save/restore pairs round-trip.
+  if (*mode < cudaStreamCaptureModeGlobal || *mode > cudaStreamCaptureModeRelaxed) {
+    return misuse(
+        "cudaThreadExchangeStreamCaptureMode", cudaErrorInvalidValue,
+        "mode " + std::to_string(static_cast<int>(*mode)) + " is not a cudaStreamCaptureMode");
+  }
+  // The thread's mode is kept and exchanged (save/restore pairs round-trip, as PyTorch's
+  // capture guards use them); the emulator does not refuse unsafe calls during a capture by it.
+  thread_local cudaStreamCaptureMode t_mode = cudaStreamCaptureModeGlobal;
+  std::swap(*mode, t_mode);
   return cudaSuccess;
 }
 

@@ -576,5 +576,20 @@ TEST_F(DriverApi, GraphsBuiltAndCapturedThroughTheDriverReplayAtEachLaunch) {
   EXPECT_TRUE(trace.of("unsupported").empty());
 }
 
+// cuGetProcAddress by version: each renamed function's form of the version asked for, "version
+// not sufficient" for a caller older than the function, and the older and the CUDA 13 forms run
+// (driver_proc_versions.cu). Nothing is unsupported.
+TEST_F(DriverApi, ProcAddressGivesTheFormOfTheVersionAskedFor) {
+  if (!std::filesystem::exists(program_path("driver_proc_versions"))) GTEST_SKIP() << "not built";
+  const ProgramRun run =
+      run_program("driver_proc_versions", Mode::kPreload, {{"LD_LIBRARY_PATH", driver_dir()}});
+  ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
+  EXPECT_NE(run.out.find("driver_proc_versions: 23 checks passed"), std::string::npos) << run.out;
+  const Trace trace = only_trace();
+  EXPECT_TRUE(trace.of("unsupported").empty());
+  EXPECT_TRUE(trace.of("misuse").empty());
+  EXPECT_EQ(trace.of("graph_launch").size(), 1u);
+}
+
 }  // namespace
 }  // namespace powertrain::testing_emu

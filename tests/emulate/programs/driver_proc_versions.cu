@@ -1,0 +1,130 @@
+// cuGetProcAddress by version: a caller built against an older CUDA gets the form of a renamed
+// function with that CUDA's signature (NCCL asks for cuCtxCreate at 11040, vLLM for
+// cuMemcpyBatchAsync at 12080), a caller older than a function gets "version not sufficient",
+// and the forms the CUDA 13 headers no longer name (cuGraphInstantiate with an error node and a
+// log, cuCtxGetDevice_v2 / cuCtxSynchronize_v2 / cuStreamGetCtx_v2 with a context argument) work.
+#include <cuda.h>
+#include <cudaProfiler.h>
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include "emu_check.h"
+#include "emu_driver_check.h"
+
+namespace {
+
+int checks = 0;
+
+void* exported(const char* name) {
+  void* f = dlsym(RTLD_DEFAULT, name);
+  if (f == nullptr) {
+    std::fprintf(stderr, "driver_proc_versions: the driver exports no %s\n", name);
+    std::exit(1);
+  }
+  return f;
+}
+
+// `name` asked for at `version` is the exported function `expected`.
+void expect_form(const char* name, int version, const char* expected, cuuint64_t flags = 0) {
+  void* f = nullptr;
+  CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+  CU_CHECK(cuGetProcAddress(name, &f, version, flags, &status));
+  if (status != CU_GET_PROC_ADDRESS_SUCCESS || f != exported(expected)) {
+    std::fprintf(stderr, "cuGetProcAddress(%s, %d): status %d, not %s\n", name, version,
+                 static_cast<int>(status), expected);
+    std::exit(1);
+  }
+  ++checks;
+}
+
+}  // namespace
+
+int main() {
+  CUdevice device;
+  CUcontext context = current_primary_context(&device);
+
+  expect_form("cuCtxCreate", 3020, "cuCtxCreate_v2");
+  expect_form("cuCtxCreate", 11040, "cuCtxCreate_v3");
+  expect_form("cuCtxCreate", 12040, "cuCtxCreate_v3");
+  expect_form("cuCtxCreate", 13000, "cuCtxCreate_v4");
+  expect_form("cuStreamGetCaptureInfo", 10010, "cuStreamGetCaptureInfo");
+  expect_form("cuStreamGetCaptureInfo", 11030, "cuStreamGetCaptureInfo_v2");
+  expect_form("cuStreamGetCaptureInfo", 12030, "cuStreamGetCaptureInfo_v3");
+  expect_form("cuMemcpyBatchAsync", 12080, "cuMemcpyBatchAsync");
+  expect_form("cuMemcpyBatchAsync", 13000, "cuMemcpyBatchAsync_v2");
+  expect_form("cuMemPrefetchAsync", 12000, "cuMemPrefetchAsync");
+  expect_form("cuMemPrefetchAsync", 12020, "cuMemPrefetchAsync_v2");
+  expect_form("cuMemAlloc", 12000, "cuMemAlloc_v2");
+  expect_form("cuCtxGetDevice", 12090, "cuCtxGetDevice");
+  expect_form("cuCtxGetDevice", 13000, "cuCtxGetDevice_v2");
+  expect_form("cuGraphInstantiate", 12000, "cuGraphInstantiate_v2");
+  expect_form("cuLaunchKernel", 12000, "cuLaunchKernel");  // one form only
+  // The per-thread variants belong to the newest form; an older form has none.
+  expect_form("cuStreamGetCtx", 13000, "cuStreamGetCtx_v2_ptsz",
+              CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM);
+  expect_form("cuStreamGetCtx", 12000, "cuStreamGetCtx",
+              CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM);
+  expect_form("cuStreamBeginCapture", 12000, "cuStreamBeginCapture_v2_ptsz",
+              CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM);
+
+  // Older than the function: not found, and why.
+  void* f = reinterpret_cast<void*>(1);
+  CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SUCCESS;
+  const CUresult too_old = cuGetProcAddress("cuMemcpyBatchAsync", &f, 12060, 0, &status);
+  EMU_REQUIRE(too_old == CUDA_ERROR_NOT_FOUND && f == nullptr &&
+              status == CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
+  const CUresult unknown = cuGetProcAddress("cuNoSuchFunction", &f, 13000, 0, &status);
+  EMU_REQUIRE(unknown == CUDA_ERROR_NOT_FOUND && status == CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
+  ++checks;
+
+  // The older forms run: CUDA 11's instantiation with an error node and a log ...
+  CUgraph graph;
+  CU_CHECK(cuGraphCreate(&graph, 0));
+  CUgraphNode empty;
+  CU_CHECK(cuGraphAddEmptyNode(&empty, graph, nullptr, 0));
+  using Instantiate = CUresult (*)(CUgraphExec*, CUgraph, CUgraphNode*, char*, size_t);
+  CU_CHECK(cuGetProcAddress("cuGraphInstantiate", &f, 11000, 0, &status));
+  CUgraphExec exec = nullptr;
+  CUgraphNode error_node = empty;
+  char log[16];
+  std::memset(log, 'x', sizeof log);
+  CU_CHECK(reinterpret_cast<Instantiate>(f)(&exec, graph, &error_node, log, sizeof log));
+  EMU_REQUIRE(exec != nullptr && error_node == nullptr && log[0] == '\0');
+  CU_CHECK(cuGraphLaunch(exec, nullptr));
+  CU_CHECK(cuGraphExecDestroy(exec));
+  CU_CHECK(cuGraphDestroy(graph));
+  ++checks;
+
+  // ... and CUDA 13's context-naming forms.
+  using GetDevice = CUresult (*)(CUdevice*, CUcontext);
+  using Synchronize = CUresult (*)(CUcontext);
+  using GetCtx = CUresult (*)(CUstream, CUcontext*, CUgreenCtx*);
+  CUdevice named = -1;
+  CU_CHECK(reinterpret_cast<GetDevice>(exported("cuCtxGetDevice_v2"))(&named, context));
+  EMU_REQUIRE(named == device);
+  CU_CHECK(reinterpret_cast<Synchronize>(exported("cuCtxSynchronize_v2"))(context));
+  CU_CHECK(reinterpret_cast<Synchronize>(exported("cuCtxSynchronize_v2"))(nullptr));
+  CUstream stream;
+  CU_CHECK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+  CUcontext of_stream = nullptr;
+  CUgreenCtx green = reinterpret_cast<CUgreenCtx>(1);
+  CU_CHECK(reinterpret_cast<GetCtx>(exported("cuStreamGetCtx_v2"))(stream, &of_stream, &green));
+  EMU_REQUIRE(of_stream == context && green == nullptr);
+  CU_CHECK(cuStreamDestroy(stream));
+  ++checks;
+
+  // Markers programs wrap in error checks.
+  CU_CHECK(cuProfilerStart());
+  CU_CHECK(cuProfilerStop());
+  CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+  CU_CHECK(cuThreadExchangeStreamCaptureMode(&mode));
+  EMU_REQUIRE(mode == CU_STREAM_CAPTURE_MODE_GLOBAL);
+  CU_CHECK(cuThreadExchangeStreamCaptureMode(&mode));
+  ++checks;
+
+  CU_CHECK(cuDevicePrimaryCtxRelease(device));
+  std::printf("driver_proc_versions: %d checks passed\n", checks);
+  return 0;
+}
