@@ -134,6 +134,7 @@ std::uint64_t operation_hash(const ProcessTrace& trace, const Record& r,
       break;
     case OpKind::kUnsupported:
     case OpKind::kMisuse:
+    case OpKind::kAssumption:
       h = combine(combine(h, str(r.name)), str(r.detail));
       break;
   }

@@ -91,6 +91,11 @@ void scan_process_records(const ProcessTrace& trace, RankReport& rank, Emulation
         ++out.unsupported[std::string(trace.str(r.name))];
         ++rank.unsupported_calls;
         break;
+      case OpKind::kAssumption:
+        graph::add_warning(out.warnings,
+                           fmt::format("{}: {}", trace.str(r.name), trace.str(r.detail)),
+                           fmt::format("{}:{}", trace.source, r.line));
+        break;
       case OpKind::kMisuse: {
         ++rank.misuse_calls;
         const std::string_view what = trace.str(r.detail);

@@ -53,6 +53,7 @@ constexpr OpName kOps[] = {
     {ops::kHostFunc, OpKind::kHostFunc},
     {ops::kUnsupported, OpKind::kUnsupported},
     {ops::kMisuse, OpKind::kMisuse},
+    {ops::kAssumption, OpKind::kAssumption},
     {ops::kDeviceReset, OpKind::kDeviceReset},
     {ops::kGraphLaunch, OpKind::kGraphLaunch},
     {ops::kClockLock, OpKind::kClockLock},
@@ -633,6 +634,7 @@ class Parser {
         read_api(f, r, true);
         break;
       case OpKind::kMisuse:
+      case OpKind::kAssumption:
         read_api(f, r, true);
         r.detail = intern(f.string(field::kWhat, false));
         break;

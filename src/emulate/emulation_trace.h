@@ -25,6 +25,7 @@ enum class OpKind : std::uint8_t {
   kHostFunc,
   kUnsupported,
   kMisuse,
+  kAssumption,   // emulated under an unchecked assumption (api, detail): a warning
   kDeviceReset,  // cudaDeviceReset: synchronizes the device; its frees are separate records
   kGraphLaunch,  // cudaGraphLaunch; the replayed nodes follow as records of the same call
   kClockLock,    // NVML SM clock lock on `device`: m = lowest, n = highest MHz (0, 0: unlocked)

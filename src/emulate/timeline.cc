@@ -97,6 +97,7 @@ std::string_view default_api(const Record& r) {
       return "cudaLaunchHostFunc";
     case OpKind::kUnsupported:
     case OpKind::kMisuse:
+    case OpKind::kAssumption:
       return "unknown API";
   }
   return "unknown API";
@@ -738,6 +739,7 @@ std::vector<StepBlock> find_steps(const ProcessTrace& trace,
       case OpKind::kCommInit:
       case OpKind::kUnsupported:
       case OpKind::kMisuse:
+      case OpKind::kAssumption:
         continue;
       default:
         ops.push_back(i);

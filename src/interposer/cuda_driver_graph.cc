@@ -649,6 +649,11 @@ bool runtime_node_params(const CUgraphNodeParams& in, cudaGraphNodeParams* out, 
     case CU_GRAPH_NODE_TYPE_MEM_FREE:
       out->free.dptr = reinterpret_cast<void*>(in.free.dptr);
       return true;
+    case CU_GRAPH_NODE_TYPE_CONDITIONAL:  // the context is the handle's: one per device here
+      out->conditional.handle = in.conditional.handle;
+      out->conditional.type = static_cast<cudaGraphConditionalNodeType>(in.conditional.type);
+      out->conditional.size = in.conditional.size;
+      return true;
     default:
       powertrain::emu::report_unsupported(std::string(api) + "(node type " +
                                           std::to_string(static_cast<int>(in.type)) + ")");
@@ -669,7 +674,25 @@ PT_EXPORT CUresult cuGraphAddNode(CUgraphNode* node, CUgraph graph, const CUgrap
   if (error == cudaSuccess && params->type == CU_GRAPH_NODE_TYPE_MEM_ALLOC) {
     params->alloc.dptr = reinterpret_cast<CUdeviceptr>(p.get()->alloc.dptr);
   }
+  if (error == cudaSuccess && params->type == CU_GRAPH_NODE_TYPE_CONDITIONAL) {
+    params->conditional.phGraph_out = reinterpret_cast<CUgraph*>(p.get()->conditional.phGraph_out);
+  }
   return to_driver(error);
+}
+
+// A conditional handle of `hGraph`; the context must be a live one (every emulated device has
+// one context, so the handle does not depend on it).
+PT_EXPORT CUresult cuGraphConditionalHandleCreate(CUgraphConditionalHandle* pHandle_out,
+                                                  CUgraph hGraph, CUcontext ctx,
+                                                  unsigned int defaultLaunchValue,
+                                                  unsigned int flags) {
+  if (ctx != nullptr && powertrain::emu::detail::driver_context_device(ctx) < 0) {
+    return CUDA_ERROR_INVALID_CONTEXT;
+  }
+  ErrorScope scope;
+  return to_driver(
+      cudaGraphConditionalHandleCreate(reinterpret_cast<cudaGraphConditionalHandle*>(pHandle_out),
+                                       rt(hGraph), defaultLaunchValue, flags));
 }
 
 PT_EXPORT CUresult cuGraphNodeSetParams(CUgraphNode node, CUgraphNodeParams* params) {

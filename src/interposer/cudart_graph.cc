@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
@@ -55,6 +56,11 @@ struct Node {
   std::map<int, cudaLaunchAttributeValue> attributes;  // kernel nodes: as set (hints, kept)
   int child_first = -1;       // a child graph node: index of its first inlined node
   Graph* embedded = nullptr;  // a child graph node: the copy cudaGraphChildGraphNodeGetGraph gives
+  // A conditional node: its handle, kind and body graphs (owned by the node, editable; the
+  // array is the one phGraph_out points to, stable while the node lives).
+  cudaGraphConditionalHandle cond_handle = 0;
+  cudaGraphConditionalNodeType cond_type = cudaGraphCondTypeIf;
+  std::shared_ptr<std::vector<cudaGraph_t>> bodies;
 };
 
 struct UserObject;                                 // cudaUserObject_t (below)
@@ -75,6 +81,7 @@ struct Graph {
   bool capturing = false;              // still being captured (not instantiable)
   const Graph* cloned_from = nullptr;  // cudaGraphClone's original (cudaGraphNodeFindInClone)
   bool embedded = false;               // a child graph node's graph: read only here
+  bool conditional_body = false;       // a conditional node's body: destroyed with the node
   UserRefs user_refs;                  // cudaGraphRetainUserObject
 };
 
@@ -163,6 +170,7 @@ struct Capture {
   std::vector<cudaGraphNode_t> tail_handles;  // cudaStreamGetCaptureInfo's answer (kept alive)
   std::int64_t origin = 0;
   std::uint64_t id = 0;
+  bool into_existing = false;  // cudaStreamBeginCaptureToGraph: the caller has the graph already
 };
 
 struct State {
@@ -175,6 +183,14 @@ struct State {
   std::int64_t next_graph = 1;
   std::int64_t next_exec = 1;
   std::uint64_t next_capture = 1;
+  // cudaGraphConditionalHandleCreate: handle → (graph, default value, flags).
+  struct Conditional {
+    const Graph* graph = nullptr;
+    unsigned int default_value = 0;
+    unsigned int flags = 0;
+  };
+  std::map<cudaGraphConditionalHandle, Conditional> conditionals;
+  cudaGraphConditionalHandle next_conditional = 1;
 };
 
 State& state() {
@@ -365,6 +381,87 @@ bool executable_nodes(const Graph& g, std::vector<Node>* out,
   }
   if (positions != nullptr) *positions = std::move(position);
   return true;
+}
+
+// The body a conditional node runs at a launch, or -1 for none. The emulator never runs device
+// code, so the condition holds the handle's default value at every launch (a kernel's
+// cudaGraphSetConditional does not happen). IF: body 0 when nonzero, else body 1 if there is
+// one; SWITCH: body[value] if there is one; WHILE: body 0 once when nonzero (a loop that device
+// code ends cannot be counted here).
+int conditional_body(const Node& node, unsigned int value) {
+  const int bodies = node.bodies != nullptr ? static_cast<int>(node.bodies->size()) : 0;
+  switch (node.cond_type) {
+    case cudaGraphCondTypeIf:
+      return value != 0 ? 0 : (bodies > 1 ? 1 : -1);
+    case cudaGraphCondTypeSwitch:
+      return value < static_cast<unsigned int>(bodies) ? static_cast<int>(value) : -1;
+    case cudaGraphCondTypeWhile:
+    default:
+      return value != 0 ? 0 : -1;
+  }
+}
+
+std::string conditional_note(const Node& node, unsigned int value, int body) {
+  const char* kind = node.cond_type == cudaGraphCondTypeIf       ? "IF"
+                     : node.cond_type == cudaGraphCondTypeSwitch ? "SWITCH"
+                                                                 : "WHILE";
+  std::string ran = body < 0                                   ? "ran no body"
+                    : node.cond_type == cudaGraphCondTypeWhile ? "ran its body once per launch"
+                                                               : "ran body " + std::to_string(body);
+  return std::string("conditional ") + kind + " node " + ran +
+         ": its condition is taken as the handle's default value " + std::to_string(value) +
+         " (device code that sets it does not run under the emulator)";
+}
+
+// `g` with each conditional node replaced by the body it runs (bodies expanded the same way):
+// the body's nodes are appended, so every other node keeps its index, after the conditional's
+// dependencies, and the conditional node becomes an empty join after the body. One note per
+// conditional node goes to `notes`.
+Graph expand_conditionals(const State& s, const Graph& g, std::vector<std::string>* notes,
+                          int depth = 0) {
+  Graph out;
+  out.device = g.device;
+  out.nodes = g.nodes;
+  if (depth > 64) return out;  // bodies are fresh graphs: nesting this deep is not a real program
+  const std::size_t own = g.nodes.size();
+  for (std::size_t i = 0; i < own; ++i) {
+    if (out.nodes[i].type != cudaGraphNodeTypeConditional || out.nodes[i].destroyed) continue;
+    const auto handle = s.conditionals.find(out.nodes[i].cond_handle);
+    const unsigned int value = handle != s.conditionals.end() ? handle->second.default_value : 0;
+    const int body = conditional_body(out.nodes[i], value);
+    notes->push_back(conditional_note(out.nodes[i], value, body));
+    out.nodes[i].empty = true;
+    if (body < 0) continue;  // a join on the conditional's own dependencies
+    const auto* source = reinterpret_cast<const Graph*>((*out.nodes[i].bodies)[body]);
+    if (s.graphs.count(source) == 0 || !source->live) continue;
+    const Graph inner = expand_conditionals(s, *source, notes, depth + 1);
+    if (inner.nodes.empty()) continue;
+    const std::vector<int> before = out.nodes[i].deps;
+    const int offset = static_cast<int>(out.nodes.size());
+    std::vector<bool> has_users(inner.nodes.size(), false);
+    for (const Node& n : inner.nodes) {
+      for (int d : n.deps) has_users[d] = true;
+    }
+    std::vector<int> sinks;
+    for (std::size_t k = 0; k < inner.nodes.size(); ++k) {
+      Node n = inner.nodes[k];
+      for (int& d : n.deps) d += offset;
+      if (n.child_first >= 0) n.child_first += offset;
+      if (n.deps.empty()) n.deps = before;
+      n.inlined = true;
+      out.nodes.push_back(std::move(n));
+      if (!has_users[k]) sinks.push_back(offset + static_cast<int>(k));
+    }
+    out.nodes[i].deps = sinks;
+  }
+  return out;
+}
+
+bool has_conditionals(const Graph& g) {
+  for (const Node& n : g.nodes) {
+    if (n.type == cudaGraphNodeTypeConditional) return true;
+  }
+  return false;
 }
 
 // Lanes: a node continues the lane of its first dependency whose lane still ends there;
@@ -574,6 +671,7 @@ cudaError_t begin_capture(cudaStream_t stream, cudaStreamCaptureMode mode, bool 
       }
       add_unique(c.tail, {d});
     }
+    c.into_existing = true;
   } else {
     graph = new Graph;
     graph->id = s.next_graph++;
@@ -592,13 +690,16 @@ cudaError_t begin_capture(cudaStream_t stream, cudaStreamCaptureMode mode, bool 
 cudaError_t end_capture(cudaStream_t stream, cudaGraph_t* out, bool per_thread, const char* api) {
   StreamRef ref;
   if (!stream_or_fail(stream, per_thread, api, &ref)) return cudaErrorInvalidResourceHandle;
-  if (out == nullptr) return misuse(api, cudaErrorInvalidValue, "pGraph is NULL");
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
   const auto it = s.capturing.find(ref.id);
   if (it == s.capturing.end() || it->second.origin != ref.id) {
     return misuse(api, cudaErrorIllegalState,
                   "stream " + std::to_string(ref.id) + " is not the origin of a capture");
+  }
+  // A capture into an existing graph may end without asking for it (it is the caller's).
+  if (out == nullptr && !it->second.into_existing) {
+    return misuse(api, cudaErrorInvalidValue, "pGraph is NULL");
   }
   Graph* graph = it->second.graph;
   for (auto c = s.capturing.begin(); c != s.capturing.end();) {
@@ -613,7 +714,7 @@ cudaError_t end_capture(cudaStream_t stream, cudaGraph_t* out, bool per_thread, 
     m = m->second.first == graph ? s.marks.erase(m) : std::next(m);
   }
   graph->capturing = false;
-  *out = reinterpret_cast<cudaGraph_t>(graph);
+  if (out != nullptr) *out = reinterpret_cast<cudaGraph_t>(graph);
   return cudaSuccess;
 }
 
@@ -781,9 +882,19 @@ PT_EXPORT cudaError_t cudaGraphInstantiate(cudaGraphExec_t* pGraphExec, cudaGrap
   }
   std::vector<detail::Node> nodes;
   std::vector<int> positions;
-  if (!detail::executable_nodes(*g, &nodes, &positions)) {
+  // Conditional nodes run the body their handle's default value selects (expand_conditionals);
+  // each is reported as an assumption.
+  std::vector<std::string> notes;
+  detail::Graph expanded;
+  const detail::Graph* source = g;
+  if (detail::has_conditionals(*g)) {
+    expanded = detail::expand_conditionals(s, *g, &notes);
+    source = &expanded;
+  }
+  if (!detail::executable_nodes(*source, &nodes, &positions)) {
     return misuse(api, cudaErrorInvalidValue, "the graph's dependencies form a cycle");
   }
+  for (const std::string& note : notes) powertrain::emu::report_assumption(api, note);
   auto* e = new detail::Exec;
   e->id = s.next_exec++;
   e->device = g->device;
@@ -876,7 +987,10 @@ PT_EXPORT cudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGraph_
   if (resultInfo != nullptr) *resultInfo = cudaGraphExecUpdateResultInfo{};
   // Parameters may change, the topology and node types may not (as the runtime requires).
   std::vector<detail::Node> nodes;
-  bool same = detail::executable_nodes(*g, &nodes) && nodes.size() == e->nodes.size();
+  std::vector<std::string> notes;  // reported at instantiation already
+  const detail::Graph expanded = detail::expand_conditionals(s, *g, &notes);
+  bool same = detail::executable_nodes(detail::has_conditionals(*g) ? expanded : *g, &nodes) &&
+              nodes.size() == e->nodes.size();
   for (std::size_t i = 0; same && i < nodes.size(); ++i) {
     same = nodes[i].record.op == e->nodes[i].record.op && nodes[i].deps == e->nodes[i].deps;
   }
@@ -916,14 +1030,18 @@ PT_EXPORT cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
   detail::State& s = detail::state();
   std::unique_lock<std::mutex> lock(s.mutex);
   detail::Graph* g = detail::live_graph(s, graph);
-  if (g == nullptr || g->capturing || g->embedded) {
+  if (g == nullptr || g->capturing || g->embedded || g->conditional_body) {
     return misuse("cudaGraphDestroy", cudaErrorInvalidValue,
-                  "invalid, destroyed or capturing graph, or a child graph node's graph " +
+                  "invalid, destroyed or capturing graph, or a child or conditional node's graph " +
                       detail::pointer_text(graph));
   }
   g->live = false;
   for (const detail::Node& n : g->nodes) {
     if (n.embedded != nullptr) n.embedded->live = false;  // owned by its child graph node
+    if (n.bodies == nullptr) continue;
+    for (cudaGraph_t body : *n.bodies) {  // owned by the conditional node
+      reinterpret_cast<detail::Graph*>(body)->live = false;
+    }
   }
   detail::graph_mem_release(detail::alloc_pointers(g->nodes));
   g->nodes.clear();
@@ -1264,9 +1382,10 @@ cudaError_t add_node(cudaGraphNode_t* out, cudaGraph_t graph, const cudaGraphNod
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
   Graph* g = live_graph(s, graph);
-  if (g == nullptr || g->capturing) {
-    return misuse(api, cudaErrorInvalidValue,
-                  "invalid, destroyed or capturing graph " + pointer_text(graph));
+  // A graph under capture takes nodes too (cudaStreamGetCaptureInfo hands it out for that; the
+  // capture continues after them once cudaStreamUpdateCaptureDependencies says so).
+  if (g == nullptr) {
+    return misuse(api, cudaErrorInvalidValue, "invalid or destroyed graph " + pointer_text(graph));
   }
   if (g->embedded) return embedded_edit(api);
   node.deps.clear();
@@ -1428,6 +1547,10 @@ cudaError_t add_child(cudaGraphNode_t* out, cudaGraph_t graph, const cudaGraphNo
     return misuse(api, cudaErrorInvalidValue, "invalid, destroyed or capturing graph");
   }
   if (g->embedded) return embedded_edit(api);
+  if (has_conditionals(*c)) {
+    return misuse(api, cudaErrorInvalidValue,
+                  "a graph with conditional nodes cannot be a child graph");
+  }
   std::vector<int> before;
   for (std::size_t i = 0; i < count; ++i) {
     const int d = node_index(s, g, deps[i]);
@@ -1472,6 +1595,64 @@ cudaError_t add_child(cudaGraphNode_t* out, cudaGraph_t graph, const cudaGraphNo
   return cudaSuccess;
 }
 
+// A conditional node: `size` body graphs made now, owned by the node (phGraph_out points to
+// them; they are filled by node calls or cudaStreamBeginCaptureToGraph before instantiation).
+cudaError_t add_conditional(cudaGraphNode_t* out, cudaGraph_t graph, const cudaGraphNode_t* deps,
+                            std::size_t count, cudaConditionalNodeParams* params, const char* api) {
+  Node node;
+  node.type = cudaGraphNodeTypeConditional;
+  node.empty = true;
+  node.cond_handle = params->handle;
+  node.cond_type = params->type;
+  const unsigned int size = params->size;
+  const bool size_ok = params->type == cudaGraphCondTypeIf       ? size == 1 || size == 2
+                       : params->type == cudaGraphCondTypeWhile  ? size == 1
+                       : params->type == cudaGraphCondTypeSwitch ? size >= 1 && size <= 4096
+                                                                 : false;
+  if (!size_ok) {
+    return misuse(api, cudaErrorInvalidValue,
+                  "conditional node type " + std::to_string(static_cast<int>(params->type)) +
+                      " with size " + std::to_string(size) +
+                      " (IF takes 1 or 2 bodies, WHILE 1, SWITCH at least 1)");
+  }
+  int device = 0;
+  {
+    State& s = state();
+    std::lock_guard<std::mutex> lock(s.mutex);
+    const Graph* g = live_graph(s, graph);
+    if (g == nullptr) {
+      return misuse(api, cudaErrorInvalidValue,
+                    "invalid or destroyed graph " + pointer_text(graph));
+    }
+    if (s.conditionals.count(params->handle) == 0) {
+      return misuse(api, cudaErrorInvalidValue,
+                    "conditional handle " + std::to_string(params->handle) +
+                        " was not made by cudaGraphConditionalHandleCreate");
+    }
+    device = g->device;
+    node.bodies = std::make_shared<std::vector<cudaGraph_t>>();
+    for (unsigned int b = 0; b < size; ++b) {
+      auto* body = new Graph;
+      body->id = s.next_graph++;
+      body->device = device;
+      body->conditional_body = true;
+      s.graphs.insert(body);
+      node.bodies->push_back(reinterpret_cast<cudaGraph_t>(body));
+    }
+  }
+  cudaGraph_t* bodies = node.bodies->data();
+  std::vector<cudaGraph_t> made = *node.bodies;
+  const cudaError_t error = add_node(out, graph, deps, count, std::move(node), api);
+  if (error != cudaSuccess) {
+    State& s = state();
+    std::lock_guard<std::mutex> lock(s.mutex);
+    for (cudaGraph_t b : made) reinterpret_cast<Graph*>(b)->live = false;
+    return error;
+  }
+  params->phGraph_out = bodies;
+  return cudaSuccess;
+}
+
 }  // namespace
 }  // namespace powertrain::emu::detail
 
@@ -1485,6 +1666,30 @@ PT_EXPORT cudaError_t cudaGraphCreate(cudaGraph_t* pGraph, unsigned int flags) {
   graph->device = powertrain::emu::current_device();
   s.graphs.insert(graph);
   *pGraph = reinterpret_cast<cudaGraph_t>(graph);
+  return cudaSuccess;
+}
+
+// A handle for conditional nodes of `graph` (also a graph under capture). Its default value is
+// what the condition holds at each launch under the emulator (see expand_conditionals).
+PT_EXPORT cudaError_t cudaGraphConditionalHandleCreate(cudaGraphConditionalHandle* pHandle_out,
+                                                       cudaGraph_t graph,
+                                                       unsigned int defaultLaunchValue,
+                                                       unsigned int flags) {
+  const char* api = "cudaGraphConditionalHandleCreate";
+  if (pHandle_out == nullptr) return misuse(api, cudaErrorInvalidValue, "pHandle_out is NULL");
+  if ((flags & ~static_cast<unsigned int>(cudaGraphCondAssignDefault)) != 0) {
+    return misuse(api, cudaErrorInvalidValue, "unknown flags " + std::to_string(flags));
+  }
+  detail::State& s = detail::state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  const detail::Graph* g = detail::live_graph(s, graph);
+  if (g == nullptr) {
+    return misuse(api, cudaErrorInvalidValue,
+                  "invalid or destroyed graph " + detail::pointer_text(graph));
+  }
+  const cudaGraphConditionalHandle handle = s.next_conditional++;
+  s.conditionals[handle] = detail::State::Conditional{g, defaultLaunchValue, flags};
+  *pHandle_out = handle;
   return cudaSuccess;
 }
 
@@ -1635,9 +1840,8 @@ cudaError_t add_node_v2(cudaGraphNode_t* pGraphNode, cudaGraph_t graph,
       return cudaGraphAddMemFreeNode(pGraphNode, graph, pDependencies, numDependencies,
                                      nodeParams->free.dptr);
     case cudaGraphNodeTypeConditional:
-      // Conditional nodes (if/while/switch bodies decided on the device) are not emulated.
-      return detail::fail(static_cast<cudaError_t>(
-          powertrain::emu::report_unsupported("cudaGraphAddNode(conditional node)")));
+      return detail::add_conditional(pGraphNode, graph, pDependencies, numDependencies,
+                                     &nodeParams->conditional, api);
     default:
       return detail::fail(static_cast<cudaError_t>(powertrain::emu::report_unsupported(
           "cudaGraphAddNode(node type " + std::to_string(nodeParams->type) + ")")));
@@ -1853,6 +2057,9 @@ PT_EXPORT cudaError_t cudaGraphClone(cudaGraph_t* pGraphClone, cudaGraph_t origi
   detail::Graph* g = detail::live_graph(s, originalGraph);
   if (g == nullptr || g->capturing) {
     return misuse(api, cudaErrorInvalidValue, "invalid, destroyed or capturing graph");
+  }
+  if (detail::has_conditionals(*g)) {
+    return misuse(api, cudaErrorInvalidValue, "a graph with conditional nodes cannot be cloned");
   }
   auto* clone = new detail::Graph;
   clone->id = s.next_graph++;

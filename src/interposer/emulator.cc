@@ -138,7 +138,7 @@ std::int64_t unix_ns_at_start() {
 
 struct Reports {
   std::mutex mutex;
-  std::set<std::string, std::less<>> unsupported_named;  // names already printed
+  std::set<std::string, std::less<>> unsupported_named;  // names (and assumptions) printed
   std::int64_t misuse_count = 0;
 };
 Reports& reports() {
@@ -443,6 +443,18 @@ void report_misuse(std::string_view api, std::string_view what) {
   detail::text_record(trace_schema::op::kMisuse, trace_schema::field::kApi, api,
                       trace_schema::field::kWhat, what);
   detail::log_error_message(std::string(api) + ": " + std::string(what));
+}
+
+void report_assumption(std::string_view api, std::string_view what) {
+  const std::string text = std::string(api) + ": " + std::string(what);
+  bool first = false;
+  {
+    std::lock_guard<std::mutex> lock(detail::reports().mutex);
+    first = detail::reports().unsupported_named.emplace("assumption " + text).second;
+  }
+  if (first) std::fprintf(stderr, "powertrain-emu: %s\n", text.c_str());
+  detail::text_record(trace_schema::op::kAssumption, trace_schema::field::kApi, api,
+                      trace_schema::field::kWhat, what);
 }
 
 void flush() { detail::write_log(false); }

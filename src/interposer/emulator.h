@@ -88,6 +88,11 @@ int report_unsupported(std::string_view api);
 /// {"op":"misuse","api":api,"what":what}.
 void report_misuse(std::string_view api, std::string_view what);
 
+/// Reports work emulated under an assumption the emulator cannot check (a conditional graph
+/// node's condition set by device code): on stderr once per text, and in the trace as
+/// {"op":"assumption","api":api,"what":what}, which the analysis counts as a warning.
+void report_assumption(std::string_view api, std::string_view what);
+
 /// Device memory on the calling thread's current device, accounted and recorded like cudaMalloc
 /// (`malloc`/`free` records named `api`; ncclMemAlloc). Returns a cudaError_t value.
 int allocate_device_memory(void** pointer, std::size_t bytes, const char* api);

@@ -38,7 +38,8 @@ inline constexpr char kGraphLaunch[] = "graph_launch";
 inline constexpr char kClockLock[] = "clock_lock";  // NVML clock locks (nvml_emu.cc)
 inline constexpr char kUnsupported[] = "unsupported";
 inline constexpr char kMisuse[] = "misuse";
-inline constexpr char kNvtx[] = "nvtx";  // annotations, not records of work
+inline constexpr char kAssumption[] = "assumption";  // emulated under an unchecked assumption
+inline constexpr char kNvtx[] = "nvtx";              // annotations, not records of work
 // Informational records: read and skipped (no work or dependency for the timeline).
 inline constexpr char kModuleLoad[] = "module_load";
 inline constexpr char kMemMap[] = "mem_map";

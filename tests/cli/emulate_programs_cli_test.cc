@@ -289,16 +289,17 @@ TEST_F(EmulateProgramsTest, ExplicitGraphIsPredictedLikeTheCapturedOne) {
   EXPECT_EQ(count["branch_b"], 6 * 8);
   EXPECT_EQ(count["tail_c"], 6);
   // Recorded: 7 launches (setup + 6), each iteration's 17 kernels, the setup's copy and memset,
-  // and the refused conditional node.
+  // and the refused handle-less conditional node (misuse).
   EXPECT_EQ(kept(out, "graph_launch").size(), 7u);
   const auto recorded = kept(out, "kernel");
   ASSERT_EQ(recorded.size(), 6u * 17u);
   for (const auto& k : recorded) EXPECT_TRUE(k.contains("graph")) << k.dump();
   EXPECT_EQ(kept(out, "memcpy").size(), 1u);
   EXPECT_EQ(kept(out, "memset").size(), 1u);
-  const auto unsupported = kept(out, "unsupported");
-  ASSERT_EQ(unsupported.size(), 1u);
-  EXPECT_EQ(unsupported[0]["api"], "cudaGraphAddNode(conditional node)");
+  EXPECT_TRUE(kept(out, "unsupported").empty());
+  const auto misuse = kept(out, "misuse");
+  ASSERT_EQ(misuse.size(), 1u);
+  EXPECT_EQ(misuse[0]["api"], "cudaGraphAddNode");
 }
 
 // graphMemoryNodes-style program: explicit alloc/free nodes (and the generic cudaGraphAddNode
@@ -389,6 +390,64 @@ TEST_F(EmulateProgramsTest, RuntimeBreadthCallsAreEmulated) {
                 "cudaGraphAddMemcpyNodeToSymbol", "cudaGraphAddMemcpyNodeToSymbol",
                 "cudaGraphExecChildGraphNodeSetParams", "cudaGraphExecChildGraphNodeSetParams",
                 "cudaLaunchCooperativeKernelMultiDevice"}));
+}
+
+// Conditional graph nodes (graph_conditional.cu): each runs the body its handle's default value
+// selects, since no device code runs under the emulator (an IF without a default runs nothing,
+// a WHILE with default 1 its body once per launch, IF/ELSE with 0 the ELSE body, SWITCH with 2
+// body 2); a WHILE node added by hand to a graph under capture sits between the captured
+// kernels. Each conditional node is one counted warning naming the assumption; nothing is
+// unsupported.
+TEST_F(EmulateProgramsTest, ConditionalGraphNodesRunTheBodyTheirDefaultValueSelects) {
+  if (!fs::exists(programs_ / "graph_conditional")) GTEST_SKIP() << "program not built";
+  const fs::path out = dir_ / "conditional";
+  const CliRun r = emulate({"--keep-traces", "--out", out.string()},
+                           {(programs_ / "graph_conditional").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("graph_conditional: done"), std::string::npos) << r.out;
+  const nlohmann::json summary = nlohmann::json::parse(slurp(out / "summary.json"));
+  EXPECT_TRUE(summary["unsupported_calls"].empty()) << summary["unsupported_calls"].dump();
+  // What each conditional node ran, from its warning "cudaGraphInstantiate: conditional KIND
+  // node RAN: its condition is taken as the handle's default value N (...)".
+  std::vector<std::string> assumed;
+  const std::string prefix = "cudaGraphInstantiate: conditional ";
+  for (const auto& w : summary["warnings"]) {
+    const std::string kind = w["kind"];
+    if (kind.rfind(prefix, 0) != 0) continue;
+    EXPECT_NE(kind.find("device code that sets it does not run under the emulator"),
+              std::string::npos)
+        << kind;
+    assumed.push_back(kind.substr(prefix.size(), kind.find(':', prefix.size()) - prefix.size()));
+  }
+  EXPECT_EQ(assumed,
+            (std::vector<std::string>{
+                "IF node ran no body", "WHILE node ran its body once per launch",
+                "WHILE node ran no body", "IF node ran body 1", "SWITCH node ran body 2"}));
+  // Kernels per graph launch, in order (two launches of each of the four graphs).
+  std::map<std::int64_t, std::vector<std::string>> by_graph;
+  for (const auto& k : kept(out, "kernel")) {
+    if (!k.contains("graph")) continue;
+    std::string name = k["name"];
+    if (name.find("case_body") != std::string::npos) {
+      name += std::to_string(k["grid"][0].get<int>());
+    }
+    by_graph[k["graph"]].push_back(name);
+  }
+  const auto twice = [](std::vector<std::string> once) {
+    std::vector<std::string> both = once;
+    both.insert(both.end(), once.begin(), once.end());
+    return both;
+  };
+  ASSERT_EQ(by_graph.size(), 4u);
+  auto it = by_graph.begin();
+  EXPECT_EQ(it->second, twice({"_Z13set_conditionPcy"}));
+  EXPECT_EQ((++it)->second, twice({"_Z9then_bodyv", "_Z9then_bodyv", "_Z9loop_bodyPcy"}));
+  EXPECT_EQ((++it)->second, twice({"_Z9loop_bodyPcy", "_Z10after_loopv"}));
+  EXPECT_EQ((++it)->second, twice({"_Z9else_bodyv", "_Z9case_bodyi3"}));
+  std::vector<std::string> misuse;
+  for (const auto& m : kept(out, "misuse")) misuse.push_back(m["api"]);
+  EXPECT_EQ(misuse, (std::vector<std::string>{"cudaGraphDestroy", "cudaGraphClone",
+                                              "cudaGraphAddNode", "cudaGraphAddNode"}));
 }
 
 // cuDNN convolutions are predicted as their implicit GEMMs at the device model's roofline

@@ -308,19 +308,17 @@ TEST_F(CudartPrograms, GraphCaptureAndLaunch) {
 // Graphs built node by node: the setup graph's memcpy, memset, host and event record nodes and
 // the iteration graph's event wait, 8 + 8 kernels (branch B through a child graph) and tail are
 // replayed at every launch in dependency order, lanes joined with internal events; the
-// conditional node is refused by name.
+// conditional node without a handle is refused (misuse), as a GPU refuses it.
 TEST_F(CudartPrograms, ExplicitGraphNodesReplayAtLaunch) {
   if (!std::filesystem::exists(program_path("graph_explicit"))) GTEST_SKIP() << "not built";
   const ProgramRun run = run_program("graph_explicit");
   ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
-  EXPECT_NE(run.out.find("conditional node: cudaErrorNotSupported"), std::string::npos) << run.out;
-  EXPECT_NE(run.err.find("cudaGraphAddNode(conditional node) is not supported"), std::string::npos)
-      << run.err;
+  EXPECT_NE(run.out.find("conditional node: cudaErrorInvalidValue"), std::string::npos) << run.out;
   const Trace trace = only_trace();
-  const auto unsupported = trace.of("unsupported");
-  ASSERT_EQ(unsupported.size(), 1u);
-  EXPECT_EQ(unsupported[0].at("api"), "cudaGraphAddNode(conditional node)");
-  EXPECT_TRUE(trace.of("misuse").empty());
+  EXPECT_TRUE(trace.of("unsupported").empty());
+  const auto misuse = trace.of("misuse");
+  ASSERT_EQ(misuse.size(), 1u);
+  EXPECT_EQ(misuse[0].at("api"), "cudaGraphAddNode");
 
   const auto launches = trace.of("graph_launch");
   ASSERT_EQ(launches.size(), 7u);  // setup + 6 iterations
@@ -409,10 +407,9 @@ TEST_F(CudartPrograms, DeviceMemorySizeComesFromTheEnvironment) {
 TEST_F(CudartPrograms, MisuseIsReportedNotCrashed) {
   const ProgramRun run = run_program("misuse");
   ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
-  EXPECT_NE(
-      run.err.find("powertrain-emu: cudaGraphConditionalHandleCreate is not supported by the GPU "
-                   "emulator; it returns cudaErrorNotSupported (801)"),
-      std::string::npos)
+  EXPECT_NE(run.err.find("powertrain-emu: cudaImportExternalMemory is not supported by the GPU "
+                         "emulator; it returns cudaErrorNotSupported (801)"),
+            std::string::npos)
       << run.err;
   EXPECT_NE(run.err.find("cudaFree: double free"), std::string::npos) << run.err;
   const Trace trace = only_trace();
@@ -438,7 +435,7 @@ TEST_F(CudartPrograms, MisuseIsReportedNotCrashed) {
   }
   const auto unsupported = trace.of("unsupported");
   ASSERT_EQ(unsupported.size(), 1u);
-  EXPECT_EQ(unsupported[0].at("api"), "cudaGraphConditionalHandleCreate");
+  EXPECT_EQ(unsupported[0].at("api"), "cudaImportExternalMemory");
   // Only the valid launch ran; the invalid one was rejected.
   const auto kernels = trace.of("kernel");
   ASSERT_EQ(kernels.size(), 1u);

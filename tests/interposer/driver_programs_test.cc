@@ -427,7 +427,7 @@ TEST_F(DriverApi, MisuseAndUnsupportedCallsReachTheErrorLog) {
   const Trace trace = only_trace();
   std::vector<std::string> unsupported;
   for (const json& u : trace.of("unsupported")) unsupported.push_back(u.at("api"));
-  EXPECT_EQ(unsupported, std::vector<std::string>{"cudaGraphConditionalHandleCreate"});
+  EXPECT_EQ(unsupported, std::vector<std::string>{"cudaImportExternalMemory"});
   std::vector<std::string> misuse;
   for (const json& m : trace.of("misuse")) misuse.push_back(m.at("api"));
   EXPECT_EQ(misuse, (std::vector<std::string>{

@@ -87,16 +87,17 @@ int main() {
 
   // A misuse and an unsupported call: both logged, both seen by the callback.
   misuse_once();
-  cudaGraph_t graph;
-  EMU_CHECK(cudaGraphCreate(&graph, 0));
-  cudaGraphConditionalHandle condition;
-  EMU_REQUIRE(cudaGraphConditionalHandleCreate(&condition, graph, 0, 0) != cudaSuccess);
+  cudaExternalMemory_t external = nullptr;
+  cudaExternalMemoryHandleDesc external_desc = {};
+  external_desc.type = cudaExternalMemoryHandleTypeOpaqueFd;
+  external_desc.size = 4096;
+  EMU_REQUIRE(cudaImportExternalMemory(&external, &external_desc) != cudaSuccess);
   cudaGetLastError();
   std::vector<std::string> seen = wait_for(2, 0);
   EMU_REQUIRE(seen.size() == 2);
   EMU_REQUIRE(contains(seen[0], "cudaMemAdvise: "));
   EMU_REQUIRE(contains(seen[0], "is not inside managed memory"));
-  EMU_REQUIRE(contains(seen[1], "cudaGraphConditionalHandleCreate is not supported"));
+  EMU_REQUIRE(contains(seen[1], "cudaImportExternalMemory is not supported"));
 
   // Both messages from the iterator on, newline after each; the iterator moves past them.
   char buffer[4096];
@@ -177,7 +178,6 @@ int main() {
   EMU_REQUIRE(cuLogsUnregisterCallback(driver_handle) == CUDA_ERROR_INVALID_VALUE);
   EMU_REQUIRE(cuLogsCurrent(&driver_iterator, 1) == CUDA_ERROR_INVALID_VALUE);
 
-  EMU_CHECK(cudaGraphDestroy(graph));
   EMU_CHECK(cudaFree(g_device_memory));
   std::printf("driver_error_log: %zu messages to the runtime callback, %d to the driver's\n",
               runtime_seen, 1);

@@ -3,7 +3,7 @@
 // branch B as a child graph (cudaGraphAddChildGraphNode), an empty root node, an edge added
 // later (cudaGraphAddDependencies) and the tail through the generic cudaGraphAddNode. A setup
 // graph has a 1D memcpy node, a memset node, a host node and an event record node; a second
-// graph waits for that event (event wait node). A conditional node is refused by name. The
+// graph waits for that event (event wait node). A conditional node without a handle is refused. The
 // instantiated graph's first A kernel is reconfigured to 2 blocks
 // (cudaGraphExecKernelNodeSetParams), the graph is cloned, and the iteration graph is launched 6
 // times with a cudaStreamSynchronize after each.
@@ -105,7 +105,7 @@ int main() {
   EMU_CHECK(cudaGraphGetNodes(graph, nullptr, &nodes));
   EMU_REQUIRE(nodes == 2 + kKernels + 1 + 1);  // root, wait, A x 8, child, tail
 
-  // A conditional node is not emulated: refused by name, the graph is unchanged.
+  // A conditional node without a handle or bodies is refused, the graph is unchanged.
   cudaGraphNodeParams conditional = {};
   conditional.type = cudaGraphNodeTypeConditional;
   cudaGraphNode_t refused;

@@ -1,6 +1,6 @@
 // API misuse that a real GPU reports with an error code, never a crash: a forged stream handle,
 // a destroyed stream, a double free, freeing a host pointer, a destroyed event, an unsupported
-// API (a conditional graph node's handle), an invalid launch configuration, a copy to a pointer
+// API (importing external memory), an invalid launch configuration, a copy to a pointer
 // that is not device memory and an invalid device. Each call must fail with the runtime's error
 // code; afterwards normal work still succeeds and the last error is clean. Exits 0 when every check
 // held.
@@ -32,13 +32,13 @@ int main() {
   EMU_EXPECT_ERROR(cudaEventRecord(event, nullptr), cudaErrorInvalidResourceHandle);
   EMU_EXPECT_ERROR(cudaEventDestroy(event), cudaErrorInvalidResourceHandle);
 
-  // An API the emulator does not implement: conditional graph nodes.
-  cudaGraph_t graph = nullptr;
-  EMU_CHECK(cudaGraphCreate(&graph, 0));
-  cudaGraphConditionalHandle condition;
-  EMU_EXPECT_ERROR(cudaGraphConditionalHandleCreate(&condition, graph, 1, 0),
-                   cudaErrorNotSupported);
-  EMU_CHECK(cudaGraphDestroy(graph));
+  // An API the emulator does not implement: external memory (graphics and IPC interop).
+  cudaExternalMemory_t external = nullptr;
+  cudaExternalMemoryHandleDesc external_desc = {};
+  external_desc.type = cudaExternalMemoryHandleTypeOpaqueFd;
+  external_desc.handle.fd = 0;
+  external_desc.size = 4096;
+  EMU_EXPECT_ERROR(cudaImportExternalMemory(&external, &external_desc), cudaErrorNotSupported);
 
   // Every failed call above also set the last error: the latest one is reported.
   EMU_EXPECT_ERROR(cudaGetLastError(), cudaErrorNotSupported);
