@@ -2609,6 +2609,7 @@ constexpr PerThreadEntryPoint kPerThreadEntryPoints[] = {
     {"cuMemcpyDtoHAsync", "cuMemcpyDtoHAsync_v2_ptsz"},
     {"cuMemcpyDtoDAsync", "cuMemcpyDtoDAsync_v2_ptsz"},
     {"cuMemcpyAsync", "cuMemcpyAsync_ptsz"},
+    {"cuMemcpyBatchAsync", "cuMemcpyBatchAsync_v2_ptsz"},
     {"cuMemcpyHtoA", "cuMemcpyHtoA_v2_ptds"},
     {"cuMemcpyAtoH", "cuMemcpyAtoH_v2_ptds"},
     {"cuMemcpyHtoAAsync", "cuMemcpyHtoAAsync_v2_ptsz"},

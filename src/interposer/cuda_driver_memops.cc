@@ -399,3 +399,49 @@ PT_EXPORT CUresult cuStreamBatchMemOp_v2_ptsz(CUstream stream, unsigned int coun
                                               unsigned int flags) {
   return batch_mem_op(per_thread(stream), count, params, flags, true, "cuStreamBatchMemOp_v2_ptsz");
 }
+
+// ---- batched copies (CUDA 12.8: with failIdx; CUDA 13's _v2: without) -------------------------
+// CUmemcpyAttributes has cudaMemcpyAttributes' layout and values (access order, location hints,
+// flags); the copies are the runtime's.
+
+namespace {
+static_assert(sizeof(CUmemcpyAttributes) == sizeof(cudaMemcpyAttributes));
+
+CUresult driver_batch_copy(CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* sizes, size_t count,
+                           CUmemcpyAttributes* attrs, size_t* attr_indices, size_t attr_count,
+                           size_t* fail_index, CUstream stream, bool per_thread, const char* api) {
+  ErrorScope scope;
+  return to_driver(impl::batch_copy_1d(
+      reinterpret_cast<void* const*>(dsts), reinterpret_cast<const void* const*>(srcs), sizes,
+      count, reinterpret_cast<const cudaMemcpyAttributes*>(attrs), attr_indices, attr_count,
+      fail_index, stream, per_thread, api));
+}
+}  // namespace
+
+#undef cuMemcpyBatchAsync
+PT_EXPORT CUresult cuMemcpyBatchAsync(CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* sizes,
+                                      size_t count, CUmemcpyAttributes* attrs, size_t* attrsIdxs,
+                                      size_t numAttrs, size_t* failIdx, CUstream hStream) {
+  return driver_batch_copy(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, hStream,
+                           false, "cuMemcpyBatchAsync");
+}
+PT_EXPORT CUresult cuMemcpyBatchAsync_ptsz(CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* sizes,
+                                           size_t count, CUmemcpyAttributes* attrs,
+                                           size_t* attrsIdxs, size_t numAttrs, size_t* failIdx,
+                                           CUstream hStream) {
+  return driver_batch_copy(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, hStream,
+                           true, "cuMemcpyBatchAsync_ptsz");
+}
+PT_EXPORT CUresult cuMemcpyBatchAsync_v2(CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* sizes,
+                                         size_t count, CUmemcpyAttributes* attrs, size_t* attrsIdxs,
+                                         size_t numAttrs, CUstream hStream) {
+  return driver_batch_copy(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, nullptr, hStream,
+                           false, "cuMemcpyBatchAsync_v2");
+}
+PT_EXPORT CUresult cuMemcpyBatchAsync_v2_ptsz(CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* sizes,
+                                              size_t count, CUmemcpyAttributes* attrs,
+                                              size_t* attrsIdxs, size_t numAttrs,
+                                              CUstream hStream) {
+  return driver_batch_copy(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, nullptr, hStream,
+                           true, "cuMemcpyBatchAsync_v2_ptsz");
+}

@@ -118,6 +118,20 @@ cudaError_t batch_prefetch(void** pointers, size_t* sizes, size_t count,
   return cudaSuccess;
 }
 
+}  // namespace
+
+namespace powertrain::emu::detail::impl {
+cudaError_t batch_copy_1d(void* const* dsts, const void* const* srcs, const size_t* sizes,
+                          size_t count, const cudaMemcpyAttributes* attrs,
+                          const size_t* attr_indices, size_t attr_count, size_t* fail_index,
+                          cudaStream_t stream, bool per_thread, const char* api) {
+  return batch_copy(dsts, srcs, sizes, count, attrs, attr_indices, attr_count, fail_index, stream,
+                    per_thread, api);
+}
+}  // namespace powertrain::emu::detail::impl
+
+namespace {
+
 // The stream (and CUDA 12's failIdx) from where the caller's ABI put them.
 cudaError_t batch_copy_abi(void* const* dsts, const void* const* srcs, const size_t* sizes,
                            size_t count, cudaMemcpyAttributes* attrs, size_t* attr_indices,

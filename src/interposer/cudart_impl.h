@@ -72,6 +72,12 @@ cudaError_t memcpy_to_symbol(const void* symbol, const void* src, size_t count, 
 cudaError_t memcpy_from_symbol(void* dst, const void* symbol, size_t count, size_t offset,
                                cudaMemcpyKind kind, cudaStream_t stream, bool async,
                                bool per_thread, const char* api);
+/// cudaMemcpyBatchAsync's copies (checked as a whole, then one async copy each; `fail_index`, when
+/// not NULL, gets the failing copy or SIZE_MAX). Also the driver's cuMemcpyBatchAsync.
+cudaError_t batch_copy_1d(void* const* dsts, const void* const* srcs, const size_t* sizes,
+                          size_t count, const cudaMemcpyAttributes* attrs,
+                          const size_t* attr_indices, size_t attr_count, size_t* fail_index,
+                          cudaStream_t stream, bool per_thread, const char* api);
 cudaError_t memset_1d(void* pointer, int value, size_t count, cudaStream_t stream, bool async,
                       bool per_thread, const char* api);
 /// cudaMemset3D[Async]: `extent` (width in bytes) of a cudaMalloc3D-style pitched pointer.

@@ -584,10 +584,19 @@ TEST_F(DriverApi, ProcAddressGivesTheFormOfTheVersionAskedFor) {
   const ProgramRun run =
       run_program("driver_proc_versions", Mode::kPreload, {{"LD_LIBRARY_PATH", driver_dir()}});
   ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
-  EXPECT_NE(run.out.find("driver_proc_versions: 23 checks passed"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("driver_proc_versions: 24 checks passed"), std::string::npos) << run.out;
   const Trace trace = only_trace();
   EXPECT_TRUE(trace.of("unsupported").empty());
-  EXPECT_TRUE(trace.of("misuse").empty());
+  std::vector<std::string> misuse;
+  for (const json& m : trace.of("misuse")) misuse.push_back(m.at("api"));
+  EXPECT_EQ(misuse, std::vector<std::string>{"cuMemcpyBatchAsync_v2"});  // the NULL stream
+  std::vector<std::string> copies;
+  for (const json& m : trace.of("memcpy")) {
+    copies.push_back(m.at("api").get<std::string>() + " " + m.at("kind").get<std::string>());
+  }
+  EXPECT_EQ(copies,
+            (std::vector<std::string>{"cuMemcpyBatchAsync HtoD", "cuMemcpyBatchAsync HtoD",
+                                      "cuMemcpyBatchAsync_v2 DtoH", "cuMemcpyBatchAsync_v2 DtoH"}));
   EXPECT_EQ(trace.of("graph_launch").size(), 1u);
 }
 

@@ -115,6 +115,43 @@ int main() {
   CU_CHECK(cuStreamDestroy(stream));
   ++checks;
 
+  // The batched copy in both forms, as vLLM (12.8, with failIdx) and a CUDA 13 build call it.
+  using Batch128 = CUresult (*)(CUdeviceptr*, CUdeviceptr*, size_t*, size_t, CUmemcpyAttributes*,
+                                size_t*, size_t, size_t*, CUstream);
+  using Batch130 = CUresult (*)(CUdeviceptr*, CUdeviceptr*, size_t*, size_t, CUmemcpyAttributes*,
+                                size_t*, size_t, CUstream);
+  CUdeviceptr device_buffer;
+  CU_CHECK(cuMemAlloc(&device_buffer, 256));
+  int host_in[32], host_out[32] = {};
+  for (int i = 0; i < 32; ++i) host_in[i] = i * 7;
+  CUstream copy_stream;
+  CU_CHECK(cuStreamCreate(&copy_stream, CU_STREAM_NON_BLOCKING));
+  CUmemcpyAttributes attrs = {};
+  attrs.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+  size_t attr_index = 0;
+  CUdeviceptr to_device[2] = {device_buffer, device_buffer + 64};
+  CUdeviceptr from_host[2] = {reinterpret_cast<CUdeviceptr>(host_in),
+                              reinterpret_cast<CUdeviceptr>(host_in + 16)};
+  size_t sizes[2] = {64, 64};
+  size_t fail = 0;
+  CU_CHECK(cuGetProcAddress("cuMemcpyBatchAsync", &f, 12080, 0, &status));
+  CU_CHECK(reinterpret_cast<Batch128>(f)(to_device, from_host, sizes, 2, &attrs, &attr_index, 1,
+                                         &fail, copy_stream));
+  EMU_REQUIRE(fail == static_cast<size_t>(-1));
+  CUdeviceptr to_host[2] = {reinterpret_cast<CUdeviceptr>(host_out),
+                            reinterpret_cast<CUdeviceptr>(host_out + 16)};
+  CU_CHECK(cuGetProcAddress("cuMemcpyBatchAsync", &f, 13000, 0, &status));
+  CU_CHECK(reinterpret_cast<Batch130>(f)(to_host, to_device, sizes, 2, &attrs, &attr_index, 1,
+                                         copy_stream));
+  CU_CHECK(cuStreamSynchronize(copy_stream));
+  EMU_REQUIRE(std::memcmp(host_in, host_out, sizeof host_in) == 0);
+  // The legacy NULL stream cannot take a batch.
+  EMU_REQUIRE(reinterpret_cast<Batch130>(f)(to_host, to_device, sizes, 2, &attrs, &attr_index, 1,
+                                            nullptr) == CUDA_ERROR_INVALID_VALUE);
+  CU_CHECK(cuStreamDestroy(copy_stream));
+  CU_CHECK(cuMemFree(device_buffer));
+  ++checks;
+
   // Markers programs wrap in error checks.
   CU_CHECK(cuProfilerStart());
   CU_CHECK(cuProfilerStop());
