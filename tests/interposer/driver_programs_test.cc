@@ -584,7 +584,10 @@ TEST_F(DriverApi, ProcAddressGivesTheFormOfTheVersionAskedFor) {
   const ProgramRun run =
       run_program("driver_proc_versions", Mode::kPreload, {{"LD_LIBRARY_PATH", driver_dir()}});
   ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
-  EXPECT_NE(run.out.find("driver_proc_versions: 24 checks passed"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("driver_proc_versions: 25 checks passed"), std::string::npos) << run.out;
+  const std::vector<json> assumed = only_trace().of("assumption");
+  ASSERT_EQ(assumed.size(), 1u);
+  EXPECT_EQ(assumed[0].at("api"), "cuCtxCreate_v3");
   const Trace trace = only_trace();
   EXPECT_TRUE(trace.of("unsupported").empty());
   std::vector<std::string> misuse;
@@ -597,7 +600,13 @@ TEST_F(DriverApi, ProcAddressGivesTheFormOfTheVersionAskedFor) {
   EXPECT_EQ(copies,
             (std::vector<std::string>{"cuMemcpyBatchAsync HtoD", "cuMemcpyBatchAsync HtoD",
                                       "cuMemcpyBatchAsync_v2 DtoH", "cuMemcpyBatchAsync_v2 DtoH"}));
-  EXPECT_EQ(trace.of("graph_launch").size(), 1u);
+  EXPECT_EQ(trace.of("graph_launch").size(), 2u);
+  // The captured memset and stream write (a 4-byte memset) replay at the launch.
+  std::vector<std::string> replayed;
+  for (const json& m : trace.of("memset")) {
+    if (m.contains("graph")) replayed.push_back(m.at("api"));
+  }
+  EXPECT_EQ(replayed, (std::vector<std::string>{"cuMemsetD8Async", "cuStreamWriteValue32_v2"}));
 }
 
 }  // namespace

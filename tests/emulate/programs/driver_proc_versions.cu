@@ -152,6 +152,71 @@ int main() {
   CU_CHECK(cuMemFree(device_buffer));
   ++checks;
 
+  // The earlier forms, as a CUDA 10/11 build asks for them: capture without a mode, capture info
+  // with fewer outputs, dependencies without edge data, the exec update with two outputs, the
+  // CUDA 8 stream memory operations and CUDA 11.4's context with execution affinity.
+  using BeginV1 = CUresult (*)(CUstream);
+  using InfoV1 = CUresult (*)(CUstream, CUstreamCaptureStatus*, cuuint64_t*);
+  using InfoV2 = CUresult (*)(CUstream, CUstreamCaptureStatus*, cuuint64_t*, CUgraph*,
+                              const CUgraphNode**, size_t*);
+  using UpdateV1 = CUresult (*)(CUstream, CUgraphNode*, size_t, unsigned int);
+  using ExecUpdateV1 = CUresult (*)(CUgraphExec, CUgraph, CUgraphNode*, CUgraphExecUpdateResult*);
+  using WriteV1 = CUresult (*)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
+  using CtxCreateV3 = CUresult (*)(CUcontext*, CUexecAffinityParam*, int, unsigned int, CUdevice);
+  const auto old_form = [&](const char* name, int version) {
+    void* entry = nullptr;
+    CU_CHECK(cuGetProcAddress(name, &entry, version, 0, &status));
+    EMU_REQUIRE(entry != nullptr);
+    return entry;
+  };
+  CUstream capture_stream;
+  CU_CHECK(cuStreamCreate(&capture_stream, CU_STREAM_NON_BLOCKING));
+  CUdeviceptr flag;
+  CU_CHECK(cuMemAlloc(&flag, 64));
+  CU_CHECK(reinterpret_cast<BeginV1>(old_form("cuStreamBeginCapture", 10000))(capture_stream));
+  CUstreamCaptureStatus capture_status = CU_STREAM_CAPTURE_STATUS_NONE;
+  cuuint64_t capture_id = 0;
+  CU_CHECK(reinterpret_cast<InfoV1>(old_form("cuStreamGetCaptureInfo", 10010))(
+      capture_stream, &capture_status, &capture_id));
+  EMU_REQUIRE(capture_status == CU_STREAM_CAPTURE_STATUS_ACTIVE && capture_id != 0);
+  CU_CHECK(cuMemsetD8Async(flag, 1, 64, capture_stream));
+  CUgraph captured = nullptr;
+  const CUgraphNode* tail = nullptr;
+  size_t tail_count = 0;
+  CU_CHECK(reinterpret_cast<InfoV2>(old_form("cuStreamGetCaptureInfo", 11030))(
+      capture_stream, &capture_status, &capture_id, &captured, &tail, &tail_count));
+  EMU_REQUIRE(captured != nullptr && tail_count == 1);
+  CUgraphNode memset_node = tail[0];
+  CU_CHECK(reinterpret_cast<UpdateV1>(old_form("cuStreamUpdateCaptureDependencies", 11030))(
+      capture_stream, &memset_node, 1, CU_STREAM_SET_CAPTURE_DEPENDENCIES));
+  CU_CHECK(reinterpret_cast<WriteV1>(old_form("cuStreamWriteValue32", 8000))(
+      capture_stream, flag, 7, CU_STREAM_WRITE_VALUE_DEFAULT));
+  CU_CHECK(cuStreamEndCapture(capture_stream, &captured));
+  CUgraphExec captured_exec;
+  CU_CHECK(cuGraphInstantiateWithFlags(&captured_exec, captured, 0));
+  CUgraphNode update_error = memset_node;
+  CUgraphExecUpdateResult update_result = CU_GRAPH_EXEC_UPDATE_ERROR;
+  CU_CHECK(reinterpret_cast<ExecUpdateV1>(old_form("cuGraphExecUpdate", 10020))(
+      captured_exec, captured, &update_error, &update_result));
+  EMU_REQUIRE(update_result == CU_GRAPH_EXEC_UPDATE_SUCCESS && update_error == nullptr);
+  CU_CHECK(cuGraphLaunch(captured_exec, capture_stream));
+  CU_CHECK(reinterpret_cast<WriteV1>(old_form("cuStreamWaitValue32", 8000))(
+      capture_stream, flag, 7, CU_STREAM_WAIT_VALUE_EQ));
+  CU_CHECK(cuStreamSynchronize(capture_stream));
+  CU_CHECK(cuGraphExecDestroy(captured_exec));
+  CU_CHECK(cuGraphDestroy(captured));
+  CU_CHECK(cuMemFree(flag));
+  CU_CHECK(cuStreamDestroy(capture_stream));
+  CUexecAffinityParam affinity{};
+  affinity.type = CU_EXEC_AFFINITY_TYPE_SM_COUNT;
+  affinity.param.smCount.val = 16;
+  CUcontext limited = nullptr;
+  CU_CHECK(reinterpret_cast<CtxCreateV3>(old_form("cuCtxCreate", 11040))(&limited, &affinity, 1, 0,
+                                                                         device));
+  CU_CHECK(cuCtxDestroy(limited));
+  CU_CHECK(cuCtxSetCurrent(context));
+  ++checks;
+
   // Markers programs wrap in error checks.
   CU_CHECK(cuProfilerStart());
   CU_CHECK(cuProfilerStop());
