@@ -490,6 +490,7 @@ Module* load_image(const void* image, std::size_t size) {
 }  // namespace
 
 int driver_context_device(CUcontext ctx) { return context_device(ctx); }
+CUcontext driver_primary_context(int device) { return primary_context(device); }
 
 bool image_param_layout(const void* image, const std::string& name, ParamLayout* out) {
   // A registered fat binary (or a bare one): never read as text of unknown length.
@@ -2956,15 +2957,16 @@ PT_EXPORT CUresult cuCtxSynchronize_v2(CUcontext ctx) {
   return result;
 }
 
-// The stream's context; no emulated stream belongs to a green context.
+// The stream's context, and its green context if cuGreenCtxStreamCreate made it
+// (cuda_driver_green.cc).
 PT_EXPORT CUresult cuStreamGetCtx_v2(CUstream stream, CUcontext* pCtx, CUgreenCtx* pGreenCtx) {
   if (pCtx == nullptr || pGreenCtx == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  *pGreenCtx = nullptr;
+  cuStreamGetGreenCtx(stream, pGreenCtx);
   return cuStreamGetCtx(stream, pCtx);
 }
 PT_EXPORT CUresult cuStreamGetCtx_v2_ptsz(CUstream stream, CUcontext* pCtx, CUgreenCtx* pGreenCtx) {
   if (pCtx == nullptr || pGreenCtx == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  *pGreenCtx = nullptr;
+  cuStreamGetGreenCtx(stream, pGreenCtx);
   return cuStreamGetCtx_ptsz(stream, pCtx);
 }
 

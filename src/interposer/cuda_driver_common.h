@@ -42,6 +42,8 @@ inline CUstream per_thread(CUstream stream) {
 
 // Device of a context handle, or -1 when it is not a live context (cuda_driver.cc).
 int driver_context_device(CUcontext ctx);
+// The primary context of `device` (cuda_driver.cc).
+CUcontext driver_primary_context(int device);
 
 // cuMemsetD2D{8,16,32}[Async] and the 1-D forms (height 1): `height` rows of `width` elements of
 // `element_bytes` bytes, `pitch` bytes apart; the element pattern (little-endian, as the GPU

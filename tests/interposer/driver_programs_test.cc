@@ -609,5 +609,35 @@ TEST_F(DriverApi, ProcAddressGivesTheFormOfTheVersionAskedFor) {
   EXPECT_EQ(replayed, (std::vector<std::string>{"cuMemsetD8Async", "cuStreamWriteValue32_v2"}));
 }
 
+// Green contexts (driver_green_contexts.cu, FlashInfer's split): 132 SMs split into groups of
+// 16 and a remainder of 84, a count of 13 rounded up to Hopper's step of 8, a split's result
+// refused for a second split; each green context's stream runs its kernel, and the first green
+// context is one assumption record saying the kernels are timed on the whole device.
+TEST_F(DriverApi, GreenContextsKeepTheirSmPartition) {
+  if (!std::filesystem::exists(program_path("driver_green_contexts"))) {
+    GTEST_SKIP() << "not built";
+  }
+  const ProgramRun run =
+      run_program("driver_green_contexts", Mode::kPreload, {{"LD_LIBRARY_PATH", driver_dir()}});
+  ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
+  for (const char* line : {"green context 0 has 16 SMs", "green context 2 has 16 SMs",
+                           "green context 3 has 84 SMs", "driver_green_contexts: done"}) {
+    EXPECT_NE(run.out.find(line), std::string::npos) << line << "\n" << run.out;
+  }
+  const Trace trace = only_trace();
+  EXPECT_TRUE(trace.of("unsupported").empty());
+  const auto assumed = trace.of("assumption");
+  ASSERT_EQ(assumed.size(), 1u);
+  EXPECT_NE(assumed[0].at("what").get<std::string>().find("16 of 132"), std::string::npos);
+  std::vector<std::string> misuse;
+  for (const json& m : trace.of("misuse")) misuse.push_back(m.at("api"));
+  EXPECT_EQ(misuse, (std::vector<std::string>{"cuDevSmResourceSplitByCount",
+                                              "cuDevResourceGenerateDesc", "cuGreenCtxCreate",
+                                              "cuGreenCtxStreamCreate", "cuGreenCtxDestroy"}));
+  std::set<long> streams;
+  for (const json& k : trace.of("kernel")) streams.insert(k.at("stream").get<long>());
+  EXPECT_EQ(streams.size(), 4u);  // one per green context
+}
+
 }  // namespace
 }  // namespace powertrain::testing_emu
