@@ -88,6 +88,7 @@ struct Mapping {
   std::size_t bytes = 0;
   CUmemGenericAllocationHandle handle = 0;
   int device = 0;
+  std::map<int, unsigned long long> access;  // cuMemSetAccess: device → CUmemAccess_flags
 };
 
 struct DriverState {
@@ -2052,6 +2053,38 @@ PT_EXPORT CUresult cuMemSetAccess(CUdeviceptr pointer, size_t bytes, const CUmem
     return detail::driver_misuse(api, CUDA_ERROR_INVALID_VALUE,
                                  "the range is not entirely mapped (cuMemMap first)");
   }
+  // Remembered per mapping for cuMemGetAccess (emulated memory is host memory: every device
+  // reads it whatever the flags say).
+  it = s.mappings.upper_bound(address);
+  if (it != s.mappings.begin()) --it;
+  for (; it != s.mappings.end() && it->first < address + bytes; ++it) {
+    if (it->first + it->second.bytes <= address) continue;
+    for (size_t i = 0; i < count; ++i) it->second.access[desc[i].location.id] = desc[i].flags;
+  }
+  return CUDA_SUCCESS;
+}
+
+// The access `location` has to the mapping holding `pointer`, as cuMemSetAccess last set it
+// (none before).
+PT_EXPORT CUresult cuMemGetAccess(unsigned long long* flags, const CUmemLocation* location,
+                                  CUdeviceptr pointer) {
+  if (flags == nullptr || location == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (location->type != CU_MEM_LOCATION_TYPE_DEVICE || !detail::valid_device(location->id)) {
+    return CUDA_ERROR_INVALID_DEVICE;
+  }
+  const auto address = static_cast<std::uintptr_t>(pointer);
+  detail::DriverState& s = detail::state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  auto it = s.mappings.upper_bound(address);
+  if (it == s.mappings.begin()) return CUDA_ERROR_INVALID_VALUE;
+  --it;
+  if (address >= it->first + it->second.bytes) {
+    return detail::driver_misuse("cuMemGetAccess", CUDA_ERROR_INVALID_VALUE,
+                                 detail::pointer_text(reinterpret_cast<void*>(address)) +
+                                     " is not in a range mapped by cuMemMap");
+  }
+  const auto access = it->second.access.find(location->id);
+  *flags = access != it->second.access.end() ? access->second : CU_MEM_ACCESS_FLAGS_PROT_NONE;
   return CUDA_SUCCESS;
 }
 

@@ -652,3 +652,70 @@ PT_EXPORT CUresult cuMemAdvise(CUdeviceptr pointer, size_t bytes, CUmem_advise a
                                CUdevice device) {
   return advise(pointer, bytes, advice, device_location(device));
 }
+
+// ---- the driver's twins of CUDA 12.x/13 runtime queries (cudart_device.cc) -------------------
+
+PT_EXPORT CUresult cuDeviceGetHostAtomicCapabilities(unsigned int* capabilities,
+                                                     const CUatomicOperation* operations,
+                                                     unsigned int count, CUdevice dev) {
+  ErrorScope scope;
+  return to_driver(cudaDeviceGetHostAtomicCapabilities(
+      capabilities, reinterpret_cast<const cudaAtomicOperation*>(operations), count, dev));
+}
+
+PT_EXPORT CUresult cuDeviceGetP2PAtomicCapabilities(unsigned int* capabilities,
+                                                    const CUatomicOperation* operations,
+                                                    unsigned int count, CUdevice srcDevice,
+                                                    CUdevice dstDevice) {
+  ErrorScope scope;
+  return to_driver(cudaDeviceGetP2PAtomicCapabilities(
+      capabilities, reinterpret_cast<const cudaAtomicOperation*>(operations), count, srcDevice,
+      dstDevice));
+}
+
+// 2^28 elements for any array format of 1, 2 or 4 channels (as the runtime's form answers).
+PT_EXPORT CUresult cuDeviceGetTexture1DLinearMaxWidth(size_t* maxWidthInElements,
+                                                      CUarray_format format, unsigned numChannels,
+                                                      CUdevice dev) {
+  if (maxWidthInElements == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (dev < 0 || dev >= powertrain::emu::device_count()) return CUDA_ERROR_INVALID_DEVICE;
+  const bool known_format =
+      (format >= CU_AD_FORMAT_UNSIGNED_INT8 && format <= CU_AD_FORMAT_SIGNED_INT32) ||
+      format == CU_AD_FORMAT_HALF || format == CU_AD_FORMAT_FLOAT;
+  if (!known_format || (numChannels != 1 && numChannels != 2 && numChannels != 4)) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  *maxWidthInElements = std::size_t{1} << 28;
+  return CUDA_SUCCESS;
+}
+
+PT_EXPORT CUresult cuDeviceRegisterAsyncNotification(CUdevice device, CUasyncCallback callbackFunc,
+                                                     void* userData,
+                                                     CUasyncCallbackHandle* callback) {
+  ErrorScope scope;  // the callback is kept and never called, as the runtime's form
+  return to_driver(cudaDeviceRegisterAsyncNotification(
+      device, reinterpret_cast<cudaAsyncCallback>(callbackFunc), userData,
+      reinterpret_cast<cudaAsyncCallbackHandle_t*>(callback)));
+}
+
+PT_EXPORT CUresult cuDeviceUnregisterAsyncNotification(CUdevice device,
+                                                       CUasyncCallbackHandle callback) {
+  ErrorScope scope;
+  return to_driver(cudaDeviceUnregisterAsyncNotification(
+      device, reinterpret_cast<cudaAsyncCallbackHandle_t>(callback)));
+}
+
+PT_EXPORT CUresult cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget target,
+                                              CUflushGPUDirectRDMAWritesScope scope_of_flush) {
+  ErrorScope scope;
+  return to_driver(cudaDeviceFlushGPUDirectRDMAWrites(
+      static_cast<cudaFlushGPUDirectRDMAWritesTarget>(target),
+      static_cast<cudaFlushGPUDirectRDMAWritesScope>(scope_of_flush)));
+}
+
+// A hint, like cuFuncSetCacheConfig: checked and kept nowhere (the device model has no L1
+// split).
+PT_EXPORT CUresult cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config, CUdevice dev) {
+  if (dev < 0 || dev >= powertrain::emu::device_count()) return CUDA_ERROR_INVALID_DEVICE;
+  return cuFuncSetCacheConfig(reinterpret_cast<CUfunction>(kernel), config);
+}

@@ -217,6 +217,48 @@ int main() {
   CU_CHECK(cuCtxSetCurrent(context));
   ++checks;
 
+  // The driver's twins of the CUDA 13 runtime queries, and the access a mapping was given.
+  const CUatomicOperation add = CU_ATOMIC_OPERATION_INTEGER_ADD;
+  unsigned int host_caps = 99;
+  CU_CHECK(cuDeviceGetHostAtomicCapabilities(&host_caps, &add, 1, device));
+  EMU_REQUIRE(host_caps == 0);
+  size_t linear_width = 0;
+  CU_CHECK(cuDeviceGetTexture1DLinearMaxWidth(&linear_width, CU_AD_FORMAT_FLOAT, 4, device));
+  EMU_REQUIRE(linear_width == (size_t{1} << 28));
+  EMU_REQUIRE(cuDeviceGetTexture1DLinearMaxWidth(&linear_width, CU_AD_FORMAT_FLOAT, 3, device) ==
+              CUDA_ERROR_INVALID_VALUE);
+  CUasyncCallbackHandle notification = nullptr;
+  CU_CHECK(cuDeviceRegisterAsyncNotification(
+      device, [](CUasyncNotificationInfo*, void*, CUasyncCallbackHandle) {}, nullptr,
+      &notification));
+  CU_CHECK(cuDeviceUnregisterAsyncNotification(device, notification));
+  CU_CHECK(cuFlushGPUDirectRDMAWrites(CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX,
+                                      CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER));
+  CUmemAllocationProp prop = {};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = device;
+  size_t granularity = 0;
+  CU_CHECK(cuMemGetAllocationGranularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+  CUmemGenericAllocationHandle physical;
+  CU_CHECK(cuMemCreate(&physical, granularity, &prop, 0));
+  CUdeviceptr range;
+  CU_CHECK(cuMemAddressReserve(&range, granularity, 0, 0, 0));
+  CU_CHECK(cuMemMap(range, granularity, 0, physical, 0));
+  unsigned long long access = 99;
+  CU_CHECK(cuMemGetAccess(&access, &prop.location, range + 128));
+  EMU_REQUIRE(access == CU_MEM_ACCESS_FLAGS_PROT_NONE);
+  CUmemAccessDesc read_write = {};
+  read_write.location = prop.location;
+  read_write.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  CU_CHECK(cuMemSetAccess(range, granularity, &read_write, 1));
+  CU_CHECK(cuMemGetAccess(&access, &prop.location, range + 128));
+  EMU_REQUIRE(access == CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+  CU_CHECK(cuMemUnmap(range, granularity));
+  CU_CHECK(cuMemRelease(physical));
+  CU_CHECK(cuMemAddressFree(range, granularity));
+  ++checks;
+
   // Markers programs wrap in error checks.
   CU_CHECK(cuProfilerStart());
   CU_CHECK(cuProfilerStop());
