@@ -636,3 +636,54 @@ PT_EXPORT CUresult cuSurfObjectGetResourceDesc(CUDA_RESOURCE_DESC* pResDesc,
   detail::to_driver_desc(resource, pResDesc);
   return CUDA_SUCCESS;
 }
+
+// ---- 3D copies between contexts (cuMemcpy3DPeer): the same copy as cuMemcpy3D, since every
+// emulated device's memory is addressed in one space; the contexts must be live.
+
+namespace {
+CUresult copy_3d_peer(const CUDA_MEMCPY3D_PEER* p, CUstream stream, bool async, const char* api) {
+  if (p == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (detail::driver_context_device(p->srcContext) < 0 ||
+      detail::driver_context_device(p->dstContext) < 0) {
+    return CUDA_ERROR_INVALID_CONTEXT;
+  }
+  CUDA_MEMCPY3D copy{};
+  copy.srcXInBytes = p->srcXInBytes;
+  copy.srcY = p->srcY;
+  copy.srcZ = p->srcZ;
+  copy.srcLOD = p->srcLOD;
+  copy.srcMemoryType = p->srcMemoryType;
+  copy.srcHost = p->srcHost;
+  copy.srcDevice = p->srcDevice;
+  copy.srcArray = p->srcArray;
+  copy.srcPitch = p->srcPitch;
+  copy.srcHeight = p->srcHeight;
+  copy.dstXInBytes = p->dstXInBytes;
+  copy.dstY = p->dstY;
+  copy.dstZ = p->dstZ;
+  copy.dstLOD = p->dstLOD;
+  copy.dstMemoryType = p->dstMemoryType;
+  copy.dstHost = p->dstHost;
+  copy.dstDevice = p->dstDevice;
+  copy.dstArray = p->dstArray;
+  copy.dstPitch = p->dstPitch;
+  copy.dstHeight = p->dstHeight;
+  copy.WidthInBytes = p->WidthInBytes;
+  copy.Height = p->Height;
+  copy.Depth = p->Depth;
+  return detail::copy_3d(&copy, stream, async, api);
+}
+}  // namespace
+
+PT_EXPORT CUresult cuMemcpy3DPeer(const CUDA_MEMCPY3D_PEER* pCopy) {
+  return copy_3d_peer(pCopy, nullptr, false, "cuMemcpy3DPeer");
+}
+PT_EXPORT CUresult cuMemcpy3DPeerAsync(const CUDA_MEMCPY3D_PEER* pCopy, CUstream hStream) {
+  return copy_3d_peer(pCopy, hStream, true, "cuMemcpy3DPeerAsync");
+}
+PT_EXPORT CUresult cuMemcpy3DPeer_ptds(const CUDA_MEMCPY3D_PEER* pCopy) {
+  return copy_3d_peer(pCopy, CU_STREAM_PER_THREAD, false, "cuMemcpy3DPeer_ptds");
+}
+PT_EXPORT CUresult cuMemcpy3DPeerAsync_ptsz(const CUDA_MEMCPY3D_PEER* pCopy, CUstream hStream) {
+  return copy_3d_peer(pCopy, per_thread(hStream), true, "cuMemcpy3DPeerAsync_ptsz");
+}
