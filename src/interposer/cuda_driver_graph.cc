@@ -543,18 +543,33 @@ PT_EXPORT CUresult cuGraphDebugDotPrint(CUgraph graph, const char* path, unsigne
 // ---- executable graphs
 // -------------------------------------------------------------------------------
 
-PT_EXPORT CUresult cuGraphInstantiateWithParams(CUgraphExec* exec, CUgraph graph,
-                                                CUDA_GRAPH_INSTANTIATE_PARAMS* params) {
+extern "C" cudaError_t cudaGraphInstantiateWithParams_ptsz(cudaGraphExec_t*, cudaGraph_t,
+                                                           cudaGraphInstantiateParams*);
+namespace {
+CUresult instantiate_with_params(CUgraphExec* exec, CUgraph graph,
+                                 CUDA_GRAPH_INSTANTIATE_PARAMS* params, bool per_thread) {
   if (params == nullptr) return CUDA_ERROR_INVALID_VALUE;
   ErrorScope scope;
   cudaGraphInstantiateParams p{};
   p.flags = params->flags;
   p.uploadStream = params->hUploadStream;
-  const cudaError_t error =
-      cudaGraphInstantiateWithParams(reinterpret_cast<cudaGraphExec_t*>(exec), rt(graph), &p);
+  auto* out = reinterpret_cast<cudaGraphExec_t*>(exec);
+  const cudaError_t error = per_thread ? cudaGraphInstantiateWithParams_ptsz(out, rt(graph), &p)
+                                       : cudaGraphInstantiateWithParams(out, rt(graph), &p);
   params->hErrNode_out = reinterpret_cast<CUgraphNode>(p.errNode_out);
   params->result_out = static_cast<CUgraphInstantiateResult>(p.result_out);
   return to_driver(error);
+}
+}  // namespace
+
+PT_EXPORT CUresult cuGraphInstantiateWithParams(CUgraphExec* exec, CUgraph graph,
+                                                CUDA_GRAPH_INSTANTIATE_PARAMS* params) {
+  return instantiate_with_params(exec, graph, params, false);
+}
+
+PT_EXPORT CUresult cuGraphInstantiateWithParams_ptsz(CUgraphExec* exec, CUgraph graph,
+                                                     CUDA_GRAPH_INSTANTIATE_PARAMS* params) {
+  return instantiate_with_params(exec, graph, params, true);
 }
 
 PT_EXPORT CUresult cuGraphExecGetFlags(CUgraphExec exec, cuuint64_t* flags) {

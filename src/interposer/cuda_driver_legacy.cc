@@ -34,8 +34,6 @@ cudaError_t cudaStreamBeginCaptureToGraph_ptsz(cudaStream_t, cudaGraph_t, const 
 cudaError_t cudaStreamUpdateCaptureDependencies_v2_ptsz(cudaStream_t, cudaGraphNode_t*,
                                                         const cudaGraphEdgeData*, size_t,
                                                         unsigned int);
-cudaError_t cudaGraphInstantiateWithParams_ptsz(cudaGraphExec_t*, cudaGraph_t,
-                                                cudaGraphInstantiateParams*);
 cudaError_t cudaStreamAttachMemAsync_ptsz(cudaStream_t, void*, size_t, unsigned int);
 CUresult cuCtxCreate_v2(CUcontext*, unsigned int, CUdevice);  // not declared by CUDA 13
 }
@@ -176,20 +174,6 @@ PT_EXPORT CUresult cuStreamBeginCaptureToGraph_ptsz(CUstream stream, CUgraph gra
                                          reinterpret_cast<const cudaGraphEdgeData*>(edges), count,
                                          static_cast<cudaStreamCaptureMode>(mode)));
 }
-PT_EXPORT CUresult cuGraphInstantiateWithParams_ptsz(CUgraphExec* exec, CUgraph graph,
-                                                     CUDA_GRAPH_INSTANTIATE_PARAMS* params) {
-  if (params == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  ErrorScope scope;
-  cudaGraphInstantiateParams p{};
-  p.flags = params->flags;
-  p.uploadStream = params->hUploadStream;
-  const cudaError_t error = cudaGraphInstantiateWithParams_ptsz(
-      reinterpret_cast<cudaGraphExec_t*>(exec), reinterpret_cast<cudaGraph_t>(graph), &p);
-  params->hErrNode_out = reinterpret_cast<CUgraphNode>(p.errNode_out);
-  params->result_out = static_cast<CUgraphInstantiateResult>(p.result_out);
-  return to_driver(error);
-}
-
 // CUDA 10.2's exec update: the error node and the result as two outputs.
 namespace {
 CUresult exec_update_v1(CUgraphExec exec, CUgraph graph, CUgraphNode* error_node,

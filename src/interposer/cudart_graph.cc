@@ -66,6 +66,18 @@ struct Node {
 struct UserObject;                                 // cudaUserObject_t (below)
 using UserRefs = std::map<UserObject*, unsigned>;  // user object → references held
 
+// A node's work taken from another node of the same kind (its dependencies stay): parameter
+// edits and an exec's child graph given new work.
+void assign_work(Node& to, const Node& from) {
+  to.record = from.record;
+  to.fn = from.fn;
+  to.user = from.user;
+  to.kernel = from.kernel;
+  to.copy = from.copy;
+  to.memset = from.memset;
+  to.event = from.event;
+}
+
 // A node handle (cudaGraphNode_t) points to one of these; never freed.
 struct NodeRef {
   Graph* graph = nullptr;
@@ -2345,10 +2357,7 @@ cudaError_t replace_node(cudaGraphExec_t exec, cudaGraphNode_t node, cudaGraphNo
                       (exec != nullptr ? " of the graph this exec was instantiated from" : "") +
                       ": " + detail::pointer_text(node));
   }
-  target->record = replacement.record;
-  target->copy = replacement.copy;
-  target->memset = replacement.memset;
-  target->event = replacement.event;
+  detail::assign_work(*target, replacement);
   return cudaSuccess;
 }
 
@@ -2468,27 +2477,34 @@ PT_EXPORT cudaError_t cudaGraphAddMemcpyNodeFromSymbol(cudaGraphNode_t* pGraphNo
                               count, offset, kind, "cudaGraphAddMemcpyNodeFromSymbol");
 }
 
+namespace {
+// A copy node's parameters replaced by a copy to (`to_symbol`) or from a variable, in the graph
+// or, when `exec` is not NULL, in the exec's copy of the node.
+cudaError_t set_symbol_copy(cudaGraphExec_t exec, bool exec_form, cudaGraphNode_t node,
+                            bool to_symbol, const void* symbol, void* other, size_t count,
+                            size_t offset, cudaMemcpyKind kind, const char* api) {
+  if (exec_form && exec == nullptr) return misuse(api, cudaErrorInvalidValue, "hGraphExec is NULL");
+  detail::Node built;
+  const cudaError_t error =
+      symbol_copy_node(to_symbol, symbol, other, count, offset, kind, api, &built);
+  return replace_node(exec, node, cudaGraphNodeTypeMemcpy, api, "memcpy", error, std::move(built));
+}
+}  // namespace
+
 PT_EXPORT cudaError_t cudaGraphMemcpyNodeSetParamsToSymbol(cudaGraphNode_t node, const void* symbol,
                                                            const void* src, size_t count,
                                                            size_t offset,
                                                            enum cudaMemcpyKind kind) {
-  const char* api = "cudaGraphMemcpyNodeSetParamsToSymbol";
-  detail::Node built;
-  const cudaError_t error =
-      symbol_copy_node(true, symbol, const_cast<void*>(src), count, offset, kind, api, &built);
-  return replace_node(nullptr, node, cudaGraphNodeTypeMemcpy, api, "memcpy", error,
-                      std::move(built));
+  return set_symbol_copy(nullptr, false, node, true, symbol, const_cast<void*>(src), count, offset,
+                         kind, "cudaGraphMemcpyNodeSetParamsToSymbol");
 }
 
 PT_EXPORT cudaError_t cudaGraphMemcpyNodeSetParamsFromSymbol(cudaGraphNode_t node, void* dst,
                                                              const void* symbol, size_t count,
                                                              size_t offset,
                                                              enum cudaMemcpyKind kind) {
-  const char* api = "cudaGraphMemcpyNodeSetParamsFromSymbol";
-  detail::Node built;
-  const cudaError_t error = symbol_copy_node(false, symbol, dst, count, offset, kind, api, &built);
-  return replace_node(nullptr, node, cudaGraphNodeTypeMemcpy, api, "memcpy", error,
-                      std::move(built));
+  return set_symbol_copy(nullptr, false, node, false, symbol, dst, count, offset, kind,
+                         "cudaGraphMemcpyNodeSetParamsFromSymbol");
 }
 
 PT_EXPORT cudaError_t cudaGraphExecMemcpyNodeSetParamsToSymbol(cudaGraphExec_t hGraphExec,
@@ -2496,13 +2512,8 @@ PT_EXPORT cudaError_t cudaGraphExecMemcpyNodeSetParamsToSymbol(cudaGraphExec_t h
                                                                const void* symbol, const void* src,
                                                                size_t count, size_t offset,
                                                                enum cudaMemcpyKind kind) {
-  const char* api = "cudaGraphExecMemcpyNodeSetParamsToSymbol";
-  if (hGraphExec == nullptr) return misuse(api, cudaErrorInvalidValue, "hGraphExec is NULL");
-  detail::Node built;
-  const cudaError_t error =
-      symbol_copy_node(true, symbol, const_cast<void*>(src), count, offset, kind, api, &built);
-  return replace_node(hGraphExec, node, cudaGraphNodeTypeMemcpy, api, "memcpy", error,
-                      std::move(built));
+  return set_symbol_copy(hGraphExec, true, node, true, symbol, const_cast<void*>(src), count,
+                         offset, kind, "cudaGraphExecMemcpyNodeSetParamsToSymbol");
 }
 
 PT_EXPORT cudaError_t cudaGraphExecMemcpyNodeSetParamsFromSymbol(cudaGraphExec_t hGraphExec,
@@ -2510,12 +2521,8 @@ PT_EXPORT cudaError_t cudaGraphExecMemcpyNodeSetParamsFromSymbol(cudaGraphExec_t
                                                                  const void* symbol, size_t count,
                                                                  size_t offset,
                                                                  enum cudaMemcpyKind kind) {
-  const char* api = "cudaGraphExecMemcpyNodeSetParamsFromSymbol";
-  if (hGraphExec == nullptr) return misuse(api, cudaErrorInvalidValue, "hGraphExec is NULL");
-  detail::Node built;
-  const cudaError_t error = symbol_copy_node(false, symbol, dst, count, offset, kind, api, &built);
-  return replace_node(hGraphExec, node, cudaGraphNodeTypeMemcpy, api, "memcpy", error,
-                      std::move(built));
+  return set_symbol_copy(hGraphExec, true, node, false, symbol, dst, count, offset, kind,
+                         "cudaGraphExecMemcpyNodeSetParamsFromSymbol");
 }
 
 // The exec's copy of a child graph node runs `childGraph`'s work from now on. As CUDA requires,
@@ -2564,16 +2571,7 @@ PT_EXPORT cudaError_t cudaGraphExecChildGraphNodeSetParams(cudaGraphExec_t hGrap
   }
   for (int i = 0; i < count; ++i) {
     const int at = first + i < static_cast<int>(e->node_of.size()) ? e->node_of[first + i] : -1;
-    if (at < 0) continue;  // empty nodes are not in the exec
-    detail::Node& target = e->nodes[at];
-    const detail::Node& from = child->nodes[i];
-    target.record = from.record;
-    target.fn = from.fn;
-    target.user = from.user;
-    target.kernel = from.kernel;
-    target.copy = from.copy;
-    target.memset = from.memset;
-    target.event = from.event;
+    if (at >= 0) detail::assign_work(e->nodes[at], child->nodes[i]);  // empty nodes: not there
   }
   return cudaSuccess;
 }

@@ -32,6 +32,16 @@ cudaGraphNodeParams kernel_params(void* func, void** args) {
   return p;
 }
 
+cudaGraphNodeParams conditional_params(cudaGraphConditionalHandle handle,
+                                       cudaGraphConditionalNodeType type, unsigned int size) {
+  cudaGraphNodeParams c{};
+  c.type = cudaGraphNodeTypeConditional;
+  c.conditional.handle = handle;
+  c.conditional.type = type;
+  c.conditional.size = size;
+  return c;
+}
+
 void launch_twice(cudaGraph_t graph) {
   cudaGraphExec_t exec;
   EMU_CHECK(cudaGraphInstantiate(&exec, graph, 0));
@@ -51,11 +61,7 @@ void if_after_kernel(char* flag) {
   cudaGraphNodeParams a = kernel_params(reinterpret_cast<void*>(set_condition), args);
   cudaGraphNode_t a_node, if_node, body_node;
   EMU_CHECK(cudaGraphAddNode(&a_node, graph, nullptr, nullptr, 0, &a));
-  cudaGraphNodeParams c{};
-  c.type = cudaGraphNodeTypeConditional;
-  c.conditional.handle = handle;
-  c.conditional.type = cudaGraphCondTypeIf;
-  c.conditional.size = 1;
+  cudaGraphNodeParams c = conditional_params(handle, cudaGraphCondTypeIf, 1);
   EMU_CHECK(cudaGraphAddNode(&if_node, graph, &a_node, nullptr, 1, &c));
   EMU_REQUIRE(c.conditional.phGraph_out != nullptr);
   cudaGraphNodeParams then = kernel_params(reinterpret_cast<void*>(then_body), nullptr);
@@ -79,11 +85,7 @@ void do_while_captured(char* counter) {
   EMU_CHECK(cudaGraphCreate(&graph, 0));
   cudaGraphConditionalHandle handle;
   EMU_CHECK(cudaGraphConditionalHandleCreate(&handle, graph, 1, cudaGraphCondAssignDefault));
-  cudaGraphNodeParams c{};
-  c.type = cudaGraphNodeTypeConditional;
-  c.conditional.handle = handle;
-  c.conditional.type = cudaGraphCondTypeWhile;
-  c.conditional.size = 1;
+  cudaGraphNodeParams c = conditional_params(handle, cudaGraphCondTypeWhile, 1);
   cudaGraphNode_t loop;
   EMU_CHECK(cudaGraphAddNode(&loop, graph, nullptr, nullptr, 0, &c));
   cudaStream_t stream;
@@ -113,11 +115,7 @@ void while_in_capture(char* counter) {
   EMU_CHECK(cudaGraphConditionalHandleCreate(&handle, graph, 0, 0));
   loop_body<<<1, 1, 0, stream>>>(counter, handle);
   EMU_CHECK(cudaStreamGetCaptureInfo(stream, &status, nullptr, &graph, &deps, nullptr, &count));
-  cudaGraphNodeParams c{};
-  c.type = cudaGraphNodeTypeConditional;
-  c.conditional.handle = handle;
-  c.conditional.type = cudaGraphCondTypeWhile;
-  c.conditional.size = 1;
+  cudaGraphNodeParams c = conditional_params(handle, cudaGraphCondTypeWhile, 1);
   cudaGraphNode_t loop;
   EMU_CHECK(cudaGraphAddNode(&loop, graph, deps, nullptr, count, &c));
   cudaGraph_t body = c.conditional.phGraph_out[0];
@@ -141,22 +139,14 @@ void if_else_and_switch() {
   cudaGraphConditionalHandle if_handle, switch_handle;
   EMU_CHECK(cudaGraphConditionalHandleCreate(&if_handle, graph, 0, cudaGraphCondAssignDefault));
   EMU_CHECK(cudaGraphConditionalHandleCreate(&switch_handle, graph, 2, cudaGraphCondAssignDefault));
-  cudaGraphNodeParams c{};
-  c.type = cudaGraphNodeTypeConditional;
-  c.conditional.handle = if_handle;
-  c.conditional.type = cudaGraphCondTypeIf;
-  c.conditional.size = 2;
+  cudaGraphNodeParams c = conditional_params(if_handle, cudaGraphCondTypeIf, 2);
   cudaGraphNode_t if_node, switch_node, n;
   EMU_CHECK(cudaGraphAddNode(&if_node, graph, nullptr, nullptr, 0, &c));
   cudaGraphNodeParams then = kernel_params(reinterpret_cast<void*>(then_body), nullptr);
   cudaGraphNodeParams otherwise = kernel_params(reinterpret_cast<void*>(else_body), nullptr);
   EMU_CHECK(cudaGraphAddNode(&n, c.conditional.phGraph_out[0], nullptr, nullptr, 0, &then));
   EMU_CHECK(cudaGraphAddNode(&n, c.conditional.phGraph_out[1], nullptr, nullptr, 0, &otherwise));
-  cudaGraphNodeParams s{};
-  s.type = cudaGraphNodeTypeConditional;
-  s.conditional.handle = switch_handle;
-  s.conditional.type = cudaGraphCondTypeSwitch;
-  s.conditional.size = 3;
+  cudaGraphNodeParams s = conditional_params(switch_handle, cudaGraphCondTypeSwitch, 3);
   EMU_CHECK(cudaGraphAddNode(&switch_node, graph, &if_node, nullptr, 1, &s));
   int which[3] = {0, 1, 2};
   for (int k = 0; k < 3; ++k) {
