@@ -2624,82 +2624,6 @@ const EntryPoint kEntryPoints[] = {
 };
 #undef PT_ENTRY
 
-// The hand-written per-thread-default-stream forms, by the base name cuGetProcAddress is asked
-// for (cuda_driver.cc, cuda_driver_array.cc, cuda_driver_forwards.cc, cuda_driver_graph.cc).
-struct PerThreadEntryPoint {
-  std::string_view base;
-  const char* exported;
-};
-constexpr PerThreadEntryPoint kPerThreadEntryPoints[] = {
-    {"cuLaunchKernel", "cuLaunchKernel_ptsz"},
-    {"cuLaunchKernelEx", "cuLaunchKernelEx_ptsz"},
-    {"cuLaunchCooperativeKernel", "cuLaunchCooperativeKernel_ptsz"},
-    {"cuLaunchHostFunc", "cuLaunchHostFunc_ptsz"},
-    {"cuMemcpyHtoD", "cuMemcpyHtoD_v2_ptds"},
-    {"cuMemcpyDtoH", "cuMemcpyDtoH_v2_ptds"},
-    {"cuMemcpyDtoD", "cuMemcpyDtoD_v2_ptds"},
-    {"cuMemcpy", "cuMemcpy_ptds"},
-    {"cuMemcpyHtoDAsync", "cuMemcpyHtoDAsync_v2_ptsz"},
-    {"cuMemcpyDtoHAsync", "cuMemcpyDtoHAsync_v2_ptsz"},
-    {"cuMemcpyDtoDAsync", "cuMemcpyDtoDAsync_v2_ptsz"},
-    {"cuMemcpyAsync", "cuMemcpyAsync_ptsz"},
-    {"cuMemcpyBatchAsync", "cuMemcpyBatchAsync_v2_ptsz"},
-    {"cuMemcpyHtoA", "cuMemcpyHtoA_v2_ptds"},
-    {"cuMemcpyAtoH", "cuMemcpyAtoH_v2_ptds"},
-    {"cuMemcpyHtoAAsync", "cuMemcpyHtoAAsync_v2_ptsz"},
-    {"cuMemcpyAtoHAsync", "cuMemcpyAtoHAsync_v2_ptsz"},
-    {"cuMemcpyAtoD", "cuMemcpyAtoD_v2_ptds"},
-    {"cuMemcpyDtoA", "cuMemcpyDtoA_v2_ptds"},
-    {"cuMemcpyAtoA", "cuMemcpyAtoA_v2_ptds"},
-    {"cuMemcpy2D", "cuMemcpy2D_v2_ptds"},
-    {"cuMemcpy2DUnaligned", "cuMemcpy2DUnaligned_v2_ptds"},
-    {"cuMemcpy2DAsync", "cuMemcpy2DAsync_v2_ptsz"},
-    {"cuMemcpy3D", "cuMemcpy3D_v2_ptds"},
-    {"cuMemcpy3DAsync", "cuMemcpy3DAsync_v2_ptsz"},
-    {"cuMemsetD8", "cuMemsetD8_v2_ptds"},
-    {"cuMemsetD16", "cuMemsetD16_v2_ptds"},
-    {"cuMemsetD32", "cuMemsetD32_v2_ptds"},
-    {"cuMemsetD8Async", "cuMemsetD8Async_ptsz"},
-    {"cuMemsetD16Async", "cuMemsetD16Async_ptsz"},
-    {"cuMemsetD32Async", "cuMemsetD32Async_ptsz"},
-    {"cuMemsetD2D8", "cuMemsetD2D8_v2_ptds"},
-    {"cuMemsetD2D16", "cuMemsetD2D16_v2_ptds"},
-    {"cuMemsetD2D32", "cuMemsetD2D32_v2_ptds"},
-    {"cuMemsetD2D8Async", "cuMemsetD2D8Async_ptsz"},
-    {"cuMemsetD2D16Async", "cuMemsetD2D16Async_ptsz"},
-    {"cuMemsetD2D32Async", "cuMemsetD2D32Async_ptsz"},
-    {"cuMemcpyPeer", "cuMemcpyPeer_ptds"},
-    {"cuMemcpyPeerAsync", "cuMemcpyPeerAsync_ptsz"},
-    {"cuStreamWriteValue32", "cuStreamWriteValue32_v2_ptsz"},
-    {"cuStreamWriteValue64", "cuStreamWriteValue64_v2_ptsz"},
-    {"cuStreamWaitValue32", "cuStreamWaitValue32_v2_ptsz"},
-    {"cuStreamWaitValue64", "cuStreamWaitValue64_v2_ptsz"},
-    {"cuStreamBatchMemOp", "cuStreamBatchMemOp_v2_ptsz"},
-    {"cuMemAllocAsync", "cuMemAllocAsync_ptsz"},
-    {"cuMemFreeAsync", "cuMemFreeAsync_ptsz"},
-    {"cuMemAllocFromPoolAsync", "cuMemAllocFromPoolAsync_ptsz"},
-    {"cuMemPrefetchAsync", "cuMemPrefetchAsync_v2_ptsz"},
-    {"cuStreamSynchronize", "cuStreamSynchronize_ptsz"},
-    {"cuStreamQuery", "cuStreamQuery_ptsz"},
-    {"cuStreamWaitEvent", "cuStreamWaitEvent_ptsz"},
-    {"cuStreamGetPriority", "cuStreamGetPriority_ptsz"},
-    {"cuStreamGetFlags", "cuStreamGetFlags_ptsz"},
-    {"cuStreamGetId", "cuStreamGetId_ptsz"},
-    {"cuStreamGetCtx", "cuStreamGetCtx_v2_ptsz"},
-    {"cuStreamGetDevice", "cuStreamGetDevice_ptsz"},
-    {"cuStreamAddCallback", "cuStreamAddCallback_ptsz"},
-    {"cuStreamGetAttribute", "cuStreamGetAttribute_ptsz"},
-    {"cuStreamSetAttribute", "cuStreamSetAttribute_ptsz"},
-    {"cuStreamCopyAttributes", "cuStreamCopyAttributes_ptsz"},
-    {"cuStreamBeginCapture", "cuStreamBeginCapture_v2_ptsz"},
-    {"cuStreamEndCapture", "cuStreamEndCapture_ptsz"},
-    {"cuStreamIsCapturing", "cuStreamIsCapturing_ptsz"},
-    {"cuGraphLaunch", "cuGraphLaunch_ptsz"},
-    {"cuGraphUpload", "cuGraphUpload_ptsz"},
-    {"cuEventRecord", "cuEventRecord_ptsz"},
-    {"cuEventRecordWithFlags", "cuEventRecordWithFlags_ptsz"},
-};
-
 // Every driver function whose name cuGetProcAddress resolves to different exported functions by
 // the version asked for: the CUDA versions (1000 × major + 10 × minor) that introduced its
 // first, second, ... form, exported as NAME, NAME_v2, NAME_v3, NAME_v4. From the PFN_NAME_vVERSION
@@ -2801,9 +2725,11 @@ constexpr VersionedName kVersionedNames[] = {
 };
 
 // The exported name for `name` asked for at `version`; empty when the name's first form is
-// newer than `version`; `name` itself when the name has one form only.
-std::string versioned_symbol(std::string_view name, int version, bool* newest) {
-  *newest = true;
+// newer than `version`; `name` itself when the name has one form only. CUDA 12 gave
+// cuGraphInstantiate cuGraphInstantiateWithFlags' arguments (cuda.h maps the name to it), so a
+// CUDA 12 or later caller gets that function.
+std::string versioned_symbol(std::string_view name, int version) {
+  if (name == "cuGraphInstantiate" && version >= 12000) return "cuGraphInstantiateWithFlags";
   for (const auto& entry : kVersionedNames) {
     if (entry.name != name) continue;
     int chosen = -1;
@@ -2814,7 +2740,6 @@ std::string versioned_symbol(std::string_view name, int version, bool* newest) {
       ++forms;
     }
     if (chosen < 0) return {};
-    *newest = chosen == forms - 1;
     return chosen == 0 ? std::string(name) : std::string(name) + "_v" + std::to_string(chosen + 1);
   }
   return std::string(name);
@@ -2845,20 +2770,19 @@ PT_EXPORT CUresult cuGetProcAddress(const char* symbol, void** function, int ver
     if (status != nullptr) *status = CU_GET_PROC_ADDRESS_SUCCESS;
     return CUDA_SUCCESS;
   };
-  bool newest = true;
-  const std::string exported = detail::versioned_symbol(name, version, &newest);
+  const std::string exported = detail::versioned_symbol(name, version);
   if (exported.empty()) {  // the caller's CUDA predates the function
     *function = nullptr;
     if (status != nullptr) *status = CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT;
     return CUDA_ERROR_NOT_FOUND;
   }
-  // Per-thread default stream: the *_ptsz / *_ptds variant written here, as the driver hands
-  // out (cuLaunchKernel → cuLaunchKernel_ptsz, cuMemcpyHtoD → cuMemcpyHtoD_v2_ptds) for the
-  // newest form; older forms and calls without one get the form below.
-  if ((flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0 && newest) {
-    for (const auto& [base, per_thread] : detail::kPerThreadEntryPoints) {
-      if (name != base) continue;
-      if (void* f = detail::own_symbol(per_thread); f != nullptr) return found(f);
+  // Per-thread default stream: the form's *_ptsz (stream-taking) or *_ptds (synchronous copy)
+  // variant when this library has one, as the driver names them (cuLaunchKernel →
+  // cuLaunchKernel_ptsz, cuMemcpyHtoD at 3020 → cuMemcpyHtoD_v2_ptds, cuStreamGetCtx at 12000 →
+  // cuStreamGetCtx_ptsz); forms without one get the form below.
+  if ((flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0 && name.rfind("cu", 0) == 0) {
+    for (const char* suffix : {"_ptsz", "_ptds"}) {
+      if (void* f = detail::own_symbol((exported + suffix).c_str()); f != nullptr) return found(f);
     }
   }
   if (exported != name) {  // an older or newer form of a renamed function
@@ -2889,10 +2813,16 @@ PT_EXPORT cudaError_t cudaGetDriverEntryPointByVersion(const char* symbol, void*
   return cudaSuccess;
 }
 
+namespace {
+// The CUDA version cudaGetDriverEntryPoint asks for: the runtime's (cudaRuntimeGetVersion), so a
+// program on libcudart.so.12 gets CUDA 12.8's forms (cuMemcpyBatchAsync with failIdx).
+int runtime_version() { return detail::cudart_abi() == 12 ? 12080 : 13000; }
+}  // namespace
+
 PT_EXPORT cudaError_t cudaGetDriverEntryPoint(const char* symbol, void** function,
                                               unsigned long long flags,
                                               cudaDriverEntryPointQueryResult* status) {
-  return cudaGetDriverEntryPointByVersion(symbol, function, detail::kDriverVersion, flags, status);
+  return cudaGetDriverEntryPointByVersion(symbol, function, runtime_version(), flags, status);
 }
 
 // --default-stream per-thread programs call these: cudaEnableDefault then means the per-thread
@@ -2907,8 +2837,7 @@ PT_EXPORT cudaError_t cudaGetDriverEntryPointByVersion_ptsz(
 PT_EXPORT cudaError_t cudaGetDriverEntryPoint_ptsz(const char* symbol, void** function,
                                                    unsigned long long flags,
                                                    cudaDriverEntryPointQueryResult* status) {
-  return cudaGetDriverEntryPointByVersion_ptsz(symbol, function, detail::kDriverVersion, flags,
-                                               status);
+  return cudaGetDriverEntryPointByVersion_ptsz(symbol, function, runtime_version(), flags, status);
 }
 
 // ---- the first versions of renamed functions, where their signature is unchanged ---------------
@@ -2994,13 +2923,15 @@ PT_EXPORT CUresult cuCtxSynchronize_v2(CUcontext ctx) {
 // (cuda_driver_green.cc).
 PT_EXPORT CUresult cuStreamGetCtx_v2(CUstream stream, CUcontext* pCtx, CUgreenCtx* pGreenCtx) {
   if (pCtx == nullptr || pGreenCtx == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  cuStreamGetGreenCtx(stream, pGreenCtx);
-  return cuStreamGetCtx(stream, pCtx);
+  const CUresult status = cuStreamGetCtx(stream, pCtx);
+  if (status == CUDA_SUCCESS) cuStreamGetGreenCtx(stream, pGreenCtx);
+  return status;
 }
 PT_EXPORT CUresult cuStreamGetCtx_v2_ptsz(CUstream stream, CUcontext* pCtx, CUgreenCtx* pGreenCtx) {
   if (pCtx == nullptr || pGreenCtx == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  cuStreamGetGreenCtx(stream, pGreenCtx);
-  return cuStreamGetCtx_ptsz(stream, pCtx);
+  const CUresult status = cuStreamGetCtx_ptsz(stream, pCtx);
+  if (status == CUDA_SUCCESS) cuStreamGetGreenCtx(stream, pGreenCtx);
+  return status;
 }
 
 PT_EXPORT CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode* mode) {

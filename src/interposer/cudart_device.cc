@@ -701,8 +701,10 @@ namespace {
 // The native support of each atomic operation over a link, as a bitmask of
 // cudaAtomicOperationCapability. Over NVLink (peers) a Hopper GPU does the integer and bitwise
 // operations, exchange and compare-and-swap natively on 32- and 64-bit values (128-bit exchange
-// and CAS too, sm_90), float add on scalars and float4 vectors; over PCIe to the host nothing is
-// native (cudaDevAttrHostNativeAtomicSupported is 0).
+// and CAS too, sm_90), float add on scalars and float4 vectors, float min/max on scalars: every
+// CUDA-valid operation, as cudaDevP2PAttrNativeAtomicSupported 1 and
+// cudaDevP2PAttrOnlyPartialNativeAtomicSupported 0 say; over PCIe to the host nothing is native
+// (cudaDevAttrHostNativeAtomicSupported is 0).
 cudaError_t atomic_capabilities(unsigned int* capabilities, const cudaAtomicOperation* operations,
                                 unsigned int count, bool native, const char* api) {
   if (capabilities == nullptr || operations == nullptr || count == 0) {
@@ -735,7 +737,7 @@ cudaError_t atomic_capabilities(unsigned int* capabilities, const cudaAtomicOper
         break;
       case cudaAtomicOperationFloatMin:
       case cudaAtomicOperationFloatMax:
-        mask = 0;  // done by a compare-and-swap loop, not natively
+        mask = cudaAtomicCapabilityScalar32 | cudaAtomicCapabilityScalar64;
         break;
       default:
         return misuse(api, cudaErrorInvalidValue,
@@ -786,16 +788,17 @@ PT_EXPORT cudaError_t cudaDeviceGetTexture1DLinearMaxWidth(
     return misuse(api, cudaErrorInvalidValue, "maxWidthInElements or fmtDesc NULL");
   }
   if (!detail::valid_device(device)) return detail::invalid_device(api, device);
+  // 1, 2 or 4 channels of one width (8, 16 or 32 bits), filled from x on, as array formats are.
   const int bits[] = {fmtDesc->x, fmtDesc->y, fmtDesc->z, fmtDesc->w};
-  bool valid = fmtDesc->x > 0;
-  bool ended = false;  // channels are filled from x on: no gap before a used channel
+  int channels = 0;
+  bool valid = fmtDesc->x == 8 || fmtDesc->x == 16 || fmtDesc->x == 32;
   for (int b : bits) {
-    if (b == 0) {
-      ended = true;
-    } else if (ended || (b != 8 && b != 16 && b != 32)) {
-      valid = false;
-    }
+    if (b == 0) break;
+    valid = valid && b == fmtDesc->x;
+    ++channels;
   }
+  for (int c = channels; c < 4; ++c) valid = valid && bits[c] == 0;
+  valid = valid && channels != 3;
   if (!valid || fmtDesc->f < cudaChannelFormatKindSigned ||
       fmtDesc->f > cudaChannelFormatKindFloat) {
     return misuse(api, cudaErrorInvalidValue,

@@ -396,10 +396,10 @@ bool executable_nodes(const Graph& g, std::vector<Node>* out,
 }
 
 // The body a conditional node runs at a launch, or -1 for none. The emulator never runs device
-// code, so the condition holds the handle's default value at every launch (a kernel's
-// cudaGraphSetConditional does not happen). IF: body 0 when nonzero, else body 1 if there is
-// one; SWITCH: body[value] if there is one; WHILE: body 0 once when nonzero (a loop that device
-// code ends cannot be counted here).
+// code, so a kernel's cudaGraphSetConditional does not happen: the condition is the handle's
+// default value when cudaGraphCondAssignDefault applies it at each launch, else 0 (nothing sets
+// it). IF: body 0 when nonzero, else body 1 if there is one; SWITCH: body[value] if there is
+// one; WHILE: body 0 once when nonzero (a loop that device code ends cannot be counted here).
 int conditional_body(const Node& node, unsigned int value) {
   const int bodies = node.bodies != nullptr ? static_cast<int>(node.bodies->size()) : 0;
   switch (node.cond_type) {
@@ -413,41 +413,67 @@ int conditional_body(const Node& node, unsigned int value) {
   }
 }
 
-std::string conditional_note(const Node& node, unsigned int value, int body) {
+std::string conditional_note(const Node& node, unsigned int value, bool assigned, int body) {
   const char* kind = node.cond_type == cudaGraphCondTypeIf       ? "IF"
                      : node.cond_type == cudaGraphCondTypeSwitch ? "SWITCH"
                                                                  : "WHILE";
   std::string ran = body < 0                                   ? "ran no body"
                     : node.cond_type == cudaGraphCondTypeWhile ? "ran its body once per launch"
                                                                : "ran body " + std::to_string(body);
-  return std::string("conditional ") + kind + " node " + ran +
-         ": its condition is taken as the handle's default value " + std::to_string(value) +
-         " (device code that sets it does not run under the emulator)";
+  const std::string taken = assigned ? "the handle's default value " + std::to_string(value) +
+                                           " (assigned at each launch)"
+                                     : "0 (no cudaGraphCondAssignDefault)";
+  return std::string("conditional ") + kind + " node " + ran + ": its condition is taken as " +
+         taken + "; device code that sets it does not run under the emulator";
+}
+
+// Node kinds CUDA allows in a conditional body (cudaConditionalNodeParams), recursively.
+bool allowed_in_body(cudaGraphNodeType type) {
+  return type == cudaGraphNodeTypeKernel || type == cudaGraphNodeTypeEmpty ||
+         type == cudaGraphNodeTypeGraph || type == cudaGraphNodeTypeMemset ||
+         type == cudaGraphNodeTypeMemcpy || type == cudaGraphNodeTypeConditional;
 }
 
 // `g` with each conditional node replaced by the body it runs (bodies expanded the same way):
 // the body's nodes are appended, so every other node keeps its index, after the conditional's
 // dependencies, and the conditional node becomes an empty join after the body. One note per
-// conditional node goes to `notes`.
+// conditional node goes to `notes`; a body still being captured or holding a node kind CUDA
+// refuses there sets `error` (and the expansion stops).
 Graph expand_conditionals(const State& s, const Graph& g, std::vector<std::string>* notes,
-                          int depth = 0) {
+                          std::string* error, int depth = 0) {
   Graph out;
   out.device = g.device;
   out.nodes = g.nodes;
-  if (depth > 64) return out;  // bodies are fresh graphs: nesting this deep is not a real program
+  if (depth > 64) {  // bodies are fresh graphs: nesting this deep is not a real program
+    *error = "conditional bodies nest more than 64 deep";
+    return out;
+  }
   const std::size_t own = g.nodes.size();
-  for (std::size_t i = 0; i < own; ++i) {
+  for (std::size_t i = 0; i < own && error->empty(); ++i) {
     if (out.nodes[i].type != cudaGraphNodeTypeConditional || out.nodes[i].destroyed) continue;
     const auto handle = s.conditionals.find(out.nodes[i].cond_handle);
-    const unsigned int value = handle != s.conditionals.end() ? handle->second.default_value : 0;
+    const bool assigned =
+        handle != s.conditionals.end() && (handle->second.flags & cudaGraphCondAssignDefault) != 0;
+    const unsigned int value = assigned ? handle->second.default_value : 0;
     const int body = conditional_body(out.nodes[i], value);
-    notes->push_back(conditional_note(out.nodes[i], value, body));
+    notes->push_back(conditional_note(out.nodes[i], value, assigned, body));
     out.nodes[i].empty = true;
-    if (body < 0) continue;  // a join on the conditional's own dependencies
+    for (cudaGraph_t b : *out.nodes[i].bodies) {  // every body must be valid, run or not
+      const auto* checked = reinterpret_cast<const Graph*>(b);
+      if (checked->capturing) *error = "a conditional body is still being captured";
+      for (const Node& n : checked->nodes) {
+        if (!n.destroyed && !allowed_in_body(n.type)) {
+          *error = "a conditional body holds a node of type " + std::to_string(n.type) +
+                   " (bodies take kernel, empty, child graph, memset, memcpy and conditional "
+                   "nodes)";
+        }
+      }
+    }
+    if (body < 0 || !error->empty()) continue;  // a join on the conditional's own dependencies
     const auto* source = reinterpret_cast<const Graph*>((*out.nodes[i].bodies)[body]);
     if (s.graphs.count(source) == 0 || !source->live) continue;
-    const Graph inner = expand_conditionals(s, *source, notes, depth + 1);
-    if (inner.nodes.empty()) continue;
+    const Graph inner = expand_conditionals(s, *source, notes, error, depth + 1);
+    if (inner.nodes.empty() || !error->empty()) continue;
     const std::vector<int> before = out.nodes[i].deps;
     const int offset = static_cast<int>(out.nodes.size());
     std::vector<bool> has_users(inner.nodes.size(), false);
@@ -467,6 +493,25 @@ Graph expand_conditionals(const State& s, const Graph& g, std::vector<std::strin
     out.nodes[i].deps = sinks;
   }
   return out;
+}
+
+// A conditional node's body graphs, and theirs, end with the node: no longer live, their nodes
+// gone, their graph memory and user-object references given back (destructors to `run` once no
+// lock is held).
+void retire_bodies(const Node& node, Destructors* run) {
+  if (node.bodies == nullptr) return;
+  for (cudaGraph_t handle : *node.bodies) {
+    auto* body = reinterpret_cast<Graph*>(handle);
+    if (!body->live) continue;
+    body->live = false;
+    for (const Node& n : body->nodes) {
+      if (n.embedded != nullptr) n.embedded->live = false;
+      retire_bodies(n, run);
+    }
+    graph_mem_release(alloc_pointers(body->nodes));
+    body->nodes.clear();
+    release_all(body->user_refs, run);
+  }
 }
 
 bool has_conditionals(const Graph& g) {
@@ -897,10 +942,12 @@ PT_EXPORT cudaError_t cudaGraphInstantiate(cudaGraphExec_t* pGraphExec, cudaGrap
   // Conditional nodes run the body their handle's default value selects (expand_conditionals);
   // each is reported as an assumption.
   std::vector<std::string> notes;
+  std::string refused;
   detail::Graph expanded;
   const detail::Graph* source = g;
   if (detail::has_conditionals(*g)) {
-    expanded = detail::expand_conditionals(s, *g, &notes);
+    expanded = detail::expand_conditionals(s, *g, &notes, &refused);
+    if (!refused.empty()) return misuse(api, cudaErrorInvalidValue, refused);
     source = &expanded;
   }
   if (!detail::executable_nodes(*source, &nodes, &positions)) {
@@ -1000,8 +1047,11 @@ PT_EXPORT cudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGraph_
   // Parameters may change, the topology and node types may not (as the runtime requires).
   std::vector<detail::Node> nodes;
   std::vector<std::string> notes;  // reported at instantiation already
-  const detail::Graph expanded = detail::expand_conditionals(s, *g, &notes);
-  bool same = detail::executable_nodes(detail::has_conditionals(*g) ? expanded : *g, &nodes) &&
+  std::string refused;
+  detail::Graph expanded;
+  const bool conditionals = detail::has_conditionals(*g);
+  if (conditionals) expanded = detail::expand_conditionals(s, *g, &notes, &refused);
+  bool same = refused.empty() && detail::executable_nodes(conditionals ? expanded : *g, &nodes) &&
               nodes.size() == e->nodes.size();
   for (std::size_t i = 0; same && i < nodes.size(); ++i) {
     same = nodes[i].record.op == e->nodes[i].record.op && nodes[i].deps == e->nodes[i].deps;
@@ -1048,16 +1098,13 @@ PT_EXPORT cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
                       detail::pointer_text(graph));
   }
   g->live = false;
+  detail::Destructors run;
   for (const detail::Node& n : g->nodes) {
     if (n.embedded != nullptr) n.embedded->live = false;  // owned by its child graph node
-    if (n.bodies == nullptr) continue;
-    for (cudaGraph_t body : *n.bodies) {  // owned by the conditional node
-      reinterpret_cast<detail::Graph*>(body)->live = false;
-    }
+    detail::retire_bodies(n, &run);                       // owned by the conditional node
   }
   detail::graph_mem_release(detail::alloc_pointers(g->nodes));
   g->nodes.clear();
-  detail::Destructors run;
   detail::release_all(g->user_refs, &run);
   lock.unlock();
   detail::run_destructors(run);
@@ -1625,7 +1672,8 @@ cudaError_t add_conditional(cudaGraphNode_t* out, cudaGraph_t graph, const cudaG
     return misuse(api, cudaErrorInvalidValue,
                   "conditional node type " + std::to_string(static_cast<int>(params->type)) +
                       " with size " + std::to_string(size) +
-                      " (IF takes 1 or 2 bodies, WHILE 1, SWITCH at least 1)");
+                      " (IF takes 1 or 2 bodies, WHILE 1, SWITCH 1 to 4096: the emulator's "
+                      "bound on bodies made at once)");
   }
   int device = 0;
   {
@@ -1936,38 +1984,45 @@ PT_EXPORT cudaError_t cudaGraphAddDependencies_v2(cudaGraph_t graph, const cudaG
 PT_EXPORT cudaError_t cudaGraphDestroyNode(cudaGraphNode_t node) {
   const char* api = "cudaGraphDestroyNode";
   detail::State& s = detail::state();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  detail::Graph* g = nullptr;
-  int index = -1;
-  if (!detail::live_node(s, node, &g, &index) || g->capturing ||
-      g->nodes[static_cast<std::size_t>(index)].inlined) {
-    return misuse(
-        api, cudaErrorInvalidValue,
-        "invalid or destroyed node, or a node of a capturing graph " + detail::pointer_text(node));
-  }
-  if (g->embedded) return detail::embedded_edit(api);
-  std::vector<int> gone = {index};
-  const detail::Node& target = g->nodes[static_cast<std::size_t>(index)];
-  if (target.embedded != nullptr) target.embedded->live = false;
-  for (int i = target.child_first; i >= 0 && i < index; ++i) gone.push_back(i);
-  std::vector<void*> released;
-  for (int i : gone) {
-    detail::Node& n = g->nodes[static_cast<std::size_t>(i)];
-    if (n.type == cudaGraphNodeTypeMemAlloc) released.push_back(n.alloc.dptr);
-    n = detail::Node{};
-    n.type = cudaGraphNodeTypeEmpty;
-    n.empty = n.inlined = n.destroyed = true;
-  }
-  for (detail::Node& n : g->nodes) {
-    for (std::vector<int>* list : {&n.deps, &n.outer_deps}) {
-      list->erase(std::remove_if(
-                      list->begin(), list->end(),
-                      [&](int d) { return std::find(gone.begin(), gone.end(), d) != gone.end(); }),
-                  list->end());
+  detail::Destructors run;
+  const cudaError_t status = [&] {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    detail::Graph* g = nullptr;
+    int index = -1;
+    if (!detail::live_node(s, node, &g, &index) || g->capturing ||
+        g->nodes[static_cast<std::size_t>(index)].inlined) {
+      return misuse(api, cudaErrorInvalidValue,
+                    "invalid or destroyed node, or a node of a capturing graph " +
+                        detail::pointer_text(node));
     }
-  }
-  detail::graph_mem_release(released);
-  return cudaSuccess;
+    if (g->embedded) return detail::embedded_edit(api);
+    std::vector<int> gone = {index};
+    const detail::Node& target = g->nodes[static_cast<std::size_t>(index)];
+    if (target.embedded != nullptr) target.embedded->live = false;
+    detail::retire_bodies(target, &run);
+    for (int i = target.child_first; i >= 0 && i < index; ++i) gone.push_back(i);
+    std::vector<void*> released;
+    for (int i : gone) {
+      detail::Node& n = g->nodes[static_cast<std::size_t>(i)];
+      if (n.type == cudaGraphNodeTypeMemAlloc) released.push_back(n.alloc.dptr);
+      n = detail::Node{};
+      n.type = cudaGraphNodeTypeEmpty;
+      n.empty = n.inlined = n.destroyed = true;
+    }
+    for (detail::Node& n : g->nodes) {
+      for (std::vector<int>* list : {&n.deps, &n.outer_deps}) {
+        list->erase(std::remove_if(list->begin(), list->end(),
+                                   [&](int d) {
+                                     return std::find(gone.begin(), gone.end(), d) != gone.end();
+                                   }),
+                    list->end());
+      }
+    }
+    detail::graph_mem_release(released);
+    return cudaSuccess;
+  }();
+  detail::run_destructors(run);
+  return status;
 }
 
 // The child graph node's graph, for reading: the copy made when the node was added (its work was

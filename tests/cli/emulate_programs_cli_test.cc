@@ -385,11 +385,11 @@ TEST_F(EmulateProgramsTest, RuntimeBreadthCallsAreEmulated) {
   EXPECT_EQ(misuse,
             (std::vector<std::string>{
                 "cudaDeviceGetHostAtomicCapabilities", "cudaDeviceGetP2PAtomicCapabilities",
-                "cudaDeviceGetTexture1DLinearMaxWidth", "cudaDeviceUnregisterAsyncNotification",
-                "cudaEventElapsedTime_v2", "cudaGraphAddMemcpyNodeFromSymbol",
-                "cudaGraphAddMemcpyNodeToSymbol", "cudaGraphAddMemcpyNodeToSymbol",
-                "cudaGraphExecChildGraphNodeSetParams", "cudaGraphExecChildGraphNodeSetParams",
-                "cudaLaunchCooperativeKernelMultiDevice"}));
+                "cudaDeviceGetTexture1DLinearMaxWidth", "cudaDeviceGetTexture1DLinearMaxWidth",
+                "cudaDeviceUnregisterAsyncNotification", "cudaEventElapsedTime_v2",
+                "cudaGraphAddMemcpyNodeFromSymbol", "cudaGraphAddMemcpyNodeToSymbol",
+                "cudaGraphAddMemcpyNodeToSymbol", "cudaGraphExecChildGraphNodeSetParams",
+                "cudaGraphExecChildGraphNodeSetParams", "cudaLaunchCooperativeKernelMultiDevice"}));
 }
 
 // Conditional graph nodes (graph_conditional.cu): each runs the body its handle's default value
@@ -410,6 +410,7 @@ TEST_F(EmulateProgramsTest, ConditionalGraphNodesRunTheBodyTheirDefaultValueSele
   // What each conditional node ran, from its warning "cudaGraphInstantiate: conditional KIND
   // node RAN: its condition is taken as the handle's default value N (...)".
   std::vector<std::string> assumed;
+  std::vector<std::string> taken;
   const std::string prefix = "cudaGraphInstantiate: conditional ";
   for (const auto& w : summary["warnings"]) {
     const std::string kind = w["kind"];
@@ -418,7 +419,16 @@ TEST_F(EmulateProgramsTest, ConditionalGraphNodesRunTheBodyTheirDefaultValueSele
               std::string::npos)
         << kind;
     assumed.push_back(kind.substr(prefix.size(), kind.find(':', prefix.size()) - prefix.size()));
+    const std::size_t as = kind.find("taken as ");
+    taken.push_back(as == std::string::npos ? "" : kind.substr(as + 9, kind.find(';') - as - 9));
   }
+  // Without cudaGraphCondAssignDefault the default value (1 for the IF) is never applied.
+  EXPECT_EQ(taken,
+            (std::vector<std::string>{"0 (no cudaGraphCondAssignDefault)",
+                                      "the handle's default value 1 (assigned at each launch)",
+                                      "0 (no cudaGraphCondAssignDefault)",
+                                      "the handle's default value 0 (assigned at each launch)",
+                                      "the handle's default value 2 (assigned at each launch)"}));
   EXPECT_EQ(assumed,
             (std::vector<std::string>{
                 "IF node ran no body", "WHILE node ran its body once per launch",
@@ -447,7 +457,16 @@ TEST_F(EmulateProgramsTest, ConditionalGraphNodesRunTheBodyTheirDefaultValueSele
   std::vector<std::string> misuse;
   for (const auto& m : kept(out, "misuse")) misuse.push_back(m["api"]);
   EXPECT_EQ(misuse, (std::vector<std::string>{"cudaGraphDestroy", "cudaGraphClone",
-                                              "cudaGraphAddNode", "cudaGraphAddNode"}));
+                                              "cudaGraphAddNode", "cudaGraphAddNode",
+                                              "cudaGraphInstantiate", "cudaGraphInstantiate",
+                                              "cudaGraphAddNode"}));
+  std::vector<std::string> why;
+  for (const auto& m : kept(out, "misuse")) {
+    if (m["api"] == "cudaGraphInstantiate") why.push_back(m["what"]);
+  }
+  ASSERT_EQ(why.size(), 2u);
+  EXPECT_NE(why[0].find("a conditional body holds a node of type 3"), std::string::npos) << why[0];
+  EXPECT_EQ(why[1], "a conditional body is still being captured");
 }
 
 // cuDNN convolutions are predicted as their implicit GEMMs at the device model's roofline

@@ -584,7 +584,7 @@ TEST_F(DriverApi, ProcAddressGivesTheFormOfTheVersionAskedFor) {
   const ProgramRun run =
       run_program("driver_proc_versions", Mode::kPreload, {{"LD_LIBRARY_PATH", driver_dir()}});
   ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
-  EXPECT_NE(run.out.find("driver_proc_versions: 26 checks passed"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("driver_proc_versions: 30 checks passed"), std::string::npos) << run.out;
   const std::vector<json> assumed = only_trace().of("assumption");
   ASSERT_EQ(assumed.size(), 1u);
   EXPECT_EQ(assumed[0].at("api"), "cuCtxCreate_v3");

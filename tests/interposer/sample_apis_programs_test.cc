@@ -205,6 +205,37 @@ TEST_F(SampleApiPrograms, Cuda12DropInReadsTheCuda12BatchCopyArguments) {
   EXPECT_EQ(code, 0) << "see the step numbers in the test body";
 }
 
+// cudaGetDriverEntryPoint asks for the runtime's CUDA version: under the CUDA 12 drop-in a driver
+// function renamed in CUDA 13 comes in its CUDA 12.8 form (cuMemcpyBatchAsync with failIdx,
+// cuCtxGetDevice without a context), under CUDA 13 in the newest. Returns the failing step.
+TEST_F(SampleApiPrograms, DriverEntryPointsFollowTheRuntimeVersion) {
+  const auto forms = [](void* lib, const char* batch_form, const char* device_form) {
+    using EntryPoint = int (*)(const char*, void**, unsigned long long, int*);
+    auto entry = reinterpret_cast<EntryPoint>(::dlsym(lib, "cudaGetDriverEntryPoint"));
+    if (entry == nullptr) return 1;
+    void* batch = nullptr;
+    void* device = nullptr;
+    int status = -1;
+    if (entry("cuMemcpyBatchAsync", &batch, 0, &status) != 0 || status != 0) return 2;
+    if (entry("cuCtxGetDevice", &device, 0, &status) != 0 || status != 0) return 3;
+    if (batch != ::dlsym(lib, batch_form)) return 4;
+    return device == ::dlsym(lib, device_form) ? 0 : 5;
+  };
+  const int cuda12 = in_child_with_cuda12(
+      dir_, [&](void* lib) { return forms(lib, "cuMemcpyBatchAsync", "cuCtxGetDevice"); });
+  EXPECT_EQ(cuda12, 0) << "CUDA 12 drop-in: see the step numbers in the test body";
+  // The CUDA 13 drop-in, in a child too (the library's constructor must not run in this binary).
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setenv("POWERTRAIN_EMU_DIR", (dir_ / "trace13").c_str(), 1);
+    void* lib = ::dlopen((std::string(kCudartDir) + "/libcudart.so.13").c_str(), RTLD_NOW);
+    ::_exit(lib == nullptr ? 100 : forms(lib, "cuMemcpyBatchAsync_v2", "cuCtxGetDevice_v2"));
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  EXPECT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 0) << "CUDA 13 drop-in";
+}
+
 // Structure queries answer with the program's own nodes and edges (a child graph is one node,
 // depending on what it was added after); capture into the graph appends after the child node and
 // returns the same graph, its dependencies read and extended (one more edge, D → the second

@@ -59,12 +59,19 @@ int main() {
   expect_form("cuMemAlloc", 12000, "cuMemAlloc_v2");
   expect_form("cuCtxGetDevice", 12090, "cuCtxGetDevice");
   expect_form("cuCtxGetDevice", 13000, "cuCtxGetDevice_v2");
-  expect_form("cuGraphInstantiate", 12000, "cuGraphInstantiate_v2");
-  expect_form("cuLaunchKernel", 12000, "cuLaunchKernel");  // one form only
-  // The per-thread variants belong to the newest form; an older form has none.
+  expect_form("cuGraphInstantiate", 11000, "cuGraphInstantiate_v2");
+  expect_form("cuGraphInstantiate", 12000, "cuGraphInstantiateWithFlags");  // cuda.h's mapping
+  expect_form("cuLaunchKernel", 12000, "cuLaunchKernel");                   // one form only
+  // Each form's per-thread variant (_ptsz, or _ptds for synchronous copies).
   expect_form("cuStreamGetCtx", 13000, "cuStreamGetCtx_v2_ptsz",
               CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM);
-  expect_form("cuStreamGetCtx", 12000, "cuStreamGetCtx",
+  expect_form("cuStreamGetCtx", 12000, "cuStreamGetCtx_ptsz",
+              CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM);
+  expect_form("cuMemcpyBatchAsync", 12080, "cuMemcpyBatchAsync_ptsz",
+              CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM);
+  expect_form("cuMemcpyHtoD", 12000, "cuMemcpyHtoD_v2_ptds",
+              CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM);
+  expect_form("cuGraphInstantiateWithParams", 12000, "cuGraphInstantiateWithParams_ptsz",
               CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM);
   expect_form("cuStreamBeginCapture", 12000, "cuStreamBeginCapture_v2_ptsz",
               CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM);

@@ -51,12 +51,13 @@ void launch_twice(cudaGraph_t graph) {
   EMU_CHECK(cudaGraphExecDestroy(exec));
 }
 
-// A -> IF [then_body]; no default value: the body does not run (A's setting is device code).
+// A -> IF [then_body]; a default value of 1 without cudaGraphCondAssignDefault is never applied,
+// so the body does not run (A's setting is device code).
 void if_after_kernel(char* flag) {
   cudaGraph_t graph;
   EMU_CHECK(cudaGraphCreate(&graph, 0));
   cudaGraphConditionalHandle handle;
-  EMU_CHECK(cudaGraphConditionalHandleCreate(&handle, graph, 0, 0));
+  EMU_CHECK(cudaGraphConditionalHandleCreate(&handle, graph, 1, 0));
   void* args[] = {&flag, &handle};
   cudaGraphNodeParams a = kernel_params(reinterpret_cast<void*>(set_condition), args);
   cudaGraphNode_t a_node, if_node, body_node;
@@ -166,6 +167,39 @@ void if_else_and_switch() {
   EMU_CHECK(cudaGraphDestroy(graph));
 }
 
+// Refused as CUDA refuses them: a host node in a body (bodies take kernels, copies, memsets,
+// empty, child and conditional nodes), a body still being captured; a destroyed conditional
+// node's body is gone with it.
+void refusals() {
+  cudaGraph_t graph;
+  EMU_CHECK(cudaGraphCreate(&graph, 0));
+  cudaGraphConditionalHandle handle;
+  EMU_CHECK(cudaGraphConditionalHandleCreate(&handle, graph, 1, cudaGraphCondAssignDefault));
+  cudaGraphNodeParams c = conditional_params(handle, cudaGraphCondTypeIf, 1);
+  cudaGraphNode_t if_node, n;
+  EMU_CHECK(cudaGraphAddNode(&if_node, graph, nullptr, nullptr, 0, &c));
+  cudaGraph_t body = c.conditional.phGraph_out[0];
+  cudaGraphNodeParams host{};
+  host.type = cudaGraphNodeTypeHost;
+  host.host.fn = [](void*) {};
+  EMU_CHECK(cudaGraphAddNode(&n, body, nullptr, nullptr, 0, &host));
+  cudaGraphExec_t exec;
+  EMU_EXPECT_ERROR(cudaGraphInstantiate(&exec, graph, 0), cudaErrorInvalidValue);
+  EMU_CHECK(cudaGraphDestroyNode(n));
+  cudaStream_t stream;
+  EMU_CHECK(cudaStreamCreate(&stream));
+  EMU_CHECK(cudaStreamBeginCaptureToGraph(stream, body, nullptr, nullptr, 0,
+                                          cudaStreamCaptureModeGlobal));
+  EMU_EXPECT_ERROR(cudaGraphInstantiate(&exec, graph, 0), cudaErrorInvalidValue);
+  then_body<<<1, 32, 0, stream>>>();
+  EMU_CHECK(cudaStreamEndCapture(stream, nullptr));
+  EMU_CHECK(cudaStreamDestroy(stream));
+  EMU_CHECK(cudaGraphDestroyNode(if_node));
+  cudaGraphNodeParams then = kernel_params(reinterpret_cast<void*>(then_body), nullptr);
+  EMU_EXPECT_ERROR(cudaGraphAddNode(&n, body, nullptr, nullptr, 0, &then), cudaErrorInvalidValue);
+  EMU_CHECK(cudaGraphDestroy(graph));
+}
+
 }  // namespace
 
 int main() {
@@ -176,6 +210,7 @@ int main() {
   do_while_captured(flag + 1);
   while_in_capture(flag + 1);
   if_else_and_switch();
+  refusals();
   EMU_CHECK(cudaFree(flag));
   std::printf("graph_conditional: done\n");
   return 0;

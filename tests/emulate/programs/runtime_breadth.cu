@@ -199,7 +199,8 @@ void device_queries(int devices) {
     EMU_REQUIRE((peer[0] & cudaAtomicCapabilityReduction) != 0 &&
                 (peer[0] & cudaAtomicCapabilityScalar64) != 0);
     EMU_REQUIRE((peer[1] & cudaAtomicCapabilityScalar128) != 0);
-    EMU_REQUIRE((peer[2] & cudaAtomicCapabilityVector32x4) != 0 && peer[3] == 0);
+    EMU_REQUIRE((peer[2] & cudaAtomicCapabilityVector32x4) != 0);
+    EMU_REQUIRE((peer[3] & cudaAtomicCapabilityScalar32) != 0);  // float max: native too
     int native = -1, partial = -1;
     EMU_CHECK(cudaDeviceGetP2PAttribute(&native, cudaDevP2PAttrNativeAtomicSupported, 0, 1));
     EMU_CHECK(
@@ -218,6 +219,9 @@ void device_queries(int devices) {
   EMU_REQUIRE(width == (size_t{1} << 28));
   const cudaChannelFormatDesc odd = cudaCreateChannelDesc(12, 0, 0, 0, cudaChannelFormatKindFloat);
   EMU_EXPECT_ERROR(cudaDeviceGetTexture1DLinearMaxWidth(&width, &odd, 0), cudaErrorInvalidValue);
+  const cudaChannelFormatDesc three =
+      cudaCreateChannelDesc(32, 32, 32, 0, cudaChannelFormatKindFloat);
+  EMU_EXPECT_ERROR(cudaDeviceGetTexture1DLinearMaxWidth(&width, &three, 0), cudaErrorInvalidValue);
   ok();
 }
 
