@@ -445,3 +445,43 @@ PT_EXPORT CUresult cuMemcpyBatchAsync_v2_ptsz(CUdeviceptr* dsts, CUdeviceptr* sr
   return driver_batch_copy(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, nullptr, hStream,
                            true, "cuMemcpyBatchAsync_v2_ptsz");
 }
+
+// 3D batches: CUDA_MEMCPY3D_BATCH_OP has cudaMemcpy3DBatchOp's layout (operands of the same
+// types and values, the extent, the access order, flags); the copies are the runtime's.
+namespace {
+static_assert(sizeof(CUDA_MEMCPY3D_BATCH_OP) == sizeof(cudaMemcpy3DBatchOp));
+static_assert(CU_MEMCPY_OPERAND_TYPE_POINTER == static_cast<int>(cudaMemcpyOperandTypePointer) &&
+              CU_MEMCPY_OPERAND_TYPE_ARRAY == static_cast<int>(cudaMemcpyOperandTypeArray));
+
+CUresult driver_batch_copy_3d(size_t count, CUDA_MEMCPY3D_BATCH_OP* ops, size_t* fail_index,
+                              unsigned long long flags, CUstream stream, bool per_thread,
+                              const char* api) {
+  ErrorScope scope;
+  return to_driver(impl::batch_copy_3d(count, reinterpret_cast<const cudaMemcpy3DBatchOp*>(ops),
+                                       fail_index, flags, stream, per_thread, api));
+}
+}  // namespace
+
+#undef cuMemcpy3DBatchAsync
+PT_EXPORT CUresult cuMemcpy3DBatchAsync(size_t numOps, CUDA_MEMCPY3D_BATCH_OP* opList,
+                                        size_t* failIdx, unsigned long long flags,
+                                        CUstream hStream) {
+  return driver_batch_copy_3d(numOps, opList, failIdx, flags, hStream, false,
+                              "cuMemcpy3DBatchAsync");
+}
+PT_EXPORT CUresult cuMemcpy3DBatchAsync_ptsz(size_t numOps, CUDA_MEMCPY3D_BATCH_OP* opList,
+                                             size_t* failIdx, unsigned long long flags,
+                                             CUstream hStream) {
+  return driver_batch_copy_3d(numOps, opList, failIdx, flags, hStream, true,
+                              "cuMemcpy3DBatchAsync_ptsz");
+}
+PT_EXPORT CUresult cuMemcpy3DBatchAsync_v2(size_t numOps, CUDA_MEMCPY3D_BATCH_OP* opList,
+                                           unsigned long long flags, CUstream hStream) {
+  return driver_batch_copy_3d(numOps, opList, nullptr, flags, hStream, false,
+                              "cuMemcpy3DBatchAsync_v2");
+}
+PT_EXPORT CUresult cuMemcpy3DBatchAsync_v2_ptsz(size_t numOps, CUDA_MEMCPY3D_BATCH_OP* opList,
+                                                unsigned long long flags, CUstream hStream) {
+  return driver_batch_copy_3d(numOps, opList, nullptr, flags, hStream, true,
+                              "cuMemcpy3DBatchAsync_v2_ptsz");
+}

@@ -8,17 +8,25 @@
 // order, so the eighth argument is the stream (13) or failIdx (12) and the ninth the stream (12);
 // the function reads the stream from where the caller's ABI put it, as cudart_prefetch.cc does.
 // Each copy of the batch is performed and recorded as a cudaMemcpyAsync-like copy on the stream
-// (the copy engine runs a batch's copies one after another).
+// (the copy engine runs a batch's copies one after another). cudaMemcpy3DBatchAsync is read the
+// same way: CUDA 13 (numOps, opList, flags, stream), CUDA 12.8 (numOps, opList, failIdx, flags,
+// stream), all in registers.
 #define cudaMemcpyBatchAsync powertrain_header_cudaMemcpyBatchAsync
 #define cudaMemcpyBatchAsync_ptsz powertrain_header_cudaMemcpyBatchAsync_ptsz
+#define cudaMemcpy3DBatchAsync powertrain_header_cudaMemcpy3DBatchAsync
+#define cudaMemcpy3DBatchAsync_ptsz powertrain_header_cudaMemcpy3DBatchAsync_ptsz
+#include "interposer/cudart_array.h"
 #include "interposer/cudart_impl.h"
 #include "interposer/cudart_internal.h"
 #undef cudaMemcpyBatchAsync
 #undef cudaMemcpyBatchAsync_ptsz
+#undef cudaMemcpy3DBatchAsync
+#undef cudaMemcpy3DBatchAsync_ptsz
 
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -208,4 +216,158 @@ PT_EXPORT cudaError_t cudaMemDiscardAndPrefetchBatchAsync_ptsz(
     cudaStream_t stream) {
   return batch_prefetch(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, stream,
                         true, "cudaMemDiscardAndPrefetchBatchAsync_ptsz");
+}
+
+// ---- 3D batches (cudaMemcpy3DBatchAsync, CUDA 12.8) ---------------------------------------------
+// Each operation copies extent.width × height × depth elements between two operands, each a
+// pointer (rows of rowLength elements, layers of layerHeight rows; 0: packed to the extent) or an
+// array at an element offset. The element is 1 byte between pointers and the array's element
+// otherwise (two arrays must agree). Checked as a whole first, then copied in order.
+
+namespace powertrain::emu::detail::impl {
+namespace {
+struct Operand3D {
+  bool array = false;
+  cudaArray_const_t handle = nullptr;
+  void* pointer = nullptr;
+  std::size_t row_length = 0;    // elements, 0: packed
+  std::size_t layer_height = 0;  // rows, 0: packed
+  std::size_t x = 0, y = 0, z = 0;
+};
+
+bool read_operand(const cudaMemcpy3DOperand& in, Operand3D* out) {
+  if (in.type == cudaMemcpyOperandTypePointer) {
+    out->pointer = in.op.ptr.ptr;
+    out->row_length = in.op.ptr.rowLength;
+    out->layer_height = in.op.ptr.layerHeight;
+    return out->pointer != nullptr;
+  }
+  if (in.type == cudaMemcpyOperandTypeArray) {
+    out->array = true;
+    out->handle = in.op.array.array;
+    out->x = in.op.array.offset.x;
+    out->y = in.op.array.offset.y;
+    out->z = in.op.array.offset.z;
+    return out->handle != nullptr;
+  }
+  return false;
+}
+
+CopyEnd end_of(const Operand3D& o, std::size_t element, const cudaExtent& extent) {
+  CopyEnd end;
+  if (o.array) {
+    end.array = o.handle;
+    end.x_bytes = o.x * element;
+    end.y = o.y;
+    end.z = o.z;
+  } else {
+    end.pointer = o.pointer;
+    end.pitch = (o.row_length != 0 ? o.row_length : extent.width) * element;
+    end.slice_rows = o.layer_height != 0 ? o.layer_height : extent.height;
+  }
+  return end;
+}
+
+// Checks operation `i`; on success `src`, `dst`, `element` describe it.
+cudaError_t check_3d_op(const cudaMemcpy3DBatchOp& op, std::size_t i, const char* api,
+                        Operand3D* src, Operand3D* dst, std::size_t* element) {
+  const std::string which = "opList[" + std::to_string(i) + "]";
+  if (!read_operand(op.src, src) || !read_operand(op.dst, dst)) {
+    return misuse(api, cudaErrorInvalidValue,
+                  which + ": an operand is neither a non-NULL pointer nor a CUDA array");
+  }
+  const cudaExtent& e = op.extent;
+  if (e.width == 0 || e.height == 0 || e.depth == 0) {
+    return misuse(api, cudaErrorInvalidValue, which + ": the extent has a zero dimension");
+  }
+  for (const Operand3D* o : {src, dst}) {
+    if (!o->array && ((o->row_length != 0 && o->row_length < e.width) ||
+                      (o->layer_height != 0 && o->layer_height < e.height))) {
+      return misuse(api, cudaErrorInvalidValue,
+                    which + ": rowLength or layerHeight below the extent's width or height");
+    }
+  }
+  const int order = static_cast<int>(op.srcAccessOrder);
+  if (order < cudaMemcpySrcAccessOrderStream || order > cudaMemcpySrcAccessOrderAny) {
+    return misuse(
+        api, cudaErrorInvalidValue,
+        which + ": srcAccessOrder " + std::to_string(order) + " is not a cudaMemcpySrcAccessOrder");
+  }
+  *element = 1;
+  std::size_t array_element = 0;
+  for (const Operand3D* o : {src, dst}) {
+    if (!o->array) continue;
+    ArrayView view;
+    if (!array_view(o->handle, &view)) {
+      return misuse(api, cudaErrorInvalidValue,
+                    which + ": " + pointer_text(o->handle) + " is not a live CUDA array");
+    }
+    if (array_element != 0 && view.element_bytes != array_element) {
+      return misuse(api, cudaErrorInvalidValue,
+                    which + ": the two arrays have different element sizes");
+    }
+    array_element = view.element_bytes;
+    *element = array_element;
+  }
+  constexpr std::size_t kMax = ~std::size_t{0};
+  if (e.width > kMax / *element || src->x > kMax / *element || dst->x > kMax / *element ||
+      (src->row_length > kMax / *element) || (dst->row_length > kMax / *element)) {
+    return misuse(api, cudaErrorInvalidValue, which + ": extent or offset too large");
+  }
+  return cudaSuccess;
+}
+}  // namespace
+
+cudaError_t batch_copy_3d(std::size_t count, const cudaMemcpy3DBatchOp* ops, size_t* fail_index,
+                          unsigned long long flags, cudaStream_t stream, bool per_thread,
+                          const char* api) {
+  if (fail_index != nullptr) *fail_index = std::numeric_limits<size_t>::max();
+  if (count == 0 || ops == nullptr) {
+    return misuse(api, cudaErrorInvalidValue, "numOps is 0 or opList is NULL");
+  }
+  if (flags != 0) return misuse(api, cudaErrorInvalidValue, "flags must be 0");
+  if ((!per_thread && stream == nullptr) || stream == cudaStreamLegacy) {
+    return misuse(api, cudaErrorInvalidValue, "the legacy NULL stream cannot take a batch");
+  }
+  std::vector<Operand3D> sources(count), destinations(count);
+  std::vector<std::size_t> elements(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    const cudaError_t error =
+        check_3d_op(ops[i], i, api, &sources[i], &destinations[i], &elements[i]);
+    if (error != cudaSuccess) {
+      if (fail_index != nullptr) *fail_index = i;
+      return error;
+    }
+  }
+  for (std::size_t i = 0; i < count; ++i) {
+    const cudaExtent& e = ops[i].extent;
+    const cudaError_t error = copy_ends(
+        end_of(destinations[i], elements[i], e), end_of(sources[i], elements[i], e),
+        e.width * elements[i], e.height, e.depth, cudaMemcpyDefault, stream, true, per_thread, api);
+    if (error != cudaSuccess) {
+      if (fail_index != nullptr) *fail_index = i;
+      return error;
+    }
+  }
+  return cudaSuccess;
+}
+}  // namespace powertrain::emu::detail::impl
+
+// CUDA 12.8's form has failIdx before the flags; CUDA 13's has none (by the caller's ABI).
+PT_EXPORT cudaError_t cudaMemcpy3DBatchAsync(size_t numOps, struct cudaMemcpy3DBatchOp* opList,
+                                             std::uint64_t third, std::uint64_t fourth,
+                                             cudaStream_t fifth) {
+  const bool cuda12 = detail::cudart_abi() == 12;
+  return impl::batch_copy_3d(
+      numOps, opList, cuda12 ? reinterpret_cast<size_t*>(third) : nullptr, cuda12 ? fourth : third,
+      cuda12 ? fifth : reinterpret_cast<cudaStream_t>(fourth), false, "cudaMemcpy3DBatchAsync");
+}
+
+PT_EXPORT cudaError_t cudaMemcpy3DBatchAsync_ptsz(size_t numOps, struct cudaMemcpy3DBatchOp* opList,
+                                                  std::uint64_t third, std::uint64_t fourth,
+                                                  cudaStream_t fifth) {
+  const bool cuda12 = detail::cudart_abi() == 12;
+  return impl::batch_copy_3d(
+      numOps, opList, cuda12 ? reinterpret_cast<size_t*>(third) : nullptr, cuda12 ? fourth : third,
+      cuda12 ? fifth : reinterpret_cast<cudaStream_t>(fourth), true, "cudaMemcpy3DBatchAsync_ptsz");
 }

@@ -78,6 +78,10 @@ cudaError_t batch_copy_1d(void* const* dsts, const void* const* srcs, const size
                           size_t count, const cudaMemcpyAttributes* attrs,
                           const size_t* attr_indices, size_t attr_count, size_t* fail_index,
                           cudaStream_t stream, bool per_thread, const char* api);
+/// cudaMemcpy3DBatchAsync's operations (cudart_batch_copy.cc; also the driver's).
+cudaError_t batch_copy_3d(std::size_t count, const cudaMemcpy3DBatchOp* ops, size_t* fail_index,
+                          unsigned long long flags, cudaStream_t stream, bool per_thread,
+                          const char* api);
 cudaError_t memset_1d(void* pointer, int value, size_t count, cudaStream_t stream, bool async,
                       bool per_thread, const char* api);
 /// cudaMemset3D[Async]: `extent` (width in bytes) of a cudaMalloc3D-style pitched pointer.

@@ -358,7 +358,7 @@ TEST_F(EmulateProgramsTest, RuntimeBreadthCallsAreEmulated) {
   const CliRun r = emulate({"--gpus", "2", "--keep-traces", "--out", out.string()},
                            {(programs_ / "runtime_breadth").string()});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
-  EXPECT_NE(r.out.find("runtime_breadth: 15 checks passed on 2 devices"), std::string::npos)
+  EXPECT_NE(r.out.find("runtime_breadth: 16 checks passed on 2 devices"), std::string::npos)
       << r.out;
   const nlohmann::json summary = nlohmann::json::parse(slurp(out / "summary.json"));
   EXPECT_TRUE(summary["unsupported_calls"].empty()) << summary["unsupported_calls"].dump();
@@ -368,7 +368,11 @@ TEST_F(EmulateProgramsTest, RuntimeBreadthCallsAreEmulated) {
                         {"cudaGraphMemcpyNodeSetParamsToSymbol", 16},
                         {"cudaGraphMemcpyNodeSetParamsFromSymbol", 8},
                         {"cudaGraphExecMemcpyNodeSetParamsToSymbol", 64},
-                        {"cudaGraphExecMemcpyNodeSetParamsFromSymbol", 32}}));
+                        {"cudaGraphExecMemcpyNodeSetParamsFromSymbol", 32},
+                        {"cudaMemcpy3DBatchAsync", 64},  // 8 x 4 x 2 bytes, both ways
+                        {"cudaMemcpy3DBatchAsync", 64},
+                        {"cudaMemcpy3DBatchAsync", 64},  // 2 x 4 x 2 floats, both ways
+                        {"cudaMemcpy3DBatchAsync", 64}}));
   std::vector<std::int64_t> memsets;
   for (const auto& m : kept(out, "memset")) memsets.push_back(m["bytes"]);
   EXPECT_EQ(memsets, (std::vector<std::int64_t>{1000, 3000, 3000}));
@@ -389,7 +393,8 @@ TEST_F(EmulateProgramsTest, RuntimeBreadthCallsAreEmulated) {
                 "cudaDeviceUnregisterAsyncNotification", "cudaEventElapsedTime_v2",
                 "cudaGraphAddMemcpyNodeFromSymbol", "cudaGraphAddMemcpyNodeToSymbol",
                 "cudaGraphAddMemcpyNodeToSymbol", "cudaGraphExecChildGraphNodeSetParams",
-                "cudaGraphExecChildGraphNodeSetParams", "cudaLaunchCooperativeKernelMultiDevice"}));
+                "cudaGraphExecChildGraphNodeSetParams", "cudaLaunchCooperativeKernelMultiDevice",
+                "cudaMemcpy3DBatchAsync", "cudaMemcpy3DBatchAsync", "cudaMemcpy3DBatchAsync"}));
 }
 
 // Conditional graph nodes (graph_conditional.cu): each runs the body its handle's default value
@@ -456,10 +461,10 @@ TEST_F(EmulateProgramsTest, ConditionalGraphNodesRunTheBodyTheirDefaultValueSele
   EXPECT_EQ((++it)->second, twice({"_Z9else_bodyv", "_Z9case_bodyi3"}));
   std::vector<std::string> misuse;
   for (const auto& m : kept(out, "misuse")) misuse.push_back(m["api"]);
-  EXPECT_EQ(misuse, (std::vector<std::string>{"cudaGraphDestroy", "cudaGraphClone",
-                                              "cudaGraphAddNode", "cudaGraphAddNode",
-                                              "cudaGraphInstantiate", "cudaGraphInstantiate",
-                                              "cudaGraphAddNode"}));
+  EXPECT_EQ(misuse,
+            (std::vector<std::string>{"cudaGraphDestroy", "cudaGraphClone", "cudaGraphAddNode",
+                                      "cudaGraphAddNode", "cudaGraphInstantiate",
+                                      "cudaGraphInstantiate", "cudaGraphAddNode"}));
   std::vector<std::string> why;
   for (const auto& m : kept(out, "misuse")) {
     if (m["api"] == "cudaGraphInstantiate") why.push_back(m["what"]);

@@ -600,6 +600,7 @@ TEST_F(DriverApi, ProcAddressGivesTheFormOfTheVersionAskedFor) {
   EXPECT_EQ(copies,
             (std::vector<std::string>{"cuMemcpyBatchAsync HtoD", "cuMemcpyBatchAsync HtoD",
                                       "cuMemcpyBatchAsync_v2 DtoH", "cuMemcpyBatchAsync_v2 DtoH",
+                                      "cuMemcpy3DBatchAsync HtoD", "cuMemcpy3DBatchAsync_v2 DtoH",
                                       "cuMemcpy3DPeer DtoD", "cuMemcpy3DPeerAsync DtoD"}));
   EXPECT_EQ(trace.of("graph_launch").size(), 2u);
   // The captured memset and stream write (a 4-byte memset) replay at the launch.

@@ -205,6 +205,70 @@ TEST_F(SampleApiPrograms, Cuda12DropInReadsTheCuda12BatchCopyArguments) {
   EXPECT_EQ(code, 0) << "see the step numbers in the test body";
 }
 
+// The 3D batch under the CUDA 12 drop-in has CUDA 12.8's failIdx before the flags: 64 packed bytes
+// into rows of 32 on the device and back arrive whole, failIdx left at SIZE_MAX; a zero extent
+// fails with failIdx 0. Returns the failing step.
+TEST_F(SampleApiPrograms, Cuda12DropInReadsTheCuda12Batch3DArguments) {
+  const int code = in_child_with_cuda12(dir_, [](void* lib) {
+    using Malloc = int (*)(void**, size_t);
+    using StreamCreate = int (*)(void**);
+    using Sync = int (*)(void*);
+    // cudaMemcpy3DBatchOp as driver_types.h lays it out (pointer operands only here).
+    struct Operand {
+      int type;  // cudaMemcpyOperandTypePointer = 1
+      struct {
+        void* ptr;
+        size_t row_length;
+        size_t layer_height;
+        int hint[2];  // cudaMemLocation
+      } ptr;
+    };
+    struct BatchOp {
+      Operand src;
+      Operand dst;
+      size_t extent[3];
+      int src_access_order;  // cudaMemcpySrcAccessOrderStream = 1
+      unsigned flags;
+    };
+    static_assert(sizeof(BatchOp) == 112);
+    using Batch3D12 = int (*)(size_t, BatchOp*, size_t*, unsigned long long, void*);
+    auto malloc_device = reinterpret_cast<Malloc>(::dlsym(lib, "cudaMalloc"));
+    auto stream_create = reinterpret_cast<StreamCreate>(::dlsym(lib, "cudaStreamCreate"));
+    auto sync = reinterpret_cast<Sync>(::dlsym(lib, "cudaStreamSynchronize"));
+    auto batch = reinterpret_cast<Batch3D12>(::dlsym(lib, "cudaMemcpy3DBatchAsync"));
+    if (!malloc_device || !stream_create || !sync || !batch) return 1;
+    void* stream = nullptr;
+    void* device = nullptr;
+    if (stream_create(&stream) != 0 || malloc_device(&device, 4096) != 0) return 2;
+    unsigned char in[64], out[64] = {};
+    for (int i = 0; i < 64; ++i) in[i] = static_cast<unsigned char>(200 - i);
+    BatchOp op = {};
+    op.src.type = 1;
+    op.src.ptr.ptr = in;
+    op.dst.type = 1;
+    op.dst.ptr.ptr = device;
+    op.dst.ptr.row_length = 32;
+    op.extent[0] = 16;
+    op.extent[1] = 2;
+    op.extent[2] = 2;
+    op.src_access_order = 1;
+    size_t fail = 7;
+    if (batch(1, &op, &fail, 0, stream) != 0 || fail != static_cast<size_t>(-1)) return 3;
+    BatchOp back = op;
+    back.src = op.dst;
+    back.dst = op.src;
+    back.dst.ptr.ptr = out;
+    if (batch(1, &back, &fail, 0, stream) != 0 || sync(stream) != 0) return 4;
+    for (int i = 0; i < 64; ++i) {
+      if (out[i] != in[i]) return 5;
+    }
+    back.extent[0] = 0;
+    if (batch(1, &back, &fail, 0, stream) == 0) return 6;
+    return fail == 0 ? 0 : 7;
+  });
+  EXPECT_EQ(code, 0) << "see the step numbers in the test body";
+}
+
 // cudaGetDriverEntryPoint asks for the runtime's CUDA version: under the CUDA 12 drop-in a driver
 // function renamed in CUDA 13 comes in its CUDA 12.8 form (cuMemcpyBatchAsync with failIdx,
 // cuCtxGetDevice without a context), under CUDA 13 in the newest. Returns the failing step.

@@ -155,6 +155,31 @@ int main() {
   // The legacy NULL stream cannot take a batch.
   EMU_REQUIRE(reinterpret_cast<Batch130>(f)(to_host, to_device, sizes, 2, &attrs, &attr_index, 1,
                                             nullptr) == CUDA_ERROR_INVALID_VALUE);
+  // The 3D batch in both forms: 64 packed bytes (16 x 2 x 2) into rows of 32 on the device, back.
+  using Batch3D128 =
+      CUresult (*)(size_t, CUDA_MEMCPY3D_BATCH_OP*, size_t*, unsigned long long, CUstream);
+  using Batch3D130 = CUresult (*)(size_t, CUDA_MEMCPY3D_BATCH_OP*, unsigned long long, CUstream);
+  CUDA_MEMCPY3D_BATCH_OP op3 = {};
+  op3.src.type = CU_MEMCPY_OPERAND_TYPE_POINTER;
+  op3.src.op.ptr.ptr = reinterpret_cast<CUdeviceptr>(host_in);
+  op3.dst.type = CU_MEMCPY_OPERAND_TYPE_POINTER;
+  op3.dst.op.ptr.ptr = device_buffer + 128;
+  op3.dst.op.ptr.rowLength = 32;
+  op3.extent = {16, 2, 2};
+  op3.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+  fail = 0;
+  CU_CHECK(cuGetProcAddress("cuMemcpy3DBatchAsync", &f, 12080, 0, &status));
+  CU_CHECK(reinterpret_cast<Batch3D128>(f)(1, &op3, &fail, 0, copy_stream));
+  EMU_REQUIRE(fail == static_cast<size_t>(-1));
+  CUDA_MEMCPY3D_BATCH_OP back3 = op3;
+  back3.src = op3.dst;
+  back3.dst = op3.src;
+  back3.dst.op.ptr.ptr = reinterpret_cast<CUdeviceptr>(host_out);
+  std::memset(host_out, 0, sizeof host_out);
+  CU_CHECK(cuGetProcAddress("cuMemcpy3DBatchAsync", &f, 13000, 0, &status));
+  CU_CHECK(reinterpret_cast<Batch3D130>(f)(1, &back3, 0, copy_stream));
+  CU_CHECK(cuStreamSynchronize(copy_stream));
+  EMU_REQUIRE(std::memcmp(host_in, host_out, 64) == 0);
   CU_CHECK(cuStreamDestroy(copy_stream));
   CU_CHECK(cuMemFree(device_buffer));
   ++checks;
