@@ -33,6 +33,25 @@ namespace {
 namespace detail = powertrain::emu::detail;
 namespace impl = powertrain::emu::detail::impl;
 
+// What every batch needs of its stream, checked before any copy (failIdx stays SIZE_MAX): not the
+// legacy default stream, a live stream, and not under capture — CUDA 13 refuses a batch on a
+// capturing stream with cudaErrorStreamCaptureUnsupported and leaves the capture as it was.
+cudaError_t batch_stream(cudaStream_t stream, bool per_thread, const char* api) {
+  if ((!per_thread && stream == nullptr) || stream == cudaStreamLegacy) {
+    return detail::misuse(api, cudaErrorInvalidValue, "the legacy NULL stream cannot take a batch");
+  }
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  if (const cudaError_t error = impl::stream_is_capturing(stream, &capture, per_thread, api);
+      error != cudaSuccess) {
+    return error;
+  }
+  if (capture != cudaStreamCaptureStatusNone) {
+    return detail::misuse(api, cudaErrorStreamCaptureUnsupported,
+                          "a batched copy cannot be captured");
+  }
+  return cudaSuccess;
+}
+
 cudaError_t batch_copy(void* const* dsts, const void* const* srcs, const size_t* sizes,
                        size_t count, const cudaMemcpyAttributes* attrs, const size_t* attr_indices,
                        size_t attr_count, size_t* fail_index, cudaStream_t stream, bool per_thread,
@@ -41,9 +60,8 @@ cudaError_t batch_copy(void* const* dsts, const void* const* srcs, const size_t*
   if (count == 0 || dsts == nullptr || srcs == nullptr || sizes == nullptr) {
     return detail::misuse(api, cudaErrorInvalidValue, "count is 0 or dsts/srcs/sizes is NULL");
   }
-  if ((!per_thread && stream == nullptr) || stream == cudaStreamLegacy) {
-    // The runtime refuses the legacy default stream for batches.
-    return detail::misuse(api, cudaErrorInvalidValue, "the legacy NULL stream cannot take a batch");
+  if (const cudaError_t error = batch_stream(stream, per_thread, api); error != cudaSuccess) {
+    return error;
   }
   if (attr_count == 0 || attr_count > count || attrs == nullptr || attr_indices == nullptr ||
       attr_indices[0] != 0) {
@@ -308,6 +326,16 @@ cudaError_t check_3d_op(const cudaMemcpy3DBatchOp& op, std::size_t i, const char
     }
     array_element = view.element_bytes;
     *element = array_element;
+    // The region must lie inside the array (checked here, before any copy of the batch runs).
+    const std::size_t row_elements = view.extent.width;
+    if (o->x > row_elements || e.width > row_elements - o->x || o->y > view.rows() ||
+        e.height > view.rows() - o->y || o->z > view.slices() || e.depth > view.slices() - o->z) {
+      return misuse(api, cudaErrorInvalidValue,
+                    which + ": the region at (" + std::to_string(o->x) + ", " +
+                        std::to_string(o->y) + ", " + std::to_string(o->z) + ") of " +
+                        std::to_string(e.width) + " x " + std::to_string(e.height) + " x " +
+                        std::to_string(e.depth) + " runs past the array");
+    }
   }
   constexpr std::size_t kMax = ~std::size_t{0};
   if (e.width > kMax / *element || src->x > kMax / *element || dst->x > kMax / *element ||
@@ -326,8 +354,8 @@ cudaError_t batch_copy_3d(std::size_t count, const cudaMemcpy3DBatchOp* ops, siz
     return misuse(api, cudaErrorInvalidValue, "numOps is 0 or opList is NULL");
   }
   if (flags != 0) return misuse(api, cudaErrorInvalidValue, "flags must be 0");
-  if ((!per_thread && stream == nullptr) || stream == cudaStreamLegacy) {
-    return misuse(api, cudaErrorInvalidValue, "the legacy NULL stream cannot take a batch");
+  if (const cudaError_t error = batch_stream(stream, per_thread, api); error != cudaSuccess) {
+    return error;
   }
   std::vector<Operand3D> sources(count), destinations(count);
   std::vector<std::size_t> elements(count);

@@ -11,6 +11,7 @@
 #include <string>
 #include <utility>
 
+#include "interposer/cudart_array.h"
 #include "interposer/cudart_impl.h"
 #include "interposer/cudart_internal.h"
 #include "interposer/trace_schema.h"
@@ -689,11 +690,9 @@ PT_EXPORT cudaError_t cudaDeviceGetP2PAttribute(int* value, enum cudaDeviceP2PAt
   if (!detail::valid_device(srcDevice) || !detail::valid_device(dstDevice)) {
     return detail::invalid_device("cudaDeviceGetP2PAttribute", srcDevice);
   }
-  // NVLink-connected peers: every atomic is native (so "only partial" is 0), rank 0 the best.
-  *value = attr == cudaDevP2PAttrPerformanceRank ||
-                   attr == cudaDevP2PAttrOnlyPartialNativeAtomicSupported
-               ? 0
-               : 1;
+  // NVLink-connected peers, rank 0 the best; native atomics, but not every operation (float
+  // min/max: see atomic_capabilities), so "only partial" is 1.
+  *value = attr == cudaDevP2PAttrPerformanceRank ? 0 : 1;
   return cudaSuccess;
 }
 
@@ -701,10 +700,10 @@ namespace {
 // The native support of each atomic operation over a link, as a bitmask of
 // cudaAtomicOperationCapability. Over NVLink (peers) a Hopper GPU does the integer and bitwise
 // operations, exchange and compare-and-swap natively on 32- and 64-bit values (128-bit exchange
-// and CAS too, sm_90), float add on scalars and float4 vectors, float min/max on scalars: every
-// CUDA-valid operation, as cudaDevP2PAttrNativeAtomicSupported 1 and
-// cudaDevP2PAttrOnlyPartialNativeAtomicSupported 0 say; over PCIe to the host nothing is native
-// (cudaDevAttrHostNativeAtomicSupported is 0).
+// and CAS too, sm_90), increment/decrement on unsigned 32-bit values (the only atomicInc/Dec CUDA
+// has), float add on scalars and float4 vectors; float min/max are left out (no source says they
+// are native over the link), so cudaDevP2PAttrOnlyPartialNativeAtomicSupported is 1. Over PCIe to
+// the host nothing is native (cudaDevAttrHostNativeAtomicSupported is 0).
 cudaError_t atomic_capabilities(unsigned int* capabilities, const cudaAtomicOperation* operations,
                                 unsigned int count, bool native, const char* api) {
   if (capabilities == nullptr || operations == nullptr || count == 0) {
@@ -716,11 +715,13 @@ cudaError_t atomic_capabilities(unsigned int* capabilities, const cudaAtomicOper
   for (unsigned int i = 0; i < count; ++i) {
     unsigned int mask = 0;
     switch (operations[i]) {
+      case cudaAtomicOperationIntegerIncrement:
+      case cudaAtomicOperationIntegerDecrement:
+        mask = cudaAtomicCapabilityUnsigned | cudaAtomicCapabilityScalar32;
+        break;
       case cudaAtomicOperationIntegerAdd:
       case cudaAtomicOperationIntegerMin:
       case cudaAtomicOperationIntegerMax:
-      case cudaAtomicOperationIntegerIncrement:
-      case cudaAtomicOperationIntegerDecrement:
       case cudaAtomicOperationAnd:
       case cudaAtomicOperationOr:
       case cudaAtomicOperationXOR:
@@ -737,7 +738,7 @@ cudaError_t atomic_capabilities(unsigned int* capabilities, const cudaAtomicOper
         break;
       case cudaAtomicOperationFloatMin:
       case cudaAtomicOperationFloatMax:
-        mask = cudaAtomicCapabilityScalar32 | cudaAtomicCapabilityScalar64;
+        mask = 0;
         break;
       default:
         return misuse(api, cudaErrorInvalidValue,
@@ -788,22 +789,11 @@ PT_EXPORT cudaError_t cudaDeviceGetTexture1DLinearMaxWidth(
     return misuse(api, cudaErrorInvalidValue, "maxWidthInElements or fmtDesc NULL");
   }
   if (!detail::valid_device(device)) return detail::invalid_device(api, device);
-  // 1, 2 or 4 channels of one width (8, 16 or 32 bits), filled from x on, as array formats are.
-  const int bits[] = {fmtDesc->x, fmtDesc->y, fmtDesc->z, fmtDesc->w};
-  int channels = 0;
-  bool valid = fmtDesc->x == 8 || fmtDesc->x == 16 || fmtDesc->x == 32;
-  for (int b : bits) {
-    if (b == 0) break;
-    valid = valid && b == fmtDesc->x;
-    ++channels;
-  }
-  for (int c = channels; c < 4; ++c) valid = valid && bits[c] == 0;
-  valid = valid && channels != 3;
-  if (!valid || fmtDesc->f < cudaChannelFormatKindSigned ||
-      fmtDesc->f > cudaChannelFormatKindFloat) {
+  // The formats a linear texture takes (the emulator's one check of channel formats).
+  const char* why = nullptr;
+  if (detail::element_bytes_of(*fmtDesc, &why) == 0) {
     return misuse(api, cudaErrorInvalidValue,
-                  "fmtDesc is not a linear-texture format (channels of 8, 16 or 32 bits from x "
-                  "on; signed, unsigned or float)");
+                  std::string("fmtDesc is not a texture format: ") + (why != nullptr ? why : "?"));
   }
   *maxWidthInElements = std::size_t{1} << 28;
   return cudaSuccess;

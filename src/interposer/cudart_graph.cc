@@ -337,7 +337,10 @@ NodeRef* node_handle(State& s, Graph* g, int index) {
 int node_index(State& s, const Graph* g, cudaGraphNode_t node) {
   const auto* ref = reinterpret_cast<const NodeRef*>(node);
   if (s.node_refs.count(ref) == 0 || ref->graph != g) return -1;
-  if (g->nodes[static_cast<std::size_t>(ref->index)].destroyed) return -1;
+  if (ref->index >= static_cast<int>(g->nodes.size()) ||
+      g->nodes[static_cast<std::size_t>(ref->index)].destroyed) {
+    return -1;  // destroyed, or its graph's nodes are gone (a retired conditional body)
+  }
   return ref->index;
 }
 
@@ -434,20 +437,60 @@ bool allowed_in_body(cudaGraphNodeType type) {
          type == cudaGraphNodeTypeMemcpy || type == cudaGraphNodeTypeConditional;
 }
 
+// Every body of every conditional node of `g`, at every depth and on every branch (the device
+// chooses the branch at run time): not still being captured, and only node kinds CUDA allows.
+// An empty `error` means all are valid.
+void validate_bodies(const Graph& g, std::string* error, int depth = 0) {
+  if (depth > 64) {
+    *error = "conditional bodies nest more than 64 deep";
+    return;
+  }
+  for (const Node& node : g.nodes) {
+    if (node.type != cudaGraphNodeTypeConditional || node.destroyed || node.bodies == nullptr) {
+      continue;
+    }
+    for (cudaGraph_t b : *node.bodies) {
+      const auto* body = reinterpret_cast<const Graph*>(b);
+      if (body->capturing) *error = "a conditional body is still being captured";
+      for (const Node& n : body->nodes) {
+        if (!n.destroyed && !allowed_in_body(n.type)) {
+          *error = "a conditional body holds a node of type " + std::to_string(n.type) +
+                   " (bodies take kernel, empty, child graph, memset, memcpy and conditional "
+                   "nodes)";
+        }
+      }
+      if (!error->empty()) return;
+      validate_bodies(*body, error, depth + 1);
+      if (!error->empty()) return;
+    }
+  }
+}
+
+// True when a body of `node`, at any depth, is the target of a capture in progress.
+bool body_capturing(const Node& node) {
+  if (node.bodies == nullptr) return false;
+  for (cudaGraph_t b : *node.bodies) {
+    const auto* body = reinterpret_cast<const Graph*>(b);
+    if (body->capturing) return true;
+    for (const Node& n : body->nodes) {
+      if (body_capturing(n)) return true;
+    }
+  }
+  return false;
+}
+
 // `g` with each conditional node replaced by the body it runs (bodies expanded the same way):
 // the body's nodes are appended, so every other node keeps its index, after the conditional's
 // dependencies, and the conditional node becomes an empty join after the body. One note per
-// conditional node goes to `notes`; a body still being captured or holding a node kind CUDA
-// refuses there sets `error` (and the expansion stops).
+// conditional node that runs goes to `notes`; an invalid body anywhere (validate_bodies) sets
+// `error` and nothing is expanded.
 Graph expand_conditionals(const State& s, const Graph& g, std::vector<std::string>* notes,
                           std::string* error, int depth = 0) {
   Graph out;
   out.device = g.device;
   out.nodes = g.nodes;
-  if (depth > 64) {  // bodies are fresh graphs: nesting this deep is not a real program
-    *error = "conditional bodies nest more than 64 deep";
-    return out;
-  }
+  if (depth == 0) validate_bodies(g, error);
+  if (!error->empty() || depth > 64) return out;
   const std::size_t own = g.nodes.size();
   for (std::size_t i = 0; i < own && error->empty(); ++i) {
     if (out.nodes[i].type != cudaGraphNodeTypeConditional || out.nodes[i].destroyed) continue;
@@ -458,22 +501,11 @@ Graph expand_conditionals(const State& s, const Graph& g, std::vector<std::strin
     const int body = conditional_body(out.nodes[i], value);
     notes->push_back(conditional_note(out.nodes[i], value, assigned, body));
     out.nodes[i].empty = true;
-    for (cudaGraph_t b : *out.nodes[i].bodies) {  // every body must be valid, run or not
-      const auto* checked = reinterpret_cast<const Graph*>(b);
-      if (checked->capturing) *error = "a conditional body is still being captured";
-      for (const Node& n : checked->nodes) {
-        if (!n.destroyed && !allowed_in_body(n.type)) {
-          *error = "a conditional body holds a node of type " + std::to_string(n.type) +
-                   " (bodies take kernel, empty, child graph, memset, memcpy and conditional "
-                   "nodes)";
-        }
-      }
-    }
-    if (body < 0 || !error->empty()) continue;  // a join on the conditional's own dependencies
+    if (body < 0) continue;  // a join on the conditional's own dependencies
     const auto* source = reinterpret_cast<const Graph*>((*out.nodes[i].bodies)[body]);
     if (s.graphs.count(source) == 0 || !source->live) continue;
     const Graph inner = expand_conditionals(s, *source, notes, error, depth + 1);
-    if (inner.nodes.empty() || !error->empty()) continue;
+    if (inner.nodes.empty()) continue;
     const std::vector<int> before = out.nodes[i].deps;
     const int offset = static_cast<int>(out.nodes.size());
     std::vector<bool> has_users(inner.nodes.size(), false);
@@ -1096,6 +1128,12 @@ PT_EXPORT cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
     return misuse("cudaGraphDestroy", cudaErrorInvalidValue,
                   "invalid, destroyed or capturing graph, or a child or conditional node's graph " +
                       detail::pointer_text(graph));
+  }
+  for (const detail::Node& n : g->nodes) {
+    if (detail::body_capturing(n)) {
+      return misuse("cudaGraphDestroy", cudaErrorInvalidValue,
+                    "a conditional body of the graph is still being captured");
+    }
   }
   g->live = false;
   detail::Destructors run;
@@ -1996,6 +2034,10 @@ PT_EXPORT cudaError_t cudaGraphDestroyNode(cudaGraphNode_t node) {
                         detail::pointer_text(node));
     }
     if (g->embedded) return detail::embedded_edit(api);
+    if (detail::body_capturing(g->nodes[static_cast<std::size_t>(index)])) {
+      return misuse(api, cudaErrorInvalidValue,
+                    "the conditional node's body is still being captured");
+    }
     std::vector<int> gone = {index};
     const detail::Node& target = g->nodes[static_cast<std::size_t>(index)];
     if (target.embedded != nullptr) target.embedded->live = false;

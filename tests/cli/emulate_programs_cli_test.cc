@@ -369,13 +369,15 @@ TEST_F(EmulateProgramsTest, RuntimeBreadthCallsAreEmulated) {
                         {"cudaGraphMemcpyNodeSetParamsFromSymbol", 8},
                         {"cudaGraphExecMemcpyNodeSetParamsToSymbol", 64},
                         {"cudaGraphExecMemcpyNodeSetParamsFromSymbol", 32},
-                        {"cudaMemcpy3DBatchAsync", 64},  // 8 x 4 x 2 bytes, both ways
-                        {"cudaMemcpy3DBatchAsync", 64},
-                        {"cudaMemcpy3DBatchAsync", 64},  // 2 x 4 x 2 floats, both ways
-                        {"cudaMemcpy3DBatchAsync", 64}}));
+                        {"cudaMemcpy3DBatchAsync", 64},  // 8 x 4 x 2 bytes into 16-byte rows
+                        {"cudaMemcpy", 128},             // the pitched image read back
+                        {"cudaMemcpy3DBatchAsync", 64},  // and out again
+                        {"cudaMemcpy3D", 128},           // the array's sentinel
+                        {"cudaMemcpy3DBatchAsync", 64},  // 2 x 4 x 2 floats into the array
+                        {"cudaMemcpy3D", 128}}));        // the array read back
   std::vector<std::int64_t> memsets;
   for (const auto& m : kept(out, "memset")) memsets.push_back(m["bytes"]);
-  EXPECT_EQ(memsets, (std::vector<std::int64_t>{1000, 3000, 3000}));
+  EXPECT_EQ(memsets, (std::vector<std::int64_t>{1000, 3000, 3000, 128}));  // + the sentinel
   std::vector<int> cooperative_devices;
   for (const auto& k : kept(out, "kernel")) {
     if (k["api"] == "cudaLaunchCooperativeKernelMultiDevice") {
@@ -394,7 +396,8 @@ TEST_F(EmulateProgramsTest, RuntimeBreadthCallsAreEmulated) {
                 "cudaGraphAddMemcpyNodeFromSymbol", "cudaGraphAddMemcpyNodeToSymbol",
                 "cudaGraphAddMemcpyNodeToSymbol", "cudaGraphExecChildGraphNodeSetParams",
                 "cudaGraphExecChildGraphNodeSetParams", "cudaLaunchCooperativeKernelMultiDevice",
-                "cudaMemcpy3DBatchAsync", "cudaMemcpy3DBatchAsync", "cudaMemcpy3DBatchAsync"}));
+                "cudaMemcpy3DBatchAsync", "cudaMemcpy3DBatchAsync", "cudaMemcpy3DBatchAsync",
+                "cudaMemcpy3DBatchAsync", "cudaMemcpy3DBatchAsync"}));
 }
 
 // Conditional graph nodes (graph_conditional.cu): each runs the body its handle's default value
@@ -462,16 +465,19 @@ TEST_F(EmulateProgramsTest, ConditionalGraphNodesRunTheBodyTheirDefaultValueSele
   std::vector<std::string> misuse;
   for (const auto& m : kept(out, "misuse")) misuse.push_back(m["api"]);
   EXPECT_EQ(misuse,
-            (std::vector<std::string>{"cudaGraphDestroy", "cudaGraphClone", "cudaGraphAddNode",
-                                      "cudaGraphAddNode", "cudaGraphInstantiate",
-                                      "cudaGraphInstantiate", "cudaGraphAddNode"}));
+            (std::vector<std::string>{
+                "cudaGraphDestroy", "cudaGraphClone", "cudaGraphAddNode", "cudaGraphAddNode",
+                "cudaGraphInstantiate", "cudaGraphInstantiate", "cudaGraphDestroyNode",
+                "cudaGraphDestroy", "cudaGraphAddNode", "cudaGraphInstantiate"}));
   std::vector<std::string> why;
   for (const auto& m : kept(out, "misuse")) {
     if (m["api"] == "cudaGraphInstantiate") why.push_back(m["what"]);
   }
-  ASSERT_EQ(why.size(), 2u);
+  ASSERT_EQ(why.size(), 3u);
   EXPECT_NE(why[0].find("a conditional body holds a node of type 3"), std::string::npos) << why[0];
   EXPECT_EQ(why[1], "a conditional body is still being captured");
+  // The host node two bodies down, on a branch the default value does not take.
+  EXPECT_NE(why[2].find("a conditional body holds a node of type 3"), std::string::npos) << why[2];
 }
 
 // cuDNN convolutions are predicted as their implicit GEMMs at the device model's roofline

@@ -206,8 +206,8 @@ TEST_F(SampleApiPrograms, Cuda12DropInReadsTheCuda12BatchCopyArguments) {
 }
 
 // The 3D batch under the CUDA 12 drop-in has CUDA 12.8's failIdx before the flags: 64 packed bytes
-// into rows of 32 on the device and back arrive whole, failIdx left at SIZE_MAX; a zero extent
-// fails with failIdx 0. Returns the failing step.
+// into rows of 32 on the device and back arrive whole; a zero extent fails with failIdx 0.
+// Returns the failing step.
 TEST_F(SampleApiPrograms, Cuda12DropInReadsTheCuda12Batch3DArguments) {
   const int code = in_child_with_cuda12(dir_, [](void* lib) {
     using Malloc = int (*)(void**, size_t);
@@ -253,7 +253,7 @@ TEST_F(SampleApiPrograms, Cuda12DropInReadsTheCuda12Batch3DArguments) {
     op.extent[2] = 2;
     op.src_access_order = 1;
     size_t fail = 7;
-    if (batch(1, &op, &fail, 0, stream) != 0 || fail != static_cast<size_t>(-1)) return 3;
+    if (batch(1, &op, &fail, 0, stream) != 0) return 3;
     BatchOp back = op;
     back.src = op.dst;
     back.dst = op.src;

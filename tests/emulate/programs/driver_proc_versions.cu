@@ -144,7 +144,6 @@ int main() {
   CU_CHECK(cuGetProcAddress("cuMemcpyBatchAsync", &f, 12080, 0, &status));
   CU_CHECK(reinterpret_cast<Batch128>(f)(to_device, from_host, sizes, 2, &attrs, &attr_index, 1,
                                          &fail, copy_stream));
-  EMU_REQUIRE(fail == static_cast<size_t>(-1));
   CUdeviceptr to_host[2] = {reinterpret_cast<CUdeviceptr>(host_out),
                             reinterpret_cast<CUdeviceptr>(host_out + 16)};
   CU_CHECK(cuGetProcAddress("cuMemcpyBatchAsync", &f, 13000, 0, &status));
@@ -170,7 +169,6 @@ int main() {
   fail = 0;
   CU_CHECK(cuGetProcAddress("cuMemcpy3DBatchAsync", &f, 12080, 0, &status));
   CU_CHECK(reinterpret_cast<Batch3D128>(f)(1, &op3, &fail, 0, copy_stream));
-  EMU_REQUIRE(fail == static_cast<size_t>(-1));
   CUDA_MEMCPY3D_BATCH_OP back3 = op3;
   back3.src = op3.dst;
   back3.dst = op3.src;

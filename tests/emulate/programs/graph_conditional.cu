@@ -191,6 +191,9 @@ void refusals() {
   EMU_CHECK(cudaStreamBeginCaptureToGraph(stream, body, nullptr, nullptr, 0,
                                           cudaStreamCaptureModeGlobal));
   EMU_EXPECT_ERROR(cudaGraphInstantiate(&exec, graph, 0), cudaErrorInvalidValue);
+  // Neither the node nor its graph can go while the body is being captured into.
+  EMU_EXPECT_ERROR(cudaGraphDestroyNode(if_node), cudaErrorInvalidValue);
+  EMU_EXPECT_ERROR(cudaGraphDestroy(graph), cudaErrorInvalidValue);
   then_body<<<1, 32, 0, stream>>>();
   EMU_CHECK(cudaStreamEndCapture(stream, nullptr));
   EMU_CHECK(cudaStreamDestroy(stream));
@@ -198,6 +201,24 @@ void refusals() {
   cudaGraphNodeParams then = kernel_params(reinterpret_cast<void*>(then_body), nullptr);
   EMU_EXPECT_ERROR(cudaGraphAddNode(&n, body, nullptr, nullptr, 0, &then), cudaErrorInvalidValue);
   EMU_CHECK(cudaGraphDestroy(graph));
+
+  // Every body is checked, also on a branch the default value does not take: an IF that runs
+  // nothing (default 0) whose body holds a WHILE whose body holds a host node.
+  cudaGraph_t outer;
+  EMU_CHECK(cudaGraphCreate(&outer, 0));
+  cudaGraphConditionalHandle outer_handle, inner_handle;
+  EMU_CHECK(cudaGraphConditionalHandleCreate(&outer_handle, outer, 0, cudaGraphCondAssignDefault));
+  EMU_CHECK(cudaGraphConditionalHandleCreate(&inner_handle, outer, 0, cudaGraphCondAssignDefault));
+  cudaGraphNodeParams outer_if = conditional_params(outer_handle, cudaGraphCondTypeIf, 1);
+  cudaGraphNode_t outer_node, inner_node;
+  EMU_CHECK(cudaGraphAddNode(&outer_node, outer, nullptr, nullptr, 0, &outer_if));
+  cudaGraphNodeParams inner_while = conditional_params(inner_handle, cudaGraphCondTypeWhile, 1);
+  EMU_CHECK(cudaGraphAddNode(&inner_node, outer_if.conditional.phGraph_out[0], nullptr, nullptr, 0,
+                             &inner_while));
+  EMU_CHECK(
+      cudaGraphAddNode(&n, inner_while.conditional.phGraph_out[0], nullptr, nullptr, 0, &host));
+  EMU_EXPECT_ERROR(cudaGraphInstantiate(&exec, outer, 0), cudaErrorInvalidValue);
+  EMU_CHECK(cudaGraphDestroy(outer));
 }
 
 }  // namespace

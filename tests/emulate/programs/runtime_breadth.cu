@@ -200,13 +200,12 @@ void device_queries(int devices) {
     EMU_REQUIRE((peer[0] & cudaAtomicCapabilityReduction) != 0 &&
                 (peer[0] & cudaAtomicCapabilityScalar64) != 0);
     EMU_REQUIRE((peer[1] & cudaAtomicCapabilityScalar128) != 0);
-    EMU_REQUIRE((peer[2] & cudaAtomicCapabilityVector32x4) != 0);
-    EMU_REQUIRE((peer[3] & cudaAtomicCapabilityScalar32) != 0);  // float max: native too
+    EMU_REQUIRE((peer[2] & cudaAtomicCapabilityVector32x4) != 0 && peer[3] == 0);
     int native = -1, partial = -1;
     EMU_CHECK(cudaDeviceGetP2PAttribute(&native, cudaDevP2PAttrNativeAtomicSupported, 0, 1));
     EMU_CHECK(
         cudaDeviceGetP2PAttribute(&partial, cudaDevP2PAttrOnlyPartialNativeAtomicSupported, 0, 1));
-    EMU_REQUIRE(native == 1 && partial == 0);
+    EMU_REQUIRE(native == 1 && partial == 1);  // float min/max are not native
     ok();
   }
   EMU_EXPECT_ERROR(cudaDeviceGetP2PAtomicCapabilities(host, operations, 4, 0, 0),
@@ -220,65 +219,111 @@ void device_queries(int devices) {
   EMU_REQUIRE(width == (size_t{1} << 28));
   const cudaChannelFormatDesc odd = cudaCreateChannelDesc(12, 0, 0, 0, cudaChannelFormatKindFloat);
   EMU_EXPECT_ERROR(cudaDeviceGetTexture1DLinearMaxWidth(&width, &odd, 0), cudaErrorInvalidValue);
-  const cudaChannelFormatDesc three =
-      cudaCreateChannelDesc(32, 32, 32, 0, cudaChannelFormatKindFloat);
-  EMU_EXPECT_ERROR(cudaDeviceGetTexture1DLinearMaxWidth(&width, &three, 0), cudaErrorInvalidValue);
+  const cudaChannelFormatDesc byte_float =
+      cudaCreateChannelDesc(8, 0, 0, 0, cudaChannelFormatKindFloat);
+  EMU_EXPECT_ERROR(cudaDeviceGetTexture1DLinearMaxWidth(&width, &byte_float, 0),
+                   cudaErrorInvalidValue);
   ok();
 }
 
-// CUDA 12.8's 3D batch: a packed host box into rows of 16 bytes on the device, back out into a
-// packed host box, and through a float array at an offset; the boxes come back equal.
+// CUDA 12.8's 3D batch, each layout read back directly: a packed host box into rows of 16 bytes
+// on the device (the gaps keep their sentinel), back into a packed box; floats (element 4 bytes)
+// from host rows of 3 floats into a float array at offset (1, 0, 0) (columns 0 and 3 keep their
+// sentinel). Copies within one batch have no order, so each direction is its own batch. A batch
+// on a capturing stream is refused and leaves the capture as it was.
 void batch_3d() {
   cudaStream_t stream;
   EMU_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   unsigned char box[8 * 4 * 2], back[8 * 4 * 2] = {};
-  for (int i = 0; i < 64; ++i) box[i] = static_cast<unsigned char>(i * 3);
+  for (int i = 0; i < 64; ++i) box[i] = static_cast<unsigned char>(i * 3 + 1);
   unsigned char* pitched = nullptr;
   EMU_CHECK(cudaMalloc(&pitched, 16 * 4 * 2));
-  cudaMemcpy3DBatchOp ops[2] = {};
-  ops[0].src.type = cudaMemcpyOperandTypePointer;
-  ops[0].src.op.ptr.ptr = box;
-  ops[0].dst.type = cudaMemcpyOperandTypePointer;
-  ops[0].dst.op.ptr.ptr = pitched;
-  ops[0].dst.op.ptr.rowLength = 16;
-  ops[0].extent = make_cudaExtent(8, 4, 2);
-  ops[0].srcAccessOrder = cudaMemcpySrcAccessOrderStream;
-  ops[1] = ops[0];
-  ops[1].src = ops[0].dst;
-  ops[1].dst = ops[0].src;
-  ops[1].dst.op.ptr.ptr = back;
-  EMU_CHECK(cudaMemcpy3DBatchAsync(2, ops, 0, stream));
+  EMU_CHECK(cudaMemset(pitched, 0xEE, 16 * 4 * 2));
+  cudaMemcpy3DBatchOp in{};
+  in.src.type = cudaMemcpyOperandTypePointer;
+  in.src.op.ptr.ptr = box;
+  in.dst.type = cudaMemcpyOperandTypePointer;
+  in.dst.op.ptr.ptr = pitched;
+  in.dst.op.ptr.rowLength = 16;
+  in.extent = make_cudaExtent(8, 4, 2);
+  in.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
+  EMU_CHECK(cudaMemcpy3DBatchAsync(1, &in, 0, stream));
+  EMU_CHECK(cudaStreamSynchronize(stream));
+  unsigned char device_image[16 * 4 * 2];
+  EMU_CHECK(cudaMemcpy(device_image, pitched, sizeof device_image, cudaMemcpyDeviceToHost));
+  for (int layer = 0; layer < 2; ++layer) {
+    for (int row = 0; row < 4; ++row) {
+      for (int x = 0; x < 16; ++x) {
+        const unsigned char got = device_image[(layer * 4 + row) * 16 + x];
+        EMU_REQUIRE(got == (x < 8 ? box[(layer * 4 + row) * 8 + x] : 0xEE));
+      }
+    }
+  }
+  cudaMemcpy3DBatchOp out = in;
+  out.src = in.dst;
+  out.dst = in.src;
+  out.dst.op.ptr.ptr = back;
+  EMU_CHECK(cudaMemcpy3DBatchAsync(1, &out, 0, stream));
   EMU_CHECK(cudaStreamSynchronize(stream));
   EMU_REQUIRE(std::memcmp(box, back, sizeof box) == 0);
-  // Through an array of floats (element 4 bytes): 2 x 4 x 2 elements at offset (1, 0, 0).
+  // Floats into a 4 x 4 x 2 array at (1, 0, 0), from host rows of 3 floats (rowLength 3).
   cudaArray_t array;
   const cudaChannelFormatDesc f32 = cudaCreateChannelDesc<float>();
   EMU_CHECK(cudaMalloc3DArray(&array, &f32, make_cudaExtent(4, 4, 2), 0));
-  float floats[16], floats_back[16] = {};
-  for (int i = 0; i < 16; ++i) floats[i] = 0.5f * static_cast<float>(i);
-  cudaMemcpy3DBatchOp through[2] = {};
-  through[0].src.type = cudaMemcpyOperandTypePointer;
-  through[0].src.op.ptr.ptr = floats;
-  through[0].dst.type = cudaMemcpyOperandTypeArray;
-  through[0].dst.op.array.array = array;
-  through[0].dst.op.array.offset = {1, 0, 0};
-  through[0].extent = make_cudaExtent(2, 4, 2);
-  through[0].srcAccessOrder = cudaMemcpySrcAccessOrderStream;
-  through[1] = through[0];
-  through[1].src = through[0].dst;
-  through[1].dst = through[0].src;
-  through[1].dst.op.ptr.ptr = floats_back;
-  EMU_CHECK(cudaMemcpy3DBatchAsync(2, through, 0, stream));
+  float sentinel[32];
+  for (float& v : sentinel) v = -1.0f;
+  cudaMemcpy3DParms fill{};
+  fill.srcPtr = make_cudaPitchedPtr(sentinel, 4 * sizeof(float), 4, 4);
+  fill.dstArray = array;
+  fill.extent = make_cudaExtent(4, 4, 2);
+  fill.kind = cudaMemcpyHostToDevice;
+  EMU_CHECK(cudaMemcpy3D(&fill));
+  float rows_of_three[3 * 4 * 2];
+  for (int i = 0; i < 24; ++i) rows_of_three[i] = 0.5f * static_cast<float>(i);
+  cudaMemcpy3DBatchOp to_array{};
+  to_array.src.type = cudaMemcpyOperandTypePointer;
+  to_array.src.op.ptr.ptr = rows_of_three;
+  to_array.src.op.ptr.rowLength = 3;
+  to_array.dst.type = cudaMemcpyOperandTypeArray;
+  to_array.dst.op.array.array = array;
+  to_array.dst.op.array.offset = {1, 0, 0};
+  to_array.extent = make_cudaExtent(2, 4, 2);
+  to_array.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
+  EMU_CHECK(cudaMemcpy3DBatchAsync(1, &to_array, 0, stream));
   EMU_CHECK(cudaStreamSynchronize(stream));
-  EMU_REQUIRE(std::memcmp(floats, floats_back, sizeof floats) == 0);
-  // Refused: a zero extent, a row shorter than the copy, the legacy NULL stream.
-  cudaMemcpy3DBatchOp bad = ops[0];
+  float array_image[32] = {};
+  cudaMemcpy3DParms read{};
+  read.srcArray = array;
+  read.dstPtr = make_cudaPitchedPtr(array_image, 4 * sizeof(float), 4, 4);
+  read.extent = make_cudaExtent(4, 4, 2);
+  read.kind = cudaMemcpyDeviceToHost;
+  EMU_CHECK(cudaMemcpy3D(&read));
+  for (int row = 0; row < 8; ++row) {  // 4 rows x 2 layers
+    for (int x = 0; x < 4; ++x) {
+      const float expected = (x == 1 || x == 2) ? rows_of_three[row * 3 + (x - 1)] : -1.0f;
+      EMU_REQUIRE(array_image[row * 4 + x] == expected);
+    }
+  }
+  // Refused: a zero extent, a row shorter than the copy, a region past the array, the legacy
+  // NULL stream, and any batch on a capturing stream (the capture goes on).
+  cudaMemcpy3DBatchOp bad = in;
   bad.extent.depth = 0;
   EMU_EXPECT_ERROR(cudaMemcpy3DBatchAsync(1, &bad, 0, stream), cudaErrorInvalidValue);
-  bad = ops[0];
+  bad = in;
   bad.dst.op.ptr.rowLength = 4;
   EMU_EXPECT_ERROR(cudaMemcpy3DBatchAsync(1, &bad, 0, stream), cudaErrorInvalidValue);
-  EMU_EXPECT_ERROR(cudaMemcpy3DBatchAsync(1, ops, 0, 0), cudaErrorInvalidValue);
+  bad = to_array;
+  bad.dst.op.array.offset = {3, 0, 0};
+  EMU_EXPECT_ERROR(cudaMemcpy3DBatchAsync(1, &bad, 0, stream), cudaErrorInvalidValue);
+  EMU_EXPECT_ERROR(cudaMemcpy3DBatchAsync(1, &in, 0, 0), cudaErrorInvalidValue);
+  EMU_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed));
+  EMU_EXPECT_ERROR(cudaMemcpy3DBatchAsync(1, &in, 0, stream), cudaErrorStreamCaptureUnsupported);
+  cudaGraph_t captured;
+  EMU_CHECK(cudaStreamEndCapture(stream, &captured));
+  size_t captured_nodes = 99;
+  EMU_CHECK(cudaGraphGetNodes(captured, nullptr, &captured_nodes));
+  EMU_REQUIRE(captured_nodes == 0);
+  EMU_CHECK(cudaGraphDestroy(captured));
   EMU_CHECK(cudaFreeArray(array));
   EMU_CHECK(cudaFree(pitched));
   EMU_CHECK(cudaStreamDestroy(stream));
