@@ -382,20 +382,25 @@ cudaError_t batch_copy_3d(std::size_t count, const cudaMemcpy3DBatchOp* ops, siz
 }  // namespace powertrain::emu::detail::impl
 
 // CUDA 12.8's form has failIdx before the flags; CUDA 13's has none (by the caller's ABI).
+namespace {
+cudaError_t batch_3d_abi(size_t count, cudaMemcpy3DBatchOp* ops, std::uint64_t third,
+                         std::uint64_t fourth, cudaStream_t fifth, bool per_thread,
+                         const char* api) {
+  const bool cuda12 = detail::cudart_abi() == 12;
+  return impl::batch_copy_3d(
+      count, ops, cuda12 ? reinterpret_cast<size_t*>(third) : nullptr, cuda12 ? fourth : third,
+      cuda12 ? fifth : reinterpret_cast<cudaStream_t>(fourth), per_thread, api);
+}
+}  // namespace
+
 PT_EXPORT cudaError_t cudaMemcpy3DBatchAsync(size_t numOps, struct cudaMemcpy3DBatchOp* opList,
                                              std::uint64_t third, std::uint64_t fourth,
                                              cudaStream_t fifth) {
-  const bool cuda12 = detail::cudart_abi() == 12;
-  return impl::batch_copy_3d(
-      numOps, opList, cuda12 ? reinterpret_cast<size_t*>(third) : nullptr, cuda12 ? fourth : third,
-      cuda12 ? fifth : reinterpret_cast<cudaStream_t>(fourth), false, "cudaMemcpy3DBatchAsync");
+  return batch_3d_abi(numOps, opList, third, fourth, fifth, false, "cudaMemcpy3DBatchAsync");
 }
 
 PT_EXPORT cudaError_t cudaMemcpy3DBatchAsync_ptsz(size_t numOps, struct cudaMemcpy3DBatchOp* opList,
                                                   std::uint64_t third, std::uint64_t fourth,
                                                   cudaStream_t fifth) {
-  const bool cuda12 = detail::cudart_abi() == 12;
-  return impl::batch_copy_3d(
-      numOps, opList, cuda12 ? reinterpret_cast<size_t*>(third) : nullptr, cuda12 ? fourth : third,
-      cuda12 ? fifth : reinterpret_cast<cudaStream_t>(fourth), true, "cudaMemcpy3DBatchAsync_ptsz");
+  return batch_3d_abi(numOps, opList, third, fourth, fifth, true, "cudaMemcpy3DBatchAsync_ptsz");
 }
