@@ -41,6 +41,14 @@
 #include "interposer/trace_schema.h"
 
 namespace powertrain::emu::detail {
+
+CUresult driver_misuse(std::string_view api, CUresult error, std::string_view what) {
+  report_misuse(api, what);
+  return error;
+}
+
+bool valid_device(CUdevice device) { return device >= 0 && device < config().devices; }
+
 namespace {
 
 constexpr std::uintptr_t kContextTag = std::uintptr_t{0x4358} << 48;  // "CX"
@@ -48,11 +56,6 @@ constexpr std::uintptr_t kIdMask = (std::uintptr_t{1} << 48) - 1;
 constexpr std::uintptr_t kFirstCreatedContext = 1 << 20;
 constexpr std::size_t kGranularity = 2u << 20;  // VMM granularity of NVIDIA GPUs (2 MiB)
 constexpr int kDriverVersion = 13000;
-
-CUresult driver_misuse(std::string_view api, CUresult error, std::string_view what) {
-  report_misuse(api, what);
-  return error;
-}
 
 struct Module {
   std::set<std::string> names;                // kernels found in the image
@@ -144,8 +147,6 @@ CUcontext current_context() {
   if (t_contexts.depth > 0) return t_contexts.items[t_contexts.depth - 1];
   return primary_context(current_device());
 }
-
-bool valid_device(CUdevice device) { return device >= 0 && device < config().devices; }
 
 // Makes `device` the runtime's current device too (as the runtime follows the driver context).
 void follow_device(int device) {
@@ -1980,7 +1981,7 @@ PT_EXPORT CUresult cuMemMap(CUdeviceptr pointer, size_t bytes, size_t offset,
       return detail::driver_misuse(api, CUDA_ERROR_INVALID_VALUE,
                                    "the range overlaps an existing mapping");
     }
-    s.mappings[address] = detail::Mapping{bytes, handle, device};
+    s.mappings[address] = detail::Mapping{bytes, handle, device, {}};
   }
   auto record = powertrain::emu::begin_record(trace_schema::op::kMemMap, start, device);
   record.field("ptr", static_cast<std::int64_t>(address));
@@ -2084,7 +2085,9 @@ PT_EXPORT CUresult cuMemGetAccess(unsigned long long* flags, const CUmemLocation
                                      " is not in a range mapped by cuMemMap");
   }
   const auto access = it->second.access.find(location->id);
-  *flags = access != it->second.access.end() ? access->second : CU_MEM_ACCESS_FLAGS_PROT_NONE;
+  *flags = access != it->second.access.end()
+               ? access->second
+               : static_cast<unsigned long long>(CU_MEM_ACCESS_FLAGS_PROT_NONE);
   return CUDA_SUCCESS;
 }
 

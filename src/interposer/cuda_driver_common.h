@@ -5,6 +5,8 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
+#include <string_view>
+
 #include "interposer/cudart_internal.h"
 
 namespace powertrain::emu::detail {
@@ -40,8 +42,19 @@ inline CUstream per_thread(CUstream stream) {
   return stream == nullptr ? CU_STREAM_PER_THREAD : stream;
 }
 
+// A driver call refused: reported as misuse naming `api`, `error` returned (cuda_driver.cc).
+CUresult driver_misuse(std::string_view api, CUresult error, std::string_view what);
+// True for a device index of this process (cuda_driver.cc).
+bool valid_device(CUdevice device);
+
 // Device of a context handle, or -1 when it is not a live context (cuda_driver.cc).
 int driver_context_device(CUcontext ctx);
+// cuStreamGetCaptureInfo's work for every form (cuda_driver_graph.cc): the outputs not asked
+// for are NULL; edges are always default edges.
+CUresult driver_capture_info(CUstream stream, CUstreamCaptureStatus* status, cuuint64_t* id,
+                             CUgraph* graph, const CUgraphNode** dependencies,
+                             const CUgraphEdgeData** edges, size_t* count, bool per_thread,
+                             const char* api);
 // The primary context of `device` (cuda_driver.cc).
 CUcontext driver_primary_context(int device);
 

@@ -678,7 +678,7 @@ PT_EXPORT CUresult cuDeviceGetTexture1DLinearMaxWidth(size_t* maxWidthInElements
                                                       CUarray_format format, unsigned numChannels,
                                                       CUdevice dev) {
   if (maxWidthInElements == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  if (dev < 0 || dev >= powertrain::emu::device_count()) return CUDA_ERROR_INVALID_DEVICE;
+  if (!detail::valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
   const bool known_format =
       (format >= CU_AD_FORMAT_UNSIGNED_INT8 && format <= CU_AD_FORMAT_SIGNED_INT32) ||
       format == CU_AD_FORMAT_HALF || format == CU_AD_FORMAT_FLOAT;
@@ -716,6 +716,6 @@ PT_EXPORT CUresult cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget t
 // A hint, like cuFuncSetCacheConfig: checked and kept nowhere (the device model has no L1
 // split).
 PT_EXPORT CUresult cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config, CUdevice dev) {
-  if (dev < 0 || dev >= powertrain::emu::device_count()) return CUDA_ERROR_INVALID_DEVICE;
+  if (!detail::valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
   return cuFuncSetCacheConfig(reinterpret_cast<CUfunction>(kernel), config);
 }

@@ -788,20 +788,29 @@ PT_EXPORT CUresult cuGraphKernelNodeCopyAttributes(CUgraphNode destination, CUgr
 // ---- stream capture
 // ------------------------------------------------------------------------------------
 
+namespace powertrain::emu::detail {
+CUresult driver_capture_info(CUstream stream, CUstreamCaptureStatus* status, cuuint64_t* id,
+                             CUgraph* graph, const CUgraphNode** dependencies,
+                             const CUgraphEdgeData** edges, size_t* count, bool per_thread,
+                             const char* api) {
+  ErrorScope scope;
+  unsigned long long capture_id = 0;
+  const cudaError_t error = impl::stream_get_capture_info(
+      stream, reinterpret_cast<cudaStreamCaptureStatus*>(status), &capture_id,
+      reinterpret_cast<cudaGraph_t*>(graph),
+      reinterpret_cast<const cudaGraphNode_t**>(dependencies),
+      reinterpret_cast<const cudaGraphEdgeData**>(edges), count, per_thread, api);
+  if (error == cudaSuccess && id != nullptr) *id = capture_id;
+  return to_driver(error);
+}
+}  // namespace powertrain::emu::detail
+
 PT_EXPORT CUresult cuStreamGetCaptureInfo(CUstream stream, CUstreamCaptureStatus* status,
                                           cuuint64_t* id, CUgraph* graph,
                                           const CUgraphNode** dependencies,
                                           const CUgraphEdgeData** edges, size_t* count) {
-  ErrorScope scope;
-  unsigned long long capture_id = 0;
-  const cudaError_t error =
-      impl::stream_get_capture_info(stream, reinterpret_cast<cudaStreamCaptureStatus*>(status),
-                                    &capture_id, reinterpret_cast<cudaGraph_t*>(graph),
-                                    reinterpret_cast<const cudaGraphNode_t**>(dependencies),
-                                    reinterpret_cast<const cudaGraphEdgeData**>(edges), count,
-                                    false, "cuStreamGetCaptureInfo_v3");
-  if (error == cudaSuccess && id != nullptr) *id = capture_id;
-  return to_driver(error);
+  return detail::driver_capture_info(stream, status, id, graph, dependencies, edges, count, false,
+                                     "cuStreamGetCaptureInfo_v3");
 }
 
 PT_EXPORT CUresult cuStreamBeginCaptureToGraph(CUstream stream, CUgraph graph,

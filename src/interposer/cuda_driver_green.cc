@@ -22,8 +22,6 @@ using detail::to_driver;
 
 namespace {
 
-bool valid_device(int device) { return device >= 0 && device < detail::config().devices; }
-
 // Stored in the resource's internal padding (the API's own bytes): which device the resource
 // is of, and which split made it (resources given to one descriptor must come from one split).
 struct ResourceTag {
@@ -95,7 +93,7 @@ void fill_resource(CUdevResource* out, int device, unsigned int sms, std::uint64
 bool read_tag(const CUdevResource& r, ResourceTag* tag) {
   std::memcpy(tag, r._internal_padding, sizeof *tag);
   return r.type == CU_DEV_RESOURCE_TYPE_SM && tag->magic == kResourceMagic &&
-         valid_device(tag->device);
+         detail::valid_device(tag->device);
 }
 
 const GreenContext* live_green(GreenState& s, CUgreenCtx handle) {
@@ -103,17 +101,12 @@ const GreenContext* live_green(GreenState& s, CUgreenCtx handle) {
   return it != s.contexts.end() && it->second.live ? &it->second : nullptr;
 }
 
-CUresult misuse(const char* api, CUresult code, const std::string& what) {
-  powertrain::emu::report_misuse(api, what);
-  return code;
-}
-
 }  // namespace
 
 PT_EXPORT CUresult cuDeviceGetDevResource(CUdevice device, CUdevResource* resource,
                                           CUdevResourceType type) {
   if (resource == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  if (!valid_device(device)) return CUDA_ERROR_INVALID_DEVICE;
+  if (!detail::valid_device(device)) return CUDA_ERROR_INVALID_DEVICE;
   if (type != CU_DEV_RESOURCE_TYPE_SM) return CUDA_ERROR_INVALID_RESOURCE_TYPE;
   fill_resource(resource, device, static_cast<unsigned int>(detail::config().sm_count), 0);
   return CUDA_SUCCESS;
@@ -133,28 +126,32 @@ PT_EXPORT CUresult cuDevSmResourceSplitByCount(CUdevResource* result, unsigned i
                                                unsigned int useFlags, unsigned int minCount) {
   const char* api = "cuDevSmResourceSplitByCount";
   if (nbGroups == nullptr || input == nullptr || (result != nullptr && *nbGroups == 0)) {
-    return misuse(api, CUDA_ERROR_INVALID_VALUE, "nbGroups or input NULL, or no room for results");
+    return detail::driver_misuse(api, CUDA_ERROR_INVALID_VALUE,
+                                 "nbGroups or input NULL, or no room for results");
   }
   ResourceTag tag{};
   if (!read_tag(*input, &tag)) {
-    return misuse(api, CUDA_ERROR_INVALID_RESOURCE_TYPE,
-                  "input is not an SM resource from cuDeviceGetDevResource, cuCtxGetDevResource "
-                  "or cuGreenCtxGetDevResource");
+    return detail::driver_misuse(
+        api, CUDA_ERROR_INVALID_RESOURCE_TYPE,
+        "input is not an SM resource from cuDeviceGetDevResource, cuCtxGetDevResource "
+        "or cuGreenCtxGetDevResource");
   }
   if (tag.split != 0) {
-    return misuse(api, CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION,
-                  "a split's result cannot be split again before a green context is made of it");
+    return detail::driver_misuse(
+        api, CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION,
+        "a split's result cannot be split again before a green context is made of it");
   }
   if ((useFlags &
        ~static_cast<unsigned int>(CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING |
                                   CU_DEV_SM_RESOURCE_SPLIT_MAX_POTENTIAL_CLUSTER_SIZE)) != 0) {
-    return misuse(api, CUDA_ERROR_INVALID_VALUE, "unknown useFlags " + std::to_string(useFlags));
+    return detail::driver_misuse(api, CUDA_ERROR_INVALID_VALUE,
+                                 "unknown useFlags " + std::to_string(useFlags));
   }
   const unsigned int total = input->sm.smCount;
   if (minCount > total) {
-    return misuse(api, CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION,
-                  "minCount " + std::to_string(minCount) + " exceeds the input's " +
-                      std::to_string(total) + " SMs");
+    return detail::driver_misuse(api, CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION,
+                                 "minCount " + std::to_string(minCount) + " exceeds the input's " +
+                                     std::to_string(total) + " SMs");
   }
   unsigned int minimum = 0;
   unsigned int alignment = 0;
@@ -183,20 +180,22 @@ PT_EXPORT CUresult cuDevResourceGenerateDesc(CUdevResourceDesc* phDesc, CUdevRes
                                              unsigned int nbResources) {
   const char* api = "cuDevResourceGenerateDesc";
   if (phDesc == nullptr || resources == nullptr || nbResources == 0) {
-    return misuse(api, CUDA_ERROR_INVALID_VALUE, "phDesc or resources NULL, or nbResources 0");
+    return detail::driver_misuse(api, CUDA_ERROR_INVALID_VALUE,
+                                 "phDesc or resources NULL, or nbResources 0");
   }
   Descriptor d;
   ResourceTag first{};
   for (unsigned int i = 0; i < nbResources; ++i) {
     ResourceTag tag{};
     if (!read_tag(resources[i], &tag)) {
-      return misuse(api, CUDA_ERROR_INVALID_RESOURCE_TYPE,
-                    "resources[" + std::to_string(i) + "] is not an SM resource");
+      return detail::driver_misuse(api, CUDA_ERROR_INVALID_RESOURCE_TYPE,
+                                   "resources[" + std::to_string(i) + "] is not an SM resource");
     }
     if (i == 0) first = tag;
     if (tag.device != first.device || (nbResources > 1 && tag.split != first.split)) {
-      return misuse(api, CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION,
-                    "resources of one descriptor must come from one device and one split");
+      return detail::driver_misuse(
+          api, CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION,
+          "resources of one descriptor must come from one device and one split");
     }
     d.sms += resources[i].sm.smCount;
   }
@@ -212,11 +211,13 @@ PT_EXPORT CUresult cuDevResourceGenerateDesc(CUdevResourceDesc* phDesc, CUdevRes
 PT_EXPORT CUresult cuGreenCtxCreate(CUgreenCtx* phCtx, CUdevResourceDesc desc, CUdevice dev,
                                     unsigned int flags) {
   const char* api = "cuGreenCtxCreate";
-  if (phCtx == nullptr) return misuse(api, CUDA_ERROR_INVALID_VALUE, "phCtx is NULL");
+  if (phCtx == nullptr)
+    return detail::driver_misuse(api, CUDA_ERROR_INVALID_VALUE, "phCtx is NULL");
   if ((flags & CU_GREEN_CTX_DEFAULT_STREAM) == 0) {
-    return misuse(api, CUDA_ERROR_INVALID_VALUE, "flags must include CU_GREEN_CTX_DEFAULT_STREAM");
+    return detail::driver_misuse(api, CUDA_ERROR_INVALID_VALUE,
+                                 "flags must include CU_GREEN_CTX_DEFAULT_STREAM");
   }
-  if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
+  if (!detail::valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
   GreenState& s = green_state();
   bool first = false;
   GreenContext made;
@@ -224,13 +225,13 @@ PT_EXPORT CUresult cuGreenCtxCreate(CUgreenCtx* phCtx, CUdevResourceDesc desc, C
     std::lock_guard<std::mutex> lock(s.mutex);
     const auto it = s.descriptors.find(desc);
     if (it == s.descriptors.end()) {
-      return misuse(api, CUDA_ERROR_INVALID_VALUE,
-                    "desc was not made by cuDevResourceGenerateDesc");
+      return detail::driver_misuse(api, CUDA_ERROR_INVALID_VALUE,
+                                   "desc was not made by cuDevResourceGenerateDesc");
     }
     if (it->second.device != dev) {
-      return misuse(api, CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION,
-                    "desc describes device " + std::to_string(it->second.device) + ", not " +
-                        std::to_string(dev));
+      return detail::driver_misuse(api, CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION,
+                                   "desc describes device " + std::to_string(it->second.device) +
+                                       ", not " + std::to_string(dev));
     }
     made.device = dev;
     made.sms = it->second.sms;
@@ -255,8 +256,8 @@ PT_EXPORT CUresult cuGreenCtxDestroy(CUgreenCtx hCtx) {
   std::lock_guard<std::mutex> lock(s.mutex);
   const auto it = s.contexts.find(hCtx);
   if (it == s.contexts.end() || !it->second.live) {
-    return misuse("cuGreenCtxDestroy", CUDA_ERROR_INVALID_CONTEXT,
-                  "not a live green context: " + detail::pointer_text(hCtx));
+    return detail::driver_misuse("cuGreenCtxDestroy", CUDA_ERROR_INVALID_CONTEXT,
+                                 "not a live green context: " + detail::pointer_text(hCtx));
   }
   it->second.live = false;
   return CUDA_SUCCESS;
@@ -301,9 +302,11 @@ PT_EXPORT CUresult cuGreenCtxGetId(CUgreenCtx greenCtx, unsigned long long* gree
 PT_EXPORT CUresult cuGreenCtxStreamCreate(CUstream* phStream, CUgreenCtx greenCtx,
                                           unsigned int flags, int priority) {
   const char* api = "cuGreenCtxStreamCreate";
-  if (phStream == nullptr) return misuse(api, CUDA_ERROR_INVALID_VALUE, "phStream is NULL");
+  if (phStream == nullptr)
+    return detail::driver_misuse(api, CUDA_ERROR_INVALID_VALUE, "phStream is NULL");
   if ((flags & CU_STREAM_NON_BLOCKING) == 0) {
-    return misuse(api, CUDA_ERROR_INVALID_VALUE, "flags must include CU_STREAM_NON_BLOCKING");
+    return detail::driver_misuse(api, CUDA_ERROR_INVALID_VALUE,
+                                 "flags must include CU_STREAM_NON_BLOCKING");
   }
   int device = 0;
   {

@@ -9,12 +9,10 @@
 #include <string>
 
 #include "interposer/cuda_driver_common.h"
-#include "interposer/cudart_impl.h"
 #include "interposer/cudart_internal.h"
 #include "interposer/emulator.h"
 
 namespace detail = powertrain::emu::detail;
-namespace impl = powertrain::emu::detail::impl;
 using detail::ErrorScope;
 using detail::to_driver;
 
@@ -37,21 +35,6 @@ cudaError_t cudaStreamUpdateCaptureDependencies_v2_ptsz(cudaStream_t, cudaGraphN
 cudaError_t cudaStreamAttachMemAsync_ptsz(cudaStream_t, void*, size_t, unsigned int);
 CUresult cuCtxCreate_v2(CUcontext*, unsigned int, CUdevice);  // not declared by CUDA 13
 }
-
-namespace {
-CUresult capture_info(CUstream stream, CUstreamCaptureStatus* status, cuuint64_t* id,
-                      CUgraph* graph, const CUgraphNode** dependencies, size_t* count,
-                      bool per_thread, const char* api) {
-  ErrorScope scope;
-  unsigned long long capture_id = 0;
-  const cudaError_t error = impl::stream_get_capture_info(
-      stream, reinterpret_cast<cudaStreamCaptureStatus*>(status), &capture_id,
-      reinterpret_cast<cudaGraph_t*>(graph),
-      reinterpret_cast<const cudaGraphNode_t**>(dependencies), nullptr, count, per_thread, api);
-  if (error == cudaSuccess && id != nullptr) *id = capture_id;
-  return to_driver(error);
-}
-}  // namespace
 
 // ---- stream memory operations (CUDA 8/9 forms; the _v2 forms of 11.7 have the same arguments)
 
@@ -115,33 +98,32 @@ PT_EXPORT CUresult cuStreamBeginCapture_ptsz(CUstream stream) {
 }
 PT_EXPORT CUresult cuStreamGetCaptureInfo(CUstream stream, CUstreamCaptureStatus* status,
                                           cuuint64_t* id) {
-  return capture_info(stream, status, id, nullptr, nullptr, nullptr, false,
-                      "cuStreamGetCaptureInfo");
+  return detail::driver_capture_info(stream, status, id, nullptr, nullptr, nullptr, nullptr, false,
+                                     "cuStreamGetCaptureInfo");
 }
 PT_EXPORT CUresult cuStreamGetCaptureInfo_ptsz(CUstream stream, CUstreamCaptureStatus* status,
                                                cuuint64_t* id) {
-  return capture_info(stream, status, id, nullptr, nullptr, nullptr, true,
-                      "cuStreamGetCaptureInfo_ptsz");
+  return detail::driver_capture_info(stream, status, id, nullptr, nullptr, nullptr, nullptr, true,
+                                     "cuStreamGetCaptureInfo_ptsz");
 }
 PT_EXPORT CUresult cuStreamGetCaptureInfo_v2(CUstream stream, CUstreamCaptureStatus* status,
                                              cuuint64_t* id, CUgraph* graph,
                                              const CUgraphNode** dependencies, size_t* count) {
-  return capture_info(stream, status, id, graph, dependencies, count, false,
-                      "cuStreamGetCaptureInfo_v2");
+  return detail::driver_capture_info(stream, status, id, graph, dependencies, nullptr, count, false,
+                                     "cuStreamGetCaptureInfo_v2");
 }
 PT_EXPORT CUresult cuStreamGetCaptureInfo_v2_ptsz(CUstream stream, CUstreamCaptureStatus* status,
                                                   cuuint64_t* id, CUgraph* graph,
                                                   const CUgraphNode** dependencies, size_t* count) {
-  return capture_info(stream, status, id, graph, dependencies, count, true,
-                      "cuStreamGetCaptureInfo_v2_ptsz");
+  return detail::driver_capture_info(stream, status, id, graph, dependencies, nullptr, count, true,
+                                     "cuStreamGetCaptureInfo_v2_ptsz");
 }
 PT_EXPORT CUresult cuStreamGetCaptureInfo_v3_ptsz(CUstream stream, CUstreamCaptureStatus* status,
                                                   cuuint64_t* id, CUgraph* graph,
                                                   const CUgraphNode** dependencies,
                                                   const CUgraphEdgeData** edges, size_t* count) {
-  if (edges != nullptr) *edges = nullptr;  // every captured edge is a default edge
-  return capture_info(stream, status, id, graph, dependencies, count, true,
-                      "cuStreamGetCaptureInfo_v3_ptsz");
+  return detail::driver_capture_info(stream, status, id, graph, dependencies, edges, count, true,
+                                     "cuStreamGetCaptureInfo_v3_ptsz");
 }
 PT_EXPORT CUresult cuStreamUpdateCaptureDependencies(CUstream stream, CUgraphNode* dependencies,
                                                      size_t count, unsigned int flags) {
