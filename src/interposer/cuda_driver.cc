@@ -2301,14 +2301,28 @@ PT_EXPORT CUresult cuGetExportTable(const void** table, const CUuuid* id) {
   if (table == nullptr || id == nullptr) return CUDA_ERROR_INVALID_VALUE;
   *table = nullptr;
   Dl_info caller{};
+  std::string by;
   if (::dladdr(__builtin_return_address(0), &caller) != 0 && caller.dli_fname != nullptr) {
     std::string_view file(caller.dli_fname);
     file = file.substr(file.rfind('/') + 1);
     if (file.rfind("libnvrtc", 0) == 0 || file.rfind("libnvJitLink", 0) == 0) {
       return CUDA_ERROR_NOT_SUPPORTED;
     }
+    // A shared library asking is one with its own static runtime (a vendor's plugin): naming
+    // it tells the user which library's CUDA work is missing and what to do.
+    if (!file.empty() && file.find(".so") != std::string_view::npos) {
+      by = " from " + std::string(file);
+      static std::once_flag once;
+      std::call_once(once, [&] {
+        std::fprintf(stderr,
+                     "powertrain-emu: %s carries its own static CUDA runtime, so its CUDA calls "
+                     "cannot be intercepted; rebuild it with `nvcc -cudart shared` (CMake: "
+                     "CUDA_RUNTIME_LIBRARY Shared) to emulate it\n",
+                     std::string(file).c_str());
+      });
+    }
   }
-  powertrain::emu::report_unsupported("cuGetExportTable");
+  powertrain::emu::report_unsupported("cuGetExportTable" + by);
   return CUDA_ERROR_NOT_SUPPORTED;
 }
 

@@ -184,6 +184,10 @@ struct PointerInfo {
 };
 PointerInfo lookup_pointer(const void* pointer);
 
+/// Executes emulated cuFFT plan `handle` (its own type) with the records named `api`: cuFFTW's
+/// executions (cufftw_emu.cc) run through it. Returns a cufftResult value.
+int cufft_execute_as(int handle, const void* in, void* out, int direction, const char* api);
+
 /// A kernel's parameters by ordinal: (offset, bytes) in the device-side parameter layout
 /// (cuFuncGetParamInfo). From a module image (cuda_driver.cc): a cubin's EIATTR_KPARAM_INFO
 /// attributes, else a PTX `.entry`'s `.param` list laid out by the PTX ABI. `image` is a

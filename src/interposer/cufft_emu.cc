@@ -489,6 +489,11 @@ cufftResult record_fft(cufftHandle handle, const Plan& plan, cufftType type, int
 }
 
 }  // namespace
+
+int cufft_execute_as(int handle, const void* in, void* out, int direction, const char* api) {
+  return execute(handle, in, out, direction, nullptr, api);
+}
+
 }  // namespace powertrain::emu::detail
 
 namespace detail = powertrain::emu::detail;

@@ -89,7 +89,8 @@ void check_static_runtime() {
   std::fprintf(stderr,
                "powertrain-emu: this program is linked with the static CUDA runtime "
                "(cudart_static), so its CUDA calls cannot be intercepted and it will see no GPU "
-               "(error 35). Rebuild it with `nvcc -cudart shared` (CMake: "
+               "(its CUDA calls fail with 801 under the emulator's libcuda.so.1, with 35 where no "
+               "driver is found). Rebuild it with `nvcc -cudart shared` (CMake: "
                "CUDA_RUNTIME_LIBRARY Shared) to emulate it.\n");
   // In the trace as an unsupported "API" so the pipeline can explain an empty trace.
   RecordBuilder record = begin_record(trace_schema::op::kUnsupported, now_ns(), 0);

@@ -222,6 +222,77 @@ TEST_F(EmulateLibrariesTest, CufftPlansAndExecutionsAreRecordedWithShapesFlopsAn
       z2z_us, memory_bound_us(16), memory_bound_us(513));
 }
 
+// cuFFTW (the FFTW3 interface; libcufftw carries its own static runtime, so it is emulated at its
+// API): the program compares every result with a direct DFT (so the spectrum is computed, in
+// both precisions, for the basic, advanced and guru64 plans and in-place real transforms). Each
+// execution on host arrays is a host-to-device copy of the logical input, an `fft` record named
+// after the fftw call with the plan's shape, and a device-to-host copy of the output; the
+// execution on device memory adds no copies (the two around it are the program's own). Device
+// buffers are freed with their plans; the rank-4 plan is refused as misuse.
+TEST_F(EmulateLibrariesTest, CufftwExecutesHostArraysThroughCopiesAndComputesTheSpectrum) {
+  if (!built("cufftw_host")) GTEST_SKIP() << "cufftw_host not built";
+  const CliRun r = emulate("cufftw_host");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_TRUE(summary_["unsupported_calls"].empty()) << summary_["unsupported_calls"].dump();
+  std::size_t ok = 0;
+  for (std::size_t at = r.out.find(" ok\n"); at != std::string::npos;
+       at = r.out.find(" ok\n", at + 1)) {
+    ++ok;
+  }
+  EXPECT_EQ(ok, 7u) << r.out;
+  EXPECT_EQ(r.out.find("FAILED"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("cufftw_host: flops 49829\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("cufftw_host: rank 4 plan refused"), std::string::npos) << r.out;
+
+  // memcpy and fft records in file order: "HtoD 8000", "fft fftwf_execute C2C forward [1000] 1".
+  std::vector<std::string> sequence;
+  for (const fs::directory_entry& entry : fs::directory_iterator(out() / "traces")) {
+    if (entry.path().extension() != ".jsonl") continue;
+    std::ifstream in(entry.path());
+    std::string line;
+    while (std::getline(in, line)) {
+      const json record = json::parse(line);
+      const std::string op = record.value("op", "");
+      if (op == "memcpy") {
+        sequence.push_back(record["kind"].get<std::string>() + " " +
+                           std::to_string(record["bytes"].get<std::int64_t>()));
+      } else if (op == "fft") {
+        sequence.push_back("fft " + record["api"].get<std::string>() + " " +
+                           record["type"].get<std::string>() + " " +
+                           record.value("direction", "-") + " " + record["n"].dump() + " " +
+                           std::to_string(record["batch"].get<std::int64_t>()));
+      }
+    }
+  }
+  const std::vector<std::string> expected = {
+      // 1000-point C2C: 8 bytes per complex64 point each way.
+      "HtoD 8000", "fft fftwf_execute C2C forward [1000] 1", "DtoH 8000",
+      // 24 x 36 Z2Z in place, forward then backward: 864 complex128 points.
+      "HtoD 13824", "fft fftw_execute Z2Z forward [24,36] 1", "DtoH 13824",
+      "HtoD 13824", "fft fftw_execute Z2Z inverse [24,36] 1", "DtoH 13824",
+      // 12 x 10 D2Z in place: 120 reals in, 12 x 6 complex out; Z2D the reverse.
+      "HtoD 960", "fft fftw_execute D2Z - [12,10] 1", "DtoH 1152",
+      "HtoD 1152", "fft fftw_execute Z2D - [12,10] 1", "DtoH 960",
+      // 3 interleaved 64-point C2C (the copies carry the logical elements).
+      "HtoD 1536", "fft fftwf_execute C2C inverse [64] 3", "DtoH 1536",
+      // Guru64 R2C 2 x 30 on host arrays, then on device memory (the program's own copies).
+      "HtoD 240", "fft fftwf_execute R2C - [30] 2", "DtoH 256",
+      "HtoD 240", "fft fftwf_execute_dft_r2c R2C - [30] 2", "DtoH 256"};
+  EXPECT_EQ(sequence, expected);
+
+  // The FLOPs of the 1000-point transform: 5·N·log2 N, as fftwf_flops reported.
+  const auto ffts = kept("fft");
+  ASSERT_FALSE(ffts.empty());
+  EXPECT_EQ(ffts[0]["flops"].get<std::int64_t>(), 49829);
+  // Every device buffer and work area is freed by the end.
+  EXPECT_EQ(kept("malloc").size(), kept("free").size());
+  const auto misuse = kept("misuse");
+  ASSERT_EQ(misuse.size(), 1u);
+  EXPECT_EQ(misuse[0]["api"], "fftw_plan_dft");
+  EXPECT_NE(misuse[0]["what"].get<std::string>().find("rank 4 is not supported"),
+            std::string::npos);
+}
+
 // CUPTI under emulation is "no profiler": the tracing calls return CUPTI_ERROR_NOT_SUPPORTED with a
 // result string that says so, are reported unsupported by name, and the client carries on; its
 // kernel is recorded and predicted as usual.

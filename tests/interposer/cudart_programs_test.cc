@@ -556,6 +556,31 @@ TEST_F(CudartPrograms, StaticRuntimeIsDetectedAndExplained) {
   EXPECT_EQ(unsupported[0].at("api"), "static-cudart");
 }
 
+// A shared library with its own static runtime (built with nvcc's default) cannot be emulated:
+// the program's own calls are, the library's fail, and the emulator names the library and says
+// how to rebuild it (its runtime asks the driver for export tables the emulator does not have).
+TEST_F(CudartPrograms, StaticRuntimeInsideASharedLibraryIsNamed) {
+  const std::filesystem::path driver =
+      std::filesystem::path(kInterposerPath).parent_path() / "driver";
+  if (!std::filesystem::exists(program_path("static_plugin_host")) ||
+      !std::filesystem::exists(driver / "libcuda.so.1")) {
+    GTEST_SKIP() << "static_plugin_host or the emulator's libcuda.so.1 not built";
+  }
+  const ProgramRun run =
+      run_program("static_plugin_host", Mode::kPreload, {{"LD_LIBRARY_PATH", driver.string()}});
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_NE(run.out.find("own runtime 0, 1 device(s)"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("plugin cudaMalloc -> 801"), std::string::npos) << run.out;
+  EXPECT_NE(run.err.find("libstatic_plugin.so carries its own static CUDA runtime"),
+            std::string::npos)
+      << run.err;
+  EXPECT_NE(run.err.find("nvcc -cudart shared"), std::string::npos) << run.err;
+  const Trace trace = only_trace();
+  const auto unsupported = trace.of("unsupported");
+  ASSERT_FALSE(unsupported.empty());
+  EXPECT_EQ(unsupported[0].at("api"), "cuGetExportTable from libstatic_plugin.so");
+}
+
 TEST_F(CudartPrograms, ConcurrentLaunchesLoseNothing) {
   const ProgramRun run = run_program("concurrent_launch");
   ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
