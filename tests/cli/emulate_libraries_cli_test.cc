@@ -268,16 +268,16 @@ TEST_F(EmulateLibrariesTest, CufftwExecutesHostArraysThroughCopiesAndComputesThe
       // 1000-point C2C: 8 bytes per complex64 point each way.
       "HtoD 8000", "fft fftwf_execute C2C forward [1000] 1", "DtoH 8000",
       // 24 x 36 Z2Z in place, forward then backward: 864 complex128 points.
-      "HtoD 13824", "fft fftw_execute Z2Z forward [24,36] 1", "DtoH 13824",
-      "HtoD 13824", "fft fftw_execute Z2Z inverse [24,36] 1", "DtoH 13824",
+      "HtoD 13824", "fft fftw_execute Z2Z forward [24,36] 1", "DtoH 13824", "HtoD 13824",
+      "fft fftw_execute Z2Z inverse [24,36] 1", "DtoH 13824",
       // 12 x 10 D2Z in place: 120 reals in, 12 x 6 complex out; Z2D the reverse.
-      "HtoD 960", "fft fftw_execute D2Z - [12,10] 1", "DtoH 1152",
-      "HtoD 1152", "fft fftw_execute Z2D - [12,10] 1", "DtoH 960",
+      "HtoD 960", "fft fftw_execute D2Z - [12,10] 1", "DtoH 1152", "HtoD 1152",
+      "fft fftw_execute Z2D - [12,10] 1", "DtoH 960",
       // 3 interleaved 64-point C2C (the copies carry the logical elements).
       "HtoD 1536", "fft fftwf_execute C2C inverse [64] 3", "DtoH 1536",
       // Guru64 R2C 2 x 30 on host arrays, then on device memory (the program's own copies).
-      "HtoD 240", "fft fftwf_execute R2C - [30] 2", "DtoH 256",
-      "HtoD 240", "fft fftwf_execute_dft_r2c R2C - [30] 2", "DtoH 256"};
+      "HtoD 240", "fft fftwf_execute R2C - [30] 2", "DtoH 256", "HtoD 240",
+      "fft fftwf_execute_dft_r2c R2C - [30] 2", "DtoH 256"};
   EXPECT_EQ(sequence, expected);
 
   // The FLOPs of the 1000-point transform: 5·N·log2 N, as fftwf_flops reported.

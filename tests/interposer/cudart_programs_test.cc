@@ -581,6 +581,56 @@ TEST_F(CudartPrograms, StaticRuntimeInsideASharedLibraryIsNamed) {
   EXPECT_EQ(unsupported[0].at("api"), "cuGetExportTable from libstatic_plugin.so");
 }
 
+// Thrust and CUB run to their end: every algorithm's kernels are recorded in program order (CUB's
+// kernel families by name; their grids follow CUB's tuning for the emulated H100), CUB's
+// temporary-storage queries and runs both succeed, the reduction's result comes back as a 4-byte
+// copy, and every device vector is freed. Nothing is unsupported or misused.
+TEST_F(CudartPrograms, ThrustAndCubAlgorithmsRunWithTheirKernelsRecorded) {
+  if (!std::filesystem::exists(program_path("thrust_cub"))) GTEST_SKIP() << "thrust_cub not built";
+  const ProgramRun run = run_program("thrust_cub");
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_NE(run.out.find("thrust_cub: 1048576 values copied back"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("thrust_cub: done"), std::string::npos) << run.out;
+  const Trace trace = only_trace();
+  expect_well_formed(trace);
+  EXPECT_TRUE(trace.of("unsupported").empty());
+  EXPECT_TRUE(trace.of("misuse").empty());
+  // The order of the algorithms' kernel families (consecutive launches of one family merged).
+  const std::vector<std::string> families = {"for_each",           "transform_kernel",
+                                             "DeviceReduceKernel", "DeviceReduceSingleTileKernel",
+                                             "DeviceRadixSort",    "DeviceScan"};
+  std::vector<std::string> seen;
+  for (const json& k : trace.of("kernel")) {
+    const std::string name = k.at("name");
+    for (const std::string& family : families) {
+      if (name.find(family) != std::string::npos) {
+        if (seen.empty() || seen.back() != family) seen.push_back(family);
+        break;
+      }
+    }
+  }
+  const std::vector<std::string> expected = {"for_each",
+                                             "transform_kernel",
+                                             "DeviceReduceKernel",
+                                             "DeviceReduceSingleTileKernel",
+                                             "DeviceRadixSort",
+                                             "DeviceScan",
+                                             "for_each",
+                                             "DeviceReduceKernel",
+                                             "DeviceReduceSingleTileKernel",
+                                             "for_each",
+                                             "DeviceRadixSort"};
+  EXPECT_EQ(seen, expected);
+  // thrust::reduce returns its result with a 4-byte copy; the host_vector copy is 4 MiB.
+  std::vector<std::int64_t> to_host;
+  for (const json& m : trace.of("memcpy")) {
+    if (m.at("kind") == "DtoH") to_host.push_back(m.at("bytes"));
+  }
+  EXPECT_EQ(to_host, (std::vector<std::int64_t>{4, 4 << 20}));
+  EXPECT_EQ(trace.of("malloc").size(), trace.of("free").size());
+  EXPECT_EQ(trace.lines.back().at("used"), json::array({0}));
+}
+
 TEST_F(CudartPrograms, ConcurrentLaunchesLoseNothing) {
   const ProgramRun run = run_program("concurrent_launch");
   ASSERT_EQ(run.exit_code, 0) << run.out << run.err;

@@ -101,12 +101,12 @@ TEST_F(LibraryPrograms, EveryCudnnFunctionIsDefined) {
 // libcufftw's whole FFTW3 interface (both precisions) is written by hand: the real library
 // carries its own static runtime, so none of it can run under the emulator.
 TEST_F(LibraryPrograms, EveryCufftwFunctionIsDefinedByHand) {
-  check_coverage("libcufftw.so.12", 70,
-                 {"fftw_plan_dft_1d", "fftw_plan_many_dft", "fftw_plan_guru64_dft_c2r",
-                  "fftw_execute", "fftw_execute_dft_r2c", "fftw_destroy_plan", "fftw_malloc",
-                  "fftwf_plan_dft_r2c_3d", "fftwf_plan_guru_dft", "fftwf_execute_dft_c2r",
-                  "fftwf_flops", "fftwf_cleanup"},
-                 "fftw");
+  check_coverage(
+      "libcufftw.so.12", 70,
+      {"fftw_plan_dft_1d", "fftw_plan_many_dft", "fftw_plan_guru64_dft_c2r", "fftw_execute",
+       "fftw_execute_dft_r2c", "fftw_destroy_plan", "fftw_malloc", "fftwf_plan_dft_r2c_3d",
+       "fftwf_plan_guru_dft", "fftwf_execute_dft_c2r", "fftwf_flops", "fftwf_cleanup"},
+      "fftw");
   const std::string real =
       (std::filesystem::path(kRealCudart).parent_path() / "libcufftw.so.12").string();
   if (!std::filesystem::exists(real)) return;
