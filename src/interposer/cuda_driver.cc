@@ -2313,12 +2313,18 @@ PT_EXPORT CUresult cuGetExportTable(const void** table, const CUuuid* id) {
     if (!file.empty() && file.find(".so") != std::string_view::npos) {
       by = " from " + std::string(file);
       static std::once_flag once;
+      // NVIDIA's own libraries cannot be rebuilt by the user: say what is missing instead.
+      const bool toolkit = file.rfind("libnv", 0) == 0 || file.rfind("libcu", 0) == 0 ||
+                           file.rfind("libnpp", 0) == 0;
       std::call_once(once, [&] {
         std::fprintf(stderr,
                      "powertrain-emu: %s carries its own static CUDA runtime, so its CUDA calls "
-                     "cannot be intercepted; rebuild it with `nvcc -cudart shared` (CMake: "
-                     "CUDA_RUNTIME_LIBRARY Shared) to emulate it\n",
-                     std::string(file).c_str());
+                     "cannot be intercepted; %s\n",
+                     std::string(file).c_str(),
+                     toolkit ? "it is a CUDA library the emulator does not emulate at its API, "
+                               "so its GPU work is missing from the trace"
+                             : "rebuild it with `nvcc -cudart shared` (CMake: "
+                               "CUDA_RUNTIME_LIBRARY Shared) to emulate it");
       });
     }
   }
