@@ -9,6 +9,7 @@ shift $(($# > 0 ? 1 : 0))
 
 packages=(build-essential cmake g++ libfmt-dev libcli11-dev nlohmann-json3-dev libboost-dev
           libboost-graph-dev libgtest-dev libgmock-dev libbenchmark-dev libeigen3-dev libsimdjson-dev zlib1g-dev
+          libfftw3-dev
           python3-scipy python3-numpy python3-pandas libxgboost-dev chromium libsqlite3-dev clang
           pybind11-dev python3-dev python3-pytest wrk libopenmpi-dev openmpi-bin)
 missing=()

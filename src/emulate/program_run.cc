@@ -42,6 +42,17 @@ void keep_failed_traces(const ProgramRunRequest& request, const fs::path& run_di
   if (!ec) say(request.notice, fmt::format("traces kept in {}", kept.string()));
 }
 
+// True when the run left at least one trace-*.jsonl (the interposer writes one per process at
+// its first recorded call).
+bool wrote_a_trace(const fs::path& run_dir) {
+  std::error_code ec;
+  for (fs::directory_iterator it(run_dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind("trace-", 0) == 0 && it->path().extension() == ".jsonl") return true;
+  }
+  return false;
+}
+
 // Pass 1 (or the only pass): runs the program under the interposer, its traces in `run_dir`.
 // Returns the process exit summary (0 or 1), or the error; `options` is kept for pass 2.
 core::Result<int> first_pass(const ProgramRunRequest& request, const fs::path& run_dir,
@@ -107,6 +118,13 @@ core::Result<ProgramRun> run_program(const ProgramRunRequest& request, const fs:
     if (!ran) return ran.error();
     run.exit_code = *ran;
     trace_paths = {run_dir.string()};
+    if (!wrote_a_trace(run_dir)) {
+      return core::Error{
+          "the program wrote no trace: it made no CUDA runtime, driver or library call the "
+          "emulator records (a program without GPU work, a CUDA runtime linked statically or "
+          "loaded where the interposer does not see it, or processes that ended before their "
+          "first call), so there is nothing to predict"};
+    }
   }
   say(request.progress, "analysing traces ...");
   auto result = emulate_trace_paths(trace_paths, request.options);

@@ -224,7 +224,8 @@ TEST_F(EmulateLibrariesTest, CufftPlansAndExecutionsAreRecordedWithShapesFlopsAn
 
 // cuFFTW (the FFTW3 interface; libcufftw carries its own static runtime, so it is emulated at its
 // API): the program compares every result with a direct DFT (so the spectrum is computed, in
-// both precisions, for the basic, advanced and guru64 plans and in-place real transforms). Each
+// both precisions, for the basic, advanced and guru64 plans, in-place real transforms, 1-point
+// and 1 x n shapes, and an in-place plan writing its input transposed). Each
 // execution on host arrays is a host-to-device copy of the logical input, an `fft` record named
 // after the fftw call with the plan's shape, and a device-to-host copy of the output; the
 // execution on device memory adds no copies (the two around it are the program's own). Device
@@ -239,7 +240,7 @@ TEST_F(EmulateLibrariesTest, CufftwExecutesHostArraysThroughCopiesAndComputesThe
        at = r.out.find(" ok\n", at + 1)) {
     ++ok;
   }
-  EXPECT_EQ(ok, 7u) << r.out;
+  EXPECT_EQ(ok, 10u) << r.out;
   EXPECT_EQ(r.out.find("FAILED"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("cufftw_host: flops 49829\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("cufftw_host: rank 4 plan refused"), std::string::npos) << r.out;
@@ -277,7 +278,14 @@ TEST_F(EmulateLibrariesTest, CufftwExecutesHostArraysThroughCopiesAndComputesThe
       "HtoD 1536", "fft fftwf_execute C2C inverse [64] 3", "DtoH 1536",
       // Guru64 R2C 2 x 30 on host arrays, then on device memory (the program's own copies).
       "HtoD 240", "fft fftwf_execute R2C - [30] 2", "DtoH 256", "HtoD 240",
-      "fft fftwf_execute_dft_r2c R2C - [30] 2", "DtoH 256"};
+      "fft fftwf_execute_dft_r2c R2C - [30] 2", "DtoH 256",
+      // A 1-point and a 1 x 8 transform (16 bytes per complex128 point).
+      "HtoD 16", "fft fftw_execute Z2Z forward [1] 1", "DtoH 16", "HtoD 128",
+      "fft fftw_execute Z2Z inverse [1,8] 1", "DtoH 128",
+      // 3 x 4 points in place with a transposed output: the copies carry the 12 points.
+      "HtoD 192", "fft fftw_execute Z2Z forward [4] 3", "DtoH 192",
+      // On device memory read backwards: the transform alone.
+      "fft fftwf_execute C2C forward [16] 1"};
   EXPECT_EQ(sequence, expected);
 
   // The FLOPs of the 1000-point transform: 5·N·log2 N, as fftwf_flops reported.
@@ -291,6 +299,33 @@ TEST_F(EmulateLibrariesTest, CufftwExecutesHostArraysThroughCopiesAndComputesThe
   EXPECT_EQ(misuse[0]["api"], "fftw_plan_dft");
   EXPECT_NE(misuse[0]["what"].get<std::string>().find("rank 4 is not supported"),
             std::string::npos);
+}
+
+// A CUDA program that uses the CPU FFTW library (libfftw3): its fftw_* calls reach libfftw3 (a
+// real-to-real DCT cuFFTW lacks, a complex DFT, both right), none is recorded as GPU work, and
+// its own CUDA upload is.
+TEST_F(EmulateLibrariesTest, CpuFftwCallsPassThroughToLibfftw3) {
+  if (!built("fftw3_cpu")) GTEST_SKIP() << "fftw3_cpu not built (no libfftw3)";
+  const CliRun r = emulate("fftw3_cpu");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("fftw3_cpu: DCT-II of 8 ones: 16.0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("|X[3]| = 16.0, |X[0]| = 0.0, 1 device(s)"), std::string::npos) << r.out;
+  EXPECT_TRUE(kept("fft").empty());
+  EXPECT_TRUE(kept("misuse").empty());
+  EXPECT_TRUE(summary_["unsupported_calls"].empty()) << summary_["unsupported_calls"].dump();
+  ASSERT_EQ(kept("memcpy").size(), 1u);
+  EXPECT_EQ(kept("memcpy")[0]["bytes"], 256);
+}
+
+// A program that records nothing (no CUDA work at all) is told so in one line, exit 1, and no
+// empty "<out>.traces" directory is left behind.
+TEST_F(EmulateLibrariesTest, AProgramWithoutCudaWorkIsToldThereIsNothingToPredict) {
+  const CliRun r = run({"emulate", "--interposer", interposer_.string(), "--quiet", "--out",
+                        out().string(), "--", "/bin/true"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("the program wrote no trace"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out()));
+  EXPECT_FALSE(fs::exists(out().string() + ".traces"));
 }
 
 // CUPTI under emulation is "no profiler": the tracing calls return CUPTI_ERROR_NOT_SUPPORTED with a

@@ -1,8 +1,10 @@
 // cuFFTW, the FFTW3 interface of the CUDA toolkit (libcufftw), as a program ported from FFTW uses
 // it: host arrays from fftwf_malloc/fftw_malloc, plans of the basic, advanced ("many") and guru64
 // interfaces, in-place real transforms with FFTW's padded layout, new-array execution on device
-// memory, and FFTW's conventions (unnormalized, e^{-2πi jk/n} forward). Every result is compared
-// with a direct DFT computed here, so the program checks the numbers, not only that calls return.
+// memory, and FFTW's conventions (unnormalized, e^{-2πi jk/n} forward); edge shapes (1 point, a
+// dimension of 1), an in-place plan whose output is its input transposed, and device memory read
+// with a negative stride. Every result is compared with a direct DFT computed here, so the program
+// checks the numbers, not only that calls return.
 // The last plan asks for rank 4, which cuFFTW does not plan (NULL). Written for the emulator's
 // tests; valid CUDA: the same binary runs on a real GPU and prints the same lines.
 #include <cufftw.h>
@@ -213,7 +215,68 @@ int main() {
     EMU_CHECK(cudaFree(device_out));
     fftwf_destroy_plan(plan);
   }
-  // 6. Rank 4: cuFFTW plans ranks 1 to 3 only.
+  // 6. Edge shapes: a 1-point transform and a 2-D transform with a dimension of 1.
+  {
+    std::vector<std::complex<double>> a(8), b(8);
+    auto* in = reinterpret_cast<fftw_complex*>(a.data());
+    auto* out = reinterpret_cast<fftw_complex*>(b.data());
+    a[0] = {3.5, -1.0};
+    fftw_plan one = fftw_plan_dft_1d(1, in, out, FFTW_FORWARD, FFTW_ESTIMATE);
+    EMU_REQUIRE(one != nullptr);
+    fftw_execute(one);
+    report("Z2Z 1 point", std::abs(b[0] - a[0]) / std::abs(a[0]), 1e-15);
+    fftw_destroy_plan(one);
+    std::vector<cd> x(8);
+    for (int i = 0; i < 8; ++i) x[i] = a[i] = cd(signal(i), signal(i + 3));
+    fftw_plan flat = fftw_plan_dft_2d(1, 8, in, out, FFTW_BACKWARD, FFTW_ESTIMATE);
+    EMU_REQUIRE(flat != nullptr);
+    fftw_execute(flat);
+    report("Z2Z 1x8 backward", relative_error(b, dft(x, {1, 8}, +1)), 1e-14);
+    fftw_destroy_plan(flat);
+  }
+  // 7. In place with a transposed output: 3 transforms of 4 points read along rows (stride 1,
+  //    4 apart) and written along columns (stride 3, 1 apart), over the same 12 values, so one
+  //    transform's output lands on another's input.
+  {
+    std::vector<std::complex<double>> a(12);
+    auto* array = reinterpret_cast<fftw_complex*>(a.data());
+    const fftw_iodim dim = {4, 1, 3};
+    const fftw_iodim batch = {3, 4, 1};
+    fftw_plan plan =
+        fftw_plan_guru_dft(1, &dim, 1, &batch, array, array, FFTW_FORWARD, FFTW_ESTIMATE);
+    EMU_REQUIRE(plan != nullptr);
+    for (int i = 0; i < 12; ++i) a[i] = cd(signal(i), -signal(2 * i));
+    const std::vector<cd> x(a.begin(), a.end());
+    fftw_execute(plan);
+    double worst = 0;
+    for (int b = 0; b < 3; ++b) {
+      const std::vector<cd> want =
+          dft(std::vector<cd>(x.begin() + 4 * b, x.begin() + 4 * b + 4), {4}, -1);
+      std::vector<cd> got(4);
+      for (int k = 0; k < 4; ++k) got[k] = a[3 * k + b];
+      worst = std::max(worst, relative_error(got, want));
+    }
+    report("Z2Z guru in place transposed", worst, 1e-14);
+    fftw_destroy_plan(plan);
+  }
+  // 8. Device memory read backwards (stride -1 from the last element): no copies, and the
+  //    emulated cuFFT accepts the layout.
+  {
+    const int n = 16;
+    fftwf_complex* device_in = nullptr;
+    fftwf_complex* device_out = nullptr;
+    EMU_CHECK(cudaMalloc(&device_in, sizeof(fftwf_complex) * n));
+    EMU_CHECK(cudaMalloc(&device_out, sizeof(fftwf_complex) * n));
+    const fftwf_iodim64 dim = {n, -1, 1};
+    fftwf_plan plan = fftwf_plan_guru64_dft(1, &dim, 0, nullptr, device_in + (n - 1), device_out,
+                                            FFTW_FORWARD, FFTW_ESTIMATE);
+    EMU_REQUIRE(plan != nullptr);
+    fftwf_execute(plan);
+    fftwf_destroy_plan(plan);
+    EMU_CHECK(cudaFree(device_in));
+    EMU_CHECK(cudaFree(device_out));
+  }
+  // 9. Rank 4: cuFFTW plans ranks 1 to 3 only.
   {
     const int n[4] = {2, 2, 2, 2};
     std::vector<std::complex<double>> a(16);
