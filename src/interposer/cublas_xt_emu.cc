@@ -57,12 +57,6 @@ bool xt_devices(cublasXtHandle_t handle, const char* api, std::vector<int>* devi
   return true;
 }
 
-// Host memory (or backed device memory): readable and writable here.
-bool readable(const void* p) {
-  if (p == nullptr) return false;
-  const detail::PointerInfo info = detail::lookup_pointer(p);
-  return !info.known || info.backed;
-}
 bool on_host(const void* p) {
   const detail::PointerInfo info = detail::lookup_pointer(p);
   return !info.known || !info.device_side;
@@ -248,7 +242,8 @@ cublasStatus_t xt_gemm(const char* api, cublasXtHandle_t handle, cublasOperation
   call.c = c, call.c_rows = m, call.ldc = ldc, call.reads_c = !(beta_value == Val<T>(0));
   const cublasStatus_t status = run_xt(call);
   // The result, after the copies back (which carry the device buffers' contents).
-  if (status == CUBLAS_STATUS_SUCCESS && readable(a) && readable(b) && readable(c) &&
+  if (status == CUBLAS_STATUS_SUCCESS && detail::host_accessible(a) && detail::host_accessible(b) &&
+      detail::host_accessible(c) &&
       2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) <=
           kComputeLimitFlops) {
     host_gemm<T>(transa, transb, m, n, k, alpha_value, a, lda, b, ldb, beta_value, c, ldc);

@@ -184,6 +184,14 @@ struct PointerInfo {
 };
 PointerInfo lookup_pointer(const void* pointer);
 
+/// Host memory, or device memory with real bytes behind it: readable and writable here (the
+/// libraries that compute results on the host, cublasXt and cuFFTW, check their operands so).
+inline bool host_accessible(const void* pointer) {
+  if (pointer == nullptr) return false;
+  const PointerInfo info = lookup_pointer(pointer);
+  return !info.known || info.backed;
+}
+
 /// Executes emulated cuFFT plan `handle` (its own type) with the records named `api`: cuFFTW's
 /// executions (cufftw_emu.cc) run through it. Returns a cufftResult value.
 int cufft_execute_as(int handle, const void* in, void* out, int direction, const char* api);

@@ -399,11 +399,6 @@ void compute_result(const Plan& p, const void* in, void* out) {
   }
 }
 
-bool readable(const void* p) {
-  if (p == nullptr) return false;
-  const detail::PointerInfo info = detail::lookup_pointer(p);
-  return !info.known || info.backed;
-}
 bool on_device(const void* p) {
   const detail::PointerInfo info = detail::lookup_pointer(p);
   return info.known && info.device_side;
@@ -593,7 +588,7 @@ void execute(const void* handle, void* in, void* out, Kind expected, bool check_
   } else {
     cudaDeviceSynchronize();  // cuFFTW's execute returns when the transform is done
   }
-  if (!readable(in) || !readable(out)) {
+  if (!detail::host_accessible(in) || !detail::host_accessible(out)) {
     report_assumption(api,
                       "a transform on device memory too large to be backed here is timed "
                       "and recorded, but its output is not computed");
