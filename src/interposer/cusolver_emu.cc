@@ -26,8 +26,9 @@
 // Xtrtri, Xsytrs) and the two-sided reductions (gebrd, sytrd and their orthogonal factors); and
 // computed where the memory is backed: the mixed-precision iterative-refinement solvers
 // (<t1><t2>gesv/gels, IRSXgesv/IRSXgels). The sparse API (cusolverSp) is in cusolver_sp_emu.cc,
-// cusolverRf in cusolver_rf_emu.cc. Every other cusolver function (cusolverMg, the *Host helpers,
-// ...) is a generated stub that reports its name and returns CUSOLVER_STATUS_NOT_SUPPORTED (9).
+// cusolverRf in cusolver_rf_emu.cc, cusolverMg in cusolver_mg_emu.cc. Every other cusolver
+// function (the *Host helpers, ...) is a generated stub that reports its name and returns
+// CUSOLVER_STATUS_NOT_SUPPORTED (9).
 #include <cusolverDn.h>
 
 #include <algorithm>

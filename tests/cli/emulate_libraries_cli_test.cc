@@ -328,6 +328,80 @@ TEST_F(EmulateLibrariesTest, AProgramWithoutCudaWorkIsToldThereIsNothingToPredic
   EXPECT_FALSE(fs::exists(out().string() + ".traces"));
 }
 
+// cuSOLVERMg on 2 GPUs, as the CUDALibrarySamples call it (611 x 611, tiles of 256 columns:
+// tiles 0 and 2 — 355 columns — on GPU 0, tile 1 — 256 — on GPU 1). Each routine is one `gemm`
+// record per GPU with the share of the LAPACK FLOPs its columns carry (getrf 2/3·n³, getrs and
+// potrs 2·n²·nrhs, potrf n³/3, potri 2/3·n³, syevd 9·n³ with vectors), after peer copies of A's
+// tiles: every tile to the other GPU for the factorizations, only GPU 1's tile to GPU 0 (which
+// owns B) for the solves. Workspaces are one 611 x 256 panel (twice for potri, plus n·nrhs for
+// the solves, plus half of dsyevd's 1 + 6n + 2n² for syevd); pivots come back as the identity;
+// a missing device and (IA, JA) = (2, 1) are misuse (CUSOLVER_STATUS_INVALID_VALUE, 3).
+TEST_F(EmulateLibrariesTest, CusolverMgSplitsEachRoutineOverTheGridWithItsPanelCopies) {
+  if (!built("cusolverMg_linear")) GTEST_SKIP() << "cusolverMg_linear not built";
+  const CliRun r = emulate("cusolverMg_linear", {"--gpus", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_TRUE(summary_["unsupported_calls"].empty()) << summary_["unsupported_calls"].dump();
+  EXPECT_NE(r.out.find("2 device(s), lwork getrf 156416 getrs 157027, ipiv[0..2] 1 2 3"),
+            std::string::npos)
+      << r.out;
+  const std::int64_t n = 611, panel = 611 * 256;
+  const std::int64_t syevd_work = panel + (1 + 6 * n + 2 * n * n) / 2;
+  EXPECT_NE(r.out.find("lwork potrf " + std::to_string(panel) + " potrs 157027 potri " +
+                       std::to_string(2 * panel) + " syevd " + std::to_string(syevd_work)),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("device 2 -> 3, IA 2 -> 3"), std::string::npos) << r.out;
+
+  const double cube = static_cast<double>(n) * n * n;
+  struct Expected {
+    const char* api;
+    double flops;  // the whole routine's
+  };
+  const Expected routines[] = {{"cusolverMgGetrf", 2.0 / 3.0 * cube},
+                               {"cusolverMgGetrs", 2.0 * n * n},
+                               {"cusolverMgPotrf", cube / 3.0},
+                               {"cusolverMgPotrs", 2.0 * n * n},
+                               {"cusolverMgPotri", 2.0 / 3.0 * cube},
+                               {"cusolverMgSyevd", 9.0 * cube}};
+  const auto gemms = kept("gemm");
+  ASSERT_EQ(gemms.size(), 2 * std::size(routines));
+  for (std::size_t i = 0; i < gemms.size(); ++i) {
+    const json& g = gemms[i];
+    SCOPED_TRACE(g.dump());
+    const Expected& e = routines[i / 2];
+    const int device = static_cast<int>(i % 2);
+    const std::int64_t owned = device == 0 ? 355 : 256;
+    EXPECT_EQ(g["api"], e.api);
+    EXPECT_EQ(g["dev"], device);
+    EXPECT_EQ(g["n"], owned);
+    EXPECT_EQ(g["flops"].get<std::int64_t>(),
+              static_cast<std::int64_t>(e.flops * static_cast<double>(owned) / n));
+    EXPECT_EQ(g["bytes"].get<std::int64_t>(), n * owned * 8 * 2);
+    EXPECT_EQ(g["solver"]["devices"], 2);
+  }
+  // Peer copies: 3 per factorization (tile 0 and 2 from GPU 0, tile 1 from GPU 1), 1 per solve.
+  std::vector<std::pair<int, std::int64_t>> copies;
+  for (const json& m : kept("memcpy")) {
+    if (m.value("api", "") == "cudaMemcpyPeerAsync") {
+      copies.emplace_back(m["dev"].get<int>(), m["bytes"].get<std::int64_t>());
+    }
+  }
+  const std::pair<int, std::int64_t> tile0{0, n * 256 * 8}, tile1{1, n * 256 * 8},
+      tile2{0, n * 99 * 8};
+  using Copies = std::vector<std::pair<int, std::int64_t>>;
+  const Copies factor = {tile0, tile1, tile2};
+  Copies expected;
+  for (const Copies& part : {factor, Copies{tile1}, factor, Copies{tile1}, factor, factor}) {
+    expected.insert(expected.end(), part.begin(), part.end());
+  }
+  EXPECT_EQ(copies, expected);
+  const auto misuse = kept("misuse");
+  ASSERT_EQ(misuse.size(), 2u);
+  EXPECT_EQ(misuse[0]["api"], "cusolverMgDeviceSelect");
+  EXPECT_EQ(misuse[1]["api"], "cusolverMgGetrf");
+  EXPECT_NE(misuse[1]["what"].get<std::string>().find("supports only 1, 1"), std::string::npos);
+}
+
 // CUPTI under emulation is "no profiler": the tracing calls return CUPTI_ERROR_NOT_SUPPORTED with a
 // result string that says so, are reported unsupported by name, and the client carries on; its
 // kernel is recorded and predicted as usual.

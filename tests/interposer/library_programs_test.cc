@@ -118,6 +118,20 @@ TEST_F(LibraryPrograms, EveryCufftwFunctionIsDefinedByHand) {
   }
 }
 
+// libcusolverMg: its API is written by hand (cusolver_mg_emu.cc), its internal exports are
+// generated stubs.
+TEST_F(LibraryPrograms, EveryCusolverMgFunctionIsDefined) {
+  check_coverage("libcusolverMg.so", 19,
+                 {"cusolverMgCreate", "cusolverMgDestroy", "cusolverMgDeviceSelect",
+                  "cusolverMgCreateDeviceGrid", "cusolverMgDestroyGrid",
+                  "cusolverMgCreateMatrixDesc", "cusolverMgDestroyMatrixDesc",
+                  "cusolverMgGetrf_bufferSize", "cusolverMgGetrf", "cusolverMgGetrs_bufferSize",
+                  "cusolverMgGetrs", "cusolverMgPotrf_bufferSize", "cusolverMgPotrf",
+                  "cusolverMgPotrs_bufferSize", "cusolverMgPotrs", "cusolverMgPotri_bufferSize",
+                  "cusolverMgPotri", "cusolverMgSyevd_bufferSize", "cusolverMgSyevd"},
+                 "cusolverMg");
+}
+
 TEST_F(LibraryPrograms, EveryCufftFunctionIsDefined) {
   check_coverage("libcufft.so.12", 50,
                  {"cufftCreate",
