@@ -50,6 +50,7 @@
 #include <cusparse.h>
 
 #include <algorithm>
+#include <cmath>
 #include <complex>
 #include <cstdint>
 #include <cstring>
@@ -1593,6 +1594,64 @@ PT_EXPORT cusparseStatus_t cusparseSpGEMM_copy(cusparseHandle_t handle, cusparse
   (void)alpha, (void)beta, (void)alg;
   return spgemm(handle, op_a, op_b, mat_a, mat_b, mat_c, compute, descr, 2, nullptr, nullptr,
                 "cusparseSpGEMM_copy");
+}
+
+// The memory-saving algorithms (ALG2, ALG3) between work estimation and compute: with no buffer
+// the size of the estimation's own buffer (8 bytes per row of A, as work estimation's); with one,
+// the estimation runs (A's and B's index arrays read) and reports the buffer compute needs: 16
+// bytes per estimated nonzero of C — ALG3 only chunk_fraction of them, its chunk — plus 8 per row
+// (a model, not cuSPARSE's figure).
+PT_EXPORT cusparseStatus_t cusparseSpGEMM_estimateMemory(
+    cusparseHandle_t handle, cusparseOperation_t op_a, cusparseOperation_t op_b, const void* alpha,
+    cusparseConstSpMatDescr_t mat_a, cusparseConstSpMatDescr_t mat_b, const void* beta,
+    cusparseSpMatDescr_t mat_c, cudaDataType compute, cusparseSpGEMMAlg_t alg,
+    cusparseSpGEMMDescr_t descr, float chunk_fraction, size_t* buffer_size3, void* buffer3,
+    size_t* buffer_size2) {
+  (void)alpha, (void)beta;
+  const char* api = "cusparseSpGEMM_estimateMemory";
+  const std::int64_t start = powertrain::emu::now_ns();
+  const detail::SparseHandle* h = detail::live_handle(handle, api);
+  if (h == nullptr) return CUSPARSE_STATUS_NOT_INITIALIZED;
+  const auto* a = detail::need<detail::SpMat>(sparse().matrices_sparse, mat_a, "matA", api);
+  const auto* b = detail::need<detail::SpMat>(sparse().matrices_sparse, mat_b, "matB", api);
+  const auto* c = detail::need<detail::SpMat>(sparse().matrices_sparse, mat_c, "matC", api);
+  const auto* d = detail::need<detail::OpDescr>(sparse().op_descrs, descr, "spgemmDescr", api);
+  if (a == nullptr || b == nullptr || c == nullptr || d == nullptr) {
+    return CUSPARSE_STATUS_INVALID_VALUE;
+  }
+  if (op_a != CUSPARSE_OPERATION_NON_TRANSPOSE || op_b != CUSPARSE_OPERATION_NON_TRANSPOSE) {
+    return detail::bad(api, "SpGEMM takes CSR matrices without transposition (as cuSPARSE)");
+  }
+  if (alg != CUSPARSE_SPGEMM_ALG2 && alg != CUSPARSE_SPGEMM_ALG3) {
+    return detail::bad(api, "estimateMemory belongs to CUSPARSE_SPGEMM_ALG2 and ALG3, not " +
+                                std::to_string(static_cast<int>(alg)));
+  }
+  if (alg == CUSPARSE_SPGEMM_ALG3 && !(chunk_fraction > 0.0f && chunk_fraction <= 1.0f)) {
+    return detail::bad(api,
+                       "chunk_fraction " + std::to_string(chunk_fraction) + " is not in (0, 1]");
+  }
+  if (buffer_size3 == nullptr) return detail::bad(api, "bufferSize3 is NULL");
+  if (buffer3 == nullptr) {
+    *buffer_size3 = static_cast<size_t>(8 * (a->rows + 1));
+    return CUSPARSE_STATUS_SUCCESS;
+  }
+  if (buffer_size2 == nullptr) return detail::bad(api, "bufferSize2 is NULL");
+  std::int64_t c_nnz = 0;
+  {
+    std::lock_guard<std::mutex> lock(sparse().mutex);
+    if (!d->estimated) {
+      powertrain::emu::report_misuse(api, "the work estimation has not run");
+      return CUSPARSE_STATUS_INVALID_VALUE;
+    }
+    c_nnz = d->c_nnz;
+  }
+  const double share = alg == CUSPARSE_SPGEMM_ALG3 ? static_cast<double>(chunk_fraction) : 1.0;
+  *buffer_size2 = static_cast<size_t>(std::ceil(share * 16.0 * static_cast<double>(c_nnz))) +
+                  static_cast<size_t>(8 * (a->rows + 1));
+  detail::SparseOp op = detail::op_on(api, "spgemm_estimate_memory", *a, compute);
+  op.op_a = detail::op_text(op_a);
+  op.bytes = detail::add(detail::index_array_bytes(*a), detail::index_array_bytes(*b));
+  return detail::run(*h, op, start);
 }
 
 // SpGEMMreuse: the structure once (work estimation, nnz, copy), then the values any number of

@@ -1531,8 +1531,14 @@ TEST_F(EmulateLibrariesTest, CusparseGenericApiComputesStructureAndRecordsEveryO
           "cusparseSpGEMM_copy", "cusparseCsr2cscEx2", "cusparseDenseToSparse_analysis",
           "cusparseDenseToSparse_convert", "cusparseSparseToDense", "cusparseGather",
           "cusparseSpVV", "cusparseScatter", "cusparseAxpby", "cusparseSDDMM",
-          "cusparseSpSM_analysis", "cusparseSpSM_solve", "cusparseSpMV"}));
+          "cusparseSpSM_analysis", "cusparseSpSM_solve", "cusparseSpMV",
+          "cusparseSpGEMM_workEstimation", "cusparseSpGEMM_estimateMemory",
+          "cusparseSpGEMM_compute", "cusparseSpGEMM_copy"}));
+  // ALG3's buffers: work estimation 8·(n + 1); estimateMemory its own 8·(n + 1), then compute's
+  // for a quarter of C's 314 nonzeros at 16 bytes each, plus 8·(n + 1).
+  EXPECT_NE(r.out.find("SpGEMM ALG3 buffers 520 520 1776"), std::string::npos) << r.out;
   const std::int64_t n = 64, nnz = 190;
+  EXPECT_EQ(records[18]["bytes"], 2 * ((n + 1) * 4 + nnz * 4));  // A's and B's index arrays
   // Sliced ELL: 192 padded values and column indices, 3 slice offsets; x read, y read and written.
   EXPECT_EQ(records[16]["format"], "sliced_ell");
   EXPECT_EQ(records[16]["flops"], 2 * 192);

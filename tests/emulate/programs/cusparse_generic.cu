@@ -317,6 +317,54 @@ int main() {
                             vec_y, CUDA_R_32F, CUSPARSE_SPMV_ALG_DEFAULT, nullptr));
   SPARSE_CHECK(cusparseDestroySpMat(sliced));
 
+  // SpGEMM C = T·T again with the memory-saving ALG3 (CUDALibrarySamples spgemm_mem): work
+  // estimation, estimateMemory (its own buffer, then the compute buffer for a quarter-size
+  // chunk), compute, copy.
+  cusparseSpMatDescr_t c3;
+  int* d_c3_offsets = nullptr;
+  EMU_CHECK(cudaMalloc(&d_c3_offsets, (n + 1) * sizeof(int)));
+  SPARSE_CHECK(cusparseCreateCsr(&c3, n, n, 0, d_c3_offsets, nullptr, nullptr, CUSPARSE_INDEX_32I,
+                                 CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F));
+  cusparseSpGEMMDescr_t spgemm3;
+  SPARSE_CHECK(cusparseSpGEMM_createDescr(&spgemm3));
+  const auto alg3 = CUSPARSE_SPGEMM_ALG3;
+  const auto no_op = CUSPARSE_OPERATION_NON_TRANSPOSE;
+  size_t work3 = 0, estimate3 = 0, compute3 = 0;
+  SPARSE_CHECK(cusparseSpGEMM_workEstimation(handle, no_op, no_op, &one, t_csr, t_csr, &zero, c3,
+                                             CUDA_R_32F, alg3, spgemm3, &work3, nullptr));
+  void *work3_buffer = nullptr, *estimate3_buffer = nullptr, *compute3_buffer = nullptr;
+  EMU_CHECK(cudaMalloc(&work3_buffer, work3));
+  SPARSE_CHECK(cusparseSpGEMM_workEstimation(handle, no_op, no_op, &one, t_csr, t_csr, &zero, c3,
+                                             CUDA_R_32F, alg3, spgemm3, &work3, work3_buffer));
+  SPARSE_CHECK(cusparseSpGEMM_estimateMemory(handle, no_op, no_op, &one, t_csr, t_csr, &zero, c3,
+                                             CUDA_R_32F, alg3, spgemm3, 0.25f, &estimate3, nullptr,
+                                             nullptr));
+  EMU_CHECK(cudaMalloc(&estimate3_buffer, estimate3));
+  SPARSE_CHECK(cusparseSpGEMM_estimateMemory(handle, no_op, no_op, &one, t_csr, t_csr, &zero, c3,
+                                             CUDA_R_32F, alg3, spgemm3, 0.25f, &estimate3,
+                                             estimate3_buffer, &compute3));
+  EMU_CHECK(cudaFree(estimate3_buffer));
+  EMU_CHECK(cudaMalloc(&compute3_buffer, compute3));
+  SPARSE_CHECK(cusparseSpGEMM_compute(handle, no_op, no_op, &one, t_csr, t_csr, &zero, c3,
+                                      CUDA_R_32F, alg3, spgemm3, &compute3, compute3_buffer));
+  int64_t c3_rows = 0, c3_cols = 0, c3_nnz = 0;
+  SPARSE_CHECK(cusparseSpMatGetSize(c3, &c3_rows, &c3_cols, &c3_nnz));
+  EMU_REQUIRE(c3_nnz == c_nnz);
+  int* d_c3_columns = nullptr;
+  float* d_c3_values = nullptr;
+  EMU_CHECK(cudaMalloc(&d_c3_columns, c3_nnz * sizeof(int)));
+  EMU_CHECK(cudaMalloc(&d_c3_values, c3_nnz * sizeof(float)));
+  SPARSE_CHECK(cusparseCsrSetPointers(c3, d_c3_offsets, d_c3_columns, d_c3_values));
+  SPARSE_CHECK(cusparseSpGEMM_copy(handle, no_op, no_op, &one, t_csr, t_csr, &zero, c3, CUDA_R_32F,
+                                   alg3, spgemm3));
+  SPARSE_CHECK(cusparseSpGEMM_destroyDescr(spgemm3));
+  SPARSE_CHECK(cusparseDestroySpMat(c3));
+  for (void* p : {work3_buffer, compute3_buffer, static_cast<void*>(d_c3_offsets),
+                  static_cast<void*>(d_c3_columns), static_cast<void*>(d_c3_values)}) {
+    EMU_CHECK(cudaFree(p));
+  }
+  std::printf("cusparse_generic: SpGEMM ALG3 buffers %zu %zu %zu\n", work3, estimate3, compute3);
+
   // Not emulated (the legacy coloring API): reported by name.
   cusparseColorInfo_t color;
   const cusparseStatus_t color_status = cusparseCreateColorInfo(&color);
