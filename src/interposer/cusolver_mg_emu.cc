@@ -53,12 +53,13 @@ struct MgDesc {
   std::vector<int> devices;  // of its grid (copied: the grid may be destroyed first)
 };
 
+// Handles, grids and descriptors are 1-byte tokens that are never freed, so a destroyed one is
+// never handed out again and its later use is caught (as nccl_emu.cc's communicators).
 struct MgState {
   std::mutex mutex;
   std::unordered_map<const void*, MgHandle> handles;
   std::unordered_map<const void*, MgGrid> grids;
   std::unordered_map<const void*, MgDesc> descs;
-  std::uintptr_t next = 1;
 };
 MgState& mg() {
   static MgState* s = new MgState;  // never destroyed
@@ -119,8 +120,9 @@ struct Operand {
 
 // Checks an operand: live descriptor of the compute type, (IA, JA) = (1, 1) as cuSOLVERMg
 // supports, the used part inside the descriptor, and each device's local array in device memory
-// of that device holding its columns. Fills `desc`.
-bool check_operand(const Operand& o, cudaDataType compute, const char* api, MgDesc* desc) {
+// of that device holding its columns (not for a _bufferSize query). Fills `desc`.
+bool check_operand(const Operand& o, cudaDataType compute, bool check_arrays, const char* api,
+                   MgDesc* desc) {
   {
     std::lock_guard<std::mutex> lock(mg().mutex);
     const auto it = mg().descs.find(o.desc);
@@ -148,6 +150,7 @@ bool check_operand(const Operand& o, cudaDataType compute, const char* api, MgDe
                            std::to_string(desc->rows) + " x " + std::to_string(desc->cols));
     return false;
   }
+  if (!check_arrays) return true;  // a _bufferSize query: the arrays need not exist yet
   if (o.arrays == nullptr) {
     report_misuse(api, std::string("the array of ") + o.name + "'s local pointers is NULL");
     return false;
@@ -156,15 +159,17 @@ bool check_operand(const Operand& o, cudaDataType compute, const char* api, MgDe
   for (std::size_t g = 0; g < desc->devices.size(); ++g) {
     const std::int64_t owned = local_columns(*desc, desc->cols, g);
     if (owned == 0) continue;
-    const std::size_t need = static_cast<std::size_t>(o.element > 0 ? owned : desc->rows * owned) *
-                             static_cast<std::size_t>(element);
+    // In doubles: descriptors up to 2^31 x 2^31 of 16-byte elements overflow 64-bit products.
+    const double need = static_cast<double>(o.element > 0 ? owned : desc->rows) *
+                        static_cast<double>(o.element > 0 ? 1 : owned) * element;
     const PointerInfo info = lookup_pointer(o.arrays[g]);
     if (!info.known || !info.device_side || info.device != desc->devices[g] ||
-        info.available < need) {
+        static_cast<double>(info.available) < need) {
       report_misuse(api, std::string("local ") + o.name + " of device " +
                              std::to_string(desc->devices[g]) + " " + pointer_text(o.arrays[g]) +
                              " is not device memory of that device holding " +
-                             std::to_string(need) + " bytes");
+                             std::to_string(static_cast<long long>(std::min(need, 9e18))) +
+                             " bytes");
       return false;
     }
   }
@@ -217,8 +222,12 @@ struct MgCall {
   std::int64_t start = 0;
 };
 
+// FLOPs and bytes as written: at most the trace reader's 2^50 for bytes (FLOPs fit a double).
 std::int64_t saturate(double value) {
   return value >= 9.2e18 ? std::int64_t{9200000000000000000} : static_cast<std::int64_t>(value);
+}
+std::int64_t saturate_bytes(double value) {
+  return static_cast<std::int64_t>(std::min(value, 1125899906842624.0));
 }
 
 // Records the routine: peer copies of A's tiles, each device's share as a `gemm` record, and the
@@ -274,8 +283,9 @@ cusolverStatus_t record(const MgCall& c) {
     r.field(trace_schema::field::kDtypeC, std::string_view(dtype));
     r.field(trace_schema::field::kCompute, std::string_view(dtype));
     r.field(trace_schema::field::kFlops, saturate(scale * c.flops * share));
-    r.field(trace_schema::field::kBytes,
-            saturate(static_cast<double>(a.rows) * static_cast<double>(owned) * element * 2.0));
+    r.field(
+        trace_schema::field::kBytes,
+        saturate_bytes(static_cast<double>(a.rows) * static_cast<double>(owned) * element * 2.0));
     r.raw("solver", std::string("{\"routine\":\"mg_") + c.routine +
                         "\",\"devices\":" + std::to_string(count) + "}");
     end_work(r, device, stream, 0);
@@ -326,7 +336,8 @@ bool check_work(void* const* work, std::int64_t lwork, std::int64_t needed, cons
   for (std::size_t g = 0; g < a.devices.size(); ++g) {
     const PointerInfo info = lookup_pointer(work[g]);
     if (!info.known || !info.device_side || info.device != a.devices[g] ||
-        info.available < static_cast<std::size_t>(lwork) * static_cast<std::size_t>(element)) {
+        static_cast<double>(info.available) <
+            static_cast<double>(lwork) * static_cast<double>(element)) {
       report_misuse(api, "workspace of device " + std::to_string(a.devices[g]) + " " +
                              pointer_text(work[g]) + " is not device memory of that device of " +
                              std::to_string(lwork) + " elements");
@@ -373,22 +384,25 @@ cusolverStatus_t run(const Routine& r) {
   if (!handle_devices(r.handle, r.api, &devices)) return CUSOLVER_STATUS_NOT_INITIALIZED;
   if (!check_compute(r.compute, r.api)) return CUSOLVER_STATUS_INVALID_VALUE;
   if (r.n < 0 || r.nrhs < 0) return bad(r.api, "a size is negative");
+  const bool query = r.work == nullptr;
   MgDesc a, b, pivots;
-  if (!check_operand(r.a, r.compute, r.api, &a)) return CUSOLVER_STATUS_INVALID_VALUE;
-  for (int d : a.devices) {
-    if (std::find(devices.begin(), devices.end(), d) == devices.end()) {
-      return bad(r.api,
-                 "device " + std::to_string(d) + " of A's grid is not one the handle selected");
+  if (!check_operand(r.a, r.compute, !query, r.api, &a) ||
+      (r.b != nullptr && !check_operand(*r.b, r.compute, !query, r.api, &b)) ||
+      (r.ipiv != nullptr && !check_operand(*r.ipiv, r.compute, !query, r.api, &pivots))) {
+    return CUSOLVER_STATUS_INVALID_VALUE;
+  }
+  for (const MgDesc* d :
+       {&a, r.b != nullptr ? &b : nullptr, r.ipiv != nullptr ? &pivots : nullptr}) {
+    if (d == nullptr) continue;
+    for (int device : d->devices) {
+      if (std::find(devices.begin(), devices.end(), device) == devices.end()) {
+        return bad(r.api, "device " + std::to_string(device) +
+                              " of an operand's grid is not one the handle selected");
+      }
     }
   }
-  if (r.b != nullptr && !check_operand(*r.b, r.compute, r.api, &b)) {
-    return CUSOLVER_STATUS_INVALID_VALUE;
-  }
-  if (r.ipiv != nullptr && !check_operand(*r.ipiv, r.compute, r.api, &pivots)) {
-    return CUSOLVER_STATUS_INVALID_VALUE;
-  }
   const std::int64_t needed = workspace(r.routine, a, r.n, r.nrhs);
-  if (r.work == nullptr) {
+  if (query) {
     if (r.lwork_out == nullptr) return bad(r.api, "lwork is NULL");
     *r.lwork_out = needed;
     return CUSOLVER_STATUS_SUCCESS;
@@ -442,7 +456,6 @@ PT_EXPORT cusolverStatus_t cusolverMgDestroy(cusolverMgHandle_t handle) {
         "cusolverMgDestroy", "invalid or destroyed cuSOLVERMg handle " + mgd::pointer_text(handle));
     return CUSOLVER_STATUS_NOT_INITIALIZED;
   }
-  delete reinterpret_cast<char*>(handle);
   return CUSOLVER_STATUS_SUCCESS;
 }
 
@@ -451,7 +464,8 @@ namespace {
 // Devices of a selection or grid: each valid and distinct.
 bool check_devices(int count, const int* ids, const char* api, std::vector<int>* devices) {
   if (count < 1 || ids == nullptr) {
-    report_misuse(api, "no devices given (" + std::to_string(count) + ")");
+    report_misuse(api, ids == nullptr ? std::string("the device list is NULL")
+                                      : "no devices given (" + std::to_string(count) + ")");
     return false;
   }
   const int available = device_count();
@@ -518,7 +532,6 @@ PT_EXPORT cusolverStatus_t cusolverMgDestroyGrid(cudaLibMgGrid_t grid) {
                                    "invalid or destroyed grid " + mgd::pointer_text(grid));
     return CUSOLVER_STATUS_INVALID_VALUE;
   }
-  delete static_cast<char*>(grid);
   return CUSOLVER_STATUS_SUCCESS;
 }
 
@@ -559,7 +572,6 @@ PT_EXPORT cusolverStatus_t cusolverMgDestroyMatrixDesc(cudaLibMgMatrixDesc_t des
                                    "invalid or destroyed descriptor " + mgd::pointer_text(desc));
     return CUSOLVER_STATUS_INVALID_VALUE;
   }
-  delete static_cast<char*>(desc);
   return CUSOLVER_STATUS_SUCCESS;
 }
 
@@ -601,8 +613,9 @@ cusolverStatus_t getrs(cusolverMgHandle_t handle, cublasOperation_t trans, int n
                        int* array_d_IPIV[], void* array_d_B[], int ib, int jb,
                        cudaLibMgMatrixDesc_t descrB, cudaDataType compute, void* array_d_work[],
                        int64_t lwork, int64_t* lwork_out, int* info, const char* api) {
-  if (trans != CUBLAS_OP_N && trans != CUBLAS_OP_T && trans != CUBLAS_OP_C) {
-    return bad(api, "unknown operation " + std::to_string(static_cast<int>(trans)));
+  if (trans != CUBLAS_OP_N) {  // cuSOLVERMg's getrs solves A·X = B only
+    return bad(api, "TRANS " + std::to_string(static_cast<int>(trans)) +
+                        ": cuSOLVERMg supports only CUBLAS_OP_N");
   }
   const Operand b{"B", array_d_B, ib, jb, descrB, n, nrhs, 0};
   const Operand pivots{"IPIV", reinterpret_cast<void* const*>(array_d_IPIV),
@@ -684,7 +697,9 @@ cusolverStatus_t syevd(cusolverMgHandle_t handle, cusolverEigMode_t jobz, cublas
   if (jobz != CUSOLVER_EIG_MODE_NOVECTOR && jobz != CUSOLVER_EIG_MODE_VECTOR) {
     return bad(api, "jobz is not CUSOLVER_EIG_MODE_NOVECTOR or _VECTOR");
   }
-  if (!valid_fill(uplo)) return bad(api, "uplo is not CUBLAS_FILL_MODE_LOWER or _UPPER");
+  if (uplo != CUBLAS_FILL_MODE_LOWER) {  // as the samples say: syevd takes the lower triangle
+    return bad(api, "uplo: cuSOLVERMg's syevd supports only CUBLAS_FILL_MODE_LOWER");
+  }
   const bool real_w = type_w == CUDA_R_32F || type_w == CUDA_R_64F;
   if (!real_w || element_bytes(type_w) * (is_complex(compute) ? 2 : 1) != element_bytes(compute)) {
     return bad(api, std::string("eigenvalue type ") + libs::cuda_dtype_name(type_w) +

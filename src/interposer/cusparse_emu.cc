@@ -1619,8 +1619,15 @@ PT_EXPORT cusparseStatus_t cusparseSpGEMM_estimateMemory(
   if (a == nullptr || b == nullptr || c == nullptr || d == nullptr) {
     return CUSPARSE_STATUS_INVALID_VALUE;
   }
-  if (op_a != CUSPARSE_OPERATION_NON_TRANSPOSE || op_b != CUSPARSE_OPERATION_NON_TRANSPOSE) {
+  if (a->format != CUSPARSE_FORMAT_CSR || b->format != CUSPARSE_FORMAT_CSR ||
+      c->format != CUSPARSE_FORMAT_CSR || op_a != CUSPARSE_OPERATION_NON_TRANSPOSE ||
+      op_b != CUSPARSE_OPERATION_NON_TRANSPOSE) {
     return detail::bad(api, "SpGEMM takes CSR matrices without transposition (as cuSPARSE)");
+  }
+  std::int64_t k = 0;
+  if (!detail::product_shape(api, a->rows, a->cols, op_a, b->rows, b->cols, op_b, c->rows, c->cols,
+                             &k)) {
+    return CUSPARSE_STATUS_INVALID_VALUE;
   }
   if (alg != CUSPARSE_SPGEMM_ALG2 && alg != CUSPARSE_SPGEMM_ALG3) {
     return detail::bad(api, "estimateMemory belongs to CUSPARSE_SPGEMM_ALG2 and ALG3, not " +
@@ -1636,6 +1643,10 @@ PT_EXPORT cusparseStatus_t cusparseSpGEMM_estimateMemory(
     return CUSPARSE_STATUS_SUCCESS;
   }
   if (buffer_size2 == nullptr) return detail::bad(api, "bufferSize2 is NULL");
+  if (!detail::device_array(buffer3, static_cast<std::int64_t>(*buffer_size3))) {
+    return detail::bad(api, "externalBuffer3 " + detail::pointer_text(buffer3) +
+                                " is not device memory of bufferSize3 bytes");
+  }
   std::int64_t c_nnz = 0;
   {
     std::lock_guard<std::mutex> lock(sparse().mutex);
