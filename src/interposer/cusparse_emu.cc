@@ -380,10 +380,216 @@ cusparseStatus_t mat_vec(cusparseHandle_t handle, const void* mat_a, const void*
   return CUSPARSE_STATUS_SUCCESS;
 }
 
+// ---- values computed on the host (SpMV, SpMM, SpGEMM) -----------------------------------------
+// Where every array an operation reads and writes is backed, CSR, CSC and COO products are
+// computed for real in the value type (fp32, fp64 and their complex forms, the compute type
+// equal to it, no batch), so programs that check their results or iterate on them (the
+// conjugateGradient sample) see the GPU's numbers. Bounded: at most 2·10^9 multiply-adds and
+// 1 GiB of scratch, else recorded only.
+constexpr double kComputeOps = 2e9;
+constexpr double kComputeScratchBytes = 1024.0 * 1024.0 * 1024.0;
+
+template <typename T>
+T conj_if(T v, bool conjugate) {
+  if constexpr (std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>) {
+    return conjugate ? std::conj(v) : v;
+  } else {
+    (void)conjugate;
+    return v;
+  }
+}
+
+// The bytes of A's index arrays, by format (0 for the formats not computed).
+std::int64_t index_bytes_of(const SpMat& a) {
+  switch (a.format) {
+    case CUSPARSE_FORMAT_CSR:
+      return (a.rows + 1) * a.offset_bytes + a.nnz * a.index_bytes;
+    case CUSPARSE_FORMAT_CSC:
+      return (a.cols + 1) * a.offset_bytes + a.nnz * a.index_bytes;
+    case CUSPARSE_FORMAT_COO:
+      return a.nnz * (a.offset_bytes + a.index_bytes);
+    default:
+      return -1;
+  }
+}
+
+// A's arrays are all readable here and its format is one the host products handle.
+bool computable(const SpMat& a, int value_bytes) {
+  if (a.batch != 1 || index_bytes_of(a) < 0) return false;
+  const bool offsets_ok =
+      a.format == CUSPARSE_FORMAT_COO
+          ? backed(a.offsets, a.nnz * a.offset_bytes)
+          : backed(a.offsets, ((a.format == CUSPARSE_FORMAT_CSR ? a.rows : a.cols) + 1) *
+                                  a.offset_bytes);
+  return offsets_ok && backed(a.columns, a.nnz * a.index_bytes) &&
+         backed(a.values, a.nnz * value_bytes);
+}
+
+// Calls f(row, col, k) for every stored entry of A (k its value's index), skipping indices out
+// of range (where the GPU would read garbage).
+template <typename F>
+void for_each_entry(const SpMat& a, F&& f) {
+  const std::int64_t base = a.base == CUSPARSE_INDEX_BASE_ONE ? 1 : 0;
+  auto in_range = [&](std::int64_t r, std::int64_t c) {
+    return r >= 0 && r < a.rows && c >= 0 && c < a.cols;
+  };
+  if (a.format == CUSPARSE_FORMAT_COO) {
+    for (std::int64_t k = 0; k < a.nnz; ++k) {
+      const std::int64_t r = read_index(a.offsets, a.offset_bytes, k) - base;
+      const std::int64_t c = read_index(a.columns, a.index_bytes, k) - base;
+      if (in_range(r, c)) f(r, c, k);
+    }
+    return;
+  }
+  const bool csr = a.format == CUSPARSE_FORMAT_CSR;
+  const std::int64_t outer = csr ? a.rows : a.cols;
+  for (std::int64_t i = 0; i < outer; ++i) {
+    const std::int64_t k0 = std::max<std::int64_t>(read_index(a.offsets, a.offset_bytes, i) - base, 0);
+    const std::int64_t k1 = std::min(read_index(a.offsets, a.offset_bytes, i + 1) - base, a.nnz);
+    for (std::int64_t k = k0; k < k1; ++k) {
+      const std::int64_t j = read_index(a.columns, a.index_bytes, k) - base;
+      const std::int64_t r = csr ? i : j, c = csr ? j : i;
+      if (in_range(r, c)) f(r, c, k);
+    }
+  }
+}
+
+// A scalar argument (alpha, beta): host memory, or backed device memory in device pointer mode.
+template <typename T>
+bool scalar(const void* pointer, T* value) {
+  if (pointer == nullptr) return false;
+  const PointerInfo info = lookup_pointer(pointer);
+  if (info.known && info.device_side && !backed(pointer, sizeof(T))) return false;
+  std::memcpy(value, pointer, sizeof(T));
+  return true;
+}
+
+// y = α·op(A)·x + β·y.
+template <typename T>
+void spmv_values(const SpMat& a, cusparseOperation_t op, const void* alpha_p, const DnVec& x,
+                 const void* beta_p, const DnVec& y) {
+  T alpha{}, beta{};
+  if (!scalar(alpha_p, &alpha) || !scalar(beta_p, &beta)) return;
+  const auto* xv = static_cast<const T*>(x.values);
+  auto* yv = static_cast<T*>(y.values);
+  std::vector<T> acc(static_cast<std::size_t>(y.size), T{});
+  const bool transposed = op != CUSPARSE_OPERATION_NON_TRANSPOSE;
+  const bool conjugate = op == CUSPARSE_OPERATION_CONJUGATE_TRANSPOSE;
+  const auto* values = static_cast<const T*>(a.values);
+  for_each_entry(a, [&](std::int64_t r, std::int64_t c, std::int64_t k) {
+    const T v = conj_if(values[k], conjugate);
+    if (transposed) {
+      acc[static_cast<std::size_t>(c)] += v * xv[r];
+    } else {
+      acc[static_cast<std::size_t>(r)] += v * xv[c];
+    }
+  });
+  const bool beta_zero = beta == T{};
+  for (std::int64_t i = 0; i < y.size; ++i) {
+    yv[i] = alpha * acc[static_cast<std::size_t>(i)] + (beta_zero ? T{} : beta * yv[i]);
+  }
+}
+
+// Calls f.template operator()<T>() for the value type when it is one the host products handle.
+template <typename F>
+bool by_value_type(cudaDataType type, F&& f) {
+  switch (type) {
+    case CUDA_R_32F:
+      f(float{});
+      return true;
+    case CUDA_R_64F:
+      f(double{});
+      return true;
+    case CUDA_C_32F:
+      f(std::complex<float>{});
+      return true;
+    case CUDA_C_64F:
+      f(std::complex<double>{});
+      return true;
+    default:
+      return false;
+  }
+}
+
+void compute_spmv(const SpMat& a, cusparseOperation_t op, const void* alpha, const DnVec& x,
+                  const void* beta, const DnVec& y, cudaDataType compute) {
+  if (a.value_type != compute || x.value_type != compute || y.value_type != compute) return;
+  const int bytes = value_bytes(compute);
+  if (!computable(a, bytes) || !backed(x.values, x.size * bytes) ||
+      !backed(y.values, y.size * bytes) || static_cast<double>(a.nnz) > kComputeOps ||
+      static_cast<double>(y.size) * bytes > kComputeScratchBytes) {
+    return;
+  }
+  by_value_type(compute, [&](auto zero) {
+    spmv_values<decltype(zero)>(a, op, alpha, x, beta, y);
+  });
+}
+
+// C = α·op(A)·op(B) + β·C for dense B and C (either order, leading dimension ld).
+template <typename T>
+void spmm_values(const SpMat& a, cusparseOperation_t op_a, cusparseOperation_t op_b,
+                 const void* alpha_p, const DnMat& b, const void* beta_p, const DnMat& c) {
+  T alpha{}, beta{};
+  if (!scalar(alpha_p, &alpha) || !scalar(beta_p, &beta)) return;
+  auto at = [](const DnMat& m, std::int64_t i, std::int64_t j) {
+    return m.order == CUSPARSE_ORDER_COL ? i + j * m.ld : i * m.ld + j;
+  };
+  const auto* bv = static_cast<const T*>(b.values);
+  auto* cv = static_cast<T*>(c.values);
+  const bool ta = op_a != CUSPARSE_OPERATION_NON_TRANSPOSE;
+  const bool tb = op_b != CUSPARSE_OPERATION_NON_TRANSPOSE;
+  const bool conj_a = op_a == CUSPARSE_OPERATION_CONJUGATE_TRANSPOSE;
+  const bool conj_b = op_b == CUSPARSE_OPERATION_CONJUGATE_TRANSPOSE;
+  const std::int64_t n = c.cols;
+  std::vector<T> acc(static_cast<std::size_t>(c.rows * n), T{});
+  const auto* values = static_cast<const T*>(a.values);
+  for_each_entry(a, [&](std::int64_t r, std::int64_t col, std::int64_t k) {
+    const T v = conj_if(values[k], conj_a);
+    const std::int64_t i = ta ? col : r, inner = ta ? r : col;
+    for (std::int64_t j = 0; j < n; ++j) {
+      const T bij = tb ? conj_if(bv[at(b, j, inner)], conj_b) : bv[at(b, inner, j)];
+      acc[static_cast<std::size_t>(i * n + j)] += v * bij;
+    }
+  });
+  const bool beta_zero = beta == T{};
+  for (std::int64_t i = 0; i < c.rows; ++i) {
+    for (std::int64_t j = 0; j < n; ++j) {
+      T& out = cv[at(c, i, j)];
+      out = alpha * acc[static_cast<std::size_t>(i * n + j)] + (beta_zero ? T{} : beta * out);
+    }
+  }
+}
+
+// The elements a dense matrix's layout spans (ld x cols or rows x ld).
+std::int64_t dense_span(const DnMat& m) {
+  if (m.rows == 0 || m.cols == 0) return 0;
+  return m.order == CUSPARSE_ORDER_COL ? m.ld * (m.cols - 1) + m.rows
+                                       : m.ld * (m.rows - 1) + m.cols;
+}
+
+void compute_spmm(const SpMat& a, cusparseOperation_t op_a, cusparseOperation_t op_b,
+                  const void* alpha, const DnMat& b, const void* beta, const DnMat& c,
+                  cudaDataType compute) {
+  if (a.value_type != compute || b.value_type != compute || c.value_type != compute ||
+      b.batch != 1 || c.batch != 1) {
+    return;
+  }
+  const int bytes = value_bytes(compute);
+  if (!computable(a, bytes) || !backed(b.values, dense_span(b) * bytes) ||
+      !backed(c.values, dense_span(c) * bytes) ||
+      static_cast<double>(a.nnz) * static_cast<double>(c.cols) > kComputeOps ||
+      static_cast<double>(c.rows) * static_cast<double>(c.cols) * bytes > kComputeScratchBytes) {
+    return;
+  }
+  by_value_type(compute, [&](auto zero) {
+    spmm_values<decltype(zero)>(a, op_a, op_b, alpha, b, beta, c);
+  });
+}
+
 // SpMV (record = false: only the checks, for the buffer-size query).
 cusparseStatus_t spmv(cusparseHandle_t handle, cusparseOperation_t op_a, const void* mat_a,
                       const void* vec_x, const void* vec_y, cudaDataType compute, bool record,
-                      const char* api) {
+                      const char* api, const void* alpha = nullptr, const void* beta = nullptr) {
   const std::int64_t start = now_ns();
   MatVec v;
   const cusparseStatus_t status = mat_vec(handle, mat_a, vec_x, vec_y, api, &v);
@@ -402,7 +608,11 @@ cusparseStatus_t spmv(cusparseHandle_t handle, cusparseOperation_t op_a, const v
   op.flops = mul(2, stored_values(*v.a));
   op.bytes = add(matrix_bytes(*v.a),
                  x_len * value_bytes(v.x->value_type) + 2 * y_len * value_bytes(v.y->value_type));
-  return run(*v.h, op, start);
+  const cusparseStatus_t status_run = run(*v.h, op, start);
+  if (status_run == CUSPARSE_STATUS_SUCCESS && alpha != nullptr) {
+    compute_spmv(*v.a, op_a, alpha, *v.x, beta, *v.y, compute);
+  }
+  return status_run;
 }
 
 // op(A)·op(B) shapes against C (m x n, inner k), or a misuse.
@@ -428,7 +638,8 @@ bool product_shape(const char* api, std::int64_t a_rows, std::int64_t a_cols,
 // SpMM C = α·op(A)·op(B) + β·C, and SpSM C = α·op(A)⁻¹·op(B) (what = "spmm" or "spsm_solve").
 cusparseStatus_t spmm(cusparseHandle_t handle, cusparseOperation_t op_a, cusparseOperation_t op_b,
                       const void* mat_a, const void* mat_b, const void* mat_c, cudaDataType compute,
-                      bool record, const char* what, const char* api) {
+                      bool record, const char* what, const char* api, const void* alpha = nullptr,
+                      const void* beta = nullptr) {
   const std::int64_t start = now_ns();
   const SparseHandle* h = live_handle(handle, api);
   if (h == nullptr) return CUSPARSE_STATUS_NOT_INITIALIZED;
@@ -451,7 +662,11 @@ cusparseStatus_t spmm(cusparseHandle_t handle, cusparseOperation_t op_a, cuspars
   // A strided batch (spmm_csr_batched): every matrix of the batch once.
   const int batch = std::max({a->batch, b->batch, c->batch});
   op.flops = mul(op.flops, batch), op.bytes = mul(op.bytes, batch);
-  return run(*h, op, start);
+  const cusparseStatus_t status = run(*h, op, start);
+  if (status == CUSPARSE_STATUS_SUCCESS && !solve && alpha != nullptr) {
+    compute_spmm(*a, op_a, op_b, alpha, *b, beta, *c, compute);
+  }
+  return status;
 }
 
 // SpSV solve/analysis (what: "spsv_solve", "spsv_analysis"; record = false for the buffer size).
@@ -1269,7 +1484,8 @@ PT_EXPORT cusparseStatus_t cusparseSpMV(cusparseHandle_t handle, cusparseOperati
                                         cusparseSpMVAlg_t alg, void* buffer) {
   (void)alg, (void)buffer;
   if (alpha == nullptr || beta == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;
-  return detail::spmv(handle, op_a, mat_a, vec_x, vec_y, compute, true, "cusparseSpMV");
+  return detail::spmv(handle, op_a, mat_a, vec_x, vec_y, compute, true, "cusparseSpMV", alpha,
+                      beta);
 }
 
 PT_EXPORT cusparseStatus_t cusparseSpMM_bufferSize(
@@ -1293,7 +1509,7 @@ PT_EXPORT cusparseStatus_t cusparseSpMM(cusparseHandle_t handle, cusparseOperati
   (void)alg, (void)buffer;
   if (alpha == nullptr || beta == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;
   return detail::spmm(handle, op_a, op_b, mat_a, mat_b, mat_c, compute, true, "spmm",
-                      "cusparseSpMM");
+                      "cusparseSpMM", alpha, beta);
 }
 
 // ---- SpSV, SpSM (triangular solves)
@@ -1564,6 +1780,92 @@ cusparseStatus_t spgemm(cusparseHandle_t handle, cusparseOperation_t op_a, cuspa
 }
 }  // namespace
 
+namespace {
+// C's values of C = α·A·B over the structure C's arrays hold (written by _copy), computed where
+// A's, B's and C's arrays are backed and the products are at most 2·10^9 (values the GPU would
+// compute; programs such as the spgemm samples check them).
+template <typename T>
+void spgemm_values(const detail::SpMat& a, const detail::SpMat& b, const detail::SpMat& c,
+                   const void* alpha_p) {
+  T alpha{};
+  if (!detail::scalar(alpha_p, &alpha)) return;
+  const std::int64_t base_b = b.base == CUSPARSE_INDEX_BASE_ONE ? 1 : 0;
+  const std::int64_t base_c = c.base == CUSPARSE_INDEX_BASE_ONE ? 1 : 0;
+  const auto* av = static_cast<const T*>(a.values);
+  const auto* bv = static_cast<const T*>(b.values);
+  auto* cv = static_cast<T*>(c.values);
+  std::vector<std::int64_t> position(static_cast<std::size_t>(c.cols), -1);
+  std::vector<std::int64_t> row_entries;
+  // Rows of A in order: for_each_entry visits CSR row by row.
+  std::int64_t row = -1;
+  auto finish_row = [&] {
+    for (std::int64_t q : row_entries) cv[q] *= alpha;
+    row_entries.clear();
+    std::fill(position.begin(), position.end(), -1);
+  };
+  auto start_row = [&](std::int64_t i) {
+    const std::int64_t c0 = detail::read_index(c.offsets, c.offset_bytes, i) - base_c;
+    const std::int64_t c1 = detail::read_index(c.offsets, c.offset_bytes, i + 1) - base_c;
+    for (std::int64_t q = std::max<std::int64_t>(c0, 0); q < std::min(c1, c.nnz); ++q) {
+      const std::int64_t j = detail::read_index(c.columns, c.index_bytes, q) - base_c;
+      if (j < 0 || j >= c.cols) continue;
+      position[static_cast<std::size_t>(j)] = q;
+      cv[q] = T{};
+      row_entries.push_back(q);
+    }
+  };
+  for (std::int64_t i = 0; i < c.rows; ++i) {  // rows without entries in A still zero C's row
+    start_row(i);
+    finish_row();
+  }
+  detail::for_each_entry(a, [&](std::int64_t i, std::int64_t k, std::int64_t p) {
+    if (i != row) {
+      if (row >= 0) finish_row();
+      row = i;
+      start_row(i);
+    }
+    const std::int64_t b0 = detail::read_index(b.offsets, b.offset_bytes, k) - base_b;
+    const std::int64_t b1 = detail::read_index(b.offsets, b.offset_bytes, k + 1) - base_b;
+    for (std::int64_t q = std::max<std::int64_t>(b0, 0); q < std::min(b1, b.nnz); ++q) {
+      const std::int64_t j = detail::read_index(b.columns, b.index_bytes, q) - base_b;
+      if (j < 0 || j >= c.cols) continue;
+      const std::int64_t at = position[static_cast<std::size_t>(j)];
+      if (at >= 0) cv[at] += av[p] * bv[q];
+    }
+  });
+  if (row >= 0) finish_row();
+}
+
+void compute_spgemm(const void* mat_a, const void* mat_b, const void* mat_c, const void* descr,
+                    const void* alpha, cudaDataType compute) {
+  const detail::SpMat *a = nullptr, *b = nullptr, *c = nullptr;
+  std::int64_t products = 0;
+  {
+    std::lock_guard<std::mutex> lock(sparse().mutex);
+    a = static_cast<const detail::SpMat*>(mat_a);
+    b = static_cast<const detail::SpMat*>(mat_b);
+    c = static_cast<const detail::SpMat*>(mat_c);
+    if (sparse().matrices_sparse.count(mat_a) == 0 || sparse().matrices_sparse.count(mat_b) == 0 ||
+        sparse().matrices_sparse.count(mat_c) == 0 || sparse().op_descrs.count(descr) == 0) {
+      return;
+    }
+    products = static_cast<const detail::OpDescr*>(descr)->products;
+  }
+  if (a->value_type != compute || b->value_type != compute || c->value_type != compute) return;
+  const int bytes = detail::value_bytes(compute);
+  if (a->format != CUSPARSE_FORMAT_CSR || b->format != CUSPARSE_FORMAT_CSR ||
+      c->format != CUSPARSE_FORMAT_CSR || !detail::computable(*a, bytes) ||
+      !detail::computable(*b, bytes) || !detail::computable(*c, bytes) ||
+      static_cast<double>(products) > detail::kComputeOps ||
+      static_cast<double>(c->cols) * 8.0 > detail::kComputeScratchBytes) {
+    return;
+  }
+  detail::by_value_type(compute, [&](auto zero) {
+    spgemm_values<decltype(zero)>(*a, *b, *c, alpha);
+  });
+}
+}  // namespace
+
 PT_EXPORT cusparseStatus_t cusparseSpGEMM_workEstimation(
     cusparseHandle_t handle, cusparseOperation_t op_a, cusparseOperation_t op_b, const void* alpha,
     cusparseConstSpMatDescr_t mat_a, cusparseConstSpMatDescr_t mat_b, const void* beta,
@@ -1591,9 +1893,11 @@ PT_EXPORT cusparseStatus_t cusparseSpGEMM_copy(cusparseHandle_t handle, cusparse
                                                cusparseSpMatDescr_t mat_c, cudaDataType compute,
                                                cusparseSpGEMMAlg_t alg,
                                                cusparseSpGEMMDescr_t descr) {
-  (void)alpha, (void)beta, (void)alg;
-  return spgemm(handle, op_a, op_b, mat_a, mat_b, mat_c, compute, descr, 2, nullptr, nullptr,
-                "cusparseSpGEMM_copy");
+  (void)beta, (void)alg;
+  const cusparseStatus_t status = spgemm(handle, op_a, op_b, mat_a, mat_b, mat_c, compute, descr,
+                                         2, nullptr, nullptr, "cusparseSpGEMM_copy");
+  if (status == CUSPARSE_STATUS_SUCCESS) compute_spgemm(mat_a, mat_b, mat_c, descr, alpha, compute);
+  return status;
 }
 
 // The memory-saving algorithms (ALG2, ALG3) between work estimation and compute: with no buffer
@@ -1705,9 +2009,11 @@ PT_EXPORT cusparseStatus_t cusparseSpGEMMreuse_compute(
     cusparseConstSpMatDescr_t mat_a, cusparseConstSpMatDescr_t mat_b, const void* beta,
     cusparseSpMatDescr_t mat_c, cudaDataType compute, cusparseSpGEMMAlg_t alg,
     cusparseSpGEMMDescr_t descr) {
-  (void)alpha, (void)beta, (void)alg;
-  return spgemm(handle, op_a, op_b, mat_a, mat_b, mat_c, compute, descr, 3, nullptr, nullptr,
-                "cusparseSpGEMMreuse_compute", true);
+  (void)beta, (void)alg;
+  const cusparseStatus_t status = spgemm(handle, op_a, op_b, mat_a, mat_b, mat_c, compute, descr,
+                                         3, nullptr, nullptr, "cusparseSpGEMMreuse_compute", true);
+  if (status == CUSPARSE_STATUS_SUCCESS) compute_spgemm(mat_a, mat_b, mat_c, descr, alpha, compute);
+  return status;
 }
 
 // ---- SDDMM -------------------------------------------------------------------------------------

@@ -402,6 +402,27 @@ TEST_F(EmulateLibrariesTest, CusolverMgSplitsEachRoutineOverTheGridWithItsPanelC
   EXPECT_NE(misuse[1]["what"].get<std::string>().find("supports only 1, 1"), std::string::npos);
 }
 
+// conjugateGradient's solve: with cusparseSpMV computed where its arrays are backed (as the
+// cuBLAS level-1 calls are), the CG loop converges as on a GPU — 8 iterations for this matrix —
+// and the program's own host check of max |A·x − b| passes; one SpMV record per matrix-vector
+// product (the initial residual and one per iteration). A small SpMM (row-major B, column-major
+// C, α and β) and a transposed double-precision COO SpMV come out exact.
+TEST_F(EmulateLibrariesTest, ConjugateGradientConvergesWithComputedSpmv) {
+  if (!built("cusparse_cg_solve")) GTEST_SKIP() << "cusparse_cg_solve not built";
+  const CliRun r = emulate("cusparse_cg_solve");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("cusparse_cg_solve: 8 iterations"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" ok\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("SpMM error 0.0e+00, transposed COO SpMV error 0.0e+00 ok"),
+            std::string::npos)
+      << r.out;
+  const auto sparse = kept("sparse");
+  ASSERT_EQ(sparse.size(), 11u);  // 9 SpMV of the solve, then the SpMM and the COO SpMV
+  for (std::size_t i = 0; i < 9; ++i) EXPECT_EQ(sparse[i]["api"], "cusparseSpMV");
+  EXPECT_EQ(sparse[9]["api"], "cusparseSpMM");
+  EXPECT_EQ(sparse[10]["format"], "coo");
+}
+
 // CUPTI under emulation is "no profiler": the tracing calls return CUPTI_ERROR_NOT_SUPPORTED with a
 // result string that says so, are reported unsupported by name, and the client carries on; its
 // kernel is recorded and predicted as usual.

@@ -12,6 +12,8 @@
                                      // exported
 #include <cusparse.h>
 
+#include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "emu_sparse_check.h"
@@ -357,13 +359,31 @@ int main() {
   SPARSE_CHECK(cusparseCsrSetPointers(c3, d_c3_offsets, d_c3_columns, d_c3_values));
   SPARSE_CHECK(cusparseSpGEMM_copy(handle, no_op, no_op, &one, t_csr, t_csr, &zero, c3, CUDA_R_32F,
                                    alg3, spgemm3));
+  // C's values: T² of the 1-D Laplacian (from the host arrays of T), entry by entry.
+  const std::vector<int> c3_offsets = host_copy(d_c3_offsets, n + 1);
+  const std::vector<int> c3_columns = host_copy(d_c3_columns, c3_nnz);
+  const std::vector<float> c3_values = host_copy(d_c3_values, c3_nnz);
+  float spgemm_error = 0.0f;
+  for (int row = 0; row < n; ++row) {
+    for (int q = c3_offsets[row]; q < c3_offsets[row + 1]; ++q) {
+      float want = 0.0f;
+      for (int p = offsets[row]; p < offsets[row + 1]; ++p) {
+        for (int r = offsets[columns[p]]; r < offsets[columns[p] + 1]; ++r) {
+          if (columns[r] == c3_columns[q]) want += values[p] * values[r];
+        }
+      }
+      spgemm_error = std::max(spgemm_error, std::fabs(want - c3_values[q]));
+    }
+  }
+  EMU_REQUIRE(spgemm_error == 0.0f);
   SPARSE_CHECK(cusparseSpGEMM_destroyDescr(spgemm3));
   SPARSE_CHECK(cusparseDestroySpMat(c3));
   for (void* p : {work3_buffer, compute3_buffer, static_cast<void*>(d_c3_offsets),
                   static_cast<void*>(d_c3_columns), static_cast<void*>(d_c3_values)}) {
     EMU_CHECK(cudaFree(p));
   }
-  std::printf("cusparse_generic: SpGEMM ALG3 buffers %zu %zu %zu\n", work3, estimate3, compute3);
+  std::printf("cusparse_generic: SpGEMM ALG3 buffers %zu %zu %zu, values of T² exact\n", work3,
+              estimate3, compute3);
 
   // Not emulated (the legacy coloring API): reported by name.
   cusparseColorInfo_t color;
