@@ -891,6 +891,7 @@ cublasStatus_t axpy(Blas1 c, std::int64_t n, const T* alpha, const T* x, std::in
   if (!device_vector(vx, c.api, "x") || !device_vector(vy, c.api, "y"))
     return CUBLAS_STATUS_EXECUTION_FAILED;
   if (vx.backed && vy.backed) {
+    const powertrain::emu::HostComputeScope host_compute;  // not the program's time
     for (std::int64_t i = 0; i < n; ++i) *at<T>(vy, i) += a * *at<T>(vx, i);
   }
   return finish(c, "axpy", type_name<T>(), sat_mul(2, n), sat_mul(sat_mul(3, n), sizeof(T)), false);
@@ -907,6 +908,7 @@ cublasStatus_t scal(Blas1 c, std::int64_t n, const T* alpha, T* x, std::int64_t 
   Vec vx{x, n, incx, sizeof(T)};
   if (!device_vector(vx, c.api, "x")) return CUBLAS_STATUS_EXECUTION_FAILED;
   if (vx.backed) {
+    const powertrain::emu::HostComputeScope host_compute;  // not the program's time
     for (std::int64_t i = 0; i < n; ++i) *at<T>(vx, i) *= a;
   }
   return finish(c, "scal", type_name<T>(), n, sat_mul(sat_mul(2, n), sizeof(T)), false);
@@ -922,6 +924,7 @@ cublasStatus_t copy_or_swap(Blas1 c, bool swap, std::int64_t n, T* x, std::int64
   if (!device_vector(vx, c.api, "x") || !device_vector(vy, c.api, "y"))
     return CUBLAS_STATUS_EXECUTION_FAILED;
   if (vx.backed && vy.backed) {
+    const powertrain::emu::HostComputeScope host_compute;  // not the program's time
     for (std::int64_t i = 0; i < n; ++i) {
       if (swap) {
         std::swap(*at<T>(vx, i), *at<T>(vy, i));
@@ -948,6 +951,7 @@ cublasStatus_t reduce(Blas1 c, Reduce what, std::int64_t n, const T* x, std::int
     return CUBLAS_STATUS_EXECUTION_FAILED;
   double sum = 0;  // accumulated in double: the value, not cuBLAS's rounding, is the point
   if (vx.backed && (!two || vy.backed)) {
+    const powertrain::emu::HostComputeScope host_compute;  // not the program's time
     for (std::int64_t i = 0; i < n; ++i) {
       const double v = *at<T>(vx, i);
       sum += what == Reduce::kDot ? v * *at<T>(vy, i) : what == Reduce::kNrm2 ? v * v : std::abs(v);
@@ -971,6 +975,7 @@ cublasStatus_t iamax(Blas1 c, bool largest, std::int64_t n, const T* x, std::int
   if (!device_vector(vx, c.api, "x")) return CUBLAS_STATUS_EXECUTION_FAILED;
   std::int64_t best = n > 0 ? 1 : 0;
   if (vx.backed && n > 0) {
+    const powertrain::emu::HostComputeScope host_compute;  // not the program's time
     T value = std::abs(*at<T>(vx, 0));
     for (std::int64_t i = 1; i < n; ++i) {
       const T v = std::abs(*at<T>(vx, i));
@@ -1009,6 +1014,7 @@ cublasStatus_t gemv(Blas1 c, cublasOperation_t trans, std::int64_t m, std::int64
       !device_vector(vy, c.api, "y"))
     return CUBLAS_STATUS_EXECUTION_FAILED;
   if (va.backed && vx.backed && vy.backed) {
+    const powertrain::emu::HostComputeScope host_compute;  // not the program's time
     const T* base = static_cast<const T*>(A);
     std::vector<double> out(static_cast<std::size_t>(ys), 0.0);
     for (std::int64_t j = 0; j < n; ++j) {

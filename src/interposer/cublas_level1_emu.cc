@@ -43,6 +43,7 @@ cublasStatus_t caxpy(Blas1 c, std::int64_t n, const T* alpha, const T* x, std::i
   Vec vx{x, n, incx, sizeof(T)}, vy{y, n, incy, sizeof(T)};
   if (!vectors(c, vx, &vy)) return CUBLAS_STATUS_EXECUTION_FAILED;
   if (vx.backed && vy.backed) {
+    const powertrain::emu::HostComputeScope host_compute;  // not the program's time
     for (std::int64_t i = 0; i < n; ++i)
       store_at<T>(y, vy.offset(i), value_at<T>(y, vy.offset(i)) + a * value_at<T>(x, vx.offset(i)));
   }
@@ -60,6 +61,7 @@ cublasStatus_t cscal(Blas1 c, std::int64_t n, const R* alpha, T* x, std::int64_t
   Vec vx{x, n, incx, sizeof(T)};
   if (!vectors(c, vx, nullptr)) return CUBLAS_STATUS_EXECUTION_FAILED;
   if (vx.backed) {
+    const powertrain::emu::HostComputeScope host_compute;  // not the program's time
     for (std::int64_t i = 0; i < n; ++i)
       store_at<T>(x, vx.offset(i), Val<T>(a) * value_at<T>(x, vx.offset(i)));
   }
@@ -76,6 +78,7 @@ cublasStatus_t ccopy_or_swap(Blas1 c, bool swap, std::int64_t n, T* x, std::int6
   Vec vx{x, n, incx, sizeof(T)}, vy{y, n, incy, sizeof(T)};
   if (!vectors(c, vx, &vy)) return CUBLAS_STATUS_EXECUTION_FAILED;
   if (vx.backed && vy.backed) {
+    const powertrain::emu::HostComputeScope host_compute;  // not the program's time
     for (std::int64_t i = 0; i < n; ++i) {
       const Val<T> xi = value_at<T>(x, vx.offset(i));
       if (swap) store_at<T>(x, vx.offset(i), value_at<T>(y, vy.offset(i)));
@@ -96,6 +99,7 @@ cublasStatus_t cdot(Blas1 c, bool conjugate, std::int64_t n, const T* x, std::in
   if (!vectors(c, vx, &vy)) return CUBLAS_STATUS_EXECUTION_FAILED;
   std::complex<double> sum = 0;
   if (vx.backed && vy.backed) {
+    const powertrain::emu::HostComputeScope host_compute;  // not the program's time
     for (std::int64_t i = 0; i < n; ++i) {
       const std::complex<double> xi(value_at<T>(x, vx.offset(i)));
       sum += (conjugate ? std::conj(xi) : xi) * std::complex<double>(value_at<T>(y, vy.offset(i)));
@@ -123,6 +127,7 @@ cublasStatus_t creduce(Blas1 c, bool norm, std::int64_t n, const T* x, std::int6
   if (!vectors(c, vx, nullptr)) return CUBLAS_STATUS_EXECUTION_FAILED;
   double sum = 0;
   if (vx.backed) {
+    const powertrain::emu::HostComputeScope host_compute;  // not the program's time
     for (std::int64_t i = 0; i < n; ++i) {
       const auto v = value_at<T>(x, vx.offset(i));
       sum += norm ? std::norm(std::complex<double>(v)) : abs1(v);
@@ -145,6 +150,7 @@ cublasStatus_t ciamax(Blas1 c, bool largest, std::int64_t n, const T* x, std::in
   if (!vectors(c, vx, nullptr)) return CUBLAS_STATUS_EXECUTION_FAILED;
   std::int64_t best = n > 0 ? 1 : 0;
   if (vx.backed && n > 0) {
+    const powertrain::emu::HostComputeScope host_compute;  // not the program's time
     double value = abs1(value_at<T>(x, 0));
     for (std::int64_t i = 1; i < n; ++i) {
       const double v = abs1(value_at<T>(x, vx.offset(i)));
@@ -170,6 +176,7 @@ cublasStatus_t rot(Blas1 c, std::int64_t n, T* x, std::int64_t incx, T* y, std::
   Vec vx{x, n, incx, sizeof(T)}, vy{y, n, incy, sizeof(T)};
   if (!vectors(c, vx, &vy)) return CUBLAS_STATUS_EXECUTION_FAILED;
   if (vx.backed && vy.backed) {
+    const powertrain::emu::HostComputeScope host_compute;  // not the program's time
     for (std::int64_t i = 0; i < n; ++i) {
       const Val<T> xi = value_at<T>(x, vx.offset(i)), yi = value_at<T>(y, vy.offset(i));
       Val<T> s_conj;
@@ -212,6 +219,7 @@ cublasStatus_t rotm(Blas1 c, std::int64_t n, T* x, std::int64_t incx, T* y, std:
   Vec vx{x, n, incx, sizeof(T)}, vy{y, n, incy, sizeof(T)};
   if (!vectors(c, vx, &vy)) return CUBLAS_STATUS_EXECUTION_FAILED;
   if (known && p[0] != T(-2) && vx.backed && vy.backed) {
+    const powertrain::emu::HostComputeScope host_compute;  // not the program's time
     const T h11 = p[0] == T(0) ? T(1) : p[1], h21 = p[0] == T(1) ? T(-1) : p[2];
     const T h12 = p[0] == T(1) ? T(1) : p[3], h22 = p[0] == T(0) ? T(1) : p[4];
     for (std::int64_t i = 0; i < n; ++i) {

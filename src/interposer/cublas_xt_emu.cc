@@ -246,6 +246,7 @@ cublasStatus_t xt_gemm(const char* api, cublasXtHandle_t handle, cublasOperation
       detail::host_accessible(c) &&
       2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) <=
           kComputeLimitFlops) {
+    const powertrain::emu::HostComputeScope host_compute;  // not the program's time
     host_gemm<T>(transa, transb, m, n, k, alpha_value, a, lda, b, ldb, beta_value, c, ldc);
   }
   return status;

@@ -602,6 +602,7 @@ void execute(const void* handle, void* in, void* out, Kind expected, bool check_
                       "recorded, but its output is not computed");
     return;
   }
+  const HostComputeScope host_compute;  // not the program's time
   compute_result(*p, in, out);
 }
 

@@ -520,6 +520,7 @@ void compute_spmv(const SpMat& a, cusparseOperation_t op, const void* alpha, con
       static_cast<double>(y.size) * bytes > kComputeScratchBytes) {
     return;
   }
+  const powertrain::emu::HostComputeScope host_compute;  // not the program's time
   by_value_type(compute, [&](auto zero) {
     spmv_values<decltype(zero)>(a, op, alpha, x, beta, y);
   });
@@ -581,6 +582,7 @@ void compute_spmm(const SpMat& a, cusparseOperation_t op_a, cusparseOperation_t 
       static_cast<double>(c.rows) * static_cast<double>(c.cols) * bytes > kComputeScratchBytes) {
     return;
   }
+  const powertrain::emu::HostComputeScope host_compute;  // not the program's time
   by_value_type(compute, [&](auto zero) {
     spmm_values<decltype(zero)>(a, op_a, op_b, alpha, b, beta, c);
   });
@@ -1860,6 +1862,7 @@ void compute_spgemm(const void* mat_a, const void* mat_b, const void* mat_c, con
       static_cast<double>(c->cols) * 8.0 > detail::kComputeScratchBytes) {
     return;
   }
+  const powertrain::emu::HostComputeScope host_compute;  // not the program's time
   detail::by_value_type(compute, [&](auto zero) {
     spgemm_values<decltype(zero)>(*a, *b, *c, alpha);
   });

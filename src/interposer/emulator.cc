@@ -272,6 +272,9 @@ std::int64_t now_ns() {
   return value;
 }
 
+HostComputeScope::HostComputeScope() : start_ns_(detail::steady_ns()) {}
+HostComputeScope::~HostComputeScope() { detail::add_paused_ns(detail::steady_ns() - start_ns_); }
+
 int thread_index() {
   if (t_state.index < 0) {
     t_state.index = detail::g_next_thread.fetch_add(1, std::memory_order_relaxed);

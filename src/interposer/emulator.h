@@ -80,6 +80,22 @@ void end_record(RecordBuilder& record);
 RecordBuilder begin_work(std::string_view op, std::int64_t start_ns);
 void end_work(RecordBuilder& record, int device, std::int64_t stream, std::int64_t corr);
 
+/// Host work the emulator does for the program — computing a library's result on the host
+/// (cuBLAS level 1/2, cublasXt GEMMs, cuSPARSE products, cuFFTW transforms) — is not the
+/// program's time: on a GPU those calls return in microseconds. A scope takes its duration out of
+/// the trace clock, as the trace writer's pauses are (for every thread: an approximation where
+/// other threads run meanwhile).
+class HostComputeScope {
+ public:
+  HostComputeScope();
+  ~HostComputeScope();
+  HostComputeScope(const HostComputeScope&) = delete;
+  HostComputeScope& operator=(const HostComputeScope&) = delete;
+
+ private:
+  std::int64_t start_ns_;
+};
+
 /// Reports an unsupported API by name (once per name on stderr, every call in the trace as
 /// {"op":"unsupported","api":name}). Returns cudaErrorNotSupported for convenience.
 int report_unsupported(std::string_view api);
