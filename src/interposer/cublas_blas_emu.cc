@@ -150,7 +150,7 @@ cublasStatus_t geam(Blas1 c, cublasOperation_t transa, cublasOperation_t transb,
   if (!device_vector(va, c.api, "A") || !device_vector(vb, c.api, "B") ||
       !device_vector(vc, c.api, "C"))
     return CUBLAS_STATUS_EXECUTION_FAILED;
-  if (va.backed && vb.backed && vc.backed) {
+  if ((va.backed && vb.backed && vc.backed) && !detail::capturing_stream(c.stream)) {
     const powertrain::emu::HostComputeScope host_compute;  // not the program's time
     std::vector<V> out(static_cast<std::size_t>(m * n));
     for (std::int64_t j = 0; j < n; ++j) {
@@ -189,7 +189,7 @@ cublasStatus_t dgmm(Blas1 c, cublasSideMode_t mode, std::int64_t m, std::int64_t
   if (!device_vector(va, c.api, "A") || !device_vector(vx, c.api, "x") ||
       !device_vector(vc, c.api, "C"))
     return CUBLAS_STATUS_EXECUTION_FAILED;
-  if (va.backed && vx.backed && vc.backed) {
+  if ((va.backed && vx.backed && vc.backed) && !detail::capturing_stream(c.stream)) {
     const powertrain::emu::HostComputeScope host_compute;  // not the program's time
     for (std::int64_t j = 0; j < n; ++j) {
       for (std::int64_t i = 0; i < m; ++i) {
@@ -221,7 +221,7 @@ cublasStatus_t packed(Blas1 c, bool to_full, cublasFillMode_t uplo, std::int64_t
                   lda, sizeof(T));
   if (!device_vector(vp, c.api, "AP") || !device_vector(vf, c.api, "A"))
     return CUBLAS_STATUS_EXECUTION_FAILED;
-  if (vp.backed && vf.backed) {
+  if ((vp.backed && vf.backed) && !detail::capturing_stream(c.stream)) {
     const powertrain::emu::HostComputeScope host_compute;  // not the program's time
     std::int64_t k = 0;
     for (std::int64_t j = 0; j < n; ++j) {

@@ -6,12 +6,15 @@
 // unsupported and returns CUBLAS_STATUS_NOT_SUPPORTED. Invalid or destroyed handles return
 // CUBLAS_STATUS_NOT_INITIALIZED and are reported as misuse; handle objects are never freed, so a
 // stale handle can never alias a live one.
+#include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <tuple>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -576,21 +579,171 @@ cublasStatus_t ex_gemm(const char* api, cublasHandle_t handle, cublasOperation_t
 
 }  // namespace
 
+// ---- GEMM values on the host -----------------------------------------------------------------
+// Where A, B and C are backed device memory, fp32 and fp64 GEMMs (plain, strided batched,
+// batched, GemmEx with those types) are computed for real (Eigen's blocked GEMM), so programs
+// that compare with a CPU GEMM (simpleCUBLAS, matrixMulCUBLAS, batchCUBLAS) or chain their
+// results see the GPU's numbers. Bounded deterministically: at most 1e9 FLOPs per call and 1e11
+// per process (then recorded only, with one `assumption` warning), so a long training loop is
+// not slowed without bound; the time is not the program's (HostComputeScope).
+constexpr double kGemmCallFlops = 1e9;
+constexpr double kGemmProcessFlops = 1e11;
+
+struct GemmBudget {
+  std::mutex mu;
+  double used = 0;
+};
+GemmBudget& gemm_budget() {
+  static auto* b = new GemmBudget;  // never destroyed
+  return *b;
+}
+
+// Takes `flops` from the process budget; false (and one warning) once it is spent.
+bool take_gemm_budget(double flops, const char* api) {
+  {
+    std::lock_guard<std::mutex> lock(gemm_budget().mu);
+    if (gemm_budget().used + flops <= kGemmProcessFlops) {
+      gemm_budget().used += flops;
+      return true;
+    }
+  }
+  emu::report_assumption(api,
+                         "GEMMs beyond 1e11 FLOPs per process are timed and recorded but "
+                         "not computed on the host (their outputs are left as they were)");
+  return false;
+}
+
+bool backed_span(const void* p, std::int64_t elements, std::size_t element_bytes) {
+  if (elements <= 0) return true;
+  if (p == nullptr) return false;
+  const detail::PointerInfo info = detail::lookup_pointer(p);
+  return info.known && info.device_side && info.backed &&
+         static_cast<double>(info.available) >=
+             static_cast<double>(elements) * static_cast<double>(element_bytes);
+}
+
+// A scalar in host memory, or in backed device memory (device pointer mode).
+template <typename T>
+bool host_scalar(const T* p, T* value) {
+  if (p == nullptr) return false;
+  const detail::PointerInfo info = detail::lookup_pointer(p);
+  if (info.known && info.device_side && (!info.backed || info.available < sizeof(T))) return false;
+  *value = *p;
+  return true;
+}
+
+// Elements a column-major rows x cols operand with leading dimension ld spans.
+std::int64_t span_of(std::int64_t rows, std::int64_t cols, std::int64_t ld) {
+  return rows <= 0 || cols <= 0 ? 0 : (cols - 1) * ld + rows;
+}
+
+template <typename T>
+bool gemm_operands_backed(cublasOperation_t ta, cublasOperation_t tb, std::int64_t m,
+                          std::int64_t n, std::int64_t k, const T* a, std::int64_t lda, const T* b,
+                          std::int64_t ldb, const T* c, std::int64_t ldc) {
+  const bool na = ta == CUBLAS_OP_N, nb = tb == CUBLAS_OP_N;
+  return backed_span(a, span_of(na ? m : k, na ? k : m, lda), sizeof(T)) &&
+         backed_span(b, span_of(nb ? k : n, nb ? n : k, ldb), sizeof(T)) &&
+         backed_span(c, span_of(m, n, ldc), sizeof(T));
+}
+
+// C = α·op(A)·op(B) + β·C of one problem (real types: op C and T are the same).
+template <typename T>
+void host_gemm(cublasOperation_t ta, cublasOperation_t tb, std::int64_t m, std::int64_t n,
+               std::int64_t k, T alpha, const T* a, std::int64_t lda, const T* b, std::int64_t ldb,
+               T beta, T* c, std::int64_t ldc) {
+  using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic>;
+  using Stride = Eigen::OuterStride<>;
+  const bool na = ta == CUBLAS_OP_N, nb = tb == CUBLAS_OP_N;
+  const Eigen::Map<const Matrix, 0, Stride> ma(a, na ? m : k, na ? k : m, Stride(lda));
+  const Eigen::Map<const Matrix, 0, Stride> mb(b, nb ? k : n, nb ? n : k, Stride(ldb));
+  Eigen::Map<Matrix, 0, Stride> mc(c, m, n, Stride(ldc));
+  Matrix product(m, n);
+  if (na && nb) {
+    product.noalias() = ma * mb;
+  } else if (na) {
+    product.noalias() = ma * mb.transpose();
+  } else if (nb) {
+    product.noalias() = ma.transpose() * mb;
+  } else {
+    product.noalias() = ma.transpose() * mb.transpose();
+  }
+  if (beta == T(0)) {
+    mc = alpha * product;  // β = 0: C is not read (BLAS)
+  } else {
+    mc = alpha * product + beta * mc;
+  }
+}
+
+// The `batch` problems of a GEMM call (pointers per problem from `at`), computed when every
+// operand is backed and the call is within the bounds; nothing otherwise.
+template <typename T, typename At>
+void compute_gemms(const char* api, cublasHandle_t handle, cublasOperation_t ta,
+                   cublasOperation_t tb, std::int64_t m, std::int64_t n, std::int64_t k,
+                   const T* alpha, std::int64_t lda, std::int64_t ldb, const T* beta,
+                   std::int64_t ldc, std::int64_t batch, At at) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    if (m <= 0 || n <= 0 || batch <= 0) return;
+    cudaStream_t stream = nullptr;
+    {
+      Handle* h = find_handle(handle, api);
+      if (h == nullptr) return;
+      std::lock_guard lock(h->mu);
+      stream = h->stream;
+    }
+    if (detail::capturing_stream(stream)) return;  // a graph node: it runs at each launch
+    const double flops = 2.0 * m * n * std::max<std::int64_t>(k, 0) * static_cast<double>(batch);
+    if (flops > kGemmCallFlops) return;
+    T alpha_value{}, beta_value{};
+    if (!host_scalar(alpha, &alpha_value) || !host_scalar(beta, &beta_value)) return;
+    for (std::int64_t i = 0; i < batch; ++i) {
+      const auto [a, b, c] = at(i);
+      if (!gemm_operands_backed(ta, tb, m, n, k, a, lda, b, ldb, c, ldc)) return;
+    }
+    if (!take_gemm_budget(flops, api)) return;
+    const emu::HostComputeScope host_compute;  // not the program's time
+    for (std::int64_t i = 0; i < batch; ++i) {
+      const auto [a, b, c] = at(i);
+      host_gemm<T>(ta, tb, m, n, k, alpha_value, a, lda, b, ldb, beta_value, c, ldc);
+    }
+  } else {
+    (void)api, (void)handle, (void)ta, (void)tb, (void)m, (void)n, (void)k, (void)alpha, (void)lda,
+        (void)ldb, (void)beta, (void)ldc, (void)batch, (void)at;
+  }
+}
+
+// An array of `batch` device pointers, read where it is backed (else nullptr: not computed).
+template <typename T>
+const T* pointer_at(const T* const* array, std::int64_t i, std::int64_t batch) {
+  if (!backed_span(array, batch, sizeof(void*))) return nullptr;
+  return array[i];
+}
+
 // -- plain GEMM
-#define PT_TYPED_GEMM(name, name64, T, P)                                                      \
-  PT_EXPORT cublasStatus_t name(cublasHandle_t handle, cublasOperation_t transa,               \
-                                cublasOperation_t transb, int m, int n, int k, const T* alpha, \
-                                const T* A, int lda, const T* B, int ldb, const T* beta, T* C, \
-                                int ldc) {                                                     \
-    (void)alpha, (void)A, (void)B, (void)beta, (void)C;                                        \
-    return typed_gemm<T, P>(#name, handle, transa, transb, m, n, k, lda, ldb, ldc);            \
-  }                                                                                            \
-  PT_EXPORT cublasStatus_t name64(cublasHandle_t handle, cublasOperation_t transa,             \
-                                  cublasOperation_t transb, int64_t m, int64_t n, int64_t k,   \
-                                  const T* alpha, const T* A, int64_t lda, const T* B,         \
-                                  int64_t ldb, const T* beta, T* C, int64_t ldc) {             \
-    (void)alpha, (void)A, (void)B, (void)beta, (void)C;                                        \
-    return typed_gemm<T, P>(#name64, handle, transa, transb, m, n, k, lda, ldb, ldc);          \
+#define PT_TYPED_GEMM(name, name64, T, P)                                                          \
+  PT_EXPORT cublasStatus_t name(cublasHandle_t handle, cublasOperation_t transa,                   \
+                                cublasOperation_t transb, int m, int n, int k, const T* alpha,     \
+                                const T* A, int lda, const T* B, int ldb, const T* beta, T* C,     \
+                                int ldc) {                                                         \
+    const cublasStatus_t s =                                                                       \
+        typed_gemm<T, P>(#name, handle, transa, transb, m, n, k, lda, ldb, ldc);                   \
+    if (s == CUBLAS_STATUS_SUCCESS) {                                                              \
+      compute_gemms<T>(#name, handle, transa, transb, m, n, k, alpha, lda, ldb, beta, ldc, 1,      \
+                       [&](std::int64_t) { return std::tuple<const T*, const T*, T*>(A, B, C); }); \
+    }                                                                                              \
+    return s;                                                                                      \
+  }                                                                                                \
+  PT_EXPORT cublasStatus_t name64(cublasHandle_t handle, cublasOperation_t transa,                 \
+                                  cublasOperation_t transb, int64_t m, int64_t n, int64_t k,       \
+                                  const T* alpha, const T* A, int64_t lda, const T* B,             \
+                                  int64_t ldb, const T* beta, T* C, int64_t ldc) {                 \
+    const cublasStatus_t s =                                                                       \
+        typed_gemm<T, P>(#name64, handle, transa, transb, m, n, k, lda, ldb, ldc);                 \
+    if (s == CUBLAS_STATUS_SUCCESS) {                                                              \
+      compute_gemms<T>(#name64, handle, transa, transb, m, n, k, alpha, lda, ldb, beta, ldc, 1,    \
+                       [&](std::int64_t) { return std::tuple<const T*, const T*, T*>(A, B, C); }); \
+    }                                                                                              \
+    return s;                                                                                      \
   }
 
 PT_TYPED_GEMM(cublasSgemm_v2, cublasSgemm_v2_64, float, Precision::kFloat32)
@@ -604,18 +757,32 @@ PT_TYPED_GEMM(cublasHgemm, cublasHgemm_64, __half, Precision::kFloat16)
                                 const T* A, int lda, long long int strideA, const T* B, int ldb,  \
                                 long long int strideB, const T* beta, T* C, int ldc,              \
                                 long long int strideC, int batchCount) {                          \
-    (void)alpha, (void)A, (void)B, (void)beta, (void)C, (void)strideA, (void)strideB,             \
-        (void)strideC;                                                                            \
-    return typed_gemm<T, P>(#name, handle, transa, transb, m, n, k, lda, ldb, ldc, batchCount);   \
+    const cublasStatus_t s =                                                                      \
+        typed_gemm<T, P>(#name, handle, transa, transb, m, n, k, lda, ldb, ldc, batchCount);      \
+    if (s == CUBLAS_STATUS_SUCCESS) {                                                             \
+      compute_gemms<T>(#name, handle, transa, transb, m, n, k, alpha, lda, ldb, beta, ldc,        \
+                       batchCount, [&](std::int64_t i) {                                          \
+                         return std::tuple<const T*, const T*, T*>(                               \
+                             A + i * strideA, B + i * strideB, C + i * strideC);                  \
+                       });                                                                        \
+    }                                                                                             \
+    return s;                                                                                     \
   }                                                                                               \
   PT_EXPORT cublasStatus_t name64(cublasHandle_t handle, cublasOperation_t transa,                \
                                   cublasOperation_t transb, int64_t m, int64_t n, int64_t k,      \
                                   const T* alpha, const T* A, int64_t lda, long long int strideA, \
                                   const T* B, int64_t ldb, long long int strideB, const T* beta,  \
                                   T* C, int64_t ldc, long long int strideC, int64_t batchCount) { \
-    (void)alpha, (void)A, (void)B, (void)beta, (void)C, (void)strideA, (void)strideB,             \
-        (void)strideC;                                                                            \
-    return typed_gemm<T, P>(#name64, handle, transa, transb, m, n, k, lda, ldb, ldc, batchCount); \
+    const cublasStatus_t s =                                                                      \
+        typed_gemm<T, P>(#name64, handle, transa, transb, m, n, k, lda, ldb, ldc, batchCount);    \
+    if (s == CUBLAS_STATUS_SUCCESS) {                                                             \
+      compute_gemms<T>(#name64, handle, transa, transb, m, n, k, alpha, lda, ldb, beta, ldc,      \
+                       batchCount, [&](std::int64_t i) {                                          \
+                         return std::tuple<const T*, const T*, T*>(                               \
+                             A + i * strideA, B + i * strideB, C + i * strideC);                  \
+                       });                                                                        \
+    }                                                                                             \
+    return s;                                                                                     \
   }
 
 PT_TYPED_GEMM_STRIDED(cublasSgemmStridedBatched, cublasSgemmStridedBatched_64, float,
@@ -626,21 +793,39 @@ PT_TYPED_GEMM_STRIDED(cublasHgemmStridedBatched, cublasHgemmStridedBatched_64, _
                       Precision::kFloat16)
 
 // -- batched (arrays of device pointers)
-#define PT_TYPED_GEMM_BATCHED(name, name64, T, P)                                                 \
-  PT_EXPORT cublasStatus_t name(                                                                  \
-      cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n,    \
-      int k, const T* alpha, const T* const Aarray[], int lda, const T* const Barray[], int ldb,  \
-      const T* beta, T* const Carray[], int ldc, int batchCount) {                                \
-    (void)alpha, (void)Aarray, (void)Barray, (void)beta, (void)Carray;                            \
-    return typed_gemm<T, P>(#name, handle, transa, transb, m, n, k, lda, ldb, ldc, batchCount);   \
-  }                                                                                               \
-  PT_EXPORT cublasStatus_t name64(cublasHandle_t handle, cublasOperation_t transa,                \
-                                  cublasOperation_t transb, int64_t m, int64_t n, int64_t k,      \
-                                  const T* alpha, const T* const Aarray[], int64_t lda,           \
-                                  const T* const Barray[], int64_t ldb, const T* beta,            \
-                                  T* const Carray[], int64_t ldc, int64_t batchCount) {           \
-    (void)alpha, (void)Aarray, (void)Barray, (void)beta, (void)Carray;                            \
-    return typed_gemm<T, P>(#name64, handle, transa, transb, m, n, k, lda, ldb, ldc, batchCount); \
+#define PT_TYPED_GEMM_BATCHED(name, name64, T, P)                                                  \
+  PT_EXPORT cublasStatus_t name(                                                                   \
+      cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n,     \
+      int k, const T* alpha, const T* const Aarray[], int lda, const T* const Barray[], int ldb,   \
+      const T* beta, T* const Carray[], int ldc, int batchCount) {                                 \
+    const cublasStatus_t s =                                                                       \
+        typed_gemm<T, P>(#name, handle, transa, transb, m, n, k, lda, ldb, ldc, batchCount);       \
+    if (s == CUBLAS_STATUS_SUCCESS) {                                                              \
+      compute_gemms<T>(#name, handle, transa, transb, m, n, k, alpha, lda, ldb, beta, ldc,         \
+                       batchCount, [&](std::int64_t i) {                                           \
+                         return std::tuple<const T*, const T*, T*>(                                \
+                             pointer_at(Aarray, i, batchCount), pointer_at(Barray, i, batchCount), \
+                             const_cast<T*>(pointer_at<T>(Carray, i, batchCount)));                \
+                       });                                                                         \
+    }                                                                                              \
+    return s;                                                                                      \
+  }                                                                                                \
+  PT_EXPORT cublasStatus_t name64(cublasHandle_t handle, cublasOperation_t transa,                 \
+                                  cublasOperation_t transb, int64_t m, int64_t n, int64_t k,       \
+                                  const T* alpha, const T* const Aarray[], int64_t lda,            \
+                                  const T* const Barray[], int64_t ldb, const T* beta,             \
+                                  T* const Carray[], int64_t ldc, int64_t batchCount) {            \
+    const cublasStatus_t s =                                                                       \
+        typed_gemm<T, P>(#name64, handle, transa, transb, m, n, k, lda, ldb, ldc, batchCount);     \
+    if (s == CUBLAS_STATUS_SUCCESS) {                                                              \
+      compute_gemms<T>(#name64, handle, transa, transb, m, n, k, alpha, lda, ldb, beta, ldc,       \
+                       batchCount, [&](std::int64_t i) {                                           \
+                         return std::tuple<const T*, const T*, T*>(                                \
+                             pointer_at(Aarray, i, batchCount), pointer_at(Barray, i, batchCount), \
+                             const_cast<T*>(pointer_at<T>(Carray, i, batchCount)));                \
+                       });                                                                         \
+    }                                                                                              \
+    return s;                                                                                      \
   }
 
 PT_TYPED_GEMM_BATCHED(cublasSgemmBatched, cublasSgemmBatched_64, float, Precision::kFloat32)
@@ -675,9 +860,32 @@ PT_EXPORT cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t t
                                       const void* B, cudaDataType Btype, int ldb, const void* beta,
                                       void* C, cudaDataType Ctype, int ldc,
                                       cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
-  (void)alpha, (void)A, (void)B, (void)beta, (void)C, (void)algo;
-  return ex_gemm("cublasGemmEx", handle, transa, transb, m, n, k, Atype, lda, Btype, ldb, Ctype,
-                 ldc, computeType);
+  (void)algo;
+  const cublasStatus_t s = ex_gemm("cublasGemmEx", handle, transa, transb, m, n, k, Atype, lda,
+                                   Btype, ldb, Ctype, ldc, computeType);
+  if (s == CUBLAS_STATUS_SUCCESS && Atype == Btype && Btype == Ctype) {
+    if (Atype == CUDA_R_32F &&
+        (computeType == CUBLAS_COMPUTE_32F || computeType == CUBLAS_COMPUTE_32F_PEDANTIC ||
+         static_cast<int>(computeType) == CUDA_R_32F)) {
+      compute_gemms<float>(
+          "cublasGemmEx", handle, transa, transb, m, n, k, static_cast<const float*>(alpha), lda,
+          ldb, static_cast<const float*>(beta), ldc, 1, [&](std::int64_t) {
+            return std::tuple<const float*, const float*, float*>(
+                static_cast<const float*>(A), static_cast<const float*>(B), static_cast<float*>(C));
+          });
+    } else if (Atype == CUDA_R_64F &&
+               (computeType == CUBLAS_COMPUTE_64F || computeType == CUBLAS_COMPUTE_64F_PEDANTIC ||
+                static_cast<int>(computeType) == CUDA_R_64F)) {
+      compute_gemms<double>("cublasGemmEx", handle, transa, transb, m, n, k,
+                            static_cast<const double*>(alpha), lda, ldb,
+                            static_cast<const double*>(beta), ldc, 1, [&](std::int64_t) {
+                              return std::tuple<const double*, const double*, double*>(
+                                  static_cast<const double*>(A), static_cast<const double*>(B),
+                                  static_cast<double*>(C));
+                            });
+    }
+  }
+  return s;
 }
 
 PT_EXPORT cublasStatus_t cublasGemmEx_64(cublasHandle_t handle, cublasOperation_t transa,
@@ -687,9 +895,32 @@ PT_EXPORT cublasStatus_t cublasGemmEx_64(cublasHandle_t handle, cublasOperation_
                                          int64_t ldb, const void* beta, void* C, cudaDataType Ctype,
                                          int64_t ldc, cublasComputeType_t computeType,
                                          cublasGemmAlgo_t algo) {
-  (void)alpha, (void)A, (void)B, (void)beta, (void)C, (void)algo;
-  return ex_gemm("cublasGemmEx_64", handle, transa, transb, m, n, k, Atype, lda, Btype, ldb, Ctype,
-                 ldc, computeType);
+  (void)algo;
+  const cublasStatus_t s = ex_gemm("cublasGemmEx_64", handle, transa, transb, m, n, k, Atype, lda,
+                                   Btype, ldb, Ctype, ldc, computeType);
+  if (s == CUBLAS_STATUS_SUCCESS && Atype == Btype && Btype == Ctype) {
+    if (Atype == CUDA_R_32F &&
+        (computeType == CUBLAS_COMPUTE_32F || computeType == CUBLAS_COMPUTE_32F_PEDANTIC ||
+         static_cast<int>(computeType) == CUDA_R_32F)) {
+      compute_gemms<float>(
+          "cublasGemmEx_64", handle, transa, transb, m, n, k, static_cast<const float*>(alpha), lda,
+          ldb, static_cast<const float*>(beta), ldc, 1, [&](std::int64_t) {
+            return std::tuple<const float*, const float*, float*>(
+                static_cast<const float*>(A), static_cast<const float*>(B), static_cast<float*>(C));
+          });
+    } else if (Atype == CUDA_R_64F &&
+               (computeType == CUBLAS_COMPUTE_64F || computeType == CUBLAS_COMPUTE_64F_PEDANTIC ||
+                static_cast<int>(computeType) == CUDA_R_64F)) {
+      compute_gemms<double>("cublasGemmEx_64", handle, transa, transb, m, n, k,
+                            static_cast<const double*>(alpha), lda, ldb,
+                            static_cast<const double*>(beta), ldc, 1, [&](std::int64_t) {
+                              return std::tuple<const double*, const double*, double*>(
+                                  static_cast<const double*>(A), static_cast<const double*>(B),
+                                  static_cast<double*>(C));
+                            });
+    }
+  }
+  return s;
 }
 
 PT_EXPORT cublasStatus_t
@@ -890,7 +1121,7 @@ cublasStatus_t axpy(Blas1 c, std::int64_t n, const T* alpha, const T* x, std::in
   Vec vx{x, n, incx, sizeof(T)}, vy{y, n, incy, sizeof(T)};
   if (!device_vector(vx, c.api, "x") || !device_vector(vy, c.api, "y"))
     return CUBLAS_STATUS_EXECUTION_FAILED;
-  if (vx.backed && vy.backed) {
+  if ((vx.backed && vy.backed) && !detail::capturing_stream(c.stream)) {
     const powertrain::emu::HostComputeScope host_compute;  // not the program's time
     for (std::int64_t i = 0; i < n; ++i) *at<T>(vy, i) += a * *at<T>(vx, i);
   }
@@ -907,7 +1138,7 @@ cublasStatus_t scal(Blas1 c, std::int64_t n, const T* alpha, T* x, std::int64_t 
   if (!ok) return CUBLAS_STATUS_INVALID_VALUE;
   Vec vx{x, n, incx, sizeof(T)};
   if (!device_vector(vx, c.api, "x")) return CUBLAS_STATUS_EXECUTION_FAILED;
-  if (vx.backed) {
+  if ((vx.backed) && !detail::capturing_stream(c.stream)) {
     const powertrain::emu::HostComputeScope host_compute;  // not the program's time
     for (std::int64_t i = 0; i < n; ++i) *at<T>(vx, i) *= a;
   }
@@ -923,7 +1154,7 @@ cublasStatus_t copy_or_swap(Blas1 c, bool swap, std::int64_t n, T* x, std::int64
   Vec vx{x, n, incx, sizeof(T)}, vy{y, n, incy, sizeof(T)};
   if (!device_vector(vx, c.api, "x") || !device_vector(vy, c.api, "y"))
     return CUBLAS_STATUS_EXECUTION_FAILED;
-  if (vx.backed && vy.backed) {
+  if ((vx.backed && vy.backed) && !detail::capturing_stream(c.stream)) {
     const powertrain::emu::HostComputeScope host_compute;  // not the program's time
     for (std::int64_t i = 0; i < n; ++i) {
       if (swap) {
@@ -950,7 +1181,7 @@ cublasStatus_t reduce(Blas1 c, Reduce what, std::int64_t n, const T* x, std::int
   if (!device_vector(vx, c.api, "x") || (two && !device_vector(vy, c.api, "y")))
     return CUBLAS_STATUS_EXECUTION_FAILED;
   double sum = 0;  // accumulated in double: the value, not cuBLAS's rounding, is the point
-  if (vx.backed && (!two || vy.backed)) {
+  if ((vx.backed && (!two || vy.backed)) && !detail::capturing_stream(c.stream)) {
     const powertrain::emu::HostComputeScope host_compute;  // not the program's time
     for (std::int64_t i = 0; i < n; ++i) {
       const double v = *at<T>(vx, i);
@@ -974,7 +1205,7 @@ cublasStatus_t iamax(Blas1 c, bool largest, std::int64_t n, const T* x, std::int
   Vec vx{x, n, incx, sizeof(T)};
   if (!device_vector(vx, c.api, "x")) return CUBLAS_STATUS_EXECUTION_FAILED;
   std::int64_t best = n > 0 ? 1 : 0;
-  if (vx.backed && n > 0) {
+  if ((vx.backed && n > 0) && !detail::capturing_stream(c.stream)) {
     const powertrain::emu::HostComputeScope host_compute;  // not the program's time
     T value = std::abs(*at<T>(vx, 0));
     for (std::int64_t i = 1; i < n; ++i) {
@@ -1013,7 +1244,7 @@ cublasStatus_t gemv(Blas1 c, cublasOperation_t trans, std::int64_t m, std::int64
   if (!device_vector(va, c.api, "A") || !device_vector(vx, c.api, "x") ||
       !device_vector(vy, c.api, "y"))
     return CUBLAS_STATUS_EXECUTION_FAILED;
-  if (va.backed && vx.backed && vy.backed) {
+  if ((va.backed && vx.backed && vy.backed) && !detail::capturing_stream(c.stream)) {
     const powertrain::emu::HostComputeScope host_compute;  // not the program's time
     const T* base = static_cast<const T*>(A);
     std::vector<double> out(static_cast<std::size_t>(ys), 0.0);

@@ -42,7 +42,7 @@ cublasStatus_t caxpy(Blas1 c, std::int64_t n, const T* alpha, const T* x, std::i
   if (!scalar<T>(alpha, c, "alpha", &a)) return CUBLAS_STATUS_INVALID_VALUE;
   Vec vx{x, n, incx, sizeof(T)}, vy{y, n, incy, sizeof(T)};
   if (!vectors(c, vx, &vy)) return CUBLAS_STATUS_EXECUTION_FAILED;
-  if (vx.backed && vy.backed) {
+  if ((vx.backed && vy.backed) && !detail::capturing_stream(c.stream)) {
     const powertrain::emu::HostComputeScope host_compute;  // not the program's time
     for (std::int64_t i = 0; i < n; ++i)
       store_at<T>(y, vy.offset(i), value_at<T>(y, vy.offset(i)) + a * value_at<T>(x, vx.offset(i)));
@@ -60,7 +60,7 @@ cublasStatus_t cscal(Blas1 c, std::int64_t n, const R* alpha, T* x, std::int64_t
   if (!scalar<R>(alpha, c, "alpha", &a)) return CUBLAS_STATUS_INVALID_VALUE;
   Vec vx{x, n, incx, sizeof(T)};
   if (!vectors(c, vx, nullptr)) return CUBLAS_STATUS_EXECUTION_FAILED;
-  if (vx.backed) {
+  if ((vx.backed) && !detail::capturing_stream(c.stream)) {
     const powertrain::emu::HostComputeScope host_compute;  // not the program's time
     for (std::int64_t i = 0; i < n; ++i)
       store_at<T>(x, vx.offset(i), Val<T>(a) * value_at<T>(x, vx.offset(i)));
@@ -77,7 +77,7 @@ cublasStatus_t ccopy_or_swap(Blas1 c, bool swap, std::int64_t n, T* x, std::int6
   if (bad_sizes(c, n, incx, incy, true)) return CUBLAS_STATUS_INVALID_VALUE;
   Vec vx{x, n, incx, sizeof(T)}, vy{y, n, incy, sizeof(T)};
   if (!vectors(c, vx, &vy)) return CUBLAS_STATUS_EXECUTION_FAILED;
-  if (vx.backed && vy.backed) {
+  if ((vx.backed && vy.backed) && !detail::capturing_stream(c.stream)) {
     const powertrain::emu::HostComputeScope host_compute;  // not the program's time
     for (std::int64_t i = 0; i < n; ++i) {
       const Val<T> xi = value_at<T>(x, vx.offset(i));
@@ -98,7 +98,7 @@ cublasStatus_t cdot(Blas1 c, bool conjugate, std::int64_t n, const T* x, std::in
   Vec vx{x, n, incx, sizeof(T)}, vy{y, n, incy, sizeof(T)};
   if (!vectors(c, vx, &vy)) return CUBLAS_STATUS_EXECUTION_FAILED;
   std::complex<double> sum = 0;
-  if (vx.backed && vy.backed) {
+  if ((vx.backed && vy.backed) && !detail::capturing_stream(c.stream)) {
     const powertrain::emu::HostComputeScope host_compute;  // not the program's time
     for (std::int64_t i = 0; i < n; ++i) {
       const std::complex<double> xi(value_at<T>(x, vx.offset(i)));
@@ -126,7 +126,7 @@ cublasStatus_t creduce(Blas1 c, bool norm, std::int64_t n, const T* x, std::int6
   Vec vx{x, n, incx, sizeof(T)};
   if (!vectors(c, vx, nullptr)) return CUBLAS_STATUS_EXECUTION_FAILED;
   double sum = 0;
-  if (vx.backed) {
+  if ((vx.backed) && !detail::capturing_stream(c.stream)) {
     const powertrain::emu::HostComputeScope host_compute;  // not the program's time
     for (std::int64_t i = 0; i < n; ++i) {
       const auto v = value_at<T>(x, vx.offset(i));
@@ -149,7 +149,7 @@ cublasStatus_t ciamax(Blas1 c, bool largest, std::int64_t n, const T* x, std::in
   Vec vx{x, n, incx, sizeof(T)};
   if (!vectors(c, vx, nullptr)) return CUBLAS_STATUS_EXECUTION_FAILED;
   std::int64_t best = n > 0 ? 1 : 0;
-  if (vx.backed && n > 0) {
+  if ((vx.backed && n > 0) && !detail::capturing_stream(c.stream)) {
     const powertrain::emu::HostComputeScope host_compute;  // not the program's time
     double value = abs1(value_at<T>(x, 0));
     for (std::int64_t i = 1; i < n; ++i) {
@@ -175,7 +175,7 @@ cublasStatus_t rot(Blas1 c, std::int64_t n, T* x, std::int64_t incx, T* y, std::
     return CUBLAS_STATUS_INVALID_VALUE;
   Vec vx{x, n, incx, sizeof(T)}, vy{y, n, incy, sizeof(T)};
   if (!vectors(c, vx, &vy)) return CUBLAS_STATUS_EXECUTION_FAILED;
-  if (vx.backed && vy.backed) {
+  if ((vx.backed && vy.backed) && !detail::capturing_stream(c.stream)) {
     const powertrain::emu::HostComputeScope host_compute;  // not the program's time
     for (std::int64_t i = 0; i < n; ++i) {
       const Val<T> xi = value_at<T>(x, vx.offset(i)), yi = value_at<T>(y, vy.offset(i));
@@ -218,7 +218,7 @@ cublasStatus_t rotm(Blas1 c, std::int64_t n, T* x, std::int64_t incx, T* y, std:
   if (known) std::memcpy(p, param, sizeof(p));
   Vec vx{x, n, incx, sizeof(T)}, vy{y, n, incy, sizeof(T)};
   if (!vectors(c, vx, &vy)) return CUBLAS_STATUS_EXECUTION_FAILED;
-  if (known && p[0] != T(-2) && vx.backed && vy.backed) {
+  if ((known && p[0] != T(-2) && vx.backed && vy.backed) && !detail::capturing_stream(c.stream)) {
     const powertrain::emu::HostComputeScope host_compute;  // not the program's time
     const T h11 = p[0] == T(0) ? T(1) : p[1], h21 = p[0] == T(1) ? T(-1) : p[2];
     const T h12 = p[0] == T(1) ? T(1) : p[3], h22 = p[0] == T(0) ? T(1) : p[4];

@@ -172,7 +172,8 @@ cublasStatus_t matrix_vector(Blas1 c, const char* op_name, MatrixArg a, cublasOp
   if (!check_matrix(a, c.api, sizeof(T), &a_backed) || !device_vector(vx, c.api, "x") ||
       !device_vector(vy, c.api, "y"))
     return CUBLAS_STATUS_EXECUTION_FAILED;
-  if (a_backed && vx.backed && vy.backed && sat_mul(a.rows, a.cols) <= kComputeLimit) {
+  if ((a_backed && vx.backed && vy.backed && sat_mul(a.rows, a.cols) <= kComputeLimit) &&
+      !detail::capturing_stream(c.stream)) {
     const powertrain::emu::HostComputeScope host_compute;  // not the program's time
     std::vector<Val<T>> out(static_cast<std::size_t>(ys));
     for (std::int64_t i = 0; i < ys; ++i) {
@@ -214,7 +215,8 @@ cublasStatus_t triangular_vector(Blas1 c, const char* op_name, bool solve, Matri
   Vec vx{x, n, incx, sizeof(T)};
   if (!check_matrix(a, c.api, sizeof(T), &a_backed) || !device_vector(vx, c.api, "x"))
     return CUBLAS_STATUS_EXECUTION_FAILED;
-  if (a_backed && vx.backed && sat_mul(n, n) <= kComputeLimit) {
+  if ((a_backed && vx.backed && sat_mul(n, n) <= kComputeLimit) &&
+      !detail::capturing_stream(c.stream)) {
     const powertrain::emu::HostComputeScope host_compute;  // not the program's time
     std::vector<Val<T>> v(static_cast<std::size_t>(n)), out(static_cast<std::size_t>(n));
     for (std::int64_t i = 0; i < n; ++i)
@@ -260,8 +262,9 @@ cublasStatus_t update(Blas1 c, const char* op_name, MatrixArg a, bool conjugate,
       !device_vector(vy, c.api, "y"))
     return CUBLAS_STATUS_EXECUTION_FAILED;
   using V = Val<T>;
-  if (a_backed && vx.backed && (vy.n == 0 || vy.backed) && sat_mul(m, n) <= kComputeLimit) {
-    const powertrain::emu::HostComputeScope host_compute;  // not the program's time
+  if ((a_backed && vx.backed && (vy.n == 0 || vy.backed) && sat_mul(m, n) <= kComputeLimit) &&
+      !detail::capturing_stream(c.stream)) {
+    const powertrain::emu::HostComputeScope host_compute;   // not the program's time
     const V alpha_other = conj_if(alpha_value, conjugate);  // HER2's second term takes conj(alpha)
     for (std::int64_t j = 0; j < n; ++j) {
       for (std::int64_t i = 0; i < m; ++i) {

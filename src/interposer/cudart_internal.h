@@ -152,6 +152,15 @@ void set_pending_host_fn(cudaHostFn_t fn, void* user);
 bool take_captured();
 /// True when trace stream `stream` is capturing (with the capture's id and graph).
 bool stream_capture_status(std::int64_t stream, unsigned long long* id, cudaGraph_t* graph);
+
+/// True when `stream` (NULL: the current device's legacy stream) is capturing into a graph: the
+/// work enqueued on it is a node that runs at each launch, not now, so a library computes nothing
+/// at the call (the emulator's host-computed results are for executed work only).
+inline bool capturing_stream(cudaStream_t stream) {
+  int device = 0;
+  const std::int64_t id = emu::stream_id(stream, false, &device);
+  return id != kInvalidStream && stream_capture_status(id, nullptr, nullptr);
+}
 /// The capturing stream's current dependencies (the nodes its next work will depend on), as node
 /// handles valid until the capture changes; false when `stream` is not capturing.
 bool capture_dependencies(std::int64_t stream, const cudaGraphNode_t** nodes, std::size_t* count);

@@ -419,8 +419,8 @@ bool computable(const SpMat& a, int value_bytes) {
   const bool offsets_ok =
       a.format == CUSPARSE_FORMAT_COO
           ? backed(a.offsets, a.nnz * a.offset_bytes)
-          : backed(a.offsets, ((a.format == CUSPARSE_FORMAT_CSR ? a.rows : a.cols) + 1) *
-                                  a.offset_bytes);
+          : backed(a.offsets,
+                   ((a.format == CUSPARSE_FORMAT_CSR ? a.rows : a.cols) + 1) * a.offset_bytes);
   return offsets_ok && backed(a.columns, a.nnz * a.index_bytes) &&
          backed(a.values, a.nnz * value_bytes);
 }
@@ -444,7 +444,8 @@ void for_each_entry(const SpMat& a, F&& f) {
   const bool csr = a.format == CUSPARSE_FORMAT_CSR;
   const std::int64_t outer = csr ? a.rows : a.cols;
   for (std::int64_t i = 0; i < outer; ++i) {
-    const std::int64_t k0 = std::max<std::int64_t>(read_index(a.offsets, a.offset_bytes, i) - base, 0);
+    const std::int64_t k0 =
+        std::max<std::int64_t>(read_index(a.offsets, a.offset_bytes, i) - base, 0);
     const std::int64_t k1 = std::min(read_index(a.offsets, a.offset_bytes, i + 1) - base, a.nnz);
     for (std::int64_t k = k0; k < k1; ++k) {
       const std::int64_t j = read_index(a.columns, a.index_bytes, k) - base;
@@ -521,9 +522,7 @@ void compute_spmv(const SpMat& a, cusparseOperation_t op, const void* alpha, con
     return;
   }
   const powertrain::emu::HostComputeScope host_compute;  // not the program's time
-  by_value_type(compute, [&](auto zero) {
-    spmv_values<decltype(zero)>(a, op, alpha, x, beta, y);
-  });
+  by_value_type(compute, [&](auto zero) { spmv_values<decltype(zero)>(a, op, alpha, x, beta, y); });
 }
 
 // C = α·op(A)·op(B) + β·C for dense B and C (either order, leading dimension ld).
@@ -583,9 +582,8 @@ void compute_spmm(const SpMat& a, cusparseOperation_t op_a, cusparseOperation_t 
     return;
   }
   const powertrain::emu::HostComputeScope host_compute;  // not the program's time
-  by_value_type(compute, [&](auto zero) {
-    spmm_values<decltype(zero)>(a, op_a, op_b, alpha, b, beta, c);
-  });
+  by_value_type(compute,
+                [&](auto zero) { spmm_values<decltype(zero)>(a, op_a, op_b, alpha, b, beta, c); });
 }
 
 // SpMV (record = false: only the checks, for the buffer-size query).
@@ -611,7 +609,7 @@ cusparseStatus_t spmv(cusparseHandle_t handle, cusparseOperation_t op_a, const v
   op.bytes = add(matrix_bytes(*v.a),
                  x_len * value_bytes(v.x->value_type) + 2 * y_len * value_bytes(v.y->value_type));
   const cusparseStatus_t status_run = run(*v.h, op, start);
-  if (status_run == CUSPARSE_STATUS_SUCCESS && alpha != nullptr) {
+  if (status_run == CUSPARSE_STATUS_SUCCESS && alpha != nullptr && !capturing_stream(v.h->stream)) {
     compute_spmv(*v.a, op_a, alpha, *v.x, beta, *v.y, compute);
   }
   return status_run;
@@ -665,7 +663,8 @@ cusparseStatus_t spmm(cusparseHandle_t handle, cusparseOperation_t op_a, cuspars
   const int batch = std::max({a->batch, b->batch, c->batch});
   op.flops = mul(op.flops, batch), op.bytes = mul(op.bytes, batch);
   const cusparseStatus_t status = run(*h, op, start);
-  if (status == CUSPARSE_STATUS_SUCCESS && !solve && alpha != nullptr) {
+  if (status == CUSPARSE_STATUS_SUCCESS && !solve && alpha != nullptr &&
+      !capturing_stream(h->stream)) {
     compute_spmm(*a, op_a, op_b, alpha, *b, beta, *c, compute);
   }
   return status;
@@ -1863,9 +1862,8 @@ void compute_spgemm(const void* mat_a, const void* mat_b, const void* mat_c, con
     return;
   }
   const powertrain::emu::HostComputeScope host_compute;  // not the program's time
-  detail::by_value_type(compute, [&](auto zero) {
-    spgemm_values<decltype(zero)>(*a, *b, *c, alpha);
-  });
+  detail::by_value_type(compute,
+                        [&](auto zero) { spgemm_values<decltype(zero)>(*a, *b, *c, alpha); });
 }
 }  // namespace
 
@@ -1897,9 +1895,12 @@ PT_EXPORT cusparseStatus_t cusparseSpGEMM_copy(cusparseHandle_t handle, cusparse
                                                cusparseSpGEMMAlg_t alg,
                                                cusparseSpGEMMDescr_t descr) {
   (void)beta, (void)alg;
-  const cusparseStatus_t status = spgemm(handle, op_a, op_b, mat_a, mat_b, mat_c, compute, descr,
-                                         2, nullptr, nullptr, "cusparseSpGEMM_copy");
-  if (status == CUSPARSE_STATUS_SUCCESS) compute_spgemm(mat_a, mat_b, mat_c, descr, alpha, compute);
+  const cusparseStatus_t status = spgemm(handle, op_a, op_b, mat_a, mat_b, mat_c, compute, descr, 2,
+                                         nullptr, nullptr, "cusparseSpGEMM_copy");
+  const detail::SparseHandle* h = detail::live_handle(handle, "cusparseSpGEMM");
+  if (status == CUSPARSE_STATUS_SUCCESS && h != nullptr && !detail::capturing_stream(h->stream)) {
+    compute_spgemm(mat_a, mat_b, mat_c, descr, alpha, compute);
+  }
   return status;
 }
 
@@ -2013,9 +2014,12 @@ PT_EXPORT cusparseStatus_t cusparseSpGEMMreuse_compute(
     cusparseSpMatDescr_t mat_c, cudaDataType compute, cusparseSpGEMMAlg_t alg,
     cusparseSpGEMMDescr_t descr) {
   (void)beta, (void)alg;
-  const cusparseStatus_t status = spgemm(handle, op_a, op_b, mat_a, mat_b, mat_c, compute, descr,
-                                         3, nullptr, nullptr, "cusparseSpGEMMreuse_compute", true);
-  if (status == CUSPARSE_STATUS_SUCCESS) compute_spgemm(mat_a, mat_b, mat_c, descr, alpha, compute);
+  const cusparseStatus_t status = spgemm(handle, op_a, op_b, mat_a, mat_b, mat_c, compute, descr, 3,
+                                         nullptr, nullptr, "cusparseSpGEMMreuse_compute", true);
+  const detail::SparseHandle* h = detail::live_handle(handle, "cusparseSpGEMM");
+  if (status == CUSPARSE_STATUS_SUCCESS && h != nullptr && !detail::capturing_stream(h->stream)) {
+    compute_spgemm(mat_a, mat_b, mat_c, descr, alpha, compute);
+  }
   return status;
 }
 

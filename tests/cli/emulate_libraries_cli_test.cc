@@ -423,6 +423,23 @@ TEST_F(EmulateLibrariesTest, ConjugateGradientConvergesWithComputedSpmv) {
   EXPECT_EQ(sparse[10]["format"], "coo");
 }
 
+// cuBLAS GEMM results, as simpleCUBLAS, matrixMulCUBLAS and batchCUBLAS check them: with the
+// operands in backed device memory, sgemm/dgemm (transposes, padded leading dimensions),
+// strided-batched and pointer-array batched GEMMs, GemmEx in fp32 and device-resident alpha and
+// beta all match the program's own host GEMM; each call is still one `gemm` record.
+TEST_F(EmulateLibrariesTest, CublasGemmResultsMatchTheProgramsHostGemm) {
+  if (!built("cublas_gemm_values")) GTEST_SKIP() << "cublas_gemm_values not built";
+  const CliRun r = emulate("cublas_gemm_values");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("cublas_gemm_values: all ok"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("FAILED"), std::string::npos) << r.out;
+  const auto gemms = kept("gemm");
+  ASSERT_EQ(gemms.size(), 6u);
+  EXPECT_EQ(gemms[2]["batch"], 3);
+  EXPECT_EQ(gemms[3]["batch"], 2);
+  EXPECT_TRUE(summary_["warnings"].empty()) << summary_["warnings"].dump();
+}
+
 // CUPTI under emulation is "no profiler": the tracing calls return CUPTI_ERROR_NOT_SUPPORTED with a
 // result string that says so, are reported unsupported by name, and the client carries on; its
 // kernel is recorded and predicted as usual.
