@@ -614,7 +614,8 @@ bool take_gemm_budget(double flops, const char* api) {
 }
 
 bool backed_span(const void* p, std::int64_t elements, std::size_t element_bytes) {
-  if (elements <= 0) return true;
+  if (elements == 0) return true;
+  if (elements < 0) return false;  // an overflowed span (span_of)
   if (p == nullptr) return false;
   const detail::PointerInfo info = detail::lookup_pointer(p);
   return info.known && info.device_side && info.backed &&
@@ -633,8 +634,14 @@ bool host_scalar(const T* p, T* value) {
 }
 
 // Elements a column-major rows x cols operand with leading dimension ld spans.
+// -1 when it overflows (64-bit sizes and leading dimensions).
 std::int64_t span_of(std::int64_t rows, std::int64_t cols, std::int64_t ld) {
-  return rows <= 0 || cols <= 0 ? 0 : (cols - 1) * ld + rows;
+  if (rows <= 0 || cols <= 0) return 0;
+  std::int64_t span = 0;
+  if (__builtin_mul_overflow(cols - 1, ld, &span) || __builtin_add_overflow(span, rows, &span)) {
+    return -1;
+  }
+  return span;
 }
 
 template <typename T>
@@ -658,6 +665,14 @@ void host_gemm(cublasOperation_t ta, cublasOperation_t tb, std::int64_t m, std::
   const Eigen::Map<const Matrix, 0, Stride> ma(a, na ? m : k, na ? k : m, Stride(lda));
   const Eigen::Map<const Matrix, 0, Stride> mb(b, nb ? k : n, nb ? n : k, Stride(ldb));
   Eigen::Map<Matrix, 0, Stride> mc(c, m, n, Stride(ldc));
+  if (alpha == T(0) || k == 0) {  // BLAS: A and B are not read; C = β·C (β = 0: not read)
+    if (beta == T(0)) {
+      mc.setZero();
+    } else {
+      mc *= beta;
+    }
+    return;
+  }
   Matrix product(m, n);
   if (na && nb) {
     product.noalias() = ma * mb;
@@ -684,14 +699,6 @@ void compute_gemms(const char* api, cublasHandle_t handle, cublasOperation_t ta,
                    std::int64_t ldc, std::int64_t batch, At at) {
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
     if (m <= 0 || n <= 0 || batch <= 0) return;
-    cudaStream_t stream = nullptr;
-    {
-      Handle* h = find_handle(handle, api);
-      if (h == nullptr) return;
-      std::lock_guard lock(h->mu);
-      stream = h->stream;
-    }
-    if (detail::capturing_stream(stream)) return;  // a graph node: it runs at each launch
     const double flops = 2.0 * m * n * std::max<std::int64_t>(k, 0) * static_cast<double>(batch);
     if (flops > kGemmCallFlops) return;
     T alpha_value{}, beta_value{};
@@ -700,6 +707,16 @@ void compute_gemms(const char* api, cublasHandle_t handle, cublasOperation_t ta,
       const auto [a, b, c] = at(i);
       if (!gemm_operands_backed(ta, tb, m, n, k, a, lda, b, ldb, c, ldc)) return;
     }
+    cudaStream_t stream = nullptr;
+    {
+      Handle* h = find_handle(handle, api);
+      if (h == nullptr) return;
+      std::lock_guard lock(h->mu);
+      stream = h->stream;
+    }
+    // Captured: a graph node whose launches replay its record only, so its values are never
+    // computed (as kernels, captured work runs nowhere here; documented, not warned about).
+    if (detail::capturing_stream(stream)) return;
     if (!take_gemm_budget(flops, api)) return;
     const emu::HostComputeScope host_compute;  // not the program's time
     for (std::int64_t i = 0; i < batch; ++i) {

@@ -154,8 +154,8 @@ bool take_captured();
 bool stream_capture_status(std::int64_t stream, unsigned long long* id, cudaGraph_t* graph);
 
 /// True when `stream` (NULL: the current device's legacy stream) is capturing into a graph: the
-/// work enqueued on it is a node that runs at each launch, not now, so a library computes nothing
-/// at the call (the emulator's host-computed results are for executed work only).
+/// work enqueued on it is a node, not run now, so a library computes nothing at the call; graph
+/// launches replay the node's record only, so captured library results are never computed.
 inline bool capturing_stream(cudaStream_t stream) {
   int device = 0;
   const std::int64_t id = emu::stream_id(stream, false, &device);

@@ -1796,13 +1796,16 @@ void spgemm_values(const detail::SpMat& a, const detail::SpMat& b, const detail:
   const auto* bv = static_cast<const T*>(b.values);
   auto* cv = static_cast<T*>(c.values);
   std::vector<std::int64_t> position(static_cast<std::size_t>(c.cols), -1);
-  std::vector<std::int64_t> row_entries;
-  // Rows of A in order: for_each_entry visits CSR row by row.
+  std::vector<std::pair<std::int64_t, std::int64_t>> row_entries;  // (value index, column)
+  // Rows of A in order: for_each_entry visits CSR row by row. Only the columns a row set are
+  // reset, so the work is O(nnz(C) + products), never rows x cols.
   std::int64_t row = -1;
   auto finish_row = [&] {
-    for (std::int64_t q : row_entries) cv[q] *= alpha;
+    for (const auto& [q, j] : row_entries) {
+      cv[q] *= alpha;
+      position[static_cast<std::size_t>(j)] = -1;
+    }
     row_entries.clear();
-    std::fill(position.begin(), position.end(), -1);
   };
   auto start_row = [&](std::int64_t i) {
     const std::int64_t c0 = detail::read_index(c.offsets, c.offset_bytes, i) - base_c;
@@ -1812,7 +1815,7 @@ void spgemm_values(const detail::SpMat& a, const detail::SpMat& b, const detail:
       if (j < 0 || j >= c.cols) continue;
       position[static_cast<std::size_t>(j)] = q;
       cv[q] = T{};
-      row_entries.push_back(q);
+      row_entries.emplace_back(q, j);
     }
   };
   for (std::int64_t i = 0; i < c.rows; ++i) {  // rows without entries in A still zero C's row
@@ -1897,8 +1900,10 @@ PT_EXPORT cusparseStatus_t cusparseSpGEMM_copy(cusparseHandle_t handle, cusparse
   (void)beta, (void)alg;
   const cusparseStatus_t status = spgemm(handle, op_a, op_b, mat_a, mat_b, mat_c, compute, descr, 2,
                                          nullptr, nullptr, "cusparseSpGEMM_copy");
-  const detail::SparseHandle* h = detail::live_handle(handle, "cusparseSpGEMM");
-  if (status == CUSPARSE_STATUS_SUCCESS && h != nullptr && !detail::capturing_stream(h->stream)) {
+  const auto* h = status == CUSPARSE_STATUS_SUCCESS
+                      ? detail::live<detail::SparseHandle>(sparse().handles, handle)
+                      : nullptr;
+  if (h != nullptr && !detail::capturing_stream(h->stream)) {
     compute_spgemm(mat_a, mat_b, mat_c, descr, alpha, compute);
   }
   return status;
@@ -2016,8 +2021,10 @@ PT_EXPORT cusparseStatus_t cusparseSpGEMMreuse_compute(
   (void)beta, (void)alg;
   const cusparseStatus_t status = spgemm(handle, op_a, op_b, mat_a, mat_b, mat_c, compute, descr, 3,
                                          nullptr, nullptr, "cusparseSpGEMMreuse_compute", true);
-  const detail::SparseHandle* h = detail::live_handle(handle, "cusparseSpGEMM");
-  if (status == CUSPARSE_STATUS_SUCCESS && h != nullptr && !detail::capturing_stream(h->stream)) {
+  const auto* h = status == CUSPARSE_STATUS_SUCCESS
+                      ? detail::live<detail::SparseHandle>(sparse().handles, handle)
+                      : nullptr;
+  if (h != nullptr && !detail::capturing_stream(h->stream)) {
     compute_spgemm(mat_a, mat_b, mat_c, descr, alpha, compute);
   }
   return status;

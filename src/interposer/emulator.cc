@@ -34,7 +34,7 @@ std::atomic<std::int64_t> g_paused_ns{0};
 std::atomic<int> g_next_thread{0};
 std::atomic<std::int64_t> g_next_correlation{1};
 constinit thread_local ThreadState t_state;
-constinit thread_local std::int64_t t_last_now = 0;
+std::atomic<std::int64_t> g_last_issued_ns{0};  // the latest time now_ns() has returned
 
 std::int64_t start_steady_ns() {
   static const std::int64_t start = steady_ns();
@@ -265,11 +265,16 @@ using detail::t_state;
 std::int64_t now_ns() {
   std::int64_t value = detail::steady_ns() - detail::start_steady_ns() -
                        detail::g_paused_ns.load(std::memory_order_relaxed);
-  // Excluding the writer's pauses can step the clock back for a thread that read it during a
-  // write; keep each thread's view monotonic.
-  if (value < detail::t_last_now) value = detail::t_last_now;
-  detail::t_last_now = value;
-  return value;
+  // Excluding pauses (the writer's, host computation) can step the clock back below a time
+  // another thread has already been given; the predictor orders records by time across threads
+  // (an event record before the wait on it), so the clock never goes below any time issued.
+  std::int64_t issued = detail::g_last_issued_ns.load(std::memory_order_relaxed);
+  while (true) {
+    if (value <= issued) return issued;
+    if (detail::g_last_issued_ns.compare_exchange_weak(issued, value, std::memory_order_relaxed)) {
+      return value;
+    }
+  }
 }
 
 HostComputeScope::HostComputeScope() : start_ns_(detail::steady_ns()) {}

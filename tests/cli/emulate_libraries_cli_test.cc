@@ -440,6 +440,23 @@ TEST_F(EmulateLibrariesTest, CublasGemmResultsMatchTheProgramsHostGemm) {
   EXPECT_TRUE(summary_["warnings"].empty()) << summary_["warnings"].dump();
 }
 
+// Host computation taken out of the trace clock must not reorder threads: thread A's GEMMs are
+// computed on the host while thread B launches and then records an event, which A waits on
+// afterwards; A's wait carries a time no earlier than B's record and the prediction keeps the
+// dependency (no "event never recorded" in the timeline).
+TEST_F(EmulateLibrariesTest, HostComputationKeepsRecordsOfThreadsInOrder) {
+  if (!built("cublas_threads_clock")) GTEST_SKIP() << "cublas_threads_clock not built";
+  const CliRun r = emulate("cublas_threads_clock");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("C[0] = 640"), std::string::npos) << r.out;  // the GEMM was computed
+  const auto records = kept("event_record");
+  const auto waits = kept("stream_wait_event");
+  ASSERT_EQ(records.size(), 1u);
+  ASSERT_EQ(waits.size(), 1u);
+  EXPECT_GE(waits[0]["t"].get<std::int64_t>(), records[0]["t"].get<std::int64_t>());
+  EXPECT_EQ(slurp(out() / "emulated_trace.json").find("event never recorded"), std::string::npos);
+}
+
 // CUPTI under emulation is "no profiler": the tracing calls return CUPTI_ERROR_NOT_SUPPORTED with a
 // result string that says so, are reported unsupported by name, and the client carries on; its
 // kernel is recorded and predicted as usual.
