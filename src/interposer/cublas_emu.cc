@@ -871,6 +871,34 @@ PT_EXPORT cublasStatus_t cublasSgemmEx_64(cublasHandle_t handle, cublasOperation
                  ldc, CUBLAS_COMPUTE_32F);
 }
 
+namespace {
+// GemmEx's values when its operands and compute are all fp32 or all fp64 (compute_gemms).
+void compute_gemm_ex(const char* api, cublasHandle_t handle, cublasOperation_t transa,
+                     cublasOperation_t transb, std::int64_t m, std::int64_t n, std::int64_t k,
+                     const void* alpha, const void* a, cudaDataType a_type, std::int64_t lda,
+                     const void* b, cudaDataType b_type, std::int64_t ldb, const void* beta,
+                     void* c, cudaDataType c_type, std::int64_t ldc, cublasComputeType_t compute) {
+  if (a_type != b_type || b_type != c_type) return;
+  const int legacy = static_cast<int>(compute);  // a cudaDataType computeType (CUDA 10 style)
+  auto one = [&](auto zero) {
+    using T = decltype(zero);
+    compute_gemms<T>(api, handle, transa, transb, m, n, k, static_cast<const T*>(alpha), lda, ldb,
+                     static_cast<const T*>(beta), ldc, 1, [&](std::int64_t) {
+                       return std::tuple<const T*, const T*, T*>(
+                           static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(c));
+                     });
+  };
+  if (a_type == CUDA_R_32F && (compute == CUBLAS_COMPUTE_32F ||
+                               compute == CUBLAS_COMPUTE_32F_PEDANTIC || legacy == CUDA_R_32F)) {
+    one(float{});
+  } else if (a_type == CUDA_R_64F &&
+             (compute == CUBLAS_COMPUTE_64F || compute == CUBLAS_COMPUTE_64F_PEDANTIC ||
+              legacy == CUDA_R_64F)) {
+    one(double{});
+  }
+}
+}  // namespace
+
 PT_EXPORT cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa,
                                       cublasOperation_t transb, int m, int n, int k,
                                       const void* alpha, const void* A, cudaDataType Atype, int lda,
@@ -880,27 +908,9 @@ PT_EXPORT cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t t
   (void)algo;
   const cublasStatus_t s = ex_gemm("cublasGemmEx", handle, transa, transb, m, n, k, Atype, lda,
                                    Btype, ldb, Ctype, ldc, computeType);
-  if (s == CUBLAS_STATUS_SUCCESS && Atype == Btype && Btype == Ctype) {
-    if (Atype == CUDA_R_32F &&
-        (computeType == CUBLAS_COMPUTE_32F || computeType == CUBLAS_COMPUTE_32F_PEDANTIC ||
-         static_cast<int>(computeType) == CUDA_R_32F)) {
-      compute_gemms<float>(
-          "cublasGemmEx", handle, transa, transb, m, n, k, static_cast<const float*>(alpha), lda,
-          ldb, static_cast<const float*>(beta), ldc, 1, [&](std::int64_t) {
-            return std::tuple<const float*, const float*, float*>(
-                static_cast<const float*>(A), static_cast<const float*>(B), static_cast<float*>(C));
-          });
-    } else if (Atype == CUDA_R_64F &&
-               (computeType == CUBLAS_COMPUTE_64F || computeType == CUBLAS_COMPUTE_64F_PEDANTIC ||
-                static_cast<int>(computeType) == CUDA_R_64F)) {
-      compute_gemms<double>("cublasGemmEx", handle, transa, transb, m, n, k,
-                            static_cast<const double*>(alpha), lda, ldb,
-                            static_cast<const double*>(beta), ldc, 1, [&](std::int64_t) {
-                              return std::tuple<const double*, const double*, double*>(
-                                  static_cast<const double*>(A), static_cast<const double*>(B),
-                                  static_cast<double*>(C));
-                            });
-    }
+  if (s == CUBLAS_STATUS_SUCCESS) {
+    compute_gemm_ex("cublasGemmEx", handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype,
+                    ldb, beta, C, Ctype, ldc, computeType);
   }
   return s;
 }
@@ -915,27 +925,9 @@ PT_EXPORT cublasStatus_t cublasGemmEx_64(cublasHandle_t handle, cublasOperation_
   (void)algo;
   const cublasStatus_t s = ex_gemm("cublasGemmEx_64", handle, transa, transb, m, n, k, Atype, lda,
                                    Btype, ldb, Ctype, ldc, computeType);
-  if (s == CUBLAS_STATUS_SUCCESS && Atype == Btype && Btype == Ctype) {
-    if (Atype == CUDA_R_32F &&
-        (computeType == CUBLAS_COMPUTE_32F || computeType == CUBLAS_COMPUTE_32F_PEDANTIC ||
-         static_cast<int>(computeType) == CUDA_R_32F)) {
-      compute_gemms<float>(
-          "cublasGemmEx_64", handle, transa, transb, m, n, k, static_cast<const float*>(alpha), lda,
-          ldb, static_cast<const float*>(beta), ldc, 1, [&](std::int64_t) {
-            return std::tuple<const float*, const float*, float*>(
-                static_cast<const float*>(A), static_cast<const float*>(B), static_cast<float*>(C));
-          });
-    } else if (Atype == CUDA_R_64F &&
-               (computeType == CUBLAS_COMPUTE_64F || computeType == CUBLAS_COMPUTE_64F_PEDANTIC ||
-                static_cast<int>(computeType) == CUDA_R_64F)) {
-      compute_gemms<double>("cublasGemmEx_64", handle, transa, transb, m, n, k,
-                            static_cast<const double*>(alpha), lda, ldb,
-                            static_cast<const double*>(beta), ldc, 1, [&](std::int64_t) {
-                              return std::tuple<const double*, const double*, double*>(
-                                  static_cast<const double*>(A), static_cast<const double*>(B),
-                                  static_cast<double*>(C));
-                            });
-    }
+  if (s == CUBLAS_STATUS_SUCCESS) {
+    compute_gemm_ex("cublasGemmEx_64", handle, transa, transb, m, n, k, alpha, A, Atype, lda, B,
+                    Btype, ldb, beta, C, Ctype, ldc, computeType);
   }
   return s;
 }

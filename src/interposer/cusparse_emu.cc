@@ -1686,6 +1686,40 @@ bool csr_backed(const detail::SpMat& a) {
          detail::backed(a.columns, a.nnz * a.index_bytes);
 }
 
+// The operands of an SpGEMM call, each looked up and checked (CSR, no transposition, shapes that
+// agree), or the status to return.
+struct SpgemmOperands {
+  const detail::SparseHandle* h = nullptr;
+  const detail::SpMat *a = nullptr, *b = nullptr;
+  detail::SpMat* c = nullptr;
+  detail::OpDescr* d = nullptr;
+  std::int64_t k = 0;
+};
+cusparseStatus_t spgemm_operands(cusparseHandle_t handle, cusparseOperation_t op_a,
+                                 cusparseOperation_t op_b, const void* mat_a, const void* mat_b,
+                                 const void* mat_c, const void* descr, const char* api,
+                                 SpgemmOperands* o) {
+  o->h = detail::live_handle(handle, api);
+  if (o->h == nullptr) return CUSPARSE_STATUS_NOT_INITIALIZED;
+  o->a = detail::need<detail::SpMat>(sparse().matrices_sparse, mat_a, "matA", api);
+  o->b = detail::need<detail::SpMat>(sparse().matrices_sparse, mat_b, "matB", api);
+  o->c = detail::need<detail::SpMat>(sparse().matrices_sparse, mat_c, "matC", api);
+  o->d = detail::need<detail::OpDescr>(sparse().op_descrs, descr, "spgemmDescr", api);
+  if (o->a == nullptr || o->b == nullptr || o->c == nullptr || o->d == nullptr) {
+    return CUSPARSE_STATUS_INVALID_VALUE;
+  }
+  if (o->a->format != CUSPARSE_FORMAT_CSR || o->b->format != CUSPARSE_FORMAT_CSR ||
+      o->c->format != CUSPARSE_FORMAT_CSR || op_a != CUSPARSE_OPERATION_NON_TRANSPOSE ||
+      op_b != CUSPARSE_OPERATION_NON_TRANSPOSE) {
+    return detail::bad(api, "SpGEMM takes CSR matrices without transposition (as cuSPARSE)");
+  }
+  if (!detail::product_shape(api, o->a->rows, o->a->cols, op_a, o->b->rows, o->b->cols, op_b,
+                             o->c->rows, o->c->cols, &o->k)) {
+    return CUSPARSE_STATUS_INVALID_VALUE;
+  }
+  return CUSPARSE_STATUS_SUCCESS;
+}
+
 // phase 0: work estimation, 1: compute (SpGEMMreuse: the nnz, structure only), 2: copy, 3: the
 // SpGEMMreuse numeric compute (values only, the structure kept from phases 0-2).
 cusparseStatus_t spgemm(cusparseHandle_t handle, cusparseOperation_t op_a, cusparseOperation_t op_b,
@@ -1693,25 +1727,17 @@ cusparseStatus_t spgemm(cusparseHandle_t handle, cusparseOperation_t op_a, cuspa
                         const void* descr, int phase, size_t* buffer_size, const void* buffer,
                         const char* api, bool reuse = false) {
   const std::int64_t start = powertrain::emu::now_ns();
-  const detail::SparseHandle* h = detail::live_handle(handle, api);
-  if (h == nullptr) return CUSPARSE_STATUS_NOT_INITIALIZED;
-  const auto* a = detail::need<detail::SpMat>(sparse().matrices_sparse, mat_a, "matA", api);
-  const auto* b = detail::need<detail::SpMat>(sparse().matrices_sparse, mat_b, "matB", api);
-  auto* c = detail::need<detail::SpMat>(sparse().matrices_sparse, mat_c, "matC", api);
-  auto* d = detail::need<detail::OpDescr>(sparse().op_descrs, descr, "spgemmDescr", api);
-  if (a == nullptr || b == nullptr || c == nullptr || d == nullptr) {
-    return CUSPARSE_STATUS_INVALID_VALUE;
+  SpgemmOperands o;
+  if (const cusparseStatus_t status =
+          spgemm_operands(handle, op_a, op_b, mat_a, mat_b, mat_c, descr, api, &o);
+      status != CUSPARSE_STATUS_SUCCESS) {
+    return status;
   }
-  if (a->format != CUSPARSE_FORMAT_CSR || b->format != CUSPARSE_FORMAT_CSR ||
-      c->format != CUSPARSE_FORMAT_CSR || op_a != CUSPARSE_OPERATION_NON_TRANSPOSE ||
-      op_b != CUSPARSE_OPERATION_NON_TRANSPOSE) {
-    return detail::bad(api, "SpGEMM takes CSR matrices without transposition (as cuSPARSE)");
-  }
-  std::int64_t k = 0;
-  if (!detail::product_shape(api, a->rows, a->cols, op_a, b->rows, b->cols, op_b, c->rows, c->cols,
-                             &k)) {
-    return CUSPARSE_STATUS_INVALID_VALUE;
-  }
+  const detail::SparseHandle* h = o.h;
+  const detail::SpMat *a = o.a, *b = o.b;
+  detail::SpMat* c = o.c;
+  detail::OpDescr* d = o.d;
+  const std::int64_t k = o.k;
   if (phase < 2 || (reuse && phase == 2)) {
     if (buffer_size == nullptr) return CUSPARSE_STATUS_INVALID_VALUE;
     if (buffer == nullptr) {  // the size query
@@ -1923,25 +1949,15 @@ PT_EXPORT cusparseStatus_t cusparseSpGEMM_estimateMemory(
   (void)alpha, (void)beta;
   const char* api = "cusparseSpGEMM_estimateMemory";
   const std::int64_t start = powertrain::emu::now_ns();
-  const detail::SparseHandle* h = detail::live_handle(handle, api);
-  if (h == nullptr) return CUSPARSE_STATUS_NOT_INITIALIZED;
-  const auto* a = detail::need<detail::SpMat>(sparse().matrices_sparse, mat_a, "matA", api);
-  const auto* b = detail::need<detail::SpMat>(sparse().matrices_sparse, mat_b, "matB", api);
-  const auto* c = detail::need<detail::SpMat>(sparse().matrices_sparse, mat_c, "matC", api);
-  const auto* d = detail::need<detail::OpDescr>(sparse().op_descrs, descr, "spgemmDescr", api);
-  if (a == nullptr || b == nullptr || c == nullptr || d == nullptr) {
-    return CUSPARSE_STATUS_INVALID_VALUE;
+  SpgemmOperands o;
+  if (const cusparseStatus_t status =
+          spgemm_operands(handle, op_a, op_b, mat_a, mat_b, mat_c, descr, api, &o);
+      status != CUSPARSE_STATUS_SUCCESS) {
+    return status;
   }
-  if (a->format != CUSPARSE_FORMAT_CSR || b->format != CUSPARSE_FORMAT_CSR ||
-      c->format != CUSPARSE_FORMAT_CSR || op_a != CUSPARSE_OPERATION_NON_TRANSPOSE ||
-      op_b != CUSPARSE_OPERATION_NON_TRANSPOSE) {
-    return detail::bad(api, "SpGEMM takes CSR matrices without transposition (as cuSPARSE)");
-  }
-  std::int64_t k = 0;
-  if (!detail::product_shape(api, a->rows, a->cols, op_a, b->rows, b->cols, op_b, c->rows, c->cols,
-                             &k)) {
-    return CUSPARSE_STATUS_INVALID_VALUE;
-  }
+  const detail::SparseHandle* h = o.h;
+  const detail::SpMat *a = o.a, *b = o.b;
+  const detail::OpDescr* d = o.d;
   if (alg != CUSPARSE_SPGEMM_ALG2 && alg != CUSPARSE_SPGEMM_ALG3) {
     return detail::bad(api, "estimateMemory belongs to CUSPARSE_SPGEMM_ALG2 and ALG3, not " +
                                 std::to_string(static_cast<int>(alg)));
