@@ -6,8 +6,9 @@
 // leading dimensions, matrices, pivots and `info` in device memory) and recorded as a `gemm`
 // record — a factorization is dominated by its blocked GEMM updates, so the GEMM estimator times
 // it by FLOPs and bytes — with a `solver` object naming the routine and its options. The numerics
-// are not computed: `info` is set to 0 (success) and getrf's pivots to 1..min(m,n) (no row
-// exchange) where the memory is backed, so programs that check them go on. Model, not measured
+// are not computed, except real LU and Cholesky with their solves (below, "results on the
+// host"): `info` is set to 0 (success) and getrf's pivots to 1..min(m,n) (no row exchange)
+// where the memory is backed, so programs that check them go on. Model, not measured
 // (leading-order LAPACK operation counts, LAWN 41; Golub & Van Loan for the eigen/SVD solvers;
 // complex counts are 4x the real ones):
 //   getrf m x n, k = min(m,n): 2·(m·n·k − (m+n)·k²/2 + k³/3)   (2/3·n³ square)
@@ -263,6 +264,160 @@ cusolverStatus_t put_bytes(size_t* device, size_t* host, std::int64_t elements, 
   return CUSOLVER_STATUS_SUCCESS;
 }
 
+// ---- results on the host --------------------------------------------------------------------
+// Real (S, D) LU and Cholesky factorizations and their solves are computed for real where A (and
+// B, the pivots, info) are backed device memory, at most 1e9 FLOPs per call, so programs that
+// check a residual (cuSolverDn_LinearSolver, the CUDALibrarySamples getrf/potrf examples) get
+// the GPU's answer: LAPACK's unblocked algorithms (partial pivoting by the largest magnitude,
+// 1-based pivots, info = the first zero pivot / the first non-positive leading minor). Not on a
+// capturing stream (a graph node), and not counted as the program's time.
+constexpr double kSolverComputeFlops = 1e9;
+
+bool backed_matrix(const void* pointer, std::int64_t rows, std::int64_t cols, std::int64_t ld,
+                   int element_bytes) {
+  if (rows == 0 || cols == 0) return true;
+  const PointerInfo info = lookup_pointer(pointer);
+  const double extent =
+      (static_cast<double>(cols - 1) * static_cast<double>(ld) + static_cast<double>(rows)) *
+      element_bytes;
+  return info.known && info.backed && static_cast<double>(info.available) >= extent;
+}
+
+bool handle_capturing(cusolverDnHandle_t handle) {
+  cudaStream_t stream = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(solver().mutex);
+    if (solver().handles.count(handle) == 0) return true;  // not computed
+    stream = reinterpret_cast<const SolverHandle*>(handle)->stream;
+  }
+  return capturing_stream(stream);
+}
+
+void write_info(int* info, int value) {
+  if (info != nullptr && lookup_pointer(info).backed) *info = value;
+}
+
+std::int64_t pivot_at(const void* ipiv, int bytes, std::int64_t i) {
+  return bytes == 8 ? static_cast<const std::int64_t*>(ipiv)[i] : static_cast<const int*>(ipiv)[i];
+}
+
+template <typename R>
+void host_getrf(std::int64_t m, std::int64_t n, R* a, std::int64_t lda, void* ipiv, int ipiv_bytes,
+                int* info) {
+  auto at = [&](std::int64_t i, std::int64_t j) -> R& { return a[i + j * lda]; };
+  int first_zero = 0;
+  for (std::int64_t j = 0; j < std::min(m, n); ++j) {
+    std::int64_t p = j;
+    if (ipiv != nullptr) {
+      for (std::int64_t i = j + 1; i < m; ++i) {
+        if (std::abs(at(i, j)) > std::abs(at(p, j))) p = i;
+      }
+      if (ipiv_bytes == 8) {
+        static_cast<std::int64_t*>(ipiv)[j] = p + 1;
+      } else {
+        static_cast<int*>(ipiv)[j] = static_cast<int>(p + 1);
+      }
+    }
+    if (at(p, j) == R(0)) {
+      if (first_zero == 0) first_zero = static_cast<int>(j + 1);
+      continue;  // LAPACK goes on; U is singular
+    }
+    if (p != j) {
+      for (std::int64_t c = 0; c < n; ++c) std::swap(at(p, c), at(j, c));
+    }
+    for (std::int64_t i = j + 1; i < m; ++i) at(i, j) /= at(j, j);
+    for (std::int64_t c = j + 1; c < n; ++c) {
+      const R u = at(j, c);
+      if (u == R(0)) continue;
+      for (std::int64_t i = j + 1; i < m; ++i) at(i, c) -= at(i, j) * u;
+    }
+  }
+  write_info(info, first_zero);
+}
+
+template <typename R>
+void host_getrs(bool transposed, std::int64_t n, std::int64_t nrhs, const R* a, std::int64_t lda,
+                const void* ipiv, int ipiv_bytes, R* b, std::int64_t ldb) {
+  auto A = [&](std::int64_t i, std::int64_t j) { return a[i + j * lda]; };
+  for (std::int64_t r = 0; r < nrhs; ++r) {
+    R* x = b + r * ldb;
+    if (!transposed) {
+      if (ipiv != nullptr) {
+        for (std::int64_t i = 0; i < n; ++i) std::swap(x[i], x[pivot_at(ipiv, ipiv_bytes, i) - 1]);
+      }
+      for (std::int64_t i = 0; i < n; ++i) {  // L (unit diagonal)
+        for (std::int64_t k = 0; k < i; ++k) x[i] -= A(i, k) * x[k];
+      }
+      for (std::int64_t i = n - 1; i >= 0; --i) {  // U
+        for (std::int64_t k = i + 1; k < n; ++k) x[i] -= A(i, k) * x[k];
+        x[i] /= A(i, i);
+      }
+    } else {
+      for (std::int64_t i = 0; i < n; ++i) {  // Uᵀ
+        for (std::int64_t k = 0; k < i; ++k) x[i] -= A(k, i) * x[k];
+        x[i] /= A(i, i);
+      }
+      for (std::int64_t i = n - 1; i >= 0; --i) {  // Lᵀ (unit diagonal)
+        for (std::int64_t k = i + 1; k < n; ++k) x[i] -= A(k, i) * x[k];
+      }
+      if (ipiv != nullptr) {
+        for (std::int64_t i = n - 1; i >= 0; --i) {
+          std::swap(x[i], x[pivot_at(ipiv, ipiv_bytes, i) - 1]);
+        }
+      }
+    }
+  }
+}
+
+template <typename R>
+void host_potrf(bool lower, std::int64_t n, R* a, std::int64_t lda, int* info) {
+  // The factor's entry (i, j) of the lower form: stored at (i, j) (lower) or (j, i) (upper).
+  auto L = [&](std::int64_t i, std::int64_t j) -> R& {
+    return lower ? a[i + j * lda] : a[j + i * lda];
+  };
+  for (std::int64_t j = 0; j < n; ++j) {
+    R d = L(j, j);
+    for (std::int64_t k = 0; k < j; ++k) d -= L(j, k) * L(j, k);
+    if (!(d > R(0))) {
+      write_info(info, static_cast<int>(j + 1));
+      return;
+    }
+    const R root = std::sqrt(d);
+    L(j, j) = root;
+    for (std::int64_t i = j + 1; i < n; ++i) {
+      R v = L(i, j);
+      for (std::int64_t k = 0; k < j; ++k) v -= L(i, k) * L(j, k);
+      L(i, j) = v / root;
+    }
+  }
+  write_info(info, 0);
+}
+
+template <typename R>
+void host_potrs(bool lower, std::int64_t n, std::int64_t nrhs, const R* a, std::int64_t lda, R* b,
+                std::int64_t ldb) {
+  auto L = [&](std::int64_t i, std::int64_t j) { return lower ? a[i + j * lda] : a[j + i * lda]; };
+  for (std::int64_t r = 0; r < nrhs; ++r) {
+    R* x = b + r * ldb;
+    for (std::int64_t i = 0; i < n; ++i) {  // L·y = b
+      for (std::int64_t k = 0; k < i; ++k) x[i] -= L(i, k) * x[k];
+      x[i] /= L(i, i);
+    }
+    for (std::int64_t i = n - 1; i >= 0; --i) {  // Lᵀ·x = y
+      for (std::int64_t k = i + 1; k < n; ++k) x[i] -= L(k, i) * x[k];
+      x[i] /= L(i, i);
+    }
+  }
+}
+
+// Runs `f` with the element type when `t` is real single or double.
+template <typename F>
+void with_real(const Type& t, F&& f) {
+  if (t.complex) return;
+  if (t.dtype == CUDA_R_32F) f(float{});
+  if (t.dtype == CUDA_R_64F) f(double{});
+}
+
 // ---- the routines (legacy and X API share these) -------------------------------------------
 
 cusolverStatus_t getrf(cusolverDnHandle_t handle, const Type& t, std::int64_t m, std::int64_t n,
@@ -283,8 +438,20 @@ cusolverStatus_t getrf(cusolverDnHandle_t handle, const Type& t, std::int64_t m,
                         std::to_string(k) + " indices");
   }
   if (!set_info(info, api)) return CUSOLVER_STATUS_INVALID_VALUE;
-  // Pivots 1..k (no row exchange) where backed, so a solve with them stays in range.
-  if (ipiv != nullptr && lookup_pointer(ipiv).backed) {
+  bool computed = false;
+  const double dm_ = static_cast<double>(m), dn_ = static_cast<double>(n);
+  if (!t.complex && dm_ * dn_ * static_cast<double>(k) <= kSolverComputeFlops &&
+      backed_matrix(a, m, n, lda, t.bytes) && (ipiv == nullptr || lookup_pointer(ipiv).backed) &&
+      !handle_capturing(handle)) {
+    const HostComputeScope host_compute;  // not the program's time
+    with_real(t, [&](auto zero) {
+      using R = decltype(zero);
+      host_getrf<R>(m, n, static_cast<R*>(const_cast<void*>(a)), lda, ipiv, ipiv_bytes, info);
+      computed = true;
+    });
+  }
+  // Otherwise pivots 1..k (no row exchange) where backed, so a solve with them stays in range.
+  if (!computed && ipiv != nullptr && lookup_pointer(ipiv).backed) {
     for (std::int64_t i = 0; i < k; ++i) {
       if (ipiv_bytes == 8) {
         static_cast<std::int64_t*>(ipiv)[i] = i + 1;
@@ -306,7 +473,8 @@ cusolverStatus_t getrf(cusolverDnHandle_t handle, const Type& t, std::int64_t m,
 cusolverStatus_t solve(cusolverDnHandle_t handle, const Type& t, const char* routine,
                        const std::string& options, std::int64_t n, std::int64_t nrhs, const void* a,
                        std::int64_t lda, const void* b, std::int64_t ldb, int* info,
-                       const char* api) {
+                       const char* api, const void* ipiv = nullptr, int ipiv_bytes = 4,
+                       bool transposed = false, bool lower = true) {
   const std::int64_t start = now_ns();
   if (!valid_shape(n, n, lda) || !valid_shape(n, nrhs, ldb)) {
     return bad(api,
@@ -317,6 +485,23 @@ cusolverStatus_t solve(cusolverDnHandle_t handle, const Type& t, const char* rou
                         " is not device memory of its matrix");
   }
   if (!set_info(info, api)) return CUSOLVER_STATUS_INVALID_VALUE;
+  const std::string name(routine);
+  if ((name == "getrs" || name == "potrs") && !t.complex &&
+      2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(nrhs) <=
+          kSolverComputeFlops &&
+      backed_matrix(a, n, n, lda, t.bytes) && backed_matrix(b, n, nrhs, ldb, t.bytes) &&
+      (ipiv == nullptr || lookup_pointer(ipiv).backed) && !handle_capturing(handle)) {
+    const HostComputeScope host_compute;  // not the program's time
+    with_real(t, [&](auto zero) {
+      using R = decltype(zero);
+      auto* x = static_cast<R*>(const_cast<void*>(b));
+      if (name == "getrs") {
+        host_getrs<R>(transposed, n, nrhs, static_cast<const R*>(a), lda, ipiv, ipiv_bytes, x, ldb);
+      } else {
+        host_potrs<R>(lower, n, nrhs, static_cast<const R*>(a), lda, x, ldb);
+      }
+    });
+  }
   Call c;
   c.api = api, c.routine = routine, c.type = t, c.m = n, c.n = n, c.k = nrhs, c.start = start;
   const double dn = static_cast<double>(n), dr = static_cast<double>(nrhs);
@@ -342,6 +527,17 @@ cusolverStatus_t potrf(cusolverDnHandle_t handle, const Type& t, cublasFillMode_
                         std::to_string(static_cast<std::int64_t>(work_bytes)) + " bytes");
   }
   if (!set_info(info, api)) return CUSOLVER_STATUS_INVALID_VALUE;
+  if (!t.complex &&
+      static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n) / 3.0 <=
+          kSolverComputeFlops &&
+      backed_matrix(a, n, n, lda, t.bytes) && !handle_capturing(handle)) {
+    const HostComputeScope host_compute;  // not the program's time
+    with_real(t, [&](auto zero) {
+      using R = decltype(zero);
+      host_potrf<R>(uplo == CUBLAS_FILL_MODE_LOWER, n, static_cast<R*>(const_cast<void*>(a)), lda,
+                    info);
+    });
+  }
   Call c;
   c.api = api, c.routine = "potrf", c.type = t, c.m = n, c.n = n, c.k = n, c.start = start;
   const double dn = static_cast<double>(n);
@@ -619,7 +815,8 @@ PT_EXPORT cusolverStatus_t cusolverGetVersion(int* version) {
       return detail::bad(api, "the pivots are not device memory of n indices");                    \
     }                                                                                              \
     return detail::solve(handle, TYPE, "getrs", detail::option("trans", detail::op_text(trans)),   \
-                         n, nrhs, a, lda, b, ldb, info, api);                                      \
+                         n, nrhs, a, lda, b, ldb, info, api, ipiv, sizeof(int),                    \
+                         trans != CUBLAS_OP_N);                                                    \
   }                                                                                                \
   PT_EXPORT cusolverStatus_t cusolverDn##P##potrf_bufferSize(                                      \
       cusolverDnHandle_t handle, cublasFillMode_t uplo, int n, T* a, int lda, int* lwork) {        \
@@ -638,7 +835,8 @@ PT_EXPORT cusolverStatus_t cusolverGetVersion(int* version) {
                                                   cublasFillMode_t uplo, int n, int nrhs,          \
                                                   const T* a, int lda, T* b, int ldb, int* info) { \
     return detail::solve(handle, TYPE, "potrs", detail::option("uplo", detail::fill_text(uplo)),   \
-                         n, nrhs, a, lda, b, ldb, info, "cusolverDn" #P "potrs");                  \
+                         n, nrhs, a, lda, b, ldb, info, "cusolverDn" #P "potrs", nullptr, 4,       \
+                         false, uplo == CUBLAS_FILL_MODE_LOWER);                                   \
   }                                                                                                \
   PT_EXPORT cusolverStatus_t cusolverDn##P##geqrf_bufferSize(cusolverDnHandle_t handle, int m,     \
                                                              int n, T* a, int lda, int* lwork) {   \
@@ -787,7 +985,7 @@ PT_EXPORT cusolverStatus_t cusolverDnXgetrs(cusolverDnHandle_t handle, cusolverD
     return detail::bad(api, "the pivots are not device memory of n indices");
   }
   return detail::solve(handle, t, "getrs", detail::option("trans", detail::op_text(trans)), n, nrhs,
-                       a, lda, b, ldb, info, api);
+                       a, lda, b, ldb, info, api, ipiv, sizeof(int64_t), trans != CUBLAS_OP_N);
 }
 
 PT_EXPORT cusolverStatus_t cusolverDnXpotrf_bufferSize(cusolverDnHandle_t handle,
@@ -822,7 +1020,8 @@ PT_EXPORT cusolverStatus_t cusolverDnXpotrs(cusolverDnHandle_t handle, cusolverD
   detail::Type t;
   if (!x_type(handle, params, type_a, type_b, api, &t)) return CUSOLVER_STATUS_INVALID_VALUE;
   return detail::solve(handle, t, "potrs", detail::option("uplo", detail::fill_text(uplo)), n, nrhs,
-                       a, lda, b, ldb, info, api);
+                       a, lda, b, ldb, info, api, nullptr, 4, false,
+                       uplo == CUBLAS_FILL_MODE_LOWER);
 }
 
 PT_EXPORT cusolverStatus_t cusolverDnXgeqrf_bufferSize(

@@ -457,6 +457,27 @@ TEST_F(EmulateLibrariesTest, HostComputationKeepsRecordsOfThreadsInOrder) {
   EXPECT_EQ(slurp(out() / "emulated_trace.json").find("event never recorded"), std::string::npos);
 }
 
+// cuSOLVER LU and Cholesky computed where the memory is backed: every residual of the program's
+// own check is at rounding level (getrs plain and transposed, potrs of both triangles, single
+// precision, the 64-bit API), pivoting exchanges rows, and info reports a singular matrix's first
+// zero pivot (3) and an indefinite matrix's first non-positive minor (2). Each call is still one
+// `gemm` record with its `solver` routine.
+TEST_F(EmulateLibrariesTest, CusolverLuAndCholeskyResultsSolveTheSystems) {
+  if (!built("cusolver_values")) GTEST_SKIP() << "cusolver_values not built";
+  const CliRun r = emulate("cusolver_values");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("cusolver_values: all ok"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("dgetrf info 0, rows exchanged"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("singular getrf info 3, indefinite potrf info 2"), std::string::npos)
+      << r.out;
+  std::vector<std::string> routines;
+  for (const json& g : kept("gemm")) routines.push_back(g["solver"]["routine"]);
+  const std::vector<std::string> expected = {"getrf", "getrs", "getrs", "potrf", "potrs", "potrf",
+                                             "potrs", "getrf", "getrs", "getrf", "getrs", "getrf",
+                                             "potrf"};
+  EXPECT_EQ(routines, expected);
+}
+
 // CUPTI under emulation is "no profiler": the tracing calls return CUPTI_ERROR_NOT_SUPPORTED with a
 // result string that says so, are reported unsupported by name, and the client carries on; its
 // kernel is recorded and predicted as usual.
