@@ -32,6 +32,8 @@
 // CUSOLVER_STATUS_NOT_SUPPORTED (9).
 #include <cusolverDn.h>
 
+#include <Eigen/Core>
+#include <Eigen/Eigenvalues>
 #include <algorithm>
 #include <cmath>
 #include <complex>
@@ -629,6 +631,33 @@ cusolverStatus_t syevd(cusolverDnHandle_t handle, const Type& t, cusolverEigMode
   }
   if (!set_info(info, api)) return CUSOLVER_STATUS_INVALID_VALUE;
   const bool vectors = jobz == CUSOLVER_EIG_MODE_VECTOR;
+  // Real symmetric eigenpairs computed where A and W are backed (Eigen's self-adjoint solver on
+  // the uplo triangle; values ascending, unit eigenvectors in A's columns, their signs Eigen's):
+  // the CUDALibrarySamples syevd example compares them with the exact values.
+  const double cube = static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
+  if (!t.complex && (vectors ? 9.0 : 4.0 / 3.0) * cube <= kSolverComputeFlops &&
+      backed_matrix(a, n, n, lda, t.bytes) && backed_matrix(w, n, 1, n, t.real_bytes) &&
+      !handle_capturing(handle)) {
+    const HostComputeScope host_compute;  // not the program's time
+    with_real(t, [&](auto zero) {
+      using R = decltype(zero);
+      using Matrix = Eigen::Matrix<R, Eigen::Dynamic, Eigen::Dynamic>;
+      auto* values = static_cast<R*>(const_cast<void*>(a));
+      Eigen::Map<Matrix, 0, Eigen::OuterStride<>> map(values, n, n, Eigen::OuterStride<>(lda));
+      const Matrix symmetric = uplo == CUBLAS_FILL_MODE_LOWER
+                                   ? Matrix(map.template selfadjointView<Eigen::Lower>())
+                                   : Matrix(map.template selfadjointView<Eigen::Upper>());
+      const Eigen::SelfAdjointEigenSolver<Matrix> solver(
+          symmetric, vectors ? Eigen::ComputeEigenvectors : Eigen::EigenvaluesOnly);
+      if (solver.info() != Eigen::Success) {
+        if (info != nullptr && lookup_pointer(info).backed) *info = 1;  // did not converge
+        return;
+      }
+      auto* eigenvalues = static_cast<R*>(const_cast<void*>(w));
+      for (std::int64_t i = 0; i < n; ++i) eigenvalues[i] = solver.eigenvalues()(i);
+      if (vectors) map = solver.eigenvectors();
+    });
+  }
   Call c;
   c.api = api, c.routine = t.complex ? "heevd" : "syevd", c.type = t, c.m = n, c.n = n, c.k = n;
   c.start = start;

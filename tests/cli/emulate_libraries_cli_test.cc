@@ -357,12 +357,10 @@ TEST_F(EmulateLibrariesTest, CusolverMgSplitsEachRoutineOverTheGridWithItsPanelC
     const char* api;
     double flops;  // the whole routine's
   };
-  const Expected routines[] = {{"cusolverMgGetrf", 2.0 / 3.0 * cube},
-                               {"cusolverMgGetrs", 2.0 * n * n},
-                               {"cusolverMgPotrf", cube / 3.0},
-                               {"cusolverMgPotrs", 2.0 * n * n},
-                               {"cusolverMgPotri", 2.0 / 3.0 * cube},
-                               {"cusolverMgSyevd", 9.0 * cube}};
+  const Expected routines[] = {
+      {"cusolverMgGetrf", 2.0 / 3.0 * cube}, {"cusolverMgGetrs", 2.0 * n * n},
+      {"cusolverMgPotrf", cube / 3.0},       {"cusolverMgPotrs", 2.0 * n * n},
+      {"cusolverMgPotri", 2.0 / 3.0 * cube}, {"cusolverMgSyevd", 9.0 * cube}};
   const auto gemms = kept("gemm");
   ASSERT_EQ(gemms.size(), 2 * std::size(routines));
   for (std::size_t i = 0; i < gemms.size(); ++i) {
@@ -472,9 +470,9 @@ TEST_F(EmulateLibrariesTest, CusolverLuAndCholeskyResultsSolveTheSystems) {
       << r.out;
   std::vector<std::string> routines;
   for (const json& g : kept("gemm")) routines.push_back(g["solver"]["routine"]);
-  const std::vector<std::string> expected = {"getrf", "getrs", "getrs", "potrf", "potrs", "potrf",
-                                             "potrs", "getrf", "getrs", "getrf", "getrs", "getrf",
-                                             "potrf"};
+  const std::vector<std::string> expected = {"getrf", "getrs", "getrs", "potrf", "potrs",
+                                             "potrf", "potrs", "getrf", "getrs", "getrf",
+                                             "getrs", "syevd", "getrf", "potrf"};
   EXPECT_EQ(routines, expected);
 }
 
@@ -1600,16 +1598,27 @@ TEST_F(EmulateLibrariesTest, CusparseGenericApiComputesStructureAndRecordsEveryO
   EXPECT_EQ(misuse[0]["api"], "cusparseSpSV_solve");
 
   const auto records = kept("sparse");
-  ASSERT_EQ(
-      apis(records),
-      (std::vector<std::string>{
-          "cusparseSpMV", "cusparseSpMV", "cusparseSpGEMM_workEstimation", "cusparseSpGEMM_compute",
-          "cusparseSpGEMM_copy", "cusparseCsr2cscEx2", "cusparseDenseToSparse_analysis",
-          "cusparseDenseToSparse_convert", "cusparseSparseToDense", "cusparseGather",
-          "cusparseSpVV", "cusparseScatter", "cusparseAxpby", "cusparseSDDMM",
-          "cusparseSpSM_analysis", "cusparseSpSM_solve", "cusparseSpMV",
-          "cusparseSpGEMM_workEstimation", "cusparseSpGEMM_estimateMemory",
-          "cusparseSpGEMM_compute", "cusparseSpGEMM_copy"}));
+  ASSERT_EQ(apis(records), (std::vector<std::string>{"cusparseSpMV",
+                                                     "cusparseSpMV",
+                                                     "cusparseSpGEMM_workEstimation",
+                                                     "cusparseSpGEMM_compute",
+                                                     "cusparseSpGEMM_copy",
+                                                     "cusparseCsr2cscEx2",
+                                                     "cusparseDenseToSparse_analysis",
+                                                     "cusparseDenseToSparse_convert",
+                                                     "cusparseSparseToDense",
+                                                     "cusparseGather",
+                                                     "cusparseSpVV",
+                                                     "cusparseScatter",
+                                                     "cusparseAxpby",
+                                                     "cusparseSDDMM",
+                                                     "cusparseSpSM_analysis",
+                                                     "cusparseSpSM_solve",
+                                                     "cusparseSpMV",
+                                                     "cusparseSpGEMM_workEstimation",
+                                                     "cusparseSpGEMM_estimateMemory",
+                                                     "cusparseSpGEMM_compute",
+                                                     "cusparseSpGEMM_copy"}));
   // ALG3's buffers: work estimation 8·(n + 1); estimateMemory its own 8·(n + 1), then compute's
   // for a quarter of C's 314 nonzeros at 16 bytes each, plus 8·(n + 1).
   EXPECT_NE(r.out.find("SpGEMM ALG3 buffers 520 520 1776"), std::string::npos) << r.out;

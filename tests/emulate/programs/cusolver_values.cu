@@ -1,7 +1,8 @@
 // cuSOLVER dense factorizations with results, as cuSolverDn_LinearSolver and the
 // CUDALibrarySamples getrf/potrf examples check them: LU with partial pivoting (getrf) and its
 // solves (getrs, plain and transposed), Cholesky of both triangles (potrf) and its solve (potrs)
-// in double precision, an LU in single precision, the 64-bit API's Xgetrf/Xgetrs, and the info
+// in double precision, an LU in single precision, the 64-bit API's Xgetrf/Xgetrs, symmetric
+// eigenpairs (syevd), and the info
 // of a singular and of an indefinite matrix. Every residual max |A·x − b| is checked here.
 // Valid CUDA: the same binary runs on a real GPU.
 #include <cusolverDn.h>
@@ -179,6 +180,33 @@ int main() {
          {static_cast<void*>(d_a), static_cast<void*>(d_b), static_cast<void*>(d_ipiv), d_work}) {
       EMU_CHECK(cudaFree(p));
     }
+  }
+  {  // Symmetric eigenpairs (syevd with vectors, lower triangle): the values 2, 3, 4 of the
+     // CUDALibrarySamples example's matrix, and A·v = λ·v for each vector.
+    const std::vector<double> a = {3.5, 0.5, 0.0, 0.5, 3.5, 0.0, 0.0, 0.0, 2.0};
+    double* d_a = upload(a);
+    double* d_w = nullptr;
+    EMU_CHECK(cudaMalloc(&d_w, sizeof(double) * 3));
+    int lwork = 0;
+    SOLVER_CHECK(cusolverDnDsyevd_bufferSize(handle, CUSOLVER_EIG_MODE_VECTOR,
+                                             CUBLAS_FILL_MODE_LOWER, 3, d_a, 3, d_w, &lwork));
+    double* d_work = nullptr;
+    EMU_CHECK(cudaMalloc(&d_work, sizeof(double) * lwork));
+    SOLVER_CHECK(cusolverDnDsyevd(handle, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, 3, d_a,
+                                  3, d_w, d_work, lwork, d_info));
+    const std::vector<double> w = download(d_w, 3), v = download(d_a, 9);
+    double value_error = std::fabs(w[0] - 2) + std::fabs(w[1] - 3) + std::fabs(w[2] - 4);
+    double vector_error = 0;
+    for (int k = 0; k < 3; ++k) {
+      for (int i = 0; i < 3; ++i) {
+        double av = 0;
+        for (int j = 0; j < 3; ++j) av += a[i + j * 3] * v[j + k * 3];
+        vector_error = std::max(vector_error, std::fabs(av - w[k] * v[i + k * 3]));
+      }
+    }
+    report("dsyevd eigenvalue error", value_error, 1e-12);
+    report("dsyevd |A v - lambda v|", vector_error, 1e-12);
+    for (double* p : {d_a, d_w, d_work}) EMU_CHECK(cudaFree(p));
   }
   {  // info: a singular matrix (zero third column) and an indefinite one (negative pivot 2).
     std::vector<double> singular = general<double>(4);
