@@ -42,6 +42,7 @@
 #include <mutex>
 #include <string>
 #include <type_traits>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -285,6 +286,39 @@ bool backed_matrix(const void* pointer, std::int64_t rows, std::int64_t cols, st
   return info.known && info.backed && static_cast<double>(info.available) >= extent;
 }
 
+// The factorizations computed on the host, by the address of their A: a solve computes only with
+// a factor it knows is there (A as factored, its shape and kind); a factorization that was not
+// computed (bounds, capture, unbacked memory) removes its A, so a later solve leaves B alone
+// rather than solving with the unfactored matrix.
+struct Factor {
+  std::int64_t n = 0, lda = 0;
+  bool cholesky = false, lower = true;
+  int dtype = 0;
+};
+struct FactorRegistry {
+  std::mutex mutex;
+  std::unordered_map<const void*, Factor> factors;
+};
+FactorRegistry& factors() {
+  static auto* r = new FactorRegistry;  // never destroyed
+  return *r;
+}
+void remember_factor(const void* a, const Factor& f, bool computed) {
+  std::lock_guard<std::mutex> lock(factors().mutex);
+  if (computed) {
+    factors().factors[a] = f;
+  } else {
+    factors().factors.erase(a);
+  }
+}
+bool factored(const void* a, const Factor& f) {
+  std::lock_guard<std::mutex> lock(factors().mutex);
+  const auto it = factors().factors.find(a);
+  return it != factors().factors.end() && it->second.n == f.n && it->second.lda == f.lda &&
+         it->second.cholesky == f.cholesky && it->second.dtype == f.dtype &&
+         (!f.cholesky || it->second.lower == f.lower);
+}
+
 bool handle_capturing(cusolverDnHandle_t handle) {
   cudaStream_t stream = nullptr;
   {
@@ -452,6 +486,7 @@ cusolverStatus_t getrf(cusolverDnHandle_t handle, const Type& t, std::int64_t m,
       computed = true;
     });
   }
+  remember_factor(a, Factor{m == n ? n : -1, lda, false, true, t.dtype}, computed);
   // Otherwise pivots 1..k (no row exchange) where backed, so a solve with them stays in range.
   if (!computed && ipiv != nullptr && lookup_pointer(ipiv).backed) {
     for (std::int64_t i = 0; i < k; ++i) {
@@ -488,7 +523,21 @@ cusolverStatus_t solve(cusolverDnHandle_t handle, const Type& t, const char* rou
   }
   if (!set_info(info, api)) return CUSOLVER_STATUS_INVALID_VALUE;
   const std::string name(routine);
-  if ((name == "getrs" || name == "potrs") && !t.complex &&
+  const bool have_factor = factored(a, Factor{n, lda, name == "potrs", lower, t.dtype});
+  // Pivots outside 1..n (a getrf that failed its checks left them unset) are the program's bug
+  // on a GPU too; here they would index outside B, so the solve is not computed.
+  bool pivots_in_range = true;
+  if (name == "getrs" && ipiv != nullptr && have_factor && lookup_pointer(ipiv).backed) {
+    for (std::int64_t i = 0; i < n && pivots_in_range; ++i) {
+      const std::int64_t p = pivot_at(ipiv, ipiv_bytes, i);
+      if (p < 1 || p > n) {
+        pivots_in_range = false;
+        report_misuse(api, "pivot " + std::to_string(i) + " is " + std::to_string(p) +
+                               ", outside 1.." + std::to_string(n));
+      }
+    }
+  }
+  if ((name == "getrs" || name == "potrs") && !t.complex && have_factor && pivots_in_range &&
       2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(nrhs) <=
           kSolverComputeFlops &&
       backed_matrix(a, n, n, lda, t.bytes) && backed_matrix(b, n, nrhs, ldb, t.bytes) &&
@@ -529,6 +578,7 @@ cusolverStatus_t potrf(cusolverDnHandle_t handle, const Type& t, cublasFillMode_
                         std::to_string(static_cast<std::int64_t>(work_bytes)) + " bytes");
   }
   if (!set_info(info, api)) return CUSOLVER_STATUS_INVALID_VALUE;
+  bool computed = false;
   if (!t.complex &&
       static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n) / 3.0 <=
           kSolverComputeFlops &&
@@ -538,8 +588,10 @@ cusolverStatus_t potrf(cusolverDnHandle_t handle, const Type& t, cublasFillMode_
       using R = decltype(zero);
       host_potrf<R>(uplo == CUBLAS_FILL_MODE_LOWER, n, static_cast<R*>(const_cast<void*>(a)), lda,
                     info);
+      computed = true;
     });
   }
+  remember_factor(a, Factor{n, lda, true, uplo == CUBLAS_FILL_MODE_LOWER, t.dtype}, computed);
   Call c;
   c.api = api, c.routine = "potrf", c.type = t, c.m = n, c.n = n, c.k = n, c.start = start;
   const double dn = static_cast<double>(n);
@@ -840,6 +892,9 @@ PT_EXPORT cusolverStatus_t cusolverGetVersion(int* version) {
       cusolverDnHandle_t handle, cublasOperation_t trans, int n, int nrhs, const T* a, int lda,    \
       const int* ipiv, T* b, int ldb, int* info) {                                                 \
     const char* api = "cusolverDn" #P "getrs";                                                     \
+    if (trans != CUBLAS_OP_N && trans != CUBLAS_OP_T && trans != CUBLAS_OP_C) {                    \
+      return detail::bad(api, "trans is not CUBLAS_OP_N, _T or _C");                               \
+    }                                                                                              \
     if (ipiv != nullptr && !detail::device_array(ipiv, static_cast<double>(n) * sizeof(int))) {    \
       return detail::bad(api, "the pivots are not device memory of n indices");                    \
     }                                                                                              \
@@ -863,6 +918,9 @@ PT_EXPORT cusolverStatus_t cusolverGetVersion(int* version) {
   PT_EXPORT cusolverStatus_t cusolverDn##P##potrs(cusolverDnHandle_t handle,                       \
                                                   cublasFillMode_t uplo, int n, int nrhs,          \
                                                   const T* a, int lda, T* b, int ldb, int* info) { \
+    if (uplo != CUBLAS_FILL_MODE_LOWER && uplo != CUBLAS_FILL_MODE_UPPER) {                        \
+      return detail::bad("cusolverDn" #P "potrs", "uplo is not CUBLAS_FILL_MODE_LOWER or _UPPER"); \
+    }                                                                                              \
     return detail::solve(handle, TYPE, "potrs", detail::option("uplo", detail::fill_text(uplo)),   \
                          n, nrhs, a, lda, b, ldb, info, "cusolverDn" #P "potrs", nullptr, 4,       \
                          false, uplo == CUBLAS_FILL_MODE_LOWER);                                   \
@@ -1010,6 +1068,10 @@ PT_EXPORT cusolverStatus_t cusolverDnXgetrs(cusolverDnHandle_t handle, cusolverD
   const char* api = "cusolverDnXgetrs";
   detail::Type t;
   if (!x_type(handle, params, type_a, type_b, api, &t)) return CUSOLVER_STATUS_INVALID_VALUE;
+  if (type_a != type_b) return detail::bad(api, "A's and B's data types differ");
+  if (trans != CUBLAS_OP_N && trans != CUBLAS_OP_T && trans != CUBLAS_OP_C) {
+    return detail::bad(api, "trans is not CUBLAS_OP_N, _T or _C");
+  }
   if (ipiv != nullptr && !detail::device_array(ipiv, static_cast<double>(n) * sizeof(int64_t))) {
     return detail::bad(api, "the pivots are not device memory of n indices");
   }
@@ -1048,6 +1110,10 @@ PT_EXPORT cusolverStatus_t cusolverDnXpotrs(cusolverDnHandle_t handle, cusolverD
   const char* api = "cusolverDnXpotrs";
   detail::Type t;
   if (!x_type(handle, params, type_a, type_b, api, &t)) return CUSOLVER_STATUS_INVALID_VALUE;
+  if (type_a != type_b) return detail::bad(api, "A's and B's data types differ");
+  if (uplo != CUBLAS_FILL_MODE_LOWER && uplo != CUBLAS_FILL_MODE_UPPER) {
+    return detail::bad(api, "uplo is not CUBLAS_FILL_MODE_LOWER or _UPPER");
+  }
   return detail::solve(handle, t, "potrs", detail::option("uplo", detail::fill_text(uplo)), n, nrhs,
                        a, lda, b, ldb, info, api, nullptr, 4, false,
                        uplo == CUBLAS_FILL_MODE_LOWER);

@@ -181,6 +181,23 @@ int main() {
       EMU_CHECK(cudaFree(p));
     }
   }
+  {  // A solve with no factorization before it: on a GPU the result is meaningless; the
+     // emulator leaves B as it was (it never solves with an unfactored matrix).
+    const std::vector<double> a = general<double>(4);
+    std::vector<double> b4 = {1, 2, 3, 4};
+    double* d_a = upload(a);
+    double* d_b = upload(b4);
+    int* d_ipiv = upload(std::vector<int>{1, 2, 3, 4});
+    SOLVER_CHECK(cusolverDnDgetrs(handle, CUBLAS_OP_N, 4, 1, d_a, 4, d_ipiv, d_b, 4, d_info));
+    const std::vector<double> after = download(d_b, 4);
+    const bool unchanged = after == b4;
+    std::printf("cusolver_values: getrs without getrf leaves B %s\n",
+                unchanged ? "unchanged" : "CHANGED");
+    failures += unchanged ? 0 : 1;
+    for (void* p : {static_cast<void*>(d_a), static_cast<void*>(d_b), static_cast<void*>(d_ipiv)}) {
+      EMU_CHECK(cudaFree(p));
+    }
+  }
   {  // Symmetric eigenpairs (syevd with vectors, lower triangle): the values 2, 3, 4 of the
      // CUDALibrarySamples example's matrix, and A·v = λ·v for each vector.
     const std::vector<double> a = {3.5, 0.5, 0.0, 0.5, 3.5, 0.0, 0.0, 0.0, 2.0};
