@@ -11,34 +11,10 @@
 #include <cstdio>
 #include <vector>
 
-#include "emu_check.h"
-
-#define BLAS_CHECK(call)                                                        \
-  do {                                                                          \
-    const cublasStatus_t blas_status = (call);                                  \
-    if (blas_status != CUBLAS_STATUS_SUCCESS) {                                 \
-      std::fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #call, \
-                   static_cast<int>(blas_status));                              \
-      std::exit(1);                                                             \
-    }                                                                           \
-  } while (0)
+#include "device_buffers.h"
+#include "library_check.h"
 
 namespace {
-
-template <typename T>
-T* upload(const std::vector<T>& host) {
-  T* device = nullptr;
-  EMU_CHECK(cudaMalloc(&device, sizeof(T) * host.size()));
-  EMU_CHECK(cudaMemcpy(device, host.data(), sizeof(T) * host.size(), cudaMemcpyHostToDevice));
-  return device;
-}
-
-template <typename T>
-std::vector<T> download(const T* device, size_t count) {
-  std::vector<T> host(count);
-  EMU_CHECK(cudaMemcpy(host.data(), device, sizeof(T) * count, cudaMemcpyDeviceToHost));
-  return host;
-}
 
 template <typename T>
 std::vector<T> filled(size_t count, int seed) {
@@ -87,29 +63,31 @@ void report(const char* what, double error, double tolerance) {
 
 int main() {
   cublasHandle_t handle = nullptr;
-  BLAS_CHECK(cublasCreate(&handle));
+  LIBRARY_CHECK(cublasCreate(&handle));
 
   {  // 1. simpleCUBLAS: 275 x 275 sgemm, alpha 1, beta 0.5.
     const int n = 275;
     auto a = filled<float>(n * n, 1), b = filled<float>(n * n, 2), c = filled<float>(n * n, 3);
-    float *da = upload(a), *db = upload(b), *dc = upload(c);
+    float *da = emu_programs::to_device(a), *db = emu_programs::to_device(b),
+          *dc = emu_programs::to_device(c);
     const float alpha = 1.0f, beta = 0.5f;
-    BLAS_CHECK(
+    LIBRARY_CHECK(
         cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, da, n, db, n, &beta, dc, n));
     reference(false, false, n, n, n, alpha, a.data(), n, b.data(), n, beta, c.data(), n);
-    report("sgemm 275", max_relative_error(download(dc, c.size()), c), 1e-5);
+    report("sgemm 275", max_relative_error(emu_programs::to_host(dc, c.size()), c), 1e-5);
     for (float* p : {da, db, dc}) EMU_CHECK(cudaFree(p));
   }
   {  // 2. dgemm, both transposed, padded leading dimensions: C (30 x 20) = Aᵀ (40 x 30)ᵀ ...
     const int m = 30, n = 20, k = 40, lda = 45, ldb = 25, ldc = 33;
     auto a = filled<double>(lda * m, 4), b = filled<double>(ldb * k, 5),
          c = filled<double>(ldc * n, 6);
-    double *da = upload(a), *db = upload(b), *dc = upload(c);
+    double *da = emu_programs::to_device(a), *db = emu_programs::to_device(b),
+           *dc = emu_programs::to_device(c);
     const double alpha = -2.0, beta = 0.25;
-    BLAS_CHECK(cublasDgemm(handle, CUBLAS_OP_T, CUBLAS_OP_T, m, n, k, &alpha, da, lda, db, ldb,
-                           &beta, dc, ldc));
+    LIBRARY_CHECK(cublasDgemm(handle, CUBLAS_OP_T, CUBLAS_OP_T, m, n, k, &alpha, da, lda, db, ldb,
+                              &beta, dc, ldc));
     reference(true, true, m, n, k, alpha, a.data(), lda, b.data(), ldb, beta, c.data(), ldc);
-    report("dgemm TT padded", max_relative_error(download(dc, c.size()), c), 1e-12);
+    report("dgemm TT padded", max_relative_error(emu_programs::to_host(dc, c.size()), c), 1e-12);
     for (double* p : {da, db, dc}) EMU_CHECK(cudaFree(p));
   }
   {  // 3. strided batched sgemm: 3 problems of 16 x 12 x 8.
@@ -117,15 +95,17 @@ int main() {
     const long long sa = m * k, sb = k * n, sc = m * n;
     auto a = filled<float>(sa * batch, 7), b = filled<float>(sb * batch, 8),
          c = filled<float>(sc * batch, 9);
-    float *da = upload(a), *db = upload(b), *dc = upload(c);
+    float *da = emu_programs::to_device(a), *db = emu_programs::to_device(b),
+          *dc = emu_programs::to_device(c);
     const float alpha = 1.5f, beta = 0.0f;
-    BLAS_CHECK(cublasSgemmStridedBatched(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, da, m,
-                                         sa, db, k, sb, &beta, dc, m, sc, batch));
+    LIBRARY_CHECK(cublasSgemmStridedBatched(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, da,
+                                            m, sa, db, k, sb, &beta, dc, m, sc, batch));
     for (int i = 0; i < batch; ++i) {
       reference(false, false, m, n, k, alpha, a.data() + i * sa, m, b.data() + i * sb, k, beta,
                 c.data() + i * sc, m);
     }
-    report("sgemm strided batch 3", max_relative_error(download(dc, c.size()), c), 1e-5);
+    report("sgemm strided batch 3", max_relative_error(emu_programs::to_host(dc, c.size()), c),
+           1e-5);
     for (float* p : {da, db, dc}) EMU_CHECK(cudaFree(p));
   }
   {  // 4. batched dgemm through device arrays of pointers: 2 problems of 10 x 10 x 10.
@@ -136,18 +116,19 @@ int main() {
       a.push_back(filled<double>(n * n, 10 + i));
       b.push_back(filled<double>(n * n, 20 + i));
       c.push_back(filled<double>(n * n, 30 + i));
-      pa.push_back(upload(a[i]));
-      pb.push_back(upload(b[i]));
-      pc.push_back(upload(c[i]));
+      pa.push_back(emu_programs::to_device(a[i]));
+      pb.push_back(emu_programs::to_device(b[i]));
+      pc.push_back(emu_programs::to_device(c[i]));
     }
-    double **dpa = upload(pa), **dpb = upload(pb), **dpc = upload(pc);
+    double **dpa = emu_programs::to_device(pa), **dpb = emu_programs::to_device(pb),
+           **dpc = emu_programs::to_device(pc);
     const double alpha = 1.0, beta = 1.0;
-    BLAS_CHECK(cublasDgemmBatched(handle, CUBLAS_OP_N, CUBLAS_OP_T, n, n, n, &alpha, dpa, n, dpb, n,
-                                  &beta, dpc, n, batch));
+    LIBRARY_CHECK(cublasDgemmBatched(handle, CUBLAS_OP_N, CUBLAS_OP_T, n, n, n, &alpha, dpa, n, dpb,
+                                     n, &beta, dpc, n, batch));
     double worst = 0;
     for (int i = 0; i < batch; ++i) {
       reference(false, true, n, n, n, alpha, a[i].data(), n, b[i].data(), n, beta, c[i].data(), n);
-      worst = std::max(worst, max_relative_error(download(pc[i], c[i].size()), c[i]));
+      worst = std::max(worst, max_relative_error(emu_programs::to_host(pc[i], c[i].size()), c[i]));
       for (double* p : {pa[i], pb[i], pc[i]}) EMU_CHECK(cudaFree(p));
     }
     report("dgemm batched 2", worst, 1e-12);
@@ -156,23 +137,25 @@ int main() {
   {  // 5. GemmEx with fp32 operands and compute; 6. sgemm with device-resident alpha and beta.
     const int m = 24, n = 18, k = 9;
     auto a = filled<float>(m * k, 40), b = filled<float>(k * n, 41), c = filled<float>(m * n, 42);
-    float *da = upload(a), *db = upload(b), *dc = upload(c);
+    float *da = emu_programs::to_device(a), *db = emu_programs::to_device(b),
+          *dc = emu_programs::to_device(c);
     const float alpha = 0.5f, beta = 2.0f;
-    BLAS_CHECK(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, da, CUDA_R_32F, m,
-                            db, CUDA_R_32F, k, &beta, dc, CUDA_R_32F, m, CUBLAS_COMPUTE_32F,
-                            CUBLAS_GEMM_DEFAULT));
+    LIBRARY_CHECK(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, da, CUDA_R_32F, m,
+                               db, CUDA_R_32F, k, &beta, dc, CUDA_R_32F, m, CUBLAS_COMPUTE_32F,
+                               CUBLAS_GEMM_DEFAULT));
     reference(false, false, m, n, k, alpha, a.data(), m, b.data(), k, beta, c.data(), m);
-    report("GemmEx fp32", max_relative_error(download(dc, c.size()), c), 1e-5);
-    float* d_scalars = upload(std::vector<float>{-1.0f, 0.5f});
-    BLAS_CHECK(cublasSetPointerMode(handle, CUBLAS_POINTER_MODE_DEVICE));
-    BLAS_CHECK(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, d_scalars, da, m, db, k,
-                           d_scalars + 1, dc, m));
-    BLAS_CHECK(cublasSetPointerMode(handle, CUBLAS_POINTER_MODE_HOST));
+    report("GemmEx fp32", max_relative_error(emu_programs::to_host(dc, c.size()), c), 1e-5);
+    float* d_scalars = emu_programs::to_device(std::vector<float>{-1.0f, 0.5f});
+    LIBRARY_CHECK(cublasSetPointerMode(handle, CUBLAS_POINTER_MODE_DEVICE));
+    LIBRARY_CHECK(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, d_scalars, da, m, db, k,
+                              d_scalars + 1, dc, m));
+    LIBRARY_CHECK(cublasSetPointerMode(handle, CUBLAS_POINTER_MODE_HOST));
     reference(false, false, m, n, k, -1.0f, a.data(), m, b.data(), k, 0.5f, c.data(), m);
-    report("sgemm device scalars", max_relative_error(download(dc, c.size()), c), 1e-5);
+    report("sgemm device scalars", max_relative_error(emu_programs::to_host(dc, c.size()), c),
+           1e-5);
     for (float* p : {da, db, dc, d_scalars}) EMU_CHECK(cudaFree(p));
   }
-  BLAS_CHECK(cublasDestroy(handle));
+  LIBRARY_CHECK(cublasDestroy(handle));
   std::printf("cublas_gemm_values: %s\n", failures == 0 ? "all ok" : "FAILED");
   return failures == 0 ? 0 : 1;
 }

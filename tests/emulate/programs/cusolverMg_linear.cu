@@ -13,16 +13,7 @@
 #include <vector>
 
 #include "emu_check.h"
-
-#define MG_CHECK(call)                                                          \
-  do {                                                                          \
-    const cusolverStatus_t mg_status = (call);                                  \
-    if (mg_status != CUSOLVER_STATUS_SUCCESS) {                                 \
-      std::fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #call, \
-                   static_cast<int>(mg_status));                                \
-      std::exit(1);                                                             \
-    }                                                                           \
-  } while (0)
+#include "library_check.h"
 
 namespace {
 
@@ -77,8 +68,8 @@ int main() {
   std::vector<int> devices(count);
   for (int g = 0; g < count; ++g) devices[g] = g;
   cusolverMgHandle_t handle = nullptr;
-  MG_CHECK(cusolverMgCreate(&handle));
-  MG_CHECK(cusolverMgDeviceSelect(handle, count, devices.data()));
+  LIBRARY_CHECK(cusolverMgCreate(&handle));
+  LIBRARY_CHECK(cusolverMgDeviceSelect(handle, count, devices.data()));
   for (int g = 0; g < count; ++g) {
     for (int h = 0; h < count; ++h) {
       if (g == h) continue;
@@ -97,13 +88,13 @@ int main() {
   }
 
   cudaLibMgGrid_t grid_a = nullptr, grid_b = nullptr;
-  MG_CHECK(cusolverMgCreateDeviceGrid(&grid_a, 1, count, devices.data(),
-                                      CUDALIBMG_GRID_MAPPING_COL_MAJOR));
-  MG_CHECK(cusolverMgCreateDeviceGrid(&grid_b, 1, count, devices.data(),
-                                      CUDALIBMG_GRID_MAPPING_COL_MAJOR));
+  LIBRARY_CHECK(cusolverMgCreateDeviceGrid(&grid_a, 1, count, devices.data(),
+                                           CUDALIBMG_GRID_MAPPING_COL_MAJOR));
+  LIBRARY_CHECK(cusolverMgCreateDeviceGrid(&grid_b, 1, count, devices.data(),
+                                           CUDALIBMG_GRID_MAPPING_COL_MAJOR));
   cudaLibMgMatrixDesc_t desc_a = nullptr, desc_b = nullptr;
-  MG_CHECK(cusolverMgCreateMatrixDesc(&desc_a, kN, kN, kN, kTileA, CUDA_R_64F, grid_a));
-  MG_CHECK(cusolverMgCreateMatrixDesc(&desc_b, kN, 1, kN, kTileB, CUDA_R_64F, grid_b));
+  LIBRARY_CHECK(cusolverMgCreateMatrixDesc(&desc_a, kN, kN, kN, kTileA, CUDA_R_64F, grid_a));
+  LIBRARY_CHECK(cusolverMgCreateMatrixDesc(&desc_b, kN, 1, kN, kTileB, CUDA_R_64F, grid_b));
 
   auto d_a = create_matrix<double>(devices, kN, kN, kTileA);
   auto d_b = create_matrix<double>(devices, kN, 1, kTileB);
@@ -114,11 +105,11 @@ int main() {
   scatter(devices, a, kN, kN, kTileA, d_a);
   scatter(devices, b, kN, 1, kTileB, d_b);
   int64_t lwork_getrf = 0, lwork_getrs = 0;
-  MG_CHECK(cusolverMgGetrf_bufferSize(handle, kN, kN, v_a.data(), 1, 1, desc_a, d_ipiv.data(),
-                                      CUDA_R_64F, &lwork_getrf));
-  MG_CHECK(cusolverMgGetrs_bufferSize(handle, CUBLAS_OP_N, kN, 1, v_a.data(), 1, 1, desc_a,
-                                      d_ipiv.data(), v_b.data(), 1, 1, desc_b, CUDA_R_64F,
-                                      &lwork_getrs));
+  LIBRARY_CHECK(cusolverMgGetrf_bufferSize(handle, kN, kN, v_a.data(), 1, 1, desc_a, d_ipiv.data(),
+                                           CUDA_R_64F, &lwork_getrf));
+  LIBRARY_CHECK(cusolverMgGetrs_bufferSize(handle, CUBLAS_OP_N, kN, 1, v_a.data(), 1, 1, desc_a,
+                                           d_ipiv.data(), v_b.data(), 1, 1, desc_b, CUDA_R_64F,
+                                           &lwork_getrs));
   const int64_t lwork = std::max(lwork_getrf, lwork_getrs);
   std::vector<double*> work(count, nullptr);
   for (int g = 0; g < count; ++g) {
@@ -127,11 +118,11 @@ int main() {
   }
   auto v_work = as_void(work);
   int info = -1;
-  MG_CHECK(cusolverMgGetrf(handle, kN, kN, v_a.data(), 1, 1, desc_a, d_ipiv.data(), CUDA_R_64F,
-                           v_work.data(), lwork, &info));
+  LIBRARY_CHECK(cusolverMgGetrf(handle, kN, kN, v_a.data(), 1, 1, desc_a, d_ipiv.data(), CUDA_R_64F,
+                                v_work.data(), lwork, &info));
   EMU_REQUIRE(info == 0);
-  MG_CHECK(cusolverMgGetrs(handle, CUBLAS_OP_N, kN, 1, v_a.data(), 1, 1, desc_a, d_ipiv.data(),
-                           v_b.data(), 1, 1, desc_b, CUDA_R_64F, v_work.data(), lwork, &info));
+  LIBRARY_CHECK(cusolverMgGetrs(handle, CUBLAS_OP_N, kN, 1, v_a.data(), 1, 1, desc_a, d_ipiv.data(),
+                                v_b.data(), 1, 1, desc_b, CUDA_R_64F, v_work.data(), lwork, &info));
   EMU_REQUIRE(info == 0);
   // Pivots of the first tile (on device 0): the identity here.
   std::vector<int> pivots(kTileA);
@@ -143,12 +134,13 @@ int main() {
   // Cholesky: potrf + potrs + potri (each with its own workspace query).
   scatter(devices, a, kN, kN, kTileA, d_a);
   int64_t lwork_potrf = 0, lwork_potrs = 0, lwork_potri = 0;
-  MG_CHECK(cusolverMgPotrf_bufferSize(handle, CUBLAS_FILL_MODE_LOWER, kN, v_a.data(), 1, 1, desc_a,
-                                      CUDA_R_64F, &lwork_potrf));
-  MG_CHECK(cusolverMgPotrs_bufferSize(handle, CUBLAS_FILL_MODE_LOWER, kN, 1, v_a.data(), 1, 1,
-                                      desc_a, v_b.data(), 1, 1, desc_b, CUDA_R_64F, &lwork_potrs));
-  MG_CHECK(cusolverMgPotri_bufferSize(handle, CUBLAS_FILL_MODE_LOWER, kN, v_a.data(), 1, 1, desc_a,
-                                      CUDA_R_64F, &lwork_potri));
+  LIBRARY_CHECK(cusolverMgPotrf_bufferSize(handle, CUBLAS_FILL_MODE_LOWER, kN, v_a.data(), 1, 1,
+                                           desc_a, CUDA_R_64F, &lwork_potrf));
+  LIBRARY_CHECK(cusolverMgPotrs_bufferSize(handle, CUBLAS_FILL_MODE_LOWER, kN, 1, v_a.data(), 1, 1,
+                                           desc_a, v_b.data(), 1, 1, desc_b, CUDA_R_64F,
+                                           &lwork_potrs));
+  LIBRARY_CHECK(cusolverMgPotri_bufferSize(handle, CUBLAS_FILL_MODE_LOWER, kN, v_a.data(), 1, 1,
+                                           desc_a, CUDA_R_64F, &lwork_potri));
   const int64_t lwork_chol = std::max(lwork_potrf, std::max(lwork_potrs, lwork_potri));
   EMU_REQUIRE(lwork_chol <= lwork * 2);
   std::vector<double*> work_chol(count, nullptr);
@@ -157,31 +149,31 @@ int main() {
     EMU_CHECK(cudaMalloc(&work_chol[g], sizeof(double) * lwork_chol));
   }
   auto v_work_chol = as_void(work_chol);
-  MG_CHECK(cusolverMgPotrf(handle, CUBLAS_FILL_MODE_LOWER, kN, v_a.data(), 1, 1, desc_a, CUDA_R_64F,
-                           v_work_chol.data(), lwork_chol, &info));
-  MG_CHECK(cusolverMgPotrs(handle, CUBLAS_FILL_MODE_LOWER, kN, 1, v_a.data(), 1, 1, desc_a,
-                           v_b.data(), 1, 1, desc_b, CUDA_R_64F, v_work_chol.data(), lwork_chol,
-                           &info));
-  MG_CHECK(cusolverMgPotri(handle, CUBLAS_FILL_MODE_LOWER, kN, v_a.data(), 1, 1, desc_a, CUDA_R_64F,
-                           v_work_chol.data(), lwork_chol, &info));
+  LIBRARY_CHECK(cusolverMgPotrf(handle, CUBLAS_FILL_MODE_LOWER, kN, v_a.data(), 1, 1, desc_a,
+                                CUDA_R_64F, v_work_chol.data(), lwork_chol, &info));
+  LIBRARY_CHECK(cusolverMgPotrs(handle, CUBLAS_FILL_MODE_LOWER, kN, 1, v_a.data(), 1, 1, desc_a,
+                                v_b.data(), 1, 1, desc_b, CUDA_R_64F, v_work_chol.data(),
+                                lwork_chol, &info));
+  LIBRARY_CHECK(cusolverMgPotri(handle, CUBLAS_FILL_MODE_LOWER, kN, v_a.data(), 1, 1, desc_a,
+                                CUDA_R_64F, v_work_chol.data(), lwork_chol, &info));
   EMU_REQUIRE(info == 0);
 
   // Eigenvalues and vectors: syevd (W on the host).
   scatter(devices, a, kN, kN, kTileA, d_a);
   std::vector<double> w(kN, 0.0);
   int64_t lwork_syevd = 0;
-  MG_CHECK(cusolverMgSyevd_bufferSize(handle, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, kN,
-                                      v_a.data(), 1, 1, desc_a, w.data(), CUDA_R_64F, CUDA_R_64F,
-                                      &lwork_syevd));
+  LIBRARY_CHECK(cusolverMgSyevd_bufferSize(handle, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER,
+                                           kN, v_a.data(), 1, 1, desc_a, w.data(), CUDA_R_64F,
+                                           CUDA_R_64F, &lwork_syevd));
   std::vector<double*> work_syevd(count, nullptr);
   for (int g = 0; g < count; ++g) {
     EMU_CHECK(cudaSetDevice(g));
     EMU_CHECK(cudaMalloc(&work_syevd[g], sizeof(double) * lwork_syevd));
   }
   auto v_work_syevd = as_void(work_syevd);
-  MG_CHECK(cusolverMgSyevd(handle, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, kN, v_a.data(),
-                           1, 1, desc_a, w.data(), CUDA_R_64F, CUDA_R_64F, v_work_syevd.data(),
-                           lwork_syevd, &info));
+  LIBRARY_CHECK(cusolverMgSyevd(handle, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, kN,
+                                v_a.data(), 1, 1, desc_a, w.data(), CUDA_R_64F, CUDA_R_64F,
+                                v_work_syevd.data(), lwork_syevd, &info));
   EMU_REQUIRE(info == 0);
   std::printf("cusolverMg_linear: lwork potrf %lld potrs %lld potri %lld syevd %lld\n",
               static_cast<long long>(lwork_potrf), static_cast<long long>(lwork_potrs),
@@ -202,11 +194,11 @@ int main() {
   free_all(devices, v_a);
   free_all(devices, v_b);
   free_all(devices, as_void(d_ipiv));
-  MG_CHECK(cusolverMgDestroyMatrixDesc(desc_a));
-  MG_CHECK(cusolverMgDestroyMatrixDesc(desc_b));
-  MG_CHECK(cusolverMgDestroyGrid(grid_a));
-  MG_CHECK(cusolverMgDestroyGrid(grid_b));
-  MG_CHECK(cusolverMgDestroy(handle));
+  LIBRARY_CHECK(cusolverMgDestroyMatrixDesc(desc_a));
+  LIBRARY_CHECK(cusolverMgDestroyMatrixDesc(desc_b));
+  LIBRARY_CHECK(cusolverMgDestroyGrid(grid_a));
+  LIBRARY_CHECK(cusolverMgDestroyGrid(grid_b));
+  LIBRARY_CHECK(cusolverMgDestroy(handle));
   std::printf("cusolverMg_linear: done\n");
   return 0;
 }

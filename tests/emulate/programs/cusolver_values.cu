@@ -11,34 +11,10 @@
 #include <cstdio>
 #include <vector>
 
-#include "emu_check.h"
-
-#define SOLVER_CHECK(call)                                                      \
-  do {                                                                          \
-    const cusolverStatus_t solver_status = (call);                              \
-    if (solver_status != CUSOLVER_STATUS_SUCCESS) {                             \
-      std::fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #call, \
-                   static_cast<int>(solver_status));                            \
-      std::exit(1);                                                             \
-    }                                                                           \
-  } while (0)
+#include "device_buffers.h"
+#include "library_check.h"
 
 namespace {
-
-template <typename T>
-T* upload(const std::vector<T>& host) {
-  T* device = nullptr;
-  EMU_CHECK(cudaMalloc(&device, sizeof(T) * host.size()));
-  EMU_CHECK(cudaMemcpy(device, host.data(), sizeof(T) * host.size(), cudaMemcpyHostToDevice));
-  return device;
-}
-
-template <typename T>
-std::vector<T> download(const T* device, size_t count) {
-  std::vector<T> host(count);
-  EMU_CHECK(cudaMemcpy(host.data(), device, sizeof(T) * count, cudaMemcpyDeviceToHost));
-  return host;
-}
 
 // A general (nonsymmetric) n x n matrix whose largest entries are off the diagonal, so partial
 // pivoting must exchange rows; column-major.
@@ -85,7 +61,7 @@ void report(const char* what, double value, double tolerance) {
 
 int main() {
   cusolverDnHandle_t handle = nullptr;
-  SOLVER_CHECK(cusolverDnCreate(&handle));
+  LIBRARY_CHECK(cusolverDnCreate(&handle));
   const int n = 60;
   int* d_info = nullptr;
   EMU_CHECK(cudaMalloc(&d_info, sizeof(int)));
@@ -94,24 +70,24 @@ int main() {
 
   {  // LU in double, solved plain and transposed.
     const std::vector<double> a = general<double>(n);
-    double* d_a = upload(a);
+    double* d_a = emu_programs::to_device(a);
     int* d_ipiv = nullptr;
     EMU_CHECK(cudaMalloc(&d_ipiv, sizeof(int) * n));
     int lwork = 0;
-    SOLVER_CHECK(cusolverDnDgetrf_bufferSize(handle, n, n, d_a, n, &lwork));
+    LIBRARY_CHECK(cusolverDnDgetrf_bufferSize(handle, n, n, d_a, n, &lwork));
     double* d_work = nullptr;
     EMU_CHECK(cudaMalloc(&d_work, sizeof(double) * lwork));
-    SOLVER_CHECK(cusolverDnDgetrf(handle, n, n, d_a, n, d_work, d_ipiv, d_info));
-    const int info = download(d_info, 1)[0];
-    const std::vector<int> pivots = download(d_ipiv, n);
+    LIBRARY_CHECK(cusolverDnDgetrf(handle, n, n, d_a, n, d_work, d_ipiv, d_info));
+    const int info = emu_programs::to_host(d_info, 1)[0];
+    const std::vector<int> pivots = emu_programs::to_host(d_ipiv, n);
     int exchanges = 0;
     for (int i = 0; i < n; ++i) exchanges += pivots[i] != i + 1;
     for (bool transposed : {false, true}) {
-      double* d_b = upload(b);
-      SOLVER_CHECK(cusolverDnDgetrs(handle, transposed ? CUBLAS_OP_T : CUBLAS_OP_N, n, 1, d_a, n,
-                                    d_ipiv, d_b, n, d_info));
+      double* d_b = emu_programs::to_device(b);
+      LIBRARY_CHECK(cusolverDnDgetrs(handle, transposed ? CUBLAS_OP_T : CUBLAS_OP_N, n, 1, d_a, n,
+                                     d_ipiv, d_b, n, d_info));
       report(transposed ? "dgetrs T residual" : "dgetrs N residual",
-             residual(a, n, transposed, download(d_b, n), b), 1e-10);
+             residual(a, n, transposed, emu_programs::to_host(d_b, n), b), 1e-10);
       EMU_CHECK(cudaFree(d_b));
     }
     std::printf("cusolver_values: dgetrf info %d, %s\n", info,
@@ -124,33 +100,33 @@ int main() {
   {  // Cholesky of either triangle, then potrs.
     const std::vector<double> a = spd(n);
     for (cublasFillMode_t uplo : {CUBLAS_FILL_MODE_LOWER, CUBLAS_FILL_MODE_UPPER}) {
-      double* d_a = upload(a);
+      double* d_a = emu_programs::to_device(a);
       int lwork = 0;
-      SOLVER_CHECK(cusolverDnDpotrf_bufferSize(handle, uplo, n, d_a, n, &lwork));
+      LIBRARY_CHECK(cusolverDnDpotrf_bufferSize(handle, uplo, n, d_a, n, &lwork));
       double* d_work = nullptr;
       EMU_CHECK(cudaMalloc(&d_work, sizeof(double) * lwork));
-      SOLVER_CHECK(cusolverDnDpotrf(handle, uplo, n, d_a, n, d_work, lwork, d_info));
-      double* d_b = upload(b);
-      SOLVER_CHECK(cusolverDnDpotrs(handle, uplo, n, 1, d_a, n, d_b, n, d_info));
+      LIBRARY_CHECK(cusolverDnDpotrf(handle, uplo, n, d_a, n, d_work, lwork, d_info));
+      double* d_b = emu_programs::to_device(b);
+      LIBRARY_CHECK(cusolverDnDpotrs(handle, uplo, n, 1, d_a, n, d_b, n, d_info));
       report(uplo == CUBLAS_FILL_MODE_LOWER ? "dpotrs lower residual" : "dpotrs upper residual",
-             residual(a, n, false, download(d_b, n), b), 1e-10);
+             residual(a, n, false, emu_programs::to_host(d_b, n), b), 1e-10);
       for (double* p : {d_a, d_work, d_b}) EMU_CHECK(cudaFree(p));
     }
   }
   {  // LU in single precision.
     const std::vector<float> a = general<float>(n);
     std::vector<float> bf(b.begin(), b.end());
-    float* d_a = upload(a);
-    float* d_b = upload(bf);
+    float* d_a = emu_programs::to_device(a);
+    float* d_b = emu_programs::to_device(bf);
     int* d_ipiv = nullptr;
     EMU_CHECK(cudaMalloc(&d_ipiv, sizeof(int) * n));
     int lwork = 0;
-    SOLVER_CHECK(cusolverDnSgetrf_bufferSize(handle, n, n, d_a, n, &lwork));
+    LIBRARY_CHECK(cusolverDnSgetrf_bufferSize(handle, n, n, d_a, n, &lwork));
     float* d_work = nullptr;
     EMU_CHECK(cudaMalloc(&d_work, sizeof(float) * lwork));
-    SOLVER_CHECK(cusolverDnSgetrf(handle, n, n, d_a, n, d_work, d_ipiv, d_info));
-    SOLVER_CHECK(cusolverDnSgetrs(handle, CUBLAS_OP_N, n, 1, d_a, n, d_ipiv, d_b, n, d_info));
-    report("sgetrs residual", residual(a, n, false, download(d_b, n), bf), 1e-3);
+    LIBRARY_CHECK(cusolverDnSgetrf(handle, n, n, d_a, n, d_work, d_ipiv, d_info));
+    LIBRARY_CHECK(cusolverDnSgetrs(handle, CUBLAS_OP_N, n, 1, d_a, n, d_ipiv, d_b, n, d_info));
+    report("sgetrs residual", residual(a, n, false, emu_programs::to_host(d_b, n), bf), 1e-3);
     for (void* p : {static_cast<void*>(d_a), static_cast<void*>(d_b), static_cast<void*>(d_ipiv),
                     static_cast<void*>(d_work)}) {
       EMU_CHECK(cudaFree(p));
@@ -158,24 +134,24 @@ int main() {
   }
   {  // The 64-bit API: Xgetrf / Xgetrs with 64-bit pivots.
     const std::vector<double> a = general<double>(n);
-    double* d_a = upload(a);
-    double* d_b = upload(b);
+    double* d_a = emu_programs::to_device(a);
+    double* d_b = emu_programs::to_device(b);
     int64_t* d_ipiv = nullptr;
     EMU_CHECK(cudaMalloc(&d_ipiv, sizeof(int64_t) * n));
     cusolverDnParams_t params = nullptr;
-    SOLVER_CHECK(cusolverDnCreateParams(&params));
+    LIBRARY_CHECK(cusolverDnCreateParams(&params));
     size_t device_bytes = 0, host_bytes = 0;
-    SOLVER_CHECK(cusolverDnXgetrf_bufferSize(handle, params, n, n, CUDA_R_64F, d_a, n, CUDA_R_64F,
-                                             &device_bytes, &host_bytes));
+    LIBRARY_CHECK(cusolverDnXgetrf_bufferSize(handle, params, n, n, CUDA_R_64F, d_a, n, CUDA_R_64F,
+                                              &device_bytes, &host_bytes));
     void* d_work = nullptr;
     EMU_CHECK(cudaMalloc(&d_work, device_bytes > 0 ? device_bytes : 1));
     std::vector<char> h_work(host_bytes > 0 ? host_bytes : 1);
-    SOLVER_CHECK(cusolverDnXgetrf(handle, params, n, n, CUDA_R_64F, d_a, n, d_ipiv, CUDA_R_64F,
-                                  d_work, device_bytes, h_work.data(), host_bytes, d_info));
-    SOLVER_CHECK(cusolverDnXgetrs(handle, params, CUBLAS_OP_N, n, 1, CUDA_R_64F, d_a, n, d_ipiv,
-                                  CUDA_R_64F, d_b, n, d_info));
-    report("Xgetrs residual", residual(a, n, false, download(d_b, n), b), 1e-10);
-    SOLVER_CHECK(cusolverDnDestroyParams(params));
+    LIBRARY_CHECK(cusolverDnXgetrf(handle, params, n, n, CUDA_R_64F, d_a, n, d_ipiv, CUDA_R_64F,
+                                   d_work, device_bytes, h_work.data(), host_bytes, d_info));
+    LIBRARY_CHECK(cusolverDnXgetrs(handle, params, CUBLAS_OP_N, n, 1, CUDA_R_64F, d_a, n, d_ipiv,
+                                   CUDA_R_64F, d_b, n, d_info));
+    report("Xgetrs residual", residual(a, n, false, emu_programs::to_host(d_b, n), b), 1e-10);
+    LIBRARY_CHECK(cusolverDnDestroyParams(params));
     for (void* p :
          {static_cast<void*>(d_a), static_cast<void*>(d_b), static_cast<void*>(d_ipiv), d_work}) {
       EMU_CHECK(cudaFree(p));
@@ -185,11 +161,11 @@ int main() {
      // emulator leaves B as it was (it never solves with an unfactored matrix).
     const std::vector<double> a = general<double>(4);
     std::vector<double> b4 = {1, 2, 3, 4};
-    double* d_a = upload(a);
-    double* d_b = upload(b4);
-    int* d_ipiv = upload(std::vector<int>{1, 2, 3, 4});
-    SOLVER_CHECK(cusolverDnDgetrs(handle, CUBLAS_OP_N, 4, 1, d_a, 4, d_ipiv, d_b, 4, d_info));
-    const std::vector<double> after = download(d_b, 4);
+    double* d_a = emu_programs::to_device(a);
+    double* d_b = emu_programs::to_device(b4);
+    int* d_ipiv = emu_programs::to_device(std::vector<int>{1, 2, 3, 4});
+    LIBRARY_CHECK(cusolverDnDgetrs(handle, CUBLAS_OP_N, 4, 1, d_a, 4, d_ipiv, d_b, 4, d_info));
+    const std::vector<double> after = emu_programs::to_host(d_b, 4);
     const bool unchanged = after == b4;
     std::printf("cusolver_values: getrs without getrf leaves B %s\n",
                 unchanged ? "unchanged" : "CHANGED");
@@ -201,17 +177,17 @@ int main() {
   {  // Symmetric eigenpairs (syevd with vectors, lower triangle): the values 2, 3, 4 of the
      // CUDALibrarySamples example's matrix, and A·v = λ·v for each vector.
     const std::vector<double> a = {3.5, 0.5, 0.0, 0.5, 3.5, 0.0, 0.0, 0.0, 2.0};
-    double* d_a = upload(a);
+    double* d_a = emu_programs::to_device(a);
     double* d_w = nullptr;
     EMU_CHECK(cudaMalloc(&d_w, sizeof(double) * 3));
     int lwork = 0;
-    SOLVER_CHECK(cusolverDnDsyevd_bufferSize(handle, CUSOLVER_EIG_MODE_VECTOR,
-                                             CUBLAS_FILL_MODE_LOWER, 3, d_a, 3, d_w, &lwork));
+    LIBRARY_CHECK(cusolverDnDsyevd_bufferSize(handle, CUSOLVER_EIG_MODE_VECTOR,
+                                              CUBLAS_FILL_MODE_LOWER, 3, d_a, 3, d_w, &lwork));
     double* d_work = nullptr;
     EMU_CHECK(cudaMalloc(&d_work, sizeof(double) * lwork));
-    SOLVER_CHECK(cusolverDnDsyevd(handle, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, 3, d_a,
-                                  3, d_w, d_work, lwork, d_info));
-    const std::vector<double> w = download(d_w, 3), v = download(d_a, 9);
+    LIBRARY_CHECK(cusolverDnDsyevd(handle, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, 3, d_a,
+                                   3, d_w, d_work, lwork, d_info));
+    const std::vector<double> w = emu_programs::to_host(d_w, 3), v = emu_programs::to_host(d_a, 9);
     double value_error = std::fabs(w[0] - 2) + std::fabs(w[1] - 3) + std::fabs(w[2] - 4);
     double vector_error = 0;
     for (int k = 0; k < 3; ++k) {
@@ -228,17 +204,17 @@ int main() {
   {  // info: a singular matrix (zero third column) and an indefinite one (negative pivot 2).
     std::vector<double> singular = general<double>(4);
     for (int i = 0; i < 4; ++i) singular[i + 2 * 4] = 0.0;
-    double* d_a = upload(singular);
+    double* d_a = emu_programs::to_device(singular);
     int* d_ipiv = nullptr;
     EMU_CHECK(cudaMalloc(&d_ipiv, sizeof(int) * 4));
     double* d_work = nullptr;
     EMU_CHECK(cudaMalloc(&d_work, sizeof(double) * 4 * 64));
-    SOLVER_CHECK(cusolverDnDgetrf(handle, 4, 4, d_a, 4, d_work, d_ipiv, d_info));
-    const int singular_info = download(d_info, 1)[0];
+    LIBRARY_CHECK(cusolverDnDgetrf(handle, 4, 4, d_a, 4, d_work, d_ipiv, d_info));
+    const int singular_info = emu_programs::to_host(d_info, 1)[0];
     std::vector<double> indefinite = {4, 2, 0, 2, -1, 0, 0, 0, 3};  // leading 2x2 minor −8
-    double* d_c = upload(indefinite);
-    SOLVER_CHECK(cusolverDnDpotrf(handle, CUBLAS_FILL_MODE_LOWER, 3, d_c, 3, d_work, 256, d_info));
-    const int indefinite_info = download(d_info, 1)[0];
+    double* d_c = emu_programs::to_device(indefinite);
+    LIBRARY_CHECK(cusolverDnDpotrf(handle, CUBLAS_FILL_MODE_LOWER, 3, d_c, 3, d_work, 256, d_info));
+    const int indefinite_info = emu_programs::to_host(d_info, 1)[0];
     std::printf("cusolver_values: singular getrf info %d, indefinite potrf info %d\n",
                 singular_info, indefinite_info);
     failures += singular_info == 3 && indefinite_info == 2 ? 0 : 1;
@@ -248,7 +224,7 @@ int main() {
     }
   }
   EMU_CHECK(cudaFree(d_info));
-  SOLVER_CHECK(cusolverDnDestroy(handle));
+  LIBRARY_CHECK(cusolverDnDestroy(handle));
   std::printf("cusolver_values: %s\n", failures == 0 ? "all ok" : "FAILED");
   return failures == 0 ? 0 : 1;
 }

@@ -15,15 +15,7 @@
 #include <vector>
 
 #include "emu_check.h"
-
-#define CG_CHECK(call)                                                                      \
-  do {                                                                                      \
-    const int cg_status = static_cast<int>(call);                                           \
-    if (cg_status != 0) {                                                                   \
-      std::fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #call, cg_status); \
-      std::exit(1);                                                                         \
-    }                                                                                       \
-  } while (0)
+#include "library_check.h"
 
 int main() {
   const int n = 1 << 20;
@@ -48,8 +40,8 @@ int main() {
 
   cublasHandle_t blas = nullptr;
   cusparseHandle_t sparse = nullptr;
-  CG_CHECK(cublasCreate(&blas));
-  CG_CHECK(cusparseCreate(&sparse));
+  LIBRARY_CHECK(cublasCreate(&blas));
+  LIBRARY_CHECK(cusparseCreate(&sparse));
   int *d_offsets = nullptr, *d_columns = nullptr;
   float *d_values = nullptr, *d_x = nullptr, *d_r = nullptr, *d_p = nullptr, *d_ax = nullptr;
   EMU_CHECK(cudaMalloc(&d_offsets, sizeof(int) * (n + 1)));
@@ -65,43 +57,44 @@ int main() {
 
   cusparseSpMatDescr_t a = nullptr;
   cusparseDnVecDescr_t vec_x = nullptr, vec_p = nullptr, vec_ax = nullptr;
-  CG_CHECK(cusparseCreateCsr(&a, n, n, nnz, d_offsets, d_columns, d_values, CUSPARSE_INDEX_32I,
-                             CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F));
-  CG_CHECK(cusparseCreateDnVec(&vec_x, n, d_x, CUDA_R_32F));
-  CG_CHECK(cusparseCreateDnVec(&vec_p, n, d_p, CUDA_R_32F));
-  CG_CHECK(cusparseCreateDnVec(&vec_ax, n, d_ax, CUDA_R_32F));
+  LIBRARY_CHECK(cusparseCreateCsr(&a, n, n, nnz, d_offsets, d_columns, d_values, CUSPARSE_INDEX_32I,
+                                  CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F));
+  LIBRARY_CHECK(cusparseCreateDnVec(&vec_x, n, d_x, CUDA_R_32F));
+  LIBRARY_CHECK(cusparseCreateDnVec(&vec_p, n, d_p, CUDA_R_32F));
+  LIBRARY_CHECK(cusparseCreateDnVec(&vec_ax, n, d_ax, CUDA_R_32F));
   const float one = 1.0f, minus_one = -1.0f, zero = 0.0f;
   size_t buffer_size = 0;
-  CG_CHECK(cusparseSpMV_bufferSize(sparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, a, vec_x, &zero,
-                                   vec_ax, CUDA_R_32F, CUSPARSE_SPMV_ALG_DEFAULT, &buffer_size));
+  LIBRARY_CHECK(cusparseSpMV_bufferSize(sparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, a, vec_x,
+                                        &zero, vec_ax, CUDA_R_32F, CUSPARSE_SPMV_ALG_DEFAULT,
+                                        &buffer_size));
   void* buffer = nullptr;
   EMU_CHECK(cudaMalloc(&buffer, buffer_size > 0 ? buffer_size : 1));
 
   // r = b − A·x0, then CG.
-  CG_CHECK(cusparseSpMV(sparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, a, vec_x, &zero, vec_ax,
-                        CUDA_R_32F, CUSPARSE_SPMV_ALG_DEFAULT, buffer));
-  CG_CHECK(cublasSaxpy(blas, n, &minus_one, d_ax, 1, d_r, 1));
+  LIBRARY_CHECK(cusparseSpMV(sparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, a, vec_x, &zero,
+                             vec_ax, CUDA_R_32F, CUSPARSE_SPMV_ALG_DEFAULT, buffer));
+  LIBRARY_CHECK(cublasSaxpy(blas, n, &minus_one, d_ax, 1, d_r, 1));
   float r1 = 0.0f, r0 = 0.0f;
-  CG_CHECK(cublasSdot(blas, n, d_r, 1, d_r, 1, &r1));
+  LIBRARY_CHECK(cublasSdot(blas, n, d_r, 1, d_r, 1, &r1));
   const float tolerance = 1e-5f;
   int iteration = 1;
   for (; r1 > tolerance * tolerance && iteration <= 10000; ++iteration) {
     if (iteration > 1) {
       const float b = r1 / r0;
-      CG_CHECK(cublasSscal(blas, n, &b, d_p, 1));
-      CG_CHECK(cublasSaxpy(blas, n, &one, d_r, 1, d_p, 1));
+      LIBRARY_CHECK(cublasSscal(blas, n, &b, d_p, 1));
+      LIBRARY_CHECK(cublasSaxpy(blas, n, &one, d_r, 1, d_p, 1));
     } else {
-      CG_CHECK(cublasScopy(blas, n, d_r, 1, d_p, 1));
+      LIBRARY_CHECK(cublasScopy(blas, n, d_r, 1, d_p, 1));
     }
-    CG_CHECK(cusparseSpMV(sparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, a, vec_p, &zero, vec_ax,
-                          CUDA_R_32F, CUSPARSE_SPMV_ALG_DEFAULT, buffer));
+    LIBRARY_CHECK(cusparseSpMV(sparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, a, vec_p, &zero,
+                               vec_ax, CUDA_R_32F, CUSPARSE_SPMV_ALG_DEFAULT, buffer));
     float dot = 0.0f;
-    CG_CHECK(cublasSdot(blas, n, d_p, 1, d_ax, 1, &dot));
+    LIBRARY_CHECK(cublasSdot(blas, n, d_p, 1, d_ax, 1, &dot));
     const float step = r1 / dot, minus_step = -step;
-    CG_CHECK(cublasSaxpy(blas, n, &step, d_p, 1, d_x, 1));
-    CG_CHECK(cublasSaxpy(blas, n, &minus_step, d_ax, 1, d_r, 1));
+    LIBRARY_CHECK(cublasSaxpy(blas, n, &step, d_p, 1, d_x, 1));
+    LIBRARY_CHECK(cublasSaxpy(blas, n, &minus_step, d_ax, 1, d_r, 1));
     r0 = r1;
-    CG_CHECK(cublasSdot(blas, n, d_r, 1, d_r, 1, &r1));
+    LIBRARY_CHECK(cublasSdot(blas, n, d_r, 1, d_r, 1, &r1));
   }
   std::vector<float> x(n);
   EMU_CHECK(cudaMemcpy(x.data(), d_x, sizeof(float) * n, cudaMemcpyDeviceToHost));
@@ -148,19 +141,19 @@ int main() {
   cusparseSpMatDescr_t small = nullptr, coo = nullptr;
   cusparseDnMatDescr_t mat_b = nullptr, mat_c = nullptr;
   cusparseDnVecDescr_t vec_x5 = nullptr, vec_y4 = nullptr;
-  CG_CHECK(cusparseCreateCsr(&small, 5, 4, 8, d_sm_offsets, d_sm_columns, d_sm_values,
-                             CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
-                             CUDA_R_32F));
-  CG_CHECK(cusparseCreateDnMat(&mat_b, 4, 3, 3, d_b, CUDA_R_32F, CUSPARSE_ORDER_ROW));
-  CG_CHECK(cusparseCreateDnMat(&mat_c, 5, 3, 5, d_c, CUDA_R_32F, CUSPARSE_ORDER_COL));
+  LIBRARY_CHECK(cusparseCreateCsr(&small, 5, 4, 8, d_sm_offsets, d_sm_columns, d_sm_values,
+                                  CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
+                                  CUDA_R_32F));
+  LIBRARY_CHECK(cusparseCreateDnMat(&mat_b, 4, 3, 3, d_b, CUDA_R_32F, CUSPARSE_ORDER_ROW));
+  LIBRARY_CHECK(cusparseCreateDnMat(&mat_c, 5, 3, 5, d_c, CUDA_R_32F, CUSPARSE_ORDER_COL));
   const float two = 2.0f, half = 0.5f;
   size_t spmm_size = 0;
-  CG_CHECK(cusparseSpMM_bufferSize(sparse, CUSPARSE_OPERATION_NON_TRANSPOSE,
-                                   CUSPARSE_OPERATION_NON_TRANSPOSE, &two, small, mat_b, &half,
-                                   mat_c, CUDA_R_32F, CUSPARSE_SPMM_ALG_DEFAULT, &spmm_size));
-  CG_CHECK(cusparseSpMM(sparse, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
-                        &two, small, mat_b, &half, mat_c, CUDA_R_32F, CUSPARSE_SPMM_ALG_DEFAULT,
-                        buffer));
+  LIBRARY_CHECK(cusparseSpMM_bufferSize(sparse, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                                        CUSPARSE_OPERATION_NON_TRANSPOSE, &two, small, mat_b, &half,
+                                        mat_c, CUDA_R_32F, CUSPARSE_SPMM_ALG_DEFAULT, &spmm_size));
+  LIBRARY_CHECK(cusparseSpMM(sparse, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                             CUSPARSE_OPERATION_NON_TRANSPOSE, &two, small, mat_b, &half, mat_c,
+                             CUDA_R_32F, CUSPARSE_SPMM_ALG_DEFAULT, buffer));
   std::vector<float> c_got(15);
   EMU_CHECK(cudaMemcpy(c_got.data(), d_c, sizeof(float) * 15, cudaMemcpyDeviceToHost));
   double spmm_error = 0.0;
@@ -174,13 +167,13 @@ int main() {
       spmm_error = std::max(spmm_error, std::fabs(want - c_got[i + j * 5]));
     }
   }
-  CG_CHECK(cusparseCreateCoo(&coo, 5, 4, 8, d_coo_rows, d_sm_columns, d_coo_values,
-                             CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
-  CG_CHECK(cusparseCreateDnVec(&vec_x5, 5, d_x5, CUDA_R_64F));
-  CG_CHECK(cusparseCreateDnVec(&vec_y4, 4, d_y4, CUDA_R_64F));
+  LIBRARY_CHECK(cusparseCreateCoo(&coo, 5, 4, 8, d_coo_rows, d_sm_columns, d_coo_values,
+                                  CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
+  LIBRARY_CHECK(cusparseCreateDnVec(&vec_x5, 5, d_x5, CUDA_R_64F));
+  LIBRARY_CHECK(cusparseCreateDnVec(&vec_y4, 4, d_y4, CUDA_R_64F));
   const double one_d = 1.0, zero_d = 0.0;
-  CG_CHECK(cusparseSpMV(sparse, CUSPARSE_OPERATION_TRANSPOSE, &one_d, coo, vec_x5, &zero_d, vec_y4,
-                        CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT, buffer));
+  LIBRARY_CHECK(cusparseSpMV(sparse, CUSPARSE_OPERATION_TRANSPOSE, &one_d, coo, vec_x5, &zero_d,
+                             vec_y4, CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT, buffer));
   double y4[4] = {0, 0, 0, 0}, want4[4] = {0, 0, 0, 0};
   EMU_CHECK(cudaMemcpy(y4, d_y4, sizeof y4, cudaMemcpyDeviceToHost));
   for (int p = 0; p < 8; ++p) want4[sm_columns[p]] += coo_values[p] * x5[coo_rows[p]];
@@ -188,12 +181,12 @@ int main() {
   for (int j = 0; j < 4; ++j) spmv_error = std::max(spmv_error, std::fabs(want4[j] - y4[j]));
   std::printf("cusparse_cg_solve: SpMM error %.1e, transposed COO SpMV error %.1e %s\n", spmm_error,
               spmv_error, spmm_error < 1e-4 && spmv_error < 1e-12 ? "ok" : "FAILED");
-  CG_CHECK(cusparseDestroySpMat(small));
-  CG_CHECK(cusparseDestroySpMat(coo));
-  CG_CHECK(cusparseDestroyDnMat(mat_b));
-  CG_CHECK(cusparseDestroyDnMat(mat_c));
-  CG_CHECK(cusparseDestroyDnVec(vec_x5));
-  CG_CHECK(cusparseDestroyDnVec(vec_y4));
+  LIBRARY_CHECK(cusparseDestroySpMat(small));
+  LIBRARY_CHECK(cusparseDestroySpMat(coo));
+  LIBRARY_CHECK(cusparseDestroyDnMat(mat_b));
+  LIBRARY_CHECK(cusparseDestroyDnMat(mat_c));
+  LIBRARY_CHECK(cusparseDestroyDnVec(vec_x5));
+  LIBRARY_CHECK(cusparseDestroyDnVec(vec_y4));
   for (void* p : {static_cast<void*>(d_sm_offsets), static_cast<void*>(d_sm_columns),
                   static_cast<void*>(d_coo_rows), static_cast<void*>(d_sm_values),
                   static_cast<void*>(d_coo_values), static_cast<void*>(d_b),
@@ -201,10 +194,10 @@ int main() {
     EMU_CHECK(cudaFree(p));
   }
 
-  CG_CHECK(cusparseDestroySpMat(a));
-  for (cusparseDnVecDescr_t v : {vec_x, vec_p, vec_ax}) CG_CHECK(cusparseDestroyDnVec(v));
-  CG_CHECK(cusparseDestroy(sparse));
-  CG_CHECK(cublasDestroy(blas));
+  LIBRARY_CHECK(cusparseDestroySpMat(a));
+  for (cusparseDnVecDescr_t v : {vec_x, vec_p, vec_ax}) LIBRARY_CHECK(cusparseDestroyDnVec(v));
+  LIBRARY_CHECK(cusparseDestroy(sparse));
+  LIBRARY_CHECK(cublasDestroy(blas));
   for (void* p : {static_cast<void*>(d_offsets), static_cast<void*>(d_columns),
                   static_cast<void*>(d_values), static_cast<void*>(d_x), static_cast<void*>(d_r),
                   static_cast<void*>(d_p), static_cast<void*>(d_ax), buffer}) {
