@@ -71,18 +71,11 @@ cusolverStatus_t bad(const char* api, const std::string& what) {
   return CUSOLVER_STATUS_INVALID_VALUE;
 }
 
+// Bytes of an element of the types cuSOLVERMg takes (fp32/fp64, real or complex); 0 otherwise.
 int element_bytes(cudaDataType type) {
-  switch (type) {
-    case CUDA_R_32F:
-      return 4;
-    case CUDA_R_64F:
-    case CUDA_C_32F:
-      return 8;
-    case CUDA_C_64F:
-      return 16;
-    default:
-      return 0;
-  }
+  const bool supported =
+      type == CUDA_R_32F || type == CUDA_R_64F || type == CUDA_C_32F || type == CUDA_C_64F;
+  return supported ? libs::cuda_dtype_bits(type) / 8 : 0;
 }
 bool is_complex(cudaDataType type) { return type == CUDA_C_32F || type == CUDA_C_64F; }
 

@@ -455,22 +455,26 @@ void for_each_entry(const SpMat& a, F&& f) {
   }
 }
 
-// A scalar argument (alpha, beta): host memory, or backed device memory in device pointer mode.
-template <typename T>
-bool scalar(const void* pointer, T* value) {
-  if (pointer == nullptr) return false;
-  const PointerInfo info = lookup_pointer(pointer);
-  if (info.known && info.device_side && !backed(pointer, sizeof(T))) return false;
-  std::memcpy(value, pointer, sizeof(T));
+// Reads a scalar argument (alpha, beta) through the pointer mode; false when unreadable.
+template <typename U>
+bool read_scalar(const SparseHandle& h, const U* p, U* out) {
+  if (p == nullptr) return false;
+  if (h.pointer_mode == CUSPARSE_POINTER_MODE_DEVICE) {
+    if (!backed(p, sizeof(U))) return false;
+  }
+  *out = *p;
   return true;
 }
 
 // y = α·op(A)·x + β·y.
 template <typename T>
-void spmv_values(const SpMat& a, cusparseOperation_t op, const void* alpha_p, const DnVec& x,
-                 const void* beta_p, const DnVec& y) {
+void spmv_values(const SparseHandle& h, const SpMat& a, cusparseOperation_t op, const void* alpha_p,
+                 const DnVec& x, const void* beta_p, const DnVec& y) {
   T alpha{}, beta{};
-  if (!scalar(alpha_p, &alpha) || !scalar(beta_p, &beta)) return;
+  if (!read_scalar(h, static_cast<const T*>(alpha_p), &alpha) ||
+      !read_scalar(h, static_cast<const T*>(beta_p), &beta)) {
+    return;
+  }
   const auto* xv = static_cast<const T*>(x.values);
   auto* yv = static_cast<T*>(y.values);
   std::vector<T> acc(static_cast<std::size_t>(y.size), T{});
@@ -512,8 +516,8 @@ bool by_value_type(cudaDataType type, F&& f) {
   }
 }
 
-void compute_spmv(const SpMat& a, cusparseOperation_t op, const void* alpha, const DnVec& x,
-                  const void* beta, const DnVec& y, cudaDataType compute) {
+void compute_spmv(const SparseHandle& h, const SpMat& a, cusparseOperation_t op, const void* alpha,
+                  const DnVec& x, const void* beta, const DnVec& y, cudaDataType compute) {
   if (a.value_type != compute || x.value_type != compute || y.value_type != compute) return;
   const int bytes = value_bytes(compute);
   if (!computable(a, bytes) || !backed(x.values, x.size * bytes) ||
@@ -522,15 +526,20 @@ void compute_spmv(const SpMat& a, cusparseOperation_t op, const void* alpha, con
     return;
   }
   const powertrain::emu::HostComputeScope host_compute;  // not the program's time
-  by_value_type(compute, [&](auto zero) { spmv_values<decltype(zero)>(a, op, alpha, x, beta, y); });
+  by_value_type(compute,
+                [&](auto zero) { spmv_values<decltype(zero)>(h, a, op, alpha, x, beta, y); });
 }
 
 // C = α·op(A)·op(B) + β·C for dense B and C (either order, leading dimension ld).
 template <typename T>
-void spmm_values(const SpMat& a, cusparseOperation_t op_a, cusparseOperation_t op_b,
-                 const void* alpha_p, const DnMat& b, const void* beta_p, const DnMat& c) {
+void spmm_values(const SparseHandle& h, const SpMat& a, cusparseOperation_t op_a,
+                 cusparseOperation_t op_b, const void* alpha_p, const DnMat& b, const void* beta_p,
+                 const DnMat& c) {
   T alpha{}, beta{};
-  if (!scalar(alpha_p, &alpha) || !scalar(beta_p, &beta)) return;
+  if (!read_scalar(h, static_cast<const T*>(alpha_p), &alpha) ||
+      !read_scalar(h, static_cast<const T*>(beta_p), &beta)) {
+    return;
+  }
   auto at = [](const DnMat& m, std::int64_t i, std::int64_t j) {
     return m.order == CUSPARSE_ORDER_COL ? i + j * m.ld : i * m.ld + j;
   };
@@ -567,9 +576,9 @@ std::int64_t dense_span(const DnMat& m) {
                                        : m.ld * (m.rows - 1) + m.cols;
 }
 
-void compute_spmm(const SpMat& a, cusparseOperation_t op_a, cusparseOperation_t op_b,
-                  const void* alpha, const DnMat& b, const void* beta, const DnMat& c,
-                  cudaDataType compute) {
+void compute_spmm(const SparseHandle& h, const SpMat& a, cusparseOperation_t op_a,
+                  cusparseOperation_t op_b, const void* alpha, const DnMat& b, const void* beta,
+                  const DnMat& c, cudaDataType compute) {
   if (a.value_type != compute || b.value_type != compute || c.value_type != compute ||
       b.batch != 1 || c.batch != 1) {
     return;
@@ -582,8 +591,9 @@ void compute_spmm(const SpMat& a, cusparseOperation_t op_a, cusparseOperation_t 
     return;
   }
   const powertrain::emu::HostComputeScope host_compute;  // not the program's time
-  by_value_type(compute,
-                [&](auto zero) { spmm_values<decltype(zero)>(a, op_a, op_b, alpha, b, beta, c); });
+  by_value_type(compute, [&](auto zero) {
+    spmm_values<decltype(zero)>(h, a, op_a, op_b, alpha, b, beta, c);
+  });
 }
 
 // SpMV (record = false: only the checks, for the buffer-size query).
@@ -610,7 +620,7 @@ cusparseStatus_t spmv(cusparseHandle_t handle, cusparseOperation_t op_a, const v
                  x_len * value_bytes(v.x->value_type) + 2 * y_len * value_bytes(v.y->value_type));
   const cusparseStatus_t status_run = run(*v.h, op, start);
   if (status_run == CUSPARSE_STATUS_SUCCESS && alpha != nullptr && !capturing_stream(v.h->stream)) {
-    compute_spmv(*v.a, op_a, alpha, *v.x, beta, *v.y, compute);
+    compute_spmv(*v.h, *v.a, op_a, alpha, *v.x, beta, *v.y, compute);
   }
   return status_run;
 }
@@ -665,7 +675,7 @@ cusparseStatus_t spmm(cusparseHandle_t handle, cusparseOperation_t op_a, cuspars
   const cusparseStatus_t status = run(*h, op, start);
   if (status == CUSPARSE_STATUS_SUCCESS && !solve && alpha != nullptr &&
       !capturing_stream(h->stream)) {
-    compute_spmm(*a, op_a, op_b, alpha, *b, beta, *c, compute);
+    compute_spmm(*h, *a, op_a, op_b, alpha, *b, beta, *c, compute);
   }
   return status;
 }
@@ -1812,10 +1822,10 @@ namespace {
 // A's, B's and C's arrays are backed and the products are at most 2·10^9 (values the GPU would
 // compute; programs such as the spgemm samples check them).
 template <typename T>
-void spgemm_values(const detail::SpMat& a, const detail::SpMat& b, const detail::SpMat& c,
-                   const void* alpha_p) {
+void spgemm_values(const detail::SparseHandle& h, const detail::SpMat& a, const detail::SpMat& b,
+                   const detail::SpMat& c, const void* alpha_p) {
   T alpha{};
-  if (!detail::scalar(alpha_p, &alpha)) return;
+  if (!detail::read_scalar(h, static_cast<const T*>(alpha_p), &alpha)) return;
   const std::int64_t base_b = b.base == CUSPARSE_INDEX_BASE_ONE ? 1 : 0;
   const std::int64_t base_c = c.base == CUSPARSE_INDEX_BASE_ONE ? 1 : 0;
   const auto* av = static_cast<const T*>(a.values);
@@ -1866,8 +1876,8 @@ void spgemm_values(const detail::SpMat& a, const detail::SpMat& b, const detail:
   if (row >= 0) finish_row();
 }
 
-void compute_spgemm(const void* mat_a, const void* mat_b, const void* mat_c, const void* descr,
-                    const void* alpha, cudaDataType compute) {
+void compute_spgemm(const detail::SparseHandle& h, const void* mat_a, const void* mat_b,
+                    const void* mat_c, const void* descr, const void* alpha, cudaDataType compute) {
   const detail::SpMat *a = nullptr, *b = nullptr, *c = nullptr;
   std::int64_t products = 0;
   {
@@ -1892,7 +1902,7 @@ void compute_spgemm(const void* mat_a, const void* mat_b, const void* mat_c, con
   }
   const powertrain::emu::HostComputeScope host_compute;  // not the program's time
   detail::by_value_type(compute,
-                        [&](auto zero) { spgemm_values<decltype(zero)>(*a, *b, *c, alpha); });
+                        [&](auto zero) { spgemm_values<decltype(zero)>(h, *a, *b, *c, alpha); });
 }
 }  // namespace
 
@@ -1930,7 +1940,7 @@ PT_EXPORT cusparseStatus_t cusparseSpGEMM_copy(cusparseHandle_t handle, cusparse
                       ? detail::live<detail::SparseHandle>(sparse().handles, handle)
                       : nullptr;
   if (h != nullptr && !detail::capturing_stream(h->stream)) {
-    compute_spgemm(mat_a, mat_b, mat_c, descr, alpha, compute);
+    compute_spgemm(*h, mat_a, mat_b, mat_c, descr, alpha, compute);
   }
   return status;
 }
@@ -2041,7 +2051,7 @@ PT_EXPORT cusparseStatus_t cusparseSpGEMMreuse_compute(
                       ? detail::live<detail::SparseHandle>(sparse().handles, handle)
                       : nullptr;
   if (h != nullptr && !detail::capturing_stream(h->stream)) {
-    compute_spgemm(mat_a, mat_b, mat_c, descr, alpha, compute);
+    compute_spgemm(*h, mat_a, mat_b, mat_c, descr, alpha, compute);
   }
   return status;
 }
@@ -3496,17 +3506,6 @@ bool write_total(const detail::SparseHandle& h, int* out, int value) {
   return true;
 }
 
-// Reads a scalar argument (alpha, beta) through the pointer mode; false when unreadable.
-template <typename U>
-bool read_scalar(const detail::SparseHandle& h, const U* p, U* out) {
-  if (p == nullptr) return false;
-  if (h.pointer_mode == CUSPARSE_POINTER_MODE_DEVICE) {
-    if (!detail::backed(p, sizeof(U))) return false;
-  }
-  *out = *p;
-  return true;
-}
-
 template <typename U>
 cusparseStatus_t dense_nnz(cusparseHandle_t handle, cusparseDirection_t dir, int m, int n,
                            const cusparseMatDescr_t descr, const U* a, int lda, int* per,
@@ -3716,7 +3715,7 @@ cusparseStatus_t geam(cusparseHandle_t handle, int m, int n, const U* alpha,
   if (nnz_c < 0 || !detail::device_array(values_c, nnz_c * v) || !int_array(columns_c, nnz_c))
     return detail::bad(api, "csrSortedValC or csrSortedColIndC is not device memory of nnz(C)");
   U a_scale{}, b_scale{};
-  if (!read_scalar(*h, alpha, &a_scale) || !read_scalar(*h, beta, &b_scale))
+  if (!detail::read_scalar(*h, alpha, &a_scale) || !detail::read_scalar(*h, beta, &b_scale))
     return detail::bad(api, "alpha or beta cannot be read in the handle's pointer mode");
   const CsrView a{offsets_a, columns_a, da.base, nnz_a}, b{offsets_b, columns_b, db.base, nnz_b};
   if (csr_backed(a, m) && csr_backed(b, m) &&
@@ -3754,7 +3753,7 @@ cusparseStatus_t gemvi(cusparseHandle_t handle, cusparseOperation_t trans, int m
       !detail::device_array(y, y_length * v))
     return detail::bad(api, "invalid sizes, or A, x or y is not device memory of its size");
   U a_scale{}, b_scale{};
-  if (!read_scalar(*h, alpha, &a_scale) || !read_scalar(*h, beta, &b_scale))
+  if (!detail::read_scalar(*h, alpha, &a_scale) || !detail::read_scalar(*h, beta, &b_scale))
     return detail::bad(api, "alpha or beta cannot be read in the handle's pointer mode");
   const std::int64_t a_span = n > 0 ? (std::int64_t{n} - 1) * lda + m : 0;
   if (detail::backed(a, a_span * v) && detail::backed(x_values, nnz * v) &&
@@ -4245,7 +4244,7 @@ cusparseStatus_t bsrmm(cusparseHandle_t handle, cusparseDirection_t dir,
       !detail::device_array(c, (n > 0 ? c_span : 0) * v))
     return detail::bad(api, "A, B/x or C/y is not device memory of its size");
   U a_scale{}, b_scale{};
-  if (!read_scalar(*h, alpha, &a_scale) || !read_scalar(*h, beta, &b_scale))
+  if (!detail::read_scalar(*h, alpha, &a_scale) || !detail::read_scalar(*h, beta, &b_scale))
     return detail::bad(api, "alpha or beta cannot be read in the handle's pointer mode");
   const bool computable = n > 0 && detail::backed(values, nnzb * b2 * v) &&
                           detail::backed(offsets, 4LL * (mb + 1)) &&
